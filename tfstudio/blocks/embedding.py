@@ -1,0 +1,26 @@
+"""Token embedding: a lookup table from token id to a d_model-wide vector."""
+from ..graph.schema import HIDDEN, IDS, BlockSpec, ParamSpec, PortSpec, register
+
+
+def _infer(params, shapes):
+    ids = shapes.get("ids")
+    return {"y": (ids[0], ids[1], params["d_model"])} if ids else {}
+
+
+TOKEN_EMBEDDING = register(BlockSpec(
+    type="token_embedding", family="embedding", title="Token embedding",
+    description="Looks up one learned vector per token id. Its matrix (vocab x d_model) is "
+                "often shared with the output head (weight tying).",
+    params=(
+        ParamSpec("vocab_size", "int", 256,
+                  "Number of distinct tokens; follows the tokenizer when training.", minimum=2),
+        ParamSpec("d_model", "int", 128,
+                  "Width of the hidden stream every later block works on.", minimum=1),
+        ParamSpec("scale", "bool", False,
+                  "Multiply embeddings by sqrt(d_model), as the original Transformer did."),
+    ),
+    inputs=(PortSpec("ids", IDS, "token ids"),),
+    outputs=(PortSpec("y", HIDDEN, "one vector per token [B, T, d_model]"),),
+    infer=_infer,
+    count_params=lambda p, s: p["vocab_size"] * p["d_model"],
+))

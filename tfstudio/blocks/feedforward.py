@@ -1,0 +1,61 @@
+"""Position-wise feed-forward networks and the mixture of experts."""
+from ._common import ACTIVATIONS, dropout_param, ffn_params, same_as_input, width, x_in, y_out
+from ..graph.schema import BlockSpec, ParamSpec, register
+
+ACTIVATION = ParamSpec(
+    "activation", "choice", "gelu",
+    "relu/gelu/gelu_tanh/silu: Linear(d, d_ff) -> act -> Linear(d_ff, d). glu/geglu/swiglu: gated, "
+    "act(x W) * (x V) -> Linear(d_ff, d), with a sigmoid, GELU or SiLU gate; SwiGLU is the "
+    "LLaMA/Qwen default.", choices=ACTIVATIONS)
+D_FF = ParamSpec("d_ff", "int", 512, "Width of the inner layer (classically 4 x d_model).",
+                 minimum=1, label="d ff")
+FFN_BIAS = ParamSpec("bias", "bool", True, "Add biases to the linear layers.")
+
+
+def _ffn_count(params, shapes):
+    d = width(shapes.get("x"))
+    return ffn_params(d, params["d_ff"], params["activation"], params["bias"]) if d else 0
+
+
+FEED_FORWARD = register(BlockSpec(
+    type="feed_forward", family="feedforward", title="Feed-forward",
+    description="The same two-layer network applied to every position independently; most of "
+                "a transformer's parameters live here.",
+    params=(D_FF, ACTIVATION, FFN_BIAS, dropout_param()),
+    inputs=(x_in(),),
+    outputs=(y_out(),),
+    infer=same_as_input(),
+    count_params=_ffn_count,
+))
+
+
+def _moe_count(params, shapes):
+    d = width(shapes.get("x"))
+    if not d:
+        return 0
+    one = ffn_params(d, params["d_ff"], params["activation"], params["bias"])
+    return d * params["experts"] + one * (params["experts"] + int(params["shared_expert"]))
+
+
+MOE = register(BlockSpec(
+    type="moe", family="feedforward", title="Mixture of experts",
+    description="A router scores E expert FFNs per token, keeps the top-k, and mixes their "
+                "outputs with softmax weights over the chosen ones. More parameters, the same "
+                "compute per token as top_k FFNs.",
+    params=(
+        ParamSpec("experts", "int", 4, "Number of expert FFNs (E).", minimum=1),
+        ParamSpec("top_k", "int", 2, "Experts used per token.", minimum=1, label="top k"),
+        D_FF,
+        ParamSpec("activation", "choice", "swiglu", ACTIVATION.description, choices=ACTIVATIONS),
+        ParamSpec("bias", "bool", False, "Add biases to the experts' linear layers."),
+        ParamSpec("shared_expert", "bool", False,
+                  "Add one expert that every token always uses (DeepSeek-style)."),
+        ParamSpec("aux_loss_weight", "float", 0.01,
+                  "Weight of the load-balancing loss (E * sum_i f_i * P_i) added to the "
+                  "training loss so experts get used evenly.", minimum=0.0),
+    ),
+    inputs=(x_in(),),
+    outputs=(y_out(),),
+    infer=same_as_input(),
+    count_params=_moe_count,
+))

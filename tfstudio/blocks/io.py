@@ -1,0 +1,23 @@
+"""Token inputs: where ids enter the model."""
+from ..graph.schema import IDS, BlockSpec, ParamSpec, PortSpec, register
+
+ROLES = ("tokens", "source", "target")
+
+
+def _infer(params, shapes):
+    return {"ids": ("B", "S" if params["role"] == "source" else "T")}
+
+
+TOKEN_INPUT = register(BlockSpec(
+    type="token_input", family="input", title="Token input",
+    description="Integer token ids enter the model here, one row per sequence in the batch.",
+    params=(
+        ParamSpec("role", "choice", "tokens",
+                  "tokens: the only input of a decoder or encoder. source/target: the two "
+                  "inputs of an encoder-decoder (the encoder reads source, the decoder target).",
+                  choices=ROLES),
+    ),
+    outputs=(PortSpec("ids", IDS, "token ids [B, T]"),),
+    infer=_infer,
+    count_params=lambda p, s: 0,
+))

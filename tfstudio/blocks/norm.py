@@ -1,0 +1,30 @@
+"""Normalisation: LayerNorm and RMSNorm."""
+from ._common import same_as_input, width, x_in, y_out
+from ..graph.schema import BlockSpec, ParamSpec, register
+
+KINDS = ("layernorm", "rmsnorm")
+
+
+def _count(params, shapes):
+    d = width(shapes.get("x"))
+    if not d:
+        return 0
+    return d * (2 if params["kind"] == "layernorm" and params["bias"] else 1)
+
+
+NORM = register(BlockSpec(
+    type="norm", family="norm", title="Norm",
+    description="Rescales each token vector. LayerNorm: (x - mean) / std * gamma + beta. "
+                "RMSNorm: x / RMS(x) * gamma (cheaper, no mean). Where it sits relative to the "
+                "residual Add is the norm placement (pre, post, sandwich).",
+    params=(
+        ParamSpec("kind", "choice", "layernorm", "layernorm or rmsnorm.", choices=KINDS),
+        ParamSpec("eps", "float", 1e-5, "Small constant added to the variance for stability.",
+                  minimum=0.0),
+        ParamSpec("bias", "bool", True, "LayerNorm only: learn a shift beta as well as gamma."),
+    ),
+    inputs=(x_in(),),
+    outputs=(y_out("normalised stream"),),
+    infer=same_as_input(),
+    count_params=_count,
+))

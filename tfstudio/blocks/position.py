@@ -1,0 +1,31 @@
+"""Absolute positional encodings added to the token embeddings."""
+from ._common import width, same_as_input, dropout_param, x_in, y_out
+from ..graph.schema import BlockSpec, ParamSpec, register
+
+SCHEMES = ("none", "sinusoidal", "learned")
+
+
+def _count(params, shapes):
+    d = width(shapes.get("x"))
+    return params["max_len"] * d if params["scheme"] == "learned" and d else 0
+
+
+POSITIONAL_ENCODING = register(BlockSpec(
+    type="positional_encoding", family="position", title="Positional encoding",
+    description="Adds position information to each token vector (element-wise, not "
+                "concatenated). Attention alone cannot tell token order apart.",
+    params=(
+        ParamSpec("scheme", "choice", "sinusoidal",
+                  "sinusoidal: fixed sin/cos waves of geometric wavelengths, no parameters, any "
+                  "length. learned: a trained max_len x d_model table (BERT, GPT-2) that cannot "
+                  "go past max_len. none: no absolute positions (use RoPE or ALiBi inside "
+                  "attention instead).", choices=SCHEMES),
+        ParamSpec("max_len", "int", 1024,
+                  "Longest sequence the learned table covers.", minimum=1),
+        dropout_param(),
+    ),
+    inputs=(x_in("token embeddings"),),
+    outputs=(y_out("embeddings plus positions"),),
+    infer=same_as_input(),
+    count_params=_count,
+))

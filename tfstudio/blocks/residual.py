@@ -1,0 +1,38 @@
+"""The residual stream's joints (Add) and dropout."""
+from ._common import dropout_param, same_as_input, x_in, y_out
+from ..graph.schema import HIDDEN, BlockSpec, ParamSpec, PortSpec, register
+
+
+def add_inputs(params):
+    return [PortSpec(f"in{i + 1}", HIDDEN, "a stream to sum") for i in range(params["n_inputs"])]
+
+
+def _add_infer(params, shapes):
+    for port in add_inputs(params):
+        if shapes.get(port.name):
+            return {"y": shapes[port.name]}
+    return {}
+
+
+ADD = register(BlockSpec(
+    type="add", family="residual", title="Add",
+    description="Element-wise sum of its inputs: the residual connection y = x + F(x), which "
+                "keeps an identity path for gradients through deep stacks.",
+    params=(ParamSpec("n_inputs", "int", 2, "How many streams to add.", minimum=2, maximum=8,
+                      label="inputs"),),
+    inputs=add_inputs,
+    outputs=(y_out("the sum"),),
+    infer=_add_infer,
+    count_params=lambda p, s: 0,
+))
+
+DROPOUT = register(BlockSpec(
+    type="dropout", family="residual", title="Dropout",
+    description="Zeroes a random fraction of activations while training (scaling the rest), "
+                "a regulariser; does nothing at inference.",
+    params=(dropout_param(0.1),),
+    inputs=(x_in(),),
+    outputs=(y_out(),),
+    infer=same_as_input(),
+    count_params=lambda p, s: 0,
+))

@@ -1,0 +1,502 @@
+"""Editing the graph: every change is a command that can be undone, and every change emits events.
+
+Views never mutate a :class:`Graph` directly. A gesture becomes a command executed on a
+:class:`Document`; the document applies it, pushes it on the undo stack and tells its listeners
+what changed, and the views redraw from those events.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+from .model import (GROUP, GROUP_INPUT, GROUP_OUTPUT, Edge, Graph, GraphError, Node,
+                    format_port_list, graph_at, group_boundary)
+from .schema import get_spec, kind_accepts
+
+Path = tuple[str, ...]
+
+
+class ConnectionRefused(GraphError):
+    """A wire the editor will not make; the message says why."""
+
+
+@dataclass(frozen=True)
+class GraphEvent:
+    """What changed. ``kind`` is one of node_added, node_removed, edge_added, edge_removed,
+    param_changed, node_moved, title_changed, graph_replaced (redraw everything under ``path``)."""
+
+    kind: str
+    path: Path
+    node_id: str | None = None
+    edge: Edge | None = None
+    name: str | None = None
+
+
+class Command:
+    text = "edit"
+
+    def do(self, doc: "Document") -> None:
+        raise NotImplementedError
+
+    def undo(self, doc: "Document") -> None:
+        raise NotImplementedError
+
+
+class Document:
+    """A root graph plus its undo history and change listeners."""
+
+    def __init__(self, graph: Graph | None = None):
+        self.root = graph if graph is not None else Graph()
+        self._listeners: list[Callable[[GraphEvent], None]] = []
+        self._stack: list[Command] = []
+        self._index = 0
+        self._clean_index: int | None = 0
+
+    # --------------------------------------------------------------- listeners
+    def subscribe(self, listener: Callable[[GraphEvent], None]) -> None:
+        self._listeners.append(listener)
+
+    def unsubscribe(self, listener: Callable[[GraphEvent], None]) -> None:
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
+    def emit(self, event: GraphEvent) -> None:
+        for listener in list(self._listeners):
+            listener(event)
+
+    # --------------------------------------------------------------- history
+    def graph(self, path: Iterable[str] = ()) -> Graph:
+        return graph_at(self.root, path)
+
+    def execute(self, command: Command) -> Command:
+        command.do(self)  # raises before touching the stack when the edit is refused
+        del self._stack[self._index:]
+        if self._clean_index is not None and self._clean_index > self._index:
+            self._clean_index = None
+        self._stack.append(command)
+        self._index += 1
+        return command
+
+    def undo(self) -> bool:
+        if not self.can_undo:
+            return False
+        self._index -= 1
+        self._stack[self._index].undo(self)
+        return True
+
+    def redo(self) -> bool:
+        if not self.can_redo:
+            return False
+        self._stack[self._index].do(self)
+        self._index += 1
+        return True
+
+    @property
+    def can_undo(self) -> bool:
+        return self._index > 0
+
+    @property
+    def can_redo(self) -> bool:
+        return self._index < len(self._stack)
+
+    @property
+    def undo_text(self) -> str:
+        return self._stack[self._index - 1].text if self.can_undo else ""
+
+    @property
+    def redo_text(self) -> str:
+        return self._stack[self._index].text if self.can_redo else ""
+
+    @property
+    def dirty(self) -> bool:
+        return self._clean_index != self._index
+
+    def mark_clean(self) -> None:
+        self._clean_index = self._index
+
+    def reset(self, graph: Graph) -> None:
+        """Start over with another graph (open, new): history is cleared."""
+        self.root = graph
+        self._stack.clear()
+        self._index = 0
+        self._clean_index = 0
+        self.emit(GraphEvent("graph_replaced", ()))
+
+
+# ------------------------------------------------------------------- basic commands
+@dataclass
+class AddNode(Command):
+    path: Path
+    node: Node
+    text: str = "Add block"
+
+    def do(self, doc):
+        doc.graph(self.path).add_node(copy.deepcopy(self.node))
+        doc.emit(GraphEvent("node_added", self.path, self.node.id))
+
+    def undo(self, doc):
+        doc.graph(self.path).remove_node(self.node.id)
+        doc.emit(GraphEvent("node_removed", self.path, self.node.id))
+
+
+@dataclass
+class RemoveNodes(Command):
+    path: Path
+    node_ids: Sequence[str]
+    text: str = "Delete"
+    _removed: list = field(default_factory=list, repr=False)
+
+    def do(self, doc):
+        g = doc.graph(self.path)
+        for nid in self.node_ids:
+            g.node(nid)  # refuse before changing anything
+        self._removed = []
+        for nid in self.node_ids:
+            node, edges = g.remove_node(nid)
+            self._removed.append((node, edges))
+            for e in edges:
+                doc.emit(GraphEvent("edge_removed", self.path, edge=e))
+            doc.emit(GraphEvent("node_removed", self.path, nid))
+
+    def undo(self, doc):
+        g = doc.graph(self.path)
+        for node, _ in self._removed:
+            g.add_node(node)
+            doc.emit(GraphEvent("node_added", self.path, node.id))
+        for _, edges in self._removed:
+            for e in edges:
+                if e not in g.edges:
+                    g.add_edge(e)
+                    doc.emit(GraphEvent("edge_added", self.path, edge=e))
+
+
+def connection_problem(graph: Graph, edge: Edge, replace: bool = False) -> str | None:
+    """Why ``edge`` may not be drawn, or None when it may. Used for the refusal message."""
+    if edge.src == edge.dst:
+        return "a block cannot feed itself"
+    try:
+        out_port = graph.output_port(edge.src, edge.src_port)
+        in_port = graph.input_port(edge.dst, edge.dst_port)
+    except GraphError as exc:
+        return str(exc)
+    if not kind_accepts(in_port.kind, out_port.kind):
+        return (f"'{edge.src_port}' gives {out_port.kind} but '{edge.dst_port}' takes "
+                f"{in_port.kind}; connect it to an input that takes {out_port.kind}")
+    occupied = graph.edge_into(edge.dst, edge.dst_port)
+    if occupied is not None and not replace:
+        return (f"input '{edge.dst_port}' of '{edge.dst}' already has a wire from "
+                f"'{occupied.src}'; disconnect it first")
+    if edge.src in graph.downstream(edge.dst):
+        return f"this wire would make a cycle ('{edge.dst}' already feeds '{edge.src}')"
+    return None
+
+
+@dataclass
+class Connect(Command):
+    """Draw a wire. With ``replace`` an existing wire into the same input is swapped out."""
+
+    path: Path
+    edge: Edge
+    replace: bool = True
+    text: str = "Connect"
+    _replaced: Edge | None = None
+
+    def do(self, doc):
+        g = doc.graph(self.path)
+        problem = connection_problem(g, self.edge, self.replace)
+        if problem:
+            raise ConnectionRefused(problem)
+        self._replaced = g.edge_into(self.edge.dst, self.edge.dst_port)
+        if self._replaced is not None:
+            g.remove_edge(self._replaced)
+            doc.emit(GraphEvent("edge_removed", self.path, edge=self._replaced))
+        g.add_edge(self.edge)
+        doc.emit(GraphEvent("edge_added", self.path, edge=self.edge))
+
+    def undo(self, doc):
+        g = doc.graph(self.path)
+        g.remove_edge(self.edge)
+        doc.emit(GraphEvent("edge_removed", self.path, edge=self.edge))
+        if self._replaced is not None:
+            g.add_edge(self._replaced)
+            doc.emit(GraphEvent("edge_added", self.path, edge=self._replaced))
+
+
+@dataclass
+class Disconnect(Command):
+    path: Path
+    edge: Edge
+    text: str = "Disconnect"
+
+    def do(self, doc):
+        doc.graph(self.path).remove_edge(self.edge)
+        doc.emit(GraphEvent("edge_removed", self.path, edge=self.edge))
+
+    def undo(self, doc):
+        doc.graph(self.path).add_edge(self.edge)
+        doc.emit(GraphEvent("edge_added", self.path, edge=self.edge))
+
+
+@dataclass
+class SetParam(Command):
+    path: Path
+    node_id: str
+    name: str
+    value: Any
+    text: str = "Change parameter"
+    _old: Any = None
+    _had: bool = False
+
+    def do(self, doc):
+        node = doc.graph(self.path).node(self.node_id)
+        value = get_spec(node.type).param(self.name).coerce(self.value)
+        self._had = self.name in node.params
+        self._old = node.params.get(self.name)
+        node.params[self.name] = value
+        doc.emit(GraphEvent("param_changed", self.path, self.node_id, name=self.name))
+
+    def undo(self, doc):
+        node = doc.graph(self.path).node(self.node_id)
+        if self._had:
+            node.params[self.name] = self._old
+        else:
+            node.params.pop(self.name, None)
+        doc.emit(GraphEvent("param_changed", self.path, self.node_id, name=self.name))
+
+
+@dataclass
+class SetTitle(Command):
+    path: Path
+    node_id: str
+    title: str
+    text: str = "Rename block"
+    _old: str = ""
+
+    def do(self, doc):
+        node = doc.graph(self.path).node(self.node_id)
+        self._old, node.title = node.title, self.title
+        doc.emit(GraphEvent("title_changed", self.path, self.node_id))
+
+    def undo(self, doc):
+        doc.graph(self.path).node(self.node_id).title = self._old
+        doc.emit(GraphEvent("title_changed", self.path, self.node_id))
+
+
+@dataclass
+class MoveNodes(Command):
+    path: Path
+    positions: dict[str, tuple[float, float]]
+    text: str = "Move"
+    _old: dict = field(default_factory=dict, repr=False)
+
+    def do(self, doc):
+        g = doc.graph(self.path)
+        self._old = {nid: g.node(nid).pos for nid in self.positions}
+        for nid, pos in self.positions.items():
+            g.node(nid).pos = (float(pos[0]), float(pos[1]))
+            doc.emit(GraphEvent("node_moved", self.path, nid))
+
+    def undo(self, doc):
+        g = doc.graph(self.path)
+        for nid, pos in self._old.items():
+            g.node(nid).pos = pos
+            doc.emit(GraphEvent("node_moved", self.path, nid))
+
+
+@dataclass
+class Macro(Command):
+    """Several commands undone and redone as one step (a paste, a quick switch)."""
+
+    commands: list[Command]
+    text: str = "Edit"
+    _done: int = 0
+
+    def do(self, doc):
+        self._done = 0
+        try:
+            for c in self.commands:
+                c.do(doc)
+                self._done += 1
+        except Exception:
+            for c in reversed(self.commands[: self._done]):
+                c.undo(doc)
+            raise
+
+    def undo(self, doc):
+        for c in reversed(self.commands):
+            c.undo(doc)
+
+
+@dataclass
+class ReplaceGraph(Command):
+    """Swap the whole graph at ``path`` (the root, or a group's inside) for another one.
+
+    Used by rewrites that touch many wires at once, such as a norm-placement switch."""
+
+    path: Path
+    new_graph: Graph
+    text: str = "Rewrite"
+    _old: Graph | None = None
+
+    def _swap(self, doc, graph: Graph) -> Graph:
+        if not self.path:
+            old, doc.root = doc.root, graph
+        else:
+            parent = doc.graph(self.path[:-1]).node(self.path[-1])
+            old, parent.subgraph = parent.subgraph, graph
+        doc.emit(GraphEvent("graph_replaced", self.path))
+        return old
+
+    def do(self, doc):
+        self._old = self._swap(doc, copy.deepcopy(self.new_graph))
+
+    def undo(self, doc):
+        self._swap(doc, self._old)
+
+
+# ------------------------------------------------------------------- group / ungroup
+def group_nodes(graph: Graph, node_ids: Sequence[str], group_id: str | None = None,
+                repeat: int = 1, title: str = "") -> Graph:
+    """Return a copy of ``graph`` with ``node_ids`` moved into a new group node.
+
+    Wires entering the selection become the group's inputs (one per distinct source, the
+    main stream first), wires leaving it become its outputs."""
+    ids = [n for n in graph.nodes if n in set(node_ids)]
+    if not ids:
+        raise GraphError("select at least one block to group")
+    for nid in ids:
+        if graph.node(nid).type in (GROUP_INPUT, GROUP_OUTPUT):
+            raise GraphError("the group's own input and output blocks cannot be grouped")
+    out = graph.clone()
+    inside = set(ids)
+    gid = group_id or out.new_id("layer")
+    sub = Graph()
+    for nid in ids:
+        sub.add_node(out.nodes[nid])
+    incoming = [e for e in out.edges if e.dst in inside and e.src not in inside]
+    outgoing = [e for e in out.edges if e.src in inside and e.dst not in inside]
+    # one group input per distinct outside source, named after the first port it feeds
+    in_names: dict[tuple[str, str], tuple[str, str]] = {}
+    for e in sorted(incoming, key=lambda e: (get_kind_rank(out, e), ids.index(e.dst))):
+        key = (e.src, e.src_port)
+        if key not in in_names:
+            kind = out.input_port(e.dst, e.dst_port).kind
+            in_names[key] = (_unique_name(e.dst_port if in_names else "x",
+                                          [n for n, _ in in_names.values()]), kind)
+    out_names: dict[tuple[str, str], tuple[str, str]] = {}
+    for e in outgoing:
+        key = (e.src, e.src_port)
+        if key not in out_names:
+            kind = out.output_port(e.src, e.src_port).kind
+            out_names[key] = (_unique_name("y", [n for n, _ in out_names.values()]), kind)
+    xs = [out.nodes[n].pos[0] for n in ids]
+    ys = [out.nodes[n].pos[1] for n in ids]
+    sub.add_node(Node("inputs", GROUP_INPUT,
+                      {"ports": format_port_list(in_names.values())}, (min(xs) - 220, min(ys))))
+    sub.add_node(Node("outputs", GROUP_OUTPUT,
+                      {"ports": format_port_list(out_names.values())}, (max(xs) + 220, min(ys))))
+    for e in out.edges:
+        if e.src in inside and e.dst in inside:
+            sub.add_edge(e)
+    for e in incoming:
+        sub.add_edge(Edge("inputs", in_names[(e.src, e.src_port)][0], e.dst, e.dst_port))
+    for key, (name, _) in out_names.items():
+        sub.add_edge(Edge(key[0], key[1], "outputs", name))
+    for nid in ids:
+        del out.nodes[nid]
+    out.edges = [e for e in out.edges if e.src not in inside and e.dst not in inside]
+    out.add_node(Node(gid, GROUP, {"repeat": int(repeat)},
+                      (sum(xs) / len(xs), sum(ys) / len(ys)), title, sub))
+    for e in incoming:
+        name = in_names[(e.src, e.src_port)][0]
+        if Edge(e.src, e.src_port, gid, name) not in out.edges:
+            out.add_edge(Edge(e.src, e.src_port, gid, name))
+    for e in outgoing:
+        out.add_edge(Edge(gid, out_names[(e.src, e.src_port)][0], e.dst, e.dst_port))
+    return out
+
+
+def get_kind_rank(graph: Graph, e: Edge) -> int:
+    """Main-stream (hidden) inputs come before memory inputs, so 'x' is the chained one."""
+    kind = graph.input_port(e.dst, e.dst_port).kind
+    return 0 if kind == "hidden" else 1
+
+
+def _unique_name(base: str, taken: list[str]) -> str:
+    if base not in taken:
+        return base
+    i = 2
+    while f"{base}{i}" in taken:
+        i += 1
+    return f"{base}{i}"
+
+
+def ungroup_node(graph: Graph, group_id: str) -> Graph:
+    """Return a copy of ``graph`` with the group replaced by its contents, repeated as often as
+    the group repeats (copy i feeding copy i+1), wired as the group was."""
+    out = graph.clone()
+    group = out.node(group_id)
+    if not group.is_group or group.subgraph is None:
+        raise GraphError(f"'{group_id}' is not a group")
+    sub = group.subgraph
+    gin, gout = group_boundary(group, GROUP_INPUT), group_boundary(group, GROUP_OUTPUT)
+    repeat = int(group.param("repeat"))
+    in_ports = [p.name for p in out.input_ports(group_id)]
+    feeds = {e.dst_port: (e.src, e.src_port) for e in out.in_edges(group_id)}
+    consumers = out.out_edges(group_id)
+    del out.nodes[group_id]
+    out.edges = [e for e in out.edges if group_id not in (e.src, e.dst)]
+    inner = [n for n in sub.nodes.values() if n.type not in (GROUP_INPUT, GROUP_OUTPUT)]
+    prev_out: dict[str, tuple[str, str]] = {}
+    for copy_index in range(repeat):
+        rename = {}
+        for n in inner:
+            new_id = n.id if copy_index == 0 and n.id not in out.nodes else out.new_id(
+                f"{n.id}_" if not n.id[-1].isdigit() else f"{n.id}_r")
+            rename[n.id] = new_id
+            clone = copy.deepcopy(n)
+            clone.id = new_id
+            clone.pos = (n.pos[0] + copy_index * 600.0 + group.pos[0], n.pos[1] + group.pos[1])
+            out.add_node(clone)
+        sources = dict(feeds)
+        if copy_index > 0 and in_ports and prev_out:
+            sources[in_ports[0]] = next(iter(prev_out.values()))
+        for e in sub.edges:
+            if gin is not None and e.src == gin.id:
+                if e.src_port in sources and e.dst in rename:
+                    src = sources[e.src_port]
+                    out.add_edge(Edge(src[0], src[1], rename[e.dst], e.dst_port))
+            elif gout is not None and e.dst == gout.id:
+                if e.src in rename:
+                    prev_out[e.dst_port] = (rename[e.src], e.src_port)
+                elif gin is not None and e.src == gin.id and e.src_port in sources:
+                    prev_out[e.dst_port] = sources[e.src_port]
+            elif e.src in rename and e.dst in rename:
+                out.add_edge(Edge(rename[e.src], e.src_port, rename[e.dst], e.dst_port))
+    for e in consumers:
+        if e.src_port in prev_out:
+            src = prev_out[e.src_port]
+            out.add_edge(Edge(src[0], src[1], e.dst, e.dst_port))
+    return out
+
+
+def group_command(doc: Document, path: Path, node_ids: Sequence[str], repeat: int = 1,
+                  title: str = "") -> Command:
+    return ReplaceGraph(path, group_nodes(doc.graph(path), node_ids, repeat=repeat, title=title),
+                        text="Group")
+
+
+def ungroup_command(doc: Document, path: Path, group_id: str) -> Command:
+    return ReplaceGraph(path, ungroup_node(doc.graph(path), group_id), text="Ungroup")
+
+
+def new_node(graph: Graph, block_type: str, pos: tuple[float, float] = (0.0, 0.0),
+             node_id: str | None = None, **params: Any) -> Node:
+    """A node of ``block_type`` with a fresh id and coerced parameters (not yet added)."""
+    spec = get_spec(block_type)
+    clean = {k: spec.param(k).coerce(v) for k, v in params.items()}
+    return Node(node_id or graph.new_id(block_type), block_type, clean, pos)
+
+
+GROUP_TYPES = (GROUP, GROUP_INPUT, GROUP_OUTPUT)

@@ -1,0 +1,179 @@
+"""Block schemas: what a block is called, what it takes and what it gives, in plain data.
+
+A schema knows nothing of torch. Block families (``tfstudio.blocks``) describe themselves with
+these classes and register here; the graph layer consults the registry for ports, parameter
+editors, shape inference and costs, so it never imports a block family directly.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+# Port kinds. A wire runs from an output to an input whose kind accepts it.
+IDS = "ids"          # LongTensor [B, T]
+HIDDEN = "hidden"    # FloatTensor [B, T, D]
+LOGITS = "logits"    # FloatTensor [B, T, V]
+MEMORY = "memory"    # encoder output [B, S, D] read by cross-attention
+PORT_KINDS = (IDS, HIDDEN, LOGITS, MEMORY)
+
+# Which output kinds an input of a given kind accepts: an encoder's hidden stream *is* the memory.
+ACCEPTS: dict[str, tuple[str, ...]] = {
+    IDS: (IDS,),
+    HIDDEN: (HIDDEN,),
+    LOGITS: (LOGITS,),
+    MEMORY: (MEMORY, HIDDEN),
+}
+
+Shape = tuple  # e.g. ("B", "T", 768); symbolic batch "B", lengths "T" (target) / "S" (source)
+
+
+def kind_accepts(input_kind: str, output_kind: str) -> bool:
+    return output_kind in ACCEPTS.get(input_kind, ())
+
+
+@dataclass(frozen=True)
+class PortSpec:
+    name: str
+    kind: str
+    description: str = ""
+    required: bool = True
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """One editable parameter. ``kind`` is int, float, bool, choice or str."""
+
+    name: str
+    kind: str
+    default: Any
+    description: str
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[str, ...] = ()
+    label: str = ""
+
+    @property
+    def title(self) -> str:
+        return self.label or self.name.replace("_", " ")
+
+    def coerce(self, value: Any) -> Any:
+        """Return ``value`` converted to this parameter's type, or raise ValueError saying why."""
+        try:
+            if self.kind == "bool":
+                if isinstance(value, str):
+                    if value.lower() in ("true", "1", "yes", "on"):
+                        return True
+                    if value.lower() in ("false", "0", "no", "off"):
+                        return False
+                    raise ValueError
+                return bool(value)
+            if self.kind == "int":
+                if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+                    raise ValueError
+                out: Any = int(value)
+            elif self.kind == "float":
+                if isinstance(value, bool):
+                    raise ValueError
+                out = float(value)
+            elif self.kind == "choice":
+                out = str(value)
+                if out not in self.choices:
+                    raise ValueError(
+                        f"'{self.name}' must be one of {', '.join(self.choices)}; got '{value}'"
+                    )
+                return out
+            else:
+                return str(value)
+        except ValueError as exc:
+            if str(exc):
+                raise
+            raise ValueError(f"'{self.name}' expects a {self.kind}; got {value!r}") from None
+        if self.minimum is not None and out < self.minimum:
+            raise ValueError(f"'{self.name}' must be at least {self.minimum}; got {out}")
+        if self.maximum is not None and out > self.maximum:
+            raise ValueError(f"'{self.name}' must be at most {self.maximum}; got {out}")
+        return out
+
+
+PortsFn = Callable[[Mapping[str, Any]], Sequence[PortSpec]]
+
+
+@dataclass
+class BlockSpec:
+    """Everything the editor, validator, cost model and compiler need to know about a block type.
+
+    ``inputs``/``outputs`` are either fixed lists or functions of the parameters (an Add with
+    ``n_inputs`` inputs). Optional hooks, all pure Python over plain numbers:
+
+    - ``infer(params, in_shapes) -> {out_port: shape}``; ``in_shapes`` maps connected inputs
+      to their shapes (missing when unconnected).
+    - ``count_params(params, in_shapes) -> int``: trainable parameters of one instance.
+    - ``flops(params, in_shapes, ctx) -> float``: forward FLOPs per token (multiply-add = 2).
+    - ``kv_bytes(params, in_shapes, bytes_per_value) -> int``: KV-cache bytes per token.
+    - ``check(node, in_shapes, ctx) -> list[Diagnostic]``: block-specific validation.
+    """
+
+    type: str
+    family: str
+    title: str
+    description: str
+    params: tuple[ParamSpec, ...] = ()
+    inputs: Sequence[PortSpec] | PortsFn = ()
+    outputs: Sequence[PortSpec] | PortsFn = ()
+    infer: Callable | None = None
+    count_params: Callable | None = None
+    flops: Callable | None = None
+    kv_bytes: Callable | None = None
+    check: Callable | None = None
+    internal: bool = False  # not offered in the palette (group boundary nodes)
+    extra: dict = field(default_factory=dict)
+
+    def param(self, name: str) -> ParamSpec:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(f"block '{self.type}' has no parameter '{name}'")
+
+    def defaults(self) -> dict[str, Any]:
+        return {p.name: p.default for p in self.params}
+
+    def input_ports(self, params: Mapping[str, Any]) -> list[PortSpec]:
+        return list(self.inputs(params) if callable(self.inputs) else self.inputs)
+
+    def output_ports(self, params: Mapping[str, Any]) -> list[PortSpec]:
+        return list(self.outputs(params) if callable(self.outputs) else self.outputs)
+
+
+class UnknownBlockError(KeyError):
+    def __str__(self) -> str:  # KeyError quotes its message; this one reads as a sentence
+        return str(self.args[0])
+
+
+_REGISTRY: dict[str, BlockSpec] = {}
+
+
+def register(spec: BlockSpec) -> BlockSpec:
+    _REGISTRY[spec.type] = spec
+    return spec
+
+
+def get_spec(block_type: str) -> BlockSpec:
+    try:
+        return _REGISTRY[block_type]
+    except KeyError:
+        known = ", ".join(sorted(_REGISTRY)) or "none registered"
+        raise UnknownBlockError(
+            f"unknown block type '{block_type}'. Known types: {known}"
+        ) from None
+
+
+def all_specs() -> list[BlockSpec]:
+    return list(_REGISTRY.values())
+
+
+def families() -> dict[str, list[BlockSpec]]:
+    out: dict[str, list[BlockSpec]] = {}
+    for spec in _REGISTRY.values():
+        if not spec.internal:
+            out.setdefault(spec.family, []).append(spec)
+    return out

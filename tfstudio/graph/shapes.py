@@ -1,0 +1,91 @@
+"""Shape inference: a symbolic shape on every wire, at every depth of groups.
+
+Shapes are tuples like ("B", "T", 768): "B" is the batch, "T" the (target) length, "S" the
+source length of an encoder-decoder. A port whose shape cannot be known (an unconnected input
+upstream, a cycle) simply has none; validation reports why.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .model import GROUP, GROUP_INPUT, GROUP_OUTPUT, Graph, GraphError, group_boundary
+from .schema import get_spec
+
+Key = tuple[tuple[str, ...], str]  # (path of group ids, node id)
+
+
+@dataclass
+class ShapeMap:
+    inputs: dict[Key, dict[str, tuple]] = field(default_factory=dict)
+    outputs: dict[Key, dict[str, tuple]] = field(default_factory=dict)
+    errors: dict[Key, str] = field(default_factory=dict)
+
+    def input_shapes(self, node_id: str, path: tuple[str, ...] = ()) -> dict[str, tuple]:
+        return self.inputs.get((tuple(path), node_id), {})
+
+    def output_shapes(self, node_id: str, path: tuple[str, ...] = ()) -> dict[str, tuple]:
+        return self.outputs.get((tuple(path), node_id), {})
+
+    def edge_shape(self, edge, path: tuple[str, ...] = ()) -> tuple | None:
+        return self.output_shapes(edge.src, path).get(edge.src_port)
+
+
+def infer_shapes(graph: Graph) -> ShapeMap:
+    out = ShapeMap()
+    _infer(graph, (), {}, out)
+    return out
+
+
+def _infer(graph: Graph, path: tuple[str, ...], boundary_in: dict[str, tuple],
+           out: ShapeMap) -> dict[str, tuple]:
+    """Infer ``graph``; ``boundary_in`` feeds its group_input. Returns its group_output's inputs."""
+    try:
+        order = graph.topo_order()
+    except GraphError:
+        return {}
+    produced: dict[tuple[str, str], tuple] = {}
+    result: dict[str, tuple] = {}
+    for nid in order:
+        node = graph.nodes[nid]
+        ins = {}
+        for e in graph.in_edges(nid):
+            shape = produced.get((e.src, e.src_port))
+            if shape is not None:
+                ins[e.dst_port] = shape
+        key = (path, nid)
+        out.inputs[key] = ins
+        try:
+            if node.type == GROUP_INPUT:
+                outs = dict(boundary_in)
+            elif node.type == GROUP_OUTPUT:
+                result = dict(ins)
+                outs = {}
+            elif node.type == GROUP:
+                outs = _infer_group(graph, node, path, ins, out)
+            else:
+                spec = get_spec(node.type)
+                outs = dict(spec.infer(node.resolved_params(), ins)) if spec.infer else {}
+        except Exception as exc:  # a block's hook failing must not stop the rest of the graph
+            out.errors[key] = f"cannot infer shapes: {exc}"
+            outs = {}
+        out.outputs[key] = outs
+        for port, shape in outs.items():
+            produced[(nid, port)] = shape
+    return result
+
+
+def _infer_group(graph: Graph, node, path, ins: dict[str, tuple], out: ShapeMap):
+    if node.subgraph is None:
+        return {}
+    inner_path = path + (node.id,)
+    outs = _infer(node.subgraph, inner_path, ins, out)
+    gin = group_boundary(node, GROUP_INPUT)
+    ports = [p.name for p in graph.input_ports(node.id)]
+    # a repeated group feeds its output back into its first input: the shapes must agree
+    if int(node.param("repeat")) > 1 and gin is not None and ports and outs:
+        first_out = next(iter(outs.values()))
+        if ins.get(ports[0]) is not None and first_out != ins[ports[0]]:
+            out.errors[(path, node.id)] = (
+                f"a repeated group must give back the shape it takes: input {ins[ports[0]]} "
+                f"but output {first_out}")
+    return outs

@@ -1,0 +1,224 @@
+"""Builders for common architectures: layer sub-graphs in each norm placement, and whole models.
+
+Presets are made with these, and the norm-placement rewrite rebuilds a layer through them.
+Placements (DESIGN.md section 2):
+  post      y = Norm(x + F(x))             original Transformer, BERT, GPT-1
+  pre       y = x + F(Norm(x))             GPT-2 onward, LLaMA
+  sandwich  y = x + Norm(F(Norm(x)))       a norm on both sides of F, inside the residual
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from .commands import group_nodes
+from .model import GROUP_INPUT, GROUP_OUTPUT, Edge, Graph, Node, format_port_list
+
+PLACEMENTS = ("pre", "post", "sandwich")
+MIXER_TYPES = ("attention", "cross_attention", "feed_forward", "moe", "rnn")
+
+Sublayer = tuple[str, dict[str, Any]]  # (block type, params)
+
+_DX, _DY = 190.0, 0.0
+
+
+def layer_graph(sublayers: Sequence[Sublayer], placement: str = "pre",
+                norm: dict[str, Any] | None = None, memory: bool = False) -> Graph:
+    """One residual layer: each sublayer F becomes a residual branch with norms per placement.
+
+    A cross_attention sublayer reads the group's ``memory`` input."""
+    if placement not in PLACEMENTS:
+        raise ValueError(f"placement must be one of {', '.join(PLACEMENTS)}; got '{placement}'")
+    norm = dict(norm or {"kind": "layernorm"})
+    g = Graph()
+    ports = [("x", "hidden")] + ([("memory", "memory")] if memory else [])
+    g.add_node(Node("inputs", GROUP_INPUT, {"ports": format_port_list(ports)}, (0.0, 0.0)))
+    stream = ("inputs", "x")
+    x = _DX
+    names = _sublayer_names(sublayers)
+    for (block_type, params), name in zip(sublayers, names):
+        def add(node_id: str, typ: str, p: dict, dy: float = 0.0) -> str:
+            nonlocal x
+            g.add_node(Node(node_id, typ, dict(p), (x, dy)))
+            x += _DX
+            return node_id
+
+        branch_in = stream
+        if placement in ("pre", "sandwich"):
+            n = add(f"norm_{name}", "norm", norm, 90.0)
+            g.add_edge(Edge(*stream, n, "x"))
+            branch_in = (n, "y")
+        f = add(name, block_type, params, 90.0)
+        g.add_edge(Edge(*branch_in, f, "x"))
+        if block_type == "cross_attention":
+            g.add_edge(Edge("inputs", "memory", f, "memory"))
+        branch_out = (f, "y")
+        if placement == "sandwich":
+            n = add(f"norm_{name}_out", "norm", norm, 90.0)
+            g.add_edge(Edge(*branch_out, n, "x"))
+            branch_out = (n, "y")
+        a = add(f"add_{name}", "add", {})
+        g.add_edge(Edge(*stream, a, "in1"))
+        g.add_edge(Edge(*branch_out, a, "in2"))
+        stream = (a, "y")
+        if placement == "post":
+            n = add(f"norm_{name}", "norm", norm)
+            g.add_edge(Edge(*stream, n, "x"))
+            stream = (n, "y")
+    g.add_node(Node("outputs", GROUP_OUTPUT, {"ports": "y:hidden"}, (x, 0.0)))
+    g.add_edge(Edge(*stream, "outputs", "y"))
+    return g
+
+
+def _sublayer_names(sublayers: Sequence[Sublayer]) -> list[str]:
+    short = {"attention": "attn", "cross_attention": "cross", "feed_forward": "ffn",
+             "moe": "moe", "rnn": "rnn"}
+    names, seen = [], {}
+    for block_type, _ in sublayers:
+        base = short.get(block_type, block_type)
+        seen[base] = seen.get(base, 0) + 1
+        names.append(base if seen[base] == 1 else f"{base}{seen[base]}")
+    return names
+
+
+class ModelBuilder:
+    """Lays out a top-level graph left to right, one node after another."""
+
+    def __init__(self, meta: dict[str, Any]):
+        self.graph = Graph(meta=dict(meta))
+        self.x, self.y = 0.0, 0.0
+
+    def add(self, node_id: str, block_type: str, params: dict | None = None,
+            inputs: Sequence[tuple[str, str, str]] = (), subgraph: Graph | None = None,
+            title: str = "") -> str:
+        """Add a node and wire ``inputs`` given as (src, src_port, dst_port)."""
+        self.graph.add_node(Node(node_id, block_type, dict(params or {}), (self.x, self.y),
+                                 title, subgraph))
+        self.x += 230.0
+        for src, src_port, dst_port in inputs:
+            self.graph.add_edge(Edge(src, src_port, node_id, dst_port))
+        return node_id
+
+    def row(self, y: float) -> None:
+        self.x, self.y = 0.0, y
+
+
+def _attention_params(heads, kv_heads, causal, bias, position, rope_base=10000.0, window=0,
+                      dropout=0.0):
+    return {"heads": heads, "kv_heads": kv_heads or heads, "causal": causal, "bias": bias,
+            "position": position, "rope_base": float(rope_base), "window": window,
+            "dropout": dropout}
+
+
+def _ffn(d_ff, activation, bias, moe=None):
+    if moe:
+        return ("moe", {"experts": moe["experts"], "top_k": moe["top_k"], "d_ff": d_ff,
+                        "activation": activation, "bias": bias,
+                        "shared_expert": moe.get("shared_expert", False),
+                        "aux_loss_weight": moe.get("aux_loss_weight", 0.01)})
+    return ("feed_forward", {"d_ff": d_ff, "activation": activation, "bias": bias})
+
+
+def _embed(b: ModelBuilder, prefix: str, role: str, vocab: int, d_model: int, pos_scheme: str,
+           max_len: int, scale: bool, embed_norm: dict | None) -> tuple[str, str]:
+    inp = b.add(f"{prefix}tokens", "token_input", {"role": role})
+    emb = b.add(f"{prefix}embed", "token_embedding",
+                {"vocab_size": vocab, "d_model": d_model, "scale": scale}, [(inp, "ids", "ids")])
+    stream = (emb, "y")
+    if pos_scheme != "none":
+        pos = b.add(f"{prefix}pos", "positional_encoding", {"scheme": pos_scheme,
+                                                            "max_len": max_len},
+                    [(*stream, "x")])
+        stream = (pos, "y")
+    if embed_norm:
+        n = b.add(f"{prefix}embed_norm", "norm", embed_norm, [(*stream, "x")])
+        stream = (n, "y")
+    return stream
+
+
+def transformer_lm(*, name: str, description: str, vocab: int, d_model: int, layers: int,
+                   heads: int, d_ff: int, kv_heads: int | None = None, activation: str = "gelu",
+                   norm_kind: str = "layernorm", placement: str = "pre",
+                   pos_scheme: str = "learned", attn_position: str = "none",
+                   rope_base: float = 10000.0, max_len: int = 1024, context: int | None = None,
+                   tie: bool = True, bias: bool = True, window: int = 0,
+                   moe: dict | None = None, encoder: bool = False, scale_embed: bool = False,
+                   embed_norm: bool = False, local_every: int = 0, eps: float = 1e-5,
+                   mlm_transform: bool = True) -> Graph:
+    """A decoder-only LM (or, with ``encoder``, a bidirectional masked-LM encoder)."""
+    norm = {"kind": norm_kind, "eps": eps, "bias": bias}
+    b = ModelBuilder({"name": name, "description": description,
+                      "family": "encoder" if encoder else "decoder",
+                      "context_length": context or max_len})
+    stream = _embed(b, "", "tokens", vocab, d_model, pos_scheme, max_len, scale_embed,
+                    norm if embed_norm else None)
+    attn = _attention_params(heads, kv_heads, not encoder, bias, attn_position, rope_base, window)
+    ffn = _ffn(d_ff, activation, bias, moe)
+    if local_every:  # alternating dense / banded layers: a group of 2 layers repeated N/2 times
+        local = dict(attn, window=window)
+        dense = dict(attn, window=0)
+        sub = [("attention", dense), ffn, ("attention", local), ffn]
+        lg = layer_graph(sub, placement, norm)
+        b.add("layers", "group", {"repeat": layers // 2}, [(*stream, "x")], lg,
+              title="dense + local layers")
+    else:
+        lg = layer_graph([("attention", attn), ffn], placement, norm)
+        b.add("layers", "group", {"repeat": layers}, [(*stream, "x")], lg,
+              title="encoder layer" if encoder else "decoder layer")
+    stream = ("layers", "y")
+    if placement != "post":
+        stream = (b.add("final_norm", "norm", norm, [(*stream, "x")]), "y")
+    if encoder:
+        b.add("head", "mlm_head", {"vocab_size": vocab, "tie": tie, "transform": mlm_transform},
+              [(*stream, "x")])
+    else:
+        b.add("head", "lm_head", {"vocab_size": vocab, "tie": tie}, [(*stream, "x")])
+    return b.graph
+
+
+def encoder_decoder(*, name: str, description: str, vocab: int, d_model: int,
+                    encoder_layers: int, decoder_layers: int, heads: int, d_ff: int,
+                    activation: str = "relu", norm_kind: str = "layernorm",
+                    placement: str = "post", pos_scheme: str = "sinusoidal",
+                    attn_position: str = "none", max_len: int = 512, context: int | None = None,
+                    tie: bool = True, bias: bool = True, scale_embed: bool = False,
+                    kv_heads: int | None = None, eps: float = 1e-5) -> Graph:
+    norm = {"kind": norm_kind, "eps": eps, "bias": bias}
+    b = ModelBuilder({"name": name, "description": description, "family": "encoder-decoder",
+                      "context_length": context or max_len})
+    src = _embed(b, "src_", "source", vocab, d_model, pos_scheme, max_len, scale_embed, None)
+    enc_attn = _attention_params(heads, kv_heads, False, bias, attn_position)
+    enc = layer_graph([("attention", enc_attn), _ffn(d_ff, activation, bias)], placement, norm)
+    b.add("encoder", "group", {"repeat": encoder_layers}, [(*src, "x")], enc,
+          title="encoder layer")
+    memory = ("encoder", "y")
+    if placement != "post":
+        memory = (b.add("encoder_norm", "norm", norm, [(*memory, "x")]), "y")
+    b.row(260.0)
+    tgt = _embed(b, "tgt_", "target", vocab, d_model, pos_scheme, max_len, scale_embed, None)
+    dec_attn = _attention_params(heads, kv_heads, True, bias, attn_position)
+    cross = {"heads": heads, "kv_heads": kv_heads or heads, "bias": bias}
+    dec = layer_graph([("attention", dec_attn), ("cross_attention", cross),
+                       _ffn(d_ff, activation, bias)], placement, norm, memory=True)
+    b.add("decoder", "group", {"repeat": decoder_layers}, [(*tgt, "x"), (*memory, "memory")],
+          dec, title="decoder layer")
+    stream = ("decoder", "y")
+    if placement != "post":
+        stream = (b.add("decoder_norm", "norm", norm, [(*stream, "x")]), "y")
+    b.add("head", "seq2seq_head", {"vocab_size": vocab, "tie": tie}, [(*stream, "x")])
+    return b.graph
+
+
+def recurrent_lm(*, name: str, description: str, vocab: int, d_model: int, hidden: int,
+                 layers: int, cell: str = "lstm", tie: bool = True,
+                 context: int = 256) -> Graph:
+    b = ModelBuilder({"name": name, "description": description, "family": "decoder",
+                      "context_length": context})
+    stream = _embed(b, "", "tokens", vocab, d_model, "none", context, False, None)
+    r = b.add("rnn", "rnn", {"cell": cell, "hidden_size": hidden, "layers": layers},
+              [(*stream, "x")])
+    b.add("head", "lm_head", {"vocab_size": vocab, "tie": tie}, [(r, "y", "x")])
+    return b.graph
+
+
+__all__ = ["PLACEMENTS", "MIXER_TYPES", "layer_graph", "transformer_lm", "encoder_decoder",
+           "recurrent_lm", "ModelBuilder", "group_nodes"]
