@@ -97,8 +97,9 @@ DEFINITIONS = {
         encoder_decoder, name="t5-small",
         description="T5-small's shape: 6 + 6 layers, 512 wide, 8 heads, ReLU FFN 2048, RMSNorm "
                     "pre-norm, no biases, tied head. Departs from T5: ALiBi distance penalties "
-                    "stand in for T5's learned relative-position buckets, and the tied logits "
-                    "are not rescaled by 1/sqrt(d).",
+                    "stand in for T5's learned relative-position buckets, the encoder and "
+                    "decoder have separate embeddings (T5 shares one), and the tied logits are "
+                    "not rescaled by 1/sqrt(d).",
         vocab=32128, d_model=512, encoder_layers=6, decoder_layers=6, heads=8, d_ff=2048,
         norm_kind="rmsnorm", placement="pre", pos_scheme="none", attn_position="alibi",
         bias=False, eps=1e-6),
@@ -134,8 +135,12 @@ DEFINITIONS.update({
         layers=4, d_ff=256, window=8, local_every=2, **_TINY),
     "tiny-bert": partial(
         transformer_lm, name="tiny-bert", encoder=True,
-        description="A 2-layer BERT: bidirectional post-norm encoder with a masked-LM head.",
-        layers=2, d_ff=256, placement="post", embed_norm=True, **_TINY),
+        description="A 2-layer BERT: bidirectional post-norm encoder with a masked-LM head. "
+                    "Positions come from ALiBi distances rather than BERT's learned table: at "
+                    "this size a learned table leaves masked-LM training on a long plateau "
+                    "(predicting letter frequencies) before attention finds the neighbours.",
+        layers=2, d_ff=256, placement="post", embed_norm=True, pos_scheme="none",
+        attn_position="alibi", **_TINY),
     "tiny-t5": partial(
         encoder_decoder, name="tiny-t5",
         description="A 2 + 2 layer encoder-decoder in T5's style (RMSNorm pre-norm, ReLU, ALiBi "
@@ -145,9 +150,10 @@ DEFINITIONS.update({
         bias=False, max_len=256, context=64),
     "tiny-transformer": partial(
         encoder_decoder, name="tiny-transformer",
-        description="A 2 + 2 layer original-style Transformer: post-norm, sinusoidal, ReLU.",
+        description="A 2 + 2 layer original-style Transformer: post-norm, sinusoidal, ReLU, "
+                    "embeddings scaled by sqrt(d) so tokens are not drowned by the positions.",
         vocab=256, d_model=64, encoder_layers=2, decoder_layers=2, heads=4, d_ff=256,
-        max_len=256, context=64),
+        max_len=256, context=64, scale_embed=True),
     "tiny-lstm": partial(
         recurrent_lm, name="tiny-lstm", description="A 1-layer LSTM LM, 64 wide.",
         vocab=256, d_model=64, hidden=64, layers=1, cell="lstm", context=64),

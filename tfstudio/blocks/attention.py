@@ -1,5 +1,5 @@
 """Self-attention (MHA / GQA / MQA, causal or not, windowed, RoPE or ALiBi) and cross-attention."""
-from ._common import dropout_param, same_as_input, width, x_in, y_out
+from ._common import attended_keys, divisors_near, dropout_param, same_as_input, width, x_in, y_out
 from ..graph.schema import MEMORY, BlockSpec, ParamSpec, PortSpec, register
 
 POSITIONS = ("none", "rope", "alibi")
@@ -27,6 +27,79 @@ def attention_params(params, d: int) -> int:
 def _count(params, shapes):
     d = width(shapes.get("x"))
     return attention_params(params, d) if d and params["heads"] else 0
+
+
+def _widths(params, d: int) -> tuple[int, int]:
+    """(query width, key/value width): heads x head size and kv_heads x head size."""
+    hd = d // params["heads"]
+    return params["heads"] * hd, params["kv_heads"] * hd
+
+
+def _flops(params, shapes, context):
+    """Q, K, V and output projections, then QK^T and attention x V over the keys each query
+    sees on average (half the context when causal; at most the window)."""
+    d = width(shapes.get("x"))
+    if not d:
+        return 0.0
+    q, kv = _widths(params, d)
+    keys = attended_keys(context, params["causal"], params["window"])
+    return 2.0 * (d * q + 2 * d * kv + q * d) + 4.0 * q * keys
+
+
+def _kv_bytes(params, shapes, bytes_per_value):
+    """One key and one value vector per K/V head, kept for every generated token. Only causal
+    attention generates token by token; a bidirectional encoder keeps no cache. A sliding
+    window caps how many tokens are kept, not the size of each."""
+    d = width(shapes.get("x"))
+    if not d or not params["causal"]:
+        return 0
+    return 2 * _widths(params, d)[1] * bytes_per_value
+
+
+def _activations(params, shapes, seq_len):
+    """Input, q, k, v and the attention output (fused attention keeps no T x T matrix, only
+    one softmax normaliser per head)."""
+    d = width(shapes.get("x"))
+    if not d:
+        return 0
+    q, kv = _widths(params, d)
+    return d + 2 * q + 2 * kv + params["heads"]
+
+
+def _check_heads(ctx, d: int | None, params) -> list:
+    out = []
+    heads, kv = params["heads"], params["kv_heads"]
+    if d and (d % heads or heads > d):
+        near = divisors_near(d, heads)
+        out.append(ctx.error(
+            "heads_divide_d_model",
+            f"d_model {d} does not split evenly into {heads} heads ({d} / {heads} = "
+            f"{d / heads:.2f}); every head needs the same whole number of dimensions",
+            f"set heads to a divisor of {d}, e.g. {' or '.join(map(str, near))}"))
+    if heads % kv or kv > heads:
+        out.append(ctx.error(
+            "kv_heads_divide_heads",
+            f"kv heads ({kv}) must divide heads ({heads}) so each K/V head serves the same "
+            "number of query heads",
+            f"set kv heads to a divisor of {heads}: 1 (MQA), {heads} (MHA) or one in between "
+            f"(GQA), e.g. {' or '.join(map(str, divisors_near(heads, heads / 2)))}"))
+    return out
+
+
+def _check(node, shapes, ctx):
+    params = node.resolved_params()
+    d = width(shapes.get("x"))
+    out = _check_heads(ctx, d, params)
+    if params["position"] == "rope" and d and d % params["heads"] == 0:
+        hd = d // params["heads"]
+        if hd % 2:
+            out.append(ctx.error(
+                "rope_odd_head_dim",
+                f"RoPE rotates (even, odd) pairs of each head's dimensions, but the head size "
+                f"is {d} / {params['heads']} = {hd}, an odd number",
+                "choose heads so that d_model / heads is even, or use ALiBi or absolute "
+                "positions instead"))
+    return out
 
 
 ATTENTION = register(BlockSpec(
@@ -58,12 +131,47 @@ ATTENTION = register(BlockSpec(
     outputs=(y_out("attention output, projected back to d_model"),),
     infer=same_as_input(),
     count_params=_count,
+    flops=_flops,
+    kv_bytes=_kv_bytes,
+    activations=_activations,
+    check=_check,
 ))
 
 
 def _cross_count(params, shapes):
     d = width(shapes.get("x"))
     return attention_params(params, d) if d and params["heads"] else 0
+
+
+def _cross_flops(params, shapes, context):
+    """Per target token, taking the source as long as the context: K and V of the memory are
+    projected once per source token, and every query sees every source token."""
+    d = width(shapes.get("x"))
+    if not d:
+        return 0.0
+    q, kv = _widths(params, d)
+    return 2.0 * (d * q + 2 * d * kv + q * d) + 4.0 * q * context
+
+
+def _cross_activations(params, shapes, seq_len):
+    d = width(shapes.get("x"))
+    if not d:
+        return 0
+    q, kv = _widths(params, d)
+    return 2 * d + 2 * q + 2 * kv + params["heads"]
+
+
+def _cross_check(node, shapes, ctx):
+    params = node.resolved_params()
+    d, m = width(shapes.get("x")), width(shapes.get("memory"))
+    out = _check_heads(ctx, d, params)
+    if d and m and d != m:
+        out.append(ctx.error(
+            "cross_memory_width",
+            f"the memory wired into '{node.id}' is {m} wide but its queries are {d} wide; "
+            "keys and values are projected with the query's width",
+            "give the encoder the same d_model as the decoder"))
+    return out
 
 
 CROSS_ATTENTION = register(BlockSpec(
@@ -76,4 +184,7 @@ CROSS_ATTENTION = register(BlockSpec(
     outputs=(y_out(),),
     infer=same_as_input(),
     count_params=_cross_count,
+    flops=_cross_flops,
+    activations=_cross_activations,
+    check=_cross_check,
 ))

@@ -1,5 +1,6 @@
 """Position-wise feed-forward networks and the mixture of experts."""
-from ._common import ACTIVATIONS, dropout_param, ffn_params, same_as_input, width, x_in, y_out
+from ._common import (ACTIVATIONS, dropout_param, ffn_activations, ffn_matmul_weights,
+                      ffn_params, same_as_input, width, x_in, y_out)
 from ..graph.schema import BlockSpec, ParamSpec, register
 
 ACTIVATION = ParamSpec(
@@ -17,6 +18,16 @@ def _ffn_count(params, shapes):
     return ffn_params(d, params["d_ff"], params["activation"], params["bias"]) if d else 0
 
 
+def _ffn_flops(params, shapes, context):
+    d = width(shapes.get("x"))
+    return 2.0 * ffn_matmul_weights(d, params["d_ff"], params["activation"]) if d else 0.0
+
+
+def _ffn_activations(params, shapes, seq_len):
+    d = width(shapes.get("x"))
+    return ffn_activations(d, params["d_ff"], params["activation"]) if d else 0
+
+
 FEED_FORWARD = register(BlockSpec(
     type="feed_forward", family="feedforward", title="Feed-forward",
     description="The same two-layer network applied to every position independently; most of "
@@ -26,6 +37,8 @@ FEED_FORWARD = register(BlockSpec(
     outputs=(y_out(),),
     infer=same_as_input(),
     count_params=_ffn_count,
+    flops=_ffn_flops,
+    activations=_ffn_activations,
 ))
 
 
@@ -35,6 +48,40 @@ def _moe_count(params, shapes):
         return 0
     one = ffn_params(d, params["d_ff"], params["activation"], params["bias"])
     return d * params["experts"] + one * (params["experts"] + int(params["shared_expert"]))
+
+
+def _used_experts(params) -> int:
+    return min(params["top_k"], params["experts"]) + int(params["shared_expert"])
+
+
+def _moe_flops(params, shapes, context):
+    """The router's scores, then only the experts a token is sent to (top_k, plus the shared
+    one): the parameters grow with E, the compute per token does not."""
+    d = width(shapes.get("x"))
+    if not d:
+        return 0.0
+    one = ffn_matmul_weights(d, params["d_ff"], params["activation"])
+    return 2.0 * (d * params["experts"] + _used_experts(params) * one)
+
+
+def _moe_activations(params, shapes, seq_len):
+    d = width(shapes.get("x"))
+    if not d:
+        return 0
+    # the router's input and scores, then each chosen expert's own copy of its tokens
+    one = ffn_activations(d, params["d_ff"], params["activation"])
+    return d + params["experts"] + _used_experts(params) * one
+
+
+def _moe_check(node, shapes, ctx):
+    params = node.resolved_params()
+    if params["top_k"] > params["experts"]:
+        return [ctx.error(
+            "top_k_exceeds_experts",
+            f"top k is {params['top_k']} but there are only {params['experts']} experts; a "
+            "token cannot be routed to more experts than exist",
+            f"lower top k to at most {params['experts']}, or add experts")]
+    return []
 
 
 MOE = register(BlockSpec(
@@ -58,4 +105,7 @@ MOE = register(BlockSpec(
     outputs=(y_out(),),
     infer=same_as_input(),
     count_params=_moe_count,
+    flops=_moe_flops,
+    activations=_moe_activations,
+    check=_moe_check,
 ))

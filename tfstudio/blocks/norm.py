@@ -27,4 +27,5 @@ NORM = register(BlockSpec(
     outputs=(y_out("normalised stream"),),
     infer=same_as_input(),
     count_params=_count,
+    activations=lambda p, s, seq_len: width(s.get("x")) or 0,  # the input, for the gradient
 ))

@@ -1,6 +1,7 @@
 """Output heads: hidden stream to vocabulary logits."""
 from ._common import width, x_in
 from ..graph.schema import LOGITS, BlockSpec, ParamSpec, PortSpec, register
+from ..graph.streams import main_embedding, stream_blocks
 
 VOCAB = ParamSpec("vocab_size", "int", 256,
                   "Number of output classes; must equal the embedding's vocabulary.", minimum=2)
@@ -30,6 +31,90 @@ def _mlm_count(params, shapes):
     return transform + _lm_count(params, shapes)
 
 
+def _lm_flops(params, shapes, context):
+    d = width(shapes.get("x"))
+    return 2.0 * d * params["vocab_size"] if d else 0.0
+
+
+def _mlm_flops(params, shapes, context):
+    d = width(shapes.get("x"))
+    return _lm_flops(params, shapes, context) + (2.0 * d * d if d and params["transform"] else 0)
+
+
+def _lm_activations(params, shapes, seq_len):
+    """The input, the logits and their log-softmax for the cross-entropy: per token,
+    usually the largest single tensor of a small model."""
+    d = width(shapes.get("x"))
+    return d + 2 * params["vocab_size"] if d else 0
+
+
+def _mlm_activations(params, shapes, seq_len):
+    d = width(shapes.get("x"))
+    extra = 3 * d if d and params["transform"] else 0  # dense out, GELU out, LayerNorm in
+    return _lm_activations(params, shapes, seq_len) + extra
+
+
+def _check_embedding(node, shapes, ctx) -> list:
+    """Vocabulary and tying against the embedding at the start of this head's stream."""
+    params, out = node.resolved_params(), []
+    emb_id = main_embedding(ctx.graph, node.id)
+    if emb_id is None:
+        if params["tie"]:
+            out.append(ctx.error(
+                "tie_without_embedding",
+                f"'{node.id}' is tied to the token embedding, but no token embedding starts "
+                "the stream that reaches it, so there is no matrix to share",
+                "wire the head to a stream that starts at a Token embedding, or turn off tie"))
+        return out
+    emb = ctx.graph.node(emb_id).resolved_params()
+    if emb["vocab_size"] != params["vocab_size"]:
+        out.append(ctx.error(
+            "vocab_mismatch",
+            f"the head predicts {params['vocab_size']} tokens but the embedding '{emb_id}' "
+            f"reads {emb['vocab_size']}; the targets are the same token ids as the input",
+            "set both vocab sizes to the tokenizer's vocabulary"))
+    d = width(shapes.get("x"))
+    if params["tie"] and d and d != emb["d_model"]:
+        out.append(ctx.error(
+            "tie_shape_mismatch",
+            f"'{node.id}' is tied to '{emb_id}', whose matrix is {emb['vocab_size']} x "
+            f"{emb['d_model']}, but the stream reaching the head is {d} wide",
+            f"make the last block before the head output {emb['d_model']} wide, or turn off "
+            "tie"))
+    return out
+
+
+def _check_causal(node, shapes, ctx) -> list:
+    """A next-token head must not let a position see the token it is asked to predict."""
+    return [ctx.error(
+        "decoder_not_causal",
+        f"'{node.id}' predicts the next token, but the attention '{block.id}' it reads is not "
+        "causal: every position sees the token it must predict, so the model learns to copy "
+        "and cannot generate",
+        f"turn on 'causal' in '{block.id}'", node_id=block.id, inside=path)
+        for path, block in stream_blocks(ctx.graph, node.id)
+        if block.type == "attention" and not block.param("causal")]
+
+
+def _check_bidirectional(node, shapes, ctx) -> list:
+    """A masked-LM head fills in blanks from both sides; causal attention hides the right."""
+    return [ctx.warning(
+        "encoder_causal",
+        f"'{node.id}' predicts masked tokens from their context on both sides, but the "
+        f"attention '{block.id}' is causal and only lets a position see what is left of it",
+        f"turn off 'causal' in '{block.id}'", node_id=block.id, inside=path)
+        for path, block in stream_blocks(ctx.graph, node.id)
+        if block.type == "attention" and block.param("causal")]
+
+
+def _lm_check(node, shapes, ctx):
+    return _check_embedding(node, shapes, ctx) + _check_causal(node, shapes, ctx)
+
+
+def _mlm_check(node, shapes, ctx):
+    return _check_embedding(node, shapes, ctx) + _check_bidirectional(node, shapes, ctx)
+
+
 _LOGITS_OUT = (PortSpec("logits", LOGITS, "unnormalised scores over the vocabulary [B, T, V]"),)
 _BIAS = ParamSpec("bias", "bool", False, "Add a learned bias per vocabulary entry.")
 
@@ -42,6 +127,9 @@ LM_HEAD = register(BlockSpec(
     outputs=_LOGITS_OUT,
     infer=_infer,
     count_params=_lm_count,
+    flops=_lm_flops,
+    activations=_lm_activations,
+    check=_lm_check,
 ))
 
 MLM_HEAD = register(BlockSpec(
@@ -56,6 +144,9 @@ MLM_HEAD = register(BlockSpec(
     outputs=_LOGITS_OUT,
     infer=_infer,
     count_params=_mlm_count,
+    flops=_mlm_flops,
+    activations=_mlm_activations,
+    check=_mlm_check,
 ))
 
 SEQ2SEQ_HEAD = register(BlockSpec(
@@ -67,6 +158,9 @@ SEQ2SEQ_HEAD = register(BlockSpec(
     outputs=_LOGITS_OUT,
     infer=_infer,
     count_params=_lm_count,
+    flops=_lm_flops,
+    activations=_lm_activations,
+    check=_lm_check,
 ))
 
 HEAD_TYPES = ("lm_head", "mlm_head", "seq2seq_head")

@@ -10,6 +10,19 @@ def _count(params, shapes):
     return params["max_len"] * d if params["scheme"] == "learned" and d else 0
 
 
+def _check(node, shapes, ctx):
+    params = node.resolved_params()
+    length = ctx.context_length
+    if params["scheme"] == "learned" and length and params["max_len"] < length:
+        return [ctx.error(
+            "learned_positions_too_short",
+            f"the learned position table has {params['max_len']} rows but the model trains on "
+            f"{length} tokens; positions past {params['max_len']} have no vector",
+            f"raise max_len to at least {length}, lower the context length, or use sinusoidal "
+            "positions, RoPE or ALiBi, which have no length limit")]
+    return []
+
+
 POSITIONAL_ENCODING = register(BlockSpec(
     type="positional_encoding", family="position", title="Positional encoding",
     description="Adds position information to each token vector (element-wise, not "
@@ -28,4 +41,5 @@ POSITIONAL_ENCODING = register(BlockSpec(
     outputs=(y_out("embeddings plus positions"),),
     infer=same_as_input(),
     count_params=_count,
+    check=_check,
 ))

@@ -15,12 +15,30 @@ def _count(params, shapes):
     d = width(shapes.get("x"))
     if not d:
         return 0
-    h, g = params["hidden_size"], GATES[params["cell"]]
-    total = 0
-    for layer in range(params["layers"]):
-        inp = d if layer == 0 else h
-        total += g * (inp * h + h * h + 2 * h)
-    return total
+    return _per_layer_sum(params, d, lambda inp, h, g: g * (inp * h + h * h + 2 * h))
+
+
+def _per_layer_sum(params, d: int, per_layer) -> float:
+    """Sum ``per_layer(input width, hidden, gates)`` over the stacked layers: the first reads
+    the d-wide input, every later one the hidden state."""
+    h, g, n = params["hidden_size"], GATES[params["cell"]], params["layers"]
+    return per_layer(d, h, g) + (n - 1) * per_layer(h, h, g)
+
+
+def _flops(params, shapes, context):
+    """Per token and layer, every gate multiplies the input and the previous state."""
+    d = width(shapes.get("x"))
+    if not d:
+        return 0.0
+    return _per_layer_sum(params, d, lambda inp, h, g: 2.0 * g * (inp * h + h * h))
+
+
+def _activations(params, shapes, seq_len):
+    """Per layer: its input, the gate pre-activations and the cell's state and output."""
+    d = width(shapes.get("x"))
+    if not d:
+        return 0
+    return _per_layer_sum(params, d, lambda inp, h, g: inp + g * h + 2 * h)
 
 
 RNN = register(BlockSpec(
@@ -38,4 +56,6 @@ RNN = register(BlockSpec(
     outputs=(y_out("the hidden state at every position"),),
     infer=_infer,
     count_params=_count,
+    flops=_flops,
+    activations=_activations,
 ))

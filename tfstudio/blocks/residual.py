@@ -14,6 +14,17 @@ def _add_infer(params, shapes):
     return {}
 
 
+def _add_check(node, shapes, ctx):
+    given = {port: shape for port, shape in shapes.items() if shape}
+    if len(set(given.values())) > 1:
+        listed = ", ".join(f"{port} is {tuple(shape)}" for port, shape in given.items())
+        return [ctx.error(
+            "width_mismatch",
+            f"Add sums element by element, so its inputs must have the same shape, but {listed}",
+            "make both branches end at the same width (the residual stream's d_model)")]
+    return []
+
+
 ADD = register(BlockSpec(
     type="add", family="residual", title="Add",
     description="Element-wise sum of its inputs: the residual connection y = x + F(x), which "
@@ -24,7 +35,13 @@ ADD = register(BlockSpec(
     outputs=(y_out("the sum"),),
     infer=_add_infer,
     count_params=lambda p, s: 0,
+    check=_add_check,
 ))
+
+def _dropout_activations(params, shapes, seq_len):
+    shape = shapes.get("x")
+    return shape[-1] if params["dropout"] > 0 and shape and isinstance(shape[-1], int) else 0
+
 
 DROPOUT = register(BlockSpec(
     type="dropout", family="residual", title="Dropout",
@@ -35,4 +52,5 @@ DROPOUT = register(BlockSpec(
     outputs=(y_out(),),
     infer=same_as_input(),
     count_params=lambda p, s: 0,
+    activations=_dropout_activations,
 ))

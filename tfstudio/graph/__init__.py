@@ -6,5 +6,9 @@ from .model import GROUP, GROUP_INPUT, GROUP_OUTPUT, Edge, Graph, GraphError, No
 from .schema import BlockSpec, ParamSpec, PortSpec, all_specs, families, get_spec
 from .serialize import (FORMAT_VERSION, GraphFileError, dumps, graph_from_dict, graph_to_dict,
                         load_graph_file, loads, save_graph)
+from .cost import CostReport, MemoryEstimate, analyze, training_memory
+from .placement import identify_placement, rewrite_placement
+from .switches import layer_summary, set_attention_kind, set_ffn_kind, set_positional_scheme
+from .validate import Diagnostic, has_errors, validate
 
 __all__ = [n for n in dir() if not n.startswith("_")]

@@ -146,13 +146,16 @@ class RemoveNodes(Command):
     node_ids: Sequence[str]
     text: str = "Delete"
     _removed: list = field(default_factory=list, repr=False)
+    _order: tuple = field(default=((), ()), repr=False)
 
     def do(self, doc):
         g = doc.graph(self.path)
-        for nid in self.node_ids:
+        ids = list(dict.fromkeys(self.node_ids))
+        for nid in ids:
             g.node(nid)  # refuse before changing anything
+        self._order = (list(g.nodes), list(g.edges))
         self._removed = []
-        for nid in self.node_ids:
+        for nid in ids:
             node, edges = g.remove_node(nid)
             self._removed.append((node, edges))
             for e in edges:
@@ -169,6 +172,16 @@ class RemoveNodes(Command):
                 if e not in g.edges:
                     g.add_edge(e)
                     doc.emit(GraphEvent("edge_added", self.path, edge=e))
+        _restore_order(g, *self._order)
+
+
+def _restore_order(graph: Graph, nodes: list[str], edges: list[Edge]) -> None:
+    """Put nodes and wires back in their old order: the compiler breaks ties in topological
+    order by it, so an undone edit must give back exactly the graph it found."""
+    graph.nodes = {**{n: graph.nodes[n] for n in nodes if n in graph.nodes}, **graph.nodes}
+    present = set(graph.edges)
+    kept = [e for e in edges if e in present]
+    graph.edges = kept + [e for e in graph.edges if e not in set(kept)]
 
 
 def connection_problem(graph: Graph, edge: Edge, replace: bool = False) -> str | None:
@@ -201,6 +214,7 @@ class Connect(Command):
     replace: bool = True
     text: str = "Connect"
     _replaced: Edge | None = None
+    _index: int = 0
 
     def do(self, doc):
         g = doc.graph(self.path)
@@ -209,6 +223,7 @@ class Connect(Command):
             raise ConnectionRefused(problem)
         self._replaced = g.edge_into(self.edge.dst, self.edge.dst_port)
         if self._replaced is not None:
+            self._index = g.edges.index(self._replaced)
             g.remove_edge(self._replaced)
             doc.emit(GraphEvent("edge_removed", self.path, edge=self._replaced))
         g.add_edge(self.edge)
@@ -219,7 +234,7 @@ class Connect(Command):
         g.remove_edge(self.edge)
         doc.emit(GraphEvent("edge_removed", self.path, edge=self.edge))
         if self._replaced is not None:
-            g.add_edge(self._replaced)
+            g.edges.insert(self._index, self._replaced)
             doc.emit(GraphEvent("edge_added", self.path, edge=self._replaced))
 
 
@@ -228,13 +243,19 @@ class Disconnect(Command):
     path: Path
     edge: Edge
     text: str = "Disconnect"
+    _index: int = 0
 
     def do(self, doc):
-        doc.graph(self.path).remove_edge(self.edge)
+        g = doc.graph(self.path)
+        self._index = g.edges.index(self.edge) if self.edge in g.edges else 0
+        g.remove_edge(self.edge)
         doc.emit(GraphEvent("edge_removed", self.path, edge=self.edge))
 
     def undo(self, doc):
-        doc.graph(self.path).add_edge(self.edge)
+        g = doc.graph(self.path)
+        g.node(self.edge.src)
+        g.node(self.edge.dst)
+        g.edges.insert(self._index, self.edge)
         doc.emit(GraphEvent("edge_added", self.path, edge=self.edge))
 
 
@@ -250,7 +271,11 @@ class SetParam(Command):
 
     def do(self, doc):
         node = doc.graph(self.path).node(self.node_id)
-        value = get_spec(node.type).param(self.name).coerce(self.value)
+        try:
+            param = get_spec(node.type).param(self.name)
+        except KeyError as exc:
+            raise GraphError(exc.args[0]) from None
+        value = param.coerce(self.value)
         self._had = self.name in node.params
         self._old = node.params.get(self.name)
         node.params[self.name] = value
@@ -344,6 +369,9 @@ class ReplaceGraph(Command):
             old, doc.root = doc.root, graph
         else:
             parent = doc.graph(self.path[:-1]).node(self.path[-1])
+            if not parent.is_group:
+                raise GraphError(f"'{parent.id}' is not a group; only a group's inside can be "
+                                 "replaced")
             old, parent.subgraph = parent.subgraph, graph
         doc.emit(GraphEvent("graph_replaced", self.path))
         return old
@@ -392,17 +420,19 @@ def group_nodes(graph: Graph, node_ids: Sequence[str], group_id: str | None = No
             out_names[key] = (_unique_name("y", [n for n, _ in out_names.values()]), kind)
     xs = [out.nodes[n].pos[0] for n in ids]
     ys = [out.nodes[n].pos[1] for n in ids]
-    sub.add_node(Node("inputs", GROUP_INPUT,
+    in_id = "inputs" if "inputs" not in sub.nodes else sub.new_id("inputs")
+    sub.add_node(Node(in_id, GROUP_INPUT,
                       {"ports": format_port_list(in_names.values())}, (min(xs) - 220, min(ys))))
-    sub.add_node(Node("outputs", GROUP_OUTPUT,
+    out_id = "outputs" if "outputs" not in sub.nodes else sub.new_id("outputs")
+    sub.add_node(Node(out_id, GROUP_OUTPUT,
                       {"ports": format_port_list(out_names.values())}, (max(xs) + 220, min(ys))))
     for e in out.edges:
         if e.src in inside and e.dst in inside:
             sub.add_edge(e)
     for e in incoming:
-        sub.add_edge(Edge("inputs", in_names[(e.src, e.src_port)][0], e.dst, e.dst_port))
+        sub.add_edge(Edge(in_id, in_names[(e.src, e.src_port)][0], e.dst, e.dst_port))
     for key, (name, _) in out_names.items():
-        sub.add_edge(Edge(key[0], key[1], "outputs", name))
+        sub.add_edge(Edge(key[0], key[1], out_id, name))
     for nid in ids:
         del out.nodes[nid]
     out.edges = [e for e in out.edges if e.src not in inside and e.dst not in inside]
@@ -443,8 +473,10 @@ def ungroup_node(graph: Graph, group_id: str) -> Graph:
     gin, gout = group_boundary(group, GROUP_INPUT), group_boundary(group, GROUP_OUTPUT)
     repeat = int(group.param("repeat"))
     in_ports = [p.name for p in out.input_ports(group_id)]
+    out_ports = [p.name for p in out.output_ports(group_id)]
     feeds = {e.dst_port: (e.src, e.src_port) for e in out.in_edges(group_id)}
     consumers = out.out_edges(group_id)
+    before = list(out.nodes)[: list(out.nodes).index(group_id)]
     del out.nodes[group_id]
     out.edges = [e for e in out.edges if group_id not in (e.src, e.dst)]
     inner = [n for n in sub.nodes.values() if n.type not in (GROUP_INPUT, GROUP_OUTPUT)]
@@ -460,8 +492,8 @@ def ungroup_node(graph: Graph, group_id: str) -> Graph:
             clone.pos = (n.pos[0] + copy_index * 600.0 + group.pos[0], n.pos[1] + group.pos[1])
             out.add_node(clone)
         sources = dict(feeds)
-        if copy_index > 0 and in_ports and prev_out:
-            sources[in_ports[0]] = next(iter(prev_out.values()))
+        if copy_index > 0 and in_ports and out_ports and out_ports[0] in prev_out:
+            sources[in_ports[0]] = prev_out[out_ports[0]]  # copy i's first output feeds i+1
         for e in sub.edges:
             if gin is not None and e.src == gin.id:
                 if e.src_port in sources and e.dst in rename:
@@ -478,6 +510,11 @@ def ungroup_node(graph: Graph, group_id: str) -> Graph:
         if e.src_port in prev_out:
             src = prev_out[e.src_port]
             out.add_edge(Edge(src[0], src[1], e.dst, e.dst_port))
+    # the copies take the group's place in the node order (which breaks topological ties)
+    old_ids = set(graph.nodes) - {group_id}
+    order = before + [n for n in out.nodes if n not in old_ids] + [
+        n for n in out.nodes if n in old_ids and n not in before]
+    out.nodes = {n: out.nodes[n] for n in order}
     return out
 
 

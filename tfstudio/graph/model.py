@@ -14,7 +14,7 @@ from typing import Any, Iterable, Iterator
 
 import networkx as nx
 
-from .schema import PortSpec, get_spec
+from .schema import PortSpec, UnknownBlockError, get_spec
 
 GROUP = "group"
 GROUP_INPUT = "group_input"
@@ -122,7 +122,10 @@ class Graph:
             )
         if node.id in self.nodes:
             raise GraphError(f"a node with id '{node.id}' already exists; pick another id")
-        get_spec(node.type)  # unknown types fail here, with the list of known ones
+        try:
+            get_spec(node.type)
+        except UnknownBlockError as exc:
+            raise GraphError(str(exc)) from None  # names the known types
         self.nodes[node.id] = node
         return node
 
@@ -140,14 +143,14 @@ class Graph:
         if node.is_group:
             inner = group_boundary(node, GROUP_INPUT)
             return [PortSpec(n, k) for n, k in parse_port_list(inner.param("ports"))] if inner else []
-        return get_spec(node.type).input_ports(node.resolved_params())
+        return _ports_of(node, get_spec(node.type).input_ports)
 
     def output_ports(self, node_id: str) -> list[PortSpec]:
         node = self.node(node_id)
         if node.is_group:
             inner = group_boundary(node, GROUP_OUTPUT)
             return [PortSpec(n, k) for n, k in parse_port_list(inner.param("ports"))] if inner else []
-        return get_spec(node.type).output_ports(node.resolved_params())
+        return _ports_of(node, get_spec(node.type).output_ports)
 
     def input_port(self, node_id: str, name: str) -> PortSpec:
         for p in self.input_ports(node_id):
@@ -234,6 +237,14 @@ class Graph:
 
     def clone(self) -> "Graph":
         return copy.deepcopy(self)
+
+
+def _ports_of(node: Node, ports_fn) -> list[PortSpec]:
+    """A block's ports, which may depend on its parameters (an Add's ``n_inputs``)."""
+    if not get_spec(node.type).well_formed(node.params):
+        raise GraphError(f"cannot list the ports of '{node.id}': a parameter holds an invalid "
+                         "value; set its parameters again")
+    return ports_fn(node.resolved_params())
 
 
 def group_boundary(group: Node, boundary_type: str) -> Node | None:

@@ -6,6 +6,7 @@ editors, shape inference and costs, so it never imports a block family directly.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
@@ -58,36 +59,43 @@ class ParamSpec:
 
     def coerce(self, value: Any) -> Any:
         """Return ``value`` converted to this parameter's type, or raise ValueError saying why."""
+        wrong_type = ValueError(f"'{self.name}' expects a {self.kind}; got {value!r}")
+        if self.kind == "bool":
+            if isinstance(value, str):
+                if value.lower() in ("true", "1", "yes", "on"):
+                    return True
+                if value.lower() in ("false", "0", "no", "off"):
+                    return False
+                raise wrong_type
+            if not isinstance(value, (bool, int, float)):
+                raise wrong_type
+            return bool(value)
+        if self.kind == "choice":
+            out = str(value)
+            if out not in self.choices:
+                raise ValueError(f"'{self.name}' must be one of {', '.join(self.choices)}; "
+                                 f"got '{value}'")
+            return out
+        if self.kind not in ("int", "float"):
+            if isinstance(value, (dict, list, tuple, set)):
+                raise wrong_type
+            return str(value)
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise wrong_type
         try:
-            if self.kind == "bool":
-                if isinstance(value, str):
-                    if value.lower() in ("true", "1", "yes", "on"):
-                        return True
-                    if value.lower() in ("false", "0", "no", "off"):
-                        return False
-                    raise ValueError
-                return bool(value)
-            if self.kind == "int":
-                if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
-                    raise ValueError
-                out: Any = int(value)
-            elif self.kind == "float":
-                if isinstance(value, bool):
-                    raise ValueError
-                out = float(value)
-            elif self.kind == "choice":
-                out = str(value)
-                if out not in self.choices:
-                    raise ValueError(
-                        f"'{self.name}' must be one of {', '.join(self.choices)}; got '{value}'"
-                    )
-                return out
-            else:
-                return str(value)
-        except ValueError as exc:
-            if str(exc):
-                raise
-            raise ValueError(f"'{self.name}' expects a {self.kind}; got {value!r}") from None
+            number = float(value)
+        except ValueError:
+            raise wrong_type from None
+        if not math.isfinite(number):
+            raise ValueError(f"'{self.name}' must be a finite number; got {value!r}")
+        if self.kind == "int":
+            if not number.is_integer():
+                raise wrong_type
+            exact = isinstance(value, int) or (isinstance(value, str)
+                                               and value.strip().lstrip("+-").isdigit())
+            out: Any = int(value) if exact else int(number)  # big ints keep every digit
+        else:
+            out = number
         if self.minimum is not None and out < self.minimum:
             raise ValueError(f"'{self.name}' must be at least {self.minimum}; got {out}")
         if self.maximum is not None and out > self.maximum:
@@ -108,9 +116,13 @@ class BlockSpec:
     - ``infer(params, in_shapes) -> {out_port: shape}``; ``in_shapes`` maps connected inputs
       to their shapes (missing when unconnected).
     - ``count_params(params, in_shapes) -> int``: trainable parameters of one instance.
-    - ``flops(params, in_shapes, ctx) -> float``: forward FLOPs per token (multiply-add = 2).
+    - ``flops(params, in_shapes, ctx) -> float``: forward FLOPs per token (multiply-add = 2),
+      averaged over a sequence of ``ctx`` tokens (the context length).
     - ``kv_bytes(params, in_shapes, bytes_per_value) -> int``: KV-cache bytes per token.
-    - ``check(node, in_shapes, ctx) -> list[Diagnostic]``: block-specific validation.
+    - ``activations(params, in_shapes, seq_len) -> float``: values kept for the backward
+      pass, per token of a training batch of ``seq_len``-token sequences.
+    - ``check(node, in_shapes, ctx) -> list[Diagnostic]``: block-specific validation; ``ctx``
+      is a :class:`tfstudio.graph.validate.CheckContext` (``ctx.error(code, message, hint)``).
     """
 
     type: str
@@ -125,6 +137,7 @@ class BlockSpec:
     flops: Callable | None = None
     kv_bytes: Callable | None = None
     check: Callable | None = None
+    activations: Callable | None = None
     internal: bool = False  # not offered in the palette (group boundary nodes)
     extra: dict = field(default_factory=dict)
 
@@ -133,6 +146,17 @@ class BlockSpec:
             if p.name == name:
                 return p
         raise KeyError(f"block '{self.type}' has no parameter '{name}'")
+
+    def well_formed(self, params: Mapping[str, Any]) -> bool:
+        """Every parameter known and holding a valid value: only then are the hooks asked
+        (a raw edit can leave anything; validation names the problem)."""
+        for name, value in params.items():
+            try:
+                if self.param(name).coerce(value) != value:
+                    return False
+            except (KeyError, ValueError):
+                return False
+        return True
 
     def defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params}

@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .model import Edge, Graph, GraphError, Node
+from .model import GROUP, Edge, Graph, GraphError, Node
 from .schema import UnknownBlockError, get_spec
 
 FORMAT_VERSION = 1
@@ -43,7 +43,7 @@ def graph_from_dict(data: Any, source: str = "graph") -> Graph:
     version = data.get("format_version")
     if version is None:
         raise GraphFileError(f"{source}: missing 'format_version'; is this a tfstudio graph file?")
-    if version != FORMAT_VERSION:
+    if type(version) is not int or version != FORMAT_VERSION:
         raise GraphFileError(
             f"{source}: format_version {version!r} is not supported (this tfstudio reads "
             f"version {FORMAT_VERSION}); open it with a matching tfstudio release"
@@ -52,7 +52,10 @@ def graph_from_dict(data: Any, source: str = "graph") -> Graph:
 
 
 def _parse_body(data: dict, source: str, where: str) -> Graph:
-    graph = Graph(meta=dict(data.get("meta") or {}))
+    meta = data.get("meta") or {}
+    if not isinstance(meta, dict):
+        raise GraphFileError(f"{source}{where}: 'meta' must be an object of names to values")
+    graph = Graph(meta=dict(meta))
     nodes = data.get("nodes")
     if not isinstance(nodes, list):
         raise GraphFileError(f"{source}{where}: 'nodes' must be a list")
@@ -85,6 +88,12 @@ def _parse_body(data: dict, source: str, where: str) -> Graph:
             raise GraphFileError(f"{loc}: 'pos' must be [x, y]") from None
         sub = None
         if "subgraph" in item:
+            if spec.type != GROUP:
+                raise GraphFileError(f"{loc} ('{item['id']}'): only a group has a 'subgraph'; "
+                                     f"a {spec.type} block cannot hold one")
+            if not isinstance(item["subgraph"], dict):
+                raise GraphFileError(f"{loc} ('{item['id']}'): 'subgraph' must be an object "
+                                     "with 'nodes' and 'edges'")
             sub = _parse_body(item["subgraph"], source, f"{where} > {item['id']}")
         try:
             graph.add_node(Node(str(item["id"]), spec.type, clean, pos_t,

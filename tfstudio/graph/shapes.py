@@ -19,6 +19,11 @@ class ShapeMap:
     inputs: dict[Key, dict[str, tuple]] = field(default_factory=dict)
     outputs: dict[Key, dict[str, tuple]] = field(default_factory=dict)
     errors: dict[Key, str] = field(default_factory=dict)
+    codes: dict[Key, str] = field(default_factory=dict)  # stable rule id of each error
+
+    def _fail(self, key: Key, message: str, code: str = "shape_inference") -> None:
+        self.errors[key] = message
+        self.codes[key] = code
 
     def input_shapes(self, node_id: str, path: tuple[str, ...] = ()) -> dict[str, tuple]:
         return self.inputs.get((tuple(path), node_id), {})
@@ -64,9 +69,11 @@ def _infer(graph: Graph, path: tuple[str, ...], boundary_in: dict[str, tuple],
                 outs = _infer_group(graph, node, path, ins, out)
             else:
                 spec = get_spec(node.type)
-                outs = dict(spec.infer(node.resolved_params(), ins)) if spec.infer else {}
+                # a malformed parameter (reported by validation) leaves the outputs unknown
+                known = spec.infer is not None and spec.well_formed(node.params)
+                outs = dict(spec.infer(node.resolved_params(), ins)) if known else {}
         except Exception as exc:  # a block's hook failing must not stop the rest of the graph
-            out.errors[key] = f"cannot infer shapes: {exc}"
+            out._fail(key, f"cannot infer shapes: {exc}")
             outs = {}
         out.outputs[key] = outs
         for port, shape in outs.items():
@@ -79,13 +86,14 @@ def _infer_group(graph: Graph, node, path, ins: dict[str, tuple], out: ShapeMap)
         return {}
     inner_path = path + (node.id,)
     outs = _infer(node.subgraph, inner_path, ins, out)
-    gin = group_boundary(node, GROUP_INPUT)
-    ports = [p.name for p in graph.input_ports(node.id)]
-    # a repeated group feeds its output back into its first input: the shapes must agree
-    if int(node.param("repeat")) > 1 and gin is not None and ports and outs:
-        first_out = next(iter(outs.values()))
-        if ins.get(ports[0]) is not None and first_out != ins[ports[0]]:
-            out.errors[(path, node.id)] = (
-                f"a repeated group must give back the shape it takes: input {ins[ports[0]]} "
-                f"but output {first_out}")
+    in_ports = [p.name for p in graph.input_ports(node.id)]
+    out_ports = [p.name for p in graph.output_ports(node.id)]
+    # a repeated group feeds its first output back into its first input: the shapes must agree
+    if int(node.param("repeat")) > 1 and in_ports and out_ports:
+        given, taken = ins.get(in_ports[0]), outs.get(out_ports[0])
+        if given is not None and taken is not None and given != taken:
+            out._fail((path, node.id),
+                      f"a repeated group must give back the shape it takes: input "
+                      f"'{in_ports[0]}' is {given} but output '{out_ports[0]}' is {taken}",
+                      "repeat_shape_changes")
     return outs

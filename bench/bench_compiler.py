@@ -1,0 +1,177 @@
+"""Benchmark: a training step of a compiled graph against a hand-written nn.Module.
+
+Both models hold the same weights and do the same math (GPT-2 style pre-norm blocks: fused QKV,
+``F.scaled_dot_product_attention(is_causal=True)``, GELU MLP, tied head). Each repetition times
+one step of each (forward, cross-entropy, backward, AdamW), alternating which goes first; the
+median of each is reported, and the ratio compiled / hand-written is written into the compiler
+section of docs/BENCHMARKS.md (target: <= 1.05), next to an A/A control (a second copy of the
+hand-written model) that shows the machine's timing noise.
+
+    python bench/bench_compiler.py [--reps 15] [--threads N] [--no-write]
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import platform
+import re
+import statistics
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from tfstudio.compiler import compile_graph
+from tfstudio.graph.templates import transformer_lm
+from tfstudio.presets import load_preset
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "BENCHMARKS.md"
+SECTION = "## Compiler: generated model vs hand-written"
+
+
+class HandBlock(nn.Module):
+    def __init__(self, d, heads, d_ff, act):
+        super().__init__()
+        self.heads, self.act = heads, act
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.fc, self.fc2 = nn.Linear(d, d_ff), nn.Linear(d_ff, d)
+
+    def forward(self, x):
+        B, T, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(d, dim=-1)
+        q, k, v = (t.view(B, T, self.heads, d // self.heads).transpose(1, 2) for t in (q, k, v))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(y.transpose(1, 2).reshape(B, T, d))
+        return x + self.fc2(self.act(self.fc(self.ln2(x))))
+
+
+class HandGPT(nn.Module):
+    """nanoGPT-style decoder written out by hand."""
+
+    def __init__(self, vocab, d, layers, heads, d_ff, max_len, act):
+        super().__init__()
+        self.wte, self.wpe = nn.Embedding(vocab, d), nn.Embedding(max_len, d)
+        self.blocks = nn.ModuleList(HandBlock(d, heads, d_ff, act) for _ in range(layers))
+        self.ln_f = nn.LayerNorm(d)
+
+    def forward(self, ids):
+        x = self.wte(ids) + self.wpe.weight[:ids.shape[1]]
+        for block in self.blocks:
+            x = block(x)
+        return F.linear(self.ln_f(x), self.wte.weight)  # tied head
+
+    def load_compiled(self, state: dict) -> None:
+        names = {"embed.": "wte.", "pos.table.": "wpe.", "final_norm.": "ln_f.",
+                 "norm_attn.": "ln1.", "attn.qkv.": "qkv.", "attn.out.": "proj.",
+                 "norm_ffn.": "ln2.", "ffn.up.": "fc.", "ffn.down.": "fc2.", "layers.": "blocks."}
+        mapped = {}
+        for key, value in state.items():
+            if key.startswith("head."):
+                continue  # tied to the embedding
+            for old, new in names.items():
+                key = key.replace(old, new)
+            mapped[key] = value
+        self.load_state_dict(mapped)
+
+
+CONFIGS = {
+    "tiny-gpt (d=64, 2 layers, vocab 256, T=64, batch 8)":
+        dict(graph=lambda: load_preset("tiny-gpt"), vocab=256, d=64, layers=2, heads=4,
+             d_ff=256, max_len=256, act=F.gelu, T=64, B=8),
+    "GPT-2 shape, narrow (d=128, 4 layers, vocab 50257, T=128, batch 8)":
+        dict(graph=lambda: transformer_lm(
+            name="gpt2-narrow", description="", vocab=50257, d_model=128, layers=4, heads=4,
+            d_ff=512, activation="gelu_tanh", max_len=128),
+             vocab=50257, d=128, layers=4, heads=4, d_ff=512, max_len=128,
+             act=lambda x: F.gelu(x, approximate="tanh"), T=128, B=8),
+}
+
+
+def make_step(model, ids, targets):
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        logits = model(ids)
+        loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten())
+        loss.backward()
+        opt.step()
+    return step
+
+
+def bench(cfg: dict, reps: int) -> dict[str, float]:
+    """Median step seconds of the compiled model, the hand-written one, and a second copy of the
+    hand-written one: an A/A control whose ratio to the first shows the timing noise."""
+    torch.manual_seed(0)
+    compiled = compile_graph(cfg["graph"]())
+    models = {"compiled": compiled}
+    for name in ("hand", "control"):
+        models[name] = HandGPT(cfg["vocab"], cfg["d"], cfg["layers"], cfg["heads"], cfg["d_ff"],
+                               cfg["max_len"], cfg["act"])
+        models[name].load_compiled(compiled.state_dict())
+    ids = torch.randint(0, cfg["vocab"], (cfg["B"], cfg["T"]))
+    targets = torch.randint(0, cfg["vocab"], (cfg["B"], cfg["T"]))
+    with torch.no_grad():  # same weights, same math: the same logits
+        assert torch.allclose(compiled(ids), models["hand"](ids), atol=1e-5), "models disagree"
+    steps = {name: make_step(m, ids, targets) for name, m in models.items()}
+    for fn in steps.values():  # warm up allocators and kernels
+        for _ in range(2):
+            fn()
+    times = {name: [] for name in steps}
+    orders = list(itertools.permutations(steps))  # every model goes first equally often
+    for r in range(reps):
+        for name in orders[r % len(orders)]:
+            t0 = time.perf_counter()
+            steps[name]()
+            times[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def write_section(rows: list[str], reps: int) -> None:
+    text = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
+    body = "\n".join([
+        SECTION, "",
+        "One training step (forward, cross-entropy, backward, AdamW) of a compiled graph against",
+        "a hand-written nn.Module with the same weights and math (`bench/bench_compiler.py`).",
+        f"Median of {reps} interleaved repetitions in one process (each model first equally",
+        "often); the control is a second copy of the hand-written model, so its ratio shows how",
+        f"much two identical models differ on this machine. torch {torch.__version__}, "
+        f"{torch.get_num_threads()} CPU thread(s), {platform.machine()}. Target: ratio <= 1.05.",
+        "",
+        "| model | compiled (ms) | hand-written (ms) | compiled / hand | control / hand |",
+        "|---|---:|---:|---:|---:|", *rows, ""])
+    pattern = re.compile(re.escape(SECTION) + r".*?(?=^## |\Z)", re.S | re.M)
+    if pattern.search(text):
+        text = pattern.sub(lambda _: body + "\n", text)
+    else:
+        text = text.rstrip() + "\n\n" + body + "\n"
+    DOC.parent.mkdir(parents=True, exist_ok=True)
+    DOC.write_text(text)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=15)
+    parser.add_argument("--threads", type=int, default=0,
+                        help="torch CPU threads (default: torch's own choice)")
+    parser.add_argument("--no-write", action="store_true", help="print only")
+    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    rows = []
+    for name, cfg in CONFIGS.items():
+        t = bench(cfg, args.reps)
+        row = (f"| {name} | {t['compiled'] * 1e3:.1f} | {t['hand'] * 1e3:.1f} | "
+               f"{t['compiled'] / t['hand']:.3f} | {t['control'] / t['hand']:.3f} |")
+        print(row, flush=True)
+        rows.append(row)
+    if not args.no_write:
+        write_section(rows, args.reps)
+        print(f"wrote {DOC}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,145 @@
+"""Runs survive faults: exact resume, atomic checkpoints, NaN and out-of-memory stops."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+import torch
+
+import tfstudio
+from tfstudio.graph import SetParam, Document
+from tfstudio.train import trainer as trainer_module
+from tfstudio.train.checkpoint import latest_checkpoint, load_checkpoint
+from tfstudio.train.config import TrainConfig
+from tfstudio.train.events import read_events
+from tfstudio.train.run import RunFolder
+from tfstudio.train.trainer import Trainer
+
+
+def dropout_gpt():
+    """tiny-gpt with dropout, so resuming must also restore the random-number state."""
+    doc = Document(tfstudio.load_graph("tiny-gpt"))
+    doc.execute(SetParam((), "pos", "dropout", 0.1))
+    return doc.root
+
+
+CFG = dict(corpus="sample:small", tokenizer="byte", steps=12, batch_size=4, seq_len=32,
+           eval_every=6, eval_batches=2, warmup_steps=3)
+
+
+def losses(run_dir):
+    return {e.step: e.loss for e in read_events(RunFolder(run_dir).metrics_path)
+            if e.kind == "StepMetrics"}
+
+
+def test_resume_continues_exactly(tmp_path):
+    whole = tmp_path / "whole"
+    assert Trainer(dropout_gpt(), TrainConfig(**CFG), run_dir=whole).run().kind == "Finished"
+
+    parted = tmp_path / "parted"
+    first = Trainer(dropout_gpt(), TrainConfig(**CFG), run_dir=parted)
+    first.listeners.append(lambda e: e.kind == "StepMetrics" and e.step == 5 and first.stop())
+    end = first.run()
+    assert (end.kind, end.reason, end.step) == ("Finished", "stopped", 5)
+    end = Trainer(dropout_gpt(), TrainConfig(**CFG), run_dir=parted, resume=True).run()
+    assert (end.kind, end.step) == ("Finished", 12)
+    assert losses(parted) == losses(whole)  # bit-for-bit on the CPU
+    assert sorted(losses(parted)) == list(range(1, 13))
+
+
+def test_vocab_follows_tokenizer(tmp_path):
+    Trainer(tfstudio.load_graph("tiny-gpt"), TrainConfig(**{**CFG, "steps": 1}),
+            run_dir=tmp_path).run()
+    graph = RunFolder(tmp_path).graph()
+    vocab = RunFolder(tmp_path).tokenizer().vocab_size
+    assert vocab == 260  # 256 bytes + end-of-text, pad, mask, bos
+    assert graph.node("embed").params["vocab_size"] == vocab
+    assert graph.node("head").params["vocab_size"] == vocab
+
+
+def test_nan_loss_stops_and_keeps_last_good_checkpoint(tmp_path, monkeypatch):
+    real = trainer_module.loss_and_logits
+    calls = {"n": 0}
+
+    def poisoned(model, batch):
+        loss, logits = real(model, batch)
+        calls["n"] += 1
+        return (loss * float("nan") if calls["n"] == 5 else loss), logits
+
+    monkeypatch.setattr(trainer_module, "loss_and_logits", poisoned)
+    cfg = TrainConfig(**{**CFG, "checkpoint_every": 2, "eval_every": 0})
+    end = Trainer(tfstudio.load_graph("tiny-gpt"), cfg, run_dir=tmp_path).run()
+    assert (end.kind, end.reason) == ("Failed", "nan")
+    assert "step 5" in end.message and "learning rate" in end.message
+    ckpt = latest_checkpoint(RunFolder(tmp_path).checkpoints)
+    assert ckpt.name == "step-00000004"
+    model = tfstudio.compile_graph(RunFolder(tmp_path).graph())
+    load_checkpoint(ckpt, model)
+    assert all(torch.isfinite(p).all() for p in model.parameters())
+
+
+def test_out_of_memory_says_what_to_reduce(tmp_path, monkeypatch):
+    def oom(model, batch):
+        raise torch.OutOfMemoryError("CUDA out of memory")
+
+    monkeypatch.setattr(trainer_module, "loss_and_logits", oom)
+    end = Trainer(tfstudio.load_graph("tiny-gpt"), TrainConfig(**CFG), run_dir=tmp_path).run()
+    assert (end.kind, end.reason) == ("Failed", "oom")
+    assert "batch size (now 4" in end.message and "sequence length (now 32)" in end.message
+
+
+def test_checkpoint_survives_being_killed_mid_write(tmp_path):
+    """A child process writes checkpoints back to back and is SIGKILLed at random moments;
+    whatever LATEST names must always load."""
+    script = textwrap.dedent(f"""
+        import torch, tfstudio
+        from tfstudio.train.checkpoint import save_checkpoint
+        model = tfstudio.compile_graph(tfstudio.load_graph("tiny-gpt"))
+        opt = torch.optim.AdamW(model.parameters())
+        model(torch.zeros(1, 4, dtype=torch.long)).sum().backward(); opt.step()
+        step = 0
+        while True:
+            step += 1
+            with torch.no_grad():
+                for p in model.parameters():
+                    p.fill_(step)
+            save_checkpoint({str(tmp_path)!r}, step, model, opt, {{"marker": step}})
+            print(step, flush=True)
+    """)
+    for delay in (1.2, 1.9, 2.6):
+        proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                                env={**os.environ, "OMP_NUM_THREADS": "1"})
+        proc.stdout.readline()  # the first checkpoint is complete
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        ckpt = latest_checkpoint(tmp_path)
+        model = tfstudio.compile_graph(tfstudio.load_graph("tiny-gpt"))
+        state = load_checkpoint(ckpt, model)
+        step = state["marker"]
+        assert all(bool((p == step).all()) for p in model.parameters())
+
+
+def test_generation_with_cache_equals_recomputation(tmp_path):
+    from tfstudio.train.generation import generate_ids
+    Trainer(tfstudio.load_graph("tiny-gpt"), TrainConfig(**{**CFG, "steps": 20}),
+            run_dir=tmp_path).run()
+    model = RunFolder(tmp_path).load_model()
+    for settings in (dict(temperature=0), dict(temperature=1.0, top_k=20, seed=3),
+                     dict(temperature=0.8, top_p=0.9, seed=4)):
+        cached = list(generate_ids(model, [72, 101], max_new_tokens=40, **settings))
+        full = list(generate_ids(model, [72, 101], max_new_tokens=40, use_cache=False,
+                                 **settings))
+        assert cached == full and len(cached) == 40
+
+
+def test_metrics_jsonl_records_every_event_kind(tmp_path):
+    Trainer(tfstudio.load_graph("tiny-gpt"), TrainConfig(**CFG), run_dir=tmp_path).run()
+    kinds = [json.loads(line)["kind"] for line in
+             (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert kinds[0] == "Started" and kinds[-1] == "Finished"
+    assert {"StepMetrics", "EvalMetrics", "CheckpointSaved"} <= set(kinds)

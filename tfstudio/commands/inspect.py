@@ -1,0 +1,146 @@
+"""``tfstudio inspect GRAPH``: diagnostics, shapes, parameters and costs of a graph, without
+building the model. Exits 1 when the graph has errors and 2 when it cannot be read."""
+from __future__ import annotations
+
+import json
+import sys
+
+
+def configure(parser) -> None:
+    parser.add_argument("graph", metavar="GRAPH", help="a preset name or a path to a .json graph")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead")
+    parser.add_argument("--context-length", type=int, default=None, metavar="N",
+                        help="cost FLOPs and check position tables at this length "
+                             "(default: the graph's context_length)")
+    parser.add_argument("--batch", type=int, default=8, metavar="N",
+                        help="batch size for the training-memory estimate (default 8)")
+    parser.add_argument("--seq-len", type=int, default=None, metavar="N",
+                        help="sequence length for the training-memory estimate "
+                             "(default: the context length)")
+    parser.add_argument("--dtype", default="float32",
+                        help="dtype of weights, gradients and activations while training "
+                             "(default float32)")
+    parser.add_argument("--kv-dtype", default="bfloat16",
+                        help="dtype of the KV cache at inference (default bfloat16)")
+
+
+def run(args) -> int:
+    from ..graph import GraphFileError
+    from ..graph.cost import analyze, dtype_bytes, training_memory
+    from ..graph.validate import has_errors, validate
+    from ..presets import load_preset_or_file
+
+    try:
+        graph = load_preset_or_file(args.graph)
+    except GraphFileError as exc:
+        print(f"tfstudio inspect: {exc}", file=sys.stderr)
+        return 2
+    try:
+        for name in (args.dtype, args.kv_dtype):
+            dtype_bytes(name)
+        for flag, value in (("--batch", args.batch), ("--seq-len", args.seq_len),
+                            ("--context-length", args.context_length)):
+            if value is not None and value < 1:
+                raise ValueError(f"{flag} must be at least 1; got {value}")
+    except ValueError as exc:
+        print(f"tfstudio inspect: {exc}", file=sys.stderr)
+        return 2
+    diagnostics = validate(graph, context_length=args.context_length)
+    report = analyze(graph, context_length=args.context_length, dtype=args.kv_dtype)
+    seq_len = args.seq_len or report.context_length
+    memory = training_memory(graph, batch=args.batch, seq_len=seq_len, dtype=args.dtype)
+    rows = list(_rows(graph, report))
+    if args.json:
+        print(json.dumps(_as_json(graph, diagnostics, rows, report, memory, args, seq_len),
+                         indent=1))
+    else:
+        print(_as_text(graph, diagnostics, rows, report, memory, args, seq_len))
+    return 1 if has_errors(diagnostics) else 0
+
+
+def _rows(graph, report, path=(), depth=0):
+    """One row per node, depth first: groups followed by their indented inside."""
+    for node in graph:
+        key = (path, node.id)
+        yield {
+            "path": list(path), "id": node.id, "type": node.type, "depth": depth,
+            "repeat": int(node.param("repeat")) if node.is_group else None,
+            "outputs": {port: list(shape)
+                        for port, shape in report.shapes.output_shapes(node.id, path).items()},
+            "params": report.node_params.get(key, 0),
+            "flops_per_token": report.node_flops.get(key, 0.0),
+        }
+        if node.subgraph is not None:
+            yield from _rows(node.subgraph, report, path + (node.id,), depth + 1)
+
+
+def _as_json(graph, diagnostics, rows, report, memory, args, seq_len) -> dict:
+    return {
+        "name": graph.meta.get("name", args.graph),
+        "valid": not any(d.severity == "error" for d in diagnostics),
+        "diagnostics": [{"severity": d.severity, "code": d.code, "node_id": d.node_id,
+                         "path": list(d.path), "message": d.message, "hint": d.hint}
+                        for d in diagnostics],
+        "nodes": rows,
+        "total_params": report.total_params,
+        "non_embedding_params": report.non_embedding_params,
+        "context_length": report.context_length,
+        "flops_per_token": report.flops_per_token,
+        "kv_cache_bytes_per_token": report.kv_cache_bytes_per_token,
+        "kv_dtype": args.kv_dtype,
+        "training_memory": {"batch": args.batch, "seq_len": seq_len, "dtype": args.dtype,
+                            **memory.as_dict()},
+    }
+
+
+def _as_text(graph, diagnostics, rows, report, memory, args, seq_len) -> str:
+    lines = [graph.meta.get("name", args.graph)]
+    if graph.meta.get("description"):
+        lines.append(f"  {graph.meta['description']}")
+    lines.append("")
+    if diagnostics:
+        lines.append(f"Diagnostics ({len(diagnostics)}):")
+        for d in sorted(diagnostics, key=lambda d: d.severity != "error"):
+            lines.append(f"  {d.severity.upper()} [{d.code}] {d.where}: {d.message}")
+            lines.append(f"      fix: {d.hint}")
+    else:
+        lines.append("Diagnostics: none, the graph is valid.")
+    lines.append("")
+    width = max(len("  " * r["depth"] + r["id"]) for r in rows) + 2 if rows else 10
+    lines.append(f"{'block'.ljust(width)}{'type'.ljust(22)}{'output shape'.ljust(22)}"
+                 f"{'params':>16}")
+    for r in rows:
+        kind = r["type"] + (f" x {r['repeat']}" if r["repeat"] else "")
+        shapes = [f"[{', '.join(map(str, s))}]" for s in r["outputs"].values()]
+        lines.append(f"{('  ' * r['depth'] + r['id']).ljust(width)}{kind.ljust(22)}"
+                     f"{' '.join(shapes).ljust(22)}{r['params']:>16,}")
+    lines.append("(a block inside a group is counted once; its group's row counts every copy)")
+    lines += [
+        "",
+        f"Parameters          {report.total_params:,} "
+        f"({report.non_embedding_params:,} outside embeddings)",
+        f"FLOPs per token     {_si(report.flops_per_token)}FLOP forward at context "
+        f"{report.context_length} (about {_si(3 * report.flops_per_token)}FLOP to train)",
+        f"KV cache per token  {_bytes(report.kv_cache_bytes_per_token)} in {args.kv_dtype} "
+        f"({_bytes(report.kv_cache_bytes_per_token * report.context_length)} for "
+        f"{report.context_length} tokens)",
+        f"Training memory     {_bytes(memory.total)} for batch {args.batch} x {seq_len} tokens "
+        f"in {args.dtype} with AdamW:",
+        f"  weights {_bytes(memory.weights)}, gradients {_bytes(memory.gradients)}, "
+        f"optimizer {_bytes(memory.optimizer)}, activations {_bytes(memory.activations)}",
+    ]
+    return "\n".join(lines)
+
+
+def _si(value: float) -> str:
+    for factor, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if value >= factor:
+            return f"{value / factor:.3g} {prefix}"
+    return f"{value:.3g} "
+
+
+def _bytes(value: float) -> str:
+    for factor, unit in ((2 ** 40, "TiB"), (2 ** 30, "GiB"), (2 ** 20, "MiB"), (2 ** 10, "KiB")):
+        if value >= factor:
+            return f"{value / factor:.3g} {unit}"
+    return f"{int(value)} B"

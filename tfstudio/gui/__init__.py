@@ -1,0 +1,11 @@
+"""The desktop editor (PySide6): the only package that imports Qt.
+
+Views and controllers only. Every edit a gesture makes is a command on the graph layer's
+:class:`~tfstudio.graph.Document`; the widgets redraw from the document's events. Torch is never
+imported on the way to the first paint (the generated-code view compiles in the background).
+Start it with ``tfstudio`` or ``python -m tfstudio gui``.
+"""
+
+from .qt_compat import guard_none_refcount as _guard_none_refcount
+
+_guard_none_refcount()  # before any widget exists: see qt_compat for the PySide6 bug it stops

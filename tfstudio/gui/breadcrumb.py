@@ -1,0 +1,51 @@
+"""The breadcrumb above the canvas: where you are (model › layer group › ...), and the way back."""
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
+
+from ..graph import Graph
+
+
+class Breadcrumb(QWidget):
+    navigate = Signal(tuple)  # the path to show
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._layout = QHBoxLayout(self)
+        self._layout.setContentsMargins(8, 4, 8, 4)
+        self._layout.setSpacing(2)
+        self.buttons: list[QPushButton] = []
+
+    def show_path(self, root: Graph, path: tuple[str, ...]) -> None:
+        while self._layout.count():
+            item = self._layout.takeAt(0)
+            if item.widget() is not None:
+                item.widget().deleteLater()
+        self.buttons = []
+        crumbs = [(str(root.meta.get("name") or "model"), ())]
+        graph = root
+        for i, gid in enumerate(path):
+            node = graph.nodes.get(gid)
+            label = node.label if node is not None else gid
+            repeat = node.param("repeat") if node is not None and node.is_group else 1
+            crumbs.append((f"{label} ×{repeat}" if repeat > 1 else label, path[:i + 1]))
+            graph = node.subgraph if node is not None and node.subgraph is not None else graph
+        for i, (label, target) in enumerate(crumbs):
+            if i:
+                sep = QLabel("›")
+                sep.setProperty("role", "muted")
+                self._layout.addWidget(sep)
+            button = QPushButton(label)
+            button.setFlat(True)
+            button.setEnabled(target != path)  # you are here
+            button.setToolTip("Go back to this level" if target != path else "You are here")
+            button.clicked.connect(lambda _=False, t=target: self.navigate.emit(t))
+            self._layout.addWidget(button)
+            self.buttons.append(button)
+        if path:
+            hint = QLabel("  inside a group: its inputs and outputs blocks are the group's ports; "
+                          "edits apply to every copy")
+            hint.setProperty("role", "muted")
+            self._layout.addWidget(hint)
+        self._layout.addStretch(1)

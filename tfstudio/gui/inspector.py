@@ -1,0 +1,288 @@
+"""The inspector: what the selected block is, its parameters with their explanations, its
+problems, and on a layer group the one-click switches (attention kind, FFN or MoE, norm
+placement). With nothing selected it shows the model: name, description, positional scheme.
+
+Every change is a command on the document; the canvas and the problems panel update from it.
+"""
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import (QButtonGroup, QFormLayout, QFrame, QGroupBox, QHBoxLayout, QLabel,
+                               QLineEdit, QPushButton, QScrollArea, QVBoxLayout, QWidget)
+
+from ..graph import GraphError, GraphEvent, ReplaceGraph, SetParam, SetTitle, get_spec
+from . import layer_switches as switches
+from .icons import family_icon
+from .param_editors import ParamEditor, make_editor
+from .scene import GraphScene
+from .session import EditorSession
+from .text import count_label
+
+
+def _esc(text) -> str:
+    return html.escape(str(text), quote=False)
+
+
+def _muted(text: str, wrap: bool = True) -> QLabel:
+    """A secondary rich-text line (callers escape user text with ``_esc``)."""
+    label = QLabel(text)
+    label.setTextFormat(Qt.RichText)
+    label.setWordWrap(wrap)
+    label.setProperty("role", "muted")
+    label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+    return label
+
+
+class Inspector(QScrollArea):
+    enter_group = Signal(str)
+    group_requested = Signal()
+
+    def __init__(self, session: EditorSession, scene: GraphScene, parent=None):
+        super().__init__(parent)
+        self.session = session
+        self.scene = scene
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)  # content wraps to the dock
+        self.editors: dict[str, ParamEditor] = {}
+        self.switch_buttons: dict[str, dict[str, QPushButton]] = {}
+        self.node_id: str | None = None
+        self._rebuild_timer = QTimer(self, singleShot=True, interval=0)
+        self._rebuild_timer.timeout.connect(self.rebuild)
+        session.document.subscribe(self._on_event)
+        session.analysis_ready.connect(lambda _: self._rebuild_timer.start())
+        scene.selectionChanged.connect(self._rebuild_timer.start)
+        scene.path_changed.connect(lambda _: self._rebuild_timer.start())
+        self.rebuild()
+
+    # ------------------------------------------------------------------ model
+    @property
+    def path(self) -> tuple[str, ...]:
+        return self.scene.path
+
+    def _on_event(self, ev: GraphEvent) -> None:
+        if (ev.kind == "param_changed" and ev.path == self.path and ev.node_id == self.node_id
+                and ev.name in self.editors):
+            # keep the widget the user is typing in; just show the new value
+            node = self.session.document.graph(self.path).node(ev.node_id)
+            self.editors[ev.name].show(node.param(ev.name))
+            return
+        self._rebuild_timer.start()
+
+    def set_param(self, name: str, value) -> bool:
+        """Commit one parameter of the shown node (what an editor does on Enter/click)."""
+        ok = self.session.execute(SetParam(self.path, self.node_id, name, value,
+                                           text=f"Set {name}"))
+        if not ok and self.node_id is not None and name in self.editors:
+            node = self.session.document.graph(self.path).node(self.node_id)
+            self.editors[name].show(node.param(name))
+        return ok
+
+    # ------------------------------------------------------------------ layout
+    def rebuild(self) -> None:
+        self._rebuild_timer.stop()
+        self.editors = {}
+        self.switch_buttons = {}
+        body = QWidget()
+        layout = QVBoxLayout(body)
+        layout.setContentsMargins(10, 10, 10, 10)
+        layout.setSpacing(8)
+        ids = self.scene.selected_node_ids()
+        graph = self.session.document.graph(self.path)
+        if len(ids) == 1 and ids[0] in graph:
+            self.node_id = ids[0]
+            self._node_page(layout, graph.node(ids[0]))
+        elif len(ids) > 1:
+            self.node_id = None
+            self._multi_page(layout, ids)
+        else:
+            self.node_id = None
+            self._model_page(layout)
+        layout.addStretch(1)
+        old = self.takeWidget()
+        if old is not None:
+            old.deleteLater()
+        self.setWidget(body)
+
+    def _node_page(self, layout: QVBoxLayout, node) -> None:
+        spec = get_spec(node.type)
+        head = QHBoxLayout()
+        icon = QLabel()
+        icon.setPixmap(family_icon(spec.family).pixmap(22, 22))
+        head.addWidget(icon)
+        title = QLineEdit(node.label)
+        title.setObjectName("node_title")
+        title.setToolTip("The name shown on the block (only a label; the id stays the same).")
+        title.editingFinished.connect(lambda: self._rename(title.text()))
+        head.addWidget(title, 1)
+        layout.addLayout(head)
+        layout.addWidget(_muted(f"{spec.title} · id <b>{_esc(node.id)}</b>"))
+        layout.addWidget(_muted(_esc(spec.description)))
+        params = self.session.analysis.node_params(self.path, node.id)
+        if params is not None:
+            layout.addWidget(_muted(f"Parameters: <b>{count_label(params)}</b> ({params:,})"))
+        self._diagnostics(layout, node.id)
+        if node.is_group:
+            self._group_switches(layout, node)
+        if spec.params:
+            box = QGroupBox("Settings")
+            form = QVBoxLayout(box)
+            form.setSpacing(2)
+            for p in spec.params:
+                row = QFormLayout()
+                row.setContentsMargins(0, 6, 0, 0)
+                editor = make_editor(p, node.param(p.name),
+                                     lambda v, name=p.name: self.set_param(name, v))
+                self.editors[p.name] = editor
+                label = QLabel(p.title)
+                label.setToolTip(p.description)
+                row.addRow(label, editor.widget)
+                form.addLayout(row)
+                form.addWidget(_muted(_esc(p.description)))
+            layout.addWidget(box)
+
+    def _diagnostics(self, layout: QVBoxLayout, node_id: str) -> None:
+        analysis = self.session.analysis
+        mine = [d for d in analysis.diagnostics_at(self.path) if d.node_id == node_id]
+        mine += analysis.diagnostics_below(self.path, node_id)
+        for d in mine:
+            colour = "#d93a34" if d.severity == "error" else "#c98210"
+            where = "" if tuple(d.path) == self.path else f" (inside, at {_esc(d.where)})"
+            label = QLabel(f"<span style='color:{colour}'><b>{d.severity.capitalize()}</b>"
+                           f"{where}: {_esc(d.message)}</span><br><b>Fix:</b> "
+                           f"{_esc(d.hint)}")
+            label.setWordWrap(True)
+            label.setObjectName("diagnostic")
+            layout.addWidget(label)
+
+    def _group_switches(self, layout: QVBoxLayout, node) -> None:
+        enter = QPushButton("Open the group (double-click)")
+        enter.clicked.connect(lambda: self.enter_group.emit(node.id))
+        layout.addWidget(enter)
+        layer = node.subgraph
+        if layer is None:
+            return
+        box = QGroupBox("Layer switches")
+        form = QFormLayout(box)
+        rows = [
+            ("attention", "Attention", switches.ATTENTION_KINDS, switches.attention_kind(layer),
+             "MHA: every head has its own K/V. GQA: groups of heads share K/V. MQA: all heads "
+             "share one K/V (smallest KV cache)."),
+            ("ffn", "Feed-forward", switches.FFN_KINDS, switches.ffn_kind(layer),
+             "A dense FFN, or a mixture of experts with a router."),
+            ("placement", "Norm placement", switches.PLACEMENTS, switches.placement(layer),
+             "Pre: x + F(Norm(x)) (GPT-2, LLaMA). Post: Norm(x + F(x)) (original Transformer, "
+             "BERT). Sandwich: a norm before and after F."),
+        ]
+        for key, title, choices, current, tip in rows:
+            if current is None:
+                continue
+            form.addRow(QLabel(title), self._segmented(key, choices, current, tip,
+                                                        lambda choice, k=key: self.switch_layer(
+                                                            node.id, k, choice)))
+        layout.addWidget(box)
+
+    def _segmented(self, key, choices, current, tip, on_choice) -> QWidget:
+        strip = QWidget()
+        row = QHBoxLayout(strip)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(0)
+        group = QButtonGroup(strip)
+        group.setExclusive(True)
+        self.switch_buttons[key] = {}
+        for value, label in choices.items():
+            button = QPushButton(label)
+            button.setCheckable(True)
+            button.setChecked(value == current)
+            button.setProperty("segment", True)
+            button.setMinimumWidth(24)  # five choices must fit a narrow dock
+            button.setToolTip(tip)
+            button.setObjectName(f"switch_{key}_{value}")
+            button.clicked.connect(lambda _=False, v=value: on_choice(v))
+            group.addButton(button)
+            row.addWidget(button)
+            self.switch_buttons[key][value] = button
+        return strip
+
+    def _multi_page(self, layout: QVBoxLayout, ids) -> None:
+        heading = QLabel(f"{len(ids)} blocks selected")
+        heading.setProperty("role", "heading")
+        layout.addWidget(heading)
+        total = sum(self.session.analysis.node_params(self.path, n) or 0 for n in ids)
+        layout.addWidget(_muted(f"Parameters together: <b>{count_label(total)}</b>"))
+        button = QPushButton("Group into a layer (Ctrl+G)")
+        button.clicked.connect(self.group_requested.emit)
+        layout.addWidget(button)
+        layout.addWidget(_muted("A group holds a sub-graph that can repeat N times, like a "
+                                "transformer layer stacked N deep."))
+
+    def _model_page(self, layout: QVBoxLayout) -> None:
+        root = self.session.root
+        meta = root.meta
+        heading = QLabel(str(meta.get("name") or self.session.display_name))
+        heading.setTextFormat(Qt.PlainText)
+        heading.setProperty("role", "heading")
+        layout.addWidget(heading)
+        if meta.get("description"):
+            layout.addWidget(_muted(_esc(str(meta["description"]))))
+        facts = []
+        if meta.get("family"):
+            facts.append(f"Family: <b>{_esc(str(meta['family']))}</b>")
+        if meta.get("context_length"):
+            facts.append(f"Context length: <b>{meta['context_length']}</b>")
+        if self.path:
+            facts.append("Editing inside: <b>" + _esc(" › ".join(self.path)) + "</b>")
+        if facts:
+            layout.addWidget(_muted("<br>".join(facts)))
+        scheme = switches.positional_scheme(root)
+        box = QGroupBox("Positions")
+        form = QVBoxLayout(box)
+        form.addWidget(self._segmented(
+            "position", switches.POSITION_SCHEMES, scheme,
+            "How the model knows token order: added absolute encodings (sinusoidal, learned) "
+            "or inside attention (RoPE rotates q and k; ALiBi penalises distance).",
+            self.switch_positions))
+        form.addWidget(_muted("Sinusoidal and learned encodings are added to the embeddings; "
+                              "RoPE and ALiBi act inside every attention block. Learned tables "
+                              "cannot go past their length; ALiBi extrapolates best."))
+        layout.addWidget(box)
+        layout.addWidget(_muted(
+            "<b>Getting started</b><br>Drag blocks from the palette, or press Tab (or double-"
+            "click the canvas) to search. Drag from an output port (right) to an input port "
+            "(left) to wire. Double-click a layer group to edit its inside. Select a block to "
+            "see its settings here; problems are outlined on the block with the fix in its "
+            "tooltip."))
+
+    # ------------------------------------------------------------------ edits
+    def _rename(self, text: str) -> None:
+        if self.node_id is None:
+            return
+        node = self.session.document.graph(self.path).node(self.node_id)
+        text = text.strip()
+        if text != node.label:
+            self.session.execute(SetTitle(self.path, self.node_id, text))
+
+    def switch_layer(self, group_id: str, key: str, choice: str) -> bool:
+        """Rewrite the inside of layer group ``group_id`` (one undoable step)."""
+        group = self.session.document.graph(self.path).node(group_id)
+        try:
+            new_layer = switches.rewrite(group.subgraph, key, choice)
+        except (GraphError, ValueError) as exc:
+            self.session.message.emit(str(exc))
+            self._rebuild_timer.start()
+            return False
+        label = {"attention": "attention", "ffn": "feed-forward", "placement": "norm placement"}
+        return self.session.execute(ReplaceGraph(self.path + (group_id,), new_layer,
+                                                 text=f"Switch {label[key]} to {choice}"))
+
+    def switch_positions(self, scheme: str) -> bool:
+        try:
+            new_root = switches.with_positional_scheme(self.session.root, scheme)
+        except (GraphError, ValueError) as exc:
+            self.session.message.emit(str(exc))
+            self._rebuild_timer.start()
+            return False
+        return self.session.execute(ReplaceGraph((), new_root,
+                                                 text=f"Switch positions to {scheme}"))

@@ -1,0 +1,139 @@
+"""``tfstudio [FILE.json]`` / ``tfstudio gui``: open the editor, or render it to a PNG and exit.
+
+Only Qt and the graph layer are imported on the way to the first paint; torch waits until a
+model is compiled (the generated-code view) or trained.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", nargs="?", help="a graph file (.json) to open")
+    parser.add_argument("--preset", help="start from this built-in architecture "
+                        "(see `tfstudio presets`); default: tiny-gpt")
+    parser.add_argument("--file", dest="file_option", metavar="FILE",
+                        help="same as the positional FILE")
+    parser.add_argument("--theme", choices=("light", "dark"),
+                        help="colour theme (default: the last one used, else light)")
+    parser.add_argument("--screenshot", metavar="PATH",
+                        help="render the window offscreen to this PNG and exit")
+    parser.add_argument("--size", default="1600x1000", metavar="WxH",
+                        help="window size for --screenshot (default 1600x1000)")
+    parser.add_argument("--open-group", metavar="ID", help=argparse.SUPPRESS)
+    parser.add_argument("--startup-report", action="store_true", help=argparse.SUPPRESS)
+
+
+def _window_size(text: str) -> tuple[int, int]:
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise SystemExit(f"--size must look like 1600x1000; got '{text}'") from None
+    return w, h
+
+
+def run(args) -> int:
+    started = time.time()
+    if args.screenshot:
+        import os
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+    from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, QTimer
+    from PySide6.QtGui import QGuiApplication
+    from PySide6.QtWidgets import QApplication
+
+    from ..graph import GraphFileError
+    from ..presets import DEFAULT_PRESET, load_preset
+    from . import theme
+    from .errors import install_excepthook
+    from .main_window import MainWindow, default_data_dir
+    from .session import EditorSession
+
+    QGuiApplication.setHighDpiScaleFactorRoundingPolicy(
+        Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
+    QCoreApplication.setOrganizationName("tfstudio")
+    QCoreApplication.setApplicationName("tfstudio")
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+
+    data_dir = default_data_dir()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    from PySide6.QtCore import QSettings
+    saved_theme = QSettings(str(data_dir / "settings.ini"), QSettings.IniFormat).value("theme")
+    theme.apply_theme(app, args.theme or (saved_theme if saved_theme in theme.THEMES
+                                          else "light"))
+
+    preset = args.preset or DEFAULT_PRESET
+    try:
+        graph = load_preset(preset)
+    except GraphFileError as exc:
+        print(f"tfstudio: {exc}", file=sys.stderr)
+        return 2
+    window = MainWindow(EditorSession(graph), data_dir=data_dir)
+    window.session.root.meta.setdefault("name", preset)
+    install_excepthook(lambda: window, data_dir / "errors.log")
+
+    path = args.file or args.file_option
+    if path and not window.open_file(path):
+        if args.screenshot:  # a picture of an error dialog helps nobody: fail loudly
+            print(f"tfstudio: {window.last_error}", file=sys.stderr)
+            return 2
+    if args.open_group:
+        window.scene.set_path((args.open_group,))
+
+    if args.screenshot:
+        window.resize(*_window_size(args.size))
+    else:
+        window.restore_layout()
+    window.show()
+    QTimer.singleShot(0, window.view.fit_to_view)
+
+    if args.startup_report:
+        _report_first_paint(window, started, QEvent, QObject)
+    elif args.screenshot:
+        QTimer.singleShot(150, lambda: _screenshot(window, args.screenshot))
+    else:
+        QTimer.singleShot(0, window.offer_recovery)
+    code = app.exec()
+    # take the window down while the application still exists (the reverse order crashes
+    # some PySide builds at interpreter exit)
+    window.deleteLater()
+    QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)
+    del window
+    return code
+
+
+def _screenshot(window, path: str) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    window.view.fit_to_view()
+    QApplication.processEvents()
+    ok = window.grab().save(path)
+    window.session.document.mark_clean()  # nothing to save or recover from a picture
+    window.autosave.timer.stop()
+    if not ok:
+        print(f"tfstudio: could not write {path}", file=sys.stderr)
+        QApplication.exit(1)
+        return
+    print(path)
+    QApplication.exit(0)
+
+
+def _report_first_paint(window, started: float, QEvent, QObject) -> None:
+    """For the start-up benchmark: print when the canvas first painted, then quit."""
+    from PySide6.QtWidgets import QApplication
+
+    class FirstPaint(QObject):
+        def eventFilter(self, obj, event):
+            if event.type() == QEvent.Paint and not getattr(self, "seen", False):
+                self.seen = True
+                report = {"first_paint": time.time(), "run_started": started,
+                          "torch_imported": "torch" in sys.modules}
+                print(json.dumps(report), flush=True)
+                QApplication.instance().quit()
+            return False
+
+    window._first_paint = FirstPaint(window)
+    window.view.viewport().installEventFilter(window._first_paint)

@@ -1,0 +1,554 @@
+"""The main window: canvas in the middle, palette left, inspector and costs right, problems
+below; menus, toolbar, file handling (new/open/save, recent files, unsaved-changes prompt),
+clipboard, groups, autosave and crash recovery."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QMimeData, QSettings, QStandardPaths, Qt, QTimer
+from PySide6.QtGui import QCursor, QGuiApplication
+from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow,
+                               QMessageBox, QTabWidget, QToolBar, QVBoxLayout, QWidget)
+
+from .. import __version__
+from ..graph import Graph, GraphError, GraphFileError, group_command, ungroup_command
+from . import clipboard, theme
+from .actions import create_actions
+from .autosave import Autosave, Recovery, pending_recovery
+from .breadcrumb import Breadcrumb
+from .cost_panel import CostPanel
+from .dialogs import CodeDialog, PresetGallery
+from .export import export_png, export_svg
+from .inspector import Inspector
+from .palette import Palette
+from .problems import ProblemsPanel
+from .scene import SPREAD, GraphScene, to_graph
+from .search_popup import SearchPopup
+from .session import EditorSession
+from .view import GraphView
+
+MAX_RECENT = 8
+GRAPH_FILTER = "tfstudio graphs (*.json);;All files (*)"
+
+
+def default_data_dir() -> Path:
+    """Where autosaves, settings and the error log live (TFSTUDIO_DATA_DIR overrides)."""
+    override = os.environ.get("TFSTUDIO_DATA_DIR")
+    if override:
+        return Path(override)
+    location = QStandardPaths.writableLocation(QStandardPaths.AppDataLocation)
+    return Path(location or Path.home() / ".tfstudio")
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, session: EditorSession | None = None, data_dir: Path | None = None,
+                 autosave_interval_ms: int = 30_000):
+        super().__init__()
+        self.session = session or EditorSession()
+        self.data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.settings = QSettings(str(self.data_dir / "settings.ini"), QSettings.IniFormat)
+        self.last_error = ""
+        self.code_dialog: CodeDialog | None = None
+
+        self.scene = GraphScene(self.session, self)
+        self.view = GraphView(self.scene)
+        self.breadcrumb = Breadcrumb()
+        self.palette = Palette()
+        self.inspector = Inspector(self.session, self.scene)
+        self.problems = ProblemsPanel()
+        self.costs = CostPanel(self.session)
+        self.search = SearchPopup(self)
+        self._search_at = None
+        self.autosave = Autosave(self.session, self.data_dir, autosave_interval_ms, self)
+
+        self._build_layout()
+        self.actions = create_actions(self)
+        self._build_menus()
+        self._connect()
+        self.actions.snap.setChecked(self.scene.snap_to_grid)
+        self.actions.dark.setChecked(theme.current().name == "dark")
+        self._refresh_title()
+        self._refresh_breadcrumb()
+        self._update_actions()
+        self.problems.show_analysis(self.session.analysis)
+        self.resize(1500, 940)
+        self.autosave.start()
+
+    # ------------------------------------------------------------------ layout
+    def _build_layout(self) -> None:
+        centre = QWidget()
+        column = QVBoxLayout(centre)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(0)
+        column.addWidget(self.breadcrumb)
+        column.addWidget(self.view, 1)
+        self.setCentralWidget(centre)
+
+        def dock(title: str, widget: QWidget, area, name: str) -> QDockWidget:
+            d = QDockWidget(title, self)
+            d.setObjectName(name)
+            d.setWidget(widget)
+            d.setFeatures(QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetFloatable
+                          | QDockWidget.DockWidgetClosable)
+            self.addDockWidget(area, d)
+            return d
+
+        self.palette_dock = dock("Blocks", self.palette, Qt.LeftDockWidgetArea, "palette")
+        right = QTabWidget()
+        right.addTab(self.inspector, "Inspector")
+        right.addTab(self.costs, "Costs")
+        self.right_tabs = right
+        self.inspector_dock = dock("Details", right, Qt.RightDockWidgetArea, "details")
+        self.problems_dock = dock("Problems", self.problems, Qt.BottomDockWidgetArea, "problems")
+        self.resizeDocks([self.palette_dock, self.inspector_dock], [230, 370], Qt.Horizontal)
+        self.resizeDocks([self.problems_dock], [150], Qt.Vertical)
+        self.zoom_label = QLabel()
+        self.counts_label = QLabel()
+        self.statusBar().addPermanentWidget(self.counts_label)
+        self.statusBar().addPermanentWidget(self.zoom_label)
+
+    def _build_menus(self) -> None:
+        a = self.actions
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        for item in (a.new, a.new_preset, a.open):
+            file_menu.addAction(item)
+        self.recent_menu = file_menu.addMenu("Open &recent")
+        file_menu.addSeparator()
+        for item in (a.save, a.save_as, None, a.export_png, a.export_svg, None, a.quit):
+            file_menu.addSeparator() if item is None else file_menu.addAction(item)
+        edit = bar.addMenu("&Edit")
+        for item in (a.undo, a.redo, None, a.cut, a.copy, a.paste, a.duplicate, a.delete,
+                     a.select_all, None, a.add_block, a.group, a.ungroup):
+            edit.addSeparator() if item is None else edit.addAction(item)
+        view = bar.addMenu("&View")
+        for item in (a.fit, a.zoom_in, a.zoom_out, a.zoom_reset, None, a.up, None, a.snap,
+                     a.dark, None, a.code):
+            view.addSeparator() if item is None else view.addAction(item)
+        view.addSeparator()
+        for d in (self.palette_dock, self.inspector_dock, self.problems_dock):
+            view.addAction(d.toggleViewAction())
+        bar.addMenu("&Help").addAction(a.about)
+
+        tools = QToolBar("Main")
+        tools.setObjectName("main_toolbar")
+        tools.setMovable(False)
+        for item in (a.new_preset, a.open, a.save, None, a.undo, a.redo, None, a.add_block,
+                     a.group, a.ungroup, a.up, None, a.fit, None, a.code):
+            tools.addSeparator() if item is None else tools.addAction(item)
+        self.addToolBar(tools)
+        self.view.context_actions = [a.add_block, None, a.cut, a.copy, a.paste, a.duplicate,
+                                     a.delete, None, a.group, a.ungroup, None, a.fit]
+        self._rebuild_recent_menu()
+
+    def _connect(self) -> None:
+        s = self.session
+        s.message.connect(self.show_message)
+        s.state_changed.connect(self._refresh_title)
+        s.analysis_ready.connect(self.problems.show_analysis)
+        s.analysis_ready.connect(self._show_counts)
+        s.document.subscribe(lambda ev: self._update_actions())
+        self.scene.message.connect(self.show_message)
+        self.scene.selectionChanged.connect(self._update_actions)
+        self.scene.path_changed.connect(lambda _: self._refresh_breadcrumb())
+        self.scene.path_changed.connect(lambda _: QTimer.singleShot(0, self.view.fit_to_view))
+        self.breadcrumb.navigate.connect(self.scene.set_path)
+        self.palette.block_activated.connect(self.add_block_at_centre)
+        self.search.chosen.connect(self._search_chosen)
+        self.view.search_requested.connect(self.open_search)
+        self.view.zoom_changed.connect(
+            lambda z: self.zoom_label.setText(f"zoom {z * 100:.0f}%"))
+        self.inspector.enter_group.connect(self.scene.enter_group)
+        self.inspector.group_requested.connect(self.group_selection)
+        self.problems.activated.connect(self.go_to_node)
+        self.costs.node_activated.connect(self.go_to_node)
+        QGuiApplication.clipboard().dataChanged.connect(self._update_actions)
+
+    # ------------------------------------------------------------------ feedback
+    def show_message(self, text: str) -> None:
+        self.statusBar().showMessage(text, 10000)
+
+    def show_error(self, text: str, title: str = "tfstudio") -> None:
+        """A non-blocking error dialog (so a script or test is never stuck on it)."""
+        self.last_error = text
+        self.show_message(text)
+        box = QMessageBox(QMessageBox.Warning, title, text, QMessageBox.Ok, self)
+        box.setModal(False)
+        box.open()
+        self._error_box = box
+
+    def _show_counts(self, analysis) -> None:
+        parts = []
+        if analysis.cost is not None:
+            from .text import count_label
+            parts.append(f"{count_label(analysis.cost.total_params)} params")
+        parts.append(f"{analysis.errors} errors, {analysis.warnings} warnings")
+        self.counts_label.setText("  ·  ".join(parts))
+
+    def _refresh_title(self) -> None:
+        self.setWindowTitle(f"{self.session.display_name}[*] — tfstudio")
+        self.setWindowModified(self.session.dirty)
+
+    def _refresh_breadcrumb(self) -> None:
+        self.breadcrumb.show_path(self.session.root, self.scene.path)
+        self.actions.up.setEnabled(bool(self.scene.path)) if hasattr(self, "actions") else None
+
+    def _update_actions(self, *_) -> None:
+        if not hasattr(self, "actions"):
+            return
+        a, doc = self.actions, self.session.document
+        a.undo.setEnabled(doc.can_undo)
+        a.redo.setEnabled(doc.can_redo)
+        a.undo.setText(f"&Undo {doc.undo_text}" if doc.can_undo else "&Undo")
+        a.redo.setText(f"&Redo {doc.redo_text}" if doc.can_redo else "&Redo")
+        selected = self.scene.selected_node_ids()
+        for action in (a.cut, a.copy, a.duplicate, a.group):
+            action.setEnabled(bool(selected))
+        a.delete.setEnabled(bool(self.scene.selectedItems()))
+        a.ungroup.setEnabled(any(self.scene.graph.node(n).is_group for n in selected
+                                 if n in self.scene.graph))
+        mime = QGuiApplication.clipboard().mimeData()
+        a.paste.setEnabled(mime is not None and (mime.hasFormat(clipboard.MIME)
+                                                 or mime.text().lstrip().startswith("{")))
+        a.up.setEnabled(bool(self.scene.path))
+        self._refresh_breadcrumb_if_renamed()
+
+    def _refresh_breadcrumb_if_renamed(self) -> None:
+        if self.scene.path:
+            self.breadcrumb.show_path(self.session.root, self.scene.path)
+
+    # ------------------------------------------------------------------ navigation
+    def go_up(self) -> None:
+        if self.scene.path:
+            self.scene.set_path(self.scene.path[:-1])
+
+    def go_to_node(self, path: tuple, node_id) -> None:
+        """Open the group holding ``node_id`` and select it (a click in the problems panel)."""
+        try:
+            if tuple(path) != self.scene.path:
+                self.scene.set_path(tuple(path))
+        except GraphError as exc:
+            self.show_message(str(exc))
+            return
+        if node_id and node_id in self.scene.node_items:
+            self.scene.select_nodes([node_id])
+            self.view.center_on_node(node_id)
+            self.right_tabs.setCurrentWidget(self.inspector)
+
+    # ------------------------------------------------------------------ adding blocks
+    def add_block_at_centre(self, block_type: str) -> str | None:
+        centre = self.view.mapToScene(self.view.viewport().rect().center())
+        return self.scene.add_block(block_type, centre)
+
+    def open_search(self, scene_pos) -> None:
+        self._search_at = scene_pos
+        global_pos = self.view.viewport().mapToGlobal(self.view.mapFromScene(scene_pos))
+        self.search.popup(global_pos)
+
+    def search_at_cursor(self) -> None:
+        self.open_search(self.view.cursor_scene_pos())
+
+    def _search_chosen(self, block_type: str) -> None:
+        at = self._search_at if self._search_at is not None else self.view.cursor_scene_pos()
+        self.scene.add_block(block_type, at)
+        self.view.setFocus()
+
+    # ------------------------------------------------------------------ editing
+    def undo(self) -> None:
+        self.session.undo()
+
+    def redo(self) -> None:
+        self.session.redo()
+
+    def delete(self) -> None:
+        self.scene.delete_selected()
+
+    def select_all(self) -> None:
+        for item in self.scene.node_items.values():
+            item.setSelected(True)
+
+    def copy(self) -> bool:
+        ids = self.scene.selected_node_ids()
+        try:
+            text = clipboard.to_text(self.scene.graph, ids)
+        except GraphError as exc:
+            self.show_message(str(exc))
+            return False
+        mime = QMimeData()
+        mime.setData(clipboard.MIME, QByteArray(text.encode("utf-8")))
+        mime.setText(text)
+        QGuiApplication.clipboard().setMimeData(mime)
+        self.show_message(f"Copied {len(ids)} block{'s' * (len(ids) != 1)}")
+        return True
+
+    def cut(self) -> None:
+        if self.copy():
+            self.scene.delete_selected()
+
+    def paste(self) -> list[str]:
+        mime = QGuiApplication.clipboard().mimeData()
+        if mime is None:
+            return []
+        raw = bytes(mime.data(clipboard.MIME)).decode("utf-8") if mime.hasFormat(
+            clipboard.MIME) else mime.text()
+        try:
+            piece = clipboard.from_text(raw)
+        except GraphFileError as exc:
+            self.show_message(f"The clipboard holds no blocks to paste ({exc})")
+            return []
+        at = to_graph(self.view.cursor_scene_pos())
+        xs = [n.pos[0] for n in piece]
+        ys = [n.pos[1] for n in piece]
+        offset = (at[0] - min(xs), at[1] - min(ys)) if xs else (0.0, 0.0)
+        return self._paste_piece(piece, offset)
+
+    def duplicate(self) -> list[str]:
+        ids = self.scene.selected_node_ids()
+        try:
+            piece = clipboard.fragment(self.scene.graph, ids)
+        except GraphError as exc:
+            self.show_message(str(exc))
+            return []
+        return self._paste_piece(piece, (40.0 / SPREAD, 40.0 / SPREAD))
+
+    def _paste_piece(self, piece: Graph, offset) -> list[str]:
+        command, new_ids = clipboard.paste_command(self.scene.graph, piece, self.scene.path,
+                                                   offset)
+        if not self.scene.run(command):
+            return []
+        self.scene.select_nodes(new_ids)
+        return new_ids
+
+    def group_selection(self) -> str | None:
+        ids = self.scene.selected_node_ids()
+        before = set(self.scene.graph.nodes)
+        try:
+            command = group_command(self.session.document, self.scene.path, ids)
+        except GraphError as exc:
+            self.show_message(str(exc))
+            return None
+        if not self.scene.run(command):
+            return None
+        new = [n for n in self.scene.graph.nodes if n not in before]
+        self.scene.select_nodes(new)
+        self.show_message("Grouped: double-click the group to edit its inside; set its repeat "
+                          "count in the inspector")
+        return new[0] if new else None
+
+    def ungroup_selection(self) -> bool:
+        groups = [n for n in self.scene.selected_node_ids() if self.scene.graph.node(n).is_group]
+        if len(groups) != 1:
+            self.show_message("Select one group to ungroup")
+            return False
+        try:
+            command = ungroup_command(self.session.document, self.scene.path, groups[0])
+        except GraphError as exc:
+            self.show_message(str(exc))
+            return False
+        return self.scene.run(command)
+
+    def set_snap(self, on: bool) -> None:
+        self.scene.snap_to_grid = bool(on)
+
+    def set_dark(self, on: bool) -> None:
+        name = "dark" if on else "light"
+        theme.apply_theme(QApplication.instance(), name)
+        self.settings.setValue("theme", name)
+        self.view.viewport().update()
+        self.scene.update()
+
+    # ------------------------------------------------------------------ files
+    def ask_unsaved(self) -> str:
+        """"save", "discard" or "cancel" (tests replace this with a stub)."""
+        answer = QMessageBox.question(
+            self, "Unsaved changes",
+            f"Save the changes to {self.session.display_name} before closing it?",
+            QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel, QMessageBox.Save)
+        return {QMessageBox.Save: "save", QMessageBox.Discard: "discard"}.get(answer, "cancel")
+
+    def ask_open_path(self) -> str:
+        path, _ = QFileDialog.getOpenFileName(self, "Open graph", self._last_dir(), GRAPH_FILTER)
+        return path
+
+    def ask_save_path(self, caption: str = "Save graph as", file_filter: str = GRAPH_FILTER,
+                      suffix: str = ".json") -> str:
+        start = str(Path(self._last_dir()) / (self.session.display_name.rsplit(".", 1)[0]
+                                              + suffix))
+        path, _ = QFileDialog.getSaveFileName(self, caption, start, file_filter)
+        if path and not Path(path).suffix:
+            path += suffix
+        return path
+
+    def ask_recover(self, recovery: Recovery) -> bool:
+        where = f" (from {recovery.file})" if recovery.file else ""
+        answer = QMessageBox.question(
+            self, "Recover unsaved work?",
+            f"tfstudio did not close normally last time. An autosave of your unsaved graph"
+            f"{where} was found. Recover it?", QMessageBox.Yes | QMessageBox.No,
+            QMessageBox.Yes)
+        return answer == QMessageBox.Yes
+
+    def _last_dir(self) -> str:
+        return str(self.settings.value("last_dir", str(Path.home())))
+
+    def maybe_save(self) -> bool:
+        """True when it is fine to throw the current graph away."""
+        if not self.session.dirty:
+            return True
+        answer = self.ask_unsaved()
+        if answer == "save":
+            return self.save()
+        return answer == "discard"
+
+    def new_empty(self) -> None:
+        if self.maybe_save():
+            self.session.replace(Graph(meta={"name": "untitled"}))
+            self.scene.set_path(())
+
+    def new_from_preset(self) -> None:
+        if not self.maybe_save():
+            return
+        gallery = PresetGallery(self)
+        if gallery.exec() and gallery.graph() is not None:
+            self.load_graph(gallery.graph().clone())
+
+    def load_graph(self, graph: Graph, file_path: Path | None = None) -> None:
+        self.session.replace(graph, file_path)
+        self.scene.set_path(())
+        QTimer.singleShot(0, self.view.fit_to_view)
+
+    def open_dialog(self) -> None:
+        if self.maybe_save():
+            path = self.ask_open_path()
+            if path:
+                self.open_file(path)
+
+    def open_file(self, path: str | Path) -> bool:
+        """Open a graph file; a malformed one shows the reason and leaves the editor as it was."""
+        try:
+            self.session.open(path)
+        except GraphFileError as exc:
+            self.show_error(str(exc), "Cannot open the graph")
+            return False
+        self.scene.set_path(())
+        self._remember(Path(path))
+        QTimer.singleShot(0, self.view.fit_to_view)
+        self.show_message(f"Opened {path}")
+        return True
+
+    def save(self) -> bool:
+        if self.session.file_path is None:
+            return self.save_as()
+        return self._save_to(self.session.file_path)
+
+    def save_as(self) -> bool:
+        path = self.ask_save_path()
+        return self._save_to(Path(path)) if path else False
+
+    def _save_to(self, path: Path) -> bool:
+        try:
+            self.session.save(path)
+        except OSError as exc:
+            self.show_error(f"Could not save {path}: {exc.strerror or exc}. Choose another "
+                            "folder or file name.", "Save failed")
+            return False
+        self._remember(path)
+        self.show_message(f"Saved {path}")
+        return True
+
+    def _remember(self, path: Path) -> None:
+        path = Path(path).resolve()
+        self.settings.setValue("last_dir", str(path.parent))
+        recent = [p for p in self.recent_files() if Path(p) != path]
+        self.settings.setValue("recent", [str(path)] + recent[:MAX_RECENT - 1])
+        self._rebuild_recent_menu()
+
+    def recent_files(self) -> list[str]:
+        value = self.settings.value("recent", [])
+        if isinstance(value, str):
+            value = [value]
+        return [str(v) for v in (value or [])]
+
+    def _rebuild_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        files = self.recent_files()
+        for path in files:
+            action = self.recent_menu.addAction(Path(path).name)
+            action.setToolTip(path)
+            action.setStatusTip(path)
+            action.triggered.connect(lambda _=False, p=path: self._open_recent(p))
+        self.recent_menu.setEnabled(bool(files))
+
+    def _open_recent(self, path: str) -> None:
+        if not Path(path).exists():
+            self.settings.setValue("recent", [p for p in self.recent_files() if p != path])
+            self._rebuild_recent_menu()
+            self.show_error(f"{path} no longer exists; it was removed from the recent files.")
+            return
+        if self.maybe_save():
+            self.open_file(path)
+
+    def export_canvas(self, fmt: str, path: str | None = None) -> Path | None:
+        if path is None:
+            caption = f"Export canvas as {fmt.upper()}"
+            path = self.ask_save_path(caption, f"{fmt.upper()} image (*.{fmt})", f".{fmt}")
+            if not path:
+                return None
+        try:
+            out = (export_png if fmt == "png" else export_svg)(self.scene, path)
+        except OSError as exc:
+            self.show_error(str(exc), "Export failed")
+            return None
+        self.show_message(f"Exported {out}")
+        return out
+
+    # ------------------------------------------------------------------ recovery
+    def offer_recovery(self) -> bool:
+        """Offer the autosave of a session that crashed; True when it was restored."""
+        recovery = pending_recovery(self.data_dir)
+        if recovery is None:
+            return False
+        if not self.ask_recover(recovery):
+            self.autosave.discard()
+            return False
+        self.session.replace(recovery.graph, recovery.file, dirty=True)
+        self.scene.set_path(())
+        QTimer.singleShot(0, self.view.fit_to_view)
+        self.show_message("Recovered your unsaved work; save it to keep it")
+        return True
+
+    # ------------------------------------------------------------------ other
+    def show_code(self) -> CodeDialog:
+        self.code_dialog = CodeDialog(self.session.root, self)
+        self.code_dialog.show()
+        return self.code_dialog
+
+    def about(self) -> None:
+        QMessageBox.about(
+            self, "About tfstudio",
+            f"<b>tfstudio {__version__}</b><p>Build transformers on a node graph, compile "
+            "them to PyTorch, train them and look inside.</p><p>Tab or double-click: add a "
+            "block · drag port to port: wire · double-click a group: enter it · Ctrl+G: "
+            "group · F: fit view · middle-drag or Space-drag: pan · wheel: zoom</p>")
+
+    def closeEvent(self, event) -> None:
+        if not self.maybe_save():
+            event.ignore()
+            return
+        self.autosave.mark_clean_exit()
+        self.settings.setValue("geometry", self.saveGeometry())
+        self.settings.setValue("state", self.saveState())
+        self.settings.sync()
+        if self.code_dialog is not None:
+            self.code_dialog.job.wait()
+        event.accept()
+
+    def restore_layout(self) -> None:
+        geometry = self.settings.value("geometry")
+        state = self.settings.value("state")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        if state is not None:
+            self.restoreState(state)

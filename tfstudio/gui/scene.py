@@ -1,0 +1,471 @@
+"""The canvas model: one level of the graph (the root or a group's inside) as scene items.
+
+The scene turns gestures into commands on the session's document (add a block, draw a wire,
+move, delete) and redraws from the document's events, never the other way round. A refused
+wire is explained twice: in the status bar and in a note next to the port it was dropped on.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
+
+from ..graph import (GROUP_INPUT, GROUP_OUTPUT, AddNode, Command, Connect, Disconnect, Edge,
+                     GraphError, GraphEvent, Macro, MoveNodes, Node, RemoveNodes, new_node)
+from ..graph.schema import kind_accepts
+from ..graph.templates import layer_graph
+from .analysis import Analysis
+from .node_item import HEADER_H, NodeItem, PortItem
+from .session import EditorSession
+from .text import shape_label
+from .wire_item import WireItem
+
+# Preset files lay nodes out on a compact 190-230 unit pitch; the canvas spreads positions by
+# this factor so the wire between two neighbours is long enough to carry its shape label.
+SPREAD = 1.3
+GRID = 20.0
+PORT_PICK_RADIUS = 16.0
+
+
+def to_scene(pos: tuple[float, float]) -> QPointF:
+    return QPointF(pos[0] * SPREAD, pos[1] * SPREAD)
+
+
+def to_graph(point: QPointF) -> tuple[float, float]:
+    return (round(point.x() / SPREAD, 2), round(point.y() / SPREAD, 2))
+
+
+@dataclass
+class _WireDrag:
+    origin: PortItem          # the end that stays put
+    temp: WireItem
+    detached: Edge | None     # an existing wire picked up from its input, if any
+
+
+class GraphScene(QGraphicsScene):
+    path_changed = Signal(tuple)
+    message = Signal(str)
+
+    def __init__(self, session: EditorSession, parent=None):
+        super().__init__(parent)
+        self.session = session
+        self.snap_to_grid = True
+        self.node_items: dict[str, NodeItem] = {}
+        self.wire_items: dict[Edge, WireItem] = {}
+        self._path: tuple[str, ...] = ()
+        self._drag: _WireDrag | None = None
+        self._toast: _Toast | None = None
+        self.setSceneRect(-40000, -40000, 80000, 80000)  # room to pan anywhere
+        session.document.subscribe(self._on_event)
+        session.analysis_ready.connect(self.apply_analysis)
+        self.rebuild()
+
+    # ------------------------------------------------------------------ navigation
+    @property
+    def path(self) -> tuple[str, ...]:
+        return self._path
+
+    @property
+    def graph(self):
+        return self.session.document.graph(self._path)
+
+    def set_path(self, path) -> None:
+        path = tuple(path)
+        self.session.document.graph(path)  # raises GraphError for a path that does not exist
+        self._path = path
+        self.rebuild()
+        self.path_changed.emit(path)
+
+    def enter_group(self, node_id: str) -> None:
+        self.set_path(self._path + (node_id,))
+
+    def _deepest_valid_path(self) -> tuple[str, ...]:
+        path = self._path
+        while path:
+            try:
+                self.session.document.graph(path)
+                return path
+            except GraphError:
+                path = path[:-1]
+        return ()
+
+    # ------------------------------------------------------------------ building
+    def rebuild(self) -> None:
+        selected = set(self.selected_node_ids())
+        self._cancel_drag()
+        self._toast = None
+        self.clear()
+        self.node_items.clear()
+        self.wire_items.clear()
+        graph = self.graph
+        for node in graph:
+            self._add_node_item(node)
+        for edge in graph.edges:
+            self._add_wire_item(edge)
+        self.apply_analysis(self.session.analysis)
+        for nid in selected & set(self.node_items):
+            self.node_items[nid].setSelected(True)
+
+    def _add_node_item(self, node: Node) -> NodeItem:
+        item = NodeItem(node, self.graph)
+        item.setPos(to_scene(node.pos))
+        self.addItem(item)
+        self.node_items[node.id] = item
+        return item
+
+    def _add_wire_item(self, edge: Edge) -> WireItem | None:
+        src = self.node_items.get(edge.src)
+        kind = "hidden"
+        if src is not None and edge.src_port in src.outputs:
+            kind = src.outputs[edge.src_port].kind
+        wire = WireItem(kind, edge)
+        self.addItem(wire)
+        self.wire_items[edge] = wire
+        self._place_wire(wire)
+        return wire
+
+    def _place_wire(self, wire: WireItem) -> None:
+        e = wire.edge
+        src, dst = self.node_items.get(e.src), self.node_items.get(e.dst)
+        if src is None or dst is None:
+            return
+        out_port = src.outputs.get(e.src_port)
+        in_port = dst.inputs.get(e.dst_port)
+        wire.broken = out_port is None or in_port is None
+        start = out_port.scenePos() if out_port else src.mapToScene(src.width, HEADER_H)
+        end = in_port.scenePos() if in_port else dst.mapToScene(0, HEADER_H)
+        wire.set_ends(start, end)
+        if in_port is not None:
+            in_port.connected = True
+            in_port.update()
+
+    def _place_wires_of(self, node_id: str) -> None:
+        for edge, wire in self.wire_items.items():
+            if node_id in (edge.src, edge.dst):
+                self._place_wire(wire)
+
+    def _refresh_connected_flags(self, node_id: str) -> None:
+        item = self.node_items.get(node_id)
+        if item is None:
+            return
+        wired = {e.dst_port for e in self.wire_items if e.dst == node_id}
+        for name, port in item.inputs.items():
+            port.connected = name in wired
+            port.update()
+
+    # ------------------------------------------------------------------ document events
+    def _on_event(self, ev: GraphEvent) -> None:
+        depth = len(self._path)
+        if ev.path == self._path:
+            self._apply_event(ev)
+        elif len(ev.path) > depth and ev.path[:depth] == self._path:
+            # an edit inside one of our groups: its ports and summary may have changed
+            gid = ev.path[depth]
+            if gid in self.node_items:
+                self.node_items[gid].refresh(self.graph)
+                self._place_wires_of(gid)
+        elif ev.path == self._path[:len(ev.path)]:
+            # an ancestor changed: our graph may have been swapped out or removed
+            if ev.kind == "graph_replaced" or self._deepest_valid_path() != self._path:
+                path = self._deepest_valid_path()
+                changed = path != self._path
+                self._path = path
+                self.rebuild()
+                if changed:
+                    self.path_changed.emit(path)
+
+    def _apply_event(self, ev: GraphEvent) -> None:
+        graph = self.graph
+        kind = ev.kind
+        if kind == "graph_replaced":
+            self.rebuild()
+        elif kind == "node_added":
+            self._add_node_item(graph.node(ev.node_id))
+        elif kind == "node_removed":
+            for edge in [e for e in self.wire_items if ev.node_id in (e.src, e.dst)]:
+                self.removeItem(self.wire_items.pop(edge))
+            item = self.node_items.pop(ev.node_id, None)
+            if item is not None:
+                self.removeItem(item)
+        elif kind == "edge_added":
+            self._add_wire_item(ev.edge)
+            self._refresh_connected_flags(ev.edge.dst)
+        elif kind == "edge_removed":
+            wire = self.wire_items.pop(ev.edge, None)
+            if wire is not None:
+                self.removeItem(wire)
+            self._refresh_connected_flags(ev.edge.dst)
+        elif kind in ("param_changed", "title_changed"):
+            item = self.node_items.get(ev.node_id)
+            if item is not None:
+                item.refresh(graph)
+                self._place_wires_of(ev.node_id)
+                self._refresh_connected_flags(ev.node_id)
+        elif kind == "node_moved":
+            item = self.node_items.get(ev.node_id)
+            if item is not None:
+                target = to_scene(graph.node(ev.node_id).pos)
+                if (item.pos() - target).manhattanLength() > 0.01:
+                    item.setPos(target)
+
+    # ------------------------------------------------------------------ feedback
+    def apply_analysis(self, analysis: Analysis) -> None:
+        """Draw diagnostics on nodes, shapes on wires, parameter counts in node footers."""
+        here = analysis.diagnostics_at(self._path)
+        for nid, item in self.node_items.items():
+            mine = [d for d in here if d.node_id == nid]
+            inner = analysis.diagnostics_below(self._path, nid) if item.node.is_group else []
+            item.set_feedback(mine, inner, analysis.node_params(self._path, nid))
+        for edge, wire in self.wire_items.items():
+            shape = analysis.shapes.edge_shape(edge, self._path)
+            wire.set_label(shape_label(shape) if shape else "")
+
+    def show_note(self, text: str, scene_pos: QPointF, error: bool = True) -> None:
+        """A short note beside the cursor that fades by itself (a refused wire says why)."""
+        if self._toast is not None and self._toast.scene() is self:
+            self.removeItem(self._toast)
+        self._toast = _Toast(text, error)
+        self._toast.setPos(scene_pos + QPointF(14, 10))
+        self.addItem(self._toast)
+        toast = self._toast
+        QTimer.singleShot(4000, lambda: self._drop_toast(toast))
+
+    def _drop_toast(self, toast) -> None:
+        if toast is self._toast and toast.scene() is self:
+            self.removeItem(toast)
+            self._toast = None
+
+    @property
+    def note_text(self) -> str:
+        """The note on the canvas now, '' when none (what a refused wire said)."""
+        return self._toast.text if self._toast is not None else ""
+
+    # ------------------------------------------------------------------ commands
+    def run(self, command: Command, near: QPointF | None = None) -> bool:
+        """Execute an edit; a refusal goes to the status bar and, with ``near``, onto the canvas."""
+        try:
+            self.session.document.execute(command)
+        except (GraphError, ValueError, KeyError) as exc:
+            text = str(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc)
+            self.message.emit(text)
+            if near is not None:
+                self.show_note(text, near)
+            return False
+        return True
+
+    def add_block(self, block_type: str, scene_pos: QPointF) -> str | None:
+        """Add a block centred under ``scene_pos`` (palette drop, search-to-add); its id."""
+        graph = self.graph
+        corner = self.snapped(scene_pos - QPointF(90, HEADER_H / 2), force=True)
+        node = new_node(graph, block_type, to_graph(corner))
+        if block_type == "group":
+            # a fresh group holds a standard layer, so there is something to enter and edit
+            node.subgraph = layer_graph([("attention", {}), ("feed_forward", {})], "pre")
+            node.params["repeat"] = 1
+        if not self.run(AddNode(self._path, node, text=f"Add {node.label}"), scene_pos):
+            return None
+        self.select_nodes([node.id])
+        return node.id
+
+    def connect_ports(self, src: str, src_port: str, dst: str, dst_port: str,
+                      detached: Edge | None = None, near: QPointF | None = None) -> bool:
+        """Wire ``src.src_port`` to ``dst.dst_port`` (what releasing a dragged wire does)."""
+        edge = Edge(src, src_port, dst, dst_port)
+        if detached == edge:
+            return True
+        if near is None and dst in self.node_items:
+            port = self.node_items[dst].inputs.get(dst_port)
+            near = port.scenePos() if port else None
+        if detached is not None:
+            command: Command = Macro([Disconnect(self._path, detached), Connect(self._path, edge)],
+                                     text="Reconnect")
+        else:
+            command = Connect(self._path, edge)
+        return self.run(command, near)
+
+    def delete_selected(self) -> bool:
+        ids = self.selected_node_ids()
+        boundary = [n for n in ids if self.graph.node(n).type in (GROUP_INPUT, GROUP_OUTPUT)]
+        if boundary:
+            self.message.emit("A group's inputs and outputs blocks cannot be deleted; ungroup the "
+                              "group (Ctrl+Shift+G) to dissolve it instead")
+            ids = [n for n in ids if n not in boundary]
+        wires = [w.edge for w in self.selectedItems()
+                 if isinstance(w, WireItem) and w.edge is not None
+                 and w.edge.src not in ids and w.edge.dst not in ids]
+        commands: list[Command] = [Disconnect(self._path, e) for e in wires]
+        if ids:
+            commands.append(RemoveNodes(self._path, ids))
+        if not commands:
+            return False
+        return self.run(commands[0] if len(commands) == 1 else Macro(commands, text="Delete"))
+
+    # ------------------------------------------------------------------ selection
+    def selected_node_ids(self) -> list[str]:
+        return [i.node.id for i in self.selectedItems() if isinstance(i, NodeItem)]
+
+    def select_nodes(self, ids) -> None:
+        ids = set(ids)
+        self.clearSelection()
+        for nid in ids:
+            if nid in self.node_items:
+                self.node_items[nid].setSelected(True)
+
+    # ------------------------------------------------------------------ moving
+    def snapped(self, point: QPointF, force: bool = False) -> QPointF:
+        """``point`` on the grid while the user drags (positions from files are kept exact)."""
+        if not self.snap_to_grid or not (force or self.mouseGrabberItem() is not None):
+            return point
+        return QPointF(round(point.x() / GRID) * GRID, round(point.y() / GRID) * GRID)
+
+    def node_item_moved(self, item: NodeItem) -> None:
+        self._place_wires_of(item.node.id)
+
+    def commit_moves(self) -> bool:
+        """Turn dragged item positions into one Move command (called on mouse release)."""
+        graph = self.graph
+        moved = {}
+        for nid, item in self.node_items.items():
+            if nid in graph and (item.pos() - to_scene(graph.node(nid).pos)).manhattanLength() > 0.5:
+                moved[nid] = to_graph(item.pos())
+        if not moved:
+            return False
+        return self.run(MoveNodes(self._path, moved))
+
+    def mouseReleaseEvent(self, event):
+        super().mouseReleaseEvent(event)
+        if self._drag is None:
+            self.commit_moves()
+
+    # ------------------------------------------------------------------ drawing wires
+    def begin_wire(self, port: PortItem, scene_pos: QPointF | None = None) -> None:
+        """Start dragging a wire from ``port``; an input that has a wire hands that wire over."""
+        self._cancel_drag()
+        detached = None
+        origin = port
+        if port.is_input:
+            existing = self.graph.edge_into(port.node_id, port.name)
+            src_item = self.node_items.get(existing.src) if existing else None
+            if existing is not None and src_item is not None and existing.src_port in src_item.outputs:
+                detached = existing
+                origin = src_item.outputs[existing.src_port]
+                self.wire_items[existing].setVisible(False)
+        temp = WireItem(origin.kind)
+        temp.setZValue(5)
+        self.addItem(temp)
+        self._drag = _WireDrag(origin, temp, detached)
+        for item in self.node_items.values():
+            for p in list(item.inputs.values()) + list(item.outputs.values()):
+                p.highlight = "ok" if self._compatible(origin, p) else "no"
+                p.update()
+        origin.highlight = None
+        self.drag_wire(scene_pos if scene_pos is not None else port.scenePos())
+
+    def _compatible(self, origin: PortItem, other: PortItem) -> bool:
+        if other.is_input == origin.is_input or other.node_id == origin.node_id:
+            return False
+        out, inp = (other, origin) if origin.is_input else (origin, other)
+        return kind_accepts(inp.kind, out.kind)
+
+    def drag_wire(self, scene_pos: QPointF) -> None:
+        if self._drag is None:
+            return
+        target = self.port_at(scene_pos)
+        end = target.scenePos() if target is not None else scene_pos
+        origin = self._drag.origin
+        if origin.is_input:
+            self._drag.temp.set_ends(end, origin.scenePos())
+        else:
+            self._drag.temp.set_ends(origin.scenePos(), end)
+
+    def finish_wire(self, scene_pos: QPointF) -> bool:
+        """Drop the dragged wire at ``scene_pos``: connect, reconnect, or (in empty space) let
+        a picked-up wire go."""
+        if self._drag is None:
+            return False
+        drag = self._drag
+        self._cancel_drag()
+        target = self.port_at(scene_pos)
+        if target is None or target is drag.origin:
+            if drag.detached is not None:
+                return self.run(Disconnect(self._path, drag.detached))
+            return False
+        if target.is_input == drag.origin.is_input:
+            both = "inputs" if target.is_input else "outputs"
+            text = (f"Both ends are {both}: a wire runs from an output (right side of a block) "
+                    "to an input (left side of another)")
+            self.message.emit(text)
+            self.show_note(text, target.scenePos())
+            self._restore_detached(drag)
+            return False
+        out, inp = (target, drag.origin) if drag.origin.is_input else (drag.origin, target)
+        ok = self.connect_ports(out.node_id, out.name, inp.node_id, inp.name,
+                                detached=drag.detached, near=target.scenePos())
+        if not ok:
+            self._restore_detached(drag)
+        return ok
+
+    def _restore_detached(self, drag: _WireDrag) -> None:
+        if drag.detached is not None and drag.detached in self.wire_items:
+            self.wire_items[drag.detached].setVisible(True)
+
+    def _cancel_drag(self) -> None:
+        if self._drag is None:
+            return
+        if self._drag.temp.scene() is self:
+            self.removeItem(self._drag.temp)
+        self._restore_detached(self._drag)
+        self._drag = None
+        for item in self.node_items.values():
+            for p in list(item.inputs.values()) + list(item.outputs.values()):
+                p.highlight = None
+                p.update()
+
+    def port_at(self, scene_pos: QPointF) -> PortItem | None:
+        r = PORT_PICK_RADIUS
+        best, best_d = None, r * r
+        for item in self.items(QRectF(scene_pos.x() - r, scene_pos.y() - r, 2 * r, 2 * r)):
+            if isinstance(item, PortItem):
+                d = item.scenePos() - scene_pos
+                dist = d.x() ** 2 + d.y() ** 2
+                if dist <= best_d:
+                    best, best_d = item, dist
+        return best
+
+    @property
+    def dragging_wire(self) -> bool:
+        return self._drag is not None
+
+
+class _Toast(QGraphicsItem):
+    """A note drawn at constant screen size next to where something was refused."""
+
+    FONT = QFont()
+    FONT.setPixelSize(12)
+
+    def __init__(self, text: str, error: bool):
+        super().__init__()
+        self.text = text
+        self.error = error
+        self.setFlag(QGraphicsItem.ItemIgnoresTransformations)
+        self.setZValue(100)
+        fm = QFontMetricsF(self.FONT)
+        self._rect = fm.boundingRect(QRectF(0, 0, 320, 1000), Qt.TextWordWrap, text).adjusted(
+            -8, -6, 8, 6)
+        self._rect.moveTo(0, 0)
+
+    def boundingRect(self) -> QRectF:
+        return self._rect
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        from . import theme
+        t = theme.current()
+        painter.setRenderHint(QPainter.Antialiasing)
+        painter.setPen(Qt.NoPen)
+        painter.setBrush(QBrush(QColor(t.error if self.error else t.accent)))
+        painter.drawRoundedRect(self._rect, 6, 6)
+        painter.setPen(QPen(QColor("white")))
+        painter.setFont(self.FONT)
+        painter.drawText(self._rect.adjusted(8, 6, -8, -6), Qt.TextWordWrap, self.text)

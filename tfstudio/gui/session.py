@@ -1,0 +1,109 @@
+"""The open document: its graph, undo history, file name, and the analysis kept up to date.
+
+Every widget edits through :meth:`EditorSession.execute`, which turns a refused edit into a
+message instead of an exception, and every change schedules one re-analysis (coalesced, so a
+paste of twenty nodes re-validates once, right after the paste).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from ..graph import Command, Document, Graph, GraphError, GraphEvent, load_graph_file, save_graph
+from .analysis import Analysis, analyze_graph
+
+
+class EditorSession(QObject):
+    analysis_ready = Signal(object)   # Analysis
+    message = Signal(str)             # feedback for the status bar (a refused edit says why)
+    state_changed = Signal()          # file name or unsaved state changed
+
+    def __init__(self, graph: Graph | None = None, parent: QObject | None = None):
+        super().__init__(parent)
+        self.document = Document(graph if graph is not None else Graph())
+        self.file_path: Path | None = None
+        self.analysis = Analysis()
+        self._analysis_timer = QTimer(self, singleShot=True, interval=0)
+        self._analysis_timer.timeout.connect(self.refresh_analysis)
+        self._was_dirty = False
+        self._recovered = False  # a recovered autosave counts as unsaved until saved
+        self.document.subscribe(self._on_event)
+        self.refresh_analysis()
+
+    # ------------------------------------------------------------------ editing
+    @property
+    def root(self) -> Graph:
+        return self.document.root
+
+    def execute(self, command: Command) -> bool:
+        """Run an edit; a refused one (bad wire, bad value) becomes a message, not a crash."""
+        try:
+            self.document.execute(command)
+        except (GraphError, ValueError, KeyError) as exc:
+            self.message.emit(_sentence(exc))
+            return False
+        return True
+
+    def undo(self) -> bool:
+        return self.document.undo()
+
+    def redo(self) -> bool:
+        return self.document.redo()
+
+    def _on_event(self, event: GraphEvent) -> None:
+        self._analysis_timer.start()
+        if self.dirty != self._was_dirty:
+            self._was_dirty = self.dirty
+            self.state_changed.emit()
+
+    def refresh_analysis(self) -> Analysis:
+        """Re-validate now (widgets call this through the timer; tests may call it directly)."""
+        self._analysis_timer.stop()
+        self.analysis = analyze_graph(self.document.root)
+        self.analysis_ready.emit(self.analysis)
+        return self.analysis
+
+    # ------------------------------------------------------------------ files
+    @property
+    def dirty(self) -> bool:
+        return self.document.dirty or self._recovered
+
+    @property
+    def display_name(self) -> str:
+        if self.file_path is not None:
+            return self.file_path.name
+        return str(self.root.meta.get("name") or "untitled")
+
+    def replace(self, graph: Graph, file_path: Path | None = None, dirty: bool = False) -> None:
+        """Start over on ``graph`` (new, open, recover): history cleared. ``dirty`` marks a
+        graph that exists in no file yet (a recovered autosave)."""
+        self.file_path = Path(file_path) if file_path else None
+        self._recovered = dirty
+        self.document.reset(graph)
+        self._was_dirty = self.dirty
+        self.state_changed.emit()
+        self.refresh_analysis()
+
+    def open(self, path: str | Path) -> None:
+        """Load a graph file; raises GraphFileError (with the reason) when it cannot."""
+        graph = load_graph_file(path)
+        self.replace(graph, Path(path))
+
+    def save(self, path: str | Path | None = None) -> Path:
+        target = Path(path) if path is not None else self.file_path
+        if target is None:
+            raise GraphError("this graph has no file yet; use Save As")
+        save_graph(self.root, target)
+        self.file_path = target
+        self.document.mark_clean()
+        self._recovered = False
+        self._was_dirty = False
+        self.state_changed.emit()
+        return target
+
+
+def _sentence(exc: Exception) -> str:
+    text = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+    text = str(text)
+    return text[:1].upper() + text[1:]

@@ -1,0 +1,92 @@
+"""Wires: bezier curves from an output port to an input port, coloured by what they carry,
+with the tensor shape written on them ("B×T×64")."""
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QFont, QFontMetricsF, QPainter, QPainterPath, QPainterPathStroker, QPen
+from PySide6.QtWidgets import QGraphicsItem
+
+from ..graph import Edge
+from . import theme
+
+LABEL_FONT = QFont()
+LABEL_FONT.setPixelSize(10)
+
+
+def bezier(start: QPointF, end: QPointF) -> QPainterPath:
+    """A horizontal-tangent cubic: leaves an output to the right, enters an input from the left."""
+    dx = max(abs(end.x() - start.x()) * 0.5, 50.0)
+    path = QPainterPath(start)
+    path.cubicTo(start + QPointF(dx, 0), end - QPointF(dx, 0), end)
+    return path
+
+
+class WireItem(QGraphicsItem):
+    """A wire of the model (``edge`` set) or the one being dragged (``edge`` None)."""
+
+    def __init__(self, kind: str, edge: Edge | None = None):
+        super().__init__()
+        self.edge = edge
+        self.kind = kind
+        self.label = ""
+        self.broken = False  # drawn dashed when a port it needs has gone (an Add lost an input)
+        self._start = QPointF()
+        self._end = QPointF()
+        self._path = QPainterPath()
+        self.setZValue(-1)
+        if edge is not None:
+            self.setFlag(QGraphicsItem.ItemIsSelectable)
+            self.setAcceptHoverEvents(True)
+            self.setToolTip(str(edge))
+
+    def set_ends(self, start: QPointF, end: QPointF) -> None:
+        self.prepareGeometryChange()
+        self._start, self._end = QPointF(start), QPointF(end)
+        self._path = bezier(self._start, self._end)
+
+    def set_label(self, text: str) -> None:
+        self.prepareGeometryChange()
+        self.label = text
+        if self.edge is not None:
+            self.setToolTip(f"{self.edge}\nshape: {text}" if text else str(self.edge))
+        self.update()
+
+    def _label_rect(self) -> QRectF:
+        if not self.label:
+            return QRectF()
+        fm = QFontMetricsF(LABEL_FONT)
+        w, h = fm.horizontalAdvance(self.label) + 8, fm.height() + 2
+        mid = self._path.pointAtPercent(0.5)
+        return QRectF(mid.x() - w / 2, mid.y() - h - 3, w, h)
+
+    def boundingRect(self) -> QRectF:
+        return self._path.boundingRect().adjusted(-6, -6, 6, 6).united(self._label_rect())
+
+    def shape(self) -> QPainterPath:
+        stroker = QPainterPathStroker()
+        stroker.setWidth(12)  # easy to click, the drawn line stays thin
+        return stroker.createStroke(self._path)
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        t = theme.current()
+        painter.setRenderHint(QPainter.Antialiasing)
+        colour = theme.port_colour(self.kind)
+        width = 2.4
+        if self.isSelected():
+            painter.setPen(QPen(t.color("selection"), width + 4, Qt.SolidLine, Qt.RoundCap))
+            painter.drawPath(self._path)
+        pen = QPen(t.color("error") if self.broken else colour, width, Qt.SolidLine, Qt.RoundCap)
+        if self.edge is None or self.broken:
+            pen.setStyle(Qt.DashLine)
+        painter.setPen(pen)
+        painter.setBrush(Qt.NoBrush)
+        painter.drawPath(self._path)
+        lod = option.levelOfDetailFromTransform(painter.worldTransform())
+        if self.label and lod > 0.45:
+            rect = self._label_rect()
+            painter.setPen(Qt.NoPen)
+            painter.setBrush(QBrush(t.color("label_back")))
+            painter.drawRoundedRect(rect, 4, 4)
+            painter.setPen(t.color("muted_text"))
+            painter.setFont(LABEL_FONT)
+            painter.drawText(rect, Qt.AlignCenter, self.label)

@@ -1,0 +1,203 @@
+"""Self-attention (MHA / GQA / MQA; causal or bidirectional; sliding window; RoPE or ALiBi) and
+cross-attention.
+
+Fast path: one fused QKV projection and ``F.scaled_dot_product_attention`` (``is_causal=True``
+and no mask tensor for plain causal attention, ``enable_gqa`` instead of repeating K/V). When a
+probe sets ``module.capture = True`` the same attention is computed explicitly,
+softmax(Q K^T / sqrt(d_head) + mask) V, and the weights are kept in ``last_weights``
+([B, H, Tq, Tk], detached); tests prove both paths agree.
+
+Weight layout: ``qkv.weight`` rows are [all query heads | key heads | value heads], each head
+``head_dim = d_model // heads`` rows; ``out`` maps heads * head_dim back to d_model.
+"""
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .positions import alibi_slopes, apply_rope, rope_angles
+
+# enable_gqa arrived in torch 2.5; older versions repeat K/V instead
+_SDPA_HAS_GQA = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 5)
+
+
+def _check_heads(d_model: int, heads: int, kv_heads: int) -> int:
+    if heads < 1 or kv_heads < 1:
+        raise ValueError(f"heads and kv_heads must be at least 1; got {heads} and {kv_heads}")
+    if heads % kv_heads:
+        raise ValueError(f"heads ({heads}) must be a multiple of kv_heads ({kv_heads}): each K/V "
+                         "head serves an equal group of query heads")
+    if d_model < heads:
+        raise ValueError(f"d_model ({d_model}) is smaller than heads ({heads}); each head needs "
+                         "at least one dimension")
+    return d_model // heads
+
+
+class _Attention(nn.Module):
+    """What self- and cross-attention share: the switch between the fast and explicit paths."""
+
+    residual_branch = True  # its output projection writes into the residual stream
+
+    def _setup(self, heads: int, kv_heads: int, head_dim: int, dropout: float) -> None:
+        self.heads, self.kv_heads, self.head_dim = heads, kv_heads, head_dim
+        self.dropout = float(dropout)
+        self.capture = False     # set by a probe to keep explicit attention weights
+        self.last_weights = None
+
+    def _attend(self, q, k, v, mask, is_causal: bool):
+        """q [B,H,Tq,hd], k/v [B,KV,Tk,hd]; ``mask``: None, bool (True = may attend) or a float
+        bias broadcastable to [B,H,Tq,Tk]."""
+        p = self.dropout if self.training else 0.0
+        groups = self.heads // self.kv_heads
+        if self.capture:
+            return self._attend_explicit(q, k, v, mask, is_causal, p, groups)
+        if groups > 1 and not _SDPA_HAS_GQA:
+            k, v = k.repeat_interleave(groups, 1), v.repeat_interleave(groups, 1)
+            groups = 1
+        if groups > 1:
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p,
+                                                  is_causal=is_causal, enable_gqa=True)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p,
+                                              is_causal=is_causal)
+
+    def _attend_explicit(self, q, k, v, mask, is_causal, p, groups):
+        if groups > 1:  # query head h reads K/V head h // groups, as enable_gqa does
+            k, v = k.repeat_interleave(groups, 1), v.repeat_interleave(groups, 1)
+        scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(q.shape[-1]))
+        if is_causal:
+            mask = torch.ones(q.shape[2], k.shape[2], dtype=torch.bool, device=q.device).tril()
+        if mask is not None:
+            scores = (scores.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool
+                      else scores + mask)
+        weights = torch.softmax(scores.float(), dim=-1).to(q.dtype)
+        self.last_weights = weights.detach()
+        if p > 0:
+            weights = F.dropout(weights, p)
+        return weights @ v
+
+
+class SelfAttention(_Attention):
+    """Attention of a sequence over itself. ``window`` > 0 lets token i see keys j with
+    i - j < window (itself included); ``position`` is none, rope or alibi; ``dropout`` drops
+    attention probabilities while training."""
+
+    def __init__(self, d_model: int, heads: int = 4, kv_heads: int | None = None,
+                 causal: bool = True, window: int = 0, bias: bool = True, dropout: float = 0.0,
+                 position: str = "none", rope_base: float = 10000.0, rope_scaling: float = 1.0):
+        super().__init__()
+        kv_heads = kv_heads or heads
+        head_dim = _check_heads(d_model, heads, kv_heads)
+        if position not in ("none", "rope", "alibi"):
+            raise ValueError(f"attention position must be none, rope or alibi; got '{position}'")
+        if position == "rope" and head_dim % 2:
+            raise ValueError(f"RoPE rotates feature pairs, so the head size must be even; "
+                             f"d_model {d_model} / {heads} heads gives {head_dim}")
+        self._setup(heads, kv_heads, head_dim, dropout)
+        self.causal, self.window, self.position = bool(causal), int(window), position
+        self.rope_base, self.rope_scaling = float(rope_base), float(rope_scaling)
+        self.qkv = nn.Linear(d_model, (heads + 2 * kv_heads) * head_dim, bias=bias)
+        self.out = nn.Linear(heads * head_dim, d_model, bias=bias)
+
+    def residual_projections(self) -> list[nn.Linear]:
+        return [self.out]
+
+    def forward(self, x: torch.Tensor, cache=None) -> torch.Tensor:
+        B, T, _ = x.shape
+        H, KV, hd = self.heads, self.kv_heads, self.head_dim
+        q, k, v = self.qkv(x).split((H * hd, KV * hd, KV * hd), dim=-1)
+        q = q.view(B, T, H, hd).transpose(1, 2)
+        k = k.view(B, T, KV, hd).transpose(1, 2)
+        v = v.view(B, T, KV, hd).transpose(1, 2)
+        start = 0
+        if cache is not None:
+            if not self.causal:
+                raise ValueError("incremental decoding needs causal attention; this attention "
+                                 "is bidirectional, so run the whole sequence without a cache")
+            start = cache.offset
+        if self.position == "rope":
+            positions = torch.arange(start, start + T, device=x.device)
+            cos, sin = rope_angles(positions, hd, self.rope_base, self.rope_scaling)
+            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+        if cache is not None:
+            k, v = self._extend_cache(cache.state(self), k, v)
+        mask, is_causal = self._mask(T, k.shape[2], start, q)
+        y = self._attend(q, k, v, mask, is_causal)
+        return self.out(y.transpose(1, 2).reshape(B, T, H * hd))
+
+    def _extend_cache(self, state: dict, k, v):
+        if "k" in state:
+            k, v = torch.cat((state["k"], k), dim=2), torch.cat((state["v"], v), dim=2)
+        # later queries never look further back than window - 1 keys, so drop the rest
+        drop = max(k.shape[2] - (self.window - 1), 0) if self.window else 0
+        state["k"], state["v"] = k[:, :, drop:], v[:, :, drop:]
+        return k, v
+
+    def _mask(self, q_len: int, k_len: int, start: int, q: torch.Tensor):
+        """(mask, is_causal) for queries at start.. and the last k_len keys ending with them."""
+        # a window wider than every query-key distance here (at most k_len - 1) changes nothing
+        window = self.window if 0 < self.window < k_len else 0
+        if self.position != "alibi" and not window:
+            if not self.causal:
+                return None, False
+            if q_len == k_len:
+                return None, True           # the fast path: no mask tensor at all
+            if q_len == 1:
+                return None, False          # one new token sees every cached key
+        key_start = start + q_len - k_len
+        q_pos = torch.arange(start, start + q_len, device=q.device)
+        k_pos = torch.arange(key_start, key_start + k_len, device=q.device)
+        offset = q_pos[:, None] - k_pos[None, :]             # i - j
+        distance = offset if self.causal else offset.abs()
+        allowed = offset >= 0 if self.causal else torch.ones_like(offset, dtype=torch.bool)
+        if window:
+            allowed = allowed & (distance < window)
+        if self.position != "alibi":
+            return allowed, False
+        slopes = torch.tensor(alibi_slopes(self.heads), device=q.device, dtype=torch.float32)
+        bias = -slopes[:, None, None] * distance.to(torch.float32)
+        return bias.masked_fill(~allowed, float("-inf")).to(q.dtype), False
+
+    def extra_repr(self) -> str:
+        kind = "causal" if self.causal else "bidirectional"
+        extra = f", window={self.window}" if self.window else ""
+        return (f"heads={self.heads}, kv_heads={self.kv_heads}, head_dim={self.head_dim}, "
+                f"{kind}, position={self.position}{extra}")
+
+
+class CrossAttention(_Attention):
+    """Queries from the stream ``x``, keys and values from ``memory`` (the encoder output),
+    no mask. With a decoding cache the projected memory is computed once and reused."""
+
+    def __init__(self, d_model: int, heads: int = 4, kv_heads: int | None = None,
+                 bias: bool = True, dropout: float = 0.0, memory_dim: int | None = None):
+        super().__init__()
+        kv_heads = kv_heads or heads
+        head_dim = _check_heads(d_model, heads, kv_heads)
+        self._setup(heads, kv_heads, head_dim, dropout)
+        self.q = nn.Linear(d_model, heads * head_dim, bias=bias)
+        self.kv = nn.Linear(memory_dim or d_model, 2 * kv_heads * head_dim, bias=bias)
+        self.out = nn.Linear(heads * head_dim, d_model, bias=bias)
+
+    def residual_projections(self) -> list[nn.Linear]:
+        return [self.out]
+
+    def forward(self, x: torch.Tensor, memory: torch.Tensor, cache=None) -> torch.Tensor:
+        B, T, _ = x.shape
+        H, KV, hd = self.heads, self.kv_heads, self.head_dim
+        q = self.q(x).view(B, T, H, hd).transpose(1, 2)
+        state = cache.state(self) if cache is not None else None
+        if state is not None and "k" in state:
+            k, v = state["k"], state["v"]
+        else:
+            S = memory.shape[1]
+            k, v = self.kv(memory).split(KV * hd, dim=-1)
+            k = k.reshape(B, S, KV, hd).transpose(1, 2)
+            v = v.reshape(B, S, KV, hd).transpose(1, 2)
+            if state is not None:
+                state["k"], state["v"] = k, v
+        y = self._attend(q, k, v, None, False)
+        return self.out(y.transpose(1, 2).reshape(B, T, H * hd))
+
+    def extra_repr(self) -> str:
+        return f"heads={self.heads}, kv_heads={self.kv_heads}, head_dim={self.head_dim}"

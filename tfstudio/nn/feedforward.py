@@ -1,0 +1,116 @@
+"""Position-wise feed-forward networks and the mixture of experts."""
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+ACTIVATIONS = {
+    "relu": F.relu,
+    "gelu": F.gelu,
+    "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
+    "silu": F.silu,
+}
+# gated variants: act(x W_gate) * (x W_up); the gate's activation per kind
+GATES = {"glu": torch.sigmoid, "geglu": F.gelu, "swiglu": F.silu}
+
+
+class FeedForward(nn.Module):
+    """Linear(d, d_ff) -> activation -> Linear(d_ff, d) -> dropout.
+
+    Gated kinds (glu, geglu, swiglu) compute act(x W_gate) * (x W_up) with one fused ``up``
+    Linear(d, 2 d_ff) whose first d_ff output rows are W_gate and the next d_ff rows W_up."""
+
+    residual_branch = True
+
+    def __init__(self, d_model: int, d_ff: int, activation: str = "gelu", bias: bool = True,
+                 dropout: float = 0.0):
+        super().__init__()
+        if activation not in ACTIVATIONS and activation not in GATES:
+            known = ", ".join([*ACTIVATIONS, *GATES])
+            raise ValueError(f"unknown activation '{activation}'; choose one of {known}")
+        self.activation, self.d_ff, self.dropout = activation, d_ff, float(dropout)
+        self.gated = activation in GATES
+        self.up = nn.Linear(d_model, (2 if self.gated else 1) * d_ff, bias=bias)
+        self.down = nn.Linear(d_ff, d_model, bias=bias)
+
+    def residual_projections(self) -> list[nn.Linear]:
+        return [self.down]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.up(x)
+        if self.gated:
+            gate, up = h.split(self.d_ff, dim=-1)
+            h = GATES[self.activation](gate) * up
+        else:
+            h = ACTIVATIONS[self.activation](h)
+        y = self.down(h)
+        return F.dropout(y, self.dropout, self.training) if self.dropout > 0 else y
+
+    def extra_repr(self) -> str:
+        return f"activation={self.activation}"
+
+
+class MixtureOfExperts(nn.Module):
+    """A router picks ``top_k`` of ``experts`` FFNs per token and mixes their outputs.
+
+    router logits -> softmax -> top-k -> weights renormalised over the chosen k -> weighted sum
+    of those experts' outputs (+ a shared expert every token uses, if any). Tokens are grouped
+    per expert with index_select / index_add, never looped over one by one.
+
+    After each forward: ``aux_loss`` = aux_loss_weight * E * sum_i f_i * P_i (Switch
+    Transformer load balancing, counted over all k choices as Hugging Face's Mixtral does;
+    f_i = fraction of tokens routed to expert i, P_i = mean router probability of expert i),
+    differentiable through P, equal to aux_loss_weight * k when routing is perfectly even;
+    ``last_expert_load`` [E] = f (detached; sums to k); ``last_assignments`` [B, T, k] = the
+    chosen expert ids, best first."""
+
+    residual_branch = True
+
+    def __init__(self, d_model: int, experts: int = 4, top_k: int = 2, d_ff: int = 512,
+                 activation: str = "swiglu", bias: bool = False, shared_expert: bool = False,
+                 aux_loss_weight: float = 0.01):
+        super().__init__()
+        if not 1 <= top_k <= experts:
+            raise ValueError(f"top_k ({top_k}) must be between 1 and the number of experts "
+                             f"({experts})")
+        self.num_experts, self.top_k = experts, top_k
+        self.aux_loss_weight = float(aux_loss_weight)
+        self.router = nn.Linear(d_model, experts, bias=False)
+        self.experts = nn.ModuleList(
+            FeedForward(d_model, d_ff, activation, bias) for _ in range(experts))
+        self.shared = FeedForward(d_model, d_ff, activation, bias) if shared_expert else None
+        self.aux_loss = None
+        self.last_expert_load = None
+        self.last_assignments = None
+
+    def residual_projections(self) -> list[nn.Linear]:
+        everyone = [*self.experts] + ([self.shared] if self.shared is not None else [])
+        return [e.down for e in everyone]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B, T, D = x.shape
+        flat = x.reshape(-1, D)
+        probs = torch.softmax(self.router(flat).float(), dim=-1)          # [N, E]
+        top_p, top_i = probs.topk(self.top_k, dim=-1)                      # [N, k]
+        weights = (top_p / top_p.sum(dim=-1, keepdim=True)).to(x.dtype)
+        out = torch.zeros_like(flat)
+        for e, expert in enumerate(self.experts):
+            token, slot = (top_i == e).nonzero(as_tuple=True)
+            if token.numel() == 0:
+                continue
+            y = expert(flat.index_select(0, token)) * weights[token, slot, None]
+            out = out.index_add(0, token, y)
+        if self.shared is not None:
+            out = out + self.shared(flat)
+        self._keep_statistics(probs, top_i, B, T)
+        return out.view(B, T, D)
+
+    def _keep_statistics(self, probs, top_i, B: int, T: int) -> None:
+        counts = torch.bincount(top_i.flatten(), minlength=self.num_experts).to(probs.dtype)
+        load = counts / top_i.shape[0]                                      # f_i, sums to k
+        importance = probs.mean(dim=0)                                      # P_i
+        self.aux_loss = self.aux_loss_weight * self.num_experts * (load * importance).sum()
+        self.last_expert_load = load.detach()
+        self.last_assignments = top_i.detach().view(B, T, self.top_k)
+
+    def extra_repr(self) -> str:
+        return f"experts={self.num_experts}, top_k={self.top_k}"

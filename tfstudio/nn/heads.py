@@ -1,0 +1,45 @@
+"""Output heads: the hidden stream to vocabulary logits."""
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+MLM_TRANSFORM_EPS = 1e-5  # LayerNorm eps inside the masked-LM head's transform
+
+
+class LMHead(nn.Module):
+    """logits = x W^T (+ b), ``proj`` = Linear(d, vocab). Used for lm_head and seq2seq_head.
+
+    Weight tying (:meth:`tie_to`) makes ``proj.weight`` the very Parameter of a token
+    embedding, so the head owns no projection weight of its own."""
+
+    def __init__(self, d_model: int, vocab_size: int, bias: bool = False):
+        super().__init__()
+        self.proj = nn.Linear(d_model, vocab_size, bias=bias)
+        self.tied = False
+
+    def tie_to(self, embedding: nn.Embedding) -> None:
+        if tuple(embedding.weight.shape) != tuple(self.proj.weight.shape):
+            raise ValueError(
+                f"cannot tie a head of shape {tuple(self.proj.weight.shape)} (vocab x d_model) to "
+                f"an embedding of shape {tuple(embedding.weight.shape)}; make vocab_size and "
+                "d_model equal, or untie the head")
+        self.proj.weight = embedding.weight
+        self.tied = True
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.proj(x)
+
+
+class MLMHead(LMHead):
+    """BERT's masked-LM head: ``dense`` Linear(d, d) -> GELU -> ``norm`` LayerNorm -> ``proj``.
+    Without ``transform`` it is a plain projection."""
+
+    def __init__(self, d_model: int, vocab_size: int, bias: bool = True, transform: bool = True):
+        super().__init__(d_model, vocab_size, bias)
+        self.dense = nn.Linear(d_model, d_model) if transform else None
+        self.norm = nn.LayerNorm(d_model, eps=MLM_TRANSFORM_EPS) if transform else None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.dense is not None:
+            x = self.norm(F.gelu(self.dense(x)))
+        return self.proj(x)

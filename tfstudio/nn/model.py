@@ -1,0 +1,102 @@
+"""Base classes of compiled models: the interface the trainer, probes, GUI and exports use.
+
+A compiled model is a subclass of :class:`GraphModel` whose ``__init__`` and ``forward`` are
+generated from a graph. Generated classes list their blocks in ``BLOCKS``: pairs of (node id,
+attribute name), where the attribute is a module, or an ``nn.ModuleList`` of generated
+:class:`GraphLayer` copies for a repeated group.
+"""
+import math
+
+import torch
+from torch import nn
+
+from .cache import DecodingCache
+from .feedforward import MixtureOfExperts
+from .norm import Norm
+
+INIT_STD = 0.02
+
+
+class GraphLayer(nn.Module):
+    """One copy of a group's sub-graph (a generated subclass)."""
+
+    BLOCKS: tuple = ()
+
+
+class GraphModel(nn.Module):
+    """A model compiled from a graph (a generated subclass).
+
+    Class attributes set by the generated code: ``family`` ("decoder" | "encoder" |
+    "encoder-decoder"), ``input_roles`` (["tokens"] or ["source", "target"]), ``head_type``
+    ("lm_head" | "mlm_head" | "seq2seq_head"), ``vocab_size``, and ``supports_cache``."""
+
+    BLOCKS: tuple = ()
+    family = "decoder"
+    input_roles = ["tokens"]
+    head_type = "lm_head"
+    vocab_size = 0
+    supports_cache = True
+    graph = None   # the tfstudio Graph it came from (None in a standalone export)
+    source = ""    # the generated Python source of this class and its layer classes
+
+    def blocks(self) -> list:
+        """(path_key, module) for every node instance, in graph order.
+
+        path_key is a tuple of node ids and copy indices: ("embed",), ("layers", 0) for copy 0 of
+        group "layers" (the generated layer module), ("layers", 0, "attn") for a block inside it,
+        deeper for nested groups."""
+        found = []
+
+        def walk(owner, prefix):
+            for node_id, attr in owner.BLOCKS:
+                module = getattr(owner, attr)
+                if isinstance(module, nn.ModuleList):
+                    for i, layer in enumerate(module):
+                        found.append((prefix + (node_id, i), layer))
+                        walk(layer, prefix + (node_id, i))
+                else:
+                    found.append((prefix + (node_id,), module))
+
+        walk(self, ())
+        return found
+
+    def attention_modules(self) -> list:
+        """The (path_key, module) pairs of blocks() that are self- or cross-attention."""
+        return [(k, m) for k, m in self.blocks() if hasattr(m, "capture")]
+
+    def aux_loss(self) -> torch.Tensor:
+        """Sum of the MoE load-balancing losses of the last forward (0 when there are none)."""
+        losses = [m.aux_loss for m in self.modules()
+                  if isinstance(m, MixtureOfExperts) and m.aux_loss is not None]
+        if not losses:
+            return torch.zeros((), device=next(self.parameters()).device)
+        return torch.stack(losses).sum()
+
+    def new_cache(self) -> DecodingCache:
+        """An empty cache for incremental decoding: ``model(chunk, cache=cache)``."""
+        if not self.supports_cache:
+            raise ValueError(f"a {self.family} model reads its whole input at once (its "
+                             "attention is bidirectional), so it has no incremental decoding; "
+                             "call it without a cache")
+        return DecodingCache()
+
+    @torch.no_grad()
+    def reset_parameters(self) -> None:
+        """normal(0, 0.02) for Linear and Embedding weights, zero biases, norms at one; the
+        projections that write into the residual stream get 0.02 / sqrt(number of residual
+        branches) (GPT-2's 1/sqrt(2 * layers) for a standard decoder). Recurrent cells keep
+        torch's own initialisation."""
+        for module in self.modules():
+            if isinstance(module, nn.Linear):
+                nn.init.normal_(module.weight, 0.0, INIT_STD)
+                if module.bias is not None:
+                    nn.init.zeros_(module.bias)
+            elif isinstance(module, nn.Embedding):
+                nn.init.normal_(module.weight, 0.0, INIT_STD)
+            elif isinstance(module, (Norm, nn.LayerNorm)):
+                module.reset_parameters()
+        branches = [m for _, m in self.blocks() if getattr(m, "residual_branch", False)]
+        std = INIT_STD / math.sqrt(max(len(branches), 1))
+        for module in branches:
+            for proj in module.residual_projections():
+                nn.init.normal_(proj.weight, 0.0, std)

@@ -1,0 +1,44 @@
+"""Position arithmetic shared by the blocks: sinusoidal tables, RoPE rotations, ALiBi slopes."""
+import math
+
+import torch
+
+
+def sinusoidal_table(positions: torch.Tensor, d_model: int) -> torch.Tensor:
+    """PE(pos, 2k) = sin(pos / 10000^(2k/d)), PE(pos, 2k+1) = cos(...); shape [len(positions), d].
+
+    Computed on demand, so any length works; an odd width keeps the last sine column."""
+    k = torch.arange(0, d_model, 2, device=positions.device, dtype=torch.float32)
+    angles = positions.to(torch.float32)[:, None] * torch.exp(k * (-math.log(10000.0) / d_model))
+    table = torch.stack((angles.sin(), angles.cos()), dim=-1).flatten(-2)
+    return table[:, :d_model]
+
+
+def rope_angles(positions: torch.Tensor, head_dim: int, base: float, scaling: float):
+    """cos and sin of pos/scaling * w_k with w_k = base^(-2k/head_dim); each [T, head_dim/2]."""
+    k = torch.arange(0, head_dim, 2, device=positions.device, dtype=torch.float32)
+    inv_freq = base ** (-k / head_dim)
+    angles = (positions.to(torch.float32) / scaling)[:, None] * inv_freq[None, :]
+    return angles.cos(), angles.sin()
+
+
+def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """Rotate each (even, odd) feature pair of ``x`` [B, H, T, head_dim] by its angle."""
+    even, odd = x[..., 0::2].float(), x[..., 1::2].float()
+    rotated = torch.stack((even * cos - odd * sin, even * sin + odd * cos), dim=-1)
+    return rotated.flatten(-2).to(x.dtype)
+
+
+def alibi_slopes(heads: int) -> list[float]:
+    """ALiBi's per-head slopes (Press et al. 2022).
+
+    For n a power of two: the geometric sequence 2^(-8/n), 2^(-16/n), ..., 2^(-8). Otherwise the
+    paper's recipe: the slopes of the closest smaller power of two m, followed by every other
+    slope of 2m (its odd-numbered terms) until there are n."""
+    def power_of_two(n: int) -> list[float]:
+        return [2.0 ** (-8.0 * (i + 1) / n) for i in range(n)]
+
+    if heads & (heads - 1) == 0:
+        return power_of_two(heads)
+    m = 2 ** int(math.floor(math.log2(heads)))
+    return power_of_two(m) + power_of_two(2 * m)[0::2][: heads - m]

@@ -1,0 +1,28 @@
+"""Recurrent sequence mixers (RNN, LSTM, GRU): the baselines attention replaced."""
+import torch
+from torch import nn
+
+CELLS = {"rnn": nn.RNN, "lstm": nn.LSTM, "gru": nn.GRU}
+
+
+class Recurrent(nn.Module):
+    """Reads the sequence left to right; ``rnn`` is torch's batch-first RNN/LSTM/GRU (parameter
+    names ``rnn.weight_ih_l0`` ...). With a decoding cache the final state is carried over to the
+    next chunk, so feeding a sequence in pieces gives the same outputs as feeding it whole."""
+
+    def __init__(self, d_model: int, cell: str = "lstm", hidden_size: int = 128,
+                 layers: int = 1, dropout: float = 0.0):
+        super().__init__()
+        if cell not in CELLS:
+            raise ValueError(f"recurrent cell must be one of {', '.join(CELLS)}; got '{cell}'")
+        self.cell = cell
+        # torch applies this dropout between stacked layers only
+        self.rnn = CELLS[cell](d_model, hidden_size, num_layers=layers, batch_first=True,
+                               dropout=float(dropout) if layers > 1 else 0.0)
+
+    def forward(self, x: torch.Tensor, cache=None) -> torch.Tensor:
+        state = cache.state(self) if cache is not None else None
+        y, final = self.rnn(x, state.get("h") if state is not None else None)
+        if state is not None:
+            state["h"] = final
+        return y

@@ -1,0 +1,28 @@
+"""The residual stream's joints: element-wise sums, and dropout."""
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class Add(nn.Module):
+    """y = in1 + in2 + ...: the residual connection (a module so probes can hook the stream)."""
+
+    def forward(self, *streams: torch.Tensor) -> torch.Tensor:
+        out = streams[0]
+        for s in streams[1:]:
+            out = out + s
+        return out
+
+
+class Dropout(nn.Module):
+    """Zeroes a fraction ``p`` of activations while training, scaling the rest by 1/(1-p)."""
+
+    def __init__(self, p: float = 0.1):
+        super().__init__()
+        self.p = float(p)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.dropout(x, self.p, self.training) if self.p > 0 else x
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"

@@ -1,0 +1,74 @@
+"""Multi-process training on PyTorch's own engine (torch.distributed + DistributedDataParallel).
+
+``torchrun --nproc_per_node N -m tfstudio train ...`` sets RANK, WORLD_SIZE and LOCAL_RANK; we join
+the process group (NCCL on GPUs, gloo on CPUs), each rank trains on its slice of the same global
+batch, DDP averages the gradients, and only rank 0 writes logs and checkpoints.
+
+Models larger than one GPU: wrap with FSDP2 (``torch.distributed.fsdp.fully_shard``) instead of
+DDP, which shards parameters, gradients and optimizer state across ranks; see docs/DISTRIBUTED.md.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import torch
+import torch.distributed as dist
+
+
+@dataclass
+class DistInfo:
+    rank: int = 0
+    world_size: int = 1
+    local_rank: int = 0
+
+    @property
+    def enabled(self) -> bool:
+        return self.world_size > 1
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+
+def from_environment() -> DistInfo:
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world <= 1:
+        return DistInfo()
+    return DistInfo(int(os.environ["RANK"]), world, int(os.environ.get("LOCAL_RANK", "0")))
+
+
+def init(info: DistInfo, device: torch.device) -> torch.device:
+    """Join the process group; returns the device this rank trains on."""
+    if not info.enabled or dist.is_initialized():
+        return device
+    if device.type == "cuda":
+        device = torch.device("cuda", info.local_rank)
+        torch.cuda.set_device(device)
+        backend = "nccl"
+    else:
+        backend = "gloo"
+    dist.init_process_group(backend=backend, rank=info.rank, world_size=info.world_size)
+    return device
+
+
+def shutdown(info: DistInfo) -> None:
+    if info.enabled and dist.is_initialized():
+        dist.destroy_process_group()
+
+
+def mean_across_ranks(value: float, info: DistInfo, device: torch.device) -> float:
+    if not info.enabled:
+        return value
+    t = torch.tensor([value], dtype=torch.float64, device=device)
+    dist.all_reduce(t, op=dist.ReduceOp.SUM)
+    return float(t.item()) / info.world_size
+
+
+def local_rows(global_batch: int, info: DistInfo) -> tuple[int, int]:
+    """This rank's slice [start, stop) of a global batch of ``global_batch`` rows."""
+    if global_batch % info.world_size:
+        raise ValueError(f"batch size {global_batch} does not split evenly over "
+                         f"{info.world_size} processes; pick a multiple of {info.world_size}")
+    per = global_batch // info.world_size
+    return info.rank * per, (info.rank + 1) * per

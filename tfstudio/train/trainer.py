@@ -1,0 +1,335 @@
+"""The training loop: one engine for the CLI, the GUI and torchrun.
+
+``Trainer(graph, config, run_dir=...).run()`` trains until ``config.steps`` or until ``stop()`` is
+called, emitting events (events.py) to its listeners and to ``metrics.jsonl``. ``pause()``,
+``resume()`` and ``stop()`` are thread-safe and take effect between steps, so a GUI can run the
+trainer on a worker thread. Faults end the run with a ``Failed`` event that says what to do: a
+NaN/inf loss (the last good checkpoint is kept), out-of-memory (what to reduce), anything else.
+"""
+from __future__ import annotations
+
+import math
+import threading
+import time
+from pathlib import Path
+from typing import Callable, Iterable
+
+import torch
+
+from ..graph import Graph
+from .checkpoint import load_checkpoint, rng_state, save_checkpoint, set_rng_state
+from .config import TrainConfig
+from .device import autocast, peak_flops, pick_device, pick_precision
+from .distributed import DistInfo, init as dist_init, local_rows, mean_across_ranks, shutdown
+from .events import (CheckpointSaved, EvalMetrics, Event, Failed, Finished, MetricsLog,
+                     RouterMetrics, Started, StepMetrics)
+from .objectives import Batch, loss_and_logits, objective_for, token_accuracy
+from .optim import lr_at, make_optimizer
+from .run import RunFolder
+
+Listener = Callable[[Event], None]
+
+
+class TrainingStopped(Exception):
+    pass
+
+
+class NonFiniteLoss(RuntimeError):
+    pass
+
+
+class Trainer:
+    def __init__(self, graph: Graph, config: TrainConfig, *, run_dir: str | Path | None = None,
+                 resume: bool = False, listeners: Iterable[Listener] = (),
+                 dist: DistInfo | None = None, tokenizer=None):
+        config.check()
+        self.graph = graph
+        self.config = config
+        self.run_folder = RunFolder(run_dir) if run_dir is not None else None
+        self.resume_requested = resume
+        self.listeners = list(listeners)
+        self.dist = dist or DistInfo()
+        self.tokenizer = tokenizer
+        self.model = None
+        self.step = 0
+        self._pause = threading.Event()
+        self._stop = threading.Event()
+        self._wake = threading.Condition()
+
+    # ----------------------------------------------------------------- control
+    def pause(self) -> None:
+        self._pause.set()
+
+    def resume(self) -> None:
+        with self._wake:
+            self._pause.clear()
+            self._wake.notify_all()
+
+    def stop(self) -> None:
+        with self._wake:
+            self._stop.set()
+            self._wake.notify_all()
+
+    @property
+    def paused(self) -> bool:
+        return self._pause.is_set()
+
+    def _wait_while_paused(self) -> None:
+        with self._wake:
+            while self._pause.is_set() and not self._stop.is_set():
+                self._wake.wait(timeout=0.2)
+
+    def emit(self, event: Event) -> None:
+        for listener in self.listeners:
+            listener(event)
+
+    # ----------------------------------------------------------------- setup
+    def _setup(self) -> None:
+        from ..compiler import compile_graph
+        from .pipeline import build_pipeline, fit_graph_to_tokenizer
+
+        cfg = self.config
+        torch.manual_seed(cfg.seed)
+        self.device = dist_init(self.dist, pick_device(cfg.device))
+        self.precision = pick_precision(cfg.precision, self.device)
+        folder = self.run_folder
+        resuming = bool(self.resume_requested and folder is not None and folder.latest())
+        if self.resume_requested and not resuming:
+            raise ValueError(f"cannot resume: {folder.path if folder else 'no run folder'} has no "
+                             "checkpoint; start a new run instead (drop --resume)")
+        if resuming:
+            self.graph = folder.graph()
+            self.tokenizer = folder.tokenizer()
+            self.config = cfg = _resumed_config(folder.config(), cfg)
+        self.pipeline = build_pipeline(self.graph, cfg, tokenizer=self.tokenizer)
+        self.tokenizer = self.pipeline.tokenizer
+        self.graph = fit_graph_to_tokenizer(self.graph, self.tokenizer)
+        model = compile_graph(self.graph)
+        self.objective = objective_for(model)
+        if self.objective != self.pipeline.objective:
+            raise ValueError(f"the graph trains with {self.objective} but the data gives "
+                             f"{self.pipeline.objective} batches")
+        self.model = model.to(self.device)
+        self.optimizer = make_optimizer(self.model, cfg.lr, cfg.weight_decay,
+                                        (cfg.beta1, cfg.beta2), self.device.type)
+        self.scaler = torch.amp.GradScaler(self.device.type, enabled=self.precision == "fp16")
+        self.train_model = self.model
+        if cfg.compile:
+            self.train_model = torch.compile(self.model)
+        if self.dist.enabled:
+            from torch.nn.parallel import DistributedDataParallel
+            ids = [self.device.index] if self.device.type == "cuda" else None
+            self.train_model = DistributedDataParallel(self.train_model, device_ids=ids)
+        self.writes = self.dist.is_main and folder is not None
+        self.metrics_log = MetricsLog(folder.metrics_path) if self.writes else None
+        if self.writes and not resuming:
+            folder.write_setup(self.graph, cfg, self.tokenizer)
+            if folder.metrics_path.exists():
+                folder.metrics_path.unlink()
+        if resuming:
+            state = load_checkpoint(folder.latest(), self.model, self.optimizer, self.device)
+            self.step = state["step"]
+            self.tokens_seen = state.get("tokens_seen", 0)
+            self.pipeline.load_state_dict(state["data"])
+            set_rng_state(state["rng"])
+            if state.get("scaler"):
+                self.scaler.load_state_dict(state["scaler"])
+            if self.metrics_log:
+                self.metrics_log.truncate_after(self.step)
+        else:
+            self.step = 0
+            self.tokens_seen = 0
+        self.n_params = sum(p.numel() for p in self.model.parameters())
+        self._layer_params = _layer_parameter_groups(self.model)
+        self._flops_per_token = _training_flops_per_token(self.graph, cfg.seq_len)
+        self._peak = peak_flops(self.device)
+
+    # ----------------------------------------------------------------- loop
+    def run(self) -> Event:
+        """Train; returns the final event (Finished or Failed). Never raises for training faults."""
+        start = time.perf_counter()
+        try:
+            self._setup()
+            if self.metrics_log:
+                self.listeners.append(self.metrics_log)
+            self.emit(Started(self.step, self.config.steps, self.n_params, str(self.device),
+                              self.precision, self.objective, self.graph.meta.get("name", "")))
+            last_loss = self._loop(start)
+            reason = "stopped" if self._stop.is_set() else "completed"
+            self._checkpoint()
+            end: Event = Finished(self.step, reason, last_loss, time.perf_counter() - start)
+        except NonFiniteLoss as exc:
+            end = Failed(self.step, "nan", str(exc))
+        except torch.OutOfMemoryError:
+            end = Failed(self.step, "oom", self._oom_message())
+        except Exception as exc:  # noqa: BLE001 - reported to the user, never swallowed silently
+            end = Failed(self.step, "error", f"{type(exc).__name__}: {exc}")
+        finally:
+            shutdown(self.dist)
+        self.emit(end)
+        return end
+
+    def _loop(self, start: float) -> float | None:
+        cfg = self.config
+        last_loss = None
+        while self.step < cfg.steps:
+            self._wait_while_paused()
+            if self._stop.is_set():
+                break
+            t0 = time.perf_counter()
+            lr = lr_at(self.step, lr=cfg.lr, warmup=cfg.warmup_steps, total=cfg.steps,
+                       min_ratio=cfg.min_lr_ratio)
+            for group in self.optimizer.param_groups:
+                group["lr"] = lr
+            loss, tokens = self._train_step()
+            self.step += 1
+            self.tokens_seen += tokens
+            last_loss = loss
+            dt = time.perf_counter() - t0
+            if self.step % cfg.log_every == 0 or self.step == cfg.steps:
+                self._emit_step(loss, lr, tokens, dt, start)
+            if cfg.eval_every and (self.step % cfg.eval_every == 0 or self.step == cfg.steps):
+                self._evaluate()
+            if cfg.checkpoint_every and self.step % cfg.checkpoint_every == 0 \
+                    and self.step < cfg.steps:
+                self._checkpoint()
+        return last_loss
+
+    def _train_step(self) -> tuple[float, int]:
+        cfg = self.config
+        self.train_model.train()
+        self.optimizer.zero_grad(set_to_none=True)
+        total_loss, tokens = 0.0, 0
+        self._aux = 0.0
+        for micro in range(cfg.grad_accum):
+            batch = self.pipeline.train_batch(cfg.batch_size)
+            if self.dist.enabled:
+                batch = batch.rows(*local_rows(cfg.batch_size, self.dist))
+            batch = batch.to(self.device)
+            sync = micro == cfg.grad_accum - 1 or not self.dist.enabled
+            ctx = self.train_model.no_sync() if not sync else _nullcontext()
+            with ctx:
+                with autocast(self.device, self.precision):
+                    loss, _ = loss_and_logits(self.train_model, batch)
+                    aux = self.model.aux_loss()
+                    objective = (loss + aux) / cfg.grad_accum
+                if not torch.isfinite(loss):
+                    raise NonFiniteLoss(
+                        f"the loss became {float(loss.detach())} at step {self.step + 1}. Training stopped; "
+                        "the last good checkpoint is kept. Lower the learning rate (now "
+                        f"{cfg.lr:g}), keep gradient clipping on, or use fp32")
+                self.scaler.scale(objective).backward()
+            total_loss += float(loss.detach()) / cfg.grad_accum
+            self._aux += float(aux.detach()) / cfg.grad_accum
+            tokens += batch.tokens
+        self.scaler.unscale_(self.optimizer)
+        self._layer_norms = {name: float(torch.linalg.vector_norm(torch.stack(
+            [torch.linalg.vector_norm(p.grad) for p in params if p.grad is not None] or
+            [torch.zeros((), device=self.device)])))
+            for name, params in self._layer_params.items()}
+        if cfg.grad_clip > 0:
+            norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip)
+        else:
+            norm = torch.linalg.vector_norm(torch.stack(
+                [torch.linalg.vector_norm(p.grad) for p in self.model.parameters()
+                 if p.grad is not None]))
+        self._grad_norm = float(norm)
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        return mean_across_ranks(total_loss, self.dist, self.device), tokens * self.dist.world_size
+
+    def _emit_step(self, loss: float, lr: float, tokens: int, dt: float, start: float) -> None:
+        tps = tokens / dt if dt > 0 else 0.0
+        mfu = (self._flops_per_token * tps / self._peak) if self._peak else None
+        self.emit(StepMetrics(self.step, loss, lr, self._grad_norm, dict(self._layer_norms), tps,
+                              time.perf_counter() - start, self.tokens_seen, mfu))
+        loads = _router_loads(self.model)
+        if loads:
+            self.emit(RouterMetrics(self.step, loads, self._aux))
+
+    @torch.no_grad()
+    def _evaluate(self) -> None:
+        self.model.eval()
+        losses, correct, counted = [], 0, 0
+        for batch in self.pipeline.val_batches(self.config.eval_batches, self.config.batch_size):
+            batch = batch.to(self.device)
+            with autocast(self.device, self.precision):
+                loss, logits = loss_and_logits(self.model, batch)
+            losses.append(float(loss))
+            c, n = token_accuracy(logits, batch.labels)
+            correct, counted = correct + c, counted + n
+        self.model.train()
+        if not losses:
+            return
+        val = sum(losses) / len(losses)
+        acc = correct / counted if (counted and self.pipeline.reports_accuracy) else None
+        self.emit(EvalMetrics(self.step, val, math.exp(min(val, 50.0)), acc))
+
+    def _checkpoint(self) -> None:
+        if not self.writes or self.step == 0:
+            return
+        state = {"tokens_seen": self.tokens_seen, "data": self.pipeline.state_dict(),
+                 "rng": rng_state(), "config": self.config.to_dict(),
+                 "scaler": self.scaler.state_dict() if self.scaler.is_enabled() else None}
+        path = save_checkpoint(self.run_folder.checkpoints, self.step, self.model,
+                               self.optimizer, state, self.config.keep_checkpoints)
+        self.emit(CheckpointSaved(self.step, str(path)))
+
+    def _oom_message(self) -> str:
+        cfg = self.config
+        return (f"out of memory on {self.device} at step {self.step + 1}. Reduce the batch size "
+                f"(now {cfg.batch_size}; keep the effective batch with grad_accum), the sequence "
+                f"length (now {cfg.seq_len}) or the model's width/depth; on a GPU, bf16 halves "
+                "activation memory")
+
+
+# What the data stream depends on: a resumed run must keep the saved values to continue exactly.
+DATA_SETTINGS = ("corpus", "corpus_errors", "tokenizer", "seq_len", "batch_size", "seed", "val_fraction",
+                 "grad_accum")
+
+
+def _resumed_config(saved: TrainConfig, requested: TrainConfig) -> TrainConfig:
+    """The requested settings (steps, evaluation, device...) with the saved data settings."""
+    merged = requested.to_dict()
+    merged.update({name: getattr(saved, name) for name in DATA_SETTINGS})
+    return TrainConfig.from_dict(merged)
+
+
+class _nullcontext:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _layer_parameter_groups(model) -> dict[str, list[torch.nn.Parameter]]:
+    """Parameters grouped per layer ("embed", "layers.0", "layers.1", ..., "head") so the
+    gradient norm of each layer can be plotted (how pre- and post-norm differ)."""
+    groups: dict[str, list[torch.nn.Parameter]] = {}
+    seen: set[int] = set()
+    for key, module in model.blocks():
+        name = ".".join(str(k) for k in key[:2]) if len(key) > 2 else ".".join(map(str, key))
+        for p in module.parameters(recurse=True):
+            if id(p) not in seen:
+                seen.add(id(p))
+                groups.setdefault(name, []).append(p)
+    return groups
+
+
+def _router_loads(model) -> dict[str, list[float]]:
+    loads = {}
+    for key, module in model.blocks():
+        load = getattr(module, "last_expert_load", None)
+        if load is not None:
+            loads[".".join(map(str, key))] = [float(x) for x in load]
+    return loads
+
+
+def _training_flops_per_token(graph: Graph, seq_len: int) -> float:
+    """Forward + backward is about 3x the forward FLOPs."""
+    try:
+        from ..graph.cost import analyze
+        return 3.0 * analyze(graph, context_length=seq_len).flops_per_token
+    except Exception:  # noqa: BLE001 - MFU is a nicety; never fail a run for it
+        return 0.0
