@@ -16,16 +16,14 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import re
 import tempfile
 import time
 from collections import Counter
-from pathlib import Path
 
 import regex
 import rustbpe
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "BENCHMARKS.md"
+from report import DOC, replace_section  # noqa: E402  (bench/ is on sys.path)
 SECTION = "## BPE: training (rustbpe) and encoding (tiktoken)"
 MB = 1_000_000
 SLICE = 64_000
@@ -158,9 +156,7 @@ def run(reps):
 def write_section(rows_train, rows_encode, notes, reps):
     import tiktoken
     from importlib import metadata
-    text = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
     body = "\n".join([
-        SECTION, "",
         "`bench/bench_bpe.py`: best of "
         f"{reps} runs, one process, {os.cpu_count()} CPU cores "
         f"({platform.processor() or platform.machine()}), rustbpe "
@@ -177,11 +173,7 @@ def write_section(rows_train, rows_encode, notes, reps):
         "byte tokenizer (UTF-8 encode, no merging) is the ceiling for any tokenizer:", "",
         "| text | bytes/token | tiktoken | rustbpe encode | byte level | Python BPE (64 KB) | "
         "tiktoken vs Python |", "|---|---:|---:|---:|---:|---:|---:|", *rows_encode, ""])
-    pattern = re.compile(re.escape(SECTION) + r".*?(?=^## |\Z)", re.S | re.M)
-    text = pattern.sub(lambda _: body + "\n", text) if pattern.search(text) else \
-        text.rstrip() + "\n\n" + body + "\n"
-    DOC.parent.mkdir(parents=True, exist_ok=True)
-    DOC.write_text(text)
+    replace_section(SECTION, body)
 
 
 def main() -> None:

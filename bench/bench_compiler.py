@@ -14,10 +14,8 @@ from __future__ import annotations
 import argparse
 import itertools
 import platform
-import re
 import statistics
 import time
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -27,7 +25,7 @@ from tfstudio.compiler import compile_graph
 from tfstudio.graph.templates import transformer_lm
 from tfstudio.presets import load_preset
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "BENCHMARKS.md"
+from report import DOC, replace_section  # noqa: E402  (bench/ is on sys.path)
 SECTION = "## Compiler: generated model vs hand-written"
 
 
@@ -131,9 +129,7 @@ def bench(cfg: dict, reps: int) -> dict[str, float]:
 
 
 def write_section(rows: list[str], reps: int) -> None:
-    text = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
     body = "\n".join([
-        SECTION, "",
         "One training step (forward, cross-entropy, backward, AdamW) of a compiled graph against",
         "a hand-written nn.Module with the same weights and math (`bench/bench_compiler.py`).",
         f"Median of {reps} interleaved repetitions in one process (each model first equally",
@@ -143,13 +139,7 @@ def write_section(rows: list[str], reps: int) -> None:
         "",
         "| model | compiled (ms) | hand-written (ms) | compiled / hand | control / hand |",
         "|---|---:|---:|---:|---:|", *rows, ""])
-    pattern = re.compile(re.escape(SECTION) + r".*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: body + "\n", text)
-    else:
-        text = text.rstrip() + "\n\n" + body + "\n"
-    DOC.parent.mkdir(parents=True, exist_ok=True)
-    DOC.write_text(text)
+    replace_section(SECTION, body)
 
 
 def main() -> None:

@@ -54,8 +54,11 @@ def test_graph_blocks_and_presets_import_and_work_without_torch_or_qt():
 
 def test_inspect_command_runs_without_torch_or_qt():
     result = run_blocked("""
-        from tfstudio.cli import main
-        raise SystemExit(main(["inspect", "tiny-gpt"]))
+        import argparse
+        from tfstudio.commands import inspect
+        parser = argparse.ArgumentParser()
+        inspect.configure(parser)
+        raise SystemExit(inspect.run(parser.parse_args(["tiny-gpt"])))
     """)
     assert result.returncode == 0, result.stderr
     assert "Parameters          132,864" in result.stdout

@@ -16,12 +16,12 @@ from tfstudio.gui.session import EditorSession
 @pytest.fixture
 def window(qtbot, tmp_path):
     w = MainWindow(EditorSession(Graph(meta={"name": "scratch"})), data_dir=tmp_path)
+    w.ask_unsaved = lambda: "discard"  # pytest-qt closes the window; never wait on a dialog
     qtbot.addWidget(w)
     w.resize(1400, 900)
     w.show()
     qtbot.waitExposed(w)
-    yield w
-    w.session.document.mark_clean()  # no unsaved-changes prompt when the test closes it
+    return w
 
 
 def palette_item(window, block_type):
@@ -34,7 +34,7 @@ def drop_from_palette(window, block_type, scene_xy) -> str:
     view = window.view
     at = QPointF(view.mapFromScene(QPointF(*scene_xy)))
     before = set(window.scene.graph.nodes)
-    enter = QDragEnterEvent(at.toPoint(), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier)
+    enter = QDragEnterEvent(at, Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier)
     QApplication.sendEvent(view.viewport(), enter)
     assert enter.isAccepted()
     drop = QDropEvent(at, Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier)

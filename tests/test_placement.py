@@ -3,7 +3,7 @@ mixers and reproduce the other templates' wiring exactly."""
 import pytest
 
 import tfstudio  # noqa: F401
-from tfstudio.graph import Document, Edge, ReplaceGraph
+from tfstudio.graph import Document, Edge, Node, ReplaceGraph
 from tfstudio.graph.cost import analyze
 from tfstudio.graph.placement import (PLACEMENTS, identify_placement, residual_structure,
                                       rewrite_placement)
@@ -137,7 +137,7 @@ def test_presets_are_identified(name, expected):
 
 def test_extra_readers_of_the_stream_follow_it():
     layer = template("pre")
-    layer.add_node(__import__("tfstudio").graph.Node("probe", "dropout"))
+    layer.add_node(Node("probe", "dropout"))
     layer.add_edge(Edge("add_attn", "y", "probe", "x"))
     post = rewrite_placement(layer, "post")
     assert post.edge_into("probe", "x").src == "norm_attn"  # the stream now ends after the norm

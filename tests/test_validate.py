@@ -3,7 +3,8 @@ with a message and a fix; none fires on the presets (tests/test_presets.py)."""
 import pytest
 
 import tfstudio  # noqa: F401
-from tfstudio.graph import Edge, Graph, Node, group_nodes
+from tfstudio.graph import Edge, Graph, Node, get_spec, group_nodes
+from tfstudio.graph.cost import analyze
 from tfstudio.graph.templates import layer_graph, recurrent_lm, transformer_lm
 from tfstudio.graph.validate import Diagnostic, describe, has_errors, validate
 from tfstudio.presets import load_preset
@@ -168,15 +169,22 @@ def test_tied_head_with_no_embedding_upstream():
     g = Graph()
     g.add_node(Node("tokens", "token_input"))
     g.add_node(Node("embed", "token_embedding", {"vocab_size": 64, "d_model": 32}))
-    g.add_node(Node("noise", "dropout"))           # the head's main stream starts here
-    g.add_node(Node("mix", "add"))
+    g.add_node(Node("sink", "norm"))
+    g.add_node(Node("noise", "dropout"))   # the head's stream starts here, from nothing
     g.add_node(Node("head", "lm_head", {"vocab_size": 64, "tie": True}))
-    for e in (Edge("tokens", "ids", "embed", "ids"), Edge("noise", "y", "mix", "in1"),
-              Edge("embed", "y", "mix", "in2"), Edge("mix", "y", "head", "x")):
+    for e in (Edge("tokens", "ids", "embed", "ids"), Edge("embed", "y", "sink", "x"),
+              Edge("noise", "y", "head", "x")):
         g.add_edge(e)
     diags = validate(g)
     assert only(diags, "tie_without_embedding").node_id == "head"
     assert only(diags, "unconnected_input").node_id == "noise"
+    # reachable through any input counts, first inputs first
+    g.add_node(Node("mix", "add"))
+    g.remove_edge(Edge("noise", "y", "head", "x"))
+    for e in (Edge("noise", "y", "mix", "in1"), Edge("sink", "y", "mix", "in2"),
+              Edge("mix", "y", "head", "x")):
+        g.add_edge(e)
+    assert "tie_without_embedding" not in codes(validate(g))
 
 
 def test_cross_attention_without_memory():
@@ -266,7 +274,6 @@ def test_unknown_or_malformed_group_boundary(breakage):
 
 
 def test_shape_inference_failure_becomes_a_diagnostic(monkeypatch):
-    from tfstudio.graph import get_spec
     spec = get_spec("positional_encoding")
 
     def broken(params, shapes):
@@ -319,7 +326,6 @@ def test_diagnostic_text_and_description():
 def test_malformed_parameters_are_reported_never_raised(garbage):
     """Raw edits can leave any value in any parameter; validation and costing must say so
     and go on (the editor validates after every keystroke)."""
-    from tfstudio.graph.cost import analyze
     base = load_preset("tiny-t5")
     for path, node in list(base.walk()):
         for name in list(node.resolved_params()):
@@ -331,7 +337,7 @@ def test_malformed_parameters_are_reported_never_raised(garbage):
             diags = validate(g)
             analyze(g)
             if name != "ports" and garbage in ("x", None, -1, 0):
-                spec_param = __import__("tfstudio").graph.get_spec(node.type).param(name)
+                spec_param = get_spec(node.type).param(name)
                 try:
                     spec_param.coerce(garbage)
                 except ValueError:

@@ -18,22 +18,16 @@ COMMANDS = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; only ``command``'s module is imported (its options are configured)."""
     parser = argparse.ArgumentParser(
         prog="tfstudio", description="Build, train and look inside transformers.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.set_defaults(_module=module_name)
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name is None or not module_name.startswith(exc.name):
-                raise
-            sub._name_parser_map.pop(name, None)  # this build lacks that part
-            sub._choices_actions = [a for a in sub._choices_actions if a.dest != name]
-            continue
-        module.configure(p)
+        if name == command:
+            importlib.import_module(module_name).configure(p)
     return parser
 
 
@@ -42,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     # `tfstudio` alone opens the GUI; `tfstudio FILE.json` opens that graph in it
     if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
         argv = ["gui", *argv]
-    parser = build_parser()
+    parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
@@ -52,6 +46,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(module.run(args) or 0)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `tfstudio inspect llama | head`: the reader left, nothing to say
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

@@ -217,7 +217,10 @@ class _ClassWriter:
         cls = self.ctx.class_names.claim(camel(node.id) + "Layer")
         writer = _ClassWriter(node.subgraph, self.path + (node.id,), self.ctx, inner_streaming)
         self.ctx.classes.append(writer.write(cls))
-        repeat = int(get_spec(GROUP).param("repeat").coerce(node.param("repeat")))
+        try:
+            repeat = int(get_spec(GROUP).param("repeat").coerce(node.param("repeat")))
+        except ValueError as exc:
+            raise CompileError(f"{where(node.id, self.path)}: {exc}") from None
         attr = self.attrs.claim(node.id)
         self.init.append(f"self.{attr} = nn.ModuleList({cls}() for _ in range({repeat}))"
                          f"  # Layer group, {repeat} cop{'y' if repeat == 1 else 'ies'}")

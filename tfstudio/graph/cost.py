@@ -51,14 +51,16 @@ def resolve_context(graph: Graph, context_length: int | None) -> int:
 
 @dataclass
 class CostReport:
-    shapes: ShapeMap                                     # from tfstudio.graph.shapes.infer_shapes
-    node_params: dict[tuple[tuple[str, ...], str], int]  # (path, node_id) -> params, every depth;
-                                                         # a group's entry = its inside x repeat
-    total_params: int                                    # unique trainable params (tied head counted once)
-    flops_per_token: float                               # forward, 2 FLOPs per multiply-add, at context_length
+    """``node_*`` map (path, node_id) to one block's number at every depth; a block inside a
+    group counts one copy, the group's own entry its whole inside times its repeat."""
+
+    shapes: ShapeMap                                     # from infer_shapes
+    node_params: dict[tuple[tuple[str, ...], str], int]
+    total_params: int                                    # unique (a tied head counted once)
+    flops_per_token: float                               # forward, at context_length
     kv_cache_bytes_per_token: int                        # 2 x layers x kv_heads x head_dim x bytes
     context_length: int
-    node_flops: dict[Key, float] = field(default_factory=dict)  # same keys as node_params
+    node_flops: dict[Key, float] = field(default_factory=dict)
     node_kv_bytes: dict[Key, int] = field(default_factory=dict)
     embedding_params: int = 0                            # token tables and learned positions
     dtype: str = "bfloat16"                              # of the KV cache

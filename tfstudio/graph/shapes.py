@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .model import GROUP, GROUP_INPUT, GROUP_OUTPUT, Graph, GraphError, group_boundary
+from .model import GROUP, GROUP_INPUT, GROUP_OUTPUT, Graph, GraphError
 from .schema import get_spec
 
 Key = tuple[tuple[str, ...], str]  # (path of group ids, node id)

@@ -22,20 +22,26 @@ def main_input_edge(graph: Graph, node_id: str) -> Edge | None:
 
 
 def main_embedding(graph: Graph, node_id: str) -> str | None:
-    """The token embedding at the start of ``node_id``'s main stream in ``graph``.
+    """The token embedding upstream of ``node_id`` in ``graph`` that a tied head shares its
+    matrix with, or None when no embedding is upstream.
 
-    Walks back along first inputs (through groups, whose first input is their main stream);
-    this is the embedding a tied head shares its matrix with. None when there is none."""
-    seen = {node_id}
-    edge = main_input_edge(graph, node_id)
-    while edge is not None and edge.src not in seen:
-        src = graph.nodes.get(edge.src)
-        if src is None:
-            return None
-        if src.type == EMBEDDING_TYPE:
-            return src.id
-        seen.add(src.id)
-        edge = main_input_edge(graph, src.id)
+    Searches depth first, first inputs first (through groups, whose first input is their main
+    stream), so an encoder-decoder's head finds the target embedding before the source one
+    that only reaches it as memory. The compiler ties by the same rule."""
+    stack, seen = [node_id], set()
+    while stack:
+        nid = stack.pop()
+        if nid in seen or nid not in graph.nodes:
+            continue
+        seen.add(nid)
+        if nid != node_id and graph.nodes[nid].type == EMBEDDING_TYPE:
+            return nid
+        try:
+            ports = graph.input_ports(nid)
+        except GraphError:
+            continue
+        sources = [e.src for p in ports if (e := graph.edge_into(nid, p.name)) is not None]
+        stack.extend(reversed(sources))
     return None
 
 

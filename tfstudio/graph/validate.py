@@ -5,13 +5,21 @@ what is wrong and how to fix it, and carries a stable ``code`` so tests and the 
 tell rules apart. Structural rules (cycles, wires, ports, groups) live here; rules about one
 kind of block (heads dividing d_model, top-k <= experts, ...) live in that block's schema as
 its ``check`` hook, which receives a :class:`CheckContext`.
+
+Codes. Structure: cycle, dangling_wire, unknown_port, unconnected_input, multiple_wires,
+port_kind_mismatch, cross_attention_without_memory, group_boundary, boundary_outside_group,
+repeat_shape_changes, unknown_block, unknown_param, bad_param, bad_context_length,
+shape_inference, check_failed, no_output_head, unused_output (warning). Blocks: width_mismatch
+(Add), heads_divide_d_model, kv_heads_divide_heads, rope_odd_head_dim, cross_memory_width,
+top_k_exceeds_experts, learned_positions_too_short, vocab_mismatch, tie_without_embedding,
+tie_shape_mismatch, decoder_not_causal, encoder_causal (warning).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Iterable
 
-from .model import GROUP, GROUP_INPUT, GROUP_OUTPUT, Graph, Node, parse_port_list
+from .model import GROUP, GROUP_INPUT, GROUP_OUTPUT, Graph, GraphError, Node, parse_port_list
 from .schema import LOGITS, PORT_KINDS, MEMORY, UnknownBlockError, get_spec, kind_accepts
 from .shapes import ShapeMap, infer_shapes
 
@@ -101,7 +109,7 @@ def _unique(items: list[Diagnostic]) -> list[Diagnostic]:
 def _output_kinds(graph: Graph, node: Node) -> set[str]:
     try:
         return {p.kind for p in graph.output_ports(node.id)}
-    except Exception:  # an unknown type or a malformed boundary: reported elsewhere
+    except (GraphError, KeyError):  # an unknown type or malformed ports: reported elsewhere
         return set()
 
 
@@ -266,7 +274,7 @@ class _Validator:
     def wires(self, graph: Graph, node: Node, path) -> None:
         try:
             ins = graph.input_ports(node.id)
-        except Exception:  # malformed boundary: reported by group()
+        except (GraphError, KeyError):  # unknown type or malformed params: reported already
             return
         names = {p.name for p in ins}
         for e in graph.in_edges(node.id):
@@ -306,7 +314,7 @@ class _Validator:
             return
         try:
             src_ports = {p.name: p for p in graph.output_ports(e.src)}
-        except Exception:
+        except (GraphError, KeyError):
             return
         out = src_ports.get(e.src_port)
         if out is None:

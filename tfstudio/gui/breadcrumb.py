@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QWidget
 
 from ..graph import Graph
 
@@ -47,5 +47,7 @@ class Breadcrumb(QWidget):
             hint = QLabel("  inside a group: its inputs and outputs blocks are the group's ports; "
                           "edits apply to every copy")
             hint.setProperty("role", "muted")
-            self._layout.addWidget(hint)
-        self._layout.addStretch(1)
+            hint.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)  # never widens the window
+            self._layout.addWidget(hint, 1)
+        else:
+            self._layout.addStretch(1)

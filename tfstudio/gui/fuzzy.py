@@ -13,7 +13,7 @@ from ..graph.schema import BlockSpec
 # Words people type for a block that are not in its name.
 ALIASES = {
     "attention": "mha gqa mqa self attn causal",
-    "cross_attention": "attn encoder decoder memory",
+    "cross_attention": "xattn attn encoder decoder memory",
     "feed_forward": "ffn mlp dense swiglu gelu",
     "moe": "experts router mixture",
     "norm": "layernorm rmsnorm ln",
@@ -27,33 +27,43 @@ ALIASES = {
 
 
 def fuzzy_score(query: str, text: str) -> float | None:
-    """How well ``query`` matches ``text`` (higher is better), or None when it does not."""
+    """How well ``query`` matches ``text`` (higher is better), or None when it does not.
+
+    Tiers: a substring at a word start (100+), initials of words (70+), a substring inside a
+    word (40+), then letters scattered in order (under 40)."""
     q = query.lower().replace(" ", "")
     t = text.lower()
     if not q:
         return 0.0
-    if q in t:  # a plain substring beats any scattered match
+    if q in t:
         start = t.index(q)
-        at_word = start == 0 or not t[start - 1].isalnum()
-        return 100.0 + 10.0 * at_word - start * 0.1 + len(q)
-    score, ti, run = 0.0, 0, 0
+        if start == 0 or not t[start - 1].isalnum():
+            return 100.0 + len(q) - start * 0.01
+    score, ti, run, all_starts = 0.0, 0, 0, True
     for ch in q:
         found = t.find(ch, ti)
         if found < 0:
             return None
         run = run + 1 if found == ti else 0
         at_word = found == 0 or not t[found - 1].isalnum()
+        all_starts = all_starts and at_word
         score += 1.0 + 2.0 * run + 3.0 * at_word - 0.02 * (found - ti)
         ti = found + 1
-    return score
+    if all_starts:
+        return 70.0 + len(q)
+    if q in t:
+        return 40.0 + len(q) - t.index(q) * 0.01
+    return min(score, 39.0)
 
 
-def block_score(query: str, spec: BlockSpec) -> float | None:
-    """The best match over a block's title, type, family and aliases; descriptions count less."""
+def block_score(query: str, spec: BlockSpec, descriptions: bool = True) -> float | None:
+    """The best match over a block's title, type, family and aliases; with ``descriptions``,
+    a block whose description contains every word of the query matches too, ranked last."""
     fields = (spec.title, spec.type, spec.family, ALIASES.get(spec.type, ""))
     scores = [s for s in (fuzzy_score(query, f) for f in fields) if s is not None]
     words = query.lower().split()
-    if not scores and words and all(w in spec.description.lower() for w in words):
+    if (descriptions and not scores and words
+            and all(w in spec.description.lower() for w in words)):
         scores.append(1.0)
     return max(scores) if scores else None
 

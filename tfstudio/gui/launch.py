@@ -129,8 +129,11 @@ def _report_first_paint(window, started: float, QEvent, QObject) -> None:
         def eventFilter(self, obj, event):
             if event.type() == QEvent.Paint and not getattr(self, "seen", False):
                 self.seen = True
+                session = window.session
                 report = {"first_paint": time.time(), "run_started": started,
-                          "torch_imported": "torch" in sys.modules}
+                          "torch_imported": "torch" in sys.modules,
+                          "file": str(session.file_path) if session.file_path else None,
+                          "nodes": sorted(session.root.nodes)}
                 print(json.dumps(report), flush=True)
                 QApplication.instance().quit()
             return False

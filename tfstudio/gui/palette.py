@@ -91,7 +91,8 @@ class Palette(QWidget):
             shown = 0
             for j in range(top.childCount()):
                 child = top.child(j)
-                match = block_score(text, child.data(0, Qt.UserRole + 2)) is not None
+                spec = child.data(0, Qt.UserRole + 2)
+                match = block_score(text, spec, descriptions=False) is not None
                 child.setHidden(not match)
                 shown += match
             top.setHidden(shown == 0)

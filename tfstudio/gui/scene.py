@@ -245,15 +245,13 @@ class GraphScene(QGraphicsScene):
     # ------------------------------------------------------------------ commands
     def run(self, command: Command, near: QPointF | None = None) -> bool:
         """Execute an edit; a refusal goes to the status bar and, with ``near``, onto the canvas."""
-        try:
-            self.session.document.execute(command)
-        except (GraphError, ValueError, KeyError) as exc:
-            text = str(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc)
-            self.message.emit(text)
-            if near is not None:
-                self.show_note(text, near)
-            return False
-        return True
+        refusal = self.session.try_execute(command)
+        if refusal is None:
+            return True
+        self.message.emit(refusal)
+        if near is not None:
+            self.show_note(refusal, near)
+        return False
 
     def add_block(self, block_type: str, scene_pos: QPointF) -> str | None:
         """Add a block centred under ``scene_pos`` (palette drop, search-to-add); its id."""

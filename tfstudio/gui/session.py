@@ -26,6 +26,8 @@ class EditorSession(QObject):
         self.analysis = Analysis()
         self._analysis_timer = QTimer(self, singleShot=True, interval=0)
         self._analysis_timer.timeout.connect(self.refresh_analysis)
+        self._dirty_timer = QTimer(self, singleShot=True, interval=0)
+        self._dirty_timer.timeout.connect(self._check_dirty)
         self._was_dirty = False
         self._recovered = False  # a recovered autosave counts as unsaved until saved
         self.document.subscribe(self._on_event)
@@ -38,21 +40,37 @@ class EditorSession(QObject):
 
     def execute(self, command: Command) -> bool:
         """Run an edit; a refused one (bad wire, bad value) becomes a message, not a crash."""
+        refusal = self.try_execute(command)
+        if refusal:
+            self.message.emit(refusal)
+        return refusal is None
+
+    def try_execute(self, command: Command) -> str | None:
+        """Run an edit; None when done, else why it was refused (nothing changed then)."""
         try:
             self.document.execute(command)
         except (GraphError, ValueError, KeyError) as exc:
-            self.message.emit(_sentence(exc))
-            return False
-        return True
+            return _sentence(exc)
+        finally:
+            self._check_dirty()
+        return None
 
     def undo(self) -> bool:
-        return self.document.undo()
+        done = self.document.undo()
+        self._check_dirty()
+        return done
 
     def redo(self) -> bool:
-        return self.document.redo()
+        done = self.document.redo()
+        self._check_dirty()
+        return done
 
     def _on_event(self, event: GraphEvent) -> None:
+        # the document emits while a command runs, before its history moves: look again after
         self._analysis_timer.start()
+        self._dirty_timer.start()
+
+    def _check_dirty(self) -> None:
         if self.dirty != self._was_dirty:
             self._was_dirty = self.dirty
             self.state_changed.emit()

@@ -16,8 +16,7 @@ def count_label(n: float) -> str:
     n = float(n)
     for factor, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
         if abs(n) >= factor:
-            value = n / factor
-            return f"{value:.1f}{suffix}" if value < 100 else f"{value:.0f}{suffix}"
+            return f"{n / factor:.1f}{suffix}"
     return f"{n:.0f}"
 
 

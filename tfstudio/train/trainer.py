@@ -15,13 +15,14 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 import torch
+from torch.nn.utils import clip_grads_with_norm_, get_total_norm
 
 from ..graph import Graph
 from .checkpoint import load_checkpoint, rng_state, save_checkpoint, set_rng_state
 from .config import TrainConfig
 from .device import autocast, peak_flops, pick_device, pick_precision
 from .distributed import DistInfo, init as dist_init, local_rows, mean_across_ranks, shutdown
-from .events import (CheckpointSaved, EvalMetrics, Event, Failed, Finished, MetricsLog,
+from .events import (CheckpointSaved, EvalMetrics, Event, Failed, Finished, MetricsLog, Probe,
                      RouterMetrics, Started, StepMetrics)
 from .objectives import Batch, loss_and_logits, objective_for, token_accuracy
 from .optim import lr_at, make_optimizer
@@ -172,6 +173,8 @@ class Trainer:
     def _loop(self, start: float) -> float | None:
         cfg = self.config
         last_loss = None
+        if cfg.probe_every and self.step == 0:
+            self._probe()  # the untrained model: where every pattern starts from
         while self.step < cfg.steps:
             self._wait_while_paused()
             if self._stop.is_set():
@@ -190,6 +193,8 @@ class Trainer:
                 self._emit_step(loss, lr, tokens, dt, start)
             if cfg.eval_every and (self.step % cfg.eval_every == 0 or self.step == cfg.steps):
                 self._evaluate()
+            if cfg.probe_every and self.step % cfg.probe_every == 0:
+                self._probe()
             if cfg.checkpoint_every and self.step % cfg.checkpoint_every == 0 \
                     and self.step < cfg.steps:
                 self._checkpoint()
@@ -223,20 +228,31 @@ class Trainer:
             self._aux += float(aux.detach()) / cfg.grad_accum
             tokens += batch.tokens
         self.scaler.unscale_(self.optimizer)
-        self._layer_norms = {name: float(torch.linalg.vector_norm(torch.stack(
-            [torch.linalg.vector_norm(p.grad) for p in params if p.grad is not None] or
-            [torch.zeros((), device=self.device)])))
-            for name, params in self._layer_params.items()}
-        if cfg.grad_clip > 0:
-            norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip)
-        else:
-            norm = torch.linalg.vector_norm(torch.stack(
-                [torch.linalg.vector_norm(p.grad) for p in self.model.parameters()
-                 if p.grad is not None]))
-        self._grad_norm = float(norm)
+        self._measure_and_clip(log=(self.step + 1) % cfg.log_every == 0
+                               or self.step + 1 == cfg.steps)
         self.scaler.step(self.optimizer)
         self.scaler.update()
         return mean_across_ranks(total_loss, self.dist, self.device), tokens * self.dist.world_size
+
+    def _measure_and_clip(self, log: bool) -> None:
+        """Total gradient norm (clipped to ``grad_clip``), and on logged steps each layer's norm.
+
+        The per-layer norms are combined into the total, so logging costs one norm per layer."""
+        clip = self.config.grad_clip
+        if not log:
+            params = self.model.parameters()
+            norm = (torch.nn.utils.clip_grad_norm_(params, clip) if clip > 0
+                    else get_total_norm([p.grad for p in params if p.grad is not None]))
+            self._grad_norm = float(norm)
+            return
+        layer = {name: get_total_norm(grads) if grads else torch.zeros((), device=self.device)
+                 for name, grads in ((name, [p.grad for p in params if p.grad is not None])
+                                     for name, params in self._layer_params.items())}
+        total = get_total_norm(list(layer.values()))
+        if clip > 0:
+            clip_grads_with_norm_(self.model.parameters(), clip, total)
+        self._layer_norms = {name: float(n) for name, n in layer.items()}
+        self._grad_norm = float(total)
 
     def _emit_step(self, loss: float, lr: float, tokens: int, dt: float, start: float) -> None:
         tps = tokens / dt if dt > 0 else 0.0
@@ -264,6 +280,15 @@ class Trainer:
         val = sum(losses) / len(losses)
         acc = correct / counted if (counted and self.pipeline.reports_accuracy) else None
         self.emit(EvalMetrics(self.step, val, math.exp(min(val, 50.0)), acc))
+
+    def _probe(self) -> None:
+        """A look inside on the probe text, between steps (tfstudio.probes restores the model's
+        mode; kept in RUN_DIR/probes/). ``config.probe_text`` and ``probe_every`` may be changed
+        while the run goes on."""
+        if not self.dist.is_main:
+            return
+        from ..probes import snapshot_for_run
+        self.emit(Probe(self.step, snapshot_for_run(self)))
 
     def _checkpoint(self) -> None:
         if not self.writes or self.step == 0:
@@ -314,6 +339,9 @@ def _layer_parameter_groups(model) -> dict[str, list[torch.nn.Parameter]]:
             if id(p) not in seen:
                 seen.add(id(p))
                 groups.setdefault(name, []).append(p)
+    rest = [p for p in model.parameters() if id(p) not in seen]
+    if rest:  # parameters outside any block (none today): still part of the total norm
+        groups["other"] = rest
     return groups
 
 

@@ -1,0 +1,191 @@
+"""Always-on feedback: diagnostics on the block and in the problems panel, shapes on wires,
+the cost panel's numbers and the quick switches' rewrites."""
+from __future__ import annotations
+
+import pytest
+from PySide6.QtWidgets import QLabel
+
+from tfstudio.graph import Edge
+from tfstudio.graph.templates import layer_graph, transformer_lm
+from tfstudio.gui.device_memory import system_ram
+from tfstudio.gui.main_window import MainWindow
+from tfstudio.gui.session import EditorSession
+from tfstudio.gui.text import bytes_label, count_label, flops_label, shape_label
+from tfstudio.presets import load_preset
+
+
+@pytest.fixture
+def make_window(qtbot, tmp_path):
+    def make(graph):
+        w = MainWindow(EditorSession(graph), data_dir=tmp_path)
+        w.ask_unsaved = lambda: "discard"
+        qtbot.addWidget(w)
+        w.resize(1400, 900)
+        w.show()
+        qtbot.waitExposed(w)
+        return w
+    return make
+
+
+def test_heads_that_do_not_divide_d_model_show_on_the_block_and_in_the_problems(make_window,
+                                                                                 qtbot):
+    w = make_window(load_preset("tiny-gpt"))  # d_model 64, 4 heads
+    w.scene.enter_group("layers")
+    w.scene.select_nodes(["attn"])
+    w.inspector.rebuild()
+    w.inspector.editors["kv_heads"].widget.setValue(1)   # keep K/V heads valid (MQA)
+    w.inspector.editors["heads"].widget.setValue(3)      # 64 / 3 is not whole
+    w.session.refresh_analysis()                          # (the timer does this at once)
+
+    item = w.scene.node_items["attn"]
+    assert item.severity == "error"
+    assert any("64 / 3" in d.message for d in item.diagnostics)
+    assert "Fix:" in item.toolTip() and "divisor of 64" in item.toolTip()
+    # the inspector lists it with its fix (it rebuilds as soon as the event loop runs)
+    def inspector_shows_fix():
+        labels = w.inspector.widget().findChildren(QLabel, "diagnostic")
+        return any("divisor of 64" in lbl.text() for lbl in labels)
+    qtbot.waitUntil(inspector_shows_fix, timeout=2000)
+    # the group shows there is a problem inside it, seen from the top level
+    w.go_up()
+    assert w.scene.node_items["layers"].inner_severity == "error"
+    assert w.scene.node_items["layers"].severity is None
+
+    problems = w.problems.diagnostics()
+    assert [(d.path, d.node_id) for d in problems] == [(("layers",), "attn")]
+    assert "error" in w.problems.summary.text()
+    # clicking it opens the group and selects the block
+    w.problems.activate_row(0)
+    assert w.scene.path == ("layers",)
+    assert w.scene.selected_node_ids() == ["attn"]
+
+    # fixing it clears the outline, the panel and the group's badge
+    w.inspector.rebuild()
+    w.inspector.editors["heads"].widget.setValue(8)
+    w.session.refresh_analysis()
+    assert w.scene.node_items["attn"].severity is None
+    assert w.problems.diagnostics() == []
+
+
+def test_shapes_are_written_on_every_wire(make_window):
+    w = make_window(load_preset("tiny-llama"))
+    labels = {e: wire.label for e, wire in w.scene.wire_items.items()}
+    assert labels[Edge("tokens", "ids", "embed", "ids")] == "B×T"
+    assert labels[Edge("embed", "y", "layers", "x")] == "B×T×64"
+    assert labels[Edge("final_norm", "y", "head", "x")] == "B×T×64"
+    w.scene.enter_group("layers")
+    assert all(wire.label == "B×T×64" for wire in w.scene.wire_items.values())
+
+
+def test_cost_panel_matches_the_published_gpt2_small_count(make_window):
+    w = make_window(load_preset("gpt2-small"))
+    cost = w.session.analysis.cost
+    # GPT-2 small: 124,439,808 parameters (tied head), as in the released checkpoint
+    assert cost.total_params == 124_439_808
+    assert w.costs.total.text().startswith("124.4M")
+    # KV cache per token: 2 (K, V) x 12 layers x 768 x 2 bytes (bfloat16)
+    assert cost.kv_cache_bytes_per_token == 2 * 12 * 768 * 2
+    assert w.costs.kv.text().startswith(bytes_label(2 * 12 * 768 * 2))
+    # the per-block table lists the embedding as 50257 x 768
+    rows = {w.costs.table.item(r, 0).text(): w.costs.table.item(r, 1).toolTip()
+            for r in range(w.costs.table.rowCount())}
+    assert rows["embed"] == f"{50257 * 768:,}"
+
+
+def test_training_memory_follows_batch_and_dtype_and_says_whether_it_fits(make_window):
+    w = make_window(load_preset("tiny-gpt"))
+    costs = w.costs
+    costs.dtype.setCurrentText("float32")
+    costs.batch.setValue(4)
+    costs.seq_len.setValue(64)
+    est = costs.estimate
+    params = w.session.analysis.cost.total_params
+    # weights and gradients in fp32 (4 bytes each) plus AdamW's two fp32 moments (8 bytes)
+    assert est.weights == est.gradients == 4 * params
+    assert est.optimizer == 8 * params
+    assert est.total == est.weights + est.gradients + est.optimizer + est.activations
+    assert costs.memory_rows["total"].text() == bytes_label(est.total)
+    activations_b4 = est.activations
+    costs.batch.setValue(8)
+    assert costs.estimate.activations == 2 * activations_b4  # linear in the batch
+    assert costs.fits_on_device is True and "Fits" in costs.fits.text()
+    # a GPT-3 sized run does not fit in this machine's RAM, and the panel says so
+    ram = system_ram()
+    assert ram and costs.device.total == ram
+    w.load_graph(load_preset("gpt3-175b"))
+    assert costs.fits_on_device is False
+    assert "Does not fit" in costs.fits.text()
+
+
+def test_switching_a_layer_from_post_norm_to_pre_norm_rewires_it(make_window):
+    w = make_window(load_preset("tiny-bert"))  # post-norm: y = Norm(x + F(x))
+    layer = w.session.root.node("layers").subgraph
+    assert Edge("inputs", "x", "attn", "x") in layer.edges
+    assert Edge("add_attn", "y", "norm_attn", "x") in layer.edges
+    w.scene.select_nodes(["layers"])
+    w.inspector.rebuild()
+    buttons = w.inspector.switch_buttons["placement"]
+    assert buttons["post"].isChecked() and not buttons["pre"].isChecked()
+    buttons["pre"].click()
+
+    layer = w.session.root.node("layers").subgraph
+    # pre-norm: y = x + F(Norm(x)): the norm now sits before attention, the Add ends the branch
+    attn_in = layer.edge_into("attn", "x")
+    assert layer.node(attn_in.src).type == "norm"
+    assert layer.edge_into(attn_in.src, "x").src == "inputs"
+    assert {e.src for e in layer.in_edges("add_attn")} == {"inputs", "attn"}
+    assert w.session.document.undo_text.startswith("Switch norm placement")
+    assert "pre-norm" in w.scene.node_items["layers"]._summary
+    w.inspector.rebuild()
+    assert w.inspector.switch_buttons["placement"]["pre"].isChecked()
+    w.session.undo()
+    assert Edge("add_attn", "y", "norm_attn", "x") in w.session.root.node("layers").subgraph.edges
+
+
+def test_attention_and_ffn_switches(make_window):
+    w = make_window(load_preset("tiny-gpt"))
+    w.scene.select_nodes(["layers"])
+    w.inspector.rebuild()
+    w.inspector.switch_buttons["attention"]["mqa"].click()
+    attn = w.session.root.node("layers").subgraph.node("attn")
+    assert attn.param("kv_heads") == 1 and attn.param("heads") == 4
+    w.inspector.rebuild()
+    w.inspector.switch_buttons["ffn"]["moe"].click()
+    layer = w.session.root.node("layers").subgraph
+    assert layer.node("ffn").type == "moe"
+    assert "MoE" in w.scene.node_items["layers"]._summary
+
+
+def test_positional_scheme_switch_from_the_model_page(make_window):
+    w = make_window(load_preset("tiny-gpt"))  # learned positions
+    w.scene.clearSelection()
+    w.inspector.rebuild()
+    buttons = w.inspector.switch_buttons["position"]
+    assert buttons["learned"].isChecked()
+    buttons["rope"].click()
+    root = w.session.root
+    assert not root.nodes_of_type("positional_encoding")
+    assert root.node("layers").subgraph.node("attn").param("position") == "rope"
+    assert Edge("embed", "y", "layers", "x") in root.edges
+
+
+def test_text_formats():
+    assert shape_label(("B", "T", 64)) == "B×T×64"
+    assert shape_label(None) == "?"
+    assert count_label(124_439_808) == "124.4M"
+    assert count_label(174_604_259_328) == "174.6B"
+    assert count_label(999) == "999"
+    assert bytes_label(1536) == "1.5 KiB"
+    assert bytes_label(3 * 2**30) == "3.0 GiB"
+    assert flops_label(2.5e9) == "2.5 GFLOP"
+
+
+def test_a_new_layer_group_from_the_palette_holds_a_standard_layer(make_window):
+    w = make_window(transformer_lm(name="t", description="", vocab=32, d_model=16, layers=1,
+                                   heads=2, d_ff=32))
+    from PySide6.QtCore import QPointF
+    gid = w.scene.add_block("group", QPointF(0, 400))
+    inside = w.session.root.node(gid).subgraph
+    expected = layer_graph([("attention", {}), ("feed_forward", {})], "pre")
+    assert sorted(inside.edges) == sorted(expected.edges)
+    assert w.scene.selected_node_ids() == [gid]

@@ -1,0 +1,38 @@
+"""Helpers every probe shares: run a model for a look, leaving it exactly as it was."""
+from __future__ import annotations
+
+import contextlib
+
+
+def key_name(key: tuple) -> str:
+    """("layers", 0, "attn") -> "layers.0.attn" (node ids never contain a dot)."""
+    return ".".join(str(k) for k in key)
+
+
+@contextlib.contextmanager
+def looking_at(model, capture: bool = False):
+    """Eval mode (no dropout) and no autograd for the duration; with ``capture`` the attention
+    modules also keep their weights. Train mode, capture flags and the kept weights are put
+    back afterwards, as are the mixture-of-experts statistics of the last forward, so a probe
+    taken mid-training changes nothing about the run."""
+    import torch
+
+    was_training = model.training
+    attention = [m for _, m in model.attention_modules()]
+    saved = [(m.capture, m.last_weights) for m in attention]
+    # mixture-of-experts statistics of the last training forward (the trainer reports them)
+    routers = [m for _, m in model.blocks() if hasattr(m, "last_expert_load")]
+    router_stats = [(m.aux_loss, m.last_expert_load, m.last_assignments) for m in routers]
+    model.eval()
+    try:
+        if capture:
+            for m in attention:
+                m.capture = True
+        with torch.no_grad():
+            yield
+    finally:
+        for m, (flag, weights) in zip(attention, saved):
+            m.capture, m.last_weights = flag, weights
+        for m, (aux, load, chosen) in zip(routers, router_stats):
+            m.aux_loss, m.last_expert_load, m.last_assignments = aux, load, chosen
+        model.train(was_training)
