@@ -56,16 +56,23 @@ def test_generate_on_a_folder_without_run_says_so(tmp_path, capsys):
     assert "not a tfstudio run folder" in capsys.readouterr().err
 
 
-def test_two_process_ddp_matches_single_process(tmp_path):
-    """Two gloo ranks, each on half of the same global batch, give the single-process loss."""
+@pytest.mark.parametrize("parallel", ["ddp", "fsdp"])
+def test_two_processes_match_single_process(tmp_path, parallel):
+    """Two gloo ranks, each on half of the same global batch, give the single-process loss,
+    whether the model is replicated (DDP) or sharded (FSDP2); the run reopens afterwards."""
+    from tfstudio.train.run import RunFolder
     args = ["tiny-gpt", "--corpus", "sample:small", "--steps", "4", "--batch-size", "8",
             "--seq-len", "32", "--eval-every", "0", "--warmup-steps", "1", "--device", "cpu"]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    single, double = tmp_path / "single", tmp_path / "ddp"
+    single, double = tmp_path / "single", tmp_path / parallel
     subprocess.run([sys.executable, "-m", "tfstudio", "train", *args, "--out", str(single)],
                    check=True, env=env, capture_output=True)
-    subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
-                    "--master_port", "29517", "-m", "tfstudio", "train", *args,
-                    "--out", str(double)], check=True, env=env, capture_output=True)
+    subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone",
+                    "--nproc_per_node", "2", "-m", "tfstudio", "train", *args,
+                    "--parallel", parallel, "--out", str(double)],
+                   check=True, env=env, capture_output=True)
     assert step_losses(double) == pytest.approx(step_losses(single), rel=1e-5, abs=1e-6)
     assert len(step_losses(double)) == 4
+    whole = RunFolder(double).load_model()
+    assert sum(p.numel() for p in whole.parameters()) == \
+        sum(p.numel() for p in RunFolder(single).load_model().parameters())

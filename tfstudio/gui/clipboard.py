@@ -9,8 +9,6 @@ from ..graph import (GROUP_INPUT, GROUP_OUTPUT, AddNode, Connect, Graph, GraphEr
                      loads)
 from ..graph.model import Edge
 
-MIME = "application/x-tfstudio-graph"
-
 
 def fragment(graph: Graph, node_ids) -> Graph:
     """The selected nodes and the wires among them (wires to unselected blocks are left out)."""
@@ -29,6 +27,12 @@ def fragment(graph: Graph, node_ids) -> Graph:
 
 def to_text(graph: Graph, node_ids) -> str:
     return dumps(fragment(graph, node_ids))
+
+
+def looks_like_graph(text: str) -> bool:
+    """Cheap check for enabling Paste: graph JSON starts with an object holding a version."""
+    head = text.lstrip()[:200]
+    return head.startswith("{") and "format_version" in head
 
 
 def from_text(text: str) -> Graph:

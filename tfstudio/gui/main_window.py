@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QMimeData, QSettings, QStandardPaths, Qt, QTimer
-from PySide6.QtGui import QCursor, QGuiApplication
+from PySide6.QtCore import QSettings, QStandardPaths, Qt, QTimer
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow,
                                QMessageBox, QTabWidget, QToolBar, QVBoxLayout, QWidget)
 
@@ -149,10 +149,11 @@ class MainWindow(QMainWindow):
         s.state_changed.connect(self._refresh_title)
         s.analysis_ready.connect(self.problems.show_analysis)
         s.analysis_ready.connect(self._show_counts)
-        s.document.subscribe(lambda ev: self._update_actions())
+        s.document.subscribe(self._on_document_event)
         self.scene.message.connect(self.show_message)
         self.scene.selectionChanged.connect(self._update_actions)
         self.scene.path_changed.connect(lambda _: self._refresh_breadcrumb())
+        self.scene.path_changed.connect(self._update_actions)
         self.scene.path_changed.connect(lambda _: QTimer.singleShot(0, self.view.fit_to_view))
         self.breadcrumb.navigate.connect(self.scene.set_path)
         self.palette.block_activated.connect(self.add_block_at_centre)
@@ -193,11 +194,13 @@ class MainWindow(QMainWindow):
 
     def _refresh_breadcrumb(self) -> None:
         self.breadcrumb.show_path(self.session.root, self.scene.path)
-        self.actions.up.setEnabled(bool(self.scene.path)) if hasattr(self, "actions") else None
+
+    def _on_document_event(self, event) -> None:
+        self._update_actions()
+        if self.scene.path:  # a renamed group or a new repeat count shows in the breadcrumb
+            self._refresh_breadcrumb()
 
     def _update_actions(self, *_) -> None:
-        if not hasattr(self, "actions"):
-            return
         a, doc = self.actions, self.session.document
         a.undo.setEnabled(doc.can_undo)
         a.redo.setEnabled(doc.can_redo)
@@ -209,15 +212,8 @@ class MainWindow(QMainWindow):
         a.delete.setEnabled(bool(self.scene.selectedItems()))
         a.ungroup.setEnabled(any(self.scene.graph.node(n).is_group for n in selected
                                  if n in self.scene.graph))
-        mime = QGuiApplication.clipboard().mimeData()
-        a.paste.setEnabled(mime is not None and (mime.hasFormat(clipboard.MIME)
-                                                 or mime.text().lstrip().startswith("{")))
+        a.paste.setEnabled(clipboard.looks_like_graph(QGuiApplication.clipboard().text()))
         a.up.setEnabled(bool(self.scene.path))
-        self._refresh_breadcrumb_if_renamed()
-
-    def _refresh_breadcrumb_if_renamed(self) -> None:
-        if self.scene.path:
-            self.breadcrumb.show_path(self.session.root, self.scene.path)
 
     # ------------------------------------------------------------------ navigation
     def go_up(self) -> None:
@@ -276,10 +272,8 @@ class MainWindow(QMainWindow):
         except GraphError as exc:
             self.show_message(str(exc))
             return False
-        mime = QMimeData()
-        mime.setData(clipboard.MIME, QByteArray(text.encode("utf-8")))
-        mime.setText(text)
-        QGuiApplication.clipboard().setMimeData(mime)
+        # plain text (the graph JSON): PySide6 6.12 crashes at exit after setMimeData
+        QGuiApplication.clipboard().setText(text)
         self.show_message(f"Copied {len(ids)} block{'s' * (len(ids) != 1)}")
         return True
 
@@ -288,13 +282,8 @@ class MainWindow(QMainWindow):
             self.scene.delete_selected()
 
     def paste(self) -> list[str]:
-        mime = QGuiApplication.clipboard().mimeData()
-        if mime is None:
-            return []
-        raw = bytes(mime.data(clipboard.MIME)).decode("utf-8") if mime.hasFormat(
-            clipboard.MIME) else mime.text()
         try:
-            piece = clipboard.from_text(raw)
+            piece = clipboard.from_text(QGuiApplication.clipboard().text())
         except GraphFileError as exc:
             self.show_message(f"The clipboard holds no blocks to paste ({exc})")
             return []

@@ -57,6 +57,8 @@ class GraphScene(QGraphicsScene):
         self._path: tuple[str, ...] = ()
         self._drag: _WireDrag | None = None
         self._toast: _Toast | None = None
+        self._toast_timer = QTimer(self, singleShot=True, interval=4000)  # dies with the scene
+        self._toast_timer.timeout.connect(self._drop_toast)
         self.setSceneRect(-40000, -40000, 80000, 80000)  # room to pan anywhere
         session.document.subscribe(self._on_event)
         session.analysis_ready.connect(self.apply_analysis)
@@ -95,7 +97,7 @@ class GraphScene(QGraphicsScene):
     def rebuild(self) -> None:
         selected = set(self.selected_node_ids())
         self._cancel_drag()
-        self._toast = None
+        self._toast = None  # clear() below deletes it
         self.clear()
         self.node_items.clear()
         self.wire_items.clear()
@@ -229,13 +231,12 @@ class GraphScene(QGraphicsScene):
         self._toast = _Toast(text, error)
         self._toast.setPos(scene_pos + QPointF(14, 10))
         self.addItem(self._toast)
-        toast = self._toast
-        QTimer.singleShot(4000, lambda: self._drop_toast(toast))
+        self._toast_timer.start()
 
-    def _drop_toast(self, toast) -> None:
-        if toast is self._toast and toast.scene() is self:
-            self.removeItem(toast)
-            self._toast = None
+    def _drop_toast(self) -> None:
+        if self._toast is not None and self._toast.scene() is self:
+            self.removeItem(self._toast)
+        self._toast = None
 
     @property
     def note_text(self) -> str:

@@ -80,8 +80,11 @@ def set_rng_state(state: dict[str, Any]) -> None:
 
 def save_checkpoint(directory: Path, step: int, model: torch.nn.Module,
                     optimizer: torch.optim.Optimizer | None, state: dict[str, Any],
-                    keep_last: int = 2) -> Path:
-    """Write checkpoint ``step`` atomically and prune older ones (``keep_last`` are kept)."""
+                    keep_last: int = 2, weights: dict[str, torch.Tensor] | None = None) -> Path:
+    """Write checkpoint ``step`` atomically and prune older ones (``keep_last`` are kept).
+
+    ``weights`` replaces ``model``'s own state dict when given (whole weights gathered from
+    sharded ranks)."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     name = f"step-{step:08d}"
@@ -89,7 +92,10 @@ def save_checkpoint(directory: Path, step: int, model: torch.nn.Module,
     partial = directory / f".{name}.partial"
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir()
-    save_model(model, str(partial / "model.safetensors"))
+    if weights is None:
+        save_model(model, str(partial / "model.safetensors"))
+    else:
+        save_file(_drop_aliases(weights, model), str(partial / "model.safetensors"))
     full_state = {"step": step, **state}
     if optimizer is not None:
         tensors, meta = _optimizer_split(optimizer.state_dict())
@@ -111,6 +117,20 @@ def save_checkpoint(directory: Path, step: int, model: torch.nn.Module,
     _fsync_dir(directory)
     _prune(directory, keep_last, keep=name)
     return final
+
+
+def _drop_aliases(weights: dict[str, torch.Tensor], model: torch.nn.Module
+                  ) -> dict[str, torch.Tensor]:
+    """Keep a tied parameter under its first name only, as ``save_model`` does (gathered
+    weights arrive as separate copies, so the tie is read off the model)."""
+    first: dict[int, str] = {}
+    aliases = set()
+    for name, param in model.named_parameters(remove_duplicate=False):
+        if id(param) in first:
+            aliases.add(name)
+        else:
+            first[id(param)] = name
+    return {k: v.contiguous() for k, v in weights.items() if k not in aliases}
 
 
 def _prune(directory: Path, keep_last: int, keep: str) -> None:

@@ -24,6 +24,7 @@ class TrainConfig:
     precision: str = "auto"          # auto | fp32 | bf16 | fp16 (auto: bf16 on CUDA, else fp32)
     compile: bool = False            # torch.compile the model
     device: str = "auto"             # auto | cpu | cuda | cuda:N | mps
+    parallel: str = "ddp"            # under torchrun: ddp (replicas) | fsdp (sharded weights)
     seed: int = 1337
     eval_every: int = 100
     eval_batches: int = 8
@@ -55,5 +56,7 @@ class TrainConfig:
             raise ValueError(f"lr must be positive; got {self.lr}")
         if self.precision not in ("auto", "fp32", "bf16", "fp16"):
             raise ValueError(f"precision must be auto, fp32, bf16 or fp16; got {self.precision}")
+        if self.parallel not in ("ddp", "fsdp"):
+            raise ValueError(f"parallel must be ddp or fsdp; got {self.parallel}")
         if not 0 < self.val_fraction < 1:
             raise ValueError(f"val_fraction must be between 0 and 1; got {self.val_fraction}")

@@ -4,8 +4,9 @@
 the process group (NCCL on GPUs, gloo on CPUs), each rank trains on its slice of the same global
 batch, DDP averages the gradients, and only rank 0 writes logs and checkpoints.
 
-Models larger than one GPU: wrap with FSDP2 (``torch.distributed.fsdp.fully_shard``) instead of
-DDP, which shards parameters, gradients and optimizer state across ranks; see docs/DISTRIBUTED.md.
+Models larger than one GPU: ``--parallel fsdp`` wraps with FSDP2 (``fully_shard``) instead of DDP:
+each layer copy and then the whole model are sharded, so parameters, gradients and optimizer
+state are split across ranks; see docs/DISTRIBUTED.md.
 """
 from __future__ import annotations
 
@@ -72,3 +73,36 @@ def local_rows(global_batch: int, info: DistInfo) -> tuple[int, int]:
                          f"{info.world_size} processes; pick a multiple of {info.world_size}")
     per = global_batch // info.world_size
     return info.rank * per, (info.rank + 1) * per
+
+
+def wrap_for_training(model: torch.nn.Module, info: DistInfo, parallel: str,
+                      device: torch.device) -> torch.nn.Module:
+    """The module to train: DDP around ``model``, or ``model`` itself sharded in place by FSDP2
+    (one unit per layer copy, then the root). Build the optimizer after this call."""
+    if not info.enabled:
+        return model
+    if parallel == "fsdp":
+        from torch.distributed.fsdp import fully_shard
+        for key, module in model.blocks():
+            if len(key) == 2 and isinstance(key[1], int):  # one copy of a repeated layer group
+                fully_shard(module)
+        fully_shard(model)
+        return model
+    from torch.nn.parallel import DistributedDataParallel
+    ids = [device.index] if device.type == "cuda" else None
+    return DistributedDataParallel(model, device_ids=ids)
+
+
+def full_weights(model: torch.nn.Module, info: DistInfo, parallel: str) -> dict | None:
+    """Every rank must call this; under FSDP it gathers the whole state dict onto rank 0 (on the
+    CPU). Returns None when the model already holds whole weights (single process, DDP)."""
+    if not (info.enabled and parallel == "fsdp"):
+        return None
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
+    return get_model_state_dict(model, options=StateDictOptions(full_state_dict=True,
+                                                                cpu_offload=True))
+
+
+def as_local(value: torch.Tensor) -> torch.Tensor:
+    """A sharded (DTensor) scalar such as a gradient norm, as an ordinary tensor."""
+    return value.full_tensor() if hasattr(value, "full_tensor") else value

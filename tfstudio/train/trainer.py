@@ -8,6 +8,7 @@ NaN/inf loss (the last good checkpoint is kept), out-of-memory (what to reduce),
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import threading
 import time
@@ -21,7 +22,8 @@ from ..graph import Graph
 from .checkpoint import load_checkpoint, rng_state, save_checkpoint, set_rng_state
 from .config import TrainConfig
 from .device import autocast, peak_flops, pick_device, pick_precision
-from .distributed import DistInfo, init as dist_init, local_rows, mean_across_ranks, shutdown
+from .distributed import (DistInfo, as_local, full_weights, init as dist_init, local_rows,
+                          mean_across_ranks, shutdown, wrap_for_training)
 from .events import (CheckpointSaved, EvalMetrics, Event, Failed, Finished, MetricsLog, Probe,
                      RouterMetrics, Started, StepMetrics)
 from .objectives import Batch, loss_and_logits, objective_for, token_accuracy
@@ -111,16 +113,16 @@ class Trainer:
             raise ValueError(f"the graph trains with {self.objective} but the data gives "
                              f"{self.pipeline.objective} batches")
         self.model = model.to(self.device)
+        if resuming and self.dist.enabled and cfg.parallel == "fsdp":
+            raise ValueError("resuming a run trained with --parallel fsdp is not supported: its "
+                             "checkpoints hold whole weights but no optimizer state; start a "
+                             "new run from its weights, or train with ddp")
+        self.train_model = wrap_for_training(self.model, self.dist, cfg.parallel, self.device)
         self.optimizer = make_optimizer(self.model, cfg.lr, cfg.weight_decay,
                                         (cfg.beta1, cfg.beta2), self.device.type)
         self.scaler = torch.amp.GradScaler(self.device.type, enabled=self.precision == "fp16")
-        self.train_model = self.model
         if cfg.compile:
-            self.train_model = torch.compile(self.model)
-        if self.dist.enabled:
-            from torch.nn.parallel import DistributedDataParallel
-            ids = [self.device.index] if self.device.type == "cuda" else None
-            self.train_model = DistributedDataParallel(self.train_model, device_ids=ids)
+            self.train_model = torch.compile(self.train_model)
         self.writes = self.dist.is_main and folder is not None
         self.metrics_log = MetricsLog(folder.metrics_path) if self.writes else None
         if self.writes and not resuming:
@@ -212,7 +214,9 @@ class Trainer:
                 batch = batch.rows(*local_rows(cfg.batch_size, self.dist))
             batch = batch.to(self.device)
             sync = micro == cfg.grad_accum - 1 or not self.dist.enabled
-            ctx = self.train_model.no_sync() if not sync else _nullcontext()
+            # DDP can skip the gradient all-reduce on all but the last micro-batch
+            skip_sync = not sync and hasattr(self.train_model, "no_sync")
+            ctx = self.train_model.no_sync() if skip_sync else contextlib.nullcontext()
             with ctx:
                 with autocast(self.device, self.precision):
                     loss, _ = loss_and_logits(self.train_model, batch)
@@ -243,7 +247,7 @@ class Trainer:
             params = self.model.parameters()
             norm = (torch.nn.utils.clip_grad_norm_(params, clip) if clip > 0
                     else get_total_norm([p.grad for p in params if p.grad is not None]))
-            self._grad_norm = float(norm)
+            self._grad_norm = float(as_local(norm))
             return
         layer = {name: get_total_norm(grads) if grads else torch.zeros((), device=self.device)
                  for name, grads in ((name, [p.grad for p in params if p.grad is not None])
@@ -251,8 +255,8 @@ class Trainer:
         total = get_total_norm(list(layer.values()))
         if clip > 0:
             clip_grads_with_norm_(self.model.parameters(), clip, total)
-        self._layer_norms = {name: float(n) for name, n in layer.items()}
-        self._grad_norm = float(total)
+        self._layer_norms = {name: float(as_local(n)) for name, n in layer.items()}
+        self._grad_norm = float(as_local(total))
 
     def _emit_step(self, loss: float, lr: float, tokens: int, dt: float, start: float) -> None:
         tps = tokens / dt if dt > 0 else 0.0
@@ -291,13 +295,17 @@ class Trainer:
         self.emit(Probe(self.step, snapshot_for_run(self)))
 
     def _checkpoint(self) -> None:
-        if not self.writes or self.step == 0:
+        if self.run_folder is None or self.step == 0:
+            return
+        gathered = full_weights(self.model, self.dist, self.config.parallel)  # all ranks
+        if not self.writes:
             return
         state = {"tokens_seen": self.tokens_seen, "data": self.pipeline.state_dict(),
                  "rng": rng_state(), "config": self.config.to_dict(),
                  "scaler": self.scaler.state_dict() if self.scaler.is_enabled() else None}
         path = save_checkpoint(self.run_folder.checkpoints, self.step, self.model,
-                               self.optimizer, state, self.config.keep_checkpoints)
+                               self.optimizer if gathered is None else None, state,
+                               self.config.keep_checkpoints, weights=gathered)
         self.emit(CheckpointSaved(self.step, str(path)))
 
     def _oom_message(self) -> str:
@@ -318,14 +326,6 @@ def _resumed_config(saved: TrainConfig, requested: TrainConfig) -> TrainConfig:
     merged = requested.to_dict()
     merged.update({name: getattr(saved, name) for name in DATA_SETTINGS})
     return TrainConfig.from_dict(merged)
-
-
-class _nullcontext:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 def _layer_parameter_groups(model) -> dict[str, list[torch.nn.Parameter]]:

@@ -1,0 +1,58 @@
+"""Sensible training settings for a graph on a device (pure functions, no Qt, no torch).
+
+A newcomer presses Train on a tiny preset on a laptop CPU and should see the loss fall within
+a minute: small graphs get a short run with a high learning rate on a synthetic task whose
+attention pattern is crisp (reverse); larger graphs, or a GPU, get longer runs, bigger batches
+and a gentler learning rate.
+"""
+from __future__ import annotations
+
+from ...graph import Graph
+from ...train.config import TrainConfig
+
+TINY_PARAMS = 2_000_000      # up to here: a CPU trains it in seconds
+SMALL_PARAMS = 50_000_000    # up to here: minutes on a GPU
+
+
+def graph_family(graph: Graph) -> str:
+    """"decoder", "encoder" or "encoder-decoder", from the head and the token inputs."""
+    types = {n.type for _, n in graph.walk()}
+    if "mlm_head" in types:
+        return "encoder"
+    roles = {n.param("role") for _, n in graph.walk() if n.type == "token_input"}
+    return "encoder-decoder" if "source" in roles or "seq2seq_head" in types else "decoder"
+
+
+def graph_params(graph: Graph) -> int | None:
+    try:
+        from ...graph.cost import analyze
+        return int(analyze(graph).total_params)
+    except Exception:  # noqa: BLE001 - an unfinished graph has no count yet; defaults still work
+        return None
+
+
+def context_length(graph: Graph, fallback: int = 64) -> int:
+    value = graph.meta.get("context_length")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 \
+        else fallback
+
+
+def suggested_config(graph: Graph, gpu: bool = False) -> TrainConfig:
+    """Settings to start from for ``graph`` (``gpu``: a CUDA or MPS device is available)."""
+    params = graph_params(graph) or TINY_PARAMS
+    family = graph_family(graph)
+    tiny = params <= TINY_PARAMS
+    corpus = "sample:small" if family == "encoder" else "task:reverse"
+    if not tiny:
+        corpus = "sample"
+    if tiny:
+        steps, batch, lr = (1000, 64, 3e-3) if gpu else (400, 16, 3e-3)
+    elif params <= SMALL_PARAMS:
+        steps, batch, lr = (3000, 32, 6e-4) if gpu else (200, 4, 6e-4)
+    else:
+        steps, batch, lr = (5000, 8, 3e-4) if gpu else (50, 1, 3e-4)
+    seq_len = min(context_length(graph), 128 if tiny else 1024 if gpu else 256)
+    return TrainConfig(corpus=corpus, tokenizer="char", steps=steps, batch_size=batch,
+                       seq_len=seq_len, lr=lr, warmup_steps=max(1, min(100, steps // 10)),
+                       eval_every=max(10, steps // 10), probe_every=max(1, steps // 40),
+                       checkpoint_every=0, device="auto", precision="auto")

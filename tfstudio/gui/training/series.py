@@ -1,0 +1,109 @@
+"""A run's curves, gathered from its events (live or read back from ``metrics.jsonl``).
+
+Plain lists, no Qt: the curves view plots them, ``to_csv`` writes them, and a reopened run is
+rebuilt from the same events it was drawn from while it trained.
+"""
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class RunSeries:
+    name: str                                   # shown in legends: architecture and run
+    steps: list[int] = field(default_factory=list)
+    loss: list[float] = field(default_factory=list)
+    lr: list[float] = field(default_factory=list)
+    grad_norm: list[float] = field(default_factory=list)
+    tokens_per_s: list[float] = field(default_factory=list)
+    elapsed_s: list[float] = field(default_factory=list)
+    layer_grad_norms: dict[str, list[float]] = field(default_factory=dict)
+    val_steps: list[int] = field(default_factory=list)
+    val_loss: list[float] = field(default_factory=list)
+    accuracy: list[float | None] = field(default_factory=list)
+    router_steps: list[int] = field(default_factory=list)
+    expert_load: dict[str, list[list[float]]] = field(default_factory=dict)
+    total_steps: int = 0
+    params: int = 0
+    device: str = ""
+    end: str = ""                               # "", "completed", "stopped", "failed: ..."
+
+    def add(self, event) -> None:
+        kind = event.kind
+        if kind == "Started":
+            self.total_steps, self.params, self.device = (event.total_steps, event.params,
+                                                          event.device)
+        elif kind == "StepMetrics":
+            self.steps.append(event.step)
+            self.loss.append(event.loss)
+            self.lr.append(event.lr)
+            self.grad_norm.append(event.grad_norm)
+            self.tokens_per_s.append(event.tokens_per_s)
+            self.elapsed_s.append(event.elapsed_s)
+            for layer, value in event.layer_grad_norms.items():
+                values = self.layer_grad_norms.setdefault(layer, [])
+                values.extend([float("nan")] * (len(self.steps) - 1 - len(values)))
+                values.append(value)
+        elif kind == "EvalMetrics":
+            self.val_steps.append(event.step)
+            self.val_loss.append(event.val_loss)
+            self.accuracy.append(event.accuracy)
+        elif kind == "RouterMetrics":
+            self.router_steps.append(event.step)
+            for layer, load in event.expert_load.items():
+                self.expert_load.setdefault(layer, []).append(list(load))
+        elif kind == "Finished":
+            self.end = event.reason
+        elif kind == "Failed":
+            self.end = f"failed ({event.reason}): {event.message}"
+
+    @classmethod
+    def from_events(cls, name: str, events) -> "RunSeries":
+        series = cls(name)
+        for event in events:
+            series.add(event)
+        return series
+
+    def eta_s(self) -> float | None:
+        """Seconds left at the pace so far (None before the first step)."""
+        if not self.steps or not self.total_steps or not self.elapsed_s:
+            return None
+        done = self.steps[-1]
+        first = self.elapsed_s[0]  # the set-up before step 1 is not training pace
+        if done <= 1:
+            return None
+        per_step = (self.elapsed_s[-1] - first) / (done - 1)
+        return max(0.0, per_step * (self.total_steps - done))
+
+    def rows(self) -> list[dict]:
+        """One row per logged step: loss, lr, grad norms (total and per layer), tokens/s, and
+        the validation loss and accuracy on the steps they were measured."""
+        val = dict(zip(self.val_steps, zip(self.val_loss, self.accuracy)))
+        rows = []
+        for i, step in enumerate(self.steps):
+            v_loss, acc = val.get(step, ("", ""))
+            row = {"run": self.name, "step": step, "loss": self.loss[i], "val_loss": v_loss,
+                   "accuracy": "" if acc is None else acc, "lr": self.lr[i],
+                   "grad_norm": self.grad_norm[i], "tokens_per_s": self.tokens_per_s[i]}
+            for layer, values in self.layer_grad_norms.items():
+                row[f"grad_norm[{layer}]"] = values[i] if i < len(values) else ""
+            rows.append(row)
+        return rows
+
+
+BASE_COLUMNS = ["run", "step", "loss", "val_loss", "accuracy", "lr", "grad_norm"]
+
+
+def write_csv(series: list[RunSeries], path: str | Path) -> Path:
+    """The curves of one or several runs in one file (per-layer columns: their union)."""
+    path = Path(path)
+    rows = [row for s in series for row in s.rows()]
+    layers = sorted({key for row in rows for key in row if key.startswith("grad_norm[")})
+    columns = BASE_COLUMNS + layers + ["tokens_per_s"]
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=columns, restval="")
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
