@@ -3,7 +3,7 @@ then undo every step back to nothing and redo it all."""
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
+from PySide6.QtCore import QEvent, QPointF, Qt
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QMouseEvent
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
@@ -83,7 +83,7 @@ def test_build_tiny_gpt_from_empty_canvas_then_undo_and_redo_everything(window, 
 
     assert not window.scene.node_items
     steps = 0
-    x = lambda i: 280.0 * i  # noqa: E731  (one column per block, left to right)
+    x = lambda i: 280.0 * i  # one column per block, left to right
     tokens = drop_from_palette(window, "token_input", (x(0), 0))
     embed = drop_from_palette(window, "token_embedding", (x(1), 0))
     pos = drop_from_palette(window, "positional_encoding", (x(2), 0))

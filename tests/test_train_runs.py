@@ -143,3 +143,29 @@ def test_metrics_jsonl_records_every_event_kind(tmp_path):
              (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert kinds[0] == "Started" and kinds[-1] == "Finished"
     assert {"StepMetrics", "EvalMetrics", "CheckpointSaved"} <= set(kinds)
+
+
+def test_bf16_autocast_trains_on_cpu(tmp_path):
+    end = Trainer(tfstudio.load_graph("tiny-gpt"),
+                  TrainConfig(**{**CFG, "steps": 3, "precision": "bf16"})).run()
+    assert end.kind == "Finished"
+    assert torch.isfinite(torch.tensor(end.final_loss))
+
+
+def test_unavailable_device_is_refused_with_the_fix():
+    from tfstudio.train.device import pick_device, pick_precision
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="use --device cpu"):
+            pick_device("cuda")
+    assert pick_device("auto").type in ("cuda", "mps", "cpu")
+    with pytest.raises(ValueError, match="fp16 training needs a GPU"):
+        pick_precision("fp16", torch.device("cpu"))
+
+
+def test_torch_compile_option_trains_like_eager():
+    settings = {**CFG, "steps": 4, "eval_every": 0}
+    eager = Trainer(tfstudio.load_graph("tiny-gpt"), TrainConfig(**settings)).run()
+    compiled = Trainer(tfstudio.load_graph("tiny-gpt"),
+                       TrainConfig(**settings, compile=True)).run()
+    assert compiled.kind == "Finished", getattr(compiled, "message", "")
+    assert compiled.final_loss == pytest.approx(eager.final_loss, rel=1e-3)

@@ -52,11 +52,14 @@ def choose_family(an: Anatomy) -> str:
         return "bert"
     if any(layer.ffn.node.type == "moe" for layer in an.layers):
         return "mixtral"
-    if an.positions is not None and an.positions.params["scheme"] != "none":
+    if not an.layers:
         return "gpt2"
-    if any(layer.attn.params["window"] for layer in an.layers):
-        return "mistral"
-    return "llama"
+    first = an.layers[0]
+    if first.attn.params["position"] == "rope":
+        return "mistral" if any(layer.attn.params["window"] for layer in an.layers) else "llama"
+    llama_like = (first.norm1.params["kind"] == "rmsnorm"
+                  or first.ffn.params.get("activation") in GATED_TO_HF)
+    return "llama" if llama_like else "gpt2"
 
 
 def check(family: str, an: Anatomy) -> list[Problem]:
@@ -70,13 +73,15 @@ def check(family: str, an: Anatomy) -> list[Problem]:
 
 def _uniform(an: Anatomy) -> list[Problem]:
     """HF configs give every layer one shape: layers must agree on every setting but dropout."""
-    problems = []
+    problems, named = [], set()
     first = an.layers[0] if an.layers else None
     for i, layer in enumerate(an.layers[1:], 1):
         for mine, theirs in ((layer.attn, first.attn), (layer.ffn, first.ffn),
                              (layer.norm1, first.norm1), (layer.norm2, first.norm2)):
             diff = _difference(mine, theirs)
-            if diff:
+            where = (mine.groups, mine.node.id)
+            if diff and where not in named:  # once per node, not once per copy
+                named.add(where)
                 problems.append(mine.problem(
                     f"layer {i} differs from layer 0 in {diff}; a Hugging Face config gives "
                     "every layer the same settings", "make the layers alike"))

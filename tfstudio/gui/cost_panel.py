@@ -79,7 +79,8 @@ class CostPanel(QWidget):
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(model_box)
         layout.addWidget(train_box)
-        layout.addWidget(QLabel("Parameters per block (groups count their inside × repeat)"))
+        layout.addWidget(QLabel("Parameters per block (a group counts its inside × repeat; "
+                                "blocks inside a group, one copy)", wordWrap=True))
         layout.addWidget(self.table, 1)
 
         self._seq_len_touched = False
@@ -127,7 +128,7 @@ class CostPanel(QWidget):
             count = QTableWidgetItem(count_label(n))
             count.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
             count.setToolTip(f"{n:,}")
-            share = QTableWidgetItem(f"{100 * n / total:.1f}%" if not path else "")
+            share = QTableWidgetItem(f"{100 * n / total:.1f}%" if not path else "one copy")
             share.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
             for col, item in enumerate((where, count, share)):
                 self.table.setItem(i, col, item)

@@ -25,6 +25,11 @@ def _esc(text) -> str:
     return html.escape(str(text), quote=False)
 
 
+def graph_inputs(node) -> bool:
+    """Whether the block takes inputs at all (a token input does not)."""
+    return bool(get_spec(node.type).input_ports(node.resolved_params())) or node.is_group
+
+
 def _muted(text: str, wrap: bool = True) -> QLabel:
     """A secondary rich-text line (callers escape user text with ``_esc``)."""
     label = QLabel(text)
@@ -121,8 +126,12 @@ class Inspector(QScrollArea):
         layout.addWidget(_muted(f"{spec.title} · id <b>{_esc(node.id)}</b>"))
         layout.addWidget(_muted(_esc(spec.description)))
         params = self.session.analysis.node_params(self.path, node.id)
-        if params is not None:
+        shapes_known = bool(self.session.analysis.shapes.input_shapes(node.id, self.path))
+        if params is not None and (params or shapes_known or not graph_inputs(node)):
             layout.addWidget(_muted(f"Parameters: <b>{count_label(params)}</b> ({params:,})"))
+        elif params is not None:
+            layout.addWidget(_muted("Parameters: counted once its input is wired (its width "
+                                    "comes from what feeds it)"))
         self._diagnostics(layout, node.id)
         if node.is_group:
             self._group_switches(layout, node)

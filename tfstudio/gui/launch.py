@@ -73,7 +73,7 @@ def run(args) -> int:
         return 2
     window = MainWindow(EditorSession(graph), data_dir=data_dir)
     window.session.root.meta.setdefault("name", preset)
-    install_excepthook(lambda: window, data_dir / "errors.log")
+    previous_hook = install_excepthook(lambda: window, data_dir / "errors.log")
 
     path = args.file or args.file_option
     if path and not window.open_file(path):
@@ -97,11 +97,7 @@ def run(args) -> int:
     else:
         QTimer.singleShot(0, window.offer_recovery)
     code = app.exec()
-    # take the window down while the application still exists (the reverse order crashes
-    # some PySide builds at interpreter exit)
-    window.deleteLater()
-    QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)
-    del window
+    sys.excepthook = previous_hook
     return code
 
 

@@ -67,12 +67,16 @@ class MainWindow(QMainWindow):
         self.actions = create_actions(self)
         self._build_menus()
         self._connect()
-        self.actions.snap.setChecked(self.scene.snap_to_grid)
-        self.actions.dark.setChecked(theme.current().name == "dark")
+        for action, on in ((self.actions.snap, self.scene.snap_to_grid),
+                           (self.actions.dark, theme.current().name == "dark")):
+            action.blockSignals(True)  # showing the state is not a choice to remember
+            action.setChecked(on)
+            action.blockSignals(False)
         self._refresh_title()
         self._refresh_breadcrumb()
         self._update_actions()
         self.problems.show_analysis(self.session.analysis)
+        self._show_counts(self.session.analysis)
         self.resize(1500, 940)
         self.autosave.start()
 
@@ -185,7 +189,8 @@ class MainWindow(QMainWindow):
         if analysis.cost is not None:
             from .text import count_label
             parts.append(f"{count_label(analysis.cost.total_params)} params")
-        parts.append(f"{analysis.errors} errors, {analysis.warnings} warnings")
+        e, w = analysis.errors, analysis.warnings
+        parts.append(f"{e} error{'s' * (e != 1)}, {w} warning{'s' * (w != 1)}")
         self.counts_label.setText("  ·  ".join(parts))
 
     def _refresh_title(self) -> None:
@@ -206,6 +211,8 @@ class MainWindow(QMainWindow):
         a.redo.setEnabled(doc.can_redo)
         a.undo.setText(f"&Undo {doc.undo_text}" if doc.can_undo else "&Undo")
         a.redo.setText(f"&Redo {doc.redo_text}" if doc.can_redo else "&Redo")
+        a.undo.setIconText("Undo")  # the toolbar keeps a steady width; the menu says what
+        a.redo.setIconText("Redo")
         selected = self.scene.selected_node_ids()
         for action in (a.cut, a.copy, a.duplicate, a.group):
             action.setEnabled(bool(selected))

@@ -5,6 +5,8 @@ double-click on a group asks the scene to enter it. Nothing here edits the graph
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
@@ -16,8 +18,8 @@ from .icons import paint_badge, paint_family_icon
 from .summaries import node_summary, node_tooltip
 from .text import count_label
 
-NODE_WIDTH = 184.0
-GROUP_WIDTH = 214.0
+NODE_WIDTH = 190.0
+GROUP_WIDTH = 220.0
 HEADER_H = 30.0
 ROW_H = 22.0
 PORT_R = 6.0
@@ -36,6 +38,21 @@ TITLE_FONT = _font(13, bold=True)
 PORT_FONT = _font(11)
 SMALL_FONT = _font(11)
 BADGE_FONT = _font(12, bold=True)
+
+
+def text_boost(lod: float) -> float:
+    """How much to enlarge text when zoomed out, so a fitted overview stays readable
+    (semantic zoom, as map applications do): 1 at 80% zoom and above, at most 1.5."""
+    return min(1.5, max(1.0, 0.8 / max(lod, 1e-3)))
+
+
+def scaled_font(pixels: float, bold: bool = False) -> QFont:
+    return _cached_font(max(1, round(pixels)), bold)
+
+
+@lru_cache(maxsize=64)
+def _cached_font(pixels: int, bold: bool) -> QFont:
+    return _font(pixels, bold)
 
 
 def _readable_on(colour: QColor) -> QColor:
@@ -243,20 +260,25 @@ class NodeItem(QGraphicsItem):
         painter.drawPath(header.intersected(clip))
 
         ink = _readable_on(family)
-        paint_family_icon(painter, self.spec.family, QRectF(PAD - 2, 7, 17, 17), ink)
-        painter.setPen(ink)
-        painter.setFont(TITLE_FONT)
+        boost = text_boost(lod)
+        icon_w = 0.0 if boost > 1.1 else 20.0  # zoomed out, the title needs the room more
+        if icon_w:
+            paint_family_icon(painter, self.spec.family, QRectF(PAD - 2, 7, 17, 17), ink)
         right_reserved = 0.0
         if self.node.is_group:
             right_reserved = self._paint_repeat_pill(painter, ink, family)
-        title_rect = QRectF(PAD + 20, 0, body.width() - PAD * 2 - 20 - right_reserved, HEADER_H)
-        title = QFontMetricsF(TITLE_FONT).elidedText(self.node.label, Qt.ElideRight,
+        title_font = scaled_font(13 * min(boost, 1.25), bold=True)  # titles must still fit
+        painter.setPen(ink)
+        painter.setFont(title_font)
+        title_rect = QRectF(PAD + icon_w, 0, body.width() - PAD * 2 - icon_w - right_reserved,
+                            HEADER_H)
+        title = QFontMetricsF(title_font).elidedText(self.node.label, Qt.ElideRight,
                                                      title_rect.width())
         painter.drawText(title_rect, Qt.AlignVCenter | Qt.AlignLeft, title)
 
-        if lod > 0.4:  # small text is noise when zoomed far out
-            self._paint_ports_text(painter, t)
-            self._paint_summary(painter, t)
+        if lod > 0.3:  # below that even enlarged text is noise
+            self._paint_ports_text(painter, t, boost)
+            self._paint_summary(painter, t, boost)
 
         self._paint_outline(painter, t, body)
         self._paint_badges(painter, t, lod)
@@ -276,9 +298,10 @@ class NodeItem(QGraphicsItem):
         painter.restore()
         return w + 4
 
-    def _paint_ports_text(self, painter, t) -> None:
-        painter.setFont(PORT_FONT)
-        fm = QFontMetricsF(PORT_FONT)
+    def _paint_ports_text(self, painter, t, boost: float = 1.0) -> None:
+        font = scaled_font(11 * boost)
+        painter.setFont(font)
+        fm = QFontMetricsF(font)
         half = self.width / 2 - PAD - 4
         painter.setPen(t.color("node_text"))
         for port in self.inputs.values():
@@ -290,12 +313,19 @@ class NodeItem(QGraphicsItem):
             painter.drawText(rect, Qt.AlignVCenter | Qt.AlignRight,
                              fm.elidedText(port.name, Qt.ElideRight, half))
 
-    def _paint_summary(self, painter, t) -> None:
+    def _paint_summary(self, painter, t, boost: float = 1.0) -> None:
         rows = max(len(self.inputs), len(self.outputs))
         top = HEADER_H + ROW_H * rows + 8
-        painter.setFont(SMALL_FONT)
-        painter.setPen(t.color("node_muted"))
         lines = 3 if self.node.is_group else 2
+        painter.setPen(t.color("node_muted"))
+        if boost > 1.2:  # zoomed out: one enlarged line, the count left for the tooltip
+            font = scaled_font(11 * boost)
+            painter.setFont(font)
+            rect = QRectF(PAD, top, self.width - 2 * PAD, SUMMARY_H * lines)
+            text = QFontMetricsF(font).elidedText(self._summary, Qt.ElideRight, rect.width())
+            painter.drawText(rect, Qt.AlignLeft | Qt.AlignTop, text)
+            return
+        painter.setFont(SMALL_FONT)
         rect = QRectF(PAD, top, self.width - 2 * PAD, SUMMARY_H * (lines - 1))
         painter.drawText(rect, Qt.AlignLeft | Qt.AlignTop | Qt.TextWordWrap, self._summary)
         if self.params:

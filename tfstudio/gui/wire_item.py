@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QGraphicsItem
 
 from ..graph import Edge
 from . import theme
+from .node_item import scaled_font, text_boost
 
 LABEL_FONT = QFont()
 LABEL_FONT.setPixelSize(10)
@@ -51,16 +52,30 @@ class WireItem(QGraphicsItem):
             self.setToolTip(f"{self.edge}\nshape: {text}" if text else str(self.edge))
         self.update()
 
-    def _label_rect(self) -> QRectF:
+    def _label_rect(self, font: QFont = LABEL_FONT) -> QRectF:
         if not self.label:
             return QRectF()
-        fm = QFontMetricsF(LABEL_FONT)
+        fm = QFontMetricsF(font)
         w, h = fm.horizontalAdvance(self.label) + 8, fm.height() + 2
         mid = self._path.pointAtPercent(0.5)
         return QRectF(mid.x() - w / 2, mid.y() - h - 3, w, h)
 
+    def _label_font(self, lod: float) -> QFont | None:
+        """The label's font: enlarged when zoomed out, shrunk to fit between the two blocks
+        (the label sits in the gap between them); None when even a small one would not fit."""
+        pixels = 10 * text_boost(lod)
+        room = abs(self._end.x() - self._start.x()) - 14
+        width = self._label_rect(scaled_font(pixels)).width()
+        if width > room:
+            pixels *= room / width
+        if pixels * lod < 6:  # under 6 screen pixels nobody reads it
+            return None
+        return scaled_font(pixels)
+
     def boundingRect(self) -> QRectF:
-        return self._path.boundingRect().adjusted(-6, -6, 6, 6).united(self._label_rect())
+        # room for the label at its largest (enlarged when zoomed out)
+        return self._path.boundingRect().adjusted(-6, -6, 6, 6).united(
+            self._label_rect(scaled_font(10 * 1.5)))
 
     def shape(self) -> QPainterPath:
         stroker = QPainterPathStroker()
@@ -82,11 +97,14 @@ class WireItem(QGraphicsItem):
         painter.setBrush(Qt.NoBrush)
         painter.drawPath(self._path)
         lod = option.levelOfDetailFromTransform(painter.worldTransform())
-        if self.label and lod > 0.45:
-            rect = self._label_rect()
+        if self.label and lod > 0.3:
+            font = self._label_font(lod)
+            if font is None:  # no room between the blocks at this zoom: the tooltip has it
+                return
+            rect = self._label_rect(font)
             painter.setPen(Qt.NoPen)
             painter.setBrush(QBrush(t.color("label_back")))
             painter.drawRoundedRect(rect, 4, 4)
             painter.setPen(t.color("muted_text"))
-            painter.setFont(LABEL_FONT)
+            painter.setFont(font)
             painter.drawText(rect, Qt.AlignCenter, self.label)

@@ -28,7 +28,7 @@ def pick_device(name: str = "auto") -> torch.device:
 def pick_precision(name: str, device: torch.device) -> str:
     if name == "auto":
         return "bf16" if device.type == "cuda" and torch.cuda.is_bf16_supported() else "fp32"
-    if name in ("bf16", "fp16") and device.type == "cpu" and name == "fp16":
+    if name == "fp16" and device.type == "cpu":
         raise ValueError("fp16 training needs a GPU; use bf16 or fp32 on the CPU")
     return name
 

@@ -155,7 +155,7 @@ class Background(QObject):
     ``submit(fn, done, key=...)``: a newer job with the same key makes an older one's result
     stale (it is dropped), so typing in a prompt never shows an old answer. A job may report
     partial results through the ``report`` callable it is given (streaming generation); they
-    reach ``progress`` on the GUI thread."""
+    reach ``progress`` on the GUI thread, as a list of what arrived since the last delivery."""
 
     def __init__(self, parent: QObject | None = None, interval_ms: int = 25):
         super().__init__(parent)
@@ -215,12 +215,14 @@ class Background(QObject):
         for job in self._jobs:
             future, key, number, done, error, progress, reports = job
             if progress is not None:
+                items = []
                 while True:
                     try:
-                        item = reports.get_nowait()
+                        items.append(reports.get_nowait())
                     except queue.Empty:
                         break
-                    progress(item)
+                if items:
+                    progress(items)
             if not future.done():
                 remaining.append(job)
                 continue

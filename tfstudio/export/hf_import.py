@@ -1,0 +1,215 @@
+"""Import a local Hugging Face checkpoint folder as a tfstudio run folder.
+
+Reads ``config.json`` and the weights (``model.safetensors``, sharded safetensors, or
+``pytorch_model.bin`` loaded with ``weights_only=True``) directly: transformers is not needed
+and nothing touches the network. The architecture becomes a graph built with
+:func:`tfstudio.graph.templates.transformer_lm`, the weights go through the same link table the
+exporter uses, and the result is written as a run folder (graph.json, config.json,
+tokenizer.json when the tokenizer can be represented, checkpoints/step-00000000) that every view,
+``tfstudio generate`` and the exporters open like a trained run.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from .errors import InteropError
+from .families import FAMILIES, HFConfig, graph_from_config
+from .report import Report, prepare_out_dir
+from .weights import BERT_TYPE_VOCAB, family_links, load_tensors
+
+# tensors a checkpoint may carry that hold no model weight, or belong to parts (BERT's pooler
+# and next-sentence head) that a masked-LM import leaves behind
+_IGNORED = re.compile(r"(^|\.)(position_ids|masked_bias|rotary_emb\.inv_freq)$|"
+                      r"\.attn\.bias$|^bert\.pooler\.|^cls\.seq_relationship\.")
+
+
+def import_hf(folder, out_dir, *, overwrite: bool = False) -> Report:
+    """Turn the Hugging Face checkpoint in ``folder`` into a tfstudio run folder ``out_dir``."""
+    import torch
+
+    from ..compiler import compile_graph
+    from ..graph import save_graph
+    from ..train.checkpoint import save_checkpoint
+    from ..train.config import TrainConfig
+    from .anatomy import read_anatomy
+    from .hf_tokenizer import import_tokenizer
+
+    folder = Path(folder)
+    cfg = read_config(folder)
+    family = cfg.model_type
+    graph, notes = graph_from_config(cfg, folder.resolve().name or "imported")
+    model = compile_graph(graph)
+    anatomy = read_anatomy(graph)
+    links = family_links(family, anatomy, dict(model.blocks()))
+    tensors = normalise_names(family, read_weights(folder), cfg)
+    used = load_tensors(links, tensors, str(folder))
+    leftover = sorted(k for k in tensors if k not in used and not _IGNORED.search(k)
+                      and not _tied_copy(k, tensors, cfg))
+    if leftover:
+        raise InteropError(f"{folder}: the checkpoint has tensors this {family} import does not "
+                           f"know ({', '.join(leftover[:5])}{', ...' if len(leftover) > 5 else ''})"
+                           "; it is not a plain " + FAMILIES[family].architecture)
+    tokenizer, tokenizer_note = import_tokenizer(folder)
+
+    out = prepare_out_dir(out_dir, overwrite)
+    save_graph(graph, out / "graph.json")
+    config = TrainConfig(tokenizer=_tokenizer_spec(tokenizer),
+                         seq_len=min(TrainConfig.seq_len, int(graph.meta["context_length"])))
+    (out / "config.json").write_text(json.dumps(config.to_dict(), indent=2), encoding="utf-8")
+    files = ["graph.json", "config.json"]
+    if tokenizer is not None:
+        tokenizer.save(out)
+        files.append("tokenizer.json")
+    model.eval()
+    with torch.no_grad():
+        ckpt = save_checkpoint(out / "checkpoints", 0, model, None,
+                               {"tokens_seen": 0, "imported_from": str(folder.resolve())})
+    files.append(str(ckpt.relative_to(out) / "model.safetensors"))
+
+    report = Report("import-hf", out, FAMILIES[family].architecture, files)
+    report.done.append(f"weights: {len(used)} tensors into {sum(p.numel() for p in model.parameters()):,} "
+                       "parameters (float32)")
+    (report.done if tokenizer is not None else report.left_out).append(tokenizer_note)
+    report.approximations += notes
+    ignored = sorted(k for k in tensors if _IGNORED.search(k))
+    if any(k.startswith(("bert.pooler.", "cls.seq_relationship.")) for k in ignored):
+        report.left_out.append("BERT's pooler and next-sentence head (not part of a masked LM)")
+    if tokenizer is not None and tokenizer.vocab_size > graph_vocab(graph):
+        report.approximations.append(
+            f"the tokenizer has {tokenizer.vocab_size} ids (tfstudio's specials added) and the "
+            f"model {graph_vocab(graph)}; training from this run widens the embedding")
+    return report
+
+
+def graph_vocab(graph) -> int:
+    return int(next(n for _, n in graph.walk() if n.type == "token_embedding")
+               .param("vocab_size"))
+
+
+def read_config(folder: Path) -> HFConfig:
+    path = folder / "config.json"
+    if not folder.is_dir():
+        raise InteropError(f"{folder} is not a folder; pass a local Hugging Face checkpoint "
+                           "folder (with config.json and model.safetensors)")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InteropError(f"{folder} has no config.json; is it a Hugging Face model folder?") \
+            from None
+    except json.JSONDecodeError as exc:
+        raise InteropError(f"{path}: not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise InteropError(f"{path}: expected a JSON object")
+    return HFConfig(data, str(path))
+
+
+def read_weights(folder: Path) -> dict:
+    """Every tensor of the checkpoint by name (safetensors preferred; .bin read with
+    ``weights_only=True`` so no code in it runs)."""
+    from safetensors.torch import load_file
+
+    for index_name, loader in (("model.safetensors.index.json", _load_safetensors),
+                               ("pytorch_model.bin.index.json", _load_bin)):
+        index = folder / index_name
+        if index.exists():
+            shards = sorted(set(json.loads(index.read_text("utf-8"))["weight_map"].values()))
+            tensors = {}
+            for shard in shards:
+                tensors.update(loader(folder / shard))
+            return tensors
+    if (folder / "model.safetensors").exists():
+        return load_file(str(folder / "model.safetensors"))
+    if (folder / "pytorch_model.bin").exists():
+        return _load_bin(folder / "pytorch_model.bin")
+    raise InteropError(f"{folder} has no weights (model.safetensors, its shards, or "
+                       "pytorch_model.bin)")
+
+
+def _load_safetensors(path: Path) -> dict:
+    from safetensors.torch import load_file
+    return load_file(str(path))
+
+
+def _load_bin(path: Path) -> dict:
+    import torch
+    try:
+        return torch.load(str(path), map_location="cpu", weights_only=True)
+    except Exception as exc:  # pickles that need code to load are refused by design
+        raise InteropError(f"{path}: cannot be read as plain tensors ({exc}); convert it to "
+                           "safetensors") from None
+
+
+def normalise_names(family: str, tensors: dict, cfg: HFConfig) -> dict:
+    """Checkpoint names as the link table expects them: the usual prefix, old spellings
+    (LayerNorm gamma/beta), transformers 5's fused Mixtral experts split back into w1/w3/w2,
+    and BERT's token-type row 0 folded into its position table."""
+    import torch
+
+    out = {}
+    for name, t in tensors.items():
+        name = name.replace("LayerNorm.gamma", "LayerNorm.weight").replace(
+            "LayerNorm.beta", "LayerNorm.bias")
+        if family == "gpt2" and not name.startswith(("transformer.", "lm_head.")):
+            name = "transformer." + name
+        if family == "bert" and not name.startswith(("bert.", "cls.")):
+            name = "bert." + name
+        out[name] = t
+    if family == "mixtral":
+        out = _split_fused_experts(out, int(cfg.get("intermediate_size")))
+    if family == "bert":
+        types = out.get("bert.embeddings.token_type_embeddings.weight")
+        positions = out.get("bert.embeddings.position_embeddings.weight")
+        if types is not None and positions is not None:
+            out["bert.embeddings.position_embeddings.weight"] = positions.float() + types[0].float()
+            d = types.shape[1]
+            out["bert.embeddings.token_type_embeddings.weight"] = torch.zeros(BERT_TYPE_VOCAB, d)
+    return out
+
+
+def _split_fused_experts(tensors: dict, d_ff: int) -> dict:
+    out = {}
+    fused = re.compile(r"^(model\.layers\.\d+)\.mlp\.(experts\.gate_up_proj|experts\.down_proj|"
+                       r"gate\.weight)$")
+    for name, t in tensors.items():
+        m = fused.match(name)
+        if not m:
+            out[name] = t
+            continue
+        layer, what = m.groups()
+        moe = f"{layer}.block_sparse_moe"
+        if what == "gate.weight":
+            out[f"{moe}.gate.weight"] = t
+            continue
+        for e in range(t.shape[0]):
+            if what == "experts.gate_up_proj":
+                out[f"{moe}.experts.{e}.w1.weight"] = t[e, :d_ff]
+                out[f"{moe}.experts.{e}.w3.weight"] = t[e, d_ff:]
+            else:
+                out[f"{moe}.experts.{e}.w2.weight"] = t[e]
+    return out
+
+
+def _tied_copy(name: str, tensors: dict, cfg: HFConfig) -> bool:
+    """A tied head saved anyway (some checkpoints keep lm_head.weight / decoder weights)."""
+    if name == "cls.predictions.decoder.bias":  # an alias of cls.predictions.bias
+        return "cls.predictions.bias" in tensors
+    if not cfg.get("tie_word_embeddings"):
+        return False
+    embed = {"lm_head.weight": ("transformer.wte.weight", "model.embed_tokens.weight"),
+             "cls.predictions.decoder.weight": ("bert.embeddings.word_embeddings.weight",)}
+    for source in embed.get(name, ()):
+        if source in tensors and tensors[source].shape == tensors[name].shape:
+            return bool((tensors[source] == tensors[name]).all())
+    return False
+
+
+def _tokenizer_spec(tokenizer) -> str:
+    """The TrainConfig spelling of the tokenizer, when it is one tfstudio can rebuild by name."""
+    if tokenizer is None:
+        return "none"
+    state = tokenizer.to_dict()
+    if tokenizer.kind == "tiktoken":
+        return f"tiktoken:{state['encoding']}"
+    return tokenizer.kind if tokenizer.kind in ("byte", "char") else tokenizer.name

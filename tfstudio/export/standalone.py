@@ -1,0 +1,45 @@
+"""Export as plain PyTorch: one readable ``model.py`` (the compiler's generated code with the
+tfstudio.nn blocks it uses inlined) and ``model.safetensors``. Running it needs torch and the
+safetensors package, nothing of tfstudio."""
+from __future__ import annotations
+
+from .report import Report, prepare_out_dir
+from .source import resolve_source
+
+LOADER = '''
+
+def load_model(weights=None, device="cpu"):
+    """The model with the exported weights (``model.safetensors`` beside this file by default),
+    in eval mode."""
+    from pathlib import Path
+
+    from safetensors.torch import load_model as load_weights
+
+    model = build_model()
+    path = Path(weights) if weights else Path(__file__).with_name("model.safetensors")
+    load_weights(model, str(path), device=device)  # tied weights are stored once
+    return model.to(device).eval()
+'''
+
+
+def export_pytorch(source, out_dir, *, state_dict: dict | None = None,
+                   overwrite: bool = False) -> Report:
+    """Write ``model.py`` + ``model.safetensors`` for ``source`` (see :func:`resolve_source`)."""
+    from safetensors.torch import save_model
+
+    from ..compiler import standalone_source
+
+    src = resolve_source(source, state_dict)
+    text = standalone_source(src.model) + LOADER
+    out = prepare_out_dir(out_dir, overwrite)
+    (out / "model.py").write_text(text, encoding="utf-8")
+    save_model(src.model, str(out / "model.safetensors"))
+    family = src.model.family
+    call = "model(src_ids, tgt_ids)" if family == "encoder-decoder" else "model(ids)"
+    report = Report("export pytorch", out, None, ["model.py", "model.safetensors"])
+    report.done.append(f"{family} model: `from model import load_model; model = load_model(); "
+                       f"logits = {call}` (needs torch + safetensors only)")
+    if not src.trained:
+        report.done.append("weights are freshly initialised (the source had no trained ones)")
+    report.left_out.append("the tokenizer (model.py maps token ids to logits)")
+    return report

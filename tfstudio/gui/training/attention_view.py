@@ -1,0 +1,214 @@
+"""Attention heatmaps on an editable probe text: per layer and head, all heads of a layer as a
+grid, or their average; query tokens label the rows and key tokens the columns; masked cells are
+hatched; a step slider replays the snapshots kept during training."""
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit,
+                               QPushButton, QSlider, QSpinBox, QStackedWidget, QVBoxLayout,
+                               QWidget)
+
+from .common import ExportButton, muted, placeholder
+from .heatmap import Heatmap, HeatmapGrid
+
+AVERAGE, GRID = "average", "grid"
+
+
+class AttentionView(QWidget):
+    probe_text_edited = Signal(str)
+    refresh_every_changed = Signal(int)
+    step_requested = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.snapshot: dict | None = None
+        self.steps: list[int] = []
+
+        self.text = QLineEdit()
+        self.text.setPlaceholderText("Probe text: what the model reads while you watch")
+        self.text.setToolTip("The text every view looks at. During training the next probe "
+                             "uses it; after training it is read at once.")
+        self.text.returnPressed.connect(self._text_entered)
+        apply = QPushButton("Look")
+        apply.setToolTip("Read the probe text now (Enter does the same)")
+        apply.clicked.connect(self._text_entered)
+        self.layer = QComboBox()
+        self.layer.setMinimumContentsLength(12)
+        self.layer.currentIndexChanged.connect(self._layer_changed)
+        self.head = QComboBox()
+        self.head.currentIndexChanged.connect(lambda _: self.redraw())
+        self.every = QSpinBox()
+        self.every.setRange(1, 100_000)
+        self.every.setValue(10)
+        self.every.setSuffix(" steps")
+        self.every.setToolTip("How often training stops for a look inside (each look is also "
+                              "kept for the step slider)")
+        self.every.valueChanged.connect(self.refresh_every_changed)
+
+        self.heatmap = Heatmap(self)
+        self.grid = HeatmapGrid(self)
+        self.grid.picked.connect(self._pick_head)
+        self.empty = placeholder("Press Train: the attention of every layer and head on the "
+                                 "probe text appears here and sharpens as the model learns.")
+        self.stack = QStackedWidget()
+        for page in (self.empty, self.heatmap, self.grid):
+            self.stack.addWidget(page)
+        self.export = ExportButton(lambda: self.stack.currentWidget(), "attention heatmap")
+
+        self.slider = QSlider(Qt.Horizontal)
+        self.slider.setEnabled(False)
+        self.slider.valueChanged.connect(self._slider_moved)
+        self.follow = QCheckBox("Follow training")
+        self.follow.setChecked(True)
+        self.follow.setToolTip("Show each new look as training takes it")
+        self.step_label = QLabel("no snapshot")
+        self.info = muted()
+
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Probe text"))
+        top.addWidget(self.text, 1)
+        top.addWidget(apply)
+        controls = QHBoxLayout()
+        controls.addWidget(QLabel("Layer"))
+        controls.addWidget(self.layer)
+        controls.addWidget(QLabel("Heads"))
+        controls.addWidget(self.head)
+        controls.addSpacing(12)
+        controls.addWidget(QLabel("Refresh every"))
+        controls.addWidget(self.every)
+        controls.addStretch(1)
+        controls.addWidget(self.export)
+        replay = QHBoxLayout()
+        replay.addWidget(QLabel("Step"))
+        replay.addWidget(self.slider, 1)
+        replay.addWidget(self.step_label)
+        replay.addWidget(self.follow)
+        column = QVBoxLayout(self)
+        column.setContentsMargins(6, 6, 6, 6)
+        column.addLayout(top)
+        column.addLayout(controls)
+        column.addWidget(self.stack, 1)
+        column.addWidget(self.info)
+        column.addLayout(replay)
+
+    # ------------------------------------------------------------------ input
+    def set_probe_text(self, text: str) -> None:
+        if self.text.text() != text:
+            self.text.setText(text)
+
+    def _text_entered(self) -> None:
+        self.probe_text_edited.emit(self.text.text())
+
+    def set_steps(self, steps: list[int], current: int | None = None) -> None:
+        """The steps that have a snapshot; the slider moves over them."""
+        self.steps = list(steps)
+        self.slider.blockSignals(True)
+        self.slider.setEnabled(len(self.steps) > 1)
+        self.slider.setRange(0, max(0, len(self.steps) - 1))
+        if current is not None and current in self.steps:
+            self.slider.setValue(self.steps.index(current))
+        self.slider.blockSignals(False)
+
+    def _slider_moved(self, index: int) -> None:
+        if 0 <= index < len(self.steps):
+            self.follow.setChecked(index == len(self.steps) - 1)
+            self.step_requested.emit(self.steps[index])
+
+    def _layer_changed(self, _index: int) -> None:
+        self._fill_heads()
+        self.redraw()
+
+    def _pick_head(self, head: int) -> None:
+        self.head.setCurrentIndex(self.head.findData(head))
+
+    # ------------------------------------------------------------------ data
+    def show_snapshot(self, snapshot: dict | None) -> None:
+        self.snapshot = snapshot
+        attention = (snapshot or {}).get("attention") or {}
+        current = self.layer.currentText()
+        self.layer.blockSignals(True)
+        self.layer.clear()
+        for key in attention:
+            self.layer.addItem(key)
+        if current in attention:
+            self.layer.setCurrentText(current)
+        self.layer.blockSignals(False)
+        self._fill_heads()
+        if snapshot is not None:
+            label = f"step {snapshot.get('step', 0)}"
+            if snapshot.get("custom"):
+                label = "now (your text)"
+            self.step_label.setText(label)
+            if snapshot.get("text") and not self.text.hasFocus():
+                self.set_probe_text(snapshot["text"])
+        self.redraw()
+
+    def _fill_heads(self) -> None:
+        entry = self._entry()
+        heads = entry["weights"].shape[0] if entry is not None else 0
+        current = self.head.currentData()
+        self.head.blockSignals(True)
+        self.head.clear()
+        if heads:
+            self.head.addItem(f"Average of {heads}", AVERAGE)
+            self.head.addItem("All heads", GRID)
+            for h in range(heads):
+                self.head.addItem(f"Head {h}", h)
+            index = self.head.findData(current)
+            self.head.setCurrentIndex(index if index >= 0 else 0)
+        self.head.blockSignals(False)
+
+    def _entry(self) -> dict | None:
+        attention = (self.snapshot or {}).get("attention") or {}
+        return attention.get(self.layer.currentText())
+
+    def labels(self) -> tuple[list[str], list[str]]:
+        entry = self._entry()
+        tokens = (self.snapshot or {}).get("tokens") or {}
+        if entry is None:
+            return [], []
+        return (list(tokens.get(entry["query_role"], [])),
+                list(tokens.get(entry["key_role"], [])))
+
+    def shown_matrix(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The matrix in the single heatmap (a head or the average) and its allowed mask."""
+        entry = self._entry()
+        choice = self.head.currentData()
+        if entry is None or choice == GRID:
+            return None
+        weights = np.asarray(entry["weights"])
+        matrix = weights.mean(0) if choice == AVERAGE else weights[int(choice)]
+        return matrix, np.asarray(entry["allowed"], dtype=bool)
+
+    def redraw(self) -> None:
+        entry = self._entry()
+        if entry is None:
+            self.stack.setCurrentWidget(self.empty)
+            if self.snapshot is not None:
+                self.empty.setText("This graph has no attention block (a recurrent model reads "
+                                   "its input in order instead).")
+            self.info.setText("")
+            return
+        rows, cols = self.labels()
+        weights = np.asarray(entry["weights"])
+        allowed = np.asarray(entry["allowed"], dtype=bool)
+        layer = self.layer.currentText()
+        choice = self.head.currentData()
+        if choice == GRID:
+            titles = [f"head {h}" for h in range(weights.shape[0])]
+            self.grid.set_data(list(weights), titles, allowed, rows, cols)
+            for i, heatmap in enumerate(self.grid.maps):
+                heatmap.selected = False
+            self.stack.setCurrentWidget(self.grid)
+        else:
+            matrix, _ = self.shown_matrix()
+            which = f"mean of {weights.shape[0]} heads" if choice == AVERAGE else f"head {choice}"
+            self.heatmap.set_data(matrix, rows, cols, allowed, f"{layer} · {which}")
+            self.stack.setCurrentWidget(self.heatmap)
+        masked = "" if allowed.all() else " Hatched cells are masked: the model cannot look there."
+        kind = "cross-attention: rows are decoder tokens, columns source tokens." \
+            if entry.get("cross") else "rows: queries (each token), columns: the keys it reads."
+        self.info.setText(f"Each row sums to 1; {kind}{masked} Hover a row to see what it "
+                          "attends to; click a head in the grid to open it.")
+

@@ -1,0 +1,140 @@
+"""Inside a mixture of experts: the share of tokens each expert received, per MoE layer over
+training (a balanced router gives every expert top_k / experts), and the probe text coloured by
+the expert each token was sent to first."""
+from __future__ import annotations
+
+import html
+
+import numpy as np
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from .common import ExportButton, display_token, muted, placeholder, series_colour
+from .plots import layout_widget, legend, pen, styled_plot
+from .series import RunSeries
+
+
+def coloured_tokens_html(tokens: list[str], experts: list[int]) -> str:
+    """Tokens as spans whose background is their expert's colour (dark text stays legible on
+    the Tableau palette's light and mid tones)."""
+    spans = []
+    for token, expert in zip(tokens, experts):
+        colour = series_colour(int(expert))
+        colour.setAlpha(150)
+        spans.append(f"<span title='expert {expert}' style='background-color:"
+                     f"rgba({colour.red()},{colour.green()},{colour.blue()},0.6);"
+                     f"color:#1d2230;'>{html.escape(display_token(token))}</span>")
+    return "<span style='font-family:monospace;font-size:13pt;'>" + "&#8203;".join(spans) + \
+        "</span>"
+
+
+class ExpertsView(QWidget):
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.series: RunSeries | None = None
+        self.snapshot: dict | None = None
+        self.layer = QComboBox()
+        self.layer.currentIndexChanged.connect(lambda _: self.redraw())
+        self.plots = layout_widget()
+        self.load_plot = styled_plot(self.plots.ci.addPlot(), "Expert load over training",
+                                     "share of tokens")
+        self.load_legend = legend(self.load_plot, columns=4)
+        self.balanced = None
+        self.tokens = QLabel()
+        self.tokens.setWordWrap(True)
+        self.tokens.setTextFormat(Qt.RichText)
+        self.caption = muted()
+        self.empty = placeholder("This graph has no mixture-of-experts block. Try the "
+                                 "tiny-mixtral preset to see a router at work.")
+        self.export = ExportButton(lambda: self.body, "expert view")
+        self.body = QWidget()
+        body = QVBoxLayout(self.body)
+        body.setContentsMargins(0, 0, 0, 0)
+        body.addWidget(self.plots, 1)
+        body.addWidget(QLabel("Probe text, each token coloured by its first-choice expert:"))
+        body.addWidget(self.tokens)
+        body.addWidget(self.caption)
+        bar = QHBoxLayout()
+        bar.addWidget(QLabel("MoE layer"))
+        bar.addWidget(self.layer)
+        bar.addStretch(1)
+        bar.addWidget(self.export)
+        column = QVBoxLayout(self)
+        column.setContentsMargins(6, 6, 6, 6)
+        column.addLayout(bar)
+        column.addWidget(self.body, 1)
+        column.addWidget(self.empty, 1)
+        self._curves: list = []
+        self.redraw()
+
+    def set_series(self, series: RunSeries | None) -> None:
+        self.series = series
+        self._fill_layers()
+        self.redraw()
+
+    def show_snapshot(self, snapshot: dict | None) -> None:
+        self.snapshot = snapshot
+        self._fill_layers()
+        self.redraw()
+
+    def _layers(self) -> list[str]:
+        names = list((self.snapshot or {}).get("experts") or {})
+        for name in (self.series.expert_load if self.series else {}):
+            if name not in names:
+                names.append(name)
+        return names
+
+    def _fill_layers(self) -> None:
+        names = self._layers()
+        current = self.layer.currentText()
+        if [self.layer.itemText(i) for i in range(self.layer.count())] == names:
+            return
+        self.layer.blockSignals(True)
+        self.layer.clear()
+        self.layer.addItems(names)
+        if current in names:
+            self.layer.setCurrentText(current)
+        self.layer.blockSignals(False)
+
+    def redraw(self) -> None:
+        layer = self.layer.currentText()
+        has = bool(layer)
+        self.body.setVisible(has)
+        self.empty.setVisible(not has)
+        self.export.setEnabled(has)
+        if not has:
+            return
+        for curve in self._curves:
+            self.load_plot.removeItem(curve)
+            self.load_legend.removeItem(curve)
+        self._curves = []
+        loads = np.asarray(self.series.expert_load.get(layer, []) if self.series else [],
+                           dtype=float)
+        routing = ((self.snapshot or {}).get("experts") or {}).get(layer)
+        experts = loads.shape[1] if loads.ndim == 2 and loads.size else \
+            int(routing["experts"]) if routing else 0
+        if loads.ndim == 2 and loads.size:
+            steps = np.asarray(self.series.router_steps[:len(loads)], dtype=float)
+            for e in range(experts):
+                self._curves.append(self.load_plot.plot(steps, loads[:, e],
+                                                        pen=pen(series_colour(e), 1.6),
+                                                        name=f"expert {e}"))
+            k = float(loads[-1].sum())
+            even = k / experts if experts else 0
+            self._curves.append(self.load_plot.plot(steps[[0, -1]], [even, even],
+                                                    pen=pen("#888888", 1, dashed=True),
+                                                    name="balanced"))
+        if routing:
+            tokens = (self.snapshot.get("tokens") or {})
+            stream = next(iter(tokens.values()), []) if tokens else []
+            stream = tokens.get("target", tokens.get("tokens", stream))
+            first = np.asarray(routing["assignments"])[:, 0].tolist()
+            self.tokens.setText(coloured_tokens_html(list(stream)[:len(first)], first))
+            counts = np.bincount(first, minlength=experts)
+            self.caption.setText("First choices on this text: " + ", ".join(
+                f"expert {e}: {c}" for e, c in enumerate(counts)) +
+                f" (step {self.snapshot.get('step', 0)})")
+        else:
+            self.tokens.setText("")
+            self.caption.setText("The coloured probe text appears with the first look inside "
+                                 "the model.")

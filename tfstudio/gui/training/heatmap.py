@@ -1,0 +1,276 @@
+"""A labelled heatmap that draws a mask as a mask, and a grid of them.
+
+Cells the model could not look at (the causal upper triangle, outside a sliding window, -inf
+biases) are hatched grey, so a zero weight the model chose never looks like a masked one.
+Hovering a row (a query token) outlines it and shades each column label by how much that query
+attends to it. ``paint_into`` draws on any painter, so the same picture goes to the screen, a PNG
+or an SVG.
+"""
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QImage, QPainter, QPen
+from PySide6.QtWidgets import QGridLayout, QSizePolicy, QToolTip, QWidget
+
+from .common import colour_ramp, display_token, themed_colour
+
+LABEL_FONT_PX = 11
+TITLE_FONT_PX = 12
+MAX_LABELLED = 96  # more rows or columns than this and labels would overlap: leave them out
+
+
+def _font(px: int, bold: bool = False) -> QFont:
+    f = QFont()
+    f.setPixelSize(px)
+    f.setBold(bold)
+    return f
+
+
+class Heatmap(QWidget):
+    hovered = Signal(int)   # the row under the mouse, -1 when none
+    clicked = Signal()
+
+    def __init__(self, parent: QWidget | None = None, *, kind: str = "sequential",
+                 labels: bool = True, min_size: int = 120):
+        super().__init__(parent)
+        self.kind = kind              # "sequential" (weights) or "diverging" (signed values)
+        self.show_labels = labels
+        self.matrix = np.zeros((0, 0))
+        self.allowed: np.ndarray | None = None
+        self.rows: list[str] = []
+        self.cols: list[str] = []
+        self.title = ""
+        self.value_range = (0.0, 1.0)
+        self.hover_row = -1
+        self.selected = False
+        self._image: QImage | None = None
+        self.setMouseTracking(True)
+        self.setMinimumSize(min_size, min_size)
+        self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
+
+    # ------------------------------------------------------------------ data
+    def set_data(self, matrix: np.ndarray, rows: list[str] | None = None,
+                 cols: list[str] | None = None, allowed: np.ndarray | None = None,
+                 title: str = "", value_range: tuple[float, float] | None = None) -> None:
+        matrix = np.asarray(matrix, dtype=np.float64)
+        if matrix.ndim != 2:
+            raise ValueError(f"a heatmap needs a 2-D matrix; got shape {matrix.shape}")
+        finite = np.isfinite(matrix)
+        self.allowed = (finite if allowed is None else np.asarray(allowed, bool) & finite)
+        self.matrix = matrix
+        self.rows = [display_token(r) for r in rows] if rows is not None else []
+        self.cols = [display_token(c) for c in cols] if cols is not None else []
+        self.title = title
+        shown = matrix[self.allowed]
+        if value_range is not None:
+            self.value_range = value_range
+        elif self.kind == "diverging":
+            m = float(np.abs(shown).max()) if shown.size else 1.0
+            self.value_range = (-m or -1.0, m or 1.0)
+        else:
+            top = float(shown.max()) if shown.size else 1.0
+            self.value_range = (min(0.0, float(shown.min()) if shown.size else 0.0),
+                                top if top > 0 else 1.0)
+        self._image = self._build_image()
+        if self.hover_row >= matrix.shape[0]:
+            self.hover_row = -1
+        self.update()
+
+    def _build_image(self) -> QImage | None:
+        if self.matrix.size == 0:
+            return None
+        lo, hi = self.value_range
+        scaled = (self.matrix - lo) / (hi - lo if hi > lo else 1.0)
+        rgb = colour_ramp(scaled, self.kind)
+        masked = themed_colour("window")
+        rgb[~self.allowed] = (masked.red(), masked.green(), masked.blue())
+        h, w = rgb.shape[:2]
+        rgba = np.concatenate([rgb, np.full((h, w, 1), 255, np.uint8)], -1)
+        self._buffer = np.ascontiguousarray(rgba)
+        return QImage(self._buffer.data, w, h, 4 * w, QImage.Format_RGBA8888).copy()
+
+    # ------------------------------------------------------------------ geometry
+    def _labelled(self) -> bool:
+        return (self.show_labels and 0 < len(self.rows) <= MAX_LABELLED
+                and 0 < len(self.cols) <= MAX_LABELLED)
+
+    def _layout(self, rect: QRectF) -> tuple[QRectF, float, float]:
+        """(cell area, cell width, cell height) inside ``rect``."""
+        n_rows, n_cols = self.matrix.shape if self.matrix.size else (1, 1)
+        top = rect.top() + (TITLE_FONT_PX + 8 if self.title else 2)
+        left = rect.left() + 2
+        bottom_pad = 2
+        if self._labelled():
+            metrics = QFontMetricsF(_font(LABEL_FONT_PX))
+            widest = max(metrics.horizontalAdvance(t) for t in self.rows + self.cols)
+            left += widest + 8
+            top += widest + 8
+        width = max(rect.right() - left - 2, 1.0)
+        height = max(rect.bottom() - top - bottom_pad, 1.0)
+        cell = min(width / n_cols, height / n_rows)
+        cell_w = cell_h = max(cell, 1.0)
+        return QRectF(left, top, cell_w * n_cols, cell_h * n_rows), cell_w, cell_h
+
+    def cell_at(self, pos: QPointF) -> tuple[int, int]:
+        """(row, column) under a widget position; -1 where outside the cells."""
+        area, cw, ch = self._layout(QRectF(self.rect()))
+        row = int((pos.y() - area.top()) // ch) if area.top() <= pos.y() < area.bottom() else -1
+        col = int((pos.x() - area.left()) // cw) if area.left() <= pos.x() < area.right() else -1
+        if row >= 0 and col < 0 and pos.x() < area.left():
+            col = -2  # over the row labels: the row still counts as hovered
+        return row, col
+
+    def sizeHint(self) -> QSize:
+        return QSize(360, 360)
+
+    # ------------------------------------------------------------------ painting
+    def paintEvent(self, event) -> None:
+        painter = QPainter(self)
+        self.paint_into(painter, QRectF(self.rect()))
+        painter.end()
+
+    def paint_into(self, painter: QPainter, rect: QRectF) -> None:
+        t = self
+        painter.setRenderHint(QPainter.Antialiasing, False)
+        painter.setRenderHint(QPainter.TextAntialiasing, True)
+        text_colour = themed_colour("text")
+        if self.title:
+            painter.setFont(_font(TITLE_FONT_PX, bold=self.selected))
+            painter.setPen(themed_colour("accent") if self.selected else text_colour)
+            painter.drawText(QRectF(rect.left(), rect.top(), rect.width(), TITLE_FONT_PX + 6),
+                             Qt.AlignLeft | Qt.AlignVCenter, self.title)
+        if self._image is None:
+            return
+        area, cw, ch = self._layout(rect)
+        painter.drawImage(area, self._image)
+        self._paint_mask(painter, area, cw, ch)
+        painter.setPen(QPen(themed_colour("node_border"), 1))
+        painter.setBrush(Qt.NoBrush)
+        painter.drawRect(area)
+        if t._labelled():
+            self._paint_labels(painter, area, cw, ch)
+        if 0 <= self.hover_row < self.matrix.shape[0]:
+            painter.setPen(QPen(themed_colour("selection"), 2))
+            painter.drawRect(QRectF(area.left(), area.top() + self.hover_row * ch,
+                                    area.width(), ch))
+
+    def _paint_mask(self, painter: QPainter, area: QRectF, cw: float, ch: float) -> None:
+        masked = ~self.allowed
+        if not masked.any():
+            return
+        hatch = QBrush(themed_colour("node_border"), Qt.BDiagPattern)
+        painter.setPen(Qt.NoPen)
+        painter.setBrush(hatch)
+        for r in range(masked.shape[0]):  # one rectangle per run of masked cells in a row
+            row = masked[r]
+            c = 0
+            while c < len(row):
+                if row[c]:
+                    start = c
+                    while c < len(row) and row[c]:
+                        c += 1
+                    painter.drawRect(QRectF(area.left() + start * cw, area.top() + r * ch,
+                                            (c - start) * cw, ch))
+                else:
+                    c += 1
+
+    def _paint_labels(self, painter: QPainter, area: QRectF, cw: float, ch: float) -> None:
+        font = _font(LABEL_FONT_PX)
+        bold = _font(LABEL_FONT_PX, bold=True)
+        text_colour = themed_colour("text")
+        weights = None
+        if 0 <= self.hover_row < self.matrix.shape[0]:
+            row = np.where(self.allowed[self.hover_row], self.matrix[self.hover_row], 0.0)
+            top = row.max() if row.size and row.max() > 0 else 1.0
+            weights = row / top
+        for r, label in enumerate(self.rows):
+            painter.setFont(bold if r == self.hover_row else font)
+            painter.setPen(themed_colour("selection") if r == self.hover_row else text_colour)
+            painter.drawText(QRectF(0, area.top() + r * ch, area.left() - 6, ch),
+                             Qt.AlignRight | Qt.AlignVCenter, label)
+        painter.setFont(font)
+        for c, label in enumerate(self.cols):
+            x = area.left() + c * cw
+            if weights is not None and weights[c] > 0.02:  # shade what the hovered query reads
+                shade = themed_colour("selection")
+                shade.setAlphaF(float(min(1.0, weights[c])) * 0.6)
+                painter.fillRect(QRectF(x, 2, cw, area.top() - 4), shade)
+            painter.setPen(text_colour)
+            painter.save()
+            painter.translate(x + cw / 2, area.top() - 6)
+            painter.rotate(-90)
+            painter.drawText(QRectF(0, -cw / 2, area.top(), cw), Qt.AlignLeft | Qt.AlignVCenter,
+                             label)
+            painter.restore()
+
+    # ------------------------------------------------------------------ hover
+    def mouseMoveEvent(self, event) -> None:
+        row, col = self.cell_at(event.position())
+        self._set_hover(row)
+        if row >= 0 and col >= 0 and self.matrix.size:
+            value = self.matrix[row, col]
+            what = "masked" if not self.allowed[row, col] else f"{value:.4g}"
+            names = ""
+            if self.rows and self.cols:
+                names = f"{self.rows[row]} → {self.cols[col]}: "
+            QToolTip.showText(event.globalPosition().toPoint(), f"{names}{what}", self)
+
+    def leaveEvent(self, event) -> None:
+        self._set_hover(-1)
+
+    def mousePressEvent(self, event) -> None:
+        if event.button() == Qt.LeftButton:
+            self.clicked.emit()
+
+    def _set_hover(self, row: int) -> None:
+        if row != self.hover_row:
+            self.hover_row = row
+            self.update()
+            self.hovered.emit(row)
+
+
+class HeatmapGrid(QWidget):
+    """Small heatmaps side by side (every head of a layer); a click picks one."""
+
+    picked = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None, kind: str = "sequential"):
+        super().__init__(parent)
+        self.kind = kind
+        self.maps: list[Heatmap] = []
+        self._grid = QGridLayout(self)
+        self._grid.setSpacing(10)
+        self._grid.setContentsMargins(4, 4, 4, 4)
+
+    def set_data(self, matrices, titles: list[str], allowed=None, rows=None, cols=None,
+                 shared_range: bool = False) -> None:
+        matrices = [np.asarray(m, dtype=np.float64) for m in matrices]
+        while len(self.maps) < len(matrices):
+            i = len(self.maps)
+            heatmap = Heatmap(self, kind=self.kind, labels=False, min_size=90)
+            heatmap.clicked.connect(lambda i=i: self.picked.emit(i))
+            self.maps.append(heatmap)
+        for extra in self.maps[len(matrices):]:
+            extra.hide()
+        columns = max(1, int(np.ceil(np.sqrt(len(matrices)))))
+        value_range = None
+        if shared_range and matrices:
+            finite = np.concatenate([m[np.isfinite(m)] for m in matrices])
+            if finite.size:
+                if self.kind == "diverging":
+                    top = float(np.abs(finite).max()) or 1.0
+                    value_range = (-top, top)
+                else:
+                    value_range = (min(0.0, float(finite.min())), float(finite.max()) or 1.0)
+        for i, (matrix, title) in enumerate(zip(matrices, titles)):
+            heatmap = self.maps[i]
+            self._grid.addWidget(heatmap, i // columns, i % columns)
+            heatmap.set_data(matrix, rows, cols, allowed, title, value_range)
+            heatmap.show()
+
+    def paint_into(self, painter: QPainter, rect: QRectF) -> None:
+        for heatmap in self.maps:
+            if heatmap.isVisible():
+                geometry = QRectF(heatmap.geometry())
+                heatmap.paint_into(painter, geometry.translated(rect.topLeft()))

@@ -1,0 +1,107 @@
+"""A model the GUI owns, loaded from a run folder's latest checkpoint: it answers custom prompts,
+generates text and takes snapshots on new probe text once training has ended (or for a past
+run). It is only ever touched on the :class:`Background` worker, one job at a time, so it never
+races the GUI thread; what comes back are plain numbers and strings."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from .common import Background
+
+
+class ModelHost:
+    def __init__(self, background: Background):
+        self.background = background
+        self.model = None
+        self.tokenizer = None
+        self.run_dir: Path | None = None
+        self.step = 0
+        self._generation: int | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self.model is not None
+
+    def clear(self) -> None:
+        self.model = self.tokenizer = self.run_dir = None
+
+    def load(self, run_dir: str | Path, done, error) -> None:
+        """Load the run's newest weights in the background; ``done()`` once ready."""
+        run_dir = Path(run_dir)
+
+        def job():
+            import json
+
+            from ...train.run import RunFolder
+            folder = RunFolder(run_dir)
+            model = folder.load_model("cpu")
+            state = json.loads((folder.latest() / "state.json").read_text(encoding="utf-8"))
+            return model, folder.tokenizer(), int(state.get("step", 0))
+
+        def loaded(result):
+            self.model, self.tokenizer, self.step = result
+            self.run_dir = run_dir
+            done()
+
+        self.clear()
+        self.background.submit(job, loaded, key="host-load", error=error)
+
+    def snapshot(self, text: str, done, error) -> None:
+        model, tokenizer, step = self.model, self.tokenizer, self.step
+
+        def job():
+            from ...probes import take_snapshot
+            data = take_snapshot(model, tokenizer, text, step=step)
+            data["custom"] = True
+            return data
+
+        self.background.submit(job, done, key="host-snapshot", error=error)
+
+    def next_logits(self, prompt: str, done, error) -> None:
+        """Logits [V] after the prompt's last token."""
+        model, tokenizer = self.model, self.tokenizer
+
+        def job():
+            import torch
+
+            from ...probes import probe_inputs
+            inputs = probe_inputs(model, tokenizer, prompt, max_tokens=4096)
+            with torch.no_grad():
+                logits = model.eval()(*inputs.args)
+            return np.asarray(logits[0, -1].float().cpu().numpy())
+
+        self.background.submit(job, done, key="host-logits", error=error)
+
+    def generate(self, prompt: str, new_tokens: int, temperature: float, top_k: int,
+                 top_p: float, progress, done, error) -> None:
+        """Stream new token ids to ``progress(list_of_ids)``; ``done(None)`` at the end."""
+        model, tokenizer = self.model, self.tokenizer
+        background = self.background
+        job_id_box: list[int] = []
+
+        def job(report):
+            from ...probes import probe_inputs
+            from ...train.generation import generate_ids
+            inputs = probe_inputs(model, tokenizer, prompt, max_tokens=4096)
+            kwargs = {}
+            if model.family == "encoder-decoder":
+                kwargs["source_ids"] = inputs.ids["source"]
+            prompt_ids = inputs.ids[inputs.stream_role]
+            for token in generate_ids(model, prompt_ids, max_new_tokens=new_tokens,
+                                      temperature=temperature, top_k=top_k, top_p=top_p,
+                                      stop_ids=[tokenizer.eot_id], **kwargs):
+                if job_id_box and background.cancelled(job_id_box[0]):
+                    return "stopped"
+                report(token)
+            return "done"
+
+        job_id_box.append(self.background.submit(job, done, key="host-generate", error=error,
+                                                 progress=progress, streaming=True))
+        self._generation = job_id_box[0]
+
+    def stop_generation(self) -> None:
+        if self._generation is not None:
+            self.background.cancel(self._generation)
+            self._generation = None

@@ -1,0 +1,232 @@
+"""Next token: the model's top candidates after a prompt, and what sampling does to them.
+
+The bars are computed by the engine's own ``next_token_view`` (tfstudio.train.sampling) from the
+logits of the last prompt token: temperature divides the logits, top-k keeps the k most likely,
+top-p the smallest set reaching probability p. Moving a slider recomputes at once from the
+same logits (no model call). Outlined bars are the distribution after temperature alone; filled
+bars what is left after the filters, renormalised; hatched grey bars were filtered out.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QTextCharFormat, QTextCursor
+from PySide6.QtWidgets import (QGridLayout, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit,
+                               QPushButton, QSlider, QSpinBox, QVBoxLayout, QWidget)
+
+from .. import theme
+from .common import ExportButton, display_token, muted
+from .plots import layout_widget, styled_plot
+
+CANDIDATES = 20
+
+
+class NextTokenView(QWidget):
+    prompt_edited = Signal(str)
+    generate_requested = Signal(str, int)     # prompt, new tokens
+    stop_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.logits: np.ndarray | None = None
+        self.decode = None
+        self.state = None  # the last NextTokenView computed
+        self._generated_from = 0
+
+        self.prompt = QLineEdit()
+        self.prompt.setPlaceholderText("A prompt: the chart shows what the model would write next")
+        self.prompt.textEdited.connect(self.prompt_edited)
+        self.source = muted()
+
+        self.temperature = QSlider(Qt.Horizontal)
+        self.temperature.setRange(0, 300)  # hundredths
+        self.temperature.setValue(100)
+        self.top_k = QSlider(Qt.Horizontal)
+        self.top_k.setRange(0, 50)
+        self.top_p = QSlider(Qt.Horizontal)
+        self.top_p.setRange(1, 100)  # hundredths
+        self.top_p.setValue(100)
+        self.t_label, self.k_label, self.p_label = QLabel(), QLabel(), QLabel()
+        for slider in (self.temperature, self.top_k, self.top_p):
+            slider.valueChanged.connect(lambda _: self.recompute())
+
+        self.plots = layout_widget()
+        self.chart = styled_plot(self.plots.ci.addPlot(), "Next-token candidates",
+                                 "probability", "")
+        self.chart.setYRange(0, 1)
+        self.chart.setMouseEnabled(x=False, y=False)
+        self.tempered_bars = pg.BarGraphItem(x=[], height=[], width=0.8)
+        self.kept_bars = pg.BarGraphItem(x=[], height=[], width=0.8)
+        self.filtered_bars = pg.BarGraphItem(x=[], height=[], width=0.8)
+        for item in (self.tempered_bars, self.filtered_bars, self.kept_bars):
+            self.chart.addItem(item)
+        self.summary = muted()
+        self.export = ExportButton(lambda: self.plots, "next-token chart")
+
+        self.new_tokens = QSpinBox()
+        self.new_tokens.setRange(1, 2000)
+        self.new_tokens.setValue(120)
+        self.generate = QPushButton("Generate")
+        self.generate.clicked.connect(
+            lambda: self.generate_requested.emit(self.prompt.text(), self.new_tokens.value()))
+        self.stop = QPushButton("Stop")
+        self.stop.setEnabled(False)
+        self.stop.clicked.connect(self.stop_requested)
+        self.output = QPlainTextEdit()
+        self.output.setReadOnly(True)
+        self.output.setPlaceholderText("Generated text streams here, token by token, sampled "
+                                       "with the settings above.")
+        self.output.setMaximumHeight(150)
+
+        sliders = QGridLayout()
+        for row, (name, slider, label, tip) in enumerate((
+                ("Temperature", self.temperature, self.t_label,
+                 "Divides the logits: below 1 sharpens, above 1 flattens, 0 is greedy"),
+                ("Top-k", self.top_k, self.k_label, "Keep only the k most likely (0: all)"),
+                ("Top-p", self.top_p, self.p_label,
+                 "Keep the smallest set of tokens whose probability reaches p"))):
+            caption = QLabel(name)
+            caption.setToolTip(tip)
+            slider.setToolTip(tip)
+            sliders.addWidget(caption, row, 0)
+            sliders.addWidget(slider, row, 1)
+            sliders.addWidget(label, row, 2)
+        sliders.setColumnStretch(1, 1)
+        prompt_row = QHBoxLayout()
+        prompt_row.addWidget(QLabel("Prompt"))
+        prompt_row.addWidget(self.prompt, 1)
+        gen_row = QHBoxLayout()
+        gen_row.addWidget(self.generate)
+        gen_row.addWidget(self.stop)
+        gen_row.addWidget(QLabel("new tokens"))
+        gen_row.addWidget(self.new_tokens)
+        gen_row.addStretch(1)
+        gen_row.addWidget(self.export)
+        column = QVBoxLayout(self)
+        column.setContentsMargins(6, 6, 6, 6)
+        column.addLayout(prompt_row)
+        column.addWidget(self.source)
+        column.addLayout(sliders)
+        column.addWidget(self.plots, 1)
+        column.addWidget(self.summary)
+        column.addLayout(gen_row)
+        column.addWidget(self.output)
+        self.set_generation_available(False, "Generation needs the trained weights: they are "
+                                             "loaded when a run ends or a past run is opened.")
+        self.recompute()
+
+    # ------------------------------------------------------------------ settings
+    @property
+    def settings(self) -> tuple[float, int, float]:
+        return (self.temperature.value() / 100.0, self.top_k.value(), self.top_p.value() / 100.0)
+
+    def set_settings(self, temperature: float | None = None, top_k: int | None = None,
+                     top_p: float | None = None) -> None:
+        if temperature is not None:
+            self.temperature.setValue(round(temperature * 100))
+        if top_k is not None:
+            self.top_k.setValue(top_k)
+        if top_p is not None:
+            self.top_p.setValue(round(top_p * 100))
+
+    # ------------------------------------------------------------------ data
+    def set_prompt(self, text: str) -> None:
+        if self.prompt.text() != text and not self.prompt.hasFocus():
+            self.prompt.setText(text)
+
+    def set_logits(self, logits: np.ndarray | None, decode, source: str = "") -> None:
+        """The logits [V] after the prompt's last token; ``decode(id) -> str``."""
+        self.logits = None if logits is None else np.asarray(logits, dtype=np.float32)
+        self.decode = decode
+        self.source.setText(source)
+        self.recompute()
+
+    def recompute(self) -> None:
+        t, k, p = self.settings
+        self.t_label.setText(f"{t:.2f}" + (" (greedy)" if t == 0 else ""))
+        self.k_label.setText(f"{k}" if k else "off")
+        self.p_label.setText(f"{p:.2f}" if p < 1 else "off")
+        if self.logits is None:
+            self.state = None
+            self._draw([])
+            self.summary.setText("No prediction yet: train a model or open a past run.")
+            return
+        import torch
+
+        from ....train.sampling import next_token_view
+
+        decode = self.decode or str
+        self.state = next_token_view(torch.from_numpy(self.logits), decode, t, k, p,
+                                     n=min(CANDIDATES, len(self.logits)))
+        self._draw(self.state.candidates)
+        self.summary.setText(
+            f"{self.state.kept} of {len(self.logits)} tokens can be drawn · entropy "
+            f"{self.state.entropy:.2f} nats · outlined: after temperature only · filled: what "
+            "sampling draws from · hatched: filtered out")
+
+    def _draw(self, candidates) -> None:
+        t = theme.current()
+        x = np.arange(len(candidates), dtype=float)
+        tempered = np.array([c.prob_tempered for c in candidates], dtype=float)
+        final = np.array([c.prob_final for c in candidates], dtype=float)
+        filtered = np.array([c.filtered_by != "" for c in candidates], dtype=bool)
+        accent = QColor(t.accent)
+        self.tempered_bars.setOpts(x=x, height=tempered, width=0.8, brush=QBrush(Qt.NoBrush),
+                                   pen=pg.mkPen(t.muted_text, width=1))
+        self.kept_bars.setOpts(x=x[~filtered], height=final[~filtered], width=0.56,
+                               brush=pg.mkBrush(accent), pen=pg.mkPen(accent))
+        grey = QColor(t.muted_text)
+        self.filtered_bars.setOpts(x=x[filtered], height=tempered[filtered], width=0.8,
+                                   brush=QBrush(grey, Qt.BDiagPattern), pen=pg.mkPen(grey))
+        ticks = [(float(i), display_token(c.text)) for i, c in enumerate(candidates)]
+        self.chart.getAxis("bottom").setTicks([ticks])
+        top = max([0.05, *tempered, *final]) if candidates else 1.0
+        self.chart.setYRange(0, min(1.0, top * 1.1))
+        self.chart.setXRange(-0.6, max(len(candidates), 1) - 0.4, padding=0)
+
+    def drawn_bars(self) -> list[tuple[str, float]]:
+        """(token, probability) of the filled bars, left to right: what sampling can draw."""
+        if self.state is None:
+            return []
+        return [(c.text, c.prob_final) for c in self.state.candidates if c.prob_final > 0]
+
+    # ------------------------------------------------------------------ generation
+    def set_generation_available(self, available: bool, reason: str = "") -> None:
+        self.generate.setEnabled(available)
+        self.generate.setToolTip("" if available else reason)
+        self.prompt.setReadOnly(False)
+
+    def generation_started(self, prompt: str) -> None:
+        self.output.clear()
+        self.output.appendHtml(f"<span style='color:{theme.current().muted_text}'>"
+                               f"{_escape(prompt)}</span>")
+        cursor = self.output.textCursor()
+        cursor.movePosition(QTextCursor.End)
+        self._generated_from = cursor.position()
+        self.generate.setEnabled(False)
+        self.stop.setEnabled(True)
+
+    def show_generated(self, text: str) -> None:
+        """Everything generated so far (decoded whole, so a character split over two tokens
+        appears once it is complete)."""
+        cursor = self.output.textCursor()
+        cursor.setPosition(self._generated_from)
+        cursor.movePosition(QTextCursor.End, QTextCursor.KeepAnchor)
+        cursor.insertText(text, QTextCharFormat())  # plain: only the prompt is muted
+        self.output.setTextCursor(cursor)
+        self.output.ensureCursorVisible()
+
+    def generation_finished(self, message: str = "") -> None:
+        self.generate.setEnabled(True)
+        self.stop.setEnabled(False)
+        if message:
+            self.source.setText(message)
+
+    def generated_text(self) -> str:
+        return self.output.toPlainText()
+
+
+def _escape(text: str) -> str:
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace("\n", "<br>"))

@@ -1,0 +1,177 @@
+"""Positional encodings of the graph, drawn from the model's own tensors (tfstudio.probes):
+
+- sinusoidal and learned tables: waveforms of a few dimensions over positions, the position x
+  dimension table, and the similarity p_i . p_j of every pair of positions;
+- RoPE: the rotation rate of each feature pair, the score of two rotated vectors against their
+  offset, and the same score for every pair of positions (constant along each diagonal);
+- ALiBi: the bias each head adds to its attention scores, masked cells hatched.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtWidgets import (QComboBox, QGridLayout, QHBoxLayout, QLabel, QStackedWidget,
+                               QVBoxLayout, QWidget)
+
+from .common import ExportButton, muted, placeholder, series_colour
+from .heatmap import Heatmap, HeatmapGrid
+from .plots import layout_widget, legend, pen, styled_plot
+
+WAVEFORMS = 6  # dimensions drawn as waveforms, from fast to slow
+
+
+def waveform_dims(d_model: int, count: int = WAVEFORMS) -> list[int]:
+    """Even (sine) dimensions spread from the fastest to the slowest frequency."""
+    evens = list(range(0, d_model, 2))
+    if len(evens) <= count:
+        return evens
+    picks = np.linspace(0, len(evens) - 1, count).round().astype(int)
+    return [evens[i] for i in sorted(set(picks))]
+
+
+class _TablePage(QWidget):
+    """Sinusoidal or learned: waveforms, the table, the similarity matrix."""
+
+    def __init__(self):
+        super().__init__()
+        self.plots = layout_widget()
+        self.wave_plot = styled_plot(self.plots.ci.addPlot(), "Waveforms per dimension",
+                                     "value", "position")
+        self.wave_legend = legend(self.wave_plot, columns=2)
+        self.table = Heatmap(kind="diverging")
+        self.similarity = Heatmap(kind="diverging")
+        grid = QGridLayout(self)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.addWidget(self.plots, 0, 0, 1, 2)
+        grid.addWidget(self.table, 1, 0)
+        grid.addWidget(self.similarity, 1, 1)
+        grid.setRowStretch(0, 2)
+        grid.setRowStretch(1, 3)
+        self._curves: list = []
+
+    def display(self, scheme: str, data: dict) -> None:
+        table = np.asarray(data["table"], dtype=float)
+        for curve in self._curves:
+            self.wave_plot.removeItem(curve)
+            self.wave_legend.removeItem(curve)
+        positions = np.arange(table.shape[0])
+        self._curves = []
+        for i, dim in enumerate(waveform_dims(table.shape[1])):
+            self._curves.append(self.wave_plot.plot(positions, table[:, dim],
+                                                    pen=pen(series_colour(i), 1.8),
+                                                    name=f"dim {dim}"))
+        what = "fixed sin/cos" if scheme == "sinusoidal" else "learned, changes as it trains"
+        self.wave_plot.setTitle(f"<span style='font-size:11pt;font-weight:600'>Waveforms per "
+                                f"dimension ({what})</span>")
+        self.table.set_data(table, title=f"{scheme} table: position (rows) x dimension "
+                                         f"(columns), {table.shape[0]} x {table.shape[1]}")
+        self.similarity.set_data(np.asarray(data["similarity"], dtype=float),
+                                 title="similarity p_i · p_j of positions i (row), j (column)")
+
+
+class _RopePage(QWidget):
+    def __init__(self):
+        super().__init__()
+        self.plots = layout_widget()
+        self.freq_plot = styled_plot(self.plots.ci.addPlot(row=0, col=0),
+                                     "Rotation per position of each feature pair",
+                                     "radians / position", "pair k")
+        self.freq_plot.setLogMode(y=True)
+        self.score_plot = styled_plot(self.plots.ci.addPlot(row=0, col=1),
+                                      "Score vs offset", "q_m · k_n / d (all-ones q, k)",
+                                      "offset m − n")
+        self.similarity = Heatmap(kind="diverging")
+        grid = QGridLayout(self)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.addWidget(self.plots, 0, 0)
+        grid.addWidget(self.similarity, 1, 0)
+        grid.setRowStretch(0, 2)
+        grid.setRowStretch(1, 3)
+
+    def display(self, scheme: str, data: dict) -> None:
+        freqs = np.asarray(data["frequencies"], dtype=float)
+        self.freq_plot.clear()
+        self.freq_plot.plot(np.arange(len(freqs)), freqs, pen=pen(series_colour(0), 2),
+                            symbol="o", symbolSize=5, symbolBrush=series_colour(0))
+        self.score_plot.clear()
+        self.score_plot.plot(np.asarray(data["offsets"], dtype=float),
+                             np.asarray(data["scores"], dtype=float),
+                             pen=pen(series_colour(1), 2))
+        self.similarity.set_data(np.asarray(data["similarity"], dtype=float),
+                                 title=f"score of positions m (row), n (column): depends on "
+                                       f"m − n only (base {data['base']:g}, "
+                                       f"scaling {data['scaling']:g})")
+
+
+class _AlibiPage(QWidget):
+    def __init__(self):
+        super().__init__()
+        self.grid = HeatmapGrid(kind="diverging")
+        column = QVBoxLayout(self)
+        column.setContentsMargins(0, 0, 0, 0)
+        self.caption = muted()
+        column.addWidget(self.caption)
+        column.addWidget(self.grid, 1)
+
+    def display(self, scheme: str, data: dict) -> None:
+        bias = np.asarray(data["bias"], dtype=float)
+        slopes = np.asarray(data["slopes"], dtype=float)
+        titles = [f"head {h} · slope {s:.4g}" for h, s in enumerate(slopes)]
+        self.grid.set_data(list(bias), titles, shared_range=True)
+        self.caption.setText("Each head adds −slope × distance to its attention scores: a "
+                             "steep head looks close by, a gentle one far. Rows: query "
+                             "position, columns: key position; hatched: masked.")
+
+
+class PositionsView(QWidget):
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.data: dict = {}
+        self.scheme = QComboBox()
+        self.scheme.currentIndexChanged.connect(lambda _: self.redraw())
+        self.source = muted()
+        self.pages = {"table": _TablePage(), "rope": _RopePage(), "alibi": _AlibiPage()}
+        self.empty = placeholder("The positional encodings of the graph appear here.")
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.empty)
+        for page in self.pages.values():
+            self.stack.addWidget(page)
+        self.export = ExportButton(lambda: self.stack.currentWidget(), "positions view")
+        bar = QHBoxLayout()
+        bar.addWidget(QLabel("Scheme"))
+        bar.addWidget(self.scheme)
+        bar.addWidget(self.source, 1)
+        bar.addWidget(self.export)
+        column = QVBoxLayout(self)
+        column.setContentsMargins(6, 6, 6, 6)
+        column.addLayout(bar)
+        column.addWidget(self.stack, 1)
+
+    def show_positions(self, positions: dict | None, source: str = "") -> None:
+        """``positions``: a snapshot's "positions" entry ({scheme: data})."""
+        self.data = positions or {}
+        current = self.scheme.currentText()
+        self.scheme.blockSignals(True)
+        self.scheme.clear()
+        for scheme in self.data:
+            self.scheme.addItem(scheme)
+        if current in self.data:
+            self.scheme.setCurrentText(current)
+        self.scheme.blockSignals(False)
+        self.scheme.setEnabled(len(self.data) > 1)
+        self.source.setText(source)
+        self.redraw()
+
+    def redraw(self) -> None:
+        scheme = self.scheme.currentText()
+        if scheme not in self.data:
+            self.stack.setCurrentWidget(self.empty)
+            if self.source.text():
+                self.empty.setText("This graph carries no position information: no positional "
+                                   "encoding block and no RoPE or ALiBi attention. Its attention "
+                                   "sees the tokens as a set (a recurrent model reads them in "
+                                   "order instead).")
+            return
+        page = self.pages["table" if scheme in ("sinusoidal", "learned") else scheme]
+        page.display(scheme, self.data[scheme])
+        self.stack.setCurrentWidget(page)

@@ -1,0 +1,112 @@
+"""The run history: every run this app trained or opened, remembered across restarts. Tick a
+run to overlay its curves; open one to look inside it again (its snapshots and its weights)."""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QPushButton, QTreeWidget,
+                               QTreeWidgetItem, QVBoxLayout, QWidget)
+
+from .common import muted
+from .history import RunRecord
+
+COLUMNS = ["Run", "Corpus", "Steps", "Final loss", "Status", "Folder"]
+
+
+def _choose_run_folder(parent) -> str:
+    return QFileDialog.getExistingDirectory(parent, "Open a run folder")
+
+
+OPEN_RUN_FOLDER = [_choose_run_folder]  # tests replace it
+
+
+class RunsView(QWidget):
+    open_requested = Signal(object)              # RunRecord
+    overlay_toggled = Signal(object, bool)       # RunRecord, shown
+    forget_requested = Signal(object)            # RunRecord
+    add_folder_requested = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.records: list[RunRecord] = []
+        self.tree = QTreeWidget()
+        self.tree.setHeaderLabels(COLUMNS)
+        self.tree.setRootIsDecorated(False)
+        self.tree.setAlternatingRowColors(True)
+        self.tree.itemChanged.connect(self._item_changed)
+        self.tree.itemDoubleClicked.connect(lambda item, _: self._open(item))
+        self.open = QPushButton("Open")
+        self.open.setToolTip("Show this run's curves, snapshots and weights in every view")
+        self.open.clicked.connect(lambda: self._open(self.tree.currentItem()))
+        add = QPushButton("Add run folder…")
+        add.setToolTip("Open a run trained elsewhere, e.g. with `tfstudio train --out DIR`")
+        add.clicked.connect(self._add_folder)
+        forget = QPushButton("Forget")
+        forget.setToolTip("Remove from this list (the run folder stays on disk)")
+        forget.clicked.connect(self._forget)
+        buttons = QHBoxLayout()
+        for b in (self.open, add, forget):
+            buttons.addWidget(b)
+        buttons.addStretch(1)
+        column = QVBoxLayout(self)
+        column.setContentsMargins(6, 6, 6, 6)
+        column.addWidget(muted("Tick runs to overlay their curves (same corpus and seed make a "
+                               "fair comparison of two architectures)."))
+        column.addWidget(self.tree, 1)
+        column.addLayout(buttons)
+        self._filling = False
+
+    def set_records(self, records: list[RunRecord], shown: set[str]) -> None:
+        self._filling = True
+        current = self.tree.currentItem()
+        current_path = current.data(0, Qt.UserRole) if current else None
+        self.records = list(records)
+        self.tree.clear()
+        for record in self.records:
+            loss = f"{record.final_loss:.4f}" if record.final_loss is not None else ""
+            item = QTreeWidgetItem([record.label, record.corpus, str(record.steps), loss,
+                                    record.status, record.path])
+            item.setData(0, Qt.UserRole, record.path)
+            item.setFlags(item.flags() | Qt.ItemIsUserCheckable)
+            item.setCheckState(0, Qt.Checked if record.path in shown else Qt.Unchecked)
+            item.setToolTip(5, record.path)
+            self.tree.addTopLevelItem(item)
+            if record.path == current_path:
+                self.tree.setCurrentItem(item)
+        for i in range(len(COLUMNS) - 1):
+            self.tree.resizeColumnToContents(i)
+        self._filling = False
+
+    def record_of(self, item: QTreeWidgetItem | None) -> RunRecord | None:
+        if item is None:
+            return None
+        path = item.data(0, Qt.UserRole)
+        return next((r for r in self.records if r.path == path), None)
+
+    def item_of(self, path: str) -> QTreeWidgetItem | None:
+        for i in range(self.tree.topLevelItemCount()):
+            item = self.tree.topLevelItem(i)
+            if item.data(0, Qt.UserRole) == path:
+                return item
+        return None
+
+    def _item_changed(self, item: QTreeWidgetItem, column: int) -> None:
+        if self._filling or column != 0:
+            return
+        record = self.record_of(item)
+        if record is not None:
+            self.overlay_toggled.emit(record, item.checkState(0) == Qt.Checked)
+
+    def _open(self, item) -> None:
+        record = self.record_of(item)
+        if record is not None:
+            self.open_requested.emit(record)
+
+    def _forget(self) -> None:
+        record = self.record_of(self.tree.currentItem())
+        if record is not None:
+            self.forget_requested.emit(record)
+
+    def _add_folder(self) -> None:
+        path = OPEN_RUN_FOLDER[0](self)
+        if path:
+            self.add_folder_requested.emit(path)

@@ -1,0 +1,294 @@
+"""Run setup: what to train on, how to cut it into tokens (with a live preview of the probe text
+as coloured tokens and their ids), and the hyper-parameters, with defaults for the graph and the
+device (see defaults.py)."""
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout,
+                               QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpinBox,
+                               QVBoxLayout, QWidget)
+
+from ...graph import Graph
+from ...train.config import TrainConfig
+from .common import Background, display_token, muted, series_colour
+from .defaults import suggested_config
+
+TOKENIZERS = [("byte", "Bytes (256 ids; any text)"),
+              ("char", "Characters seen in the corpus"),
+              ("bpe:512", "BPE, 512 ids (trained on the corpus)"),
+              ("bpe:2048", "BPE, 2048 ids (trained on the corpus)"),
+              ("tiktoken:gpt2", "GPT-2's BPE (50,257 ids)"),
+              ("tiktoken:cl100k_base", "cl100k_base (GPT-4's BPE)")]
+FILE_ITEM, FOLDER_ITEM = "__file__", "__folder__"
+PREVIEW_TOKENS = 120
+
+
+def _choose_file(parent) -> str:
+    path, _ = QFileDialog.getOpenFileName(parent, "Train on a text file", "",
+                                          "Text (*.txt *.md *.jsonl);;All files (*)")
+    return path
+
+
+def _choose_folder(parent) -> str:
+    return QFileDialog.getExistingDirectory(parent, "Train on a folder of text files")
+
+
+# tests replace these with functions that return a path without a dialog
+OPEN_FILE = [_choose_file]
+OPEN_FOLDER = [_choose_folder]
+
+
+def token_preview_html(strings: list[str], ids: list[int]) -> str:
+    """Each token on its own tinted background with its id underneath, as tokenizer demos do."""
+    cells = []
+    for i, (text, token_id) in enumerate(zip(strings, ids)):
+        colour = series_colour(i)
+        cells.append(
+            "<span style='background-color:rgba({r},{g},{b},0.28);'>"
+            "<span style='font-family:monospace;'>{t}</span><sub style='color:#5d6577;'>{id}"
+            "</sub></span>".format(r=colour.red(), g=colour.green(), b=colour.blue(),
+                                   t=html.escape(display_token(text)), id=token_id))
+    return "&#8203;".join(cells)
+
+
+class SetupView(QWidget):
+    probe_text_edited = Signal(str)
+
+    def __init__(self, background: Background, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.background = background
+        self._tokenizers: dict[tuple[str, str], object] = {}  # (spec, corpus) -> tokenizer
+        self._graph_name: str | None = None
+
+        self.corpus = QComboBox()
+        from ...data import list_corpora
+        for info in list_corpora():
+            self.corpus.addItem(info.title, info.spec)
+            self.corpus.setItemData(self.corpus.count() - 1, info.description, Qt.ToolTipRole)
+        self.corpus.insertSeparator(self.corpus.count())
+        self.corpus.addItem("Text file…", FILE_ITEM)
+        self.corpus.addItem("Folder of text files…", FOLDER_ITEM)
+        self._last_corpus = 0
+        self.corpus.activated.connect(self._corpus_activated)
+        self.corpus.currentIndexChanged.connect(lambda _: self._schedule_preview())
+
+        self.tokenizer = QComboBox()
+        self.tokenizer.setEditable(True)
+        for spec, title in TOKENIZERS:
+            self.tokenizer.addItem(spec, spec)
+            self.tokenizer.setItemData(self.tokenizer.count() - 1, title, Qt.ToolTipRole)
+        self.tokenizer.setToolTip("byte, char, bpe:N or tiktoken:NAME")
+        self.tokenizer.currentTextChanged.connect(lambda _: self._schedule_preview())
+
+        self.probe_text = QLineEdit()
+        self.probe_text.setPlaceholderText("Probe text (empty: an example of the task)")
+        self.probe_text.setToolTip("What the attention, positions, next-token and expert views "
+                                   "read during training")
+        self.probe_text.textChanged.connect(lambda _: self._schedule_preview())
+        self.probe_text.editingFinished.connect(
+            lambda: self.probe_text_edited.emit(self.probe_text.text()))
+        self.preview = QLabel()
+        self.preview.setTextFormat(Qt.RichText)
+        self.preview.setWordWrap(True)
+        self.preview.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.preview.setMinimumHeight(40)
+        self.preview_info = muted()
+
+        self.steps = _int_box(1, 10_000_000, 400)
+        self.batch = _int_box(1, 65_536, 16)
+        self.seq_len = _int_box(2, 1_048_576, 64)
+        self.lr = QDoubleSpinBox()
+        self.lr.setDecimals(6)
+        self.lr.setRange(1e-6, 10.0)
+        self.lr.setSingleStep(1e-4)
+        self.warmup = _int_box(0, 1_000_000, 40)
+        self.eval_every = _int_box(0, 1_000_000, 40)
+        self.probe_every = _int_box(0, 1_000_000, 10)
+        self.seed = _int_box(0, 2**31 - 1, 1337)
+        self.device = QComboBox()
+        for device in _devices():
+            self.device.addItem(device)
+        self.precision = QComboBox()
+        self.precision.addItems(["auto", "fp32", "bf16", "fp16"])
+        self.compile = QCheckBox("torch.compile")
+        self.compile.setToolTip("Compile the model first: faster steps on a GPU after a "
+                                "warm-up of a minute or so")
+        defaults = QPushButton("Defaults for this graph")
+        defaults.clicked.connect(lambda: self.apply_defaults(force=True))
+
+        form = QFormLayout()
+        form.setLabelAlignment(Qt.AlignRight)
+        form.addRow("Corpus", self.corpus)
+        form.addRow("Tokenizer", self.tokenizer)
+        form.addRow("Probe text", self.probe_text)
+        form.addRow(self.preview)
+        form.addRow(self.preview_info)
+        form.addRow("Steps", self.steps)
+        form.addRow("Batch size", self.batch)
+        form.addRow("Sequence length", self.seq_len)
+        form.addRow("Learning rate", self.lr)
+        form.addRow("Warm-up steps", self.warmup)
+        form.addRow("Evaluate every", self.eval_every)
+        form.addRow("Look inside every", self.probe_every)
+        form.addRow("Seed", self.seed)
+        form.addRow("Device", self.device)
+        form.addRow("Precision", self.precision)
+        form.addRow("", self.compile)
+        column = QVBoxLayout(self)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addLayout(form)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        row.addWidget(defaults)
+        column.addLayout(row)
+
+        self._preview_timer = QTimer(self, singleShot=True, interval=250)
+        self._preview_timer.timeout.connect(self.refresh_preview)
+        self.graph: Graph | None = None
+
+    # ------------------------------------------------------------------ graph and defaults
+    def set_graph(self, graph: Graph) -> None:
+        """Called when the editor's graph changes: new defaults for a different graph."""
+        self.graph = graph
+        name = str(graph.meta.get("name") or "")
+        if name != self._graph_name:
+            self._graph_name = name
+            self.apply_defaults()
+
+    def apply_defaults(self, force: bool = False) -> None:
+        if self.graph is None:
+            return
+        cfg = suggested_config(self.graph, gpu=any(d != "cpu" and d != "auto"
+                                                   for d in _devices()))
+        self.select_corpus(cfg.corpus)
+        self.tokenizer.setCurrentText(cfg.tokenizer)
+        self.steps.setValue(cfg.steps)
+        self.batch.setValue(cfg.batch_size)
+        self.seq_len.setValue(cfg.seq_len)
+        self.lr.setValue(cfg.lr)
+        self.warmup.setValue(cfg.warmup_steps)
+        self.eval_every.setValue(cfg.eval_every)
+        self.probe_every.setValue(cfg.probe_every)
+        self.device.setCurrentText(cfg.device)
+        self.precision.setCurrentText(cfg.precision)
+        self.compile.setChecked(cfg.compile)
+
+    def select_corpus(self, spec: str) -> None:
+        index = self.corpus.findData(spec)
+        if index < 0 and spec.startswith("sample"):
+            index = self.corpus.findData("sample:medium" if spec == "sample" else spec)
+        if index < 0:
+            index = self.corpus.count()
+            self.corpus.addItem(Path(spec).name or spec, spec)
+            self.corpus.setItemData(index, spec, Qt.ToolTipRole)
+        self.corpus.setCurrentIndex(index)
+        self._last_corpus = index
+
+    def _corpus_activated(self, index: int) -> None:
+        choice = self.corpus.itemData(index)
+        if choice in (FILE_ITEM, FOLDER_ITEM):
+            path = (OPEN_FILE if choice == FILE_ITEM else OPEN_FOLDER)[0](self)
+            if path:
+                self.select_corpus(path)
+            else:
+                self.corpus.setCurrentIndex(self._last_corpus)
+            return
+        self._last_corpus = index
+
+    # ------------------------------------------------------------------ the configuration
+    def corpus_spec(self) -> str:
+        return str(self.corpus.currentData())
+
+    def config(self) -> TrainConfig:
+        cfg = TrainConfig(corpus=self.corpus_spec(), tokenizer=self.tokenizer.currentText().strip(),
+                          steps=self.steps.value(), batch_size=self.batch.value(),
+                          seq_len=self.seq_len.value(), lr=self.lr.value(),
+                          warmup_steps=min(self.warmup.value(), self.steps.value()),
+                          eval_every=self.eval_every.value(),
+                          probe_every=self.probe_every.value(),
+                          probe_text=self.probe_text.text(), seed=self.seed.value(),
+                          device=self.device.currentText(),
+                          precision=self.precision.currentText(),
+                          compile=self.compile.isChecked())
+        cfg.check()
+        return cfg
+
+    def built_tokenizer(self):
+        """The tokenizer the preview built for the current choice (None if not built yet)."""
+        return self._tokenizers.get((self.tokenizer.currentText().strip(), self.corpus_spec()))
+
+    # ------------------------------------------------------------------ preview
+    def _schedule_preview(self) -> None:
+        self._preview_timer.start()
+
+    def refresh_preview(self) -> None:
+        spec, corpus = self.tokenizer.currentText().strip(), self.corpus_spec()
+        if corpus in (FILE_ITEM, FOLDER_ITEM) or not spec:
+            return
+        key = (spec, corpus)
+        if key in self._tokenizers:
+            self._show_preview(self._tokenizers[key])
+            return
+        self.preview_info.setText(f"Building the {spec} tokenizer on {corpus}…")
+
+        def build():
+            from ...data import build_tokenizer, load_corpus
+            needs_corpus = spec.split(":")[0] in ("char", "bpe")
+            return build_tokenizer(spec, load_corpus(corpus) if needs_corpus else None)
+
+        def done(tokenizer):
+            self._tokenizers[key] = tokenizer
+            if key == (self.tokenizer.currentText().strip(), self.corpus_spec()):
+                self._show_preview(tokenizer)
+
+        def failed(exc):
+            self.preview.setText("")
+            self.preview_info.setText(f"<span style='color:#e0403a'>{html.escape(str(exc))}"
+                                      "</span>")
+
+        self.background.submit(build, done, key="tokenizer-preview", error=failed)
+
+    def _show_preview(self, tokenizer) -> None:
+        text = self.probe_text.text() or self._example_text()
+        ids = tokenizer.encode(text)[:PREVIEW_TOKENS]
+        self.preview.setText(token_preview_html(tokenizer.token_strings(ids), ids))
+        ratio = len(text) / max(1, len(tokenizer.encode(text)))
+        self.preview_info.setText(f"{tokenizer.name}: {tokenizer.vocab_size:,} ids · "
+                                  f"{len(tokenizer.encode(text))} tokens for {len(text)} "
+                                  f"characters ({ratio:.1f} per token)")
+
+    def _example_text(self) -> str:
+        from ...data import load_corpus
+        from ...probes import default_probe_text
+        try:
+            corpus = load_corpus(self.corpus_spec())
+        except (ValueError, OSError):
+            return "The quick brown fox jumps over the lazy dog."
+        return default_probe_text(corpus) if corpus.task is not None else \
+            "The quick brown fox jumps over the lazy dog."
+
+
+def _int_box(low: int, high: int, value: int) -> QSpinBox:
+    box = QSpinBox()
+    box.setRange(low, high)
+    box.setValue(value)
+    box.setGroupSeparatorShown(True)
+    return box
+
+
+def _devices() -> list[str]:
+    """auto and cpu always; cuda / mps when torch is loaded and sees them (never imports torch:
+    the editor starts without it)."""
+    import sys
+    devices = ["auto", "cpu"]
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        if torch.cuda.is_available():
+            devices += ["cuda"] + [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+        mps = getattr(torch.backends, "mps", None)
+        if mps is not None and mps.is_available():
+            devices.append("mps")
+    return devices
