@@ -191,6 +191,13 @@ def test_palette_filter_shows_only_matches(make_window):
     w.palette.search.setText("")
     from tfstudio.graph import families
     assert len(w.palette.visible_types()) == sum(len(v) for v in families().values())
+    # Enter in the search field (or a double-click) drops the first match mid-canvas
+    w.palette.search.setText("rnn")
+    w.palette.search.returnPressed.emit()
+    (nid,) = w.session.root.nodes
+    assert w.session.root.node(nid).type == "rnn"
+    centre = w.view.mapToScene(w.view.viewport().rect().center())
+    assert w.scene.node_items[nid].sceneBoundingRect().contains(centre)
 
 
 def test_entering_a_group_and_the_breadcrumb_back(make_window, qtbot):

@@ -78,11 +78,15 @@ def test_a_malformed_file_on_the_command_line_fails_with_the_reason(tmp_path):
     assert "format_version 99 is not supported" in result.stderr
 
 
-def test_unknown_preset_is_refused_with_the_list(tmp_path):
+def test_unknown_preset_or_group_is_refused_with_the_choices(tmp_path):
     result = run_tfstudio(["gui", "--preset", "gpt9", "--screenshot", str(tmp_path / "x.png")],
                           tmp_path)
     assert result.returncode == 2
     assert "no preset named 'gpt9'" in result.stderr and "tiny-gpt" in result.stderr
+    result = run_tfstudio(["gui", "--open-group", "nope", "--screenshot",
+                           str(tmp_path / "x.png")], tmp_path)
+    assert result.returncode == 2
+    assert "no group 'nope'" in result.stderr and "groups here: layers" in result.stderr
 
 
 def test_none_refcount_guard(qapp):

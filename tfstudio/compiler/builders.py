@@ -135,7 +135,8 @@ def _lm_head(node, p, w):
 
 def _mlm_head(node, p, w):
     return BlockCall("MLMHead", {"d_model": w(), "vocab_size": p["vocab_size"],
-                                 "bias": p["bias"], "transform": p["transform"]}, ("x",))
+                                 "bias": p["bias"], "transform": p["transform"],
+                                 "eps": p["eps"]}, ("x",))
 
 
 def _rnn(node, p, w):

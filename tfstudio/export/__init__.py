@@ -28,7 +28,8 @@ from .report import Report
 _LAZY = {"export_hf": "hf_export", "hf_plan": "hf_export", "import_hf": "hf_import",
          "export_pytorch": "standalone", "export_onnx": "onnx_export"}
 
-__all__ = ["ExportRefused", "InteropError", "Problem", "Report", *_LAZY]
+__all__ = ["ExportRefused", "InteropError", "Problem", "Report", "export_hf", "hf_plan",
+           "import_hf", "export_pytorch", "export_onnx"]
 
 
 def __getattr__(name: str):

@@ -94,7 +94,11 @@ def read_anatomy(graph: Graph, target: str = "a Hugging Face architecture") -> A
             "buckets and BART learned positions with its own layer norms, and neither matches "
             "tfstudio's encoder-decoder blocks exactly"), "export with --format pytorch")])
     reader = _StreamReader(graph, (), head.id)
-    items = reader.read()
+    try:
+        items = reader.read()
+    except GraphError as exc:  # a parameter holds an invalid value: validation says which
+        raise ExportRefused(target, [Problem("", (), str(exc), "fix the graph's errors first")]) \
+            from None
     anatomy = _assemble(items, reader.problems, "encoder" if head.type == "mlm_head" else "decoder")
     if anatomy.problems:
         raise ExportRefused(target, anatomy.problems)
@@ -108,10 +112,7 @@ class _StreamReader:
 
     def __init__(self, graph: Graph, prefix: tuple, sink: str):
         self.graph, self.prefix, self.sink = graph, prefix, sink
-        try:
-            self.needed = graph.upstream(sink) | {sink}
-        except Exception:  # a cycle: validation names it
-            self.needed = set(graph.nodes)
+        self.needed = graph.upstream(sink) | {sink}  # blocks not feeding the sink do nothing
         self.problems: list[Problem] = []
 
     def at(self, node: Node) -> At:
@@ -281,7 +282,7 @@ def _assemble(items: list, problems: list[Problem], kind: str) -> Anatomy | None
         sub = queue.pop(0)[1]
         blocks.append((sub, take("norm")))
     head = take("head")
-    for tag, thing in queue:  # whatever is left is out of place
+    for _, thing in queue:  # whatever is left is out of place
         at = thing.mixer if isinstance(thing, Sublayer) else thing
         problems.append(at.problem(f"this {at.node.type.replace('_', ' ')} sits where a stock "
                                    "transformer has none"))

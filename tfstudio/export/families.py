@@ -10,7 +10,8 @@ fit: it RMS-normalises q and k per head, a step tfstudio's attention block does 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..graph.model import Graph
 from ..graph.templates import transformer_lm
@@ -42,7 +43,6 @@ GATED_TO_HF = {"swiglu": "silu", "geglu": "gelu", "glu": "sigmoid"}
 HF_TO_PLAIN = {"relu": "relu", "gelu": "gelu", "gelu_new": "gelu_tanh",
                "gelu_pytorch_tanh": "gelu_tanh", "silu": "silu", "swish": "silu"}
 HF_TO_GATED = {"silu": "swiglu", "swish": "swiglu", "gelu": "geglu", "sigmoid": "glu"}
-MLM_TRANSFORM_EPS = 1e-5  # tfstudio.nn.heads.MLMHead's LayerNorm eps (fixed)
 
 
 # ================================================================================ export side
@@ -243,11 +243,11 @@ def approximations(family: str, an: Anatomy) -> list[str]:
     """Differences too small to refuse over, said out loud."""
     notes = []
     if family == "bert" and an.layers:
-        eps = an.layers[0].norm1.params["eps"]
-        if eps != MLM_TRANSFORM_EPS:
-            notes.append(f"the masked-LM head's LayerNorm uses eps {MLM_TRANSFORM_EPS} in "
-                         f"tfstudio and layer_norm_eps={eps} in HF BERT (one eps for all norms); "
-                         "logits differ slightly")
+        eps, head_eps = an.layers[0].norm1.params["eps"], an.head.params["eps"]
+        if eps != head_eps:
+            notes.append(f"the masked-LM head's LayerNorm uses eps {head_eps} and the layers "
+                         f"{eps}; HF BERT has one layer_norm_eps={eps} for all norms, so logits "
+                         "differ slightly")
     return notes
 
 
@@ -274,8 +274,9 @@ def export_config(family: str, an: Anatomy, context: int) -> dict[str, Any]:
         cfg.update(hidden_size=d, num_hidden_layers=len(an.layers),
                    num_attention_heads=a["heads"], intermediate_size=f["d_ff"],
                    hidden_act=PLAIN_TO_HF[f["activation"]], hidden_dropout_prob=f["dropout"],
-                   attention_probs_dropout_prob=a["dropout"], max_position_embeddings=pos["max_len"],
-                   type_vocab_size=2, layer_norm_eps=norm["eps"],
+                   attention_probs_dropout_prob=a["dropout"],
+                   max_position_embeddings=pos["max_len"], type_vocab_size=2,
+                   layer_norm_eps=norm["eps"],
                    position_embedding_type="absolute", is_decoder=False)
     else:
         heads = a["heads"]
@@ -425,11 +426,8 @@ def _bert_graph(cfg: HFConfig, name: str):
         mlm_transform=True)
     _set(graph, "attention", dropout=float(cfg.get("attention_probs_dropout_prob")))
     _set(graph, "feed_forward", dropout=float(cfg.get("hidden_dropout_prob")))
-    notes = ["token-type (segment) embeddings: row 0 is folded into the position table, so "
-             "logits match HF for token_type_ids = 0 (the default); other segments are dropped"]
-    if eps != MLM_TRANSFORM_EPS:
-        notes.append(f"the masked-LM head's LayerNorm uses eps {MLM_TRANSFORM_EPS} in tfstudio "
-                     f"(HF: {eps}); logits differ very slightly")
+    notes = [("token-type (segment) embeddings: row 0 is folded into the position table, so "
+              "logits match HF for token_type_ids = 0 (the default); other segments are dropped")]
     return graph, notes
 
 

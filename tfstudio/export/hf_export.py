@@ -8,7 +8,6 @@ laid out the way the stock checkpoints on the Hub are (Mixtral's experts as
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from .anatomy import read_anatomy
 from .errors import ExportRefused

@@ -69,8 +69,8 @@ def import_hf(folder, out_dir, *, overwrite: bool = False) -> Report:
     files.append(str(ckpt.relative_to(out) / "model.safetensors"))
 
     report = Report("import-hf", out, FAMILIES[family].architecture, files)
-    report.done.append(f"weights: {len(used)} tensors into {sum(p.numel() for p in model.parameters()):,} "
-                       "parameters (float32)")
+    n_params = sum(p.numel() for p in model.parameters())
+    report.done.append(f"weights: {len(used)} tensors into {n_params:,} parameters (float32)")
     (report.done if tokenizer is not None else report.left_out).append(tokenizer_note)
     report.approximations += notes
     ignored = sorted(k for k in tensors if _IGNORED.search(k))
@@ -159,6 +159,10 @@ def normalise_names(family: str, tensors: dict, cfg: HFConfig) -> dict:
     if family == "mixtral":
         out = _split_fused_experts(out, int(cfg.get("intermediate_size")))
     if family == "bert":
+        if not cfg.get("tie_word_embeddings"):  # the decoder's own bias is the one applied
+            bias = out.get("cls.predictions.decoder.bias", out.get("cls.predictions.bias"))
+            if bias is not None:
+                out["cls.predictions.bias"] = out["cls.predictions.decoder.bias"] = bias
         types = out.get("bert.embeddings.token_type_embeddings.weight")
         positions = out.get("bert.embeddings.position_embeddings.weight")
         if types is not None and positions is not None:

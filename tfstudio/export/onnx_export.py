@@ -37,7 +37,8 @@ def export_onnx(source, out_dir, *, state_dict: dict | None = None, overwrite: b
     out = prepare_out_dir(out_dir, overwrite)
     path = out / "model.onnx"
     length = example_length(model)
-    ids = torch.randint(0, model.vocab_size, (2, length), generator=torch.Generator().manual_seed(0))
+    ids = torch.randint(0, model.vocab_size, (2, length),
+                        generator=torch.Generator().manual_seed(0))
     _register_rms_norm(opset)
     try:
         with _traceable(model), warnings.catch_warnings(), torch.no_grad():
@@ -83,7 +84,7 @@ def _traceable(model):
     try:
         yield
     finally:
-        for m, flag in zip(attention, captured):
+        for m, flag in zip(attention, captured, strict=True):
             m.capture, m.last_weights = flag, None
         for m in moes:
             del m.forward  # back to the class's own forward

@@ -38,7 +38,8 @@ class Link:
                                    "the target architecture and is not zero")
             return {}
         out = {}
-        for i, (name, part) in enumerate(zip(self.hf, self._parts(full.float().cpu()))):
+        parts = self._parts(full.float().cpu())
+        for i, (name, part) in enumerate(zip(self.hf, parts, strict=True)):
             if self.perms and self.perms[i] is not None:
                 part = part[self.perms[i]]
             if self.transpose:
@@ -232,4 +233,6 @@ def _bert(t: _Links, an: Anatomy, family: str) -> None:
     t.tensor(c + "transform.LayerNorm.weight", head.norm.weight)
     t.tensor(c + "transform.LayerNorm.bias", head.norm.bias)
     t.tensor(c + "bias", head.proj.bias, (head.proj.out_features,))
+    if not an.head.params["tie"]:  # untied, transformers 5 keeps the decoder's bias apart
+        t.tensor(c + "decoder.bias", head.proj.bias, (head.proj.out_features,))
     _head_weight(t, an, c + "decoder.weight")

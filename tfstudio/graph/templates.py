@@ -168,7 +168,8 @@ def transformer_lm(*, name: str, description: str, vocab: int, d_model: int, lay
     if placement != "post":
         stream = (b.add("final_norm", "norm", norm, [(*stream, "x")]), "y")
     if encoder:
-        b.add("head", "mlm_head", {"vocab_size": vocab, "tie": tie, "transform": mlm_transform},
+        b.add("head", "mlm_head", {"vocab_size": vocab, "tie": tie, "transform": mlm_transform,
+                                   "eps": eps},
               [(*stream, "x")])
     else:
         b.add("head", "lm_head", {"vocab_size": vocab, "tie": tie}, [(*stream, "x")])

@@ -5,7 +5,3 @@ Views and controllers only. Every edit a gesture makes is a command on the graph
 imported on the way to the first paint (the generated-code view compiles in the background).
 Start it with ``tfstudio`` or ``python -m tfstudio gui``.
 """
-
-from .qt_compat import guard_none_refcount as _guard_none_refcount
-
-_guard_none_refcount()  # before any widget exists: see qt_compat for the PySide6 bug it stops

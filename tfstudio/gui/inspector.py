@@ -57,7 +57,9 @@ class Inspector(QScrollArea):
         self._rebuild_timer = QTimer(self, singleShot=True, interval=0)
         self._rebuild_timer.timeout.connect(self.rebuild)
         session.document.subscribe(self._on_event)
-        session.analysis_ready.connect(lambda _: self._rebuild_timer.start())
+        # new diagnostics refresh only their own box: rebuilding the page would pull the
+        # spin box out from under a click on its arrows
+        session.analysis_ready.connect(lambda _: self.refresh_feedback())
         scene.selectionChanged.connect(self._rebuild_timer.start)
         scene.path_changed.connect(lambda _: self._rebuild_timer.start())
         self.rebuild()
@@ -90,6 +92,7 @@ class Inspector(QScrollArea):
         self._rebuild_timer.stop()
         self.editors = {}
         self.switch_buttons = {}
+        self._feedback = None
         body = QWidget()
         layout = QVBoxLayout(body)
         layout.setContentsMargins(10, 10, 10, 10)
@@ -125,14 +128,10 @@ class Inspector(QScrollArea):
         layout.addLayout(head)
         layout.addWidget(_muted(f"{spec.title} · id <b>{_esc(node.id)}</b>"))
         layout.addWidget(_muted(_esc(spec.description)))
-        params = self.session.analysis.node_params(self.path, node.id)
-        shapes_known = bool(self.session.analysis.shapes.input_shapes(node.id, self.path))
-        if params is not None and (params or shapes_known or not graph_inputs(node)):
-            layout.addWidget(_muted(f"Parameters: <b>{count_label(params)}</b> ({params:,})"))
-        elif params is not None:
-            layout.addWidget(_muted("Parameters: counted once its input is wired (its width "
-                                    "comes from what feeds it)"))
-        self._diagnostics(layout, node.id)
+        self._feedback = QWidget()
+        QVBoxLayout(self._feedback).setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self._feedback)
+        self.refresh_feedback()
         if node.is_group:
             self._group_switches(layout, node)
         if spec.params:
@@ -151,6 +150,25 @@ class Inspector(QScrollArea):
                 form.addLayout(row)
                 form.addWidget(_muted(_esc(p.description)))
             layout.addWidget(box)
+
+    def refresh_feedback(self) -> None:
+        """Show the shown node's parameter count and problems as the latest analysis has them."""
+        box = getattr(self, "_feedback", None)
+        graph = self.session.document.graph(self.path)
+        if box is None or self.node_id is None or self.node_id not in graph:
+            return
+        layout = box.layout()
+        while layout.count():
+            layout.takeAt(0).widget().deleteLater()
+        node = graph.node(self.node_id)
+        params = self.session.analysis.node_params(self.path, node.id)
+        shapes_known = bool(self.session.analysis.shapes.input_shapes(node.id, self.path))
+        if params is not None and (params or shapes_known or not graph_inputs(node)):
+            layout.addWidget(_muted(f"Parameters: <b>{count_label(params)}</b> ({params:,})"))
+        elif params is not None:
+            layout.addWidget(_muted("Parameters: counted once its input is wired (its width "
+                                    "comes from what feeds it)"))
+        self._diagnostics(layout, node.id)
 
     def _diagnostics(self, layout: QVBoxLayout, node_id: str) -> None:
         analysis = self.session.analysis
@@ -186,12 +204,13 @@ class Inspector(QScrollArea):
              "BERT). Sandwich: a norm before and after F."),
         ]
         for key, title, choices, current, tip in rows:
-            if current is None:
+            if current is None:  # this layer has no such part (no attention, no residuals)
                 continue
             form.addRow(QLabel(title), self._segmented(key, choices, current, tip,
                                                         lambda choice, k=key: self.switch_layer(
                                                             node.id, k, choice)))
-        layout.addWidget(box)
+        if form.rowCount():
+            layout.addWidget(box)
 
     def _segmented(self, key, choices, current, tip, on_choice) -> QWidget:
         strip = QWidget()

@@ -23,7 +23,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="render the window offscreen to this PNG and exit")
     parser.add_argument("--size", default="1600x1000", metavar="WxH",
                         help="window size for --screenshot (default 1600x1000)")
-    parser.add_argument("--open-group", metavar="ID", help=argparse.SUPPRESS)
+    parser.add_argument("--open-group", metavar="ID",
+                        help="show the inside of this top-level group (e.g. layers)")
     parser.add_argument("--startup-report", action="store_true", help=argparse.SUPPRESS)
 
 
@@ -45,7 +46,7 @@ def run(args) -> int:
     from PySide6.QtGui import QGuiApplication
     from PySide6.QtWidgets import QApplication
 
-    from ..graph import GraphFileError
+    from ..graph import GraphError, GraphFileError
     from ..presets import DEFAULT_PRESET, load_preset
     from . import theme
     from .errors import install_excepthook
@@ -81,7 +82,13 @@ def run(args) -> int:
             print(f"tfstudio: {window.last_error}", file=sys.stderr)
             return 2
     if args.open_group:
-        window.scene.set_path((args.open_group,))
+        try:
+            window.scene.set_path((args.open_group,))
+        except GraphError:
+            groups = [n.id for n in window.session.root if n.is_group]
+            print(f"tfstudio: --open-group: no group '{args.open_group}' at the top level; "
+                  f"groups here: {', '.join(groups) or 'none'}", file=sys.stderr)
+            return 2
 
     if args.screenshot:
         window.resize(*_window_size(args.size))

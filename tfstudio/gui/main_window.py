@@ -1,6 +1,6 @@
 """The main window: canvas in the middle, palette left, inspector and costs right, problems
-below; menus, toolbar, file handling (new/open/save, recent files, unsaved-changes prompt),
-clipboard, groups, autosave and crash recovery."""
+below; menus, toolbar, status bar, and the wiring between them. The File and Edit commands
+live in their own modules (file_commands, edit_commands) as mixins of this window."""
 from __future__ import annotations
 
 import os
@@ -8,29 +8,26 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings, QStandardPaths, Qt, QTimer
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow,
-                               QMessageBox, QTabWidget, QToolBar, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QApplication, QDockWidget, QLabel, QMainWindow, QMessageBox,
+                               QTabWidget, QToolBar, QVBoxLayout, QWidget)
 
 from .. import __version__
-from ..graph import Graph, GraphError, GraphFileError, group_command, ungroup_command
+from ..graph import GraphError
 from . import clipboard, theme
 from .actions import create_actions
-from .autosave import Autosave, Recovery, pending_recovery
+from .autosave import Autosave
 from .breadcrumb import Breadcrumb
 from .cost_panel import CostPanel
-from .dialogs import CodeDialog, PresetGallery
-from .export import export_png, export_svg
+from .dialogs import CodeDialog
+from .edit_commands import EditCommands
+from .file_commands import FileCommands
 from .inspector import Inspector
 from .palette import Palette
 from .problems import ProblemsPanel
-from .scene import SPREAD, GraphScene, to_graph
+from .scene import GraphScene
 from .search_popup import SearchPopup
 from .session import EditorSession
 from .view import GraphView
-
-MAX_RECENT = 8
-GRAPH_FILTER = "tfstudio graphs (*.json);;All files (*)"
-
 
 def default_data_dir() -> Path:
     """Where autosaves, settings and the error log live (TFSTUDIO_DATA_DIR overrides)."""
@@ -41,7 +38,7 @@ def default_data_dir() -> Path:
     return Path(location or Path.home() / ".tfstudio")
 
 
-class MainWindow(QMainWindow):
+class MainWindow(FileCommands, EditCommands, QMainWindow):
     def __init__(self, session: EditorSession | None = None, data_dir: Path | None = None,
                  autosave_interval_ms: int = 30_000):
         super().__init__()
@@ -151,6 +148,7 @@ class MainWindow(QMainWindow):
         s = self.session
         s.message.connect(self.show_message)
         s.state_changed.connect(self._refresh_title)
+        s.history_changed.connect(self._update_actions)
         s.analysis_ready.connect(self.problems.show_analysis)
         s.analysis_ready.connect(self._show_counts)
         s.document.subscribe(self._on_document_event)
@@ -258,93 +256,7 @@ class MainWindow(QMainWindow):
         self.scene.add_block(block_type, at)
         self.view.setFocus()
 
-    # ------------------------------------------------------------------ editing
-    def undo(self) -> None:
-        self.session.undo()
-
-    def redo(self) -> None:
-        self.session.redo()
-
-    def delete(self) -> None:
-        self.scene.delete_selected()
-
-    def select_all(self) -> None:
-        for item in self.scene.node_items.values():
-            item.setSelected(True)
-
-    def copy(self) -> bool:
-        ids = self.scene.selected_node_ids()
-        try:
-            text = clipboard.to_text(self.scene.graph, ids)
-        except GraphError as exc:
-            self.show_message(str(exc))
-            return False
-        # plain text (the graph JSON): PySide6 6.12 crashes at exit after setMimeData
-        QGuiApplication.clipboard().setText(text)
-        self.show_message(f"Copied {len(ids)} block{'s' * (len(ids) != 1)}")
-        return True
-
-    def cut(self) -> None:
-        if self.copy():
-            self.scene.delete_selected()
-
-    def paste(self) -> list[str]:
-        try:
-            piece = clipboard.from_text(QGuiApplication.clipboard().text())
-        except GraphFileError as exc:
-            self.show_message(f"The clipboard holds no blocks to paste ({exc})")
-            return []
-        at = to_graph(self.view.cursor_scene_pos())
-        xs = [n.pos[0] for n in piece]
-        ys = [n.pos[1] for n in piece]
-        offset = (at[0] - min(xs), at[1] - min(ys)) if xs else (0.0, 0.0)
-        return self._paste_piece(piece, offset)
-
-    def duplicate(self) -> list[str]:
-        ids = self.scene.selected_node_ids()
-        try:
-            piece = clipboard.fragment(self.scene.graph, ids)
-        except GraphError as exc:
-            self.show_message(str(exc))
-            return []
-        return self._paste_piece(piece, (40.0 / SPREAD, 40.0 / SPREAD))
-
-    def _paste_piece(self, piece: Graph, offset) -> list[str]:
-        command, new_ids = clipboard.paste_command(self.scene.graph, piece, self.scene.path,
-                                                   offset)
-        if not self.scene.run(command):
-            return []
-        self.scene.select_nodes(new_ids)
-        return new_ids
-
-    def group_selection(self) -> str | None:
-        ids = self.scene.selected_node_ids()
-        before = set(self.scene.graph.nodes)
-        try:
-            command = group_command(self.session.document, self.scene.path, ids)
-        except GraphError as exc:
-            self.show_message(str(exc))
-            return None
-        if not self.scene.run(command):
-            return None
-        new = [n for n in self.scene.graph.nodes if n not in before]
-        self.scene.select_nodes(new)
-        self.show_message("Grouped: double-click the group to edit its inside; set its repeat "
-                          "count in the inspector")
-        return new[0] if new else None
-
-    def ungroup_selection(self) -> bool:
-        groups = [n for n in self.scene.selected_node_ids() if self.scene.graph.node(n).is_group]
-        if len(groups) != 1:
-            self.show_message("Select one group to ungroup")
-            return False
-        try:
-            command = ungroup_command(self.session.document, self.scene.path, groups[0])
-        except GraphError as exc:
-            self.show_message(str(exc))
-            return False
-        return self.scene.run(command)
-
+    # ------------------------------------------------------------------ view settings
     def set_snap(self, on: bool) -> None:
         self.scene.snap_to_grid = bool(on)
 
@@ -354,166 +266,6 @@ class MainWindow(QMainWindow):
         self.settings.setValue("theme", name)
         self.view.viewport().update()
         self.scene.update()
-
-    # ------------------------------------------------------------------ files
-    def ask_unsaved(self) -> str:
-        """"save", "discard" or "cancel" (tests replace this with a stub)."""
-        answer = QMessageBox.question(
-            self, "Unsaved changes",
-            f"Save the changes to {self.session.display_name} before closing it?",
-            QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel, QMessageBox.Save)
-        return {QMessageBox.Save: "save", QMessageBox.Discard: "discard"}.get(answer, "cancel")
-
-    def ask_open_path(self) -> str:
-        path, _ = QFileDialog.getOpenFileName(self, "Open graph", self._last_dir(), GRAPH_FILTER)
-        return path
-
-    def ask_save_path(self, caption: str = "Save graph as", file_filter: str = GRAPH_FILTER,
-                      suffix: str = ".json") -> str:
-        start = str(Path(self._last_dir()) / (self.session.display_name.rsplit(".", 1)[0]
-                                              + suffix))
-        path, _ = QFileDialog.getSaveFileName(self, caption, start, file_filter)
-        if path and not Path(path).suffix:
-            path += suffix
-        return path
-
-    def ask_recover(self, recovery: Recovery) -> bool:
-        where = f" (from {recovery.file})" if recovery.file else ""
-        answer = QMessageBox.question(
-            self, "Recover unsaved work?",
-            f"tfstudio did not close normally last time. An autosave of your unsaved graph"
-            f"{where} was found. Recover it?", QMessageBox.Yes | QMessageBox.No,
-            QMessageBox.Yes)
-        return answer == QMessageBox.Yes
-
-    def _last_dir(self) -> str:
-        return str(self.settings.value("last_dir", str(Path.home())))
-
-    def maybe_save(self) -> bool:
-        """True when it is fine to throw the current graph away."""
-        if not self.session.dirty:
-            return True
-        answer = self.ask_unsaved()
-        if answer == "save":
-            return self.save()
-        return answer == "discard"
-
-    def new_empty(self) -> None:
-        if self.maybe_save():
-            self.session.replace(Graph(meta={"name": "untitled"}))
-            self.scene.set_path(())
-
-    def new_from_preset(self) -> None:
-        if not self.maybe_save():
-            return
-        gallery = PresetGallery(self)
-        if gallery.exec() and gallery.graph() is not None:
-            self.load_graph(gallery.graph().clone())
-
-    def load_graph(self, graph: Graph, file_path: Path | None = None) -> None:
-        self.session.replace(graph, file_path)
-        self.scene.set_path(())
-        QTimer.singleShot(0, self.view.fit_to_view)
-
-    def open_dialog(self) -> None:
-        if self.maybe_save():
-            path = self.ask_open_path()
-            if path:
-                self.open_file(path)
-
-    def open_file(self, path: str | Path) -> bool:
-        """Open a graph file; a malformed one shows the reason and leaves the editor as it was."""
-        try:
-            self.session.open(path)
-        except GraphFileError as exc:
-            self.show_error(str(exc), "Cannot open the graph")
-            return False
-        self.scene.set_path(())
-        self._remember(Path(path))
-        QTimer.singleShot(0, self.view.fit_to_view)
-        self.show_message(f"Opened {path}")
-        return True
-
-    def save(self) -> bool:
-        if self.session.file_path is None:
-            return self.save_as()
-        return self._save_to(self.session.file_path)
-
-    def save_as(self) -> bool:
-        path = self.ask_save_path()
-        return self._save_to(Path(path)) if path else False
-
-    def _save_to(self, path: Path) -> bool:
-        try:
-            self.session.save(path)
-        except OSError as exc:
-            self.show_error(f"Could not save {path}: {exc.strerror or exc}. Choose another "
-                            "folder or file name.", "Save failed")
-            return False
-        self._remember(path)
-        self.show_message(f"Saved {path}")
-        return True
-
-    def _remember(self, path: Path) -> None:
-        path = Path(path).resolve()
-        self.settings.setValue("last_dir", str(path.parent))
-        recent = [p for p in self.recent_files() if Path(p) != path]
-        self.settings.setValue("recent", [str(path)] + recent[:MAX_RECENT - 1])
-        self._rebuild_recent_menu()
-
-    def recent_files(self) -> list[str]:
-        value = self.settings.value("recent", [])
-        if isinstance(value, str):
-            value = [value]
-        return [str(v) for v in (value or [])]
-
-    def _rebuild_recent_menu(self) -> None:
-        self.recent_menu.clear()
-        files = self.recent_files()
-        for path in files:
-            action = self.recent_menu.addAction(Path(path).name)
-            action.setToolTip(path)
-            action.setStatusTip(path)
-            action.triggered.connect(lambda _=False, p=path: self._open_recent(p))
-        self.recent_menu.setEnabled(bool(files))
-
-    def _open_recent(self, path: str) -> None:
-        if not Path(path).exists():
-            self.settings.setValue("recent", [p for p in self.recent_files() if p != path])
-            self._rebuild_recent_menu()
-            self.show_error(f"{path} no longer exists; it was removed from the recent files.")
-            return
-        if self.maybe_save():
-            self.open_file(path)
-
-    def export_canvas(self, fmt: str, path: str | None = None) -> Path | None:
-        if path is None:
-            caption = f"Export canvas as {fmt.upper()}"
-            path = self.ask_save_path(caption, f"{fmt.upper()} image (*.{fmt})", f".{fmt}")
-            if not path:
-                return None
-        try:
-            out = (export_png if fmt == "png" else export_svg)(self.scene, path)
-        except OSError as exc:
-            self.show_error(str(exc), "Export failed")
-            return None
-        self.show_message(f"Exported {out}")
-        return out
-
-    # ------------------------------------------------------------------ recovery
-    def offer_recovery(self) -> bool:
-        """Offer the autosave of a session that crashed; True when it was restored."""
-        recovery = pending_recovery(self.data_dir)
-        if recovery is None:
-            return False
-        if not self.ask_recover(recovery):
-            self.autosave.discard()
-            return False
-        self.session.replace(recovery.graph, recovery.file, dirty=True)
-        self.scene.set_path(())
-        QTimer.singleShot(0, self.view.fit_to_view)
-        self.show_message("Recovered your unsaved work; save it to keep it")
-        return True
 
     # ------------------------------------------------------------------ other
     def show_code(self) -> CodeDialog:

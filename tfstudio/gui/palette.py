@@ -12,6 +12,8 @@ from .icons import family_icon
 from .view import BLOCK_MIME
 
 TYPE_ROLE = Qt.UserRole + 1
+SPEC_ROLE = Qt.UserRole + 2
+CLOSE_MATCH = 40.0  # fuzzy_score's tier for a substring, a word start or initials
 
 
 class _BlockTree(QTreeWidget):
@@ -71,7 +73,7 @@ class Palette(QWidget):
                 item.setToolTip(0, f"<qt><b>{spec.title}</b><br>{spec.description}"
                                    "<br><i>Drag onto the canvas, or double-click.</i></qt>")
                 item.setFlags(Qt.ItemIsEnabled | Qt.ItemIsSelectable | Qt.ItemIsDragEnabled)
-                item.setData(0, Qt.UserRole + 2, spec)
+                item.setData(0, SPEC_ROLE, spec)
                 top.addChild(item)
         self.tree.expandAll()
 
@@ -86,21 +88,32 @@ class Palette(QWidget):
         return [i.data(0, TYPE_ROLE) for i in self.block_items() if not i.isHidden()]
 
     def filter(self, text: str) -> None:
+        """Show the blocks matching ``text``: close matches (a word, its start, initials) when
+        there are any, else every letters-in-order match."""
+        scores = {}
+        for child in self.block_items():
+            score = block_score(text, child.data(0, SPEC_ROLE), descriptions=False)
+            if score is not None:
+                scores[child.data(0, TYPE_ROLE)] = score
+        if any(v >= CLOSE_MATCH for v in scores.values()):
+            scores = {k: v for k, v in scores.items() if v >= CLOSE_MATCH}
+        self._scores = scores
         for i in range(self.tree.topLevelItemCount()):
             top = self.tree.topLevelItem(i)
             shown = 0
             for j in range(top.childCount()):
                 child = top.child(j)
-                spec = child.data(0, Qt.UserRole + 2)
-                match = block_score(text, spec, descriptions=False) is not None
+                match = child.data(0, TYPE_ROLE) in scores
                 child.setHidden(not match)
                 shown += match
             top.setHidden(shown == 0)
 
     def _activate_first(self) -> None:
+        """Enter in the search field adds the best match."""
         visible = self.visible_types()
         if visible:
-            self.block_activated.emit(visible[0])
+            scores = getattr(self, "_scores", {})
+            self.block_activated.emit(max(visible, key=lambda t: scores.get(t, 0.0)))
 
     def _activated(self, item: QTreeWidgetItem, column: int) -> None:
         block_type = item.data(0, TYPE_ROLE)

@@ -18,6 +18,7 @@ class EditorSession(QObject):
     analysis_ready = Signal(object)   # Analysis
     message = Signal(str)             # feedback for the status bar (a refused edit says why)
     state_changed = Signal()          # file name or unsaved state changed
+    history_changed = Signal()        # after an edit, undo or redo has fully happened
 
     def __init__(self, graph: Graph | None = None, parent: QObject | None = None):
         super().__init__(parent)
@@ -26,8 +27,9 @@ class EditorSession(QObject):
         self.analysis = Analysis()
         self._analysis_timer = QTimer(self, singleShot=True, interval=0)
         self._analysis_timer.timeout.connect(self.refresh_analysis)
-        self._dirty_timer = QTimer(self, singleShot=True, interval=0)
-        self._dirty_timer.timeout.connect(self._check_dirty)
+        # for edits made on the document directly (not through execute/undo/redo)
+        self._after_timer = QTimer(self, singleShot=True, interval=0)
+        self._after_timer.timeout.connect(self._after_change)
         self._was_dirty = False
         self._recovered = False  # a recovered autosave counts as unsaved until saved
         self.document.subscribe(self._on_event)
@@ -52,25 +54,27 @@ class EditorSession(QObject):
         except (GraphError, ValueError, KeyError) as exc:
             return _sentence(exc)
         finally:
-            self._check_dirty()
+            self._after_change()
         return None
 
     def undo(self) -> bool:
         done = self.document.undo()
-        self._check_dirty()
+        self._after_change()
         return done
 
     def redo(self) -> bool:
         done = self.document.redo()
-        self._check_dirty()
+        self._after_change()
         return done
 
     def _on_event(self, event: GraphEvent) -> None:
         # the document emits while a command runs, before its history moves: look again after
         self._analysis_timer.start()
-        self._dirty_timer.start()
+        self._after_timer.start()
 
-    def _check_dirty(self) -> None:
+    def _after_change(self) -> None:
+        self._after_timer.stop()
+        self.history_changed.emit()
         if self.dirty != self._was_dirty:
             self._was_dirty = self.dirty
             self.state_changed.emit()
@@ -100,6 +104,7 @@ class EditorSession(QObject):
         self._recovered = dirty
         self.document.reset(graph)
         self._was_dirty = self.dirty
+        self.history_changed.emit()
         self.state_changed.emit()
         self.refresh_analysis()
 

@@ -11,6 +11,12 @@ from dataclasses import dataclass
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
+from .qt_compat import guard_none_refcount
+
+# Every view imports the theme before it draws anything, so the guard against PySide6 6.12's
+# lost None references (see qt_compat) is applied here, once, ahead of the first widget.
+guard_none_refcount()
+
 # What a wire carries decides its colour, in both themes (saturated enough for light and dark).
 PORT_COLOURS = {
     "ids": "#e8a33d",      # integer token ids

@@ -57,11 +57,19 @@ class GraphView(QGraphicsView):
     def wheelEvent(self, event: QWheelEvent) -> None:
         steps = event.angleDelta().y() / 120.0
         if steps:
-            factor = max(MIN_ZOOM, min(MAX_ZOOM, self.zoom * (1.15 ** steps)))
-            self.setTransformationAnchor(QGraphicsView.AnchorUnderMouse)
-            self.scale(factor / self.zoom, factor / self.zoom)
-            self.zoom_changed.emit(self.zoom)
+            self.zoom_at(self.zoom * (1.15 ** steps), event.position())
         event.accept()
+
+    def zoom_at(self, factor: float, view_pos: QPointF) -> None:
+        """Zoom to ``factor`` keeping the scene point under ``view_pos`` where it is."""
+        factor = max(MIN_ZOOM, min(MAX_ZOOM, factor))
+        before = self.mapToScene(view_pos.toPoint())
+        self.setTransformationAnchor(QGraphicsView.NoAnchor)
+        self.scale(factor / self.zoom, factor / self.zoom)
+        shift = self.mapToScene(view_pos.toPoint()) - before
+        self.translate(shift.x(), shift.y())
+        self.setTransformationAnchor(QGraphicsView.AnchorUnderMouse)
+        self.zoom_changed.emit(self.zoom)
 
     def fit_to_view(self) -> None:
         """Show every block, never magnified past 100%."""

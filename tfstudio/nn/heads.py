@@ -3,7 +3,6 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-MLM_TRANSFORM_EPS = 1e-5  # LayerNorm eps inside the masked-LM head's transform
 
 
 class LMHead(nn.Module):
@@ -34,10 +33,11 @@ class MLMHead(LMHead):
     """BERT's masked-LM head: ``dense`` Linear(d, d) -> GELU -> ``norm`` LayerNorm -> ``proj``.
     Without ``transform`` it is a plain projection."""
 
-    def __init__(self, d_model: int, vocab_size: int, bias: bool = True, transform: bool = True):
+    def __init__(self, d_model: int, vocab_size: int, bias: bool = True, transform: bool = True,
+                 eps: float = 1e-5):
         super().__init__(d_model, vocab_size, bias)
         self.dense = nn.Linear(d_model, d_model) if transform else None
-        self.norm = nn.LayerNorm(d_model, eps=MLM_TRANSFORM_EPS) if transform else None
+        self.norm = nn.LayerNorm(d_model, eps=eps) if transform else None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.dense is not None:

@@ -33,6 +33,7 @@ from .routing import expert_routing
 from .telemetry import ActivationRecorder, gradient_norms
 
 PROBES_DIR = "probes"
+POSITIONS_SHOWN = 128  # positions drawn by the positions view (the run's sequence length at most)
 _META = "__meta__.json"
 
 
@@ -67,6 +68,7 @@ def snapshot_for_run(trainer) -> dict[str, Any]:
     text = cfg.probe_text or _default_text(trainer)
     data = take_snapshot(trainer.model, trainer.tokenizer, text, step=trainer.step,
                          max_tokens=min(cfg.seq_len, DEFAULT_MAX_TOKENS),
+                         position_length=min(cfg.seq_len, POSITIONS_SHOWN),
                          separator=_separator(trainer))
     if getattr(trainer, "writes", False) and trainer.run_folder is not None:
         SnapshotStore(trainer.run_folder.path).save(data)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 from dataclasses import fields
 
 from .config import TrainConfig
@@ -102,7 +103,9 @@ def run(args) -> int:
         config.check()
         graph = load_graph(args.graph)
         tokenizer = None
-        if not args.resume:
+        starts_from_run = bool(config.init_from) and (
+            Path(config.init_from) / "tokenizer.json").exists()
+        if not args.resume and not starts_from_run:
             corpus = load_corpus(config.corpus, errors=config.corpus_errors)
             tokenizer = build_tokenizer(config.tokenizer, corpus)
     except (ValueError, OSError) as exc:

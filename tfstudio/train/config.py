@@ -34,6 +34,7 @@ class TrainConfig:
     probe_every: int = 0             # steps between looks inside the model (0: never)
     probe_text: str = ""
     val_fraction: float = 0.1
+    init_from: str = ""              # a run folder whose latest weights start this run
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -104,6 +104,8 @@ class Trainer:
             self.graph = folder.graph()
             self.tokenizer = folder.tokenizer()
             self.config = cfg = _resumed_config(folder.config(), cfg)
+        if cfg.init_from and not resuming and self.tokenizer is None:
+            self.tokenizer = _tokenizer_of(RunFolder(cfg.init_from))
         self.pipeline = build_pipeline(self.graph, cfg, tokenizer=self.tokenizer)
         self.tokenizer = self.pipeline.tokenizer
         self.graph = fit_graph_to_tokenizer(self.graph, self.tokenizer)
@@ -112,6 +114,8 @@ class Trainer:
         if self.objective != self.pipeline.objective:
             raise ValueError(f"the graph trains with {self.objective} but the data gives "
                              f"{self.pipeline.objective} batches")
+        if cfg.init_from and not resuming:
+            _load_weights_from(RunFolder(cfg.init_from), model)
         self.model = model.to(self.device)
         if resuming and self.dist.enabled and cfg.parallel == "fsdp":
             raise ValueError("resuming a run trained with --parallel fsdp is not supported: its "
@@ -314,6 +318,22 @@ class Trainer:
                 f"(now {cfg.batch_size}; keep the effective batch with grad_accum), the sequence "
                 f"length (now {cfg.seq_len}) or the model's width/depth; on a GPU, bf16 halves "
                 "activation memory")
+
+
+def _tokenizer_of(folder: RunFolder):
+    """The tokenizer a run trained with, so its weights keep meaning the same tokens."""
+    return folder.tokenizer() if folder.tokenizer_path.exists() else None
+
+
+def _load_weights_from(folder: RunFolder, model) -> None:
+    ckpt = folder.latest()
+    if ckpt is None:
+        raise ValueError(f"--init-from {folder.path}: no checkpoint there to start from")
+    try:
+        load_checkpoint(ckpt, model)
+    except Exception as exc:  # noqa: BLE001 - reworded: the usual cause is a different graph
+        raise ValueError(f"--init-from {folder.path}: its weights do not fit this graph ({exc}); "
+                         f"train {folder.graph_path} itself, with the run's tokenizer") from None
 
 
 # What the data stream depends on: a resumed run must keep the saved values to continue exactly.

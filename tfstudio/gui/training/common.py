@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
-from PySide6.QtCore import QObject, QRectF, QSize, Qt, QTimer
+from PySide6.QtCore import QObject, QPoint, QRectF, QSize, Qt, QTimer
 from PySide6.QtGui import QColor, QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QFileDialog, QLabel, QMenu, QToolButton, QWidget
@@ -57,7 +57,7 @@ def ramp_colour(value: float, kind: str = "sequential") -> QColor:
 
 # --------------------------------------------------------------------------- export
 def export_widget(widget: QWidget, path: str | Path) -> Path:
-    """Save what ``widget`` shows as PNG (pixels, at the screen's resolution x2) or SVG."""
+    """Save what ``widget`` shows as a PNG (its pixels) or an SVG (its drawing)."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".svg":
@@ -67,8 +67,10 @@ def export_widget(widget: QWidget, path: str | Path) -> Path:
         generator.setViewBox(QRectF(0, 0, widget.width(), widget.height()))
         generator.setTitle("tfstudio")
         painter = QPainter(generator)
-        widget.render(painter)
-        painter.end()
+        try:
+            widget.render(painter, QPoint())  # widgets paint with QPainter: vectors stay vectors
+        finally:
+            painter.end()
     elif suffix == ".png":
         image = widget.grab()
         if not image.save(str(path), "PNG"):

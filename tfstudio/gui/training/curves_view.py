@@ -29,7 +29,9 @@ class CurvesView(QWidget):
         self._colours = 0
         self.plots = layout_widget()
         ci = self.plots.ci
-        self.loss_plot = styled_plot(ci.addPlot(row=0, col=0), "Loss", "cross-entropy")
+        self.loss_plot = styled_plot(ci.addPlot(row=0, col=0),
+                                     "Loss (solid: training, dashed: validation)",
+                                     "cross-entropy")
         self.acc_plot = styled_plot(ci.addPlot(row=0, col=1), "Task accuracy (validation)",
                                     "answer tokens right")
         self.lr_plot = styled_plot(ci.addPlot(row=1, col=0), "Learning rate")

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QGridLayout, QSizePolicy, QToolTip, QWidget
 
 from .common import colour_ramp, display_token, themed_colour
 
-LABEL_FONT_PX = 11
+LABEL_FONT_PX = 12
 TITLE_FONT_PX = 12
 MAX_LABELLED = 96  # more rows or columns than this and labels would overlap: leave them out
 
@@ -32,8 +32,10 @@ class Heatmap(QWidget):
     clicked = Signal()
 
     def __init__(self, parent: QWidget | None = None, *, kind: str = "sequential",
-                 labels: bool = True, min_size: int = 120):
+                 labels: bool = True, min_size: int = 120, square: bool = True):
         super().__init__(parent)
+        self.square = square          # square cells (matrices of tokens) or fill the area
+        self._rotate_cols = False
         self.kind = kind              # "sequential" (weights) or "diverging" (signed values)
         self.show_labels = labels
         self.matrix = np.zeros((0, 0))
@@ -96,21 +98,35 @@ class Heatmap(QWidget):
                 and 0 < len(self.cols) <= MAX_LABELLED)
 
     def _layout(self, rect: QRectF) -> tuple[QRectF, float, float]:
-        """(cell area, cell width, cell height) inside ``rect``."""
+        """(cell area, cell width, cell height) inside ``rect``; sets ``_rotate_cols``."""
         n_rows, n_cols = self.matrix.shape if self.matrix.size else (1, 1)
         top = rect.top() + (TITLE_FONT_PX + 8 if self.title else 2)
         left = rect.left() + 2
-        bottom_pad = 2
+        self._rotate_cols = False
+        col_band = 0.0
         if self._labelled():
             metrics = QFontMetricsF(_font(LABEL_FONT_PX))
-            widest = max(metrics.horizontalAdvance(t) for t in self.rows + self.cols)
-            left += widest + 8
-            top += widest + 8
+            left += max(metrics.horizontalAdvance(t) for t in self.rows) + 8
+            widest_col = max(metrics.horizontalAdvance(t) for t in self.cols)
+            col_band = metrics.height() + 6
         width = max(rect.right() - left - 2, 1.0)
-        height = max(rect.bottom() - top - bottom_pad, 1.0)
-        cell = min(width / n_cols, height / n_rows)
-        cell_w = cell_h = max(cell, 1.0)
-        return QRectF(left, top, cell_w * n_cols, cell_h * n_rows), cell_w, cell_h
+
+        def cells(band: float) -> tuple[float, float]:
+            height = max(rect.bottom() - top - band - 2, 1.0)
+            if self.square:
+                side = max(min(width / n_cols, height / n_rows), 1.0)
+                return side, side
+            return max(width / n_cols, 1.0), max(height / n_rows, 1.0)
+
+        cw, ch = cells(col_band)
+        if self._labelled() and widest_col > cw - 2:  # too wide to sit side by side: rotate
+            self._rotate_cols = True
+            col_band = widest_col + 8
+            cw, ch = cells(col_band)
+        top += col_band
+        if self.square:  # centre the square cells in the width left over
+            left += max(0.0, (width - cw * n_cols) / 2)
+        return QRectF(left, top, cw * n_cols, ch * n_rows), cw, ch
 
     def cell_at(self, pos: QPointF) -> tuple[int, int]:
         """(row, column) under a widget position; -1 where outside the cells."""
@@ -195,14 +211,22 @@ class Heatmap(QWidget):
             if weights is not None and weights[c] > 0.02:  # shade what the hovered query reads
                 shade = themed_colour("selection")
                 shade.setAlphaF(float(min(1.0, weights[c])) * 0.6)
-                painter.fillRect(QRectF(x, 2, cw, area.top() - 4), shade)
+                band = area.top() - self._label_top(area)
+                painter.fillRect(QRectF(x, area.top() - band, cw, band - 2), shade)
             painter.setPen(text_colour)
+            if not self._rotate_cols:
+                painter.drawText(QRectF(x, 2, cw, area.top() - 6),
+                                 Qt.AlignHCenter | Qt.AlignBottom, label)
+                continue
             painter.save()
             painter.translate(x + cw / 2, area.top() - 6)
             painter.rotate(-90)
             painter.drawText(QRectF(0, -cw / 2, area.top(), cw), Qt.AlignLeft | Qt.AlignVCenter,
                              label)
             painter.restore()
+
+    def _label_top(self, area: QRectF) -> float:
+        return (TITLE_FONT_PX + 8) if self.title else 2
 
     # ------------------------------------------------------------------ hover
     def mouseMoveEvent(self, event) -> None:

@@ -154,7 +154,7 @@ class NextTokenView(QWidget):
             return
         import torch
 
-        from ....train.sampling import next_token_view
+        from ...train.sampling import next_token_view
 
         decode = self.decode or str
         self.state = next_token_view(torch.from_numpy(self.logits), decode, t, k, p,

@@ -32,6 +32,7 @@ def styled_plot(plot: pg.PlotItem, title: str, y_label: str = "", x_label: str =
         axis.setPen(pg.mkPen(t.node_border))
         axis.setTextPen(pg.mkPen(t.muted_text))
         axis.setTickFont(font)
+        axis.enableAutoSIPrefix(False)  # "probability (x0.001)" reads worse than 0.5
     if y_label:
         plot.setLabel("left", y_label, color=t.muted_text)
     if x_label:

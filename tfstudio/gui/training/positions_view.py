@@ -38,7 +38,7 @@ class _TablePage(QWidget):
         self.wave_plot = styled_plot(self.plots.ci.addPlot(), "Waveforms per dimension",
                                      "value", "position")
         self.wave_legend = legend(self.wave_plot, columns=2)
-        self.table = Heatmap(kind="diverging")
+        self.table = Heatmap(kind="diverging", square=False)
         self.similarity = Heatmap(kind="diverging")
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)

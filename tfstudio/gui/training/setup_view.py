@@ -48,7 +48,8 @@ def token_preview_html(strings: list[str], ids: list[int]) -> str:
         colour = series_colour(i)
         cells.append(
             "<span style='background-color:rgba({r},{g},{b},0.28);'>"
-            "<span style='font-family:monospace;'>{t}</span><sub style='color:#5d6577;'>{id}"
+            "<span style='font-family:monospace;font-size:12pt;'>{t}</span>"
+            "<sub style='color:#5d6577;'>{id}"
             "</sub></span>".format(r=colour.red(), g=colour.green(), b=colour.blue(),
                                    t=html.escape(display_token(text)), id=token_id))
     return "&#8203;".join(cells)

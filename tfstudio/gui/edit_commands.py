@@ -1,0 +1,100 @@
+"""The Edit menu's commands: undo and redo, the clipboard, delete, group and ungroup.
+
+A mixin of :class:`~tfstudio.gui.main_window.MainWindow`: it works through the window's
+session (every edit a command) and scene (the selection), and reports in its status bar.
+"""
+from __future__ import annotations
+
+from PySide6.QtGui import QGuiApplication
+
+from ..graph import Graph, GraphError, GraphFileError, group_command, ungroup_command
+from . import clipboard
+from .scene import SPREAD, to_graph
+
+
+class EditCommands:
+    def undo(self) -> None:
+        self.session.undo()
+
+    def redo(self) -> None:
+        self.session.redo()
+
+    def delete(self) -> None:
+        self.scene.delete_selected()
+
+    def select_all(self) -> None:
+        for item in self.scene.node_items.values():
+            item.setSelected(True)
+
+    def copy(self) -> bool:
+        ids = self.scene.selected_node_ids()
+        try:
+            text = clipboard.to_text(self.scene.graph, ids)
+        except GraphError as exc:
+            self.show_message(str(exc))
+            return False
+        # plain text (the graph JSON): PySide6 6.12 crashes at exit after setMimeData
+        QGuiApplication.clipboard().setText(text)
+        self.show_message(f"Copied {len(ids)} block{'s' * (len(ids) != 1)}")
+        return True
+
+    def cut(self) -> None:
+        if self.copy():
+            self.scene.delete_selected()
+
+    def paste(self) -> list[str]:
+        try:
+            piece = clipboard.from_text(QGuiApplication.clipboard().text())
+        except GraphFileError as exc:
+            self.show_message(f"The clipboard holds no blocks to paste ({exc})")
+            return []
+        at = to_graph(self.view.cursor_scene_pos())
+        xs = [n.pos[0] for n in piece]
+        ys = [n.pos[1] for n in piece]
+        offset = (at[0] - min(xs), at[1] - min(ys)) if xs else (0.0, 0.0)
+        return self._paste_piece(piece, offset)
+
+    def duplicate(self) -> list[str]:
+        ids = self.scene.selected_node_ids()
+        try:
+            piece = clipboard.fragment(self.scene.graph, ids)
+        except GraphError as exc:
+            self.show_message(str(exc))
+            return []
+        return self._paste_piece(piece, (40.0 / SPREAD, 40.0 / SPREAD))
+
+    def _paste_piece(self, piece: Graph, offset) -> list[str]:
+        command, new_ids = clipboard.paste_command(self.scene.graph, piece, self.scene.path,
+                                                   offset)
+        if not self.scene.run(command):
+            return []
+        self.scene.select_nodes(new_ids)
+        return new_ids
+
+    def group_selection(self) -> str | None:
+        ids = self.scene.selected_node_ids()
+        before = set(self.scene.graph.nodes)
+        try:
+            command = group_command(self.session.document, self.scene.path, ids)
+        except GraphError as exc:
+            self.show_message(str(exc))
+            return None
+        if not self.scene.run(command):
+            return None
+        new = [n for n in self.scene.graph.nodes if n not in before]
+        self.scene.select_nodes(new)
+        self.show_message("Grouped: double-click the group to edit its inside; set its repeat "
+                          "count in the inspector")
+        return new[0] if new else None
+
+    def ungroup_selection(self) -> bool:
+        groups = [n for n in self.scene.selected_node_ids() if self.scene.graph.node(n).is_group]
+        if len(groups) != 1:
+            self.show_message("Select one group to ungroup")
+            return False
+        try:
+            command = ungroup_command(self.session.document, self.scene.path, groups[0])
+        except GraphError as exc:
+            self.show_message(str(exc))
+            return False
+        return self.scene.run(command)

@@ -1,0 +1,642 @@
+"""The training panel: run setup and controls on the left, the views on the right (curves,
+attention, positions, next token, experts, run history).
+
+It drives one :class:`TrainingRun` at a time and decides what the inspection views show: the
+live run's newest look inside while it trains, a replayed snapshot when the step slider moves,
+or a past run opened from the history. Once a run has ended its weights are loaded into a
+:class:`ModelHost`, so custom prompts, generation and new probe texts are answered at once.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QMessageBox, QProgressBar,
+                               QPushButton, QScrollArea, QSplitter, QTabWidget, QVBoxLayout,
+                               QWidget)
+
+from ...graph import Graph
+from ...probes import SnapshotStore
+from .attention_view import AttentionView
+from .common import Background, muted
+from .curves_view import CurvesView
+from .experts_view import ExpertsView
+from .history import RunHistory, RunRecord, load_series
+from .model_host import ModelHost
+from .next_token_view import NextTokenView
+from .positions_view import PositionsView
+from .run_controller import TrainingRun
+from .runs_view import RunsView
+from .series import RunSeries
+from .setup_view import SetupView
+from .telemetry import MODES, apply_to_scene, legend_text
+
+# edits that leave the model as it is: allowed while a run trains
+HARMLESS_EDITS = ("MoveNodes", "SetTitle")
+
+
+@dataclass
+class ViewedRun:
+    """The run whose insides the views show."""
+    path: Path
+    series: RunSeries
+    live: bool                                   # the run training right now
+    steps: list[int] = field(default_factory=list)
+
+    @property
+    def store(self) -> SnapshotStore:
+        return SnapshotStore(self.path)
+
+
+class TrainingPanel(QWidget):
+    run_started = Signal(object)      # TrainingRun
+    run_ended = Signal(object)        # Finished / Failed event
+
+    def __init__(self, graph_source: Callable[[], Graph], data_dir: str | Path,
+                 parent: QWidget | None = None, *,
+                 scene_source: Callable[[], object] | None = None,
+                 report_error: Callable[[str, str], None] | None = None,
+                 report_message: Callable[[str], None] | None = None):
+        super().__init__(parent)
+        self.graph_source = graph_source
+        self.scene_source = scene_source or (lambda: None)
+        self._report_error = report_error
+        self._report_message = report_message
+        self.history = RunHistory(data_dir)
+        self.history.mark_interrupted()
+        self.background = Background(self)
+        self.host = ModelHost(self.background)
+        self.run: TrainingRun | None = None
+        self.viewed: ViewedRun | None = None
+        self.snapshot: dict | None = None
+        self.series_by_path: dict[str, RunSeries] = {}
+        self.shown_paths: set[str] = set()
+        self._generated: list[int] = []
+
+        self.setup = SetupView(self.background)
+        self.curves = CurvesView()
+        self.attention = AttentionView()
+        self.positions = PositionsView()
+        self.next_token = NextTokenView()
+        self.experts = ExpertsView()
+        self.runs = RunsView()
+        self._build()
+        self._connect()
+        self.refresh_graph()
+        self._refresh_runs()
+        self._update_buttons()
+
+    # ------------------------------------------------------------------ layout
+    def _build(self) -> None:
+        self.train_button = QPushButton("Train")
+        self.train_button.setToolTip("Train the graph on the canvas with these settings")
+        self.train_button.setDefault(True)
+        self.pause_button = QPushButton("Pause")
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setToolTip("End the run between two steps; its weights are saved")
+        self.progress = QProgressBar()
+        self.progress.setFormat("%v / %m steps")
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        self.status = QLabel("Ready")
+        self.status.setWordWrap(True)
+        self.error = QLabel()
+        self.error.setProperty("role", "error")
+        self.error.setWordWrap(True)
+        self.error.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.error.hide()
+        self.telemetry = QComboBox()
+        for key, title in MODES.items():
+            self.telemetry.addItem(title, key)
+        self.telemetry.setToolTip("Colour the blocks on the canvas by what the latest look "
+                                  "inside measured")
+        self.telemetry_note = muted()
+
+        buttons = QHBoxLayout()
+        for b in (self.train_button, self.pause_button, self.stop_button):
+            buttons.addWidget(b)
+        telemetry_row = QHBoxLayout()
+        telemetry_row.addWidget(QLabel("Colour graph by"))
+        telemetry_row.addWidget(self.telemetry, 1)
+
+        left = QWidget()
+        column = QVBoxLayout(left)
+        column.setContentsMargins(8, 8, 8, 8)
+        column.addLayout(buttons)
+        column.addWidget(self.progress)
+        column.addWidget(self.status)
+        column.addWidget(self.error)
+        column.addLayout(telemetry_row)
+        column.addWidget(self.telemetry_note)
+        column.addSpacing(6)
+        heading = QLabel("Run setup")
+        heading.setProperty("role", "heading")
+        column.addWidget(heading)
+        column.addWidget(self.setup)
+        column.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidget(left)
+        scroll.setWidgetResizable(True)
+        scroll.setMinimumWidth(300)
+
+        self.tabs = QTabWidget()
+        for widget, title in ((self.curves, "Curves"), (self.attention, "Attention"),
+                              (self.positions, "Positions"), (self.next_token, "Next token"),
+                              (self.experts, "Experts"), (self.runs, "Runs")):
+            self.tabs.addTab(widget, title)
+        splitter = QSplitter(Qt.Horizontal)
+        splitter.addWidget(scroll)
+        splitter.addWidget(self.tabs)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([340, 1000])
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(splitter)
+
+    def _connect(self) -> None:
+        self.train_button.clicked.connect(self.train)
+        self.pause_button.clicked.connect(self.toggle_pause)
+        self.stop_button.clicked.connect(self.stop)
+        self.telemetry.currentIndexChanged.connect(lambda _: self.refresh_telemetry())
+        self.setup.probe_text_edited.connect(self.set_probe_text)
+        self.attention.probe_text_edited.connect(self.set_probe_text)
+        self.attention.refresh_every_changed.connect(self._set_probe_every)
+        self.attention.step_requested.connect(self.show_step)
+        self.attention.follow.toggled.connect(self._follow_toggled)
+        self.next_token.prompt_edited.connect(self._prompt_edited)
+        self.next_token.prompt.returnPressed.connect(self._prompt_entered)
+        self.next_token.generate_requested.connect(self.generate)
+        self.next_token.stop_requested.connect(self.stop_generation)
+        self.runs.open_requested.connect(self.open_run)
+        self.runs.overlay_toggled.connect(self.set_overlay)
+        self.runs.forget_requested.connect(self.forget_run)
+        self.runs.add_folder_requested.connect(self.add_run_folder)
+        self.tabs.currentChanged.connect(lambda _: self._tab_shown())
+
+    # ------------------------------------------------------------------ feedback
+    def message(self, text: str) -> None:
+        self.status.setText(text)
+        if self._report_message is not None:
+            self._report_message(text)
+
+    def show_error(self, text: str, title: str = "Training") -> None:
+        """A clear, non-blocking message; the panel and its curves stay as they are."""
+        self.error.setText(text)
+        self.error.show()
+        if self._report_error is not None:
+            self._report_error(text, title)
+            return
+        box = QMessageBox(QMessageBox.Warning, title, text, QMessageBox.Ok, self)
+        box.setModal(False)
+        box.open()
+        self._error_box = box
+
+    # ------------------------------------------------------------------ graph
+    def refresh_graph(self) -> None:
+        """The editor's graph changed (or a new one was opened): update the defaults."""
+        try:
+            graph = self.graph_source()
+        except Exception:  # noqa: BLE001 - the editor may be mid-change; try again next time
+            return
+        self.setup.set_graph(graph)
+        if self.viewed is None and self.tabs.currentWidget() is self.positions:
+            self._preview_positions()
+
+    @property
+    def training(self) -> bool:
+        return self.run is not None and self.run.active
+
+    def edit_refusal(self, command) -> str | None:
+        """Why an edit of the graph must wait (None: go ahead). While a run trains the model
+        is frozen to the copy it started with; moving blocks changes nothing and is allowed."""
+        if not self.training or type(command).__name__ in HARMLESS_EDITS:
+            return None
+        return ("The graph is training: stop the run (or let it finish) before changing it. "
+                "The run trains the copy it started with; moving blocks is fine.")
+
+    # ------------------------------------------------------------------ running
+    def train(self) -> TrainingRun | None:
+        if self.training:
+            self.message("A run is already going: stop it first, or wait for it to finish")
+            return None
+        try:
+            graph = self.graph_source()
+            config = self.setup.config()
+        except ValueError as exc:
+            self.show_error(f"Cannot start training: {exc}")
+            return None
+        name = str(graph.meta.get("name") or "graph")
+        run_dir = self.history.new_run_dir(name)
+        record = RunRecord(str(run_dir), name, config.corpus, config.tokenizer,
+                           time.strftime("%Y-%m-%d %H:%M:%S"), status="running")
+        run = TrainingRun(graph, config, run_dir, name=record.label,
+                          tokenizer=self.setup.built_tokenizer(), parent=self)
+        run.started.connect(self._on_started)
+        run.progressed.connect(self._on_progress)
+        run.probed.connect(self._on_probe)
+        run.ended.connect(self._on_ended)
+        run.state_changed.connect(lambda _: self._update_buttons())
+        self.run = run
+        self.history.add(record)
+        self.series_by_path[str(run_dir)] = run.series
+        self.shown_paths.add(str(run_dir))
+        self.curves.add_series(run.series)
+        self.viewed = ViewedRun(run_dir, run.series, live=True)
+        self.experts.set_series(run.series)
+        self.host.clear()
+        self.attention.set_steps([])
+        self.attention.follow.setChecked(True)
+        self.attention.every.blockSignals(True)
+        self.attention.every.setValue(max(1, config.probe_every))
+        self.attention.every.blockSignals(False)
+        self.next_token.set_generation_available(
+            False, "Generation uses the trained weights: they load when the run ends")
+        self.error.hide()
+        self.progress.setRange(0, config.steps)
+        self.progress.setValue(0)
+        self.message(f"Starting {name} on {config.corpus} ({config.steps:,} steps)…")
+        run.start()
+        self._refresh_runs()
+        self._update_buttons()
+        self.run_started.emit(run)
+        return run
+
+    def toggle_pause(self) -> None:
+        if self.run is None:
+            return
+        if self.run.state == "paused":
+            self.run.resume()
+            self.message("Resumed")
+        elif self.run.state == "running":
+            self.run.pause()
+            self.message("Paused after the current step; Resume continues exactly there")
+
+    def pause(self) -> None:
+        if self.run is not None and self.run.state == "running":
+            self.toggle_pause()
+
+    def resume(self) -> None:
+        if self.run is not None and self.run.state == "paused":
+            self.toggle_pause()
+
+    def stop(self) -> None:
+        if self.run is not None and self.run.active:
+            self.run.stop()
+            self.message("Stopping after the current step; the weights are saved")
+
+    def _update_buttons(self) -> None:
+        state = self.run.state if self.run is not None else "idle"
+        active = state in ("running", "paused", "stopping")
+        self.train_button.setEnabled(not active)
+        self.pause_button.setEnabled(state in ("running", "paused"))
+        self.pause_button.setText("Resume" if state == "paused" else "Pause")
+        self.stop_button.setEnabled(state in ("running", "paused"))
+        self.setup.setEnabled(not active)
+
+    def _on_started(self, event) -> None:
+        self.progress.setRange(0, event.total_steps)
+        self.history.update(self.run.run_dir, params=event.params)
+        self.message(f"Training {event.graph_name or 'the graph'}: {event.params:,} parameters "
+                     f"on {event.device} ({event.precision}), {event.objective}")
+
+    def _on_progress(self) -> None:
+        series = self.run.series
+        if self.curves.isVisible() or not self.curves.entries:
+            self.curves.refresh()
+        else:
+            self._curves_stale = True
+        if self.experts.isVisible():
+            self.experts.redraw()
+        if not series.steps:
+            return
+        step = series.steps[-1]
+        self.progress.setValue(step)
+        eta = series.eta_s()
+        parts = [f"step {step:,}/{series.total_steps:,}", f"loss {series.loss[-1]:.4f}",
+                 f"{series.tokens_per_s[-1]:,.0f} tokens/s"]
+        if eta is not None:
+            parts.append(f"ETA {_duration(eta)}")
+        if self.run.state == "paused":
+            parts.append("paused")
+        self.status.setText(" · ".join(parts))
+
+    def _on_probe(self, snapshot: dict) -> None:
+        if self.viewed is None or not self.viewed.live:
+            return
+        step = int(snapshot.get("step", 0))
+        if step not in self.viewed.steps:
+            self.viewed.steps.append(step)
+        if self.attention.follow.isChecked():
+            self.attention.set_steps(self.viewed.steps, step)
+            self.show_snapshot(snapshot)
+        else:
+            self.attention.set_steps(self.viewed.steps)
+
+    def _on_ended(self, event) -> None:
+        run = self.run
+        series = run.series
+        status = "failed" if event.kind == "Failed" else event.reason
+        self.history.update(run.run_dir, status=status, steps=event.step,
+                            final_loss=series.loss[-1] if series.loss else None,
+                            params=series.params)
+        self._refresh_runs()
+        self._update_buttons()
+        self.curves.refresh()
+        if event.kind == "Failed":
+            what = {"nan": "the loss stopped being a number", "oom": "out of memory",
+                    "error": "an error"}.get(event.reason, event.reason)
+            self.show_error(f"Training stopped at step {event.step}: {what}.\n{event.message}",
+                            "Training failed")
+            self.message(f"Failed at step {event.step}; the curves so far are kept")
+        else:
+            self.message(f"Run {event.reason} at step {event.step:,} in "
+                         f"{_duration(event.elapsed_s)}" +
+                         (f"; final loss {event.final_loss:.4f}" if event.final_loss else ""))
+        if run.run_dir.joinpath("checkpoints", "LATEST").exists() and self.viewed is not None \
+                and self.viewed.path == run.run_dir:
+            self._load_host(run.run_dir)
+        self.run_ended.emit(event)
+
+    def _set_probe_every(self, steps: int) -> None:
+        if self.training:
+            self.run.set_probe_every(steps)
+        self.setup.probe_every.setValue(steps)
+
+    # ------------------------------------------------------------------ what the views show
+    def show_snapshot(self, snapshot: dict | None) -> None:
+        self.snapshot = snapshot
+        if snapshot is None:
+            return
+        step = snapshot.get("step", 0)
+        where = "now, on your text" if snapshot.get("custom") else f"at step {step}"
+        self.attention.show_snapshot(snapshot)
+        self.positions.show_positions(snapshot.get("positions"), f"The model's own tensors "
+                                                                 f"{where}")
+        self.experts.show_snapshot(snapshot)
+        if not self.host.ready and self.run is not None:
+            decode = self._decoder()
+            self.next_token.set_prompt(snapshot.get("text", ""))
+            self.next_token.set_logits(snapshot.get("next_token_logits"), decode,
+                                       f"What comes after the probe text, {where} (during "
+                                       "training the prompt is the probe text; Enter sets it)")
+        self.refresh_telemetry()
+
+    def show_step(self, step: int) -> None:
+        if self.viewed is None:
+            return
+        if self.viewed.live and self.run is not None and self.run.latest_probe is not None \
+                and self.run.latest_probe.get("step") == step:
+            self.show_snapshot(self.run.latest_probe)
+            return
+        try:
+            self.show_snapshot(self.viewed.store.load(step))
+        except (OSError, ValueError) as exc:
+            self.message(str(exc))
+
+    def _follow_toggled(self, on: bool) -> None:
+        if on and self.viewed is not None and self.viewed.live and self.run is not None \
+                and self.run.latest_probe is not None:
+            self.attention.set_steps(self.viewed.steps, self.run.latest_probe.get("step"))
+            self.show_snapshot(self.run.latest_probe)
+
+    def set_probe_text(self, text: str) -> None:
+        """One probe text for every view; a running trainer reads it at its next look."""
+        if self.setup.probe_text.text() != text:
+            self.setup.probe_text.setText(text)
+        self.attention.set_probe_text(text)
+        if not text.strip():
+            return
+        if self.training:
+            self.run.set_probe_text(text)
+            self.message(f"The next look inside (every {self.run.config.probe_every} steps) "
+                         "reads the new probe text")
+        elif self.host.ready:
+            self.host.snapshot(text, self.show_snapshot, self._job_failed)
+
+    def _decoder(self):
+        tokenizer = self.host.tokenizer if self.host.ready else self._run_tokenizer()
+        if tokenizer is None:
+            return str
+        return lambda token_id: tokenizer.token_strings([token_id])[0]
+
+    def _run_tokenizer(self):
+        """The tokenizer the viewed run saved (read once per run folder)."""
+        if self.viewed is None:
+            return None
+        cached = getattr(self, "_tokenizer_cache", (None, None))
+        if cached[0] == self.viewed.path:
+            return cached[1]
+        try:
+            from ...data import load_tokenizer
+            tokenizer = load_tokenizer(self.viewed.path)
+        except (OSError, ValueError):
+            return None
+        self._tokenizer_cache = (self.viewed.path, tokenizer)
+        return tokenizer
+
+    def refresh_telemetry(self) -> None:
+        mode = self.telemetry.currentData()
+        scene = self.scene_source()
+        self.telemetry_note.setText(legend_text(mode))
+        if scene is not None:
+            apply_to_scene(scene, self.snapshot, mode)
+
+    def _tab_shown(self) -> None:
+        widget = self.tabs.currentWidget()
+        if widget is self.curves and getattr(self, "_curves_stale", False):
+            self._curves_stale = False
+            self.curves.refresh()
+        elif widget is self.experts:
+            self.experts.redraw()
+        elif widget is self.positions and self.snapshot is None:
+            self._preview_positions()
+
+    def _preview_positions(self) -> None:
+        """Before any run: the positions of the graph on the canvas, freshly initialised."""
+        graph = self.graph_source()
+
+        def job():
+            from ...compiler import compile_graph
+            from ...probes import position_data
+            length = min(64, int(graph.meta.get("context_length") or 64))
+            return position_data(compile_graph(graph), length)
+
+        self.background.submit(
+            job, lambda data: self.positions.show_positions(
+                data, "The graph on the canvas, untrained (learned tables start random)"),
+            key="positions-preview", error=lambda exc: self.positions.show_positions(
+                {}, f"Cannot build the graph yet: {exc}"))
+
+    # ------------------------------------------------------------------ next token, generation
+    def _load_host(self, run_dir: Path) -> None:
+        def ready():
+            self.next_token.set_generation_available(True)
+            prompt = self.next_token.prompt.text()
+            probe = (self.snapshot or {}).get("text", "")
+            if not prompt or prompt == probe:  # not the user's own: ask for the task's answer
+                self.next_token.set_prompt(self._task_prompt(run_dir, probe))
+            self._prompt_edited(self.next_token.prompt.text())
+            self.message(f"Loaded the weights of step {self.host.step:,}: type a prompt, move "
+                         "the sliders, generate")
+
+        self.host.load(run_dir, ready, self._job_failed)
+
+    @staticmethod
+    def _task_prompt(run_dir: Path, text: str) -> str:
+        """For a synthetic task, the probe text up to its separator ("abc>"): the next token
+        is then the first answer token."""
+        try:
+            from ...data import load_corpus
+            from ...train.run import RunFolder
+            task = load_corpus(RunFolder(run_dir).config().corpus).task
+        except (OSError, ValueError):
+            return text
+        if task is None or task.sep not in text:
+            return text
+        return text[:text.index(task.sep) + len(task.sep)]
+
+    def _prompt_edited(self, prompt: str) -> None:
+        if not self.host.ready or not prompt:
+            return
+        self.host.next_logits(prompt, lambda logits: self.next_token.set_logits(
+            logits, self._decoder(), f"The weights of step {self.host.step:,} after your "
+                                     "prompt"), self._job_failed)
+
+    def _prompt_entered(self) -> None:
+        if not self.host.ready:
+            self.set_probe_text(self.next_token.prompt.text())
+
+    def generate(self, prompt: str, new_tokens: int) -> None:
+        if not self.host.ready:
+            self.message("Generation uses trained weights: finish a run or open a past one")
+            return
+        if not prompt:
+            self.message("Type a prompt to continue first")
+            return
+        t, k, p = self.next_token.settings
+        self._generated = []
+        tokenizer = self.host.tokenizer
+        self.next_token.generation_started(prompt)
+
+        def progress(ids):
+            self._generated.extend(ids)
+            self.next_token.show_generated(tokenizer.decode(
+                [i for i in self._generated if i != tokenizer.eot_id]))
+
+        def done(_result):
+            self.next_token.generation_finished()
+
+        def failed(exc):
+            self.next_token.generation_finished()
+            self._job_failed(exc)
+
+        self.host.generate(prompt, new_tokens, t, k, p, progress, done, failed)
+
+    def stop_generation(self) -> None:
+        self.host.stop_generation()
+        self.next_token.generation_finished("Generation stopped")
+
+    def _job_failed(self, exc: Exception) -> None:
+        self.message(f"{exc}")
+
+    # ------------------------------------------------------------------ past runs
+    def _refresh_runs(self) -> None:
+        self.runs.set_records(self.history.records(), self.shown_paths)
+
+    def _series_of(self, record: RunRecord) -> RunSeries:
+        series = self.series_by_path.get(record.path)
+        if series is None:
+            series = self.series_by_path[record.path] = load_series(record)
+        return series
+
+    def set_overlay(self, record: RunRecord, shown: bool) -> None:
+        series = self._series_of(record)
+        if shown:
+            self.shown_paths.add(record.path)
+            if any(e.series is series for e in self.curves.entries):
+                self.curves.set_visible(series, True)
+            else:
+                self.curves.add_series(series)
+        else:
+            self.shown_paths.discard(record.path)
+            self.curves.set_visible(series, False)
+
+    def open_run(self, record: RunRecord) -> None:
+        """Show a past run everywhere: its curves, its snapshots (newest first), its weights."""
+        if self.run is not None and self.run.active and Path(record.path) == self.run.run_dir:
+            self.viewed = ViewedRun(self.run.run_dir, self.run.series, live=True,
+                                    steps=SnapshotStore(self.run.run_dir).steps())
+            self.attention.follow.setChecked(True)
+            return
+        series = self._series_of(record)
+        self.set_overlay(record, True)
+        item = self.runs.item_of(record.path)
+        if item is not None:
+            self.runs._filling = True
+            item.setCheckState(0, Qt.Checked)
+            self.runs._filling = False
+        self.viewed = ViewedRun(Path(record.path), series, live=False)
+        self.viewed.steps = self.viewed.store.steps()
+        self.experts.set_series(series)
+        self.attention.follow.blockSignals(True)
+        self.attention.follow.setChecked(False)
+        self.attention.follow.blockSignals(False)
+        self.snapshot = None
+        self.host.clear()
+        if self.viewed.steps:
+            last = self.viewed.steps[-1]
+            self.attention.set_steps(self.viewed.steps, last)
+            self.show_step(last)
+        else:
+            self.attention.set_steps([])
+        if self.viewed.path.joinpath("checkpoints", "LATEST").exists():
+            self._load_host(self.viewed.path)
+        else:
+            self.next_token.set_generation_available(False, "This run saved no weights")
+        self.message(f"Opened {record.label}: {len(series.steps):,} logged steps, "
+                     f"{len(self.viewed.steps)} snapshots")
+
+    def forget_run(self, record: RunRecord) -> None:
+        if self.run is not None and self.run.active and Path(record.path) == self.run.run_dir:
+            self.message("This run is training; stop it before forgetting it")
+            return
+        self.history.forget(record.path)
+        series = self.series_by_path.pop(record.path, None)
+        if series is not None:
+            self.curves.remove_series(series)
+        self.shown_paths.discard(record.path)
+        self._refresh_runs()
+
+    def add_run_folder(self, path: str) -> RunRecord | None:
+        try:
+            record = self.history.record_for_folder(path)
+        except (ValueError, OSError) as exc:
+            self.show_error(str(exc), "Cannot open the run")
+            return None
+        self.history.add(record)
+        self._refresh_runs()
+        self.open_run(record)
+        return record
+
+    # ------------------------------------------------------------------ closing
+    def shutdown(self, timeout: float = 30.0) -> None:
+        """Stop a run (its weights are saved) and the background worker; for closing the app."""
+        if self.run is not None and self.run.active:
+            self.run.stop()
+            self.run.wait(timeout)
+        self.host.stop_generation()
+        self.background.shutdown()
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}:{seconds:02d}"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{seconds:02d}"
