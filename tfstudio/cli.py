@@ -33,8 +33,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    # `tfstudio` alone opens the GUI; `tfstudio FILE.json` opens that graph in it
-    if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
+    # `tfstudio` alone opens the GUI; so do `tfstudio FILE.json` and `tfstudio --preset llama`
+    if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help")):
         argv = ["gui", *argv]
     parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
