@@ -56,12 +56,17 @@ def test_generate_on_a_folder_without_run_says_so(tmp_path, capsys):
     assert "not a tfstudio run folder" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("parallel", ["ddp", "fsdp"])
-def test_two_processes_match_single_process(tmp_path, parallel):
+# a mixture's load-balancing loss is a product of batch statistics (fraction routed x mean
+# probability), so each rank's half-batch value differs slightly from the whole batch's
+@pytest.mark.parametrize("graph,parallel,rel", [("tiny-gpt", "ddp", 1e-5),
+                                               ("tiny-gpt", "fsdp", 1e-5),
+                                               ("tiny-mixtral", "ddp", 1e-3)])
+def test_two_processes_match_single_process(tmp_path, graph, parallel, rel):
     """Two gloo ranks, each on half of the same global batch, give the single-process loss,
-    whether the model is replicated (DDP) or sharded (FSDP2); the run reopens afterwards."""
+    whether the model is replicated (DDP) or sharded (FSDP2), also when some experts of a
+    mixture get no tokens; the run reopens afterwards."""
     from tfstudio.train.run import RunFolder
-    args = ["tiny-gpt", "--corpus", "sample:small", "--steps", "4", "--batch-size", "8",
+    args = [graph, "--corpus", "sample:small", "--steps", "4", "--batch-size", "8",
             "--seq-len", "32", "--eval-every", "0", "--warmup-steps", "1", "--device", "cpu"]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     single, double = tmp_path / "single", tmp_path / parallel
@@ -71,7 +76,7 @@ def test_two_processes_match_single_process(tmp_path, parallel):
                     "--nproc_per_node", "2", "-m", "tfstudio", "train", *args,
                     "--parallel", parallel, "--out", str(double)],
                    check=True, env=env, capture_output=True)
-    assert step_losses(double) == pytest.approx(step_losses(single), rel=1e-5, abs=1e-6)
+    assert step_losses(double) == pytest.approx(step_losses(single), rel=rel, abs=1e-6)
     assert len(step_losses(double)) == 4
     whole = RunFolder(double).load_model()
     assert sum(p.numel() for p in whole.parameters()) == \

@@ -183,3 +183,86 @@ def test_init_from_starts_with_a_runs_weights_and_tokenizer(tmp_path):
     # below a fresh start (ln 260 = 5.56 for uniform guesses)
     assert losses(second)[1] < trained + 0.3 < fresh.final_loss
     assert RunFolder(second).tokenizer().to_dict() == RunFolder(first).tokenizer().to_dict()
+
+
+def test_non_finite_gradients_stop_before_the_weights_are_touched(tmp_path, monkeypatch):
+    real = trainer_module.loss_and_logits
+    calls = {"n": 0}
+
+    def poisoned(model, batch):
+        loss, logits = real(model, batch)
+        calls["n"] += 1
+        if calls["n"] == 3:  # a finite loss whose gradient is not: d sqrt(u)/du at u = 0
+            weight = next(model.parameters())
+            loss = loss + torch.sqrt((weight * 0).sum())
+        return loss, logits
+
+    monkeypatch.setattr(trainer_module, "loss_and_logits", poisoned)
+    cfg = TrainConfig(**{**CFG, "checkpoint_every": 2, "eval_every": 0})
+    end = Trainer(tfstudio.load_graph("tiny-gpt"), cfg, run_dir=tmp_path).run()
+    assert (end.kind, end.reason, end.step) == ("Failed", "nan", 2)
+    assert "gradient norm" in end.message
+    model = tfstudio.compile_graph(RunFolder(tmp_path).graph())
+    load_checkpoint(latest_checkpoint(RunFolder(tmp_path).checkpoints), model)
+    assert all(torch.isfinite(p).all() for p in model.parameters())
+
+
+def test_a_batch_without_labels_has_zero_loss_not_nan():
+    from tfstudio.train.objectives import Batch, loss_and_logits
+    model = tfstudio.compile_graph(tfstudio.load_graph("tiny-gpt"))
+    ids = torch.zeros(2, 8, dtype=torch.long)
+    loss, _ = loss_and_logits(model, Batch((ids,), torch.full_like(ids, -100)))
+    assert float(loss) == 0.0
+
+
+def test_saving_the_same_step_again_keeps_a_loadable_latest(tmp_path):
+    from tfstudio.train.checkpoint import save_checkpoint
+    model = tfstudio.compile_graph(tfstudio.load_graph("tiny-gpt"))
+    first = save_checkpoint(tmp_path, 5, model, None, {"marker": 1})
+    second = save_checkpoint(tmp_path, 5, model, None, {"marker": 2})
+    assert first != second and first.exists()  # the old folder is never replaced in place
+    assert latest_checkpoint(tmp_path) == second
+    assert load_checkpoint(second, model)["marker"] == 2
+
+
+def test_resuming_a_finished_run_and_stopping_keeps_its_checkpoint(tmp_path):
+    Trainer(tfstudio.load_graph("tiny-gpt"), TrainConfig(**CFG), run_dir=tmp_path).run()
+    before = latest_checkpoint(RunFolder(tmp_path).checkpoints)
+    end = Trainer(tfstudio.load_graph("tiny-gpt"), TrainConfig(**CFG), run_dir=tmp_path,
+                  resume=True).run()
+    assert (end.kind, end.step) == ("Finished", 12)
+    assert latest_checkpoint(RunFolder(tmp_path).checkpoints) == before
+
+
+def test_a_new_run_does_not_silently_replace_an_old_one(tmp_path):
+    Trainer(tfstudio.load_graph("tiny-gpt"), TrainConfig(**{**CFG, "steps": 2}),
+            run_dir=tmp_path).run()
+    end = Trainer(tfstudio.load_graph("tiny-llama"), TrainConfig(**{**CFG, "steps": 2}),
+                  run_dir=tmp_path).run()
+    assert end.kind == "Failed" and "--resume" in end.message and "--force" in end.message
+    end = Trainer(tfstudio.load_graph("tiny-llama"), TrainConfig(**{**CFG, "steps": 2}),
+                  run_dir=tmp_path, overwrite=True).run()
+    assert end.kind == "Finished"
+    assert RunFolder(tmp_path).graph().meta["name"] == "tiny-llama"
+    assert sorted(losses(tmp_path)) == [1, 2]
+
+
+def test_resume_survives_a_line_torn_by_a_kill(tmp_path):
+    first = Trainer(dropout_gpt(), TrainConfig(**CFG), run_dir=tmp_path)
+    first.listeners.append(lambda e: e.kind == "StepMetrics" and e.step == 5 and first.stop())
+    first.run()
+    with open(RunFolder(tmp_path).metrics_path, "a") as f:
+        f.write('{"kind": "StepMetrics", "step": 6, "lo')  # killed mid-append
+    end = Trainer(dropout_gpt(), TrainConfig(**CFG), run_dir=tmp_path, resume=True).run()
+    assert (end.kind, end.step) == ("Finished", 12)
+    assert sorted(losses(tmp_path)) == list(range(1, 13))
+
+
+def test_unseeded_generation_leaves_the_global_generator_alone():
+    from tfstudio.train.generation import generate_ids
+    model = tfstudio.compile_graph(tfstudio.load_graph("tiny-gpt"))
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    list(generate_ids(model, [1, 2], max_new_tokens=3))
+    assert torch.equal(torch.rand(3), expected)

@@ -1,15 +1,13 @@
 """What kind of model a graph is: its family, token inputs, head and tied embedding."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from ..blocks.output import HEAD_TYPES
-from ..graph.model import Graph, Node
+from ..graph.model import Graph, Node, is_valid_id
 from .errors import CompileError, where
 
 ROLE_ARGS = {"tokens": "ids", "source": "src_ids", "target": "tgt_ids"}
-_ID_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 @dataclass(frozen=True)
@@ -42,7 +40,7 @@ def analyse(graph: Graph) -> ModelPlan:
 def _check_ids(graph: Graph, path: tuple[str, ...]) -> None:
     """Node ids reach the generated code as names, so they must be plain identifiers."""
     for node in graph:
-        if not _ID_RE.match(node.id):
+        if not is_valid_id(node.id):
             raise CompileError(f"{where(node.id, path)}: the id is not a plain identifier; "
                                "rename it with letters, digits and '_'")
         if node.subgraph is not None:

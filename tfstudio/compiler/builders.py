@@ -161,4 +161,3 @@ _BUILDERS: dict[str, Callable[..., BlockCall]] = {
     "rnn": _rnn,
 }
 
-SUPPORTED_TYPES = frozenset(_BUILDERS)

@@ -7,6 +7,7 @@ what changed, and the views redraw from those events.
 from __future__ import annotations
 
 import copy
+import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
@@ -62,8 +63,13 @@ class Document:
             self._listeners.remove(listener)
 
     def emit(self, event: GraphEvent) -> None:
+        """Tell every listener; one that fails is logged and does not stop the others (the
+        edit has happened, so it must not look refused)."""
         for listener in list(self._listeners):
-            listener(event)
+            try:
+                listener(event)
+            except Exception:  # noqa: BLE001 - a view's bug must not corrupt the history
+                logging.getLogger(__name__).exception("graph listener failed on %s", event)
 
     # --------------------------------------------------------------- history
     def graph(self, path: Iterable[str] = ()) -> Graph:
@@ -535,5 +541,3 @@ def new_node(graph: Graph, block_type: str, pos: tuple[float, float] = (0.0, 0.0
     clean = {k: spec.param(k).coerce(v) for k, v in params.items()}
     return Node(node_id or graph.new_id(block_type), block_type, clean, pos)
 
-
-GROUP_TYPES = (GROUP, GROUP_INPUT, GROUP_OUTPUT)

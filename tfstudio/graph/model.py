@@ -20,7 +20,12 @@ GROUP = "group"
 GROUP_INPUT = "group_input"
 GROUP_OUTPUT = "group_output"
 
-_ID_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_ID_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def is_valid_id(text: str) -> bool:
+    """A node id doubles as a Python name in generated code: letters, digits, '_' only."""
+    return _ID_RE.fullmatch(text) is not None
 
 
 class GraphError(ValueError):
@@ -115,7 +120,7 @@ class Graph:
         return f"{base}{i}"
 
     def add_node(self, node: Node) -> Node:
-        if not _ID_RE.match(node.id):
+        if not is_valid_id(node.id):
             raise GraphError(
                 f"node id '{node.id}' is not valid: use letters, digits and '_' "
                 "and start with a letter"

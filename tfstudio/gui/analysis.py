@@ -51,13 +51,12 @@ def context_length(graph: Graph) -> int | None:
 
 def analyze_graph(graph: Graph) -> Analysis:
     result = Analysis()
-    ctx = context_length(graph)
-    try:
-        result.diagnostics = list(validate(graph, context_length=ctx))
+    try:  # the validator reads the graph's own context length (and flags a bad one)
+        result.diagnostics = list(validate(graph))
     except Exception as exc:  # a validator bug must not blank the canvas; say it instead
         result.failures.append(f"validation failed: {exc}")
     try:
-        result.cost = analyze(graph, context_length=ctx)
+        result.cost = analyze(graph)
         result.shapes = result.cost.shapes
     except Exception as exc:
         result.failures.append(f"cost model failed: {exc}")

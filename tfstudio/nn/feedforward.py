@@ -94,9 +94,9 @@ class MixtureOfExperts(nn.Module):
         weights = (top_p / top_p.sum(dim=-1, keepdim=True)).to(x.dtype)
         out = torch.zeros_like(flat)
         for e, expert in enumerate(self.experts):
+            # an expert with no tokens still runs on an empty batch: its weights then get zero
+            # gradients rather than none, which DistributedDataParallel requires
             token, slot = (top_i == e).nonzero(as_tuple=True)
-            if token.numel() == 0:
-                continue
             y = expert(flat.index_select(0, token)) * weights[token, slot, None]
             out = out.index_add(0, token, y)
         if self.shared is not None:

@@ -88,6 +88,10 @@ def save_checkpoint(directory: Path, step: int, model: torch.nn.Module,
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     name = f"step-{step:08d}"
+    copy = 0
+    while (directory / name).exists():  # never replace the folder LATEST may point to
+        copy += 1
+        name = f"step-{step:08d}.{copy}"
     final = directory / name
     partial = directory / f".{name}.partial"
     shutil.rmtree(partial, ignore_errors=True)
@@ -108,7 +112,6 @@ def save_checkpoint(directory: Path, step: int, model: torch.nn.Module,
     for file in partial.iterdir():
         with open(file, "rb") as f:
             os.fsync(f.fileno())
-    shutil.rmtree(final, ignore_errors=True)
     os.replace(partial, final)
     _fsync_dir(directory)
     pointer = directory / f"{LATEST}.tmp"
@@ -157,8 +160,11 @@ def load_checkpoint(path: Path, model: torch.nn.Module,
     path = Path(path)
     if not (path / "model.safetensors").exists():
         raise CheckpointError(f"{path} is not a checkpoint (no model.safetensors)")
-    missing, unexpected = load_model(model, str(path / "model.safetensors"), strict=False,
-                                     device=str(device))
+    try:
+        missing, unexpected = load_model(model, str(path / "model.safetensors"), strict=False,
+                                         device=str(device))
+    except RuntimeError as exc:  # shapes that differ: the graph changed since training
+        raise CheckpointError(f"{path}: the weights do not fit this graph ({exc})") from None
     if unexpected or [k for k in missing if not _is_tied_alias(model, k)]:
         raise CheckpointError(
             f"{path}: the weights do not fit this graph (missing {sorted(missing)[:5]}, "

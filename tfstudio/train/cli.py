@@ -26,6 +26,8 @@ def configure(parser) -> None:
     parser.add_argument("--resume", action="store_true",
                         help="continue the run in --out from its latest checkpoint (the corpus, "
                              "tokenizer, batch, length and seed are the run's own)")
+    parser.add_argument("--force", action="store_true",
+                        help="replace an earlier run in --out (without --resume)")
     parser.add_argument("--errors", choices=("strict", "replace"), default="strict",
                         help="replace: read invalid UTF-8 in corpus files as U+FFFD instead of stopping")
     defaults = TrainConfig()
@@ -102,7 +104,7 @@ def run(args) -> int:
     try:
         config.check()
         graph = load_graph(args.graph)
-        tokenizer = None
+        tokenizer = corpus = None
         starts_from_run = bool(config.init_from) and (
             Path(config.init_from) / "tokenizer.json").exists()
         if not args.resume and not starts_from_run:
@@ -113,7 +115,7 @@ def run(args) -> int:
         return 2
     listeners = [ProgressPrinter()] if dist.is_main else []
     trainer = Trainer(graph, config, run_dir=args.out, resume=args.resume, listeners=listeners,
-                      dist=dist, tokenizer=tokenizer)
+                      dist=dist, tokenizer=tokenizer, corpus=corpus, overwrite=args.force)
     end = trainer.run()
     if end.kind == "Failed":
         return 1

@@ -66,6 +66,15 @@ def mean_across_ranks(value: float, info: DistInfo, device: torch.device) -> flo
     return float(t.item()) / info.world_size
 
 
+def all_ranks_agree(flag: bool, info: DistInfo, device: torch.device) -> bool:
+    """True when ``flag`` holds on every rank (a collective: every rank must call it)."""
+    if not info.enabled:
+        return flag
+    t = torch.tensor([1 if flag else 0], dtype=torch.int32, device=device)
+    dist.all_reduce(t, op=dist.ReduceOp.MIN)
+    return bool(t.item())
+
+
 def local_rows(global_batch: int, info: DistInfo) -> tuple[int, int]:
     """This rank's slice [start, stop) of a global batch of ``global_batch`` rows."""
     if global_batch % info.world_size:

@@ -110,19 +110,28 @@ class MetricsLog:
             f.write(line + "\n")
 
     def truncate_after(self, step: int) -> None:
-        """On resume, forget what a killed run logged after its last checkpoint."""
-        if not self.path.exists():
-            return
-        keep = [line for line in self.path.read_text(encoding="utf-8").splitlines()
-                if line.strip() and json.loads(line).get("step", 0) <= step
-                and json.loads(line).get("kind") not in ("Finished", "Failed")]
-        self.path.write_text("".join(line + "\n" for line in keep), encoding="utf-8")
+        """On resume, forget what a killed run logged after its last checkpoint (and a line
+        torn by the kill); the file is replaced atomically."""
+        keep = [d for d in _records(self.path)
+                if d.get("step", 0) <= step and d.get("kind") not in ("Finished", "Failed")]
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_text("".join(json.dumps(d) + "\n" for d in keep), encoding="utf-8")
+        tmp.replace(self.path)
 
 
-def read_events(path: Path) -> list[Event]:
+def _records(path: Path) -> list[dict[str, Any]]:
+    """The parsed lines of a metrics file; a partial last line (a killed write) is skipped."""
     out = []
     if Path(path).exists():
         for line in Path(path).read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                out.append(event_from_dict(json.loads(line)))
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(record, dict) and record.get("kind") in EVENT_TYPES:
+                out.append(record)
     return out
+
+
+def read_events(path: Path) -> list[Event]:
+    return [event_from_dict(d) for d in _records(path)]

@@ -18,13 +18,14 @@ def configure(parser) -> None:
 
 def run(args) -> int:
     from .generation import generate_ids
+    from .checkpoint import CheckpointError
     from .run import RunError, RunFolder
 
     folder = RunFolder(args.run_dir)
     try:
         model = folder.load_model(args.device)
         tokenizer = folder.tokenizer()
-    except (RunError, OSError, ValueError) as exc:
+    except (RunError, CheckpointError, OSError, ValueError) as exc:
         print(f"tfstudio generate: {exc}", file=sys.stderr)
         return 2
     if model.family == "encoder-decoder":

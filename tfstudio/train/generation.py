@@ -1,6 +1,7 @@
 """Incremental text generation with the KV cache, streaming tokens as they are produced."""
 from __future__ import annotations
 
+import secrets
 from typing import Iterable, Iterator
 
 import torch
@@ -28,7 +29,9 @@ def generate_ids(model, prompt_ids: list[int], *, max_new_tokens: int = 100,
     was_training = model.training
     model.eval()
     generator = torch.Generator(device=device)
-    generator.manual_seed(seed if seed is not None else torch.seed() % (2**63))
+    # without a seed draw one from the OS: torch.seed() would reseed the global generator that
+    # a training run on another thread relies on
+    generator.manual_seed(seed if seed is not None else secrets.randbits(63))
     stop = set(stop_ids)
     seq = torch.tensor([prompt_ids], dtype=torch.long, device=device)
     src = (torch.tensor([source_ids], dtype=torch.long, device=device)

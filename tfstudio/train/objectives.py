@@ -14,9 +14,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-IGNORE = -100
-OBJECTIVE_OF_FAMILY = {"decoder": "causal-lm", "encoder": "masked-lm",
-                       "encoder-decoder": "seq2seq"}
+from ..data.masking import IGNORE_INDEX as IGNORE
 
 
 @dataclass
@@ -36,15 +34,13 @@ class Batch:
         return Batch(tuple(t[start:stop] for t in self.inputs), self.labels[start:stop])
 
 
-def objective_for(model) -> str:
-    return OBJECTIVE_OF_FAMILY[model.family]
-
-
 def loss_and_logits(model, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+    """Mean cross-entropy over the labelled positions (0 when a batch has none, e.g. a short
+    masked-LM batch where no position was drawn, rather than 0/0 = NaN)."""
     logits = model(*batch.inputs)
-    loss = F.cross_entropy(logits.float().reshape(-1, logits.size(-1)),
-                           batch.labels.reshape(-1), ignore_index=IGNORE)
-    return loss, logits
+    total = F.cross_entropy(logits.float().reshape(-1, logits.size(-1)),
+                            batch.labels.reshape(-1), ignore_index=IGNORE, reduction="sum")
+    return total / (batch.labels != IGNORE).sum().clamp(min=1), logits
 
 
 def token_accuracy(logits: torch.Tensor, labels: torch.Tensor) -> tuple[int, int]:

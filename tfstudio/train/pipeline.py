@@ -12,12 +12,11 @@ import copy
 
 import torch
 
-from ..data import (TaskSampler, WindowSampler, build_tokenizer, eval_windows, load_corpus,
+from ..data import (DataError, TaskSampler, WindowSampler, build_tokenizer, eval_windows, load_corpus,
                     mlm_batch, split_train_val, token_array)
-from ..data.masking import IGNORE_INDEX
 from ..graph import Graph
 from .config import TrainConfig
-from .objectives import Batch
+from .objectives import IGNORE, Batch
 
 OBJECTIVE_OF_HEAD = {"lm_head": "causal-lm", "mlm_head": "masked-lm", "seq2seq_head": "seq2seq"}
 
@@ -63,6 +62,11 @@ class TextLM(Pipeline):
 
     def __init__(self, tokens, cfg: TrainConfig, tokenizer):
         self.train_tokens, self.val_tokens = split_train_val(tokens, cfg.val_fraction)
+        if len(self.val_tokens) < cfg.seq_len + 1:
+            raise DataError(
+                f"the validation part of this corpus ({len(self.val_tokens)} tokens, the last "
+                f"{cfg.val_fraction:.0%}) is shorter than one window of {cfg.seq_len + 1} tokens; "
+                "use a larger corpus, a shorter --seq-len or a larger --val-fraction")
         self.sampler = WindowSampler(self.train_tokens, cfg.seq_len, cfg.batch_size, cfg.seed)
         self.cfg, self.tokenizer = cfg, tokenizer
         self._val = None
@@ -135,7 +139,7 @@ class TaskLM(Pipeline):
 
     @staticmethod
     def _convert(b) -> Batch:
-        labels = b.targets.masked_fill(~b.answer_mask, IGNORE_INDEX)
+        labels = b.targets.masked_fill(~b.answer_mask, IGNORE)
         return Batch((b.inputs,), labels)
 
     def train_batch(self, batch_size):

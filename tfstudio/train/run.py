@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from ..graph import Graph, load_graph_file, save_graph
@@ -40,6 +41,12 @@ class RunFolder:
         tmp.write_text(json.dumps(config.to_dict(), indent=2), encoding="utf-8")
         tmp.replace(self.config_path)
         tokenizer.save(self.tokenizer_path)
+
+    def clear(self) -> None:
+        """Forget an earlier run here (its checkpoints, metrics and probes) before a new one."""
+        for path in (self.checkpoints, self.path / "probes"):
+            shutil.rmtree(path, ignore_errors=True)
+        self.metrics_path.unlink(missing_ok=True)
 
     def config(self) -> TrainConfig:
         return TrainConfig.from_dict(json.loads(self.config_path.read_text(encoding="utf-8")))

@@ -22,19 +22,15 @@ from ..graph import Graph
 from .checkpoint import load_checkpoint, rng_state, save_checkpoint, set_rng_state
 from .config import TrainConfig
 from .device import autocast, peak_flops, pick_device, pick_precision
-from .distributed import (DistInfo, as_local, full_weights, init as dist_init, local_rows,
-                          mean_across_ranks, shutdown, wrap_for_training)
+from .distributed import (DistInfo, all_ranks_agree, as_local, full_weights, init as dist_init,
+                          local_rows, mean_across_ranks, shutdown, wrap_for_training)
 from .events import (CheckpointSaved, EvalMetrics, Event, Failed, Finished, MetricsLog, Probe,
                      RouterMetrics, Started, StepMetrics)
-from .objectives import Batch, loss_and_logits, objective_for, token_accuracy
+from .objectives import loss_and_logits, token_accuracy
 from .optim import lr_at, make_optimizer
 from .run import RunFolder
 
 Listener = Callable[[Event], None]
-
-
-class TrainingStopped(Exception):
-    pass
 
 
 class NonFiniteLoss(RuntimeError):
@@ -44,7 +40,8 @@ class NonFiniteLoss(RuntimeError):
 class Trainer:
     def __init__(self, graph: Graph, config: TrainConfig, *, run_dir: str | Path | None = None,
                  resume: bool = False, listeners: Iterable[Listener] = (),
-                 dist: DistInfo | None = None, tokenizer=None):
+                 dist: DistInfo | None = None, tokenizer=None, corpus=None,
+                 overwrite: bool = False):
         config.check()
         self.graph = graph
         self.config = config
@@ -53,6 +50,8 @@ class Trainer:
         self.listeners = list(listeners)
         self.dist = dist or DistInfo()
         self.tokenizer = tokenizer
+        self.corpus = corpus          # already loaded by the caller (else cfg.corpus is loaded)
+        self.overwrite = overwrite    # a new run may replace an earlier run in run_dir
         self.model = None
         self.step = 0
         self._pause = threading.Event()
@@ -100,20 +99,28 @@ class Trainer:
         if self.resume_requested and not resuming:
             raise ValueError(f"cannot resume: {folder.path if folder else 'no run folder'} has no "
                              "checkpoint; start a new run instead (drop --resume)")
+        if folder is not None and not resuming and folder.latest() is not None:
+            if not self.overwrite:
+                raise ValueError(f"{folder.path} already holds a trained run; continue it with "
+                                 "--resume, choose another --out, or replace it with --force")
+            if self.dist.is_main:
+                folder.clear()
+        if self.dist.enabled and cfg.parallel == "fsdp" and cfg.probe_every:
+            raise ValueError("probes read the whole model on one process, which a sharded "
+                             "(--parallel fsdp) model does not have; set --probe-every 0 or "
+                             "train with ddp")
         if resuming:
             self.graph = folder.graph()
             self.tokenizer = folder.tokenizer()
             self.config = cfg = _resumed_config(folder.config(), cfg)
         if cfg.init_from and not resuming and self.tokenizer is None:
             self.tokenizer = _tokenizer_of(RunFolder(cfg.init_from))
-        self.pipeline = build_pipeline(self.graph, cfg, tokenizer=self.tokenizer)
+        self.pipeline = build_pipeline(self.graph, cfg, tokenizer=self.tokenizer,
+                                       corpus=self.corpus)
         self.tokenizer = self.pipeline.tokenizer
         self.graph = fit_graph_to_tokenizer(self.graph, self.tokenizer)
         model = compile_graph(self.graph)
-        self.objective = objective_for(model)
-        if self.objective != self.pipeline.objective:
-            raise ValueError(f"the graph trains with {self.objective} but the data gives "
-                             f"{self.pipeline.objective} batches")
+        self.objective = self.pipeline.objective
         if cfg.init_from and not resuming:
             _load_weights_from(RunFolder(cfg.init_from), model)
         self.model = model.to(self.device)
@@ -226,11 +233,9 @@ class Trainer:
                     loss, _ = loss_and_logits(self.train_model, batch)
                     aux = self.model.aux_loss()
                     objective = (loss + aux) / cfg.grad_accum
-                if not torch.isfinite(loss):
-                    raise NonFiniteLoss(
-                        f"the loss became {float(loss.detach())} at step {self.step + 1}. Training stopped; "
-                        "the last good checkpoint is kept. Lower the learning rate (now "
-                        f"{cfg.lr:g}), keep gradient clipping on, or use fp32")
+                # every rank stops together, or the others would wait forever in all-reduce
+                if not all_ranks_agree(bool(torch.isfinite(loss)), self.dist, self.device):
+                    raise NonFiniteLoss(self._diverged(f"the loss became {float(loss.detach())}"))
                 self.scaler.scale(objective).backward()
             total_loss += float(loss.detach()) / cfg.grad_accum
             self._aux += float(aux.detach()) / cfg.grad_accum
@@ -238,6 +243,10 @@ class Trainer:
         self.scaler.unscale_(self.optimizer)
         self._measure_and_clip(log=(self.step + 1) % cfg.log_every == 0
                                or self.step + 1 == cfg.steps)
+        # fp16's scaler skips steps with inf gradients by design; otherwise they would write NaN
+        # into the weights (and into the next "good" checkpoint)
+        if not self.scaler.is_enabled() and not math.isfinite(self._grad_norm):
+            raise NonFiniteLoss(self._diverged(f"the gradient norm became {self._grad_norm}"))
         self.scaler.step(self.optimizer)
         self.scaler.update()
         return mean_across_ranks(total_loss, self.dist, self.device), tokens * self.dist.world_size
@@ -264,7 +273,9 @@ class Trainer:
 
     def _emit_step(self, loss: float, lr: float, tokens: int, dt: float, start: float) -> None:
         tps = tokens / dt if dt > 0 else 0.0
-        mfu = (self._flops_per_token * tps / self._peak) if self._peak else None
+        # tokens/s counts every rank; the peak is one device's
+        mfu = (self._flops_per_token * tps / (self._peak * self.dist.world_size)
+               if self._peak else None)
         self.emit(StepMetrics(self.step, loss, lr, self._grad_norm, dict(self._layer_norms), tps,
                               time.perf_counter() - start, self.tokens_seen, mfu))
         loads = _router_loads(self.model)
@@ -301,6 +312,8 @@ class Trainer:
     def _checkpoint(self) -> None:
         if self.run_folder is None or self.step == 0:
             return
+        if self._saved_step() == self.step:  # resumed and stopped at once: nothing new
+            return
         gathered = full_weights(self.model, self.dist, self.config.parallel)  # all ranks
         if not self.writes:
             return
@@ -311,6 +324,15 @@ class Trainer:
                                self.optimizer if gathered is None else None, state,
                                self.config.keep_checkpoints, weights=gathered)
         self.emit(CheckpointSaved(self.step, str(path)))
+
+    def _saved_step(self) -> int | None:
+        latest = self.run_folder.latest()
+        return int(latest.name.split("-")[1].split(".")[0]) if latest else None
+
+    def _diverged(self, what: str) -> str:
+        return (f"{what} at step {self.step + 1}. Training stopped; the last good checkpoint is "
+                f"kept. Lower the learning rate (now {self.config.lr:g}), keep gradient clipping "
+                "on, or use fp32")
 
     def _oom_message(self) -> str:
         cfg = self.config
