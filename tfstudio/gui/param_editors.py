@@ -32,7 +32,8 @@ class ParamEditor:
 
 def make_editor(spec: ParamSpec, value: Any, commit: Callable[[Any], None]) -> ParamEditor:
     tip = spec.description
-    if spec.kind == "int":
+    # a spin box holds 32-bit ints; a larger value (a file's vocab_size, say) gets free text
+    if spec.kind == "int" and abs(int(value)) <= INT_LIMIT:
         box = QSpinBox()
         box.setRange(int(spec.minimum) if spec.minimum is not None else -INT_LIMIT,
                      int(spec.maximum) if spec.maximum is not None else INT_LIMIT)
@@ -52,7 +53,7 @@ def make_editor(spec: ParamSpec, value: Any, commit: Callable[[Any], None]) -> P
         box.setCurrentText(str(value))
         box.currentTextChanged.connect(lambda v: commit(str(v)))
         editor = ParamEditor(box, lambda v: box.setCurrentText(str(v)))
-    else:  # float and str: free text, checked by the schema on commit
+    else:  # float, str and huge ints: free text, checked by the schema on commit
         box = QLineEdit(param_value_label(value) if spec.kind == "float" else str(value))
         if spec.kind == "float":
             parts = []
