@@ -4,6 +4,7 @@ past run reopened after a restart; exports. Offscreen, tiny models, few steps.""
 from __future__ import annotations
 
 import csv
+import gc
 import math
 import xml.etree.ElementTree as ET
 
@@ -51,6 +52,8 @@ def make_panel(qtbot, tmp_path):
     yield make
     for panel in panels:
         panel.shutdown()
+        panel.close()
+    gc.collect()  # the test's Qt objects die here, on the GUI thread
 
 
 def steps_logged(panel) -> int:
@@ -230,6 +233,7 @@ def test_a_past_run_reopens_after_a_restart(make_panel, qtbot, tmp_path):
     (record,) = again.history.records()
     assert record.status == "completed" and record.steps == 12 and record.path == str(run.run_dir)
     assert again.runs.tree.topLevelItemCount() == 1
+    again.tabs.setCurrentWidget(again.attention)
     again.open_run(record)
     series = again.curves.entries[0].series
     assert series.loss == losses and series.steps == list(range(1, 13))
@@ -345,7 +349,9 @@ def test_telemetry_colours_nodes_from_the_latest_look(make_panel, qtbot):
 
     class Scene:
         path = ()
-        node_items = {"embed": Item(), "layers": Item(), "tokens": Item()}
+
+        def __init__(self):
+            self.node_items = {"embed": Item(), "layers": Item(), "tokens": Item()}
 
     scene = Scene()
     panel = make_panel(scene_source=lambda: scene)

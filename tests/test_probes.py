@@ -11,9 +11,18 @@ import torch
 from tfstudio.compiler import compile_graph
 from tfstudio.data import build_tokenizer
 from tfstudio.presets import load_preset
-from tfstudio.probes import (ActivationRecorder, SnapshotStore, attention_maps, expert_routing,
-                             gradient_norms, node_values, position_data, probe_inputs,
-                             rope_score, take_snapshot)
+from tfstudio.probes import (
+    ActivationRecorder,
+    SnapshotStore,
+    attention_maps,
+    expert_routing,
+    gradient_norms,
+    node_values,
+    position_data,
+    probe_inputs,
+    rope_score,
+    take_snapshot,
+)
 from tfstudio.train.pipeline import fit_graph_to_tokenizer
 
 torch.set_num_threads(1)
@@ -335,7 +344,7 @@ def test_trainer_probes_between_steps_without_changing_the_run(tmp_path):
 
     plain = train(0, tmp_path / "plain")
     probed = train(3, tmp_path / "probed")
-    losses = lambda evs: [e.loss for e in evs if e.kind == "StepMetrics"]  # noqa: E731
+    losses = lambda evs: [e.loss for e in evs if e.kind == "StepMetrics"]
     assert losses(probed) == losses(plain)  # probing consumes no randomness, changes no weights
     probes = [e for e in probed if e.kind == "Probe"]
     assert [p.step for p in probes] == [0, 3, 6]

@@ -52,6 +52,7 @@ def run(args) -> int:
     from .errors import install_excepthook
     from .main_window import MainWindow, default_data_dir
     from .session import EditorSession
+    from .training import attach as attach_training
 
     QGuiApplication.setHighDpiScaleFactorRoundingPolicy(
         Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
@@ -73,6 +74,7 @@ def run(args) -> int:
         print(f"tfstudio: {exc}", file=sys.stderr)
         return 2
     window = MainWindow(EditorSession(graph), data_dir=data_dir)
+    attach_training(window)
     window.session.root.meta.setdefault("name", preset)
     previous_hook = install_excepthook(lambda: window, data_dir / "errors.log")
 

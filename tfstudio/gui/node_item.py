@@ -149,6 +149,7 @@ class NodeItem(QGraphicsItem):
         self.setAcceptHoverEvents(True)
         self._summary = ""
         self._height = 0.0
+        self.telemetry: tuple[QColor, str] | None = None  # (colour, label) from training
         self.refresh(graph)
 
     # ------------------------------------------------------------------ state
@@ -197,6 +198,12 @@ class NodeItem(QGraphicsItem):
         self.inner_diagnostics = list(inner_diagnostics)
         self.params = params
         self._update_tooltip()
+        self.update()
+
+    def set_telemetry(self, colour: QColor | None, label: str = "") -> None:
+        """Colour the block by what training measured in it (gradient norm, activation RMS);
+        None clears it. Set by the training panel (gui.training.telemetry)."""
+        self.telemetry = (QColor(colour), label) if colour is not None else None
         self.update()
 
     def _update_tooltip(self) -> None:
@@ -279,6 +286,8 @@ class NodeItem(QGraphicsItem):
         if lod > 0.3:  # below that even enlarged text is noise
             self._paint_ports_text(painter, t, boost)
             self._paint_summary(painter, t, boost)
+        if self.telemetry is not None:
+            self._paint_telemetry(painter, t, body, lod)
 
         self._paint_outline(painter, t, body)
         self._paint_badges(painter, t, lod)
@@ -332,6 +341,24 @@ class NodeItem(QGraphicsItem):
             rect = QRectF(PAD, top + SUMMARY_H * (lines - 1), self.width - 2 * PAD, SUMMARY_H)
             painter.drawText(rect, Qt.AlignRight | Qt.AlignVCenter,
                              f"{count_label(self.params)} params")
+
+    def _paint_telemetry(self, painter, t, body, lod: float) -> None:
+        """A band in the measured colour along the bottom edge, its value above it."""
+        colour, label = self.telemetry
+        band = QPainterPath()
+        band.addRoundedRect(body, 8, 8)
+        strip = QPainterPath()
+        strip.addRect(QRectF(0, body.bottom() - 8, body.width(), 8))
+        painter.save()
+        painter.setPen(Qt.NoPen)
+        painter.setBrush(colour)
+        painter.drawPath(band.intersected(strip))
+        if lod > 0.3 and label:
+            painter.setPen(t.color("node_text"))
+            painter.setFont(SMALL_FONT)
+            painter.drawText(QRectF(PAD, body.bottom() - 8 - SUMMARY_H, body.width() / 2,
+                                    SUMMARY_H), Qt.AlignLeft | Qt.AlignVCenter, label)
+        painter.restore()
 
     def _paint_outline(self, painter, t, body) -> None:
         painter.setBrush(Qt.NoBrush)

@@ -7,6 +7,7 @@ paste of twenty nodes re-validates once, right after the paste).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
@@ -32,6 +33,9 @@ class EditorSession(QObject):
         self._after_timer.timeout.connect(self._after_change)
         self._was_dirty = False
         self._recovered = False  # a recovered autosave counts as unsaved until saved
+        # asked before every edit, undo and redo (the command, None for undo/redo): a reason
+        # refuses it; the training panel refuses edits while a run trains (gui.training)
+        self.edit_guard: Callable[[Command | None], str | None] | None = None
         self.document.subscribe(self._on_event)
         self.refresh_analysis()
 
@@ -49,6 +53,9 @@ class EditorSession(QObject):
 
     def try_execute(self, command: Command) -> str | None:
         """Run an edit; None when done, else why it was refused (nothing changed then)."""
+        refusal = self._guard(command)
+        if refusal:
+            return refusal
         try:
             self.document.execute(command)
         except (GraphError, ValueError, KeyError) as exc:
@@ -57,12 +64,26 @@ class EditorSession(QObject):
             self._after_change()
         return None
 
+    def set_edit_guard(self, guard: Callable[[Command | None], str | None] | None) -> None:
+        self.edit_guard = guard
+
+    def _guard(self, command: Command | None) -> str | None:
+        return self.edit_guard(command) if self.edit_guard is not None else None
+
     def undo(self) -> bool:
+        refusal = self._guard(None)
+        if refusal:
+            self.message.emit(refusal)
+            return False
         done = self.document.undo()
         self._after_change()
         return done
 
     def redo(self) -> bool:
+        refusal = self._guard(None)
+        if refusal:
+            self.message.emit(refusal)
+            return False
         done = self.document.redo()
         self._after_change()
         return done

@@ -15,12 +15,25 @@ restored afterwards.
 from .attention import AttentionMap, attention_maps
 from .inputs import ProbeInputs, default_probe_text, probe_inputs
 from .positions import position_data, rope_score
+from .roles import stream_roles
 from .routing import expert_routing
 from .snapshot import SnapshotStore, snapshot_for_run, take_snapshot
 from .telemetry import ActivationRecorder, gradient_norms, node_values
-from .roles import stream_roles
 
-__all__ = ["AttentionMap", "attention_maps", "ProbeInputs", "default_probe_text",
-           "probe_inputs", "position_data", "rope_score", "expert_routing", "SnapshotStore",
-           "snapshot_for_run", "take_snapshot", "ActivationRecorder", "gradient_norms",
-           "node_values", "stream_roles"]
+__all__ = [
+           "ActivationRecorder",
+           "AttentionMap",
+           "ProbeInputs",
+           "SnapshotStore",
+           "attention_maps",
+           "default_probe_text",
+           "expert_routing",
+           "gradient_norms",
+           "node_values",
+           "position_data",
+           "probe_inputs",
+           "rope_score",
+           "snapshot_for_run",
+           "stream_roles",
+           "take_snapshot",
+]

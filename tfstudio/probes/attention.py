@@ -29,7 +29,7 @@ class AttentionMap:
                 "key_role": self.key_role, "cross": self.cross}
 
     @classmethod
-    def from_dict(cls, data: dict) -> "AttentionMap":
+    def from_dict(cls, data: dict) -> AttentionMap:
         return cls(np.asarray(data["weights"]), np.asarray(data["allowed"], dtype=bool),
                    str(data["query_role"]), str(data["key_role"]), bool(data["cross"]))
 

@@ -40,7 +40,7 @@ class ActivationRecorder:
         self.values: dict[str, float] = {}
         self._handles = []
 
-    def __enter__(self) -> "ActivationRecorder":
+    def __enter__(self) -> ActivationRecorder:
         for key, module in self.model.blocks():
             self._handles.append(module.register_forward_hook(self._hook(key_name(key))))
         return self

@@ -5,13 +5,23 @@ hyper-parameters), the Train / Pause / Resume / Stop controls and the views: cur
 positions, next token, experts and the run history. Training runs on a worker thread
 (:mod:`.run_controller`); the views redraw from plain data on a timer, never per event.
 :func:`attach` docks the panel into the editor's main window.
+
+Importing this package is cheap (the editor imports it before its first paint); the panel and
+its plotting library load when first used.
 """
-from .panel import TrainingPanel
+from __future__ import annotations
 
 __all__ = ["TrainingPanel", "attach"]
 
 
 def attach(main_window):
-    """Dock a :class:`TrainingPanel` into the editor's main window (see :mod:`.attach`)."""
+    """Dock the training panel into the editor's main window (see :mod:`.attach`)."""
     from .attach import attach as _attach
     return _attach(main_window)
+
+
+def __getattr__(name: str):
+    if name == "TrainingPanel":
+        from .panel import TrainingPanel
+        return TrainingPanel
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

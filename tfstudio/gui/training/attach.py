@@ -1,10 +1,11 @@
 """Dock the training panel into the editor's main window.
 
-``attach(window)`` adds a "Training" dock (bottom, beside the problems list), a Train menu
-(Train, Pause/Resume, Stop, show the panel) and a Train button on the main toolbar; it feeds the
-panel the editor's graph, colours the canvas's blocks with the telemetry the panel picks, and
-refuses graph edits while a run trains (moving blocks stays allowed). Closing the app stops a
-run between two steps, so its weights are saved.
+``attach(window)`` adds a "Training" dock (bottom; shown by Train or the Train menu), a Train
+menu (Train, Pause/Resume, Stop, show the panel) and a Train button on the main toolbar. The
+panel itself (and pyqtgraph, numpy, the data layer) is built the first time it is needed, so
+the editor starts as fast as without it. Once built it trains the editor's graph, colours the
+canvas's blocks with the telemetry the panel picks, and refuses graph edits while a run trains
+(moving blocks stays allowed). Quitting stops a run between two steps, so its weights are saved.
 """
 from __future__ import annotations
 
@@ -12,80 +13,109 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QDockWidget, QToolBar
 
-from .panel import TrainingPanel
 
+class TrainingAttachment:
+    """The dock, its actions and (once needed) the panel of one main window."""
 
-def attach(window) -> TrainingPanel:
-    panel = TrainingPanel(lambda: window.session.root, window.data_dir, window,
-                          scene_source=lambda: window.scene,
-                          report_error=window.show_error, report_message=window.show_message)
-    dock = QDockWidget("Training", window)
-    dock.setObjectName("training")
-    dock.setWidget(panel)
-    dock.setFeatures(QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetFloatable
-                     | QDockWidget.DockWidgetClosable)
-    window.addDockWidget(Qt.BottomDockWidgetArea, dock)
-    problems = getattr(window, "problems_dock", None)
-    if problems is not None:
-        window.tabifyDockWidget(problems, dock)
-    window.resizeDocks([dock], [max(380, window.height() * 45 // 100)], Qt.Vertical)
-    dock.raise_()
+    def __init__(self, window):
+        self.window = window
+        self._panel = None
+        self.dock = QDockWidget("Training", window)
+        self.dock.setObjectName("training")
+        self.dock.setFeatures(QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetFloatable
+                              | QDockWidget.DockWidgetClosable)
+        window.addDockWidget(Qt.BottomDockWidgetArea, self.dock)
+        self.dock.hide()  # the editor opens as it always did; Train (or the menu) shows it
+        self.dock.visibilityChanged.connect(lambda shown: shown and self.panel)
 
-    def show_panel():
-        dock.show()
-        dock.raise_()
+        self.train_action = self._action("&Train", self.train, "Ctrl+Return",
+                                         "train the graph on the canvas with the run setup")
+        self.pause_action = self._action("&Pause", lambda: self.panel.toggle_pause(),
+                                         "Ctrl+Shift+P", "pause between two steps, or continue")
+        self.stop_action = self._action("&Stop", lambda: self.panel.stop(), None,
+                                        "end the run; its weights are saved")
+        self.show_action = self._action("Show the training &panel", self.show_panel, None,
+                                        "setup, curves, attention, positions, next token, "
+                                        "experts, runs")
+        menu = window.menuBar().addMenu("&Train")
+        for a in (self.train_action, self.pause_action, self.stop_action, None,
+                  self.show_action):
+            menu.addSeparator() if a is None else menu.addAction(a)
+        toolbar = window.findChild(QToolBar, "main_toolbar")
+        if toolbar is not None:
+            toolbar.addSeparator()
+            toolbar.addAction(self.train_action)
+        self.update_actions()
 
-    def train():
-        show_panel()
-        panel.train()
-
-    def action(text: str, slot, shortcut: str | None = None, tip: str = "") -> QAction:
-        a = QAction(text, window)
+    def _action(self, text: str, slot, shortcut: str | None, tip: str) -> QAction:
+        action = QAction(text, self.window)
         if shortcut:
-            a.setShortcut(QKeySequence(shortcut))
-        a.setStatusTip(tip)
-        a.triggered.connect(lambda _=False: slot())
-        window.addAction(a)
-        return a
+            action.setShortcut(QKeySequence(shortcut))
+        action.setStatusTip(tip)
+        action.triggered.connect(lambda _=False: slot())
+        self.window.addAction(action)
+        return action
 
-    train_action = action("&Train", train, "Ctrl+Return",
-                          "train the graph on the canvas with the run setup's settings")
-    pause_action = action("&Pause / Resume", panel.toggle_pause, "Ctrl+Shift+P",
-                          "pause between two steps, or continue")
-    stop_action = action("&Stop", panel.stop, None, "end the run; its weights are saved")
-    show_action = action("Show the training &panel", show_panel, None,
-                         "setup, curves, attention, positions, next token, experts, runs")
-    menu = window.menuBar().addMenu("&Train")
-    for a in (train_action, pause_action, stop_action, None, show_action):
-        menu.addSeparator() if a is None else menu.addAction(a)
-    toolbar = window.findChild(QToolBar, "main_toolbar")
-    if toolbar is not None:
-        toolbar.addSeparator()
-        toolbar.addAction(train_action)
+    # ------------------------------------------------------------------ the panel
+    @property
+    def panel(self):
+        """The training panel, built on first use."""
+        if self._panel is None:
+            self._panel = self._build_panel()
+        return self._panel
 
-    def update_actions(*_):
-        state = panel.run.state if panel.run is not None else "idle"
-        train_action.setEnabled(state not in ("running", "paused", "stopping"))
-        pause_action.setEnabled(state in ("running", "paused"))
-        pause_action.setText("&Resume" if state == "paused" else "&Pause")
-        stop_action.setEnabled(state in ("running", "paused"))
+    def _build_panel(self):
+        from .panel import TrainingPanel
 
-    panel.run_started.connect(lambda run: run.state_changed.connect(update_actions))
-    panel.run_started.connect(update_actions)
-    panel.run_ended.connect(update_actions)
-    update_actions()
+        w = self.window
+        panel = TrainingPanel(lambda: w.session.root, w.data_dir, w,
+                              scene_source=lambda: w.scene,
+                              report_error=w.show_error, report_message=w.show_message)
+        self.dock.setWidget(panel)
+        panel.run_started.connect(lambda run: run.state_changed.connect(self.update_actions))
+        panel.run_started.connect(self.update_actions)
+        panel.run_ended.connect(self.update_actions)
+        session = w.session
+        if hasattr(session, "set_edit_guard"):
+            session.set_edit_guard(panel.edit_refusal)
+        if hasattr(session, "analysis_ready"):
+            session.analysis_ready.connect(lambda _analysis: panel.refresh_graph())
+        if hasattr(w.scene, "path_changed"):
+            w.scene.path_changed.connect(lambda _path: panel.refresh_telemetry())
+        QApplication.instance().aboutToQuit.connect(self._quitting)
+        w.training_panel = panel
+        return panel
 
-    session = window.session
-    if hasattr(session, "set_edit_guard"):
-        session.set_edit_guard(panel.edit_refusal)
-    if hasattr(session, "analysis_ready"):
-        session.analysis_ready.connect(lambda _analysis: panel.refresh_graph())
-    scene = window.scene
-    if hasattr(scene, "path_changed"):
-        scene.path_changed.connect(lambda _path: panel.refresh_telemetry())
-    QApplication.instance().aboutToQuit.connect(panel.shutdown)
+    def _quitting(self) -> None:
+        self._panel.shutdown()  # a run stops between two steps and saves its weights
 
-    window.training_panel = panel
-    window.training_dock = dock
-    window.train_actions = (train_action, pause_action, stop_action, show_action)
-    return panel
+    # ------------------------------------------------------------------ actions
+    def show_panel(self) -> None:
+        self.panel  # noqa: B018 - built before it shows
+        if self.dock.isHidden():
+            problems = getattr(self.window, "problems_dock", None)
+            if problems is not None and not self.dock.isFloating() and \
+                    self.window.dockWidgetArea(problems) == Qt.BottomDockWidgetArea:
+                self.window.tabifyDockWidget(problems, self.dock)  # the full width, as a tab
+            self.dock.show()
+            self.window.resizeDocks([self.dock], [max(420, self.window.height() * 55 // 100)],
+                                    Qt.Vertical)
+        self.dock.raise_()
+
+    def train(self) -> None:
+        self.show_panel()
+        self.panel.train()
+
+    def update_actions(self, *_) -> None:
+        run = self._panel.run if self._panel is not None else None
+        state = run.state if run is not None else "idle"
+        self.train_action.setEnabled(state not in ("running", "paused", "stopping"))
+        self.pause_action.setEnabled(state in ("running", "paused"))
+        self.pause_action.setText("&Resume" if state == "paused" else "&Pause")
+        self.stop_action.setEnabled(state in ("running", "paused"))
+
+
+def attach(window) -> TrainingAttachment:
+    attachment = TrainingAttachment(window)
+    window.training = attachment
+    return attachment

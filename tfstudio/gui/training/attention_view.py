@@ -5,9 +5,19 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit,
-                               QPushButton, QSlider, QSpinBox, QStackedWidget, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSlider,
+    QSpinBox,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from .common import ExportButton, muted, placeholder
 from .heatmap import Heatmap, HeatmapGrid
@@ -37,6 +47,7 @@ class AttentionView(QWidget):
         self.layer.setMinimumContentsLength(12)
         self.layer.currentIndexChanged.connect(self._layer_changed)
         self.head = QComboBox()
+        self.head.setMinimumContentsLength(11)
         self.head.currentIndexChanged.connect(lambda _: self.redraw())
         self.every = QSpinBox()
         self.every.setRange(1, 100_000)
@@ -156,7 +167,7 @@ class AttentionView(QWidget):
             for h in range(heads):
                 self.head.addItem(f"Head {h}", h)
             index = self.head.findData(current)
-            self.head.setCurrentIndex(index if index >= 0 else 0)
+            self.head.setCurrentIndex(max(index, 0))
         self.head.blockSignals(False)
 
     def _entry(self) -> dict | None:

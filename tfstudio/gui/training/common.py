@@ -1,17 +1,19 @@
 """Pieces the training views share: token display, colours, picture export, background jobs."""
 from __future__ import annotations
 
+import gc
 import queue
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QObject, QPoint, QRectF, QSize, Qt, QTimer
 from PySide6.QtGui import QColor, QPainter
 from PySide6.QtSvg import QSvgGenerator
-from PySide6.QtWidgets import QFileDialog, QLabel, QMenu, QToolButton, QWidget
+from PySide6.QtWidgets import QFileDialog, QGraphicsView, QLabel, QMenu, QToolButton, QWidget
 
 from .. import theme
 
@@ -67,8 +69,12 @@ def export_widget(widget: QWidget, path: str | Path) -> Path:
         generator.setViewBox(QRectF(0, 0, widget.width(), widget.height()))
         generator.setTitle("tfstudio")
         painter = QPainter(generator)
-        try:
-            widget.render(painter, QPoint())  # widgets paint with QPainter: vectors stay vectors
+        try:  # widgets paint with QPainter: vectors stay vectors
+            if isinstance(widget, QGraphicsView):  # a plot: render its scene as shown
+                widget.render(painter, QRectF(0, 0, widget.width(), widget.height()),
+                              widget.viewport().rect())
+            else:
+                widget.render(painter, QPoint())
         finally:
             painter.end()
     elif suffix == ".png":
@@ -150,6 +156,53 @@ def themed_colour(attribute: str) -> QColor:
     return theme.current().color(attribute)
 
 
+# --------------------------------------------------------------------------- threads and Qt
+class GuiThreadGarbageCollector(QObject):
+    """Collect cyclic garbage on the GUI thread only, while worker threads run Python.
+
+    Python's cyclic collector runs in whichever thread happens to allocate. If that is the
+    training thread and the garbage holds Qt objects (a removed plot curve, a closed dialog),
+    their C++ destructors run off the GUI thread, and can deadlock against a GUI thread that
+    holds a Qt lock while waiting for the GIL. So automatic collection is switched off and a
+    timer collects, generation by generation as the thresholds say, on the GUI thread (the
+    remedy pyqtgraph documents for threaded applications). ``stop`` restores the collector."""
+
+    _holders = 0                 # collectors alive: automatic collection stays off while > 0
+    _was_enabled = True
+
+    def __init__(self, parent: QObject | None = None, interval_ms: int = 500):
+        super().__init__(parent)
+        cls = GuiThreadGarbageCollector
+        if cls._holders == 0:
+            cls._was_enabled = gc.isenabled()
+            gc.disable()
+        cls._holders += 1
+        self._stopped = False
+        self._thresholds = gc.get_threshold()
+        self._timer = QTimer(self)
+        self._timer.setInterval(interval_ms)
+        self._timer.timeout.connect(self.collect)
+        self._timer.start()
+
+    def collect(self) -> None:
+        counts = gc.get_count()
+        for generation in range(3):
+            if counts[generation] <= self._thresholds[generation]:
+                break
+            gc.collect(generation)
+
+    def stop(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        self._timer.stop()
+        gc.collect()
+        cls = GuiThreadGarbageCollector
+        cls._holders -= 1
+        if cls._holders == 0 and cls._was_enabled:
+            gc.enable()
+
+
 # --------------------------------------------------------------------------- background work
 class Background(QObject):
     """Runs jobs one at a time on a worker thread; results come back on the GUI thread.
@@ -166,6 +219,7 @@ class Background(QObject):
                                queue.SimpleQueue]] = []
         self._generation: dict[str, int] = {}
         self._cancelled: set[int] = set()
+        self._closed = False
         self._lock = threading.Lock()
         self._timer = QTimer(self)
         self._timer.setInterval(interval_ms)
@@ -174,7 +228,10 @@ class Background(QObject):
     def submit(self, fn: Callable, done: Callable[[Any], None], *, key: str = "",
                error: Callable[[Exception], None] | None = None,
                progress: Callable[[Any], None] | None = None, streaming: bool = False) -> int:
-        """Run ``fn()`` (``fn(report)`` when ``streaming``) on the worker; returns a job id."""
+        """Run ``fn()`` (``fn(report)`` when ``streaming``) on the worker; returns a job id
+        (-1 after :meth:`shutdown`: the app is closing, nothing runs any more)."""
+        if self._closed:
+            return -1
         with self._lock:
             number = self._generation.get(key, 0) + 1
             self._generation[key] = number
@@ -209,6 +266,7 @@ class Background(QObject):
         self._poll()
 
     def shutdown(self) -> None:
+        self._closed = True
         self._timer.stop()
         self._pool.shutdown(wait=True, cancel_futures=True)
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from .common import ExportButton, series_colour
 from .plots import layout_widget, legend, pen, styled_plot
@@ -30,15 +29,14 @@ class CurvesView(QWidget):
         self.plots = layout_widget()
         ci = self.plots.ci
         self.loss_plot = styled_plot(ci.addPlot(row=0, col=0),
-                                     "Loss (solid: training, dashed: validation)",
-                                     "cross-entropy")
+                                     "Loss (dashed: validation)", "cross-entropy")
         self.acc_plot = styled_plot(ci.addPlot(row=0, col=1), "Task accuracy (validation)",
                                     "answer tokens right")
-        self.lr_plot = styled_plot(ci.addPlot(row=1, col=0), "Learning rate")
-        self.grad_plot = styled_plot(ci.addPlot(row=1, col=1), "Gradient norm (total)",
+        self.lr_plot = styled_plot(ci.addPlot(row=0, col=2), "Learning rate")
+        self.grad_plot = styled_plot(ci.addPlot(row=1, col=0), "Gradient norm (total)",
                                      "before clipping")
-        self.layer_plot = styled_plot(ci.addPlot(row=2, col=0), "Gradient norm per layer")
-        self.speed_plot = styled_plot(ci.addPlot(row=2, col=1), "Throughput", "tokens / s")
+        self.layer_plot = styled_plot(ci.addPlot(row=1, col=1), "Gradient norm per layer")
+        self.speed_plot = styled_plot(ci.addPlot(row=1, col=2), "Throughput", "tokens / s")
         self.acc_plot.setYRange(0, 1)
         self.legend = legend(self.loss_plot)
         self.layer_legend = legend(self.layer_plot, columns=2)
@@ -51,6 +49,7 @@ class CurvesView(QWidget):
         self.log_scale.setToolTip("Loss on a logarithmic axis")
         self.log_scale.toggled.connect(self._set_log)
         self.layers_of = QComboBox()
+        self.layers_of.setMinimumContentsLength(20)
         self.layers_of.setToolTip("Whose per-layer gradient norms to draw")
         self.layers_of.currentIndexChanged.connect(lambda _: self.refresh())
         self.export = ExportButton(lambda: self.plots, "training curves", csv=self.export_csv)
@@ -107,6 +106,12 @@ class CurvesView(QWidget):
         return {"loss": self.loss_plot, "val": self.loss_plot, "acc": self.acc_plot,
                 "lr": self.lr_plot, "grad": self.grad_plot, "speed": self.speed_plot}[curve]
 
+    def show_layers_of(self, series: RunSeries) -> None:
+        """Draw the per-layer gradient norms of ``series`` (one of the added runs)."""
+        for i, entry in enumerate(self.entries):
+            if entry.series is series:
+                self.layers_of.setCurrentIndex(i)
+
     def set_visible(self, series: RunSeries, visible: bool) -> None:
         for entry in self.entries:
             if entry.series is series:
@@ -150,8 +155,8 @@ class CurvesView(QWidget):
         for i, (name, values) in enumerate(layers.items()):  # model order, as the trainer lists
             curve = self._layer_curves.get(name)
             if curve is None:
-                curve = self._layer_curves[name] = self.layer_plot.plot(
-                    pen=pen(series_colour(i), 1.4), name=name)
+                curve = self._layer_curves[name] = self.layer_plot.plot(name=name)
+            curve.setPen(pen(series_colour(i), 1.4))  # by position: distinct within each run
             n = min(len(values), len(series.steps))
             curve.setData(np.asarray(series.steps[:n], dtype=float),
                           np.asarray(values[:n], dtype=float))

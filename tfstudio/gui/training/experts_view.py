@@ -34,6 +34,7 @@ class ExpertsView(QWidget):
         self.series: RunSeries | None = None
         self.snapshot: dict | None = None
         self.layer = QComboBox()
+        self.layer.setMinimumContentsLength(14)
         self.layer.currentIndexChanged.connect(lambda _: self.redraw())
         self.plots = layout_widget()
         self.load_plot = styled_plot(self.plots.ci.addPlot(), "Expert load over training",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QImage, QPainter, QPen
+from PySide6.QtGui import QBrush, QFont, QFontMetricsF, QImage, QPainter, QPen
 from PySide6.QtWidgets import QGridLayout, QSizePolicy, QToolTip, QWidget
 
 from .common import colour_ramp, display_token, themed_colour

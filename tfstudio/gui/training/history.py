@@ -13,7 +13,6 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from ...train.events import read_events
-from ...train.run import RunFolder
 from .series import RunSeries
 
 HISTORY_FILE = "runs.json"
@@ -56,7 +55,7 @@ class RunHistory:
                 record = RunRecord(**{k: v for k, v in raw.items() if k in known})
             except TypeError:
                 continue  # an entry missing its path or architecture: skip it, keep the rest
-            if RunFolder(record.path).exists():
+            if is_run_folder(record.path):
                 out.append(record)
         return out
 
@@ -97,6 +96,8 @@ class RunHistory:
 
     def record_for_folder(self, path: str | Path) -> RunRecord:
         """A record describing an existing run folder (one the app did not start itself)."""
+        from ...train.run import RunFolder  # loads torch: only when a folder is added
+
         folder = RunFolder(path)
         if not folder.exists():
             raise ValueError(f"{path} is not a tfstudio run folder: it has no config.json and "
@@ -132,6 +133,11 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.")[:40]
 
 
+def is_run_folder(path: str | Path) -> bool:
+    """What ``RunFolder.exists`` checks, without loading torch (the editor starts without it)."""
+    return (Path(path) / "config.json").exists() and (Path(path) / "graph.json").exists()
+
+
 def load_series(record: RunRecord) -> RunSeries:
     """The curves of a past run, read back from its ``metrics.jsonl``."""
-    return RunSeries.from_events(record.label, read_events(RunFolder(record.path).metrics_path))
+    return RunSeries.from_events(record.label, read_events(Path(record.path) / "metrics.jsonl"))

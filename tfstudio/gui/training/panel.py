@@ -9,19 +9,29 @@ or a past run opened from the history. Once a run has ended its weights are load
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QMessageBox, QProgressBar,
-                               QPushButton, QScrollArea, QSplitter, QTabWidget, QVBoxLayout,
-                               QWidget)
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ...graph import Graph
 from ...probes import SnapshotStore
 from .attention_view import AttentionView
-from .common import Background, muted
+from .common import Background, GuiThreadGarbageCollector, muted
 from .curves_view import CurvesView
 from .experts_view import ExpertsView
 from .history import RunHistory, RunRecord, load_series
@@ -34,6 +44,7 @@ from .series import RunSeries
 from .setup_view import SetupView
 from .telemetry import MODES, apply_to_scene, legend_text
 
+PLOT_REDRAW_MS = 250
 # edits that leave the model as it is: allowed while a run trains
 HARMLESS_EDITS = ("MoveNodes", "SetTitle")
 
@@ -67,12 +78,16 @@ class TrainingPanel(QWidget):
         self._report_message = report_message
         self.history = RunHistory(data_dir)
         self.history.mark_interrupted()
+        self.collector = GuiThreadGarbageCollector(self)  # before any worker thread starts
         self.background = Background(self)
         self.host = ModelHost(self.background)
         self.run: TrainingRun | None = None
         self.viewed: ViewedRun | None = None
         self.snapshot: dict | None = None
         self.series_by_path: dict[str, RunSeries] = {}
+        # a redraw of six plots takes tens of milliseconds on a slow CPU: 4 a second is plenty
+        self.plot_timer = QTimer(self, singleShot=True, interval=PLOT_REDRAW_MS)
+        self.plot_timer.timeout.connect(self._redraw_plots)
         self.shown_paths: set[str] = set()
         self._generated: list[int] = []
 
@@ -304,12 +319,8 @@ class TrainingPanel(QWidget):
 
     def _on_progress(self) -> None:
         series = self.run.series
-        if self.curves.isVisible() or not self.curves.entries:
-            self.curves.refresh()
-        else:
-            self._curves_stale = True
-        if self.experts.isVisible():
-            self.experts.redraw()
+        if not self.plot_timer.isActive():  # plots redraw a few times a second, not per drain
+            self.plot_timer.start()
         if not series.steps:
             return
         step = series.steps[-1]
@@ -322,6 +333,14 @@ class TrainingPanel(QWidget):
         if self.run.state == "paused":
             parts.append("paused")
         self.status.setText(" · ".join(parts))
+
+    def _redraw_plots(self) -> None:
+        if self.curves.isVisible():
+            self.curves.refresh()
+        else:
+            self._curves_stale = True
+        if self.experts.isVisible():
+            self.experts.redraw()
 
     def _on_probe(self, snapshot: dict) -> None:
         if self.viewed is None or not self.viewed.live:
@@ -344,7 +363,9 @@ class TrainingPanel(QWidget):
                             params=series.params)
         self._refresh_runs()
         self._update_buttons()
+        self.plot_timer.stop()
         self.curves.refresh()
+        self.experts.redraw()
         if event.kind == "Failed":
             what = {"nan": "the loss stopped being a number", "oom": "out of memory",
                     "error": "an error"}.get(event.reason, event.reason)
@@ -367,22 +388,36 @@ class TrainingPanel(QWidget):
 
     # ------------------------------------------------------------------ what the views show
     def show_snapshot(self, snapshot: dict | None) -> None:
+        """Show a look inside: the visible view redraws now, the others when they are shown
+        (a hidden view's plots would cost the event loop for nothing)."""
         self.snapshot = snapshot
         if snapshot is None:
             return
-        step = snapshot.get("step", 0)
-        where = "now, on your text" if snapshot.get("custom") else f"at step {step}"
-        self.attention.show_snapshot(snapshot)
-        self.positions.show_positions(snapshot.get("positions"), f"The model's own tensors "
-                                                                 f"{where}")
-        self.experts.show_snapshot(snapshot)
-        if not self.host.ready and self.run is not None:
-            decode = self._decoder()
+        self._stale_views = {self.attention, self.positions, self.experts, self.next_token}
+        self._refresh_visible_view()
+        self.refresh_telemetry()
+
+    def _refresh_visible_view(self) -> None:
+        view = self.tabs.currentWidget()
+        stale = getattr(self, "_stale_views", set())
+        if view not in stale or self.snapshot is None:
+            return
+        stale.discard(view)
+        snapshot = self.snapshot
+        where = "now, on your text" if snapshot.get("custom") else \
+            f"at step {snapshot.get('step', 0)}"
+        if view is self.attention:
+            self.attention.show_snapshot(snapshot)
+        elif view is self.positions:
+            self.positions.show_positions(snapshot.get("positions"),
+                                          f"The model's own tensors {where}")
+        elif view is self.experts:
+            self.experts.show_snapshot(snapshot)
+        elif view is self.next_token and not self.host.ready and self.run is not None:
             self.next_token.set_prompt(snapshot.get("text", ""))
-            self.next_token.set_logits(snapshot.get("next_token_logits"), decode,
+            self.next_token.set_logits(snapshot.get("next_token_logits"), self._decoder(),
                                        f"What comes after the probe text, {where} (during "
                                        "training the prompt is the probe text; Enter sets it)")
-        self.refresh_telemetry()
 
     def show_step(self, step: int) -> None:
         if self.viewed is None:
@@ -446,6 +481,7 @@ class TrainingPanel(QWidget):
 
     def _tab_shown(self) -> None:
         widget = self.tabs.currentWidget()
+        self._refresh_visible_view()
         if widget is self.curves and getattr(self, "_curves_stale", False):
             self._curves_stale = False
             self.curves.refresh()
@@ -473,7 +509,12 @@ class TrainingPanel(QWidget):
     # ------------------------------------------------------------------ next token, generation
     def _load_host(self, run_dir: Path) -> None:
         def ready():
-            self.next_token.set_generation_available(True)
+            if self.host.model.family == "encoder":
+                self.next_token.set_generation_available(
+                    False, "A masked-LM encoder predicts masked tokens; it does not write "
+                           "left to right. The chart shows its guess for the last position.")
+            else:
+                self.next_token.set_generation_available(True)
             prompt = self.next_token.prompt.text()
             probe = (self.snapshot or {}).get("text", "")
             if not prompt or prompt == probe:  # not the user's own: ask for the task's answer
@@ -573,6 +614,7 @@ class TrainingPanel(QWidget):
             return
         series = self._series_of(record)
         self.set_overlay(record, True)
+        self.curves.show_layers_of(series)
         item = self.runs.item_of(record.path)
         if item is not None:
             self.runs._filling = True
@@ -627,12 +669,15 @@ class TrainingPanel(QWidget):
         if self.run is not None and self.run.active:
             self.run.stop()
             self.run.wait(timeout)
+        elif self.run is not None:
+            self.run.wait(timeout)  # the thread may still be writing its last checkpoint
         self.host.stop_generation()
         self.background.shutdown()
+        self.collector.stop()
 
 
 def _duration(seconds: float) -> str:
-    seconds = int(round(seconds))
+    seconds = round(seconds)
     if seconds < 60:
         return f"{seconds} s"
     minutes, seconds = divmod(seconds, 60)

@@ -9,9 +9,15 @@
 from __future__ import annotations
 
 import numpy as np
-import pyqtgraph as pg
-from PySide6.QtWidgets import (QComboBox, QGridLayout, QHBoxLayout, QLabel, QStackedWidget,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from .common import ExportButton, muted, placeholder, series_colour
 from .heatmap import Heatmap, HeatmapGrid
@@ -48,18 +54,22 @@ class _TablePage(QWidget):
         grid.setRowStretch(0, 2)
         grid.setRowStretch(1, 3)
         self._curves: list = []
+        self._dims: list[int] = []
 
     def display(self, scheme: str, data: dict) -> None:
         table = np.asarray(data["table"], dtype=float)
-        for curve in self._curves:
-            self.wave_plot.removeItem(curve)
-            self.wave_legend.removeItem(curve)
         positions = np.arange(table.shape[0])
-        self._curves = []
-        for i, dim in enumerate(waveform_dims(table.shape[1])):
-            self._curves.append(self.wave_plot.plot(positions, table[:, dim],
-                                                    pen=pen(series_colour(i), 1.8),
-                                                    name=f"dim {dim}"))
+        dims = waveform_dims(table.shape[1])
+        if len(self._curves) != len(dims) or self._dims != dims:  # a new table: new curves
+            for curve in self._curves:
+                self.wave_plot.removeItem(curve)
+                self.wave_legend.removeItem(curve)
+            self._curves = [self.wave_plot.plot(pen=pen(series_colour(i), 1.8),
+                                                name=f"dim {dim}")
+                            for i, dim in enumerate(dims)]
+            self._dims = dims
+        for curve, dim in zip(self._curves, dims):  # the same table as it trains: new data
+            curve.setData(positions, table[:, dim])
         what = "fixed sin/cos" if scheme == "sinusoidal" else "learned, changes as it trains"
         self.wave_plot.setTitle(f"<span style='font-size:11pt;font-weight:600'>Waveforms per "
                                 f"dimension ({what})</span>")

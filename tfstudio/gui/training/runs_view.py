@@ -3,13 +3,20 @@ run to overlay its curves; open one to look inside it again (its snapshots and i
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QPushButton, QTreeWidget,
-                               QTreeWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QPushButton,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from .common import muted
 from .history import RunRecord
 
-COLUMNS = ["Run", "Corpus", "Steps", "Final loss", "Status", "Folder"]
+COLUMNS = ["Run", "Parameters", "Corpus", "Steps", "Final loss", "Status", "Folder"]
 
 
 def _choose_run_folder(parent) -> str:
@@ -63,12 +70,13 @@ class RunsView(QWidget):
         self.tree.clear()
         for record in self.records:
             loss = f"{record.final_loss:.4f}" if record.final_loss is not None else ""
-            item = QTreeWidgetItem([record.label, record.corpus, str(record.steps), loss,
+            params = f"{record.params:,}" if record.params else ""
+            item = QTreeWidgetItem([record.label, params, record.corpus, str(record.steps), loss,
                                     record.status, record.path])
             item.setData(0, Qt.UserRole, record.path)
             item.setFlags(item.flags() | Qt.ItemIsUserCheckable)
             item.setCheckState(0, Qt.Checked if record.path in shown else Qt.Unchecked)
-            item.setToolTip(5, record.path)
+            item.setToolTip(len(COLUMNS) - 1, record.path)
             self.tree.addTopLevelItem(item)
             if record.path == current_path:
                 self.tree.setCurrentItem(item)

@@ -60,7 +60,7 @@ class RunSeries:
             self.end = f"failed ({event.reason}): {event.message}"
 
     @classmethod
-    def from_events(cls, name: str, events) -> "RunSeries":
+    def from_events(cls, name: str, events) -> RunSeries:
         series = cls(name)
         for event in events:
             series.add(event)

@@ -7,12 +7,24 @@ import html
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout,
-                               QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpinBox,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ...graph import Graph
 from ...train.config import TrainConfig
+from .. import theme
 from .common import Background, display_token, muted, series_colour
 from .defaults import suggested_config
 
@@ -47,11 +59,10 @@ def token_preview_html(strings: list[str], ids: list[int]) -> str:
     for i, (text, token_id) in enumerate(zip(strings, ids)):
         colour = series_colour(i)
         cells.append(
-            "<span style='background-color:rgba({r},{g},{b},0.28);'>"
-            "<span style='font-family:monospace;font-size:12pt;'>{t}</span>"
-            "<sub style='color:#5d6577;'>{id}"
-            "</sub></span>".format(r=colour.red(), g=colour.green(), b=colour.blue(),
-                                   t=html.escape(display_token(text)), id=token_id))
+            f"<span style='background-color:rgba({colour.red()},{colour.green()},{colour.blue()},0.28);'>"
+            f"<span style='font-family:monospace;font-size:12pt;'>{html.escape(display_token(text))}</span>"
+            f"<sub style='color:{theme.current().muted_text};'>{token_id}"
+            "</sub></span>")
     return "&#8203;".join(cells)
 
 

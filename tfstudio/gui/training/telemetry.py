@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtGui import QColor  # noqa: F401 - the colour type node_colours returns
+from PySide6.QtGui import QColor
 
 from ...probes.telemetry import node_values
 from .common import ramp_colour

@@ -1,0 +1,146 @@
+"""The training panel inside the editor's main window: docked, driven from the Train menu,
+refusing graph edits while a run trains, colouring the canvas with telemetry; and the editor
+still starts without loading torch."""
+from __future__ import annotations
+
+import gc
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from tfstudio.graph.commands import MoveNodes, SetParam
+from tfstudio.gui.main_window import MainWindow
+from tfstudio.gui.session import EditorSession
+from tfstudio.gui.training import attach
+from tfstudio.presets import load_preset
+
+torch.set_num_threads(1)
+WAIT_MS = 60_000
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    w = MainWindow(EditorSession(load_preset("tiny-gpt")), data_dir=tmp_path)
+    w.ask_unsaved = lambda: "discard"
+    attachment = attach(w)
+    qtbot.addWidget(w)
+    w.resize(1500, 1000)
+    w.show()
+    qtbot.waitExposed(w)
+    yield w
+    if attachment._panel is not None:
+        attachment._panel.shutdown()
+    w.close()
+    gc.collect()  # Qt objects of this test die on the GUI thread
+
+
+def test_train_from_the_menu_edits_refused_while_training_telemetry_on_canvas(window, qtbot):
+    training = window.training
+    assert training._panel is None  # built when first needed: the editor starts as fast
+    menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&Train")
+    train, stop = training.train_action, training.stop_action
+    assert train in menu.actions() and not stop.isEnabled()
+    panel = training.panel
+    assert training.dock.widget() is panel and window.training_panel is panel
+    s = panel.setup
+    s.select_corpus("task:reverse")
+    s.tokenizer.setCurrentText("char")
+    s.steps.setValue(5000)
+    s.batch.setValue(8)
+    s.seq_len.setValue(32)
+    s.probe_every.setValue(3)
+
+    assert not training.dock.isVisible()  # the editor opens as it always did
+    train.trigger()
+    assert training.dock.isVisible()
+    run = panel.run
+    assert run is not None and stop.isEnabled() and not train.isEnabled()
+
+    # an edit of the model is refused with a message; moving a block is fine
+    session = window.session
+    messages = []
+    session.message.connect(messages.append)
+    before = session.root.node("embed").params["d_model"]
+    assert not session.execute(SetParam((), "embed", "d_model", 32))
+    assert session.root.node("embed").params["d_model"] == before
+    assert messages and "training" in messages[-1]
+    assert session.execute(MoveNodes((), {"embed": (300.0, 40.0)}))
+    assert not session.undo()  # undo would change the graph too: refused while training
+
+    # telemetry: the blocks on the canvas take the colours of the latest look inside
+    qtbot.waitUntil(lambda: panel.snapshot is not None and bool(panel.snapshot["grad_norm"]),
+                    timeout=WAIT_MS)
+    panel.telemetry.setCurrentIndex(panel.telemetry.findData("grad_norm"))
+    items = window.scene.node_items
+    assert items["embed"].telemetry is not None and items["layers"].telemetry is not None
+    assert items["layers"].telemetry[1].startswith("‖g‖")
+    assert items["tokens"].telemetry is None  # no parameters, no gradient
+    window.scene.set_path(("layers",))  # inside the group: its own blocks are coloured
+    qtbot.waitUntil(lambda: "attn" in window.scene.node_items, timeout=WAIT_MS)
+    assert window.scene.node_items["attn"].telemetry is not None
+
+    stop.trigger()
+    qtbot.waitUntil(lambda: run.state == "finished", timeout=WAIT_MS)
+    assert train.isEnabled() and not stop.isEnabled()
+    assert session.execute(SetParam((), "embed", "d_model", 32))  # editable again
+
+
+def test_the_editor_still_starts_without_torch():
+    code = ("import sys; import tfstudio.gui.training.attach, tfstudio.gui.launch; "
+            "print('torch' in sys.modules, 'pyqtgraph' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, check=True)
+    assert out.stdout.strip() == "False False"  # nor the plotting library: a lazy panel
+
+
+QUIT_WITH_PANEL_OPEN = """
+import sys
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+from tfstudio.gui.main_window import MainWindow
+from tfstudio.gui.session import EditorSession
+from tfstudio.gui.training import attach
+from tfstudio.presets import load_preset
+
+def run():  # as tfstudio.gui.launch does: the window goes when run() returns
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    window = MainWindow(EditorSession(load_preset("tiny-gpt")), data_dir=sys.argv[1])
+    window.ask_unsaved = lambda: "discard"
+    attach(window).show_panel()
+    window.show()
+    QTimer.singleShot(500, app.quit)
+    return app.exec()
+
+sys.exit(run())
+"""
+
+
+def test_quitting_with_the_panel_open_exits_cleanly(tmp_path):
+    """Quitting stops the panel's threads and timers; nothing is left to crash at exit (the
+    bool reference-count guard in gui.qt_compat matters here: plots emit many signals)."""
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", OMP_NUM_THREADS="1")
+    out = subprocess.run([sys.executable, "-c", QUIT_WITH_PANEL_OPEN, str(tmp_path)],
+                         check=False, capture_output=True, text=True, timeout=180, env=env)
+    assert out.returncode == 0, out.stderr
+    assert "Fatal Python error" not in out.stderr
+
+
+def test_signal_emission_cannot_free_true(qapp):
+    """PySide6 6.12's stable-ABI build on Python < 3.12 drops a reference to True on every
+    signal emitted; the guard makes True and False immortal there (as 3.12 does)."""
+    from PySide6.QtCore import QObject, Signal
+
+    from tfstudio.gui.qt_compat import binding_drops_bools, guard_none_refcount
+
+    class Emitter(QObject):
+        fired = Signal()
+
+    guard_none_refcount()  # importing tfstudio.gui already ran it once
+    emitter = Emitter()
+    for _ in range(20000):  # more emissions than True has references on an affected build
+        emitter.fired.emit()
+    if sys.version_info < (3, 12) and binding_drops_bools():
+        assert sys.getrefcount(True) > 2**39 and sys.getrefcount(False) > 2**39
