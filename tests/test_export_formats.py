@@ -40,7 +40,7 @@ def perturbed(model, seed=0):
 
 
 def test_run_to_hugging_face_and_back(run_dir, tmp_path, capsys):
-    transformers = pytest.importorskip("transformers")
+    import transformers  # a test dependency
     transformers.logging.set_verbosity_error()
     run = RunFolder(run_dir)
     model, tokenizer = run.load_model(), run.tokenizer()
@@ -118,7 +118,7 @@ def test_standalone_model_py_reproduces_the_logits_without_tfstudio(run_dir, tmp
 
 @pytest.mark.parametrize("preset", ["tiny-mistral", "tiny-mixtral"])
 def test_onnx_file_passes_the_checker_and_computes_the_same_logits(tmp_path, preset):
-    onnx = pytest.importorskip("onnx")
+    import onnx  # a test dependency
     from onnx.reference import ReferenceEvaluator
 
     model = perturbed(compile_graph(load_preset(preset)))

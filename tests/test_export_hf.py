@@ -14,7 +14,7 @@ from tfstudio.presets import load_preset
 from tfstudio.train.run import RunFolder
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before transformers loads: never download
-transformers = pytest.importorskip("transformers")
+import transformers  # noqa: E402 - a test dependency (pyproject [test])
 transformers.logging.set_verbosity_error()
 
 VOCAB = 300
@@ -192,7 +192,7 @@ def test_exported_tokenizer_gives_the_same_ids_in_transformers(tmp_path, spec):
 
 
 def test_a_byte_level_bpe_trained_by_hf_tokenizers_imports_with_the_same_ids(tmp_path):
-    tokenizers = pytest.importorskip("tokenizers")
+    import tokenizers  # installed with transformers
     from tfstudio.data import load_corpus
     from tfstudio.export.hf_tokenizer import import_tokenizer
 

@@ -34,7 +34,7 @@ def drop_from_palette(window, block_type, scene_xy) -> str:
     view = window.view
     at = QPointF(view.mapFromScene(QPointF(*scene_xy)))
     before = set(window.scene.graph.nodes)
-    enter = QDragEnterEvent(at, Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier)
+    enter = QDragEnterEvent(at.toPoint(), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier)
     QApplication.sendEvent(view.viewport(), enter)
     assert enter.isAccepted()
     drop = QDropEvent(at, Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier)

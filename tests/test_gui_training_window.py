@@ -144,3 +144,26 @@ def test_signal_emission_cannot_free_true(qapp):
         emitter.fired.emit()
     if sys.version_info < (3, 12) and binding_drops_bools():
         assert sys.getrefcount(True) > 2**39 and sys.getrefcount(False) > 2**39
+
+
+def test_a_hugging_face_folder_opens_as_a_run_with_its_graph_on_the_canvas(window, tmp_path):
+    import transformers  # a test dependency
+    config = transformers.LlamaConfig(vocab_size=300, hidden_size=32, num_hidden_layers=2,
+                                      num_attention_heads=4, num_key_value_heads=2,
+                                      intermediate_size=48)
+    transformers.AutoModelForCausalLM.from_config(config).save_pretrained(tmp_path / "hf")
+    run_dir = window.training.open_hf_folder(tmp_path / "hf")
+    assert run_dir is not None and (run_dir / "graph.json").exists()
+    graph = window.session.root
+    attention = [n for _, n in graph.walk() if n.type == "attention"]
+    assert attention and attention[0].param("kv_heads") == 2          # GQA, as the config says
+    assert attention[0].param("position") == "rope"
+    panel = window.training.panel
+    assert str(run_dir) in panel.shown_paths
+
+
+def test_a_folder_that_is_not_a_checkpoint_is_refused_with_a_message(window, tmp_path):
+    errors = []
+    window.show_error = lambda text, title="": errors.append(text)
+    assert window.training.open_hf_folder(tmp_path) is None
+    assert errors and "config.json" in errors[0]

@@ -70,12 +70,12 @@ def test_two_processes_match_single_process(tmp_path, graph, parallel, rel):
             "--seq-len", "32", "--eval-every", "0", "--warmup-steps", "1", "--device", "cpu"]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     single, double = tmp_path / "single", tmp_path / parallel
-    subprocess.run([sys.executable, "-m", "tfstudio", "train", *args, "--out", str(single)],
-                   check=True, env=env, capture_output=True)
-    subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone",
-                    "--nproc_per_node", "2", "-m", "tfstudio", "train", *args,
-                    "--parallel", parallel, "--out", str(double)],
-                   check=True, env=env, capture_output=True)
+    for command in ([sys.executable, "-m", "tfstudio", "train", *args, "--out", str(single)],
+                    [sys.executable, "-m", "torch.distributed.run", "--standalone",
+                     "--nproc_per_node", "2", "-m", "tfstudio", "train", *args,
+                     "--parallel", parallel, "--out", str(double)]):
+        done = subprocess.run(command, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr[-3000:]
     assert step_losses(double) == pytest.approx(step_losses(single), rel=rel, abs=1e-6)
     assert len(step_losses(double)) == 4
     whole = RunFolder(double).load_model()

@@ -21,6 +21,9 @@ class Breadcrumb(QWidget):
         while self._layout.count():
             item = self._layout.takeAt(0)
             if item.widget() is not None:
+                # hide at once: deleteLater waits for the event loop, and until then the old
+                # crumb would paint underneath the new one
+                item.widget().hide()
                 item.widget().deleteLater()
         self.buttons = []
         crumbs = [(str(root.meta.get("name") or "model"), ())]

@@ -53,8 +53,12 @@ def init(info: DistInfo, device: torch.device) -> torch.device:
     return device
 
 
-def shutdown(info: DistInfo) -> None:
+def shutdown(info: DistInfo, wait_for_peers: bool = False) -> None:
+    """Leave the process group; ``wait_for_peers`` first meets every rank at a barrier (only
+    safe when all of them got this far, i.e. after a clean end)."""
     if info.enabled and dist.is_initialized():
+        if wait_for_peers:
+            dist.barrier()
         dist.destroy_process_group()
 
 

@@ -162,6 +162,7 @@ class Trainer:
     def run(self) -> Event:
         """Train; returns the final event (Finished or Failed). Never raises for training faults."""
         start = time.perf_counter()
+        end: Event | None = None
         try:
             self._setup()
             if self.metrics_log:
@@ -179,7 +180,9 @@ class Trainer:
         except Exception as exc:  # noqa: BLE001 - reported to the user, never swallowed silently
             end = Failed(self.step, "error", f"{type(exc).__name__}: {exc}")
         finally:
-            shutdown(self.dist)
+            # after a clean end every rank waits for the others (rank 0 may still be writing the
+            # checkpoint); tearing gloo down under a busy peer aborts the process
+            shutdown(self.dist, wait_for_peers=end is not None and end.kind == "Finished")
         self.emit(end)
         return end
 

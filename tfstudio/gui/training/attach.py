@@ -1,7 +1,7 @@
 """Dock the training panel into the editor's main window.
 
 ``attach(window)`` adds a "Training" dock (bottom; shown by Train or the Train menu), a Train
-menu (Train, Pause/Resume, Stop, show the panel) and a Train button on the main toolbar. The
+menu (Train, Pause/Resume, Stop, show the panel, open a Hugging Face folder) and a Train button on the main toolbar. The
 panel itself (and pyqtgraph, numpy, the data layer) is built the first time it is needed, so
 the editor starts as fast as without it. Once built it trains the editor's graph, colours the
 canvas's blocks with the telemetry the panel picks, and refuses graph edits while a run trains
@@ -9,9 +9,11 @@ canvas's blocks with the telemetry the panel picks, and refuses graph edits whil
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QApplication, QDockWidget, QToolBar
+from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QToolBar
 
 
 class TrainingAttachment:
@@ -37,9 +39,12 @@ class TrainingAttachment:
         self.show_action = self._action("Show the training &panel", self.show_panel, None,
                                         "setup, curves, attention, positions, next token, "
                                         "experts, runs")
+        self.hf_action = self._action("Open a &Hugging Face folder...", self.open_hf_dialog, None,
+                                      "a local GPT-2 / LLaMA / Mistral / Mixtral / Qwen2 / BERT "
+                                      "checkpoint, as a run to look inside or train further")
         menu = window.menuBar().addMenu("&Train")
         for a in (self.train_action, self.pause_action, self.stop_action, None,
-                  self.show_action):
+                  self.show_action, self.hf_action):
             menu.addSeparator() if a is None else menu.addAction(a)
         toolbar = window.findChild(QToolBar, "main_toolbar")
         if toolbar is not None:
@@ -101,6 +106,29 @@ class TrainingAttachment:
             self.window.resizeDocks([self.dock], [max(420, self.window.height() * 55 // 100)],
                                     Qt.Vertical)
         self.dock.raise_()
+
+    def open_hf_dialog(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self.window,
+                                                  "Open a Hugging Face checkpoint folder")
+        if folder:
+            self.open_hf_folder(folder)
+
+    def open_hf_folder(self, folder: str | Path) -> Path | None:
+        """Import a local Hugging Face checkpoint as a run: its graph goes on the canvas and its
+        weights into every view. Returns the run folder (None when it cannot be imported)."""
+        from ...export import import_hf
+        from ...train.run import RunFolder
+
+        run_dir = self.panel.history.new_run_dir("hf-" + Path(folder).name)
+        try:
+            import_hf(folder, run_dir)
+        except (ValueError, OSError) as exc:  # InteropError is a ValueError
+            self.window.show_error(str(exc), "Cannot open this Hugging Face folder")
+            return None
+        self.window.load_graph(RunFolder(run_dir).graph())
+        self.show_panel()
+        self.panel.add_run_folder(str(run_dir))
+        return run_dir
 
     def train(self) -> None:
         self.show_panel()
