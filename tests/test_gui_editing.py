@@ -2,29 +2,13 @@
 moves and deletes are single undo steps, and search-to-add finds blocks by fuzzy names."""
 from __future__ import annotations
 
-import pytest
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtTest import QTest
 
 from tfstudio.graph import Edge, Graph, dumps
 from tfstudio.gui.fuzzy import fuzzy_score, rank_blocks
-from tfstudio.gui.main_window import MainWindow
 from tfstudio.gui.scene import GRID, SPREAD
-from tfstudio.gui.session import EditorSession
 from tfstudio.presets import load_preset
-
-
-@pytest.fixture
-def make_window(qtbot, tmp_path):
-    def make(graph):
-        w = MainWindow(EditorSession(graph), data_dir=tmp_path)
-        w.ask_unsaved = lambda: "discard"
-        qtbot.addWidget(w)
-        w.resize(1400, 900)
-        w.show()
-        qtbot.waitExposed(w)
-        return w
-    return make
 
 
 def test_a_refused_wire_says_why_on_the_canvas_and_in_the_status_bar(make_window):

@@ -2,29 +2,13 @@
 the cost panel's numbers and the quick switches' rewrites."""
 from __future__ import annotations
 
-import pytest
 from PySide6.QtWidgets import QLabel
 
 from tfstudio.graph import Edge
 from tfstudio.graph.templates import layer_graph, transformer_lm
 from tfstudio.gui.device_memory import system_ram
-from tfstudio.gui.main_window import MainWindow
-from tfstudio.gui.session import EditorSession
 from tfstudio.gui.text import bytes_label, count_label, flops_label, shape_label
 from tfstudio.presets import load_preset
-
-
-@pytest.fixture
-def make_window(qtbot, tmp_path):
-    def make(graph):
-        w = MainWindow(EditorSession(graph), data_dir=tmp_path)
-        w.ask_unsaved = lambda: "discard"
-        qtbot.addWidget(w)
-        w.resize(1400, 900)
-        w.show()
-        qtbot.waitExposed(w)
-        return w
-    return make
 
 
 def test_heads_that_do_not_divide_d_model_show_on_the_block_and_in_the_problems(make_window,

@@ -13,20 +13,12 @@ from PySide6.QtWidgets import QApplication
 from tfstudio.graph import SetParam
 from tfstudio.gui.dialogs import PresetGallery
 from tfstudio.gui.errors import install_excepthook
-from tfstudio.gui.main_window import MainWindow
-from tfstudio.gui.session import EditorSession
 from tfstudio.presets import load_preset
 
 
 @pytest.fixture
-def window(qtbot, tmp_path):
-    w = MainWindow(EditorSession(load_preset("tiny-gpt")), data_dir=tmp_path)
-    w.ask_unsaved = lambda: "discard"
-    qtbot.addWidget(w)
-    w.resize(1400, 900)
-    w.show()
-    qtbot.waitExposed(w)
-    return w
+def window(make_window):
+    return make_window(load_preset("tiny-gpt"))
 
 
 def wheel(view, at: QPoint, steps: int) -> None:
