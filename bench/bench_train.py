@@ -21,7 +21,7 @@ import torch.nn.functional as F
 
 import tfstudio
 from report import DOC, replace_section  # noqa: E402  (bench/ is on sys.path)
-from tfstudio.train.config import TrainConfig
+from tfstudio.runs.config import TrainConfig
 from tfstudio.train.optim import lr_at, make_optimizer
 from tfstudio.train.pipeline import build_pipeline, fit_graph_to_tokenizer
 from tfstudio.train.trainer import Trainer

@@ -14,8 +14,8 @@ from tfstudio.cli import main
 from tfstudio.compiler import compile_graph
 from tfstudio.export import InteropError, export_onnx, export_pytorch
 from tfstudio.presets import load_preset
-from tfstudio.train.config import TrainConfig
-from tfstudio.train.run import RunFolder
+from tfstudio.runs.config import TrainConfig
+from tfstudio.runs.folder import RunFolder
 from tfstudio.train.trainer import Trainer
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before transformers loads: never download

@@ -11,7 +11,7 @@ from tfstudio.compiler import compile_graph
 from tfstudio.export import ExportRefused, InteropError, export_hf, hf_plan, import_hf
 from tfstudio.graph.templates import transformer_lm
 from tfstudio.presets import load_preset
-from tfstudio.train.run import RunFolder
+from tfstudio.runs.folder import RunFolder
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before transformers loads: never download
 import transformers  # noqa: E402 - a test dependency (pyproject [test])

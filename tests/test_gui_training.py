@@ -219,7 +219,7 @@ def test_editing_the_graph_during_a_run_never_reaches_it(make_panel, qtbot):
 
 def test_a_past_run_reopens_after_a_restart(make_panel, qtbot, tmp_path):
     from tfstudio.probes import SnapshotStore, probe_inputs
-    from tfstudio.train.run import RunFolder
+    from tfstudio.runs.folder import RunFolder
 
     data = tmp_path / "appdata"
     first = make_panel(data_dir=data)

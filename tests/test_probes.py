@@ -330,7 +330,7 @@ def test_probe_text_never_runs_past_a_learned_position_table(tokenizer):
 
 
 def test_trainer_probes_between_steps_without_changing_the_run(tmp_path):
-    from tfstudio.train.config import TrainConfig
+    from tfstudio.runs.config import TrainConfig
     from tfstudio.train.trainer import Trainer
 
     def train(probe_every: int, run_dir):

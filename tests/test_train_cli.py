@@ -65,7 +65,7 @@ def test_two_processes_match_single_process(tmp_path, graph, parallel, rel):
     """Two gloo ranks, each on half of the same global batch, give the single-process loss,
     whether the model is replicated (DDP) or sharded (FSDP2), also when some experts of a
     mixture get no tokens; the run reopens afterwards."""
-    from tfstudio.train.run import RunFolder
+    from tfstudio.runs.folder import RunFolder
     args = [graph, "--corpus", "sample:small", "--steps", "4", "--batch-size", "8",
             "--seq-len", "32", "--eval-every", "0", "--warmup-steps", "1", "--device", "cpu"]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}

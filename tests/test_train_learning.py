@@ -6,7 +6,7 @@ import pytest
 
 import tfstudio
 from tfstudio.data import load_corpus
-from tfstudio.train.config import TrainConfig
+from tfstudio.runs.config import TrainConfig
 from tfstudio.train.trainer import Trainer
 
 

@@ -13,10 +13,10 @@ import torch
 import tfstudio
 from tfstudio.graph import SetParam, Document
 from tfstudio.train import trainer as trainer_module
-from tfstudio.train.checkpoint import latest_checkpoint, load_checkpoint
-from tfstudio.train.config import TrainConfig
+from tfstudio.runs.checkpoint import latest_checkpoint, load_checkpoint
+from tfstudio.runs.config import TrainConfig
 from tfstudio.train.events import read_events
-from tfstudio.train.run import RunFolder
+from tfstudio.runs.folder import RunFolder
 from tfstudio.train.trainer import Trainer
 
 
@@ -97,7 +97,7 @@ def test_checkpoint_survives_being_killed_mid_write(tmp_path):
     whatever LATEST names must always load."""
     script = textwrap.dedent(f"""
         import torch, tfstudio
-        from tfstudio.train.checkpoint import save_checkpoint
+        from tfstudio.runs.checkpoint import save_checkpoint
         model = tfstudio.compile_graph(tfstudio.load_graph("tiny-gpt"))
         opt = torch.optim.AdamW(model.parameters())
         model(torch.zeros(1, 4, dtype=torch.long)).sum().backward(); opt.step()
@@ -216,7 +216,7 @@ def test_a_batch_without_labels_has_zero_loss_not_nan():
 
 
 def test_saving_the_same_step_again_keeps_a_loadable_latest(tmp_path):
-    from tfstudio.train.checkpoint import save_checkpoint
+    from tfstudio.runs.checkpoint import save_checkpoint
     model = tfstudio.compile_graph(tfstudio.load_graph("tiny-gpt"))
     first = save_checkpoint(tmp_path, 5, model, None, {"marker": 1})
     second = save_checkpoint(tmp_path, 5, model, None, {"marker": 2})

@@ -31,8 +31,8 @@ def import_hf(folder, out_dir, *, overwrite: bool = False) -> Report:
 
     from ..compiler import compile_graph
     from ..graph import save_graph
-    from ..train.checkpoint import save_checkpoint
-    from ..train.config import TrainConfig
+    from ..runs.checkpoint import save_checkpoint
+    from ..runs.config import TrainConfig
     from .anatomy import read_anatomy
     from .hf_tokenizer import import_tokenizer
 

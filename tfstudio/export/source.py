@@ -52,7 +52,7 @@ def resolve_source(source, state_dict: dict | None = None, tokenizer=None) -> So
 
 
 def _from_run(path: Path, state_dict, tokenizer) -> Source:
-    from ..train.run import RunError, RunFolder
+    from ..runs.folder import RunError, RunFolder
 
     folder = RunFolder(path)
     if not folder.exists():

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from dataclasses import fields
 
-from .config import TrainConfig
+from ..runs.config import TrainConfig
 
 _HELP = {
     "corpus": "sample, sample:small|medium|large, pydoc, task:NAME (copy, reverse, sort, add, "

@@ -18,8 +18,8 @@ def configure(parser) -> None:
 
 def run(args) -> int:
     from .generation import generate_ids
-    from .checkpoint import CheckpointError
-    from .run import RunError, RunFolder
+    from ..runs.checkpoint import CheckpointError
+    from ..runs.folder import RunError, RunFolder
 
     folder = RunFolder(args.run_dir)
     try:

@@ -15,7 +15,7 @@ import torch
 from ..data import (DataError, TaskSampler, WindowSampler, build_tokenizer, eval_windows, load_corpus,
                     mlm_batch, split_train_val, token_array)
 from ..graph import Graph
-from .config import TrainConfig
+from ..runs.config import TrainConfig
 from .objectives import IGNORE, Batch
 
 OBJECTIVE_OF_HEAD = {"lm_head": "causal-lm", "mlm_head": "masked-lm", "seq2seq_head": "seq2seq"}

@@ -19,8 +19,8 @@ import torch
 from torch.nn.utils import clip_grads_with_norm_, get_total_norm
 
 from ..graph import Graph
-from .checkpoint import load_checkpoint, rng_state, save_checkpoint, set_rng_state
-from .config import TrainConfig
+from ..runs.checkpoint import load_checkpoint, rng_state, save_checkpoint, set_rng_state
+from ..runs.config import TrainConfig
 from .device import autocast, peak_flops, pick_device, pick_precision
 from .distributed import (DistInfo, all_ranks_agree, as_local, full_weights, init as dist_init,
                           local_rows, mean_across_ranks, shutdown, wrap_for_training)
@@ -28,7 +28,7 @@ from .events import (CheckpointSaved, EvalMetrics, Event, Failed, Finished, Metr
                      RouterMetrics, Started, StepMetrics)
 from .objectives import loss_and_logits, token_accuracy
 from .optim import lr_at, make_optimizer
-from .run import RunFolder
+from ..runs.folder import RunFolder
 
 Listener = Callable[[Event], None]
 

@@ -117,7 +117,7 @@ class TrainingAttachment:
         """Import a local Hugging Face checkpoint as a run: its graph goes on the canvas and its
         weights into every view. Returns the run folder (None when it cannot be imported)."""
         from ...export import import_hf
-        from ...train.run import RunFolder
+        from ...runs.folder import RunFolder
 
         run_dir = self.panel.history.new_run_dir("hf-" + Path(folder).name)
         try:

@@ -8,7 +8,7 @@ and a gentler learning rate.
 from __future__ import annotations
 
 from ...graph import Graph
-from ...train.config import TrainConfig
+from ...runs.config import TrainConfig
 
 TINY_PARAMS = 2_000_000      # up to here: a CPU trains it in seconds
 SMALL_PARAMS = 50_000_000    # up to here: minutes on a GPU

@@ -96,7 +96,7 @@ class RunHistory:
 
     def record_for_folder(self, path: str | Path) -> RunRecord:
         """A record describing an existing run folder (one the app did not start itself)."""
-        from ...train.run import RunFolder  # loads torch: only when a folder is added
+        from ...runs.folder import RunFolder  # loads torch: only when a folder is added
 
         folder = RunFolder(path)
         if not folder.exists():

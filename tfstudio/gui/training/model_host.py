@@ -34,7 +34,7 @@ class ModelHost:
         def job():
             import json
 
-            from ...train.run import RunFolder
+            from ...runs.folder import RunFolder
             folder = RunFolder(run_dir)
             model = folder.load_model("cpu")
             state = json.loads((folder.latest() / "state.json").read_text(encoding="utf-8"))

@@ -531,7 +531,7 @@ class TrainingPanel(QWidget):
         is then the first answer token."""
         try:
             from ...data import load_corpus
-            from ...train.run import RunFolder
+            from ...runs.folder import RunFolder
             task = load_corpus(RunFolder(run_dir).config().corpus).task
         except (OSError, ValueError):
             return text

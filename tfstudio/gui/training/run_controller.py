@@ -16,7 +16,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from ...graph import Graph
-from ...train.config import TrainConfig
+from ...runs.config import TrainConfig
 from ...train.events import Failed
 from .series import RunSeries
 

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...graph import Graph
-from ...train.config import TrainConfig
+from ...runs.config import TrainConfig
 from .. import theme
 from .common import Background, display_token, muted, series_colour
 from .defaults import suggested_config

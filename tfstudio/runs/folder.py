@@ -3,8 +3,9 @@
     RUN_DIR/graph.json        the architecture as trained (vocab set to the tokenizer's)
     RUN_DIR/config.json       the TrainConfig
     RUN_DIR/tokenizer.json    the tokenizer, so the run decodes exactly as it trained
-    RUN_DIR/metrics.jsonl     one event per line (see events.py)
+    RUN_DIR/metrics.jsonl     one event per line (see tfstudio.train.events)
     RUN_DIR/checkpoints/      see checkpoint.py
+    RUN_DIR/probes/           looks inside the model during training (tfstudio.probes)
 """
 from __future__ import annotations
 
