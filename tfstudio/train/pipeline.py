@@ -127,7 +127,8 @@ class TextSeq2Seq(TextLM):
 
 
 class TaskLM(Pipeline):
-    """Synthetic task as a causal LM: the loss is on the answer tokens only."""
+    """Synthetic task as a causal LM: the loss is on the answer tokens and the newline that
+    closes the answer (so a model that learned the task also stops there)."""
 
     objective = "causal-lm"
     reports_accuracy = True
@@ -139,7 +140,9 @@ class TaskLM(Pipeline):
 
     @staticmethod
     def _convert(b) -> Batch:
-        labels = b.targets.masked_fill(~b.answer_mask, IGNORE)
+        last = b.answer_mask & ~torch.roll(b.answer_mask, -1, dims=1)  # the answer's last token
+        closing = torch.roll(last, 1, dims=1)                         # the newline after it
+        labels = b.targets.masked_fill(~(b.answer_mask | closing), IGNORE)
         return Batch((b.inputs,), labels)
 
     def train_batch(self, batch_size):
