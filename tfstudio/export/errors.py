@@ -40,10 +40,5 @@ class ExportRefused(InteropError):
 
 
 def _unique(problems: list[Problem]) -> list[Problem]:
-    """Drop repeats (the same node refused once per copy of a repeated group)."""
-    seen, out = set(), []
-    for p in problems:
-        if p not in seen:
-            seen.add(p)
-            out.append(p)
-    return out
+    """Drop repeats (the same node refused once per copy of a repeated group), keeping order."""
+    return list(dict.fromkeys(problems))

@@ -98,12 +98,8 @@ def validate(graph: Graph, *, context_length: int | None = None) -> list[Diagnos
 
 
 def _unique(items: list[Diagnostic]) -> list[Diagnostic]:
-    seen, out = set(), []
-    for d in items:
-        if d not in seen:
-            seen.add(d)
-            out.append(d)
-    return out
+    """Drop repeated diagnostics, keeping the first of each in order."""
+    return list(dict.fromkeys(items))
 
 
 def _output_kinds(graph: Graph, node: Node) -> set[str]:
