@@ -32,14 +32,16 @@ CFG = dict(corpus="sample:small", tokenizer="byte", batch_size=16, seq_len=64, l
 
 
 def trainer_tokens_per_s(steps: int) -> float:
+    """Timed from the Started event (setup done) to the last step's metrics."""
     times = {}
-    trainer = Trainer(tfstudio.load_graph("tiny-gpt"), TrainConfig(steps=steps, **CFG),
-                      listeners=[lambda e: times.setdefault(e.kind, time.perf_counter())
-                                 if e.kind in ("Started",) else
-                                 times.__setitem__("last", time.perf_counter())
-                                 if e.kind == "StepMetrics" else None])
-    trainer.run()
-    return steps * CFG["batch_size"] * CFG["seq_len"] / (times["last"] - times["Started"])
+
+    def clock(event):
+        if event.kind in ("Started", "StepMetrics"):
+            times[event.kind] = time.perf_counter()
+
+    Trainer(tfstudio.load_graph("tiny-gpt"), TrainConfig(steps=steps, **CFG),
+            listeners=[clock]).run()
+    return steps * CFG["batch_size"] * CFG["seq_len"] / (times["StepMetrics"] - times["Started"])
 
 
 def hand_tokens_per_s(steps: int) -> float:

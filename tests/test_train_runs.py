@@ -61,16 +61,21 @@ def test_vocab_follows_tokenizer(tmp_path):
     assert graph.node("head").params["vocab_size"] == vocab
 
 
-def test_nan_loss_stops_and_keeps_last_good_checkpoint(tmp_path, monkeypatch):
+def poison_loss(monkeypatch, at_call: int, spoil) -> None:
+    """Make the trainer's loss on its ``at_call``-th batch ``spoil(model, loss)``."""
     real = trainer_module.loss_and_logits
     calls = {"n": 0}
 
     def poisoned(model, batch):
         loss, logits = real(model, batch)
         calls["n"] += 1
-        return (loss * float("nan") if calls["n"] == 5 else loss), logits
+        return (spoil(model, loss) if calls["n"] == at_call else loss), logits
 
     monkeypatch.setattr(trainer_module, "loss_and_logits", poisoned)
+
+
+def test_nan_loss_stops_and_keeps_last_good_checkpoint(tmp_path, monkeypatch):
+    poison_loss(monkeypatch, 5, lambda model, loss: loss * float("nan"))
     cfg = TrainConfig(**{**CFG, "checkpoint_every": 2, "eval_every": 0})
     end = Trainer(tfstudio.load_graph("tiny-gpt"), cfg, run_dir=tmp_path).run()
     assert (end.kind, end.reason) == ("Failed", "nan")
@@ -186,18 +191,9 @@ def test_init_from_starts_with_a_runs_weights_and_tokenizer(tmp_path):
 
 
 def test_non_finite_gradients_stop_before_the_weights_are_touched(tmp_path, monkeypatch):
-    real = trainer_module.loss_and_logits
-    calls = {"n": 0}
-
-    def poisoned(model, batch):
-        loss, logits = real(model, batch)
-        calls["n"] += 1
-        if calls["n"] == 3:  # a finite loss whose gradient is not: d sqrt(u)/du at u = 0
-            weight = next(model.parameters())
-            loss = loss + torch.sqrt((weight * 0).sum())
-        return loss, logits
-
-    monkeypatch.setattr(trainer_module, "loss_and_logits", poisoned)
+    # a finite loss whose gradient is not: d sqrt(u)/du at u = 0
+    poison_loss(monkeypatch, 3,
+                lambda model, loss: loss + torch.sqrt((next(model.parameters()) * 0).sum()))
     cfg = TrainConfig(**{**CFG, "checkpoint_every": 2, "eval_every": 0})
     end = Trainer(tfstudio.load_graph("tiny-gpt"), cfg, run_dir=tmp_path).run()
     assert (end.kind, end.reason, end.step) == ("Failed", "nan", 2)

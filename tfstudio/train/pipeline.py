@@ -85,20 +85,20 @@ class TextLM(Pipeline):
 class TextMLM(TextLM):
     objective = "masked-lm"
 
-    def _mask(self, x, y, seed: int, step: int) -> Batch:
-        ids = torch.cat([x[:, :1], y], dim=1)[:, : self.cfg.seq_len]
+    def _mask(self, ids, seed: int, step: int) -> Batch:
+        """Mask a window of ids (the sampler's inputs; its shifted targets are not needed)."""
         g = torch.Generator().manual_seed(seed * 1_000_003 + step)
         inputs, labels = mlm_batch(ids, self.tokenizer, g)
         return Batch((inputs,), labels)
 
     def train_batch(self, batch_size):
         step = self.sampler.step
-        x, y = self.sampler.next_batch()
-        return self._mask(x, y, self.cfg.seed, step)
+        x, _ = self.sampler.next_batch()
+        return self._mask(x, self.cfg.seed, step)
 
     def val_batches(self, n, batch_size):
         if self._val is None:
-            self._val = [self._mask(x, y, self.cfg.seed + 1, i) for i, (x, y) in
+            self._val = [self._mask(x, self.cfg.seed + 1, i) for i, (x, _) in
                          enumerate(eval_windows(self.val_tokens, self.cfg.seq_len, batch_size, n))]
         return self._val
 
