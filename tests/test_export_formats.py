@@ -140,7 +140,7 @@ def test_onnx_refuses_an_encoder_decoder(tmp_path):
 
 
 def test_command_modules_do_not_import_torch():
-    code = ("import sys, tfstudio.export, tfstudio.export.cli, tfstudio.export.import_cli; "
+    code = ("import sys, tfstudio.export, tfstudio.cli.export, tfstudio.cli.import_hf; "
             "print('torch' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60)

@@ -55,7 +55,7 @@ def test_graph_blocks_and_presets_import_and_work_without_torch_or_qt():
 def test_inspect_command_runs_without_torch_or_qt():
     result = run_blocked("""
         import argparse
-        from tfstudio.commands import inspect
+        from tfstudio.cli import inspect
         parser = argparse.ArgumentParser()
         inspect.configure(parser)
         raise SystemExit(inspect.run(parser.parse_args(["tiny-gpt"])))

@@ -22,6 +22,9 @@ ALLOWED = {
     "train": {"train", "probes", "runs", "data", "compiler", "nn", "blocks", "graph"} | ROOT,
     "gui": {"gui", "train", "probes", "export", "runs", "data", "compiler", "nn", "blocks",
             "graph"} | ROOT,
+    # the command line sits on top: every sub-command may use any layer
+    "cli": {"cli", "gui", "train", "probes", "export", "runs", "data", "compiler", "nn", "blocks",
+            "graph"} | ROOT,
 }
 
 

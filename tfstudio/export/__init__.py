@@ -16,7 +16,7 @@ what was not. Nothing here imports torch until one of them is called.
 
 Modules: anatomy (graph -> standard stack), families (HF architectures and configs), weights
 (tensor links, both directions), hf_export, hf_import, hf_tokenizer, standalone, onnx_export,
-source, report, errors, cli / import_cli (the commands).
+source, report, errors. The ``export`` and ``import-hf`` commands live in :mod:`tfstudio.cli`.
 """
 from __future__ import annotations
 

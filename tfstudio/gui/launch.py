@@ -1,39 +1,13 @@
-"""``tfstudio [FILE.json]`` / ``tfstudio gui``: open the editor, or render it to a PNG and exit.
+"""Open the editor, or render it to a PNG and exit (``tfstudio gui``; options in ``cli/gui.py``).
 
 Only Qt and the graph layer are imported on the way to the first paint; torch waits until a
 model is compiled (the generated-code view) or trained.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
-
-
-def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", nargs="?", help="a graph file (.json) to open")
-    parser.add_argument("--preset", help="start from this built-in architecture "
-                        "(see `tfstudio presets`); default: tiny-gpt")
-    parser.add_argument("--file", dest="file_option", metavar="FILE",
-                        help="same as the positional FILE")
-    parser.add_argument("--theme", choices=("light", "dark"),
-                        help="colour theme (default: the last one used, else light)")
-    parser.add_argument("--screenshot", metavar="PATH",
-                        help="render the window offscreen to this PNG and exit")
-    parser.add_argument("--size", default="1600x1000", metavar="WxH",
-                        help="window size for --screenshot (default 1600x1000)")
-    parser.add_argument("--open-group", metavar="ID",
-                        help="show the inside of this top-level group (e.g. layers)")
-    parser.add_argument("--startup-report", action="store_true", help=argparse.SUPPRESS)
-
-
-def _window_size(text: str) -> tuple[int, int]:
-    try:
-        w, h = (int(v) for v in text.lower().split("x"))
-    except ValueError:
-        raise SystemExit(f"--size must look like 1600x1000; got '{text}'") from None
-    return w, h
 
 
 def run(args) -> int:
@@ -93,7 +67,7 @@ def run(args) -> int:
             return 2
 
     if args.screenshot:
-        window.resize(*_window_size(args.size))
+        window.resize(*args.size)  # (width, height), parsed by the command
     else:
         window.restore_layout()
     window.show()

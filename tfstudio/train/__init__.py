@@ -1,3 +1,3 @@
 """Training: the trainer and its events, objectives, batches, optimiser, devices, generation,
-distributed launch, and the ``train`` / ``generate`` commands. The run-folder format it writes
-lives in :mod:`tfstudio.runs`."""
+and distributed launch. The run-folder format it writes lives in :mod:`tfstudio.runs`; the
+``train`` / ``generate`` commands in :mod:`tfstudio.cli`."""

@@ -21,7 +21,7 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    from .errors import InteropError
+    from ..export.errors import InteropError
 
     export = _exporter(args.format)
     try:
@@ -35,10 +35,10 @@ def run(args) -> int:
 
 def _exporter(fmt: str):
     if fmt == "hf":
-        from .hf_export import export_hf
+        from ..export.hf_export import export_hf
         return export_hf
     if fmt == "pytorch":
-        from .standalone import export_pytorch
+        from ..export.standalone import export_pytorch
         return export_pytorch
-    from .onnx_export import export_onnx
+    from ..export.onnx_export import export_onnx
     return export_onnx

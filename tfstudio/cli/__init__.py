@@ -1,5 +1,6 @@
-"""The ``tfstudio`` command. Each sub-command lives in its own module, imported only when used,
-so ``tfstudio presets`` never pays for torch and ``tfstudio`` (the GUI) never waits for it."""
+"""The ``tfstudio`` command. Every sub-command lives in its own module of this package, imported
+only when used, so ``tfstudio presets`` never pays for torch and ``tfstudio`` (the GUI) never
+waits for it."""
 from __future__ import annotations
 
 import argparse
@@ -8,13 +9,13 @@ import sys
 
 # name -> (module with configure(parser) and run(args) -> int, one-line help)
 COMMANDS = {
-    "gui": ("tfstudio.gui.launch", "open the editor (the default with no command)"),
-    "presets": ("tfstudio.commands.presets", "list the built-in architectures"),
-    "inspect": ("tfstudio.commands.inspect", "validate a graph and print shapes and costs"),
-    "train": ("tfstudio.train.cli", "train a graph on a corpus"),
-    "generate": ("tfstudio.train.generate_cli", "sample text from a trained run"),
-    "export": ("tfstudio.export.cli", "export a run (Hugging Face, PyTorch, ONNX)"),
-    "import-hf": ("tfstudio.export.import_cli", "turn a local Hugging Face checkpoint into a run"),
+    "gui": ("tfstudio.cli.gui", "open the editor (the default with no command)"),
+    "presets": ("tfstudio.cli.presets", "list the built-in architectures"),
+    "inspect": ("tfstudio.cli.inspect", "validate a graph and print shapes and costs"),
+    "train": ("tfstudio.cli.train", "train a graph on a corpus"),
+    "generate": ("tfstudio.cli.generate", "sample text from a trained run"),
+    "export": ("tfstudio.cli.export", "export a run (Hugging Face, PyTorch, ONNX)"),
+    "import-hf": ("tfstudio.cli.import_hf", "turn a local Hugging Face checkpoint into a run"),
 }
 
 

@@ -18,8 +18,8 @@ def configure(parser) -> None:
 
 def run(args) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # belt and braces: nothing here downloads
-    from .errors import InteropError
-    from .hf_import import import_hf
+    from ..export.errors import InteropError
+    from ..export.hf_import import import_hf
 
     out = args.out or f"{Path(args.folder).resolve().name}-tfstudio"
     try:

@@ -96,8 +96,8 @@ class ProgressPrinter:
 def run(args) -> int:
     from .. import load_graph
     from ..data import build_tokenizer, load_corpus
-    from .distributed import from_environment
-    from .trainer import Trainer
+    from ..train.distributed import from_environment
+    from ..train.trainer import Trainer
 
     config = config_from_args(args)
     dist = from_environment()

@@ -17,7 +17,7 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    from .generation import generate_ids
+    from ..train.generation import generate_ids
     from ..runs.checkpoint import CheckpointError
     from ..runs.folder import RunError, RunFolder
 
