@@ -3,7 +3,7 @@ import pytest
 
 import tfstudio  # noqa: F401
 from tfstudio.graph import Edge
-from tfstudio.graph.cost import analyze, dtype_bytes, training_memory
+from tfstudio.graph.cost import estimate_cost, dtype_bytes, training_memory
 from tfstudio.graph.switches import set_attention_kind
 from tfstudio.graph.templates import transformer_lm
 from tfstudio.presets import load_preset
@@ -18,11 +18,11 @@ from tfstudio.presets import load_preset
     ("mixtral", 46_702_792_704),        # Mixtral-8x7B-v0.1
 ])
 def test_published_totals_exactly(name, published):
-    assert analyze(load_preset(name)).total_params == published
+    assert estimate_cost(load_preset(name)).total_params == published
 
 
 def test_gpt1_is_the_published_117m():
-    total = analyze(load_preset("gpt1")).total_params
+    total = estimate_cost(load_preset("gpt1")).total_params
     v, p, d, layers = 40478, 512, 768, 12
     # per post-norm layer: attention 4d^2+4d, MLP 8d^2+5d, two LayerNorms 4d; no final norm
     assert total == v * d + p * d + layers * (12 * d * d + 13 * d)
@@ -30,12 +30,12 @@ def test_gpt1_is_the_published_117m():
 
 
 def test_gpt3_175b_within_one_percent():
-    total = analyze(load_preset("gpt3-175b")).total_params
+    total = estimate_cost(load_preset("gpt3-175b")).total_params
     assert abs(total - 175e9) / 175e9 < 0.01
 
 
 def test_gpt2_hand_formula_and_the_tied_head_counted_once():
-    r = analyze(load_preset("gpt2-small"))
+    r = estimate_cost(load_preset("gpt2-small"))
     v, p, d, layers = 50257, 1024, 768, 12
     assert r.total_params == v * d + p * d + layers * (12 * d * d + 13 * d) + 2 * d
     assert r.node_params[((), "head")] == 0  # its matrix is the embedding's
@@ -43,11 +43,11 @@ def test_gpt2_hand_formula_and_the_tied_head_counted_once():
     assert r.non_embedding_params == layers * (12 * d * d + 13 * d) + 2 * d
     untied = load_preset("gpt2-small")
     untied.node("head").params["tie"] = False
-    assert analyze(untied).total_params == r.total_params + v * d
+    assert estimate_cost(untied).total_params == r.total_params + v * d
 
 
 def test_node_params_at_every_depth_and_groups_times_repeat():
-    r = analyze(load_preset("tiny-gpt"))  # d 64, 4 heads, d_ff 256, 2 layers
+    r = estimate_cost(load_preset("tiny-gpt"))  # d 64, 4 heads, d_ff 256, 2 layers
     d, f = 64, 256
     inner = {"attn": 4 * d * d + 4 * d, "ffn": 2 * d * f + f + d, "norm_attn": 2 * d,
              "norm_ffn": 2 * d, "add_attn": 0, "add_ffn": 0, "inputs": 0, "outputs": 0}
@@ -59,7 +59,7 @@ def test_node_params_at_every_depth_and_groups_times_repeat():
 
 
 def test_moe_parameters_and_gqa_shapes():
-    r = analyze(load_preset("tiny-mixtral"))  # d 64, 4 heads / 2 kv heads, 4 experts d_ff 128
+    r = estimate_cost(load_preset("tiny-mixtral"))  # d 64, 4 heads / 2 kv heads, 4 experts d_ff 128
     d, hd, e, f = 64, 16, 4, 128
     assert r.node_params[(("layers",), "attn")] == d * d + 2 * d * (2 * hd) + d * d
     assert r.node_params[(("layers",), "moe")] == d * e + e * 3 * d * f
@@ -69,7 +69,7 @@ def test_moe_parameters_and_gqa_shapes():
 def test_gpt2_flops_match_kaplan():
     """Kaplan et al. (2020), C_forward = 2 N + 2 n_layer n_ctx d_attn, N non-embedding
     parameters without biases and norms (12 n_layer d^2); it leaves out the de-embedding."""
-    r = analyze(load_preset("gpt2-small"))
+    r = estimate_cost(load_preset("gpt2-small"))
     d, layers, ctx, vocab = 768, 12, 1024, 50257
     assert r.context_length == ctx
     head = r.node_flops[((), "head")]
@@ -79,7 +79,7 @@ def test_gpt2_flops_match_kaplan():
 
 
 def test_bidirectional_attention_sees_the_whole_context():
-    r = analyze(load_preset("tiny-bert"), context_length=64)  # d 64, d_ff 256, 2 layers
+    r = estimate_cost(load_preset("tiny-bert"), context_length=64)  # d 64, d_ff 256, 2 layers
     d, f, t, v = 64, 256, 64, 256
     per_layer = 2 * (4 * d * d) + 2 * 2 * t * d + 2 * (2 * d * f)
     head = 2 * d * d + 2 * d * v  # BERT's transform, then the projection
@@ -103,25 +103,25 @@ def test_causal_and_windowed_attention_flops_by_brute_force():
                 max_len=64)
     for causal_model, window in ((True, 0), (True, 8), (False, 0), (False, 8)):
         g = transformer_lm(encoder=not causal_model, window=window, **base)
-        score = analyze(g, context_length=40).node_flops[(("layers",), "attn")]
+        score = estimate_cost(g, context_length=40).node_flops[(("layers",), "attn")]
         projections = 2 * 4 * 32 * 32
         assert score - projections == pytest.approx(
             4 * 32 * mean_keys(40, window, causal_model)), (causal_model, window)
 
 
 def test_moe_flops_count_only_the_chosen_experts():
-    r = analyze(load_preset("tiny-mixtral"))
+    r = estimate_cost(load_preset("tiny-mixtral"))
     d, e, k, f = 64, 4, 2, 128
     assert r.node_flops[(("layers",), "moe")] == 2 * d * e + k * 2 * 3 * d * f
     g = load_preset("tiny-mixtral")
     g.node("layers").subgraph.node("moe").params["experts"] = 8
-    more = analyze(g).node_flops[(("layers",), "moe")]
+    more = estimate_cost(g).node_flops[(("layers",), "moe")]
     assert more - r.node_flops[(("layers",), "moe")] == 2 * d * 4  # only the router grows
 
 
 def test_flops_grow_with_the_context_only_through_attention():
     g = load_preset("tiny-gpt")
-    short, long = analyze(g, context_length=32), analyze(g, context_length=64)
+    short, long = estimate_cost(g, context_length=32), estimate_cost(g, context_length=64)
     # causal: each query sees (T+1)/2 keys; QK^T and AV cost 2 * d each per key, 2 layers
     assert long.flops_per_token - short.flops_per_token == pytest.approx(
         2 * 4 * 64 * ((64 + 1) / 2 - (32 + 1) / 2))
@@ -129,25 +129,25 @@ def test_flops_grow_with_the_context_only_through_attention():
 
 # ----------------------------------------------------------------------- KV cache
 def test_kv_cache_per_token():
-    assert analyze(load_preset("llama")).kv_cache_bytes_per_token == 2 * 32 * 8 * 128 * 2
-    assert analyze(load_preset("gpt2-small")).kv_cache_bytes_per_token == 2 * 12 * 12 * 64 * 2
-    fp32 = analyze(load_preset("gpt2-small"), dtype="float32").kv_cache_bytes_per_token
+    assert estimate_cost(load_preset("llama")).kv_cache_bytes_per_token == 2 * 32 * 8 * 128 * 2
+    assert estimate_cost(load_preset("gpt2-small")).kv_cache_bytes_per_token == 2 * 12 * 12 * 64 * 2
+    fp32 = estimate_cost(load_preset("gpt2-small"), dtype="float32").kv_cache_bytes_per_token
     assert fp32 == 2 * 12 * 12 * 64 * 4
     # a sliding window caps the number of cached tokens, not the size of each
-    assert (analyze(load_preset("tiny-mistral")).kv_cache_bytes_per_token
-            == analyze(load_preset("tiny-llama")).kv_cache_bytes_per_token == 2 * 2 * 2 * 16 * 2)
-    assert analyze(load_preset("bert-base")).kv_cache_bytes_per_token == 0
+    assert (estimate_cost(load_preset("tiny-mistral")).kv_cache_bytes_per_token
+            == estimate_cost(load_preset("tiny-llama")).kv_cache_bytes_per_token == 2 * 2 * 2 * 16 * 2)
+    assert estimate_cost(load_preset("bert-base")).kv_cache_bytes_per_token == 0
     # encoder-decoder: only the decoder's causal self-attention caches per generated token
-    assert analyze(load_preset("t5-small")).kv_cache_bytes_per_token == 6 * 2 * 512 * 2
+    assert estimate_cost(load_preset("t5-small")).kv_cache_bytes_per_token == 6 * 2 * 512 * 2
 
 
 def test_mqa_and_gqa_shrink_the_kv_cache():
     g = load_preset("gpt2-small")
-    mha = analyze(g).kv_cache_bytes_per_token
+    mha = estimate_cost(g).kv_cache_bytes_per_token
     layer = g.node("layers").subgraph
     for kind, kv_heads in (("mqa", 1), ("gqa", 6)):
         g.node("layers").subgraph = set_attention_kind(layer, kind)
-        assert analyze(g).kv_cache_bytes_per_token * 12 == mha * kv_heads
+        assert estimate_cost(g).kv_cache_bytes_per_token * 12 == mha * kv_heads
 
 
 # ----------------------------------------------------------------------- memory
@@ -155,7 +155,7 @@ def test_training_memory_of_tiny_gpt_by_hand():
     g = load_preset("tiny-gpt")  # d 64, 4 heads, d_ff 256, 2 layers, vocab 256
     d, h, f, v, layers = 64, 4, 256, 256, 2
     batch, seq = 3, 32
-    params = analyze(g).total_params
+    params = estimate_cost(g).total_params
     per_token = layers * (d                       # pre-norm input
                           + d + 2 * d + 2 * d + h  # attention: x, q and out, k and v, softmax sums
                           + d                      # second pre-norm
@@ -182,17 +182,17 @@ def test_dtypes_and_contexts():
     assert dtype_bytes("bf16") == dtype_bytes("torch.bfloat16") == 2
     assert dtype_bytes("float32") == 4
     with pytest.raises(ValueError, match="unknown dtype 'float13'; use one of"):
-        analyze(load_preset("tiny-gpt"), dtype="float13")
+        estimate_cost(load_preset("tiny-gpt"), dtype="float13")
     with pytest.raises(ValueError, match="positive whole number"):
-        analyze(load_preset("tiny-gpt"), context_length=0)
+        estimate_cost(load_preset("tiny-gpt"), context_length=0)
     g = load_preset("tiny-gpt")
     del g.meta["context_length"]
-    assert analyze(g).context_length == 1024  # documented default
+    assert estimate_cost(g).context_length == 1024  # documented default
 
 
 def test_a_broken_graph_is_costed_without_raising():
     g = load_preset("tiny-gpt")
     g.add_edge(Edge("final_norm", "y", "pos", "x"))  # a cycle: no shapes anywhere
-    r = analyze(g)
+    r = estimate_cost(g)
     # only the embedding table, whose size needs no shapes, can be counted
     assert r.total_params == 256 * 64 and r.flops_per_token == 0

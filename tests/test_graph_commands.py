@@ -5,8 +5,8 @@ import pytest
 import tfstudio  # noqa: F401  (registers the block schemas)
 from tfstudio.graph import (AddNode, Connect, ConnectionRefused, Disconnect, Document, Edge,
                             Graph, GraphError, Macro, MoveNodes, Node, RemoveNodes, ReplaceGraph,
-                            SetParam, SetTitle, group_command, group_nodes, new_node,
-                            ungroup_command, ungroup_node)
+                            SetParam, SetTitle, group_edit, group_nodes, new_node,
+                            ungroup_edit, ungroup_node)
 from tfstudio.graph.templates import layer_graph
 from tfstudio.graph.validate import validate
 from tfstudio.presets import load_preset
@@ -254,8 +254,8 @@ def test_ungroup_of_repeat_three_expands_into_three_chained_copies():
     assert flat.edge_into("final_norm", "x").src == "add_ffn_2"
     assert validate(flat) == []
     # same parameters as the group: the cost model counted the inside times 3
-    from tfstudio.graph.cost import analyze
-    assert analyze(flat).total_params == analyze(root).total_params
+    from tfstudio.graph.cost import estimate_cost
+    assert estimate_cost(flat).total_params == estimate_cost(root).total_params
 
 
 def test_group_and_ungroup_round_trip_the_wiring():
@@ -290,11 +290,11 @@ def test_group_of_a_selection_with_a_memory_input():
 
 def test_group_commands_undo_and_redo():
     doc = Document(load_preset("tiny-gpt"))
-    check_undo_redo(doc, group_command(doc, (), ["final_norm", "head"], title="output"))
+    check_undo_redo(doc, group_edit(doc, (), ["final_norm", "head"], title="output"))
     group_id = next(n.id for n in doc.root if n.type == "group" and n.id != "layers")
     assert set(doc.root.node(group_id).subgraph.nodes) == {"final_norm", "head", "inputs",
                                                            "outputs"}
-    check_undo_redo(doc, ungroup_command(doc, (), "layers"))
+    check_undo_redo(doc, ungroup_edit(doc, (), "layers"))
     with pytest.raises(GraphError, match="select at least one block"):
         group_nodes(doc.root, [])
     with pytest.raises(GraphError, match="is not a group"):

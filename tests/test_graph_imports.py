@@ -34,14 +34,14 @@ def test_the_blocker_really_blocks():
 def test_graph_blocks_and_presets_import_and_work_without_torch_or_qt():
     result = run_blocked("""
         import tfstudio.graph, tfstudio.blocks, tfstudio.presets
-        from tfstudio.graph import analyze, validate
+        from tfstudio.graph import estimate_cost, validate
         from tfstudio.graph.placement import identify_placement, rewrite_placement
         from tfstudio.graph.switches import set_attention_kind
         from tfstudio.presets import load_preset, preset_names
         assert len(preset_names()) >= 20
         big = load_preset("gpt3-175b")
         assert validate(big) == []
-        print(analyze(big).total_params)
+        print(estimate_cost(big).total_params)
         layer = load_preset("bert-base").node("layers").subgraph
         assert identify_placement(rewrite_placement(layer, "pre")) == "pre"
         set_attention_kind(layer, "mqa")

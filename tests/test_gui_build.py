@@ -121,8 +121,8 @@ def test_build_tiny_gpt_from_empty_canvas_then_undo_and_redo_everything(window, 
     root = window.session.root
     assert root.node(group).is_group and len(root.node(group).subgraph.nodes) == 8
 
-    window.session.refresh_analysis()
-    assert window.session.analysis.diagnostics == []
+    window.session.refresh_report()
+    assert window.session.report.diagnostics == []
     # d_model 64 flows to every wire after the embedding: B×T×64 written on the wire
     assert window.scene.wire_items[Edge(group, "y", final, "x")].label == "B×T×64"
 

@@ -19,7 +19,7 @@ def test_heads_that_do_not_divide_d_model_show_on_the_block_and_in_the_problems(
     w.inspector.rebuild()
     w.inspector.editors["kv_heads"].widget.setValue(1)   # keep K/V heads valid (MQA)
     w.inspector.editors["heads"].widget.setValue(3)      # 64 / 3 is not whole
-    w.session.refresh_analysis()                          # (the timer does this at once)
+    w.session.refresh_report()                          # (the timer does this at once)
 
     item = w.scene.node_items["attn"]
     assert item.severity == "error"
@@ -46,7 +46,7 @@ def test_heads_that_do_not_divide_d_model_show_on_the_block_and_in_the_problems(
     # fixing it clears the outline, the panel and the group's badge
     w.inspector.rebuild()
     w.inspector.editors["heads"].widget.setValue(8)
-    w.session.refresh_analysis()
+    w.session.refresh_report()
     assert w.scene.node_items["attn"].severity is None
     assert w.problems.diagnostics() == []
 
@@ -63,7 +63,7 @@ def test_shapes_are_written_on_every_wire(make_window):
 
 def test_cost_panel_matches_the_published_gpt2_small_count(make_window):
     w = make_window(load_preset("gpt2-small"))
-    cost = w.session.analysis.cost
+    cost = w.session.report.cost
     # GPT-2 small: 124,439,808 parameters (tied head), as in the released checkpoint
     assert cost.total_params == 124_439_808
     assert w.costs.total.text().startswith("124.4M")
@@ -83,7 +83,7 @@ def test_training_memory_follows_batch_and_dtype_and_says_whether_it_fits(make_w
     costs.batch.setValue(4)
     costs.seq_len.setValue(64)
     est = costs.estimate
-    params = w.session.analysis.cost.total_params
+    params = w.session.report.cost.total_params
     # weights and gradients in fp32 (4 bytes each) plus AdamW's two fp32 moments (8 bytes)
     assert est.weights == est.gradients == 4 * params
     assert est.optimizer == 8 * params

@@ -200,7 +200,7 @@ def test_a_setup_error_is_reported_not_raised(make_panel, qtbot):
 
 
 def test_editing_the_graph_during_a_run_never_reaches_it(make_panel, qtbot):
-    from tfstudio.graph.commands import MoveNodes, SetParam
+    from tfstudio.graph.edits import MoveNodes, SetParam
 
     graph = load_preset("tiny-gpt")
     panel = make_panel(graph)

@@ -11,7 +11,7 @@ import sys
 import pytest
 import torch
 
-from tfstudio.graph.commands import MoveNodes, SetParam
+from tfstudio.graph.edits import MoveNodes, SetParam
 from tfstudio.gui.main_window import MainWindow
 from tfstudio.gui.session import EditorSession
 from tfstudio.gui.training import attach

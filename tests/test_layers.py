@@ -4,7 +4,7 @@ import pytest
 
 import tfstudio  # noqa: F401
 from tfstudio.graph import Node
-from tfstudio.graph.cost import analyze
+from tfstudio.graph.cost import estimate_cost
 from tfstudio.graph.switches import (gqa_kv_heads, layer_summary, set_attention_kind,
                                      set_ffn_kind, set_positional_scheme)
 from tfstudio.graph.templates import layer_graph
@@ -34,7 +34,7 @@ def test_attention_kinds_set_kv_heads_and_shrink_the_cache():
         assert out.node("attn").params["kv_heads"] == kv
         model = with_layer(root, out)
         assert validate(model) == []
-        caches[kind] = analyze(model).kv_cache_bytes_per_token
+        caches[kind] = estimate_cost(model).kv_cache_bytes_per_token
     assert caches == {"mha": 2 * 2 * 4 * 16 * 2, "gqa": 2 * 2 * 2 * 16 * 2,
                       "mqa": 2 * 2 * 1 * 16 * 2}
     assert layer.node("attn").params["kv_heads"] == 2  # the input is left alone
@@ -63,7 +63,7 @@ def test_ffn_to_moe_and_back_keeps_id_width_and_activation():
     assert validate(model) == []
     d, f, experts = 64, 176, 4  # MoE defaults: 4 experts, top 2
     one = 3 * d * f
-    grown = analyze(model).total_params - analyze(root).total_params
+    grown = estimate_cost(model).total_params - estimate_cost(root).total_params
     assert grown == 2 * (d * experts + (experts - 1) * one)  # 2 layers: router + 3 more experts
     back = set_ffn_kind(moe_layer, "ffn")
     assert back.node("ffn") == ffn
@@ -83,7 +83,7 @@ def test_positional_scheme_rope_removes_the_table_and_sets_attention():
     assert not [n for _, n in out.walk() if n.type == "positional_encoding"]
     assert out.edge_into("layers", "x").src == "embed"
     assert out.node("layers").subgraph.node("attn").params["position"] == "rope"
-    assert analyze(root).total_params - analyze(out).total_params == 256 * 64
+    assert estimate_cost(root).total_params - estimate_cost(out).total_params == 256 * 64
     assert validate(out) == []
     assert root.node("pos").params["scheme"] == "learned"  # the input is left alone
 
@@ -96,7 +96,7 @@ def test_positional_scheme_learned_inserts_a_table_sized_to_the_context():
     assert out.node("pos").params == {"scheme": "learned", "max_len": 64}
     assert list(out.nodes).index("pos") == list(out.nodes).index("embed") + 1
     assert out.node("layers").subgraph.node("attn").params["position"] == "none"
-    assert analyze(out).total_params - analyze(root).total_params == 64 * 64
+    assert estimate_cost(out).total_params - estimate_cost(root).total_params == 64 * 64
     assert validate(out) == []
 
 

@@ -4,7 +4,7 @@ import pytest
 
 import tfstudio  # noqa: F401
 from tfstudio.graph import Document, Edge, Node, ReplaceGraph
-from tfstudio.graph.cost import analyze
+from tfstudio.graph.cost import estimate_cost
 from tfstudio.graph.placement import (PLACEMENTS, identify_placement, residual_structure,
                                       rewrite_placement)
 from tfstudio.graph.templates import layer_graph
@@ -118,11 +118,11 @@ def test_rewriting_a_preset_layer_through_the_document():
     the same parameter count, still valid (a pre-norm stack wants a final norm; BERT has its
     embedding norm, so validation has nothing to say)."""
     doc = Document(load_preset("tiny-bert"))
-    before = analyze(doc.root).total_params
+    before = estimate_cost(doc.root).total_params
     layer = doc.graph(("layers",))
     doc.execute(ReplaceGraph(("layers",), rewrite_placement(layer, "pre"), text="Pre-norm"))
     assert identify_placement(doc.graph(("layers",))) == "pre"
-    assert analyze(doc.root).total_params == before
+    assert estimate_cost(doc.root).total_params == before
     assert validate(doc.root) == []
     doc.undo()
     assert identify_placement(doc.graph(("layers",))) == "post"

@@ -4,7 +4,7 @@ import pytest
 
 import tfstudio  # noqa: F401
 from tfstudio.graph import Edge, Graph, Node, get_spec, group_nodes
-from tfstudio.graph.cost import analyze
+from tfstudio.graph.cost import estimate_cost
 from tfstudio.graph.templates import layer_graph, recurrent_lm, transformer_lm
 from tfstudio.graph.validate import Diagnostic, describe, has_errors, validate
 from tfstudio.presets import load_preset
@@ -335,7 +335,7 @@ def test_malformed_parameters_are_reported_never_raised(garbage):
                 target = target.node(gid).subgraph
             target.node(node.id).params[name] = garbage
             diags = validate(g)
-            analyze(g)
+            estimate_cost(g)
             if name != "ports" and garbage in ("x", None, -1, 0):
                 spec_param = get_spec(node.type).param(name)
                 try:

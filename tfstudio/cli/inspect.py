@@ -26,7 +26,7 @@ def configure(parser) -> None:
 
 def run(args) -> int:
     from ..graph import GraphFileError
-    from ..graph.cost import analyze, dtype_bytes, training_memory
+    from ..graph.cost import estimate_cost, dtype_bytes, training_memory
     from ..graph.validate import has_errors, validate
     from ..presets import load_preset_or_file
 
@@ -46,7 +46,7 @@ def run(args) -> int:
         print(f"tfstudio inspect: {exc}", file=sys.stderr)
         return 2
     diagnostics = validate(graph, context_length=args.context_length)
-    report = analyze(graph, context_length=args.context_length, dtype=args.kv_dtype)
+    report = estimate_cost(graph, context_length=args.context_length, dtype=args.kv_dtype)
     seq_len = args.seq_len or report.context_length
     memory = training_memory(graph, batch=args.batch, seq_len=seq_len, dtype=args.dtype)
     rows = list(_rows(graph, report))

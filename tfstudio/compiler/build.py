@@ -6,7 +6,7 @@ import linecache
 
 from ..graph.model import Graph
 from ..graph.shapes import infer_shapes
-from .analysis import analyse
+from .plan import plan_model
 from .codegen import generate_source
 from .errors import CompileError
 
@@ -20,7 +20,7 @@ def compile_graph(graph: Graph, *, validate: bool = True):
     ``with torch.device("meta"):`` allocates nothing (handy for counting a 175B model)."""
     if validate:
         _refuse_invalid(graph)
-    plan = analyse(graph)
+    plan = plan_model(graph)
     source = generate_source(graph, plan, infer_shapes(graph))
     model_class = exec_source(source)
     model = model_class()

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from ..graph.model import GROUP, GROUP_INPUT, GROUP_OUTPUT, Graph, GraphError, parse_port_list
 from ..graph.schema import get_spec
 from ..graph.shapes import ShapeMap
-from .analysis import ROLE_ARGS, ModelPlan
+from .plan import ROLE_ARGS, ModelPlan
 from .builders import MEMORY, STREAM, block_call
 from .errors import CompileError, where
 from .naming import Names, camel

@@ -71,7 +71,7 @@ class CostReport:
         return self.total_params - self.embedding_params
 
 
-def analyze(graph: Graph, *, context_length: int | None = None,
+def estimate_cost(graph: Graph, *, context_length: int | None = None,
             dtype: str = "bfloat16") -> CostReport:
     """Parameters, FLOPs per token and KV cache of ``graph`` (``dtype``: the cache's)."""
     context = resolve_context(graph, context_length)
@@ -187,7 +187,7 @@ def training_memory(graph: Graph, *, batch: int, seq_len: int,
     if batch < 1 or seq_len < 1:
         raise ValueError(f"batch and seq_len must be at least 1; got {batch} and {seq_len}")
     nbytes = dtype_bytes(dtype)
-    params = analyze(graph, context_length=seq_len).total_params
+    params = estimate_cost(graph, context_length=seq_len).total_params
     shapes = infer_shapes(graph)
     per_token = _sum_graph(graph, (), shapes, {"act": lambda spec, p, s: (
         spec.activations(p, s, seq_len) if spec.activations else 0)}, {"act": {}})["act"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .commands import group_nodes
+from .edits import group_nodes
 from .model import GROUP_INPUT, GROUP_OUTPUT, Edge, Graph, Node, format_port_list
 
 PLACEMENTS = ("pre", "post", "sandwich")

@@ -7,7 +7,7 @@ from PySide6.QtWidgets import (QComboBox, QFormLayout, QGroupBox, QHeaderView, Q
                                QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from ..graph.cost import training_memory
-from .analysis import Analysis, context_length
+from .graph_report import GraphReport, context_length
 from .device_memory import DeviceMemory, training_device
 from .session import EditorSession
 from .text import bytes_label, count_label, flops_label
@@ -87,15 +87,15 @@ class CostPanel(QWidget):
         self.seq_len.valueChanged.connect(self._seq_len_edited)
         self.batch.valueChanged.connect(lambda _: self.update_memory())
         self.dtype.currentTextChanged.connect(lambda _: self.update_memory())
-        session.analysis_ready.connect(self.show_analysis)
-        self.show_analysis(session.analysis)
+        session.report_ready.connect(self.show_report)
+        self.show_report(session.report)
 
     def _seq_len_edited(self, _value) -> None:
         self._seq_len_touched = True
         self.update_memory()
 
-    def show_analysis(self, analysis: Analysis) -> None:
-        cost = analysis.cost
+    def show_report(self, report: GraphReport) -> None:
+        cost = report.cost
         if cost is None:
             for label in (self.total, self.non_embedding, self.flops, self.kv):
                 label.setText("—")

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QHBoxLayout, QLabel, Q
 
 from ..graph import Graph
 from ..presets import DEFAULT_PRESET, load_preset, preset_names
-from .analysis import analyze_graph
+from .graph_report import report_on_graph
 from .text import count_label
 
 
@@ -77,7 +77,7 @@ class PresetGallery(QDialog):
         graph = self._graph(name)
         self.title.setText(name)
         self.description.setText(str(graph.meta.get("description", "")))
-        cost = analyze_graph(graph).cost
+        cost = report_on_graph(graph).cost
         facts = [f"Family: {graph.meta.get('family', '?')}",
                  f"Context length: {graph.meta.get('context_length', '?')}"]
         if cost is not None:

@@ -59,7 +59,7 @@ class Inspector(QScrollArea):
         session.document.subscribe(self._on_event)
         # new diagnostics refresh only their own box: rebuilding the page would pull the
         # spin box out from under a click on its arrows
-        session.analysis_ready.connect(lambda _: self.refresh_feedback())
+        session.report_ready.connect(lambda _: self.refresh_feedback())
         scene.selectionChanged.connect(self._rebuild_timer.start)
         scene.path_changed.connect(lambda _: self._rebuild_timer.start())
         self.rebuild()
@@ -152,7 +152,7 @@ class Inspector(QScrollArea):
             layout.addWidget(box)
 
     def refresh_feedback(self) -> None:
-        """Show the shown node's parameter count and problems as the latest analysis has them."""
+        """Show the shown node's parameter count and problems as the latest report has them."""
         box = getattr(self, "_feedback", None)
         graph = self.session.document.graph(self.path)
         if box is None or self.node_id is None or self.node_id not in graph:
@@ -161,8 +161,8 @@ class Inspector(QScrollArea):
         while layout.count():
             layout.takeAt(0).widget().deleteLater()
         node = graph.node(self.node_id)
-        params = self.session.analysis.node_params(self.path, node.id)
-        shapes_known = bool(self.session.analysis.shapes.input_shapes(node.id, self.path))
+        params = self.session.report.node_params(self.path, node.id)
+        shapes_known = bool(self.session.report.shapes.input_shapes(node.id, self.path))
         if params is not None and (params or shapes_known or not graph_inputs(node)):
             layout.addWidget(_muted(f"Parameters: <b>{count_label(params)}</b> ({params:,})"))
         elif params is not None:
@@ -171,9 +171,9 @@ class Inspector(QScrollArea):
         self._diagnostics(layout, node.id)
 
     def _diagnostics(self, layout: QVBoxLayout, node_id: str) -> None:
-        analysis = self.session.analysis
-        mine = [d for d in analysis.diagnostics_at(self.path) if d.node_id == node_id]
-        mine += analysis.diagnostics_below(self.path, node_id)
+        report = self.session.report
+        mine = [d for d in report.diagnostics_at(self.path) if d.node_id == node_id]
+        mine += report.diagnostics_below(self.path, node_id)
         for d in mine:
             colour = "#d93a34" if d.severity == "error" else "#c98210"
             where = "" if tuple(d.path) == self.path else f" (inside, at {_esc(d.where)})"
@@ -238,7 +238,7 @@ class Inspector(QScrollArea):
         heading = QLabel(f"{len(ids)} blocks selected")
         heading.setProperty("role", "heading")
         layout.addWidget(heading)
-        total = sum(self.session.analysis.node_params(self.path, n) or 0 for n in ids)
+        total = sum(self.session.report.node_params(self.path, n) or 0 for n in ids)
         layout.addWidget(_muted(f"Parameters together: <b>{count_label(total)}</b>"))
         button = QPushButton("Group into a layer (Ctrl+G)")
         button.clicked.connect(self.group_requested.emit)

@@ -1,6 +1,6 @@
 """The main window: canvas in the middle, palette left, inspector and costs right, problems
 below; menus, toolbar, status bar, and the wiring between them. The File and Edit commands
-live in their own modules (file_commands, edit_commands) as mixins of this window."""
+live in their own modules (file_menu, edit_menu) as mixins of this window."""
 from __future__ import annotations
 
 import os
@@ -19,8 +19,8 @@ from .autosave import Autosave
 from .breadcrumb import Breadcrumb
 from .cost_panel import CostPanel
 from .dialogs import CodeDialog
-from .edit_commands import EditCommands
-from .file_commands import FileCommands
+from .edit_menu import EditMenu
+from .file_menu import FileMenu
 from .inspector import Inspector
 from .palette import Palette
 from .problems import ProblemsPanel
@@ -38,7 +38,7 @@ def default_data_dir() -> Path:
     return Path(location or Path.home() / ".tfstudio")
 
 
-class MainWindow(FileCommands, EditCommands, QMainWindow):
+class MainWindow(FileMenu, EditMenu, QMainWindow):
     def __init__(self, session: EditorSession | None = None, data_dir: Path | None = None,
                  autosave_interval_ms: int = 30_000):
         super().__init__()
@@ -72,8 +72,8 @@ class MainWindow(FileCommands, EditCommands, QMainWindow):
         self._refresh_title()
         self._refresh_breadcrumb()
         self._update_actions()
-        self.problems.show_analysis(self.session.analysis)
-        self._show_counts(self.session.analysis)
+        self.problems.show_report(self.session.report)
+        self._show_counts(self.session.report)
         self.resize(1500, 940)
         self.autosave.start()
 
@@ -149,8 +149,8 @@ class MainWindow(FileCommands, EditCommands, QMainWindow):
         s.message.connect(self.show_message)
         s.state_changed.connect(self._refresh_title)
         s.history_changed.connect(self._update_actions)
-        s.analysis_ready.connect(self.problems.show_analysis)
-        s.analysis_ready.connect(self._show_counts)
+        s.report_ready.connect(self.problems.show_report)
+        s.report_ready.connect(self._show_counts)
         s.document.subscribe(self._on_document_event)
         self.scene.message.connect(self.show_message)
         self.scene.selectionChanged.connect(self._update_actions)
@@ -182,12 +182,12 @@ class MainWindow(FileCommands, EditCommands, QMainWindow):
         box.open()
         self._error_box = box
 
-    def _show_counts(self, analysis) -> None:
+    def _show_counts(self, report) -> None:
         parts = []
-        if analysis.cost is not None:
+        if report.cost is not None:
             from .text import count_label
-            parts.append(f"{count_label(analysis.cost.total_params)} params")
-        e, w = analysis.errors, analysis.warnings
+            parts.append(f"{count_label(report.cost.total_params)} params")
+        e, w = report.errors, report.warnings
         parts.append(f"{e} error{'s' * (e != 1)}, {w} warning{'s' * (w != 1)}")
         self.counts_label.setText("  ·  ".join(parts))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
-from .analysis import Analysis
+from .graph_report import GraphReport
 from .icons import severity_icon
 
 DIAG_ROLE = Qt.UserRole + 1
@@ -32,9 +32,9 @@ class ProblemsPanel(QWidget):
         self.tree.itemClicked.connect(self._clicked)
         self.tree.itemActivated.connect(self._clicked)
 
-    def show_analysis(self, analysis: Analysis) -> None:
+    def show_report(self, report: GraphReport) -> None:
         self.tree.clear()
-        ordered = sorted(analysis.diagnostics, key=lambda d: (d.severity != "error", d.where))
+        ordered = sorted(report.diagnostics, key=lambda d: (d.severity != "error", d.where))
         for d in ordered:
             item = QTreeWidgetItem([d.message, d.hint, d.where])
             item.setIcon(0, severity_icon(d.severity))
@@ -42,13 +42,13 @@ class ProblemsPanel(QWidget):
             item.setToolTip(1, d.hint)
             item.setData(0, DIAG_ROLE, d)
             self.tree.addTopLevelItem(item)
-        for failure in analysis.failures:
+        for failure in report.failures:
             item = QTreeWidgetItem([failure, "please report this; the graph may be unusual",
                                     "analysis"])
             item.setIcon(0, severity_icon("warning"))
             self.tree.addTopLevelItem(item)
-        errors, warnings = analysis.errors, analysis.warnings
-        if not analysis.diagnostics and not analysis.failures:
+        errors, warnings = report.errors, report.warnings
+        if not report.diagnostics and not report.failures:
             self.summary.setText("No problems: this graph compiles.")
         else:
             self.summary.setText(f"{errors} error{'s' * (errors != 1)}, "

@@ -12,11 +12,11 @@ from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
 
-from ..graph import (GROUP_INPUT, GROUP_OUTPUT, AddNode, Command, Connect, Disconnect, Edge,
+from ..graph import (GROUP_INPUT, GROUP_OUTPUT, AddNode, Edit, Connect, Disconnect, Edge,
                      GraphError, GraphEvent, Macro, MoveNodes, Node, RemoveNodes, new_node)
 from ..graph.schema import kind_accepts
 from ..graph.templates import layer_graph
-from .analysis import Analysis
+from .graph_report import GraphReport
 from .node_item import HEADER_H, NodeItem, PortItem
 from .session import EditorSession
 from .text import shape_label
@@ -61,7 +61,7 @@ class GraphScene(QGraphicsScene):
         self._toast_timer.timeout.connect(self._drop_toast)
         self.setSceneRect(-40000, -40000, 80000, 80000)  # room to pan anywhere
         session.document.subscribe(self._on_event)
-        session.analysis_ready.connect(self.apply_analysis)
+        session.report_ready.connect(self.apply_report)
         self.rebuild()
 
     # ------------------------------------------------------------------ navigation
@@ -106,7 +106,7 @@ class GraphScene(QGraphicsScene):
             self._add_node_item(node)
         for edge in graph.edges:
             self._add_wire_item(edge)
-        self.apply_analysis(self.session.analysis)
+        self.apply_report(self.session.report)
         for nid in selected & set(self.node_items):
             self.node_items[nid].setSelected(True)
 
@@ -213,15 +213,15 @@ class GraphScene(QGraphicsScene):
                     item.setPos(target)
 
     # ------------------------------------------------------------------ feedback
-    def apply_analysis(self, analysis: Analysis) -> None:
+    def apply_report(self, report: GraphReport) -> None:
         """Draw diagnostics on nodes, shapes on wires, parameter counts in node footers."""
-        here = analysis.diagnostics_at(self._path)
+        here = report.diagnostics_at(self._path)
         for nid, item in self.node_items.items():
             mine = [d for d in here if d.node_id == nid]
-            inner = analysis.diagnostics_below(self._path, nid) if item.node.is_group else []
-            item.set_feedback(mine, inner, analysis.node_params(self._path, nid))
+            inner = report.diagnostics_below(self._path, nid) if item.node.is_group else []
+            item.set_feedback(mine, inner, report.node_params(self._path, nid))
         for edge, wire in self.wire_items.items():
-            shape = analysis.shapes.edge_shape(edge, self._path)
+            shape = report.shapes.edge_shape(edge, self._path)
             wire.set_label(shape_label(shape) if shape else "")
 
     def show_note(self, text: str, scene_pos: QPointF, error: bool = True) -> None:
@@ -244,7 +244,7 @@ class GraphScene(QGraphicsScene):
         return self._toast.text if self._toast is not None else ""
 
     # ------------------------------------------------------------------ commands
-    def run(self, command: Command, near: QPointF | None = None) -> bool:
+    def run(self, command: Edit, near: QPointF | None = None) -> bool:
         """Execute an edit; a refusal goes to the status bar and, with ``near``, onto the canvas."""
         refusal = self.session.try_execute(command)
         if refusal is None:
@@ -278,7 +278,7 @@ class GraphScene(QGraphicsScene):
             port = self.node_items[dst].inputs.get(dst_port)
             near = port.scenePos() if port else None
         if detached is not None:
-            command: Command = Macro([Disconnect(self._path, detached), Connect(self._path, edge)],
+            command: Edit = Macro([Disconnect(self._path, detached), Connect(self._path, edge)],
                                      text="Reconnect")
         else:
             command = Connect(self._path, edge)
@@ -294,7 +294,7 @@ class GraphScene(QGraphicsScene):
         wires = [w.edge for w in self.selectedItems()
                  if isinstance(w, WireItem) and w.edge is not None
                  and w.edge.src not in ids and w.edge.dst not in ids]
-        commands: list[Command] = [Disconnect(self._path, e) for e in wires]
+        commands: list[Edit] = [Disconnect(self._path, e) for e in wires]
         if ids:
             commands.append(RemoveNodes(self._path, ids))
         if not commands:

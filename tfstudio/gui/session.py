@@ -1,7 +1,7 @@
-"""The open document: its graph, undo history, file name, and the analysis kept up to date.
+"""The open document: its graph, undo history, file name, and the graph report kept up to date.
 
 Every widget edits through :meth:`EditorSession.execute`, which turns a refused edit into a
-message instead of an exception, and every change schedules one re-analysis (coalesced, so a
+message instead of an exception, and every change schedules one new report (coalesced, so a
 paste of twenty nodes re-validates once, right after the paste).
 """
 from __future__ import annotations
@@ -11,12 +11,12 @@ from typing import Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from ..graph import Command, Document, Graph, GraphError, GraphEvent, load_graph_file, save_graph
-from .analysis import Analysis, analyze_graph
+from ..graph import Edit, Document, Graph, GraphError, GraphEvent, load_graph_file, save_graph
+from .graph_report import GraphReport, report_on_graph
 
 
 class EditorSession(QObject):
-    analysis_ready = Signal(object)   # Analysis
+    report_ready = Signal(object)   # GraphReport
     message = Signal(str)             # feedback for the status bar (a refused edit says why)
     state_changed = Signal()          # file name or unsaved state changed
     history_changed = Signal()        # after an edit, undo or redo has fully happened
@@ -25,9 +25,9 @@ class EditorSession(QObject):
         super().__init__(parent)
         self.document = Document(graph if graph is not None else Graph())
         self.file_path: Path | None = None
-        self.analysis = Analysis()
-        self._analysis_timer = QTimer(self, singleShot=True, interval=0)
-        self._analysis_timer.timeout.connect(self.refresh_analysis)
+        self.report = GraphReport()
+        self._report_timer = QTimer(self, singleShot=True, interval=0)
+        self._report_timer.timeout.connect(self.refresh_report)
         # for edits made on the document directly (not through execute/undo/redo)
         self._after_timer = QTimer(self, singleShot=True, interval=0)
         self._after_timer.timeout.connect(self._after_change)
@@ -35,23 +35,23 @@ class EditorSession(QObject):
         self._recovered = False  # a recovered autosave counts as unsaved until saved
         # asked before every edit, undo and redo (the command, None for undo/redo): a reason
         # refuses it; the training panel refuses edits while a run trains (gui.training)
-        self.edit_guard: Callable[[Command | None], str | None] | None = None
+        self.edit_guard: Callable[[Edit | None], str | None] | None = None
         self.document.subscribe(self._on_event)
-        self.refresh_analysis()
+        self.refresh_report()
 
     # ------------------------------------------------------------------ editing
     @property
     def root(self) -> Graph:
         return self.document.root
 
-    def execute(self, command: Command) -> bool:
+    def execute(self, command: Edit) -> bool:
         """Run an edit; a refused one (bad wire, bad value) becomes a message, not a crash."""
         refusal = self.try_execute(command)
         if refusal:
             self.message.emit(refusal)
         return refusal is None
 
-    def try_execute(self, command: Command) -> str | None:
+    def try_execute(self, command: Edit) -> str | None:
         """Run an edit; None when done, else why it was refused (nothing changed then)."""
         refusal = self._guard(command)
         if refusal:
@@ -64,10 +64,10 @@ class EditorSession(QObject):
             self._after_change()
         return None
 
-    def set_edit_guard(self, guard: Callable[[Command | None], str | None] | None) -> None:
+    def set_edit_guard(self, guard: Callable[[Edit | None], str | None] | None) -> None:
         self.edit_guard = guard
 
-    def _guard(self, command: Command | None) -> str | None:
+    def _guard(self, command: Edit | None) -> str | None:
         return self.edit_guard(command) if self.edit_guard is not None else None
 
     def undo(self) -> bool:
@@ -90,7 +90,7 @@ class EditorSession(QObject):
 
     def _on_event(self, event: GraphEvent) -> None:
         # the document emits while a command runs, before its history moves: look again after
-        self._analysis_timer.start()
+        self._report_timer.start()
         self._after_timer.start()
 
     def _after_change(self) -> None:
@@ -100,12 +100,12 @@ class EditorSession(QObject):
             self._was_dirty = self.dirty
             self.state_changed.emit()
 
-    def refresh_analysis(self) -> Analysis:
+    def refresh_report(self) -> GraphReport:
         """Re-validate now (widgets call this through the timer; tests may call it directly)."""
-        self._analysis_timer.stop()
-        self.analysis = analyze_graph(self.document.root)
-        self.analysis_ready.emit(self.analysis)
-        return self.analysis
+        self._report_timer.stop()
+        self.report = report_on_graph(self.document.root)
+        self.report_ready.emit(self.report)
+        return self.report
 
     # ------------------------------------------------------------------ files
     @property
@@ -127,7 +127,7 @@ class EditorSession(QObject):
         self._was_dirty = self.dirty
         self.history_changed.emit()
         self.state_changed.emit()
-        self.refresh_analysis()
+        self.refresh_report()
 
     def open(self, path: str | Path) -> None:
         """Load a graph file; raises GraphFileError (with the reason) when it cannot."""

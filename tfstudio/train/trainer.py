@@ -402,7 +402,7 @@ def _router_loads(model) -> dict[str, list[float]]:
 def _training_flops_per_token(graph: Graph, seq_len: int) -> float:
     """Forward + backward is about 3x the forward FLOPs."""
     try:
-        from ..graph.cost import analyze
-        return 3.0 * analyze(graph, context_length=seq_len).flops_per_token
+        from ..graph.cost import estimate_cost
+        return 3.0 * estimate_cost(graph, context_length=seq_len).flops_per_token
     except Exception:  # noqa: BLE001 - MFU is a nicety; never fail a run for it
         return 0.0

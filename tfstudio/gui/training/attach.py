@@ -83,8 +83,8 @@ class TrainingAttachment:
         session = w.session
         if hasattr(session, "set_edit_guard"):
             session.set_edit_guard(panel.edit_refusal)
-        if hasattr(session, "analysis_ready"):
-            session.analysis_ready.connect(lambda _analysis: panel.refresh_graph())
+        if hasattr(session, "report_ready"):
+            session.report_ready.connect(lambda _report: panel.refresh_graph())
         if hasattr(w.scene, "path_changed"):
             w.scene.path_changed.connect(lambda _path: panel.refresh_telemetry())
         QApplication.instance().aboutToQuit.connect(self._quitting)

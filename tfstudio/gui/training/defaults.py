@@ -25,8 +25,8 @@ def graph_family(graph: Graph) -> str:
 
 def graph_params(graph: Graph) -> int | None:
     try:
-        from ...graph.cost import analyze
-        return int(analyze(graph).total_params)
+        from ...graph.cost import estimate_cost
+        return int(estimate_cost(graph).total_params)
     except Exception:  # noqa: BLE001 - an unfinished graph has no count yet; defaults still work
         return None
 

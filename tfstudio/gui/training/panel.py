@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...graph import Graph
+from ...graph import Edit, Graph
 from ...probes import SnapshotStore
 from .attention_view import AttentionView
 from .common import Background, GuiThreadGarbageCollector, muted
@@ -45,8 +45,6 @@ from .setup_view import SetupView
 from .telemetry import MODES, apply_to_scene, legend_text
 
 PLOT_REDRAW_MS = 250
-# edits that leave the model as it is: allowed while a run trains
-HARMLESS_EDITS = ("MoveNodes", "SetTitle")
 
 
 @dataclass
@@ -224,10 +222,10 @@ class TrainingPanel(QWidget):
     def training(self) -> bool:
         return self.run is not None and self.run.active
 
-    def edit_refusal(self, command) -> str | None:
+    def edit_refusal(self, command: Edit | None) -> str | None:
         """Why an edit of the graph must wait (None: go ahead). While a run trains the model
         is frozen to the copy it started with; moving blocks changes nothing and is allowed."""
-        if not self.training or type(command).__name__ in HARMLESS_EDITS:
+        if not self.training or (command is not None and not command.changes_model):
             return None
         return ("The graph is training: stop the run (or let it finish) before changing it. "
                 "The run trains the copy it started with; moving blocks is fine.")

@@ -1,7 +1,7 @@
 """Everything the editor shows about a graph besides the graph itself, computed in one pass.
 
 Diagnostics, shapes on every wire and the cost report come from the graph layer; this module
-only runs them together and keeps one failing analysis from hiding the others (no Qt, no torch).
+only runs them together and keeps one failing check from hiding the others (no Qt, no torch).
 """
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..graph import Graph
-from ..graph.cost import analyze
+from ..graph.cost import estimate_cost
 from ..graph.shapes import ShapeMap, infer_shapes
 from ..graph.validate import validate
 
 
 @dataclass
-class Analysis:
+class GraphReport:
     diagnostics: list = field(default_factory=list)
     shapes: ShapeMap = field(default_factory=ShapeMap)
     cost: Any = None              # graph.cost.CostReport, or None when it could not be made
@@ -49,14 +49,14 @@ def context_length(graph: Graph) -> int | None:
     return int(value) if isinstance(value, (int, float)) and value > 0 else None
 
 
-def analyze_graph(graph: Graph) -> Analysis:
-    result = Analysis()
+def report_on_graph(graph: Graph) -> GraphReport:
+    result = GraphReport()
     try:  # the validator reads the graph's own context length (and flags a bad one)
         result.diagnostics = list(validate(graph))
     except Exception as exc:  # a validator bug must not blank the canvas; say it instead
         result.failures.append(f"validation failed: {exc}")
     try:
-        result.cost = analyze(graph)
+        result.cost = estimate_cost(graph)
         result.shapes = result.cost.shapes
     except Exception as exc:
         result.failures.append(f"cost model failed: {exc}")

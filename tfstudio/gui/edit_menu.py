@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from PySide6.QtGui import QGuiApplication
 
-from ..graph import Graph, GraphError, GraphFileError, group_command, ungroup_command
+from ..graph import Graph, GraphError, GraphFileError, group_edit, ungroup_edit
 from . import clipboard
 from .scene import SPREAD, to_graph
 
 
-class EditCommands:
+class EditMenu:
     def undo(self) -> None:
         self.session.undo()
 
@@ -75,7 +75,7 @@ class EditCommands:
         ids = self.scene.selected_node_ids()
         before = set(self.scene.graph.nodes)
         try:
-            command = group_command(self.session.document, self.scene.path, ids)
+            command = group_edit(self.session.document, self.scene.path, ids)
         except GraphError as exc:
             self.show_message(str(exc))
             return None
@@ -93,7 +93,7 @@ class EditCommands:
             self.show_message("Select one group to ungroup")
             return False
         try:
-            command = ungroup_command(self.session.document, self.scene.path, groups[0])
+            command = ungroup_edit(self.session.document, self.scene.path, groups[0])
         except GraphError as exc:
             self.show_message(str(exc))
             return False

@@ -20,7 +20,7 @@ MAX_RECENT = 8
 GRAPH_FILTER = "tfstudio graphs (*.json);;All files (*)"
 
 
-class FileCommands:
+class FileMenu:
     def ask_unsaved(self) -> str:
         """"save", "discard" or "cancel" (tests replace this with a stub)."""
         answer = QMessageBox.question(

@@ -24,7 +24,7 @@ class ModelPlan:
         return "target" if self.family == "encoder-decoder" else "tokens"
 
 
-def analyse(graph: Graph) -> ModelPlan:
+def plan_model(graph: Graph) -> ModelPlan:
     _check_ids(graph, ())
     roles = _token_roles(graph)
     head = _the_head(graph)

@@ -1,6 +1,6 @@
-"""Editing the graph: every change is a command that can be undone, and every change emits events.
+"""Editing the graph: every change is an :class:`Edit` that can be undone, and emits events.
 
-Views never mutate a :class:`Graph` directly. A gesture becomes a command executed on a
+Views never mutate a :class:`Graph` directly. A gesture becomes an edit executed on a
 :class:`Document`; the document applies it, pushes it on the undo stack and tells its listeners
 what changed, and the views redraw from those events.
 """
@@ -34,8 +34,12 @@ class GraphEvent:
     name: str | None = None
 
 
-class Command:
+class Edit:
+    """One undoable change. ``text`` names it in the Undo menu; ``changes_model`` says whether
+    it can change the compiled model (moving or renaming a block cannot)."""
+
     text = "edit"
+    changes_model = True
 
     def do(self, doc: "Document") -> None:
         raise NotImplementedError
@@ -50,7 +54,7 @@ class Document:
     def __init__(self, graph: Graph | None = None):
         self.root = graph if graph is not None else Graph()
         self._listeners: list[Callable[[GraphEvent], None]] = []
-        self._stack: list[Command] = []
+        self._stack: list[Edit] = []
         self._index = 0
         self._clean_index: int | None = 0
 
@@ -75,7 +79,7 @@ class Document:
     def graph(self, path: Iterable[str] = ()) -> Graph:
         return graph_at(self.root, path)
 
-    def execute(self, command: Command) -> Command:
+    def execute(self, command: Edit) -> Edit:
         command.do(self)  # raises before touching the stack when the edit is refused
         del self._stack[self._index:]
         if self._clean_index is not None and self._clean_index > self._index:
@@ -132,7 +136,7 @@ class Document:
 
 # ------------------------------------------------------------------- basic commands
 @dataclass
-class AddNode(Command):
+class AddNode(Edit):
     path: Path
     node: Node
     text: str = "Add block"
@@ -147,7 +151,7 @@ class AddNode(Command):
 
 
 @dataclass
-class RemoveNodes(Command):
+class RemoveNodes(Edit):
     path: Path
     node_ids: Sequence[str]
     text: str = "Delete"
@@ -212,7 +216,7 @@ def connection_problem(graph: Graph, edge: Edge, replace: bool = False) -> str |
 
 
 @dataclass
-class Connect(Command):
+class Connect(Edit):
     """Draw a wire. With ``replace`` an existing wire into the same input is swapped out."""
 
     path: Path
@@ -245,7 +249,7 @@ class Connect(Command):
 
 
 @dataclass
-class Disconnect(Command):
+class Disconnect(Edit):
     path: Path
     edge: Edge
     text: str = "Disconnect"
@@ -266,7 +270,7 @@ class Disconnect(Command):
 
 
 @dataclass
-class SetParam(Command):
+class SetParam(Edit):
     path: Path
     node_id: str
     name: str
@@ -297,11 +301,12 @@ class SetParam(Command):
 
 
 @dataclass
-class SetTitle(Command):
+class SetTitle(Edit):
     path: Path
     node_id: str
     title: str
     text: str = "Rename block"
+    changes_model = False  # titles are labels; the compiler names code after node ids
     _old: str = ""
 
     def do(self, doc):
@@ -315,10 +320,11 @@ class SetTitle(Command):
 
 
 @dataclass
-class MoveNodes(Command):
+class MoveNodes(Edit):
     path: Path
     positions: dict[str, tuple[float, float]]
     text: str = "Move"
+    changes_model = False
     _old: dict = field(default_factory=dict, repr=False)
 
     def do(self, doc):
@@ -336,10 +342,10 @@ class MoveNodes(Command):
 
 
 @dataclass
-class Macro(Command):
+class Macro(Edit):
     """Several commands undone and redone as one step (a paste, a quick switch)."""
 
-    commands: list[Command]
+    commands: list[Edit]
     text: str = "Edit"
     _done: int = 0
 
@@ -360,7 +366,7 @@ class Macro(Command):
 
 
 @dataclass
-class ReplaceGraph(Command):
+class ReplaceGraph(Edit):
     """Swap the whole graph at ``path`` (the root, or a group's inside) for another one.
 
     Used by rewrites that touch many wires at once, such as a norm-placement switch."""
@@ -524,13 +530,13 @@ def ungroup_node(graph: Graph, group_id: str) -> Graph:
     return out
 
 
-def group_command(doc: Document, path: Path, node_ids: Sequence[str], repeat: int = 1,
-                  title: str = "") -> Command:
+def group_edit(doc: Document, path: Path, node_ids: Sequence[str], repeat: int = 1,
+                  title: str = "") -> Edit:
     return ReplaceGraph(path, group_nodes(doc.graph(path), node_ids, repeat=repeat, title=title),
                         text="Group")
 
 
-def ungroup_command(doc: Document, path: Path, group_id: str) -> Command:
+def ungroup_edit(doc: Document, path: Path, group_id: str) -> Edit:
     return ReplaceGraph(path, ungroup_node(doc.graph(path), group_id), text="Ungroup")
 
 
