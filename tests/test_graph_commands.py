@@ -330,3 +330,27 @@ def test_ungroup_chains_the_first_output_port_whatever_the_wire_order():
     flat = ungroup_node(root, "grp")
     second_norm = next(n for n in flat.nodes if n.startswith("n_"))
     assert flat.edge_into(second_norm, "x").src == "n"  # copy 2 reads copy 1's first output
+
+
+def test_events_are_typed_changes_that_still_compare_as_their_old_names():
+    from tfstudio.graph import GraphChange
+    doc, events = chain_doc()
+    doc.execute(MoveNodes((), {"norm": (5.0, 5.0)}))
+    doc.execute(SetParam((), "norm", "kind", "rmsnorm"))
+    doc.execute(RemoveNodes((), ["head"]))
+    assert [e.kind for e in events] == [GraphChange.NODE_MOVED, GraphChange.PARAM_CHANGED,
+                                        GraphChange.EDGE_REMOVED, GraphChange.NODE_REMOVED]
+    assert all(isinstance(e.kind, GraphChange) for e in events)
+    assert events[0].kind == "node_moved"  # listeners written against the strings keep working
+
+
+def test_ungroup_of_a_group_that_passes_its_input_straight_through():
+    """A group whose output is wired to its own input gives its readers the group's source."""
+    doc, _ = chain_doc()
+    grouped = group_nodes(doc.root, ["norm"], group_id="g")
+    inside = grouped.nodes["g"].subgraph
+    inside.remove_node("norm")
+    inside.add_edge(Edge("inputs", "x", "outputs", "y"))
+    flat = ungroup_node(grouped, "g")
+    assert "g" not in flat.nodes and "norm" not in flat.nodes
+    assert Edge("embed", "y", "head", "x") in flat.edges

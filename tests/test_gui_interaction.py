@@ -139,3 +139,10 @@ def test_an_exception_in_a_slot_is_reported_and_the_editor_carries_on(window, qt
         assert window.scene.delete_selected()
     finally:
         sys.excepthook = previous
+
+
+def test_the_scene_redraws_every_kind_of_graph_change(make_window):
+    """Every typed change has a handler at the canvas's own level (none falls through)."""
+    from tfstudio.graph import GraphChange
+    w = make_window(load_preset("tiny-gpt"))
+    assert set(w.scene._handlers) == set(GraphChange)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import logging
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Callable, Iterable, Sequence
 
 from .model import (GROUP, GROUP_INPUT, GROUP_OUTPUT, Edge, Graph, GraphError, Node,
@@ -22,12 +23,29 @@ class ConnectionRefused(GraphError):
     """A wire the editor will not make; the message says why."""
 
 
+class GraphChange(str, Enum):
+    """What kind of change a :class:`GraphEvent` reports. A ``str`` enum, so a listener
+    written against the old string kinds (``ev.kind == "node_added"``) still works."""
+
+    NODE_ADDED = "node_added"
+    NODE_REMOVED = "node_removed"
+    EDGE_ADDED = "edge_added"
+    EDGE_REMOVED = "edge_removed"
+    PARAM_CHANGED = "param_changed"
+    TITLE_CHANGED = "title_changed"
+    NODE_MOVED = "node_moved"
+    GRAPH_REPLACED = "graph_replaced"  # redraw everything under ``path``
+
+    def __str__(self) -> str:
+        return self.value
+
+
 @dataclass(frozen=True)
 class GraphEvent:
-    """What changed. ``kind`` is one of node_added, node_removed, edge_added, edge_removed,
-    param_changed, node_moved, title_changed, graph_replaced (redraw everything under ``path``)."""
+    """What changed at ``path``: ``node_id`` for node changes, ``edge`` for wire changes,
+    ``name`` the parameter a PARAM_CHANGED event is about."""
 
-    kind: str
+    kind: GraphChange
     path: Path
     node_id: str | None = None
     edge: Edge | None = None
@@ -131,7 +149,7 @@ class Document:
         self._stack.clear()
         self._index = 0
         self._clean_index = 0
-        self.emit(GraphEvent("graph_replaced", ()))
+        self.emit(GraphEvent(GraphChange.GRAPH_REPLACED, ()))
 
 
 # ------------------------------------------------------------------- basic commands
@@ -143,11 +161,11 @@ class AddNode(Edit):
 
     def do(self, doc):
         doc.graph(self.path).add_node(copy.deepcopy(self.node))
-        doc.emit(GraphEvent("node_added", self.path, self.node.id))
+        doc.emit(GraphEvent(GraphChange.NODE_ADDED, self.path, self.node.id))
 
     def undo(self, doc):
         doc.graph(self.path).remove_node(self.node.id)
-        doc.emit(GraphEvent("node_removed", self.path, self.node.id))
+        doc.emit(GraphEvent(GraphChange.NODE_REMOVED, self.path, self.node.id))
 
 
 @dataclass
@@ -169,19 +187,19 @@ class RemoveNodes(Edit):
             node, edges = g.remove_node(nid)
             self._removed.append((node, edges))
             for e in edges:
-                doc.emit(GraphEvent("edge_removed", self.path, edge=e))
-            doc.emit(GraphEvent("node_removed", self.path, nid))
+                doc.emit(GraphEvent(GraphChange.EDGE_REMOVED, self.path, edge=e))
+            doc.emit(GraphEvent(GraphChange.NODE_REMOVED, self.path, nid))
 
     def undo(self, doc):
         g = doc.graph(self.path)
         for node, _ in self._removed:
             g.add_node(node)
-            doc.emit(GraphEvent("node_added", self.path, node.id))
+            doc.emit(GraphEvent(GraphChange.NODE_ADDED, self.path, node.id))
         for _, edges in self._removed:
             for e in edges:
                 if e not in g.edges:
                     g.add_edge(e)
-                    doc.emit(GraphEvent("edge_added", self.path, edge=e))
+                    doc.emit(GraphEvent(GraphChange.EDGE_ADDED, self.path, edge=e))
         _restore_order(g, *self._order)
 
 
@@ -235,17 +253,17 @@ class Connect(Edit):
         if self._replaced is not None:
             self._index = g.edges.index(self._replaced)
             g.remove_edge(self._replaced)
-            doc.emit(GraphEvent("edge_removed", self.path, edge=self._replaced))
+            doc.emit(GraphEvent(GraphChange.EDGE_REMOVED, self.path, edge=self._replaced))
         g.add_edge(self.edge)
-        doc.emit(GraphEvent("edge_added", self.path, edge=self.edge))
+        doc.emit(GraphEvent(GraphChange.EDGE_ADDED, self.path, edge=self.edge))
 
     def undo(self, doc):
         g = doc.graph(self.path)
         g.remove_edge(self.edge)
-        doc.emit(GraphEvent("edge_removed", self.path, edge=self.edge))
+        doc.emit(GraphEvent(GraphChange.EDGE_REMOVED, self.path, edge=self.edge))
         if self._replaced is not None:
             g.edges.insert(self._index, self._replaced)
-            doc.emit(GraphEvent("edge_added", self.path, edge=self._replaced))
+            doc.emit(GraphEvent(GraphChange.EDGE_ADDED, self.path, edge=self._replaced))
 
 
 @dataclass
@@ -259,14 +277,14 @@ class Disconnect(Edit):
         g = doc.graph(self.path)
         self._index = g.edges.index(self.edge) if self.edge in g.edges else 0
         g.remove_edge(self.edge)
-        doc.emit(GraphEvent("edge_removed", self.path, edge=self.edge))
+        doc.emit(GraphEvent(GraphChange.EDGE_REMOVED, self.path, edge=self.edge))
 
     def undo(self, doc):
         g = doc.graph(self.path)
         g.node(self.edge.src)
         g.node(self.edge.dst)
         g.edges.insert(self._index, self.edge)
-        doc.emit(GraphEvent("edge_added", self.path, edge=self.edge))
+        doc.emit(GraphEvent(GraphChange.EDGE_ADDED, self.path, edge=self.edge))
 
 
 @dataclass
@@ -289,7 +307,7 @@ class SetParam(Edit):
         self._had = self.name in node.params
         self._old = node.params.get(self.name)
         node.params[self.name] = value
-        doc.emit(GraphEvent("param_changed", self.path, self.node_id, name=self.name))
+        doc.emit(GraphEvent(GraphChange.PARAM_CHANGED, self.path, self.node_id, name=self.name))
 
     def undo(self, doc):
         node = doc.graph(self.path).node(self.node_id)
@@ -297,7 +315,7 @@ class SetParam(Edit):
             node.params[self.name] = self._old
         else:
             node.params.pop(self.name, None)
-        doc.emit(GraphEvent("param_changed", self.path, self.node_id, name=self.name))
+        doc.emit(GraphEvent(GraphChange.PARAM_CHANGED, self.path, self.node_id, name=self.name))
 
 
 @dataclass
@@ -312,11 +330,11 @@ class SetTitle(Edit):
     def do(self, doc):
         node = doc.graph(self.path).node(self.node_id)
         self._old, node.title = node.title, self.title
-        doc.emit(GraphEvent("title_changed", self.path, self.node_id))
+        doc.emit(GraphEvent(GraphChange.TITLE_CHANGED, self.path, self.node_id))
 
     def undo(self, doc):
         doc.graph(self.path).node(self.node_id).title = self._old
-        doc.emit(GraphEvent("title_changed", self.path, self.node_id))
+        doc.emit(GraphEvent(GraphChange.TITLE_CHANGED, self.path, self.node_id))
 
 
 @dataclass
@@ -332,13 +350,13 @@ class MoveNodes(Edit):
         self._old = {nid: g.node(nid).pos for nid in self.positions}
         for nid, pos in self.positions.items():
             g.node(nid).pos = (float(pos[0]), float(pos[1]))
-            doc.emit(GraphEvent("node_moved", self.path, nid))
+            doc.emit(GraphEvent(GraphChange.NODE_MOVED, self.path, nid))
 
     def undo(self, doc):
         g = doc.graph(self.path)
         for nid, pos in self._old.items():
             g.node(nid).pos = pos
-            doc.emit(GraphEvent("node_moved", self.path, nid))
+            doc.emit(GraphEvent(GraphChange.NODE_MOVED, self.path, nid))
 
 
 @dataclass
@@ -385,7 +403,7 @@ class ReplaceGraph(Edit):
                 raise GraphError(f"'{parent.id}' is not a group; only a group's inside can be "
                                  "replaced")
             old, parent.subgraph = parent.subgraph, graph
-        doc.emit(GraphEvent("graph_replaced", self.path))
+        doc.emit(GraphEvent(GraphChange.GRAPH_REPLACED, self.path))
         return old
 
     def do(self, doc):
@@ -396,67 +414,109 @@ class ReplaceGraph(Edit):
 
 
 # ------------------------------------------------------------------- group / ungroup
+PortKey = tuple[str, str]  # (node id, port name)
+
+
+@dataclass
+class _Boundary:
+    """How a selection meets the rest of its graph: the wires that cross into and out of it
+    and the group port each distinct outside source (inside producer) gets."""
+
+    incoming: list[Edge]
+    outgoing: list[Edge]
+    in_names: dict[PortKey, tuple[str, str]]   # outside source -> (group input, kind)
+    out_names: dict[PortKey, tuple[str, str]]  # inside producer -> (group output, kind)
+
+
 def group_nodes(graph: Graph, node_ids: Sequence[str], group_id: str | None = None,
                 repeat: int = 1, title: str = "") -> Graph:
     """Return a copy of ``graph`` with ``node_ids`` moved into a new group node.
 
     Wires entering the selection become the group's inputs (one per distinct source, the
     main stream first), wires leaving it become its outputs."""
+    ids = _groupable(graph, node_ids)
+    out = graph.clone()
+    boundary = _boundary(out, ids)
+    gid = group_id or out.new_id("layer")
+    sub = _group_inside(out, ids, boundary)
+    for nid in ids:
+        del out.nodes[nid]
+    inside = set(ids)
+    out.edges = [e for e in out.edges if e.src not in inside and e.dst not in inside]
+    xs = [n.pos[0] for n in sub if n.id in inside]
+    ys = [n.pos[1] for n in sub if n.id in inside]
+    out.add_node(Node(gid, GROUP, {"repeat": int(repeat)},
+                      (sum(xs) / len(xs), sum(ys) / len(ys)), title, sub))
+    _wire_group_outside(out, gid, boundary)
+    return out
+
+
+def _groupable(graph: Graph, node_ids: Sequence[str]) -> list[str]:
+    """The selection in node order, refusing an empty one or a group's own boundary blocks."""
     ids = [n for n in graph.nodes if n in set(node_ids)]
     if not ids:
         raise GraphError("select at least one block to group")
     for nid in ids:
         if graph.node(nid).type in (GROUP_INPUT, GROUP_OUTPUT):
             raise GraphError("the group's own input and output blocks cannot be grouped")
-    out = graph.clone()
+    return ids
+
+
+def _boundary(graph: Graph, ids: list[str]) -> _Boundary:
     inside = set(ids)
-    gid = group_id or out.new_id("layer")
-    sub = Graph()
-    for nid in ids:
-        sub.add_node(out.nodes[nid])
-    incoming = [e for e in out.edges if e.dst in inside and e.src not in inside]
-    outgoing = [e for e in out.edges if e.src in inside and e.dst not in inside]
+    incoming = [e for e in graph.edges if e.dst in inside and e.src not in inside]
+    outgoing = [e for e in graph.edges if e.src in inside and e.dst not in inside]
     # one group input per distinct outside source, named after the first port it feeds
-    in_names: dict[tuple[str, str], tuple[str, str]] = {}
-    for e in sorted(incoming, key=lambda e: (get_kind_rank(out, e), ids.index(e.dst))):
+    in_names: dict[PortKey, tuple[str, str]] = {}
+    for e in sorted(incoming, key=lambda e: (get_kind_rank(graph, e), ids.index(e.dst))):
         key = (e.src, e.src_port)
         if key not in in_names:
-            kind = out.input_port(e.dst, e.dst_port).kind
+            kind = graph.input_port(e.dst, e.dst_port).kind
             in_names[key] = (_unique_name(e.dst_port if in_names else "x",
                                           [n for n, _ in in_names.values()]), kind)
-    out_names: dict[tuple[str, str], tuple[str, str]] = {}
+    out_names: dict[PortKey, tuple[str, str]] = {}
     for e in outgoing:
         key = (e.src, e.src_port)
         if key not in out_names:
-            kind = out.output_port(e.src, e.src_port).kind
+            kind = graph.output_port(e.src, e.src_port).kind
             out_names[key] = (_unique_name("y", [n for n, _ in out_names.values()]), kind)
-    xs = [out.nodes[n].pos[0] for n in ids]
-    ys = [out.nodes[n].pos[1] for n in ids]
+    return _Boundary(incoming, outgoing, in_names, out_names)
+
+
+def _group_inside(graph: Graph, ids: list[str], boundary: _Boundary) -> Graph:
+    """The group's sub-graph: the selected nodes, the wires among them, and input and output
+    blocks standing for the wires that crossed the selection's edge."""
+    inside = set(ids)
+    sub = Graph()
+    for nid in ids:
+        sub.add_node(graph.nodes[nid])
+    xs = [graph.nodes[n].pos[0] for n in ids]
+    ys = [graph.nodes[n].pos[1] for n in ids]
     in_id = "inputs" if "inputs" not in sub.nodes else sub.new_id("inputs")
-    sub.add_node(Node(in_id, GROUP_INPUT,
-                      {"ports": format_port_list(in_names.values())}, (min(xs) - 220, min(ys))))
+    sub.add_node(Node(in_id, GROUP_INPUT, {"ports": format_port_list(boundary.in_names.values())},
+                      (min(xs) - 220, min(ys))))
     out_id = "outputs" if "outputs" not in sub.nodes else sub.new_id("outputs")
     sub.add_node(Node(out_id, GROUP_OUTPUT,
-                      {"ports": format_port_list(out_names.values())}, (max(xs) + 220, min(ys))))
-    for e in out.edges:
+                      {"ports": format_port_list(boundary.out_names.values())},
+                      (max(xs) + 220, min(ys))))
+    for e in graph.edges:
         if e.src in inside and e.dst in inside:
             sub.add_edge(e)
-    for e in incoming:
-        sub.add_edge(Edge(in_id, in_names[(e.src, e.src_port)][0], e.dst, e.dst_port))
-    for key, (name, _) in out_names.items():
+    for e in boundary.incoming:
+        sub.add_edge(Edge(in_id, boundary.in_names[(e.src, e.src_port)][0], e.dst, e.dst_port))
+    for key, (name, _) in boundary.out_names.items():
         sub.add_edge(Edge(key[0], key[1], out_id, name))
-    for nid in ids:
-        del out.nodes[nid]
-    out.edges = [e for e in out.edges if e.src not in inside and e.dst not in inside]
-    out.add_node(Node(gid, GROUP, {"repeat": int(repeat)},
-                      (sum(xs) / len(xs), sum(ys) / len(ys)), title, sub))
-    for e in incoming:
-        name = in_names[(e.src, e.src_port)][0]
-        if Edge(e.src, e.src_port, gid, name) not in out.edges:
-            out.add_edge(Edge(e.src, e.src_port, gid, name))
-    for e in outgoing:
-        out.add_edge(Edge(gid, out_names[(e.src, e.src_port)][0], e.dst, e.dst_port))
-    return out
+    return sub
+
+
+def _wire_group_outside(graph: Graph, gid: str, boundary: _Boundary) -> None:
+    """Reconnect the outside to the new group's ports (one wire per distinct source)."""
+    for e in boundary.incoming:
+        edge = Edge(e.src, e.src_port, gid, boundary.in_names[(e.src, e.src_port)][0])
+        if edge not in graph.edges:
+            graph.add_edge(edge)
+    for e in boundary.outgoing:
+        graph.add_edge(Edge(gid, boundary.out_names[(e.src, e.src_port)][0], e.dst, e.dst_port))
 
 
 def get_kind_rank(graph: Graph, e: Edge) -> int:
@@ -474,6 +534,20 @@ def _unique_name(base: str, taken: list[str]) -> str:
     return f"{base}{i}"
 
 
+@dataclass
+class _Unrolling:
+    """A group being replaced by copies of its inside, in the graph ``out``."""
+
+    out: Graph
+    group: Node
+    gin: Node | None
+    gout: Node | None
+    feeds: dict[str, PortKey]          # group input port -> the outside source it read
+    first_in: str | None               # the chained input (copy i's output feeds copy i+1's)
+    first_out: str | None
+    produced: dict[str, PortKey] = field(default_factory=dict)  # group output -> last copy's
+
+
 def ungroup_node(graph: Graph, group_id: str) -> Graph:
     """Return a copy of ``graph`` with the group replaced by its contents, repeated as often as
     the group repeats (copy i feeding copy i+1), wired as the group was."""
@@ -481,46 +555,21 @@ def ungroup_node(graph: Graph, group_id: str) -> Graph:
     group = out.node(group_id)
     if not group.is_group or group.subgraph is None:
         raise GraphError(f"'{group_id}' is not a group")
-    sub = group.subgraph
-    gin, gout = group_boundary(group, GROUP_INPUT), group_boundary(group, GROUP_OUTPUT)
-    repeat = int(group.param("repeat"))
     in_ports = [p.name for p in out.input_ports(group_id)]
     out_ports = [p.name for p in out.output_ports(group_id)]
-    feeds = {e.dst_port: (e.src, e.src_port) for e in out.in_edges(group_id)}
+    job = _Unrolling(out, group, group_boundary(group, GROUP_INPUT),
+                     group_boundary(group, GROUP_OUTPUT),
+                     {e.dst_port: (e.src, e.src_port) for e in out.in_edges(group_id)},
+                     in_ports[0] if in_ports else None, out_ports[0] if out_ports else None)
     consumers = out.out_edges(group_id)
     before = list(out.nodes)[: list(out.nodes).index(group_id)]
     del out.nodes[group_id]
     out.edges = [e for e in out.edges if group_id not in (e.src, e.dst)]
-    inner = [n for n in sub.nodes.values() if n.type not in (GROUP_INPUT, GROUP_OUTPUT)]
-    prev_out: dict[str, tuple[str, str]] = {}
-    for copy_index in range(repeat):
-        rename = {}
-        for n in inner:
-            new_id = n.id if copy_index == 0 and n.id not in out.nodes else out.new_id(
-                f"{n.id}_" if not n.id[-1].isdigit() else f"{n.id}_r")
-            rename[n.id] = new_id
-            clone = copy.deepcopy(n)
-            clone.id = new_id
-            clone.pos = (n.pos[0] + copy_index * 600.0 + group.pos[0], n.pos[1] + group.pos[1])
-            out.add_node(clone)
-        sources = dict(feeds)
-        if copy_index > 0 and in_ports and out_ports and out_ports[0] in prev_out:
-            sources[in_ports[0]] = prev_out[out_ports[0]]  # copy i's first output feeds i+1
-        for e in sub.edges:
-            if gin is not None and e.src == gin.id:
-                if e.src_port in sources and e.dst in rename:
-                    src = sources[e.src_port]
-                    out.add_edge(Edge(src[0], src[1], rename[e.dst], e.dst_port))
-            elif gout is not None and e.dst == gout.id:
-                if e.src in rename:
-                    prev_out[e.dst_port] = (rename[e.src], e.src_port)
-                elif gin is not None and e.src == gin.id and e.src_port in sources:
-                    prev_out[e.dst_port] = sources[e.src_port]
-            elif e.src in rename and e.dst in rename:
-                out.add_edge(Edge(rename[e.src], e.src_port, rename[e.dst], e.dst_port))
+    for copy_index in range(int(group.param("repeat"))):
+        _unroll_copy(job, copy_index)
     for e in consumers:
-        if e.src_port in prev_out:
-            src = prev_out[e.src_port]
+        if e.src_port in job.produced:
+            src = job.produced[e.src_port]
             out.add_edge(Edge(src[0], src[1], e.dst, e.dst_port))
     # the copies take the group's place in the node order (which breaks topological ties)
     old_ids = set(graph.nodes) - {group_id}
@@ -528,6 +577,47 @@ def ungroup_node(graph: Graph, group_id: str) -> Graph:
         n for n in out.nodes if n in old_ids and n not in before]
     out.nodes = {n: out.nodes[n] for n in order}
     return out
+
+
+def _unroll_copy(job: _Unrolling, copy_index: int) -> None:
+    """Add copy ``copy_index`` of the group's inside and wire it; records what it produces."""
+    rename = _add_copy_nodes(job, copy_index)
+    sources = dict(job.feeds)
+    if copy_index > 0 and job.first_in and job.first_out in job.produced:
+        sources[job.first_in] = job.produced[job.first_out]  # copy i's first output feeds i+1
+    gin_id = job.gin.id if job.gin is not None else None
+    gout_id = job.gout.id if job.gout is not None else None
+    produced: dict[str, PortKey] = {}
+    for e in job.group.subgraph.edges:
+        if e.src == gin_id and e.dst != gout_id:
+            if e.src_port in sources and e.dst in rename:
+                job.out.add_edge(Edge(*sources[e.src_port], rename[e.dst], e.dst_port))
+        elif e.dst == gout_id:
+            if e.src in rename:
+                produced[e.dst_port] = (rename[e.src], e.src_port)
+            elif e.src == gin_id and e.src_port in sources:  # an input passed straight through
+                produced[e.dst_port] = sources[e.src_port]
+        elif e.src in rename and e.dst in rename:
+            job.out.add_edge(Edge(rename[e.src], e.src_port, rename[e.dst], e.dst_port))
+    job.produced.update(produced)
+
+
+def _add_copy_nodes(job: _Unrolling, copy_index: int) -> dict[str, str]:
+    """Add one copy of the inner blocks, shifted right per copy; old id -> new id."""
+    rename: dict[str, str] = {}
+    gx, gy = job.group.pos
+    for n in job.group.subgraph.nodes.values():
+        if n.type in (GROUP_INPUT, GROUP_OUTPUT):
+            continue
+        keep = copy_index == 0 and n.id not in job.out.nodes
+        new_id = n.id if keep else job.out.new_id(
+            f"{n.id}_" if not n.id[-1].isdigit() else f"{n.id}_r")
+        rename[n.id] = new_id
+        clone = copy.deepcopy(n)
+        clone.id = new_id
+        clone.pos = (n.pos[0] + copy_index * 600.0 + gx, n.pos[1] + gy)
+        job.out.add_node(clone)
+    return rename
 
 
 def group_edit(doc: Document, path: Path, node_ids: Sequence[str], repeat: int = 1,

@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (QButtonGroup, QFormLayout, QFrame, QGroupBox, QHBoxLayout, QLabel,
                                QLineEdit, QPushButton, QScrollArea, QVBoxLayout, QWidget)
 
-from ..graph import GraphError, GraphEvent, ReplaceGraph, SetParam, SetTitle, get_spec
+from ..graph import GraphChange, GraphError, GraphEvent, ReplaceGraph, SetParam, SetTitle, get_spec
 from . import layer_switches as switches
 from .icons import family_icon
 from .param_editors import ParamEditor, make_editor
@@ -70,7 +70,7 @@ class Inspector(QScrollArea):
         return self.scene.path
 
     def _on_event(self, ev: GraphEvent) -> None:
-        if (ev.kind == "param_changed" and ev.path == self.path and ev.node_id == self.node_id
+        if (ev.kind is GraphChange.PARAM_CHANGED and ev.path == self.path and ev.node_id == self.node_id
                 and ev.name in self.editors):
             # keep the widget the user is typing in; just show the new value
             node = self.session.document.graph(self.path).node(ev.node_id)

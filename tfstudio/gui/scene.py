@@ -7,13 +7,15 @@ wire is explained twice: in the status bar and in a note next to the port it was
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
 
-from ..graph import (GROUP_INPUT, GROUP_OUTPUT, AddNode, Edit, Connect, Disconnect, Edge,
-                     GraphError, GraphEvent, Macro, MoveNodes, Node, RemoveNodes, new_node)
+from ..graph import (GROUP_INPUT, GROUP_OUTPUT, AddNode, Connect, Disconnect, Edge, Edit,
+                     GraphChange, GraphError, GraphEvent, Macro, MoveNodes, Node, RemoveNodes,
+                     new_node)
 from ..graph.schema import kind_accepts
 from ..graph.templates import layer_graph
 from .graph_report import GraphReport
@@ -60,6 +62,17 @@ class GraphScene(QGraphicsScene):
         self._toast_timer = QTimer(self, singleShot=True, interval=4000)  # dies with the scene
         self._toast_timer.timeout.connect(self._drop_toast)
         self.setSceneRect(-40000, -40000, 80000, 80000)  # room to pan anywhere
+        # how an event at our own level redraws: one handler per kind of change
+        self._handlers: dict[GraphChange, Callable[[GraphEvent], None]] = {
+            GraphChange.GRAPH_REPLACED: self._on_graph_replaced,
+            GraphChange.NODE_ADDED: self._on_node_added,
+            GraphChange.NODE_REMOVED: self._on_node_removed,
+            GraphChange.EDGE_ADDED: self._on_edge_added,
+            GraphChange.EDGE_REMOVED: self._on_edge_removed,
+            GraphChange.PARAM_CHANGED: self._on_node_changed,
+            GraphChange.TITLE_CHANGED: self._on_node_changed,
+            GraphChange.NODE_MOVED: self._on_node_moved,
+        }
         session.document.subscribe(self._on_event)
         session.report_ready.connect(self.apply_report)
         self.rebuild()
@@ -170,7 +183,7 @@ class GraphScene(QGraphicsScene):
                 self._place_wires_of(gid)
         elif ev.path == self._path[:len(ev.path)]:
             # an ancestor changed: our graph may have been swapped out or removed
-            if ev.kind == "graph_replaced" or self._deepest_valid_path() != self._path:
+            if ev.kind is GraphChange.GRAPH_REPLACED or self._deepest_valid_path() != self._path:
                 path = self._deepest_valid_path()
                 changed = path != self._path
                 self._path = path
@@ -179,38 +192,44 @@ class GraphScene(QGraphicsScene):
                     self.path_changed.emit(path)
 
     def _apply_event(self, ev: GraphEvent) -> None:
-        graph = self.graph
-        kind = ev.kind
-        if kind == "graph_replaced":
-            self.rebuild()
-        elif kind == "node_added":
-            self._add_node_item(graph.node(ev.node_id))
-        elif kind == "node_removed":
-            for edge in [e for e in self.wire_items if ev.node_id in (e.src, e.dst)]:
-                self.removeItem(self.wire_items.pop(edge))
-            item = self.node_items.pop(ev.node_id, None)
-            if item is not None:
-                self.removeItem(item)
-        elif kind == "edge_added":
-            self._add_wire_item(ev.edge)
-            self._refresh_connected_flags(ev.edge.dst)
-        elif kind == "edge_removed":
-            wire = self.wire_items.pop(ev.edge, None)
-            if wire is not None:
-                self.removeItem(wire)
-            self._refresh_connected_flags(ev.edge.dst)
-        elif kind in ("param_changed", "title_changed"):
-            item = self.node_items.get(ev.node_id)
-            if item is not None:
-                item.refresh(graph)
-                self._place_wires_of(ev.node_id)
-                self._refresh_connected_flags(ev.node_id)
-        elif kind == "node_moved":
-            item = self.node_items.get(ev.node_id)
-            if item is not None:
-                target = to_scene(graph.node(ev.node_id).pos)
-                if (item.pos() - target).manhattanLength() > 0.01:
-                    item.setPos(target)
+        self._handlers[GraphChange(ev.kind)](ev)
+
+    def _on_graph_replaced(self, ev: GraphEvent) -> None:
+        self.rebuild()
+
+    def _on_node_added(self, ev: GraphEvent) -> None:
+        self._add_node_item(self.graph.node(ev.node_id))
+
+    def _on_node_removed(self, ev: GraphEvent) -> None:
+        for edge in [e for e in self.wire_items if ev.node_id in (e.src, e.dst)]:
+            self.removeItem(self.wire_items.pop(edge))
+        item = self.node_items.pop(ev.node_id, None)
+        if item is not None:
+            self.removeItem(item)
+
+    def _on_edge_added(self, ev: GraphEvent) -> None:
+        self._add_wire_item(ev.edge)
+        self._refresh_connected_flags(ev.edge.dst)
+
+    def _on_edge_removed(self, ev: GraphEvent) -> None:
+        wire = self.wire_items.pop(ev.edge, None)
+        if wire is not None:
+            self.removeItem(wire)
+        self._refresh_connected_flags(ev.edge.dst)
+
+    def _on_node_changed(self, ev: GraphEvent) -> None:
+        item = self.node_items.get(ev.node_id)
+        if item is not None:
+            item.refresh(self.graph)
+            self._place_wires_of(ev.node_id)
+            self._refresh_connected_flags(ev.node_id)
+
+    def _on_node_moved(self, ev: GraphEvent) -> None:
+        item = self.node_items.get(ev.node_id)
+        if item is not None:
+            target = to_scene(self.graph.node(ev.node_id).pos)
+            if (item.pos() - target).manhattanLength() > 0.01:
+                item.setPos(target)
 
     # ------------------------------------------------------------------ feedback
     def apply_report(self, report: GraphReport) -> None:
