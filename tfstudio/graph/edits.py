@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from .model import (GROUP, GROUP_INPUT, GROUP_OUTPUT, Edge, Graph, GraphError, Node,
                     format_port_list, graph_at, group_boundary)
+from . import layout
 from .schema import get_spec, kind_accepts
 
 Path = tuple[str, ...]
@@ -411,6 +412,49 @@ class ReplaceGraph(Edit):
 
     def undo(self, doc):
         self._swap(doc, self._old)
+
+
+@dataclass
+class KeepTidy(Edit):
+    """An edit followed by a tidy layout of every level it left with overlapping blocks
+    (a rewrite drops new norms onto the Adds, an open group's frame grows into its
+    neighbours). One undo step: the moves are undone with the edit."""
+
+    edit: Edit
+    path: Path                 # the level the edit changes
+    text: str = ""
+    _moves: list = field(default_factory=list, repr=False)
+
+    def __post_init__(self):
+        self.text = self.text or self.edit.text
+        self.changes_model = self.edit.changes_model
+
+    def do(self, doc):
+        self.edit.do(doc)
+        self._moves = []
+        for path in layout.levels_near(doc.root, self.path):
+            graph = doc.graph(path)
+            if layout.needs_tidy(graph):
+                move = MoveNodes(path, layout.tidy_positions(graph), text="Tidy")
+                move.do(doc)
+                self._moves.append(move)
+
+    def undo(self, doc):
+        for move in reversed(self._moves):
+            move.undo(doc)
+        self.edit.undo(doc)
+
+
+def tidy_edit(doc: Document, path: Path) -> MoveNodes:
+    """Lay the graph at ``path`` out in layers (the Tidy command)."""
+    return MoveNodes(tuple(path), layout.tidy_positions(doc.graph(path)), text="Tidy layout")
+
+
+def kept_tidy(edit: Edit) -> Edit:
+    """``edit`` wrapped so that it leaves no blocks overlapping, when it rewrites a graph."""
+    if not isinstance(edit, ReplaceGraph):
+        return edit
+    return KeepTidy(edit, edit.path)
 
 
 # ------------------------------------------------------------------- group / ungroup

@@ -63,6 +63,7 @@ def create_actions(w) -> SimpleNamespace:
                       "put the selected blocks into a layer group")
     a.ungroup = _action(w, "U&ngroup", w.ungroup_selection, "Ctrl+Shift+G",
                         "replace the group by its inside, repeated")
+    a.tidy = _action(w, "&Tidy layout", w.tidy, "Ctrl+L", "lay blocks out in layers, no overlaps")
 
     a.fit = _action(w, "&Fit to view", w.view.fit_to_view, ["F", "Home"], "show every block")
     a.zoom_in = _action(w, "Zoom &in", lambda: w.view.zoom_by(1), K.ZoomIn)

@@ -7,6 +7,7 @@ import re
 
 from ..graph import (GROUP_INPUT, GROUP_OUTPUT, AddNode, Connect, Graph, GraphError, Macro, dumps,
                      loads)
+from ..graph.layout import room_for
 from ..graph.model import Edge
 
 
@@ -43,7 +44,9 @@ def from_text(text: str) -> Graph:
 def paste_command(target: Graph, piece: Graph, path: tuple[str, ...],
                   offset: tuple[float, float]) -> tuple[Macro, list[str]]:
     """One command adding ``piece`` to ``target`` shifted by ``offset``, with fresh ids where
-    they clash; returns it and the new ids (to select them)."""
+    they clash; returns it and the new ids (to select them). The piece goes at ``offset`` or,
+    where it would cover blocks already there, just below them."""
+    offset = room_for(target, piece, offset)
     taken = set(target.nodes)
     rename: dict[str, str] = {}
     for nid in piece.nodes:

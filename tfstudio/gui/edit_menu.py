@@ -1,4 +1,4 @@
-"""The Edit menu's commands: undo and redo, the clipboard, delete, group and ungroup.
+"""The Edit menu's commands: undo and redo, the clipboard, delete, group and ungroup, tidy.
 
 A mixin of :class:`~tfstudio.gui.main_window.MainWindow`: it works through the window's
 session (every edit a command) and scene (the selection), and reports in its status bar.
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from PySide6.QtGui import QGuiApplication
 
-from ..graph import Graph, GraphError, GraphFileError, group_edit, ungroup_edit
+from ..graph import Graph, GraphError, GraphFileError, group_edit, tidy_edit, ungroup_edit
 from . import clipboard
 from .scene import SPREAD, to_graph
 
@@ -98,3 +98,12 @@ class EditMenu:
             self.show_message(str(exc))
             return False
         return self.scene.run(command)
+
+    def tidy(self) -> bool:
+        """Lay this level out in layers, the residual stream on one straight row (one undo)."""
+        if not self.scene.graph.nodes:
+            return False
+        if not self.scene.run(tidy_edit(self.session.document, self.scene.path)):
+            return False
+        self.view.fit_to_view()
+        return True

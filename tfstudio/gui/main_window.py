@@ -122,7 +122,7 @@ class MainWindow(FileMenu, EditMenu, QMainWindow):
             file_menu.addSeparator() if item is None else file_menu.addAction(item)
         edit = bar.addMenu("&Edit")
         for item in (a.undo, a.redo, None, a.cut, a.copy, a.paste, a.duplicate, a.delete,
-                     a.select_all, None, a.add_block, a.group, a.ungroup):
+                     a.select_all, None, a.add_block, a.group, a.ungroup, a.tidy):
             edit.addSeparator() if item is None else edit.addAction(item)
         view = bar.addMenu("&View")
         for item in (a.fit, a.zoom_in, a.zoom_out, a.zoom_reset, None, a.up, None, a.snap,

@@ -12,19 +12,16 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPaint
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
 from ..graph import Graph, Node, get_spec
+from ..graph.layout import (GROUP_WIDTH, HEADER_H, NODE_WIDTH, ROW_H, SUMMARY_H, closed_size,
+                            port_y)
 from ..graph.schema import PortSpec
 from . import theme
 from .icons import paint_badge, paint_family_icon
 from .summaries import node_summary, node_tooltip
 from .text import count_label
 
-NODE_WIDTH = 190.0
-GROUP_WIDTH = 220.0
-HEADER_H = 30.0
-ROW_H = 22.0
 PORT_R = 6.0
 PAD = 10.0
-SUMMARY_H = 17.0
 
 
 def _font(pixels: int, bold: bool = False) -> QFont:
@@ -182,14 +179,11 @@ class NodeItem(QGraphicsItem):
         self.inputs = {p.name: PortItem(self, p, True) for p in ins}
         self.outputs = {p.name: PortItem(self, p, False) for p in outs}
         for i, port in enumerate(self.inputs.values()):
-            port.setPos(0.0, HEADER_H + ROW_H * (i + 0.5) + 4)
+            port.setPos(0.0, port_y(i))
         for i, port in enumerate(self.outputs.values()):
-            port.setPos(self.width, HEADER_H + ROW_H * (i + 0.5) + 4)
+            port.setPos(self.width, port_y(i))
         self._summary = node_summary(self.node, graph)
-        rows = max(len(ins), len(outs))
-        self._height = HEADER_H + ROW_H * rows + 8 + SUMMARY_H * 2 + 4
-        if self.node.is_group:
-            self._height += SUMMARY_H  # summaries of layers run to two lines
+        self._height = closed_size(max(len(ins), len(outs)), self.node.is_group).height
         self._update_tooltip()
         self.update()
 

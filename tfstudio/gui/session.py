@@ -11,7 +11,8 @@ from typing import Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from ..graph import Edit, Document, Graph, GraphError, GraphEvent, load_graph_file, save_graph
+from ..graph import (Document, Edit, Graph, GraphError, GraphEvent, kept_tidy, load_graph_file,
+                     save_graph)
 from .graph_report import GraphReport, report_on_graph
 
 
@@ -57,7 +58,7 @@ class EditorSession(QObject):
         if refusal:
             return refusal
         try:
-            self.document.execute(command)
+            self.document.execute(kept_tidy(command))  # a rewrite leaves no blocks overlapping
         except (GraphError, ValueError, KeyError) as exc:
             return _sentence(exc)
         finally:

@@ -1,0 +1,133 @@
+"""Tidy layout in the graph layer: after every rewrite (norm placement, FFN/MoE, attention
+kind, positional scheme, group, ungroup, paste) of every preset no two blocks overlap, and a
+tidied layer keeps its residual stream on one straight row."""
+from __future__ import annotations
+
+import pytest
+
+import tfstudio  # noqa: F401  (registers the block schemas)
+from tfstudio.graph import (Document, Graph, ReplaceGraph, group_edit, kept_tidy, tidy_edit,
+                            ungroup_edit)
+from tfstudio.graph.layout import (CANVAS_SCALE, GROUP_WIDTH, NODE_WIDTH, block_size,
+                                   overlapping_pairs)
+from tfstudio.graph.model import GROUP_INPUT, GROUP_OUTPUT, Node, graph_at
+from tfstudio.graph.templates import layer_graph
+from tfstudio.gui import layer_switches as switches
+from tfstudio.gui.clipboard import fragment, paste_command
+from tfstudio.presets import load_preset, preset_names
+
+SWITCHES = [("attention", k) for k in switches.ATTENTION_KINDS] + [
+    ("ffn", k) for k in switches.FFN_KINDS] + [("placement", k) for k in switches.PLACEMENTS]
+
+
+def rects(graph: Graph):
+    """Each block's rectangle, from the drawn sizes: width by kind, height by port rows."""
+    out = {}
+    for node in graph:
+        size = block_size(graph, node.id)
+        if not node.is_group:  # an independent check of the simple case
+            rows = max(len(graph.input_ports(node.id)), len(graph.output_ports(node.id)))
+            assert size.width == NODE_WIDTH and size.height == 30 + 22 * rows + 8 + 34 + 4
+        else:
+            assert size.width >= GROUP_WIDTH
+        out[node.id] = (node.pos[0] * CANVAS_SCALE, node.pos[1] * CANVAS_SCALE,
+                        size.width, size.height)
+    return out
+
+
+def assert_no_overlap(doc: Document, what: str) -> None:
+    levels = [()] + [p + (n.id,) for p, n in doc.root.walk() if n.is_group]
+    for path in levels:
+        boxes = list(rects(doc.graph(path)).items())
+        for i, (a, (ax, ay, aw, ah)) in enumerate(boxes):
+            for b, (bx, by, bw, bh) in boxes[i + 1:]:
+                hit = ax < bx + bw and bx < ax + aw and ay < by + bh and by < ay + ah
+                assert not hit, f"{what}: '{a}' overlaps '{b}' at level {path}"
+
+
+def switch(doc: Document, path, key: str, choice: str) -> None:
+    layer = doc.graph(path)
+    doc.execute(kept_tidy(ReplaceGraph(path, switches.rewrite(layer, key, choice))))
+
+
+SMALL = [p for p in preset_names() if p not in ("gpt3-175b", "gpt2-xl")]  # 48/96 copies
+
+
+@pytest.mark.parametrize("preset", preset_names())
+def test_every_switch_of_every_preset_leaves_no_block_overlapping(preset):
+    doc = Document(load_preset(preset))
+    groups = [(p + (n.id,)) for p, n in doc.root.walk() if n.is_group]
+    for path in groups:
+        for key, choice in SWITCHES:
+            try:
+                switch(doc, path, key, choice)
+            except ValueError:
+                continue  # e.g. an LSTM layer has no norm placement to change
+            assert_no_overlap(doc, f"{preset} {path} {key}={choice}")
+    for scheme in switches.POSITION_SCHEMES:
+        doc.execute(kept_tidy(ReplaceGraph((), switches.with_positional_scheme(doc.root, scheme))))
+        assert_no_overlap(doc, f"{preset} positions={scheme}")
+
+
+@pytest.mark.parametrize("preset", SMALL)
+def test_group_ungroup_and_paste_leave_no_block_overlapping(preset):
+    doc = Document(load_preset(preset))
+    for gid in [n.id for n in doc.root if n.is_group]:
+        doc.execute(kept_tidy(ungroup_edit(doc, (), gid)))
+        assert_no_overlap(doc, f"{preset} ungroup {gid}")
+    ids = list(doc.root.nodes)[1:4]
+    doc.execute(kept_tidy(group_edit(doc, (), ids)))
+    assert_no_overlap(doc, f"{preset} group {ids}")
+    piece = fragment(doc.root, list(doc.root.nodes)[:3])
+    command, _ = paste_command(doc.root, piece, (), (0.0, 0.0))  # right on top of the originals
+    doc.execute(command)
+    assert_no_overlap(doc, f"{preset} paste")
+
+
+def test_post_norm_switch_would_overlap_without_the_tidy_and_keeps_the_spine_straight():
+    root = load_preset("tiny-gpt")
+    layer = root.nodes["layers"].subgraph
+    rewritten = switches.rewrite(layer, "placement", "post")
+    assert overlapping_pairs(rewritten)  # the rewrite alone drops norms on the Adds
+    doc = Document(root)
+    switch(doc, ("layers",), "placement", "post")
+    inside = doc.graph(("layers",))
+    assert not overlapping_pairs(inside)
+    # the stream: inputs -> add -> norm -> add -> norm -> outputs, all on one row
+    stream = ["inputs", "add_attn", "norm_attn", "add_ffn", "norm_ffn", "outputs"]
+    assert len({inside.nodes[n].pos[1] for n in stream}) == 1
+    xs = [inside.nodes[n].pos[0] for n in stream]
+    assert xs == sorted(xs) and len(set(xs)) == len(xs)
+    # the branches sit off that row, each after what feeds it
+    assert inside.nodes["attn"].pos[1] != inside.nodes["add_attn"].pos[1]
+    assert inside.nodes["inputs"].pos[0] < inside.nodes["attn"].pos[0] < inside.nodes[
+        "add_attn"].pos[0]
+    doc.undo()
+    assert doc.graph(("layers",)) == layer  # the tidy is undone with the switch
+
+
+def test_tidy_lays_a_hand_built_pile_out_in_wire_order():
+    g = layer_graph([("attention", {}), ("feed_forward", {})], "pre")
+    for node in g:
+        node.pos = (0.0, 0.0)  # every block on the same spot
+    doc = Document(Graph(nodes={"g": Node("g", "group", {"repeat": 1}, (0, 0), "", g)}))
+    doc.execute(tidy_edit(doc, ("g",)))
+    inside = doc.graph(("g",))
+    assert not overlapping_pairs(inside)
+    for e in inside.edges:  # every wire runs left to right
+        assert inside.nodes[e.src].pos[0] < inside.nodes[e.dst].pos[0], e
+    first = inside.nodes_of_type(GROUP_INPUT)[0].id
+    last = inside.nodes_of_type(GROUP_OUTPUT)[0].id
+    assert min(n.pos[0] for n in inside) == inside.nodes[first].pos[0] == 0.0
+    assert max(n.pos[0] for n in inside) == inside.nodes[last].pos[0]
+    doc.undo()
+    assert all(n.pos == (0.0, 0.0) for n in doc.graph(("g",)))
+
+
+def test_tidy_of_a_graph_with_a_cycle_still_places_every_block():
+    doc = Document(load_preset("tiny-gpt"))
+    root = doc.root
+    from tfstudio.graph import Edge
+    root.edges.append(Edge("final_norm", "y", "pos", "x"))  # loaded from a broken file
+    doc.execute(tidy_edit(doc, ()))
+    assert not overlapping_pairs(graph_at(doc.root, ()))

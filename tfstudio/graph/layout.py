@@ -1,0 +1,334 @@
+"""Tidy layout: where blocks go so that none overlaps and the residual stream runs straight.
+
+Blocks are placed in layers left to right (networkx's topological generations, then pulled
+right towards their readers), the residual stream (the spine) on one straight row, and other
+blocks in rows above and below it ordered by where their neighbours sit (the barycentre
+heuristic, which keeps wires from crossing). No Qt: block sizes are estimated here from the
+same geometry the canvas draws with (``gui/node_item.py`` takes its constants from this
+module), so the layout and the drawing cannot drift apart. Sizes and the positions computed
+from them are in canvas units; graph positions are canvas positions / :data:`CANVAS_SCALE`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+import networkx as nx
+
+from .model import GROUP_INPUT, GROUP_OUTPUT, Graph, GraphError, Node, graph_at
+from .placement import residual_structure
+
+# Preset files lay nodes out on a compact 190-230 unit pitch; the canvas spreads positions by
+# this factor so the wire between two neighbours is long enough to carry its shape label.
+CANVAS_SCALE = 1.3
+
+# ----------------------------------------------------------------- block geometry (canvas units)
+NODE_WIDTH = 190.0
+GROUP_WIDTH = 220.0
+HEADER_H = 30.0
+ROW_H = 22.0
+SUMMARY_H = 17.0
+GAP_X = 80.0      # between layers: room for a wire's shape label
+GAP_Y = 40.0      # between rows
+
+# a layer group drawn open: its inside as small read-only blocks in a frame
+MINI_W = 116.0
+MINI_H = 56.0     # a title line and two summary lines
+FRAME_PAD = 16.0
+FRAME_FOOT = 8.0
+INNER_GAP_X = 24.0
+INNER_GAP_Y = 18.0
+BOUNDARY_W = 1.0  # the group's own input / output blocks are points on the frame's edges
+
+Position = tuple[float, float]
+
+
+@dataclass(frozen=True)
+class BlockSize:
+    """A block's drawn size; ``anchor`` is the height of its main stream port, the line that
+    a row of blocks is aligned on (so the stream between them is a straight wire)."""
+
+    width: float
+    height: float
+    anchor: float
+
+
+@dataclass(frozen=True)
+class Frame:
+    """An open layer group: its size, where each inner block sits (relative to the frame's
+    corner), and the heights of its input and output ports on the frame's edges."""
+
+    size: BlockSize
+    inner: dict[str, Position]
+    inner_sizes: dict[str, BlockSize]
+    input_ys: list[float]
+    output_ys: list[float]
+
+
+def port_y(index: int) -> float:
+    """Height of a closed block's ``index``-th port row (inputs left, outputs right)."""
+    return HEADER_H + ROW_H * (index + 0.5) + 4
+
+
+def closed_size(rows: int, is_group: bool) -> BlockSize:
+    height = HEADER_H + ROW_H * rows + 8 + SUMMARY_H * 2 + 4
+    if is_group:
+        height += SUMMARY_H  # summaries of layers run to two lines
+    return BlockSize(GROUP_WIDTH if is_group else NODE_WIDTH, height, port_y(0))
+
+
+def _port_rows(graph: Graph, node_id: str) -> int:
+    try:
+        return max(len(graph.input_ports(node_id)), len(graph.output_ports(node_id)))
+    except GraphError:
+        return 1
+
+
+def block_size(graph: Graph, node_id: str, open_groups: bool = True) -> BlockSize:
+    """The size the canvas draws ``node_id`` at (a layer group open unless ``open_groups`` is
+    False)."""
+    node = graph.node(node_id)
+    if node.is_group and open_groups and node.subgraph is not None and len(node.subgraph.nodes):
+        return group_frame(graph, node_id).size
+    return closed_size(_port_rows(graph, node_id), node.is_group)
+
+
+def _mini_size(node: Node) -> BlockSize:
+    if node.type in (GROUP_INPUT, GROUP_OUTPUT):
+        return BlockSize(BOUNDARY_W, MINI_H, MINI_H / 2)
+    return BlockSize(MINI_W, MINI_H, MINI_H / 2)
+
+
+def group_frame(graph: Graph, group_id: str) -> Frame:
+    """How an open group is drawn: its inside laid out small, framed, ports on the edges at
+    the height of the inside's stream."""
+    group = graph.node(group_id)
+    inside = group.subgraph if group.subgraph is not None else Graph()
+    sizes = {nid: _mini_size(n) for nid, n in inside.nodes.items()}
+    placed = layered_positions(inside, sizes, INNER_GAP_X, INNER_GAP_Y)
+    top = HEADER_H + SUMMARY_H + FRAME_PAD
+    inner = {nid: (x + FRAME_PAD, y + top) for nid, (x, y) in placed.items()}
+    right = max((inner[n][0] + sizes[n].width for n in inner), default=FRAME_PAD)
+    bottom = max((inner[n][1] + sizes[n].height for n in inner), default=top)
+    stream = _stream_height(inside, inner, sizes, top)
+    ins = _port_count(graph.input_ports, group_id)
+    outs = _port_count(graph.output_ports, group_id)
+    input_ys = [stream + ROW_H * i for i in range(ins)]
+    output_ys = [stream + ROW_H * i for i in range(outs)]
+    height = max(bottom, *(input_ys or [0]), *(output_ys or [0])) + FRAME_PAD + FRAME_FOOT
+    width = max(GROUP_WIDTH, right + FRAME_PAD)
+    return Frame(BlockSize(width, height, stream), inner, sizes, input_ys, output_ys)
+
+
+def _port_count(ports_fn, node_id: str) -> int:
+    try:
+        return len(ports_fn(node_id))
+    except GraphError:
+        return 0
+
+
+def _stream_height(inside: Graph, inner: Mapping[str, Position],
+                   sizes: Mapping[str, BlockSize], top: float) -> float:
+    """Where the inside's stream enters: the group input block's anchor (else the top)."""
+    starts = inside.nodes_of_type(GROUP_INPUT)
+    if starts and starts[0].id in inner:
+        return inner[starts[0].id][1] + sizes[starts[0].id].anchor
+    return top + MINI_H / 2
+
+
+# ----------------------------------------------------------------- the layered layout
+def _acyclic(graph: Graph) -> nx.DiGraph:
+    """The wiring as a simple DAG in node order (a wire closing a cycle is left out, so an
+    invalid graph can still be tidied)."""
+    dag = nx.DiGraph()
+    dag.add_nodes_from(graph.nodes)
+    for e in graph.edges:
+        if e.src in graph.nodes and e.dst in graph.nodes and e.src != e.dst:
+            dag.add_edge(e.src, e.dst)
+    while True:
+        try:
+            cycle = nx.find_cycle(dag)
+        except nx.NetworkXNoCycle:
+            return dag
+        dag.remove_edge(*cycle[-1][:2])
+
+
+def spine(graph: Graph, dag: nx.DiGraph | None = None) -> list[str]:
+    """The residual stream: in a layer, the group input, each sublayer's Add (and post norm)
+    and the group output; elsewhere the longest chain of blocks."""
+    dag = dag if dag is not None else _acyclic(graph)
+    structure = residual_structure(graph)
+    if structure is not None and structure.sublayers:
+        path = [structure.start[0]]
+        for sub in structure.sublayers:
+            path += [sub.add] + ([sub.post_norm] if sub.post_norm else [])
+        ends = [n.id for n in graph.nodes_of_type(GROUP_OUTPUT) if dag.has_edge(path[-1], n.id)]
+        return path + ends[:1]
+    return nx.dag_longest_path(dag) if len(dag) else []
+
+
+def _layers(dag: nx.DiGraph, on_spine: set[str]) -> dict[str, int]:
+    layer = {n: i for i, gen in enumerate(nx.topological_generations(dag)) for n in gen}
+    # a block off the spine sits just before the first block that reads it, so its wires stay
+    # short (the target embedding of an encoder-decoder waits beside the decoder)
+    for n in reversed(list(nx.topological_sort(dag))):
+        readers = list(dag.successors(n))
+        if n not in on_spine and readers:
+            layer[n] = max(layer[n], min(layer[r] for r in readers) - 1)
+    return layer
+
+
+def _rows(graph: Graph, dag: nx.DiGraph, layer: dict[str, int],
+          on_spine: set[str]) -> dict[str, int]:
+    """Row 0 is the spine; each other block takes the free row nearest its neighbours' mean
+    (above the spine before below it). A wire that skips layers keeps its row free in the
+    layers it crosses, so no block sits on it (the residual skip, an encoder's memory)."""
+    order = {n: i for i, n in enumerate(graph.nodes)}
+    row = {n: 0 for n in on_spine}
+    crossed: dict[int, set[int]] = {}
+    for n in on_spine:
+        _reserve_crossings(dag, layer, row, n, crossed)
+    by_layer: dict[int, list[str]] = {}
+    for n in sorted(layer, key=lambda n: (layer[n], order[n])):
+        by_layer.setdefault(layer[n], []).append(n)
+    for k in sorted(by_layer):
+        taken = set(crossed.get(k, set()))
+        taken |= {0} if any(n in on_spine for n in by_layer[k]) else set()
+        wanted = [(_barycentre(dag, n, row), order[n], n)
+                  for n in by_layer[k] if n not in on_spine]
+        for target, _, n in sorted(wanted):
+            row[n] = _nearest_free(target, taken)
+            taken.add(row[n])
+            _reserve_crossings(dag, layer, row, n, crossed)
+    return row
+
+
+def _reserve_crossings(dag: nx.DiGraph, layer: Mapping[str, int], row: Mapping[str, int],
+                       n: str, crossed: dict[int, set[int]]) -> None:
+    for reader in dag.successors(n):
+        for k in range(layer[n] + 1, layer[reader]):
+            crossed.setdefault(k, set()).add(row[n])
+
+
+def _barycentre(dag: nx.DiGraph, n: str, row: Mapping[str, int]) -> float:
+    near = [row[p] for p in dag.predecessors(n) if p in row]
+    if not near:
+        near = [row[s] for s in dag.successors(n) if s in row]
+    return sum(near) / len(near) if near else -1.0
+
+
+def _nearest_free(target: float, taken: set[int]) -> int:
+    candidates = sorted(range(-50, 51), key=lambda r: (abs(r - target), r > 0, abs(r)))
+    return next(r for r in candidates if r not in taken)
+
+
+def layered_positions(graph: Graph, sizes: Mapping[str, BlockSize], gap_x: float = GAP_X,
+                      gap_y: float = GAP_Y) -> dict[str, Position]:
+    """Top-left corners (canvas units, the whole starting at 0, 0) laying ``graph`` out in
+    layers with the spine on one row, every block's main port on its row's line."""
+    if not graph.nodes:
+        return {}
+    dag = _acyclic(graph)
+    on_spine = set(spine(graph, dag))
+    layer = _layers(dag, on_spine)
+    row = _rows(graph, dag, layer, on_spine)
+    column_x = _offsets([max(sizes[n].width for n in layer if layer[n] == k)
+                         for k in range(max(layer.values()) + 1)], gap_x)
+    line_y = _row_lines(sizes, row, gap_y)
+    placed = {n: (column_x[layer[n]], line_y[row[n]] - sizes[n].anchor) for n in graph.nodes}
+    left = min(x for x, _ in placed.values())
+    top = min(y for _, y in placed.values())
+    return {n: (x - left, y - top) for n, (x, y) in placed.items()}
+
+
+def _offsets(widths: list[float], gap: float) -> list[float]:
+    out, x = [], 0.0
+    for w in widths:
+        out.append(x)
+        x += w + gap
+    return out
+
+
+def _row_lines(sizes: Mapping[str, BlockSize], row: Mapping[str, int],
+               gap: float) -> dict[int, float]:
+    """The height of each row's alignment line, rows stacked without touching."""
+    above: dict[int, float] = {}
+    below: dict[int, float] = {}
+    for n, r in row.items():
+        above[r] = max(above.get(r, 0.0), sizes[n].anchor)
+        below[r] = max(below.get(r, 0.0), sizes[n].height - sizes[n].anchor)
+    line = {0: 0.0}
+    rows = sorted(above)
+    for r in (r for r in rows if r > 0):
+        prev = max(q for q in line if q < r)
+        line[r] = line[prev] + below.get(prev, 0.0) + gap + above[r]
+    for r in (r for r in reversed(rows) if r < 0):
+        nxt = min(q for q in line if q > r)
+        line[r] = line[nxt] - above.get(nxt, 0.0) - gap - below[r]
+    return line
+
+
+# ----------------------------------------------------------------- what the editor asks
+def block_rects(graph: Graph) -> dict[str, tuple[float, float, float, float]]:
+    """Each block's drawn rectangle (x, y, width, height) in canvas units."""
+    rects = {}
+    for n in graph.nodes.values():
+        size = block_size(graph, n.id)
+        rects[n.id] = (n.pos[0] * CANVAS_SCALE, n.pos[1] * CANVAS_SCALE, size.width, size.height)
+    return rects
+
+
+def _intersect(a, b, margin: float = 0.0) -> bool:
+    return (a[0] < b[0] + b[2] + margin and b[0] < a[0] + a[2] + margin
+            and a[1] < b[1] + b[3] + margin and b[1] < a[1] + a[3] + margin)
+
+
+def overlapping_pairs(graph: Graph, margin: float = 0.0) -> list[tuple[str, str]]:
+    """Pairs of blocks whose drawn rectangles intersect (closer than ``margin``)."""
+    rects = list(block_rects(graph).items())
+    return [(a, b) for i, (a, ra) in enumerate(rects) for b, rb in rects[i + 1:]
+            if _intersect(ra, rb, margin)]
+
+
+def tidy_positions(graph: Graph) -> dict[str, Position]:
+    """New graph positions for every block: laid out in layers, the whole kept where the
+    graph's top-left corner was."""
+    if not graph.nodes:
+        return {}
+    sizes = {nid: block_size(graph, nid) for nid in graph.nodes}
+    placed = layered_positions(graph, sizes)
+    x0 = min(n.pos[0] for n in graph.nodes.values())
+    y0 = min(n.pos[1] for n in graph.nodes.values())
+    return {nid: (round(x0 + x / CANVAS_SCALE, 2), round(y0 + y / CANVAS_SCALE, 2))
+            for nid, (x, y) in placed.items()}
+
+
+def room_for(graph: Graph, piece: Graph, offset: Position) -> Position:
+    """An offset at or below ``offset`` where ``piece`` (blocks being pasted, positioned as in
+    their own graph) overlaps none of ``graph``'s blocks."""
+    rects = list(block_rects(graph).values())
+    own = block_rects(piece)
+    dx, dy = offset
+    step = GAP_Y / CANVAS_SCALE
+    for _ in range(1000):
+        moved = [(x + dx * CANVAS_SCALE, y + dy * CANVAS_SCALE, w, h)
+                 for x, y, w, h in own.values()]
+        if not any(_intersect(m, r, GAP_Y / 2) for m in moved for r in rects):
+            return (dx, dy)
+        dy += step
+    return (dx, dy)
+
+
+def needs_tidy(graph: Graph) -> bool:
+    return bool(overlapping_pairs(graph))
+
+
+def levels_near(root: Graph, path: Iterable[str]) -> list[tuple[str, ...]]:
+    """The level at ``path``, the groups directly inside it and its ancestors, deepest
+    first: the levels whose drawing a rewrite at ``path`` can change (an open group's frame
+    grows with its inside)."""
+    path = tuple(path)
+    here = graph_at(root, path)
+    inside = [path + (n.id,) for n in here.nodes.values() if n.is_group and n.subgraph]
+    return inside + [path[:k] for k in range(len(path), -1, -1)]
+
