@@ -32,11 +32,11 @@ GAP_X = 80.0      # between layers: room for a wire's shape label
 GAP_Y = 40.0      # between rows
 
 # a layer group drawn open: its inside as small read-only blocks in a frame
-MINI_W = 116.0
-MINI_H = 56.0     # a title line and two summary lines
-FRAME_PAD = 16.0
+MINI_W = 140.0
+MINI_H = 66.0     # a title line and three summary lines
+FRAME_PAD = 12.0
 FRAME_FOOT = 8.0
-INNER_GAP_X = 24.0
+INNER_GAP_X = 14.0
 INNER_GAP_Y = 18.0
 BOUNDARY_W = 1.0  # the group's own input / output blocks are points on the frame's edges
 
@@ -332,3 +332,56 @@ def levels_near(root: Graph, path: Iterable[str]) -> list[tuple[str, ...]]:
     inside = [path + (n.id,) for n in here.nodes.values() if n.is_group and n.subgraph]
     return inside + [path[:k] for k in range(len(path), -1, -1)]
 
+
+
+# ----------------------------------------------------------------- wires around blocks
+Rect = tuple[float, float, float, float]  # x, y, width, height
+
+
+def bezier_points(start: Position, end: Position, samples: int = 32) -> list[Position]:
+    """Points along the canvas's wire curve (horizontal tangents at both ends)."""
+    dx = max(abs(end[0] - start[0]) * 0.5, 50.0)
+    c1, c2 = (start[0] + dx, start[1]), (end[0] - dx, end[1])
+    out = []
+    for i in range(samples + 1):
+        t = i / samples
+        a, b, c, d = (1 - t) ** 3, 3 * (1 - t) ** 2 * t, 3 * (1 - t) * t ** 2, t ** 3
+        out.append((a * start[0] + b * c1[0] + c * c2[0] + d * end[0],
+                    a * start[1] + b * c1[1] + c * c2[1] + d * end[1]))
+    return out
+
+
+def _inside(p: Position, r: Rect, pad: float) -> bool:
+    return r[0] - pad < p[0] < r[0] + r[2] + pad and r[1] - pad < p[1] < r[1] + r[3] + pad
+
+
+def wire_route(start: Position, end: Position, obstacles: Iterable[Rect],
+               clearance: float = 12.0) -> list[Position] | None:
+    """Corner points for a wire that would cross a block (or its ports) on its way, running
+    above or below everything between its ends; None when the plain curve is clear."""
+    blocks = list(obstacles)
+    curve = bezier_points(start, end)
+    if not any(_inside(p, r, clearance / 2) for p in curve[1:-1] for r in blocks):
+        return None
+    lead = 24.0
+    lo, hi = min(start[0], end[0]) - lead, max(start[0], end[0]) + lead
+    between = [r for r in blocks if r[0] < hi and r[0] + r[2] > lo]
+    above = min(r[1] for r in between) - clearance
+    below = max(r[1] + r[3] for r in between) + clearance
+    middle = (start[1] + end[1]) / 2
+    channel = above if abs(above - middle) <= abs(below - middle) else below
+    return [start, (start[0] + lead, start[1]), (start[0] + lead, channel),
+            (end[0] - lead, channel), (end[0] - lead, end[1]), end]
+
+
+def untangled(root: Graph) -> Graph:
+    """``root`` with every level whose blocks would overlap as drawn laid out afresh (a file
+    laid out for closed groups meets open frames); other levels keep their positions."""
+    out = root.clone()
+    levels = [()] + [path + (node.id,) for path, node in out.walk() if node.subgraph is not None]
+    for path in sorted(levels, key=len, reverse=True):  # insides first: frames size by them
+        graph = graph_at(out, path)
+        if needs_tidy(graph):
+            for nid, pos in tidy_positions(graph).items():
+                graph.nodes[nid].pos = pos
+    return out

@@ -1,7 +1,11 @@
 """A block on the canvas: header with icon and title, typed ports, a summary, its diagnostics.
 
-Items only draw and forward gestures: a press on a port asks the scene to start a wire, a
-double-click on a group asks the scene to enter it. Nothing here edits the graph.
+A layer group is drawn open: a frame with its ×N badge holding its inside as small read-only
+blocks (the attention, FFN and norms a student came to see), its ports on the frame's edges at
+the height of its stream; the chevron in its header closes it to a plain box. Items only draw
+and forward gestures: a press on a port asks the scene to start a wire, a double-click on a
+group asks the scene to enter it, a click on the chevron asks it to open or close the group.
+Nothing here edits the graph.
 """
 from __future__ import annotations
 
@@ -11,9 +15,10 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
-from ..graph import Graph, Node, get_spec
-from ..graph.layout import (GROUP_WIDTH, HEADER_H, NODE_WIDTH, ROW_H, SUMMARY_H, closed_size,
-                            port_y)
+from ..graph import GROUP_INPUT, GROUP_OUTPUT, Graph, Node, get_spec
+from ..graph.model import group_boundary, parse_port_list
+from ..graph.layout import (GROUP_WIDTH, HEADER_H, NODE_WIDTH, ROW_H, SUMMARY_H, Frame,
+                            closed_size, group_frame, port_y, wire_route)
 from ..graph.schema import PortSpec
 from . import theme
 from .icons import paint_badge, paint_family_icon
@@ -132,9 +137,14 @@ class PortItem(QGraphicsItem):
 class NodeItem(QGraphicsItem):
     """One node of the graph at the scene's current path."""
 
-    def __init__(self, node: Node, graph: Graph):
+    def __init__(self, node: Node, graph: Graph, is_open: bool = True):
         super().__init__()
         self.node = node
+        self.is_open = is_open          # a group drawn as a frame showing its inside
+        self.frame: Frame | None = None
+        self._minis: list[_Mini] = []
+        self._inner_wires: list[QPainterPath] = []
+        self._width = NODE_WIDTH
         self.spec = get_spec(node.type)
         self.inputs: dict[str, PortItem] = {}
         self.outputs: dict[str, PortItem] = {}
@@ -152,7 +162,7 @@ class NodeItem(QGraphicsItem):
     # ------------------------------------------------------------------ state
     @property
     def width(self) -> float:
-        return GROUP_WIDTH if self.node.is_group else NODE_WIDTH
+        return self._width
 
     @property
     def severity(self) -> str | None:
@@ -178,14 +188,82 @@ class NodeItem(QGraphicsItem):
         outs = graph.output_ports(self.node.id)
         self.inputs = {p.name: PortItem(self, p, True) for p in ins}
         self.outputs = {p.name: PortItem(self, p, False) for p in outs}
-        for i, port in enumerate(self.inputs.values()):
-            port.setPos(0.0, port_y(i))
-        for i, port in enumerate(self.outputs.values()):
-            port.setPos(self.width, port_y(i))
+        show_inside = (self.node.is_group and self.is_open and self.node.subgraph is not None
+                       and len(self.node.subgraph.nodes) > 0)
+        self.frame = group_frame(graph, self.node.id) if show_inside else None
+        if self.frame is not None:
+            self._width, self._height = self.frame.size.width, self.frame.size.height
+            in_ys, out_ys = self.frame.input_ys, self.frame.output_ys
+            self._layout_inside(self.frame)
+        else:
+            closed = closed_size(max(len(ins), len(outs)), self.node.is_group)
+            self._width, self._height = closed.width, closed.height
+            in_ys = [port_y(i) for i in range(len(ins))]
+            out_ys = [port_y(i) for i in range(len(outs))]
+            self._minis, self._inner_wires = [], []
+        for port, y in zip(self.inputs.values(), in_ys):
+            port.setPos(0.0, y)
+        for port, y in zip(self.outputs.values(), out_ys):
+            port.setPos(self.width, y)
         self._summary = node_summary(self.node, graph)
-        self._height = closed_size(max(len(ins), len(outs)), self.node.is_group).height
         self._update_tooltip()
         self.update()
+
+    def set_open(self, is_open: bool, graph: Graph) -> None:
+        """Show a group's inside in a frame (True) or as a closed box."""
+        self.is_open = is_open
+        self.refresh(graph)
+
+    def _layout_inside(self, frame: Frame) -> None:
+        """The small blocks and the wires between them, in item coordinates."""
+        inside = self.node.subgraph
+        self._minis = []
+        rects: dict[str, QRectF] = {}
+        for nid, (x, y) in frame.inner.items():
+            size = frame.inner_sizes[nid]
+            rects[nid] = QRectF(x, y, size.width, size.height)
+            node = inside.nodes[nid]
+            if node.type not in (GROUP_INPUT, GROUP_OUTPUT):
+                self._minis.append(_Mini(rects[nid], node, node_summary(node, inside)))
+        in_names = [p.name for p in self._boundary_ports(GROUP_INPUT)]
+        out_names = [p.name for p in self._boundary_ports(GROUP_OUTPUT)]
+        boxes = [(r.x(), r.y(), r.width(), r.height()) for r in (m.rect for m in self._minis)]
+        self._inner_wires = []
+        for e in inside.edges:
+            if e.src not in rects or e.dst not in rects:
+                continue
+            src, dst = inside.nodes[e.src], inside.nodes[e.dst]
+            if src.type == GROUP_INPUT:  # from the frame's own port on its left edge
+                start = (0.0, _port_height(in_names, frame.input_ys, e.src_port,
+                                           rects[e.src].center().y()))
+            else:
+                start = (rects[e.src].right(), rects[e.src].center().y())
+            if dst.type == GROUP_OUTPUT:
+                end = (frame.size.width, _port_height(out_names, frame.output_ys, e.dst_port,
+                                                      rects[e.dst].center().y()))
+            else:
+                end = (rects[e.dst].left(), rects[e.dst].center().y())
+            others = [b for b, nid in zip(boxes, [m.node.id for m in self._minis])
+                      if nid not in (e.src, e.dst)]
+            self._inner_wires.append(routed_path(start, end, wire_route(start, end, others, 6)))
+
+    def _boundary_ports(self, boundary_type: str):
+        inner = group_boundary(self.node, boundary_type)
+        if inner is None:
+            return []
+        return [PortSpec(n, k) for n, k in parse_port_list(inner.param("ports"))]
+
+    def chevron_rect(self) -> QRectF:
+        """Where a group's open / close chevron sits in its header."""
+        return QRectF(PAD - 4, 5, 20, 20)
+
+    def mousePressEvent(self, event):
+        if (self.node.is_group and event.button() == Qt.LeftButton
+                and self.chevron_rect().contains(event.pos()) and self.scene() is not None):
+            self.scene().toggle_group(self.node.id)
+            event.accept()
+            return
+        super().mousePressEvent(event)
 
     def set_feedback(self, diagnostics, inner_diagnostics, params: int | None) -> None:
         self.diagnostics = list(diagnostics)
@@ -242,6 +320,9 @@ class NodeItem(QGraphicsItem):
         body = self.body_rect()
         family = theme.family_colour(self.spec.family)
 
+        if self.frame is not None:
+            self._paint_frame(painter, t, body, family, lod)
+            return
         if self.node.is_group:  # the copies stacked behind, a picture of "repeat"
             for k in (2, 1):
                 card = body.translated(4 * k, -4 * k)
@@ -263,7 +344,10 @@ class NodeItem(QGraphicsItem):
         ink = _readable_on(family)
         boost = text_boost(lod)
         icon_w = 0.0 if boost > 1.1 else 20.0  # zoomed out, the title needs the room more
-        if icon_w:
+        if self.node.is_group:
+            icon_w = 20.0
+            _paint_chevron(painter, self.chevron_rect(), ink, opened=False)
+        elif icon_w:
             paint_family_icon(painter, self.spec.family, QRectF(PAD - 2, 7, 17, 17), ink)
         right_reserved = 0.0
         if self.node.is_group:
@@ -283,6 +367,54 @@ class NodeItem(QGraphicsItem):
         if self.telemetry is not None:
             self._paint_telemetry(painter, t, body, lod)
 
+        self._paint_outline(painter, t, body)
+        self._paint_badges(painter, t, lod)
+
+    def _paint_frame(self, painter, t, body, family, lod: float) -> None:
+        """An open group: a framed panel, the header with chevron, title and ×N, the layer's
+        summary under it, then its inside."""
+        for k in (2, 1):  # the copies stacked behind, a picture of "repeat"
+            painter.setPen(QPen(t.color("node_border"), 1))
+            painter.setBrush(t.color("node_body").darker(100 + 6 * k))
+            painter.drawRoundedRect(body.translated(4 * k, -4 * k), 10, 10)
+        painter.setPen(QPen(family, 1.5))
+        painter.setBrush(t.color("canvas").lighter(103) if t.color("canvas").lightness() > 128
+                         else t.color("node_body"))
+        painter.drawRoundedRect(body, 10, 10)
+        header = QPainterPath()
+        header.addRoundedRect(QRectF(0, 0, body.width(), HEADER_H + 10), 10, 10)
+        clip = QPainterPath()
+        clip.addRect(QRectF(0, 0, body.width(), HEADER_H))
+        painter.setPen(Qt.NoPen)
+        painter.setBrush(family)
+        painter.drawPath(header.intersected(clip))
+        ink = _readable_on(family)
+        boost = text_boost(lod)
+        _paint_chevron(painter, self.chevron_rect(), ink, opened=True)
+        reserved = self._paint_repeat_pill(painter, ink, family)
+        font = scaled_font(13 * min(boost, 1.25), bold=True)
+        painter.setPen(ink)
+        painter.setFont(font)
+        title_rect = QRectF(PAD + 20, 0, body.width() - PAD * 2 - 20 - reserved, HEADER_H)
+        painter.drawText(title_rect, Qt.AlignVCenter | Qt.AlignLeft, QFontMetricsF(font).elidedText(
+            self.node.label, Qt.ElideRight, title_rect.width()))
+        if lod > 0.3:
+            small = scaled_font(11 * boost)
+            painter.setFont(small)
+            painter.setPen(t.color("node_muted"))
+            line = QRectF(PAD, HEADER_H + 2, body.width() - 2 * PAD, SUMMARY_H * min(boost, 1.3))
+            text = self._summary + (f"  ·  {count_label(self.params)} params" if self.params
+                                    else "")
+            painter.drawText(line, Qt.AlignVCenter | Qt.AlignLeft,
+                             QFontMetricsF(small).elidedText(text, Qt.ElideRight, line.width()))
+        painter.setBrush(Qt.NoBrush)
+        painter.setPen(QPen(theme.port_colour("hidden"), 1.6, Qt.SolidLine, Qt.RoundCap))
+        for path in self._inner_wires:
+            painter.drawPath(path)
+        for mini in self._minis:
+            mini.paint(painter, t, boost, lod)
+        if self.telemetry is not None:
+            self._paint_telemetry(painter, t, body, lod)
         self._paint_outline(painter, t, body)
         self._paint_badges(painter, t, lod)
 
@@ -378,3 +510,87 @@ class NodeItem(QGraphicsItem):
         colour = t.color("error" if severity == "error" else "warning")
         rect = QRectF(self.width - size * 0.6, -size * 0.4, size, size)
         paint_badge(painter, rect, severity, colour)
+
+
+class _Mini:
+    """A block inside an open group, drawn small and read-only (double-click the group to edit
+    it): a colour strip of its family, its title and its summary on up to two lines."""
+
+    def __init__(self, rect: QRectF, node: Node, summary: str):
+        self.rect = rect
+        self.node = node
+        self.summary = summary
+        self.family = get_spec(node.type).family
+
+    def paint(self, painter: QPainter, t, boost: float, lod: float) -> None:
+        colour = theme.family_colour(self.family)
+        painter.setPen(QPen(t.color("node_border"), 1))
+        painter.setBrush(t.color("node_body"))
+        painter.drawRoundedRect(self.rect, 6, 6)
+        strip = QPainterPath()
+        strip.addRoundedRect(QRectF(self.rect.x(), self.rect.y(), 6, self.rect.height()), 3, 3)
+        painter.setPen(Qt.NoPen)
+        painter.setBrush(colour)
+        painter.drawPath(strip)
+        if lod <= 0.3:
+            return
+        inner = self.rect.adjusted(12, 4, -6, -4)
+        title_font = scaled_font(12 * min(boost, 1.2), bold=True)
+        painter.setFont(title_font)
+        painter.setPen(t.color("node_text"))
+        head = QRectF(inner.x(), inner.y(), inner.width(), 18)
+        painter.drawText(head, Qt.AlignVCenter | Qt.AlignLeft, QFontMetricsF(title_font).elidedText(
+            self.node.label, Qt.ElideRight, head.width()))
+        font = scaled_font(11 * min(boost, 1.2))
+        painter.setFont(font)
+        painter.setPen(t.color("node_muted"))
+        body = QRectF(inner.x(), inner.y() + 18, inner.width(), inner.height() - 18)
+        painter.drawText(body, Qt.AlignLeft | Qt.AlignTop | Qt.TextWordWrap, self.summary)
+
+
+def _port_height(names: list[str], heights: list[float], name: str, fallback: float) -> float:
+    index = names.index(name) if name in names else -1
+    return heights[index] if 0 <= index < len(heights) else fallback
+
+
+def _paint_chevron(painter: QPainter, rect: QRectF, colour: QColor, opened: bool) -> None:
+    """▾ for an open group, ▸ for a closed one (click to switch)."""
+    c = rect.center()
+    if opened:
+        points = [QPointF(c.x() - 5, c.y() - 2.5), QPointF(c.x() + 5, c.y() - 2.5),
+                  QPointF(c.x(), c.y() + 3.5)]
+    else:
+        points = [QPointF(c.x() - 2.5, c.y() - 5), QPointF(c.x() - 2.5, c.y() + 5),
+                  QPointF(c.x() + 3.5, c.y())]
+    painter.save()
+    painter.setPen(Qt.NoPen)
+    painter.setBrush(colour)
+    painter.drawPolygon(points)
+    painter.restore()
+
+
+def routed_path(start, end, corners) -> QPainterPath:
+    """The wire's curve from ``start`` to ``end``: the canvas's bezier, or through
+    ``corners`` (from :func:`~tfstudio.graph.layout.wire_route`) with rounded bends."""
+    a, b = QPointF(*start), QPointF(*end)
+    if not corners:
+        dx = max(abs(b.x() - a.x()) * 0.5, 50.0)
+        path = QPainterPath(a)
+        path.cubicTo(a + QPointF(dx, 0), b - QPointF(dx, 0), b)
+        return path
+    points = [QPointF(*p) for p in corners]
+    path = QPainterPath(points[0])
+    for prev, here, nxt in zip(points, points[1:], points[2:]):
+        path.lineTo(_towards(here, prev, 10))
+        path.quadTo(here, _towards(here, nxt, 10))
+    path.lineTo(points[-1])
+    return path
+
+
+def _towards(p: QPointF, q: QPointF, distance: float) -> QPointF:
+    d = q - p
+    length = (d.x() ** 2 + d.y() ** 2) ** 0.5
+    if length < 1e-6:
+        return QPointF(p)
+    k = min(distance, length / 2) / length
+    return p + d * k

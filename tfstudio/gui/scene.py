@@ -16,17 +16,16 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
 from ..graph import (GROUP_INPUT, GROUP_OUTPUT, AddNode, Connect, Disconnect, Edge, Edit,
                      GraphChange, GraphError, GraphEvent, Macro, MoveNodes, Node, RemoveNodes,
                      new_node)
+from ..graph.layout import CANVAS_SCALE, wire_route
 from ..graph.schema import kind_accepts
 from ..graph.templates import layer_graph
 from .graph_report import GraphReport
-from .node_item import HEADER_H, NodeItem, PortItem
+from .node_item import HEADER_H, PORT_R, NodeItem, PortItem
 from .session import EditorSession
 from .text import shape_label
 from .wire_item import WireItem
 
-# Preset files lay nodes out on a compact 190-230 unit pitch; the canvas spreads positions by
-# this factor so the wire between two neighbours is long enough to carry its shape label.
-SPREAD = 1.3
+SPREAD = CANVAS_SCALE  # canvas units per graph unit (graph/layout.py says why)
 GRID = 20.0
 PORT_PICK_RADIUS = 16.0
 
@@ -56,6 +55,7 @@ class GraphScene(QGraphicsScene):
         self.snap_to_grid = True
         self.node_items: dict[str, NodeItem] = {}
         self.wire_items: dict[Edge, WireItem] = {}
+        self.closed_groups: set[tuple[str, ...]] = set()  # paths of groups drawn as a box
         self._path: tuple[str, ...] = ()
         self._drag: _WireDrag | None = None
         self._toast: _Toast | None = None
@@ -124,7 +124,7 @@ class GraphScene(QGraphicsScene):
             self.node_items[nid].setSelected(True)
 
     def _add_node_item(self, node: Node) -> NodeItem:
-        item = NodeItem(node, self.graph)
+        item = NodeItem(node, self.graph, is_open=self._path + (node.id,) not in self.closed_groups)
         item.setPos(to_scene(node.pos))
         self.addItem(item)
         self.node_items[node.id] = item
@@ -151,10 +151,34 @@ class GraphScene(QGraphicsScene):
         wire.broken = out_port is None or in_port is None
         start = out_port.scenePos() if out_port else src.mapToScene(src.width, HEADER_H)
         end = in_port.scenePos() if in_port else dst.mapToScene(0, HEADER_H)
-        wire.set_ends(start, end)
+        others = [self._obstacle(item) for nid, item in self.node_items.items()
+                  if nid not in (e.src, e.dst)]
+        wire.set_ends(start, end, wire_route((start.x(), start.y()), (end.x(), end.y()), others))
         if in_port is not None:
             in_port.connected = True
             in_port.update()
+
+    @staticmethod
+    def _obstacle(item: NodeItem) -> tuple[float, float, float, float]:
+        """A block as wires must avoid it: its body and the ports on its edges."""
+        r = item.mapRectToScene(item.body_rect()).adjusted(-PORT_R - 4, -4, PORT_R + 4, 4)
+        return (r.x(), r.y(), r.width(), r.height())
+
+    def _place_all_wires(self) -> None:
+        for wire in self.wire_items.values():
+            self._place_wire(wire)
+
+    def toggle_group(self, node_id: str) -> None:
+        """Open a group's frame to show its inside, or close it to a box (a view setting:
+        the document does not change, and the layout keeps the room of the open frame)."""
+        item = self.node_items.get(node_id)
+        if item is None or not item.node.is_group:
+            return
+        key = self._path + (node_id,)
+        self.closed_groups.symmetric_difference_update({key})
+        item.set_open(key not in self.closed_groups, self.graph)
+        self.apply_report(self.session.report)
+        self._place_all_wires()
 
     def _place_wires_of(self, node_id: str) -> None:
         for edge, wire in self.wire_items.items():
@@ -350,7 +374,9 @@ class GraphScene(QGraphicsScene):
                 moved[nid] = to_graph(item.pos())
         if not moved:
             return False
-        return self.run(MoveNodes(self._path, moved))
+        done = self.run(MoveNodes(self._path, moved))
+        self._place_all_wires()  # a moved block may now stand in another wire's way
+        return done
 
     def mouseReleaseEvent(self, event):
         super().mouseReleaseEvent(event)

@@ -13,6 +13,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from ..graph import (Document, Edit, Graph, GraphError, GraphEvent, kept_tidy, load_graph_file,
                      save_graph)
+from ..graph.layout import untangled
 from .graph_report import GraphReport, report_on_graph
 
 
@@ -24,7 +25,7 @@ class EditorSession(QObject):
 
     def __init__(self, graph: Graph | None = None, parent: QObject | None = None):
         super().__init__(parent)
-        self.document = Document(graph if graph is not None else Graph())
+        self.document = Document(untangled(graph) if graph is not None else Graph())
         self.file_path: Path | None = None
         self.report = GraphReport()
         self._report_timer = QTimer(self, singleShot=True, interval=0)
@@ -124,7 +125,7 @@ class EditorSession(QObject):
         graph that exists in no file yet (a recovered autosave)."""
         self.file_path = Path(file_path) if file_path else None
         self._recovered = dirty
-        self.document.reset(graph)
+        self.document.reset(untangled(graph))  # blocks that would overlap are laid out
         self._was_dirty = self.dirty
         self.history_changed.emit()
         self.state_changed.emit()

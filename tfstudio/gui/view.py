@@ -12,6 +12,9 @@ from .scene import GRID, GraphScene
 
 BLOCK_MIME = "application/x-tfstudio-block"
 MIN_ZOOM, MAX_ZOOM = 0.08, 3.0
+# fit-to-view stops here: below it titles and wire shapes are no longer legible, so a graph
+# that does not fit is shown from its main layer and the rest is a pan away
+LEGIBLE_ZOOM = 0.7
 
 
 class GraphView(QGraphicsView):
@@ -72,7 +75,8 @@ class GraphView(QGraphicsView):
         self.zoom_changed.emit(self.zoom)
 
     def fit_to_view(self) -> None:
-        """Show every block, never magnified past 100%."""
+        """Show every block, never magnified past 100% nor shrunk below a legible zoom; a graph
+        too big for that is shown around its largest open group (the main layer)."""
         items = [i for i in self.scene().items() if isinstance(i, NodeItem)]
         if not items:
             self.resetTransform()
@@ -86,8 +90,26 @@ class GraphView(QGraphicsView):
         self.fitInView(rect, Qt.KeepAspectRatio)
         if self.zoom > 1.0:
             self.set_zoom(1.0)
-        self.centerOn(rect.center())
+        if self.zoom >= LEGIBLE_ZOOM:
+            self.centerOn(rect.center())
+        else:
+            self.set_zoom(LEGIBLE_ZOOM)
+            self.centerOn(self._focus_rect(items, rect).center())
         self.zoom_changed.emit(self.zoom)
+
+    def _focus_rect(self, items: list[NodeItem], everything: QRectF) -> QRectF:
+        """What to show first when not everything fits: the first open group along the
+        stream (the main layer; an encoder before its decoder), its left edge in view when it
+        is wider than the view; else the start of the graph."""
+        frames = [i for i in items if i.frame is not None]
+        visible = self.mapToScene(self.viewport().rect()).boundingRect()
+        if frames:
+            focus = min(frames, key=lambda i: (i.x(), i.y())).sceneBoundingRect()
+        else:
+            focus = QRectF(everything.topLeft(), visible.size())
+        if focus.width() > visible.width() - 20:
+            focus = QRectF(focus.left() - 10, focus.top(), visible.width(), focus.height())
+        return focus
 
     def center_on_node(self, node_id: str) -> None:
         item = self.graph_scene().node_items.get(node_id)

@@ -8,10 +8,11 @@ from PySide6.QtWidgets import QGraphicsItem
 
 from ..graph import Edge
 from . import theme
-from .node_item import scaled_font, text_boost
+from .node_item import routed_path, scaled_font, text_boost
 
 LABEL_FONT = QFont()
 LABEL_FONT.setPixelSize(10)
+MIN_LABEL_PIXELS = 7.5  # on screen: smaller than this nobody reads a shape
 
 
 def bezier(start: QPointF, end: QPointF) -> QPainterPath:
@@ -34,16 +35,23 @@ class WireItem(QGraphicsItem):
         self._start = QPointF()
         self._end = QPointF()
         self._path = QPainterPath()
+        self.corners: list[tuple[float, float]] = []  # where a routed wire bends
         self.setZValue(-1)
         if edge is not None:
             self.setFlag(QGraphicsItem.ItemIsSelectable)
             self.setAcceptHoverEvents(True)
             self.setToolTip(str(edge))
 
-    def set_ends(self, start: QPointF, end: QPointF) -> None:
+    def set_ends(self, start: QPointF, end: QPointF, corners=None) -> None:
+        """Run from ``start`` to ``end``: a plain curve, or through ``corners`` around the
+        blocks in the way (graph.layout.wire_route)."""
         self.prepareGeometryChange()
         self._start, self._end = QPointF(start), QPointF(end)
-        self._path = bezier(self._start, self._end)
+        self.corners = list(corners) if corners else []
+        if self.corners:
+            self._path = routed_path((start.x(), start.y()), (end.x(), end.y()), self.corners)
+        else:
+            self._path = bezier(self._start, self._end)
 
     def set_label(self, text: str) -> None:
         self.prepareGeometryChange()
@@ -60,17 +68,16 @@ class WireItem(QGraphicsItem):
         mid = self._path.pointAtPercent(0.5)
         return QRectF(mid.x() - w / 2, mid.y() - h - 3, w, h)
 
-    def _label_font(self, lod: float) -> QFont | None:
+    def _label_font(self, lod: float) -> QFont:
         """The label's font: enlarged when zoomed out, shrunk to fit between the two blocks
-        (the label sits in the gap between them); None when even a small one would not fit."""
+        (the label sits in the gap between them) but never below what can still be read, so
+        a short wire keeps its shape too."""
         pixels = 10 * text_boost(lod)
-        room = abs(self._end.x() - self._start.x()) - 14
+        room = max(abs(self._end.x() - self._start.x()), abs(self._end.y() - self._start.y()))
         width = self._label_rect(scaled_font(pixels)).width()
-        if width > room:
-            pixels *= room / width
-        if pixels * lod < 6:  # under 6 screen pixels nobody reads it
-            return None
-        return scaled_font(pixels)
+        if width > room - 14:
+            pixels *= max(room - 14, 1.0) / width
+        return scaled_font(max(pixels, MIN_LABEL_PIXELS / max(lod, 1e-3)))
 
     def boundingRect(self) -> QRectF:
         # room for the label at its largest (enlarged when zoomed out)
@@ -99,8 +106,6 @@ class WireItem(QGraphicsItem):
         lod = option.levelOfDetailFromTransform(painter.worldTransform())
         if self.label and lod > 0.3:
             font = self._label_font(lod)
-            if font is None:  # no room between the blocks at this zoom: the tooltip has it
-                return
             rect = self._label_rect(font)
             painter.setPen(Qt.NoPen)
             painter.setBrush(QBrush(t.color("label_back")))
