@@ -232,10 +232,16 @@ def layered_positions(graph: Graph, sizes: Mapping[str, BlockSize], gap_x: float
     on_spine = set(spine(graph, dag))
     layer = _layers(dag, on_spine)
     row = _rows(graph, dag, layer, on_spine)
-    column_x = _offsets([max(sizes[n].width for n in layer if layer[n] == k)
-                         for k in range(max(layer.values()) + 1)], gap_x)
+    widths = [max(sizes[n].width for n in layer if layer[n] == k)
+              for k in range(max(layer.values()) + 1)]
+    column_x = _offsets(widths, gap_x)
     line_y = _row_lines(sizes, row, gap_y)
-    placed = {n: (column_x[layer[n]], line_y[row[n]] - sizes[n].anchor) for n in graph.nodes}
+    placed = {}
+    for n in graph.nodes:
+        x = column_x[layer[n]]
+        if n not in on_spine and not any(True for _ in dag.predecessors(n)):
+            x += widths[layer[n]] - sizes[n].width  # a source waits at its reader's side
+        placed[n] = (x, line_y[row[n]] - sizes[n].anchor)
     left = min(x for x, _ in placed.values())
     top = min(y for _, y in placed.values())
     return {n: (x - left, y - top) for n, (x, y) in placed.items()}

@@ -535,10 +535,14 @@ class _Mini:
         if lod <= 0.3:
             return
         inner = self.rect.adjusted(12, 4, -6, -4)
-        title_font = scaled_font(12 * min(boost, 1.2), bold=True)
+        head = QRectF(inner.x(), inner.y(), inner.width(), 18)
+        pixels = 12 * min(boost, 1.2)
+        wide = QFontMetricsF(scaled_font(pixels, bold=True)).horizontalAdvance(self.node.label)
+        if wide > head.width():  # a long title shrinks a little before it is cut
+            pixels = max(10.0, pixels * head.width() / wide)
+        title_font = scaled_font(pixels, bold=True)
         painter.setFont(title_font)
         painter.setPen(t.color("node_text"))
-        head = QRectF(inner.x(), inner.y(), inner.width(), 18)
         painter.drawText(head, Qt.AlignVCenter | Qt.AlignLeft, QFontMetricsF(title_font).elidedText(
             self.node.label, Qt.ElideRight, head.width()))
         font = scaled_font(11 * min(boost, 1.2))
