@@ -131,3 +131,19 @@ def test_tidy_of_a_graph_with_a_cycle_still_places_every_block():
     root.edges.append(Edge("final_norm", "y", "pos", "x"))  # loaded from a broken file
     doc.execute(tidy_edit(doc, ()))
     assert not overlapping_pairs(graph_at(doc.root, ()))
+
+
+def test_a_block_added_inside_a_group_makes_its_frame_room_at_the_top():
+    from tfstudio.graph import AddNode, new_node
+    doc = Document(load_preset("tiny-gpt"))
+    from tfstudio.graph.layout import untangled
+    doc = Document(untangled(doc.root))
+    assert not overlapping_pairs(doc.root)
+    inside = doc.graph(("layers",))
+    spot = inside.nodes["attn"].pos
+    node = new_node(inside, "dropout", spot)  # dropped by hand right on the attention
+    doc.execute(kept_tidy(AddNode(("layers",), node)))
+    assert doc.graph(("layers",)).nodes["dropout1"].pos == spot  # the user's placement is kept
+    assert not overlapping_pairs(doc.root)  # the grown frame pushed nothing under itself
+    doc.undo()
+    assert "dropout1" not in doc.graph(("layers",)).nodes

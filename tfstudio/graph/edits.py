@@ -422,6 +422,7 @@ class KeepTidy(Edit):
 
     edit: Edit
     path: Path                 # the level the edit changes
+    here: bool = True          # tidy that level too (a rewrite), not only the ones above it
     text: str = ""
     _moves: list = field(default_factory=list, repr=False)
 
@@ -432,7 +433,10 @@ class KeepTidy(Edit):
     def do(self, doc):
         self.edit.do(doc)
         self._moves = []
-        for path in layout.levels_near(doc.root, self.path):
+        levels = layout.levels_near(doc.root, self.path)
+        if not self.here:  # blocks added by hand stay where they were put; the frames
+            levels = [p for p in levels if len(p) < len(self.path)]  # around them make room
+        for path in levels:
             graph = doc.graph(path)
             if layout.needs_tidy(graph):
                 move = MoveNodes(path, layout.tidy_positions(graph), text="Tidy")
@@ -451,10 +455,22 @@ def tidy_edit(doc: Document, path: Path) -> MoveNodes:
 
 
 def kept_tidy(edit: Edit) -> Edit:
-    """``edit`` wrapped so that it leaves no blocks overlapping, when it rewrites a graph."""
-    if not isinstance(edit, ReplaceGraph):
-        return edit
-    return KeepTidy(edit, edit.path)
+    """``edit`` wrapped so that it leaves no blocks overlapping: a rewrite of a graph tidies
+    that graph where needed, and blocks added or removed inside a group tidy the levels above
+    it where the group's open frame, grown or shrunk, now overlaps its neighbours."""
+    if isinstance(edit, ReplaceGraph):
+        return KeepTidy(edit, edit.path)
+    path = _nested_path(edit)
+    return KeepTidy(edit, path, here=False) if path else edit
+
+
+def _nested_path(edit: Edit) -> Path:
+    """The group level where ``edit`` adds or removes blocks; () at the top or for others."""
+    if isinstance(edit, (AddNode, RemoveNodes)):
+        return tuple(edit.path)
+    if isinstance(edit, Macro):
+        return next((p for p in map(_nested_path, edit.commands) if p), ())
+    return ()
 
 
 # ------------------------------------------------------------------- group / ungroup

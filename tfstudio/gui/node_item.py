@@ -378,8 +378,8 @@ class NodeItem(QGraphicsItem):
             painter.setBrush(t.color("node_body").darker(100 + 6 * k))
             painter.drawRoundedRect(body.translated(4 * k, -4 * k), 10, 10)
         painter.setPen(QPen(family, 1.5))
-        painter.setBrush(t.color("canvas").lighter(103) if t.color("canvas").lightness() > 128
-                         else t.color("node_body"))
+        canvas = t.color("canvas")  # the frame a shade off the canvas, the blocks on it whiter
+        painter.setBrush(canvas.lighter(103) if canvas.lightness() > 128 else canvas.lighter(135))
         painter.drawRoundedRect(body, 10, 10)
         header = QPainterPath()
         header.addRoundedRect(QRectF(0, 0, body.width(), HEADER_H + 10), 10, 10)
