@@ -245,3 +245,13 @@ def test_a_wire_with_a_block_in_its_way_goes_round_it(laptop):
     for k in range(101):
         assert not block.contains(wire._path.pointAtPercent(k / 100))
     assert wire.corners  # it bends round
+
+
+@pytest.mark.parametrize("preset", ["tiny-gpt", "llama", "tiny-mixtral", "gpt2-small"])
+def test_a_decoder_model_is_all_on_a_laptop_screen_at_a_legible_zoom(laptop, preset):
+    """The top level wraps into bands (input chain, the layer, the output chain), so a whole
+    decoder is seen at once on a 1366x768 screen without going below the legible zoom."""
+    w = laptop(load_preset(preset))
+    assert w.view.zoom >= LEGIBLE_ZOOM - 1e-6
+    for nid, rect in drawn_rects(w.scene).items():
+        assert on_screen(w.view, rect), nid

@@ -147,3 +147,22 @@ def test_a_block_added_inside_a_group_makes_its_frame_room_at_the_top():
     assert not overlapping_pairs(doc.root)  # the grown frame pushed nothing under itself
     doc.undo()
     assert "dropout1" not in doc.graph(("layers",)).nodes
+
+
+def test_the_top_level_wraps_into_bands_no_wider_than_the_wrap_width():
+    from tfstudio.graph.layout import WRAP_WIDTH, tidy_positions, untangled
+    root = untangled(load_preset("llama"))
+    root_positions = tidy_positions(root)
+    boxes = {n: (x * CANVAS_SCALE, y * CANVAS_SCALE, block_size(root, n).width,
+                 block_size(root, n).height) for n, (x, y) in root_positions.items()}
+    left = min(b[0] for b in boxes.values())
+    for nid, (x, _, w, _) in boxes.items():  # a band is at most the wrap width (or one block)
+        assert x + w - left <= max(WRAP_WIDTH, w) + 1e-6, nid
+    # the model reads in order: each block right of what feeds it, or in a band below it
+    for e in root.edges:
+        a, b = boxes[e.src], boxes[e.dst]
+        assert b[0] > a[0] or b[1] >= a[1] + a[3], e
+    # tokens and embedding in a band above the layer, norm and head in one below it
+    layer = boxes["layers"]
+    assert boxes["embed"][1] + boxes["embed"][3] <= layer[1]
+    assert boxes["head"][1] >= layer[1] + layer[3]

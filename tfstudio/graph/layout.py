@@ -30,13 +30,17 @@ ROW_H = 22.0
 SUMMARY_H = 17.0
 GAP_X = 80.0      # between layers: room for a wire's shape label
 GAP_Y = 40.0      # between rows
+BAND_GAP = 70.0   # between the bands of a wrapped layout: the channel its wires run along
+# a model's top level wraps at this width: at 70% zoom it fits the canvas of a 1366x768 window
+# (whose docks leave the canvas about 710 pixels)
+WRAP_WIDTH = 1000.0
 
 # a layer group drawn open: its inside as small read-only blocks in a frame
-MINI_W = 140.0
-MINI_H = 66.0     # a title line and three summary lines
+MINI_W = 132.0
+MINI_H = 76.0     # a title line and three summary lines
 FRAME_PAD = 12.0
 FRAME_FOOT = 8.0
-INNER_GAP_X = 14.0
+INNER_GAP_X = 12.0
 INNER_GAP_Y = 18.0
 BOUNDARY_W = 1.0  # the group's own input / output blocks are points on the frame's edges
 
@@ -223,9 +227,11 @@ def _nearest_free(target: float, taken: set[int]) -> int:
 
 
 def layered_positions(graph: Graph, sizes: Mapping[str, BlockSize], gap_x: float = GAP_X,
-                      gap_y: float = GAP_Y) -> dict[str, Position]:
+                      gap_y: float = GAP_Y, wrap: float | None = None) -> dict[str, Position]:
     """Top-left corners (canvas units, the whole starting at 0, 0) laying ``graph`` out in
-    layers with the spine on one row, every block's main port on its row's line."""
+    layers with the spine on one row, every block's main port on its row's line. With
+    ``wrap``, layers that would run past that width continue in a band below (as text wraps),
+    so a whole model fits a laptop's canvas at a legible zoom."""
     if not graph.nodes:
         return {}
     dag = _acyclic(graph)
@@ -234,17 +240,36 @@ def layered_positions(graph: Graph, sizes: Mapping[str, BlockSize], gap_x: float
     row = _rows(graph, dag, layer, on_spine)
     widths = [max(sizes[n].width for n in layer if layer[n] == k)
               for k in range(max(layer.values()) + 1)]
-    column_x = _offsets(widths, gap_x)
-    line_y = _row_lines(sizes, row, gap_y)
-    placed = {}
-    for n in graph.nodes:
-        x = column_x[layer[n]]
-        if n not in on_spine and not any(True for _ in dag.predecessors(n)):
-            x += widths[layer[n]] - sizes[n].width  # a source waits at its reader's side
-        placed[n] = (x, line_y[row[n]] - sizes[n].anchor)
+    placed: dict[str, Position] = {}
+    top = 0.0
+    for band in _bands(widths, gap_x, wrap):
+        members = [n for n in graph.nodes if layer[n] in band]
+        column_x = dict(zip(band, _offsets([widths[k] for k in band], gap_x)))
+        line_y = _row_lines(sizes, {n: row[n] for n in members}, gap_y)
+        tops = {n: line_y[row[n]] - sizes[n].anchor for n in members}
+        shift = top - min(tops.values())
+        for n in members:
+            x = column_x[layer[n]]
+            if n not in on_spine and not any(True for _ in dag.predecessors(n)):
+                x += widths[layer[n]] - sizes[n].width  # a source waits at its reader's side
+            placed[n] = (x, tops[n] + shift)
+        top += max(tops[n] + sizes[n].height for n in members) - min(tops.values()) + BAND_GAP
     left = min(x for x, _ in placed.values())
-    top = min(y for _, y in placed.values())
-    return {n: (x - left, y - top) for n, (x, y) in placed.items()}
+    return {n: (placed[n][0] - left, placed[n][1]) for n in graph.nodes}
+
+
+def _bands(widths: list[float], gap: float, wrap: float | None) -> list[list[int]]:
+    """Consecutive layers grouped so that each group is at most ``wrap`` wide (a layer wider
+    than that has a band to itself)."""
+    bands: list[list[int]] = [[]]
+    used = 0.0
+    for k, w in enumerate(widths):
+        if bands[-1] and wrap is not None and used + gap + w > wrap:
+            bands.append([])
+            used = 0.0
+        used += (gap if bands[-1] else 0.0) + w
+        bands[-1].append(k)
+    return bands
 
 
 def _offsets(widths: list[float], gap: float) -> list[float]:
@@ -302,7 +327,9 @@ def tidy_positions(graph: Graph) -> dict[str, Position]:
     if not graph.nodes:
         return {}
     sizes = {nid: block_size(graph, nid) for nid in graph.nodes}
-    placed = layered_positions(graph, sizes)
+    structure = residual_structure(graph)
+    is_layer = structure is not None and bool(structure.sublayers)
+    placed = layered_positions(graph, sizes, wrap=None if is_layer else WRAP_WIDTH)
     x0 = min(n.pos[0] for n in graph.nodes.values())
     y0 = min(n.pos[1] for n in graph.nodes.values())
     return {nid: (round(x0 + x / CANVAS_SCALE, 2), round(y0 + y / CANVAS_SCALE, 2))
@@ -362,22 +389,38 @@ def _inside(p: Position, r: Rect, pad: float) -> bool:
 
 
 def wire_route(start: Position, end: Position, obstacles: Iterable[Rect],
-               clearance: float = 12.0) -> list[Position] | None:
-    """Corner points for a wire that would cross a block (or its ports) on its way, running
-    above or below everything between its ends; None when the plain curve is clear."""
+               clearance: float = 12.0, ends: Iterable[Rect] = ()) -> list[Position] | None:
+    """Corner points for a wire that would cross a block (or its ports) on its way, or that
+    runs backwards (to a band below, in a wrapped layout): out of its port, along the nearest
+    free channel above, below or between the blocks (``ends``, the blocks it joins, count
+    too), into the other port. None when the plain curve is clear."""
     blocks = list(obstacles)
-    curve = bezier_points(start, end)
-    if not any(_inside(p, r, clearance / 2) for p in curve[1:-1] for r in blocks):
-        return None
     lead = 24.0
+    backwards = end[0] - start[0] < 2 * lead
+    curve = bezier_points(start, end)
+    if not backwards and not any(_inside(p, r, clearance / 2) for p in curve[1:-1]
+                                 for r in blocks):
+        return None
     lo, hi = min(start[0], end[0]) - lead, max(start[0], end[0]) + lead
-    between = [r for r in blocks if r[0] < hi and r[0] + r[2] > lo]
-    above = min(r[1] for r in between) - clearance
-    below = max(r[1] + r[3] for r in between) + clearance
-    middle = (start[1] + end[1]) / 2
-    channel = above if abs(above - middle) <= abs(below - middle) else below
+    between = sorted((r for r in blocks + list(ends) if r[0] < hi and r[0] + r[2] > lo),
+                     key=lambda r: r[1])
+    if not between:
+        return None
+    channel = _channel(between, (start[1] + end[1]) / 2, clearance)
     return [start, (start[0] + lead, start[1]), (start[0] + lead, channel),
             (end[0] - lead, channel), (end[0] - lead, end[1]), end]
+
+
+def _channel(between: list[Rect], middle: float, clearance: float) -> float:
+    """The free height nearest ``middle``: above, below, or in a gap between ``between``."""
+    candidates = [between[0][1] - clearance]
+    bottom = between[0][1] + between[0][3]
+    for r in between[1:]:
+        if r[1] - bottom > 2 * clearance:
+            candidates.append((bottom + r[1]) / 2)
+        bottom = max(bottom, r[1] + r[3])
+    candidates.append(bottom + clearance)
+    return min(candidates, key=lambda y: abs(y - middle))
 
 
 def untangled(root: Graph) -> Graph:

@@ -153,7 +153,9 @@ class GraphScene(QGraphicsScene):
         end = in_port.scenePos() if in_port else dst.mapToScene(0, HEADER_H)
         others = [self._obstacle(item) for nid, item in self.node_items.items()
                   if nid not in (e.src, e.dst)]
-        wire.set_ends(start, end, wire_route((start.x(), start.y()), (end.x(), end.y()), others))
+        ends = [self._obstacle(src), self._obstacle(dst)]
+        wire.set_ends(start, end, wire_route((start.x(), start.y()), (end.x(), end.y()), others,
+                                             ends=ends))
         if in_port is not None:
             in_port.connected = True
             in_port.update()
