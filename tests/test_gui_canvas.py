@@ -10,7 +10,8 @@ from PySide6.QtTest import QTest
 
 from tfstudio.graph import Edge, Graph, Node
 from tfstudio.gui import layer_switches as switches
-from tfstudio.gui.node_item import GROUP_WIDTH, PORT_R, NodeItem, scaled_font, text_boost
+from tfstudio.graph.layout import GROUP_WIDTH
+from tfstudio.gui.node_item import PORT_R, scaled_font, text_boost
 from tfstudio.gui.view import LEGIBLE_ZOOM
 from tfstudio.presets import load_preset
 

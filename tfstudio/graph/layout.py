@@ -391,7 +391,8 @@ def _inside(p: Position, r: Rect, pad: float) -> bool:
 def wire_route(start: Position, end: Position, obstacles: Iterable[Rect],
                clearance: float = 12.0, ends: Iterable[Rect] = ()) -> list[Position] | None:
     """Corner points for a wire that would cross a block (or its ports) on its way, or that
-    runs backwards (to a band below, in a wrapped layout): out of its port, along the nearest
+    runs backwards or too short for its curve (to a band below, in a wrapped layout; between
+    close neighbours, where the curve would overshoot): out of its port, along the nearest
     free channel above, below or between the blocks (``ends``, the blocks it joins, count
     too), into the other port. None when the plain curve is clear."""
     blocks = list(obstacles)

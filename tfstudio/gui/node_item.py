@@ -17,8 +17,8 @@ from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
 from ..graph import GROUP_INPUT, GROUP_OUTPUT, Graph, Node, get_spec
 from ..graph.model import group_boundary, parse_port_list
-from ..graph.layout import (GROUP_WIDTH, HEADER_H, NODE_WIDTH, ROW_H, SUMMARY_H, Frame,
-                            closed_size, group_frame, port_y, wire_route)
+from ..graph.layout import (HEADER_H, NODE_WIDTH, ROW_H, SUMMARY_H, Frame, closed_size,
+                            group_frame, port_y, wire_route)
 from ..graph.schema import PortSpec
 from . import theme
 from .icons import paint_badge, paint_family_icon
