@@ -398,10 +398,11 @@ def wire_route(start: Position, end: Position, obstacles: Iterable[Rect],
     blocks = list(obstacles)
     lead = 24.0
     backwards = end[0] - start[0] < 2 * lead
-    curve = bezier_points(start, end)
-    if not backwards and not any(_inside(p, r, clearance / 2) for p in curve[1:-1]
-                                 for r in blocks):
-        return None
+    if not backwards:
+        curve = bezier_points(start, end)
+        near = _near_box(blocks, curve, clearance)  # a big graph: test only what is close
+        if not any(_inside(p, r, clearance / 2) for p in curve[1:-1] for r in near):
+            return None
     lo, hi = min(start[0], end[0]) - lead, max(start[0], end[0]) + lead
     between = sorted((r for r in blocks + list(ends) if r[0] < hi and r[0] + r[2] > lo),
                      key=lambda r: r[1])
@@ -410,6 +411,13 @@ def wire_route(start: Position, end: Position, obstacles: Iterable[Rect],
     channel = _channel(between, (start[1] + end[1]) / 2, clearance)
     return [start, (start[0] + lead, start[1]), (start[0] + lead, channel),
             (end[0] - lead, channel), (end[0] - lead, end[1]), end]
+
+
+def _near_box(blocks: list[Rect], points: list[Position], pad: float) -> list[Rect]:
+    x0, x1 = min(p[0] for p in points) - pad, max(p[0] for p in points) + pad
+    y0, y1 = min(p[1] for p in points) - pad, max(p[1] for p in points) + pad
+    return [r for r in blocks
+            if r[0] < x1 and r[0] + r[2] > x0 and r[1] < y1 and r[1] + r[3] > y0]
 
 
 def _channel(between: list[Rect], middle: float, clearance: float) -> float:

@@ -56,6 +56,7 @@ class GraphScene(QGraphicsScene):
         self.node_items: dict[str, NodeItem] = {}
         self.wire_items: dict[Edge, WireItem] = {}
         self.closed_groups: set[tuple[str, ...]] = set()  # paths of groups drawn as a box
+        self._obstacles: dict[str, tuple[float, float, float, float]] = {}  # what wires avoid
         self._path: tuple[str, ...] = ()
         self._drag: _WireDrag | None = None
         self._toast: _Toast | None = None
@@ -113,6 +114,7 @@ class GraphScene(QGraphicsScene):
         self._toast = None  # clear() below deletes it
         self.clear()
         self.node_items.clear()
+        self._obstacles.clear()
         self.wire_items.clear()
         graph = self.graph
         for node in graph:
@@ -151,20 +153,22 @@ class GraphScene(QGraphicsScene):
         wire.broken = out_port is None or in_port is None
         start = out_port.scenePos() if out_port else src.mapToScene(src.width, HEADER_H)
         end = in_port.scenePos() if in_port else dst.mapToScene(0, HEADER_H)
-        others = [self._obstacle(item) for nid, item in self.node_items.items()
-                  if nid not in (e.src, e.dst)]
-        ends = [self._obstacle(src), self._obstacle(dst)]
+        others = [self._obstacle(nid) for nid in self.node_items if nid not in (e.src, e.dst)]
+        ends = [self._obstacle(e.src), self._obstacle(e.dst)]
         wire.set_ends(start, end, wire_route((start.x(), start.y()), (end.x(), end.y()), others,
                                              ends=ends))
         if in_port is not None:
             in_port.connected = True
             in_port.update()
 
-    @staticmethod
-    def _obstacle(item: NodeItem) -> tuple[float, float, float, float]:
-        """A block as wires must avoid it: its body and the ports on its edges."""
-        r = item.mapRectToScene(item.body_rect()).adjusted(-PORT_R - 4, -4, PORT_R + 4, 4)
-        return (r.x(), r.y(), r.width(), r.height())
+    def _obstacle(self, node_id: str) -> tuple[float, float, float, float]:
+        """A block as wires must avoid it: its body and the ports on its edges (kept until
+        the block moves or changes size, so re-placing many wires stays cheap)."""
+        if node_id not in self._obstacles:
+            item = self.node_items[node_id]
+            r = item.mapRectToScene(item.body_rect()).adjusted(-PORT_R - 4, -4, PORT_R + 4, 4)
+            self._obstacles[node_id] = (r.x(), r.y(), r.width(), r.height())
+        return self._obstacles[node_id]
 
     def _place_all_wires(self) -> None:
         for wire in self.wire_items.values():
@@ -179,6 +183,7 @@ class GraphScene(QGraphicsScene):
         key = self._path + (node_id,)
         self.closed_groups.symmetric_difference_update({key})
         item.set_open(key not in self.closed_groups, self.graph)
+        self._obstacles.pop(node_id, None)
         self.apply_report(self.session.report)
         self._place_all_wires()
 
@@ -206,7 +211,8 @@ class GraphScene(QGraphicsScene):
             gid = ev.path[depth]
             if gid in self.node_items:
                 self.node_items[gid].refresh(self.graph)
-                self._place_wires_of(gid)
+                self._obstacles.pop(gid, None)
+                self._place_all_wires()  # an open frame may have grown into other wires
         elif ev.path == self._path[:len(ev.path)]:
             # an ancestor changed: our graph may have been swapped out or removed
             if ev.kind is GraphChange.GRAPH_REPLACED or self._deepest_valid_path() != self._path:
@@ -230,6 +236,7 @@ class GraphScene(QGraphicsScene):
         for edge in [e for e in self.wire_items if ev.node_id in (e.src, e.dst)]:
             self.removeItem(self.wire_items.pop(edge))
         item = self.node_items.pop(ev.node_id, None)
+        self._obstacles.pop(ev.node_id, None)
         if item is not None:
             self.removeItem(item)
 
@@ -245,6 +252,7 @@ class GraphScene(QGraphicsScene):
 
     def _on_node_changed(self, ev: GraphEvent) -> None:
         item = self.node_items.get(ev.node_id)
+        self._obstacles.pop(ev.node_id, None)
         if item is not None:
             item.refresh(self.graph)
             self._place_wires_of(ev.node_id)
@@ -365,6 +373,7 @@ class GraphScene(QGraphicsScene):
         return QPointF(round(point.x() / GRID) * GRID, round(point.y() / GRID) * GRID)
 
     def node_item_moved(self, item: NodeItem) -> None:
+        self._obstacles.pop(item.node.id, None)
         self._place_wires_of(item.node.id)
 
     def commit_moves(self) -> bool:
