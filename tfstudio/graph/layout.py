@@ -240,22 +240,40 @@ def layered_positions(graph: Graph, sizes: Mapping[str, BlockSize], gap_x: float
     row = _rows(graph, dag, layer, on_spine)
     widths = [max(sizes[n].width for n in layer if layer[n] == k)
               for k in range(max(layer.values()) + 1)]
+    bands = _bands(widths, gap_x, wrap)
+    band_of = {k: i for i, band in enumerate(bands) for k in band}
+    # a source whose readers open the next band waits in front of them there, not at the end
+    # of the band before (a decoder's token input beside its embedding)
+    ahead = {n: band_of[layer[n]] + 1 for n in graph.nodes
+             if n not in on_spine and _is_source(dag, n) and band_of[layer[n]] + 1 < len(bands)
+             and all(layer[r] == bands[band_of[layer[n]] + 1][0] for r in dag.successors(n))}
     placed: dict[str, Position] = {}
     top = 0.0
-    for band in _bands(widths, gap_x, wrap):
-        members = [n for n in graph.nodes if layer[n] in band]
-        column_x = dict(zip(band, _offsets([widths[k] for k in band], gap_x)))
+    for i, band in enumerate(bands):
+        members = [n for n in graph.nodes
+                   if ahead.get(n, band_of[layer[n]]) == i]
+        front = max((sizes[n].width for n in members if ahead.get(n) == i), default=0.0)
+        start = front + gap_x if front else 0.0
+        column_x = dict(zip(band, (x + start for x in _offsets([widths[k] for k in band],
+                                                                  gap_x))))
         line_y = _row_lines(sizes, {n: row[n] for n in members}, gap_y)
         tops = {n: line_y[row[n]] - sizes[n].anchor for n in members}
         shift = top - min(tops.values())
         for n in members:
-            x = column_x[layer[n]]
-            if n not in on_spine and not any(True for _ in dag.predecessors(n)):
-                x += widths[layer[n]] - sizes[n].width  # a source waits at its reader's side
+            if ahead.get(n) == i:
+                x = front - sizes[n].width
+            else:
+                x = column_x[layer[n]]
+                if n not in on_spine and _is_source(dag, n):
+                    x += widths[layer[n]] - sizes[n].width  # a source waits beside its reader
             placed[n] = (x, tops[n] + shift)
         top += max(tops[n] + sizes[n].height for n in members) - min(tops.values()) + BAND_GAP
     left = min(x for x, _ in placed.values())
     return {n: (placed[n][0] - left, placed[n][1]) for n in graph.nodes}
+
+
+def _is_source(dag: nx.DiGraph, n: str) -> bool:
+    return not any(True for _ in dag.predecessors(n))
 
 
 def _bands(widths: list[float], gap: float, wrap: float | None) -> list[list[int]]:
