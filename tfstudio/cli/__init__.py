@@ -9,7 +9,7 @@ import importlib
 import sys
 from pathlib import Path
 
-from .errors import Parser, UsageError, report_internal, report_usage
+from .errors import USAGE_EXIT, Parser, UsageError, report_internal, report_usage
 from .help import HelpFormatter
 
 # name -> (module with configure(parser) and run(args) -> int, one-line help)
@@ -45,7 +45,10 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         return report_usage("", str(exc))
     parser = build_parser(argv[0])
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # -h, or a bad argument (already reported in one line)
+        return exc.code if isinstance(exc.code, int) else USAGE_EXIT
     if args.command is None:
         parser.print_help()
         return 2

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from .checks import check_device
 from .errors import UsageError
 
 ESCAPES = {"\\n": "\n", "\\t": "\t"}
@@ -85,22 +86,6 @@ def check_sampling(args) -> None:
                          f"got {args.top_p}")
     if args.top_k < 0:
         raise UsageError(f"--top-k must be 0 (every token) or more; got {args.top_k}")
-
-
-def check_device(name: str):
-    """The torch device for ``--device``; a name torch does not know, or a device this machine
-    lacks, is a usage error."""
-    import torch
-    from ..train.device import pick_device
-    try:
-        torch.device(name)
-    except RuntimeError:
-        raise UsageError(f"unknown --device '{name}'; use cpu, cuda, cuda:N, mps or auto") \
-            from None
-    try:
-        return pick_device(name)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
 
 
 def _run_folder(path: str):

@@ -16,7 +16,9 @@ class HelpFormatter(argparse.HelpFormatter):
             return text
         if action.choices and not all(str(c) in text for c in action.choices):
             text += " (choices: %(choices)s)"
-        if "default" not in text and action.default not in (None, False, argparse.SUPPRESS):
+        default = action.default
+        if "default" not in text and not (default is None or default is False
+                                          or default is argparse.SUPPRESS):
             text += " (default: %(default)s)"
         return text
 
