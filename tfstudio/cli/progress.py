@@ -2,6 +2,8 @@
 on a terminal, plain lines when the output goes to a file or a pipe."""
 from __future__ import annotations
 
+import os
+import shutil
 import sys
 
 from tqdm import tqdm
@@ -43,8 +45,10 @@ class TrainingProgress:
         self._line(f"training {event.graph_name or 'graph'}: {event.params:,} parameters, "
                    f"{event.objective}, {event.device}/{event.precision}")
         if self.tty:
+            size = _fixed_size(self.stream)
             self.bar = tqdm(total=event.total_steps, initial=event.step, file=self.stream,
-                            unit="step", dynamic_ncols=True, leave=False)
+                            unit="step", leave=False, dynamic_ncols=size is None,
+                            ncols=size and size.columns, nrows=size and size.lines)
 
     def _step(self, event: StepMetrics) -> None:
         stats = (f"loss {number(event.loss)} lr {event.lr:.2e} "
@@ -68,3 +72,16 @@ class TrainingProgress:
         if self.bar is not None:
             self.bar.close()
             self.bar = None
+
+
+def _fixed_size(stream) -> os.terminal_size | None:
+    """None when the terminal reports its size (the bar follows it as it changes); else a fixed
+    size from $COLUMNS/$LINES or 80 x 24: a terminal of size 0, as some pseudo-terminals report,
+    would make tqdm hide the bar."""
+    try:
+        size = os.get_terminal_size(stream.fileno())
+        if size.columns > 0 and size.lines > 0:
+            return None
+    except (AttributeError, OSError, ValueError):
+        pass
+    return shutil.get_terminal_size()
