@@ -78,6 +78,10 @@ def _with_command(argv: list[str]) -> list[str]:
         return ["gui", *argv]
     if first.endswith(".json"):
         raise UsageError(f"no graph file '{first}'; check the path")
+    from ..presets import preset_names
+    if first in preset_names():
+        raise UsageError(f"'{first}' is a preset, not a command; open it with `tfstudio --preset "
+                         f"{first}`, or e.g. `tfstudio train {first} --out runs/{first}`")
     close = difflib.get_close_matches(first, COMMANDS, n=1)
     hint = f"did you mean `tfstudio {close[0]}`?" if close else \
         f"the commands are {', '.join(COMMANDS)} (see `tfstudio -h`)"

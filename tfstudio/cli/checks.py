@@ -10,7 +10,8 @@ def check_device(name: str):
     import torch
     from ..train.device import pick_device
     try:
-        torch.device(name)
+        if name != "auto":
+            torch.device(name)
     except RuntimeError:
         raise UsageError(f"unknown --device '{name}'; use cpu, cuda, cuda:N, mps or auto") \
             from None
