@@ -132,3 +132,18 @@ def test_stream_text_stops_at_a_stop_sequence(tmp_path):
     cut = "".join(stream_text(model, tokenizer, [65], stops=[stop], max_new_tokens=40,
                               temperature=0))
     assert cut == free[:free.index(stop)]
+
+
+def test_an_imported_checkpoint_reads_the_length_its_makers_trained(tmp_path):
+    """An import-hf run was trained elsewhere at its n_positions; tfstudio's seq_len (64) is only
+    a default for fine-tuning it, so the window is the larger of the two."""
+    import transformers
+    from tfstudio.cli.generate import trained_length
+    from tfstudio.export import import_hf
+    config = transformers.GPT2Config(vocab_size=300, n_positions=96, n_embd=32, n_layer=1,
+                                     n_head=2)
+    transformers.GPT2LMHeadModel(config).save_pretrained(tmp_path / "hf")
+    import_hf(tmp_path / "hf", tmp_path / "run")
+    folder = RunFolder(tmp_path / "run")
+    assert folder.config().seq_len == 64
+    assert trained_length(folder, folder.config()) == 96
