@@ -65,7 +65,7 @@ def run(args) -> int:
         source, prompt = text_ids, [tokenizer.bos_id]
     else:
         source, prompt = None, text_ids or [tokenizer.eot_id]
-        sys.stdout.write(tokenizer.decode(text_ids))
+        sys.stdout.write(args.prompt)  # all of it: the text continues from its end
     stops = _stops(args.stop, config.corpus)
     for piece in stream_text(model, tokenizer, prompt, stops=stops, source_ids=source,
                              window=window, max_new_tokens=args.max_new_tokens,
