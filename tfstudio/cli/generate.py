@@ -28,6 +28,8 @@ def run(args) -> int:
     except (RunError, CheckpointError, OSError, ValueError) as exc:
         print(f"tfstudio generate: {exc}", file=sys.stderr)
         return 2
+    for note in folder.notes:  # a damaged newer checkpoint passed over
+        print(f"tfstudio generate: {note}", file=sys.stderr)
     if model.family == "encoder-decoder":
         source, prompt = tokenizer.encode(args.prompt), [tokenizer.bos_id]
     else:

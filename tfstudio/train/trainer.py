@@ -37,6 +37,10 @@ class NonFiniteLoss(RuntimeError):
     pass
 
 
+class RunRefused(ValueError):
+    """A run that cannot start as asked; the message says why and what to do."""
+
+
 class Trainer:
     def __init__(self, graph: Graph, config: TrainConfig, *, run_dir: str | Path | None = None,
                  resume: bool = False, listeners: Iterable[Listener] = (),
@@ -54,6 +58,7 @@ class Trainer:
         self.overwrite = overwrite    # a new run may replace an earlier run in run_dir
         self.model = None
         self.step = 0
+        self.saved_step: int | None = None  # the newest checkpoint this run has on disk
         self._pause = threading.Event()
         self._stop = threading.Event()
         self._wake = threading.Condition()
@@ -95,11 +100,16 @@ class Trainer:
         self.device = dist_init(self.dist, pick_device(cfg.device))
         self.precision = pick_precision(cfg.precision, self.device)
         folder = self.run_folder
-        resuming = bool(self.resume_requested and folder is not None and folder.latest())
+        choice = folder.checkpoint() if folder is not None and self.resume_requested else None
+        resuming = choice is not None and choice.path is not None
+        if self.resume_requested and folder is None:
+            raise ValueError("cannot resume without a run folder")
         if self.resume_requested and not resuming:
-            raise ValueError(f"cannot resume: {folder.path if folder else 'no run folder'} has no "
-                             "checkpoint; start a new run instead (drop --resume)")
-        if folder is not None and not resuming and folder.latest() is not None:
+            if choice.skipped:
+                raise RunRefused(folder.no_checkpoint_message(choice))
+            raise ValueError(f"cannot resume: {folder.path} has no checkpoint; start a new run "
+                             "instead (drop --resume)")
+        if folder is not None and not resuming and folder.has_checkpoints():
             if not self.overwrite:
                 raise ValueError(f"{folder.path} already holds a trained run; continue it with "
                                  "--resume, choose another --out, or replace it with --force")
@@ -141,8 +151,8 @@ class Trainer:
             if folder.metrics_path.exists():
                 folder.metrics_path.unlink()
         if resuming:
-            state = load_checkpoint(folder.latest(), self.model, self.optimizer, self.device)
-            self.step = state["step"]
+            state = load_checkpoint(choice.path, self.model, self.optimizer, self.device)
+            self.step = self.saved_step = state["step"]
             self.tokens_seen = state.get("tokens_seen", 0)
             self.pipeline.load_state_dict(state["data"])
             set_rng_state(state["rng"])
@@ -168,13 +178,16 @@ class Trainer:
             if self.metrics_log:
                 self.listeners.append(self.metrics_log)
             self.emit(Started(self.step, self.config.steps, self.n_params, str(self.device),
-                              self.precision, self.objective, self.graph.meta.get("name", "")))
+                              self.precision, self.objective, self.graph.meta.get("name", ""),
+                              list(self.run_folder.notes) if self.run_folder else []))
             last_loss = self._loop(start)
             reason = "stopped" if self._stop.is_set() else "completed"
             self._checkpoint()
             end: Event = Finished(self.step, reason, last_loss, time.perf_counter() - start)
         except NonFiniteLoss as exc:
             end = Failed(self.step, "nan", str(exc))
+        except RunRefused as exc:
+            end = Failed(self.step, "refused", str(exc))
         except torch.OutOfMemoryError:
             end = Failed(self.step, "oom", self._oom_message())
         except Exception as exc:  # noqa: BLE001 - reported to the user, never swallowed silently
@@ -315,7 +328,7 @@ class Trainer:
     def _checkpoint(self) -> None:
         if self.run_folder is None or self.step == 0:
             return
-        if self._saved_step() == self.step:  # resumed and stopped at once: nothing new
+        if self.saved_step == self.step:  # resumed and stopped at once: nothing new
             return
         gathered = full_weights(self.model, self.dist, self.config.parallel)  # all ranks
         if not self.writes:
@@ -326,15 +339,15 @@ class Trainer:
         path = save_checkpoint(self.run_folder.checkpoints, self.step, self.model,
                                self.optimizer if gathered is None else None, state,
                                self.config.keep_checkpoints, weights=gathered)
+        self.saved_step = self.step
         self.emit(CheckpointSaved(self.step, str(path)))
 
-    def _saved_step(self) -> int | None:
-        latest = self.run_folder.latest()
-        return int(latest.name.split("-")[1].split(".")[0]) if latest else None
-
     def _diverged(self, what: str) -> str:
-        return (f"{what} at step {self.step + 1}. Training stopped; the last good checkpoint is "
-                f"kept. Lower the learning rate (now {self.config.lr:g}), keep gradient clipping "
+        kept = (f"the checkpoint of step {self.saved_step} is kept" if self.saved_step
+                else "no checkpoint was written yet (--checkpoint-every N keeps one every N "
+                     "steps)")
+        return (f"{what} at step {self.step + 1}. Training stopped; {kept}. Lower the learning "
+                f"rate (now {self.config.lr:g}), keep gradient clipping "
                 "on, or use fp32")
 
     def _oom_message(self) -> str:
