@@ -17,6 +17,7 @@ _HELP = {
     "tokenizer": "byte, char, bpe:N (trained on the corpus) or tiktoken:NAME",
     "precision": "auto, fp32, bf16 or fp16",
     "device": "auto, cpu, cuda, cuda:N or mps",
+    "no_memory_check": "train even when the memory pre-flight predicts the run will not fit",
 }
 
 
@@ -42,6 +43,7 @@ def configure(parser) -> None:
         else:
             parser.add_argument(flag, type=type(value), default=value,
                                 help=_HELP.get(f.name, "") + f" (default {value})")
+    parser.set_defaults(steps=None)  # None: a new run's default, or a resumed run's own
 
 
 def config_from_args(args) -> TrainConfig:
@@ -97,8 +99,11 @@ def run(args) -> int:
     from .. import load_graph
     from ..data import build_tokenizer, load_corpus
     from ..train.distributed import from_environment
+    from ..train.events import Failed, Finished
     from ..train.trainer import Trainer
 
+    if args.steps is None:  # not given: a new run's default, or the resumed run's own
+        args.steps = _saved_steps(args.out) if args.resume else TrainConfig.steps
     config = config_from_args(args)
     dist = from_environment()
     try:
@@ -113,12 +118,47 @@ def run(args) -> int:
     except (ValueError, OSError) as exc:
         print(f"tfstudio train: {exc}", file=sys.stderr)
         return 2
-    listeners = [ProgressPrinter()] if dist.is_main else []
+    listeners = [_Said(ProgressPrinter())] if dist.is_main else []
     trainer = Trainer(graph, config, run_dir=args.out, resume=args.resume, listeners=listeners,
                       dist=dist, tokenizer=tokenizer, corpus=corpus, overwrite=args.force)
     end = trainer.run()
-    if end.kind == "Failed":
+    if isinstance(end, Failed) and end.reason == "refused":
+        if dist.is_main:
+            print(f"tfstudio train: {end.message}", file=sys.stderr)
+        return 2
+    if isinstance(end, Failed):
         return 1
-    if dist.is_main:
+    if dist.is_main and isinstance(end, Finished) and end.note:
+        print(f"tfstudio train: {end.note}", file=sys.stderr)
+    elif dist.is_main:
         print(f"run folder: {args.out}", file=sys.stderr)
     return 0
+
+
+class _Said:
+    """Passes events to the progress printer, except what ``run`` says in one line itself (a
+    refusal, a resume with nothing to do), and prints the notes a run starts with."""
+
+    def __init__(self, printer):
+        self.printer = printer
+
+    def __call__(self, event) -> None:
+        from ..train.events import Failed, Finished, Started
+        if isinstance(event, Started):
+            for note in event.notes:
+                print(f"tfstudio train: note: {note}", file=sys.stderr)
+        if isinstance(event, Failed) and event.reason == "refused":
+            return
+        if isinstance(event, Finished) and event.note:
+            return
+        self.printer(event)
+
+
+def _saved_steps(run_dir: str) -> int:
+    """The --steps a run folder was trained with (the default if it cannot be read: the
+    trainer then says what is wrong with the folder)."""
+    from ..runs.folder import RunError, RunFolder
+    try:
+        return RunFolder(run_dir).config().steps
+    except RunError:
+        return TrainConfig.steps

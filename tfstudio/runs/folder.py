@@ -6,6 +6,7 @@
     RUN_DIR/metrics.jsonl     one event per line (see tfstudio.train.events)
     RUN_DIR/checkpoints/      see checkpoint.py
     RUN_DIR/probes/           looks inside the model during training (tfstudio.probes)
+    RUN_DIR/.lock             held by the one process writing the run (see lock.py)
 
 Everything that reads a checkpoint asks :meth:`RunFolder.checkpoint` (or ``latest``), which
 returns the newest one that verifies; each newer one it passed over is added to ``notes`` as
@@ -105,6 +106,11 @@ class RunFolder:
         more = f" (and {len(choice.skipped) - 1} more)" if len(choice.skipped) > 1 else ""
         return (f"{self.path} has no intact checkpoint: {choice.skipped[0]}{more}; restore "
                 "the file from a copy, or train again (--force replaces the run)")
+
+    def lock(self):
+        """The lock a writer holds for the life of its run (see lock.py); not yet taken."""
+        from .lock import RunLock
+        return RunLock(self.path)
 
     @staticmethod
     def step_of(checkpoint: Path) -> int:

@@ -74,9 +74,10 @@ class CheckpointSaved(Event):
 
 @dataclass
 class Finished(Event):
-    reason: str  # "completed" | "stopped"
+    reason: str  # "completed" | "stopped" | "already finished" (a resume with nothing to do)
     final_loss: float | None = None
     elapsed_s: float = 0.0
+    note: str = ""  # for "already finished": how to train further
 
 
 @dataclass
