@@ -382,7 +382,7 @@ def load_checkpoint(path: Path, model: torch.nn.Module,
                               "or train again") from None
     except RuntimeError as exc:  # shapes that differ: the graph changed since training
         raise CheckpointError(f"{path}: the weights do not fit this graph ({exc})") from None
-    if unexpected or [k for k in missing if not _is_tied_alias(model, k)]:
+    if unexpected or [k for k in missing if not is_tied_alias(model, k)]:
         raise CheckpointError(
             f"{path}: the weights do not fit this graph (missing {sorted(missing)[:5]}, "
             f"unexpected {sorted(unexpected)[:5]}); was the graph changed after training?")
@@ -397,7 +397,7 @@ def load_checkpoint(path: Path, model: torch.nn.Module,
     return state
 
 
-def _is_tied_alias(model: torch.nn.Module, key: str) -> bool:
+def is_tied_alias(model: torch.nn.Module, key: str) -> bool:
     """save_model stores a tied tensor once; the other name is reported missing but is fine."""
     params = dict(model.named_parameters(remove_duplicate=False))
     if key not in params:

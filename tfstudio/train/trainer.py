@@ -32,6 +32,7 @@ from .distributed import (DistInfo, all_ranks_agree, as_local, full_weights, ini
                           local_rows, mean_across_ranks, shutdown, wrap_for_training)
 from .events import (CheckpointSaved, EvalMetrics, Event, Failed, Finished, MetricsLog, Probe,
                      RouterMetrics, Started, StepMetrics)
+from .init_from import load_weights_from
 from .objectives import loss_and_logits, token_accuracy
 from .optim import lr_at, make_optimizer
 from .start import RunRefused, Start, plan_start
@@ -82,6 +83,7 @@ class Trainer:
         self.metrics_log: MetricsLog | None = None
         self.n_params = 0
         self.state = RunState()
+        self.notes: list[str] = []    # said when the run starts (Started.notes)
         self._lock = self.run_folder.lock() if self.run_folder and self.dist.is_main else None
         self._layer_params: dict[str, list[torch.nn.Parameter]] = {}
         self._flops_per_token = 0.0
@@ -147,7 +149,8 @@ class Trainer:
         self.graph = fit_graph_to_tokenizer(start.graph, self.tokenizer)
         model = compile_graph(self.graph)
         if cfg.init_from and not resuming:
-            _load_weights_from(RunFolder(cfg.init_from), model)
+            self.notes += load_weights_from(RunFolder(cfg.init_from), model,
+                                            self.tokenizer.vocab_size)
         self.model = model.to(self.device)
         self.train_model = wrap_for_training(self.model, self.dist, cfg.parallel, self.device)
         self.optimizer = make_optimizer(self.model, cfg.lr, cfg.weight_decay,
@@ -219,7 +222,7 @@ class Trainer:
             self.listeners.append(self.metrics_log)
         self.emit(Started(self.step, self.config.steps, self.n_params, str(self.device),
                           self.precision, self.objective, self.graph.meta.get("name", ""),
-                          list(self.run_folder.notes) if self.run_folder else []))
+                          (self.run_folder.notes if self.run_folder else []) + self.notes))
         last_loss = self._loop(clock)
         reason = "stopped" if self._stop.is_set() else "completed"
         self._checkpoint()
@@ -392,17 +395,6 @@ class Trainer:
                 f"(now {cfg.batch_size}; keep the effective batch with grad_accum), the sequence "
                 f"length (now {cfg.seq_len}) or the model's width/depth; on a GPU, bf16 halves "
                 "activation memory")
-
-
-def _load_weights_from(folder: RunFolder, model) -> None:
-    ckpt = folder.latest()
-    if ckpt is None:
-        raise ValueError(f"--init-from {folder.path}: no checkpoint there to start from")
-    try:
-        load_checkpoint(ckpt, model)
-    except Exception as exc:  # noqa: BLE001 - reworded: the usual cause is a different graph
-        raise ValueError(f"--init-from {folder.path}: its weights do not fit this graph ({exc}); "
-                         f"train {folder.graph_path} itself, with the run's tokenizer") from None
 
 
 def _layer_parameter_groups(model) -> dict[str, list[torch.nn.Parameter]]:
