@@ -131,24 +131,36 @@ class Trainer:
     # ----------------------------------------------------------------- building
     def _build(self, start: Start) -> None:
         """Everything the loop needs, from a start that passed every refusal."""
-        from ..compiler import compile_graph
-        from .pipeline import build_pipeline, fit_graph_to_tokenizer
+        from .pipeline import build_pipeline
 
         cfg = self.config = start.config
-        resuming = start.checkpoint is not None
         torch.manual_seed(cfg.seed)
         self.device = dist_init(self.dist, start.device)
         self.precision = start.precision
-        folder = self.run_folder
         if start.replace_old and self.dist.is_main:
-            folder.clear()
+            self.run_folder.clear()
         self.pipeline = build_pipeline(start.graph, cfg, tokenizer=start.tokenizer,
                                        corpus=self.corpus)
         self.tokenizer = self.pipeline.tokenizer
         self.objective = self.pipeline.objective
+        self._build_model(start)
+        self._open_run_folder(start)
+        if start.checkpoint is not None:
+            self._restore(start.checkpoint)
+        self.n_params = sum(p.numel() for p in self.model.parameters())
+        self._layer_params = _layer_parameter_groups(self.model)
+        self._flops_per_token = _training_flops_per_token(self.graph, cfg.seq_len)
+        self._peak = peak_flops(self.device)
+
+    def _build_model(self, start: Start) -> None:
+        """The model (vocabulary fitted to the tokenizer), its training wrapper and optimizer."""
+        from ..compiler import compile_graph
+        from .pipeline import fit_graph_to_tokenizer
+
+        cfg = self.config
         self.graph = fit_graph_to_tokenizer(start.graph, self.tokenizer)
         model = compile_graph(self.graph)
-        if cfg.init_from and not resuming:
+        if cfg.init_from and start.checkpoint is None:
             self.notes += load_weights_from(RunFolder(cfg.init_from), model,
                                             self.tokenizer.vocab_size)
         self.model = model.to(self.device)
@@ -158,19 +170,19 @@ class Trainer:
         self.scaler = torch.amp.GradScaler(self.device.type, enabled=self.precision == "fp16")
         if cfg.compile:
             self.train_model = torch.compile(self.train_model)
+
+    def _open_run_folder(self, start: Start) -> None:
+        """Rank 0 writes: a new run's setup files, or a resumed run's changed config."""
+        folder = self.run_folder
         self.writes = self.dist.is_main and folder is not None
-        self.metrics_log = MetricsLog(folder.metrics_path) if self.writes else None
-        if self.writes and not resuming:
-            folder.write_setup(self.graph, cfg, self.tokenizer)
+        if not self.writes:
+            return
+        self.metrics_log = MetricsLog(folder.metrics_path)
+        if start.checkpoint is None:
+            folder.write_setup(self.graph, self.config, self.tokenizer)
             folder.metrics_path.unlink(missing_ok=True)
-        if self.writes and start.config_changed:
-            folder.write_config(cfg)  # a resumed run's new --steps (and the kept lr horizon)
-        if resuming:
-            self._restore(start.checkpoint)
-        self.n_params = sum(p.numel() for p in self.model.parameters())
-        self._layer_params = _layer_parameter_groups(self.model)
-        self._flops_per_token = _training_flops_per_token(self.graph, cfg.seq_len)
-        self._peak = peak_flops(self.device)
+        elif start.config_changed:
+            folder.write_config(self.config)  # the new --steps (and the kept lr horizon)
 
     def _restore(self, checkpoint: Path) -> None:
         saved = load_checkpoint(checkpoint, self.model, self.optimizer, self.device)
@@ -382,12 +394,11 @@ class Trainer:
 
     def _diverged(self, what: str) -> str:
         saved = self.state.saved_step
-        kept = (f"the checkpoint of step {saved} is kept" if saved
+        kept = (f"the checkpoint of step {saved} is kept" if saved is not None
                 else "no checkpoint was written yet (--checkpoint-every N keeps one every N "
                      "steps)")
         return (f"{what} at step {self.step + 1}. Training stopped; {kept}. Lower the learning "
-                f"rate (now {self.config.lr:g}), keep gradient clipping "
-                "on, or use fp32")
+                f"rate (now {self.config.lr:g}), keep gradient clipping on, or use fp32")
 
     def _oom_message(self) -> str:
         cfg = self.config
