@@ -118,6 +118,7 @@ def test_a_bad_latest_pointer_falls_back_to_the_newest_intact_checkpoint(run, la
     assert_model_has(model, weights_of(run, 12))
     [note] = folder.notes
     assert "checkpoints/LATEST" in note and says in note and "using step-00000012" in note
+    assert "rewrites LATEST" in note
 
 
 def test_latest_never_follows_a_link_into_another_run(run, tmp_path):

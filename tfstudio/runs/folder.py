@@ -80,10 +80,15 @@ class RunFolder:
         """The newest checkpoint that verifies; each newer one skipped is added to ``notes``."""
         choice = find_checkpoint(self.checkpoints)
         if choice.path is not None:
+            pointer = str(self.checkpoints / "LATEST")
             for problem in choice.skipped:
-                note = (f"skipped a damaged checkpoint: {problem}; using "
-                        f"{choice.path.name} instead (delete the damaged one once you no "
-                        "longer need it)")
+                if problem.startswith(pointer):  # the pointer, not a checkpoint, is bad
+                    note = (f"{problem}; using {choice.path.name}, the newest intact "
+                            "checkpoint (the next checkpoint written rewrites LATEST)")
+                else:
+                    note = (f"skipped a damaged checkpoint: {problem}; using "
+                            f"{choice.path.name} instead (delete the damaged folder once you "
+                            "no longer need it)")
                 if note not in self.notes:
                     self.notes.append(note)
         return choice

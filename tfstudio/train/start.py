@@ -117,12 +117,13 @@ def _resumed(requested: TrainConfig, folder, dist, device, precision) -> Start:
     start = Start(config, folder.graph(), folder.tokenizer(), device, precision,
                   checkpoint=choice.path, state=state)
     if config.steps == step:
-        end_lr = lr_at(step - 1, lr=config.lr, warmup=config.warmup_steps,
-                       total=config.lr_decay_steps or config.steps,
-                       min_ratio=config.min_lr_ratio)
+        next_lr = lr_at(step, lr=config.lr, warmup=config.warmup_steps,
+                        total=config.lr_decay_steps or config.steps,
+                        min_ratio=config.min_lr_ratio)
         start.finished_note = (f"{folder.path} already finished at step {step}; to train "
                                f"further, resume with --steps N (more than {step}): the "
-                               f"learning rate stays at its final {end_lr:.2e}")
+                               f"learning rate continues at the end of its schedule, "
+                               f"{next_lr:.2e}")
     elif config.steps != saved.steps:
         # the cosine keeps the horizon it was started with; later steps stay at its end
         config.lr_decay_steps = saved.lr_decay_steps or saved.steps
