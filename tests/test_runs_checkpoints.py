@@ -207,3 +207,14 @@ def test_nan_message_says_no_checkpoint_exists_when_none_was_written(tmp_path):
     assert (end.kind, end.reason) == ("Failed", "nan")
     assert "no checkpoint was written yet" in end.message
     assert not RunFolder(tmp_path).has_checkpoints()
+
+
+def test_a_flipped_byte_is_caught_by_the_hash(run):
+    folder = RunFolder(run)
+    assert folder.latest() == step_dir(run, 12)  # verified once (and remembered)
+    weights = step_dir(run, 12) / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # same size, one tensor value changed
+    weights.write_bytes(bytes(data))
+    assert folder.latest() == step_dir(run, 8)
+    assert "model.safetensors does not match the sha256" in folder.notes[0]

@@ -96,6 +96,12 @@ def test_resuming_a_sharded_run_is_refused_in_a_single_process(tmp_path, monkeyp
     assert "--parallel fsdp is not supported" in FSDP_RESUME and "ddp" in FSDP_RESUME
     assert train(run, resume=True, steps=8).message == FSDP_RESUME  # whatever is asked now
 
+    def never(graph):
+        raise AssertionError("the model was built before the refusal")
+
+    monkeypatch.setattr("tfstudio.compiler.compile_graph", never)  # refused before building
+    assert train(run, resume=True, steps=8).message == FSDP_RESUME
+
 
 def test_resuming_an_imported_run_points_to_init_from(tmp_path):
     from tfstudio.compiler import compile_graph

@@ -282,9 +282,31 @@ def _read_latest(directory: Path) -> tuple[Path | None, str | None]:
     return path, None
 
 
+_VERIFIED: dict[tuple, bool] = {}  # checkpoints already hashed, by their files' stat
+
+
 def checkpoint_problem(path: Path) -> tuple[str, str] | None:
-    """None if the checkpoint at ``path`` verifies, else (file, what is wrong with it)."""
+    """None if the checkpoint at ``path`` verifies, else (file, what is wrong with it).
+
+    A checkpoint that verified is not hashed again while its files keep their size and
+    modification time (reopening a large run reads its weights once, not twice)."""
     path = Path(path)
+    try:
+        key = (str(path.resolve()),) + tuple(
+            (p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(path.iterdir()))
+    except OSError:
+        key = None
+    if key is not None and key in _VERIFIED:
+        return None
+    problem = _verify(path)
+    if problem is None and key is not None:
+        if len(_VERIFIED) > 64:
+            _VERIFIED.clear()
+        _VERIFIED[key] = True
+    return problem
+
+
+def _verify(path: Path) -> tuple[str, str] | None:
     manifest = path / MANIFEST
     if manifest.exists():
         problem = _manifest_problem(path, manifest)
