@@ -17,6 +17,8 @@ _HELP = {
     "tokenizer": "byte, char, bpe:N (trained on the corpus) or tiktoken:NAME",
     "precision": "auto, fp32, bf16 or fp16",
     "device": "auto, cpu, cuda, cuda:N or mps",
+    "lr_decay_steps": "steps the cosine decay spans (0: all of --steps); later steps keep its "
+                      "final rate",
     "no_memory_check": "train even when the memory pre-flight predicts the run will not fit",
 }
 
@@ -25,8 +27,9 @@ def configure(parser) -> None:
     parser.add_argument("graph", help="a preset name or a graph .json file")
     parser.add_argument("--out", required=True, help="run folder to write (or resume)")
     parser.add_argument("--resume", action="store_true",
-                        help="continue the run in --out from its latest checkpoint (the corpus, "
-                             "tokenizer, batch, length and seed are the run's own)")
+                        help="continue the run in --out from its newest intact checkpoint (the "
+                             "corpus, tokenizer, batch, length, seed and learning-rate schedule "
+                             "are the run's own; --steps N beyond its end extends it)")
     parser.add_argument("--force", action="store_true",
                         help="replace an earlier run in --out (without --resume)")
     parser.add_argument("--errors", choices=("strict", "replace"), default="strict",
