@@ -42,6 +42,7 @@ def test_too_big_runs_are_refused_before_allocating(args, tmp_path):
     assert line.startswith("tfstudio train: training ") and "free" in line
     assert "--no-memory-check" in line and "Traceback" not in err
     assert peak < 1e9  # the model was never built: only the interpreter, torch and the graph
+    assert not (tmp_path / "r").exists()  # a refused run leaves nothing behind
 
 
 def test_the_fix_names_a_batch_that_fits_or_a_smaller_model():

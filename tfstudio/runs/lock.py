@@ -7,6 +7,7 @@ file is then overwritten.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -26,6 +27,7 @@ class RunLock:
     def __init__(self, run_dir: str | Path):
         self.path = Path(run_dir) / LOCK_FILE
         self._fd: int | None = None
+        self._made_folder = False  # a refused run leaves no empty folder behind
 
     @property
     def held(self) -> bool:
@@ -35,6 +37,7 @@ class RunLock:
         """Take the lock, or raise RunLocked naming the holder's PID."""
         if self._fd is not None:
             return
+        self._made_folder = not self.path.parent.exists()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         if fcntl is not None:
@@ -61,6 +64,11 @@ class RunLock:
             pass
         os.close(self._fd)  # closing drops the flock
         self._fd = None
+        folder = self.path.parent
+        if self._made_folder and [p.name for p in folder.iterdir()] == [LOCK_FILE]:
+            self.path.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                folder.rmdir()
 
     def __enter__(self) -> "RunLock":
         self.acquire()
