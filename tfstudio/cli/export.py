@@ -25,12 +25,25 @@ def run(args) -> int:
     from ..export.errors import InteropError
 
     export = _exporter(args.format)
+    _print_checkpoint_notes(args.source)
     try:
         report = export(args.source, args.out, overwrite=args.force)
     except (InteropError, OSError, ValueError) as exc:
         raise UsageError(str(exc)) from None
     print(report)
     return 0
+
+
+def _print_checkpoint_notes(source: str) -> None:
+    """Say which damaged newer checkpoint of a run folder the export passes over."""
+    from pathlib import Path
+
+    from ..runs.folder import RunFolder
+    if Path(source).is_dir() and RunFolder(source).exists():
+        folder = RunFolder(source)
+        folder.checkpoint()
+        for note in folder.notes:
+            print(f"tfstudio export: {note}", file=sys.stderr)
 
 
 def _exporter(fmt: str):

@@ -51,6 +51,8 @@ def run(args) -> int:
     device = check_device(args.device)
     folder = _run_folder(args.run_dir)
     model, tokenizer, config = _load(folder, device)
+    for note in folder.notes:  # a damaged newer checkpoint passed over
+        print(f"tfstudio generate: note: {note}", file=sys.stderr)
     if model.family == "encoder":
         from ..train.generation import encoder_only_message
         raise UsageError(f"{encoder_only_message()}; "

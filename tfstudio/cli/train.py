@@ -53,6 +53,10 @@ _HELP = {
     "val_fraction": "share of the corpus held out for validation, between 0 and 1",
     "init_from": "a run folder whose latest weights start this run (fine-tuning) instead of a "
                  "fresh initialisation; default: fresh weights",
+    "lr_decay_steps": "steps the cosine decay spans (0: all of --steps); later steps keep its "
+                      "final rate",
+    "no_memory_check": "train even when the memory pre-flight predicts the run will not fit "
+                       "(the refusal names both numbers)",
 }
 _CHOICES = {"precision": ("auto", "fp32", "bf16", "fp16"), "parallel": ("ddp", "fsdp")}
 
@@ -63,8 +67,9 @@ def configure(parser) -> None:
     parser.add_argument("--out", required=True, help="run folder to write (or resume); "
                                                      "created if missing")
     parser.add_argument("--resume", action="store_true",
-                        help="continue the run in --out from its latest checkpoint (the corpus, "
-                             "tokenizer, batch, length and seed are the run's own)")
+                        help="continue the run in --out from its newest intact checkpoint (the "
+                             "corpus, tokenizer, batch, length, seed and learning-rate schedule "
+                             "are the run's own; --steps N beyond its end extends it)")
     parser.add_argument("--force", action="store_true",
                         help="replace an earlier run in --out (without --resume)")
     parser.add_argument("--errors", choices=("strict", "replace"), default="strict",
@@ -81,6 +86,7 @@ def configure(parser) -> None:
         else:
             parser.add_argument(flag, type=type(value), default=value, help=_HELP[f.name],
                                 choices=_CHOICES.get(f.name))
+    parser.set_defaults(steps=None)  # None: a new run's default, or a resumed run's own
 
 
 def config_from_args(args) -> TrainConfig:
@@ -99,7 +105,9 @@ def failure_exit(event) -> int:
     """Print a failed run's one line; 2 when the user can fix it, 1 when training itself
     failed (diverged, out of memory), 3 for a bug."""
     message, code = event.message, 1
-    if event.reason == "error":
+    if event.reason == "refused":  # the pre-flight, a locked folder, a run with nothing to do
+        code = USAGE_EXIT
+    elif event.reason == "error":
         name, _, rest = message.partition(": ")
         user_error = name in _USER_ERRORS
         message, code = (rest, USAGE_EXIT) if user_error else (message, INTERNAL_EXIT)
@@ -121,9 +129,11 @@ def run(args) -> int:
     from .. import load_graph
     from ..data import build_tokenizer, load_corpus
     from ..train.distributed import from_environment
-    from ..train.events import Failed
+    from ..train.events import Failed, Finished
     from ..train.trainer import Trainer
 
+    if args.steps is None:  # not given: a new run's default, or the resumed run's own
+        args.steps = _saved_steps(args.out) if args.resume else TrainConfig.steps
     config = config_from_args(args)
     dist = from_environment()
     check_out(args.out)
@@ -140,12 +150,41 @@ def run(args) -> int:
             tokenizer = build_tokenizer(config.tokenizer, corpus)
     except (ValueError, OSError) as exc:
         raise UsageError(str(exc)) from None
-    listeners = [TrainingProgress()] if dist.is_main else []
+    listeners = [_Said(TrainingProgress())] if dist.is_main else []
     trainer = Trainer(graph, config, run_dir=args.out, resume=args.resume, listeners=listeners,
                       dist=dist, tokenizer=tokenizer, corpus=corpus, overwrite=args.force)
     end = trainer.run()
     if isinstance(end, Failed):
         return failure_exit(end) if dist.is_main else 1
-    if dist.is_main:
+    if dist.is_main and isinstance(end, Finished) and end.note:
+        print(f"tfstudio train: {end.note}", file=sys.stderr)
+    elif dist.is_main:
         print(f"run folder: {args.out}", file=sys.stderr)
     return 0
+
+
+class _Said:
+    """Passes events to the progress printer, except what ``run`` says in one line itself (a
+    refusal, a resume with nothing to do), and prints the notes a run starts with."""
+
+    def __init__(self, printer):
+        self.printer = printer
+
+    def __call__(self, event) -> None:
+        from ..train.events import Failed, Finished, Started
+        if isinstance(event, Started):
+            for note in event.notes:
+                print(f"tfstudio train: note: {note}", file=sys.stderr)
+        if isinstance(event, Finished) and event.note:
+            return
+        self.printer(event)
+
+
+def _saved_steps(run_dir: str) -> int:
+    """The --steps a run folder was trained with (the default if it cannot be read: the
+    trainer then says what is wrong with the folder)."""
+    from ..runs.folder import RunError, RunFolder
+    try:
+        return RunFolder(run_dir).config().steps
+    except RunError:
+        return TrainConfig.steps

@@ -6,24 +6,37 @@ Layout of a run folder's ``checkpoints/``::
     step-00000200/optimizer.safetensors  optimizer tensors (AdamW moments, steps)
     step-00000200/state.json             everything else: step, optimizer hyper-parameters, RNG,
                                          data position, grad-scaler state
+    step-00000200/manifest.json          each file's size and sha256, so the checkpoint can be
+                                         verified before it is trusted
     LATEST                               name of the newest complete checkpoint
 
-A checkpoint is written under a temporary name, flushed, renamed into place, and only then does
-LATEST move to it (an atomic ``os.replace``). A process killed mid-write leaves LATEST naming the
-previous checkpoint, which is still whole.
+A checkpoint is written under a temporary name (``.step-00000200.<pid>.partial``, so clean-up
+knows whose it is), flushed, renamed into place, and only then does LATEST move to it (an
+atomic ``os.replace``). A process killed mid-write leaves LATEST naming the previous checkpoint,
+which is still whole.
+
+Reading: :func:`find_checkpoint` returns the newest checkpoint that verifies (LATEST's, else
+the newest intact one) and one line for each newer one it skipped, saying why.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import shutil
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors import SafetensorError
 from safetensors.torch import load_file, load_model, save_file, save_model
 
 LATEST = "LATEST"
+MANIFEST = "manifest.json"
+_NAME = re.compile(r"step-(\d{8,})(?:\.(\d+))?")
+_PARTIAL = re.compile(r"\.(step-\d{8,}(?:\.\d+)?)\.(\d+)\.partial")
 
 
 class CheckpointError(RuntimeError):
@@ -93,7 +106,7 @@ def save_checkpoint(directory: Path, step: int, model: torch.nn.Module,
         copy += 1
         name = f"step-{step:08d}.{copy}"
     final = directory / name
-    partial = directory / f".{name}.partial"
+    partial = directory / f".{name}.{os.getpid()}.partial"
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir()
     if weights is None:
@@ -109,6 +122,7 @@ def save_checkpoint(directory: Path, step: int, model: torch.nn.Module,
         json.dump(full_state, f)
         f.flush()
         os.fsync(f.fileno())
+    _write_manifest(partial)
     for file in partial.iterdir():
         with open(file, "rb") as f:
             os.fsync(f.fileno())
@@ -136,21 +150,243 @@ def _drop_aliases(weights: dict[str, torch.Tensor], model: torch.nn.Module
     return {k: v.contiguous() for k, v in weights.items() if k not in aliases}
 
 
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _write_manifest(folder: Path) -> None:
+    files = {p.name: {"bytes": p.stat().st_size, "sha256": _sha256(p)}
+             for p in sorted(folder.iterdir()) if p.is_file()}
+    with open(folder / MANIFEST, "w", encoding="utf-8") as f:
+        json.dump({"files": files}, f, indent=1)
+        f.flush()
+        os.fsync(f.fileno())
+
+
 def _prune(directory: Path, keep_last: int, keep: str) -> None:
-    done = sorted(p for p in directory.glob("step-*") if p.is_dir())
+    done = sorted((p for p in directory.iterdir() if p.is_dir() and _NAME.fullmatch(p.name)),
+                  key=lambda p: name_order(p.name))
     for old in done[:-keep_last] if keep_last > 0 else []:
         if old.name != keep:
             shutil.rmtree(old, ignore_errors=True)
     for partial in directory.glob(".step-*.partial"):
-        shutil.rmtree(partial, ignore_errors=True)
+        if _abandoned(partial):
+            shutil.rmtree(partial, ignore_errors=True)
+
+
+def _abandoned(partial: Path) -> bool:
+    """A temporary checkpoint folder of this process, or of a writer that no longer runs
+    (another live writer's half-written checkpoint is never touched)."""
+    match = _PARTIAL.fullmatch(partial.name)
+    if match is None:
+        return True  # written before partial folders carried their writer's PID
+    pid = int(match.group(2))
+    return pid == os.getpid() or not _alive(pid)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
+# ----------------------------------------------------------------------- reading and verifying
+def name_order(name: str) -> tuple[int, int]:
+    """(step, copy) of a checkpoint folder name such as ``step-00000200`` or ``step-00000200.1``."""
+    match = _NAME.fullmatch(name)
+    if match is None:
+        raise ValueError(f"{name!r} is not a checkpoint folder name")
+    return int(match.group(1)), int(match.group(2) or 0)
+
+
+def step_of(path: Path) -> int:
+    """The training step a checkpoint folder holds, from its name."""
+    return name_order(Path(path).name)[0]
+
+
+@dataclass
+class CheckpointChoice:
+    """The newest checkpoint that verifies (None: none does) and, for each newer one passed
+    over, one line naming the file and what is wrong with it."""
+    path: Path | None
+    skipped: list[str] = field(default_factory=list)
+
+
+def find_checkpoint(directory: Path) -> CheckpointChoice:
+    """LATEST's checkpoint if it verifies, else the newest intact one in ``directory``."""
+    directory = Path(directory)
+    skipped: list[str] = []
+    named, problem = _read_latest(directory)
+    if named is not None:
+        problem = checkpoint_problem(named)
+        if problem is None:
+            return CheckpointChoice(named, skipped)
+        problem = f"{named / problem[0]} {problem[1]}" if problem[0] else f"{named} {problem[1]}"
+    if problem is not None:
+        skipped.append(problem)
+    for candidate in _checkpoint_folders(directory):
+        if named is not None and candidate.name == named.name:
+            continue
+        found = checkpoint_problem(candidate)
+        if found is None:
+            return CheckpointChoice(candidate, skipped)
+        skipped.append(f"{candidate / found[0]} {found[1]}" if found[0] else
+                       f"{candidate} {found[1]}")
+    return CheckpointChoice(None, skipped)
 
 
 def latest_checkpoint(directory: Path) -> Path | None:
-    pointer = Path(directory) / LATEST
-    if not pointer.exists():
+    """The newest checkpoint in ``directory`` that verifies (see :func:`find_checkpoint`)."""
+    return find_checkpoint(directory).path
+
+
+def _checkpoint_folders(directory: Path) -> list[Path]:
+    """Checkpoint folders, newest first."""
+    if not directory.is_dir():
+        return []
+    found = [p for p in directory.iterdir() if _NAME.fullmatch(p.name) and p.is_dir()]
+    return sorted(found, key=lambda p: name_order(p.name), reverse=True)
+
+
+def _read_latest(directory: Path) -> tuple[Path | None, str | None]:
+    """The folder LATEST names, or (None, what is wrong with LATEST); (None, None) when there
+    is no LATEST and no checkpoint at all (a run that has not saved yet)."""
+    pointer = directory / LATEST
+    if not pointer.is_file():
+        if _checkpoint_folders(directory):
+            return None, f"{pointer} is missing"
+        return None, None
+    try:
+        name = pointer.read_bytes()[:4096].decode("utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None, f"{pointer} holds bytes that are not a checkpoint name"
+    if "/" in name or "\\" in name or name in ("", ".", ".."):
+        return None, (f"{pointer} points outside this run's checkpoints ({name[:80]!r}); "
+                      "LATEST must name a checkpoint folder next to it")
+    if not _NAME.fullmatch(name):
+        return None, f"{pointer} names {name[:80]!r}, which is not a checkpoint folder name"
+    path = directory / name
+    if not path.is_dir():
+        return None, f"{pointer} names {name}, which does not exist"
+    if path.resolve().parent != directory.resolve():  # a link into another run
+        return None, (f"{pointer} names {name}, which links outside this run "
+                      f"({path.resolve()})")
+    return path, None
+
+
+_VERIFIED: dict[tuple, bool] = {}  # checkpoints already hashed, by their files' stat
+
+
+def checkpoint_problem(path: Path) -> tuple[str, str] | None:
+    """None if the checkpoint at ``path`` verifies, else (file, what is wrong with it).
+
+    A checkpoint that verified is not hashed again while its files keep their size and
+    modification time (reopening a large run reads its weights once, not twice)."""
+    path = Path(path)
+    try:
+        key = (str(path.resolve()),) + tuple(
+            (p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(path.iterdir()))
+    except OSError:
+        key = None
+    if key is not None and key in _VERIFIED:
         return None
-    path = Path(directory) / pointer.read_text(encoding="utf-8").strip()
-    return path if path.is_dir() else None
+    problem = _verify(path)
+    if problem is None and key is not None:
+        if len(_VERIFIED) > 64:
+            _VERIFIED.clear()
+        _VERIFIED[key] = True
+    return problem
+
+
+def _verify(path: Path) -> tuple[str, str] | None:
+    manifest = path / MANIFEST
+    if manifest.exists():
+        problem = _manifest_problem(path, manifest)
+        if problem is not None:
+            return problem
+    elif not (path / "model.safetensors").is_file():
+        return "model.safetensors", "is missing"
+    else:  # written before checkpoints carried a manifest: check what can be checked
+        problem = _safetensors_problem(path / "model.safetensors")
+        if problem is not None:
+            return "model.safetensors", problem
+    return _state_problem(path)
+
+
+def _manifest_problem(path: Path, manifest: Path) -> tuple[str, str] | None:
+    try:
+        files = json.loads(manifest.read_bytes().decode("utf-8"))["files"]
+        records = {str(name): (int(rec["bytes"]), str(rec["sha256"]))
+                   for name, rec in files.items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return MANIFEST, "is damaged (not the list of files this checkpoint wrote)"
+    if "model.safetensors" not in records or "state.json" not in records:
+        return MANIFEST, "does not list model.safetensors and state.json"
+    for name, (size, digest) in records.items():
+        file = path / name
+        if "/" in name or not file.is_file():
+            return name, "is missing"
+        actual = file.stat().st_size
+        if actual != size:
+            return name, (f"is {actual:,} bytes but was written as {size:,} "
+                          f"({'truncated' if actual < size else 'grown'} since)")
+        if _sha256(file) != digest:
+            return name, "does not match the sha256 recorded when it was written (damaged)"
+    return None
+
+
+def _safetensors_problem(file: Path) -> str | None:
+    """A safetensors file's header must parse and its tensors must fill the file exactly."""
+    try:
+        with open(file, "rb") as f:
+            size = file.stat().st_size
+            header_len = int.from_bytes(f.read(8), "little")
+            if size < 8 or header_len > size - 8:
+                return f"is truncated ({size:,} bytes)"
+            header = json.loads(f.read(header_len).decode("utf-8"))
+        end = max((int(t["data_offsets"][1]) for k, t in header.items() if k != "__metadata__"),
+                  default=0)
+    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
+        return "is damaged (its header does not parse)"
+    if 8 + header_len + end != size:
+        return f"is {size:,} bytes but its header describes {8 + header_len + end:,} (truncated?)"
+    return None
+
+
+def _state_problem(path: Path) -> tuple[str, str] | None:
+    try:
+        state = json.loads((path / "state.json").read_bytes().decode("utf-8"))
+    except FileNotFoundError:
+        return "state.json", "is missing"
+    except (OSError, ValueError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        return "state.json", "is damaged (not valid JSON)"
+    if not isinstance(state, dict):
+        return "state.json", "is damaged (not a JSON object)"
+    step = state.get("step")
+    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+        return "state.json", f'says "step": {json.dumps(step)}; a step is a whole number >= 0'
+    if step != step_of(path):
+        return "state.json", f'says "step": {step} in the folder of step {step_of(path)}'
+    return None
+
+
+def read_state(path: Path) -> dict[str, Any]:
+    """A checkpoint's state.json (call after it verified)."""
+    try:
+        state = json.loads((Path(path) / "state.json").read_bytes().decode("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CheckpointError(f"{Path(path) / 'state.json'} cannot be read ({exc})") from None
+    if not isinstance(state, dict):
+        raise CheckpointError(f"{Path(path) / 'state.json'} is not a JSON object")
+    return state
 
 
 def load_checkpoint(path: Path, model: torch.nn.Module,
@@ -163,20 +399,27 @@ def load_checkpoint(path: Path, model: torch.nn.Module,
     try:
         missing, unexpected = load_model(model, str(path / "model.safetensors"), strict=False,
                                          device=str(device))
+    except SafetensorError as exc:
+        raise CheckpointError(f"{path / 'model.safetensors'} is damaged ({exc}); restore it "
+                              "or train again") from None
     except RuntimeError as exc:  # shapes that differ: the graph changed since training
         raise CheckpointError(f"{path}: the weights do not fit this graph ({exc})") from None
-    if unexpected or [k for k in missing if not _is_tied_alias(model, k)]:
+    if unexpected or [k for k in missing if not is_tied_alias(model, k)]:
         raise CheckpointError(
             f"{path}: the weights do not fit this graph (missing {sorted(missing)[:5]}, "
             f"unexpected {sorted(unexpected)[:5]}); was the graph changed after training?")
-    state = json.loads((path / "state.json").read_text(encoding="utf-8"))
+    state = read_state(path)
     if optimizer is not None and "optimizer" in state:
-        tensors = load_file(str(path / "optimizer.safetensors"), device=str(device))
-        optimizer.load_state_dict(_optimizer_join(tensors, state["optimizer"]))
+        try:
+            tensors = load_file(str(path / "optimizer.safetensors"), device=str(device))
+            optimizer.load_state_dict(_optimizer_join(tensors, state["optimizer"]))
+        except (SafetensorError, OSError, ValueError, KeyError, TypeError) as exc:
+            raise CheckpointError(f"{path / 'optimizer.safetensors'} does not restore this "
+                                  f"run's optimizer ({exc})") from None
     return state
 
 
-def _is_tied_alias(model: torch.nn.Module, key: str) -> bool:
+def is_tied_alias(model: torch.nn.Module, key: str) -> bool:
     """save_model stores a tied tensor once; the other name is reported missing but is fine."""
     params = dict(model.named_parameters(remove_duplicate=False))
     if key not in params:

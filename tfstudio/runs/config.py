@@ -15,6 +15,7 @@ class TrainConfig:
     seq_len: int = 64                # tokens per window (defaults to the graph's context length)
     lr: float = 3e-3
     min_lr_ratio: float = 0.1        # cosine decay ends at lr * min_lr_ratio
+    lr_decay_steps: int = 0          # steps the cosine spans (0: all); later ones keep its end
     warmup_steps: int = 50
     weight_decay: float = 0.1
     beta1: float = 0.9
@@ -35,6 +36,7 @@ class TrainConfig:
     probe_text: str = ""
     val_fraction: float = 0.1
     init_from: str = ""              # a run folder whose latest weights start this run
+    no_memory_check: bool = False    # skip the pre-flight that refuses runs too big to fit
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -53,6 +55,9 @@ class TrainConfig:
         for name in positive:
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1; got {getattr(self, name)}")
+        if self.lr_decay_steps < 0:
+            raise ValueError(f"lr_decay_steps must be 0 (all steps) or more; got "
+                             f"{self.lr_decay_steps}")
         if self.lr <= 0:
             raise ValueError(f"lr must be positive; got {self.lr}")
         if self.precision not in ("auto", "fp32", "bf16", "fp16"):

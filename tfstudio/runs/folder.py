@@ -6,6 +6,11 @@
     RUN_DIR/metrics.jsonl     one event per line (see tfstudio.train.events)
     RUN_DIR/checkpoints/      see checkpoint.py
     RUN_DIR/probes/           looks inside the model during training (tfstudio.probes)
+    RUN_DIR/.lock             held by the one process writing the run (see lock.py)
+
+Everything that reads a checkpoint asks :meth:`RunFolder.checkpoint` (or ``latest``), which
+returns the newest one that verifies; each newer one it passed over is added to ``notes`` as
+one line, for the caller to print.
 """
 from __future__ import annotations
 
@@ -14,7 +19,7 @@ import shutil
 from pathlib import Path
 
 from ..graph import Graph, load_graph_file, save_graph
-from .checkpoint import latest_checkpoint, load_checkpoint
+from .checkpoint import CheckpointChoice, find_checkpoint, load_checkpoint, step_of
 from .config import TrainConfig
 
 
@@ -25,6 +30,7 @@ class RunError(RuntimeError):
 class RunFolder:
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        self.notes: list[str] = []  # damaged checkpoints passed over, one line each
 
     graph_path = property(lambda self: self.path / "graph.json")
     config_path = property(lambda self: self.path / "config.json")
@@ -38,10 +44,13 @@ class RunFolder:
     def write_setup(self, graph: Graph, config: TrainConfig, tokenizer) -> None:
         self.path.mkdir(parents=True, exist_ok=True)
         save_graph(graph, self.graph_path)
+        self.write_config(config)
+        tokenizer.save(self.tokenizer_path)
+
+    def write_config(self, config: TrainConfig) -> None:
         tmp = self.config_path.with_suffix(".tmp")
         tmp.write_text(json.dumps(config.to_dict(), indent=2), encoding="utf-8")
         tmp.replace(self.config_path)
-        tokenizer.save(self.tokenizer_path)
 
     def clear(self) -> None:
         """Forget an earlier run here (its checkpoints, metrics and probes) before a new one."""
@@ -50,7 +59,14 @@ class RunFolder:
         self.metrics_path.unlink(missing_ok=True)
 
     def config(self) -> TrainConfig:
-        return TrainConfig.from_dict(json.loads(self.config_path.read_text(encoding="utf-8")))
+        try:
+            data = json.loads(self.config_path.read_bytes().decode("utf-8"))
+            return TrainConfig.from_dict(data)
+        except FileNotFoundError:
+            raise RunError(f"{self.path} is not a tfstudio run folder (no config.json)") from None
+        except (ValueError, TypeError) as exc:
+            raise RunError(f"{self.config_path} is damaged ({exc}); restore it from a copy of "
+                           "the run, or start a new run") from None
 
     def graph(self) -> Graph:
         return load_graph_file(self.graph_path)
@@ -59,18 +75,67 @@ class RunFolder:
         from ..data import load_tokenizer
         return load_tokenizer(self.tokenizer_path)
 
-    def latest(self) -> Path | None:
-        return latest_checkpoint(self.checkpoints)
+    # ----------------------------------------------------------------- checkpoints
+    def checkpoint(self) -> CheckpointChoice:
+        """The newest checkpoint that verifies; each newer one skipped is added to ``notes``."""
+        choice = find_checkpoint(self.checkpoints)
+        if choice.path is not None:
+            pointer = str(self.checkpoints / "LATEST")
+            for problem in choice.skipped:
+                if problem.startswith(pointer):  # the pointer, not a checkpoint, is bad
+                    note = (f"{problem}; using {choice.path.name}, the newest intact "
+                            "checkpoint (the next checkpoint written rewrites LATEST)")
+                else:
+                    note = (f"skipped a damaged checkpoint: {problem}; using "
+                            f"{choice.path.name} instead (delete the damaged folder once you "
+                            "no longer need it)")
+                if note not in self.notes:
+                    self.notes.append(note)
+        return choice
 
-    def load_model(self, device: str = "cpu"):
-        """The compiled model with the newest checkpoint's weights (eval mode)."""
+    def latest(self) -> Path | None:
+        """The newest checkpoint that verifies (None: none does; see ``checkpoint``)."""
+        return self.checkpoint().path
+
+    def has_checkpoints(self) -> bool:
+        """Whether training ever saved here (intact or not): a new run must not replace it
+        unasked."""
+        return self.checkpoints.is_dir() and any(
+            p.name == "LATEST" or p.name.startswith("step-") for p in self.checkpoints.iterdir())
+
+    def no_checkpoint_message(self, choice: CheckpointChoice) -> str:
+        """Why ``choice`` found nothing, and what to do."""
+        if not choice.skipped:
+            return (f"{self.path} has no checkpoint yet; train it first (checkpoints are "
+                    "written at the end of training and on stop)")
+        more = f" (and {len(choice.skipped) - 1} more)" if len(choice.skipped) > 1 else ""
+        return (f"{self.path} has no intact checkpoint: {choice.skipped[0]}{more}; restore "
+                "the file from a copy, or train again (--force replaces the run)")
+
+    def lock(self):
+        """The lock a writer holds for the life of its run (see lock.py); not yet taken."""
+        from .lock import RunLock
+        return RunLock(self.path)
+
+    @staticmethod
+    def step_of(checkpoint: Path) -> int:
+        return step_of(checkpoint)
+
+    def load_model(self, device: str = "cpu", memory_check: bool = True):
+        """The compiled model with the newest intact checkpoint's weights (eval mode).
+
+        ``memory_check`` first compares the weights' size with the device's free memory
+        (tfstudio.runs.preflight) and refuses with both numbers."""
         if not self.exists():
             raise RunError(f"{self.path} is not a tfstudio run folder (no config.json/graph.json)")
         from ..compiler import compile_graph
-        ckpt = self.latest()
-        if ckpt is None:
-            raise RunError(f"{self.path} has no checkpoint yet; train it first "
-                           "(checkpoints are written at the end of training and on stop)")
-        model = compile_graph(self.graph())
-        load_checkpoint(ckpt, model, device=device)
+        choice = self.checkpoint()
+        if choice.path is None:
+            raise RunError(self.no_checkpoint_message(choice))
+        graph = self.graph()
+        if memory_check:
+            from .preflight import check_model_memory
+            check_model_memory(graph, device=device, what=f"loading {self.path}")
+        model = compile_graph(graph)
+        load_checkpoint(choice.path, model, device=device)
         return model.to(device).eval()

@@ -32,6 +32,7 @@ class Started(Event):
     precision: str
     objective: str
     graph_name: str = ""
+    notes: list[str] = field(default_factory=list)  # e.g. a damaged checkpoint passed over
 
 
 @dataclass
@@ -73,14 +74,15 @@ class CheckpointSaved(Event):
 
 @dataclass
 class Finished(Event):
-    reason: str  # "completed" | "stopped"
+    reason: str  # "completed" | "stopped" | "already finished" (a resume with nothing to do)
     final_loss: float | None = None
     elapsed_s: float = 0.0
+    note: str = ""  # for "already finished": how to train further
 
 
 @dataclass
 class Failed(Event):
-    reason: str   # "nan" | "oom" | "error"
+    reason: str   # "refused" (could not start as asked) | "nan" | "oom" | "error"
     message: str  # what happened and what to do
 
 
@@ -120,13 +122,14 @@ class MetricsLog:
 
 
 def _records(path: Path) -> list[dict[str, Any]]:
-    """The parsed lines of a metrics file; a partial last line (a killed write) is skipped."""
+    """The parsed lines of a metrics file; a line that is not a whole event (torn by a killed
+    write, or bytes that are not UTF-8 JSON) is skipped."""
     out = []
     if Path(path).exists():
-        for line in Path(path).read_text(encoding="utf-8").splitlines():
+        for line in Path(path).read_bytes().splitlines():
             try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
+                record = json.loads(line.decode("utf-8"))
+            except ValueError:  # JSONDecodeError and UnicodeDecodeError
                 continue
             if isinstance(record, dict) and record.get("kind") in EVENT_TYPES:
                 out.append(record)
@@ -134,4 +137,10 @@ def _records(path: Path) -> list[dict[str, Any]]:
 
 
 def read_events(path: Path) -> list[Event]:
-    return [event_from_dict(d) for d in _records(path)]
+    events = []
+    for record in _records(path):
+        try:
+            events.append(event_from_dict(record))
+        except TypeError:  # a line with the fields of no event (edited by hand)
+            continue
+    return events

@@ -3,8 +3,12 @@
 ``Trainer(graph, config, run_dir=...).run()`` trains until ``config.steps`` or until ``stop()`` is
 called, emitting events (events.py) to its listeners and to ``metrics.jsonl``. ``pause()``,
 ``resume()`` and ``stop()`` are thread-safe and take effect between steps, so a GUI can run the
-trainer on a worker thread. Faults end the run with a ``Failed`` event that says what to do: a
-NaN/inf loss (the last good checkpoint is kept), out-of-memory (what to reduce), anything else.
+trainer on a worker thread.
+
+A run goes: refusals (start.py: settings, the run folder's lock, resume, memory; nothing is
+built yet), building (pipeline, model, optimizer, restored state), the loop, the last
+checkpoint. Faults end the run with a ``Failed`` event that says what to do: a refusal, a
+NaN/inf loss (and which checkpoint is kept), out-of-memory (what to reduce), anything else.
 """
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ import contextlib
 import math
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -21,14 +26,16 @@ from torch.nn.utils import clip_grads_with_norm_, get_total_norm
 from ..graph import Graph
 from ..runs.checkpoint import load_checkpoint, rng_state, save_checkpoint, set_rng_state
 from ..runs.config import TrainConfig
-from .device import autocast, peak_flops, pick_device, pick_precision
+from ..runs.folder import RunFolder
+from .device import autocast, peak_flops
 from .distributed import (DistInfo, all_ranks_agree, as_local, full_weights, init as dist_init,
                           local_rows, mean_across_ranks, shutdown, wrap_for_training)
 from .events import (CheckpointSaved, EvalMetrics, Event, Failed, Finished, MetricsLog, Probe,
                      RouterMetrics, Started, StepMetrics)
+from .init_from import load_weights_from
 from .objectives import loss_and_logits, token_accuracy
 from .optim import lr_at, make_optimizer
-from ..runs.folder import RunFolder
+from .start import RunRefused, Start, plan_start
 
 Listener = Callable[[Event], None]
 
@@ -37,12 +44,23 @@ class NonFiniteLoss(RuntimeError):
     pass
 
 
+@dataclass
+class RunState:
+    """Where the run is (what a checkpoint keeps besides weights, optimizer and data)."""
+    step: int = 0
+    tokens_seen: int = 0
+    saved_step: int | None = None   # the newest checkpoint of this run on disk (None: none)
+    grad_norm: float = 0.0          # of the last step, before clipping
+    layer_norms: dict[str, float] = field(default_factory=dict)  # of the last logged step
+    aux_loss: float = 0.0           # mixture-of-experts balance loss of the last step
+
+
 class Trainer:
     def __init__(self, graph: Graph, config: TrainConfig, *, run_dir: str | Path | None = None,
                  resume: bool = False, listeners: Iterable[Listener] = (),
                  dist: DistInfo | None = None, tokenizer=None, corpus=None,
                  overwrite: bool = False):
-        config.check()
+        # the request, as given
         self.graph = graph
         self.config = config
         self.run_folder = RunFolder(run_dir) if run_dir is not None else None
@@ -52,11 +70,36 @@ class Trainer:
         self.tokenizer = tokenizer
         self.corpus = corpus          # already loaded by the caller (else cfg.corpus is loaded)
         self.overwrite = overwrite    # a new run may replace an earlier run in run_dir
+        # built by _build, once every refusal has passed
+        self.device: torch.device | None = None
+        self.precision = ""
+        self.pipeline = None
+        self.objective = ""
         self.model = None
-        self.step = 0
+        self.train_model = None       # the model as trained: DDP/FSDP-wrapped, compiled
+        self.optimizer: torch.optim.Optimizer | None = None
+        self.scaler: torch.amp.GradScaler | None = None
+        self.writes = False           # this process writes the run folder (rank 0)
+        self.metrics_log: MetricsLog | None = None
+        self.n_params = 0
+        self.state = RunState()
+        self.notes: list[str] = []    # said when the run starts (Started.notes)
+        self._lock = self.run_folder.lock() if self.run_folder and self.dist.is_main else None
+        self._layer_params: dict[str, list[torch.nn.Parameter]] = {}
+        self._flops_per_token = 0.0
+        self._peak: float | None = None
+        self._default_probe_text: str | None = None  # cached by tfstudio.probes
         self._pause = threading.Event()
         self._stop = threading.Event()
         self._wake = threading.Condition()
+
+    @property
+    def step(self) -> int:
+        return self.state.step
+
+    @property
+    def tokens_seen(self) -> int:
+        return self.state.tokens_seen
 
     # ----------------------------------------------------------------- control
     def pause(self) -> None:
@@ -85,96 +128,91 @@ class Trainer:
         for listener in self.listeners:
             listener(event)
 
-    # ----------------------------------------------------------------- setup
-    def _setup(self) -> None:
-        from ..compiler import compile_graph
-        from .pipeline import build_pipeline, fit_graph_to_tokenizer
+    # ----------------------------------------------------------------- building
+    def _build(self, start: Start) -> None:
+        """Everything the loop needs, from a start that passed every refusal."""
+        from .pipeline import build_pipeline
 
-        cfg = self.config
+        cfg = self.config = start.config
         torch.manual_seed(cfg.seed)
-        self.device = dist_init(self.dist, pick_device(cfg.device))
-        self.precision = pick_precision(cfg.precision, self.device)
-        folder = self.run_folder
-        resuming = bool(self.resume_requested and folder is not None and folder.latest())
-        if self.resume_requested and not resuming:
-            raise ValueError(f"cannot resume: {folder.path if folder else 'no run folder'} has no "
-                             "checkpoint; start a new run instead (drop --resume)")
-        if folder is not None and not resuming and folder.latest() is not None:
-            if not self.overwrite:
-                raise ValueError(f"{folder.path} already holds a trained run; continue it with "
-                                 "--resume, choose another --out, or replace it with --force")
-            if self.dist.is_main:
-                folder.clear()
-        if self.dist.enabled and cfg.parallel == "fsdp" and cfg.probe_every:
-            raise ValueError("probes read the whole model on one process, which a sharded "
-                             "(--parallel fsdp) model does not have; set --probe-every 0 or "
-                             "train with ddp")
-        if resuming:
-            self.graph = folder.graph()
-            self.tokenizer = folder.tokenizer()
-            self.config = cfg = _resumed_config(folder.config(), cfg)
-        if cfg.init_from and not resuming and self.tokenizer is None:
-            self.tokenizer = _tokenizer_of(RunFolder(cfg.init_from))
-        self.pipeline = build_pipeline(self.graph, cfg, tokenizer=self.tokenizer,
+        self.device = dist_init(self.dist, start.device)
+        self.precision = start.precision
+        if start.replace_old and self.dist.is_main:
+            self.run_folder.clear()
+        self.pipeline = build_pipeline(start.graph, cfg, tokenizer=start.tokenizer,
                                        corpus=self.corpus)
         self.tokenizer = self.pipeline.tokenizer
-        self.graph = fit_graph_to_tokenizer(self.graph, self.tokenizer)
-        model = compile_graph(self.graph)
         self.objective = self.pipeline.objective
-        if cfg.init_from and not resuming:
-            _load_weights_from(RunFolder(cfg.init_from), model)
+        self._build_model(start)
+        self._open_run_folder(start)
+        if start.checkpoint is not None:
+            self._restore(start.checkpoint)
+        self.n_params = sum(p.numel() for p in self.model.parameters())
+        self._layer_params = _layer_parameter_groups(self.model)
+        self._flops_per_token = _training_flops_per_token(self.graph, cfg.seq_len)
+        self._peak = peak_flops(self.device)
+
+    def _build_model(self, start: Start) -> None:
+        """The model (vocabulary fitted to the tokenizer), its training wrapper and optimizer."""
+        from ..compiler import compile_graph
+        from .pipeline import fit_graph_to_tokenizer
+
+        cfg = self.config
+        self.graph = fit_graph_to_tokenizer(start.graph, self.tokenizer)
+        model = compile_graph(self.graph)
+        if cfg.init_from and start.checkpoint is None:
+            self.notes += load_weights_from(RunFolder(cfg.init_from), model,
+                                            self.tokenizer.vocab_size)
         self.model = model.to(self.device)
-        if resuming and self.dist.enabled and cfg.parallel == "fsdp":
-            raise ValueError("resuming a run trained with --parallel fsdp is not supported: its "
-                             "checkpoints hold whole weights but no optimizer state; start a "
-                             "new run from its weights, or train with ddp")
         self.train_model = wrap_for_training(self.model, self.dist, cfg.parallel, self.device)
         self.optimizer = make_optimizer(self.model, cfg.lr, cfg.weight_decay,
                                         (cfg.beta1, cfg.beta2), self.device.type)
         self.scaler = torch.amp.GradScaler(self.device.type, enabled=self.precision == "fp16")
         if cfg.compile:
             self.train_model = torch.compile(self.train_model)
-        self.writes = self.dist.is_main and folder is not None
-        self.metrics_log = MetricsLog(folder.metrics_path) if self.writes else None
-        if self.writes and not resuming:
-            folder.write_setup(self.graph, cfg, self.tokenizer)
-            if folder.metrics_path.exists():
-                folder.metrics_path.unlink()
-        if resuming:
-            state = load_checkpoint(folder.latest(), self.model, self.optimizer, self.device)
-            self.step = state["step"]
-            self.tokens_seen = state.get("tokens_seen", 0)
-            self.pipeline.load_state_dict(state["data"])
-            set_rng_state(state["rng"])
-            if state.get("scaler"):
-                self.scaler.load_state_dict(state["scaler"])
-            if self.metrics_log:
-                self.metrics_log.truncate_after(self.step)
-        else:
-            self.step = 0
-            self.tokens_seen = 0
-        self.n_params = sum(p.numel() for p in self.model.parameters())
-        self._layer_params = _layer_parameter_groups(self.model)
-        self._flops_per_token = _training_flops_per_token(self.graph, cfg.seq_len)
-        self._peak = peak_flops(self.device)
 
-    # ----------------------------------------------------------------- loop
+    def _open_run_folder(self, start: Start) -> None:
+        """Rank 0 writes: a new run's setup files, or a resumed run's changed config."""
+        folder = self.run_folder
+        self.writes = self.dist.is_main and folder is not None
+        if not self.writes:
+            return
+        self.metrics_log = MetricsLog(folder.metrics_path)
+        if start.checkpoint is None:
+            folder.write_setup(self.graph, self.config, self.tokenizer)
+            folder.metrics_path.unlink(missing_ok=True)
+        elif start.config_changed:
+            folder.write_config(self.config)  # the new --steps (and the kept lr horizon)
+
+    def _restore(self, checkpoint: Path) -> None:
+        saved = load_checkpoint(checkpoint, self.model, self.optimizer, self.device)
+        self.state.step = self.state.saved_step = saved["step"]
+        self.state.tokens_seen = saved.get("tokens_seen", 0)
+        self.pipeline.load_state_dict(saved["data"])
+        set_rng_state(saved["rng"])
+        if saved.get("scaler"):
+            self.scaler.load_state_dict(saved["scaler"])
+        if self.metrics_log:
+            self.metrics_log.truncate_after(self.state.step)
+
+    # ----------------------------------------------------------------- the run
     def run(self) -> Event:
         """Train; returns the final event (Finished or Failed). Never raises for training faults."""
-        start = time.perf_counter()
+        clock = time.perf_counter()
         end: Event | None = None
         try:
-            self._setup()
-            if self.metrics_log:
-                self.listeners.append(self.metrics_log)
-            self.emit(Started(self.step, self.config.steps, self.n_params, str(self.device),
-                              self.precision, self.objective, self.graph.meta.get("name", "")))
-            last_loss = self._loop(start)
-            reason = "stopped" if self._stop.is_set() else "completed"
-            self._checkpoint()
-            end: Event = Finished(self.step, reason, last_loss, time.perf_counter() - start)
+            start = plan_start(self.graph, self.config, folder=self.run_folder,
+                               resume=self.resume_requested, overwrite=self.overwrite,
+                               dist=self.dist, tokenizer=self.tokenizer, lock=self._lock)
+            if start.finished_note:
+                self.config, self.state.step = start.config, start.config.steps
+                end = Finished(self.step, "already finished", note=start.finished_note)
+            else:
+                end = self._train(start, clock)
         except NonFiniteLoss as exc:
             end = Failed(self.step, "nan", str(exc))
+        except RunRefused as exc:
+            end = Failed(self.step, "refused", str(exc))
         except torch.OutOfMemoryError:
             end = Failed(self.step, "oom", self._oom_message())
         except Exception as exc:  # noqa: BLE001 - reported to the user, never swallowed silently
@@ -182,37 +220,61 @@ class Trainer:
         finally:
             # after a clean end every rank waits for the others (rank 0 may still be writing the
             # checkpoint); tearing gloo down under a busy peer aborts the process
-            shutdown(self.dist, wait_for_peers=end is not None and end.kind == "Finished")
-        self.emit(end)
+            shutdown(self.dist, wait_for_peers=isinstance(end, Finished))
+        try:
+            self.emit(end)  # still under the lock: metrics.jsonl gets its last line
+        finally:
+            if self._lock is not None:
+                self._lock.release()
         return end
 
-    def _loop(self, start: float) -> float | None:
+    def _train(self, start: Start, clock: float) -> Finished:
+        self._build(start)
+        if self.metrics_log:
+            self.listeners.append(self.metrics_log)
+        self.emit(Started(self.step, self.config.steps, self.n_params, str(self.device),
+                          self.precision, self.objective, self.graph.meta.get("name", ""),
+                          (self.run_folder.notes if self.run_folder else []) + self.notes))
+        last_loss = self._loop(clock)
+        reason = "stopped" if self._stop.is_set() else "completed"
+        self._checkpoint()
+        return Finished(self.step, reason, last_loss, time.perf_counter() - clock)
+
+    def _logs(self, step: int) -> bool:
+        """Whether ``step`` (counted from 1) is reported: every log_every-th and the last."""
+        return step % self.config.log_every == 0 or step == self.config.steps
+
+    def _lr(self, step: int) -> float:
         cfg = self.config
+        return lr_at(step, lr=cfg.lr, warmup=cfg.warmup_steps,
+                     total=cfg.lr_decay_steps or cfg.steps, min_ratio=cfg.min_lr_ratio)
+
+    def _loop(self, clock: float) -> float | None:
+        cfg, state = self.config, self.state
         last_loss = None
-        if cfg.probe_every and self.step == 0:
+        if cfg.probe_every and state.step == 0:
             self._probe()  # the untrained model: where every pattern starts from
-        while self.step < cfg.steps:
+        while state.step < cfg.steps:
             self._wait_while_paused()
             if self._stop.is_set():
                 break
             t0 = time.perf_counter()
-            lr = lr_at(self.step, lr=cfg.lr, warmup=cfg.warmup_steps, total=cfg.steps,
-                       min_ratio=cfg.min_lr_ratio)
+            lr = self._lr(state.step)
             for group in self.optimizer.param_groups:
                 group["lr"] = lr
             loss, tokens = self._train_step()
-            self.step += 1
-            self.tokens_seen += tokens
+            state.step += 1
+            state.tokens_seen += tokens
             last_loss = loss
             dt = time.perf_counter() - t0
-            if self.step % cfg.log_every == 0 or self.step == cfg.steps:
-                self._emit_step(loss, lr, tokens, dt, start)
-            if cfg.eval_every and (self.step % cfg.eval_every == 0 or self.step == cfg.steps):
+            if self._logs(state.step):
+                self._emit_step(loss, lr, tokens, dt, clock)
+            if cfg.eval_every and (state.step % cfg.eval_every == 0 or state.step == cfg.steps):
                 self._evaluate()
-            if cfg.probe_every and self.step % cfg.probe_every == 0:
+            if cfg.probe_every and state.step % cfg.probe_every == 0:
                 self._probe()
-            if cfg.checkpoint_every and self.step % cfg.checkpoint_every == 0 \
-                    and self.step < cfg.steps:
+            if cfg.checkpoint_every and state.step % cfg.checkpoint_every == 0 \
+                    and state.step < cfg.steps:
                 self._checkpoint()
         return last_loss
 
@@ -220,8 +282,7 @@ class Trainer:
         cfg = self.config
         self.train_model.train()
         self.optimizer.zero_grad(set_to_none=True)
-        total_loss, tokens = 0.0, 0
-        self._aux = 0.0
+        total_loss, tokens, aux_total = 0.0, 0, 0.0
         for micro in range(cfg.grad_accum):
             batch = self.pipeline.train_batch(cfg.batch_size)
             if self.dist.enabled:
@@ -241,15 +302,16 @@ class Trainer:
                     raise NonFiniteLoss(self._diverged(f"the loss became {float(loss.detach())}"))
                 self.scaler.scale(objective).backward()
             total_loss += float(loss.detach()) / cfg.grad_accum
-            self._aux += float(aux.detach()) / cfg.grad_accum
+            aux_total += float(aux.detach()) / cfg.grad_accum
             tokens += batch.tokens
+        self.state.aux_loss = aux_total
         self.scaler.unscale_(self.optimizer)
-        self._measure_and_clip(log=(self.step + 1) % cfg.log_every == 0
-                               or self.step + 1 == cfg.steps)
+        self._measure_and_clip(log=self._logs(self.step + 1))
         # fp16's scaler skips steps with inf gradients by design; otherwise they would write NaN
         # into the weights (and into the next "good" checkpoint)
-        if not self.scaler.is_enabled() and not math.isfinite(self._grad_norm):
-            raise NonFiniteLoss(self._diverged(f"the gradient norm became {self._grad_norm}"))
+        norm = self.state.grad_norm
+        if not self.scaler.is_enabled() and not math.isfinite(norm):
+            raise NonFiniteLoss(self._diverged(f"the gradient norm became {norm}"))
         self.scaler.step(self.optimizer)
         self.scaler.update()
         return mean_across_ranks(total_loss, self.dist, self.device), tokens * self.dist.world_size
@@ -263,7 +325,7 @@ class Trainer:
             params = self.model.parameters()
             norm = (torch.nn.utils.clip_grad_norm_(params, clip) if clip > 0
                     else get_total_norm([p.grad for p in params if p.grad is not None]))
-            self._grad_norm = float(as_local(norm))
+            self.state.grad_norm = float(as_local(norm))
             return
         layer = {name: get_total_norm(grads) if grads else torch.zeros((), device=self.device)
                  for name, grads in ((name, [p.grad for p in params if p.grad is not None])
@@ -271,19 +333,20 @@ class Trainer:
         total = get_total_norm(list(layer.values()))
         if clip > 0:
             clip_grads_with_norm_(self.model.parameters(), clip, total)
-        self._layer_norms = {name: float(as_local(n)) for name, n in layer.items()}
-        self._grad_norm = float(as_local(total))
+        self.state.layer_norms = {name: float(as_local(n)) for name, n in layer.items()}
+        self.state.grad_norm = float(as_local(total))
 
-    def _emit_step(self, loss: float, lr: float, tokens: int, dt: float, start: float) -> None:
+    def _emit_step(self, loss: float, lr: float, tokens: int, dt: float, clock: float) -> None:
         tps = tokens / dt if dt > 0 else 0.0
         # tokens/s counts every rank; the peak is one device's
         mfu = (self._flops_per_token * tps / (self._peak * self.dist.world_size)
                if self._peak else None)
-        self.emit(StepMetrics(self.step, loss, lr, self._grad_norm, dict(self._layer_norms), tps,
-                              time.perf_counter() - start, self.tokens_seen, mfu))
+        state = self.state
+        self.emit(StepMetrics(state.step, loss, lr, state.grad_norm, dict(state.layer_norms), tps,
+                              time.perf_counter() - clock, state.tokens_seen, mfu))
         loads = _router_loads(self.model)
         if loads:
-            self.emit(RouterMetrics(self.step, loads, self._aux))
+            self.emit(RouterMetrics(state.step, loads, state.aux_loss))
 
     @torch.no_grad()
     def _evaluate(self) -> None:
@@ -315,7 +378,7 @@ class Trainer:
     def _checkpoint(self) -> None:
         if self.run_folder is None or self.step == 0:
             return
-        if self._saved_step() == self.step:  # resumed and stopped at once: nothing new
+        if self.state.saved_step == self.step:  # resumed and stopped at once: nothing new
             return
         gathered = full_weights(self.model, self.dist, self.config.parallel)  # all ranks
         if not self.writes:
@@ -326,16 +389,16 @@ class Trainer:
         path = save_checkpoint(self.run_folder.checkpoints, self.step, self.model,
                                self.optimizer if gathered is None else None, state,
                                self.config.keep_checkpoints, weights=gathered)
+        self.state.saved_step = self.step
         self.emit(CheckpointSaved(self.step, str(path)))
 
-    def _saved_step(self) -> int | None:
-        latest = self.run_folder.latest()
-        return int(latest.name.split("-")[1].split(".")[0]) if latest else None
-
     def _diverged(self, what: str) -> str:
-        return (f"{what} at step {self.step + 1}. Training stopped; the last good checkpoint is "
-                f"kept. Lower the learning rate (now {self.config.lr:g}), keep gradient clipping "
-                "on, or use fp32")
+        saved = self.state.saved_step
+        kept = (f"the checkpoint of step {saved} is kept" if saved is not None
+                else "no checkpoint was written yet (--checkpoint-every N keeps one every N "
+                     "steps)")
+        return (f"{what} at step {self.step + 1}. Training stopped; {kept}. Lower the learning "
+                f"rate (now {self.config.lr:g}), keep gradient clipping on, or use fp32")
 
     def _oom_message(self) -> str:
         cfg = self.config
@@ -343,34 +406,6 @@ class Trainer:
                 f"(now {cfg.batch_size}; keep the effective batch with grad_accum), the sequence "
                 f"length (now {cfg.seq_len}) or the model's width/depth; on a GPU, bf16 halves "
                 "activation memory")
-
-
-def _tokenizer_of(folder: RunFolder):
-    """The tokenizer a run trained with, so its weights keep meaning the same tokens."""
-    return folder.tokenizer() if folder.tokenizer_path.exists() else None
-
-
-def _load_weights_from(folder: RunFolder, model) -> None:
-    ckpt = folder.latest()
-    if ckpt is None:
-        raise ValueError(f"--init-from {folder.path}: no checkpoint there to start from")
-    try:
-        load_checkpoint(ckpt, model)
-    except Exception as exc:  # noqa: BLE001 - reworded: the usual cause is a different graph
-        raise ValueError(f"--init-from {folder.path}: its weights do not fit this graph ({exc}); "
-                         f"train {folder.graph_path} itself, with the run's tokenizer") from None
-
-
-# What the data stream depends on: a resumed run must keep the saved values to continue exactly.
-DATA_SETTINGS = ("corpus", "corpus_errors", "tokenizer", "seq_len", "batch_size", "seed", "val_fraction",
-                 "grad_accum")
-
-
-def _resumed_config(saved: TrainConfig, requested: TrainConfig) -> TrainConfig:
-    """The requested settings (steps, evaluation, device...) with the saved data settings."""
-    merged = requested.to_dict()
-    merged.update({name: getattr(saved, name) for name in DATA_SETTINGS})
-    return TrainConfig.from_dict(merged)
 
 
 def _layer_parameter_groups(model) -> dict[str, list[torch.nn.Parameter]]:

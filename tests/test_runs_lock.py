@@ -1,0 +1,84 @@
+"""One writer per run folder: a second writer is refused with the holder's PID, and a lock left
+by a killed process is taken over."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tfstudio.runs.lock import RunLock, RunLocked
+
+ENV = {**os.environ, "OMP_NUM_THREADS": "1"}
+
+
+def hold_lock(run_dir):
+    """A child process that takes the run's lock, says so, and waits to be killed."""
+    script = textwrap.dedent(f"""
+        import time
+        from tfstudio.runs.lock import RunLock
+        RunLock({str(run_dir)!r}).acquire()
+        print("locked", flush=True)
+        time.sleep(600)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, env=ENV,
+                            text=True)
+    assert proc.stdout.readline().strip() == "locked"
+    return proc
+
+
+def test_a_second_writer_is_refused_with_the_holders_pid_and_a_killed_ones_lock_is_taken(
+        tmp_path):
+    holder = hold_lock(tmp_path)
+    try:
+        with pytest.raises(RunLocked, match=f"process {holder.pid}"):
+            RunLock(tmp_path).acquire()
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+    lock = RunLock(tmp_path)
+    lock.acquire()  # the kernel dropped the dead process's lock
+    assert (tmp_path / ".lock").read_text().strip() == str(os.getpid())
+    lock.release()
+
+
+def test_the_lock_is_released_when_its_holder_lets_go(tmp_path):
+    with RunLock(tmp_path):
+        with pytest.raises(RunLocked):
+            RunLock(tmp_path).acquire()
+    with RunLock(tmp_path):
+        pass
+
+
+def train(run_dir, steps):
+    return subprocess.Popen(
+        [sys.executable, "-m", "tfstudio", "train", "tiny-gpt", "--corpus", "sample:small",
+         "--steps", str(steps), "--batch-size", "4", "--seq-len", "32", "--eval-every", "0",
+         "--warmup-steps", "2", "--checkpoint-every", "5", "--device", "cpu",
+         "--out", str(run_dir)],
+        env=ENV, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+
+
+def test_two_trainings_into_one_folder_one_is_refused_and_nothing_mixes(tmp_path):
+    run = tmp_path / "R"
+    first = train(run, 40)
+    line = first.stderr.readline()  # "training tiny-gpt: ..." once it has started
+    assert "training" in line, line
+    first.send_signal(signal.SIGSTOP)  # hold it mid-run (still holding the lock), whatever
+    try:                               # the machine's speed
+        second = train(run, 40)
+        _, second_err = second.communicate(timeout=300)
+    finally:
+        first.send_signal(signal.SIGCONT)
+    _, first_err = first.communicate(timeout=300)
+    assert first.returncode == 0, first_err[-2000:]
+    assert second.returncode == 2
+    [said] = second_err.strip().splitlines()
+    assert said.startswith("tfstudio train: ") and f"(process {first.pid})" in said
+    assert "another training run" in said and "Traceback" not in second_err
+    steps = [json.loads(l)["step"] for l in (run / "metrics.jsonl").read_text().splitlines()
+             if json.loads(l)["kind"] == "StepMetrics"]
+    assert steps == list(range(1, 41))
+    assert not list((run / "checkpoints").glob(".*.partial"))

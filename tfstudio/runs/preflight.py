@@ -1,0 +1,164 @@
+"""Memory pre-flight: refuse a job the device cannot hold, before anything is allocated.
+
+The cost model (tfstudio.graph.cost) says from the graph alone what training or loading a model
+needs; this module compares that with what the device has free (``torch.cuda.mem_get_info`` on
+a GPU, the system's available memory, within a cgroup limit, otherwise) and raises
+:class:`MemoryRefusal` with both numbers and the fix. Nothing here allocates tensors, so a
+175B-parameter preset is refused in milliseconds.
+
+- :func:`check_training_memory`: the trainer, for the CLI and the GUI alike;
+- :func:`check_model_memory`: loading weights (generate, export, the GUI's reopen, import-hf).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..graph import Graph
+from ..graph.cost import ADAMW_STATE_BYTES, dtype_bytes, estimate_cost, training_memory
+
+NO_CHECK_HINT = "or pass --no-memory-check to try anyway"
+
+
+class MemoryRefusal(ValueError):
+    """The job needs more memory than the device has free (the message says both, and the fix)."""
+
+
+@dataclass
+class Need:
+    """Bytes a training step needs at its peak, per part (one process's share)."""
+    weights: int
+    gradients: int
+    optimizer: int
+    activations: int   # for the whole micro-batch
+
+    @property
+    def fixed(self) -> int:
+        return self.weights + self.gradients + self.optimizer
+
+    @property
+    def total(self) -> int:
+        return self.fixed + self.activations
+
+
+def human_bytes(n: float) -> str:
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= size:
+            return f"{n / size:,.1f} {unit}"
+    return f"{int(n)} bytes"
+
+
+def available_memory(device: str) -> tuple[int, str]:
+    """(bytes free, where) on ``device`` ("cpu", "cuda", "cuda:1", "mps")."""
+    device = str(device)
+    if device.startswith("cuda"):
+        import torch
+        if torch.cuda.is_available():
+            free, _total = torch.cuda.mem_get_info(torch.device(device))
+            return int(free), device
+    import psutil
+    free = psutil.virtual_memory().available
+    limit = _cgroup_room()
+    return (min(free, limit) if limit is not None else free), "this machine"
+
+
+def _cgroup_room() -> int | None:
+    """What a cgroup-v2 memory limit (a container) leaves, if one is set."""
+    base = Path("/sys/fs/cgroup")
+    try:
+        limit = (base / "memory.max").read_text().strip()
+        if limit == "max":
+            return None
+        return max(0, int(limit) - int((base / "memory.current").read_text().strip()))
+    except (OSError, ValueError):
+        return None
+
+
+def training_need(graph: Graph, *, batch: int, seq_len: int, precision: str,
+                  world_size: int = 1, sharded: bool = False) -> Need:
+    """One process's peak for an AdamW step on a ``batch`` x ``seq_len`` micro-batch.
+
+    Weights and gradients stay fp32 under autocast (bf16/fp16 only shrink the activations);
+    ``sharded`` (FSDP) splits weights, gradients and optimizer state over ``world_size``."""
+    full = training_memory(graph, batch=batch, seq_len=seq_len, dtype="float32")
+    if precision in ("bf16", "fp16"):
+        activations = training_memory(graph, batch=batch, seq_len=seq_len,
+                                      dtype="bfloat16").activations
+    else:
+        activations = full.activations
+    share = world_size if sharded else 1
+    return Need(full.weights // share, full.gradients // share, full.optimizer // share,
+                activations // max(1, world_size))
+
+
+def check_training_memory(graph: Graph, *, batch: int, seq_len: int, grad_accum: int,
+                          precision: str, device: str, world_size: int = 1,
+                          sharded: bool = False, available: int | None = None) -> None:
+    """Raise MemoryRefusal if one training step cannot fit on ``device``.
+
+    ``available`` (bytes) replaces the measured free memory (for tests and what-ifs)."""
+    need = training_need(graph, batch=batch, seq_len=seq_len, precision=precision,
+                         world_size=world_size, sharded=sharded)
+    where = "this machine"
+    if available is None:
+        available, where = available_memory(device)
+    # processes of one machine share its memory (GPUs each have their own)
+    on_host = not str(device).startswith("cuda")
+    copies = world_size if on_host else 1
+    if need.total * copies <= available:
+        return
+    name = graph.meta.get("name") or "this graph"
+    precision_name = {"bf16": "bf16 activations", "fp16": "fp16 activations"}.get(
+        precision, "fp32")
+    parts = (f"weights {human_bytes(need.weights)}, gradients {human_bytes(need.gradients)}, "
+             f"AdamW state {human_bytes(need.optimizer)}, activations "
+             f"{human_bytes(need.activations)} for {batch} x {seq_len} tokens; {precision_name}")
+    per = f" per process x {copies}" if copies > 1 else ""
+    raise MemoryRefusal(
+        f"training {name} needs about {human_bytes(need.total)}{per} ({parts}) but {where} "
+        f"has {human_bytes(available)} free; {_training_fix(need, batch, grad_accum, available // copies, on_host)}"
+        f", {NO_CHECK_HINT}")
+
+
+def _training_fix(need: Need, batch: int, grad_accum: int, room: int, on_host: bool) -> str:
+    if need.fixed >= room:
+        shard = "" if on_host else " or shard it over several GPUs (torchrun ... --parallel fsdp)"
+        return (f"the model alone (weights, gradients and AdamW state: "
+                f"{human_bytes(need.fixed)}) does not fit: pick a smaller preset or fewer or "
+                f"narrower layers{shard}")
+    per_row = need.activations / batch
+    # leave a fifth for what the estimate leaves out (workspace, allocator slack)
+    fits = int((0.8 * room - need.fixed) // per_row) if per_row else batch
+    if fits < 1:
+        return "even one sequence does not fit: use a shorter --seq-len or a smaller preset"
+    accum = math.ceil(batch / fits) * grad_accum
+    return (f"use --batch-size {fits} or less (with --grad-accum {accum} to keep the effective "
+            f"batch of {batch * grad_accum}), a shorter --seq-len or a smaller preset")
+
+
+def check_model_memory(graph: Graph, *, device: str = "cpu", dtype: str = "float32",
+                       copies: int = 2, what: str = "loading this model", hint: str = "",
+                       available: int | None = None) -> None:
+    """Raise MemoryRefusal if ``copies`` copies of the weights cannot fit on ``device``.
+
+    Loading a checkpoint holds two at its peak (the compiled model and the file's tensors), as
+    does an import (the checkpoint's tensors and the model they are copied into). ``hint`` is
+    appended to the fix (e.g. ``NO_CHECK_HINT`` where the command has that flag)."""
+    params = estimate_cost(graph).total_params
+    need = params * dtype_bytes(dtype) * copies
+    where = "this machine"
+    if available is None:
+        available, where = available_memory(device)
+    if need <= available:
+        return
+    extra = f", {hint}" if hint else ""
+    raise MemoryRefusal(
+        f"{what} needs about {human_bytes(need)} ({params:,} parameters x "
+        f"{dtype_bytes(dtype)} bytes x {copies} copies while loading) but {where} has "
+        f"{human_bytes(available)} free; use a machine (or --device) with more memory, or a "
+        f"smaller model{extra}")
+
+
+__all__ = ["MemoryRefusal", "Need", "available_memory", "check_model_memory",
+           "check_training_memory", "human_bytes", "training_need", "ADAMW_STATE_BYTES"]
