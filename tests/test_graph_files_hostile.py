@@ -77,6 +77,8 @@ HOSTILE = {
                       ["meta 'name' must be text"]),
     "title_not_text": (tiny_gpt_with(lambda d: node(d, "embed").__setitem__("title", {"a": 1})),
                        ["node #1", "'title' must be text"]),
+    "lone_surrogate": (tiny_gpt_with(lambda d: d["meta"].__setitem__("name", "\ud800")),
+                       ["half of a UTF-16 surrogate pair"]),
     "deep_json": ('{"format_version": 1, "nodes": [], "meta": {"x": ' + "[" * 100_000
                   + "]" * 100_000 + "}}",
                   [f"nested more than {MAX_JSON_DEPTH} levels deep"]),

@@ -101,7 +101,26 @@ def loads(text: str, source: str = "graph") -> Graph:
         raise GraphFileError(
             f"{source}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
         ) from None
+    _refuse_lone_surrogates(text, data, source)
     return graph_from_dict(data, source)
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _refuse_lone_surrogates(text: str, data: Any, source: str) -> None:
+    """JSON may spell half of a UTF-16 pair (``\\ud800``) alone; such a string is not text
+    and could not be printed or saved as UTF-8 later."""
+    escape = _SURROGATE_ESCAPE.search(text)
+    if escape is None:
+        return
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise GraphFileError(
+            f"{source}: a string holds half of a UTF-16 surrogate pair (a \\udXXX escape "
+            "without its partner), which is not valid Unicode text; remove it from the file"
+        ) from None
 
 
 _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
