@@ -168,19 +168,24 @@ def graph_from_dict(data: Any, source: str = "graph") -> Graph:
 class _Place:
     """Where in the file a body is: for messages, and for the nesting and copies limits."""
 
-    def __init__(self, source: str, where: str = "", depth: int = 0, copies: int = 1) -> None:
+    def __init__(self, source: str, groups: tuple[str, ...] = (), copies: int = 1) -> None:
         self.source = source
-        self.where = where      # " > group > inner group"
-        self.depth = depth      # groups around this body
+        self.groups = groups    # ids of the groups around this body, outermost first
         self.copies = copies    # product of their repeats
 
+    @property
+    def depth(self) -> int:
+        return len(self.groups)
+
     def __str__(self) -> str:
-        return f"{self.source}{self.where}"
+        shown = list(self.groups)
+        if len(shown) > 4:  # a deep path stays readable: its two outer groups and the last
+            shown[2:-1] = [f"({len(shown) - 3} more groups)"]
+        return self.source + "".join(f" > {g}" for g in shown)
 
     def inside(self, group: Node) -> "_Place":
-        repeat = group.params.get("repeat", 1)
-        return _Place(self.source, f"{self.where} > {group.id}", self.depth + 1,
-                      self.copies * repeat)
+        return _Place(self.source, self.groups + (group.id,),
+                      self.copies * group.params.get("repeat", 1))
 
 
 def _parse_body(data: dict, place: _Place) -> Graph:
