@@ -393,8 +393,8 @@ def _section(counts: Counter, args, seconds: float) -> str:
     rows += strays or [(f"{STRAY} (any other error)", 0)]
     rows.append((HANG, counts.get(HANG, 0)))
     table = "\n".join(f"| {result} | {count:,} |" for result, count in rows)
-    return f"""`python bench/fuzz_graphs.py --n {args.n} --seed {args.seed}`: {total:,} mutated preset
-documents (hypothesis strategy `mutated_documents`: one to three changes to a preset's tree, and
+    return f"""`python bench/fuzz_graphs.py --n {args.n} --seed {args.seed}`: {total:,} mutated
+preset documents (hypothesis strategy `mutated_documents`: one to three changes to a preset's tree, and
 for one in five a change to its text) in {seconds:.0f} s on a shared 2-core machine. A document
 that loads must also pass through validation, the cost model, `tfstudio inspect` (text and
 `--json`, exit 0 or 1, output to UTF-8 streams) and, when valid and small (at most
