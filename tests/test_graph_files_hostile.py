@@ -73,6 +73,9 @@ HOSTILE = {
                                                                           10 ** 300)),
                             ["meta 'context_length' must be a whole number from 1 to "
                              "2,147,483,647", "301-digit number"]),
+    "meta_note_5000_digits": (tiny_gpt_with(lambda d: d["meta"].__setitem__("note", [{"n": 7}]))
+                              .replace('"n": 7', '"n": ' + "1" * 5000),
+                              ["meta 'note' holds a number of more than 4,300 digits"]),
     "name_not_text": (tiny_gpt_with(lambda d: d["meta"].__setitem__("name", ["a", "b"])),
                       ["meta 'name' must be text"]),
     "title_not_text": (tiny_gpt_with(lambda d: node(d, "embed").__setitem__("title", {"a": 1})),

@@ -219,7 +219,26 @@ def _parse_meta(meta: Any, place: _Place) -> dict[str, Any]:
                 f"{place}: meta 'context_length' must be a whole number from 1 to "
                 f"{MAX_SIZE:,}; got {_show(value)}; set it to the training length, e.g. 256"
             )
+    for key, value in meta.items():
+        if _holds_huge_integer(value):
+            raise GraphFileError(f"{place}: meta '{key}' holds a number of more than "
+                                 f"{_MAX_INT_DIGITS:,} digits, which tfstudio cannot keep "
+                                 "(it would be saved as Infinity); shorten it")
     return dict(meta)
+
+
+def _holds_huge_integer(value: Any) -> bool:
+    """Whether a kept value (a meta entry, nested any way) holds an over-long integer."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _HugeInteger):
+            return True
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def _parse_node(item: Any, place: _Place, loc: str) -> Node:
