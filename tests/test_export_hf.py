@@ -261,3 +261,96 @@ def test_older_and_newer_checkpoint_layouts_import_alike(tmp_path, model_type, r
     assert torch.allclose(ours, theirs, atol=1e-4)
     if model_type == "bert":
         assert any("pooler" in line for line in report.left_out)
+
+
+# ------------------------------------------------------------------ Qwen2 sliding-window rule
+def qwen2(**window):
+    return transformers.Qwen2Config(
+        vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, intermediate_size=48, bos_token_id=None, eos_token_id=None,
+        **window)
+
+
+def save_qwen2(folder, config, keep_layer_types=True):
+    torch.manual_seed(0)
+    hf = perturbed(transformers.AutoModelForCausalLM.from_config(config), seed=5)
+    hf.save_pretrained(folder)
+    saved = json.loads((folder / "config.json").read_text())
+    if not keep_layer_types:  # configs written before transformers had layer_types
+        del saved["layer_types"]
+        (folder / "config.json").write_text(json.dumps(saved))
+    return hf
+
+
+@pytest.mark.parametrize("keep_layer_types", [True, False])
+@pytest.mark.parametrize("max_window_layers,expected_window", [(28, 0), (2, 0), (0, 4)])
+def test_qwen2_sliding_window_follows_transformers_rule(tmp_path, keep_layer_types,
+                                                        max_window_layers, expected_window):
+    """use_sliding_window with max_window_layers >= the 2 layers: HF slides on none of them;
+    max_window_layers 0: on all. A 12-token input is longer than the 4-token window, so a
+    window where HF has none (or none where it has one) changes the logits."""
+    config = qwen2(use_sliding_window=True, sliding_window=4, max_window_layers=max_window_layers)
+    sliding = [kind == "sliding_attention" for kind in config.layer_types]
+    assert sliding == [expected_window > 0] * 2  # the rule, as transformers applies it
+    hf = save_qwen2(tmp_path / "hf", config, keep_layer_types)
+    import_hf(tmp_path / "hf", tmp_path / "run")
+    run = RunFolder(tmp_path / "run")
+    windows = {node.params["window"] for _, node in run.graph().walk()
+               if node.type == "attention"}
+    assert windows == {expected_window}
+    with torch.no_grad():
+        ours, theirs = run.load_model()(ids()), hf(ids()).logits
+    assert ours.std() > 0.1
+    assert torch.allclose(ours, theirs, atol=1e-5), (ours - theirs).abs().max()
+
+
+def test_qwen2_with_a_real_mix_of_windows_is_refused(tmp_path):
+    hf_folder = tmp_path / "hf"
+    save_qwen2(hf_folder, qwen2(use_sliding_window=True, sliding_window=4, max_window_layers=1),
+               keep_layer_types=False)
+    with pytest.raises(InteropError, match=r"sliding window on 1 of its 2 layers and full "
+                                           r"attention on the others is not imported"):
+        import_hf(hf_folder, tmp_path / "run")
+    saved = json.loads((hf_folder / "config.json").read_text())
+    saved["layer_types"] = ["sliding_attention", "full_attention"]
+    (hf_folder / "config.json").write_text(json.dumps(saved))
+    with pytest.raises(InteropError, match="1 of its 2 layers"):
+        import_hf(hf_folder, tmp_path / "run")
+    saved["layer_types"] = ["sliding_attention"]
+    (hf_folder / "config.json").write_text(json.dumps(saved))
+    with pytest.raises(InteropError, match="for each of the 2 layers"):
+        import_hf(hf_folder, tmp_path / "run")
+
+
+# ------------------------------------------------------------------ only files inside the folder
+@pytest.mark.parametrize("shard", ["../outside.safetensors", "/etc/passwd",
+                                   "sub/../../outside.safetensors"])
+def test_import_reads_no_shard_outside_its_folder(tmp_path, shard):
+    from safetensors.torch import save_file
+
+    hf = tmp_path / "hf"
+    save_qwen2(hf, qwen2())
+    weights = hf / "model.safetensors"
+    outside = tmp_path / "outside.safetensors"
+    save_file({"model.embed_tokens.weight": torch.zeros(VOCAB, 32)}, outside)
+    weights.unlink()
+    (hf / "model.safetensors.index.json").write_text(json.dumps(
+        {"metadata": {}, "weight_map": {"model.embed_tokens.weight": shard}}))
+    with pytest.raises(InteropError) as caught:
+        import_hf(hf, tmp_path / "run")
+    message = str(caught.value)
+    assert f"shard {shard!r} is outside {hf}" in message and "\n" not in message
+    assert not (tmp_path / "run").exists()
+
+
+def test_shard_index_problems_are_one_line(tmp_path):
+    hf = tmp_path / "hf"
+    save_qwen2(hf, qwen2())
+    index = hf / "model.safetensors.index.json"
+    for text, fragment in (("{broken", "not a shard index"),
+                           ('{"weight_map": {"a": 3}}', "not a shard index"),
+                           ('{"weight_map": {"a": "model-2.safetensors"}}',
+                            "shard 'model-2.safetensors' is missing from")):
+        index.write_text(text)
+        with pytest.raises(InteropError, match=fragment):
+            import_hf(hf, tmp_path / "run")

@@ -280,7 +280,8 @@ def test_group_of_a_selection_with_a_memory_input():
     block = grouped.node("block")
     assert block.title == "decoder layer"
     assert block.subgraph.node("inputs").params["ports"] == "x:hidden, memory:memory"
-    assert grouped.edge_into("block", "x").src == "tgt_embed"
+    # the stream that fed the decoder (tiny-t5's sinusoidal positions) feeds the new group
+    assert grouped.edge_into("block", "x").src == root.edge_into("decoder", "x").src == "tgt_pos"
     assert grouped.edge_into("block", "memory").src == "encoder_norm"
     inner_cross = block.subgraph.edge_into("cross", "memory")
     assert (inner_cross.src, inner_cross.src_port) == ("inputs", "memory")

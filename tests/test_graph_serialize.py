@@ -31,7 +31,8 @@ def test_round_trip_keeps_titles_meta_positions_and_nested_groups():
     assert back.meta["note"] == {"nested": [1, 2]}
     data = graph_to_dict(graph)
     assert data["format_version"] == FORMAT_VERSION
-    assert data["nodes"][2]["subgraph"]["nodes"][0]["type"] == "group_input"
+    encoder = next(n for n in data["nodes"] if n["id"] == "encoder")
+    assert encoder["subgraph"]["nodes"][0]["type"] == "group_input"
 
 
 def minimal() -> dict:

@@ -142,6 +142,8 @@ def test_layer_summary_names_attention_ffn_and_placement():
 
 def test_layer_summary_of_presets():
     t5 = load_preset("tiny-t5")
+    assert layer_summary(t5.node("encoder")) == "MHA 4 (bidirectional) · ReLU FFN · pre-norm"
+    t5 = set_positional_scheme(t5, "alibi")  # tiny-t5 used ALiBi until it learned reverse
     assert layer_summary(t5.node("decoder")) == \
         "MHA 4 (ALiBi) · cross MHA 4 · ReLU FFN · pre-norm"
     assert layer_summary(t5.node("encoder")) == "MHA 4 (ALiBi, bidirectional) · ReLU FFN · pre-norm"

@@ -96,12 +96,14 @@ DEFINITIONS = {
     "t5-small": partial(
         encoder_decoder, name="t5-small",
         description="T5-small's shape: 6 + 6 layers, 512 wide, 8 heads, ReLU FFN 2048, RMSNorm "
-                    "pre-norm, no biases, tied head. Departs from T5: ALiBi distance penalties "
-                    "stand in for T5's learned relative-position buckets, the encoder and "
-                    "decoder have separate embeddings (T5 shares one), and the tied logits are "
-                    "not rescaled by 1/sqrt(d).",
+                    "pre-norm, no biases, tied head. Departs from T5: sinusoidal positions "
+                    "(with embeddings scaled by sqrt(d)) stand in for T5's learned "
+                    "relative-position buckets (not ALiBi, whose symmetric bidirectional "
+                    "penalty cannot tell left from right; see tiny-t5), the encoder and decoder "
+                    "have separate embeddings (T5 shares one), and the tied logits are not "
+                    "rescaled by 1/sqrt(d).",
         vocab=32128, d_model=512, encoder_layers=6, decoder_layers=6, heads=8, d_ff=2048,
-        norm_kind="rmsnorm", placement="pre", pos_scheme="none", attn_position="alibi",
+        norm_kind="rmsnorm", placement="pre", pos_scheme="sinusoidal", scale_embed=True,
         bias=False, eps=1e-6),
     "lstm-lm": partial(
         recurrent_lm, name="lstm-lm",
@@ -143,10 +145,14 @@ DEFINITIONS.update({
         attn_position="alibi", **_TINY),
     "tiny-t5": partial(
         encoder_decoder, name="tiny-t5",
-        description="A 2 + 2 layer encoder-decoder in T5's style (RMSNorm pre-norm, ReLU, ALiBi "
-                    "distances, no biases).",
+        description="A 2 + 2 layer encoder-decoder in T5's style (RMSNorm pre-norm, ReLU, no "
+                    "biases) with sinusoidal positions and embeddings scaled by sqrt(d). Not "
+                    "ALiBi: its bidirectional penalty is symmetric (|i - j|), so an encoder "
+                    "using it cannot tell a string from its mirror image (T5's own buckets tell "
+                    "left from right); with ALiBi this model was at 55% on task:reverse after "
+                    "800 steps, with sinusoids at 99.9% after 400.",
         vocab=256, d_model=64, encoder_layers=2, decoder_layers=2, heads=4, d_ff=256,
-        norm_kind="rmsnorm", placement="pre", pos_scheme="none", attn_position="alibi",
+        norm_kind="rmsnorm", placement="pre", pos_scheme="sinusoidal", scale_embed=True,
         bias=False, max_len=256, context=64),
     "tiny-transformer": partial(
         encoder_decoder, name="tiny-transformer",

@@ -1,5 +1,6 @@
 """``tfstudio inspect GRAPH``: diagnostics, shapes, parameters and costs of a graph, without
-building the model. Exits 1 when the graph has errors and 2 when it cannot be read."""
+building the model. Exits 0 for a valid graph, 1 when the graph has errors and 2 when the file
+(or an option) is refused, with one line saying why."""
 from __future__ import annotations
 
 import json
@@ -26,6 +27,7 @@ def configure(parser) -> None:
 
 def run(args) -> int:
     from ..graph import GraphFileError
+    from ..graph.serialize import MAX_SIZE
     from ..graph.cost import estimate_cost, dtype_bytes, training_memory
     from ..graph.validate import has_errors, validate
     from ..presets import load_preset_or_file
@@ -42,6 +44,8 @@ def run(args) -> int:
                             ("--context-length", args.context_length)):
             if value is not None and value < 1:
                 raise ValueError(f"{flag} must be at least 1; got {value}")
+            if value is not None and value > MAX_SIZE:
+                raise ValueError(f"{flag} must be at most {MAX_SIZE:,}; got {value:.3g}")
     except ValueError as exc:
         print(f"tfstudio inspect: {exc}", file=sys.stderr)
         return 2

@@ -327,7 +327,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
                 "attention_dropout": 0.0},
     "qwen2": {"hidden_act": "silu", "rms_norm_eps": 1e-6, "tie_word_embeddings": False,
               "rope_theta": 10000.0, "max_position_embeddings": 32768,
-              "use_sliding_window": False, "sliding_window": None, "attention_dropout": 0.0},
+              "use_sliding_window": False, "sliding_window": 4096, "max_window_layers": 28,
+              "attention_dropout": 0.0},
     "bert": {"hidden_act": "gelu", "layer_norm_eps": 1e-12, "max_position_embeddings": 512,
              "type_vocab_size": 2, "tie_word_embeddings": True,
              "position_embedding_type": "absolute", "is_decoder": False,
@@ -489,13 +490,39 @@ def _read_window(cfg: HFConfig) -> int:
     if cfg.model_type in ("llama",):
         return 0
     if cfg.model_type == "qwen2":
-        if not cfg.get("use_sliding_window"):
-            return 0
-        kinds = set(cfg.get("layer_types") or ["sliding_attention"])
-        if kinds != {"sliding_attention"}:
-            raise cfg.refuse("Qwen2 with some sliding-window and some full-attention layers "
-                             "(layer_types) is not imported")
+        return _qwen2_window(cfg)
     return int(window or 0)
+
+
+def _qwen2_window(cfg: HFConfig) -> int:
+    """Qwen2's window, by transformers' rule: without ``use_sliding_window`` there is none;
+    with it, ``layer_types`` (when given) says which layers slide, else the layers from
+    ``max_window_layers`` on do. One window for all layers or none is imported; a real mix is
+    refused (a tfstudio graph repeats one layer)."""
+    # an explicit null means no window, unlike a missing key (transformers' default 4096)
+    window = cfg.data.get("sliding_window", cfg.defaults["sliding_window"])
+    if not cfg.get("use_sliding_window") or window is None:
+        return 0
+    layers = int(cfg.need("num_hidden_layers"))
+    kinds = cfg.get("layer_types")
+    if kinds is None:
+        first = int(cfg.get("max_window_layers"))
+        kinds = ["sliding_attention" if i >= first else "full_attention" for i in range(layers)]
+    if (not isinstance(kinds, list) or len(kinds) != layers
+            or not set(kinds) <= {"full_attention", "sliding_attention"}):
+        raise cfg.refuse(f"layer_types must list 'full_attention' or 'sliding_attention' for "
+                         f"each of the {layers} layers; got {kinds!r}")
+    sliding = [i for i, kind in enumerate(kinds) if kind == "sliding_attention"]
+    if not sliding:
+        return 0
+    if len(sliding) < layers:
+        raise cfg.refuse(f"Qwen2 with a sliding window on {len(sliding)} of its {layers} layers "
+                         "and full attention on the others is not imported: "
+                         "a tfstudio graph repeats one layer; set max_window_layers to 0 (all "
+                         "sliding) or to num_hidden_layers (none)")
+    if not isinstance(window, int) or isinstance(window, bool) or window < 1:
+        raise cfg.refuse(f"sliding_window must be a positive whole number; got {window!r}")
+    return window
 
 
 def _set(graph: Graph, block_type: str, **params) -> None:

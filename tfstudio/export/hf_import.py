@@ -107,17 +107,16 @@ def read_config(folder: Path) -> HFConfig:
 
 def read_weights(folder: Path) -> dict:
     """Every tensor of the checkpoint by name (safetensors preferred; .bin read with
-    ``weights_only=True`` so no code in it runs)."""
+    ``weights_only=True`` so no code in it runs). Only files inside ``folder`` are read."""
     from safetensors.torch import load_file
 
     for index_name, loader in (("model.safetensors.index.json", _load_safetensors),
                                ("pytorch_model.bin.index.json", _load_bin)):
         index = folder / index_name
         if index.exists():
-            shards = sorted(set(json.loads(index.read_text("utf-8"))["weight_map"].values()))
             tensors = {}
-            for shard in shards:
-                tensors.update(loader(folder / shard))
+            for shard in shard_paths(folder, index):
+                tensors.update(loader(shard))
             return tensors
     if (folder / "model.safetensors").exists():
         return load_file(str(folder / "model.safetensors"))
@@ -125,6 +124,31 @@ def read_weights(folder: Path) -> dict:
         return _load_bin(folder / "pytorch_model.bin")
     raise InteropError(f"{folder} has no weights (model.safetensors, its shards, or "
                        "pytorch_model.bin)")
+
+
+def shard_paths(folder: Path, index: Path) -> list[Path]:
+    """The shard files an index names, each checked to be a file inside ``folder``: a name
+    such as ``../outside.bin`` or ``/etc/passwd`` is refused, never opened. (Symbolic links
+    are followed: in Hugging Face's own cache every file is one.)"""
+    not_an_index = InteropError(f"{index}: not a shard index (a JSON object whose 'weight_map' "
+                                "maps tensor names to shard files); re-save the checkpoint")
+    try:
+        names = set(json.loads(index.read_text("utf-8"))["weight_map"].values())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError,
+            AttributeError):
+        raise not_an_index from None
+    if not all(isinstance(name, str) and name for name in names):
+        raise not_an_index
+    paths = []
+    for name in sorted(names):
+        if Path(name).is_absolute() or ".." in Path(name).parts:
+            raise InteropError(f"{index}: shard {name!r} is outside {folder}; an index may name "
+                               "only files inside the checkpoint folder, so fix the index")
+        if not (folder / name).is_file():
+            raise InteropError(f"{index}: shard '{name}' is missing from {folder}; copy it "
+                               "there or re-download the checkpoint")
+        paths.append(folder / name)
+    return paths
 
 
 def _load_safetensors(path: Path) -> dict:
