@@ -4,8 +4,9 @@ SOURCE is a run folder (its latest checkpoint and tokenizer), or a preset name /
 (freshly initialised weights, for trying the formats out)."""
 from __future__ import annotations
 
-from .errors import UsageError
+import sys
 
+from .errors import UsageError
 
 FORMATS = ("hf", "pytorch", "onnx")
 
@@ -43,7 +44,7 @@ def _print_checkpoint_notes(source: str) -> None:
         folder = RunFolder(source)
         folder.checkpoint()
         for note in folder.notes:
-            print(f"tfstudio export: {note}", file=sys.stderr)
+            print(f"tfstudio export: note: {note}", file=sys.stderr)
 
 
 def _exporter(fmt: str):

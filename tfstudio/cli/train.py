@@ -22,7 +22,8 @@ _HELP = {
               "file or a folder of them",
     "tokenizer": "how text becomes ids: byte, char, bpe:N (N merges learned on the corpus) or "
                  "tiktoken:NAME (e.g. tiktoken:gpt2)",
-    "steps": "optimizer steps to train for",
+    "steps": "optimizer steps to train for (default: 500 for a new run; a resumed run keeps "
+             "its own, and a larger N extends it)",
     "batch_size": "sequences per step",
     "seq_len": "tokens per training sequence (the model's context while training; generation "
                "reads at most this many)",
