@@ -121,6 +121,25 @@ def test_an_internal_error_is_one_line_and_a_log(tmp_path, monkeypatch, capsys):
     assert "Traceback" in text and "KeyError: 'boom'" in text
 
 
+def test_a_bug_inside_training_keeps_its_traceback_in_a_log(tmp_path, monkeypatch, capsys):
+    from tfstudio.train.trainer import Trainer
+    monkeypatch.setenv("TFSTUDIO_CACHE", str(tmp_path / "cache"))
+
+    def broken(self, start, clock):
+        raise KeyError("deep inside the step")
+
+    monkeypatch.setattr(Trainer, "_train", broken)
+    code = main(["train", "tiny-gpt", "--corpus", "sample:small", "--out", str(tmp_path / "r"),
+                 *TINY])
+    assert code == 3
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert line.startswith("tfstudio train: internal error") and "Traceback" not in line
+    [log] = (tmp_path / "cache" / "logs").glob("*.log")
+    assert str(log) in line
+    text = log.read_text()
+    assert "Traceback" in text and "in broken" in text and "deep inside the step" in text
+
+
 def test_the_editor_without_a_display_says_what_to_do(monkeypatch, capsys):
     for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
         monkeypatch.delenv(name, raising=False)

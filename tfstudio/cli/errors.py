@@ -34,17 +34,20 @@ def report_usage(command: str, message: str) -> int:
 
 def report_internal(command: str) -> int:
     """Keep the current exception's traceback in a log file and say where, in one line."""
-    exc = sys.exc_info()[1]
-    text = traceback.format_exc()
+    return report_bug(command, str(sys.exc_info()[1]), traceback.format_exc())
+
+
+def report_bug(command: str, summary: str, details: str) -> int:
+    """One line for a bug, naming the log file that keeps ``details`` (a traceback)."""
     try:
         path = log_dir() / f"{_dt.datetime.now():%Y%m%d-%H%M%S}-{command or 'tfstudio'}.log"
-        path.write_text(f"tfstudio {' '.join(sys.argv[1:])}\n\n{text}", encoding="utf-8")
+        path.write_text(f"tfstudio {' '.join(sys.argv[1:])}\n\n{details}", encoding="utf-8")
         where = f"the details are in {path}"
     except OSError:  # nowhere to write: the traceback is the only record, so show it
-        sys.stderr.write(text)
+        sys.stderr.write(details)
         where = "the details are above"
-    print(f"{prog(command)}: internal error ({exc}); {where}; please report it with that file",
-          file=sys.stderr)
+    print(f"{prog(command)}: internal error ({summary}); {where}; please report it with that "
+          f"file", file=sys.stderr)
     return INTERNAL_EXIT
 
 

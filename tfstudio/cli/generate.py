@@ -42,6 +42,9 @@ def configure(parser) -> None:
     parser.add_argument("--device", default="cpu",
                         help="where to run the model: cpu, cuda, cuda:N, mps or auto (the best "
                              "available)")
+    parser.add_argument("--no-memory-check", action="store_true",
+                        help="load the weights even when the memory pre-flight predicts they "
+                             "will not fit (the refusal names both numbers)")
 
 
 def run(args) -> int:
@@ -50,7 +53,7 @@ def run(args) -> int:
     check_sampling(args)
     device = check_device(args.device)
     folder = _run_folder(args.run_dir)
-    model, tokenizer, config = _load(folder, device)
+    model, tokenizer, config = _load(folder, device, memory_check=not args.no_memory_check)
     for note in folder.notes:  # a damaged newer checkpoint passed over
         print(f"tfstudio generate: note: {note}", file=sys.stderr)
     if model.family == "encoder":
@@ -117,11 +120,12 @@ def _run_folder(path: str):
     return folder
 
 
-def _load(folder, device):
+def _load(folder, device, memory_check: bool):
     from ..runs.checkpoint import CheckpointError
     from ..runs.folder import RunError
     try:
-        return folder.load_model(str(device)), folder.tokenizer(), folder.config()
+        return (folder.load_model(str(device), memory_check=memory_check), folder.tokenizer(),
+                folder.config())
     except (RunError, CheckpointError, OSError, ValueError) as exc:
         raise UsageError(str(exc)) from None
 

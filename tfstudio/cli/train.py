@@ -10,7 +10,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from ..runs.config import TrainConfig
-from .errors import INTERNAL_EXIT, USAGE_EXIT, UsageError
+from .errors import USAGE_EXIT, UsageError, report_bug
 from .checks import check_device
 from .progress import TrainingProgress
 
@@ -110,10 +110,9 @@ def failure_exit(event) -> int:
         code = USAGE_EXIT
     elif event.reason == "error":
         name, _, rest = message.partition(": ")
-        user_error = name in _USER_ERRORS
-        message, code = (rest, USAGE_EXIT) if user_error else (message, INTERNAL_EXIT)
-        if not user_error:
-            message = f"internal error ({message}); please report it"
+        if name not in _USER_ERRORS:
+            return report_bug("train", message, event.details or message)
+        message, code = rest, USAGE_EXIT
     print(f"tfstudio train: {message}", file=sys.stderr)
     return code
 

@@ -84,6 +84,7 @@ class Finished(Event):
 class Failed(Event):
     reason: str   # "refused" (could not start as asked) | "nan" | "oom" | "error"
     message: str  # what happened and what to do
+    details: str = ""  # an unexpected error's traceback, for the log the command line keeps
 
 
 EVENT_TYPES = {cls.__name__: cls for cls in

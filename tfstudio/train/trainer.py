@@ -16,6 +16,7 @@ import contextlib
 import math
 import threading
 import time
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
@@ -216,7 +217,8 @@ class Trainer:
         except torch.OutOfMemoryError:
             end = Failed(self.step, "oom", self._oom_message())
         except Exception as exc:  # noqa: BLE001 - reported to the user, never swallowed silently
-            end = Failed(self.step, "error", f"{type(exc).__name__}: {exc}")
+            end = Failed(self.step, "error", f"{type(exc).__name__}: {exc}",
+                         details=traceback.format_exc())
         finally:
             # after a clean end every rank waits for the others (rank 0 may still be writing the
             # checkpoint); tearing gloo down under a busy peer aborts the process
