@@ -1,10 +1,10 @@
 """Token inputs: where ids enter the model."""
-from ..graph.schema import IDS, BlockSpec, ParamSpec, PortSpec, register
+from ..graph.schema import IDS, BlockSpec, ParamSpec, Params, PortSpec, Shape, Shapes, register
 
 ROLES = ("tokens", "source", "target")
 
 
-def _infer(params, shapes):
+def _infer(params: Params, shapes: Shapes) -> dict[str, Shape]:
     return {"ids": ("B", "S" if params["role"] == "source" else "T")}
 
 
@@ -20,4 +20,5 @@ TOKEN_INPUT = register(BlockSpec(
     outputs=(PortSpec("ids", IDS, "token ids [B, T]"),),
     infer=_infer,
     count_params=lambda p, s: 0,
+    summary=lambda node: f"role: {node.resolved_params()['role']}",
 ))

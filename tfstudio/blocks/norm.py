@@ -1,11 +1,18 @@
 """Normalisation: LayerNorm and RMSNorm."""
 from ._common import same_as_input, width, x_in, y_out
-from ..graph.schema import BlockSpec, ParamSpec, register
+from ..graph.schema import BlockSpec, ParamSpec, Params, Recipe, Shapes, WidthFn, register
 
 KINDS = ("layernorm", "rmsnorm")
 
 
-def _count(params, shapes):
+def _args(params: Params, width: WidthFn) -> dict:
+    args = {"d_model": width(), "kind": params["kind"], "eps": params["eps"]}
+    if params["kind"] == "layernorm":  # RMSNorm has no shift to learn
+        args["bias"] = params["bias"]
+    return args
+
+
+def _count(params: Params, shapes: Shapes) -> int:
     d = width(shapes.get("x"))
     if not d:
         return 0
@@ -28,4 +35,7 @@ NORM = register(BlockSpec(
     infer=same_as_input(),
     count_params=_count,
     activations=lambda p, s, seq_len: width(s.get("x")) or 0,  # the input, for the gradient
+    summary=lambda node: node.resolved_params()["kind"],
+    keywords="layernorm rmsnorm ln",
+    recipe=Recipe("Norm", _args, defaults={"kind": "layernorm", "eps": 1e-5, "bias": True}),
 ))

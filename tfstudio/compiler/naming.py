@@ -32,6 +32,13 @@ NN_NAMES = {"Add", "CrossAttention", "DecodingCache", "Dropout", "FeedForward", 
 RESERVED = _FIXED | _MODULE_ATTRS | NN_NAMES | set(dir(builtins))
 
 
+def _recipe_classes() -> set[str]:
+    """The module classes the block catalogue's recipes build (some registered from outside)."""
+    from ..graph.schema import all_specs
+
+    return {spec.recipe.module for spec in all_specs() if spec.recipe and spec.recipe.module}
+
+
 def identifier(text: str) -> str:
     """``text`` made into a valid Python identifier (letters, digits, underscores)."""
     name = re.sub(r"\W", "_", str(text), flags=re.ASCII) or "node"
@@ -49,7 +56,7 @@ class Names:
     locals), steering clear of reserved names and of each other."""
 
     def __init__(self, taken=()):
-        self._taken = set(RESERVED) | set(taken)
+        self._taken = set(RESERVED) | set(taken) | _recipe_classes()
 
     def claim(self, wanted: str) -> str:
         base = identifier(wanted)

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
+
+if TYPE_CHECKING:  # only for annotations: the graph model imports this module
+    from .model import Node
 
 # Port kinds. A wire runs from an output to an input whose kind accepts it.
 IDS = "ids"          # LongTensor [B, T]
@@ -103,7 +106,58 @@ class ParamSpec:
         return out
 
 
-PortsFn = Callable[[Mapping[str, Any]], Sequence[PortSpec]]
+Params = Mapping[str, Any]          # a node's resolved parameters, by name
+Shapes = Mapping[str, Shape]        # shapes of a node's connected inputs, by port
+
+# The hooks a block type may give (all pure Python over plain numbers; see BlockSpec).
+PortsFn = Callable[[Params], Sequence[PortSpec]]
+InferFn = Callable[[Params, Shapes], dict[str, Shape]]
+CountFn = Callable[[Params, Shapes], int]
+FlopsFn = Callable[[Params, Shapes, int], float]
+KvBytesFn = Callable[[Params, Shapes, int], int]
+ActivationsFn = Callable[[Params, Shapes, int], float]
+SummaryFn = Callable[["Node"], str]
+
+
+class CheckFn(Protocol):
+    """Block-specific validation: ``ctx`` is a :class:`tfstudio.graph.validate.CheckContext`."""
+
+    def __call__(self, node: "Node", in_shapes: Shapes, ctx: Any) -> list: ...
+
+
+class WidthFn(Protocol):
+    """The integer width of a connected input (the compiler raises a CompileError if unknown)."""
+
+    def __call__(self, port: str = "x") -> int: ...
+
+
+ArgsFn = Callable[[Params, WidthFn], dict[str, Any]]
+InlineFn = Callable[[Params, Sequence[str]], str]
+
+# How a compiled block takes the decoding cache.
+NO_CACHE = "none"
+STREAM_CACHE = "stream"   # positions / keys / recurrent state along the decoded stream
+MEMORY_CACHE = "memory"   # reuses its projection of a fixed encoder memory
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How the compiler writes a block as code, without torch: either a module (a class of
+    ``tfstudio.nn``, or one given to ``tfstudio.nn.register_module``) built from ``args`` and
+    called on the inputs, or an ``inline`` expression over the input expressions (a residual
+    sum is ``x + y``, not a module).
+
+    ``args(params, width)`` gives the constructor's keyword arguments (``width(port)`` is the
+    int width of an input); those equal to ``defaults`` (the class's own defaults) are left out
+    of the generated call. ``inputs`` are the ports in call order (default: the block's input
+    ports). ``cache`` says whether the module takes the decoding cache."""
+
+    module: str = ""
+    args: ArgsFn | None = None
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    inputs: tuple[str, ...] | None = None
+    cache: str = NO_CACHE
+    inline: InlineFn | None = None
 
 
 @dataclass
@@ -123,6 +177,11 @@ class BlockSpec:
       pass, per token of a training batch of ``seq_len``-token sequences.
     - ``check(node, in_shapes, ctx) -> list[Diagnostic]``: block-specific validation; ``ctx``
       is a :class:`tfstudio.graph.validate.CheckContext` (``ctx.error(code, message, hint)``).
+    - ``summary(node) -> str``: the short line the canvas shows under the node (and the
+      generated code's comment); by default its first two parameters.
+
+    ``keywords`` are words people search for it by that its title lacks ("ffn mlp");
+    ``recipe`` is how the compiler writes it as code (None: it has no torch implementation).
     """
 
     type: str
@@ -132,12 +191,15 @@ class BlockSpec:
     params: tuple[ParamSpec, ...] = ()
     inputs: Sequence[PortSpec] | PortsFn = ()
     outputs: Sequence[PortSpec] | PortsFn = ()
-    infer: Callable | None = None
-    count_params: Callable | None = None
-    flops: Callable | None = None
-    kv_bytes: Callable | None = None
-    check: Callable | None = None
-    activations: Callable | None = None
+    infer: InferFn | None = None
+    count_params: CountFn | None = None
+    flops: FlopsFn | None = None
+    kv_bytes: KvBytesFn | None = None
+    check: CheckFn | None = None
+    activations: ActivationsFn | None = None
+    summary: SummaryFn | None = None
+    keywords: str = ""
+    recipe: Recipe | None = None
     internal: bool = False  # not offered in the palette (group boundary nodes)
     extra: dict = field(default_factory=dict)
 
@@ -167,6 +229,20 @@ class BlockSpec:
     def output_ports(self, params: Mapping[str, Any]) -> list[PortSpec]:
         return list(self.outputs(params) if callable(self.outputs) else self.outputs)
 
+    def summarize(self, node: "Node") -> str:
+        """The canvas line for ``node``: its ``summary`` hook, else its first two parameters."""
+        if self.summary is not None:
+            return self.summary(node)
+        params = node.resolved_params()
+        return " · ".join(f"{p.title} {_value_label(params[p.name])}" for p in self.params[:2]
+                          if p.name in params)
+
+
+def _value_label(value: Any) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
 
 class UnknownBlockError(KeyError):
     def __str__(self) -> str:  # KeyError quotes its message; this one reads as a sentence
@@ -179,6 +255,11 @@ _REGISTRY: dict[str, BlockSpec] = {}
 def register(spec: BlockSpec) -> BlockSpec:
     _REGISTRY[spec.type] = spec
     return spec
+
+
+def unregister(block_type: str) -> None:
+    """Forget a block type (a test's toy block, a plug-in being unloaded)."""
+    _REGISTRY.pop(block_type, None)
 
 
 def get_spec(block_type: str) -> BlockSpec:
