@@ -101,6 +101,12 @@ def _check(node, shapes, ctx):
                 f"is {d} / {params['heads']} = {hd}, an odd number",
                 "choose heads so that d_model / heads is even, or use ALiBi or absolute "
                 "positions instead"))
+        elif hd == 2 and params["rope_scaling_type"] == "ntk":
+            out.append(ctx.error(
+                "ntk_head_dim_too_small",
+                "NTK-aware RoPE scaling raises the base to the power d_head / (d_head - 2), "
+                "which a head size of 2 cannot take",
+                "use fewer heads (a larger head size) or linear RoPE scaling"))
     return out
 
 

@@ -5,7 +5,8 @@ from ..graph.schema import (HIDDEN, IDS, BlockSpec, ParamSpec, Params, PortSpec,
 
 def _summary(node) -> str:
     p = node.resolved_params()
-    return f"{p['vocab_size']} tokens → {p['d_model']} wide" + (" · ×√d" if p["scale"] else "")
+    scaled = " · ×√d" if p["scale"] else ""
+    return f"{p['vocab_size']} tokens → {p['d_model']} wide{scaled}"
 
 
 def _args(params: Params, width: WidthFn) -> dict:

@@ -374,7 +374,8 @@ class _ClassWriter:
                 value = _Value(first.text, region, outs[0].kind, pending=True)
                 self.fw.pending[region].append(value)
                 stream = self.fw.name(value)
-            self.fw.emit(region, f"for layer in self.{attr}:", f"    {stream} = layer({stream}{extra})")
+            self.fw.emit(region, f"for layer in self.{attr}:",
+                         f"    {stream} = layer({stream}{extra})")
             self._define(node.id, outs[0].name, _Value(stream, region, outs[0].kind))
             if streaming:
                 self.streaming.add((node.id, outs[0].name))

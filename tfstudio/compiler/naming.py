@@ -28,7 +28,7 @@ _MODULE_ATTRS = {"add_module", "apply", "bfloat16", "buffers", "children", "comp
 NN_NAMES = {"Add", "CrossAttention", "DecodingCache", "Dropout", "FeedForward", "GraphLayer",
             "GraphModel", "LMHead", "MLMHead", "MixtureOfExperts", "Norm", "PositionalEncoding",
             "Recurrent", "SelfAttention", "TokenEmbedding", "alibi_slopes", "apply_rope",
-            "rope_angles", "sinusoidal_table", "Model", "build_model"}
+            "rope_angles", "rotate_pairs", "sinusoidal_table", "Model", "build_model"}
 RESERVED = _FIXED | _MODULE_ATTRS | NN_NAMES | set(dir(builtins))
 
 

@@ -284,7 +284,7 @@ def export_config(family: str, an: Anatomy, context: int) -> dict[str, Any]:
                    num_attention_heads=heads, num_key_value_heads=a["kv_heads"],
                    head_dim=d // heads, hidden_act=GATED_TO_HF[f["activation"]],
                    max_position_embeddings=context, rms_norm_eps=norm["eps"],
-                   attention_dropout=a["dropout"], **_rope_config(a))
+                   attention_dropout=a["dropout"], **_rope_config(a, d // heads))
         if family == "llama":
             cfg.update(attention_bias=bool(a["bias"]), mlp_bias=bool(f["bias"]))
         else:
@@ -296,10 +296,13 @@ def export_config(family: str, an: Anatomy, context: int) -> dict[str, Any]:
     return cfg
 
 
-def _rope_config(attn: dict) -> dict[str, Any]:
+def _rope_config(attn: dict, head_dim: int) -> dict[str, Any]:
     """Both spellings: ``rope_theta``/``rope_scaling`` (transformers 4.x) and
     ``rope_parameters`` (5.x)."""
     theta, factor = float(attn["rope_base"]), float(attn["rope_scaling"])
+    if attn.get("rope_scaling_type") == "ntk" and factor != 1.0:
+        # NTK-aware scaling is a larger base with whole positions: exactly HF's default RoPE
+        theta, factor = theta * factor ** (head_dim / (head_dim - 2)), 1.0
     if factor == 1.0:
         return {"rope_theta": theta, "rope_scaling": None,
                 "rope_parameters": {"rope_type": "default", "rope_theta": theta}}

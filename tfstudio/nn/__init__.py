@@ -11,7 +11,7 @@ from .feedforward import FeedForward, MixtureOfExperts
 from .heads import LMHead, MLMHead
 from .model import GraphLayer, GraphModel
 from .norm import Norm
-from .positions import alibi_slopes, apply_rope, rope_angles, sinusoidal_table
+from .positions import alibi_slopes, apply_rope, rope_angles, rotate_pairs, sinusoidal_table
 from .recurrent import Recurrent
 from .residual import Add, Dropout
 
@@ -36,8 +36,8 @@ SOURCE_FILES = ("cache.py", "positions.py", "norm.py", "residual.py", "embedding
 __all__ = ["Add", "CrossAttention", "DecodingCache", "Dropout", "FeedForward", "GraphLayer",
            "GraphModel", "LMHead", "MLMHead", "MixtureOfExperts", "Norm", "PositionalEncoding",
            "Recurrent", "SelfAttention", "TokenEmbedding", "alibi_slopes", "apply_rope",
-           "rope_angles", "sinusoidal_table", "SOURCE_FILES", "MODULES", "register_module",
-           "unregister_module"]
+           "rope_angles", "rotate_pairs", "sinusoidal_table", "SOURCE_FILES", "MODULES",
+           "register_module", "unregister_module"]
 
 for _cls in (Add, CrossAttention, Dropout, FeedForward, LMHead, MLMHead, MixtureOfExperts, Norm,
              PositionalEncoding, Recurrent, SelfAttention, TokenEmbedding):
