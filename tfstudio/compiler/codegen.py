@@ -396,9 +396,8 @@ class _ClassWriter:
             raise CompileError(f"{self._in_where()}nothing reaches the output")
         self.fw.emit(LATE)
         lines = self._class_header(class_name)
-        lines += ["    BLOCKS = (  # (node id, attribute) of every module, in graph order"]
-        lines += [f"        ({nid!r}, {attr!r})," for nid, attr in self.blocks]
-        lines += ["    )", "",
+        lines += ["    " + line for line in self._blocks_line()]
+        lines += ["",
                   "    def __init__(self):",
                   "        super().__init__()"]
         lines += ["        " + line for line in self.init]
@@ -433,6 +432,15 @@ class _ClassWriter:
                 f"    head_type = {plan.head.type!r}",
                 f"    vocab_size = {plan.vocab_size!r}",
                 "    supports_cache = {SUPPORTS_CACHE}"]
+
+    def _blocks_line(self) -> list[str]:
+        """``BLOCKS``: the node id of every module in graph order (paired with its attribute
+        where the id had to be renamed)."""
+        entries = [repr(nid) if nid == attr else f"({nid!r}, {attr!r})"
+                   for nid, attr in self.blocks]
+        if len(entries) == 1:
+            entries[0] += ","
+        return wrap_call("BLOCKS = ", entries, 4)
 
     def _attr_of(self, node_id: str) -> str:
         return dict(self.blocks)[node_id]

@@ -6,6 +6,8 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
+from .pruning import drop_argument_checks, prune, settings_of, short_docstrings
+
 STANDALONE_HEADER = '''"""A transformer exported by tfstudio. Needs only PyTorch.
 
     model = build_model()                       # fresh weights (the same init as in tfstudio)
@@ -40,21 +42,40 @@ def standalone_source(model) -> str:
     imports: list[str] = []
     definitions: list[_Definition] = []
     for name in nn_package.SOURCE_FILES:
-        file_imports, file_definitions = _split(name, (directory / name).read_text("utf-8"))
+        file_imports, file_definitions = _split(name, (directory / name).read_text("utf-8"),
+                                                _unused_methods(model))
         imports += [i for i in file_imports if i not in imports]
         definitions += file_definitions
-    kept = _needed(definitions, _names_in(ast.parse(model.source)))
-    sections, current = [], None
+    definitions = [_specialised(d, model) for d in definitions]
     for d in definitions:
-        if d in kept:
-            if d.file != current:
-                current = d.file
-                sections.append(f"# {'-' * 20} tfstudio.nn.{d.file[:-3]} {'-' * 20}\n")
-            sections[-1] += d.text + "\n\n\n"
-    return "\n\n".join([STANDALONE_HEADER + "\n".join(imports),
-                        *(s.rstrip() + "\n" for s in sections),
-                        f"# {'-' * 20} generated from the graph {'-' * 20}\n" + model.source,
-                        BUILD])
+        d.text = short_docstrings(d.text)
+    kept = _needed(definitions, _names_in(ast.parse(model.source)))
+    blocks = "\n\n\n".join(d.text.strip("\n") for d in definitions if any(k is d for k in kept))
+    return "\n\n\n".join([
+        STANDALONE_HEADER + "\n".join(imports),
+        f"# {'-' * 16} the tfstudio.nn blocks this model uses {'-' * 16}\n{blocks}",
+        f"# {'-' * 16} generated from the graph {'-' * 16}\n{model.source.strip()}",
+        BUILD])
+
+
+def _specialised(d: _Definition, model) -> _Definition:
+    """A class with the branches no instance in ``model`` takes removed (see pruning)."""
+    import importlib
+
+    tree = ast.parse(d.text)
+    cls_node = tree.body[0] if tree.body else None
+    if isinstance(cls_node, ast.FunctionDef):
+        text = drop_argument_checks(d.text)
+        return _Definition(d.file, text, d.defines, _names_in(ast.parse(text)))
+    if not isinstance(cls_node, ast.ClassDef):
+        return d
+    module = importlib.import_module(f"{__package__.rsplit('.', 1)[0]}.nn.{d.file[:-3]}")
+    cls = getattr(module, cls_node.name)
+    instances = [m for m in model.modules() if isinstance(m, cls)]
+    if not instances:
+        return d
+    text = prune(d.text, settings_of(cls_node, instances))
+    return _Definition(d.file, text, d.defines, _names_in(ast.parse(text)))
 
 
 def _needed(definitions: list[_Definition], roots: set[str]) -> list[_Definition]:
@@ -76,7 +97,7 @@ def _names_in(tree: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
 
 
-def _split(file: str, text: str) -> tuple[list[str], list[_Definition]]:
+def _split(file: str, text: str, unused: set[str]) -> tuple[list[str], list[_Definition]]:
     """(absolute import statements, the other top-level statements) of a module; relative
     imports and the module docstring are dropped, since everything ends up in one file."""
     tree = ast.parse(text)
@@ -96,13 +117,18 @@ def _split(file: str, text: str) -> tuple[list[str], list[_Definition]]:
             continue
         if isinstance(stmt, ast.ClassDef):
             span = (_with_leading_comments(lines, first)
-                    + _without_methods(lines, first, stmt, _UNUSED_IN_EXPORT))
+                    + _without_methods(lines, first, stmt, unused))
         definitions.append(_Definition(file, span, _defined_by(stmt), _names_in(stmt)))
     return imports, definitions
 
 
-# methods an exported model never calls: the printed repr's extras
-_UNUSED_IN_EXPORT = {"extra_repr"}
+def _unused_methods(model) -> set[str]:
+    """Methods an exported model never needs: the printed repr's extras, tfstudio's probe
+    hook, and the MoE loss when it has no experts."""
+    unused = {"extra_repr", "attention_modules"}
+    if not any(hasattr(m, "aux_loss") for m in model.modules() if m is not model):
+        unused.add("aux_loss")
+    return unused
 
 
 def _without_methods(lines: list[str], first: int, cls: ast.ClassDef, drop: set[str]) -> str:

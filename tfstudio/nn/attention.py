@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .positions import alibi_slopes, rope_angles, rotate_pairs
+from .positions import alibi_slopes, apply_rope, rope_angles, rotate_pairs
 
 # enable_gqa arrived in torch 2.5; older versions repeat K/V instead
 _SDPA_HAS_GQA = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 5)
@@ -121,7 +121,11 @@ class SelfAttention(_Attention):
                 raise ValueError("incremental decoding needs causal attention; this attention "
                                  "is bidirectional, so run the whole sequence without a cache")
             start = cache.offset
-        if self.position == "rope":
+        if self.position == "rope" and torch.onnx.is_in_onnx_export():
+            cos, sin = rope_angles(torch.arange(start, start + T, device=x.device), hd,
+                                   self.rope_base, self.rope_scaling, self.rope_scaling_type)
+            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)  # no complex numbers
+        elif self.position == "rope":
             rotation = self._rotation(start + T, x.device)[start:]
             q, k = rotate_pairs(q, rotation), rotate_pairs(k, rotation)
         if cache is not None:
@@ -134,9 +138,9 @@ class SelfAttention(_Attention):
         """RoPE's cos + i sin for positions 0..length-1, computed once and kept (doubled when a
         longer sequence comes), so a forward never recomputes the angles."""
         key = (device, torch.is_inference_mode_enabled())  # inference tensors cannot train
-        kept = self._rotations
-        if kept is None or kept[0] != key or len(kept[1]) < length:
-            size = max(length, 2 * len(kept[1])) if kept is not None and kept[0] == key else length
+        kept = self._rotations if self._rotations and self._rotations[0] == key else None
+        if kept is None or len(kept[1]) < length:
+            size = max(length, 2 * len(kept[1])) if kept else length
             cos, sin = rope_angles(torch.arange(size, device=device), self.head_dim,
                                    self.rope_base, self.rope_scaling, self.rope_scaling_type)
             self._rotations = (key, torch.complex(cos, sin))

@@ -1,9 +1,9 @@
 """Base classes of compiled models: the interface the trainer, probes, GUI and exports use.
 
 A compiled model is a subclass of :class:`GraphModel` whose ``__init__`` and ``forward`` are
-generated from a graph. Generated classes list their blocks in ``BLOCKS``: pairs of (node id,
-attribute name), where the attribute is a module, or an ``nn.ModuleList`` of generated
-:class:`GraphLayer` copies for a repeated group.
+generated from a graph. Generated classes list their blocks in ``BLOCKS``: node ids (the
+attribute has the same name) or pairs of (node id, attribute name), where the attribute is a
+module, or an ``nn.ModuleList`` of generated :class:`GraphLayer` copies for a repeated group.
 """
 import math
 
@@ -47,7 +47,8 @@ class GraphModel(nn.Module):
         found = []
 
         def walk(owner, prefix):
-            for node_id, attr in owner.BLOCKS:
+            for entry in owner.BLOCKS:
+                node_id, attr = (entry, entry) if isinstance(entry, str) else entry
                 module = getattr(owner, attr)
                 if isinstance(module, nn.ModuleList):
                     for i, layer in enumerate(module):

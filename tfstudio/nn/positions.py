@@ -31,8 +31,11 @@ def rope_angles(positions: torch.Tensor, head_dim: int, base: float, scaling: fl
 
 
 def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """Rotate each (even, odd) feature pair of ``x`` [B, H, T, head_dim] by its angle."""
-    return rotate_pairs(x, torch.complex(cos, sin))
+    """Rotate each (even, odd) feature pair of ``x`` [B, H, T, head_dim] by its angle, in real
+    arithmetic (ONNX has no complex numbers; :func:`rotate_pairs` is the fast form)."""
+    even, odd = x[..., 0::2].float(), x[..., 1::2].float()
+    rotated = torch.stack((even * cos - odd * sin, even * sin + odd * cos), dim=-1)
+    return rotated.flatten(-2).to(x.dtype)
 
 
 def rotate_pairs(x: torch.Tensor, rotation: torch.Tensor) -> torch.Tensor:
