@@ -1,4 +1,5 @@
 """Self-attention (MHA / GQA / MQA, causal or not, windowed, RoPE or ALiBi) and cross-attention."""
+from ..graph import block_types as bt
 from ._common import attended_keys, divisors_near, dropout_param, same_as_input, width, x_in, y_out
 from ..graph.schema import (MEMORY, MEMORY_CACHE, STREAM_CACHE, BlockSpec, ParamSpec, Params,
                             PortSpec, Recipe, Shapes, WidthFn, register)
@@ -142,7 +143,7 @@ def _args(params: Params, width: WidthFn) -> dict:
 
 
 ATTENTION = register(BlockSpec(
-    type="attention", family="attention", title="Self-attention",
+    type=bt.ATTENTION, family="attention", title="Self-attention",
     description="softmax(Q K^T / sqrt(d_head)) V over the sequence itself, split into heads. "
                 "Causal for decoders (a token sees only the past), bidirectional for encoders.",
     params=(
@@ -232,7 +233,7 @@ def _cross_args(params: Params, width: WidthFn) -> dict:
 
 
 CROSS_ATTENTION = register(BlockSpec(
-    type="cross_attention", family="attention", title="Cross-attention",
+    type=bt.CROSS_ATTENTION, family="attention", title="Cross-attention",
     description="Queries from the decoder stream attend over the encoder's output (memory): "
                 "how an encoder-decoder passes the source sentence to the decoder.",
     params=(HEADS, KV_HEADS, BIAS, dropout_param()),

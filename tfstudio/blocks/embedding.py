@@ -1,4 +1,5 @@
 """Token embedding: a lookup table from token id to a d_model-wide vector."""
+from ..graph import block_types as bt
 from ..graph.schema import (HIDDEN, IDS, BlockSpec, ParamSpec, Params, PortSpec, Recipe, Shape,
                             Shapes, WidthFn, register)
 
@@ -19,7 +20,7 @@ def _infer(params: Params, shapes: Shapes) -> dict[str, Shape]:
 
 
 TOKEN_EMBEDDING = register(BlockSpec(
-    type="token_embedding", family="embedding", title="Token embedding",
+    type=bt.TOKEN_EMBEDDING, family="embedding", title="Token embedding",
     description="Looks up one learned vector per token id. Its matrix (vocab x d_model) is "
                 "often shared with the output head (weight tying).",
     params=(

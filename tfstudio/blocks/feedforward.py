@@ -1,4 +1,5 @@
 """Position-wise feed-forward networks and the mixture of experts."""
+from ..graph import block_types as bt
 from ._common import (ACTIVATIONS, dropout_param, ffn_activations, ffn_matmul_weights,
                       ffn_params, same_as_input, width, x_in, y_out)
 from ..graph.schema import BlockSpec, ParamSpec, Params, Recipe, Shapes, WidthFn, register
@@ -49,7 +50,7 @@ def _ffn_activations(params: Params, shapes: Shapes, seq_len: int) -> float:
 
 
 FEED_FORWARD = register(BlockSpec(
-    type="feed_forward", family="feedforward", title="Feed-forward",
+    type=bt.FEED_FORWARD, family="feedforward", title="Feed-forward",
     description="The same two-layer network applied to every position independently; most of "
                 "a transformer's parameters live here.",
     params=(D_FF, ACTIVATION, FFN_BIAS, dropout_param()),
@@ -109,7 +110,7 @@ def _moe_check(node, shapes: Shapes, ctx) -> list:
 
 
 MOE = register(BlockSpec(
-    type="moe", family="feedforward", title="Mixture of experts",
+    type=bt.MOE, family="feedforward", title="Mixture of experts",
     description="A router scores E expert FFNs per token, keeps the top-k, and mixes their "
                 "outputs with softmax weights over the chosen ones. More parameters, the same "
                 "compute per token as top_k FFNs.",

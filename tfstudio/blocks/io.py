@@ -1,4 +1,5 @@
 """Token inputs: where ids enter the model."""
+from ..graph import block_types as bt
 from ..graph.schema import IDS, BlockSpec, ParamSpec, Params, PortSpec, Shape, Shapes, register
 
 ROLES = ("tokens", "source", "target")
@@ -9,7 +10,7 @@ def _infer(params: Params, shapes: Shapes) -> dict[str, Shape]:
 
 
 TOKEN_INPUT = register(BlockSpec(
-    type="token_input", family="input", title="Token input",
+    type=bt.TOKEN_INPUT, family="input", title="Token input",
     description="Integer token ids enter the model here, one row per sequence in the batch.",
     params=(
         ParamSpec("role", "choice", "tokens",

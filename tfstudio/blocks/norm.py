@@ -1,4 +1,5 @@
 """Normalisation: LayerNorm and RMSNorm."""
+from ..graph import block_types as bt
 from ._common import same_as_input, width, x_in, y_out
 from ..graph.schema import BlockSpec, ParamSpec, Params, Recipe, Shapes, WidthFn, register
 
@@ -20,7 +21,7 @@ def _count(params: Params, shapes: Shapes) -> int:
 
 
 NORM = register(BlockSpec(
-    type="norm", family="norm", title="Norm",
+    type=bt.NORM, family="norm", title="Norm",
     description="Rescales each token vector. LayerNorm: (x - mean) / std * gamma + beta. "
                 "RMSNorm: x / RMS(x) * gamma (cheaper, no mean). Where it sits relative to the "
                 "residual Add is the norm placement (pre, post, sandwich).",

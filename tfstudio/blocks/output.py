@@ -1,4 +1,5 @@
 """Output heads: hidden stream to vocabulary logits."""
+from ..graph import block_types as bt
 from ._common import width, x_in
 from ..graph.schema import (LOGITS, BlockSpec, ParamSpec, Params, PortSpec, Recipe, Shape, Shapes,
                             WidthFn, register)
@@ -110,7 +111,7 @@ def _check_causal(node, shapes: Shapes, ctx) -> list:
         "and cannot generate",
         f"turn on 'causal' in '{block.id}'", node_id=block.id, inside=path)
         for path, block in stream_blocks(ctx.graph, node.id)
-        if block.type == "attention" and not block.param("causal")]
+        if block.type == bt.ATTENTION and not block.param("causal")]
 
 
 def _check_bidirectional(node, shapes: Shapes, ctx) -> list:
@@ -121,7 +122,7 @@ def _check_bidirectional(node, shapes: Shapes, ctx) -> list:
         f"attention '{block.id}' is causal and only lets a position see what is left of it",
         f"turn off 'causal' in '{block.id}'", node_id=block.id, inside=path)
         for path, block in stream_blocks(ctx.graph, node.id)
-        if block.type == "attention" and block.param("causal")]
+        if block.type == bt.ATTENTION and block.param("causal")]
 
 
 def _lm_check(node, shapes: Shapes, ctx) -> list:
@@ -136,7 +137,7 @@ _LOGITS_OUT = (PortSpec("logits", LOGITS, "unnormalised scores over the vocabula
 _BIAS = ParamSpec("bias", "bool", False, "Add a learned bias per vocabulary entry.")
 
 LM_HEAD = register(BlockSpec(
-    type="lm_head", family="output", title="LM head",
+    type=bt.LM_HEAD, family="output", title="LM head",
     description="Projects each position to next-token logits; trained with the causal "
                 "language-modelling loss (predict token t+1 from tokens <= t).",
     params=(VOCAB, TIE, _BIAS),
@@ -153,7 +154,7 @@ LM_HEAD = register(BlockSpec(
 ))
 
 MLM_HEAD = register(BlockSpec(
-    type="mlm_head", family="output", title="Masked-LM head",
+    type=bt.MLM_HEAD, family="output", title="Masked-LM head",
     description="Predicts the original token at masked positions (BERT's objective: 15% of "
                 "tokens chosen; 80% replaced by [MASK], 10% random, 10% kept).",
     params=(VOCAB, TIE,
@@ -176,7 +177,7 @@ MLM_HEAD = register(BlockSpec(
 ))
 
 SEQ2SEQ_HEAD = register(BlockSpec(
-    type="seq2seq_head", family="output", title="Seq2seq decoder head",
+    type=bt.SEQ2SEQ_HEAD, family="output", title="Seq2seq decoder head",
     description="The decoder's output projection in an encoder-decoder; trained with teacher "
                 "forcing (predict target token t+1 given the source and target tokens <= t).",
     params=(VOCAB, TIE, _BIAS),
@@ -192,4 +193,4 @@ SEQ2SEQ_HEAD = register(BlockSpec(
     recipe=_LM_RECIPE,
 ))
 
-HEAD_TYPES = ("lm_head", "mlm_head", "seq2seq_head")
+HEAD_TYPES = bt.HEAD_TYPES

@@ -1,4 +1,5 @@
 """Absolute positional encodings added to the token embeddings."""
+from ..graph import block_types as bt
 from ._common import width, same_as_input, dropout_param, x_in, y_out
 from ..graph.schema import (STREAM_CACHE, BlockSpec, ParamSpec, Params, Recipe, Shapes,
                             WidthFn, register)
@@ -34,7 +35,7 @@ def _check(node, shapes: Shapes, ctx) -> list:
 
 
 POSITIONAL_ENCODING = register(BlockSpec(
-    type="positional_encoding", family="position", title="Positional encoding",
+    type=bt.POSITIONAL_ENCODING, family="position", title="Positional encoding",
     description="Adds position information to each token vector (element-wise, not "
                 "concatenated). Attention alone cannot tell token order apart.",
     params=(

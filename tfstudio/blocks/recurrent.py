@@ -1,4 +1,5 @@
 """Recurrent sequence mixers, the baselines transformers replaced."""
+from ..graph import block_types as bt
 from ._common import dropout_param, width, x_in, y_out
 from ..graph.schema import (STREAM_CACHE, BlockSpec, ParamSpec, Params, Recipe, Shape, Shapes,
                             WidthFn, register)
@@ -54,7 +55,7 @@ def _activations(params: Params, shapes: Shapes, seq_len: int) -> float:
 
 
 RNN = register(BlockSpec(
-    type="rnn", family="recurrent", title="Recurrent mixer",
+    type=bt.RNN, family="recurrent", title="Recurrent mixer",
     description="Reads the sequence left to right, carrying a hidden state (plain RNN, LSTM or "
                 "GRU). Causal by construction; compare it with attention on the same corpus.",
     params=(

@@ -1,6 +1,7 @@
 """The residual stream's joints (Add) and dropout."""
 from typing import Sequence
 
+from ..graph import block_types as bt
 from ._common import dropout_param, same_as_input, x_in, y_out
 from ..graph.schema import (HIDDEN, BlockSpec, ParamSpec, Params, PortSpec, Recipe, Shape, Shapes,
                             register)
@@ -41,7 +42,7 @@ def _add_check(node, shapes: Shapes, ctx) -> list:
 
 
 ADD = register(BlockSpec(
-    type="add", family="residual", title="Add",
+    type=bt.ADD, family="residual", title="Add",
     description="Element-wise sum of its inputs: the residual connection y = x + F(x), which "
                 "keeps an identity path for gradients through deep stacks.",
     params=(ParamSpec("n_inputs", "int", 2, "How many streams to add.", minimum=2, maximum=8,
@@ -63,7 +64,7 @@ def _dropout_activations(params: Params, shapes: Shapes, seq_len: int) -> float:
 
 
 DROPOUT = register(BlockSpec(
-    type="dropout", family="residual", title="Dropout",
+    type=bt.DROPOUT, family="residual", title="Dropout",
     description="Zeroes a random fraction of activations while training (scaling the rest), "
                 "a regulariser; does nothing at inference.",
     params=(dropout_param(0.1),),

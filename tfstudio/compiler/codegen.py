@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..graph import block_types as bt
 from ..graph.model import GROUP, GROUP_INPUT, GROUP_OUTPUT, Graph, GraphError, parse_port_list
 from ..graph.schema import HIDDEN, MEMORY_CACHE, STREAM_CACHE, get_spec
 from ..graph.shapes import ShapeMap
@@ -243,7 +244,7 @@ class _ClassWriter:
                 continue
             if node.type == GROUP_OUTPUT:
                 result = self._results(node)
-            elif node.type == "token_input":
+            elif node.type == bt.TOKEN_INPUT:
                 self._token_input(node)
             elif node.type == GROUP:
                 self._group(node)
