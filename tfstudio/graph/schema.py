@@ -62,17 +62,8 @@ class ParamSpec:
 
     def coerce(self, value: Any) -> Any:
         """Return ``value`` converted to this parameter's type, or raise ValueError saying why."""
-        wrong_type = ValueError(f"'{self.name}' expects a {self.kind}; got {value!r}")
         if self.kind == "bool":
-            if isinstance(value, str):
-                if value.lower() in ("true", "1", "yes", "on"):
-                    return True
-                if value.lower() in ("false", "0", "no", "off"):
-                    return False
-                raise wrong_type
-            if not isinstance(value, (bool, int, float)):
-                raise wrong_type
-            return bool(value)
+            return self._coerce_bool(value)
         if self.kind == "choice":
             out = str(value)
             if out not in self.choices:
@@ -81,24 +72,42 @@ class ParamSpec:
             return out
         if self.kind not in ("int", "float"):
             if isinstance(value, (dict, list, tuple, set)):
-                raise wrong_type
+                raise self._wrong_type(value)
             return str(value)
+        return self._in_range(self._coerce_number(value))
+
+    def _wrong_type(self, value: Any) -> ValueError:
+        return ValueError(f"'{self.name}' expects a {self.kind}; got {value!r}")
+
+    def _coerce_bool(self, value: Any) -> bool:
+        if isinstance(value, str):
+            if value.lower() in ("true", "1", "yes", "on"):
+                return True
+            if value.lower() in ("false", "0", "no", "off"):
+                return False
+            raise self._wrong_type(value)
+        if not isinstance(value, (bool, int, float)):
+            raise self._wrong_type(value)
+        return bool(value)
+
+    def _coerce_number(self, value: Any) -> int | float:
         if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-            raise wrong_type
+            raise self._wrong_type(value)
         try:
             number = float(value)
         except ValueError:
-            raise wrong_type from None
+            raise self._wrong_type(value) from None
         if not math.isfinite(number):
             raise ValueError(f"'{self.name}' must be a finite number; got {value!r}")
-        if self.kind == "int":
-            if not number.is_integer():
-                raise wrong_type
-            exact = isinstance(value, int) or (isinstance(value, str)
-                                               and value.strip().lstrip("+-").isdigit())
-            out: Any = int(value) if exact else int(number)  # big ints keep every digit
-        else:
-            out = number
+        if self.kind == "float":
+            return number
+        if not number.is_integer():
+            raise self._wrong_type(value)
+        exact = isinstance(value, int) or (isinstance(value, str)
+                                           and value.strip().lstrip("+-").isdigit())
+        return int(value) if exact else int(number)  # big ints keep every digit
+
+    def _in_range(self, out: int | float) -> int | float:
         if self.minimum is not None and out < self.minimum:
             raise ValueError(f"'{self.name}' must be at least {self.minimum}; got {out}")
         if self.maximum is not None and out > self.maximum:

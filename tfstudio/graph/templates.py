@@ -29,45 +29,49 @@ def layer_graph(sublayers: Sequence[Sublayer], placement: str = "pre",
     A cross_attention sublayer reads the group's ``memory`` input."""
     if placement not in PLACEMENTS:
         raise ValueError(f"placement must be one of {', '.join(PLACEMENTS)}; got '{placement}'")
-    norm = dict(norm or {"kind": "layernorm"})
-    g = Graph()
+    layer = _LayerWriter(dict(norm or {"kind": "layernorm"}), placement)
     ports = [("x", "hidden")] + ([("memory", "memory")] if memory else [])
-    g.add_node(Node("inputs", GROUP_INPUT, {"ports": format_port_list(ports)}, (0.0, 0.0)))
+    layer.g.add_node(Node("inputs", GROUP_INPUT, {"ports": format_port_list(ports)}, (0.0, 0.0)))
     stream = ("inputs", "x")
-    x = _DX
-    names = _sublayer_names(sublayers)
-    for (block_type, params), name in zip(sublayers, names):
-        def add(node_id: str, typ: str, p: dict, dy: float = 0.0) -> str:
-            nonlocal x
-            g.add_node(Node(node_id, typ, dict(p), (x, dy)))
-            x += _DX
-            return node_id
+    for (block_type, params), name in zip(sublayers, _sublayer_names(sublayers)):
+        stream = layer.residual(stream, name, block_type, params)
+    layer.g.add_node(Node("outputs", GROUP_OUTPUT, {"ports": "y:hidden"}, (layer.x, 0.0)))
+    layer.g.add_edge(Edge(*stream, "outputs", "y"))
+    return layer.g
 
-        branch_in = stream
-        if placement in ("pre", "sandwich"):
-            n = add(f"norm_{name}", bt.NORM, norm, 90.0)
-            g.add_edge(Edge(*stream, n, "x"))
-            branch_in = (n, "y")
-        f = add(name, block_type, params, 90.0)
-        g.add_edge(Edge(*branch_in, f, "x"))
+
+class _LayerWriter:
+    """Lays out one layer's nodes left to right, wiring each residual branch."""
+
+    def __init__(self, norm: dict[str, Any], placement: str):
+        self.g, self.norm, self.placement, self.x = Graph(), norm, placement, _DX
+
+    def add(self, node_id: str, typ: str, params: dict, source: tuple[str, str] | None,
+            dy: float = 0.0) -> tuple[str, str]:
+        """Add a node fed from ``source`` at port x; its output (node, "y")."""
+        self.g.add_node(Node(node_id, typ, dict(params), (self.x, dy)))
+        self.x += _DX
+        if source is not None:
+            self.g.add_edge(Edge(*source, node_id, "x"))
+        return node_id, "y"
+
+    def residual(self, stream: tuple[str, str], name: str, block_type: str,
+                 params: dict) -> tuple[str, str]:
+        """stream + F(stream), with the norms the placement puts around F and after the sum."""
+        branch = stream
+        if self.placement in ("pre", "sandwich"):
+            branch = self.add(f"norm_{name}", bt.NORM, self.norm, branch, 90.0)
+        branch = self.add(name, block_type, params, branch, 90.0)
         if block_type == bt.CROSS_ATTENTION:
-            g.add_edge(Edge("inputs", "memory", f, "memory"))
-        branch_out = (f, "y")
-        if placement == "sandwich":
-            n = add(f"norm_{name}_out", bt.NORM, norm, 90.0)
-            g.add_edge(Edge(*branch_out, n, "x"))
-            branch_out = (n, "y")
-        a = add(f"add_{name}", bt.ADD, {})
-        g.add_edge(Edge(*stream, a, "in1"))
-        g.add_edge(Edge(*branch_out, a, "in2"))
-        stream = (a, "y")
-        if placement == "post":
-            n = add(f"norm_{name}", bt.NORM, norm)
-            g.add_edge(Edge(*stream, n, "x"))
-            stream = (n, "y")
-    g.add_node(Node("outputs", GROUP_OUTPUT, {"ports": "y:hidden"}, (x, 0.0)))
-    g.add_edge(Edge(*stream, "outputs", "y"))
-    return g
+            self.g.add_edge(Edge("inputs", "memory", name, "memory"))
+        if self.placement == "sandwich":
+            branch = self.add(f"norm_{name}_out", bt.NORM, self.norm, branch, 90.0)
+        total, _ = self.add(f"add_{name}", bt.ADD, {}, None)
+        self.g.add_edge(Edge(*stream, total, "in1"))
+        self.g.add_edge(Edge(*branch, total, "in2"))
+        if self.placement == "post":
+            return self.add(f"norm_{name}", bt.NORM, self.norm, (total, "y"))
+        return total, "y"
 
 
 def _sublayer_names(sublayers: Sequence[Sublayer]) -> list[str]:
