@@ -135,7 +135,8 @@ class _Forward:
         if value.kind == HIDDEN and not wanted:
             for region in (value.region, EARLY):  # the stream side may reuse encoder names
                 if self.free[region]:
-                    name = self.free[region].pop(0)
+                    names = self.free[region]
+                    name = names.pop(names.index("x") if "x" in names else 0)
                     for names in self.free.values():
                         if name in names:
                             names.remove(name)
@@ -312,20 +313,17 @@ class _ClassWriter:
             self.init += wrap_call(f"self.{attr} = {call.cls}", _fmt_kwargs(call.kwargs),
                                    8, comment)
             self.blocks.append((node.id, attr))
-        self._inline_fitting(args, region, node)
-        self.fw.consume(args, region)
-        texts = [a.text for a in args]
-        text = (call.expression(texts) if call.inline
-                else f"self.{attr}({', '.join(texts + extra)})")
-        self._output(node, streaming, text, pending=True)
+        def text() -> str:
+            texts = [a.text for a in args]
+            return (call.expression(texts) if call.inline
+                    else f"self.{attr}({', '.join(texts + extra)})")
 
-    def _inline_fitting(self, args: list[_Value], region: str, node) -> None:
-        """Write down the pending inputs whose inlining would push the line past the limit."""
-        budget = MAX_COLUMNS - 8 - 4 * (region == EARLY and self.top) - len(node.id) - 12
-        for arg in sorted((a for a in args if a.pending), key=lambda a: -len(a.text)):
-            if sum(len(a.text) for a in args) <= budget:
-                break
-            self.fw.name(arg)
+        # 8 columns of indent (12 inside the encoder's block), room for "name = "
+        budget = MAX_COLUMNS - 8 - 4 * (region == EARLY and self.top) - 12
+        while len(text()) > budget and any(a.pending for a in args):
+            self.fw.name(max((a for a in args if a.pending), key=lambda a: len(a.text)))
+        self.fw.consume(args, region)
+        self._output(node, streaming, text(), pending=True)
 
     def _cache_arg(self, node, call: BlockCall, streaming: bool) -> list[str]:
         if call.cache == STREAM_CACHE and streaming:
