@@ -26,28 +26,64 @@ def _app():
     return pg.mkQApp()
 
 
-def _plot(title: str, x_label: str, y_label: str):
-    import pyqtgraph as pg
-    from PySide6.QtGui import QFont
+class _Figure:
+    """A plot with its legend in a column of its own to the right, so the legend never hides
+    a curve; ``add`` draws a named item into both."""
 
-    widget = pg.PlotWidget(background="w")
-    widget.resize(WIDTH, HEIGHT)
-    plot = widget.getPlotItem()
-    plot.setTitle(f"<span style='font-size:13pt;color:#222'>{title}</span>")
-    font = QFont()
-    font.setPixelSize(13)
-    for side, label in (("left", y_label), ("bottom", x_label)):
-        axis = plot.getAxis(side)
-        axis.setTickFont(font)
-        axis.setTextPen("#333333")
-        axis.setPen("#888888")
-        axis.enableAutoSIPrefix(False)
-        plot.setLabel(side, f"<span style='font-size:12pt;color:#333'>{label}</span>")
-    plot.showGrid(x=True, y=True, alpha=0.2)
-    legend = plot.addLegend(offset=(-10, 10), labelTextColor="#222222", labelTextSize="11pt")
-    legend.setBrush(pg.mkBrush(255, 255, 255, 230))
-    legend.setPen(pg.mkPen("#bbbbbb"))
-    return widget, plot
+    def __init__(self, title: str, x_label: str, y_label: str):
+        import pyqtgraph as pg
+        from PySide6.QtGui import QFont
+
+        self.widget = pg.GraphicsLayoutWidget()
+        self.widget.setBackground("w")
+        self.widget.resize(WIDTH, HEIGHT)
+        self.plot = self.widget.addPlot(row=0, col=0, rowspan=2)
+        self.plot.setTitle(f"<span style='font-size:13pt;color:#222'>{title}</span>")
+        font = QFont()
+        font.setPixelSize(13)
+        for side, label in (("left", y_label), ("bottom", x_label)):
+            axis = self.plot.getAxis(side)
+            axis.setTickFont(font)
+            axis.setTextPen("#333333")
+            axis.setPen("#888888")
+            axis.enableAutoSIPrefix(False)
+            self.plot.setLabel(side, f"<span style='font-size:12pt;color:#333'>{label}</span>")
+        self.plot.showGrid(x=True, y=True, alpha=0.2)
+        self.legend = pg.LegendItem(labelTextColor="#222222", labelTextSize="11pt")
+        self.widget.addItem(self.legend, row=0, col=1)
+        # the legend keeps its own size at the top right; the plot takes the rest
+        grid = self.widget.ci.layout
+        grid.setColumnStretchFactor(0, 10)
+        grid.setColumnStretchFactor(1, 0)
+        grid.setRowStretchFactor(0, 0)
+        grid.setRowStretchFactor(1, 10)
+
+    def add(self, item, name: str | None = None):
+        self.plot.addItem(item)
+        if name:
+            self.legend.addItem(item, name)
+        return item
+
+    def line(self, xs, ys, name: str | None = None, **style):
+        import pyqtgraph as pg
+        return self.add(pg.PlotDataItem(list(xs), list(ys), **style), name)
+
+    def export(self, path: Path) -> Path:
+        import pyqtgraph.exporters as exporters
+        from PySide6.QtWidgets import QApplication
+
+        from PySide6.QtCore import QRectF
+
+        # never shown, so the layout is given its size by hand before it is drawn
+        self.widget.ci.setGeometry(QRectF(0, 0, WIDTH, HEIGHT))
+        QApplication.processEvents()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        exporter = exporters.ImageExporter(self.widget.ci)
+        exporter.parameters()["width"] = WIDTH
+        exporter.export(str(path))
+        self.widget.close()
+        self.widget.deleteLater()
+        return path
 
 
 def _pen(colour: str, width: float = 2.5, dashed: bool = False):
@@ -56,96 +92,79 @@ def _pen(colour: str, width: float = 2.5, dashed: bool = False):
     return pg.mkPen(colour, width=width, style=Qt.DashLine if dashed else Qt.SolidLine)
 
 
-def _export(widget, plot, path: Path) -> Path:
-    import pyqtgraph.exporters as exporters
-    from PySide6.QtWidgets import QApplication
-
-    QApplication.processEvents()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    exporter = exporters.ImageExporter(plot)
-    exporter.parameters()["width"] = WIDTH
-    exporter.export(str(path))
-    widget.close()
-    widget.deleteLater()
-    return path
-
-
 def loss_curves(path: Path, curves: dict, baselines: dict[str, float]) -> Path:
     """Training loss (thin) and validation loss (thick, dots) per variant; baselines dashed."""
     _app()
-    widget, plot = _plot("Loss during training", "step", "loss (nats/token)")
+    fig = _Figure("Loss during training", "step", "loss (nats/token)")
     last_step, highest = 1, 0.0
     for i, (name, series) in enumerate(curves.items()):
         colour = COLOURS[i % len(COLOURS)]
         if series["train"]:
             steps, losses = zip(*series["train"])
-            plot.plot(steps, _smooth(list(losses), 10), pen=_pen(colour, 1.2))
+            fig.line(steps, _smooth(list(losses), 10), pen=_pen(colour, 1.2))
             last_step = max(last_step, steps[-1])
             highest = max(highest, sorted(losses)[int(0.95 * (len(losses) - 1))])
         if series["val"]:
             steps, losses = zip(*series["val"])
-            plot.plot(steps, losses, pen=_pen(colour, 3), symbol="o", symbolSize=6,
-                      symbolBrush=colour, symbolPen=None, name=f"{name} (validation)")
-    for j, (name, value) in enumerate(baselines.items()):
-        plot.plot([0, last_step], [value, value], pen=_pen(BASELINE_COLOUR, 1.5, dashed=True),
-                  name=f"{name} counts: {value:.2f}")
+            fig.line(steps, losses, name, pen=_pen(colour, 3), symbol="o", symbolSize=6,
+                     symbolBrush=colour, symbolPen=None)
+    for name, value in baselines.items():
+        fig.line([0, last_step], [value, value], f"{name} counts: {value:.2f}",
+                 pen=_pen(BASELINE_COLOUR, 1.5, dashed=True))
     if highest:  # the first steps' loss (ln V) would flatten everything else
         top = max(highest, *baselines.values()) if baselines else highest
-        plot.setYRange(0, top * 1.08, padding=0)
-    return _export(widget, plot, path)
+        fig.plot.setYRange(0, top * 1.08, padding=0)
+    return fig.export(path)
 
 
 def loss_vs_params(path: Path, points: list[dict]) -> Path:
     """Final validation loss (mean over seeds, bar: spread) against parameter count."""
     import pyqtgraph as pg
     _app()
-    widget, plot = _plot("Validation loss against size", "parameters", "final validation loss")
+    fig = _Figure("Validation loss against size", "parameters", "final validation loss")
     for i, p in enumerate(points):
         colour = COLOURS[i % len(COLOURS)]
-        plot.plot([p["params"]], [p["loss"]], pen=None, symbol="o", symbolSize=12,
-                  symbolBrush=colour, symbolPen=None, name=p["name"])
+        fig.line([p["params"]], [p["loss"]], p["name"], pen=None, symbol="o", symbolSize=12,
+                 symbolBrush=colour, symbolPen=None)
         if p["spread"]:
-            plot.addItem(pg.ErrorBarItem(x=[p["params"]], y=[p["loss"]], height=2 * p["spread"],
-                                         beam=0, pen=_pen(colour, 2)))
+            fig.add(pg.ErrorBarItem(x=[p["params"]], y=[p["loss"]], height=2 * p["spread"],
+                                    beam=0, pen=_pen(colour, 2)))
     if points:
         xs, ys = [p["params"] for p in points], [p["loss"] for p in points]
         dx = max(max(xs) - min(xs), 0.05 * max(xs))
         dy = max(max(ys) - min(ys), 0.02 * max(ys)) + max(p["spread"] for p in points)
-        plot.setXRange(min(xs) - 0.15 * dx, max(xs) + 0.15 * dx, padding=0)
-        plot.setYRange(min(ys) - 0.4 * dy, max(ys) + 0.4 * dy, padding=0)
-    return _export(widget, plot, path)
+        fig.plot.setXRange(min(xs) - 0.15 * dx, max(xs) + 0.15 * dx, padding=0)
+        fig.plot.setYRange(min(ys) - 0.4 * dy, max(ys) + 0.4 * dy, padding=0)
+    return fig.export(path)
 
 
-def loss_vs_position(path: Path, positions: dict[str, list[float]], train_length: int,
-                     bucket_ends: list[int] = ()) -> Path:
+def loss_vs_position(path: Path, positions: dict[str, list[float]], train_length: int) -> Path:
     """Loss at each position (a moving average over a few positions) per variant, with the
     training length marked."""
     import pyqtgraph as pg
     _app()
-    widget, plot = _plot("Loss against position", "position in the sequence",
-                         "validation loss (nats/token)")
+    fig = _Figure("Loss against position", "position in the sequence",
+                  "validation loss (nats/token)")
     highest = 0.0
     for i, (name, curve) in enumerate(positions.items()):
         smooth = _smooth(curve, SMOOTHING)
-        plot.plot(list(range(len(smooth))), smooth, pen=_pen(COLOURS[i % len(COLOURS)], 2.5),
-                  name=name)
+        fig.line(range(len(smooth)), smooth, name, pen=_pen(COLOURS[i % len(COLOURS)], 2.5))
         highest = max(highest, max(smooth[1:] or smooth))
-    line = pg.InfiniteLine(pos=train_length, angle=90, pen=_pen("#444444", 2, dashed=True),
-                           label=f"trained length {train_length}",
-                           labelOpts={"position": 0.93, "color": "#222222",
-                                      "fill": (255, 255, 255, 220), "anchors": [(0, 0), (0, 0)]})
-    plot.addItem(line)
+    fig.add(pg.InfiniteLine(pos=train_length, angle=90, pen=_pen("#444444", 2, dashed=True),
+                            label=f"trained length {train_length}",
+                            labelOpts={"position": 0.95, "color": "#222222",
+                                       "fill": (255, 255, 255, 220)}))
     if highest:
-        plot.setYRange(0, highest * 1.1, padding=0)
-    return _export(widget, plot, path)
+        fig.plot.setYRange(0, highest * 1.15, padding=0)
+    return fig.export(path)
 
 
 def grad_norms(path: Path, norms: dict[str, dict[str, list]]) -> Path:
     """Per-layer gradient norm over training, one colour per layer, one line style per variant
     (log scale)."""
     _app()
-    widget, plot = _plot("Gradient norm per layer", "step", "gradient norm (log scale)")
-    plot.setLogMode(y=True)
+    fig = _Figure("Gradient norm per layer", "step", "gradient norm (log scale)")
+    fig.plot.setLogMode(y=True)
     layers = sorted({layer for series in norms.values() for layer in series}, key=_layer_order)
     for v, (name, series) in enumerate(norms.items()):
         for layer, points in series.items():
@@ -153,9 +172,9 @@ def grad_norms(path: Path, norms: dict[str, dict[str, list]]) -> Path:
                 continue
             steps, values = zip(*points)
             values = [max(x, 1e-6) for x in _smooth(list(values), 10)]
-            plot.plot(steps, values, name=f"{name}: {layer}",
-                      pen=_pen(COLOURS[layers.index(layer) % len(COLOURS)], 2, dashed=v % 2 == 1))
-    return _export(widget, plot, path)
+            fig.line(steps, values, f"{name}: {layer}",
+                     pen=_pen(COLOURS[layers.index(layer) % len(COLOURS)], 2, dashed=v % 2 == 1))
+    return fig.export(path)
 
 
 def _layer_order(name: str):
@@ -185,7 +204,7 @@ def draw_report(out: Path, data: dict, *, positions: bool = True,
         pictures["Loss curves (dashed: n-gram baselines)"] = "plots/loss_curves.png"
     if positions and data["positions"]:
         loss_vs_position(plots / "loss_vs_position.png", data["positions"],
-                         data["train_length"], data["bucket_ends"])
+                         data["train_length"])
         pictures["Loss against position"] = "plots/loss_vs_position.png"
     if norms and data["grad_norms"]:
         grad_norms(plots / "grad_norms.png", data["grad_norms"])
