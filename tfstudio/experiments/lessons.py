@@ -7,6 +7,7 @@ end on a page with a plot and two sentences on what it shows, written from the m
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -66,14 +67,30 @@ def _attention_summary(c: Comparison) -> list[str]:
         return ["KV cache and loss of each attention kind."]
     kv = {k: x.runs[0].inference.kv_bytes_measured for k, x in v.items() if x.runs[0].inference}
     loss = {k: x.val_loss for k, x in v.items()}
+    params = {k: x.params for k, x in v.items()}
+    cost = ("costs a little quality at this size" if loss["mqa"] > loss["mha"] else
+            "costs no quality here")
     return [
         f"Sharing keys and values across query heads shrinks the KV cache "
         f"{kv['mha'] // kv['mqa']}:{kv['gqa'] // kv['mqa']}:1 (MHA:GQA:MQA, measured on the "
-        f"cache tensors) and the parameters with it.",
-        f"The price is a little quality: validation loss {loss['mha']:.3f} (MHA), "
-        f"{loss['gqa']:.3f} (GQA), {loss['mqa']:.3f} (MQA), which is why large models choose "
-        "GQA, the middle ground, for serving long contexts.",
+        f"cache tensors) and the parameters with it ({params['mha']:,} / {params['gqa']:,} / "
+        f"{params['mqa']:,}).",
+        f"Validation loss {loss['mha']:.3f} (MHA), {loss['gqa']:.3f} (GQA), {loss['mqa']:.3f} "
+        f"(MQA): fewer K/V heads {cost}, which is why large models serving long contexts "
+        "choose GQA, the middle ground.",
     ]
+
+
+def _layer_spread(variant) -> float:
+    """Largest over smallest gradient norm among the layers at the last logged step."""
+    norms = variant.runs[0].layer_grad_norms
+    last = [series[-1][1] for layer, series in norms.items()
+            if layer.startswith("layers.") and series]
+    return max(last) / max(min(last), 1e-12) if last else float("nan")
+
+
+def _factor(x: float) -> str:
+    return f"x{x:.1f}" if x < 100 else f"about 10^{math.log10(x):.0f}"
 
 
 def _norm_summary(c: Comparison) -> list[str]:
@@ -81,25 +98,15 @@ def _norm_summary(c: Comparison) -> list[str]:
     if not {"pre", "post"} <= set(v):
         return ["Pre- and post-norm at a high learning rate."]
     pre, post = v["pre"], v["post"]
-
-    def spread(variant) -> float:
-        """Largest over smallest per-layer gradient norm, averaged over the logged steps."""
-        norms = variant.runs[0].layer_grad_norms
-        layers = [k for k in norms if k.startswith("layers.")]
-        if not layers:
-            return float("nan")
-        steps = len(norms[layers[0]])
-        ratios = [max(norms[k][i][1] for k in layers) / max(min(norms[k][i][1] for k in layers),
-                                                             1e-12) for i in range(steps)]
-        return sum(ratios) / len(ratios)
-
+    unigram = c.baselines.get("unigram")
+    stalls = (f" (counting single characters gives {unigram:.3f})" if unigram else "")
     return [
-        f"At lr {c.plan.config.lr:g}, pre-norm reaches a validation loss of "
-        f"{pre.val_loss:.3f} and post-norm {post.val_loss:.3f}.",
+        f"At lr {c.plan.config.lr:g}, pre-norm trains to a validation loss of "
+        f"{pre.val_loss:.3f} while post-norm ends at {post.val_loss:.3f}{stalls}.",
         f"The per-layer gradient norms show why: in post-norm every gradient passes through "
-        f"each layer's norm on its way down, so the layers' gradients differ by x"
-        f"{spread(post):.1f} on average (pre-norm: x{spread(pre):.1f}, whose residual stream "
-        "carries the gradient to every layer unchanged).",
+        f"each layer's norm on its way down and the layers' gradients end "
+        f"{_factor(_layer_spread(post))} apart, while pre-norm's residual stream carries the "
+        f"gradient to every layer unchanged ({_factor(_layer_spread(pre))} apart).",
     ]
 
 

@@ -16,6 +16,7 @@ COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8
 BASELINE_COLOUR = "#555555"
 WIDTH, HEIGHT = 1000, 560
 SMOOTHING = 8  # positions averaged in the loss-against-position curve
+FLOOR = 1e-7   # a vanished gradient (0) drawn at the bottom of a log axis
 
 
 def _app():
@@ -81,8 +82,9 @@ class _Figure:
         exporter = exporters.ImageExporter(self.widget.ci)
         exporter.parameters()["width"] = WIDTH
         exporter.export(str(path))
+        # let pyqtgraph's queued updates run while the items still exist, then drop the widget
+        QApplication.processEvents()
         self.widget.close()
-        self.widget.deleteLater()
         return path
 
 
@@ -163,15 +165,17 @@ def grad_norms(path: Path, norms: dict[str, dict[str, list]]) -> Path:
     """Per-layer gradient norm over training, one colour per layer, one line style per variant
     (log scale)."""
     _app()
-    fig = _Figure("Gradient norm per layer", "step", "gradient norm (log scale)")
+    fig = _Figure("Gradient norm per layer (log scale)", "step", "gradient norm")
     fig.plot.setLogMode(y=True)
-    layers = sorted({layer for series in norms.values() for layer in series}, key=_layer_order)
+    fig.plot.getAxis("left").setWidth(70)  # room for 10^-6 beside the label
+    layers = sorted({layer for series in norms.values() for layer in series
+                     if layer.startswith("layers.")}, key=_layer_order)
     for v, (name, series) in enumerate(norms.items()):
         for layer, points in series.items():
-            if not points:
+            if not points or layer not in layers:
                 continue
             steps, values = zip(*points)
-            values = [max(x, 1e-6) for x in _smooth(list(values), 10)]
+            values = [max(x, FLOOR) for x in _smooth(list(values), 10)]
             fig.line(steps, values, f"{name}: {layer}",
                      pen=_pen(COLOURS[layers.index(layer) % len(COLOURS)], 2, dashed=v % 2 == 1))
     return fig.export(path)
@@ -208,8 +212,8 @@ def draw_report(out: Path, data: dict, *, positions: bool = True,
         pictures["Loss against position"] = "plots/loss_vs_position.png"
     if norms and data["grad_norms"]:
         grad_norms(plots / "grad_norms.png", data["grad_norms"])
-        pictures["Gradient norm per layer (solid: first variant, dashed: second)"] = \
-            "plots/grad_norms.png"
+        pictures["Gradient norm of each layer (solid: first variant, dashed: second; the "
+                 "bottom line is a gradient of 0)"] = "plots/grad_norms.png"
     if data["params"]:
         loss_vs_params(plots / "loss_vs_params.png", data["params"])
         pictures["Validation loss against parameters"] = "plots/loss_vs_params.png"
