@@ -318,3 +318,17 @@ def test_positions_lesson_shows_the_seeds_claims(tmp_path):
     rope = b["rope"]
     assert rope[0] < rope[1] < rope[2] < rope[3]             # RoPE: worse step by step
     assert rope[1] / rope[0] < b["learned"][1] / b["learned"][0]  # gradual, not a cliff
+
+
+def test_jobs_train_seeds_as_local_processes_and_the_report_gives_their_spread(tmp_path):
+    out = tmp_path / "jobs"
+    assert main(["compare", "tiny-gpt", "--vary", "attention=mqa", "--seeds", "1,2", "--jobs",
+                 "2", "--out", str(out), *TINY[:5], "6", *TINY[6:]]) == 0
+    finals = []
+    for seed in (1, 2):
+        run = out / "runs" / "attention-mqa" / f"seed-{seed}"
+        assert RunFolder(run).config().seed == seed and (run / "train.log").exists()
+        records = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
+        finals.append([r["val_loss"] for r in records if r["kind"] == "EvalMetrics"][-1])
+    mean, spread = sum(finals) / 2, abs(finals[0] - finals[1]) / math.sqrt(2)
+    assert report_rows(out)["attention=mqa"]["final val loss"] == f"{mean:.3f} ± {spread:.3f}"

@@ -11,6 +11,8 @@ import math
 import os
 from pathlib import Path
 
+import numpy as np
+
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b",
            "#e377c2", "#7f7f7f", "#bcbd22")
 BASELINE_COLOUR = "#555555"
@@ -129,7 +131,8 @@ def loss_vs_params(path: Path, points: list[dict]) -> Path:
         fig.line([p["params"]], [p["loss"]], p["name"], pen=None, symbol="o", symbolSize=12,
                  symbolBrush=colour, symbolPen=None)
         if p["spread"]:
-            fig.add(pg.ErrorBarItem(x=[p["params"]], y=[p["loss"]], height=2 * p["spread"],
+            fig.add(pg.ErrorBarItem(x=np.array([p["params"]], dtype=float),
+                                    y=np.array([p["loss"]]), height=np.array([2 * p["spread"]]),
                                     beam=0, pen=_pen(colour, 2)))
     if points:
         xs, ys = [p["params"] for p in points], [p["loss"] for p in points]
