@@ -298,6 +298,7 @@ def test_position_interpolation_then_a_short_fine_tune_recovers_long_contexts(tm
 def test_positions_lesson_shows_the_seeds_claims(tmp_path):
     """Learned, RoPE and ALiBi at the lesson's own settings (sinusoidal, which no claim is
     about, left out to save a quarter of the time), trained at 64 tokens, evaluated to 256."""
+    from tfstudio.cli.compare import write_report
     from tfstudio.experiments import runner
     from tfstudio.experiments.lessons import LESSONS, position_buckets
     from tfstudio.experiments.results import collect
@@ -309,9 +310,11 @@ def test_positions_lesson_shows_the_seeds_claims(tmp_path):
     variants = expand(load_graph(lesson.base), varies)
     plan = runner.Plan(lesson.base, varies, [1337], config, lesson.eval_lengths,
                        [{"name": v.name, "slug": v.slug, "settings": list(v.settings)}
-                        for v in variants])
+                        for v in variants], lesson="positions")
     assert runner.train_in_process(runner.write_plan(tmp_path, plan, variants)) == []
     b = position_buckets(collect(tmp_path, with_inference=False))
+    page = write_report(tmp_path).read_text()  # the lesson's page: its title and sentences
+    assert lesson.title in page and "ALiBi keeps its loss past the training length" in page
     assert b["alibi"][3] <= 1.15 * b["alibi"][0]            # ALiBi holds to 4x the length
     assert b["learned"][1] >= 1.8 * b["learned"][0]          # learned jumps at once past 64
     assert b["learned"][1] >= 0.9 * max(b["learned"][1:])    # ... and no further: a cliff

@@ -106,8 +106,7 @@ def _plan_from_args(args):
 
 def compare(base_name: str, base, varies, seeds: list[int], config: TrainConfig,
             eval_lengths: list[int], out: Path, *, jobs: int = 1, print_only: bool = False,
-            target_loss: float | None = None, title: str = "Comparison",
-            summarise=None, norms: bool = False, prog: str = PROG) -> int:
+            target_loss: float | None = None, lesson: str = "", prog: str = PROG) -> int:
     """Build the variants, train what is missing, write the report; the exit status."""
     from ..experiments import runner
     from ..experiments.lengths import check_lengths
@@ -126,7 +125,7 @@ def compare(base_name: str, base, varies, seeds: list[int], config: TrainConfig,
             check_lengths(eval_lengths)
         plan = runner.Plan(base_name, varies, seeds, config, eval_lengths,
                            [{"name": v.name, "slug": v.slug, "settings": list(v.settings)}
-                            for v in variants])
+                            for v in variants], lesson)
         specs = runner.write_plan(out, plan, variants)
     except ValueError as exc:
         return fail(str(exc), prog)
@@ -143,19 +142,18 @@ def compare(base_name: str, base, varies, seeds: list[int], config: TrainConfig,
     for spec, message in failures:
         say(f"{prog}: {spec.variant} (seed {spec.seed}) failed: {message}")
     try:
-        path = write_report(out, target_loss=target_loss, title=title, summarise=summarise,
-                            norms=norms)
+        path = write_report(out, target_loss=target_loss)
     except ValueError as exc:
         return fail(str(exc), prog)
     print(f"report: {path}")
     return 1 if failures else 0
 
 
-def write_report(out: Path, *, target_loss: float | None = None, title: str = "Comparison",
-                 summarise=None, norms: bool = False) -> Path:
-    """Collect the finished runs in ``out``, draw the plots, write report.md/html; the HTML's
-    path."""
+def write_report(out: Path, *, target_loss: float | None = None) -> Path:
+    """Collect the finished runs in ``out``, draw the plots, write report.md/html (a lesson's
+    page with its title and sentences); the HTML's path."""
     from ..experiments import report
+    from ..experiments.lessons import LESSONS
     from ..experiments.results import collect
     from ..gui.report_plots import draw_report
 
@@ -164,7 +162,12 @@ def write_report(out: Path, *, target_loss: float | None = None, title: str = "C
     if not comparison.variants:
         raise ValueError(f"no run in {out} has finished yet; train them (tfstudio compare ... "
                          f"--out {out}, or the commands of --print-commands) first")
-    pictures = draw_report(out, report.plot_data(comparison), norms=norms)
-    summary = summarise(comparison) if summarise else []
+    lesson = LESSONS.get(comparison.plan.lesson)
+    pictures = draw_report(out, report.plot_data(comparison),
+                           norms=bool(lesson and lesson.grad_norms))
+    title = lesson.title if lesson else "Comparison"
+    summary = lesson.summarise(comparison) if lesson else []
     _, page = report.write(comparison, pictures, title, summary)
+    for sentence in summary:  # a lesson's two sentences, also on the terminal
+        print(sentence)
     return page

@@ -41,7 +41,6 @@ def run_lesson(name: str, out: Path | None = None, prog: str = PROG) -> int:
     torch.set_num_threads(1)
     start = time.perf_counter()
     status = compare(label, base, lesson.varies, [config.seed], config, lesson.eval_lengths,
-                     out, title=lesson.title, summarise=lesson.summarise,
-                     norms=lesson.grad_norms, prog=prog)
+                     out, lesson=name, prog=prog)
     print(f"lesson {name} took {time.perf_counter() - start:.0f}s", file=sys.stderr)
     return status

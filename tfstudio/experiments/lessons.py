@@ -30,7 +30,6 @@ class Lesson:
     base_edits: list[tuple[str, str]] = field(default_factory=list)  # applied to the base first
     eval_lengths: list[int] = field(default_factory=list)
     grad_norms: bool = False
-    positions_plot: bool = False
 
     def config(self, seed: int = TrainConfig.seed) -> TrainConfig:
         return TrainConfig(**{**self.training, "seed": seed})
@@ -114,7 +113,7 @@ LESSONS = {
     "positions": Lesson(
         "positions", "Lesson: positions and length extrapolation", "tiny-gpt",
         [("positions", ["learned", "sinusoidal", "rope", "alibi"])], LESSON_TRAINING,
-        _positions_summary, eval_lengths=[64, 128, 192, 256], positions_plot=True),
+        _positions_summary, eval_lengths=[64, 128, 192, 256]),
     "attention": Lesson(
         "attention", "Lesson: multi-head, grouped-query and multi-query attention", "tiny-gpt",
         [("attention", ["mha", "gqa", "mqa"])], LESSON_TRAINING, _attention_summary),

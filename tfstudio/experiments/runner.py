@@ -56,17 +56,19 @@ class Plan:
     config: TrainConfig
     eval_lengths: list[int]
     variants: list[dict]  # name, slug, settings of each variant, in order
+    lesson: str = ""      # the built-in lesson this comparison is, so its page keeps its words
 
     def to_dict(self) -> dict:
         return {"base": self.base, "vary": [[k, v] for k, v in self.varies],
                 "seeds": self.seeds, "config": self.config.to_dict(),
-                "eval_lengths": self.eval_lengths, "variants": self.variants}
+                "eval_lengths": self.eval_lengths, "variants": self.variants,
+                "lesson": self.lesson}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Plan":
         return cls(data["base"], [(k, list(v)) for k, v in data["vary"]], list(data["seeds"]),
                    TrainConfig.from_dict(data["config"]), list(data["eval_lengths"]),
-                   list(data["variants"]))
+                   list(data["variants"]), data.get("lesson", ""))
 
 
 def config_flags(config: TrainConfig) -> list[str]:
