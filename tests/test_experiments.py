@@ -255,6 +255,8 @@ def test_user_errors_are_one_line_and_exit_2(tmp_path, capsys):
               "--out", str(tmp_path / "b")],
              ["compare", "tiny-gpt", "--vary", "attention=mha"],
              ["compare", "--report", str(tmp_path)],
+             ["compare", "tiny-gpt", "--vary", "norm=post", "--tokenizer", "bpe:x", "--out",
+              str(tmp_path / "c")],
              ["eval", str(tmp_path)]]
     for argv in cases:
         assert main(argv) == 2, argv

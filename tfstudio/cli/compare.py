@@ -8,9 +8,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from ..runs import CheckpointError, RunError
 from ..runs.config import TrainConfig
 
 PROG = "tfstudio compare"
+# what bad input (a corpus, a folder, a changed graph) raises: one line, exit 2
+USER_ERRORS = (ValueError, OSError, CheckpointError, RunError)
 TRAINING_FLAGS = ("corpus", "tokenizer", "steps", "batch_size", "seq_len", "lr", "warmup_steps",
                   "device", "precision")
 
@@ -70,7 +73,7 @@ def run(args) -> int:
             print(f"report: {report_path}")
             return 0
         plan_args = _plan_from_args(args)
-    except ValueError as exc:
+    except USER_ERRORS as exc:
         return fail(str(exc))
     return compare(*plan_args, jobs=args.jobs, print_only=args.print_commands,
                    target_loss=args.target_loss)
@@ -96,10 +99,7 @@ def _plan_from_args(args):
     config = TrainConfig(**{name: getattr(args, name) for name in TRAINING_FLAGS},
                          seed=seeds[0], eval_every=max(1, args.steps // 10))
     config.check()
-    try:
-        base = load_graph(args.base)
-    except OSError as exc:
-        raise ValueError(str(exc)) from None
+    base = load_graph(args.base)
     return args.base, base, [parse_vary(v) for v in args.vary], seeds, config, lengths, \
         Path(args.out)
 
@@ -127,7 +127,7 @@ def compare(base_name: str, base, varies, seeds: list[int], config: TrainConfig,
                            [{"name": v.name, "slug": v.slug, "settings": list(v.settings)}
                             for v in variants], lesson)
         specs = runner.write_plan(out, plan, variants)
-    except ValueError as exc:
+    except USER_ERRORS as exc:
         return fail(str(exc), prog)
     if print_only:
         count = runner.print_commands(specs)
@@ -135,15 +135,18 @@ def compare(base_name: str, base, varies, seeds: list[int], config: TrainConfig,
               file=sys.stderr)
         return 0
     say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
-    if jobs > 1:
-        failures = runner.train_in_processes(specs, jobs, say)
-    else:
-        failures = runner.train_in_process(specs, say)
+    try:
+        if jobs > 1:
+            failures = runner.train_in_processes(specs, jobs, say)
+        else:
+            failures = runner.train_in_process(specs, say)
+    except USER_ERRORS as exc:  # the corpus or tokenizer cannot be used as asked
+        return fail(str(exc), prog)
     for spec, message in failures:
         say(f"{prog}: {spec.variant} (seed {spec.seed}) failed: {message}")
     try:
         path = write_report(out, target_loss=target_loss)
-    except ValueError as exc:
+    except USER_ERRORS as exc:
         return fail(str(exc), prog)
     print(f"report: {path}")
     return 1 if failures else 0

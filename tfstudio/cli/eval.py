@@ -22,6 +22,7 @@ def configure(parser) -> None:
 
 def run(args) -> int:
     from ..experiments import lengths
+    from ..runs import CheckpointError, RunError
 
     try:
         bucket_ends = [int(x) for x in args.lengths.split(",") if x.strip()] or None
@@ -33,7 +34,7 @@ def run(args) -> int:
         result = lengths.evaluate_run(args.run, bucket_ends, rope_scaling=args.rope_scaling,
                                       rope_scaling_type=args.rope_scaling_type,
                                       device=args.device)
-    except (ValueError, OSError) as exc:
+    except (ValueError, OSError, CheckpointError, RunError) as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
     path = lengths.result_path(args.run, args.rope_scaling, args.rope_scaling_type)

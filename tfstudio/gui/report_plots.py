@@ -203,12 +203,10 @@ def _smooth(values: list[float], width: int) -> list[float]:
 
 def draw_report(out: Path, data: dict, *, positions: bool = True,
                 norms: bool = False) -> dict[str, str]:
-    """Every picture of a comparison under ``out``/plots; returns {caption: relative path}."""
+    """Every picture of a comparison under ``out``/plots, the one that makes its point first
+    (loss against position, then gradient norms, when present); returns {caption: path}."""
     pictures = {}
     plots = Path(out) / "plots"
-    if data["curves"]:
-        loss_curves(plots / "loss_curves.png", data["curves"], data["baselines"])
-        pictures["Loss curves (dashed: n-gram baselines)"] = "plots/loss_curves.png"
     if positions and data["positions"]:
         loss_vs_position(plots / "loss_vs_position.png", data["positions"],
                          data["train_length"])
@@ -217,6 +215,9 @@ def draw_report(out: Path, data: dict, *, positions: bool = True,
         grad_norms(plots / "grad_norms.png", data["grad_norms"])
         pictures["Gradient norm of each layer (solid: first variant, dashed: second; the "
                  "bottom line is a gradient of 0)"] = "plots/grad_norms.png"
+    if data["curves"]:
+        loss_curves(plots / "loss_curves.png", data["curves"], data["baselines"])
+        pictures["Loss curves (dashed: n-gram baselines)"] = "plots/loss_curves.png"
     if data["params"]:
         loss_vs_params(plots / "loss_vs_params.png", data["params"])
         pictures["Validation loss against parameters"] = "plots/loss_vs_params.png"
