@@ -34,3 +34,21 @@ def test_compare_view_says_why_it_cannot_run(qtbot, tmp_path):
     qtbot.addWidget(view)
     assert not view.run()
     assert "tick at least one value" in view.status.text()
+
+
+def test_a_lesson_is_one_click_and_exports_its_page(qtbot, tmp_path, monkeypatch):
+    import dataclasses
+
+    from tfstudio.experiments.lessons import LESSONS
+
+    short = dataclasses.replace(LESSONS["attention"],
+                                training={**LESSONS["attention"].training, "steps": 10,
+                                          "eval_every": 5})
+    monkeypatch.setitem(LESSONS, "attention", short)  # the lesson itself, 10 steps long
+    view = CompareView(out_dir=tmp_path)
+    qtbot.addWidget(view)
+    with qtbot.waitSignal(view.finished, timeout=240_000):
+        view.lesson_buttons["attention"].click()
+    assert view.table.rowCount() == 3
+    page = view.export().read_text()
+    assert short.title in page and "shrinks the KV cache 4:2:1" in page

@@ -154,23 +154,12 @@ def compare(base_name: str, base, varies, seeds: list[int], config: TrainConfig,
 
 def write_report(out: Path, *, target_loss: float | None = None) -> Path:
     """Collect the finished runs in ``out``, draw the plots, write report.md/html (a lesson's
-    page with its title and sentences); the HTML's path."""
-    from ..experiments import report
-    from ..experiments.lessons import LESSONS
-    from ..experiments.results import collect
+    page with its title and sentences, which are printed too); the HTML's path."""
+    from ..experiments.report import write_page
     from ..gui.report_plots import draw_report
 
-    say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
-    comparison = collect(out, target_loss=target_loss, progress=say)
-    if not comparison.variants:
-        raise ValueError(f"no run in {out} has finished yet; train them (tfstudio compare ... "
-                         f"--out {out}, or the commands of --print-commands) first")
-    lesson = LESSONS.get(comparison.plan.lesson)
-    pictures = draw_report(out, report.plot_data(comparison),
-                           norms=bool(lesson and lesson.grad_norms))
-    title = lesson.title if lesson else "Comparison"
-    summary = lesson.summarise(comparison) if lesson else []
-    _, page = report.write(comparison, pictures, title, summary)
-    for sentence in summary:  # a lesson's two sentences, also on the terminal
+    page, summary = write_page(Path(out), draw_report, target_loss=target_loss,
+                               progress=lambda line: print(line, file=sys.stderr, flush=True))
+    for sentence in summary:
         print(sentence)
     return page

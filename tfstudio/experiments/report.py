@@ -6,7 +6,7 @@ from __future__ import annotations
 import html as html_lib
 from pathlib import Path
 
-from .results import Comparison, VariantResult
+from .results import Comparison, VariantResult, collect
 
 COLUMNS = ("variant", "seeds", "parameters", "FLOPs/token", "KV bytes/token",
            "KV at context (measured / model)", "generation tok/s", "training tok/s",
@@ -182,3 +182,22 @@ def _mean_curve(curves: list[list[tuple[int, float]]]) -> list[tuple[int, float]
     common = set.intersection(*[{s for s, _ in curve} for curve in curves])
     by_step = [dict(curve) for curve in curves]
     return [(s, sum(d[s] for d in by_step) / len(by_step)) for s in sorted(common)]
+
+
+def write_page(out: Path, draw, *, target_loss: float | None = None,
+               progress=lambda line: None) -> tuple[Path, list[str]]:
+    """Collect the finished runs in ``out``, draw the pictures with
+    ``draw(out, plot_data, norms=...) -> {caption: path}`` (the GUI layer's
+    ``report_plots.draw_report``; nothing here imports Qt) and write report.md/html; a built-in
+    lesson's folder gets its title and two sentences. Returns (the HTML page, the sentences)."""
+    from .lessons import LESSONS
+    comparison = collect(out, target_loss=target_loss, progress=progress)
+    if not comparison.variants:
+        raise ValueError(f"no run in {out} has finished yet; train them (tfstudio compare ... "
+                         f"--out {out}, or the commands of --print-commands) first")
+    lesson = LESSONS.get(comparison.plan.lesson)
+    pictures = draw(out, plot_data(comparison), norms=bool(lesson and lesson.grad_norms))
+    title = lesson.title if lesson else "Comparison"
+    summary = lesson.summarise(comparison) if lesson else []
+    _, page = write(comparison, pictures, title, summary)
+    return page, summary

@@ -22,8 +22,8 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGroupBox, QHB
 
 from ...experiments import report, runner
 from ...experiments.lengths import check_lengths
-from ...experiments.results import collect, measure, read_run
-from ...experiments.variants import SWITCHES, VariantError, expand
+from ...experiments.results import measure, read_run
+from ...experiments.variants import SWITCHES, expand
 from ...graph import Graph
 from ...runs import TrainConfig
 from .common import series_colour
@@ -49,6 +49,7 @@ class CompareView(QWidget):
         self._points: dict[str, list[tuple[int, float]]] = {}
         self._rows: dict[str, int] = {}
         self.boxes: dict[tuple[str, str], QCheckBox] = {}
+        self.lesson_buttons: dict[str, QPushButton] = {}
         self.status = QLabel("Tick the values to compare, then Run.")
         self.base_choice = QComboBox()
         self.corpus = QLineEdit("sample")
@@ -93,6 +94,14 @@ class CompareView(QWidget):
         buttons.addWidget(self.run_button)
         buttons.addWidget(self.export_button)
         buttons.addStretch(1)
+        buttons.addWidget(QLabel("Lessons:"))
+        for name in ("positions", "attention", "norm"):
+            button = QPushButton(name)
+            button.setToolTip(f"train the {name} lesson (a few minutes on a CPU); Export "
+                              "writes its page")
+            button.clicked.connect(lambda _=False, n=name: self.run_lesson(n))
+            self.lesson_buttons[name] = button
+            buttons.addWidget(button)
         self.table.setHorizontalHeaderLabels(TABLE_COLUMNS)
         self.table.verticalHeader().setVisible(False)
         legend(self.loss_plot)
@@ -127,25 +136,47 @@ class CompareView(QWidget):
 
     def run(self) -> bool:
         """Start training the ticked variants; False (with the reason shown) when it cannot."""
-        if self._thread is not None and self._thread.is_alive():
-            return False
         try:
             varies = self.varies()
             if not varies:
                 raise ValueError("tick at least one value to compare")
             lengths = [int(x) for x in self.lengths.text().split(",") if x.strip()]
-            if lengths:
-                check_lengths(lengths)
             name, base = self._base()
-            variants = expand(base, varies)
             config = TrainConfig(corpus=self.corpus.text().strip() or "sample", tokenizer="char",
                                  steps=self.steps.value(), lr=3e-3,
                                  eval_every=max(1, self.steps.value() // 10))
+        except ValueError as exc:
+            self.status.setText(f"Cannot run: {exc}")
+            return False
+        return self._start(name, base, varies, config, lengths)
+
+    def run_lesson(self, name: str) -> bool:
+        """Start built-in lesson ``name`` (positions, attention, norm): one click, and Export
+        afterwards writes its page with its plot and two sentences."""
+        from ... import load_graph
+        from ...experiments.lessons import LESSONS
+        from ...experiments.variants import apply_setting
+        lesson = LESSONS[name]
+        base = load_graph(lesson.base)
+        for key, value in lesson.base_edits:
+            base = apply_setting(base, key, value)
+        return self._start(lesson.base, base, lesson.varies, lesson.config(),
+                           lesson.eval_lengths, lesson=name)
+
+    def _start(self, name: str, base: Graph, varies, config: TrainConfig, lengths: list[int],
+               lesson: str = "") -> bool:
+        if self._thread is not None and self._thread.is_alive():
+            self.status.setText("A comparison is already training.")
+            return False
+        try:
+            if lengths:
+                check_lengths(lengths)
+            variants = expand(base, varies)
             plan = runner.Plan(name, varies, [config.seed], config, lengths,
                                [{"name": v.name, "slug": v.slug, "settings": list(v.settings)}
-                                for v in variants])
+                                for v in variants], lesson)
             specs = runner.write_plan(self.out_dir, plan, variants)
-        except (ValueError, VariantError, OSError) as exc:
+        except (ValueError, OSError) as exc:
             self.status.setText(f"Cannot run: {exc}")
             return False
         self._reset([v.name for v in variants])
@@ -235,16 +266,12 @@ class CompareView(QWidget):
 
     # ------------------------------------------------------------------ export
     def export(self) -> Path | None:
-        """Write report.md and report.html (with PNG plots) into the comparison folder; the
-        HTML page's path, or None (with the reason shown)."""
+        """Write report.md and report.html (with PNG plots) into the comparison folder, as
+        ``tfstudio compare`` does; the HTML page's path, or None (with the reason shown)."""
         from ..report_plots import draw_report
         try:
-            comparison = collect(self.out_dir)
-            if not comparison.variants:
-                raise ValueError("no variant has finished training yet")
-            pictures = draw_report(self.out_dir, report.plot_data(comparison))
-            _, page = report.write(comparison, pictures)
-        except (ValueError, OSError) as exc:
+            page, _ = report.write_page(self.out_dir, draw_report)
+        except (ValueError, OSError, RuntimeError) as exc:
             self.status.setText(f"Cannot export: {exc}")
             return None
         self.status.setText(f"Report written: {page}")
