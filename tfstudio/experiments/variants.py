@@ -17,7 +17,7 @@ from ..graph.schema import get_spec
 from ..graph.switches import (ATTENTION_KINDS, POSITIONAL_SCHEMES, gqa_kv_heads,
                               set_attention_kind, set_ffn_kind, set_positional_scheme)
 
-FFN_CHOICES = {"dense": "ffn", "ffn": "ffn", "moe": "moe"}
+FFN_CHOICES = {"dense": "ffn", "moe": "moe"}  # the names -> the switch's
 SWITCHES = {
     "attention": ATTENTION_KINDS,
     "norm": PLACEMENTS,

@@ -17,8 +17,8 @@ from pathlib import Path
 import pyqtgraph as pg
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGroupBox, QHBoxLayout,
-                               QLabel, QLineEdit, QPushButton, QSpinBox, QTableWidget,
-                               QTableWidgetItem, QVBoxLayout, QWidget)
+                               QHeaderView, QLabel, QLineEdit, QPushButton, QSpinBox,
+                               QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from ...experiments import report, runner
 from ...experiments.lengths import check_lengths
@@ -104,6 +104,7 @@ class CompareView(QWidget):
             buttons.addWidget(button)
         self.table.setHorizontalHeaderLabels(TABLE_COLUMNS)
         self.table.verticalHeader().setVisible(False)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
         legend(self.loss_plot)
         legend(self.position_plot)
         layout = QVBoxLayout(self)
