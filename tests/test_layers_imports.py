@@ -20,11 +20,13 @@ ALLOWED = {
     "export": {"export", "runs", "data", "compiler", "nn", "blocks", "graph"} | ROOT,
     "probes": {"probes", "runs", "data", "compiler", "nn", "blocks", "graph"} | ROOT,
     "train": {"train", "probes", "runs", "data", "compiler", "nn", "blocks", "graph"} | ROOT,
-    "gui": {"gui", "train", "probes", "export", "runs", "data", "compiler", "nn", "blocks",
-            "graph"} | ROOT,
+    "experiments": {"experiments", "train", "probes", "runs", "data", "compiler", "nn", "blocks",
+                    "graph"} | ROOT,
+    "gui": {"gui", "experiments", "train", "probes", "export", "runs", "data", "compiler", "nn",
+            "blocks", "graph"} | ROOT,
     # the command line sits on top: every sub-command may use any layer
-    "cli": {"cli", "gui", "train", "probes", "export", "runs", "data", "compiler", "nn", "blocks",
-            "graph"} | ROOT,
+    "cli": {"cli", "gui", "experiments", "train", "probes", "export", "runs", "data", "compiler",
+            "nn", "blocks", "graph"} | ROOT,
 }
 
 

@@ -21,6 +21,9 @@ COMMANDS = {
     "generate": ("tfstudio.cli.generate", "sample text from a trained run"),
     "export": ("tfstudio.cli.export", "export a run (Hugging Face, PyTorch, ONNX)"),
     "import-hf": ("tfstudio.cli.import_hf", "turn a local Hugging Face checkpoint into a run"),
+    "compare": ("tfstudio.cli.compare", "train variants of a graph side by side and report"),
+    "eval": ("tfstudio.cli.eval", "loss per position bucket of a run (length extrapolation)"),
+    "lesson": ("tfstudio.cli.lesson", "run a built-in lesson: positions, attention or norm"),
 }
 
 

@@ -1,0 +1,50 @@
+"""``tfstudio eval RUN [--lengths 64,128,256,512] [--rope-scaling F] [--rope-scaling-type
+linear|ntk]``: loss per position bucket on the run's validation split, printed and saved as
+RUN/lengths.json (with the per-position curve), to see how far past its training length a model
+keeps working."""
+from __future__ import annotations
+
+import sys
+
+PROG = "tfstudio eval"
+
+
+def configure(parser) -> None:
+    parser.add_argument("run", help="a run folder (from tfstudio train)")
+    parser.add_argument("--lengths", default="",
+                        help="bucket ends, e.g. 64,128,256,512 (default: 1-4 training lengths)")
+    parser.add_argument("--rope-scaling", type=float, default=1.0,
+                        help="scale RoPE positions by this factor (no training), e.g. 4")
+    parser.add_argument("--rope-scaling-type", choices=("linear", "ntk"), default="linear",
+                        help="linear (position interpolation) or ntk (stretch the base)")
+    parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or mps")
+
+
+def run(args) -> int:
+    from ..experiments import lengths
+    from ..runs import CheckpointError, RunError
+
+    try:
+        bucket_ends = [int(x) for x in args.lengths.split(",") if x.strip()] or None
+    except ValueError:
+        print(f"{PROG}: --lengths takes comma-separated whole numbers such as 64,128,256; got "
+              f"'{args.lengths}'", file=sys.stderr)
+        return 2
+    try:
+        result = lengths.evaluate_run(args.run, bucket_ends, rope_scaling=args.rope_scaling,
+                                      rope_scaling_type=args.rope_scaling_type,
+                                      device=args.device)
+    except (ValueError, OSError, CheckpointError, RunError) as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 2
+    path = lengths.result_path(args.run, args.rope_scaling, args.rope_scaling_type)
+    lengths.save(result, path)
+    scaled = (f", RoPE scaled x{args.rope_scaling:g} ({args.rope_scaling_type})"
+              if args.rope_scaling != 1.0 else "")
+    print(f"loss by position, trained on {result.train_length} tokens{scaled} "
+          f"({result.windows} validation windows):")
+    for name, loss in zip(result.bucket_names(), result.buckets):
+        text = f"{loss:.3f}" if loss is not None else f"cannot go past {result.limit}"
+        print(f"  positions {name:>11}: {text}")
+    print(f"saved {path}")
+    return 0
