@@ -273,6 +273,22 @@ def test_rope_scaling_sets_only_rope_attention():
         apply_rope_scaling(load_graph("tiny-gpt"), 2.0)
     with pytest.raises(ValueError, match="at least 1"):
         apply_rope_scaling(graph, 0.5)
+    ntk = apply_rope_scaling(graph, 2.0, "ntk")
+    assert param_diff(graph, ntk) == {(("layers",), "attn", "rope_scaling"): (None, 2.0),
+                                      (("layers",), "attn", "rope_scaling_type"): (None, "ntk")}
+
+
+def test_train_extends_a_run_with_rope_scaling_from_the_command_line(tmp_path):
+    from tfstudio.cli import main
+    tiny = ["--corpus", "sample:small", "--tokenizer", "char", "--steps", "2", "--batch-size",
+            "2", "--eval-every", "0", "--warmup-steps", "1"]
+    short, long = tmp_path / "short", tmp_path / "long"
+    assert main(["train", "tiny-llama", "--seq-len", "16", "--out", str(short), *tiny]) == 0
+    assert main(["train", str(short / "graph.json"), "--init-from", str(short), "--seq-len",
+                 "32", "--rope-scaling", "2", "--rope-scaling-type", "ntk", "--out", str(long),
+                 *tiny]) == 0
+    attn = RunFolder(long).graph().node("layers").subgraph.node("attn")
+    assert attn.params["rope_scaling"] == 2.0 and attn.params["rope_scaling_type"] == "ntk"
 
 
 def test_position_interpolation_then_a_short_fine_tune_recovers_long_contexts(tmp_path):

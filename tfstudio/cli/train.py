@@ -76,6 +76,13 @@ def configure(parser) -> None:
     parser.add_argument("--errors", choices=("strict", "replace"), default="strict",
                         help="what to do with invalid UTF-8 in corpus files: strict stops and "
                              "names the file, replace reads it as U+FFFD")
+    parser.add_argument("--rope-scaling", type=float, default=1.0,
+                        help="stretch RoPE positions by this factor before training (position "
+                             "interpolation), e.g. 4 with --init-from and a 4x --seq-len; "
+                             "default 1: as the graph says")
+    parser.add_argument("--rope-scaling-type", choices=("linear", "ntk"), default="linear",
+                        help="how --rope-scaling stretches: linear divides the positions, ntk "
+                             "raises RoPE's base instead (default linear)")
     defaults = TrainConfig()
     for f in fields(TrainConfig):
         if f.name == "corpus_errors":  # offered as --errors above
@@ -142,6 +149,9 @@ def run(args) -> int:
     try:
         config.check()
         graph = load_graph(args.graph)
+        if args.rope_scaling != 1.0 or args.rope_scaling_type != "linear":
+            from ..experiments.scaling import apply_rope_scaling
+            graph = apply_rope_scaling(graph, args.rope_scaling, args.rope_scaling_type)
         tokenizer = corpus = None
         starts_from_run = bool(config.init_from) and (
             Path(config.init_from) / "tokenizer.json").exists()

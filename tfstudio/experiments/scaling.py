@@ -7,29 +7,25 @@ stretches the frequency base instead, keeping the fast-turning pairs nearly as t
 from __future__ import annotations
 
 from ..graph import Graph
-from ..graph.schema import get_spec
+from ..graph import block_types as bt
 
 SCALING_TYPES = ("linear", "ntk")
 
 
 def rope_attention_nodes(graph: Graph) -> list:
     return [node for _, node in graph.walk()
-            if node.type == "attention" and node.param("position") == "rope"]
+            if node.type == bt.ATTENTION and node.param("position") == "rope"]
 
 
 def apply_rope_scaling(graph: Graph, factor: float, kind: str = "linear") -> Graph:
     """A copy of ``graph`` whose RoPE attention blocks scale positions by ``factor``
     (``kind``: linear or ntk). ValueError when the graph has no RoPE attention, the factor is
-    below 1, or the kind is unknown or not offered by this version's attention block."""
+    below 1, or the kind is unknown."""
     if kind not in SCALING_TYPES:
         raise ValueError(f"RoPE scaling type must be linear or ntk; got '{kind}'")
     if not factor >= 1.0:
         raise ValueError(f"the RoPE scaling factor must be at least 1 (1 = as trained); "
                          f"got {factor:g}")
-    params = {p.name for p in get_spec("attention").params}
-    if kind != "linear" and "rope_scaling_type" not in params:
-        raise ValueError(f"{kind} RoPE scaling is not available in this version (the attention "
-                         "block has no rope_scaling_type); use --rope-scaling-type linear")
     out = graph.clone()
     nodes = rope_attention_nodes(out)
     if not nodes:
@@ -38,6 +34,6 @@ def apply_rope_scaling(graph: Graph, factor: float, kind: str = "linear") -> Gra
                          "--rope-scaling")
     for node in nodes:
         node.params["rope_scaling"] = float(factor)
-        if "rope_scaling_type" in params:
+        if node.param("rope_scaling_type") != kind:
             node.params["rope_scaling_type"] = kind
     return out

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from ..graph import Graph, Node
+from ..graph import block_types as bt
 from ..graph.placement import PLACEMENTS, residual_structure, rewrite_placement
 from ..graph.schema import get_spec
 from ..graph.switches import (ATTENTION_KINDS, POSITIONAL_SCHEMES, gqa_kv_heads,
@@ -114,7 +115,7 @@ def _rewrite_groups(graph: Graph, edit) -> int:
 
 
 def _attention(graph: Graph, kind: str) -> Graph:
-    if not _nodes(graph, "attention", "cross_attention"):
+    if not _nodes(graph, bt.ATTENTION, bt.CROSS_ATTENTION):
         raise VariantError("attention=... needs attention blocks; this graph has none")
     return _layers(graph, lambda layer: set_attention_kind(layer, kind))
 
@@ -180,7 +181,7 @@ def set_parameter(graph: Graph, path: str, text: str) -> Graph:
             value = spec.param(param).coerce(text)
         except (TypeError, ValueError) as exc:
             raise VariantError(f"--vary {path}={text}: {exc}") from None
-    if param == "heads" and node.type in ("attention", "cross_attention"):
+    if param == "heads" and node.type in (bt.ATTENTION, bt.CROSS_ATTENTION):
         node.params["kv_heads"] = _same_kind_kv(node, int(value))
     node.params[param] = value
     return out
