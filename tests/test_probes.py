@@ -133,6 +133,17 @@ def test_rope_scaling_slows_the_rotation(tokenizer):
                                rtol=1e-5)
 
 
+def test_ntk_scaling_raises_the_base_the_probe_draws(tokenizer):
+    def ntk(g):
+        attn_node(g).params.update(rope_scaling=4.0, rope_scaling_type="ntk")
+
+    model = model_of("tiny-llama", tokenizer, ntk)
+    d = model.layers[0].attn.head_dim
+    base = 10000.0 * 4.0 ** (d / (d - 2))  # NTK-aware: base' = base * s^(d / (d - 2))
+    w = np.array([base ** (-2 * i / d) for i in range(d // 2)])
+    np.testing.assert_allclose(position_data(model, 8)["rope"]["frequencies"], w, rtol=1e-5)
+
+
 # ---------------------------------------------------------------------------- attention
 def _rotate(x: torch.Tensor, base: float) -> torch.Tensor:
     """RoPE written out: pair (x_2k, x_2k+1) at position p turns by p * base^(-2k/d)."""

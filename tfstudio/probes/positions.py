@@ -68,7 +68,7 @@ def rope_score(module, q, k, m: int, n: int) -> float:
 
     def rotate(v, pos: int):
         cos, sin = rope_angles(torch.tensor([pos]), module.head_dim, module.rope_base,
-                               module.rope_scaling)
+                               module.rope_scaling, module.rope_scaling_type)
         return apply_rope(v.float().view(1, 1, 1, -1), cos, sin).view(-1)
 
     return float(rotate(q, m) @ rotate(k, n))
@@ -81,16 +81,19 @@ def _rope(module, length: int) -> dict:
 
     hd = module.head_dim
     positions = torch.arange(length)
-    cos, sin = rope_angles(positions, hd, module.rope_base, module.rope_scaling)
+    cos, sin = rope_angles(positions, hd, module.rope_base, module.rope_scaling,
+                           module.rope_scaling_type)
     ones = torch.ones(1, 1, length, hd)
     rotated = apply_rope(ones, cos, sin)[0, 0]                        # [L, hd]
     similarity = (rotated @ rotated.T) / hd
-    # rope_angles gives cos/sin of pos * w_k / scaling; at position 1 that angle is the rate
-    cos1, sin1 = rope_angles(torch.tensor([1]), hd, module.rope_base, module.rope_scaling)
+    # rope_angles gives cos/sin of pos * w_k (as scaled); at position 1 that angle is the rate
+    cos1, sin1 = rope_angles(torch.tensor([1]), hd, module.rope_base, module.rope_scaling,
+                             module.rope_scaling_type)
     frequencies = torch.atan2(sin1, cos1)[0]
     return {"frequencies": frequencies.numpy().copy(), "offsets": np.arange(length),
             "scores": similarity[:, 0].numpy().copy(), "similarity": similarity.numpy().copy(),
-            "base": float(module.rope_base), "scaling": float(module.rope_scaling)}
+            "base": float(module.rope_base), "scaling": float(module.rope_scaling),
+            "scaling_type": module.rope_scaling_type}
 
 
 def _alibi(module, length: int) -> dict:
