@@ -9,7 +9,8 @@ from functools import partial
 from pathlib import Path
 
 from .graph import Graph, GraphFileError, load_graph_file, save_graph
-from .graph.templates import encoder_decoder, recurrent_lm, transformer_lm
+from .graph.templates import (ModelBuilder, encoder_decoder, layer_graph, recurrent_lm,
+                              transformer_lm)
 
 PRESET_DIR = Path(__file__).resolve().parent.parent / "resources" / "presets"
 DEFAULT_PRESET = "tiny-gpt"
@@ -158,6 +159,36 @@ DEFINITIONS.update({
         recurrent_lm, name="tiny-lstm", description="A 1-layer LSTM LM, 64 wide.",
         vocab=256, d_model=64, hidden=64, layers=1, cell="lstm", context=64),
 })
+
+
+
+
+def attention_only_lm(*, name: str, description: str, vocab: int, d_model: int, layers: int,
+                      heads: int, position: str, context: int) -> Graph:
+    """A decoder of attention layers alone (no feed-forward): the setting in which induction
+    heads were first described (Elhage et al. 2021, Olsson et al. 2022)."""
+    b = ModelBuilder({"name": name, "description": description, "family": "decoder",
+                      "context_length": context})
+    ids = b.add("tokens", "token_input", {"role": "tokens"})
+    embed = b.add("embed", "token_embedding", {"vocab_size": vocab, "d_model": d_model},
+                  [(ids, "ids", "ids")])
+    attn = {"heads": heads, "kv_heads": heads, "causal": True, "bias": False,
+            "position": position}
+    b.add("layers", "group", {"repeat": layers}, [(embed, "y", "x")],
+          layer_graph([("attention", attn)], "pre", {"kind": "layernorm"}),
+          title="attention-only layer")
+    norm = b.add("final_norm", "norm", {"kind": "layernorm"}, [("layers", "y", "x")])
+    b.add("head", "lm_head", {"vocab_size": vocab, "tie": False}, [(norm, "y", "x")])
+    return b.graph
+
+
+DEFINITIONS["tiny-induction"] = partial(
+    attention_only_lm, name="tiny-induction",
+    description="A 2-layer attention-only decoder with RoPE, in which an induction head forms "
+                "within a few hundred steps of task:induction on a CPU: a layer-0 head attends "
+                "to the previous token, a layer-1 head to the token after the current one's "
+                "earlier occurrence (see `tfstudio explain`).",
+    vocab=256, d_model=64, layers=2, heads=4, position="rope", context=64)
 
 
 class PresetNotFound(GraphFileError):
