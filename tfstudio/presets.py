@@ -164,14 +164,20 @@ DEFINITIONS.update({
 
 
 def attention_only_lm(*, name: str, description: str, vocab: int, d_model: int, layers: int,
-                      heads: int, position: str, context: int) -> Graph:
+                      heads: int, position: str, context: int, pos_scheme: str = "none"
+                      ) -> Graph:
     """A decoder of attention layers alone (no feed-forward): the setting in which induction
-    heads were first described (Elhage et al. 2021, Olsson et al. 2022)."""
+    heads were first described (Elhage et al. 2021, Olsson et al. 2022). ``position`` is the
+    attention's (none, rope, alibi); ``pos_scheme`` an added position table (none, learned,
+    sinusoidal)."""
     b = ModelBuilder({"name": name, "description": description, "family": "decoder",
                       "context_length": context})
     ids = b.add("tokens", "token_input", {"role": "tokens"})
     embed = b.add("embed", "token_embedding", {"vocab_size": vocab, "d_model": d_model},
                   [(ids, "ids", "ids")])
+    if pos_scheme != "none":
+        embed = b.add("pos", "positional_encoding", {"scheme": pos_scheme, "max_len": context},
+                      [(embed, "y", "x")])
     attn = {"heads": heads, "kv_heads": heads, "causal": True, "bias": False,
             "position": position}
     b.add("layers", "group", {"repeat": layers}, [(embed, "y", "x")],

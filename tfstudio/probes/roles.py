@@ -80,37 +80,39 @@ def repeated_sequence(pool: list[int], length: int, seed: int = 0) -> list[int]:
     pool = list(dict.fromkeys(int(t) for t in pool))
     if not pool:
         raise ValueError("the token pool for the head scores is empty")
-    replace = len(pool) < length
-    half = rng.choice(len(pool), size=length, replace=replace)
+    if length < 2:
+        raise ValueError(f"the repeated sequence needs at least 2 tokens per half; got {length}")
+    half = rng.choice(len(pool), size=length, replace=len(pool) < length)
     first = [pool[i] for i in half]
     return first + first
 
 
-def scores_from_weights(weights: np.ndarray, half: int) -> dict[str, np.ndarray]:
-    """Both scores of every head from attention ``weights`` [heads, T, T] on a sequence whose
-    second ``T - half`` tokens repeat its first ``half``."""
-    heads, T, _ = weights.shape
-    rows = np.arange(1, T)
+def scores_from_weights(weights: np.ndarray, half: int, start: int = 0
+                        ) -> dict[str, np.ndarray]:
+    """Both scores of every head from attention ``weights`` [heads, T, T] on a sequence of
+    ``start`` prefix tokens, then ``half`` tokens, then those ``half`` tokens again."""
+    T = weights.shape[-1]
+    rows = np.arange(start + 1, T)
     previous = weights[:, rows, rows - 1].mean(axis=1)
-    rows = np.arange(half, T)
+    rows = np.arange(start + half, T)
     induction = weights[:, rows, rows - half + 1].mean(axis=1)
     return {"previous_token": previous.astype(np.float64),
             "induction": induction.astype(np.float64)}
 
 
-def head_scores(model, pool: list[int], length: int = 20, seed: int = 0
-                ) -> dict[str, dict[str, np.ndarray]]:
+def head_scores(model, pool: list[int], length: int = 20, seed: int = 0,
+                prefix: list[int] = ()) -> dict[str, dict[str, np.ndarray]]:
     """{"layers.0.attn": {"previous_token": [H], "induction": [H]}} for every self-attention
-    block reading the decoded stream, on a repeated random sequence of 2 x ``length`` tokens
-    drawn from ``pool`` (token ids the model knows, such as the letters it was trained on).
-    An encoder-decoder reads the sequence as source and target; cross-attention and models
-    without attention give no entries."""
+    block reading the decoded stream, on ``prefix`` (a BOS token, say) and a repeated random
+    sequence of 2 x ``length`` tokens drawn from ``pool`` (token ids the model knows, such as
+    the letters it was trained on). An encoder-decoder reads the sequence as source and
+    target; cross-attention and models without attention give no entries."""
     import torch
 
     from .attention import attention_maps
     from .inputs import ProbeInputs
 
-    ids = repeated_sequence(pool, length, seed)
+    ids = [int(t) for t in prefix] + repeated_sequence(pool, length, seed)
     device = next(model.parameters()).device
     row = torch.tensor([ids], dtype=torch.long, device=device)
     roles = list(model.input_roles)
@@ -120,5 +122,5 @@ def head_scores(model, pool: list[int], length: int = 20, seed: int = 0
     for name, amap in attention_maps(model, inputs).items():
         if amap.cross or amap.weights.shape[-1] != len(ids):
             continue
-        out[name] = scores_from_weights(amap.weights, length)
+        out[name] = scores_from_weights(amap.weights, length, len(prefix))
     return out
