@@ -12,7 +12,7 @@ from tfstudio.compiler import compile_graph
 from tfstudio.data import build_tokenizer
 from tfstudio.presets import load_preset
 from tfstudio.probes import probe_inputs
-from tfstudio.probes.walk import filtered_probabilities, walk
+from tfstudio.probes.walk import filtered_probabilities, forward_walk as walk
 from tfstudio.train.pipeline import fit_graph_to_tokenizer
 from tfstudio.train.sampling import apply_filters
 

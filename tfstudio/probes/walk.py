@@ -129,8 +129,9 @@ class CallRecorder:
 
 
 # ---------------------------------------------------------------------------- the walk
-def walk(model, inputs, *, position: int = -1, head: int = 0, layer: int | None = None,
-         temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0) -> Walk:
+def forward_walk(model, inputs, *, position: int = -1, head: int = 0,
+                 layer: int | None = None, temperature: float = 1.0, top_k: int = 0,
+                 top_p: float = 1.0) -> Walk:
     """Every step of ``model`` on ``inputs`` (a :class:`~tfstudio.probes.ProbeInputs`).
 
     ``head`` is the head whose attention is opened up (in every attention block, or only in
