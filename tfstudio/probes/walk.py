@@ -23,7 +23,7 @@ so the walk cannot drift from the model it explains.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -353,18 +353,21 @@ class _BlockOpener:
 
         m, x = call.module, call.args[0][0]
         label = f"{name}: {prefix}"
+        up_b = " + b" if m.up.bias is not None else ""
+        down_b = " + b" if m.down.bias is not None else ""
         h = x @ m.up.weight.T + (m.up.bias if m.up.bias is not None else 0)
         steps = []
         if m.gated:
             gate, up = h.split(m.d_ff, dim=-1)
             act = GATES[m.activation](gate)
             h = act * up
-            steps += [Step(f"{label}up projection", "u = x W_up", _np(up), name, "feed_forward"),
+            steps += [Step(f"{label}up projection", f"u = x W_up{up_b}", _np(up), name,
+                           "feed_forward"),
                       Step(f"{label}gate", f"g = {_GATE_NAMES[m.activation]}(x W_gate)",
                            _np(act), name, "feed_forward"),
                       Step(f"{label}gated", "h = g * u", _np(h), name, "feed_forward")]
         else:
-            steps.append(Step(f"{label}up projection", "u = x W_up + b", _np(h), name,
+            steps.append(Step(f"{label}up projection", f"u = x W_up{up_b}", _np(h), name,
                               "feed_forward"))
             h = ACTIVATIONS[m.activation](h)
             steps.append(Step(f"{label}activation", f"h = {m.activation}(u)", _np(h), name,
@@ -372,7 +375,7 @@ class _BlockOpener:
         y = h @ m.down.weight.T + (m.down.bias if m.down.bias is not None else 0)
         if not prefix:
             check(y, call.output[0], name)
-        steps.append(Step(f"{label}down projection", "y = h W_down + b", _np(y), name,
+        steps.append(Step(f"{label}down projection", f"y = h W_down{down_b}", _np(y), name,
                           "feed_forward"))
         return steps
 

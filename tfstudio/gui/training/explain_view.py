@@ -305,7 +305,9 @@ class ExplainView(QWidget):
         if effect is None:
             self.ablation_report.setText("Nothing is switched off.")
             return
-        top = lambda tops: ", ".join(f"{display_token(t)} {p:.3f}" for t, p in tops)  # noqa
+        def top(tops) -> str:
+            return ", ".join(f"{display_token(t)} {p:.3f}" for t, p in tops)
+
         self.ablation_report.setText(
             f"Switched off: {', '.join(effect.targets)}. Loss on the text "
             f"{effect.loss_before:.4f} → {effect.loss_after:.4f}; KL at position "
