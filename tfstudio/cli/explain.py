@@ -308,12 +308,18 @@ def _lens_table(lens: dict, width: int = 12) -> list[str]:
     tokens = lens["tokens"][-width:]
     start = len(lens["tokens"]) - len(tokens)
     label = max(len(s) for s in lens["layers"]) + 2
-    lines = [" " * label + "".join(f"{t!r:>11}" for t in tokens)]
+    lines = [" " * label + "".join(f"{_short(t):>12}" for t in tokens)]
     for row, name in enumerate(lens["layers"]):
-        cells = [f"{lens['top_tokens'][row][p][0]!r:>6} {lens['top_probs'][row][p][0]:.2f}"
+        cells = [f"{_short(lens['top_tokens'][row][p][0])} {lens['top_probs'][row][p][0]:.2f}"
                  for p in range(start, len(lens["tokens"]))]
-        lines.append(name.ljust(label) + "".join(f"{c:>11}" for c in cells))
+        lines.append(name.ljust(label) + "".join(f"{c:>12}" for c in cells))
     return lines
+
+
+def _short(token: str, width: int = 7) -> str:
+    """A token's repr, cut to fit a table cell."""
+    text = repr(token)
+    return text if len(text) <= width else text[:width - 1] + "…"
 
 
 def _embedding_lines(e: dict) -> list[str]:

@@ -54,8 +54,10 @@ def _module_of(model, target: Target):
     module = found.get(target.block)
     branches = [n for n, m in found.items() if getattr(m, "residual_branch", False)]
     if module is None or not getattr(module, "residual_branch", False):
+        choice = (f"choose one of {', '.join(branches)}" if branches else
+                  "this model has none to switch off (a recurrent model has no sublayers)")
         raise ValueError(f"{target.block!r} is not an attention, feed-forward or MoE block of "
-                         f"this model; choose one of {', '.join(branches)}")
+                         f"this model; {choice}")
     if target.kind == "head":
         if not isinstance(module, (blocks.SelfAttention, blocks.CrossAttention)):
             raise ValueError(f"{target.block} is not attention, so it has no heads")
