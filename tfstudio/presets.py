@@ -9,7 +9,8 @@ from functools import partial
 from pathlib import Path
 
 from .graph import Graph, GraphFileError, load_graph_file, save_graph
-from .graph.templates import encoder_decoder, recurrent_lm, transformer_lm
+from .graph.templates import (ModelBuilder, encoder_decoder, layer_graph, recurrent_lm,
+                              transformer_lm)
 
 PRESET_DIR = Path(__file__).resolve().parent.parent / "resources" / "presets"
 DEFAULT_PRESET = "tiny-gpt"
@@ -164,6 +165,48 @@ DEFINITIONS.update({
         recurrent_lm, name="tiny-lstm", description="A 1-layer LSTM LM, 64 wide.",
         vocab=256, d_model=64, hidden=64, layers=1, cell="lstm", context=64),
 })
+
+
+
+
+def attention_only_lm(*, name: str, description: str, vocab: int, d_model: int, layers: int,
+                      heads: int, position: str, context: int, pos_scheme: str = "none"
+                      ) -> Graph:
+    """A decoder of attention layers alone (no feed-forward): the setting in which induction
+    heads were first described (Elhage et al. 2021, Olsson et al. 2022). ``position`` is the
+    attention's (none, rope, alibi); ``pos_scheme`` an added position table (none, learned,
+    sinusoidal)."""
+    b = ModelBuilder({"name": name, "description": description, "family": "decoder",
+                      "context_length": context})
+    ids = b.add("tokens", "token_input", {"role": "tokens"})
+    embed = b.add("embed", "token_embedding", {"vocab_size": vocab, "d_model": d_model},
+                  [(ids, "ids", "ids")])
+    if pos_scheme != "none":
+        embed = b.add("pos", "positional_encoding", {"scheme": pos_scheme, "max_len": context},
+                      [(embed, "y", "x")])
+    attn = {"heads": heads, "kv_heads": heads, "causal": True, "bias": False,
+            "position": position}
+    b.add("layers", "group", {"repeat": layers}, [(embed, "y", "x")],
+          layer_graph([("attention", attn)], "pre", {"kind": "layernorm"}),
+          title="attention-only layer")
+    norm = b.add("final_norm", "norm", {"kind": "layernorm"}, [("layers", "y", "x")])
+    b.add("head", "lm_head", {"vocab_size": vocab, "tie": False}, [(norm, "y", "x")])
+    return b.graph
+
+
+# The recipe that forms its induction head (measured; see tests/test_probes_heads.py): 52 letters
+# so a string rarely repeats a letter, lengths 8-24 so no fixed offset finds the earlier copy.
+INDUCTION_CORPUS = ("task:induction:min_len=8,max_len=24,"
+                    "letters=abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+DEFINITIONS["tiny-induction"] = partial(
+    attention_only_lm, name="tiny-induction",
+    description="A 2-layer attention-only decoder (2 heads per layer, ALiBi) in which an "
+                "induction head forms on a CPU: train it with --corpus " + INDUCTION_CORPUS
+                + " --batch-size 64 --lr 1e-3 --steps 1000 (or 2000), then `tfstudio explain` "
+                "shows a layer-1 head attending to the token after the current one's earlier "
+                "occurrence.",
+    vocab=256, d_model=64, layers=2, heads=2, position="alibi", context=64)
 
 
 class PresetNotFound(GraphFileError):

@@ -19,6 +19,7 @@ COMMANDS = {
     "inspect": ("tfstudio.cli.inspect", "validate a graph and print shapes and costs"),
     "train": ("tfstudio.cli.train", "train a graph on a corpus"),
     "generate": ("tfstudio.cli.generate", "sample text from a trained run"),
+    "explain": ("tfstudio.cli.explain", "step through a model's forward pass on a text"),
     "export": ("tfstudio.cli.export", "export a run (Hugging Face, PyTorch, ONNX)"),
     "import-hf": ("tfstudio.cli.import_hf", "turn a local Hugging Face checkpoint into a run"),
     "compare": ("tfstudio.cli.compare", "train variants of a graph side by side and report"),

@@ -1,0 +1,90 @@
+"""The Explain view, driven as a user would (offscreen): type a text, pick a token, a layer and
+a head, switch a head off; the cards show the model's real numbers and a bad choice is shown,
+not raised."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+from PySide6.QtCore import Qt
+
+from tfstudio.compiler import compile_graph
+from tfstudio.data import build_tokenizer
+from tfstudio.gui.training.common import Background
+from tfstudio.gui.training.explain_view import MAX_COLS_SHOWN, ExplainView, StepCard
+from tfstudio.presets import load_preset
+from tfstudio.train.pipeline import fit_graph_to_tokenizer
+
+torch.set_num_threads(1)
+
+
+def make_view(qtbot, background=None):
+    tokenizer = build_tokenizer("byte")
+    torch.manual_seed(0)
+    model = compile_graph(fit_graph_to_tokenizer(load_preset("tiny-gpt"), tokenizer)).eval()
+    view = ExplainView(background)
+    qtbot.addWidget(view)
+    view.resize(1200, 800)
+    view.show()
+    view.set_model(model, tokenizer)
+    return view, model, tokenizer
+
+
+def cards(view) -> list[StepCard]:
+    return [view.steps_column.itemAt(i).widget() for i in range(view.steps_column.count() - 1)]
+
+
+def test_walk_cards_lens_and_token_picker(qtbot):
+    view, model, tokenizer = make_view(qtbot)
+    view.set_text("hello hello")
+    view.refresh()
+    assert view.error == "" and view.result is not None
+    shown = cards(view)
+    assert len(shown) == len(view.result["walk"].steps)
+    # the logits card holds the model's own logits (rows: positions)
+    logits_card = next(c for c in shown if c.name == "head: logits")
+    with torch.no_grad():
+        expected = model(torch.tensor([tokenizer.encode("hello hello")]))[0].numpy()
+    np.testing.assert_allclose(logits_card.heatmap.matrix, expected[:, :MAX_COLS_SHOWN],
+                               atol=1e-5)
+    assert view.token.count() == 11 and view.token.currentIndex() == 10
+    assert view.lens.rowCount() == 3 and view.lens.columnCount() == 11
+    # choosing a layer and a head updates the steps
+    view.layer.setCurrentIndex(view.layer.findData(1))
+    view.head.setValue(2)
+    names = [s.name for s in view.result["walk"].steps]
+    assert "layers.1.attn: head 2: scores" in names
+    assert not [n for n in names if n.startswith("layers.0.attn: head")]
+    view.token.setCurrentIndex(3)
+    view.token.activated.emit(3)
+    assert view.result["walk"].position == 3
+
+
+def test_ablation_switch_reports_the_change(qtbot):
+    view, _, _ = make_view(qtbot)
+    seen = []
+    view.ablations_changed.connect(seen.append)
+    view.set_text("abcabc")
+    view.refresh()
+    item = view.switches.findItems("layers.0.attn:head=1", Qt.MatchExactly)[0]
+    item.setCheckState(Qt.Checked)
+    assert seen[-1] == ["layers.0.attn:head=1"]
+    assert view.result["ablation"].targets == ["layers.0.attn:head=1"]
+    assert "Loss on the text" in view.ablation_report.text()
+    view.set_ablations([])
+    assert view.result["ablation"] is None
+
+
+def test_problems_are_shown_not_raised(qtbot):
+    background = Background()
+    view, _, _ = make_view(qtbot, background)
+    view.set_text("abc")
+    view.refresh()
+    background.wait()
+    assert view.error == ""
+    view.token.addItem("99", 99)
+    view.token.setCurrentIndex(view.token.count() - 1)
+    view.refresh()
+    background.wait()
+    assert "position 99 is outside" in view.error
+    assert view.status.isVisible()
+    background.shutdown()

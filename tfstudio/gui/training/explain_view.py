@@ -1,0 +1,315 @@
+"""The Explain view: a text, a token picker, and the forward pass as a vertical sequence of small
+heatmaps with their names, shapes and formulas (values on hover); the logit-lens table; and
+ablation switches (a head, an expert, a sublayer) with what they change.
+
+Self-contained: give it a model and its tokenizer (:meth:`ExplainView.set_model`; the model
+must not be training at the time, e.g. :class:`~.model_host.ModelHost`'s) and it computes with
+:mod:`tfstudio.probes` on a :class:`~.common.Background` worker when one is given, else at once.
+``ablations_changed`` reports the switched-off targets so a canvas can mark its blocks, and
+:meth:`set_ablations` lets the canvas switch them."""
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QScrollArea,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from .common import display_token, muted, placeholder
+from .heatmap import Heatmap
+
+MAX_ROWS_SHOWN = 64   # a step's heatmap shows at most this many rows (positions)
+MAX_COLS_SHOWN = 256  # ... and columns (features, vocabulary entries)
+
+
+def compute_explanation(model, tokenizer, text: str, position: int, head: int,
+                        layer: int | None, sampling: tuple[float, int, float],
+                        ablate: list[str]) -> dict:
+    """Everything the view shows, as plain data (runs on the worker thread)."""
+    from ... import probes
+
+    inputs = probes.probe_inputs(model, tokenizer, text)
+    temperature, top_k, top_p = sampling
+    walk = probes.forward_walk(model, inputs, position=position, head=head, layer=layer,
+                               temperature=temperature, top_k=top_k, top_p=top_p)
+    lens = probes.logit_lens(model, inputs, tokenizer)
+    effect = (probes.ablation_effect(model, inputs, ablate, tokenizer, walk.position)
+              if ablate else None)
+    return {"walk": walk, "lens": lens, "ablation": effect,
+            "targets": ablation_targets(model)}
+
+
+def ablation_targets(model) -> list[str]:
+    """Every switch the model offers: each sublayer, each head, each expert."""
+    from ...nn import CrossAttention, MixtureOfExperts, SelfAttention
+    from ...probes._util import key_name
+
+    out = []
+    for key, module in model.blocks():
+        if not getattr(module, "residual_branch", False):
+            continue
+        name = key_name(key)
+        out.append(name)
+        if isinstance(module, (SelfAttention, CrossAttention)):
+            out += [f"{name}:head={h}" for h in range(module.heads)]
+        if isinstance(module, MixtureOfExperts):
+            out += [f"{name}:expert={e}" for e in range(module.num_experts)]
+    return out
+
+
+class StepCard(QFrame):
+    """One step: its name and shape, its formula, and its tensor as a heatmap."""
+
+    def __init__(self, step, row_labels: list[str], parent: QWidget | None = None):
+        super().__init__(parent)
+        self.name = step.name
+        self.setFrameShape(QFrame.StyledPanel)
+        value = np.asarray(step.value)
+        shape = " x ".join(map(str, value.shape)) or "scalar"
+        title = QLabel(f"<b>{step.name}</b>  [{shape}]")
+        title.setTextFormat(Qt.RichText)
+        formula = muted(step.formula)
+        formula.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        column = QVBoxLayout(self)
+        column.setContentsMargins(6, 4, 6, 4)
+        column.addWidget(title)
+        column.addWidget(formula)
+        matrix = value.reshape(1, -1) if value.ndim <= 1 else value.reshape(value.shape[0], -1)
+        matrix = matrix[:MAX_ROWS_SHOWN, :MAX_COLS_SHOWN].astype(np.float64)
+        allowed = np.isfinite(matrix)
+        square = matrix.shape[0] == matrix.shape[1]
+        kind = "sequential" if step.kind == "sampling" or "softmax" in step.name or \
+            value.dtype == bool else "diverging"
+        self.heatmap = Heatmap(self, kind=kind, labels=square, min_size=60, square=square)
+        rows = row_labels[:matrix.shape[0]] if len(row_labels) >= matrix.shape[0] else None
+        cols = rows if square else None
+        self.heatmap.set_data(np.where(allowed, matrix, 0.0), rows, cols, allowed)
+        self.heatmap.setMinimumHeight(min(220, 40 + 8 * matrix.shape[0]))
+        column.addWidget(self.heatmap)
+
+
+class ExplainView(QWidget):
+    ablations_changed = Signal(list)
+
+    def __init__(self, background=None, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.background = background
+        self.model = None
+        self.tokenizer = None
+        self.result: dict | None = None
+        self.error = ""
+
+        self.text = QLineEdit()
+        self.text.setPlaceholderText("A text to follow through the model")
+        self.text.returnPressed.connect(self.refresh)
+        look = QPushButton("Explain")
+        look.clicked.connect(self.refresh)
+        self.token = QComboBox()
+        self.token.setToolTip("The token whose next-token prediction the walk ends with")
+        self.token.activated.connect(lambda _: self.refresh())
+        self.layer = QComboBox()
+        self.layer.addItem("every layer", None)
+        self.layer.activated.connect(lambda _: self.refresh())
+        self.head = QSpinBox()
+        self.head.setRange(0, 0)
+        self.head.valueChanged.connect(lambda _: self.refresh())
+        self.temperature = QDoubleSpinBox()
+        self.temperature.setRange(0.0, 5.0)
+        self.temperature.setSingleStep(0.1)
+        self.temperature.setValue(1.0)
+        self.top_k = QSpinBox()
+        self.top_k.setRange(0, 100_000)
+        self.top_p = QDoubleSpinBox()
+        self.top_p.setRange(0.01, 1.0)
+        self.top_p.setSingleStep(0.05)
+        self.top_p.setValue(1.0)
+        for box in (self.temperature, self.top_k, self.top_p):
+            box.valueChanged.connect(lambda _: self.refresh())
+
+        self.switches = QListWidget()
+        self.switches.setToolTip("Tick a block, head or expert to switch it off (no "
+                                 "retraining) and see what changes")
+        self.switches.itemChanged.connect(self._switch_toggled)
+        self.ablation_report = muted()
+        self.ablation_report.setWordWrap(True)
+
+        self.steps_column = QVBoxLayout()
+        self.steps_column.addStretch(1)
+        holder = QWidget()
+        holder.setLayout(self.steps_column)
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setWidget(holder)
+        self.lens = QTableWidget()
+        self.lens.setEditTriggers(QTableWidget.NoEditTriggers)
+        ablation_page = QWidget()
+        ablation_column = QVBoxLayout(ablation_page)
+        ablation_column.addWidget(self.switches, 1)
+        ablation_column.addWidget(self.ablation_report)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.scroll, "Walk")
+        self.tabs.addTab(self.lens, "Logit lens")
+        self.tabs.addTab(ablation_page, "Ablation")
+        self.status = placeholder("Train or open a run, type a text and press Explain: every "
+                                  "step from the token ids to the probabilities appears here.")
+
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Text"))
+        top.addWidget(self.text, 1)
+        top.addWidget(look)
+        controls = QHBoxLayout()
+        for label, widget in (("Token", self.token), ("Layer", self.layer),
+                              ("Head", self.head), ("Temperature", self.temperature),
+                              ("Top-k", self.top_k), ("Top-p", self.top_p)):
+            controls.addWidget(QLabel(label))
+            controls.addWidget(widget)
+        controls.addStretch(1)
+        column = QVBoxLayout(self)
+        column.setContentsMargins(6, 6, 6, 6)
+        column.addLayout(top)
+        column.addLayout(controls)
+        column.addWidget(self.status)
+        column.addWidget(self.tabs, 1)
+
+    # ------------------------------------------------------------------ input
+    def set_model(self, model, tokenizer) -> None:
+        self.model, self.tokenizer = model, tokenizer
+        self.result = None
+        self.switches.blockSignals(True)
+        self.switches.clear()
+        if model is not None:
+            heads = [m.heads for _, m in model.attention_modules()]
+            self.head.setRange(0, max(0, min(heads) - 1) if heads else 0)
+            layers = sorted({k for key, _ in model.attention_modules() for k in key
+                             if isinstance(k, int)})
+            self.layer.clear()
+            self.layer.addItem("every layer", None)
+            for index in layers:
+                self.layer.addItem(f"layer {index}", index)
+            for target in ablation_targets(model):
+                item = QListWidgetItem(target)
+                item.setFlags(item.flags() | Qt.ItemIsUserCheckable)
+                item.setCheckState(Qt.Unchecked)
+                self.switches.addItem(item)
+        self.switches.blockSignals(False)
+
+    def set_text(self, text: str) -> None:
+        self.text.setText(text)
+
+    def ablations(self) -> list[str]:
+        return [self.switches.item(i).text() for i in range(self.switches.count())
+                if self.switches.item(i).checkState() == Qt.Checked]
+
+    def set_ablations(self, targets: list[str]) -> None:
+        """Switch exactly ``targets`` off (names as :func:`ablation_targets` lists them)."""
+        wanted = set(targets)
+        self.switches.blockSignals(True)
+        for i in range(self.switches.count()):
+            item = self.switches.item(i)
+            item.setCheckState(Qt.Checked if item.text() in wanted else Qt.Unchecked)
+        self.switches.blockSignals(False)
+        self.refresh()
+
+    def _switch_toggled(self, _item) -> None:
+        self.ablations_changed.emit(self.ablations())
+        self.refresh()
+
+    # ------------------------------------------------------------------ computing
+    def refresh(self) -> None:
+        """Recompute for the current choices (never raises: problems show in the view)."""
+        if self.model is None or not self.text.text().strip():
+            return
+        position = self.token.currentData()
+        args = (self.model, self.tokenizer, self.text.text(),
+                -1 if position is None else int(position), self.head.value(),
+                self.layer.currentData(),
+                (self.temperature.value(), self.top_k.value(), self.top_p.value()),
+                self.ablations())
+        if self.background is None:
+            try:
+                self._show(compute_explanation(*args))
+            except (ValueError, RuntimeError) as exc:
+                self._failed(exc)
+        else:
+            self.background.submit(lambda: compute_explanation(*args), self._show,
+                                   key="explain", error=self._failed)
+
+    def _failed(self, exc: Exception) -> None:
+        self.error = str(exc)
+        self.status.setText(f"Cannot explain this: {exc}")
+        self.status.show()
+
+    def _show(self, result: dict) -> None:
+        try:
+            self.result, self.error = result, ""
+            walk = result["walk"]
+            self.status.hide()
+            self._fill_tokens(walk)
+            self._fill_steps(walk)
+            self._fill_lens(result["lens"])
+            self._fill_ablation(result["ablation"])
+        except Exception as exc:  # a slot must never take the app down
+            self._failed(exc)
+
+    def _fill_tokens(self, walk) -> None:
+        tokens = walk.tokens[walk.stream_role]
+        self.token.blockSignals(True)
+        self.token.clear()
+        for i, tok in enumerate(tokens):
+            self.token.addItem(f"{i}: {display_token(tok)}", i)
+        self.token.setCurrentIndex(walk.position)
+        self.token.blockSignals(False)
+
+    def _fill_steps(self, walk) -> None:
+        while self.steps_column.count() > 1:
+            widget = self.steps_column.takeAt(0).widget()
+            if widget is not None:
+                widget.deleteLater()
+        tokens = {role: list(t) for role, t in walk.tokens.items()}
+        for step in walk.steps:
+            role = "source" if step.block.startswith(("src_", "encoder")) and \
+                "source" in tokens else walk.stream_role
+            card = StepCard(step, tokens.get(role, []))
+            self.steps_column.insertWidget(self.steps_column.count() - 1, card)
+
+    def _fill_lens(self, lens) -> None:
+        self.lens.clear()
+        self.lens.setRowCount(len(lens.layers))
+        self.lens.setColumnCount(len(lens.tokens))
+        self.lens.setVerticalHeaderLabels(lens.layers)
+        self.lens.setHorizontalHeaderLabels([display_token(t) for t in lens.tokens])
+        for r in range(len(lens.layers)):
+            for c in range(len(lens.tokens)):
+                top = lens.top_tokens[r][c]
+                item = QTableWidgetItem(f"{display_token(top[0])} {lens.top_probs[r, c, 0]:.2f}")
+                item.setToolTip("\n".join(f"{display_token(t)}  {p:.3f}" for t, p in
+                                          zip(top, lens.top_probs[r, c])))
+                self.lens.setItem(r, c, item)
+
+    def _fill_ablation(self, effect) -> None:
+        if effect is None:
+            self.ablation_report.setText("Nothing is switched off.")
+            return
+        def top(tops) -> str:
+            return ", ".join(f"{display_token(t)} {p:.3f}" for t, p in tops)
+
+        self.ablation_report.setText(
+            f"Switched off: {', '.join(effect.targets)}. Loss on the text "
+            f"{effect.loss_before:.4f} → {effect.loss_after:.4f}; KL at position "
+            f"{effect.position}: {effect.kl:.4f} nats.\nBefore: {top(effect.top_before)}\n"
+            f"After: {top(effect.top_after)}")
