@@ -97,14 +97,14 @@ DEFINITIONS = {
     "t5-small": partial(
         encoder_decoder, name="t5-small",
         description="T5-small's shape: 6 + 6 layers, 512 wide, 8 heads, ReLU FFN 2048, RMSNorm "
-                    "pre-norm, no biases, tied head. Departs from T5: sinusoidal positions "
-                    "(with embeddings scaled by sqrt(d)) stand in for T5's learned "
-                    "relative-position buckets (not ALiBi, whose symmetric bidirectional "
-                    "penalty cannot tell left from right; see tiny-t5), the encoder and decoder "
-                    "have separate embeddings (T5 shares one), and the tied logits are not "
-                    "rescaled by 1/sqrt(d).",
+                    "pre-norm, no biases, tied head. Departs from T5: ALiBi distance penalties "
+                    "stand in for T5's learned relative-position buckets (for costing; to train "
+                    "one, prefer tiny-t5's sinusoids: a bidirectional ALiBi penalty is "
+                    "symmetric and cannot tell left from right), the encoder and decoder have "
+                    "separate embeddings (T5 shares one), and the tied logits are not rescaled "
+                    "by 1/sqrt(d).",
         vocab=32128, d_model=512, encoder_layers=6, decoder_layers=6, heads=8, d_ff=2048,
-        norm_kind="rmsnorm", placement="pre", pos_scheme="sinusoidal", scale_embed=True,
+        norm_kind="rmsnorm", placement="pre", pos_scheme="none", attn_position="alibi",
         bias=False, eps=1e-6),
     "lstm-lm": partial(
         recurrent_lm, name="lstm-lm",
