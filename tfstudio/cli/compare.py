@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..runs import CheckpointError, RunError
 from ..runs.config import TrainConfig
+from .train import SETTING_HELP
 
 PROG = "tfstudio compare"
 # what bad input (a corpus, a folder, a changed graph) raises: one line, exit 2
@@ -25,9 +26,11 @@ def configure(parser) -> None:
                              "sinusoidal,rope,alibi,none; ffn=dense,moe; activation=gelu,swiglu; "
                              "or a parameter path such as layers.attn.heads=2,4,8 (repeatable: "
                              "every combination is trained)")
-    parser.add_argument("--out", help="folder for the runs and the report")
+    parser.add_argument("--out", help="folder for the runs and the report (required, except "
+                                      "for --report and --lesson: default lesson-NAME)")
     parser.add_argument("--seeds", default=str(TrainConfig.seed),
-                        help="comma-separated seeds, each variant trained once per seed")
+                        help="comma-separated seeds, each variant trained once per seed "
+                             "(default: %(default)s)")
     parser.add_argument("--jobs", type=int, default=1,
                         help="train this many runs at once as local processes (default 1)")
     parser.add_argument("--eval-lengths", default="",
@@ -40,13 +43,14 @@ def configure(parser) -> None:
                         help="print the tfstudio train commands instead of running them")
     parser.add_argument("--report", metavar="DIR",
                         help="collect the finished runs of the comparison in DIR and write its "
-                             "report")
-    parser.add_argument("--lesson", help="run a built-in lesson: positions, attention or norm")
+                             "report instead of training (default: train, then report)")
+    parser.add_argument("--lesson", choices=("positions", "attention", "norm"),
+                        help="run a built-in lesson instead of --vary (default: none)")
     defaults = TrainConfig()
     for name in TRAINING_FLAGS:
         value = getattr(defaults, name)
         parser.add_argument("--" + name.replace("_", "-"), type=type(value), default=value,
-                            help=f"(default {value})")
+                            help=SETTING_HELP[name] + "; the same for every variant")
 
 
 def fail(message: str, prog: str = PROG) -> int:

@@ -35,24 +35,31 @@ def configure(parser) -> None:
                         help="open up the attention of this layer only (default: every layer)")
     parser.add_argument("--head", type=int, default=0, metavar="H",
                         help="the attention head opened up (default 0)")
-    parser.add_argument("--temperature", type=float, default=1.0)
-    parser.add_argument("--top-k", type=int, default=0, help="keep the k likeliest (0: all)")
-    parser.add_argument("--top-p", type=float, default=1.0, help="nucleus mass (1: all)")
+    parser.add_argument("--temperature", type=float, default=1.0,
+                        help="divide the logits by this for the last step's probabilities "
+                             "(0: greedy)")
+    parser.add_argument("--top-k", type=int, default=0,
+                        help="keep only the k likeliest tokens in the last step (0: all)")
+    parser.add_argument("--top-p", type=float, default=1.0,
+                        help="keep the likeliest tokens whose probabilities add up to p in the "
+                             "last step (1: all)")
     parser.add_argument("--ablate", action="append", default=[], metavar="TARGET",
                         help="switch off BLOCK, BLOCK:head=H or BLOCK:expert=E (e.g. "
                              "layers.0.attn:head=1) and report the change; repeatable")
     parser.add_argument("--compare", default=None, metavar="TEXT",
                         help="a second text holding the same token: follow it through the "
-                             "layers in both and print the cosine per layer")
+                             "layers in both and print the cosine per layer (default: none)")
     parser.add_argument("--replay", action="store_true",
                         help="add the embedding map of every kept checkpoint of the run")
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead")
+    parser.add_argument("--json", action="store_true",
+                        help="print one JSON object (for scripts and notebooks) instead of text")
     parser.add_argument("--no-values", action="store_true",
                         help="leave the tensors' values out of the JSON walk (names, formulas "
                              "and shapes only)")
     parser.add_argument("--tokenizer", default="byte",
                         help="tokenizer for a preset or graph file (a run uses its own)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of fresh weights")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the fresh weights of a preset or graph file")
 
 
 class UserError(Exception):

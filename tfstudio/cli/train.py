@@ -14,8 +14,9 @@ from .errors import USAGE_EXIT, UsageError, report_bug
 from .checks import check_device
 from .progress import TrainingProgress
 
-# what each setting does, for -h (HelpFormatter appends choices and defaults)
-_HELP = {
+# what each training setting does, for -h (HelpFormatter appends choices and defaults); the
+# commands that train (compare, lesson) show the same sentences
+SETTING_HELP = {
     "corpus": "the text to train on: sample (generated stories; sample:small|medium|large "
               "for other sizes), pydoc (Python's documentation), task:NAME (a synthetic task: "
               "copy, reverse, sort, add, brackets, induction) or a path to a .txt/.md/.jsonl "
@@ -90,9 +91,9 @@ def configure(parser) -> None:
         flag = "--" + f.name.replace("_", "-")
         value = getattr(defaults, f.name)
         if isinstance(value, bool):
-            parser.add_argument(flag, action="store_true", default=value, help=_HELP[f.name])
+            parser.add_argument(flag, action="store_true", default=value, help=SETTING_HELP[f.name])
         else:
-            parser.add_argument(flag, type=type(value), default=value, help=_HELP[f.name],
+            parser.add_argument(flag, type=type(value), default=value, help=SETTING_HELP[f.name],
                                 choices=_CHOICES.get(f.name))
     parser.set_defaults(steps=None)  # None: a new run's default, or a resumed run's own
 
