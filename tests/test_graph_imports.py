@@ -1,5 +1,5 @@
 """The graph layer, the block schemas and the presets work where torch and Qt cannot be imported
-(DESIGN.md section 1): a meta-path finder makes every import of them fail in a fresh process."""
+(docs/ARCHITECTURE.md): a meta-path finder makes every import of them fail in a fresh process."""
 import subprocess
 import sys
 import textwrap

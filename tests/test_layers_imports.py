@@ -1,4 +1,5 @@
-"""DESIGN.md's layers: a package imports only from packages below it (checked on the source)."""
+"""The layers of docs/ARCHITECTURE.md: a package imports only from packages below it (checked on
+the source)."""
 import ast
 from pathlib import Path
 
@@ -60,7 +61,7 @@ def test_layer_imports_only_downwards(layer):
         upward = tfstudio_imports(path) - ALLOWED[layer]
         if upward:
             bad[str(path.relative_to(PACKAGE))] = sorted(upward)
-    assert not bad, f"imports against DESIGN.md's layer order: {bad}"
+    assert not bad, f"imports against docs/ARCHITECTURE.md's layer order: {bad}"
 
 
 def test_only_the_gui_imports_qt():

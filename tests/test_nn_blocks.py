@@ -25,7 +25,7 @@ def n_params(module):
 
 # ---------------------------------------------------------------- positions
 def test_sinusoidal_values_at_position_2_width_8():
-    # DESIGN.md's reference values, from PE(pos,2k)=sin(pos/10000^(2k/d)), PE(pos,2k+1)=cos(...)
+    # reference values from PE(pos,2k)=sin(pos/10000^(2k/d)), PE(pos,2k+1)=cos(...)
     expected = [0.9093, -0.4161, 0.1987, 0.9801, 0.0200, 0.9998, 0.0020, 1.0000]
     row = sinusoidal_table(torch.tensor([2]), 8)[0]
     assert row.tolist() == pytest.approx(expected, abs=1e-4)

@@ -83,7 +83,7 @@ def test_mixed_layer_is_named_and_can_be_unified():
 
 
 def test_norm_inside_the_residual_only_is_sandwich():
-    """y = x + Norm(F(x)): DESIGN.md files it under sandwich."""
+    """y = x + Norm(F(x)) counts as sandwich (a norm inside the residual branch)."""
     layer = template("sandwich")
     for sub in ("attn", "ffn"):
         stream = "inputs" if sub == "attn" else "add_attn"

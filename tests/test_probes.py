@@ -62,7 +62,7 @@ def test_sinusoidal_table_matches_the_published_values(tokenizer):
 
     model = model_of("tiny-gpt", tokenizer, small)
     data = position_data(model, length=16)["sinusoidal"]
-    # DESIGN.md's reference row: PE(pos=2, d=8)
+    # the reference row PE(pos=2, d=8), from the formula written out by hand
     expected = [0.9093, -0.4161, 0.1987, 0.9801, 0.0200, 0.9998, 0.0020, 1.0000]
     np.testing.assert_allclose(data["table"][2], expected, atol=1e-4)
     # every entry against PE(pos,2k)=sin(pos/10000^(2k/d)), PE(pos,2k+1)=cos(...)

@@ -1,4 +1,4 @@
-"""Sampling filters against their definitions (DESIGN.md: logits / T, top-k, top-p)."""
+"""Sampling filters against their definitions (logits / T, then top-k, then top-p)."""
 import math
 
 import pytest

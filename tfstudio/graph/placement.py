@@ -2,7 +2,7 @@
 
 A layer (a group's inside) is a chain of residual sublayers along its stream: the stream
 enters an Add directly (the skip) and through a branch F (attention, FFN, ...). Where the Norm
-blocks sit around that Add is the placement (DESIGN.md section 2):
+blocks sit around that Add is the placement:
 
   pre       y = x + F(Norm(x))          GPT-2 onward, LLaMA
   post      y = Norm(x + F(x))          original Transformer, BERT, GPT-1

@@ -1,7 +1,7 @@
 """Builders for common architectures: layer sub-graphs in each norm placement, and whole models.
 
 Presets are made with these, and the norm-placement rewrite rebuilds a layer through them.
-Placements (DESIGN.md section 2):
+Placements:
   post      y = Norm(x + F(x))             original Transformer, BERT, GPT-1
   pre       y = x + F(Norm(x))             GPT-2 onward, LLaMA
   sandwich  y = x + Norm(F(Norm(x)))       a norm on both sides of F, inside the residual
