@@ -1,8 +1,9 @@
 """Dock the training panel into the editor's main window.
 
-``attach(window)`` adds a "Training" dock (bottom; shown by Train or the Train menu), a Train
-menu (Train, Pause/Resume, Stop, show the panel, open a Hugging Face folder) and a Train button on the main toolbar. The
-panel itself (and pyqtgraph, numpy, the data layer) is built the first time it is needed, so
+``attach(window)`` adds a "Training" dock, the Build | Train workspace switch (see
+:mod:`.workspace`: Train mode gives the views the space and keeps the canvas as a strip), a Train
+menu (Train, Pause/Resume, Stop, the Train workspace, open a Hugging Face folder) and Train
+buttons on the main toolbar. The panel itself (and pyqtgraph, numpy, the data layer) is built the first time it is needed, so
 the editor starts as fast as without it. Once built it trains the editor's graph, colours the
 canvas's blocks with the telemetry the panel picks, and refuses graph edits while a run trains
 (moving blocks stays allowed). Quitting stops a run between two steps, so its weights are saved.
@@ -14,6 +15,8 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QToolBar
+
+from .workspace import MODES, TRAIN, Workspace
 
 
 class TrainingAttachment:
@@ -36,12 +39,16 @@ class TrainingAttachment:
                                          "Ctrl+Shift+P", "pause between two steps, or continue")
         self.stop_action = self._action("&Stop", lambda: self.panel.stop(), None,
                                         "end the run; its weights are saved")
-        self.show_action = self._action("Show the training &panel", self.show_panel, None,
+        self.show_action = self._action("Show the training &workspace", self.show_panel, None,
                                         "setup, curves, attention, positions, next token, "
-                                        "experts, runs")
+                                        "experts, runs; the graph as a strip above")
         self.hf_action = self._action("Open a &Hugging Face folder...", self.open_hf_dialog, None,
                                       "a local GPT-2 / LLaMA / Mistral / Mixtral / Qwen2 / BERT "
                                       "checkpoint, as a run to look inside or train further")
+        self.workspace = Workspace(window, self.dock, [
+            getattr(window, name, None) for name in ("palette_dock", "inspector_dock",
+                                                     "problems_dock")])
+        self.train_action.setIconText("▶ Train")
         menu = window.menuBar().addMenu("&Train")
         for a in (self.train_action, self.pause_action, self.stop_action, None,
                   self.show_action, self.hf_action):
@@ -50,6 +57,9 @@ class TrainingAttachment:
         if toolbar is not None:
             toolbar.addSeparator()
             toolbar.addAction(self.train_action)
+            toolbar.addSeparator()
+            for mode in MODES:  # the perspective switch, as a pair of toggles
+                toolbar.addAction(self.workspace.actions[mode])
         self.update_actions()
 
     def _action(self, text: str, slot, shortcut: str | None, tip: str) -> QAction:
@@ -92,19 +102,15 @@ class TrainingAttachment:
         return panel
 
     def _quitting(self) -> None:
+        self.workspace.remember()
         self._panel.shutdown()  # a run stops between two steps and saves its weights
 
     # ------------------------------------------------------------------ actions
     def show_panel(self) -> None:
+        """Switch to the Train workspace (the panel is built before it shows)."""
         self.panel  # noqa: B018 - built before it shows
-        if self.dock.isHidden():
-            problems = getattr(self.window, "problems_dock", None)
-            if problems is not None and not self.dock.isFloating() and \
-                    self.window.dockWidgetArea(problems) == Qt.BottomDockWidgetArea:
-                self.window.tabifyDockWidget(problems, self.dock)  # the full width, as a tab
-            self.dock.show()
-            self.window.resizeDocks([self.dock], [max(420, self.window.height() * 55 // 100)],
-                                    Qt.Vertical)
+        self.workspace.set_mode(TRAIN)
+        self.dock.show()
         self.dock.raise_()
 
     def open_hf_dialog(self) -> None:

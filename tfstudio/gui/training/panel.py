@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSplitter,
+    QStackedWidget,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -88,6 +89,7 @@ class TrainingPanel(QWidget):
         self.plot_timer.timeout.connect(self._redraw_plots)
         self.shown_paths: set[str] = set()
         self._generated: list[int] = []
+        self._corner_of: dict[QWidget, QWidget] = {}
 
         self.setup = SetupView(self.background)
         self.curves = CurvesView()
@@ -104,6 +106,36 @@ class TrainingPanel(QWidget):
 
     # ------------------------------------------------------------------ layout
     def _build(self) -> None:
+        self._make_controls()
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.corners = QStackedWidget()  # the shown view's own controls, beside the tabs
+        self.tabs.setCornerWidget(self.corners, Qt.TopRightCorner)
+        for widget, title in ((self.curves, "Curves"), (self.attention, "Attention"),
+                              (self.positions, "Positions"), (self.next_token, "Next token"),
+                              (self.experts, "Experts"), (self.runs, "Runs")):
+            self.add_view(widget, title)
+        splitter = QSplitter(Qt.Horizontal)
+        splitter.addWidget(self._controls_column())
+        splitter.addWidget(self.tabs)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([320, 1000])
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(splitter)
+
+    def add_view(self, view: QWidget, title: str) -> int:
+        """Add a view to the Train workspace as a tab (e.g. ``panel.add_view(CompareView(),
+        "Compare")``). A view with a ``corner`` widget gets its controls shown beside the tabs
+        while it is current. Returns the tab's index."""
+        corner = getattr(view, "corner", None)
+        if not isinstance(corner, QWidget):
+            corner = QWidget()
+        self._corner_of[view] = corner
+        self.corners.addWidget(corner)
+        return self.tabs.addTab(view, title)
+
+    def _make_controls(self) -> None:
         self.train_button = QPushButton("Train")
         self.train_button.setToolTip("Train the graph on the canvas with these settings")
         self.train_button.setDefault(True)
@@ -111,9 +143,9 @@ class TrainingPanel(QWidget):
         self.stop_button = QPushButton("Stop")
         self.stop_button.setToolTip("End the run between two steps; its weights are saved")
         self.progress = QProgressBar()
-        self.progress.setFormat("%v / %m steps")
         self.progress.setRange(0, 1)
         self.progress.setValue(0)
+        self.progress.setFormat("no run yet")
         self.status = QLabel("Ready")
         self.status.setWordWrap(True)
         self.error = QLabel()
@@ -128,20 +160,20 @@ class TrainingPanel(QWidget):
                                   "inside measured")
         self.telemetry_note = muted()
 
+    def _controls_column(self) -> QScrollArea:
+        """Train / Pause / Stop, progress, telemetry and the run setup, scrolling if short."""
         buttons = QHBoxLayout()
         for b in (self.train_button, self.pause_button, self.stop_button):
             buttons.addWidget(b)
         telemetry_row = QHBoxLayout()
         telemetry_row.addWidget(QLabel("Colour graph by"))
         telemetry_row.addWidget(self.telemetry, 1)
-
         left = QWidget()
         column = QVBoxLayout(left)
         column.setContentsMargins(8, 8, 8, 8)
         column.addLayout(buttons)
-        column.addWidget(self.progress)
-        column.addWidget(self.status)
-        column.addWidget(self.error)
+        for widget in (self.progress, self.status, self.error):
+            column.addWidget(widget)
         column.addLayout(telemetry_row)
         column.addWidget(self.telemetry_note)
         column.addSpacing(6)
@@ -154,20 +186,7 @@ class TrainingPanel(QWidget):
         scroll.setWidget(left)
         scroll.setWidgetResizable(True)
         scroll.setMinimumWidth(300)
-
-        self.tabs = QTabWidget()
-        for widget, title in ((self.curves, "Curves"), (self.attention, "Attention"),
-                              (self.positions, "Positions"), (self.next_token, "Next token"),
-                              (self.experts, "Experts"), (self.runs, "Runs")):
-            self.tabs.addTab(widget, title)
-        splitter = QSplitter(Qt.Horizontal)
-        splitter.addWidget(scroll)
-        splitter.addWidget(self.tabs)
-        splitter.setStretchFactor(1, 1)
-        splitter.setSizes([340, 1000])
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(0, 0, 0, 0)
-        outer.addWidget(splitter)
+        return scroll
 
     def _connect(self) -> None:
         self.train_button.clicked.connect(self.train)
@@ -254,6 +273,7 @@ class TrainingPanel(QWidget):
         run.state_changed.connect(lambda _: self._update_buttons())
         self.run = run
         self.history.add(record)
+        run.series.is_task = config.corpus.startswith("task:")
         self.series_by_path[str(run_dir)] = run.series
         self.shown_paths.add(str(run_dir))
         self.curves.add_series(run.series)
@@ -270,6 +290,7 @@ class TrainingPanel(QWidget):
         self.error.hide()
         self.progress.setRange(0, config.steps)
         self.progress.setValue(0)
+        self.progress.setFormat("%v / %m steps")
         self.message(f"Starting {name} on {config.corpus} ({config.steps:,} steps)…")
         run.start()
         self._refresh_runs()
@@ -479,6 +500,8 @@ class TrainingPanel(QWidget):
 
     def _tab_shown(self) -> None:
         widget = self.tabs.currentWidget()
+        if widget in self._corner_of:
+            self.corners.setCurrentWidget(self._corner_of[widget])
         self._refresh_visible_view()
         if widget is self.curves and getattr(self, "_curves_stale", False):
             self._curves_stale = False

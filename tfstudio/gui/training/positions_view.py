@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 
 from .common import ExportButton, muted, placeholder, series_colour
 from .heatmap import Heatmap, HeatmapGrid
-from .plots import layout_widget, legend, pen, styled_plot
+from .plots import layout_widget, legend_above, pen, styled_plot, title_html
 
 WAVEFORMS = 6  # dimensions drawn as waveforms, from fast to slow
 
@@ -41,18 +41,18 @@ class _TablePage(QWidget):
     def __init__(self):
         super().__init__()
         self.plots = layout_widget()
-        self.wave_plot = styled_plot(self.plots.ci.addPlot(), "Waveforms per dimension",
-                                     "value", "position")
-        self.wave_legend = legend(self.wave_plot, columns=2)
+        self.wave_plot = styled_plot(self.plots.ci.addPlot(row=1, col=0),
+                                     "Waveforms per dimension", "value", "position")
+        self.wave_legend = legend_above(self.plots.ci, self.wave_plot, 0, 0, columns=3)
         self.table = Heatmap(kind="diverging", square=False)
         self.similarity = Heatmap(kind="diverging")
-        grid = QGridLayout(self)
+        grid = QGridLayout(self)  # the waveforms get the full height; the two maps share it
         grid.setContentsMargins(0, 0, 0, 0)
-        grid.addWidget(self.plots, 0, 0, 1, 2)
-        grid.addWidget(self.table, 1, 0)
+        grid.addWidget(self.plots, 0, 0, 2, 1)
+        grid.addWidget(self.table, 0, 1)
         grid.addWidget(self.similarity, 1, 1)
-        grid.setRowStretch(0, 2)
-        grid.setRowStretch(1, 3)
+        grid.setColumnStretch(0, 1)
+        grid.setColumnStretch(1, 1)
         self._curves: list = []
         self._dims: list[int] = []
 
@@ -71,8 +71,7 @@ class _TablePage(QWidget):
         for curve, dim in zip(self._curves, dims):  # the same table as it trains: new data
             curve.setData(positions, table[:, dim])
         what = "fixed sin/cos" if scheme == "sinusoidal" else "learned, changes as it trains"
-        self.wave_plot.setTitle(f"<span style='font-size:11pt;font-weight:600'>Waveforms per "
-                                f"dimension ({what})</span>")
+        self.wave_plot.setTitle(title_html(f"Waveforms per dimension ({what})"))
         self.table.set_data(table, title=f"{scheme} table: position (rows) x dimension "
                                          f"(columns), {table.shape[0]} x {table.shape[1]}")
         self.similarity.set_data(np.asarray(data["similarity"], dtype=float),
@@ -91,12 +90,12 @@ class _RopePage(QWidget):
                                       "Score vs offset", "q_m · k_n / d (all-ones q, k)",
                                       "offset m − n")
         self.similarity = Heatmap(kind="diverging")
-        grid = QGridLayout(self)
+        grid = QGridLayout(self)  # side by side: every plot gets the full height
         grid.setContentsMargins(0, 0, 0, 0)
         grid.addWidget(self.plots, 0, 0)
-        grid.addWidget(self.similarity, 1, 0)
-        grid.setRowStretch(0, 2)
-        grid.setRowStretch(1, 3)
+        grid.addWidget(self.similarity, 0, 1)
+        grid.setColumnStretch(0, 2)
+        grid.setColumnStretch(1, 1)
 
     def display(self, scheme: str, data: dict) -> None:
         freqs = np.asarray(data["frequencies"], dtype=float)

@@ -29,6 +29,7 @@ class RunSeries:
     params: int = 0
     device: str = ""
     end: str = ""                               # "", "completed", "stopped", "failed: ..."
+    is_task: bool | None = None                 # a synthetic task (accuracy measured)? None: unknown
 
     def add(self, event) -> None:
         kind = event.kind
