@@ -12,7 +12,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QScrol
 
 from .common import ExportButton, series_colour
 from .. import theme
-from .plots import layout_widget, legend_above, pen, styled_plot
+from .plots import STEP_LINE, layout_widget, legend_above, pen, step_curve, styled_plot
 from .series import RunSeries, write_csv
 
 
@@ -160,14 +160,14 @@ class CurvesView(QWidget):
         self._colours += 1
         c = entry.colour
         entry.curves = {
-            "loss": self.loss_plot.plot(pen=pen(c, 1.6), name=series.name),
+            "loss": step_curve(self.loss_plot, c, series.name),
             "val": self.loss_plot.plot(pen=pen(c, 2, dashed=True), symbol="o", symbolSize=6,
                                        symbolBrush=c, symbolPen=None),
             "acc": self.acc_plot.plot(pen=pen(c, 2), symbol="o", symbolSize=5, symbolBrush=c,
                                       symbolPen=None),
-            "lr": self.lr_plot.plot(pen=pen(c, 2)),
-            "grad": self.grad_plot.plot(pen=pen(c, 1.4)),
-            "speed": self.speed_plot.plot(pen=pen(c, 1.4)),
+            "lr": step_curve(self.lr_plot, c),
+            "grad": step_curve(self.grad_plot, c),
+            "speed": step_curve(self.speed_plot, c),
         }
         self.entries.append(entry)
         self.layers_of.addItem(series.name)
@@ -266,8 +266,9 @@ class CurvesView(QWidget):
         for i, (name, values) in enumerate(layers.items()):  # model order, as the trainer lists
             curve = self._layer_curves.get(name)
             if curve is None:
-                curve = self._layer_curves[name] = self.layer_plot.plot(name=name)
-            curve.setPen(pen(series_colour(i), 1.4))  # by position: distinct within each run
+                curve = self._layer_curves[name] = step_curve(self.layer_plot,
+                                                              series_colour(i), name)
+            curve.setPen(pen(series_colour(i), STEP_LINE))  # by position: distinct within each run
             steps, values = self._layer_arrays(series, name, values)
             n = min(len(values), len(steps))
             curve.setData(steps[:n], values[:n])

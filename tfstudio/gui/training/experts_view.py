@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from .common import ExportButton, display_token, muted, placeholder, series_colour
-from .plots import layout_widget, legend_above, pen, styled_plot
+from .plots import STEP_LINE, layout_widget, legend_above, pen, styled_plot
 from .series import RunSeries
 
 
@@ -118,7 +118,7 @@ class ExpertsView(QWidget):
             steps = np.asarray(self.series.router_steps[:len(loads)], dtype=float)
             for e in range(experts):
                 self._curves.append(self.load_plot.plot(steps, loads[:, e],
-                                                        pen=pen(series_colour(e), 1.6),
+                                                        pen=pen(series_colour(e), STEP_LINE),
                                                         name=f"expert {e}"))
             k = float(loads[-1].sum())
             even = k / experts if experts else 0

@@ -23,6 +23,9 @@ def layout_widget() -> pg.GraphicsLayoutWidget:
 
 
 TITLE_HEIGHT = 20
+# Curves with a point per step are drawn 1 px wide: Qt strokes a wider antialiased polyline of
+# a noisy curve about 100x slower (2.8 s against 21 ms for 20,000 points, downsampled to 2,700).
+STEP_LINE = 1.0
 
 
 def title_html(title: str) -> str:
@@ -51,6 +54,12 @@ def styled_plot(plot: pg.PlotItem, title: str, y_label: str = "", x_label: str =
     plot.setClipToView(True)
     plot.setDownsampling(auto=True, mode="peak")
     return plot
+
+
+def step_curve(plot: pg.PlotItem, colour, name: str | None = None) -> pg.PlotDataItem:
+    """A curve with a point per step: thin, and drawn with about 1.5 points per pixel of the
+    plot's width (peaks kept), so a redraw costs the same at step 20,000 as at step 200."""
+    return plot.plot(pen=pen(colour, STEP_LINE), name=name, autoDownsampleFactor=1.5)
 
 
 def legend_above(layout: pg.GraphicsLayout, plot: pg.PlotItem, row: int, col: int,

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 
 from .common import ExportButton, muted, placeholder, series_colour
 from .heatmap import Heatmap, HeatmapGrid
-from .plots import layout_widget, legend_above, pen, styled_plot, title_html
+from .plots import STEP_LINE, layout_widget, legend_above, pen, styled_plot, title_html
 
 WAVEFORMS = 6  # dimensions drawn as waveforms, from fast to slow
 
@@ -64,7 +64,7 @@ class _TablePage(QWidget):
             for curve in self._curves:
                 self.wave_plot.removeItem(curve)
                 self.wave_legend.removeItem(curve)
-            self._curves = [self.wave_plot.plot(pen=pen(series_colour(i), 1.8),
+            self._curves = [self.wave_plot.plot(pen=pen(series_colour(i), STEP_LINE),
                                                 name=f"dim {dim}")
                             for i, dim in enumerate(dims)]
             self._dims = dims
