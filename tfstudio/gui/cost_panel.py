@@ -84,6 +84,8 @@ class CostPanel(QWidget):
         layout.addWidget(self.table, 1)
 
         self._seq_len_touched = False
+        self.unavailable = ""          # why no numbers are shown (an invalid graph), else ""
+        self.estimate = None
         self.seq_len.valueChanged.connect(self._seq_len_edited)
         self.batch.valueChanged.connect(lambda _: self.update_memory())
         self.dtype.currentTextChanged.connect(lambda _: self.update_memory())
@@ -96,9 +98,15 @@ class CostPanel(QWidget):
 
     def show_report(self, report: GraphReport) -> None:
         cost = report.cost
+        self.unavailable = ""
+        if report.errors:
+            self.unavailable = (f"Unavailable: the graph has {report.errors} error"
+                                f"{'s' * (report.errors != 1)} (see Problems); these numbers "
+                                "would describe a model that cannot be built.")
+            cost = None
         if cost is None:
             for label in (self.total, self.non_embedding, self.flops, self.kv):
-                label.setText("—")
+                label.setText("unavailable" if self.unavailable else "—")
             self.table.setRowCount(0)
             self.update_memory()
             return
@@ -135,6 +143,14 @@ class CostPanel(QWidget):
         self.table.resizeColumnToContents(1)
 
     def update_memory(self) -> None:
+        if self.unavailable:  # no confident numbers, no "fits", for a graph that cannot build
+            for label in self.memory_rows.values():
+                label.setText("—")
+            self.fits.setText(self.unavailable)
+            self.fits.setProperty("role", "error")
+            self._restyle(self.fits)
+            self.estimate = None
+            return
         try:
             est = training_memory(self.session.root, batch=self.batch.value(),
                                   seq_len=self.seq_len.value(), dtype=self.dtype.currentText())
@@ -167,7 +183,7 @@ class CostPanel(QWidget):
 
     @property
     def fits_on_device(self) -> bool | None:
-        est = getattr(self, "estimate", None)
+        est = self.estimate
         if est is None or self.device is None:
             return None
         return est.total <= self.device.total

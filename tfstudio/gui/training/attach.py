@@ -16,7 +16,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QToolBar
 
-from .workspace import MODES, TRAIN, Workspace
+from .workspace import BUILD, MODES, TRAIN, Workspace
 
 
 class TrainingAttachment:
@@ -60,6 +60,9 @@ class TrainingAttachment:
             toolbar.addSeparator()
             for mode in MODES:  # the perspective switch, as a pair of toggles
                 toolbar.addAction(self.workspace.actions[mode])
+        session = getattr(window, "session", None)
+        if hasattr(session, "report_ready"):  # an error in the graph disables Train, and says why
+            session.report_ready.connect(lambda _report: self.update_actions())
         self.update_actions()
 
     def _action(self, text: str, slot, shortcut: str | None, tip: str) -> QAction:
@@ -90,11 +93,19 @@ class TrainingAttachment:
         panel.run_started.connect(lambda run: run.state_changed.connect(self.update_actions))
         panel.run_started.connect(self.update_actions)
         panel.run_ended.connect(self.update_actions)
+        panel.set_blocked(self.blocked_reason())
         session = w.session
         if hasattr(session, "set_edit_guard"):
             session.set_edit_guard(panel.edit_refusal)
         if hasattr(session, "report_ready"):
             session.report_ready.connect(lambda _report: panel.refresh_graph())
+        panel.problem_requested.connect(self.show_problem)
+        inspector = getattr(w, "inspector", None)
+        if inspector is not None and hasattr(inspector, "set_locked"):
+            panel.run_started.connect(lambda _run: inspector.set_locked(
+                "A run is training the graph: settings are read-only until it stops "
+                "(moving blocks is fine)."))
+            panel.run_ended.connect(lambda _event: inspector.set_locked(None))
         if hasattr(w.scene, "path_changed"):
             w.scene.path_changed.connect(lambda _path: panel.refresh_telemetry())
         QApplication.instance().aboutToQuit.connect(self._quitting)
@@ -140,10 +151,34 @@ class TrainingAttachment:
         self.show_panel()
         self.panel.train()
 
+    def blocked_reason(self) -> str | None:
+        """Why the graph cannot be trained now (its first error), else None."""
+        report = getattr(self.window.session, "report", None)
+        first = next((d for d in getattr(report, "diagnostics", ()) if d.severity == "error"),
+                     None)
+        if first is None:
+            return None
+        more = report.errors - 1
+        return f"{first.where}: {first.message}" + (f" (and {more} more)" if more else "")
+
+    def show_problem(self) -> None:
+        """Back to the Build workspace, on the block with the first error."""
+        report = self.window.session.report
+        first = next((d for d in report.diagnostics if d.severity == "error"), None)
+        self.workspace.set_mode(BUILD)
+        if first is not None and hasattr(self.window, "go_to_node"):
+            self.window.go_to_node(tuple(first.path or ()), first.node_id)
+
     def update_actions(self, *_) -> None:
         run = self._panel.run if self._panel is not None else None
         state = run.state if run is not None else "idle"
-        self.train_action.setEnabled(state not in ("running", "paused", "stopping"))
+        reason = self.blocked_reason()
+        if self._panel is not None:
+            self._panel.set_blocked(reason)
+        self.train_action.setEnabled(state not in ("running", "paused", "stopping")
+                                     and reason is None)
+        self.train_action.setStatusTip(f"Cannot train: {reason}" if reason else
+                                       "train the graph on the canvas with the run setup")
         self.pause_action.setEnabled(state in ("running", "paused"))
         self.pause_action.setText("&Resume" if state == "paused" else "&Pause")
         self.stop_action.setEnabled(state in ("running", "paused"))

@@ -8,6 +8,7 @@ or a past run opened from the history. Once a run has ended its weights are load
 """
 from __future__ import annotations
 
+import html
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -64,6 +65,7 @@ class ViewedRun:
 class TrainingPanel(QWidget):
     run_started = Signal(object)      # TrainingRun
     run_ended = Signal(object)        # Finished / Failed event
+    problem_requested = Signal()      # "show the problem" next to a disabled Train
 
     def __init__(self, graph_source: Callable[[], Graph], data_dir: str | Path,
                  parent: QWidget | None = None, *,
@@ -90,6 +92,8 @@ class TrainingPanel(QWidget):
         self.shown_paths: set[str] = set()
         self._generated: list[int] = []
         self._corner_of: dict[QWidget, QWidget] = {}
+        self.blocked_reason: str | None = None
+        self.training_snapshot: dict | None = None  # the newest look taken by a training step
 
         self.setup = SetupView(self.background)
         self.curves = CurvesView()
@@ -159,6 +163,12 @@ class TrainingPanel(QWidget):
         self.telemetry.setToolTip("Colour the blocks on the canvas by what the latest look "
                                   "inside measured")
         self.telemetry_note = muted()
+        self.blocked = QLabel()  # why Train is disabled, with a link to the problem
+        self.blocked.setProperty("role", "error")
+        self.blocked.setWordWrap(True)
+        self.blocked.setTextFormat(Qt.RichText)
+        self.blocked.linkActivated.connect(lambda _: self.problem_requested.emit())
+        self.blocked.hide()
 
     def _controls_column(self) -> QScrollArea:
         """Train / Pause / Stop, progress, telemetry and the run setup, scrolling if short."""
@@ -172,7 +182,7 @@ class TrainingPanel(QWidget):
         column = QVBoxLayout(left)
         column.setContentsMargins(8, 8, 8, 8)
         column.addLayout(buttons)
-        for widget in (self.progress, self.status, self.error):
+        for widget in (self.blocked, self.progress, self.status, self.error):
             column.addWidget(widget)
         column.addLayout(telemetry_row)
         column.addWidget(self.telemetry_note)
@@ -234,8 +244,20 @@ class TrainingPanel(QWidget):
         except Exception:  # noqa: BLE001 - the editor may be mid-change; try again next time
             return
         self.setup.set_graph(graph)
+        self.experts.set_graph(graph)
         if self.viewed is None and self.tabs.currentWidget() is self.positions:
             self._preview_positions()
+
+    def set_blocked(self, reason: str | None) -> None:
+        """Train is disabled while the graph has an error; ``reason`` says which (None: fine)."""
+        self.blocked_reason = reason
+        if reason:
+            self.blocked.setText(f"Cannot train: {html.escape(reason)} "
+                                 "<a href='problem'>Show the problem</a>")
+        self.blocked.setVisible(bool(reason))
+        self.train_button.setToolTip(reason or "Train the graph on the canvas with these "
+                                               "settings")
+        self._update_buttons()
 
     @property
     def training(self) -> bool:
@@ -253,6 +275,9 @@ class TrainingPanel(QWidget):
     def train(self) -> TrainingRun | None:
         if self.training:
             self.message("A run is already going: stop it first, or wait for it to finish")
+            return None
+        if self.blocked_reason:
+            self.message(f"Cannot train: {self.blocked_reason}")
             return None
         try:
             graph = self.graph_source()
@@ -324,7 +349,7 @@ class TrainingPanel(QWidget):
     def _update_buttons(self) -> None:
         state = self.run.state if self.run is not None else "idle"
         active = state in ("running", "paused", "stopping")
-        self.train_button.setEnabled(not active)
+        self.train_button.setEnabled(not active and not self.blocked_reason)
         self.pause_button.setEnabled(state in ("running", "paused"))
         self.pause_button.setText("Resume" if state == "paused" else "Pause")
         self.stop_button.setEnabled(state in ("running", "paused"))
@@ -333,8 +358,10 @@ class TrainingPanel(QWidget):
     def _on_started(self, event) -> None:
         self.progress.setRange(0, event.total_steps)
         self.history.update(self.run.run_dir, params=event.params)
+        tokenizer = self.run.tokenizer or self._run_tokenizer()
         self.message(f"Training {event.graph_name or 'the graph'}: {event.params:,} parameters "
-                     f"on {event.device} ({event.precision}), {event.objective}")
+                     f"on {event.device} ({event.precision}), {event.objective}"
+                     f"{params_note(self.run.graph, event.params, tokenizer)}")
 
     def _on_progress(self) -> None:
         series = self.run.series
@@ -412,6 +439,8 @@ class TrainingPanel(QWidget):
         self.snapshot = snapshot
         if snapshot is None:
             return
+        if not snapshot.get("custom"):
+            self.training_snapshot = snapshot
         self._stale_views = {self.attention, self.positions, self.experts, self.next_token}
         self._refresh_visible_view()
         self.refresh_telemetry()
@@ -492,11 +521,23 @@ class TrainingPanel(QWidget):
         return tokenizer
 
     def refresh_telemetry(self) -> None:
+        """Colour the canvas from the newest look that measured what is asked: a look at your
+        own text after training runs no backward pass, so gradient norms come from the last
+        training look, and the note says so."""
         mode = self.telemetry.currentData()
         scene = self.scene_source()
-        self.telemetry_note.setText(legend_text(mode))
+        snapshot, note = self.snapshot, legend_text(mode)
+        if mode != "off" and snapshot is not None and not snapshot.get(mode):
+            snapshot = self.training_snapshot if self.training_snapshot is not None and \
+                self.training_snapshot.get(mode) else None
+            if snapshot is not None:
+                note += (f". Your text's look has no {MODES[mode].lower()} (no training step): "
+                         f"colours from step {snapshot.get('step', 0)}")
+            else:
+                note = f"No {MODES[mode].lower()} in this look: nothing is coloured"
+        self.telemetry_note.setText(note)
         if scene is not None:
-            apply_to_scene(scene, self.snapshot, mode)
+            apply_to_scene(scene, snapshot, mode)
 
     def _tab_shown(self) -> None:
         widget = self.tabs.currentWidget()
@@ -524,8 +565,8 @@ class TrainingPanel(QWidget):
         self.background.submit(
             job, lambda data: self.positions.show_positions(
                 data, "The graph on the canvas, untrained (learned tables start random)"),
-            key="positions-preview", error=lambda exc: self.positions.show_positions(
-                {}, f"Cannot build the graph yet: {exc}"))
+            key="positions-preview", error=lambda exc: self.positions.show_unavailable(
+                f"The positions appear once the graph can be built; now: {exc}"))
 
     # ------------------------------------------------------------------ next token, generation
     def _load_host(self, run_dir: Path) -> None:
@@ -648,6 +689,7 @@ class TrainingPanel(QWidget):
         self.attention.follow.setChecked(False)
         self.attention.follow.blockSignals(False)
         self.snapshot = None
+        self.training_snapshot = None
         self.host.clear()
         if self.viewed.steps:
             last = self.viewed.steps[-1]
@@ -659,8 +701,32 @@ class TrainingPanel(QWidget):
             self._load_host(self.viewed.path)
         else:
             self.next_token.set_generation_available(False, "This run saved no weights")
+        self._show_opened_run(record, series)
         self.message(f"Opened {record.label}: {len(series.steps):,} logged steps, "
                      f"{len(self.viewed.steps)} snapshots")
+
+    def _show_opened_run(self, record: RunRecord, series: RunSeries) -> None:
+        """Nothing of the previous run stays: progress, probe text and canvas colours are the
+        opened run's."""
+        done = series.steps[-1] if series.steps else 0
+        self.progress.setRange(0, max(1, series.total_steps or done))
+        self.progress.setValue(done)
+        self.progress.setFormat(f"%v / %m steps ({record.label})")
+        self.error.hide()
+        text = (self.snapshot or {}).get("text")
+        if text is None:
+            try:
+                from ...runs.folder import RunFolder
+                text = RunFolder(record.path).config().probe_text
+            except (OSError, ValueError):
+                text = ""
+        self.setup.probe_text.blockSignals(True)
+        self.setup.probe_text.setText(text or "")
+        self.setup.probe_text.blockSignals(False)
+        self.attention.set_probe_text(text or "")
+        if self.snapshot is None:
+            self.training_snapshot = None
+            self.refresh_telemetry()  # clears the colours the previous run left
 
     def forget_run(self, record: RunRecord) -> None:
         if self.run is not None and self.run.active and Path(record.path) == self.run.run_dir:
@@ -695,6 +761,22 @@ class TrainingPanel(QWidget):
         self.host.stop_generation()
         self.background.shutdown()
         self.collector.stop()
+
+
+def params_note(graph: Graph, params: int, tokenizer) -> str:
+    """Why the run's parameter count differs from the canvas's: the vocabulary is resized to
+    the tokenizer's (embedding and head rows), which the canvas cannot know."""
+    try:
+        from ...graph.cost import estimate_cost
+        canvas = estimate_cost(graph).total_params
+    except Exception:  # noqa: BLE001 - a note, never a failure
+        return ""
+    if canvas == params:
+        return ""
+    vocab = getattr(tokenizer, "vocab_size", None)
+    why = (f"the vocabulary is resized to the tokenizer's {vocab:,} tokens" if vocab
+           else "the vocabulary is resized to the tokenizer's")
+    return f" (the canvas counts {canvas:,}: {why})"
 
 
 def _duration(seconds: float) -> str:

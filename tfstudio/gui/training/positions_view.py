@@ -171,6 +171,15 @@ class PositionsView(QWidget):
         self.source.setText(source)
         self.redraw()
 
+    def show_unavailable(self, reason: str) -> None:
+        """One message, and no contradicting second one (the graph cannot be built yet)."""
+        self.data = {}
+        self.scheme.clear()
+        self.scheme.setEnabled(False)
+        self.source.setText("")
+        self.empty.setText(reason)
+        self.stack.setCurrentWidget(self.empty)
+
     def redraw(self) -> None:
         scheme = self.scheme.currentText()
         if scheme not in self.data:

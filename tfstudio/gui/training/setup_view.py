@@ -264,23 +264,44 @@ class SetupView(QWidget):
         self.background.submit(build, done, key="tokenizer-preview", error=failed)
 
     def _show_preview(self, tokenizer) -> None:
-        text = self.probe_text.text() or self._example_text()
-        ids = tokenizer.encode(text)[:PREVIEW_TOKENS]
+        """The probe text as the tokenizer cuts it (the one the trainer will read: yours, else
+        its default for this corpus), and how many characters it does not know."""
+        own = self.probe_text.text()
+        text = own or self._example_text()
+        all_ids = tokenizer.encode(text)
+        ids = all_ids[:PREVIEW_TOKENS]
         self.preview.setText(token_preview_html(tokenizer.token_strings(ids), ids))
-        ratio = len(text) / max(1, len(tokenizer.encode(text)))
-        self.preview_info.setText(f"{tokenizer.name}: {tokenizer.vocab_size:,} ids · "
-                                  f"{len(tokenizer.encode(text))} tokens for {len(text)} "
-                                  f"characters ({ratio:.1f} per token)")
+        ratio = len(text) / max(1, len(all_ids))
+        info = (f"{tokenizer.name}: {tokenizer.vocab_size:,} ids · {len(all_ids)} tokens for "
+                f"{len(text)} characters ({ratio:.1f} per token)")
+        if not own:
+            info += " · the default probe text for this corpus"
+        unknown = unknown_characters(tokenizer, text, all_ids)
+        if unknown:
+            shown = "".join(sorted(set(unknown)))[:24]
+            info += (f" · <span style='color:#c2410c'>{len(unknown)} character"
+                     f"{'s' * (len(unknown) != 1)} not in its vocabulary ("
+                     f"{html.escape(shown)}) read as the unknown token \ufffd</span>")
+        self.preview_info.setText(info)
 
     def _example_text(self) -> str:
+        """What the trainer reads when the probe text is left empty."""
         from ...data import load_corpus
         from ...probes import default_probe_text
         try:
             corpus = load_corpus(self.corpus_spec())
         except (ValueError, OSError):
-            return "The quick brown fox jumps over the lazy dog."
-        return default_probe_text(corpus) if corpus.task is not None else \
-            "The quick brown fox jumps over the lazy dog."
+            return default_probe_text()
+        return default_probe_text(corpus)
+
+
+def unknown_characters(tokenizer, text: str, ids: list[int]) -> str:
+    """The characters of ``text`` a character tokenizer maps to its unknown token."""
+    from ...data.tokenizer import UNK
+    unk = getattr(tokenizer, "specials", {}).get(UNK)
+    if unk is None or unk not in ids or len(ids) != len(text):
+        return ""
+    return "".join(ch for ch, i in zip(text, ids) if i == unk)
 
 
 def _int_box(low: int, high: int, value: int) -> QSpinBox:
