@@ -11,7 +11,6 @@ from __future__ import annotations
 import html
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -32,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from ...graph import Edit, Graph
 from ...probes import SnapshotStore
+from ...train.events import Failed
 from .attention_view import AttentionView
 from .common import Background, GuiThreadGarbageCollector, muted
 from .curves_view import CurvesView
@@ -41,25 +41,13 @@ from .model_host import ModelHost
 from .next_token_view import NextTokenView
 from .positions_view import PositionsView
 from .run_controller import TrainingRun
+from .run_state import RunState, ViewedRun
 from .runs_view import RunsView
 from .series import RunSeries
 from .setup_view import SetupView
 from .telemetry import MODES, apply_to_scene, legend_text
 
 PLOT_REDRAW_MS = 250
-
-
-@dataclass
-class ViewedRun:
-    """The run whose insides the views show."""
-    path: Path
-    series: RunSeries
-    live: bool                                   # the run training right now
-    steps: list[int] = field(default_factory=list)
-
-    @property
-    def store(self) -> SnapshotStore:
-        return SnapshotStore(self.path)
 
 
 class TrainingPanel(QWidget):
@@ -83,8 +71,9 @@ class TrainingPanel(QWidget):
         self.background = Background(self)
         self.host = ModelHost(self.background)
         self.run: TrainingRun | None = None
-        self.viewed: ViewedRun | None = None
-        self.snapshot: dict | None = None
+        self.state = RunState()  # what is viewed and shown, decided without Qt
+        self._error_box: QMessageBox | None = None
+        self._tokenizer_cache: tuple[Path | None, object] = (None, None)
         self.series_by_path: dict[str, RunSeries] = {}
         # a redraw of six plots takes tens of milliseconds on a slow CPU: 4 a second is plenty
         self.plot_timer = QTimer(self, singleShot=True, interval=PLOT_REDRAW_MS)
@@ -92,8 +81,6 @@ class TrainingPanel(QWidget):
         self.shown_paths: set[str] = set()
         self._generated: list[int] = []
         self._corner_of: dict[QWidget, QWidget] = {}
-        self.blocked_reason: str | None = None
-        self.training_snapshot: dict | None = None  # the newest look taken by a training step
 
         self.setup = SetupView(self.background)
         self.curves = CurvesView()
@@ -102,11 +89,38 @@ class TrainingPanel(QWidget):
         self.next_token = NextTokenView()
         self.experts = ExpertsView()
         self.runs = RunsView()
+        self._view_names = {self.attention: "attention", self.positions: "positions",
+                            self.experts: "experts", self.next_token: "next_token"}
         self._build()
         self._connect()
         self.refresh_graph()
         self._refresh_runs()
         self._update_buttons()
+
+    # the state's fields, as the panel's own (views, tests and the benchmark read them)
+    @property
+    def viewed(self) -> ViewedRun | None:
+        return self.state.viewed
+
+    @property
+    def snapshot(self) -> dict | None:
+        return self.state.snapshot
+
+    @snapshot.setter
+    def snapshot(self, snapshot: dict | None) -> None:
+        self.state.snapshot = snapshot
+
+    @property
+    def training_snapshot(self) -> dict | None:
+        return self.state.training_snapshot
+
+    @training_snapshot.setter
+    def training_snapshot(self, snapshot: dict | None) -> None:
+        self.state.training_snapshot = snapshot
+
+    @property
+    def blocked_reason(self) -> str | None:
+        return self.state.blocked_reason
 
     # ------------------------------------------------------------------ layout
     def _build(self) -> None:
@@ -149,7 +163,7 @@ class TrainingPanel(QWidget):
         self.progress = QProgressBar()
         self.progress.setRange(0, 1)
         self.progress.setValue(0)
-        self.progress.setFormat("no run yet")
+        self.progress.setFormat(self.state.progress_text())
         self.status = QLabel("Ready")
         self.status.setWordWrap(True)
         self.error = QLabel()
@@ -250,7 +264,7 @@ class TrainingPanel(QWidget):
 
     def set_blocked(self, reason: str | None) -> None:
         """Train is disabled while the graph has an error; ``reason`` says which (None: fine)."""
-        self.blocked_reason = reason
+        self.state.blocked_reason = reason
         if reason:
             self.blocked.setText(f"Cannot train: {html.escape(reason)} "
                                  "<a href='problem'>Show the problem</a>")
@@ -273,11 +287,9 @@ class TrainingPanel(QWidget):
 
     # ------------------------------------------------------------------ running
     def train(self) -> TrainingRun | None:
-        if self.training:
-            self.message("A run is already going: stop it first, or wait for it to finish")
-            return None
-        if self.blocked_reason:
-            self.message(f"Cannot train: {self.blocked_reason}")
+        refusal = self.state.refusal()
+        if refusal:
+            self.message(refusal)
             return None
         try:
             graph = self.graph_source()
@@ -302,7 +314,7 @@ class TrainingPanel(QWidget):
         self.series_by_path[str(run_dir)] = run.series
         self.shown_paths.add(str(run_dir))
         self.curves.add_series(run.series)
-        self.viewed = ViewedRun(run_dir, run.series, live=True)
+        self.state.started(run_dir, config.steps)
         self.experts.set_series(run.series)
         self.host.clear()
         self.attention.set_steps([])
@@ -347,13 +359,13 @@ class TrainingPanel(QWidget):
             self.message("Stopping after the current step; the weights are saved")
 
     def _update_buttons(self) -> None:
-        state = self.run.state if self.run is not None else "idle"
-        active = state in ("running", "paused", "stopping")
-        self.train_button.setEnabled(not active and not self.blocked_reason)
-        self.pause_button.setEnabled(state in ("running", "paused"))
-        self.pause_button.setText("Resume" if state == "paused" else "Pause")
-        self.stop_button.setEnabled(state in ("running", "paused"))
-        self.setup.setEnabled(not active)
+        self.state.run_state = self.run.state if self.run is not None else "idle"
+        b = self.state.buttons()
+        self.train_button.setEnabled(b.train)
+        self.pause_button.setEnabled(b.pause)
+        self.pause_button.setText(b.pause_text)
+        self.stop_button.setEnabled(b.stop)
+        self.setup.setEnabled(b.setup)
 
     def _on_started(self, event) -> None:
         self.progress.setRange(0, event.total_steps)
@@ -384,7 +396,7 @@ class TrainingPanel(QWidget):
         if self.curves.isVisible():
             self.curves.refresh()
         else:
-            self._curves_stale = True
+            self.state.curves_stale = True
         if self.experts.isVisible():
             self.experts.redraw()
 
@@ -392,8 +404,7 @@ class TrainingPanel(QWidget):
         if self.viewed is None or not self.viewed.live:
             return
         step = int(snapshot.get("step", 0))
-        if step not in self.viewed.steps:
-            self.viewed.steps.append(step)
+        self.state.probed(step)
         if self.attention.follow.isChecked():
             self.attention.set_steps(self.viewed.steps, step)
             self.show_snapshot(snapshot)
@@ -403,7 +414,8 @@ class TrainingPanel(QWidget):
     def _on_ended(self, event) -> None:
         run = self.run
         series = run.series
-        status = "failed" if event.kind == "Failed" else event.reason
+        failed = isinstance(event, Failed)
+        status = "failed" if failed else event.reason
         self.history.update(run.run_dir, status=status, steps=event.step,
                             final_loss=series.loss[-1] if series.loss else None,
                             params=series.params)
@@ -412,7 +424,7 @@ class TrainingPanel(QWidget):
         self.plot_timer.stop()
         self.curves.refresh()
         self.experts.redraw()
-        if event.kind == "Failed":
+        if failed:
             what = {"nan": "the loss stopped being a number", "oom": "out of memory",
                     "error": "an error"}.get(event.reason, event.reason)
             self.show_error(f"Training stopped at step {event.step}: {what}.\n{event.message}",
@@ -436,21 +448,17 @@ class TrainingPanel(QWidget):
     def show_snapshot(self, snapshot: dict | None) -> None:
         """Show a look inside: the visible view redraws now, the others when they are shown
         (a hidden view's plots would cost the event loop for nothing)."""
-        self.snapshot = snapshot
+        self.state.show(snapshot)
         if snapshot is None:
             return
-        if not snapshot.get("custom"):
-            self.training_snapshot = snapshot
-        self._stale_views = {self.attention, self.positions, self.experts, self.next_token}
         self._refresh_visible_view()
         self.refresh_telemetry()
 
     def _refresh_visible_view(self) -> None:
         view = self.tabs.currentWidget()
-        stale = getattr(self, "_stale_views", set())
-        if view not in stale or self.snapshot is None:
+        name = self._view_names.get(view, "")
+        if not self.state.take_stale(name):
             return
-        stale.discard(view)
         snapshot = self.snapshot
         where = "now, on your text" if snapshot.get("custom") else \
             f"at step {snapshot.get('step', 0)}"
@@ -509,7 +517,7 @@ class TrainingPanel(QWidget):
         """The tokenizer the viewed run saved (read once per run folder)."""
         if self.viewed is None:
             return None
-        cached = getattr(self, "_tokenizer_cache", (None, None))
+        cached = self._tokenizer_cache
         if cached[0] == self.viewed.path:
             return cached[1]
         try:
@@ -526,15 +534,8 @@ class TrainingPanel(QWidget):
         training look, and the note says so."""
         mode = self.telemetry.currentData()
         scene = self.scene_source()
-        snapshot, note = self.snapshot, legend_text(mode)
-        if mode != "off" and snapshot is not None and not snapshot.get(mode):
-            snapshot = self.training_snapshot if self.training_snapshot is not None and \
-                self.training_snapshot.get(mode) else None
-            if snapshot is not None:
-                note += (f". Your text's look has no {MODES[mode].lower()} (no training step): "
-                         f"colours from step {snapshot.get('step', 0)}")
-            else:
-                note = f"No {MODES[mode].lower()} in this look: nothing is coloured"
+        snapshot, extra = self.state.telemetry(mode)
+        note = extra if snapshot is None and extra else legend_text(mode) + extra
         self.telemetry_note.setText(note)
         if scene is not None:
             apply_to_scene(scene, snapshot, mode)
@@ -544,8 +545,8 @@ class TrainingPanel(QWidget):
         if widget in self._corner_of:
             self.corners.setCurrentWidget(self._corner_of[widget])
         self._refresh_visible_view()
-        if widget is self.curves and getattr(self, "_curves_stale", False):
-            self._curves_stale = False
+        if widget is self.curves and self.state.curves_stale:
+            self.state.curves_stale = False
             self.curves.refresh()
         elif widget is self.experts:
             self.experts.redraw()
@@ -670,26 +671,21 @@ class TrainingPanel(QWidget):
     def open_run(self, record: RunRecord) -> None:
         """Show a past run everywhere: its curves, its snapshots (newest first), its weights."""
         if self.run is not None and self.run.active and Path(record.path) == self.run.run_dir:
-            self.viewed = ViewedRun(self.run.run_dir, self.run.series, live=True,
-                                    steps=SnapshotStore(self.run.run_dir).steps())
+            self.state.viewed = ViewedRun(self.run.run_dir, live=True,
+                                          steps=SnapshotStore(self.run.run_dir).steps())
             self.attention.follow.setChecked(True)
             return
         series = self._series_of(record)
         self.set_overlay(record, True)
         self.curves.show_layers_of(series)
-        item = self.runs.item_of(record.path)
-        if item is not None:
-            self.runs._filling = True
-            item.setCheckState(0, Qt.Checked)
-            self.runs._filling = False
-        self.viewed = ViewedRun(Path(record.path), series, live=False)
-        self.viewed.steps = self.viewed.store.steps()
+        self.runs.show_overlaid(record.path)
+        done = series.steps[-1] if series.steps else 0
+        self.state.opened(Path(record.path), SnapshotStore(record.path).steps(), done,
+                          series.total_steps)
         self.experts.set_series(series)
         self.attention.follow.blockSignals(True)
         self.attention.follow.setChecked(False)
         self.attention.follow.blockSignals(False)
-        self.snapshot = None
-        self.training_snapshot = None
         self.host.clear()
         if self.viewed.steps:
             last = self.viewed.steps[-1]
@@ -708,8 +704,8 @@ class TrainingPanel(QWidget):
     def _show_opened_run(self, record: RunRecord, series: RunSeries) -> None:
         """Nothing of the previous run stays: progress, probe text and canvas colours are the
         opened run's."""
-        done = series.steps[-1] if series.steps else 0
-        self.progress.setRange(0, max(1, series.total_steps or done))
+        done, total = self.state.progress
+        self.progress.setRange(0, total)
         self.progress.setValue(done)
         self.progress.setFormat(f"%v / %m steps ({record.label})")
         self.error.hide()
@@ -725,7 +721,6 @@ class TrainingPanel(QWidget):
         self.setup.probe_text.blockSignals(False)
         self.attention.set_probe_text(text or "")
         if self.snapshot is None:
-            self.training_snapshot = None
             self.refresh_telemetry()  # clears the colours the previous run left
 
     def forget_run(self, record: RunRecord) -> None:
