@@ -25,6 +25,28 @@ from .heatmap import Heatmap, HeatmapGrid
 AVERAGE, GRID = "average", "grid"
 
 
+def head_groups(graph) -> dict[str, tuple[int, int]]:
+    """{attention key without copy indices ("layers.attn"): (heads, kv_heads)} of the graph."""
+    out: dict[str, tuple[int, int]] = {}
+
+    def walk(g, prefix: tuple[str, ...]) -> None:
+        for node in g:
+            if node.is_group:
+                walk(node.subgraph, prefix + (node.id,))
+            elif node.type in ("attention", "cross_attention"):
+                heads = int(node.param("heads") or 1)
+                kv = int(node.param("kv_heads") or heads)
+                out[".".join(prefix + (node.id,))] = (heads, kv)
+
+    walk(graph, ())
+    return out
+
+
+def kv_group(key: str, groups: dict[str, tuple[int, int]]) -> tuple[int, int] | None:
+    """(heads, kv_heads) of the snapshot's attention ``key`` ("layers.0.attn")."""
+    return groups.get(".".join(part for part in key.split(".") if not part.isdigit()))
+
+
 class AttentionView(QWidget):
     probe_text_edited = Signal(str)
     refresh_every_changed = Signal(int)
@@ -34,6 +56,7 @@ class AttentionView(QWidget):
         super().__init__(parent)
         self.snapshot: dict | None = None
         self.steps: list[int] = []
+        self.groups: dict[str, tuple[int, int]] = {}  # (heads, kv_heads) per attention block
         self.text = QLineEdit()
         self.look = QPushButton("Look")
         self.layer = QComboBox()
@@ -101,6 +124,25 @@ class AttentionView(QWidget):
         column.addLayout(replay)
 
     # ------------------------------------------------------------------ input
+    def set_graph(self, graph) -> None:
+        """Which query heads share a K/V head (GQA, MQA), to mark them."""
+        self.groups = head_groups(graph)
+
+    def sharing(self) -> tuple[int, int] | None:
+        """(heads, kv_heads) of the shown layer when its heads share K/V, else None."""
+        shape = kv_group(self.layer.currentText(), self.groups)
+        entry = self._entry()
+        if shape is None or entry is None or shape[1] >= shape[0] or entry.get("cross"):
+            return None
+        return shape
+
+    def head_title(self, h: int) -> str:
+        shared = self.sharing()
+        if shared is None:
+            return f"head {h}"
+        per = shared[0] // shared[1]
+        return f"head {h} · K/V {h // per}"
+
     def set_probe_text(self, text: str) -> None:
         if self.text.text() != text:
             self.text.setText(text)
@@ -162,7 +204,7 @@ class AttentionView(QWidget):
             self.head.addItem(f"Average of {heads}", AVERAGE)
             self.head.addItem("All heads", GRID)
             for h in range(heads):
-                self.head.addItem(f"Head {h}", h)
+                self.head.addItem(self.head_title(h).capitalize(), h)
             index = self.head.findData(current)
             self.head.setCurrentIndex(max(index, 0))
         self.head.blockSignals(False)
@@ -204,7 +246,7 @@ class AttentionView(QWidget):
         layer = self.layer.currentText()
         choice = self.head.currentData()
         if choice == GRID:
-            titles = [f"head {h}" for h in range(weights.shape[0])]
+            titles = [self.head_title(h) for h in range(weights.shape[0])]
             self.grid.set_data(list(weights), titles, allowed, rows, cols)
             for i, heatmap in enumerate(self.grid.maps):
                 heatmap.selected = False
@@ -217,6 +259,12 @@ class AttentionView(QWidget):
         masked = "" if allowed.all() else " · hatched: masked (cannot look there)"
         kind = "rows: decoder tokens, columns: source tokens" if entry.get("cross") \
             else "rows: queries, columns: the keys they read"
+        shared = self.sharing()
+        if shared is not None:
+            heads, kv = shared
+            what = "MQA: all heads share one K/V head" if kv == 1 else \
+                f"GQA: {heads} query heads share {kv} K/V heads, {heads // kv} per group"
+            kind = f"{kind} · {what} (same K/V number: same keys)"
         text = f"Rows sum to 1 · {kind}{masked} · hover a row; click a head in the grid"
         self.info.setText(text)
         self.info.setToolTip(text)

@@ -297,6 +297,9 @@ class CurvesView(QWidget):
 
     def _set_log(self, on: bool) -> None:
         self.loss_plot.setLogMode(y=on)
+        # on a log axis the minor ticks' labels (2..9 of each decade) run into each other
+        self.loss_plot.getAxis("left").setStyle(maxTextLevel=1 if on else 2)
+        self.loss_plot.setLabel("left", "cross-entropy (log scale)" if on else "cross-entropy")
 
     # ------------------------------------------------------------------ export
     def export_csv(self, path: str) -> None:

@@ -34,7 +34,7 @@ from ...probes import SnapshotStore
 from ...train.events import Failed
 from .attention_view import AttentionView
 from .common import Background, GuiThreadGarbageCollector, muted
-from .curves_view import CurvesView
+from .curves_view import SPEED_WINDOW, CurvesView
 from .experts_view import ExpertsView
 from .history import RunHistory, RunRecord, load_series
 from .model_host import ModelHost
@@ -259,6 +259,7 @@ class TrainingPanel(QWidget):
             return
         self.setup.set_graph(graph)
         self.experts.set_graph(graph)
+        self.attention.set_graph(graph)
         if self.viewed is None and self.tabs.currentWidget() is self.positions:
             self._preview_positions()
 
@@ -384,8 +385,9 @@ class TrainingPanel(QWidget):
         step = series.steps[-1]
         self.progress.setValue(step)
         eta = series.eta_s()
+        recent = series.tokens_per_s[-SPEED_WINDOW:]  # the curve's moving average, not one step
         parts = [f"step {step:,}/{series.total_steps:,}", f"loss {series.loss[-1]:.4f}",
-                 f"{series.tokens_per_s[-1]:,.0f} tokens/s"]
+                 f"{sum(recent) / len(recent):,.0f} tokens/s"]
         if eta is not None:
             parts.append(f"ETA {_duration(eta)}")
         if self.run.state == "paused":

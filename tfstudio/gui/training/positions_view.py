@@ -84,8 +84,9 @@ class _RopePage(QWidget):
         self.plots = layout_widget()
         self.freq_plot = styled_plot(self.plots.ci.addPlot(row=0, col=0),
                                      "Rotation per position of each feature pair",
-                                     "radians / position", "pair k")
+                                     "radians / position (log scale)", "pair k")
         self.freq_plot.setLogMode(y=True)
+        self.freq_plot.getAxis("left").setStyle(maxTextLevel=1)  # decade labels, no crowding
         self.score_plot = styled_plot(self.plots.ci.addPlot(row=0, col=1),
                                       "Score vs offset", "q_m · k_n / d (all-ones q, k)",
                                       "offset m − n")
@@ -137,6 +138,10 @@ class PositionsView(QWidget):
         super().__init__(parent)
         self.data: dict = {}
         self.scheme = QComboBox()
+        self.scheme.setToolTip("This graph encodes positions in more than one way: pick one")
+        self.scheme_label = QLabel("Scheme")
+        self.scheme.setVisible(False)
+        self.scheme_label.setVisible(False)
         self.scheme.currentIndexChanged.connect(lambda _: self.redraw())
         self.source = muted()
         self.pages = {"table": _TablePage(), "rope": _RopePage(), "alibi": _AlibiPage()}
@@ -147,7 +152,7 @@ class PositionsView(QWidget):
             self.stack.addWidget(page)
         self.export = ExportButton(lambda: self.stack.currentWidget(), "positions view")
         bar = QHBoxLayout()
-        bar.addWidget(QLabel("Scheme"))
+        bar.addWidget(self.scheme_label)
         bar.addWidget(self.scheme)
         bar.addWidget(self.source, 1)
         bar.addWidget(self.export)
@@ -167,7 +172,9 @@ class PositionsView(QWidget):
         if current in self.data:
             self.scheme.setCurrentText(current)
         self.scheme.blockSignals(False)
-        self.scheme.setEnabled(len(self.data) > 1)
+        several = len(self.data) > 1  # a choice only when there is one to make
+        self.scheme.setVisible(several)
+        self.scheme_label.setVisible(several)
         self.source.setText(source)
         self.redraw()
 
@@ -175,7 +182,8 @@ class PositionsView(QWidget):
         """One message, and no contradicting second one (the graph cannot be built yet)."""
         self.data = {}
         self.scheme.clear()
-        self.scheme.setEnabled(False)
+        self.scheme.setVisible(False)
+        self.scheme_label.setVisible(False)
         self.source.setText("")
         self.empty.setText(reason)
         self.stack.setCurrentWidget(self.empty)
