@@ -160,3 +160,23 @@ def test_each_workspace_remembers_its_arrangement_across_switches_and_sessions(q
     again.training._panel.shutdown()
     again.close()
     gc.collect()
+
+
+def test_adding_a_view_to_the_train_workspace_is_one_call(window, qtbot):
+    from PySide6.QtWidgets import QLabel, QWidget
+
+    class CompareView(QWidget):
+        def __init__(self, panel):
+            super().__init__()
+            self.panel = panel
+            self.corner = QLabel("compare controls")
+
+    window.training.add_view(CompareView, "Compare")  # before the panel exists: added on build
+    panel = window.training.panel
+    view = panel.tabs.widget(panel.tabs.count() - 1)
+    assert isinstance(view, CompareView) and view.panel is panel
+    assert panel.tabs.tabText(panel.tabs.count() - 1) == "Compare"
+    panel.tabs.setCurrentWidget(view)
+    assert panel.corners.currentWidget() is view.corner
+    window.training.add_view(lambda p: QLabel("explain"), "Explain")  # after: added at once
+    assert panel.tabs.tabText(panel.tabs.count() - 1) == "Explain"

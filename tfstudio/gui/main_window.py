@@ -124,6 +124,10 @@ class MainWindow(FileMenu, EditMenu, QMainWindow):
         self.resizeDocks([self.problems_dock], [150], Qt.Vertical)
         self.zoom_label = QLabel()
         self.counts_label = QLabel()
+        self.counts_label.setToolTip(
+            "Parameters of the graph as drawn. A run resizes the vocabulary (embedding and head "
+            "rows) to its tokenizer's, so a run's count can differ; its first message says by "
+            "how much.")
         self.statusBar().addPermanentWidget(self.counts_label)
         self.statusBar().addPermanentWidget(self.zoom_label)
 

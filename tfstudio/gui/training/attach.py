@@ -25,6 +25,7 @@ class TrainingAttachment:
     def __init__(self, window):
         self.window = window
         self._panel = None
+        self._extra_views: list[tuple[object, str]] = []  # (factory, title) added on build
         self.dock = QDockWidget("Training", window)
         self.dock.setObjectName("training")
         self.dock.setFeatures(QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetFloatable
@@ -94,6 +95,8 @@ class TrainingAttachment:
         panel.run_started.connect(self.update_actions)
         panel.run_ended.connect(self.update_actions)
         panel.set_blocked(self.blocked_reason())
+        for make_view, title in self._extra_views:
+            panel.add_view(make_view(panel), title)
         session = w.session
         if hasattr(session, "set_edit_guard"):
             session.set_edit_guard(panel.edit_refusal)
@@ -111,6 +114,16 @@ class TrainingAttachment:
         QApplication.instance().aboutToQuit.connect(self._quitting)
         w.training_panel = panel
         return panel
+
+    def add_view(self, make_view, title: str) -> None:
+        """Add a view to the Train workspace: ``window.training.add_view(lambda panel:
+        CompareView(panel), "Compare")``. ``make_view(panel)`` returns the widget; it is called
+        when the panel is built (at once if it already is). A widget with a ``corner`` widget
+        has its controls shown beside the tabs while it is current."""
+        if self._panel is None:
+            self._extra_views.append((make_view, title))
+        else:
+            self._panel.add_view(make_view(self._panel), title)
 
     def _quitting(self) -> None:
         self.workspace.remember()

@@ -54,6 +54,7 @@ class Heatmap(QWidget):
         self._image: QImage | None = None
         self._buffer: np.ndarray | None = None
         self._labels_fit = True
+        self._title_h = 2.0
         self.setMouseTracking(True)
         self.setMinimumSize(min_size, min_size)
         self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
@@ -119,7 +120,8 @@ class Heatmap(QWidget):
 
     def _layout_with(self, rect: QRectF, px: int) -> tuple[QRectF, float, float]:
         n_rows, n_cols = self.matrix.shape if self.matrix.size else (1, 1)
-        top = rect.top() + (TITLE_FONT_PX + 8 if self.title else 2)
+        self._title_h = self._title_height(rect.width())
+        top = rect.top() + self._title_h
         left = rect.left() + 2
         right_band = COLOUR_BAR_W if self.show_scale else 0
         self._rotate_cols = False
@@ -148,6 +150,15 @@ class Heatmap(QWidget):
         if self.square:  # centre the square cells in the width left over
             left += max(0.0, (width - cw * n_cols) / 2)
         return QRectF(left, top, cw * n_cols, ch * n_rows), cw, ch
+
+    def _title_height(self, width: float) -> float:
+        """The title's lines (it wraps rather than being cut) and a gap; 2 px without one."""
+        if not self.title:
+            return 2.0
+        metrics = QFontMetricsF(_font(TITLE_FONT_PX, bold=True))
+        box = metrics.boundingRect(QRectF(0, 0, max(width, 40.0), 1000.0),
+                                   int(Qt.AlignLeft | Qt.TextWordWrap), self.title)
+        return box.height() + 6
 
     def label_font_px(self) -> int:
         """The pixel size the token labels are drawn at now (0: no labels)."""
@@ -182,8 +193,9 @@ class Heatmap(QWidget):
         if self.title:
             painter.setFont(_font(TITLE_FONT_PX, bold=self.selected))
             painter.setPen(themed_colour("accent") if self.selected else text_colour)
-            painter.drawText(QRectF(rect.left(), rect.top(), rect.width(), TITLE_FONT_PX + 6),
-                             Qt.AlignLeft | Qt.AlignVCenter, self.title)
+            painter.drawText(QRectF(rect.left(), rect.top(), rect.width(),
+                                    self._title_height(rect.width())),
+                             Qt.AlignLeft | Qt.AlignVCenter | Qt.TextWordWrap, self.title)
         if self._image is None:
             return
         area, cw, ch = self._layout(rect)
@@ -274,7 +286,7 @@ class Heatmap(QWidget):
             painter.restore()
 
     def _label_top(self, area: QRectF) -> float:
-        return (TITLE_FONT_PX + 8) if self.title else 2
+        return self._title_h
 
     # ------------------------------------------------------------------ hover
     def mouseMoveEvent(self, event) -> None:

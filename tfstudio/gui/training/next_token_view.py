@@ -206,7 +206,7 @@ class NextTokenView(QWidget):
         grey = QColor(t.muted_text)
         self.filtered_bars.setOpts(x=x[filtered], height=tempered[filtered], width=0.8,
                                    brush=QBrush(grey, Qt.BDiagPattern), pen=pg.mkPen(grey))
-        ticks = [(float(i), display_token(c.text)) for i, c in enumerate(candidates)]
+        ticks = [(float(i), tick_label(c.text)) for i, c in enumerate(candidates)]
         self.chart.getAxis("bottom").setTicks([ticks])
         top = max([0.05, *tempered, *final]) if candidates else 1.0
         self.chart.setYRange(0, min(1.0, top * 1.1))
@@ -252,6 +252,15 @@ class NextTokenView(QWidget):
 
     def generated_text(self) -> str:
         return self.output.toPlainText()
+
+
+def tick_label(text: str, width: int = 4) -> str:
+    """A candidate as a label that fits under its bar: a special token as ⟨its first three
+    letters⟩ (<|endoftext|> -> ⟨end⟩), anything longer than ``width`` cut with an ellipsis."""
+    if text.startswith("<|") and text.endswith("|>") and len(text) > 4:
+        return "⟨" + text[2:-2][:3] + "⟩"
+    label = display_token(text)
+    return label if len(label) <= width else label[:width - 1] + "…"
 
 
 def _escape(text: str) -> str:
