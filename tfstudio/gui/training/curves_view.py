@@ -93,8 +93,10 @@ class CurvesView(QWidget):
         self.log_scale = QCheckBox("Log scale")
         self.layers_of = QComboBox()
         self.export = ExportButton(lambda: self.plots, "training curves", csv=self.export_csv)
-        self.summary = pg.LabelItem("", color=theme.current().muted_text, size="9pt")
-        self.plots.ci.addItem(self.summary, row=0, col=1)  # the empty cell of the legend row
+        # a QLabel beside the tabs: text changing inside the plot layout would re-lay out
+        # (and redraw the axes of) all six plots at every refresh
+        self.summary = QLabel()
+        self.summary.setProperty("role", "muted")
         self.corner = QWidget()  # the view's controls, shown beside the panel's tabs
         self._set_up_controls()
         self._lay_out()
@@ -142,6 +144,8 @@ class CurvesView(QWidget):
         plots get the whole height."""
         bar = QHBoxLayout(self.corner)
         bar.setContentsMargins(0, 0, 4, 0)
+        bar.addWidget(self.summary)
+        bar.addSpacing(8)
         bar.addWidget(self.log_scale)
         bar.addSpacing(8)
         bar.addWidget(QLabel("Per layer:"))
@@ -232,8 +236,9 @@ class CurvesView(QWidget):
     def _fit_height(self) -> None:
         """As tall as the plots need (a legend row grows with the layers): a short screen
         scrolls instead of squashing or clipping them."""
-        need = self.plots.ci.effectiveSizeHint(Qt.MinimumSize).height()
-        self.plots.setMinimumHeight(int(need) + 6)
+        need = int(self.plots.ci.effectiveSizeHint(Qt.MinimumSize).height()) + 6
+        if need != self.plots.minimumHeight():  # only when a legend grew: a relayout costs
+            self.plots.setMinimumHeight(need)
 
     def _refresh_hints(self) -> None:
         """Say why a plot is empty instead of showing bare axes."""
@@ -249,10 +254,11 @@ class CurvesView(QWidget):
                 text = accuracy_hint(shown)
             elif name == "layers" and not self._layer_curves:
                 text = "This run logged no per-layer gradient norms"
-            hint.setText(text)
+            if hint.toPlainText() != text:  # a TextItem re-renders on every setText
+                hint.setText(text)
+                box = self.plot_items()[name].getViewBox()
+                hint.setPos(box.width() / 2, box.height() / 2)
             hint.setVisible(bool(text))
-            box = self.plot_items()[name].getViewBox()
-            hint.setPos(box.width() / 2, box.height() / 2)
 
     def _refresh_layers(self) -> None:
         index = self.layers_of.currentIndex()
@@ -288,12 +294,14 @@ class CurvesView(QWidget):
             self.summary.setText("")
             return
         last = runs[-1]
-        text = f"{last.name}<br>loss {last.loss[-1]:.4f}"
+        text = f"loss {last.loss[-1]:.4f}"
         if last.val_loss:
-            text += f" · validation {last.val_loss[-1]:.4f}"
+            text += f" · val {last.val_loss[-1]:.4f}"
         if last.accuracy and last.accuracy[-1] is not None:
-            text += f" · accuracy {last.accuracy[-1]:.1%}"
+            text += f" · acc {last.accuracy[-1]:.0%}"
         self.summary.setText(text)
+        self.summary.setToolTip(f"{last.name}: training loss, validation loss and task "
+                                "accuracy at the newest step")
 
     def _set_log(self, on: bool) -> None:
         self.loss_plot.setLogMode(y=on)

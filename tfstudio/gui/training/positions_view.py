@@ -71,7 +71,9 @@ class _TablePage(QWidget):
         for curve, dim in zip(self._curves, dims):  # the same table as it trains: new data
             curve.setData(positions, table[:, dim])
         what = "fixed sin/cos" if scheme == "sinusoidal" else "learned, changes as it trains"
-        self.wave_plot.setTitle(title_html(f"Waveforms per dimension ({what})"))
+        title = title_html(f"Waveforms per dimension ({what})")
+        if self.wave_plot.titleLabel.text != title:  # a new title re-lays out the plot
+            self.wave_plot.setTitle(title)
         self.table.set_data(table, title=f"{scheme} table: position (rows) x dimension "
                                          f"(columns), {table.shape[0]} x {table.shape[1]}")
         self.similarity.set_data(np.asarray(data["similarity"], dtype=float),
@@ -90,6 +92,9 @@ class _RopePage(QWidget):
         self.score_plot = styled_plot(self.plots.ci.addPlot(row=0, col=1),
                                       "Score vs offset", "q_m · k_n / d (all-ones q, k)",
                                       "offset m − n")
+        self.freq_curve = self.freq_plot.plot(pen=pen(series_colour(0), STEP_LINE), symbol="o",
+                                              symbolSize=5, symbolBrush=series_colour(0))
+        self.score_curve = self.score_plot.plot(pen=pen(series_colour(1), STEP_LINE))
         self.similarity = Heatmap(kind="diverging")
         grid = QGridLayout(self)  # side by side: every plot gets the full height
         grid.setContentsMargins(0, 0, 0, 0)
@@ -99,14 +104,10 @@ class _RopePage(QWidget):
         grid.setColumnStretch(1, 1)
 
     def display(self, scheme: str, data: dict) -> None:
-        freqs = np.asarray(data["frequencies"], dtype=float)
-        self.freq_plot.clear()
-        self.freq_plot.plot(np.arange(len(freqs)), freqs, pen=pen(series_colour(0), 2),
-                            symbol="o", symbolSize=5, symbolBrush=series_colour(0))
-        self.score_plot.clear()
-        self.score_plot.plot(np.asarray(data["offsets"], dtype=float),
-                             np.asarray(data["scores"], dtype=float),
-                             pen=pen(series_colour(1), 2))
+        freqs = np.asarray(data["frequencies"], dtype=float)  # new data, the same curves
+        self.freq_curve.setData(np.arange(len(freqs)), freqs)
+        self.score_curve.setData(np.asarray(data["offsets"], dtype=float),
+                                 np.asarray(data["scores"], dtype=float))
         self.similarity.set_data(np.asarray(data["similarity"], dtype=float),
                                  title=f"score of positions m (row), n (column): depends on "
                                        f"m − n only (base {data['base']:g}, "
