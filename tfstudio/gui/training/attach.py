@@ -3,10 +3,12 @@
 ``attach(window)`` adds a "Training" dock, the Build | Train workspace switch (see
 :mod:`.workspace`: Train mode gives the views the space and keeps the canvas as a strip), a Train
 menu (Train, Pause/Resume, Stop, the Train workspace, open a Hugging Face folder) and Train
-buttons on the main toolbar. The panel itself (and pyqtgraph, numpy, the data layer) is built the first time it is needed, so
-the editor starts as fast as without it. Once built it trains the editor's graph, colours the
-canvas's blocks with the telemetry the panel picks, and refuses graph edits while a run trains
-(moving blocks stays allowed). Quitting stops a run between two steps, so its weights are saved.
+buttons on the main toolbar. The panel itself (and pyqtgraph, numpy, the data layer) is built
+the first time it is needed, so the editor starts as fast as without it. Once built it trains
+the editor's graph, colours the canvas's blocks with the telemetry the panel picks, disables
+Train (saying why) while the graph has an error, locks the inspector and refuses graph edits
+while a run trains (moving blocks stays allowed). Quitting stops a run between two steps, so
+its weights are saved.
 """
 from __future__ import annotations
 

@@ -16,8 +16,7 @@ from .plots import STEP_LINE, layout_widget, legend_above, pen, step_curve, styl
 from .series import RunSeries, write_csv
 
 
-MIN_DATA_HEIGHT = 200
-PLOTS_MIN_HEIGHT = 2 * MIN_DATA_HEIGHT + 150  # data areas, titles, axes, the legend row  # two rows of >= 200 px data areas, legends included
+MIN_DATA_HEIGHT = 200  # px of every plot's data area (a shorter screen scrolls)
 SPEED_WINDOW = 20  # steps in the moving average of tokens / s (single steps are noisy)
 EMPTY_HINT = "No run yet: press Train (or open a past run in Runs)"
 

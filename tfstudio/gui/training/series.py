@@ -32,7 +32,7 @@ class RunSeries:
     params: int = 0
     device: str = ""
     end: str = ""                               # "", "completed", "stopped", "failed: ..."
-    is_task: bool | None = None                 # a synthetic task (accuracy measured)? None: unknown
+    is_task: bool | None = None                 # a synthetic task (accuracy known)? None: unknown
 
     def add(self, event: Event) -> None:
         if isinstance(event, Started):
