@@ -47,7 +47,9 @@ from .series import RunSeries
 from .setup_view import SetupView
 from .telemetry import MODES, apply_to_scene, legend_text
 
-PLOT_REDRAW_MS = 250
+PLOT_REDRAW_MS = 250      # the plots redraw at most this often...
+REDRAW_SHARE = 0.05       # ...and less often on a machine where a redraw takes longer than
+MAX_REDRAW_MS = 2000      # this share of the time between two (never less than every 2 s)
 
 
 class TrainingPanel(QWidget):
@@ -396,7 +398,12 @@ class TrainingPanel(QWidget):
 
     def _redraw_plots(self) -> None:
         if self.curves.isVisible():
+            started = time.perf_counter()
             self.curves.refresh()
+            self.curves.plots.viewport().repaint()  # paint now, to know what a redraw costs
+            cost_ms = (time.perf_counter() - started) * 1000
+            self.plot_timer.setInterval(int(min(MAX_REDRAW_MS, max(PLOT_REDRAW_MS,
+                                                                   cost_ms / REDRAW_SHARE))))
         else:
             self.state.curves_stale = True
         if self.experts.isVisible():
