@@ -83,6 +83,10 @@ def assert_views_readable(panel, qtbot, size):
     for view in (panel.curves, panel.attention, panel.positions, panel.next_token):
         panel.tabs.setCurrentWidget(view)
         settle(qtbot)
+        bar = panel.tabs.tabBar()  # every tab in view beside the view's own controls
+        assert bar.tabRect(bar.count() - 1).right() <= bar.width(), (size, view)
+        assert panel.corners.geometry().left() >= bar.mapTo(panel.tabs, bar.rect().topLeft()).x() \
+            + bar.tabRect(bar.count() - 1).right(), (size, view)
         for widget, plot in plot_items(view):
             data = plot.getViewBox().sceneBoundingRect()
             assert data.height() >= 200, (size, view, plot.titleLabel.text, data.height())

@@ -134,7 +134,8 @@ class CurvesView(QWidget):
     def _set_up_controls(self) -> None:
         self.log_scale.setToolTip("Loss on a logarithmic axis")
         self.log_scale.toggled.connect(self._set_log)
-        self.layers_of.setMinimumContentsLength(16)
+        self.layers_of.setMinimumContentsLength(10)  # beside the tabs: keep them all in view
+        self.layers_of.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
         self.layers_of.setToolTip("Whose per-layer gradient norms to draw")
         self.layers_of.currentIndexChanged.connect(lambda _: self.refresh())
 
@@ -147,7 +148,7 @@ class CurvesView(QWidget):
         bar.addSpacing(8)
         bar.addWidget(self.log_scale)
         bar.addSpacing(8)
-        bar.addWidget(QLabel("Per layer:"))
+        bar.addWidget(QLabel("Layers of"))
         bar.addWidget(self.layers_of)
         bar.addWidget(self.export)
         column = QVBoxLayout(self)
