@@ -27,7 +27,24 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--open-group", metavar="ID",
                         help="show the inside of this top-level group (e.g. layers); default: "
                              "the top level")
+    parser.add_argument("--train", type=_positive, metavar="STEPS",
+                        help="with --screenshot: train the graph STEPS steps first (the run "
+                             "setup's defaults for it), then take the picture; default: no "
+                             "training")
+    parser.add_argument("--tab", choices=("curves", "attention", "positions", "next-token",
+                                          "experts", "runs"),
+                        help="with --train: the training view to show (default: curves)")
     parser.add_argument("--startup-report", action="store_true", help=argparse.SUPPRESS)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of steps >= 1; got '{text}'")
+    return value
 
 
 def window_size(text: str) -> tuple[int, int]:
@@ -51,6 +68,9 @@ def check_display(screenshot: str | None) -> None:
 
 def run(args) -> int:
     args.size = window_size(args.size)
+    if (args.train or args.tab) and not args.screenshot:
+        raise UsageError("--train and --tab go with --screenshot (they render a picture after "
+                         "a short run); to train interactively, press Train in the window")
     check_display(args.screenshot)
     from ..gui.launch import run as launch
     return launch(args)

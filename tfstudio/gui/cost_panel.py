@@ -29,13 +29,36 @@ class CostPanel(QWidget):
         self.session = session
         self.device: DeviceMemory | None = training_device()
         self.total = _value()
-        self.total.setProperty("role", "big")
         self.non_embedding = _value()
         self.flops = _value()
         self.kv = _value()
+        self.batch = QSpinBox(minimum=1, maximum=65536, value=8, keyboardTracking=False)
+        self.seq_len = QSpinBox(minimum=1, maximum=1 << 20, value=256, keyboardTracking=False)
+        self.dtype = QComboBox()
+        self.memory_rows = {k: _value() for k in ("weights", "gradients", "optimizer",
+                                                  "activations", "total")}
+        self.fits = _value()
+        self.table = QTableWidget(0, 3)
+        self._seq_len_touched = False
+        self.unavailable = ""          # why no numbers are shown (an invalid graph), else ""
+        self.estimate = None
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(self._model_box())
+        layout.addWidget(self._memory_box())
+        layout.addWidget(QLabel("Parameters per block (a group counts its inside × repeat; "
+                                "blocks inside a group, one copy)", wordWrap=True))
+        layout.addWidget(self._set_up_table(), 1)
+        self.seq_len.valueChanged.connect(self._seq_len_edited)
+        self.batch.valueChanged.connect(lambda _: self.update_memory())
+        self.dtype.currentTextChanged.connect(lambda _: self.update_memory())
+        session.report_ready.connect(self.show_report)
+        self.show_report(session.report)
 
-        model_box = QGroupBox("Model")
-        form = QFormLayout(model_box)
+    def _model_box(self) -> QGroupBox:
+        self.total.setProperty("role", "big")
+        box = QGroupBox("Model")
+        form = QFormLayout(box)
         form.addRow("Parameters", self.total)
         form.addRow("Without embeddings", self.non_embedding)
         form.addRow("Forward FLOPs / token", self.flops)
@@ -48,47 +71,30 @@ class CostPanel(QWidget):
                 "What generation caches per token: 2 (K, V) × layers × kv heads × head size "
                 "× bytes (bfloat16). MQA and GQA exist to shrink it.")):
             form.itemAt(row, QFormLayout.LabelRole).widget().setToolTip(tip)
+        return box
 
-        self.batch = QSpinBox(minimum=1, maximum=65536, value=8, keyboardTracking=False)
-        self.seq_len = QSpinBox(minimum=1, maximum=1 << 20, value=256, keyboardTracking=False)
-        self.dtype = QComboBox()
+    def _memory_box(self) -> QGroupBox:
         self.dtype.addItems(DTYPES)
-        self.memory_rows = {k: _value() for k in ("weights", "gradients", "optimizer",
-                                                  "activations", "total")}
-        self.fits = _value()
         self.fits.setWordWrap(True)
-        train_box = QGroupBox("Training memory (AdamW, one step)")
-        tform = QFormLayout(train_box)
-        tform.addRow("Batch", self.batch)
-        tform.addRow("Sequence length", self.seq_len)
-        tform.addRow("Weights dtype", self.dtype)
+        box = QGroupBox("Training memory (AdamW, one step)")
+        form = QFormLayout(box)
+        form.addRow("Batch", self.batch)
+        form.addRow("Sequence length", self.seq_len)
+        form.addRow("Weights dtype", self.dtype)
         for name, label in self.memory_rows.items():
-            tform.addRow(name.capitalize(), label)
-        tform.addRow(self.fits)
+            form.addRow(name.capitalize(), label)
+        form.addRow(self.fits)
         self.memory_rows["total"].setProperty("role", "heading")
+        return box
 
-        self.table = QTableWidget(0, 3)
+    def _set_up_table(self) -> QTableWidget:
         self.table.setHorizontalHeaderLabels(["Block", "Parameters", "Share"])
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QTableWidget.NoEditTriggers)
         self.table.setSelectionBehavior(QTableWidget.SelectRows)
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)
         self.table.cellClicked.connect(self._row_clicked)
-
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 6, 6, 6)
-        layout.addWidget(model_box)
-        layout.addWidget(train_box)
-        layout.addWidget(QLabel("Parameters per block (a group counts its inside × repeat; "
-                                "blocks inside a group, one copy)", wordWrap=True))
-        layout.addWidget(self.table, 1)
-
-        self._seq_len_touched = False
-        self.seq_len.valueChanged.connect(self._seq_len_edited)
-        self.batch.valueChanged.connect(lambda _: self.update_memory())
-        self.dtype.currentTextChanged.connect(lambda _: self.update_memory())
-        session.report_ready.connect(self.show_report)
-        self.show_report(session.report)
+        return self.table
 
     def _seq_len_edited(self, _value) -> None:
         self._seq_len_touched = True
@@ -96,9 +102,15 @@ class CostPanel(QWidget):
 
     def show_report(self, report: GraphReport) -> None:
         cost = report.cost
+        self.unavailable = ""
+        if report.errors:
+            self.unavailable = (f"Unavailable: the graph has {report.errors} error"
+                                f"{'s' * (report.errors != 1)} (see Problems); these numbers "
+                                "would describe a model that cannot be built.")
+            cost = None
         if cost is None:
             for label in (self.total, self.non_embedding, self.flops, self.kv):
-                label.setText("—")
+                label.setText("unavailable" if self.unavailable else "—")
             self.table.setRowCount(0)
             self.update_memory()
             return
@@ -135,6 +147,14 @@ class CostPanel(QWidget):
         self.table.resizeColumnToContents(1)
 
     def update_memory(self) -> None:
+        if self.unavailable:  # no confident numbers, no "fits", for a graph that cannot build
+            for label in self.memory_rows.values():
+                label.setText("—")
+            self.fits.setText(self.unavailable)
+            self.fits.setProperty("role", "error")
+            self._restyle(self.fits)
+            self.estimate = None
+            return
         try:
             est = training_memory(self.session.root, batch=self.batch.value(),
                                   seq_len=self.seq_len.value(), dtype=self.dtype.currentText())
@@ -167,7 +187,7 @@ class CostPanel(QWidget):
 
     @property
     def fits_on_device(self) -> bool | None:
-        est = getattr(self, "estimate", None)
+        est = self.estimate
         if est is None or self.device is None:
             return None
         return est.total <= self.device.total

@@ -54,6 +54,8 @@ class Inspector(QScrollArea):
         self.editors: dict[str, ParamEditor] = {}
         self.switch_buttons: dict[str, dict[str, QPushButton]] = {}
         self.node_id: str | None = None
+        self.locked_reason: str | None = None  # why the settings are read-only (a run trains)
+        self._feedback = None
         self._rebuild_timer = QTimer(self, singleShot=True, interval=0)
         self._rebuild_timer.timeout.connect(self.rebuild)
         session.document.subscribe(self._on_event)
@@ -78,6 +80,12 @@ class Inspector(QScrollArea):
             return
         self._rebuild_timer.start()
 
+    def set_locked(self, reason: str | None) -> None:
+        """Read-only settings while ``reason`` holds (a run trains the graph), said on top of
+        the page, so no edit is typed only to be refused on commit."""
+        self.locked_reason = reason
+        self.rebuild()
+
     def set_param(self, name: str, value) -> bool:
         """Commit one parameter of the shown node (what an editor does on Enter/click)."""
         ok = self.session.execute(SetParam(self.path, self.node_id, name, value,
@@ -99,6 +107,10 @@ class Inspector(QScrollArea):
         layout.setSpacing(8)
         ids = self.scene.selected_node_ids()
         graph = self.session.document.graph(self.path)
+        if self.locked_reason:
+            banner = _muted(_esc(self.locked_reason))
+            banner.setProperty("role", "error")
+            layout.addWidget(banner)
         if len(ids) == 1 and ids[0] in graph:
             self.node_id = ids[0]
             self._node_page(layout, graph.node(ids[0]))
@@ -109,6 +121,12 @@ class Inspector(QScrollArea):
             self.node_id = None
             self._model_page(layout)
         layout.addStretch(1)
+        if self.locked_reason:
+            for editor in self.editors.values():
+                editor.widget.setEnabled(False)
+            for buttons in self.switch_buttons.values():
+                for button in buttons.values():
+                    button.setEnabled(False)
         old = self.takeWidget()
         if old is not None:
             old.deleteLater()
@@ -253,9 +271,15 @@ class Inspector(QScrollArea):
         heading.setTextFormat(Qt.PlainText)
         heading.setProperty("role", "heading")
         layout.addWidget(heading)
-        if meta.get("description"):
-            layout.addWidget(_muted(_esc(str(meta["description"]))))
-        facts = []
+        if meta.get("description"):  # the preset's words; after an edit they may be out of date
+            edited = self.session.document.can_undo
+            layout.addWidget(_muted(("<i>As loaded, before your edits:</i> " if edited else "")
+                                    + _esc(str(meta["description"]))))
+        scheme = switches.positional_scheme(root)
+        facts = [f"Positions now: <b>{_esc(str(scheme))}</b>"]
+        report = self.session.report
+        if report.cost is not None:
+            facts.append(f"Parameters now: <b>{report.cost.total_params:,}</b>")
         if meta.get("family"):
             facts.append(f"Family: <b>{_esc(str(meta['family']))}</b>")
         if meta.get("context_length"):
@@ -264,7 +288,6 @@ class Inspector(QScrollArea):
             facts.append("Editing inside: <b>" + _esc(" › ".join(self.path)) + "</b>")
         if facts:
             layout.addWidget(_muted("<br>".join(facts)))
-        scheme = switches.positional_scheme(root)
         box = QGroupBox("Positions")
         form = QVBoxLayout(box)
         form.addWidget(self._segmented(

@@ -10,62 +10,27 @@ import sys
 import time
 
 
+TABS = ("curves", "attention", "positions", "next-token", "experts", "runs")
+
+
 def run(args) -> int:
     started = time.time()
     if args.screenshot:
         import os
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QEvent, QObject, QTimer
 
-    from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, QTimer
-    from PySide6.QtGui import QGuiApplication
-    from PySide6.QtWidgets import QApplication
-
-    from ..graph import GraphError, GraphFileError
-    from ..presets import DEFAULT_PRESET, load_preset
-    from . import theme
     from .errors import install_excepthook
-    from .main_window import MainWindow, default_data_dir
-    from .session import EditorSession
-    from .training import attach as attach_training
 
-    QGuiApplication.setHighDpiScaleFactorRoundingPolicy(
-        Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
-    QCoreApplication.setOrganizationName("tfstudio")
-    QCoreApplication.setApplicationName("tfstudio")
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-
-    data_dir = default_data_dir()
-    data_dir.mkdir(parents=True, exist_ok=True)
-    from PySide6.QtCore import QSettings
-    saved_theme = QSettings(str(data_dir / "settings.ini"), QSettings.IniFormat).value("theme")
-    theme.apply_theme(app, args.theme or (saved_theme if saved_theme in theme.THEMES
-                                          else "light"))
-
-    preset = args.preset or DEFAULT_PRESET
-    try:
-        graph = load_preset(preset)
-    except GraphFileError as exc:
-        print(f"tfstudio: {exc}", file=sys.stderr)
+    app, data_dir = _application(args)
+    window = _window(args, data_dir)
+    if window is None:
         return 2
-    window = MainWindow(EditorSession(graph), data_dir=data_dir)
-    attach_training(window)
-    window.session.root.meta.setdefault("name", preset)
     previous_hook = install_excepthook(lambda: window, data_dir / "errors.log")
-
-    path = args.file or args.file_option
-    if path and not window.open_file(path):
-        if args.screenshot:  # a picture of an error dialog helps nobody: fail loudly
-            print(f"tfstudio: {window.last_error}", file=sys.stderr)
-            return 2
-    if args.open_group:
-        try:
-            window.scene.set_path((args.open_group,))
-        except GraphError:
-            groups = [n.id for n in window.session.root if n.is_group]
-            print(f"tfstudio: --open-group: no group '{args.open_group}' at the top level; "
-                  f"groups here: {', '.join(groups) or 'none'}", file=sys.stderr)
-            return 2
-
+    refusal = _open_what_was_asked(args, window)
+    if refusal is not None:
+        print(f"tfstudio: {refusal}", file=sys.stderr)
+        return 2
     if args.screenshot:
         window.resize(*args.size)  # (width, height), parsed by the command
     else:
@@ -75,6 +40,8 @@ def run(args) -> int:
 
     if args.startup_report:
         _report_first_paint(window, started, QEvent, QObject)
+    elif args.screenshot and getattr(args, "train", None):
+        QTimer.singleShot(0, lambda: _train_then_screenshot(window, args))
     elif args.screenshot:
         QTimer.singleShot(150, lambda: _screenshot(window, args.screenshot))
     else:
@@ -84,14 +51,112 @@ def run(args) -> int:
     return code
 
 
-def _screenshot(window, path: str) -> None:
+def _application(args):
+    """The QApplication, themed as asked (else as last time); and the data folder."""
+    from PySide6.QtCore import QCoreApplication, QSettings, Qt
+    from PySide6.QtGui import QGuiApplication
     from PySide6.QtWidgets import QApplication
 
-    window.view.fit_to_view()
+    from . import theme
+    from .main_window import default_data_dir
+
+    QGuiApplication.setHighDpiScaleFactorRoundingPolicy(
+        Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
+    QCoreApplication.setOrganizationName("tfstudio")
+    QCoreApplication.setApplicationName("tfstudio")
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    data_dir = default_data_dir()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    saved_theme = QSettings(str(data_dir / "settings.ini"), QSettings.IniFormat).value("theme")
+    theme.apply_theme(app, args.theme or (saved_theme if saved_theme in theme.THEMES
+                                          else "light"))
+    return app, data_dir
+
+
+def _window(args, data_dir):
+    """The main window on the chosen preset, with the training workspace attached."""
+    from ..graph import GraphFileError
+    from ..presets import DEFAULT_PRESET, load_preset
+    from .main_window import MainWindow
+    from .session import EditorSession
+    from .training import attach as attach_training
+
+    preset = args.preset or DEFAULT_PRESET
+    try:
+        graph = load_preset(preset)
+    except GraphFileError as exc:
+        print(f"tfstudio: {exc}", file=sys.stderr)
+        return None
+    window = MainWindow(EditorSession(graph), data_dir=data_dir)
+    attach_training(window)
+    window.session.root.meta.setdefault("name", preset)
+    return window
+
+
+def _open_what_was_asked(args, window) -> str | None:
+    """Open the file and the group asked for; the reason when a screenshot cannot be made."""
+    from ..graph import GraphError
+
+    path = args.file or args.file_option
+    if path and not window.open_file(path) and args.screenshot:
+        return window.last_error  # a picture of an error dialog helps nobody: fail loudly
+    if args.open_group:
+        try:
+            window.scene.set_path((args.open_group,))
+        except GraphError:
+            groups = [n.id for n in window.session.root if n.is_group]
+            return (f"--open-group: no group '{args.open_group}' at the top level; "
+                    f"groups here: {', '.join(groups) or 'none'}")
+    return None
+
+
+def _train_then_screenshot(window, args) -> None:
+    """``--train STEPS --tab TAB``: a short real run in the Train workspace, then the picture
+    with that tab shown (once the run has ended and its weights are loaded)."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    training = window.training
+    panel = training.panel
+    panel.setup.steps.setValue(args.train)
+    panel.setup.probe_every.setValue(max(1, min(panel.setup.probe_every.value(),
+                                                args.train // 4 or 1)))
+    window.session.document.mark_clean()
+    training.train()
+    if panel.run is None:
+        print(f"tfstudio: --train: {panel.error.text() or 'the run did not start'}",
+              file=sys.stderr)
+        QApplication.exit(2)
+        return
+    tab = getattr(panel, (args.tab or "curves").replace("-", "_"))
+    waited = {"ms": 0}
+
+    def check():
+        run = panel.run
+        ready = not run.active and (panel.host.ready or waited["ms"] > 20_000
+                                    or not run.run_dir.joinpath("checkpoints").exists())
+        waited["ms"] += 100
+        if not ready:
+            QTimer.singleShot(100, check)
+            return
+        panel.tabs.setCurrentWidget(tab)
+        QTimer.singleShot(400, lambda: _screenshot(window, args.screenshot, fit=False))
+
+    QTimer.singleShot(100, check)
+
+
+def _screenshot(window, path: str, fit: bool = True) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    if fit:
+        window.view.fit_to_view()
     QApplication.processEvents()
     ok = window.grab().save(path)
     window.session.document.mark_clean()  # nothing to save or recover from a picture
     window.autosave.timer.stop()
+    panel = getattr(window, "training_panel", None)
+    if panel is not None:
+        panel.shutdown()
     if not ok:
         print(f"tfstudio: could not write {path}", file=sys.stderr)
         QApplication.exit(1)

@@ -9,7 +9,7 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, QStandardPaths, Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (QApplication, QDockWidget, QLabel, QMainWindow, QMessageBox,
-                               QTabWidget, QToolBar, QVBoxLayout, QWidget)
+                               QScrollArea, QTabWidget, QToolBar, QVBoxLayout, QWidget)
 
 from .. import __version__
 from ..graph import GraphError
@@ -36,6 +36,23 @@ def default_data_dir() -> Path:
         return Path(override)
     location = QStandardPaths.writableLocation(QStandardPaths.AppDataLocation)
     return Path(location or Path.home() / ".tfstudio")
+
+
+def _default_size() -> tuple[int, int]:
+    """1500x940, or less on a smaller screen (a 1366x768 laptop gets the whole screen)."""
+    screen = QGuiApplication.primaryScreen()
+    if screen is None:
+        return 1500, 940
+    room = screen.availableGeometry()
+    return min(1500, room.width()), min(940, room.height())
+
+
+def _scrolling(widget: QWidget) -> QScrollArea:
+    area = QScrollArea()
+    area.setWidget(widget)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QScrollArea.NoFrame)
+    return area
 
 
 class MainWindow(FileMenu, EditMenu, QMainWindow):
@@ -74,7 +91,7 @@ class MainWindow(FileMenu, EditMenu, QMainWindow):
         self._update_actions()
         self.problems.show_report(self.session.report)
         self._show_counts(self.session.report)
-        self.resize(1500, 940)
+        self.resize(*_default_size())
         self.autosave.start()
 
     # ------------------------------------------------------------------ layout
@@ -99,7 +116,7 @@ class MainWindow(FileMenu, EditMenu, QMainWindow):
         self.palette_dock = dock("Blocks", self.palette, Qt.LeftDockWidgetArea, "palette")
         right = QTabWidget()
         right.addTab(self.inspector, "Inspector")
-        right.addTab(self.costs, "Costs")
+        right.addTab(_scrolling(self.costs), "Costs")  # its table never sets the window height
         self.right_tabs = right
         self.inspector_dock = dock("Details", right, Qt.RightDockWidgetArea, "details")
         self.problems_dock = dock("Problems", self.problems, Qt.BottomDockWidgetArea, "problems")
@@ -107,6 +124,10 @@ class MainWindow(FileMenu, EditMenu, QMainWindow):
         self.resizeDocks([self.problems_dock], [150], Qt.Vertical)
         self.zoom_label = QLabel()
         self.counts_label = QLabel()
+        self.counts_label.setToolTip(
+            "Parameters of the graph as drawn. A run resizes the vocabulary (embedding and head "
+            "rows) to its tokenizer's, so a run's count can differ; its first message says by "
+            "how much.")
         self.statusBar().addPermanentWidget(self.counts_label)
         self.statusBar().addPermanentWidget(self.zoom_label)
 
@@ -287,7 +308,12 @@ class MainWindow(FileMenu, EditMenu, QMainWindow):
             return
         self.autosave.mark_clean_exit()
         self.settings.setValue("geometry", self.saveGeometry())
-        self.settings.setValue("state", self.saveState())
+        state = self.saveState()
+        training = getattr(self, "training", None)  # the Train workspace, when attached
+        if training is not None:
+            training.workspace.remember()
+            state = training.workspace.state_of("build") or state  # the editor opens in Build
+        self.settings.setValue("state", state)
         self.settings.sync()
         if self.code_dialog is not None:
             self.code_dialog.job.wait()

@@ -1,11 +1,14 @@
 """Dock the training panel into the editor's main window.
 
-``attach(window)`` adds a "Training" dock (bottom; shown by Train or the Train menu), a Train
-menu (Train, Pause/Resume, Stop, show the panel, open a Hugging Face folder) and a Train button on the main toolbar. The
-panel itself (and pyqtgraph, numpy, the data layer) is built the first time it is needed, so
-the editor starts as fast as without it. Once built it trains the editor's graph, colours the
-canvas's blocks with the telemetry the panel picks, and refuses graph edits while a run trains
-(moving blocks stays allowed). Quitting stops a run between two steps, so its weights are saved.
+``attach(window)`` adds a "Training" dock, the Build | Train workspace switch (see
+:mod:`.workspace`: Train mode gives the views the space and keeps the canvas as a strip), a Train
+menu (Train, Pause/Resume, Stop, the Train workspace, open a Hugging Face folder) and Train
+buttons on the main toolbar. The panel itself (and pyqtgraph, numpy, the data layer) is built
+the first time it is needed, so the editor starts as fast as without it. Once built it trains
+the editor's graph, colours the canvas's blocks with the telemetry the panel picks, disables
+Train (saying why) while the graph has an error, locks the inspector and refuses graph edits
+while a run trains (moving blocks stays allowed). Quitting stops a run between two steps, so
+its weights are saved.
 """
 from __future__ import annotations
 
@@ -15,6 +18,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QToolBar
 
+from .workspace import BUILD, MODES, TRAIN, Workspace
+
 
 class TrainingAttachment:
     """The dock, its actions and (once needed) the panel of one main window."""
@@ -22,6 +27,7 @@ class TrainingAttachment:
     def __init__(self, window):
         self.window = window
         self._panel = None
+        self._extra_views: list[tuple[object, str]] = []  # (factory, title) added on build
         self.dock = QDockWidget("Training", window)
         self.dock.setObjectName("training")
         self.dock.setFeatures(QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetFloatable
@@ -36,12 +42,16 @@ class TrainingAttachment:
                                          "Ctrl+Shift+P", "pause between two steps, or continue")
         self.stop_action = self._action("&Stop", lambda: self.panel.stop(), None,
                                         "end the run; its weights are saved")
-        self.show_action = self._action("Show the training &panel", self.show_panel, None,
+        self.show_action = self._action("Show the training &workspace", self.show_panel, None,
                                         "setup, curves, attention, positions, next token, "
-                                        "experts, runs")
+                                        "experts, runs; the graph as a strip above")
         self.hf_action = self._action("Open a &Hugging Face folder...", self.open_hf_dialog, None,
                                       "a local GPT-2 / LLaMA / Mistral / Mixtral / Qwen2 / BERT "
                                       "checkpoint, as a run to look inside or train further")
+        self.workspace = Workspace(window, self.dock, [
+            getattr(window, name, None) for name in ("palette_dock", "inspector_dock",
+                                                     "problems_dock")])
+        self.train_action.setIconText("▶ Train")
         menu = window.menuBar().addMenu("&Train")
         for a in (self.train_action, self.pause_action, self.stop_action, None,
                   self.show_action, self.hf_action):
@@ -50,6 +60,12 @@ class TrainingAttachment:
         if toolbar is not None:
             toolbar.addSeparator()
             toolbar.addAction(self.train_action)
+            toolbar.addSeparator()
+            for mode in MODES:  # the perspective switch, as a pair of toggles
+                toolbar.addAction(self.workspace.actions[mode])
+        session = getattr(window, "session", None)
+        if hasattr(session, "report_ready"):  # an error in the graph disables Train, and says why
+            session.report_ready.connect(lambda _report: self.update_actions())
         self.update_actions()
 
     def _action(self, text: str, slot, shortcut: str | None, tip: str) -> QAction:
@@ -80,31 +96,47 @@ class TrainingAttachment:
         panel.run_started.connect(lambda run: run.state_changed.connect(self.update_actions))
         panel.run_started.connect(self.update_actions)
         panel.run_ended.connect(self.update_actions)
+        panel.set_blocked(self.blocked_reason())
+        for make_view, title in self._extra_views:
+            panel.add_view(make_view(panel), title)
         session = w.session
         if hasattr(session, "set_edit_guard"):
             session.set_edit_guard(panel.edit_refusal)
         if hasattr(session, "report_ready"):
             session.report_ready.connect(lambda _report: panel.refresh_graph())
+        panel.problem_requested.connect(self.show_problem)
+        inspector = getattr(w, "inspector", None)
+        if inspector is not None and hasattr(inspector, "set_locked"):
+            panel.run_started.connect(lambda _run: inspector.set_locked(
+                "A run is training the graph: settings are read-only until it stops "
+                "(moving blocks is fine)."))
+            panel.run_ended.connect(lambda _event: inspector.set_locked(None))
         if hasattr(w.scene, "path_changed"):
             w.scene.path_changed.connect(lambda _path: panel.refresh_telemetry())
         QApplication.instance().aboutToQuit.connect(self._quitting)
         w.training_panel = panel
         return panel
 
+    def add_view(self, make_view, title: str) -> None:
+        """Add a view to the Train workspace: ``window.training.add_view(lambda panel:
+        CompareView(panel), "Compare")``. ``make_view(panel)`` returns the widget; it is called
+        when the panel is built (at once if it already is). A widget with a ``corner`` widget
+        has its controls shown beside the tabs while it is current."""
+        if self._panel is None:
+            self._extra_views.append((make_view, title))
+        else:
+            self._panel.add_view(make_view(self._panel), title)
+
     def _quitting(self) -> None:
+        self.workspace.remember()
         self._panel.shutdown()  # a run stops between two steps and saves its weights
 
     # ------------------------------------------------------------------ actions
     def show_panel(self) -> None:
+        """Switch to the Train workspace (the panel is built before it shows)."""
         self.panel  # noqa: B018 - built before it shows
-        if self.dock.isHidden():
-            problems = getattr(self.window, "problems_dock", None)
-            if problems is not None and not self.dock.isFloating() and \
-                    self.window.dockWidgetArea(problems) == Qt.BottomDockWidgetArea:
-                self.window.tabifyDockWidget(problems, self.dock)  # the full width, as a tab
-            self.dock.show()
-            self.window.resizeDocks([self.dock], [max(420, self.window.height() * 55 // 100)],
-                                    Qt.Vertical)
+        self.workspace.set_mode(TRAIN)
+        self.dock.show()
         self.dock.raise_()
 
     def open_hf_dialog(self) -> None:
@@ -134,10 +166,34 @@ class TrainingAttachment:
         self.show_panel()
         self.panel.train()
 
+    def blocked_reason(self) -> str | None:
+        """Why the graph cannot be trained now (its first error), else None."""
+        report = getattr(self.window.session, "report", None)
+        first = next((d for d in getattr(report, "diagnostics", ()) if d.severity == "error"),
+                     None)
+        if first is None:
+            return None
+        more = report.errors - 1
+        return f"{first.where}: {first.message}" + (f" (and {more} more)" if more else "")
+
+    def show_problem(self) -> None:
+        """Back to the Build workspace, on the block with the first error."""
+        report = self.window.session.report
+        first = next((d for d in report.diagnostics if d.severity == "error"), None)
+        self.workspace.set_mode(BUILD)
+        if first is not None and hasattr(self.window, "go_to_node"):
+            self.window.go_to_node(tuple(first.path or ()), first.node_id)
+
     def update_actions(self, *_) -> None:
         run = self._panel.run if self._panel is not None else None
         state = run.state if run is not None else "idle"
-        self.train_action.setEnabled(state not in ("running", "paused", "stopping"))
+        reason = self.blocked_reason()
+        if self._panel is not None:
+            self._panel.set_blocked(reason)
+        self.train_action.setEnabled(state not in ("running", "paused", "stopping")
+                                     and reason is None)
+        self.train_action.setStatusTip(f"Cannot train: {reason}" if reason else
+                                       "train the graph on the canvas with the run setup")
         self.pause_action.setEnabled(state in ("running", "paused"))
         self.pause_action.setText("&Resume" if state == "paused" else "&Pause")
         self.stop_action.setEnabled(state in ("running", "paused"))

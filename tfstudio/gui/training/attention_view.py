@@ -25,6 +25,28 @@ from .heatmap import Heatmap, HeatmapGrid
 AVERAGE, GRID = "average", "grid"
 
 
+def head_groups(graph) -> dict[str, tuple[int, int]]:
+    """{attention key without copy indices ("layers.attn"): (heads, kv_heads)} of the graph."""
+    out: dict[str, tuple[int, int]] = {}
+
+    def walk(g, prefix: tuple[str, ...]) -> None:
+        for node in g:
+            if node.is_group:
+                walk(node.subgraph, prefix + (node.id,))
+            elif node.type in ("attention", "cross_attention"):
+                heads = int(node.param("heads") or 1)
+                kv = int(node.param("kv_heads") or heads)
+                out[".".join(prefix + (node.id,))] = (heads, kv)
+
+    walk(graph, ())
+    return out
+
+
+def kv_group(key: str, groups: dict[str, tuple[int, int]]) -> tuple[int, int] | None:
+    """(heads, kv_heads) of the snapshot's attention ``key`` ("layers.0.attn")."""
+    return groups.get(".".join(part for part in key.split(".") if not part.isdigit()))
+
+
 class AttentionView(QWidget):
     probe_text_edited = Signal(str)
     refresh_every_changed = Signal(int)
@@ -34,76 +56,93 @@ class AttentionView(QWidget):
         super().__init__(parent)
         self.snapshot: dict | None = None
         self.steps: list[int] = []
-
+        self.groups: dict[str, tuple[int, int]] = {}  # (heads, kv_heads) per attention block
         self.text = QLineEdit()
+        self.look = QPushButton("Look")
+        self.layer = QComboBox()
+        self.head = QComboBox()
+        self.every = QSpinBox()
+        self.heatmap = Heatmap(self)
+        self.grid = HeatmapGrid(self)
+        self.empty = placeholder("Press Train: the attention of every layer and head on the "
+                                 "probe text appears here and sharpens as the model learns.")
+        self.stack = QStackedWidget()
+        self.export = ExportButton(lambda: self.stack.currentWidget(), "attention heatmap")
+        self.slider = QSlider(Qt.Horizontal)
+        self.follow = QCheckBox("Follow training")
+        self.step_label = QLabel("no snapshot")
+        self.info = muted()
+        self._set_up_inputs()
+        self._set_up_replay()
+        for page in (self.empty, self.heatmap, self.grid):
+            self.stack.addWidget(page)
+        self.grid.picked.connect(self._pick_head)
+        self._lay_out()
+
+    def _set_up_inputs(self) -> None:
         self.text.setPlaceholderText("Probe text: what the model reads while you watch")
         self.text.setToolTip("The text every view looks at. During training the next probe "
                              "uses it; after training it is read at once.")
         self.text.returnPressed.connect(self._text_entered)
-        apply = QPushButton("Look")
-        apply.setToolTip("Read the probe text now (Enter does the same)")
-        apply.clicked.connect(self._text_entered)
-        self.layer = QComboBox()
+        self.look.setToolTip("Read the probe text now (Enter does the same)")
+        self.look.clicked.connect(self._text_entered)
         self.layer.setMinimumContentsLength(12)
         self.layer.currentIndexChanged.connect(self._layer_changed)
-        self.head = QComboBox()
         self.head.setMinimumContentsLength(11)
         self.head.currentIndexChanged.connect(lambda _: self.redraw())
-        self.every = QSpinBox()
+
+    def _set_up_replay(self) -> None:
         self.every.setRange(1, 100_000)
         self.every.setValue(10)
         self.every.setSuffix(" steps")
         self.every.setToolTip("How often training stops for a look inside (each look is also "
                               "kept for the step slider)")
         self.every.valueChanged.connect(self.refresh_every_changed)
-
-        self.heatmap = Heatmap(self)
-        self.grid = HeatmapGrid(self)
-        self.grid.picked.connect(self._pick_head)
-        self.empty = placeholder("Press Train: the attention of every layer and head on the "
-                                 "probe text appears here and sharpens as the model learns.")
-        self.stack = QStackedWidget()
-        for page in (self.empty, self.heatmap, self.grid):
-            self.stack.addWidget(page)
-        self.export = ExportButton(lambda: self.stack.currentWidget(), "attention heatmap")
-
-        self.slider = QSlider(Qt.Horizontal)
         self.slider.setEnabled(False)
         self.slider.valueChanged.connect(self._slider_moved)
-        self.follow = QCheckBox("Follow training")
         self.follow.setChecked(True)
         self.follow.setToolTip("Show each new look as training takes it")
-        self.step_label = QLabel("no snapshot")
-        self.info = muted()
 
+    def _lay_out(self) -> None:
+        """Two thin rows of controls around the heatmap, which gets the rest of the height."""
         top = QHBoxLayout()
-        top.addWidget(QLabel("Probe text"))
-        top.addWidget(self.text, 1)
-        top.addWidget(apply)
-        controls = QHBoxLayout()
-        controls.addWidget(QLabel("Layer"))
-        controls.addWidget(self.layer)
-        controls.addWidget(QLabel("Heads"))
-        controls.addWidget(self.head)
-        controls.addSpacing(12)
-        controls.addWidget(QLabel("Refresh every"))
-        controls.addWidget(self.every)
-        controls.addStretch(1)
-        controls.addWidget(self.export)
+        for widget, stretch in ((QLabel("Probe text"), 0), (self.text, 1), (self.look, 0),
+                                (QLabel("Layer"), 0), (self.layer, 0), (QLabel("Heads"), 0),
+                                (self.head, 0)):
+            top.addWidget(widget, stretch)
         replay = QHBoxLayout()
-        replay.addWidget(QLabel("Step"))
-        replay.addWidget(self.slider, 1)
-        replay.addWidget(self.step_label)
-        replay.addWidget(self.follow)
+        for widget, stretch in ((QLabel("Step"), 0), (self.slider, 1), (self.step_label, 0),
+                                (self.follow, 0), (QLabel("Look every"), 0), (self.every, 0),
+                                (self.export, 0)):
+            replay.addWidget(widget, stretch)
         column = QVBoxLayout(self)
-        column.setContentsMargins(6, 6, 6, 6)
+        column.setContentsMargins(6, 4, 6, 4)
+        column.setSpacing(4)
         column.addLayout(top)
-        column.addLayout(controls)
         column.addWidget(self.stack, 1)
         column.addWidget(self.info)
         column.addLayout(replay)
 
     # ------------------------------------------------------------------ input
+    def set_graph(self, graph) -> None:
+        """Which query heads share a K/V head (GQA, MQA), to mark them."""
+        self.groups = head_groups(graph)
+
+    def sharing(self) -> tuple[int, int] | None:
+        """(heads, kv_heads) of the shown layer when its heads share K/V, else None."""
+        shape = kv_group(self.layer.currentText(), self.groups)
+        entry = self._entry()
+        if shape is None or entry is None or shape[1] >= shape[0] or entry.get("cross"):
+            return None
+        return shape
+
+    def head_title(self, h: int) -> str:
+        shared = self.sharing()
+        if shared is None:
+            return f"head {h}"
+        per = shared[0] // shared[1]
+        return f"head {h} · K/V {h // per}"
+
     def set_probe_text(self, text: str) -> None:
         if self.text.text() != text:
             self.text.setText(text)
@@ -165,7 +204,7 @@ class AttentionView(QWidget):
             self.head.addItem(f"Average of {heads}", AVERAGE)
             self.head.addItem("All heads", GRID)
             for h in range(heads):
-                self.head.addItem(f"Head {h}", h)
+                self.head.addItem(self.head_title(h).capitalize(), h)
             index = self.head.findData(current)
             self.head.setCurrentIndex(max(index, 0))
         self.head.blockSignals(False)
@@ -207,7 +246,7 @@ class AttentionView(QWidget):
         layer = self.layer.currentText()
         choice = self.head.currentData()
         if choice == GRID:
-            titles = [f"head {h}" for h in range(weights.shape[0])]
+            titles = [self.head_title(h) for h in range(weights.shape[0])]
             self.grid.set_data(list(weights), titles, allowed, rows, cols)
             for i, heatmap in enumerate(self.grid.maps):
                 heatmap.selected = False
@@ -217,9 +256,16 @@ class AttentionView(QWidget):
             which = f"mean of {weights.shape[0]} heads" if choice == AVERAGE else f"head {choice}"
             self.heatmap.set_data(matrix, rows, cols, allowed, f"{layer} · {which}")
             self.stack.setCurrentWidget(self.heatmap)
-        masked = "" if allowed.all() else " Hatched cells are masked: the model cannot look there."
-        kind = "cross-attention: rows are decoder tokens, columns source tokens." \
-            if entry.get("cross") else "rows: queries (each token), columns: the keys it reads."
-        self.info.setText(f"Each row sums to 1; {kind}{masked} Hover a row to see what it "
-                          "attends to; click a head in the grid to open it.")
+        masked = "" if allowed.all() else " · hatched: masked (cannot look there)"
+        kind = "rows: decoder tokens, columns: source tokens" if entry.get("cross") \
+            else "rows: queries, columns: the keys they read"
+        shared = self.sharing()
+        if shared is not None:
+            heads, kv = shared
+            what = "MQA: all heads share one K/V head" if kv == 1 else \
+                f"GQA: {heads} query heads share {kv} K/V heads, {heads // kv} per group"
+            kind = f"{kind} · {what} (same K/V number: same keys)"
+        text = f"Rows sum to 1 · {kind}{masked} · hover a row; click a head in the grid"
+        self.info.setText(text)
+        self.info.setToolTip(text)
 

@@ -6,11 +6,52 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QScrollArea,
+                               QVBoxLayout, QWidget)
 
 from .common import ExportButton, series_colour
-from .plots import layout_widget, legend, pen, styled_plot
+from .. import theme
+from .plots import STEP_LINE, layout_widget, legend_above, pen, step_curve, styled_plot
 from .series import RunSeries, write_csv
+
+
+MIN_DATA_HEIGHT = 200  # px of every plot's data area (a shorter screen scrolls)
+SPEED_WINDOW = 20  # steps in the moving average of tokens / s (single steps are noisy)
+EMPTY_HINT = "No run yet: press Train (or open a past run in Runs)"
+
+
+class GrowingArray:
+    """A float array that follows a growing list, copying only the new items: a redraw at
+    step 20,000 converts as little as one at step 20."""
+
+    def __init__(self):
+        self._buffer = np.empty(256)
+        self.size = 0
+
+    def sync(self, values: list) -> np.ndarray:
+        if len(values) < self.size:  # the list was replaced (a run reloaded): start over
+            self.size = 0
+        new = values[self.size:]
+        if new:
+            end = self.size + len(new)
+            if end > len(self._buffer):
+                grown = np.empty(max(end, 2 * len(self._buffer)))
+                grown[:self.size] = self._buffer[:self.size]
+                self._buffer = grown
+            self._buffer[self.size:end] = np.asarray(new, dtype=float)
+            self.size = end
+        return self._buffer[:self.size]
+
+
+def moving_average(values: np.ndarray, window: int = SPEED_WINDOW) -> np.ndarray:
+    """The mean of the last ``window`` values at each point (fewer at the start)."""
+    if values.size == 0:
+        return values
+    sums = np.cumsum(np.concatenate([[0.0], values]))
+    n = np.arange(1, values.size + 1)
+    lo = np.maximum(0, n - window)
+    return (sums[n] - sums[lo]) / (n - lo)
 
 
 class _Entry:
@@ -19,6 +60,11 @@ class _Entry:
         self.colour = series_colour(colour_index)
         self.visible = True
         self.curves: dict[str, pg.PlotDataItem] = {}
+        self.arrays = {name: GrowingArray() for name in ("steps", "loss", "lr", "grad_norm",
+                                                         "tokens_per_s")}
+
+    def array(self, name: str) -> np.ndarray:
+        return self.arrays[name].sync(getattr(self.series, name))
 
 
 class CurvesView(QWidget):
@@ -27,47 +73,88 @@ class CurvesView(QWidget):
         self.entries: list[_Entry] = []
         self._colours = 0
         self.plots = layout_widget()
-        ci = self.plots.ci
-        self.loss_plot = styled_plot(ci.addPlot(row=0, col=0),
+        self.scroll = QScrollArea()  # a short screen scrolls rather than squash the plots
+        self.scroll.setWidget(self.plots)
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QScrollArea.NoFrame)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self._make_plots(self.plots.ci)
+        self._layer_curves: dict[str, pg.PlotDataItem] = {}
+        self._layers_series: RunSeries | None = None
+        self._layer_cache: dict[str, GrowingArray] = {}
+        self.hints: dict[str, pg.TextItem] = {}
+        for name, plot in self.plot_items().items():
+            hint = self.hints[name] = pg.TextItem(EMPTY_HINT, color=theme.current().muted_text,
+                                                  anchor=(0.5, 0.5))
+            hint.setParentItem(plot.getViewBox())  # in the box's pixels: stays centred
+            plot.getViewBox().sigResized.connect(
+                lambda box, h=hint: h.setPos(box.width() / 2, box.height() / 2))
+        self.log_scale = QCheckBox("Log scale")
+        self.layers_of = QComboBox()
+        self.export = ExportButton(lambda: self.plots, "training curves", csv=self.export_csv)
+        # a QLabel beside the tabs: text changing inside the plot layout would re-lay out
+        # (and redraw the axes of) all six plots at every refresh
+        self.summary = QLabel()
+        self.summary.setProperty("role", "muted")
+        self.corner = QWidget()  # the view's controls, shown beside the panel's tabs
+        self._set_up_controls()
+        self._lay_out()
+        self._refresh_hints()
+        self._fit_height()
+
+    def _make_plots(self, ci: pg.GraphicsLayout) -> None:
+        """Two rows of three plots; the two legends in one row above the first."""
+        ci.setSpacing(4)
+        self.loss_plot = styled_plot(ci.addPlot(row=1, col=0),
                                      "Loss (dashed: validation)", "cross-entropy")
-        self.acc_plot = styled_plot(ci.addPlot(row=0, col=1), "Task accuracy (validation)",
-                                    "answer tokens right")
-        self.lr_plot = styled_plot(ci.addPlot(row=0, col=2), "Learning rate")
-        self.grad_plot = styled_plot(ci.addPlot(row=1, col=0), "Gradient norm (total)",
+        self.grad_plot = styled_plot(ci.addPlot(row=1, col=1), "Gradient norm (total)",
                                      "before clipping")
-        self.layer_plot = styled_plot(ci.addPlot(row=1, col=1), "Gradient norm per layer")
-        self.speed_plot = styled_plot(ci.addPlot(row=1, col=2), "Throughput", "tokens / s")
+        self.layer_plot = styled_plot(ci.addPlot(row=1, col=2), "Gradient norm per layer")
+        self.acc_plot = styled_plot(ci.addPlot(row=2, col=0), "Task accuracy (validation)",
+                                    "answer tokens right")
+        self.lr_plot = styled_plot(ci.addPlot(row=2, col=1), "Learning rate")
+        self.speed_plot = styled_plot(ci.addPlot(row=2, col=2),
+                                      f"Throughput (mean of {SPEED_WINDOW} steps)", "tokens / s")
         self.acc_plot.setYRange(0, 1)
-        self.legend = legend(self.loss_plot)
-        self.layer_legend = legend(self.layer_plot, columns=2)
+        self.legend = legend_above(ci, self.loss_plot, 0, 0, columns=2)
+        self.layer_legend = legend_above(ci, self.layer_plot, 0, 2, columns=3)
+        ci.layout.setRowStretchFactor(2, 1)
+        for plot in (self.loss_plot, self.grad_plot, self.layer_plot):
+            plot.setLabel("bottom", "")  # the row below names the shared step axis
+        for plot in self.plot_items().values():
+            plot.getViewBox().setMinimumHeight(MIN_DATA_HEIGHT)
         for plot in (self.acc_plot, self.lr_plot, self.grad_plot, self.layer_plot,
                      self.speed_plot):
             plot.setXLink(self.loss_plot)
-        self._layer_curves: dict[str, pg.PlotDataItem] = {}
 
-        self.log_scale = QCheckBox("Log scale")
+    def plot_items(self) -> dict[str, pg.PlotItem]:
+        return {"loss": self.loss_plot, "acc": self.acc_plot, "lr": self.lr_plot,
+                "grad": self.grad_plot, "layers": self.layer_plot, "speed": self.speed_plot}
+
+    def _set_up_controls(self) -> None:
         self.log_scale.setToolTip("Loss on a logarithmic axis")
         self.log_scale.toggled.connect(self._set_log)
-        self.layers_of = QComboBox()
-        self.layers_of.setMinimumContentsLength(20)
+        self.layers_of.setMinimumContentsLength(10)  # beside the tabs: keep them all in view
+        self.layers_of.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
         self.layers_of.setToolTip("Whose per-layer gradient norms to draw")
         self.layers_of.currentIndexChanged.connect(lambda _: self.refresh())
-        self.export = ExportButton(lambda: self.plots, "training curves", csv=self.export_csv)
-        self.summary = QLabel()
-        self.summary.setProperty("role", "muted")
 
-        bar = QHBoxLayout()
-        bar.addWidget(self.log_scale)
-        bar.addSpacing(12)
-        bar.addWidget(QLabel("Per layer:"))
-        bar.addWidget(self.layers_of)
-        bar.addStretch(1)
+    def _lay_out(self) -> None:
+        """The controls go in :attr:`corner` (the panel shows them beside the tabs), so the
+        plots get the whole height."""
+        bar = QHBoxLayout(self.corner)
+        bar.setContentsMargins(0, 0, 4, 0)
         bar.addWidget(self.summary)
+        bar.addSpacing(8)
+        bar.addWidget(self.log_scale)
+        bar.addSpacing(8)
+        bar.addWidget(QLabel("Layers of"))
+        bar.addWidget(self.layers_of)
         bar.addWidget(self.export)
         column = QVBoxLayout(self)
-        column.setContentsMargins(6, 6, 6, 6)
-        column.addLayout(bar)
-        column.addWidget(self.plots, 1)
+        column.setContentsMargins(4, 2, 4, 2)
+        column.setSpacing(2)
+        column.addWidget(self.scroll, 1)
 
     # ------------------------------------------------------------------ runs
     def add_series(self, series: RunSeries) -> None:
@@ -77,14 +164,14 @@ class CurvesView(QWidget):
         self._colours += 1
         c = entry.colour
         entry.curves = {
-            "loss": self.loss_plot.plot(pen=pen(c, 1.6), name=series.name),
+            "loss": step_curve(self.loss_plot, c, series.name),
             "val": self.loss_plot.plot(pen=pen(c, 2, dashed=True), symbol="o", symbolSize=6,
                                        symbolBrush=c, symbolPen=None),
             "acc": self.acc_plot.plot(pen=pen(c, 2), symbol="o", symbolSize=5, symbolBrush=c,
                                       symbolPen=None),
-            "lr": self.lr_plot.plot(pen=pen(c, 2)),
-            "grad": self.grad_plot.plot(pen=pen(c, 1.4)),
-            "speed": self.speed_plot.plot(pen=pen(c, 1.4)),
+            "lr": step_curve(self.lr_plot, c),
+            "grad": step_curve(self.grad_plot, c),
+            "speed": step_curve(self.speed_plot, c),
         }
         self.entries.append(entry)
         self.layers_of.addItem(series.name)
@@ -125,23 +212,53 @@ class CurvesView(QWidget):
 
     # ------------------------------------------------------------------ drawing
     def refresh(self) -> None:
-        """Redraw from the series (called once per drain of the training queue)."""
+        """Redraw from the series: only points added since the last redraw are converted, and
+        pyqtgraph draws at most a few points per pixel of what is in view."""
         for entry in self.entries:
             s, c = entry.series, entry.curves
             if not entry.visible:
                 continue
-            steps = np.asarray(s.steps, dtype=float)
-            c["loss"].setData(steps, np.asarray(s.loss, dtype=float))
+            steps = entry.array("steps")
+            c["loss"].setData(steps, entry.array("loss"))
             c["val"].setData(np.asarray(s.val_steps, dtype=float),
                              np.asarray(s.val_loss, dtype=float))
             acc = [(st, a) for st, a in zip(s.val_steps, s.accuracy) if a is not None]
             c["acc"].setData(np.asarray([a[0] for a in acc], dtype=float),
                              np.asarray([a[1] for a in acc], dtype=float))
-            c["lr"].setData(steps, np.asarray(s.lr, dtype=float))
-            c["grad"].setData(steps, np.asarray(s.grad_norm, dtype=float))
-            c["speed"].setData(steps, np.asarray(s.tokens_per_s, dtype=float))
+            c["lr"].setData(steps, entry.array("lr"))
+            c["grad"].setData(steps, entry.array("grad_norm"))
+            c["speed"].setData(steps, moving_average(entry.array("tokens_per_s")))
         self._refresh_layers()
         self._refresh_summary()
+        self._refresh_hints()
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        """As tall as the plots need (a legend row grows with the layers): a short screen
+        scrolls instead of squashing or clipping them."""
+        need = int(self.plots.ci.effectiveSizeHint(Qt.MinimumSize).height()) + 6
+        if need != self.plots.minimumHeight():  # only when a legend grew: a relayout costs
+            self.plots.setMinimumHeight(need)
+
+    def _refresh_hints(self) -> None:
+        """Say why a plot is empty instead of showing bare axes."""
+        shown = [e.series for e in self.entries if e.visible]
+        drawn = [s for s in shown if s.steps]
+        for name, hint in self.hints.items():
+            text = ""
+            if not shown:
+                text = EMPTY_HINT
+            elif not drawn:
+                text = "Waiting for the first logged step…"
+            elif name == "acc" and not any(a is not None for s in shown for a in s.accuracy):
+                text = accuracy_hint(shown)
+            elif name == "layers" and not self._layer_curves:
+                text = "This run logged no per-layer gradient norms"
+            if hint.toPlainText() != text:  # a TextItem re-renders on every setText
+                hint.setText(text)
+                box = self.plot_items()[name].getViewBox()
+                hint.setPos(box.width() / 2, box.height() / 2)
+            hint.setVisible(bool(text))
 
     def _refresh_layers(self) -> None:
         index = self.layers_of.currentIndex()
@@ -155,11 +272,21 @@ class CurvesView(QWidget):
         for i, (name, values) in enumerate(layers.items()):  # model order, as the trainer lists
             curve = self._layer_curves.get(name)
             if curve is None:
-                curve = self._layer_curves[name] = self.layer_plot.plot(name=name)
-            curve.setPen(pen(series_colour(i), 1.4))  # by position: distinct within each run
-            n = min(len(values), len(series.steps))
-            curve.setData(np.asarray(series.steps[:n], dtype=float),
-                          np.asarray(values[:n], dtype=float))
+                curve = self._layer_curves[name] = step_curve(self.layer_plot,
+                                                              series_colour(i), name)
+            curve.setPen(pen(series_colour(i), STEP_LINE))  # by position: distinct within each run
+            steps, values = self._layer_arrays(series, name, values)
+            n = min(len(values), len(steps))
+            curve.setData(steps[:n], values[:n])
+
+    def _layer_arrays(self, series: RunSeries, name: str, values: list
+                      ) -> tuple[np.ndarray, np.ndarray]:
+        """Incremental arrays of one layer's norms (reset when another run is chosen)."""
+        if self._layers_series is not series:
+            self._layers_series = series
+            self._layer_cache = {}
+        steps = self._layer_cache.setdefault("", GrowingArray()).sync(series.steps)
+        return steps, self._layer_cache.setdefault(name, GrowingArray()).sync(values)
 
     def _refresh_summary(self) -> None:
         runs = [e.series for e in self.entries if e.visible and e.series.loss]
@@ -167,15 +294,20 @@ class CurvesView(QWidget):
             self.summary.setText("")
             return
         last = runs[-1]
-        text = f"{last.name}: loss {last.loss[-1]:.4f}"
+        text = f"loss {last.loss[-1]:.4f}"
         if last.val_loss:
-            text += f", validation {last.val_loss[-1]:.4f}"
+            text += f" · val {last.val_loss[-1]:.4f}"
         if last.accuracy and last.accuracy[-1] is not None:
-            text += f", accuracy {last.accuracy[-1]:.1%}"
+            text += f" · acc {last.accuracy[-1]:.0%}"
         self.summary.setText(text)
+        self.summary.setToolTip(f"{last.name}: training loss, validation loss and task "
+                                "accuracy at the newest step")
 
     def _set_log(self, on: bool) -> None:
         self.loss_plot.setLogMode(y=on)
+        # on a log axis the minor ticks' labels (2..9 of each decade) run into each other
+        self.loss_plot.getAxis("left").setStyle(maxTextLevel=1 if on else 2)
+        self.loss_plot.setLabel("left", "cross-entropy (log scale)" if on else "cross-entropy")
 
     # ------------------------------------------------------------------ export
     def export_csv(self, path: str) -> None:
@@ -184,3 +316,10 @@ class CurvesView(QWidget):
             raise ValueError("no curves to export yet; train or open a run first")
         write_csv(series, path)
 
+
+
+def accuracy_hint(shown: list[RunSeries]) -> str:
+    if all(s.is_task is False for s in shown):
+        return "No task accuracy: this corpus is text. Accuracy is measured on the\n" \
+               "synthetic tasks (task:reverse, task:copy, …), whose answers are known."
+    return "Accuracy appears at each validation (Eval every in the run setup)"

@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from .common import ExportButton, display_token, muted, placeholder, series_colour
-from .plots import layout_widget, legend, pen, styled_plot
+from .plots import STEP_LINE, layout_widget, legend_above, pen, styled_plot
 from .series import RunSeries
 
 
@@ -28,6 +28,24 @@ def coloured_tokens_html(tokens: list[str], experts: list[int]) -> str:
         "</span>"
 
 
+NO_MOE = ("This graph has no mixture-of-experts block. Try the tiny-mixtral preset to see a "
+          "router at work.")
+MOE_BEFORE_TRAINING = ("This graph has {n} mixture-of-experts block{s}. Press Train: the share "
+                       "of tokens each expert receives, and the expert each probe token goes "
+                       "to, appear here as the router learns.")
+
+
+def moe_blocks(graph) -> int:
+    """How many MoE blocks the graph holds (inside groups too, one per group copy)."""
+    count = 0
+    for node in graph:
+        if node.is_group:
+            count += moe_blocks(node.subgraph) * max(1, int(node.params.get("repeat", 1) or 1))
+        elif node.type == "moe":
+            count += 1
+    return count
+
+
 class ExpertsView(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -37,16 +55,15 @@ class ExpertsView(QWidget):
         self.layer.setMinimumContentsLength(14)
         self.layer.currentIndexChanged.connect(lambda _: self.redraw())
         self.plots = layout_widget()
-        self.load_plot = styled_plot(self.plots.ci.addPlot(), "Expert load over training",
-                                     "share of tokens")
-        self.load_legend = legend(self.load_plot, columns=4)
+        self.load_plot = styled_plot(self.plots.ci.addPlot(row=1, col=0),
+                                     "Expert load over training", "share of tokens")
+        self.load_legend = legend_above(self.plots.ci, self.load_plot, 0, 0, columns=8)
         self.balanced = None
         self.tokens = QLabel()
         self.tokens.setWordWrap(True)
         self.tokens.setTextFormat(Qt.RichText)
         self.caption = muted()
-        self.empty = placeholder("This graph has no mixture-of-experts block. Try the "
-                                 "tiny-mixtral preset to see a router at work.")
+        self.empty = placeholder(NO_MOE)
         self.export = ExportButton(lambda: self.body, "expert view")
         self.body = QWidget()
         body = QVBoxLayout(self.body)
@@ -67,6 +84,11 @@ class ExpertsView(QWidget):
         column.addWidget(self.empty, 1)
         self._curves: list = []
         self.redraw()
+
+    def set_graph(self, graph) -> None:
+        """Before any run: say whether the graph on the canvas has experts to show."""
+        n = moe_blocks(graph)
+        self.empty.setText(MOE_BEFORE_TRAINING.format(n=n, s="s" * (n != 1)) if n else NO_MOE)
 
     def set_series(self, series: RunSeries | None) -> None:
         self.series = series
@@ -118,7 +140,7 @@ class ExpertsView(QWidget):
             steps = np.asarray(self.series.router_steps[:len(loads)], dtype=float)
             for e in range(experts):
                 self._curves.append(self.load_plot.plot(steps, loads[:, e],
-                                                        pen=pen(series_colour(e), 1.6),
+                                                        pen=pen(series_colour(e), STEP_LINE),
                                                         name=f"expert {e}"))
             k = float(loads[-1].sum())
             even = k / experts if experts else 0

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QBrush, QFont, QFontMetricsF, QImage, QPainter, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QImage, QPainter, QPen
 from PySide6.QtWidgets import QGridLayout, QSizePolicy, QToolTip, QWidget
 
 from .common import colour_ramp, display_token, themed_colour
 
 LABEL_FONT_PX = 12
+MIN_LABEL_PX = 7
+COLOUR_BAR_W = 46   # the colour scale right of the cells: a bar and its tick labels
 TITLE_FONT_PX = 12
 MAX_LABELLED = 96  # more rows or columns than this and labels would overlap: leave them out
 
@@ -32,8 +34,11 @@ class Heatmap(QWidget):
     clicked = Signal()
 
     def __init__(self, parent: QWidget | None = None, *, kind: str = "sequential",
-                 labels: bool = True, min_size: int = 120, square: bool = True):
+                 labels: bool = True, min_size: int = 120, square: bool = True,
+                 scale: bool = True):
         super().__init__(parent)
+        self.show_scale = scale       # a colour bar with the values its ends stand for
+        self.label_px = LABEL_FONT_PX
         self.square = square          # square cells (matrices of tokens) or fill the area
         self._rotate_cols = False
         self.kind = kind              # "sequential" (weights) or "diverging" (signed values)
@@ -47,6 +52,9 @@ class Heatmap(QWidget):
         self.hover_row = -1
         self.selected = False
         self._image: QImage | None = None
+        self._buffer: np.ndarray | None = None
+        self._labels_fit = True
+        self._title_h = 2.0
         self.setMouseTracking(True)
         self.setMinimumSize(min_size, min_size)
         self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
@@ -94,22 +102,37 @@ class Heatmap(QWidget):
 
     # ------------------------------------------------------------------ geometry
     def _labelled(self) -> bool:
-        return (self.show_labels and 0 < len(self.rows) <= MAX_LABELLED
+        return (self.show_labels and self._labels_fit and 0 < len(self.rows) <= MAX_LABELLED
                 and 0 < len(self.cols) <= MAX_LABELLED)
 
     def _layout(self, rect: QRectF) -> tuple[QRectF, float, float]:
-        """(cell area, cell width, cell height) inside ``rect``; sets ``_rotate_cols``."""
+        """(cell area, cell width, cell height) inside ``rect``; sets ``_rotate_cols`` and
+        ``label_px`` (labels shrink with the cells, down to MIN_LABEL_PX, so they never overlap)."""
+        self._labels_fit = True
+        area, cw, ch = self._layout_with(rect, LABEL_FONT_PX)
+        if self._labelled() and ch < LABEL_FONT_PX:
+            px = max(MIN_LABEL_PX, int(ch))
+            area, cw, ch = self._layout_with(rect, px)
+            if ch < MIN_LABEL_PX - 0.5:  # too small to read: the cells get the room instead
+                self._labels_fit = False
+                area, cw, ch = self._layout_with(rect, px)
+        return area, cw, ch
+
+    def _layout_with(self, rect: QRectF, px: int) -> tuple[QRectF, float, float]:
         n_rows, n_cols = self.matrix.shape if self.matrix.size else (1, 1)
-        top = rect.top() + (TITLE_FONT_PX + 8 if self.title else 2)
+        self._title_h = self._title_height(rect.width())
+        top = rect.top() + self._title_h
         left = rect.left() + 2
+        right_band = COLOUR_BAR_W if self.show_scale else 0
         self._rotate_cols = False
+        self.label_px = px
         col_band = 0.0
         if self._labelled():
-            metrics = QFontMetricsF(_font(LABEL_FONT_PX))
+            metrics = QFontMetricsF(_font(px))
             left += max(metrics.horizontalAdvance(t) for t in self.rows) + 8
             widest_col = max(metrics.horizontalAdvance(t) for t in self.cols)
             col_band = metrics.height() + 6
-        width = max(rect.right() - left - 2, 1.0)
+        width = max(rect.right() - left - 2 - right_band, 1.0)
 
         def cells(band: float) -> tuple[float, float]:
             height = max(rect.bottom() - top - band - 2, 1.0)
@@ -127,6 +150,22 @@ class Heatmap(QWidget):
         if self.square:  # centre the square cells in the width left over
             left += max(0.0, (width - cw * n_cols) / 2)
         return QRectF(left, top, cw * n_cols, ch * n_rows), cw, ch
+
+    def _title_height(self, width: float) -> float:
+        """The title's lines (it wraps rather than being cut) and a gap; 2 px without one."""
+        if not self.title:
+            return 2.0
+        metrics = QFontMetricsF(_font(TITLE_FONT_PX, bold=True))
+        box = metrics.boundingRect(QRectF(0, 0, max(width, 40.0), 1000.0),
+                                   int(Qt.AlignLeft | Qt.TextWordWrap), self.title)
+        return box.height() + 6
+
+    def label_font_px(self) -> int:
+        """The pixel size the token labels are drawn at now (0: no labels)."""
+        if not self._labelled():
+            return 0
+        self._layout(QRectF(self.rect()))
+        return self.label_px
 
     def cell_at(self, pos: QPointF) -> tuple[int, int]:
         """(row, column) under a widget position; -1 where outside the cells."""
@@ -154,8 +193,9 @@ class Heatmap(QWidget):
         if self.title:
             painter.setFont(_font(TITLE_FONT_PX, bold=self.selected))
             painter.setPen(themed_colour("accent") if self.selected else text_colour)
-            painter.drawText(QRectF(rect.left(), rect.top(), rect.width(), TITLE_FONT_PX + 6),
-                             Qt.AlignLeft | Qt.AlignVCenter, self.title)
+            painter.drawText(QRectF(rect.left(), rect.top(), rect.width(),
+                                    self._title_height(rect.width())),
+                             Qt.AlignLeft | Qt.AlignVCenter | Qt.TextWordWrap, self.title)
         if self._image is None:
             return
         area, cw, ch = self._layout(rect)
@@ -166,6 +206,8 @@ class Heatmap(QWidget):
         painter.drawRect(area)
         if t._labelled():
             self._paint_labels(painter, area, cw, ch)
+        if self.show_scale:
+            self._paint_scale(painter, area)
         if 0 <= self.hover_row < self.matrix.shape[0]:
             painter.setPen(QPen(themed_colour("selection"), 2))
             painter.drawRect(QRectF(area.left(), area.top() + self.hover_row * ch,
@@ -191,9 +233,27 @@ class Heatmap(QWidget):
                 else:
                     c += 1
 
+    def _paint_scale(self, painter: QPainter, area: QRectF) -> None:
+        """The colour bar: what the lightest and darkest cells mean."""
+        bar = QRectF(area.right() + 8, area.top(), 10, max(area.height(), 30))
+        steps = 64
+        ramp = colour_ramp(np.linspace(1.0, 0.0, steps), self.kind)
+        for i, (r, g, b) in enumerate(ramp):
+            painter.fillRect(QRectF(bar.left(), bar.top() + i * bar.height() / steps, bar.width(),
+                                    bar.height() / steps + 1), QColor(int(r), int(g), int(b)))
+        painter.setPen(QPen(themed_colour("node_border"), 1))
+        painter.drawRect(bar)
+        painter.setFont(_font(10))
+        painter.setPen(themed_colour("muted_text"))
+        lo, hi = self.value_range
+        for value, y, align in ((hi, bar.top(), Qt.AlignTop), (lo, bar.bottom() - 14,
+                                                              Qt.AlignBottom)):
+            painter.drawText(QRectF(bar.right() + 3, y, COLOUR_BAR_W - 20, 14),
+                             Qt.AlignLeft | align, f"{value:.2g}")
+
     def _paint_labels(self, painter: QPainter, area: QRectF, cw: float, ch: float) -> None:
-        font = _font(LABEL_FONT_PX)
-        bold = _font(LABEL_FONT_PX, bold=True)
+        font = _font(self.label_px)
+        bold = _font(self.label_px, bold=True)
         text_colour = themed_colour("text")
         weights = None
         if 0 <= self.hover_row < self.matrix.shape[0]:
@@ -226,7 +286,7 @@ class Heatmap(QWidget):
             painter.restore()
 
     def _label_top(self, area: QRectF) -> float:
-        return (TITLE_FONT_PX + 8) if self.title else 2
+        return self._title_h
 
     # ------------------------------------------------------------------ hover
     def mouseMoveEvent(self, event) -> None:
@@ -272,7 +332,7 @@ class HeatmapGrid(QWidget):
         matrices = [np.asarray(m, dtype=np.float64) for m in matrices]
         while len(self.maps) < len(matrices):
             i = len(self.maps)
-            heatmap = Heatmap(self, kind=self.kind, labels=False, min_size=90)
+            heatmap = Heatmap(self, kind=self.kind, min_size=90)
             heatmap.clicked.connect(lambda i=i: self.picked.emit(i))
             self.maps.append(heatmap)
         for extra in self.maps[len(matrices):]:
@@ -289,6 +349,9 @@ class HeatmapGrid(QWidget):
                     value_range = (min(0.0, float(finite.min())), float(finite.max()) or 1.0)
         for i, (matrix, title) in enumerate(zip(matrices, titles)):
             heatmap = self.maps[i]
+            # one colour bar per row when the maps share a range, else one per map
+            heatmap.show_scale = value_range is None or i % columns == columns - 1 \
+                or i == len(matrices) - 1
             self._grid.addWidget(heatmap, i // columns, i % columns)
             heatmap.set_data(matrix, rows, cols, allowed, title, value_range)
             heatmap.show()

@@ -140,4 +140,6 @@ def is_run_folder(path: str | Path) -> bool:
 
 def load_series(record: RunRecord) -> RunSeries:
     """The curves of a past run, read back from its ``metrics.jsonl``."""
-    return RunSeries.from_events(record.label, read_events(Path(record.path) / "metrics.jsonl"))
+    series = RunSeries.from_events(record.label, read_events(Path(record.path) / "metrics.jsonl"))
+    series.is_task = record.corpus.startswith("task:") if record.corpus else None
+    return series

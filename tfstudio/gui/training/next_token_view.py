@@ -43,52 +43,61 @@ class NextTokenView(QWidget):
         self.decode = None
         self.state = None  # the last NextTokenView computed
         self._generated_from = 0
-
         self.prompt = QLineEdit()
-        self.prompt.setPlaceholderText("A prompt: the chart shows what the model would write next")
-        self.prompt.textEdited.connect(self.prompt_edited)
         self.source = muted()
-
         self.temperature = QSlider(Qt.Horizontal)
-        self.temperature.setRange(0, 300)  # hundredths
-        self.temperature.setValue(100)
         self.top_k = QSlider(Qt.Horizontal)
-        self.top_k.setRange(0, 50)
         self.top_p = QSlider(Qt.Horizontal)
-        self.top_p.setRange(1, 100)  # hundredths
-        self.top_p.setValue(100)
         self.t_label, self.k_label, self.p_label = QLabel(), QLabel(), QLabel()
-        for slider in (self.temperature, self.top_k, self.top_p):
-            slider.valueChanged.connect(lambda _: self.recompute())
-
         self.plots = layout_widget()
         self.chart = styled_plot(self.plots.ci.addPlot(), "Next-token candidates",
                                  "probability", "")
-        self.chart.setYRange(0, 1)
-        self.chart.setMouseEnabled(x=False, y=False)
         self.tempered_bars = pg.BarGraphItem(x=[], height=[], width=0.8)
         self.kept_bars = pg.BarGraphItem(x=[], height=[], width=0.8)
         self.filtered_bars = pg.BarGraphItem(x=[], height=[], width=0.8)
-        for item in (self.tempered_bars, self.filtered_bars, self.kept_bars):
-            self.chart.addItem(item)
         self.summary = muted()
         self.export = ExportButton(lambda: self.plots, "next-token chart")
-
         self.new_tokens = QSpinBox()
+        self.generate = QPushButton("Generate")
+        self.stop = QPushButton("Stop")
+        self.output = QPlainTextEdit()
+        self._set_up_prompt_and_sliders()
+        self._set_up_chart()
+        self._set_up_generation()
+        self._lay_out()
+        self.set_generation_available(False, "Generation needs the trained weights: they are "
+                                             "loaded when a run ends or a past run is opened.")
+        self.recompute()
+
+    def _set_up_prompt_and_sliders(self) -> None:
+        self.prompt.setPlaceholderText("A prompt: the chart shows what the model would write next")
+        self.prompt.textEdited.connect(self.prompt_edited)
+        self.temperature.setRange(0, 300)  # hundredths
+        self.temperature.setValue(100)
+        self.top_k.setRange(0, 50)
+        self.top_p.setRange(1, 100)  # hundredths
+        self.top_p.setValue(100)
+        for slider in (self.temperature, self.top_k, self.top_p):
+            slider.valueChanged.connect(lambda _: self.recompute())
+
+    def _set_up_chart(self) -> None:
+        self.chart.setYRange(0, 1)
+        self.chart.setMouseEnabled(x=False, y=False)
+        for item in (self.tempered_bars, self.filtered_bars, self.kept_bars):
+            self.chart.addItem(item)
+
+    def _set_up_generation(self) -> None:
         self.new_tokens.setRange(1, 2000)
         self.new_tokens.setValue(120)
-        self.generate = QPushButton("Generate")
         self.generate.clicked.connect(
             lambda: self.generate_requested.emit(self.prompt.text(), self.new_tokens.value()))
-        self.stop = QPushButton("Stop")
         self.stop.setEnabled(False)
         self.stop.clicked.connect(self.stop_requested)
-        self.output = QPlainTextEdit()
         self.output.setReadOnly(True)
         self.output.setPlaceholderText("Generated text streams here, token by token, sampled "
                                        "with the settings above.")
-        self.output.setMaximumHeight(150)
 
+    def _sliders(self) -> QGridLayout:
         sliders = QGridLayout()
         for row, (name, slider, label, tip) in enumerate((
                 ("Temperature", self.temperature, self.t_label,
@@ -103,28 +112,36 @@ class NextTokenView(QWidget):
             sliders.addWidget(slider, row, 1)
             sliders.addWidget(label, row, 2)
         sliders.setColumnStretch(1, 1)
+        return sliders
+
+    def _lay_out(self) -> None:
+        """The chart gets the whole height on the left; sampling and generation sit right."""
         prompt_row = QHBoxLayout()
         prompt_row.addWidget(QLabel("Prompt"))
         prompt_row.addWidget(self.prompt, 1)
         gen_row = QHBoxLayout()
-        gen_row.addWidget(self.generate)
-        gen_row.addWidget(self.stop)
-        gen_row.addWidget(QLabel("new tokens"))
-        gen_row.addWidget(self.new_tokens)
+        for widget in (self.generate, self.stop, QLabel("new tokens"), self.new_tokens):
+            gen_row.addWidget(widget)
         gen_row.addStretch(1)
         gen_row.addWidget(self.export)
+        side = QWidget()
+        side.setMinimumWidth(250)
+        side.setMaximumWidth(380)
+        controls = QVBoxLayout(side)
+        controls.setContentsMargins(0, 0, 0, 0)
+        controls.addLayout(self._sliders())
+        controls.addWidget(self.summary)
+        controls.addLayout(gen_row)
+        controls.addWidget(self.output, 1)
+        body = QHBoxLayout()
+        body.addWidget(self.plots, 1)
+        body.addWidget(side)
         column = QVBoxLayout(self)
-        column.setContentsMargins(6, 6, 6, 6)
+        column.setContentsMargins(6, 4, 6, 4)
+        column.setSpacing(4)
         column.addLayout(prompt_row)
         column.addWidget(self.source)
-        column.addLayout(sliders)
-        column.addWidget(self.plots, 1)
-        column.addWidget(self.summary)
-        column.addLayout(gen_row)
-        column.addWidget(self.output)
-        self.set_generation_available(False, "Generation needs the trained weights: they are "
-                                             "loaded when a run ends or a past run is opened.")
-        self.recompute()
+        column.addLayout(body, 1)
 
     # ------------------------------------------------------------------ settings
     @property
@@ -189,7 +206,7 @@ class NextTokenView(QWidget):
         grey = QColor(t.muted_text)
         self.filtered_bars.setOpts(x=x[filtered], height=tempered[filtered], width=0.8,
                                    brush=QBrush(grey, Qt.BDiagPattern), pen=pg.mkPen(grey))
-        ticks = [(float(i), display_token(c.text)) for i, c in enumerate(candidates)]
+        ticks = [(float(i), tick_label(c.text)) for i, c in enumerate(candidates)]
         self.chart.getAxis("bottom").setTicks([ticks])
         top = max([0.05, *tempered, *final]) if candidates else 1.0
         self.chart.setYRange(0, min(1.0, top * 1.1))
@@ -235,6 +252,15 @@ class NextTokenView(QWidget):
 
     def generated_text(self) -> str:
         return self.output.toPlainText()
+
+
+def tick_label(text: str, width: int = 4) -> str:
+    """A candidate as a label that fits under its bar: a special token as ⟨its first three
+    letters⟩ (<|endoftext|> -> ⟨end⟩), anything longer than ``width`` cut with an ellipsis."""
+    if text.startswith("<|") and text.endswith("|>") and len(text) > 4:
+        return "⟨" + text[2:-2][:3] + "⟩"
+    label = display_token(text)
+    return label if len(label) <= width else label[:width - 1] + "…"
 
 
 def _escape(text: str) -> str:

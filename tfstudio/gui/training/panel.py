@@ -8,9 +8,9 @@ or a past run opened from the history. Once a run has ended its weights are load
 """
 from __future__ import annotations
 
+import html
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSplitter,
+    QStackedWidget,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -30,39 +31,31 @@ from PySide6.QtWidgets import (
 
 from ...graph import Edit, Graph
 from ...probes import SnapshotStore
+from ...train.events import Failed
 from .attention_view import AttentionView
 from .common import Background, GuiThreadGarbageCollector, muted
-from .curves_view import CurvesView
+from .curves_view import SPEED_WINDOW, CurvesView
 from .experts_view import ExpertsView
 from .history import RunHistory, RunRecord, load_series
 from .model_host import ModelHost
 from .next_token_view import NextTokenView
 from .positions_view import PositionsView
 from .run_controller import TrainingRun
+from .run_state import RunState, ViewedRun
 from .runs_view import RunsView
 from .series import RunSeries
 from .setup_view import SetupView
 from .telemetry import MODES, apply_to_scene, legend_text
 
-PLOT_REDRAW_MS = 250
-
-
-@dataclass
-class ViewedRun:
-    """The run whose insides the views show."""
-    path: Path
-    series: RunSeries
-    live: bool                                   # the run training right now
-    steps: list[int] = field(default_factory=list)
-
-    @property
-    def store(self) -> SnapshotStore:
-        return SnapshotStore(self.path)
+PLOT_REDRAW_MS = 250      # the plots redraw at most this often...
+REDRAW_SHARE = 0.05       # ...and less often on a machine where a redraw takes longer than
+MAX_REDRAW_MS = 2000      # this share of the time between two (never less than every 2 s)
 
 
 class TrainingPanel(QWidget):
     run_started = Signal(object)      # TrainingRun
     run_ended = Signal(object)        # Finished / Failed event
+    problem_requested = Signal()      # "show the problem" next to a disabled Train
 
     def __init__(self, graph_source: Callable[[], Graph], data_dir: str | Path,
                  parent: QWidget | None = None, *,
@@ -80,14 +73,16 @@ class TrainingPanel(QWidget):
         self.background = Background(self)
         self.host = ModelHost(self.background)
         self.run: TrainingRun | None = None
-        self.viewed: ViewedRun | None = None
-        self.snapshot: dict | None = None
+        self.state = RunState()  # what is viewed and shown, decided without Qt
+        self._error_box: QMessageBox | None = None
+        self._tokenizer_cache: tuple[Path | None, object] = (None, None)
         self.series_by_path: dict[str, RunSeries] = {}
         # a redraw of six plots takes tens of milliseconds on a slow CPU: 4 a second is plenty
         self.plot_timer = QTimer(self, singleShot=True, interval=PLOT_REDRAW_MS)
         self.plot_timer.timeout.connect(self._redraw_plots)
         self.shown_paths: set[str] = set()
         self._generated: list[int] = []
+        self._corner_of: dict[QWidget, QWidget] = {}
 
         self.setup = SetupView(self.background)
         self.curves = CurvesView()
@@ -96,14 +91,71 @@ class TrainingPanel(QWidget):
         self.next_token = NextTokenView()
         self.experts = ExpertsView()
         self.runs = RunsView()
+        self._view_names = {self.attention: "attention", self.positions: "positions",
+                            self.experts: "experts", self.next_token: "next_token"}
         self._build()
         self._connect()
         self.refresh_graph()
         self._refresh_runs()
         self._update_buttons()
 
+    # the state's fields, as the panel's own (views, tests and the benchmark read them)
+    @property
+    def viewed(self) -> ViewedRun | None:
+        return self.state.viewed
+
+    @property
+    def snapshot(self) -> dict | None:
+        return self.state.snapshot
+
+    @snapshot.setter
+    def snapshot(self, snapshot: dict | None) -> None:
+        self.state.snapshot = snapshot
+
+    @property
+    def training_snapshot(self) -> dict | None:
+        return self.state.training_snapshot
+
+    @training_snapshot.setter
+    def training_snapshot(self, snapshot: dict | None) -> None:
+        self.state.training_snapshot = snapshot
+
+    @property
+    def blocked_reason(self) -> str | None:
+        return self.state.blocked_reason
+
     # ------------------------------------------------------------------ layout
     def _build(self) -> None:
+        self._make_controls()
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.corners = QStackedWidget()  # the shown view's own controls, beside the tabs
+        self.tabs.setCornerWidget(self.corners, Qt.TopRightCorner)
+        for widget, title in ((self.curves, "Curves"), (self.attention, "Attention"),
+                              (self.positions, "Positions"), (self.next_token, "Next token"),
+                              (self.experts, "Experts"), (self.runs, "Runs")):
+            self.add_view(widget, title)
+        splitter = QSplitter(Qt.Horizontal)
+        splitter.addWidget(self._controls_column())
+        splitter.addWidget(self.tabs)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([320, 1000])
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(splitter)
+
+    def add_view(self, view: QWidget, title: str) -> int:
+        """Add a view to the Train workspace as a tab (e.g. ``panel.add_view(CompareView(),
+        "Compare")``). A view with a ``corner`` widget gets its controls shown beside the tabs
+        while it is current. Returns the tab's index."""
+        corner = getattr(view, "corner", None)
+        if not isinstance(corner, QWidget):
+            corner = QWidget()
+        self._corner_of[view] = corner
+        self.corners.addWidget(corner)
+        return self.tabs.addTab(view, title)
+
+    def _make_controls(self) -> None:
         self.train_button = QPushButton("Train")
         self.train_button.setToolTip("Train the graph on the canvas with these settings")
         self.train_button.setDefault(True)
@@ -111,9 +163,9 @@ class TrainingPanel(QWidget):
         self.stop_button = QPushButton("Stop")
         self.stop_button.setToolTip("End the run between two steps; its weights are saved")
         self.progress = QProgressBar()
-        self.progress.setFormat("%v / %m steps")
         self.progress.setRange(0, 1)
         self.progress.setValue(0)
+        self.progress.setFormat(self.state.progress_text())
         self.status = QLabel("Ready")
         self.status.setWordWrap(True)
         self.error = QLabel()
@@ -127,21 +179,27 @@ class TrainingPanel(QWidget):
         self.telemetry.setToolTip("Colour the blocks on the canvas by what the latest look "
                                   "inside measured")
         self.telemetry_note = muted()
+        self.blocked = QLabel()  # why Train is disabled, with a link to the problem
+        self.blocked.setProperty("role", "error")
+        self.blocked.setWordWrap(True)
+        self.blocked.setTextFormat(Qt.RichText)
+        self.blocked.linkActivated.connect(lambda _: self.problem_requested.emit())
+        self.blocked.hide()
 
+    def _controls_column(self) -> QScrollArea:
+        """Train / Pause / Stop, progress, telemetry and the run setup, scrolling if short."""
         buttons = QHBoxLayout()
         for b in (self.train_button, self.pause_button, self.stop_button):
             buttons.addWidget(b)
         telemetry_row = QHBoxLayout()
         telemetry_row.addWidget(QLabel("Colour graph by"))
         telemetry_row.addWidget(self.telemetry, 1)
-
         left = QWidget()
         column = QVBoxLayout(left)
         column.setContentsMargins(8, 8, 8, 8)
         column.addLayout(buttons)
-        column.addWidget(self.progress)
-        column.addWidget(self.status)
-        column.addWidget(self.error)
+        for widget in (self.blocked, self.progress, self.status, self.error):
+            column.addWidget(widget)
         column.addLayout(telemetry_row)
         column.addWidget(self.telemetry_note)
         column.addSpacing(6)
@@ -154,20 +212,7 @@ class TrainingPanel(QWidget):
         scroll.setWidget(left)
         scroll.setWidgetResizable(True)
         scroll.setMinimumWidth(300)
-
-        self.tabs = QTabWidget()
-        for widget, title in ((self.curves, "Curves"), (self.attention, "Attention"),
-                              (self.positions, "Positions"), (self.next_token, "Next token"),
-                              (self.experts, "Experts"), (self.runs, "Runs")):
-            self.tabs.addTab(widget, title)
-        splitter = QSplitter(Qt.Horizontal)
-        splitter.addWidget(scroll)
-        splitter.addWidget(self.tabs)
-        splitter.setStretchFactor(1, 1)
-        splitter.setSizes([340, 1000])
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(0, 0, 0, 0)
-        outer.addWidget(splitter)
+        return scroll
 
     def _connect(self) -> None:
         self.train_button.clicked.connect(self.train)
@@ -215,8 +260,21 @@ class TrainingPanel(QWidget):
         except Exception:  # noqa: BLE001 - the editor may be mid-change; try again next time
             return
         self.setup.set_graph(graph)
+        self.experts.set_graph(graph)
+        self.attention.set_graph(graph)
         if self.viewed is None and self.tabs.currentWidget() is self.positions:
             self._preview_positions()
+
+    def set_blocked(self, reason: str | None) -> None:
+        """Train is disabled while the graph has an error; ``reason`` says which (None: fine)."""
+        self.state.blocked_reason = reason
+        if reason:
+            self.blocked.setText(f"Cannot train: {html.escape(reason)} "
+                                 "<a href='problem'>Show the problem</a>")
+        self.blocked.setVisible(bool(reason))
+        self.train_button.setToolTip(reason or "Train the graph on the canvas with these "
+                                               "settings")
+        self._update_buttons()
 
     @property
     def training(self) -> bool:
@@ -232,8 +290,9 @@ class TrainingPanel(QWidget):
 
     # ------------------------------------------------------------------ running
     def train(self) -> TrainingRun | None:
-        if self.training:
-            self.message("A run is already going: stop it first, or wait for it to finish")
+        refusal = self.state.refusal()
+        if refusal:
+            self.message(refusal)
             return None
         try:
             graph = self.graph_source()
@@ -254,10 +313,11 @@ class TrainingPanel(QWidget):
         run.state_changed.connect(lambda _: self._update_buttons())
         self.run = run
         self.history.add(record)
+        run.series.is_task = config.corpus.startswith("task:")
         self.series_by_path[str(run_dir)] = run.series
         self.shown_paths.add(str(run_dir))
         self.curves.add_series(run.series)
-        self.viewed = ViewedRun(run_dir, run.series, live=True)
+        self.state.started(run_dir, config.steps)
         self.experts.set_series(run.series)
         self.host.clear()
         self.attention.set_steps([])
@@ -270,6 +330,7 @@ class TrainingPanel(QWidget):
         self.error.hide()
         self.progress.setRange(0, config.steps)
         self.progress.setValue(0)
+        self.progress.setFormat("%v / %m steps")
         self.message(f"Starting {name} on {config.corpus} ({config.steps:,} steps)…")
         run.start()
         self._refresh_runs()
@@ -301,19 +362,21 @@ class TrainingPanel(QWidget):
             self.message("Stopping after the current step; the weights are saved")
 
     def _update_buttons(self) -> None:
-        state = self.run.state if self.run is not None else "idle"
-        active = state in ("running", "paused", "stopping")
-        self.train_button.setEnabled(not active)
-        self.pause_button.setEnabled(state in ("running", "paused"))
-        self.pause_button.setText("Resume" if state == "paused" else "Pause")
-        self.stop_button.setEnabled(state in ("running", "paused"))
-        self.setup.setEnabled(not active)
+        self.state.run_state = self.run.state if self.run is not None else "idle"
+        b = self.state.buttons()
+        self.train_button.setEnabled(b.train)
+        self.pause_button.setEnabled(b.pause)
+        self.pause_button.setText(b.pause_text)
+        self.stop_button.setEnabled(b.stop)
+        self.setup.setEnabled(b.setup)
 
     def _on_started(self, event) -> None:
         self.progress.setRange(0, event.total_steps)
         self.history.update(self.run.run_dir, params=event.params)
+        tokenizer = self.run.tokenizer or self._run_tokenizer()
         self.message(f"Training {event.graph_name or 'the graph'}: {event.params:,} parameters "
-                     f"on {event.device} ({event.precision}), {event.objective}")
+                     f"on {event.device} ({event.precision}), {event.objective}"
+                     f"{params_note(self.run.graph, event.params, tokenizer)}")
 
     def _on_progress(self) -> None:
         series = self.run.series
@@ -324,8 +387,9 @@ class TrainingPanel(QWidget):
         step = series.steps[-1]
         self.progress.setValue(step)
         eta = series.eta_s()
+        recent = series.tokens_per_s[-SPEED_WINDOW:]  # the curve's moving average, not one step
         parts = [f"step {step:,}/{series.total_steps:,}", f"loss {series.loss[-1]:.4f}",
-                 f"{series.tokens_per_s[-1]:,.0f} tokens/s"]
+                 f"{sum(recent) / len(recent):,.0f} tokens/s"]
         if eta is not None:
             parts.append(f"ETA {_duration(eta)}")
         if self.run.state == "paused":
@@ -334,9 +398,14 @@ class TrainingPanel(QWidget):
 
     def _redraw_plots(self) -> None:
         if self.curves.isVisible():
+            started = time.perf_counter()
             self.curves.refresh()
+            self.curves.plots.viewport().repaint()  # paint now, to know what a redraw costs
+            cost_ms = (time.perf_counter() - started) * 1000
+            self.plot_timer.setInterval(int(min(MAX_REDRAW_MS, max(PLOT_REDRAW_MS,
+                                                                   cost_ms / REDRAW_SHARE))))
         else:
-            self._curves_stale = True
+            self.state.curves_stale = True
         if self.experts.isVisible():
             self.experts.redraw()
 
@@ -344,8 +413,7 @@ class TrainingPanel(QWidget):
         if self.viewed is None or not self.viewed.live:
             return
         step = int(snapshot.get("step", 0))
-        if step not in self.viewed.steps:
-            self.viewed.steps.append(step)
+        self.state.probed(step)
         if self.attention.follow.isChecked():
             self.attention.set_steps(self.viewed.steps, step)
             self.show_snapshot(snapshot)
@@ -355,7 +423,8 @@ class TrainingPanel(QWidget):
     def _on_ended(self, event) -> None:
         run = self.run
         series = run.series
-        status = "failed" if event.kind == "Failed" else event.reason
+        failed = isinstance(event, Failed)
+        status = "failed" if failed else event.reason
         self.history.update(run.run_dir, status=status, steps=event.step,
                             final_loss=series.loss[-1] if series.loss else None,
                             params=series.params)
@@ -364,7 +433,7 @@ class TrainingPanel(QWidget):
         self.plot_timer.stop()
         self.curves.refresh()
         self.experts.redraw()
-        if event.kind == "Failed":
+        if failed:
             what = {"nan": "the loss stopped being a number", "oom": "out of memory",
                     "error": "an error"}.get(event.reason, event.reason)
             self.show_error(f"Training stopped at step {event.step}: {what}.\n{event.message}",
@@ -388,19 +457,17 @@ class TrainingPanel(QWidget):
     def show_snapshot(self, snapshot: dict | None) -> None:
         """Show a look inside: the visible view redraws now, the others when they are shown
         (a hidden view's plots would cost the event loop for nothing)."""
-        self.snapshot = snapshot
+        self.state.show(snapshot)
         if snapshot is None:
             return
-        self._stale_views = {self.attention, self.positions, self.experts, self.next_token}
         self._refresh_visible_view()
         self.refresh_telemetry()
 
     def _refresh_visible_view(self) -> None:
         view = self.tabs.currentWidget()
-        stale = getattr(self, "_stale_views", set())
-        if view not in stale or self.snapshot is None:
+        name = self._view_names.get(view, "")
+        if not self.state.take_stale(name):
             return
-        stale.discard(view)
         snapshot = self.snapshot
         where = "now, on your text" if snapshot.get("custom") else \
             f"at step {snapshot.get('step', 0)}"
@@ -459,7 +526,7 @@ class TrainingPanel(QWidget):
         """The tokenizer the viewed run saved (read once per run folder)."""
         if self.viewed is None:
             return None
-        cached = getattr(self, "_tokenizer_cache", (None, None))
+        cached = self._tokenizer_cache
         if cached[0] == self.viewed.path:
             return cached[1]
         try:
@@ -471,17 +538,24 @@ class TrainingPanel(QWidget):
         return tokenizer
 
     def refresh_telemetry(self) -> None:
+        """Colour the canvas from the newest look that measured what is asked: a look at your
+        own text after training runs no backward pass, so gradient norms come from the last
+        training look, and the note says so."""
         mode = self.telemetry.currentData()
         scene = self.scene_source()
-        self.telemetry_note.setText(legend_text(mode))
+        snapshot, extra = self.state.telemetry(mode)
+        note = extra if snapshot is None and extra else legend_text(mode) + extra
+        self.telemetry_note.setText(note)
         if scene is not None:
-            apply_to_scene(scene, self.snapshot, mode)
+            apply_to_scene(scene, snapshot, mode)
 
     def _tab_shown(self) -> None:
         widget = self.tabs.currentWidget()
+        if widget in self._corner_of:
+            self.corners.setCurrentWidget(self._corner_of[widget])
         self._refresh_visible_view()
-        if widget is self.curves and getattr(self, "_curves_stale", False):
-            self._curves_stale = False
+        if widget is self.curves and self.state.curves_stale:
+            self.state.curves_stale = False
             self.curves.refresh()
         elif widget is self.experts:
             self.experts.redraw()
@@ -501,8 +575,8 @@ class TrainingPanel(QWidget):
         self.background.submit(
             job, lambda data: self.positions.show_positions(
                 data, "The graph on the canvas, untrained (learned tables start random)"),
-            key="positions-preview", error=lambda exc: self.positions.show_positions(
-                {}, f"Cannot build the graph yet: {exc}"))
+            key="positions-preview", error=lambda exc: self.positions.show_unavailable(
+                f"The positions appear once the graph can be built; now: {exc}"))
 
     # ------------------------------------------------------------------ next token, generation
     def _load_host(self, run_dir: Path) -> None:
@@ -606,25 +680,21 @@ class TrainingPanel(QWidget):
     def open_run(self, record: RunRecord) -> None:
         """Show a past run everywhere: its curves, its snapshots (newest first), its weights."""
         if self.run is not None and self.run.active and Path(record.path) == self.run.run_dir:
-            self.viewed = ViewedRun(self.run.run_dir, self.run.series, live=True,
-                                    steps=SnapshotStore(self.run.run_dir).steps())
+            self.state.viewed = ViewedRun(self.run.run_dir, live=True,
+                                          steps=SnapshotStore(self.run.run_dir).steps())
             self.attention.follow.setChecked(True)
             return
         series = self._series_of(record)
         self.set_overlay(record, True)
         self.curves.show_layers_of(series)
-        item = self.runs.item_of(record.path)
-        if item is not None:
-            self.runs._filling = True
-            item.setCheckState(0, Qt.Checked)
-            self.runs._filling = False
-        self.viewed = ViewedRun(Path(record.path), series, live=False)
-        self.viewed.steps = self.viewed.store.steps()
+        self.runs.show_overlaid(record.path)
+        done = series.steps[-1] if series.steps else 0
+        self.state.opened(Path(record.path), SnapshotStore(record.path).steps(), done,
+                          series.total_steps)
         self.experts.set_series(series)
         self.attention.follow.blockSignals(True)
         self.attention.follow.setChecked(False)
         self.attention.follow.blockSignals(False)
-        self.snapshot = None
         self.host.clear()
         if self.viewed.steps:
             last = self.viewed.steps[-1]
@@ -636,8 +706,31 @@ class TrainingPanel(QWidget):
             self._load_host(self.viewed.path)
         else:
             self.next_token.set_generation_available(False, "This run saved no weights")
+        self._show_opened_run(record, series)
         self.message(f"Opened {record.label}: {len(series.steps):,} logged steps, "
                      f"{len(self.viewed.steps)} snapshots")
+
+    def _show_opened_run(self, record: RunRecord, series: RunSeries) -> None:
+        """Nothing of the previous run stays: progress, probe text and canvas colours are the
+        opened run's."""
+        done, total = self.state.progress
+        self.progress.setRange(0, total)
+        self.progress.setValue(done)
+        self.progress.setFormat(f"%v / %m steps ({record.label})")
+        self.error.hide()
+        text = (self.snapshot or {}).get("text")
+        if text is None:
+            try:
+                from ...runs.folder import RunFolder
+                text = RunFolder(record.path).config().probe_text
+            except (OSError, ValueError):
+                text = ""
+        self.setup.probe_text.blockSignals(True)
+        self.setup.probe_text.setText(text or "")
+        self.setup.probe_text.blockSignals(False)
+        self.attention.set_probe_text(text or "")
+        if self.snapshot is None:
+            self.refresh_telemetry()  # clears the colours the previous run left
 
     def forget_run(self, record: RunRecord) -> None:
         if self.run is not None and self.run.active and Path(record.path) == self.run.run_dir:
@@ -672,6 +765,22 @@ class TrainingPanel(QWidget):
         self.host.stop_generation()
         self.background.shutdown()
         self.collector.stop()
+
+
+def params_note(graph: Graph, params: int, tokenizer) -> str:
+    """Why the run's parameter count differs from the canvas's: the vocabulary is resized to
+    the tokenizer's (embedding and head rows), which the canvas cannot know."""
+    try:
+        from ...graph.cost import estimate_cost
+        canvas = estimate_cost(graph).total_params
+    except Exception:  # noqa: BLE001 - a note, never a failure
+        return ""
+    if canvas == params:
+        return ""
+    vocab = getattr(tokenizer, "vocab_size", None)
+    why = (f"the vocabulary is resized to the tokenizer's {vocab:,} tokens" if vocab
+           else "the vocabulary is resized to the tokenizer's")
+    return f" (the canvas counts {canvas:,}: {why})"
 
 
 def _duration(seconds: float) -> str:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6.QtGui import QColor, QFont
+from PySide6.QtWidgets import QSizePolicy
 
 from .. import theme
 
@@ -17,14 +18,26 @@ def layout_widget() -> pg.GraphicsLayoutWidget:
     widget = pg.GraphicsLayoutWidget()
     widget.setBackground(theme.current().panel)
     widget.ci.setSpacing(8)
-    widget.ci.setContentsMargins(4, 4, 4, 4)
+    widget.ci.setContentsMargins(2, 2, 2, 2)
     return widget
+
+
+TITLE_HEIGHT = 20
+# Curves with a point per step are drawn 1 px wide: Qt strokes a wider antialiased polyline of
+# a noisy curve about 100x slower (2.8 s against 21 ms for 20,000 points, downsampled to 2,700).
+STEP_LINE = 1.0
+
+
+def title_html(title: str) -> str:
+    return f"<span style='font-size:10pt;font-weight:600'>{title}</span>"
 
 
 def styled_plot(plot: pg.PlotItem, title: str, y_label: str = "", x_label: str = "step"
                 ) -> pg.PlotItem:
     t = theme.current()
-    plot.setTitle(f"<span style='font-size:11pt;font-weight:600'>{title}</span>", color=t.text)
+    plot.setTitle(title_html(title), color=t.text)
+    plot.titleLabel.setMaximumHeight(TITLE_HEIGHT)
+    plot.layout.setRowFixedHeight(0, TITLE_HEIGHT)
     font = QFont()
     font.setPixelSize(11)
     for name in ("left", "bottom"):
@@ -43,14 +56,24 @@ def styled_plot(plot: pg.PlotItem, title: str, y_label: str = "", x_label: str =
     return plot
 
 
-def legend(plot: pg.PlotItem, columns: int = 1) -> pg.LegendItem:
+def step_curve(plot: pg.PlotItem, colour, name: str | None = None) -> pg.PlotDataItem:
+    """A curve with a point per step: thin, and drawn with about 1.5 points per pixel of the
+    plot's width (peaks kept), so a redraw costs the same at step 20,000 as at step 200."""
+    return plot.plot(pen=pen(colour, STEP_LINE), name=name, autoDownsampleFactor=1.5)
+
+
+def legend_above(layout: pg.GraphicsLayout, plot: pg.PlotItem, row: int, col: int,
+                 columns: int = 4) -> pg.LegendItem:
+    """A legend in its own layout cell (above the plot), never over the data; the plot's named
+    curves join it as they are added."""
     t = theme.current()
-    item = plot.addLegend(offset=(-8, 8), colCount=columns, labelTextColor=t.text,
-                          labelTextSize="9pt")
-    back = QColor(t.panel)
-    back.setAlpha(220)
-    item.setBrush(pg.mkBrush(back))
-    item.setPen(pg.mkPen(t.node_border))
+    item = pg.LegendItem(colCount=columns, labelTextColor=t.text, labelTextSize="9pt",
+                         verSpacing=-6, horSpacing=12)
+    layout.addItem(item, row=row, col=col)
+    item.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Maximum)  # its rows, no more
+    layout.layout.setRowStretchFactor(row, 0)
+    layout.layout.setRowStretchFactor(row + 1, 1)
+    plot.legend = item  # PlotItem.addItem(name=...) adds to ``plot.legend``
     return item
 
 

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 
 from .common import ExportButton, muted, placeholder, series_colour
 from .heatmap import Heatmap, HeatmapGrid
-from .plots import layout_widget, legend, pen, styled_plot
+from .plots import STEP_LINE, layout_widget, legend_above, pen, styled_plot, title_html
 
 WAVEFORMS = 6  # dimensions drawn as waveforms, from fast to slow
 
@@ -41,18 +41,18 @@ class _TablePage(QWidget):
     def __init__(self):
         super().__init__()
         self.plots = layout_widget()
-        self.wave_plot = styled_plot(self.plots.ci.addPlot(), "Waveforms per dimension",
-                                     "value", "position")
-        self.wave_legend = legend(self.wave_plot, columns=2)
+        self.wave_plot = styled_plot(self.plots.ci.addPlot(row=1, col=0),
+                                     "Waveforms per dimension", "value", "position")
+        self.wave_legend = legend_above(self.plots.ci, self.wave_plot, 0, 0, columns=3)
         self.table = Heatmap(kind="diverging", square=False)
         self.similarity = Heatmap(kind="diverging")
-        grid = QGridLayout(self)
+        grid = QGridLayout(self)  # the waveforms get the full height; the two maps share it
         grid.setContentsMargins(0, 0, 0, 0)
-        grid.addWidget(self.plots, 0, 0, 1, 2)
-        grid.addWidget(self.table, 1, 0)
+        grid.addWidget(self.plots, 0, 0, 2, 1)
+        grid.addWidget(self.table, 0, 1)
         grid.addWidget(self.similarity, 1, 1)
-        grid.setRowStretch(0, 2)
-        grid.setRowStretch(1, 3)
+        grid.setColumnStretch(0, 1)
+        grid.setColumnStretch(1, 1)
         self._curves: list = []
         self._dims: list[int] = []
 
@@ -64,15 +64,16 @@ class _TablePage(QWidget):
             for curve in self._curves:
                 self.wave_plot.removeItem(curve)
                 self.wave_legend.removeItem(curve)
-            self._curves = [self.wave_plot.plot(pen=pen(series_colour(i), 1.8),
+            self._curves = [self.wave_plot.plot(pen=pen(series_colour(i), STEP_LINE),
                                                 name=f"dim {dim}")
                             for i, dim in enumerate(dims)]
             self._dims = dims
         for curve, dim in zip(self._curves, dims):  # the same table as it trains: new data
             curve.setData(positions, table[:, dim])
         what = "fixed sin/cos" if scheme == "sinusoidal" else "learned, changes as it trains"
-        self.wave_plot.setTitle(f"<span style='font-size:11pt;font-weight:600'>Waveforms per "
-                                f"dimension ({what})</span>")
+        title = title_html(f"Waveforms per dimension ({what})")
+        if self.wave_plot.titleLabel.text != title:  # a new title re-lays out the plot
+            self.wave_plot.setTitle(title)
         self.table.set_data(table, title=f"{scheme} table: position (rows) x dimension "
                                          f"(columns), {table.shape[0]} x {table.shape[1]}")
         self.similarity.set_data(np.asarray(data["similarity"], dtype=float),
@@ -85,28 +86,28 @@ class _RopePage(QWidget):
         self.plots = layout_widget()
         self.freq_plot = styled_plot(self.plots.ci.addPlot(row=0, col=0),
                                      "Rotation per position of each feature pair",
-                                     "radians / position", "pair k")
+                                     "radians / position (log scale)", "pair k")
         self.freq_plot.setLogMode(y=True)
+        self.freq_plot.getAxis("left").setStyle(maxTextLevel=1)  # decade labels, no crowding
         self.score_plot = styled_plot(self.plots.ci.addPlot(row=0, col=1),
                                       "Score vs offset", "q_m · k_n / d (all-ones q, k)",
                                       "offset m − n")
+        self.freq_curve = self.freq_plot.plot(pen=pen(series_colour(0), STEP_LINE), symbol="o",
+                                              symbolSize=5, symbolBrush=series_colour(0))
+        self.score_curve = self.score_plot.plot(pen=pen(series_colour(1), STEP_LINE))
         self.similarity = Heatmap(kind="diverging")
-        grid = QGridLayout(self)
+        grid = QGridLayout(self)  # side by side: every plot gets the full height
         grid.setContentsMargins(0, 0, 0, 0)
         grid.addWidget(self.plots, 0, 0)
-        grid.addWidget(self.similarity, 1, 0)
-        grid.setRowStretch(0, 2)
-        grid.setRowStretch(1, 3)
+        grid.addWidget(self.similarity, 0, 1)
+        grid.setColumnStretch(0, 2)
+        grid.setColumnStretch(1, 1)
 
     def display(self, scheme: str, data: dict) -> None:
-        freqs = np.asarray(data["frequencies"], dtype=float)
-        self.freq_plot.clear()
-        self.freq_plot.plot(np.arange(len(freqs)), freqs, pen=pen(series_colour(0), 2),
-                            symbol="o", symbolSize=5, symbolBrush=series_colour(0))
-        self.score_plot.clear()
-        self.score_plot.plot(np.asarray(data["offsets"], dtype=float),
-                             np.asarray(data["scores"], dtype=float),
-                             pen=pen(series_colour(1), 2))
+        freqs = np.asarray(data["frequencies"], dtype=float)  # new data, the same curves
+        self.freq_curve.setData(np.arange(len(freqs)), freqs)
+        self.score_curve.setData(np.asarray(data["offsets"], dtype=float),
+                                 np.asarray(data["scores"], dtype=float))
         self.similarity.set_data(np.asarray(data["similarity"], dtype=float),
                                  title=f"score of positions m (row), n (column): depends on "
                                        f"m − n only (base {data['base']:g}, "
@@ -138,6 +139,10 @@ class PositionsView(QWidget):
         super().__init__(parent)
         self.data: dict = {}
         self.scheme = QComboBox()
+        self.scheme.setToolTip("This graph encodes positions in more than one way: pick one")
+        self.scheme_label = QLabel("Scheme")
+        self.scheme.setVisible(False)
+        self.scheme_label.setVisible(False)
         self.scheme.currentIndexChanged.connect(lambda _: self.redraw())
         self.source = muted()
         self.pages = {"table": _TablePage(), "rope": _RopePage(), "alibi": _AlibiPage()}
@@ -148,7 +153,7 @@ class PositionsView(QWidget):
             self.stack.addWidget(page)
         self.export = ExportButton(lambda: self.stack.currentWidget(), "positions view")
         bar = QHBoxLayout()
-        bar.addWidget(QLabel("Scheme"))
+        bar.addWidget(self.scheme_label)
         bar.addWidget(self.scheme)
         bar.addWidget(self.source, 1)
         bar.addWidget(self.export)
@@ -168,9 +173,21 @@ class PositionsView(QWidget):
         if current in self.data:
             self.scheme.setCurrentText(current)
         self.scheme.blockSignals(False)
-        self.scheme.setEnabled(len(self.data) > 1)
+        several = len(self.data) > 1  # a choice only when there is one to make
+        self.scheme.setVisible(several)
+        self.scheme_label.setVisible(several)
         self.source.setText(source)
         self.redraw()
+
+    def show_unavailable(self, reason: str) -> None:
+        """One message, and no contradicting second one (the graph cannot be built yet)."""
+        self.data = {}
+        self.scheme.clear()
+        self.scheme.setVisible(False)
+        self.scheme_label.setVisible(False)
+        self.source.setText("")
+        self.empty.setText(reason)
+        self.stack.setCurrentWidget(self.empty)
 
     def redraw(self) -> None:
         scheme = self.scheme.currentText()

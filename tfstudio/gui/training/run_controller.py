@@ -17,7 +17,8 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from ...graph import Graph
 from ...runs.config import TrainConfig
-from ...train.events import Failed
+from ...train.events import (EvalMetrics, Failed, Finished, Probe, RouterMetrics, Started,
+                             StepMetrics)
 from .series import RunSeries
 
 DRAIN_INTERVAL_MS = 40  # 25 redraws a second at most
@@ -131,16 +132,15 @@ class TrainingRun(QObject):
                 event = self._events.get_nowait()
             except queue.Empty:
                 break
-            kind = event.kind
-            if kind == "Probe":
+            if isinstance(event, Probe):
                 probe = event.data
                 continue
             self.series.add(event)
-            if kind == "Started":
+            if isinstance(event, Started):
                 started = event
-            elif kind in ("Finished", "Failed"):
+            elif isinstance(event, (Finished, Failed)):
                 end = event
-            elif kind in ("StepMetrics", "EvalMetrics", "RouterMetrics"):
+            elif isinstance(event, (StepMetrics, EvalMetrics, RouterMetrics)):
                 progressed = True
         if started is not None:
             self.started.emit(started)
@@ -152,5 +152,5 @@ class TrainingRun(QObject):
         if end is not None:
             self.timer.stop()
             self.end_event = end
-            self._set_state("failed" if end.kind == "Failed" else "finished")
+            self._set_state("failed" if isinstance(end, Failed) else "finished")
             self.ended.emit(end)

@@ -97,6 +97,14 @@ class RunsView(QWidget):
                 return item
         return None
 
+    def show_overlaid(self, path: str) -> None:
+        """Tick the run's box without it counting as the user's click."""
+        item = self.item_of(path)
+        if item is not None:
+            self._filling = True
+            item.setCheckState(0, Qt.Checked)
+            self._filling = False
+
     def _item_changed(self, item: QTreeWidgetItem, column: int) -> None:
         if self._filling or column != 0:
             return

@@ -9,6 +9,9 @@ import csv
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...train.events import (EvalMetrics, Event, Failed, Finished, RouterMetrics, Started,
+                             StepMetrics)
+
 
 @dataclass
 class RunSeries:
@@ -29,13 +32,13 @@ class RunSeries:
     params: int = 0
     device: str = ""
     end: str = ""                               # "", "completed", "stopped", "failed: ..."
+    is_task: bool | None = None                 # a synthetic task (accuracy known)? None: unknown
 
-    def add(self, event) -> None:
-        kind = event.kind
-        if kind == "Started":
+    def add(self, event: Event) -> None:
+        if isinstance(event, Started):
             self.total_steps, self.params, self.device = (event.total_steps, event.params,
                                                           event.device)
-        elif kind == "StepMetrics":
+        elif isinstance(event, StepMetrics):
             self.steps.append(event.step)
             self.loss.append(event.loss)
             self.lr.append(event.lr)
@@ -46,17 +49,17 @@ class RunSeries:
                 values = self.layer_grad_norms.setdefault(layer, [])
                 values.extend([float("nan")] * (len(self.steps) - 1 - len(values)))
                 values.append(value)
-        elif kind == "EvalMetrics":
+        elif isinstance(event, EvalMetrics):
             self.val_steps.append(event.step)
             self.val_loss.append(event.val_loss)
             self.accuracy.append(event.accuracy)
-        elif kind == "RouterMetrics":
+        elif isinstance(event, RouterMetrics):
             self.router_steps.append(event.step)
             for layer, load in event.expert_load.items():
                 self.expert_load.setdefault(layer, []).append(list(load))
-        elif kind == "Finished":
+        elif isinstance(event, Finished):
             self.end = event.reason
-        elif kind == "Failed":
+        elif isinstance(event, Failed):
             self.end = f"failed ({event.reason}): {event.message}"
 
     @classmethod

@@ -74,8 +74,32 @@ class SetupView(QWidget):
         self.background = background
         self._tokenizers: dict[tuple[str, str], object] = {}  # (spec, corpus) -> tokenizer
         self._graph_name: str | None = None
-
+        self.graph: Graph | None = None
+        self._last_corpus = 0
         self.corpus = QComboBox()
+        self.tokenizer = QComboBox()
+        self.probe_text = QLineEdit()
+        self.preview = QLabel()
+        self.preview_info = muted()
+        self.steps = _int_box(1, 10_000_000, 400)
+        self.batch = _int_box(1, 65_536, 16)
+        self.seq_len = _int_box(2, 1_048_576, 64)
+        self.lr = QDoubleSpinBox()
+        self.warmup = _int_box(0, 1_000_000, 40)
+        self.eval_every = _int_box(0, 1_000_000, 40)
+        self.probe_every = _int_box(0, 1_000_000, 10)
+        self.seed = _int_box(0, 2**31 - 1, 1337)
+        self.device = QComboBox()
+        self.precision = QComboBox()
+        self.compile = QCheckBox("torch.compile")
+        self._preview_timer = QTimer(self, singleShot=True, interval=250)
+        self._preview_timer.timeout.connect(self.refresh_preview)
+        self._set_up_data_choices()
+        self._set_up_training_choices()
+        self._lay_out()
+
+    def _set_up_data_choices(self) -> None:
+        """Corpus, tokenizer and probe text, with the live tokenizer preview."""
         from ...data import list_corpora
         for info in list_corpora():
             self.corpus.addItem(info.title, info.spec)
@@ -83,72 +107,50 @@ class SetupView(QWidget):
         self.corpus.insertSeparator(self.corpus.count())
         self.corpus.addItem("Text file…", FILE_ITEM)
         self.corpus.addItem("Folder of text files…", FOLDER_ITEM)
-        self._last_corpus = 0
         self.corpus.activated.connect(self._corpus_activated)
         self.corpus.currentIndexChanged.connect(lambda _: self._schedule_preview())
-
-        self.tokenizer = QComboBox()
         self.tokenizer.setEditable(True)
         for spec, title in TOKENIZERS:
             self.tokenizer.addItem(spec, spec)
             self.tokenizer.setItemData(self.tokenizer.count() - 1, title, Qt.ToolTipRole)
         self.tokenizer.setToolTip("byte, char, bpe:N or tiktoken:NAME")
         self.tokenizer.currentTextChanged.connect(lambda _: self._schedule_preview())
-
-        self.probe_text = QLineEdit()
         self.probe_text.setPlaceholderText("Probe text (empty: an example of the task)")
         self.probe_text.setToolTip("What the attention, positions, next-token and expert views "
                                    "read during training")
         self.probe_text.textChanged.connect(lambda _: self._schedule_preview())
         self.probe_text.editingFinished.connect(
             lambda: self.probe_text_edited.emit(self.probe_text.text()))
-        self.preview = QLabel()
         self.preview.setTextFormat(Qt.RichText)
         self.preview.setWordWrap(True)
         self.preview.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.preview.setMinimumHeight(40)
-        self.preview_info = muted()
 
-        self.steps = _int_box(1, 10_000_000, 400)
-        self.batch = _int_box(1, 65_536, 16)
-        self.seq_len = _int_box(2, 1_048_576, 64)
-        self.lr = QDoubleSpinBox()
+    def _set_up_training_choices(self) -> None:
         self.lr.setDecimals(6)
         self.lr.setRange(1e-6, 10.0)
         self.lr.setSingleStep(1e-4)
-        self.warmup = _int_box(0, 1_000_000, 40)
-        self.eval_every = _int_box(0, 1_000_000, 40)
-        self.probe_every = _int_box(0, 1_000_000, 10)
-        self.seed = _int_box(0, 2**31 - 1, 1337)
-        self.device = QComboBox()
         for device in _devices():
             self.device.addItem(device)
-        self.precision = QComboBox()
         self.precision.addItems(["auto", "fp32", "bf16", "fp16"])
-        self.compile = QCheckBox("torch.compile")
         self.compile.setToolTip("Compile the model first: faster steps on a GPU after a "
                                 "warm-up of a minute or so")
-        defaults = QPushButton("Defaults for this graph")
-        defaults.clicked.connect(lambda: self.apply_defaults(force=True))
 
+    def _lay_out(self) -> None:
         form = QFormLayout()
         form.setLabelAlignment(Qt.AlignRight)
-        form.addRow("Corpus", self.corpus)
-        form.addRow("Tokenizer", self.tokenizer)
-        form.addRow("Probe text", self.probe_text)
-        form.addRow(self.preview)
-        form.addRow(self.preview_info)
-        form.addRow("Steps", self.steps)
-        form.addRow("Batch size", self.batch)
-        form.addRow("Sequence length", self.seq_len)
-        form.addRow("Learning rate", self.lr)
-        form.addRow("Warm-up steps", self.warmup)
-        form.addRow("Evaluate every", self.eval_every)
-        form.addRow("Look inside every", self.probe_every)
-        form.addRow("Seed", self.seed)
-        form.addRow("Device", self.device)
-        form.addRow("Precision", self.precision)
-        form.addRow("", self.compile)
+        for label, widget in (("Corpus", self.corpus), ("Tokenizer", self.tokenizer),
+                              ("Probe text", self.probe_text), (None, self.preview),
+                              (None, self.preview_info), ("Steps", self.steps),
+                              ("Batch size", self.batch), ("Sequence length", self.seq_len),
+                              ("Learning rate", self.lr), ("Warm-up steps", self.warmup),
+                              ("Evaluate every", self.eval_every),
+                              ("Look inside every", self.probe_every), ("Seed", self.seed),
+                              ("Device", self.device), ("Precision", self.precision),
+                              ("", self.compile)):
+            form.addRow(widget) if label is None else form.addRow(label, widget)
+        defaults = QPushButton("Defaults for this graph")
+        defaults.clicked.connect(lambda: self.apply_defaults(force=True))
         column = QVBoxLayout(self)
         column.setContentsMargins(0, 0, 0, 0)
         column.addLayout(form)
@@ -156,10 +158,6 @@ class SetupView(QWidget):
         row.addStretch(1)
         row.addWidget(defaults)
         column.addLayout(row)
-
-        self._preview_timer = QTimer(self, singleShot=True, interval=250)
-        self._preview_timer.timeout.connect(self.refresh_preview)
-        self.graph: Graph | None = None
 
     # ------------------------------------------------------------------ graph and defaults
     def set_graph(self, graph: Graph) -> None:
@@ -264,23 +262,44 @@ class SetupView(QWidget):
         self.background.submit(build, done, key="tokenizer-preview", error=failed)
 
     def _show_preview(self, tokenizer) -> None:
-        text = self.probe_text.text() or self._example_text()
-        ids = tokenizer.encode(text)[:PREVIEW_TOKENS]
+        """The probe text as the tokenizer cuts it (the one the trainer will read: yours, else
+        its default for this corpus), and how many characters it does not know."""
+        own = self.probe_text.text()
+        text = own or self._example_text()
+        all_ids = tokenizer.encode(text)
+        ids = all_ids[:PREVIEW_TOKENS]
         self.preview.setText(token_preview_html(tokenizer.token_strings(ids), ids))
-        ratio = len(text) / max(1, len(tokenizer.encode(text)))
-        self.preview_info.setText(f"{tokenizer.name}: {tokenizer.vocab_size:,} ids · "
-                                  f"{len(tokenizer.encode(text))} tokens for {len(text)} "
-                                  f"characters ({ratio:.1f} per token)")
+        ratio = len(text) / max(1, len(all_ids))
+        info = (f"{tokenizer.name}: {tokenizer.vocab_size:,} ids · {len(all_ids)} tokens for "
+                f"{len(text)} characters ({ratio:.1f} per token)")
+        if not own:
+            info += " · the default probe text for this corpus"
+        unknown = unknown_characters(tokenizer, text, all_ids)
+        if unknown:
+            shown = "".join(sorted(set(unknown)))[:24]
+            info += (f" · <span style='color:#c2410c'>{len(unknown)} character"
+                     f"{'s' * (len(unknown) != 1)} not in its vocabulary ("
+                     f"{html.escape(shown)}) read as the unknown token \ufffd</span>")
+        self.preview_info.setText(info)
 
     def _example_text(self) -> str:
+        """What the trainer reads when the probe text is left empty."""
         from ...data import load_corpus
         from ...probes import default_probe_text
         try:
             corpus = load_corpus(self.corpus_spec())
         except (ValueError, OSError):
-            return "The quick brown fox jumps over the lazy dog."
-        return default_probe_text(corpus) if corpus.task is not None else \
-            "The quick brown fox jumps over the lazy dog."
+            return default_probe_text()
+        return default_probe_text(corpus)
+
+
+def unknown_characters(tokenizer, text: str, ids: list[int]) -> str:
+    """The characters of ``text`` a character tokenizer maps to its unknown token."""
+    from ...data.tokenizer import UNK
+    unk = getattr(tokenizer, "specials", {}).get(UNK)
+    if unk is None or unk not in ids or len(ids) != len(text):
+        return ""
+    return "".join(ch for ch, i in zip(text, ids) if i == unk)
 
 
 def _int_box(low: int, high: int, value: int) -> QSpinBox:

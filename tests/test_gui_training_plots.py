@@ -1,0 +1,105 @@
+"""Plots like the best viewers: a colour scale on every heatmap, token labels on the all-heads
+grid, heads that share K/V marked, legends outside the data, a smoothed throughput, and a
+Positions scheme control only when there is a choice."""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF
+
+from tfstudio.gui.training.attention_view import AttentionView
+from tfstudio.gui.training.common import colour_ramp
+from tfstudio.gui.training.curves_view import CurvesView, moving_average
+from tfstudio.gui.training.heatmap import Heatmap
+from tfstudio.gui.training.positions_view import PositionsView
+from tfstudio.gui.training.series import RunSeries
+from tfstudio.presets import load_preset
+
+
+def causal_snapshot(heads: int, n: int, key: str = "layers.0.attn") -> dict:
+    rng = np.random.default_rng(0)
+    allowed = np.tril(np.ones((n, n), bool))
+    w = np.where(allowed, rng.random((heads, n, n)), 0.0)
+    w /= w.sum(-1, keepdims=True)
+    tokens = [chr(ord("a") + i % 26) for i in range(n)]
+    return {"step": 10, "tokens": {"tokens": tokens},
+            "attention": {key: {"weights": w, "allowed": allowed, "query_role": "tokens",
+                                "key_role": "tokens", "cross": False}}}
+
+
+def test_heatmaps_draw_a_colour_scale_with_its_range(qtbot):
+    heatmap = Heatmap()
+    qtbot.addWidget(heatmap)
+    heatmap.resize(400, 300)
+    heatmap.show()
+    heatmap.set_data(np.array([[0.0, 0.5], [0.25, 1.0]]), ["a", "b"], ["a", "b"])
+    image = heatmap.grab().toImage()
+    area, _, _ = heatmap._layout(QRectF(heatmap.rect()))
+    top = image.pixelColor(int(area.right() + 13), int(area.top() + 2))  # the bar's top end
+    want = colour_ramp(np.array([1.0]))[0]
+    assert abs(top.red() - int(want[0])) <= 8 and abs(top.blue() - int(want[2])) <= 8
+    assert heatmap.value_range == (0.0, 1.0)
+
+
+def test_the_all_heads_grid_labels_tokens_and_marks_heads_that_share_kv(qtbot):
+    view = AttentionView()
+    qtbot.addWidget(view)
+    view.resize(1100, 900)
+    view.show()
+    view.set_graph(load_preset("tiny-llama"))  # 4 query heads, 2 K/V heads
+    view.show_snapshot(causal_snapshot(4, 12))
+    view.head.setCurrentIndex(view.head.findData("grid"))
+    qtbot.wait(50)
+    titles = [m.title for m in view.grid.maps[:4]]
+    assert titles == ["head 0 · K/V 0", "head 1 · K/V 0", "head 2 · K/V 1", "head 3 · K/V 1"]
+    assert "GQA: 4 query heads share 2 K/V heads, 2 per group" in view.info.text()
+    assert all(m.label_font_px() >= 7 for m in view.grid.maps[:4])  # token labels drawn
+    assert view.grid.maps[0].rows[:3] == ["a", "b", "c"]
+
+    view.set_graph(load_preset("tiny-gpt"))  # plain multi-head: nothing shared, nothing said
+    view.show_snapshot(causal_snapshot(4, 12))
+    assert view.grid.maps[1].title == "head 1" and "K/V" not in view.info.text()
+
+
+def test_curve_legends_sit_outside_every_data_area(qtbot):
+    view = CurvesView()
+    qtbot.addWidget(view)
+    view.resize(1100, 650)
+    view.show()
+    series = RunSeries("run")
+    for step in range(1, 30):
+        series.steps.append(step)
+        for name in ("loss", "lr", "grad_norm", "tokens_per_s", "elapsed_s"):
+            getattr(series, name).append(1.0 + step)
+        for layer in ("embed", "layers.0", "layers.1", "head"):
+            series.layer_grad_norms.setdefault(layer, []).append(0.5)
+    view.add_series(series)
+    qtbot.wait(50)
+    boxes = [p.getViewBox().sceneBoundingRect() for p in view.plot_items().values()]
+    for legend in (view.legend, view.layer_legend):
+        assert legend.items, "the legend lists its curves"
+        rect = legend.sceneBoundingRect()
+        assert not any(rect.intersects(box) for box in boxes)
+
+
+def test_throughput_is_a_moving_average():
+    values = np.array([10.0, 20.0, 30.0, 40.0, 50.0])
+    # by hand: the mean of the last (up to) 3 values at each point
+    np.testing.assert_allclose(moving_average(values, 3), [10, 15, 20, 30, 40])
+    noisy = np.tile([100.0, 300.0], 50)
+    assert np.ptp(moving_average(noisy, 20)[20:]) < np.ptp(noisy) / 10
+
+
+def test_the_scheme_control_shows_only_when_there_is_a_choice(qtbot):
+    view = PositionsView()
+    qtbot.addWidget(view)
+    view.show()
+    table = {"table": np.zeros((8, 4)), "similarity": np.zeros((8, 8))}
+    view.show_positions({"learned": table}, "one scheme")
+    assert not view.scheme.isVisible()
+    view.show_positions({"learned": table, "sinusoidal": table}, "two")
+    assert view.scheme.isVisible() and view.scheme.count() == 2
+    view.scheme.setCurrentText("sinusoidal")
+    assert "sinusoidal" in view.stack.currentWidget().table.title
+    rope = view.pages["rope"].freq_plot
+    assert "log scale" in rope.getAxis("left").labelText

@@ -1,0 +1,186 @@
+"""The Build | Train workspace: at laptop and desktop sizes every training view is readable
+without moving a dock (sizes measured on the real widgets), the window never demands more than
+1280x720, and each mode remembers its arrangement."""
+from __future__ import annotations
+
+import gc
+
+import pyqtgraph as pg
+import pytest
+import torch
+from PySide6.QtCore import QSize
+from PySide6.QtWidgets import QApplication, QDockWidget
+
+from tfstudio.gui.main_window import MainWindow
+from tfstudio.gui.session import EditorSession
+from tfstudio.gui.training import attach
+from tfstudio.gui.training.heatmap import Heatmap
+from tfstudio.presets import load_preset
+
+torch.set_num_threads(1)
+WAIT_MS = 60_000
+PROBE = "Once upon a time there was a girl named Lily."  # 45 characters
+MAX_MIN_SIZE = QSize(1280, 720)
+
+
+def open_window(qtbot, data_dir, size=(1366, 768)):
+    w = MainWindow(EditorSession(load_preset("tiny-gpt")), data_dir=data_dir)
+    w.ask_unsaved = lambda: "discard"
+    attach(w)
+    qtbot.addWidget(w)
+    w.resize(*size)
+    w.show()
+    qtbot.waitExposed(w)
+    return w
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    w = open_window(qtbot, tmp_path)
+    yield w
+    if w.training._panel is not None:
+        w.training._panel.shutdown()
+    w.close()
+    gc.collect()
+
+
+def fits(hint: QSize) -> bool:
+    return hint.width() <= MAX_MIN_SIZE.width() and hint.height() <= MAX_MIN_SIZE.height()
+
+
+def settle(qtbot, ms=150):
+    qtbot.wait(ms)
+    QApplication.processEvents()
+
+
+def train_briefly(window, qtbot):
+    panel = window.training.panel
+    s = panel.setup
+    s.select_corpus("sample:small")
+    s.tokenizer.setCurrentText("char")
+    s.steps.setValue(20)
+    s.batch.setValue(4)
+    s.seq_len.setValue(48)
+    s.eval_every.setValue(10)
+    s.probe_every.setValue(10)
+    s.probe_text.setText(PROBE[:44])
+    window.training.train_action.trigger()
+    run = panel.run
+    qtbot.waitUntil(lambda: not run.active, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: panel.snapshot is not None, timeout=WAIT_MS)
+    return panel
+
+
+def plot_items(view):
+    for widget in view.findChildren(pg.GraphicsLayoutWidget):
+        if widget.isVisible():
+            for item in widget.ci.items:
+                if isinstance(item, pg.PlotItem):
+                    yield widget, item
+
+
+def assert_views_readable(panel, qtbot, size):
+    for view in (panel.curves, panel.attention, panel.positions, panel.next_token):
+        panel.tabs.setCurrentWidget(view)
+        settle(qtbot)
+        bar = panel.tabs.tabBar()  # every tab in view beside the view's own controls
+        assert bar.tabRect(bar.count() - 1).right() <= bar.width(), (size, view)
+        assert panel.corners.geometry().left() >= bar.mapTo(panel.tabs, bar.rect().topLeft()).x() \
+            + bar.tabRect(bar.count() - 1).right(), (size, view)
+        for widget, plot in plot_items(view):
+            data = plot.getViewBox().sceneBoundingRect()
+            assert data.height() >= 200, (size, view, plot.titleLabel.text, data.height())
+            # nothing drawn outside what the widget shows: titles, ticks, labels, legends
+            drawn = widget.ci.sceneBoundingRect()
+            assert drawn.bottom() <= widget.viewport().height() + 1, (size, view, drawn)
+            assert drawn.right() <= widget.viewport().width() + 1, (size, view, drawn)
+    panel.tabs.setCurrentWidget(panel.attention)
+    settle(qtbot)
+    heatmap = panel.attention.heatmap
+    assert heatmap.isVisible() and len(heatmap.rows) == 44 and len(heatmap.cols) == 44
+    assert heatmap.label_font_px() >= 9, (size, heatmap.label_font_px(), heatmap.height())
+
+
+def test_train_workspace_gives_the_views_the_space_at_laptop_and_desktop_sizes(window, qtbot):
+    training = window.training
+    assert fits(window.minimumSizeHint())
+    panel = train_briefly(window, qtbot)  # Train switches to the Train workspace
+    assert training.workspace.mode == "train"
+    assert training.workspace.actions["train"].isChecked()
+    settle(qtbot)
+    for dock in (window.palette_dock, window.inspector_dock, window.problems_dock):
+        assert not dock.isVisible()
+    assert training.dock.isVisible() and not training.dock.isFloating()
+    strip = window.view
+    assert strip.isVisible() and 60 <= strip.height() <= 200  # the graph stays in view
+    assert fits(window.minimumSizeHint())
+    assert_views_readable(panel, qtbot, "1366x768")
+
+    training.workspace.forget()  # the default arrangement, as a first start at this size
+    window.resize(1920, 1080)
+    settle(qtbot)
+    training.workspace.fit_strip()
+    settle(qtbot)
+    assert_views_readable(panel, qtbot, "1920x1080")
+
+    training.workspace.set_mode("build")
+    settle(qtbot)
+    assert window.palette_dock.isVisible() and window.inspector_dock.isVisible()
+    assert fits(window.minimumSizeHint())
+    training.dock.show()  # the training dock beside the editor's docks, as View could show it
+    settle(qtbot)
+    assert fits(window.minimumSizeHint()), window.minimumSizeHint()
+
+
+def test_each_workspace_remembers_its_arrangement_across_switches_and_sessions(qtbot, tmp_path):
+    window = open_window(qtbot, tmp_path)
+    workspace = window.training.workspace
+    window.training.show_panel()
+    settle(qtbot)
+    assert workspace.mode == "train" and window.training.dock.isVisible()
+    window.problems_dock.show()  # the user brings the problems back in Train mode
+    settle(qtbot)
+    workspace.set_mode("build")
+    settle(qtbot)
+    assert window.palette_dock.isVisible() and not window.training.dock.isVisible()
+    window.palette_dock.hide()  # ... and hides the palette while building
+    workspace.set_mode("train")
+    settle(qtbot)
+    assert window.problems_dock.isVisible() and not window.palette_dock.isVisible()
+    workspace.set_mode("build")
+    settle(qtbot)
+    assert not window.palette_dock.isVisible() and not window.problems_dock.isHidden()
+    window.training._panel.shutdown()
+    window.close()
+
+    again = open_window(qtbot, tmp_path)  # a new session: both arrangements come back
+    again.restore_layout()  # as `tfstudio gui` does on start
+    settle(qtbot)
+    assert again.training.workspace.mode == "build"
+    assert not again.palette_dock.isVisible()
+    again.training.show_panel()
+    settle(qtbot)
+    assert again.problems_dock.isVisible() and again.training.dock.isVisible()
+    again.training._panel.shutdown()
+    again.close()
+    gc.collect()
+
+
+def test_adding_a_view_to_the_train_workspace_is_one_call(window, qtbot):
+    from PySide6.QtWidgets import QLabel, QWidget
+
+    class CompareView(QWidget):
+        def __init__(self, panel):
+            super().__init__()
+            self.panel = panel
+            self.corner = QLabel("compare controls")
+
+    window.training.add_view(CompareView, "Compare")  # before the panel exists: added on build
+    panel = window.training.panel
+    view = panel.tabs.widget(panel.tabs.count() - 1)
+    assert isinstance(view, CompareView) and view.panel is panel
+    assert panel.tabs.tabText(panel.tabs.count() - 1) == "Compare"
+    panel.tabs.setCurrentWidget(view)
+    assert panel.corners.currentWidget() is view.corner
+    window.training.add_view(lambda p: QLabel("explain"), "Explain")  # after: added at once
+    assert panel.tabs.tabText(panel.tabs.count() - 1) == "Explain"
