@@ -172,8 +172,8 @@ def import_tokenizer(folder: Path) -> tuple[Any | None, str]:
         return tok, f"tokenizer: {tok.name}, restored exactly from {SIDECAR}"
     path = folder / "tokenizer.json"
     if not path.exists():
-        return None, ("tokenizer: the folder has no tokenizer.json; text views need one "
-                      "(add a tfstudio tokenizer.json to the run)")
+        return None, ("tokenizer: the folder has no tokenizer.json, so the run has none "
+                      "(import-hf --tokenizer byte gives it one, where the vocabulary allows)")
     raw = path.read_bytes()
     try:
         state, added = _bpe_state(json.loads(raw))
