@@ -18,6 +18,11 @@ Import: the exact tfstudio tokenizer when the folder came from tfstudio
 merges agree with its id order becomes a tfstudio "bpe" tokenizer. SentencePiece-style
 tokenizers (LLaMA, Mistral: Metaspace with byte fallback) and WordPiece (BERT) have no tfstudio
 counterpart and are reported as such.
+
+A tokenizer of the user's choice (``import-hf --tokenizer byte``): ``read_vocabulary`` finds
+which checkpoint row holds which token (byte-level symbols, or SentencePiece byte fallback
+``<0x41>``) and ``rows_for`` picks, for each id of the chosen tokenizer, the row of the same
+token, or says which token has none.
 """
 from __future__ import annotations
 
