@@ -7,6 +7,10 @@ and nothing touches the network. The architecture becomes a graph built with
 exporter uses, and the result is written as a run folder (graph.json, config.json,
 tokenizer.json when the tokenizer can be represented, checkpoints/step-00000000) that every view,
 ``tfstudio generate`` and the exporters open like a trained run.
+
+``tokenizer="byte"`` (or ``"tiktoken:NAME"``) gives the run that tokenizer instead: the
+embedding and head keep, for each of its ids, the checkpoint's row for the same token (GPT-2's
+byte tokens sit in ``bytes_to_unicode`` order, not byte order), so the model still reads text.
 """
 from __future__ import annotations
 
@@ -25,8 +29,10 @@ _IGNORED = re.compile(r"(^|\.)(position_ids|masked_bias|rotary_emb\.inv_freq)$|"
                       r"\.attn\.bias$|^bert\.pooler\.|^cls\.seq_relationship\.")
 
 
-def import_hf(folder, out_dir, *, overwrite: bool = False) -> Report:
-    """Turn the Hugging Face checkpoint in ``folder`` into a tfstudio run folder ``out_dir``."""
+def import_hf(folder, out_dir, *, overwrite: bool = False,
+              tokenizer: str | None = None) -> Report:
+    """Turn the Hugging Face checkpoint in ``folder`` into a tfstudio run folder ``out_dir``;
+    ``tokenizer`` (a spec such as "byte") replaces the folder's own tokenizer."""
     import torch
 
     from ..compiler import compile_graph
@@ -34,8 +40,10 @@ def import_hf(folder, out_dir, *, overwrite: bool = False) -> Report:
     from ..runs.checkpoint import save_checkpoint
     from ..runs.config import TrainConfig
     from .anatomy import read_anatomy
-    from .hf_tokenizer import import_tokenizer
+    from .hf_tokenizer import import_tokenizer, tokenizer_for_import
 
+    spec = tokenizer
+    chosen = tokenizer_for_import(spec) if spec else None  # checked before any work is done
     folder = Path(folder)
     cfg = read_config(folder)
     family = cfg.model_type
@@ -51,7 +59,11 @@ def import_hf(folder, out_dir, *, overwrite: bool = False) -> Report:
         raise InteropError(f"{folder}: the checkpoint has tensors this {family} import does not "
                            f"know ({', '.join(leftover[:5])}{', ...' if len(leftover) > 5 else ''})"
                            "; it is not a plain " + FAMILIES[family].architecture)
-    tokenizer, tokenizer_note = import_tokenizer(folder)
+    if chosen is None:
+        tokenizer, tokenizer_note = import_tokenizer(folder)
+    else:
+        graph, model, tokenizer_note = _refit_vocabulary(graph, model, chosen, folder, cfg, spec)
+        tokenizer = chosen
 
     out = prepare_out_dir(out_dir, overwrite)
     save_graph(graph, out / "graph.json")
@@ -81,6 +93,49 @@ def import_hf(folder, out_dir, *, overwrite: bool = False) -> Report:
             f"the tokenizer has {tokenizer.vocab_size} ids (tfstudio's specials added) and the "
             f"model {graph_vocab(graph)}; training from this run widens the embedding")
     return report
+
+
+def _refit_vocabulary(graph, model, tokenizer, folder: Path, cfg: HFConfig, spec: str):
+    """(graph, model, note) with the embedding and head rebuilt for ``tokenizer``: each id's
+    row is the checkpoint's row for the same token, and a special without one starts at the
+    mean row (as ``--init-from`` widens)."""
+    import copy
+
+    import torch
+
+    from ..compiler import compile_graph
+    from .hf_tokenizer import read_vocabulary, rows_for
+
+    old = graph_vocab(graph)
+    vocab = read_vocabulary(folder, cfg.model_type, old)
+    rows = rows_for(tokenizer, vocab, old, cfg, spec)
+    fitted = copy.deepcopy(graph)
+    prefixes = []
+    for path, node in fitted.walk():
+        if "vocab_size" in node.resolved_params():
+            node.params["vocab_size"] = tokenizer.vocab_size
+            prefixes.append(".".join((*path, node.id)) + ".")
+    state = model.state_dict()
+    for name, table in state.items():
+        if name.startswith(tuple(prefixes)) and table.shape[0] == old:
+            mean = table.float().mean(dim=0).to(table.dtype)
+            state[name] = torch.stack([mean if r is None else table[r] for r in rows])
+    refitted = compile_graph(fitted)
+    refitted.load_state_dict(state)
+    return fitted, refitted, _refit_note(tokenizer, spec, rows, old, vocab.source)
+
+
+def _refit_note(tokenizer, spec: str, rows: list[int | None], old: int, source: str) -> str:
+    named = ", ".join(f"{n} = row {rows[i]}" for n, i in tokenizer.specials.items()
+                      if rows[i] is not None)
+    fresh = [n for n, i in tokenizer.specials.items() if rows[i] is None]
+    dropped = old - len({r for r in rows if r is not None})
+    return (f"tokenizer: {tokenizer.name} (--tokenizer {spec}), {tokenizer.vocab_size} ids; "
+            "each id's embedding and head row is the checkpoint's row for the same token "
+            f"({source})"
+            + (f"; {named}" if named else "")
+            + (f"; {', '.join(fresh)} start at the mean row" if fresh else "")
+            + (f"; the other {dropped:,} rows are dropped" if dropped else ""))
 
 
 def graph_vocab(graph) -> int:

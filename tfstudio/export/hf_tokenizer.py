@@ -18,17 +18,25 @@ Import: the exact tfstudio tokenizer when the folder came from tfstudio
 merges agree with its id order becomes a tfstudio "bpe" tokenizer. SentencePiece-style
 tokenizers (LLaMA, Mistral: Metaspace with byte fallback) and WordPiece (BERT) have no tfstudio
 counterpart and are reported as such.
+
+A tokenizer of the user's choice (``import-hf --tokenizer byte``): ``read_vocabulary`` finds
+which checkpoint row holds which token (byte-level symbols, or SentencePiece byte fallback
+``<0x41>``) and ``rows_for`` picks, for each id of the chosen tokenizer, the row of the same
+token, or says which token has none.
 """
 from __future__ import annotations
 
 import base64
 import hashlib
 import json
+import re
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from ..data.tokenizer import BOS, EOT, MASK, PAD, SPECIAL_TOKENS, UNK
+from .errors import InteropError
 
 SIDECAR = "tfstudio_tokenizer.json"
 # GPT-2's pre-tokenizer regex (what ByteLevel(use_regex=True) applies)
@@ -169,8 +177,8 @@ def import_tokenizer(folder: Path) -> tuple[Any | None, str]:
         return tok, f"tokenizer: {tok.name}, restored exactly from {SIDECAR}"
     path = folder / "tokenizer.json"
     if not path.exists():
-        return None, ("tokenizer: the folder has no tokenizer.json; text views need one "
-                      "(add a tfstudio tokenizer.json to the run)")
+        return None, ("tokenizer: the folder has no tokenizer.json, so the run has none "
+                      "(import-hf --tokenizer byte gives it one, where the vocabulary allows)")
     raw = path.read_bytes()
     try:
         state, added = _bpe_state(json.loads(raw))
@@ -266,3 +274,133 @@ def _check_merges(merges: list, ranks: dict[bytes, int]) -> None:
         last = rank
     if any(len(tok) > 1 and tok not in made for tok in ranks):
         raise _Unrepresentable("some multi-byte tokens are made by no merge")
+
+
+# ================================================================ a tokenizer of your choice
+# Specs that need no corpus; "char" and "bpe:N" are learned from text, and a checkpoint's rows
+# can only be reused for tokens it already has.
+NO_CORPUS_SPECS = "'byte' or 'tiktoken:NAME'"
+_BYTE_FALLBACK = re.compile(r"^<0x([0-9A-Fa-f]{2})>$")
+# the HF config field that names each tfstudio special's counterpart, when it has no named token
+_CONFIG_ROLES = {EOT: "eos_token_id", BOS: "bos_token_id", PAD: "pad_token_id"}
+
+
+def tokenizer_for_import(spec: str):
+    """The tokenizer ``import-hf --tokenizer SPEC`` names, or an InteropError saying why not."""
+    from ..data import DataError, build_tokenizer
+
+    kind = spec.strip().partition(":")[0].lower()
+    if kind in ("char", "bpe"):
+        raise InteropError(f"--tokenizer {spec}: a {kind} tokenizer is learned from a corpus, "
+                           "and the checkpoint has no rows for its ids; use --tokenizer "
+                           f"{NO_CORPUS_SPECS}")
+    if kind not in ("byte", "tiktoken"):
+        raise InteropError(f"--tokenizer {spec!r} is not a tokenizer import-hf can attach; use "
+                           f"{NO_CORPUS_SPECS} (or leave it out to keep the folder's own)")
+    try:
+        return build_tokenizer(spec, None)
+    except DataError as exc:
+        raise InteropError(f"--tokenizer {spec}: {exc}") from None
+
+
+@dataclass
+class Vocabulary:
+    """What a checkpoint's embedding rows stand for: ordinary tokens by their bytes, specials by
+    name, and where that knowledge came from (for notes and refusals)."""
+
+    tokens: dict[bytes, int]
+    specials: dict[str, int]
+    source: str
+
+
+def read_vocabulary(folder: Path, family: str, rows: int) -> Vocabulary:
+    """The token of each of the checkpoint's ``rows`` rows, from the folder's tokenizer files
+    (tfstudio's sidecar, tokenizer.json, or GPT-2's vocab.json); a GPT-2 folder without any uses
+    GPT-2's own layout, whose ids 0..255 are the bytes in ``byte_symbols`` order."""
+    tok = _sidecar(folder)
+    if tok is not None:
+        tokens = {tok.token_bytes(i): i for i in range(min(tok.ordinary_vocab_size, rows))}
+        return Vocabulary(tokens, _below(tok.specials, rows), SIDECAR)
+    for name in ("tokenizer.json", "vocab.json"):
+        path = folder / name
+        if path.exists():
+            try:
+                data = json.loads(path.read_text("utf-8"))
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+                raise InteropError(f"{path}: cannot be read ({exc}); copy the model's "
+                                   f"{name} again") from None
+            return _vocabulary_of(data if name == "tokenizer.json" else
+                                  {"model": {"vocab": data}, "decoder": "ByteLevel"}, rows, name)
+    if family == "gpt2" and rows >= 256:
+        order = sorted(byte_symbols().items(), key=lambda item: item[1])
+        tokens = {bytes((b,)): i for i, (b, _) in enumerate(order)}
+        specials = {EOT: 50256} if rows == 50257 else {}
+        return Vocabulary(tokens, specials, "the folder has no tokenizer files, so GPT-2's own "
+                                            "layout: ids 0..255 are its byte tokens")
+    raise InteropError(f"{folder} has no tokenizer.json or vocab.json, so which row stands for "
+                       f"which byte is unknown; copy the model's tokenizer.json into {folder} "
+                       "and import again")
+
+
+def _sidecar(folder: Path):
+    from ..data import DataError, tokenizer_from_dict
+    path = folder / SIDECAR
+    if not path.exists():
+        return None
+    try:
+        return tokenizer_from_dict(json.loads(path.read_text("utf-8")), str(path))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, DataError) as exc:
+        raise InteropError(f"{path}: cannot be read ({exc}); export the run again") from None
+
+
+def _below(ids: dict[str, int], rows: int) -> dict[str, int]:
+    return {name: i for name, i in ids.items() if isinstance(i, int) and 0 <= i < rows}
+
+
+def _vocabulary_of(data: dict, rows: int, source: str) -> Vocabulary:
+    """Tokens by their bytes: byte-level symbols (GPT-2, Qwen2) or SentencePiece's byte
+    fallback pieces ``<0x41>`` (LLaMA, Mistral); other vocabularies have no bytes to offer."""
+    vocab = (data.get("model") or {}).get("vocab") or {}
+    if isinstance(vocab, list):  # Unigram: [piece, score] pairs, id = position
+        vocab = {entry[0]: i for i, entry in enumerate(vocab) if entry}
+    specials = _below({t.get("content"): t.get("id") for t in data.get("added_tokens") or []},
+                      rows)
+    pieces = {piece: i for piece, i in vocab.items()
+              if isinstance(i, int) and 0 <= i < rows and piece not in specials}
+    specials.update({name: pieces.pop(name) for name in SPECIAL_TOKENS if name in pieces})
+    fallback = {bytes((int(m.group(1), 16),)): i for piece, i in pieces.items()
+                if (m := _BYTE_FALLBACK.match(piece))}
+    if len(fallback) == 256:
+        return Vocabulary(fallback, specials, f"{source}, byte-fallback pieces <0x00>..<0xFF>")
+    if "ByteLevel" not in json.dumps([data.get("pre_tokenizer"), data.get("decoder")]):
+        return Vocabulary({}, specials, f"{source}, which is not byte-level")
+    tokens = {}
+    for piece, i in pieces.items():
+        try:
+            tokens.setdefault(_from_symbols(piece), i)
+        except KeyError:
+            continue  # not written in byte-level symbols: no bytes of its own
+    return Vocabulary(tokens, specials, f"{source}, byte-level")
+
+
+def rows_for(tokenizer, vocab: Vocabulary, n_rows: int, hf_config, spec: str) -> list[int | None]:
+    """For each id of ``tokenizer``, the checkpoint row holding the same token; a special with
+    no counterpart (by name, or by the HF config's eos/bos/pad id) gets None, to start at the
+    mean row. Raises when an ordinary token has no row."""
+    rows: list[int | None] = []
+    for i in range(tokenizer.ordinary_vocab_size):
+        data = tokenizer.token_bytes(i)
+        if data not in vocab.tokens:
+            what = f"byte 0x{data[0]:02x}" if len(data) == 1 else f"token {data!r}"
+            raise InteropError(
+                f"--tokenizer {spec}: the checkpoint's vocabulary ({vocab.source}) has no token "
+                f"for {what}, so its weights cannot read {spec} ids; leave --tokenizer out, or "
+                "use a checkpoint whose vocabulary has a token per byte (byte-level BPE such "
+                "as GPT-2's, or SentencePiece byte fallback)")
+        rows.append(vocab.tokens[data])
+    names = {i: name for name, i in tokenizer.specials.items()}
+    for i in range(tokenizer.ordinary_vocab_size, tokenizer.vocab_size):
+        name = names.get(i)
+        row = vocab.specials.get(name, hf_config.get(_CONFIG_ROLES.get(name, "")))
+        rows.append(row if isinstance(row, int) and 0 <= row < n_rows else None)
+    return rows
