@@ -32,7 +32,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "setup's defaults for it), then take the picture; default: no "
                              "training")
     parser.add_argument("--tab", choices=("curves", "attention", "positions", "next-token",
-                                          "experts", "runs"),
+                                          "experts", "runs", "compare", "explain"),
                         help="with --train: the training view to show (default: curves)")
     parser.add_argument("--startup-report", action="store_true", help=argparse.SUPPRESS)
 

@@ -10,7 +10,6 @@ import sys
 import time
 
 
-TABS = ("curves", "attention", "positions", "next-token", "experts", "runs")
 
 
 def run(args) -> int:
@@ -128,7 +127,7 @@ def _train_then_screenshot(window, args) -> None:
               file=sys.stderr)
         QApplication.exit(2)
         return
-    tab = getattr(panel, (args.tab or "curves").replace("-", "_"))
+    tab = _tab_named(panel, args.tab or "curves")
     waited = {"ms": 0}
 
     def check():
@@ -143,6 +142,14 @@ def _train_then_screenshot(window, args) -> None:
         QTimer.singleShot(400, lambda: _screenshot(window, args.screenshot, fit=False))
 
     QTimer.singleShot(100, check)
+
+
+def _tab_named(panel, name: str):
+    """The view whose tab reads ``name`` ("next-token" for "Next token")."""
+    for index in range(panel.tabs.count()):
+        if panel.tabs.tabText(index).lower().replace(" ", "-") == name:
+            return panel.tabs.widget(index)
+    raise ValueError(f"the Train workspace has no '{name}' view")
 
 
 def _screenshot(window, path: str, fit: bool = True) -> None:

@@ -97,6 +97,7 @@ class TrainingAttachment:
         panel.run_started.connect(self.update_actions)
         panel.run_ended.connect(self.update_actions)
         panel.set_blocked(self.blocked_reason())
+        self._add_lab_views(panel)
         for make_view, title in self._extra_views:
             panel.add_view(make_view(panel), title)
         session = w.session
@@ -126,6 +127,30 @@ class TrainingAttachment:
             self._extra_views.append((make_view, title))
         else:
             self._panel.add_view(make_view(self._panel), title)
+
+    def _add_lab_views(self, panel) -> None:
+        """Compare (variants trained side by side) and Explain (the forward pass of the viewed
+        run's weights, step by step)."""
+        from .compare_view import CompareView
+        from .explain_view import ExplainView
+
+        w = self.window
+        compare = CompareView(base_graph=w.session.root, out_dir=w.data_dir / "compare")
+        panel.add_view(compare, "Compare")
+        explain = ExplainView(panel.background)
+        panel.add_view(explain, "Explain")
+
+        def weights(model, tokenizer) -> None:
+            explain.set_model(model, tokenizer)
+            if model is not None and not explain.text.text().strip():  # start on the probe text
+                explain.text.setText((panel.snapshot or {}).get("text", ""))
+                explain.refresh()
+        panel.weights_changed.connect(weights)
+
+        def shown(index: int) -> None:
+            if panel.tabs.widget(index) is compare:  # "current graph" is the one on the canvas
+                compare.base_graph = w.session.root
+        panel.tabs.currentChanged.connect(shown)
 
     def _quitting(self) -> None:
         self.workspace.remember()

@@ -27,7 +27,7 @@ from ...experiments.variants import SWITCHES, expand
 from ...graph import Graph
 from ...runs import TrainConfig
 from .common import series_colour
-from .plots import layout_widget, legend, pen, styled_plot
+from .plots import layout_widget, legend_above, pen, styled_plot
 
 DRAIN_INTERVAL_MS = 100
 # the switches offered as tick boxes (activation and parameter paths: the command line)
@@ -59,8 +59,8 @@ class CompareView(QWidget):
         self.export_button = QPushButton("Export report")
         self.table = QTableWidget(0, len(TABLE_COLUMNS))
         self.plots = layout_widget()
-        self.loss_plot = styled_plot(self.plots.addPlot(row=0, col=0), "Loss", "loss")
-        self.position_plot = styled_plot(self.plots.addPlot(row=0, col=1),
+        self.loss_plot = styled_plot(self.plots.addPlot(row=1, col=0), "Loss", "loss")
+        self.position_plot = styled_plot(self.plots.addPlot(row=1, col=1),
                                          "Loss against position", "loss", "position")
         self.timer = QTimer(self)
         self._build()
@@ -105,8 +105,8 @@ class CompareView(QWidget):
         self.table.setHorizontalHeaderLabels(TABLE_COLUMNS)
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
-        legend(self.loss_plot)
-        legend(self.position_plot)
+        legend_above(self.plots.ci, self.loss_plot, 0, 0, columns=2)
+        legend_above(self.plots.ci, self.position_plot, 0, 1, columns=2)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(switches)

@@ -95,11 +95,15 @@ class StepCard(QFrame):
         square = matrix.shape[0] == matrix.shape[1]
         kind = "sequential" if step.kind == "sampling" or "softmax" in step.name or \
             value.dtype == bool else "diverging"
-        self.heatmap = Heatmap(self, kind=kind, labels=square, min_size=60, square=square)
         rows = row_labels[:matrix.shape[0]] if len(row_labels) >= matrix.shape[0] else None
         cols = rows if square else None
+        if matrix.shape[0] == 1 and len(row_labels) == matrix.shape[1]:
+            rows, cols = None, row_labels  # one value per token (ids, say): name each column
+        self.heatmap = Heatmap(self, kind=kind, labels=cols is not None, min_size=60,
+                               square=square)
         self.heatmap.set_data(np.where(allowed, matrix, 0.0), rows, cols, allowed)
-        self.heatmap.setMinimumHeight(min(220, 40 + 8 * matrix.shape[0]))
+        # a card as tall as its rows need, not as the view: the walk is a column to scroll
+        self.heatmap.setFixedHeight(min(220, 60 + 8 * matrix.shape[0]))
         column.addWidget(self.heatmap)
 
 

@@ -56,6 +56,9 @@ class TrainingPanel(QWidget):
     run_started = Signal(object)      # TrainingRun
     run_ended = Signal(object)        # Finished / Failed event
     problem_requested = Signal()      # "show the problem" next to a disabled Train
+    # a run's weights loaded for reading (model, tokenizer), or (None, None) when they go: the
+    # views that look inside a trained model (Explain) follow it, never a model in training
+    weights_changed = Signal(object, object)
 
     def __init__(self, graph_source: Callable[[], Graph], data_dir: str | Path,
                  parent: QWidget | None = None, *,
@@ -129,6 +132,9 @@ class TrainingPanel(QWidget):
         self._make_controls()
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
+        # eight views and the shown one's controls share a 1366 px row: compact tabs keep every
+        # title in view instead of behind scroll arrows
+        self.tabs.tabBar().setStyleSheet("QTabBar::tab { padding: 4px 7px; }")
         self.corners = QStackedWidget()  # the shown view's own controls, beside the tabs
         self.tabs.setCornerWidget(self.corners, Qt.TopRightCorner)
         for widget, title in ((self.curves, "Curves"), (self.attention, "Attention"),
@@ -320,6 +326,7 @@ class TrainingPanel(QWidget):
         self.state.started(run_dir, config.steps)
         self.experts.set_series(run.series)
         self.host.clear()
+        self.weights_changed.emit(None, None)
         self.attention.set_steps([])
         self.attention.follow.setChecked(True)
         self.attention.every.blockSignals(True)
@@ -594,6 +601,7 @@ class TrainingPanel(QWidget):
             self._prompt_edited(self.next_token.prompt.text())
             self.message(f"Loaded the weights of step {self.host.step:,}: type a prompt, move "
                          "the sliders, generate")
+            self.weights_changed.emit(self.host.model, self.host.tokenizer)
 
         self.host.load(run_dir, ready, self._job_failed)
 
@@ -696,6 +704,7 @@ class TrainingPanel(QWidget):
         self.attention.follow.setChecked(False)
         self.attention.follow.blockSignals(False)
         self.host.clear()
+        self.weights_changed.emit(None, None)
         if self.viewed.steps:
             last = self.viewed.steps[-1]
             self.attention.set_steps(self.viewed.steps, last)
