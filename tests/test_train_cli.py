@@ -38,7 +38,9 @@ def test_non_utf8_corpus_is_reported_with_the_fix(tmp_path, capsys):
     bad.write_bytes(b"hello world\n" * 50 + b"caf\xe9\n")
     code = main(["train", "tiny-gpt", "--corpus", str(bad), "--out", str(tmp_path / "r"), *FAST])
     err = capsys.readouterr().err
-    assert code == 1 and "notes.txt" in err and "UTF-8" in err and "--errors replace" in err
+    # a user error (issue 12: one style, exit 2), no longer exit 1
+    assert code == 2 and "notes.txt" in err and "UTF-8" in err and "--errors replace" in err
+    assert "DataError" not in err
     assert main(["train", "tiny-gpt", "--corpus", str(bad), "--errors", "replace",
                  "--out", str(tmp_path / "r"), *FAST]) == 0
 

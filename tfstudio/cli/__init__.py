@@ -4,8 +4,13 @@ waits for it."""
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import sys
+from pathlib import Path
+
+from .errors import USAGE_EXIT, Parser, UsageError, report_internal, report_usage
+from .help import HelpFormatter
 
 # name -> (module with configure(parser) and run(args) -> int, one-line help)
 COMMANDS = {
@@ -21,11 +26,12 @@ COMMANDS = {
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser; only ``command``'s module is imported (its options are configured)."""
-    parser = argparse.ArgumentParser(
-        prog="tfstudio", description="Build, train and look inside transformers.")
+    parser = Parser(prog="tfstudio", description="Build, train and look inside transformers.",
+                    epilog="`tfstudio COMMAND -h` explains a command's options.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
-        p = sub.add_parser(name, help=help_text, description=help_text)
+        p = sub.add_parser(name, help=help_text, description=help_text,
+                           formatter_class=HelpFormatter)
         p.set_defaults(_module=module_name)
         if name == command:
             importlib.import_module(module_name).configure(p)
@@ -34,22 +40,52 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    # `tfstudio` alone opens the GUI; so do `tfstudio FILE.json` and `tfstudio --preset llama`
-    if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help")):
-        argv = ["gui", *argv]
-    parser = build_parser(argv[0] if argv else None)
-    args = parser.parse_args(argv)
+    try:
+        argv = _with_command(argv)
+    except UsageError as exc:
+        return report_usage("", str(exc))
+    parser = build_parser(argv[0])
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # -h, or a bad argument (already reported in one line)
+        return exc.code if isinstance(exc.code, int) else USAGE_EXIT
     if args.command is None:
         parser.print_help()
         return 2
     module = importlib.import_module(args._module)
     try:
         return int(module.run(args) or 0)
+    except UsageError as exc:
+        return report_usage(args.command, str(exc))
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `tfstudio inspect llama | head`: the reader left, nothing to say
         sys.stderr.close()
         return 0
+    except Exception:  # a bug: one line, the traceback kept in a log file
+        return report_internal(args.command)
+
+
+def _with_command(argv: list[str]) -> list[str]:
+    """``argv`` starting with a sub-command: `tfstudio`, `tfstudio FILE.json` and `tfstudio
+    --preset llama` open the editor; a word that is neither a command nor a file is refused."""
+    if not argv:
+        return ["gui"]
+    first = argv[0]
+    if first in COMMANDS or first in ("-h", "--help"):
+        return argv
+    if first.startswith("-") or Path(first).is_file():
+        return ["gui", *argv]
+    if first.endswith(".json"):
+        raise UsageError(f"no graph file '{first}'; check the path")
+    from ..presets import preset_names
+    if first in preset_names():
+        raise UsageError(f"'{first}' is a preset, not a command; open it with `tfstudio --preset "
+                         f"{first}`, or e.g. `tfstudio train {first} --out runs/{first}`")
+    close = difflib.get_close_matches(first, COMMANDS, n=1)
+    hint = f"did you mean `tfstudio {close[0]}`?" if close else \
+        f"the commands are {', '.join(COMMANDS)} (see `tfstudio -h`)"
+    raise UsageError(f"'{first}' is not a command or a file; {hint}")
 
 
 if __name__ == "__main__":

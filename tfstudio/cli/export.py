@@ -4,7 +4,8 @@ SOURCE is a run folder (its latest checkpoint and tokenizer), or a preset name /
 (freshly initialised weights, for trying the formats out)."""
 from __future__ import annotations
 
-import sys
+from .errors import UsageError
+
 
 FORMATS = ("hf", "pytorch", "onnx")
 
@@ -28,8 +29,7 @@ def run(args) -> int:
     try:
         report = export(args.source, args.out, overwrite=args.force)
     except (InteropError, OSError, ValueError) as exc:
-        print(f"tfstudio export: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc)) from None
     print(report)
     return 0
 

@@ -1,56 +1,139 @@
-"""``tfstudio generate RUN_DIR --prompt ...``: sample from a trained run, streaming tokens."""
+"""``tfstudio generate RUN_DIR --prompt ...``: sample from a trained run, streaming tokens.
+
+Every argument is checked before anything is printed. The model reads at most the length it
+was trained at (the run's ``seq_len``): a longer prompt is cut to its end, and past that length
+the window slides, so any ``--max-new-tokens`` works. Runs trained on a task stop at the
+newline that ends an answer."""
 from __future__ import annotations
 
+import json
 import sys
+from pathlib import Path
+
+from .checks import check_device
+from .errors import UsageError
+
+ESCAPES = {"\\n": "\n", "\\t": "\t"}
 
 
 def configure(parser) -> None:
-    parser.add_argument("run_dir", help="a run folder written by `tfstudio train`")
-    parser.add_argument("--prompt", default="", help="text to continue (decoder) or the source "
-                                                     "text (encoder-decoder)")
-    parser.add_argument("--temperature", type=float, default=0.8, help="0 is greedy")
-    parser.add_argument("--top-k", type=int, default=0, help="keep the k likeliest (0: all)")
-    parser.add_argument("--top-p", type=float, default=1.0, help="nucleus mass to keep (1: all)")
-    parser.add_argument("--max-new-tokens", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=None)
-    parser.add_argument("--device", default="cpu")
+    parser.add_argument("run_dir", help="a run folder written by `tfstudio train` or "
+                                        "`tfstudio import-hf`")
+    parser.add_argument("--prompt", default="",
+                        help="text to continue (decoder) or the source text (encoder-decoder); "
+                             "default: empty (a decoder starts from the end-of-text token)")
+    parser.add_argument("--temperature", type=float, default=0.8,
+                        help="divide the logits by this before sampling; 0 always takes the "
+                             "likeliest token (greedy)")
+    parser.add_argument("--top-k", type=int, default=0,
+                        help="sample only among the k likeliest tokens; 0 keeps all")
+    parser.add_argument("--top-p", type=float, default=1.0,
+                        help="sample only among the likeliest tokens whose probabilities add up "
+                             "to p (nucleus sampling), between 0 (exclusive) and 1; 1 keeps all")
+    parser.add_argument("--max-new-tokens", type=int, default=200,
+                        help="stop after this many new tokens (any number: past the trained "
+                             "length the model reads a sliding window)")
+    parser.add_argument("--stop", action="append", metavar="TEXT",
+                        help="stop when the output contains TEXT (not printed); repeatable; "
+                             "\\n and \\t stand for a newline and a tab; default: the newline "
+                             "that ends an answer for task runs, else none (--stop '' for none)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="random seed, for repeatable samples (default: a fresh one each run)")
+    parser.add_argument("--device", default="cpu",
+                        help="where to run the model: cpu, cuda, cuda:N, mps or auto (the best "
+                             "available)")
 
 
 def run(args) -> int:
-    from ..train.generation import generate_ids
-    from ..runs.checkpoint import CheckpointError
-    from ..runs.folder import RunError, RunFolder
+    from ..train.generation import fit_to_window, stream_text
 
-    folder = RunFolder(args.run_dir)
-    try:
-        model = folder.load_model(args.device)
-        tokenizer = folder.tokenizer()
-    except (RunError, CheckpointError, OSError, ValueError) as exc:
-        print(f"tfstudio generate: {exc}", file=sys.stderr)
-        return 2
+    check_sampling(args)
+    device = check_device(args.device)
+    folder = _run_folder(args.run_dir)
+    model, tokenizer, config = _load(folder, device)
     for note in folder.notes:  # a damaged newer checkpoint passed over
-        print(f"tfstudio generate: {note}", file=sys.stderr)
+        print(f"tfstudio generate: note: {note}", file=sys.stderr)
+    if model.family == "encoder":
+        from ..train.generation import encoder_only_message
+        raise UsageError(f"{encoder_only_message()}; "
+                         f"e.g. `tfstudio train tiny-gpt --out runs/gpt`")
+    window = trained_length(folder, config)
+    text_ids = tokenizer.encode(args.prompt)
+    if len(text_ids) > window:
+        print(f"tfstudio generate: note: the prompt is {len(text_ids):,} tokens and this run was "
+              f"trained on {window}; the model reads only its last {window}", file=sys.stderr)
+        text_ids = fit_to_window(text_ids, window)
     if model.family == "encoder-decoder":
-        source, prompt = tokenizer.encode(args.prompt), [tokenizer.bos_id]
+        source, prompt = text_ids, [tokenizer.bos_id]
     else:
-        source, prompt = None, tokenizer.encode(args.prompt) or [tokenizer.eot_id]
-    sys.stdout.write(args.prompt if model.family != "encoder-decoder" else "")
-    try:
-        pending: list[int] = []
-        for token in generate_ids(model, prompt, max_new_tokens=args.max_new_tokens,
-                                  temperature=args.temperature, top_k=args.top_k,
-                                  top_p=args.top_p, seed=args.seed,
-                                  stop_ids=[tokenizer.eot_id], source_ids=source):
-            if token == tokenizer.eot_id:
-                break
-            pending.append(token)
-            text = tokenizer.decode(pending)
-            if not text.endswith("\ufffd"):  # wait for the rest of a multi-byte character
-                sys.stdout.write(text)
-                sys.stdout.flush()
-                pending.clear()
-    except ValueError as exc:
-        print(f"\ntfstudio generate: {exc}", file=sys.stderr)
-        return 2
+        source, prompt = None, text_ids or [tokenizer.eot_id]
+        sys.stdout.write(tokenizer.decode(text_ids))
+    stops = _stops(args.stop, config.corpus)
+    for piece in stream_text(model, tokenizer, prompt, stops=stops, source_ids=source,
+                             window=window, max_new_tokens=args.max_new_tokens,
+                             temperature=args.temperature, top_k=args.top_k,
+                             top_p=args.top_p, seed=args.seed):
+        sys.stdout.write(piece)
+        sys.stdout.flush()
     sys.stdout.write("\n")
     return 0
+
+
+def check_sampling(args) -> None:
+    if args.max_new_tokens < 1:
+        raise UsageError(f"--max-new-tokens must be at least 1; got {args.max_new_tokens}")
+    if args.temperature < 0:
+        raise UsageError(f"--temperature must be 0 (greedy) or more; got {args.temperature}")
+    if not 0 < args.top_p <= 1:
+        raise UsageError(f"--top-p must be above 0 and at most 1 (1 keeps every token); "
+                         f"got {args.top_p}")
+    if args.top_k < 0:
+        raise UsageError(f"--top-k must be 0 (every token) or more; got {args.top_k}")
+
+
+def trained_length(folder, config) -> int:
+    """The most tokens the model reads at once: the run's ``seq_len``; a checkpoint imported
+    from Hugging Face (or fine-tuned from one) also knows the length its makers trained it at,
+    the graph's context_length."""
+    context = folder.graph().meta.get("context_length")
+    latest = folder.latest()
+    state = latest / "state.json" if latest is not None else None
+    imported = config.init_from or (state is not None and state.exists() and
+                                    "imported_from" in json.loads(state.read_text("utf-8")))
+    return max(config.seq_len, int(context)) if imported and context else config.seq_len
+
+
+def _run_folder(path: str):
+    from ..runs.folder import RunFolder
+    folder = RunFolder(path)
+    root = Path(path)
+    if not root.is_dir():
+        raise UsageError(f"no run folder '{path}'; give a folder written by `tfstudio train`")
+    weights = any(root.glob("*.safetensors")) or (root / "pytorch_model.bin").exists()
+    if not folder.exists() and (root / "config.json").exists() and weights:
+        raise UsageError(f"{path} is a Hugging Face model folder, not a tfstudio run; turn it "
+                         f"into one first: `tfstudio import-hf {path} --out RUN_DIR`, then "
+                         f"`tfstudio generate RUN_DIR`")
+    return folder
+
+
+def _load(folder, device):
+    from ..runs.checkpoint import CheckpointError
+    from ..runs.folder import RunError
+    try:
+        return folder.load_model(str(device)), folder.tokenizer(), folder.config()
+    except (RunError, CheckpointError, OSError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _stops(given: list[str] | None, corpus: str) -> list[str]:
+    """The stop sequences: those given (escapes expanded), else a task run's answer newline."""
+    if given is None:
+        return ["\n"] if corpus.startswith("task:") else []
+    stops = []
+    for text in given:
+        for escape, char in ESCAPES.items():
+            text = text.replace(escape, char)
+        if text:
+            stops.append(text)
+    return stops

@@ -3,22 +3,30 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
+
+from .errors import UsageError
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", nargs="?", help="a graph file (.json) to open")
+    parser.add_argument("file", nargs="?", help="a graph file (.json) to open; default: the "
+                                                "--preset")
     parser.add_argument("--preset", help="start from this built-in architecture "
                         "(see `tfstudio presets`); default: tiny-gpt")
     parser.add_argument("--file", dest="file_option", metavar="FILE",
-                        help="same as the positional FILE")
+                        help="a graph file (.json) to open, as the positional FILE; default: "
+                             "none")
     parser.add_argument("--theme", choices=("light", "dark"),
                         help="colour theme (default: the last one used, else light)")
     parser.add_argument("--screenshot", metavar="PATH",
-                        help="render the window offscreen to this PNG and exit")
+                        help="render the window offscreen to this PNG and exit (needs no "
+                             "display); default: open the window")
     parser.add_argument("--size", default="1600x1000", metavar="WxH",
-                        help="window size for --screenshot (default 1600x1000)")
+                        help="window size, width x height in pixels, for --screenshot")
     parser.add_argument("--open-group", metavar="ID",
-                        help="show the inside of this top-level group (e.g. layers)")
+                        help="show the inside of this top-level group (e.g. layers); default: "
+                             "the top level")
     parser.add_argument("--startup-report", action="store_true", help=argparse.SUPPRESS)
 
 
@@ -26,12 +34,23 @@ def window_size(text: str) -> tuple[int, int]:
     try:
         w, h = (int(v) for v in text.lower().split("x"))
     except ValueError:
-        raise SystemExit(f"--size must look like 1600x1000; got '{text}'") from None
+        raise UsageError(f"--size must look like 1600x1000; got '{text}'") from None
     return w, h
 
+
+def check_display(screenshot: str | None) -> None:
+    """On Linux a window needs an X11 or Wayland display (Qt aborts without one)."""
+    headless = os.environ.get("QT_QPA_PLATFORM", "") in ("offscreen", "minimal", "vnc")
+    if sys.platform.startswith("linux") and not screenshot and not headless and not (
+            os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        raise UsageError("no display to open the window on (DISPLAY and WAYLAND_DISPLAY are "
+                         "unset); run it on a desktop, under `xvfb-run tfstudio`, or render "
+                         "offscreen with `tfstudio --screenshot out.png` (or set "
+                         "QT_QPA_PLATFORM=offscreen)")
 
 
 def run(args) -> int:
     args.size = window_size(args.size)
+    check_display(args.screenshot)
     from ..gui.launch import run as launch
     return launch(args)

@@ -3,8 +3,9 @@ Mistral, Mixtral, Qwen2, BERT) becomes a tfstudio run folder. Never uses the net
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
+
+from .errors import UsageError
 
 
 def configure(parser) -> None:
@@ -25,8 +26,7 @@ def run(args) -> int:
     try:
         report = import_hf(args.folder, out, overwrite=args.force)
     except (InteropError, OSError, ValueError) as exc:
-        print(f"tfstudio import-hf: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc)) from None
     print(report)
     print(f"open it: tfstudio generate {out} --prompt '...'  |  tfstudio export {out} ...")
     return 0

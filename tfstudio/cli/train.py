@@ -4,28 +4,68 @@ Works the same under ``torchrun --nproc_per_node N -m tfstudio train ...`` (rank
 writes the run folder)."""
 from __future__ import annotations
 
+import builtins
 import sys
-import time
-from pathlib import Path
 from dataclasses import fields
+from pathlib import Path
 
 from ..runs.config import TrainConfig
+from .errors import INTERNAL_EXIT, USAGE_EXIT, UsageError
+from .checks import check_device
+from .progress import TrainingProgress
 
+# what each setting does, for -h (HelpFormatter appends choices and defaults)
 _HELP = {
-    "corpus": "sample, sample:small|medium|large, pydoc, task:NAME (copy, reverse, sort, add, "
-              "brackets, induction) or a path to a .txt/.md/.jsonl file or folder",
-    "tokenizer": "byte, char, bpe:N (trained on the corpus) or tiktoken:NAME",
-    "precision": "auto, fp32, bf16 or fp16",
-    "device": "auto, cpu, cuda, cuda:N or mps",
+    "corpus": "the text to train on: sample (generated stories; sample:small|medium|large "
+              "for other sizes), pydoc (Python's documentation), task:NAME (a synthetic task: "
+              "copy, reverse, sort, add, brackets, induction) or a path to a .txt/.md/.jsonl "
+              "file or a folder of them",
+    "tokenizer": "how text becomes ids: byte, char, bpe:N (N merges learned on the corpus) or "
+                 "tiktoken:NAME (e.g. tiktoken:gpt2)",
+    "steps": "optimizer steps to train for",
+    "batch_size": "sequences per step",
+    "seq_len": "tokens per training sequence (the model's context while training; generation "
+               "reads at most this many)",
+    "lr": "peak learning rate, reached after the warm-up",
+    "min_lr_ratio": "the cosine decay ends at lr x this ratio",
+    "warmup_steps": "steps of linear warm-up from lr/warmup-steps up to lr",
+    "weight_decay": "AdamW weight decay on matrices and embeddings (biases and norm gains get none)",
+    "beta1": "AdamW's first-moment decay",
+    "beta2": "AdamW's second-moment decay",
+    "grad_clip": "clip the gradient's global norm to this; 0 turns clipping off",
+    "grad_accum": "micro-batches summed per optimizer step (a larger batch in the same memory)",
+    "precision": "number format while training; auto: bf16 on a CUDA GPU that has it, else fp32",
+    "compile": "compile the model with torch.compile first (slower start, faster steps on a GPU)",
+    "device": "where to train: auto (CUDA, then Apple MPS, then CPU), cpu, cuda, cuda:N or mps",
+    "parallel": "how processes share the model under torchrun: ddp copies it to every process, "
+                "fsdp shards its weights across them; ignored in a single process",
+    "seed": "random seed for the initial weights and the batch order",
+    "eval_every": "steps between validation-loss evaluations; 0 never evaluates",
+    "eval_batches": "batches per validation evaluation",
+    "checkpoint_every": "steps between checkpoints; 0 saves one only at the end (and when "
+                        "stopped)",
+    "keep_checkpoints": "how many recent checkpoints to keep (older ones are deleted)",
+    "log_every": "steps between logged training metrics",
+    "probe_every": "steps between looks inside the model (attention, activations) saved to "
+                   "the run's probes/ folder; 0 never looks",
+    "probe_text": "text the probes feed the model; default: the corpus's opening words (a "
+                  "fixed example for a task)",
+    "val_fraction": "share of the corpus held out for validation, between 0 and 1",
+    "init_from": "a run folder whose latest weights start this run (fine-tuning) instead of a "
+                 "fresh initialisation; default: fresh weights",
     "lr_decay_steps": "steps the cosine decay spans (0: all of --steps); later steps keep its "
                       "final rate",
-    "no_memory_check": "train even when the memory pre-flight predicts the run will not fit",
+    "no_memory_check": "train even when the memory pre-flight predicts the run will not fit "
+                       "(the refusal names both numbers)",
 }
+_CHOICES = {"precision": ("auto", "fp32", "bf16", "fp16"), "parallel": ("ddp", "fsdp")}
 
 
 def configure(parser) -> None:
-    parser.add_argument("graph", help="a preset name or a graph .json file")
-    parser.add_argument("--out", required=True, help="run folder to write (or resume)")
+    parser.add_argument("graph", help="a preset name (see `tfstudio presets`) or a graph .json "
+                                      "file")
+    parser.add_argument("--out", required=True, help="run folder to write (or resume); "
+                                                     "created if missing")
     parser.add_argument("--resume", action="store_true",
                         help="continue the run in --out from its newest intact checkpoint (the "
                              "corpus, tokenizer, batch, length, seed and learning-rate schedule "
@@ -33,7 +73,8 @@ def configure(parser) -> None:
     parser.add_argument("--force", action="store_true",
                         help="replace an earlier run in --out (without --resume)")
     parser.add_argument("--errors", choices=("strict", "replace"), default="strict",
-                        help="replace: read invalid UTF-8 in corpus files as U+FFFD instead of stopping")
+                        help="what to do with invalid UTF-8 in corpus files: strict stops and "
+                             "names the file, replace reads it as U+FFFD")
     defaults = TrainConfig()
     for f in fields(TrainConfig):
         if f.name == "corpus_errors":  # offered as --errors above
@@ -41,11 +82,10 @@ def configure(parser) -> None:
         flag = "--" + f.name.replace("_", "-")
         value = getattr(defaults, f.name)
         if isinstance(value, bool):
-            parser.add_argument(flag, action="store_true", default=value,
-                                help=_HELP.get(f.name, f"(default {value})"))
+            parser.add_argument(flag, action="store_true", default=value, help=_HELP[f.name])
         else:
-            parser.add_argument(flag, type=type(value), default=value,
-                                help=_HELP.get(f.name, "") + f" (default {value})")
+            parser.add_argument(flag, type=type(value), default=value, help=_HELP[f.name],
+                                choices=_CHOICES.get(f.name))
     parser.set_defaults(steps=None)  # None: a new run's default, or a resumed run's own
 
 
@@ -55,47 +95,34 @@ def config_from_args(args) -> TrainConfig:
     return TrainConfig(**values, corpus_errors=args.errors)
 
 
-class ProgressPrinter:
-    """One updating line: step, loss, tokens/s, ETA; evaluations and the end on their own line."""
+def check_out(path: str) -> None:
+    """``--out`` must be a folder (or not exist yet)."""
+    if Path(path).exists() and not Path(path).is_dir():
+        raise UsageError(f"--out {path} is a file, not a folder; choose another --out")
 
-    def __init__(self, stream=None):
-        self.stream = stream or sys.stderr
-        self.start = time.perf_counter()
-        self.total = 0
-        self.tty = self.stream.isatty()
 
-    def __call__(self, event) -> None:
-        kind = event.kind
-        if kind == "Started":
-            self.total = event.total_steps
-            self._line(f"training {event.graph_name or 'graph'}: {event.params:,} parameters, "
-                       f"{event.objective}, {event.device}/{event.precision}", end="\n")
-        elif kind == "StepMetrics":
-            done = event.step / max(1, self.total)
-            eta = event.elapsed_s / max(done, 1e-9) - event.elapsed_s
-            bar = "#" * int(done * 24)
-            text = (f"[{bar:<24}] {event.step}/{self.total} loss {event.loss:.4f} "
-                    f"lr {event.lr:.2e} {event.tokens_per_s:,.0f} tok/s ETA {eta:,.0f}s")
-            if self.tty:
-                self._line("\r" + text, end="")
-            elif event.step % max(1, self.total // 20) == 0:
-                self._line(text)
-        elif kind == "EvalMetrics":
-            acc = f", accuracy {event.accuracy:.1%}" if event.accuracy is not None else ""
-            self._line(f"{self._cr()}step {event.step}: validation loss {event.val_loss:.4f}, "
-                       f"perplexity {event.perplexity:.2f}{acc}")
-        elif kind == "Failed":
-            self._line(f"{self._cr()}FAILED at step {event.step} ({event.reason}): {event.message}")
-        elif kind == "Finished":
-            self._line(f"{self._cr()}{event.reason} at step {event.step} in {event.elapsed_s:.1f}s; "
-                       f"final loss {event.final_loss if event.final_loss is not None else 'n/a'}")
+def failure_exit(event) -> int:
+    """Print a failed run's one line; 2 when the user can fix it, 1 when training itself
+    failed (diverged, out of memory), 3 for a bug."""
+    message, code = event.message, 1
+    if event.reason == "refused":  # the pre-flight, a locked folder, a run with nothing to do
+        code = USAGE_EXIT
+    elif event.reason == "error":
+        name, _, rest = message.partition(": ")
+        user_error = name in _USER_ERRORS
+        message, code = (rest, USAGE_EXIT) if user_error else (message, INTERNAL_EXIT)
+        if not user_error:
+            message = f"internal error ({message}); please report it"
+    print(f"tfstudio train: {message}", file=sys.stderr)
+    return code
 
-    def _cr(self) -> str:
-        return "\n" if self.tty else ""
 
-    def _line(self, text: str, end: str = "\n") -> None:
-        self.stream.write(text + end)
-        self.stream.flush()
+# the trainer reports an exception as "Name: message"; these names are mistakes in the input:
+# the builtin value and file errors, and the project's own errors about graphs, data and runs
+_USER_ERRORS = {name for name, cls in vars(builtins).items()
+                if isinstance(cls, type) and issubclass(cls, (ValueError, OSError))} | {
+    "DataError", "GraphError", "GraphFileError", "PresetNotFound", "UnknownBlockError",
+    "CompileError", "InteropError", "ExportRefused", "RunError", "CheckpointError"}
 
 
 def run(args) -> int:
@@ -109,6 +136,9 @@ def run(args) -> int:
         args.steps = _saved_steps(args.out) if args.resume else TrainConfig.steps
     config = config_from_args(args)
     dist = from_environment()
+    check_out(args.out)
+    if config.device != "auto":
+        check_device(config.device)
     try:
         config.check()
         graph = load_graph(args.graph)
@@ -119,18 +149,13 @@ def run(args) -> int:
             corpus = load_corpus(config.corpus, errors=config.corpus_errors)
             tokenizer = build_tokenizer(config.tokenizer, corpus)
     except (ValueError, OSError) as exc:
-        print(f"tfstudio train: {exc}", file=sys.stderr)
-        return 2
-    listeners = [_Said(ProgressPrinter())] if dist.is_main else []
+        raise UsageError(str(exc)) from None
+    listeners = [_Said(TrainingProgress())] if dist.is_main else []
     trainer = Trainer(graph, config, run_dir=args.out, resume=args.resume, listeners=listeners,
                       dist=dist, tokenizer=tokenizer, corpus=corpus, overwrite=args.force)
     end = trainer.run()
-    if isinstance(end, Failed) and end.reason == "refused":
-        if dist.is_main:
-            print(f"tfstudio train: {end.message}", file=sys.stderr)
-        return 2
     if isinstance(end, Failed):
-        return 1
+        return failure_exit(end) if dist.is_main else 1
     if dist.is_main and isinstance(end, Finished) and end.note:
         print(f"tfstudio train: {end.note}", file=sys.stderr)
     elif dist.is_main:
@@ -150,8 +175,6 @@ class _Said:
         if isinstance(event, Started):
             for note in event.notes:
                 print(f"tfstudio train: note: {note}", file=sys.stderr)
-        if isinstance(event, Failed) and event.reason == "refused":
-            return
         if isinstance(event, Finished) and event.note:
             return
         self.printer(event)

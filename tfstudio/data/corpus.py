@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from . import storygen
 from .errors import DataError
 from .tasks import TASKS, Task, parse_task
 from .textio import check_errors_mode, read_jsonl_texts, read_text_chunks
@@ -81,6 +80,7 @@ class Corpus:
 
 def list_corpora() -> list[CorpusInfo]:
     """The built-in corpora, for a picker (user files come from a file dialog)."""
+    from . import storygen  # here, not at the top: `python -m tfstudio.data.storygen` runs it
     infos = []
     for size in storygen.SIZES:
         path = storygen.sample_path(size)
@@ -117,6 +117,7 @@ def _single(text_source: Callable[[], Iterator[str]]) -> Callable[[], Iterator[I
 
 
 def _sample_corpus(size: str) -> Corpus:
+    from . import storygen
     if size not in storygen.SIZES:
         raise DataError(f"unknown sample size {size!r}; use one of "
                         f"{', '.join('sample:' + s for s in storygen.SIZES)}")

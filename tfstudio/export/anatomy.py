@@ -190,7 +190,8 @@ class _StreamReader:
                             "it (no residual connection)", "wire it through an Add with the skip")
         else:
             self.fail(node, f"blocks of type '{node.type}' have no counterpart in a stock "
-                            "transformer")
+                            "transformer", "export it with --format pytorch (a standalone "
+                            "model.py) or --format onnx, which carry any graph")
         return None
 
     def _group(self, node: Node, items: list) -> tuple[str, str] | None:

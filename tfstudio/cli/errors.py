@@ -1,0 +1,59 @@
+"""How the command line reports what went wrong, in one style for every sub-command.
+
+- a mistake the user can fix (a bad option, a missing file): ``raise UsageError("what is wrong;
+  what to do")``; it prints as ``tfstudio CMD: what is wrong; what to do`` and exits 2;
+- anything else is a bug: one line naming a log file that keeps the traceback, exit 3.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import sys
+import traceback
+from pathlib import Path
+
+USAGE_EXIT = 2
+INTERNAL_EXIT = 3
+
+
+class UsageError(Exception):
+    """A user's mistake, with what to do about it (no traceback, exit 2)."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a bad argument prints one line that points to -h, not the whole usage."""
+
+    def error(self, message: str):
+        self.exit(USAGE_EXIT, f"{self.prog}: {message}; see `{self.prog} -h` for the options\n")
+
+
+def report_usage(command: str, message: str) -> int:
+    print(f"{prog(command)}: {message}", file=sys.stderr)
+    return USAGE_EXIT
+
+
+def report_internal(command: str) -> int:
+    """Keep the current exception's traceback in a log file and say where, in one line."""
+    exc = sys.exc_info()[1]
+    text = traceback.format_exc()
+    try:
+        path = log_dir() / f"{_dt.datetime.now():%Y%m%d-%H%M%S}-{command or 'tfstudio'}.log"
+        path.write_text(f"tfstudio {' '.join(sys.argv[1:])}\n\n{text}", encoding="utf-8")
+        where = f"the details are in {path}"
+    except OSError:  # nowhere to write: the traceback is the only record, so show it
+        sys.stderr.write(text)
+        where = "the details are above"
+    print(f"{prog(command)}: internal error ({exc}); {where}; please report it with that file",
+          file=sys.stderr)
+    return INTERNAL_EXIT
+
+
+def log_dir() -> Path:
+    """Where internal-error logs go: the cache's ``logs`` folder (~/.cache/tfstudio/logs, or
+    under $TFSTUDIO_CACHE), created if missing."""
+    from ..data.paths import cache_dir
+    return cache_dir("logs")
+
+
+def prog(command: str | None) -> str:
+    return f"tfstudio {command}" if command else "tfstudio"
