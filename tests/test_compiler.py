@@ -222,14 +222,35 @@ def test_aux_loss_sums_the_moe_layers():
 
 
 # ---------------------------------------------------------------- the generated code
-def test_forward_is_static_code_with_one_line_per_node():
+def test_forward_is_static_code_calling_each_module_once():
     model = compile_graph(load_preset("tiny-gpt"))
     src = model.source
-    layer_forward = src.split("class LayersLayer")[1].split("def forward")[1].split("class ")[0]
-    for node in ("norm_attn", "attn", "add_attn", "norm_ffn", "ffn", "add_ffn"):
-        assert layer_forward.count(f"= self.{node}(") == 1
+    # the group titled "decoder layer" makes class DecoderLayer
+    layer_forward = src.split("class DecoderLayer")[1].split("def forward")[1].split("class ")[0]
+    for node in ("norm_attn", "attn", "norm_ffn", "ffn"):
+        assert layer_forward.count(f"self.{node}(") == 1
+    for add in ("add_attn", "add_ffn"):  # residual sums are written inline, not modules
+        assert add not in src
     assert "self.graph" not in src and "get_spec" not in src
     assert "for layer in self.layers:" in src
+
+
+def test_generated_code_reads_like_a_hand_written_model():
+    """nanoGPT's shape: pre-norm residuals inline, the stream called x, logits returned, no
+    argument that equals its default, no line past 100 columns."""
+    for name in ("tiny-gpt", "tiny-llama", "tiny-t5", "tiny-bert", "tiny-mixtral"):
+        src = compile_graph(load_preset(name)).source
+        assert max(len(line) for line in src.splitlines()) <= 100, name
+        assert "return logits" in src and "tokens = ids" not in src, name
+        assert "LayersLayer" not in src and "\n        layers = " not in src, name
+    llama = compile_graph(load_preset("tiny-llama")).source
+    assert "        x = x + self.attn(self.norm_attn(x), cache)\n" in llama
+    assert "        x = x + self.ffn(self.norm_ffn(x))\n" in llama
+    # SelfAttention's defaults (causal=True, window=0, dropout=0.0, rope_base=10000.0) omitted
+    assert "self.attn = SelfAttention(d_model=64, kv_heads=2, bias=False, position='rope')" \
+        in llama
+    assert "self.ffn = FeedForward(d_model=64, d_ff=176, activation='swiglu', bias=False)" \
+        in llama
 
 
 def rename(graph, old, new):

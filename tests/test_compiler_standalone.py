@@ -58,3 +58,23 @@ def test_standalone_file_reproduces_the_logits_without_tfstudio(tmp_path):
         assert torch.allclose(out["full"], expected[name], atol=1e-6), name
         if "cached" in out:
             assert torch.allclose(out["cached"], expected[name], atol=1e-5), name
+
+
+def test_standalone_file_holds_only_what_the_model_uses():
+    """tiny-llama uses an embedding, RoPE self-attention, RMSNorm, SwiGLU and a head: nothing of
+    cross-attention, experts, recurrent cells, masked-LM heads, position tables or ALiBi."""
+    source = standalone_source(compile_graph(load_preset("tiny-llama")))
+    for unused in ("class CrossAttention", "class MixtureOfExperts", "class Recurrent",
+                   "class MLMHead", "class PositionalEncoding", "def alibi_slopes",
+                   "def sinusoidal_table", "class Add", "class Dropout"):
+        assert unused not in source, unused
+    for used in ("class SelfAttention", "class Norm", "class FeedForward", "class LMHead",
+                 "class TokenEmbedding", "def rotate_pairs", "class DecodingCache"):
+        assert used in source, used
+    lines = source.splitlines()
+    assert len(lines) <= 420, len(lines)  # the whole tfstudio.nn package inlined was 724
+    assert max(len(line) for line in lines) <= 100
+    # the generated part reads like a hand-written pre-norm block
+    assert "        x = x + self.attn(self.norm_attn(x), cache)\n" in source
+    assert "        x = x + self.ffn(self.norm_ffn(x))\n" in source
+    assert "        logits = self.head(self.final_norm(x))\n" in source

@@ -1,8 +1,11 @@
 """Self-attention (MHA / GQA / MQA, causal or not, windowed, RoPE or ALiBi) and cross-attention."""
+from ..graph import block_types as bt
 from ._common import attended_keys, divisors_near, dropout_param, same_as_input, width, x_in, y_out
-from ..graph.schema import MEMORY, BlockSpec, ParamSpec, PortSpec, register
+from ..graph.schema import (MEMORY, MEMORY_CACHE, STREAM_CACHE, BlockSpec, ParamSpec, Params,
+                            PortSpec, Recipe, Shapes, WidthFn, register)
 
 POSITIONS = ("none", "rope", "alibi")
+ROPE_SCALING_TYPES = ("linear", "ntk")
 
 HEADS = ParamSpec("heads", "int", 4,
                   "Number of query heads. Each head attends on its own slice of d_model "
@@ -99,11 +102,48 @@ def _check(node, shapes, ctx):
                 f"is {d} / {params['heads']} = {hd}, an odd number",
                 "choose heads so that d_model / heads is even, or use ALiBi or absolute "
                 "positions instead"))
+        elif hd == 2 and params["rope_scaling_type"] == "ntk":
+            out.append(ctx.error(
+                "ntk_head_dim_too_small",
+                "NTK-aware RoPE scaling raises the base to the power d_head / (d_head - 2), "
+                "which a head size of 2 cannot take",
+                "use fewer heads (a larger head size) or linear RoPE scaling"))
     return out
 
 
+def _heads_label(params: Params) -> str:
+    kv = f" / {params['kv_heads']} kv" if params["kv_heads"] != params["heads"] else ""
+    return f"{params['heads']} heads{kv}"
+
+
+def _summary(node) -> str:
+    """'4 heads / 2 kv · causal · rope · window 64'"""
+    p = node.resolved_params()
+    parts = [_heads_label(p), "causal" if p["causal"] else "bidirectional"]
+    if p["position"] != "none":
+        parts.append(p["position"])
+    if p["window"]:
+        parts.append(f"window {p['window']}")
+    return " · ".join(parts)
+
+
+def _head_args(params: Params, width: WidthFn) -> dict:
+    """d_model and heads; kv_heads only when it differs (the module's default is heads)."""
+    args = {"d_model": width(), "heads": params["heads"]}
+    if params["kv_heads"] != params["heads"]:
+        args["kv_heads"] = params["kv_heads"]
+    return args
+
+
+def _args(params: Params, width: WidthFn) -> dict:
+    keys = ["causal", "window", "bias", "dropout", "position"]
+    if params["position"] == "rope":
+        keys += ["rope_base", "rope_scaling", "rope_scaling_type"]
+    return {**_head_args(params, width), **{k: params[k] for k in keys}}
+
+
 ATTENTION = register(BlockSpec(
-    type="attention", family="attention", title="Self-attention",
+    type=bt.ATTENTION, family="attention", title="Self-attention",
     description="softmax(Q K^T / sqrt(d_head)) V over the sequence itself, split into heads. "
                 "Causal for decoders (a token sees only the past), bidirectional for encoders.",
     params=(
@@ -124,8 +164,13 @@ ATTENTION = register(BlockSpec(
                   "RoPE frequency base; pair k turns at base^(-2k/d_head) per position.",
                   minimum=1.0),
         ParamSpec("rope_scaling", "float", 1.0,
-                  "Linear RoPE scaling (position interpolation): positions are divided by this "
-                  "factor, e.g. L_test / L_train to stretch a trained context.", minimum=1.0),
+                  "RoPE context scaling factor s, e.g. L_test / L_train to stretch a trained "
+                  "context; how it is applied is rope_scaling_type.", minimum=1.0),
+        ParamSpec("rope_scaling_type", "choice", "linear",
+                  "linear (position interpolation): positions are divided by s. ntk "
+                  "(NTK-aware): positions stay whole and the base grows to "
+                  "base * s^(d_head / (d_head - 2)), stretching the slow pairs most.",
+                  choices=ROPE_SCALING_TYPES, label="rope scaling type"),
     ),
     inputs=(x_in(),),
     outputs=(y_out("attention output, projected back to d_model"),),
@@ -135,6 +180,12 @@ ATTENTION = register(BlockSpec(
     kv_bytes=_kv_bytes,
     activations=_activations,
     check=_check,
+    summary=_summary,
+    keywords="mha gqa mqa self attn causal",
+    recipe=Recipe("SelfAttention", _args, cache=STREAM_CACHE, defaults={
+        "heads": 4, "causal": True, "window": 0, "bias": True, "dropout": 0.0,
+        "position": "none", "rope_base": 10000.0, "rope_scaling": 1.0,
+        "rope_scaling_type": "linear"}),
 ))
 
 
@@ -174,8 +225,15 @@ def _cross_check(node, shapes, ctx):
     return out
 
 
+def _cross_args(params: Params, width: WidthFn) -> dict:
+    args = {**_head_args(params, width), "bias": params["bias"], "dropout": params["dropout"]}
+    if width("memory") != width():
+        args["memory_dim"] = width("memory")
+    return args
+
+
 CROSS_ATTENTION = register(BlockSpec(
-    type="cross_attention", family="attention", title="Cross-attention",
+    type=bt.CROSS_ATTENTION, family="attention", title="Cross-attention",
     description="Queries from the decoder stream attend over the encoder's output (memory): "
                 "how an encoder-decoder passes the source sentence to the decoder.",
     params=(HEADS, KV_HEADS, BIAS, dropout_param()),
@@ -187,4 +245,8 @@ CROSS_ATTENTION = register(BlockSpec(
     flops=_cross_flops,
     activations=_cross_activations,
     check=_cross_check,
+    summary=lambda node: _heads_label(node.resolved_params()) + " · reads memory",
+    keywords="xattn attn encoder decoder memory",
+    recipe=Recipe("CrossAttention", _cross_args, cache=MEMORY_CACHE,
+                  defaults={"heads": 4, "bias": True, "dropout": 0.0}),
 ))

@@ -1,7 +1,8 @@
 """Position-wise feed-forward networks and the mixture of experts."""
+from ..graph import block_types as bt
 from ._common import (ACTIVATIONS, dropout_param, ffn_activations, ffn_matmul_weights,
                       ffn_params, same_as_input, width, x_in, y_out)
-from ..graph.schema import BlockSpec, ParamSpec, register
+from ..graph.schema import BlockSpec, ParamSpec, Params, Recipe, Shapes, WidthFn, register
 
 ACTIVATION = ParamSpec(
     "activation", "choice", "gelu",
@@ -13,23 +14,43 @@ D_FF = ParamSpec("d_ff", "int", 512, "Width of the inner layer (classically 4 x 
 FFN_BIAS = ParamSpec("bias", "bool", True, "Add biases to the linear layers.")
 
 
-def _ffn_count(params, shapes):
+def _ffn_args(params: Params, width: WidthFn) -> dict:
+    return {"d_model": width(), **{k: params[k] for k in ("d_ff", "activation", "bias",
+                                                          "dropout")}}
+
+
+def _moe_args(params: Params, width: WidthFn) -> dict:
+    keys = ("experts", "top_k", "d_ff", "activation", "bias", "shared_expert", "aux_loss_weight")
+    return {"d_model": width(), **{k: params[k] for k in keys}}
+
+
+def _ffn_summary(node) -> str:
+    p = node.resolved_params()
+    return f"{p['activation']} · d_ff {p['d_ff']}"
+
+
+def _moe_summary(node) -> str:
+    p = node.resolved_params()
+    return f"{p['experts']} experts · top-{p['top_k']} · {p['activation']}"
+
+
+def _ffn_count(params: Params, shapes: Shapes) -> int:
     d = width(shapes.get("x"))
     return ffn_params(d, params["d_ff"], params["activation"], params["bias"]) if d else 0
 
 
-def _ffn_flops(params, shapes, context):
+def _ffn_flops(params: Params, shapes: Shapes, context: int) -> float:
     d = width(shapes.get("x"))
     return 2.0 * ffn_matmul_weights(d, params["d_ff"], params["activation"]) if d else 0.0
 
 
-def _ffn_activations(params, shapes, seq_len):
+def _ffn_activations(params: Params, shapes: Shapes, seq_len: int) -> float:
     d = width(shapes.get("x"))
     return ffn_activations(d, params["d_ff"], params["activation"]) if d else 0
 
 
 FEED_FORWARD = register(BlockSpec(
-    type="feed_forward", family="feedforward", title="Feed-forward",
+    type=bt.FEED_FORWARD, family="feedforward", title="Feed-forward",
     description="The same two-layer network applied to every position independently; most of "
                 "a transformer's parameters live here.",
     params=(D_FF, ACTIVATION, FFN_BIAS, dropout_param()),
@@ -39,10 +60,14 @@ FEED_FORWARD = register(BlockSpec(
     count_params=_ffn_count,
     flops=_ffn_flops,
     activations=_ffn_activations,
+    summary=_ffn_summary,
+    keywords="ffn mlp dense swiglu gelu",
+    recipe=Recipe("FeedForward", _ffn_args,
+                  defaults={"activation": "gelu", "bias": True, "dropout": 0.0}),
 ))
 
 
-def _moe_count(params, shapes):
+def _moe_count(params: Params, shapes: Shapes) -> int:
     d = width(shapes.get("x"))
     if not d:
         return 0
@@ -50,11 +75,11 @@ def _moe_count(params, shapes):
     return d * params["experts"] + one * (params["experts"] + int(params["shared_expert"]))
 
 
-def _used_experts(params) -> int:
+def _used_experts(params: Params) -> int:
     return min(params["top_k"], params["experts"]) + int(params["shared_expert"])
 
 
-def _moe_flops(params, shapes, context):
+def _moe_flops(params: Params, shapes: Shapes, context: int) -> float:
     """The router's scores, then only the experts a token is sent to (top_k, plus the shared
     one): the parameters grow with E, the compute per token does not."""
     d = width(shapes.get("x"))
@@ -64,7 +89,7 @@ def _moe_flops(params, shapes, context):
     return 2.0 * (d * params["experts"] + _used_experts(params) * one)
 
 
-def _moe_activations(params, shapes, seq_len):
+def _moe_activations(params: Params, shapes: Shapes, seq_len: int) -> float:
     d = width(shapes.get("x"))
     if not d:
         return 0
@@ -73,7 +98,7 @@ def _moe_activations(params, shapes, seq_len):
     return d + params["experts"] + _used_experts(params) * one
 
 
-def _moe_check(node, shapes, ctx):
+def _moe_check(node, shapes: Shapes, ctx) -> list:
     params = node.resolved_params()
     if params["top_k"] > params["experts"]:
         return [ctx.error(
@@ -85,7 +110,7 @@ def _moe_check(node, shapes, ctx):
 
 
 MOE = register(BlockSpec(
-    type="moe", family="feedforward", title="Mixture of experts",
+    type=bt.MOE, family="feedforward", title="Mixture of experts",
     description="A router scores E expert FFNs per token, keeps the top-k, and mixes their "
                 "outputs with softmax weights over the chosen ones. More parameters, the same "
                 "compute per token as top_k FFNs.",
@@ -108,4 +133,9 @@ MOE = register(BlockSpec(
     flops=_moe_flops,
     activations=_moe_activations,
     check=_moe_check,
+    summary=_moe_summary,
+    keywords="experts router mixture",
+    recipe=Recipe("MixtureOfExperts", _moe_args, defaults={
+        "experts": 4, "top_k": 2, "d_ff": 512, "activation": "swiglu", "bias": False,
+        "shared_expert": False, "aux_loss_weight": 0.01}),
 ))

@@ -1,6 +1,19 @@
 """Group nodes: a sub-graph (one transformer layer, say) repeated N times."""
-from ..graph.model import parse_port_list
-from ..graph.schema import BlockSpec, ParamSpec, PortSpec, register
+from ..graph.model import GraphError, Node, parse_port_list
+from ..graph.schema import BlockSpec, ParamSpec, Params, PortSpec, register
+
+
+def _summary(node: Node) -> str:
+    """What a layer group holds: attention kind, FFN or MoE, norm placement."""
+    from ..graph.switches import layer_summary  # switches read the catalogue this module fills
+
+    try:
+        return layer_summary(node)
+    except (GraphError, KeyError, ValueError):  # a half-built group still shows its size
+        inner = [n for n in (node.subgraph.nodes.values() if node.subgraph else ())
+                 if n.type not in (GROUP_INPUT.type, GROUP_OUTPUT.type)]
+        return f"{len(inner)} blocks"
+
 
 GROUP = register(BlockSpec(
     type="group", family="structure", title="Layer group",
@@ -9,6 +22,8 @@ GROUP = register(BlockSpec(
                 "Double-click to edit the inside.",
     params=(ParamSpec("repeat", "int", 1, "How many copies are stacked.", minimum=1),),
     count_params=lambda p, s: 0,  # the cost model counts the inside, times repeat
+    summary=_summary,
+    keywords="layer repeat block stack",
 ))
 
 GROUP_INPUT = register(BlockSpec(
@@ -19,6 +34,7 @@ GROUP_INPUT = register(BlockSpec(
                       "through repeats."),),
     internal=True,
     count_params=lambda p, s: 0,
+    summary=lambda node: "",
 ))
 
 GROUP_OUTPUT = register(BlockSpec(
@@ -28,10 +44,11 @@ GROUP_OUTPUT = register(BlockSpec(
                       "The group's outputs as name:kind, comma separated."),),
     internal=True,
     count_params=lambda p, s: 0,
+    summary=lambda node: "",
 ))
 
 
-def _boundary_ports(params):
+def _boundary_ports(params: Params) -> list[PortSpec]:
     return [PortSpec(n, k) for n, k in parse_port_list(params["ports"])]
 
 

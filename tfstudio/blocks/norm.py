@@ -1,11 +1,19 @@
 """Normalisation: LayerNorm and RMSNorm."""
+from ..graph import block_types as bt
 from ._common import same_as_input, width, x_in, y_out
-from ..graph.schema import BlockSpec, ParamSpec, register
+from ..graph.schema import BlockSpec, ParamSpec, Params, Recipe, Shapes, WidthFn, register
 
 KINDS = ("layernorm", "rmsnorm")
 
 
-def _count(params, shapes):
+def _args(params: Params, width: WidthFn) -> dict:
+    args = {"d_model": width(), "kind": params["kind"], "eps": params["eps"]}
+    if params["kind"] == "layernorm":  # RMSNorm has no shift to learn
+        args["bias"] = params["bias"]
+    return args
+
+
+def _count(params: Params, shapes: Shapes) -> int:
     d = width(shapes.get("x"))
     if not d:
         return 0
@@ -13,7 +21,7 @@ def _count(params, shapes):
 
 
 NORM = register(BlockSpec(
-    type="norm", family="norm", title="Norm",
+    type=bt.NORM, family="norm", title="Norm",
     description="Rescales each token vector. LayerNorm: (x - mean) / std * gamma + beta. "
                 "RMSNorm: x / RMS(x) * gamma (cheaper, no mean). Where it sits relative to the "
                 "residual Add is the norm placement (pre, post, sandwich).",
@@ -28,4 +36,7 @@ NORM = register(BlockSpec(
     infer=same_as_input(),
     count_params=_count,
     activations=lambda p, s, seq_len: width(s.get("x")) or 0,  # the input, for the gradient
+    summary=lambda node: node.resolved_params()["kind"],
+    keywords="layernorm rmsnorm ln",
+    recipe=Recipe("Norm", _args, defaults={"kind": "layernorm", "eps": 1e-5, "bias": True}),
 ))

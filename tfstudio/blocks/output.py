@@ -1,6 +1,8 @@
 """Output heads: hidden stream to vocabulary logits."""
+from ..graph import block_types as bt
 from ._common import width, x_in
-from ..graph.schema import LOGITS, BlockSpec, ParamSpec, PortSpec, register
+from ..graph.schema import (LOGITS, BlockSpec, ParamSpec, Params, PortSpec, Recipe, Shape, Shapes,
+                            WidthFn, register)
 from ..graph.streams import main_embedding, stream_blocks
 
 VOCAB = ParamSpec("vocab_size", "int", 256,
@@ -10,12 +12,28 @@ TIE = ParamSpec("tie", "bool", True,
                 "saving vocab x d_model parameters.")
 
 
-def _infer(params, shapes):
+def _summary(node) -> str:
+    p = node.resolved_params()
+    return f"{p['vocab_size']} classes" + (" · tied" if p["tie"] else "")
+
+
+def _lm_args(params: Params, width: WidthFn) -> dict:
+    return {"d_model": width(), "vocab_size": params["vocab_size"], "bias": params["bias"]}
+
+
+def _mlm_args(params: Params, width: WidthFn) -> dict:
+    return {**_lm_args(params, width), "transform": params["transform"], "eps": params["eps"]}
+
+
+_LM_RECIPE = Recipe("LMHead", _lm_args, defaults={"bias": False})
+
+
+def _infer(params: Params, shapes: Shapes) -> dict[str, Shape]:
     x = shapes.get("x")
     return {"logits": (x[0], x[1], params["vocab_size"])} if x else {}
 
 
-def _lm_count(params, shapes):
+def _lm_count(params: Params, shapes: Shapes) -> int:
     d = width(shapes.get("x"))
     if not d:
         return 0
@@ -23,7 +41,7 @@ def _lm_count(params, shapes):
         params["vocab_size"] if params["bias"] else 0)
 
 
-def _mlm_count(params, shapes):
+def _mlm_count(params: Params, shapes: Shapes) -> int:
     d = width(shapes.get("x"))
     if not d:
         return 0
@@ -31,30 +49,30 @@ def _mlm_count(params, shapes):
     return transform + _lm_count(params, shapes)
 
 
-def _lm_flops(params, shapes, context):
+def _lm_flops(params: Params, shapes: Shapes, context: int) -> float:
     d = width(shapes.get("x"))
     return 2.0 * d * params["vocab_size"] if d else 0.0
 
 
-def _mlm_flops(params, shapes, context):
+def _mlm_flops(params: Params, shapes: Shapes, context: int) -> float:
     d = width(shapes.get("x"))
     return _lm_flops(params, shapes, context) + (2.0 * d * d if d and params["transform"] else 0)
 
 
-def _lm_activations(params, shapes, seq_len):
+def _lm_activations(params: Params, shapes: Shapes, seq_len: int) -> float:
     """The input, the logits and their log-softmax for the cross-entropy: per token,
     usually the largest single tensor of a small model."""
     d = width(shapes.get("x"))
     return d + 2 * params["vocab_size"] if d else 0
 
 
-def _mlm_activations(params, shapes, seq_len):
+def _mlm_activations(params: Params, shapes: Shapes, seq_len: int) -> float:
     d = width(shapes.get("x"))
     extra = 3 * d if d and params["transform"] else 0  # dense out, GELU out, LayerNorm in
     return _lm_activations(params, shapes, seq_len) + extra
 
 
-def _check_embedding(node, shapes, ctx) -> list:
+def _check_embedding(node, shapes: Shapes, ctx) -> list:
     """Vocabulary and tying against the embedding at the start of this head's stream."""
     params, out = node.resolved_params(), []
     emb_id = main_embedding(ctx.graph, node.id)
@@ -84,7 +102,7 @@ def _check_embedding(node, shapes, ctx) -> list:
     return out
 
 
-def _check_causal(node, shapes, ctx) -> list:
+def _check_causal(node, shapes: Shapes, ctx) -> list:
     """A next-token head must not let a position see the token it is asked to predict."""
     return [ctx.error(
         "decoder_not_causal",
@@ -93,10 +111,10 @@ def _check_causal(node, shapes, ctx) -> list:
         "and cannot generate",
         f"turn on 'causal' in '{block.id}'", node_id=block.id, inside=path)
         for path, block in stream_blocks(ctx.graph, node.id)
-        if block.type == "attention" and not block.param("causal")]
+        if block.type == bt.ATTENTION and not block.param("causal")]
 
 
-def _check_bidirectional(node, shapes, ctx) -> list:
+def _check_bidirectional(node, shapes: Shapes, ctx) -> list:
     """A masked-LM head fills in blanks from both sides; causal attention hides the right."""
     return [ctx.warning(
         "encoder_causal",
@@ -104,14 +122,14 @@ def _check_bidirectional(node, shapes, ctx) -> list:
         f"attention '{block.id}' is causal and only lets a position see what is left of it",
         f"turn off 'causal' in '{block.id}'", node_id=block.id, inside=path)
         for path, block in stream_blocks(ctx.graph, node.id)
-        if block.type == "attention" and block.param("causal")]
+        if block.type == bt.ATTENTION and block.param("causal")]
 
 
-def _lm_check(node, shapes, ctx):
+def _lm_check(node, shapes: Shapes, ctx) -> list:
     return _check_embedding(node, shapes, ctx) + _check_causal(node, shapes, ctx)
 
 
-def _mlm_check(node, shapes, ctx):
+def _mlm_check(node, shapes: Shapes, ctx) -> list:
     return _check_embedding(node, shapes, ctx) + _check_bidirectional(node, shapes, ctx)
 
 
@@ -119,7 +137,7 @@ _LOGITS_OUT = (PortSpec("logits", LOGITS, "unnormalised scores over the vocabula
 _BIAS = ParamSpec("bias", "bool", False, "Add a learned bias per vocabulary entry.")
 
 LM_HEAD = register(BlockSpec(
-    type="lm_head", family="output", title="LM head",
+    type=bt.LM_HEAD, family="output", title="LM head",
     description="Projects each position to next-token logits; trained with the causal "
                 "language-modelling loss (predict token t+1 from tokens <= t).",
     params=(VOCAB, TIE, _BIAS),
@@ -130,10 +148,13 @@ LM_HEAD = register(BlockSpec(
     flops=_lm_flops,
     activations=_lm_activations,
     check=_lm_check,
+    summary=_summary,
+    keywords="logits output unembed",
+    recipe=_LM_RECIPE,
 ))
 
 MLM_HEAD = register(BlockSpec(
-    type="mlm_head", family="output", title="Masked-LM head",
+    type=bt.MLM_HEAD, family="output", title="Masked-LM head",
     description="Predicts the original token at masked positions (BERT's objective: 15% of "
                 "tokens chosen; 80% replaced by [MASK], 10% random, 10% kept).",
     params=(VOCAB, TIE,
@@ -149,10 +170,14 @@ MLM_HEAD = register(BlockSpec(
     flops=_mlm_flops,
     activations=_mlm_activations,
     check=_mlm_check,
+    summary=_summary,
+    keywords="bert masked logits output",
+    recipe=Recipe("MLMHead", _mlm_args, defaults={"bias": True, "transform": True,
+                                                  "eps": 1e-5}),
 ))
 
 SEQ2SEQ_HEAD = register(BlockSpec(
-    type="seq2seq_head", family="output", title="Seq2seq decoder head",
+    type=bt.SEQ2SEQ_HEAD, family="output", title="Seq2seq decoder head",
     description="The decoder's output projection in an encoder-decoder; trained with teacher "
                 "forcing (predict target token t+1 given the source and target tokens <= t).",
     params=(VOCAB, TIE, _BIAS),
@@ -163,6 +188,9 @@ SEQ2SEQ_HEAD = register(BlockSpec(
     flops=_lm_flops,
     activations=_lm_activations,
     check=_lm_check,
+    summary=_summary,
+    keywords="logits output decoder t5 translation",
+    recipe=_LM_RECIPE,
 ))
 
-HEAD_TYPES = ("lm_head", "mlm_head", "seq2seq_head")
+HEAD_TYPES = bt.HEAD_TYPES

@@ -1,16 +1,27 @@
 """Absolute positional encodings added to the token embeddings."""
+from ..graph import block_types as bt
 from ._common import width, same_as_input, dropout_param, x_in, y_out
-from ..graph.schema import BlockSpec, ParamSpec, register
+from ..graph.schema import (STREAM_CACHE, BlockSpec, ParamSpec, Params, Recipe, Shapes,
+                            WidthFn, register)
 
 SCHEMES = ("none", "sinusoidal", "learned")
 
 
-def _count(params, shapes):
+def _summary(node) -> str:
+    p = node.resolved_params()
+    return p["scheme"] + (f" · {p['max_len']} positions" if p["scheme"] == "learned" else "")
+
+
+def _args(params: Params, width: WidthFn) -> dict:
+    return {"d_model": width(), **{k: params[k] for k in ("scheme", "max_len", "dropout")}}
+
+
+def _count(params: Params, shapes: Shapes) -> int:
     d = width(shapes.get("x"))
     return params["max_len"] * d if params["scheme"] == "learned" and d else 0
 
 
-def _check(node, shapes, ctx):
+def _check(node, shapes: Shapes, ctx) -> list:
     params = node.resolved_params()
     length = ctx.context_length
     if params["scheme"] == "learned" and length and params["max_len"] < length:
@@ -24,7 +35,7 @@ def _check(node, shapes, ctx):
 
 
 POSITIONAL_ENCODING = register(BlockSpec(
-    type="positional_encoding", family="position", title="Positional encoding",
+    type=bt.POSITIONAL_ENCODING, family="position", title="Positional encoding",
     description="Adds position information to each token vector (element-wise, not "
                 "concatenated). Attention alone cannot tell token order apart.",
     params=(
@@ -42,4 +53,8 @@ POSITIONAL_ENCODING = register(BlockSpec(
     infer=same_as_input(),
     count_params=_count,
     check=_check,
+    summary=_summary,
+    keywords="pe sinusoidal learned position",
+    recipe=Recipe("PositionalEncoding", _args, cache=STREAM_CACHE,
+                  defaults={"scheme": "sinusoidal", "max_len": 1024, "dropout": 0.0}),
 ))

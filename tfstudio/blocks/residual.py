@@ -1,20 +1,36 @@
 """The residual stream's joints (Add) and dropout."""
+from typing import Sequence
+
+from ..graph import block_types as bt
 from ._common import dropout_param, same_as_input, x_in, y_out
-from ..graph.schema import HIDDEN, BlockSpec, ParamSpec, PortSpec, register
+from ..graph.schema import (HIDDEN, BlockSpec, ParamSpec, Params, PortSpec, Recipe, Shape, Shapes,
+                            register)
 
 
-def add_inputs(params):
+def _sum(params: Params, inputs: Sequence[str]) -> str:
+    return " + ".join(inputs)
+
+
+def _dropout(params: Params, inputs: Sequence[str]) -> str:
+    """Written into the forward like nanoGPT's ``F.dropout``; p = 0 writes nothing at all."""
+    (x,) = inputs
+    if not params["dropout"]:
+        return x
+    return f"F.dropout({x}, p={params['dropout']!r}, training=self.training)"
+
+
+def add_inputs(params: Params) -> list[PortSpec]:
     return [PortSpec(f"in{i + 1}", HIDDEN, "a stream to sum") for i in range(params["n_inputs"])]
 
 
-def _add_infer(params, shapes):
+def _add_infer(params: Params, shapes: Shapes) -> dict[str, Shape]:
     for port in add_inputs(params):
         if shapes.get(port.name):
             return {"y": shapes[port.name]}
     return {}
 
 
-def _add_check(node, shapes, ctx):
+def _add_check(node, shapes: Shapes, ctx) -> list:
     given = {port: shape for port, shape in shapes.items() if shape}
     if len(set(given.values())) > 1:
         listed = ", ".join(f"{port} is {tuple(shape)}" for port, shape in given.items())
@@ -26,7 +42,7 @@ def _add_check(node, shapes, ctx):
 
 
 ADD = register(BlockSpec(
-    type="add", family="residual", title="Add",
+    type=bt.ADD, family="residual", title="Add",
     description="Element-wise sum of its inputs: the residual connection y = x + F(x), which "
                 "keeps an identity path for gradients through deep stacks.",
     params=(ParamSpec("n_inputs", "int", 2, "How many streams to add.", minimum=2, maximum=8,
@@ -36,15 +52,19 @@ ADD = register(BlockSpec(
     infer=_add_infer,
     count_params=lambda p, s: 0,
     check=_add_check,
+    summary=lambda node: "residual sum",
+    keywords="residual skip sum plus",
+    recipe=Recipe(inline=_sum),
 ))
 
-def _dropout_activations(params, shapes, seq_len):
+
+def _dropout_activations(params: Params, shapes: Shapes, seq_len: int) -> float:
     shape = shapes.get("x")
     return shape[-1] if params["dropout"] > 0 and shape and isinstance(shape[-1], int) else 0
 
 
 DROPOUT = register(BlockSpec(
-    type="dropout", family="residual", title="Dropout",
+    type=bt.DROPOUT, family="residual", title="Dropout",
     description="Zeroes a random fraction of activations while training (scaling the rest), "
                 "a regulariser; does nothing at inference.",
     params=(dropout_param(0.1),),
@@ -53,4 +73,7 @@ DROPOUT = register(BlockSpec(
     infer=same_as_input(),
     count_params=lambda p, s: 0,
     activations=_dropout_activations,
+    summary=lambda node: f"p = {node.resolved_params()['dropout']:g}",
+    keywords="regularise drop",
+    recipe=Recipe(inline=_dropout),
 ))

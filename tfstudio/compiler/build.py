@@ -44,6 +44,7 @@ def exec_source(source: str):
     # registered so tracebacks and inspect show the generated lines
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace = {name: getattr(blocks, name) for name in blocks.__all__}
+    namespace.update(blocks.MODULES)  # classes of block types defined outside tfstudio
     namespace.update(torch=torch, nn=nn, F=F, math=math, __name__="tfstudio_generated")
     exec(compile(source, filename, "exec"), namespace)
     return namespace["Model"]

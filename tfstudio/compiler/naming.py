@@ -28,8 +28,15 @@ _MODULE_ATTRS = {"add_module", "apply", "bfloat16", "buffers", "children", "comp
 NN_NAMES = {"Add", "CrossAttention", "DecodingCache", "Dropout", "FeedForward", "GraphLayer",
             "GraphModel", "LMHead", "MLMHead", "MixtureOfExperts", "Norm", "PositionalEncoding",
             "Recurrent", "SelfAttention", "TokenEmbedding", "alibi_slopes", "apply_rope",
-            "rope_angles", "sinusoidal_table", "Model", "build_model"}
+            "rope_angles", "rotate_pairs", "sinusoidal_table", "Model", "build_model"}
 RESERVED = _FIXED | _MODULE_ATTRS | NN_NAMES | set(dir(builtins))
+
+
+def _recipe_classes() -> set[str]:
+    """The module classes the block catalogue's recipes build (some registered from outside)."""
+    from ..graph.schema import all_specs
+
+    return {spec.recipe.module for spec in all_specs() if spec.recipe and spec.recipe.module}
 
 
 def identifier(text: str) -> str:
@@ -49,7 +56,7 @@ class Names:
     locals), steering clear of reserved names and of each other."""
 
     def __init__(self, taken=()):
-        self._taken = set(RESERVED) | set(taken)
+        self._taken = set(RESERVED) | set(taken) | _recipe_classes()
 
     def claim(self, wanted: str) -> str:
         base = identifier(wanted)

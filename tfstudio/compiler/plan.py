@@ -3,10 +3,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..blocks.output import HEAD_TYPES
+from ..graph import block_types as bt
 from ..graph.model import Graph, Node, is_valid_id
 from .errors import CompileError, where
 
+HEAD_TYPES = bt.HEAD_TYPES
 ROLE_ARGS = {"tokens": "ids", "source": "src_ids", "target": "tgt_ids"}
 
 
@@ -31,7 +32,7 @@ def plan_model(graph: Graph) -> ModelPlan:
     if set(roles) == {"source", "target"}:
         family = "encoder-decoder"
     else:
-        family = "encoder" if head.type == "mlm_head" else "decoder"
+        family = "encoder" if head.type == bt.MLM_HEAD else "decoder"
     order = ("source", "target") if family == "encoder-decoder" else ("tokens",)
     tied = _stream_embedding(graph, head) if bool(head.param("tie")) else None
     return ModelPlan(family, order, head, int(head.param("vocab_size")), tied)
@@ -46,7 +47,7 @@ def _check_ids(graph: Graph, path: tuple[str, ...]) -> None:
         if node.subgraph is not None:
             _check_ids(node.subgraph, path + (node.id,))
             for inner in node.subgraph:
-                if inner.type == "token_input" or inner.type in HEAD_TYPES:
+                if inner.type == bt.TOKEN_INPUT or inner.type in HEAD_TYPES:
                     raise CompileError(f"{where(inner.id, path + (node.id,))}: token inputs "
                                        "and output heads belong at the top level, not inside "
                                        "a group; move it out")
@@ -54,7 +55,7 @@ def _check_ids(graph: Graph, path: tuple[str, ...]) -> None:
 
 def _token_roles(graph: Graph) -> dict[str, str]:
     roles: dict[str, str] = {}
-    for node in graph.nodes_of_type("token_input"):
+    for node in graph.nodes_of_type(bt.TOKEN_INPUT):
         role = str(node.param("role"))
         if role in roles:
             raise CompileError(f"{where(node.id)} and node '{roles[role]}' both have the role "
@@ -91,7 +92,7 @@ def _stream_embedding(graph: Graph, head: Node) -> str:
         if nid in seen:
             continue
         seen.add(nid)
-        if graph.nodes[nid].type == "token_embedding":
+        if graph.nodes[nid].type == bt.TOKEN_EMBEDDING:
             return nid
         sources = [e.src for p in graph.input_ports(nid)
                    if (e := graph.edge_into(nid, p.name)) is not None]

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..graph import block_types as bt
 from ..graph.model import GROUP, GROUP_INPUT, GROUP_OUTPUT, Graph, GraphError, Node
 from .errors import ExportRefused, Problem
 
-HEADS = ("lm_head", "mlm_head", "seq2seq_head")
-MIXERS = ("attention", "feed_forward", "moe")
-PASS_THROUGH = ("dropout",)  # identity at inference; HF keeps its own dropout settings
+HEADS = bt.HEAD_TYPES
+MIXERS = (bt.ATTENTION, bt.FEED_FORWARD, bt.MOE)
+PASS_THROUGH = (bt.DROPOUT,)  # identity at inference; HF keeps its own dropout settings
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ def read_anatomy(graph: Graph, target: str = "a Hugging Face architecture") -> A
                                      for n in heads] or
                             [Problem("", (), "the graph has no output head", "add an LM head")])
     head = heads[0]
-    if head.type == "seq2seq_head":
+    if head.type == bt.SEQ2SEQ_HEAD:
         raise ExportRefused(target, [Problem(head.id, (), (
             "encoder-decoder graphs have no stock counterpart here: T5 uses relative position "
             "buckets and BART learned positions with its own layer norms, and neither matches "
@@ -99,7 +100,7 @@ def read_anatomy(graph: Graph, target: str = "a Hugging Face architecture") -> A
     except GraphError as exc:  # a parameter holds an invalid value: validation says which
         raise ExportRefused(target, [Problem("", (), str(exc), "fix the graph's errors first")]) \
             from None
-    anatomy = _assemble(items, reader.problems, "encoder" if head.type == "mlm_head" else "decoder")
+    anatomy = _assemble(items, reader.problems, "encoder" if head.type == bt.MLM_HEAD else "decoder")
     if anatomy.problems:
         raise ExportRefused(target, anatomy.problems)
     return anatomy
@@ -127,7 +128,7 @@ class _StreamReader:
 
     def start(self) -> tuple[str, str] | None:
         if not self.prefix:
-            inputs = [n for n in self.graph.nodes_of_type("token_input") if n.id in self.needed]
+            inputs = [n for n in self.graph.nodes_of_type(bt.TOKEN_INPUT) if n.id in self.needed]
             if len(inputs) != 1 or inputs[0].param("role") != "tokens":
                 for n in inputs:
                     self.fail(n, "a stock architecture reads one token input (role 'tokens')")
@@ -179,7 +180,7 @@ class _StreamReader:
             return None
         if node.type in PASS_THROUGH:
             return self._out(node)
-        simple = {"token_embedding": "embed", "positional_encoding": "pos", "norm": "norm"}
+        simple = {bt.TOKEN_EMBEDDING: "embed", bt.POSITIONAL_ENCODING: "pos", bt.NORM: "norm"}
         if node.type in simple:
             items.append((simple[node.type], self.at(node)))
             return self._out(node)
@@ -215,7 +216,7 @@ class _StreamReader:
 
     def _residual(self, nexts: list[Node], items: list) -> tuple[str, str] | None:
         """The stream feeds an Add directly (the skip) and a branch that ends in that Add."""
-        adds = [n for n in nexts if n.type == "add"]
+        adds = [n for n in nexts if n.type == bt.ADD]
         if len(adds) != 1:
             for n in nexts:
                 self.fail(n, "the stream splits here but not into a residual branch and its "
@@ -244,7 +245,7 @@ class _StreamReader:
     def _sublayer(self, add: Node, chain: list[Node]) -> Sublayer | None:
         norms_before, mixer, norms_after = [], None, []
         for n in chain:
-            if n.type == "norm":
+            if n.type == bt.NORM:
                 (norms_after if mixer is not None else norms_before).append(n)
             elif n.type in MIXERS and mixer is None:
                 mixer = n
@@ -277,11 +278,11 @@ def _assemble(items: list, problems: list[Problem], kind: str) -> Anatomy | None
 
     embed = take("embed")
     positions = take("pos")
-    embed_norm = take("norm")
+    embed_norm = take(bt.NORM)
     blocks: list[tuple[Sublayer, At | None]] = []  # each sublayer with the norm after its add
     while queue and queue[0][0] == "sublayer":
         sub = queue.pop(0)[1]
-        blocks.append((sub, take("norm")))
+        blocks.append((sub, take(bt.NORM)))
     head = take("head")
     for _, thing in queue:  # whatever is left is out of place
         at = thing.mixer if isinstance(thing, Sublayer) else thing
@@ -322,10 +323,10 @@ def _pair_layers(blocks, placement: str, problems) -> list[Layer]:
     layers = []
     for i in range(0, len(blocks), 2):
         (first, after1), second = blocks[i], blocks[i + 1] if i + 1 < len(blocks) else None
-        if first.mixer.node.type != "attention":
+        if first.mixer.node.type != bt.ATTENTION:
             problems.append(first.mixer.problem("a stock layer starts with self-attention"))
             continue
-        if second is None or second[0].mixer.node.type not in ("feed_forward", "moe"):
+        if second is None or second[0].mixer.node.type not in (bt.FEED_FORWARD, bt.MOE):
             where = second[0].mixer if second else first.mixer
             problems.append(where.problem("a stock layer follows its attention with a "
                                           "feed-forward (or MoE) sublayer"))

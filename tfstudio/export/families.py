@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from collections.abc import Callable
 from typing import Any
 
+from ..graph import block_types as bt
 from ..graph.model import Graph
 from ..graph.templates import transformer_lm
 from .anatomy import Anatomy, At
@@ -50,7 +51,7 @@ def choose_family(an: Anatomy) -> str:
     """The architecture a graph is closest to (its full check may still refuse it)."""
     if an.kind == "encoder":
         return "bert"
-    if any(layer.ffn.node.type == "moe" for layer in an.layers):
+    if any(layer.ffn.node.type == bt.MOE for layer in an.layers):
         return "mixtral"
     if not an.layers:
         return "gpt2"
@@ -155,7 +156,7 @@ def _gpt2_rules(an: Anatomy) -> list[Problem]:
                     f"GPT-2 attention has no {a['position']} positions", "set position to none")
         p += _needs(layer.attn, not a["window"], "GPT-2 attention has no sliding window",
                     "set window to 0")
-        p += _needs(layer.ffn, layer.ffn.node.type == "feed_forward"
+        p += _needs(layer.ffn, layer.ffn.node.type == bt.FEED_FORWARD
                     and f["activation"] in PLAIN_TO_HF,
                     "GPT-2's MLP is Linear -> relu/gelu/gelu_tanh/silu -> Linear (not gated)",
                     "pick a non-gated activation")
@@ -177,7 +178,7 @@ def _llama_like_rules(name: str, biases_allowed: bool, window_allowed: bool, moe
                         f"{name} has no sliding window", "set window to 0 (or map to Mistral)")
             p += _needs(layer.attn, biases_allowed or not a["bias"],
                         f"{name}'s attention projections have no bias", "turn bias off")
-            wanted = "moe" if moe else "feed_forward"
+            wanted = bt.MOE if moe else bt.FEED_FORWARD
             p += _needs(layer.ffn, layer.ffn.node.type == wanted,
                         f"{name}'s MLP is a {'mixture of experts' if moe else 'single gated FFN'}",
                         f"use a {wanted.replace('_', '-')} block")
@@ -219,7 +220,7 @@ def _bert_rules(an: Anatomy) -> list[Problem]:
         p += _needs(layer.attn, a["position"] == "none" and not a["window"],
                     "BERT attention has no RoPE/ALiBi and no window",
                     "set position to none and window to 0")
-        p += _needs(layer.ffn, layer.ffn.node.type == "feed_forward" and
+        p += _needs(layer.ffn, layer.ffn.node.type == bt.FEED_FORWARD and
                     f["activation"] == "gelu",
                     "BERT's FFN uses exact GELU, and HF applies the same activation inside its "
                     "masked-LM head, where tfstudio always uses GELU", "set activation to gelu")
@@ -284,7 +285,7 @@ def export_config(family: str, an: Anatomy, context: int) -> dict[str, Any]:
                    num_attention_heads=heads, num_key_value_heads=a["kv_heads"],
                    head_dim=d // heads, hidden_act=GATED_TO_HF[f["activation"]],
                    max_position_embeddings=context, rms_norm_eps=norm["eps"],
-                   attention_dropout=a["dropout"], **_rope_config(a))
+                   attention_dropout=a["dropout"], **_rope_config(a, d // heads))
         if family == "llama":
             cfg.update(attention_bias=bool(a["bias"]), mlp_bias=bool(f["bias"]))
         else:
@@ -296,10 +297,13 @@ def export_config(family: str, an: Anatomy, context: int) -> dict[str, Any]:
     return cfg
 
 
-def _rope_config(attn: dict) -> dict[str, Any]:
+def _rope_config(attn: dict, head_dim: int) -> dict[str, Any]:
     """Both spellings: ``rope_theta``/``rope_scaling`` (transformers 4.x) and
     ``rope_parameters`` (5.x)."""
     theta, factor = float(attn["rope_base"]), float(attn["rope_scaling"])
+    if attn.get("rope_scaling_type") == "ntk" and factor != 1.0:
+        # NTK-aware scaling is a larger base with whole positions: exactly HF's default RoPE
+        theta, factor = theta * factor ** (head_dim / (head_dim - 2)), 1.0
     if factor == 1.0:
         return {"rope_theta": theta, "rope_scaling": None,
                 "rope_parameters": {"rope_type": "default", "rope_theta": theta}}
@@ -399,9 +403,9 @@ def _gpt2_graph(cfg: HFConfig, name: str):
         norm_kind="layernorm", placement="pre", pos_scheme="learned",
         max_len=int(cfg.get("n_positions")), tie=bool(cfg.get("tie_word_embeddings")),
         bias=True, eps=float(cfg.get("layer_norm_epsilon")))
-    _set(graph, "attention", dropout=float(cfg.get("attn_pdrop")))
-    _set(graph, "feed_forward", dropout=float(cfg.get("resid_pdrop")))
-    _set(graph, "positional_encoding", dropout=float(cfg.get("embd_pdrop")))
+    _set(graph, bt.ATTENTION, dropout=float(cfg.get("attn_pdrop")))
+    _set(graph, bt.FEED_FORWARD, dropout=float(cfg.get("resid_pdrop")))
+    _set(graph, bt.POSITIONAL_ENCODING, dropout=float(cfg.get("embd_pdrop")))
     return graph, []
 
 
@@ -424,8 +428,8 @@ def _bert_graph(cfg: HFConfig, name: str):
         placement="post", pos_scheme="learned", max_len=int(cfg.get("max_position_embeddings")),
         tie=bool(cfg.get("tie_word_embeddings")), bias=True, embed_norm=True, eps=eps,
         mlm_transform=True)
-    _set(graph, "attention", dropout=float(cfg.get("attention_probs_dropout_prob")))
-    _set(graph, "feed_forward", dropout=float(cfg.get("hidden_dropout_prob")))
+    _set(graph, bt.ATTENTION, dropout=float(cfg.get("attention_probs_dropout_prob")))
+    _set(graph, bt.FEED_FORWARD, dropout=float(cfg.get("hidden_dropout_prob")))
     notes = [("token-type (segment) embeddings: row 0 is folded into the position table, so "
               "logits match HF for token_type_ids = 0 (the default); other segments are dropped")]
     return graph, notes
@@ -460,9 +464,9 @@ def _llama_like_graph(cfg: HFConfig, name: str):
         rope_base=theta, max_len=int(cfg.get("max_position_embeddings")),
         tie=bool(cfg.get("tie_word_embeddings")), bias=attn_bias, window=window, moe=moe,
         eps=float(cfg.get("rms_norm_eps")))
-    _set(graph, "attention", rope_scaling=factor, dropout=float(cfg.get("attention_dropout")))
-    _set(graph, "feed_forward", bias=mlp_bias)
-    _set(graph, "lm_head", bias=False)
+    _set(graph, bt.ATTENTION, rope_scaling=factor, dropout=float(cfg.get("attention_dropout")))
+    _set(graph, bt.FEED_FORWARD, bias=mlp_bias)
+    _set(graph, bt.LM_HEAD, bias=False)
     notes = []
     if kind == "qwen2":
         notes.append("Qwen2's o_proj has no bias; the tfstudio attention's output bias is set "

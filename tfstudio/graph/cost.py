@@ -17,6 +17,8 @@ shapes, so a 175B-parameter preset is costed as fast as a tiny one. Conventions:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from . import block_types as bt
 from .model import Graph
 from .schema import get_spec
 from .shapes import Key, ShapeMap, infer_shapes
@@ -27,7 +29,7 @@ _ALIASES = {"fp64": "float64", "double": "float64", "fp32": "float32", "float": 
 DEFAULT_CONTEXT = 1024
 ADAMW_STATE_BYTES = 8  # two fp32 moments per parameter
 
-EMBEDDING_TYPES = ("token_embedding",)
+EMBEDDING_TYPES = (bt.TOKEN_EMBEDDING,)
 
 
 def dtype_bytes(dtype: str) -> int:
@@ -142,7 +144,7 @@ def _int(value) -> int:
 def _is_table(node) -> bool:
     if node.type in EMBEDDING_TYPES:
         return True
-    return node.type == "positional_encoding" and node.param("scheme") == "learned"
+    return node.type == bt.POSITIONAL_ENCODING and node.param("scheme") == "learned"
 
 
 def _repeats(graph: Graph, path: tuple[str, ...]) -> int:

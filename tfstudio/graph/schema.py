@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
+
+if TYPE_CHECKING:  # only for annotations: the graph model imports this module
+    from .model import Node
 
 # Port kinds. A wire runs from an output to an input whose kind accepts it.
 IDS = "ids"          # LongTensor [B, T]
@@ -59,17 +62,8 @@ class ParamSpec:
 
     def coerce(self, value: Any) -> Any:
         """Return ``value`` converted to this parameter's type, or raise ValueError saying why."""
-        wrong_type = ValueError(f"'{self.name}' expects a {self.kind}; got {value!r}")
         if self.kind == "bool":
-            if isinstance(value, str):
-                if value.lower() in ("true", "1", "yes", "on"):
-                    return True
-                if value.lower() in ("false", "0", "no", "off"):
-                    return False
-                raise wrong_type
-            if not isinstance(value, (bool, int, float)):
-                raise wrong_type
-            return bool(value)
+            return self._coerce_bool(value)
         if self.kind == "choice":
             out = str(value)
             if out not in self.choices:
@@ -78,24 +72,42 @@ class ParamSpec:
             return out
         if self.kind not in ("int", "float"):
             if isinstance(value, (dict, list, tuple, set)):
-                raise wrong_type
+                raise self._wrong_type(value)
             return str(value)
+        return self._in_range(self._coerce_number(value))
+
+    def _wrong_type(self, value: Any) -> ValueError:
+        return ValueError(f"'{self.name}' expects a {self.kind}; got {value!r}")
+
+    def _coerce_bool(self, value: Any) -> bool:
+        if isinstance(value, str):
+            if value.lower() in ("true", "1", "yes", "on"):
+                return True
+            if value.lower() in ("false", "0", "no", "off"):
+                return False
+            raise self._wrong_type(value)
+        if not isinstance(value, (bool, int, float)):
+            raise self._wrong_type(value)
+        return bool(value)
+
+    def _coerce_number(self, value: Any) -> int | float:
         if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-            raise wrong_type
+            raise self._wrong_type(value)
         try:
             number = float(value)
         except ValueError:
-            raise wrong_type from None
+            raise self._wrong_type(value) from None
         if not math.isfinite(number):
             raise ValueError(f"'{self.name}' must be a finite number; got {value!r}")
-        if self.kind == "int":
-            if not number.is_integer():
-                raise wrong_type
-            exact = isinstance(value, int) or (isinstance(value, str)
-                                               and value.strip().lstrip("+-").isdigit())
-            out: Any = int(value) if exact else int(number)  # big ints keep every digit
-        else:
-            out = number
+        if self.kind == "float":
+            return number
+        if not number.is_integer():
+            raise self._wrong_type(value)
+        exact = isinstance(value, int) or (isinstance(value, str)
+                                           and value.strip().lstrip("+-").isdigit())
+        return int(value) if exact else int(number)  # big ints keep every digit
+
+    def _in_range(self, out: int | float) -> int | float:
         if self.minimum is not None and out < self.minimum:
             raise ValueError(f"'{self.name}' must be at least {self.minimum}; got {out}")
         if self.maximum is not None and out > self.maximum:
@@ -103,7 +115,58 @@ class ParamSpec:
         return out
 
 
-PortsFn = Callable[[Mapping[str, Any]], Sequence[PortSpec]]
+Params = Mapping[str, Any]          # a node's resolved parameters, by name
+Shapes = Mapping[str, Shape]        # shapes of a node's connected inputs, by port
+
+# The hooks a block type may give (all pure Python over plain numbers; see BlockSpec).
+PortsFn = Callable[[Params], Sequence[PortSpec]]
+InferFn = Callable[[Params, Shapes], dict[str, Shape]]
+CountFn = Callable[[Params, Shapes], int]
+FlopsFn = Callable[[Params, Shapes, int], float]
+KvBytesFn = Callable[[Params, Shapes, int], int]
+ActivationsFn = Callable[[Params, Shapes, int], float]
+SummaryFn = Callable[["Node"], str]
+
+
+class CheckFn(Protocol):
+    """Block-specific validation: ``ctx`` is a :class:`tfstudio.graph.validate.CheckContext`."""
+
+    def __call__(self, node: "Node", in_shapes: Shapes, ctx: Any) -> list: ...
+
+
+class WidthFn(Protocol):
+    """The integer width of a connected input (the compiler raises a CompileError if unknown)."""
+
+    def __call__(self, port: str = "x") -> int: ...
+
+
+ArgsFn = Callable[[Params, WidthFn], dict[str, Any]]
+InlineFn = Callable[[Params, Sequence[str]], str]
+
+# How a compiled block takes the decoding cache.
+NO_CACHE = "none"
+STREAM_CACHE = "stream"   # positions / keys / recurrent state along the decoded stream
+MEMORY_CACHE = "memory"   # reuses its projection of a fixed encoder memory
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How the compiler writes a block as code, without torch: either a module (a class of
+    ``tfstudio.nn``, or one given to ``tfstudio.nn.register_module``) built from ``args`` and
+    called on the inputs, or an ``inline`` expression over the input expressions (a residual
+    sum is ``x + y``, not a module).
+
+    ``args(params, width)`` gives the constructor's keyword arguments (``width(port)`` is the
+    int width of an input); those equal to ``defaults`` (the class's own defaults) are left out
+    of the generated call. ``inputs`` are the ports in call order (default: the block's input
+    ports). ``cache`` says whether the module takes the decoding cache."""
+
+    module: str = ""
+    args: ArgsFn | None = None
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    inputs: tuple[str, ...] | None = None
+    cache: str = NO_CACHE
+    inline: InlineFn | None = None
 
 
 @dataclass
@@ -123,6 +186,11 @@ class BlockSpec:
       pass, per token of a training batch of ``seq_len``-token sequences.
     - ``check(node, in_shapes, ctx) -> list[Diagnostic]``: block-specific validation; ``ctx``
       is a :class:`tfstudio.graph.validate.CheckContext` (``ctx.error(code, message, hint)``).
+    - ``summary(node) -> str``: the short line the canvas shows under the node (and the
+      generated code's comment); by default its first two parameters.
+
+    ``keywords`` are words people search for it by that its title lacks ("ffn mlp");
+    ``recipe`` is how the compiler writes it as code (None: it has no torch implementation).
     """
 
     type: str
@@ -132,12 +200,15 @@ class BlockSpec:
     params: tuple[ParamSpec, ...] = ()
     inputs: Sequence[PortSpec] | PortsFn = ()
     outputs: Sequence[PortSpec] | PortsFn = ()
-    infer: Callable | None = None
-    count_params: Callable | None = None
-    flops: Callable | None = None
-    kv_bytes: Callable | None = None
-    check: Callable | None = None
-    activations: Callable | None = None
+    infer: InferFn | None = None
+    count_params: CountFn | None = None
+    flops: FlopsFn | None = None
+    kv_bytes: KvBytesFn | None = None
+    check: CheckFn | None = None
+    activations: ActivationsFn | None = None
+    summary: SummaryFn | None = None
+    keywords: str = ""
+    recipe: Recipe | None = None
     internal: bool = False  # not offered in the palette (group boundary nodes)
     extra: dict = field(default_factory=dict)
 
@@ -167,6 +238,20 @@ class BlockSpec:
     def output_ports(self, params: Mapping[str, Any]) -> list[PortSpec]:
         return list(self.outputs(params) if callable(self.outputs) else self.outputs)
 
+    def summarize(self, node: "Node") -> str:
+        """The canvas line for ``node``: its ``summary`` hook, else its first two parameters."""
+        if self.summary is not None:
+            return self.summary(node)
+        params = node.resolved_params()
+        return " · ".join(f"{p.title} {_value_label(params[p.name])}" for p in self.params[:2]
+                          if p.name in params)
+
+
+def _value_label(value: Any) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
 
 class UnknownBlockError(KeyError):
     def __str__(self) -> str:  # KeyError quotes its message; this one reads as a sentence
@@ -179,6 +264,11 @@ _REGISTRY: dict[str, BlockSpec] = {}
 def register(spec: BlockSpec) -> BlockSpec:
     _REGISTRY[spec.type] = spec
     return spec
+
+
+def unregister(block_type: str) -> None:
+    """Forget a block type (a test's toy block, a plug-in being unloaded)."""
+    _REGISTRY.pop(block_type, None)
 
 
 def get_spec(block_type: str) -> BlockSpec:

@@ -6,14 +6,15 @@ experts, and the positional scheme; ``layer_summary`` names a layer for the grou
 """
 from __future__ import annotations
 
+from . import block_types as bt
 from .model import GROUP, Edge, Graph, Node
 from .placement import PLACEMENT_NAMES, identify_placement
 from .schema import get_spec
 
 ATTENTION_KINDS = ("mha", "gqa", "mqa")
-FFN_KINDS = ("ffn", "moe")
+FFN_KINDS = ("ffn", "moe")  # the switch's own words, not type names
 POSITIONAL_SCHEMES = ("sinusoidal", "learned", "rope", "alibi", "none")
-_ATTENTION_TYPES = ("attention", "cross_attention")
+_ATTENTION_TYPES = (bt.ATTENTION, bt.CROSS_ATTENTION)
 
 
 def _blocks(graph: Graph, *types: str):
@@ -52,9 +53,9 @@ def set_ffn_kind(layer: Graph, kind: str) -> Graph:
     """Every FFN in ``layer`` as a dense "ffn" or a "moe", keeping the node id, position, title,
     d_ff, activation and bias (a new MoE takes the block's default experts and top-k)."""
     _choose(kind, FFN_KINDS, "ffn kind")
-    target = "feed_forward" if kind == "ffn" else "moe"
+    target = bt.FEED_FORWARD if kind == "ffn" else bt.MOE
     out = layer.clone()
-    for node in _blocks(out, "feed_forward", "moe"):
+    for node in _blocks(out, bt.FEED_FORWARD, bt.MOE):
         if node.type == target:
             continue
         spec = get_spec(target)
@@ -76,7 +77,7 @@ def set_positional_scheme(root: Graph, scheme: str) -> Graph:
     _choose(scheme, POSITIONAL_SCHEMES, "positional scheme")
     out = root.clone()
     absolute = scheme in ("sinusoidal", "learned")
-    for node in _blocks(out, "attention"):
+    for node in _blocks(out, bt.ATTENTION):
         node.params["position"] = scheme if scheme in ("rope", "alibi") else "none"
     _set_absolute(out, scheme if absolute else None, _max_len(root))
     return out
@@ -84,23 +85,23 @@ def set_positional_scheme(root: Graph, scheme: str) -> Graph:
 
 def _max_len(root: Graph) -> int:
     """Rows for a new learned table: an existing table's, else the context length."""
-    tables = [n for _, n in root.walk() if n.type == "positional_encoding"]
+    tables = [n for _, n in root.walk() if n.type == bt.POSITIONAL_ENCODING]
     if tables:
         return max(int(n.param("max_len")) for n in tables)
     context = root.meta.get("context_length")
     if isinstance(context, int) and not isinstance(context, bool) and context > 0:
         return context
-    return int(get_spec("positional_encoding").param("max_len").default)
+    return int(get_spec(bt.POSITIONAL_ENCODING).param("max_len").default)
 
 
 def _set_absolute(graph: Graph, scheme: str | None, max_len: int) -> None:
     for node in list(graph.nodes.values()):
         if node.subgraph is not None:
             _set_absolute(node.subgraph, scheme, max_len)
-    for emb in graph.nodes_of_type("token_embedding"):
+    for emb in graph.nodes_of_type(bt.TOKEN_EMBEDDING):
         readers = graph.out_edges(emb.id)
         pos = [graph.nodes[e.dst] for e in readers
-               if graph.nodes[e.dst].type == "positional_encoding"]
+               if graph.nodes[e.dst].type == bt.POSITIONAL_ENCODING]
         if scheme is None:
             for p in pos:
                 _splice_out(graph, p.id)
@@ -127,7 +128,7 @@ def _insert_after(graph: Graph, emb: Node, scheme: str, max_len: int) -> None:
     base = emb.id[: -len("embed")] if emb.id.endswith("embed") else emb.id + "_"
     pid = base + "pos" if base + "pos" not in graph.nodes else graph.new_id(base + "pos")
     params = {"scheme": scheme, "max_len": max_len}
-    graph.add_node(Node(pid, "positional_encoding", params,
+    graph.add_node(Node(pid, bt.POSITIONAL_ENCODING, params,
                         (emb.pos[0] + 115.0, emb.pos[1] + 60.0)))
     for e in readers:
         graph.remove_edge(e)
@@ -152,7 +153,7 @@ def _attention_name(node: Node) -> str:
         text = f"MQA {heads}/1"
     else:
         text = f"GQA {heads}/{kv}"
-    if node.type == "cross_attention":
+    if node.type == bt.CROSS_ATTENTION:
         return "cross " + text
     extras = [f"window {node.param('window')}"] if node.param("window") else []
     if node.param("position") != "none":
@@ -165,12 +166,12 @@ def _attention_name(node: Node) -> str:
 def _mixer_name(node: Node) -> str | None:
     if node.type in _ATTENTION_TYPES:
         return _attention_name(node)
-    if node.type == "feed_forward":
+    if node.type == bt.FEED_FORWARD:
         return f"{_ACTIVATION_NAMES.get(node.param('activation'), node.param('activation'))} FFN"
-    if node.type == "moe":
+    if node.type == bt.MOE:
         act = _ACTIVATION_NAMES.get(node.param("activation"), node.param("activation"))
         return f"MoE {node.param('experts')}x top-{node.param('top_k')} {act}"
-    if node.type == "rnn":
+    if node.type == bt.RNN:
         return f"{str(node.param('cell')).upper()} {node.param('hidden_size')}"
     return None
 

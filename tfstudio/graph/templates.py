@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from . import block_types as bt
 from .edits import group_nodes
 from .model import GROUP_INPUT, GROUP_OUTPUT, Edge, Graph, Node, format_port_list
 
 PLACEMENTS = ("pre", "post", "sandwich")
-MIXER_TYPES = ("attention", "cross_attention", "feed_forward", "moe", "rnn")
+MIXER_TYPES = (bt.ATTENTION, bt.CROSS_ATTENTION, bt.FEED_FORWARD, bt.MOE, bt.RNN)
 
 Sublayer = tuple[str, dict[str, Any]]  # (block type, params)
 
@@ -28,50 +29,54 @@ def layer_graph(sublayers: Sequence[Sublayer], placement: str = "pre",
     A cross_attention sublayer reads the group's ``memory`` input."""
     if placement not in PLACEMENTS:
         raise ValueError(f"placement must be one of {', '.join(PLACEMENTS)}; got '{placement}'")
-    norm = dict(norm or {"kind": "layernorm"})
-    g = Graph()
+    layer = _LayerWriter(dict(norm or {"kind": "layernorm"}), placement)
     ports = [("x", "hidden")] + ([("memory", "memory")] if memory else [])
-    g.add_node(Node("inputs", GROUP_INPUT, {"ports": format_port_list(ports)}, (0.0, 0.0)))
+    layer.g.add_node(Node("inputs", GROUP_INPUT, {"ports": format_port_list(ports)}, (0.0, 0.0)))
     stream = ("inputs", "x")
-    x = _DX
-    names = _sublayer_names(sublayers)
-    for (block_type, params), name in zip(sublayers, names):
-        def add(node_id: str, typ: str, p: dict, dy: float = 0.0) -> str:
-            nonlocal x
-            g.add_node(Node(node_id, typ, dict(p), (x, dy)))
-            x += _DX
-            return node_id
+    for (block_type, params), name in zip(sublayers, _sublayer_names(sublayers)):
+        stream = layer.residual(stream, name, block_type, params)
+    layer.g.add_node(Node("outputs", GROUP_OUTPUT, {"ports": "y:hidden"}, (layer.x, 0.0)))
+    layer.g.add_edge(Edge(*stream, "outputs", "y"))
+    return layer.g
 
-        branch_in = stream
-        if placement in ("pre", "sandwich"):
-            n = add(f"norm_{name}", "norm", norm, 90.0)
-            g.add_edge(Edge(*stream, n, "x"))
-            branch_in = (n, "y")
-        f = add(name, block_type, params, 90.0)
-        g.add_edge(Edge(*branch_in, f, "x"))
-        if block_type == "cross_attention":
-            g.add_edge(Edge("inputs", "memory", f, "memory"))
-        branch_out = (f, "y")
-        if placement == "sandwich":
-            n = add(f"norm_{name}_out", "norm", norm, 90.0)
-            g.add_edge(Edge(*branch_out, n, "x"))
-            branch_out = (n, "y")
-        a = add(f"add_{name}", "add", {})
-        g.add_edge(Edge(*stream, a, "in1"))
-        g.add_edge(Edge(*branch_out, a, "in2"))
-        stream = (a, "y")
-        if placement == "post":
-            n = add(f"norm_{name}", "norm", norm)
-            g.add_edge(Edge(*stream, n, "x"))
-            stream = (n, "y")
-    g.add_node(Node("outputs", GROUP_OUTPUT, {"ports": "y:hidden"}, (x, 0.0)))
-    g.add_edge(Edge(*stream, "outputs", "y"))
-    return g
+
+class _LayerWriter:
+    """Lays out one layer's nodes left to right, wiring each residual branch."""
+
+    def __init__(self, norm: dict[str, Any], placement: str):
+        self.g, self.norm, self.placement, self.x = Graph(), norm, placement, _DX
+
+    def add(self, node_id: str, typ: str, params: dict, source: tuple[str, str] | None,
+            dy: float = 0.0) -> tuple[str, str]:
+        """Add a node fed from ``source`` at port x; its output (node, "y")."""
+        self.g.add_node(Node(node_id, typ, dict(params), (self.x, dy)))
+        self.x += _DX
+        if source is not None:
+            self.g.add_edge(Edge(*source, node_id, "x"))
+        return node_id, "y"
+
+    def residual(self, stream: tuple[str, str], name: str, block_type: str,
+                 params: dict) -> tuple[str, str]:
+        """stream + F(stream), with the norms the placement puts around F and after the sum."""
+        branch = stream
+        if self.placement in ("pre", "sandwich"):
+            branch = self.add(f"norm_{name}", bt.NORM, self.norm, branch, 90.0)
+        branch = self.add(name, block_type, params, branch, 90.0)
+        if block_type == bt.CROSS_ATTENTION:
+            self.g.add_edge(Edge("inputs", "memory", name, "memory"))
+        if self.placement == "sandwich":
+            branch = self.add(f"norm_{name}_out", bt.NORM, self.norm, branch, 90.0)
+        total, _ = self.add(f"add_{name}", bt.ADD, {}, None)
+        self.g.add_edge(Edge(*stream, total, "in1"))
+        self.g.add_edge(Edge(*branch, total, "in2"))
+        if self.placement == "post":
+            return self.add(f"norm_{name}", bt.NORM, self.norm, (total, "y"))
+        return total, "y"
 
 
 def _sublayer_names(sublayers: Sequence[Sublayer]) -> list[str]:
-    short = {"attention": "attn", "cross_attention": "cross", "feed_forward": "ffn",
-             "moe": "moe", "rnn": "rnn"}
+    short = {bt.ATTENTION: "attn", bt.CROSS_ATTENTION: "cross", bt.FEED_FORWARD: "ffn",
+             bt.MOE: "moe", bt.RNN: "rnn"}
     names, seen = [], {}
     for block_type, _ in sublayers:
         base = short.get(block_type, block_type)
@@ -111,26 +116,26 @@ def _attention_params(heads, kv_heads, causal, bias, position, rope_base=10000.0
 
 def _ffn(d_ff, activation, bias, moe=None):
     if moe:
-        return ("moe", {"experts": moe["experts"], "top_k": moe["top_k"], "d_ff": d_ff,
+        return (bt.MOE, {"experts": moe["experts"], "top_k": moe["top_k"], "d_ff": d_ff,
                         "activation": activation, "bias": bias,
                         "shared_expert": moe.get("shared_expert", False),
                         "aux_loss_weight": moe.get("aux_loss_weight", 0.01)})
-    return ("feed_forward", {"d_ff": d_ff, "activation": activation, "bias": bias})
+    return (bt.FEED_FORWARD, {"d_ff": d_ff, "activation": activation, "bias": bias})
 
 
 def _embed(b: ModelBuilder, prefix: str, role: str, vocab: int, d_model: int, pos_scheme: str,
            max_len: int, scale: bool, embed_norm: dict | None) -> tuple[str, str]:
-    inp = b.add(f"{prefix}tokens", "token_input", {"role": role})
-    emb = b.add(f"{prefix}embed", "token_embedding",
+    inp = b.add(f"{prefix}tokens", bt.TOKEN_INPUT, {"role": role})
+    emb = b.add(f"{prefix}embed", bt.TOKEN_EMBEDDING,
                 {"vocab_size": vocab, "d_model": d_model, "scale": scale}, [(inp, "ids", "ids")])
     stream = (emb, "y")
     if pos_scheme != "none":
-        pos = b.add(f"{prefix}pos", "positional_encoding", {"scheme": pos_scheme,
+        pos = b.add(f"{prefix}pos", bt.POSITIONAL_ENCODING, {"scheme": pos_scheme,
                                                             "max_len": max_len},
                     [(*stream, "x")])
         stream = (pos, "y")
     if embed_norm:
-        n = b.add(f"{prefix}embed_norm", "norm", embed_norm, [(*stream, "x")])
+        n = b.add(f"{prefix}embed_norm", bt.NORM, embed_norm, [(*stream, "x")])
         stream = (n, "y")
     return stream
 
@@ -156,23 +161,23 @@ def transformer_lm(*, name: str, description: str, vocab: int, d_model: int, lay
     if local_every:  # alternating dense / banded layers: a group of 2 layers repeated N/2 times
         local = dict(attn, window=window)
         dense = dict(attn, window=0)
-        sub = [("attention", dense), ffn, ("attention", local), ffn]
+        sub = [(bt.ATTENTION, dense), ffn, (bt.ATTENTION, local), ffn]
         lg = layer_graph(sub, placement, norm)
         b.add("layers", "group", {"repeat": layers // 2}, [(*stream, "x")], lg,
               title="dense + local layers")
     else:
-        lg = layer_graph([("attention", attn), ffn], placement, norm)
+        lg = layer_graph([(bt.ATTENTION, attn), ffn], placement, norm)
         b.add("layers", "group", {"repeat": layers}, [(*stream, "x")], lg,
               title="encoder layer" if encoder else "decoder layer")
     stream = ("layers", "y")
     if placement != "post":
-        stream = (b.add("final_norm", "norm", norm, [(*stream, "x")]), "y")
+        stream = (b.add("final_norm", bt.NORM, norm, [(*stream, "x")]), "y")
     if encoder:
-        b.add("head", "mlm_head", {"vocab_size": vocab, "tie": tie, "transform": mlm_transform,
+        b.add("head", bt.MLM_HEAD, {"vocab_size": vocab, "tie": tie, "transform": mlm_transform,
                                    "eps": eps},
               [(*stream, "x")])
     else:
-        b.add("head", "lm_head", {"vocab_size": vocab, "tie": tie}, [(*stream, "x")])
+        b.add("head", bt.LM_HEAD, {"vocab_size": vocab, "tie": tie}, [(*stream, "x")])
     return b.graph
 
 
@@ -188,24 +193,24 @@ def encoder_decoder(*, name: str, description: str, vocab: int, d_model: int,
                       "context_length": context or max_len})
     src = _embed(b, "src_", "source", vocab, d_model, pos_scheme, max_len, scale_embed, None)
     enc_attn = _attention_params(heads, kv_heads, False, bias, attn_position)
-    enc = layer_graph([("attention", enc_attn), _ffn(d_ff, activation, bias)], placement, norm)
+    enc = layer_graph([(bt.ATTENTION, enc_attn), _ffn(d_ff, activation, bias)], placement, norm)
     b.add("encoder", "group", {"repeat": encoder_layers}, [(*src, "x")], enc,
           title="encoder layer")
     memory = ("encoder", "y")
     if placement != "post":
-        memory = (b.add("encoder_norm", "norm", norm, [(*memory, "x")]), "y")
+        memory = (b.add("encoder_norm", bt.NORM, norm, [(*memory, "x")]), "y")
     b.row(260.0)
     tgt = _embed(b, "tgt_", "target", vocab, d_model, pos_scheme, max_len, scale_embed, None)
     dec_attn = _attention_params(heads, kv_heads, True, bias, attn_position)
     cross = {"heads": heads, "kv_heads": kv_heads or heads, "bias": bias}
-    dec = layer_graph([("attention", dec_attn), ("cross_attention", cross),
+    dec = layer_graph([(bt.ATTENTION, dec_attn), (bt.CROSS_ATTENTION, cross),
                        _ffn(d_ff, activation, bias)], placement, norm, memory=True)
     b.add("decoder", "group", {"repeat": decoder_layers}, [(*tgt, "x"), (*memory, "memory")],
           dec, title="decoder layer")
     stream = ("decoder", "y")
     if placement != "post":
-        stream = (b.add("decoder_norm", "norm", norm, [(*stream, "x")]), "y")
-    b.add("head", "seq2seq_head", {"vocab_size": vocab, "tie": tie}, [(*stream, "x")])
+        stream = (b.add("decoder_norm", bt.NORM, norm, [(*stream, "x")]), "y")
+    b.add("head", bt.SEQ2SEQ_HEAD, {"vocab_size": vocab, "tie": tie}, [(*stream, "x")])
     return b.graph
 
 
@@ -215,9 +220,9 @@ def recurrent_lm(*, name: str, description: str, vocab: int, d_model: int, hidde
     b = ModelBuilder({"name": name, "description": description, "family": "decoder",
                       "context_length": context})
     stream = _embed(b, "", "tokens", vocab, d_model, "none", context, False, None)
-    r = b.add("rnn", "rnn", {"cell": cell, "hidden_size": hidden, "layers": layers},
+    r = b.add("rnn", bt.RNN, {"cell": cell, "hidden_size": hidden, "layers": layers},
               [(*stream, "x")])
-    b.add("head", "lm_head", {"vocab_size": vocab, "tie": tie}, [(r, "y", "x")])
+    b.add("head", bt.LM_HEAD, {"vocab_size": vocab, "tie": tie}, [(r, "y", "x")])
     return b.graph
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
+from . import block_types as bt
 from .model import GROUP, GROUP_INPUT, GROUP_OUTPUT, Graph, GraphError, Node, parse_port_list
 from .schema import LOGITS, PORT_KINDS, MEMORY, UnknownBlockError, get_spec, kind_accepts
 from .shapes import ShapeMap, infer_shapes
@@ -294,7 +295,7 @@ class _Validator:
 
     def missing_input(self, graph: Graph, node: Node, port, path) -> None:
         if port.kind == MEMORY:
-            what = "cross-attention" if node.type == "cross_attention" else f"'{node.id}'"
+            what = "cross-attention" if node.type == bt.CROSS_ATTENTION else f"'{node.id}'"
             self.add(ERROR, "cross_attention_without_memory",
                      f"{what} has nothing wired to '{port.name}': cross-attention needs the "
                      "encoder's output to attend over",

@@ -1,30 +1,15 @@
 """Fuzzy matching for search-to-add and the palette filter (pure Python).
 
-A query matches a text when its letters appear in order ("lnorm" matches "layernorm"), and
-aliases cover the words people use for a block ("ffn", "mlp" find Feed-forward). Matches at word
-starts and in runs score higher, so initials ("ca" -> Cross-attention) find what people mean.
+A query matches a text when its letters appear in order ("lnorm" matches "layernorm"), and each
+block type's ``keywords`` (in its schema module) cover the words people use for it ("ffn", "mlp"
+find Feed-forward). Matches at word starts and in runs score higher, so initials ("ca" ->
+Cross-attention) find what people mean.
 """
 from __future__ import annotations
 
 from typing import Iterable
 
 from ..graph.schema import BlockSpec
-
-# Words people type for a block that are not in its name.
-ALIASES = {
-    "attention": "mha gqa mqa self attn causal",
-    "cross_attention": "xattn attn encoder decoder memory",
-    "feed_forward": "ffn mlp dense swiglu gelu",
-    "moe": "experts router mixture",
-    "norm": "layernorm rmsnorm ln",
-    "add": "residual skip sum plus",
-    "positional_encoding": "pe sinusoidal learned position",
-    "token_embedding": "embed wte vocab lookup",
-    "lm_head": "logits output unembed",
-    "group": "layer repeat block stack",
-    "rnn": "lstm gru recurrent",
-}
-
 
 def fuzzy_score(query: str, text: str) -> float | None:
     """How well ``query`` matches ``text`` (higher is better), or None when it does not.
@@ -57,9 +42,9 @@ def fuzzy_score(query: str, text: str) -> float | None:
 
 
 def block_score(query: str, spec: BlockSpec, descriptions: bool = True) -> float | None:
-    """The best match over a block's title, type, family and aliases; with ``descriptions``,
+    """The best match over a block's title, type, family and keywords; with ``descriptions``,
     a block whose description contains every word of the query matches too, ranked last."""
-    fields = (spec.title, spec.type, spec.family, ALIASES.get(spec.type, ""))
+    fields = (spec.title, spec.type, spec.family, spec.keywords)
     scores = [s for s in (fuzzy_score(query, f) for f in fields) if s is not None]
     words = query.lower().split()
     if (descriptions and not scores and words

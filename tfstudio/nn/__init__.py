@@ -11,9 +11,24 @@ from .feedforward import FeedForward, MixtureOfExperts
 from .heads import LMHead, MLMHead
 from .model import GraphLayer, GraphModel
 from .norm import Norm
-from .positions import alibi_slopes, apply_rope, rope_angles, sinusoidal_table
+from .positions import alibi_slopes, apply_rope, rope_angles, rotate_pairs, sinusoidal_table
 from .recurrent import Recurrent
 from .residual import Add, Dropout
+
+# Every class the generated code may build, by name: this package's own, and any a block type
+# defined outside tfstudio adds with register_module.
+MODULES: dict = {}
+
+
+def register_module(cls: type) -> type:
+    """Make ``cls`` (an ``nn.Module`` subclass) buildable by name from generated code."""
+    MODULES[cls.__name__] = cls
+    return cls
+
+
+def unregister_module(name: str) -> None:
+    MODULES.pop(name, None)
+
 
 SOURCE_FILES = ("cache.py", "positions.py", "norm.py", "residual.py", "embedding.py",
                 "attention.py", "feedforward.py", "heads.py", "recurrent.py", "model.py")
@@ -21,4 +36,9 @@ SOURCE_FILES = ("cache.py", "positions.py", "norm.py", "residual.py", "embedding
 __all__ = ["Add", "CrossAttention", "DecodingCache", "Dropout", "FeedForward", "GraphLayer",
            "GraphModel", "LMHead", "MLMHead", "MixtureOfExperts", "Norm", "PositionalEncoding",
            "Recurrent", "SelfAttention", "TokenEmbedding", "alibi_slopes", "apply_rope",
-           "rope_angles", "sinusoidal_table", "SOURCE_FILES"]
+           "rope_angles", "rotate_pairs", "sinusoidal_table", "SOURCE_FILES", "MODULES",
+           "register_module", "unregister_module"]
+
+for _cls in (Add, CrossAttention, Dropout, FeedForward, LMHead, MLMHead, MixtureOfExperts, Norm,
+             PositionalEncoding, Recurrent, SelfAttention, TokenEmbedding):
+    register_module(_cls)

@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .positions import alibi_slopes, apply_rope, rope_angles
+from .positions import alibi_slopes, apply_rope, rope_angles, rotate_pairs
 
 # enable_gqa arrived in torch 2.5; older versions repeat K/V instead
 _SDPA_HAS_GQA = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 5)
@@ -84,7 +84,8 @@ class SelfAttention(_Attention):
 
     def __init__(self, d_model: int, heads: int = 4, kv_heads: int | None = None,
                  causal: bool = True, window: int = 0, bias: bool = True, dropout: float = 0.0,
-                 position: str = "none", rope_base: float = 10000.0, rope_scaling: float = 1.0):
+                 position: str = "none", rope_base: float = 10000.0, rope_scaling: float = 1.0,
+                 rope_scaling_type: str = "linear"):
         super().__init__()
         kv_heads = kv_heads or heads
         head_dim = _check_heads(d_model, heads, kv_heads)
@@ -93,9 +94,14 @@ class SelfAttention(_Attention):
         if position == "rope" and head_dim % 2:
             raise ValueError(f"RoPE rotates feature pairs, so the head size must be even; "
                              f"d_model {d_model} / {heads} heads gives {head_dim}")
+        if rope_scaling_type not in ("linear", "ntk"):
+            raise ValueError(f"rope_scaling_type must be linear or ntk; got "
+                             f"'{rope_scaling_type}'")
         self._setup(heads, kv_heads, head_dim, dropout)
         self.causal, self.window, self.position = bool(causal), int(window), position
         self.rope_base, self.rope_scaling = float(rope_base), float(rope_scaling)
+        self.rope_scaling_type = rope_scaling_type
+        self._rotations = None  # ((device, inference mode), cos + i sin of positions 0..N-1)
         self.qkv = nn.Linear(d_model, (heads + 2 * kv_heads) * head_dim, bias=bias)
         self.out = nn.Linear(heads * head_dim, d_model, bias=bias)
 
@@ -115,15 +121,30 @@ class SelfAttention(_Attention):
                 raise ValueError("incremental decoding needs causal attention; this attention "
                                  "is bidirectional, so run the whole sequence without a cache")
             start = cache.offset
-        if self.position == "rope":
-            positions = torch.arange(start, start + T, device=x.device)
-            cos, sin = rope_angles(positions, hd, self.rope_base, self.rope_scaling)
-            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+        if self.position == "rope" and torch.onnx.is_in_onnx_export():
+            cos, sin = rope_angles(torch.arange(start, start + T, device=x.device), hd,
+                                   self.rope_base, self.rope_scaling, self.rope_scaling_type)
+            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)  # no complex numbers
+        elif self.position == "rope":
+            rotation = self._rotation(start + T, x.device)[start:]
+            q, k = rotate_pairs(q, rotation), rotate_pairs(k, rotation)
         if cache is not None:
             k, v = self._extend_cache(cache.state(self), k, v)
         mask, is_causal = self._mask(T, k.shape[2], start, q)
         y = self._attend(q, k, v, mask, is_causal)
         return self.out(y.transpose(1, 2).reshape(B, T, H * hd))
+
+    def _rotation(self, length: int, device) -> torch.Tensor:
+        """RoPE's cos + i sin for positions 0..length-1, computed once and kept (doubled when a
+        longer sequence comes), so a forward never recomputes the angles."""
+        key = (device, torch.is_inference_mode_enabled())  # inference tensors cannot train
+        kept = self._rotations if self._rotations and self._rotations[0] == key else None
+        if kept is None or len(kept[1]) < length:
+            size = max(length, 2 * len(kept[1])) if kept else length
+            cos, sin = rope_angles(torch.arange(size, device=device), self.head_dim,
+                                   self.rope_base, self.rope_scaling, self.rope_scaling_type)
+            self._rotations = (key, torch.complex(cos, sin))
+        return self._rotations[1][:length]
 
     def _extend_cache(self, state: dict, k, v):
         if "k" in state:

@@ -1,9 +1,9 @@
 """Base classes of compiled models: the interface the trainer, probes, GUI and exports use.
 
 A compiled model is a subclass of :class:`GraphModel` whose ``__init__`` and ``forward`` are
-generated from a graph. Generated classes list their blocks in ``BLOCKS``: pairs of (node id,
-attribute name), where the attribute is a module, or an ``nn.ModuleList`` of generated
-:class:`GraphLayer` copies for a repeated group.
+generated from a graph. Generated classes list their blocks in ``BLOCKS``: node ids (the
+attribute has the same name) or pairs of (node id, attribute name), where the attribute is a
+module, or an ``nn.ModuleList`` of generated :class:`GraphLayer` copies for a repeated group.
 """
 import math
 
@@ -11,7 +11,6 @@ import torch
 from torch import nn
 
 from .cache import DecodingCache
-from .feedforward import MixtureOfExperts
 from .norm import Norm
 
 INIT_STD = 0.02
@@ -48,7 +47,8 @@ class GraphModel(nn.Module):
         found = []
 
         def walk(owner, prefix):
-            for node_id, attr in owner.BLOCKS:
+            for entry in owner.BLOCKS:
+                node_id, attr = (entry, entry) if isinstance(entry, str) else entry
                 module = getattr(owner, attr)
                 if isinstance(module, nn.ModuleList):
                     for i, layer in enumerate(module):
@@ -66,8 +66,9 @@ class GraphModel(nn.Module):
 
     def aux_loss(self) -> torch.Tensor:
         """Sum of the MoE load-balancing losses of the last forward (0 when there are none)."""
+        # duck-typed, so an exported model.py need not carry the MoE code to have this method
         losses = [m.aux_loss for m in self.modules()
-                  if isinstance(m, MixtureOfExperts) and m.aux_loss is not None]
+                  if isinstance(getattr(m, "aux_loss", None), torch.Tensor)]
         if not losses:
             return torch.zeros((), device=next(self.parameters()).device)
         return torch.stack(losses).sum()

@@ -14,19 +14,35 @@ def sinusoidal_table(positions: torch.Tensor, d_model: int) -> torch.Tensor:
     return table[:, :d_model]
 
 
-def rope_angles(positions: torch.Tensor, head_dim: int, base: float, scaling: float):
-    """cos and sin of pos/scaling * w_k with w_k = base^(-2k/head_dim); each [T, head_dim/2]."""
+def rope_angles(positions: torch.Tensor, head_dim: int, base: float, scaling: float,
+                scaling_type: str = "linear"):
+    """cos and sin of pos * w_k with w_k = base^(-2k/head_dim); each [T, head_dim/2].
+
+    ``scaling`` s stretches the context: linear divides the positions by s; ntk (NTK-aware)
+    keeps them and raises the base to base * s^(head_dim / (head_dim - 2))."""
     k = torch.arange(0, head_dim, 2, device=positions.device, dtype=torch.float32)
+    if scaling_type == "ntk":
+        if head_dim <= 2:
+            raise ValueError("NTK-aware RoPE scaling needs a head size above 2")
+        base, scaling = base * scaling ** (head_dim / (head_dim - 2)), 1.0
     inv_freq = base ** (-k / head_dim)
     angles = (positions.to(torch.float32) / scaling)[:, None] * inv_freq[None, :]
     return angles.cos(), angles.sin()
 
 
 def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """Rotate each (even, odd) feature pair of ``x`` [B, H, T, head_dim] by its angle."""
+    """Rotate each (even, odd) feature pair of ``x`` [B, H, T, head_dim] by its angle, in real
+    arithmetic (ONNX has no complex numbers; :func:`rotate_pairs` is the fast form)."""
     even, odd = x[..., 0::2].float(), x[..., 1::2].float()
     rotated = torch.stack((even * cos - odd * sin, even * sin + odd * cos), dim=-1)
     return rotated.flatten(-2).to(x.dtype)
+
+
+def rotate_pairs(x: torch.Tensor, rotation: torch.Tensor) -> torch.Tensor:
+    """``x`` [..., T, head_dim] with each (even, odd) pair, read as one complex number, times
+    ``rotation`` [T, head_dim/2] (cos + i sin): one complex multiply, as in Meta's LLaMA."""
+    pairs = torch.view_as_complex(x.float().unflatten(-1, (-1, 2)))
+    return torch.view_as_real(pairs * rotation).flatten(-2).to(x.dtype)
 
 
 def alibi_slopes(heads: int) -> list[float]:
