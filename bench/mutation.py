@@ -39,7 +39,7 @@ TESTS = {
                        "tests/test_train_init_from.py"],
     "tfstudio/train/sampling.py": ["tests/test_sampling_boundaries.py",
                                    "tests/test_train_sampling.py"],
-    "tfstudio/train/optim.py": ["tests/test_train_safeguards.py", "tests/test_train_runs.py"],
+    "tfstudio/train/optim.py": ["tests/test_train_safeguards.py", "tests/test_train_sampling.py"],
     "tfstudio/runs": ["tests/test_checkpoint_writes.py", "tests/test_runs_checkpoints.py",
                       "tests/test_runs_lock.py", "tests/test_runs_preflight.py",
                       "tests/test_train_resume.py"],
@@ -72,33 +72,41 @@ def scratch_copy(modules: list[str], tests: list[str]) -> Path:
     work = Path(tempfile.mkdtemp(prefix="tfstudio-mutmut-"))
     shutil.copytree(ROOT / "tfstudio", work / "tfstudio",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(ROOT / "tests", work / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    for folder in ("tests", "resources"):  # resources: the presets the tests load
+        if (ROOT / folder).exists():
+            shutil.copytree(ROOT / folder, work / folder,
+                            ignore=shutil.ignore_patterns("__pycache__"))
     settings = "\n".join([
         "", "[tool.mutmut]",
         "source_paths = [\"tfstudio\"]",
         f"only_mutate = {json.dumps([m if m.endswith('.py') else m + '/*' for m in modules])}",
         f"pytest_add_cli_args_test_selection = {json.dumps(tests)}",
         "pytest_add_cli_args = [\"-x\", \"-q\", \"-p\", \"no:cacheprovider\"]",
-        "also_copy = [\"tests\"]", ""])
+        "also_copy = [\"tests\", \"resources\"]", ""])
     (work / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text() + settings)
     return work
 
 
-def run_mutmut(work: Path, budget: float, max_children: int) -> tuple[float, bool]:
-    """Runs ``mutmut run`` for at most ``budget`` seconds: (seconds, finished)."""
+def run_mutmut(work: Path, budget: float, max_children: int) -> tuple[float, str]:
+    """Runs ``mutmut run`` for at most ``budget`` seconds: (seconds, how it ended)."""
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "OMP_NUM_THREADS": "1"}
     env.pop("PYTHONPATH", None)  # the mutated copy must be the one imported
     start = time.perf_counter()
+    log = open(work / "mutmut.log", "w")  # its progress spinner is thousands of lines
     proc = subprocess.Popen([sys.executable, "-m", "mutmut", "run", "--max-children",
-                             str(max_children)], cwd=work, env=env, start_new_session=True)
+                             str(max_children)], cwd=work, env=env, stdout=log,
+                            stderr=subprocess.STDOUT, start_new_session=True)
     try:
         proc.wait(timeout=budget)
-        finished = proc.returncode == 0
+        ended = "ran to the end" if proc.returncode == 0 else f"mutmut failed ({proc.returncode})"
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, 15)
         proc.wait()
-        finished = False
-    return time.perf_counter() - start, finished
+        ended = "stopped by the time budget"
+    log.close()
+    if ended.startswith("mutmut failed"):
+        print((work / "mutmut.log").read_text()[-4000:])
+    return time.perf_counter() - start, ended
 
 
 def read_results(work: Path) -> dict[str, dict[str, int | None]]:
@@ -119,7 +127,7 @@ def mutant_diff(work: Path, name: str) -> str:
     return " / ".join(ln.strip() for ln in lines)[:300]
 
 
-def report(results: dict, seconds: float, finished: bool, modules: list[str],
+def report(results: dict, seconds: float, ended: str, modules: list[str],
            tests: list[str], work: Path) -> tuple[str, list[tuple[str, str]]]:
     counts: dict[str, Counter] = {}
     survivors = []
@@ -142,7 +150,7 @@ def report(results: dict, seconds: float, finished: bool, modules: list[str],
     body = "\n".join([
         f"Command: `python bench/mutation.py --modules {' '.join(modules)} --write` "
         f"({seconds:.0f} s, mutmut {_mutmut_version()}, "
-        f"{'ran to the end' if finished else 'stopped by the time budget'}).",
+        f"{ended}).",
         f"Tests: {', '.join(f'`{t}`' for t in tests)}.", "",
         *rows, "",
         "Score = (killed + timeout) / (killed + survived + timeout); \"not run\" mutants were "
@@ -185,9 +193,12 @@ def main() -> int:
     tests = args.tests or tests_for(modules)
     work = scratch_copy(modules, tests)
     try:
-        seconds, finished = run_mutmut(work, args.budget, args.max_children)
-        body, survivors = report(read_results(work), seconds, finished, modules, tests, work)
+        seconds, ended = run_mutmut(work, args.budget, args.max_children)
+        body, _ = report(read_results(work), seconds, ended, modules, tests, work)
         print(body)
+        if ended.startswith("mutmut failed"):
+            print("not written to docs/BENCHMARKS.md: mutmut did not run (see its output above)")
+            return 1
         if args.write:
             sys.path.insert(0, str(ROOT / "bench"))
             from report import replace_section

@@ -14,7 +14,7 @@ import tfstudio
 from tfstudio.compiler import compile_graph
 from tfstudio.nn.norm import Norm
 from tfstudio.runs.config import TrainConfig
-from tfstudio.train.optim import make_optimizer
+from tfstudio.train.optim import lr_at, make_optimizer
 from tfstudio.train.trainer import Trainer
 
 TINY = dict(corpus="sample:small", tokenizer="byte", batch_size=2, seq_len=16,
@@ -153,3 +153,35 @@ def test_masked_lm_batches_used_in_training_mask_at_the_bert_rates():
     random = n_chosen - masked - kept
     assert random / n_chosen == pytest.approx(0.1, abs=0.025)
     assert not (~chosen & (inputs == tok.mask_id)).any(), "an unlabelled position was masked"
+
+
+# ---------------------------------------------------------------- found by mutation testing
+
+def test_optimizer_uses_the_given_betas_and_the_fused_kernel_only_on_cuda():
+    model = nn.Linear(3, 2)
+    cpu = make_optimizer(model, 0.01, 0.1, (0.8, 0.9), "cpu")
+    assert [g["betas"] for g in cpu.param_groups] == [(0.8, 0.9)] * 2
+    assert [g["lr"] for g in cpu.param_groups] == [0.01, 0.01]
+    assert not cpu.defaults.get("fused")
+    cuda = make_optimizer(model, 0.01, 0.1, (0.8, 0.9), "cuda")  # built, not stepped
+    assert cuda.defaults.get("fused") is True
+
+
+def test_trainer_optimizer_uses_the_configured_betas():
+    trainer = Trainer(tfstudio.load_graph("tiny-gpt"),
+                      TrainConfig(**TINY, steps=1, beta1=0.7, beta2=0.8))
+    assert trainer.run().kind == "Finished"
+    assert {g["betas"] for g in trainer.optimizer.param_groups} == {(0.7, 0.8)}
+
+
+@pytest.mark.parametrize("step, warmup, total, expected", [
+    (0, 1, 11, 1.0),          # a one-step warmup reaches the full rate at once
+    (10, 10, 110, 1.0),       # the first step after warmup: the top of the cosine
+    (2, 1, 2, 0.1),           # a one-step decay ends at the floor
+    (160, 10, 110, 0.1),      # past the end the rate stays at the floor
+    (5, 0, 10, 0.1 + 0.9 * 0.5),  # no warmup: the cosine from step 0
+])
+def test_learning_rate_schedule_edges(step, warmup, total, expected):
+    # lr * (min + (1 - min) * (1 + cos(pi * progress)) / 2), progress capped at 1
+    assert lr_at(step, lr=1.0, warmup=warmup, total=total, min_ratio=0.1) \
+        == pytest.approx(expected)
