@@ -183,7 +183,7 @@ def mutant_diff(work: Path, name: str) -> str:
 
 
 def report(results: dict, seconds: float, ended: str, modules: list[str],
-           tests: list[str], work: Path) -> tuple[str, list[tuple[str, str]]]:
+           tests: list[str], work: Path, section: str = "") -> tuple[str, list[tuple[str, str]]]:
     counts: dict[str, Counter] = {}
     survivors = []
     for source, codes in results.items():
@@ -204,7 +204,8 @@ def report(results: dict, seconds: float, ended: str, modules: list[str],
         rows.append(f"| {scope} | " + " | ".join(str(c[k]) for k in columns) + f" | {score} |")
     not_run = [p for p in PACKAGES if not any(m.startswith(p) for m in modules)]
     body = "\n".join([
-        f"Command: `python bench/mutation.py --modules {' '.join(modules)} --write` "
+        f"Command: `python bench/mutation.py --modules {' '.join(modules)} --write"
+        f"{' --section ' + section if section else ''}` "
         f"({seconds:.0f} s, mutmut {_mutmut_version()}, "
         f"{ended}).",
         f"Tests: {', '.join(f'`{t}`' for t in tests)}.", "",
@@ -233,10 +234,16 @@ def main() -> int:
     parser.add_argument("--modules", nargs="+", default=PACKAGES,
                         help="source files or folders to mutate (default: the four packages)")
     parser.add_argument("--tests", nargs="+", help="test files (default: per module, TESTS)")
+    parser.add_argument("--deselect", action="append", default=[], metavar="TEST_ID",
+                        help="leave out one test (pytest's --deselect; e.g. one failing "
+                             "without any mutant, which would stop mutmut)")
     parser.add_argument("--budget", type=float, default=1800, help="seconds before stopping")
     parser.add_argument("--max-children", type=int, default=2, help="parallel test runs")
     parser.add_argument("--write", action="store_true", help="update docs/BENCHMARKS.md")
     parser.add_argument("--keep", action="store_true", help="keep the scratch copy")
+    parser.add_argument("--section", default="",
+                        help="write under '## Mutation testing (mutmut): SECTION' (so runs over "
+                             "different modules keep separate sections)")
     args = parser.parse_args()
     try:
         import mutmut  # noqa: F401
@@ -249,10 +256,11 @@ def main() -> int:
         print(f"no such source file or folder: {', '.join(missing)}")
         return 2
     tests = args.tests or tests_for(modules)
-    work = scratch_copy(modules, tests)
+    work = scratch_copy(modules, tests + [f"--deselect={t}" for t in args.deselect])
     try:
         seconds, ended = run_mutmut(work, args.budget, args.max_children)
-        body, _ = report(read_results(work), seconds, ended, modules, tests, work)
+        body, _ = report(read_results(work), seconds, ended, modules, tests, work,
+                         args.section)
         print(body)
         if ended.startswith("mutmut failed"):
             print("not written to docs/BENCHMARKS.md: mutmut did not run (see its output above)")
@@ -260,7 +268,8 @@ def main() -> int:
         if args.write:
             sys.path.insert(0, str(ROOT / "bench"))
             from report import replace_section
-            print(f"wrote {replace_section(TITLE, body)}")
+            title = f"{TITLE}: {args.section}" if args.section else TITLE
+            print(f"wrote {replace_section(title, body)}")
     finally:
         if args.keep:
             print(f"scratch copy kept in {work}")

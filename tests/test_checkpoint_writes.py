@@ -82,3 +82,28 @@ def test_pruning_keeps_exactly_the_newest(tmp_path, keep):
     assert step_folders(checkpoints) == list(range(steps - keep + 1, steps + 1))
     assert (checkpoints / "LATEST").read_text().strip() == f"step-{steps:08d}"
     assert not list(checkpoints.glob(".*.partial"))
+
+
+def test_cleanup_removes_abandoned_partials_and_keeps_a_live_writers(tmp_path):
+    """Found by mutation testing: a partial folder without a writer PID (older runs) or of a
+    dead writer is removed on the next checkpoint; a live writer's partial is never touched."""
+    import os
+    import subprocess
+    import sys
+
+    checkpoints = tmp_path / "checkpoints"
+    checkpoints.mkdir(parents=True)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    legacy = checkpoints / ".step-00000009.partial"
+    abandoned = checkpoints / f".step-00000009.{dead}.partial"
+    live = checkpoints / f".step-00000009.{os.getppid()}.partial"   # our parent: alive
+    for folder in (legacy, abandoned, live):
+        folder.mkdir()
+        (folder / "model.safetensors").write_bytes(b"half")
+    cfg = TrainConfig(**{**TINY, "checkpoint_every": 0}, steps=1)
+    assert Trainer(tfstudio.load_graph("tiny-gpt"), cfg, run_dir=tmp_path,
+                   overwrite=True).run().kind == "Finished"
+    assert not legacy.exists() and not abandoned.exists()
+    assert (live / "model.safetensors").read_bytes() == b"half"
+    assert step_folders(checkpoints) == [1]
