@@ -212,7 +212,8 @@ def report(results: dict, seconds: float, ended: str, modules: list[str],
         *rows, "",
         "Score = (killed + timeout) / (killed + survived + timeout); \"not run\" mutants were "
         "not reached within the budget.",
-        (f"Packages not run in this measurement: {', '.join(not_run)}." if not_run else ""),
+        "Only the files in the table were mutated"
+        + (f"; no file of {', '.join(not_run)}." if not_run else "."),
         "", f"Survivors ({reviewed} of {len(survivors)} reviewed as equivalent; mutmut's "
         "name: the change, then why no test can kill it):", "",
         *([f"- `{n}`: `{d}` — {EQUIVALENT.get(n, '**not reviewed**')}" for n, d in survivors]
@@ -242,7 +243,7 @@ def main() -> int:
     parser.add_argument("--write", action="store_true", help="update docs/BENCHMARKS.md")
     parser.add_argument("--keep", action="store_true", help="keep the scratch copy")
     parser.add_argument("--section", default="",
-                        help="write under '## Mutation testing (mutmut): SECTION' (so runs over "
+                        help="write under '## Mutation testing of SECTION (mutmut)' (so runs over "
                              "different modules keep separate sections)")
     args = parser.parse_args()
     try:
@@ -268,7 +269,8 @@ def main() -> int:
         if args.write:
             sys.path.insert(0, str(ROOT / "bench"))
             from report import replace_section
-            title = f"{TITLE}: {args.section}" if args.section else TITLE
+            # a title that starts with TITLE would be replaced along with TITLE's section
+            title = f"## Mutation testing of {args.section} (mutmut)" if args.section else TITLE
             print(f"wrote {replace_section(title, body)}")
     finally:
         if args.keep:
