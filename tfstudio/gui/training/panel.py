@@ -559,7 +559,12 @@ class TrainingPanel(QWidget):
     def _tab_shown(self) -> None:
         widget = self.tabs.currentWidget()
         if widget in self._corner_of:
-            self.corners.setCurrentWidget(self._corner_of[widget])
+            corner = self._corner_of[widget]
+            self.corners.setCurrentWidget(corner)
+            # as wide as this view's controls (a stack is as wide as its widest page): a view
+            # without controls leaves the whole row to the tabs
+            self.corners.setFixedWidth(corner.sizeHint().width() if corner.layout() else 0)
+            self.tabs.setCornerWidget(self.corners, Qt.TopRightCorner)  # lays the row out again
         self._refresh_visible_view()
         if widget is self.curves and self.state.curves_stale:
             self.state.curves_stale = False
