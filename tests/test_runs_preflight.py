@@ -107,3 +107,22 @@ def test_import_side_check_counts_two_copies():
     check_model_memory(graph, copies=2, available=8 * n)
     with pytest.raises(MemoryRefusal, match="importing x"):
         check_model_memory(graph, copies=2, available=8 * n - 1, what="importing x")
+
+
+def test_import_hf_refuses_a_checkpoint_too_big_for_the_machine(tmp_path, capsys):
+    import json
+    folder = tmp_path / "gpt3"  # GPT-3's shape: 175B parameters, 1.4 TB as two fp32 copies
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({
+        "model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "n_layer": 96,
+        "n_embd": 12288, "n_head": 96, "n_positions": 2048, "vocab_size": 50257}))
+    (folder / "model.safetensors").write_bytes(b"")  # never read: refused before the weights
+    assert main(["import-hf", str(folder), "--out", str(tmp_path / "run")]) == 2
+    line = capsys.readouterr().err.strip()
+    assert line.startswith("tfstudio import-hf: importing") and "--no-memory-check" in line
+    d, layers, vocab, positions = 12288, 96, 50257, 2048
+    # GPT-2's count: per layer 12 d^2 + 13 d (QKV, output, two FFN matrices, biases, two
+    # LayerNorms), embeddings and positions, the final LayerNorm; the head is tied
+    params = layers * (12 * d * d + 13 * d) + vocab * d + positions * d + 2 * d
+    assert f"{params:,} parameters" in line
+    assert not (tmp_path / "run").exists()

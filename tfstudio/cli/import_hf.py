@@ -23,6 +23,9 @@ def configure(parser) -> None:
                              "and head row for the same token, so it needs a vocabulary with a "
                              "token per byte, such as GPT-2's (default: the folder's own "
                              "tokenizer, when tfstudio can represent it)")
+    parser.add_argument("--no-memory-check", action="store_true",
+                        help="import even when the memory pre-flight predicts the weights will "
+                             "not fit (the refusal names both numbers)")
 
 
 def run(args) -> int:
@@ -32,7 +35,8 @@ def run(args) -> int:
 
     out = args.out or f"{Path(args.folder).resolve().name}-tfstudio"
     try:
-        report = import_hf(args.folder, out, overwrite=args.force, tokenizer=args.tokenizer)
+        report = import_hf(args.folder, out, overwrite=args.force, tokenizer=args.tokenizer,
+                           memory_check=not args.no_memory_check)
     except (InteropError, OSError, ValueError) as exc:
         raise UsageError(str(exc)) from None
     print(report)

@@ -29,16 +29,19 @@ _IGNORED = re.compile(r"(^|\.)(position_ids|masked_bias|rotary_emb\.inv_freq)$|"
                       r"\.attn\.bias$|^bert\.pooler\.|^cls\.seq_relationship\.")
 
 
-def import_hf(folder, out_dir, *, overwrite: bool = False,
-              tokenizer: str | None = None) -> Report:
+def import_hf(folder, out_dir, *, overwrite: bool = False, tokenizer: str | None = None,
+              memory_check: bool = True) -> Report:
     """Turn the Hugging Face checkpoint in ``folder`` into a tfstudio run folder ``out_dir``;
-    ``tokenizer`` (a spec such as "byte") replaces the folder's own tokenizer."""
+    ``tokenizer`` (a spec such as "byte") replaces the folder's own tokenizer. ``memory_check``
+    first refuses a checkpoint whose weights (twice: the file's and the model's) would not fit
+    in memory."""
     import torch
 
     from ..compiler import compile_graph
     from ..graph import save_graph
     from ..runs.checkpoint import save_checkpoint
     from ..runs.config import TrainConfig
+    from ..runs.preflight import NO_CHECK_HINT, check_model_memory
     from .anatomy import read_anatomy
     from .hf_tokenizer import import_tokenizer, tokenizer_for_import
 
@@ -48,6 +51,8 @@ def import_hf(folder, out_dir, *, overwrite: bool = False,
     cfg = read_config(folder)
     family = cfg.model_type
     graph, notes = graph_from_config(cfg, folder.resolve().name or "imported")
+    if memory_check:
+        check_model_memory(graph, copies=2, what=f"importing {folder}", hint=NO_CHECK_HINT)
     model = compile_graph(graph)
     anatomy = read_anatomy(graph)
     links = family_links(family, anatomy, dict(model.blocks()))
