@@ -43,7 +43,7 @@ def model_of(preset: str, tokenizer, seed: int = 0):
     ("tiny-gpt", ["pos", "layers.0", "layers.1"]),
     ("tiny-llama", ["embed", "layers.0", "layers.1"]),
     ("tiny-mixtral", ["embed", "layers.0", "layers.1"]),
-    ("tiny-t5", ["tgt_embed", "decoder.0", "decoder.1"]),
+    ("tiny-t5", ["tgt_pos", "decoder.0", "decoder.1"]),  # its sinusoids, as tiny-gpt's pos
     ("tiny-lstm", ["embed", "rnn"]),
 ])
 def test_lens_last_row_is_the_models_output(preset, rows, tokenizer):

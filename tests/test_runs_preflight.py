@@ -17,16 +17,25 @@ from tfstudio.train.trainer import Trainer
 ENV = {**os.environ, "OMP_NUM_THREADS": "1"}
 
 
+# Linux keeps a process's peak RSS across fork and exec, so a child forked from this (large)
+# test process would report our size as its own: a small launcher forks the measured command
+LAUNCHER = ("import os, subprocess, sys; child = subprocess.Popen(sys.argv[2:]); "
+            "_, status, usage = os.wait4(child.pid, 0); "
+            "open(sys.argv[1], 'w').write(f'{os.waitstatus_to_exitcode(status)} "
+            "{usage.ru_maxrss}')")
+
+
 def run_measured(args, tmp_path):
     """Run ``tfstudio ARGS`` in a child; (exit code, stderr, peak RSS in bytes, seconds)."""
     t0 = time.perf_counter()
+    result = tmp_path / "measured.txt"
     with open(tmp_path / "err.txt", "w") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "tfstudio", *args], env=ENV,
-                                stdout=subprocess.DEVNULL, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)  # this child's own rusage
+        subprocess.run([sys.executable, "-c", LAUNCHER, str(result), sys.executable, "-m",
+                        "tfstudio", *args], env=ENV, stdout=subprocess.DEVNULL, stderr=err,
+                       check=True)
     seconds = time.perf_counter() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, (tmp_path / "err.txt").read_text(), usage.ru_maxrss * 1024, seconds
+    code, peak_kib = (int(v) for v in result.read_text().split())
+    return code, (tmp_path / "err.txt").read_text(), peak_kib * 1024, seconds
 
 
 @pytest.mark.parametrize("args", [
