@@ -98,7 +98,7 @@ class StepCard(QFrame):
         rows = row_labels[:matrix.shape[0]] if len(row_labels) >= matrix.shape[0] else None
         cols = rows if square else None
         if matrix.shape[0] == 1 and len(row_labels) == matrix.shape[1]:
-            rows, cols = None, row_labels  # one value per token (ids, say): name each column
+            rows, cols = ["value"], row_labels  # one value per token (ids, say): name each column
         self.heatmap = Heatmap(self, kind=kind, labels=cols is not None, min_size=60,
                                square=square)
         self.heatmap.set_data(np.where(allowed, matrix, 0.0), rows, cols, allowed)
