@@ -1,3 +1,4 @@
+import gc
 import os
 
 import pytest
@@ -22,3 +23,28 @@ def make_window(qtbot, tmp_path):
         qtbot.waitExposed(w)
         return w
     return make
+
+
+@pytest.fixture
+def make_panel(qtbot, tmp_path):
+    """Training panels on ``graph`` (tiny-gpt by default), shown offscreen; each is shut down
+    (its run stopped, its workers joined) when the test ends."""
+    from tfstudio.gui.training import TrainingPanel
+    from tfstudio.presets import load_preset
+
+    panels = []
+
+    def make(graph=None, data_dir=None, **kwargs):
+        graph = graph or load_preset("tiny-gpt")
+        panel = TrainingPanel(lambda: graph, data_dir or tmp_path / "data", **kwargs)
+        qtbot.addWidget(panel)
+        panel.resize(1300, 850)
+        panel.show()
+        panels.append(panel)
+        return panel
+
+    yield make
+    for panel in panels:
+        panel.shutdown()
+        panel.close()
+    gc.collect()  # the test's Qt objects die here, on the GUI thread

@@ -4,7 +4,6 @@ past run reopened after a restart; exports. Offscreen, tiny models, few steps.""
 from __future__ import annotations
 
 import csv
-import gc
 import math
 import xml.etree.ElementTree as ET
 
@@ -36,24 +35,6 @@ def quick_settings(panel: TrainingPanel, steps: int, probe_every: int = 5) -> No
     s.probe_every.setValue(probe_every)
 
 
-@pytest.fixture
-def make_panel(qtbot, tmp_path):
-    panels = []
-
-    def make(graph=None, data_dir=None, **kwargs):
-        graph = graph or load_preset("tiny-gpt")
-        panel = TrainingPanel(lambda: graph, data_dir or tmp_path / "data", **kwargs)
-        qtbot.addWidget(panel)
-        panel.resize(1300, 850)
-        panel.show()
-        panels.append(panel)
-        return panel
-
-    yield make
-    for panel in panels:
-        panel.shutdown()
-        panel.close()
-    gc.collect()  # the test's Qt objects die here, on the GUI thread
 
 
 def steps_logged(panel) -> int:

@@ -4,7 +4,6 @@ Positions scheme control only when there is a choice."""
 from __future__ import annotations
 
 import numpy as np
-import pyqtgraph as pg
 from PySide6.QtCore import QRectF
 
 from tfstudio.gui.training.attention_view import AttentionView

@@ -7,12 +7,11 @@ import json
 
 import pytest
 import torch
-from PySide6.QtCore import Qt
 
 from tfstudio.graph.edits import SetParam
 from tfstudio.gui.main_window import MainWindow
 from tfstudio.gui.session import EditorSession
-from tfstudio.gui.training import TrainingPanel, attach
+from tfstudio.gui.training import attach
 from tfstudio.gui.training.curves_view import EMPTY_HINT
 from tfstudio.presets import PRESET_DIR, load_preset
 
@@ -20,24 +19,6 @@ torch.set_num_threads(1)
 WAIT_MS = 60_000
 
 
-@pytest.fixture
-def make_panel(qtbot, tmp_path):
-    panels = []
-
-    def make(graph=None, **kwargs):
-        graph = graph or load_preset("tiny-gpt")
-        panel = TrainingPanel(lambda: graph, tmp_path / "data", **kwargs)
-        qtbot.addWidget(panel)
-        panel.resize(1300, 800)
-        panel.show()
-        panels.append(panel)
-        return panel
-
-    yield make
-    for panel in panels:
-        panel.shutdown()
-        panel.close()
-    gc.collect()
 
 
 @pytest.fixture

@@ -9,12 +9,11 @@ import pyqtgraph as pg
 import pytest
 import torch
 from PySide6.QtCore import QSize
-from PySide6.QtWidgets import QApplication, QDockWidget
+from PySide6.QtWidgets import QApplication
 
 from tfstudio.gui.main_window import MainWindow
 from tfstudio.gui.session import EditorSession
 from tfstudio.gui.training import attach
-from tfstudio.gui.training.heatmap import Heatmap
 from tfstudio.presets import load_preset
 
 torch.set_num_threads(1)

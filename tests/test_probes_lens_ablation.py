@@ -11,16 +11,14 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from tfstudio.compiler import compile_graph
 from tfstudio.data import build_tokenizer
-from tfstudio.presets import load_preset
 from tfstudio.probes import probe_inputs
 from tfstudio.probes.ablation import ablated, ablation_effect, parse_target
 from tfstudio.probes.lens import logit_lens
-from tfstudio.train.pipeline import fit_graph_to_tokenizer
+
+from probe_models import TEXT, model_of
 
 torch.set_num_threads(1)
-TEXT = "abcab cabca>bcabc"
 
 
 @pytest.fixture(scope="module")
@@ -28,14 +26,6 @@ def tokenizer():
     return build_tokenizer("byte")
 
 
-def model_of(preset: str, tokenizer, seed: int = 0):
-    torch.manual_seed(seed)
-    model = compile_graph(fit_graph_to_tokenizer(load_preset(preset), tokenizer))
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if name.endswith("bias") or "norm" in name:
-                p.add_(0.1 * torch.randn_like(p))
-    return model.eval()
 
 
 # ---------------------------------------------------------------------------- logit lens

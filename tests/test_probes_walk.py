@@ -8,16 +8,14 @@ import numpy as np
 import pytest
 import torch
 
-from tfstudio.compiler import compile_graph
 from tfstudio.data import build_tokenizer
-from tfstudio.presets import load_preset
 from tfstudio.probes import probe_inputs
 from tfstudio.probes.walk import filtered_probabilities, forward_walk as walk
-from tfstudio.train.pipeline import fit_graph_to_tokenizer
 from tfstudio.train.sampling import apply_filters
 
+from probe_models import TEXT, model_of
+
 torch.set_num_threads(1)
-TEXT = "abcab cabca>bcabc"
 
 
 @pytest.fixture(scope="module")
@@ -25,14 +23,6 @@ def tokenizer():
     return build_tokenizer("byte")
 
 
-def model_of(preset: str, tokenizer, seed: int = 0):
-    torch.manual_seed(seed)
-    model = compile_graph(fit_graph_to_tokenizer(load_preset(preset), tokenizer))
-    with torch.no_grad():  # biases off zero and norms off one, so every term is exercised
-        for name, p in model.named_parameters():
-            if name.endswith("bias") or "norm" in name:
-                p.add_(0.1 * torch.randn_like(p))
-    return model.eval()
 
 
 def inputs_of(model, tokenizer, text=TEXT):

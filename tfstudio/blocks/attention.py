@@ -2,7 +2,7 @@
 from ..graph import block_types as bt
 from ._common import attended_keys, divisors_near, dropout_param, same_as_input, width, x_in, y_out
 from ..graph.schema import (MEMORY, MEMORY_CACHE, STREAM_CACHE, BlockSpec, ParamSpec, Params,
-                            PortSpec, Recipe, Shapes, WidthFn, register)
+                            PortSpec, Recipe, WidthFn, register)
 
 POSITIONS = ("none", "rope", "alibi")
 ROPE_SCALING_TYPES = ("linear", "ntk")

@@ -161,7 +161,7 @@ def run(args) -> int:
             tokenizer = build_tokenizer(config.tokenizer, corpus)
     except (ValueError, OSError) as exc:
         raise UsageError(str(exc)) from None
-    listeners = [_Said(TrainingProgress())] if dist.is_main else []
+    listeners = [_WithNotes(TrainingProgress())] if dist.is_main else []
     trainer = Trainer(graph, config, run_dir=args.out, resume=args.resume, listeners=listeners,
                       dist=dist, tokenizer=tokenizer, corpus=corpus, overwrite=args.force)
     end = trainer.run()
@@ -174,7 +174,7 @@ def run(args) -> int:
     return 0
 
 
-class _Said:
+class _WithNotes:
     """Passes events to the progress printer, except what ``run`` says in one line itself (a
     refusal, a resume with nothing to do), and prints the notes a run starts with."""
 
@@ -182,7 +182,7 @@ class _Said:
         self.printer = printer
 
     def __call__(self, event) -> None:
-        from ..train.events import Failed, Finished, Started
+        from ..train.events import Finished, Started
         if isinstance(event, Started):
             for note in event.notes:
                 print(f"tfstudio train: note: {note}", file=sys.stderr)
