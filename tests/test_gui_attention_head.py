@@ -84,3 +84,17 @@ def test_picked_head_survives_a_new_snapshot(view, snapshot):
     assert view.head.currentData() == 3
     layer = view.layer.currentText()
     np.testing.assert_array_equal(view.heatmap.matrix, later["attention"][layer]["weights"][3])
+
+
+def test_the_grid_titles_carry_each_heads_scores(view, snapshot):
+    view.show_snapshot(snapshot)
+    layer = list(snapshot["attention"])[0]
+    view.layer.setCurrentText(layer)
+    view.head.setCurrentIndex(view.head.findData("grid"))
+    prev, ind = [0.91, 0.05, 0.33, 0.0], [0.02, 0.88, 0.10, 0.5]
+    view.set_head_roles({layer: {"previous_token": np.array(prev), "induction": np.array(ind)}})
+    titles = [m.title for m in view.grid.maps if m.isVisible()]
+    assert titles == [f"head {h} · prev {prev[h]:.2f} · ind {ind[h]:.2f}" for h in range(4)]
+    assert "prev / ind" in view.info.text()
+    view.set_head_roles({})
+    assert [m.title for m in view.grid.maps if m.isVisible()] == [f"head {h}" for h in range(4)]

@@ -87,6 +87,16 @@ def test_train_from_the_menu_edits_refused_while_training_telemetry_on_canvas(wi
     assert train.isEnabled() and not stop.isEnabled()
     assert session.execute(SetParam((), "embed", "d_model", 32))  # editable again
 
+    # the run's weights load for reading: Explain follows them, the grid scores every head
+    qtbot.waitUntil(lambda: panel.host.ready, timeout=WAIT_MS)
+    explain = next(panel.tabs.widget(i) for i in range(panel.tabs.count())
+                   if panel.tabs.tabText(i) == "Explain")
+    assert explain.model is panel.host.model
+    qtbot.waitUntil(lambda: bool(panel.attention.roles), timeout=WAIT_MS)
+    scores = panel.attention.roles["layers.0.attn"]
+    assert len(scores["previous_token"]) == len(scores["induction"]) == 4
+    assert all(0.0 <= v <= 1.0 for v in scores["previous_token"] + scores["induction"])
+
 
 def test_the_editor_still_starts_without_torch():
     code = ("import sys; import tfstudio.gui.training.attach, tfstudio.gui.launch; "

@@ -12,6 +12,8 @@ its weights are saved.
 """
 from __future__ import annotations
 
+import string
+
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -145,6 +147,7 @@ class TrainingAttachment:
             if model is not None and not explain.text.text().strip():  # start on the probe text
                 explain.text.setText((panel.snapshot or {}).get("text", ""))
                 explain.refresh()
+            _show_head_roles(panel, model, tokenizer)
         panel.weights_changed.connect(weights)
 
         def shown(index: int) -> None:
@@ -222,6 +225,24 @@ class TrainingAttachment:
         self.pause_action.setEnabled(state in ("running", "paused"))
         self.pause_action.setText("&Resume" if state == "paused" else "&Pause")
         self.stop_action.setEnabled(state in ("running", "paused"))
+
+
+def _show_head_roles(panel, model, tokenizer) -> None:
+    """Score each head of the loaded weights (previous token, induction) for the attention
+    grid, off the GUI thread; cleared while no weights are loaded."""
+    panel.attention.set_head_roles({})
+    if model is None:
+        return
+    from ...probes import head_scores
+
+    pool = [ids[0] for ch in string.ascii_letters
+            if len(ids := tokenizer.encode(ch)) == 1 and tokenizer.decode(ids) == ch]
+    pool = list(dict.fromkeys(pool))
+    if len(pool) < 4:  # too few distinct tokens for a random sequence to repeat
+        return
+    panel.background.submit(lambda: head_scores(model, pool, length=min(12, len(pool))),
+                            panel.attention.set_head_roles, key="head-roles",
+                            error=lambda exc: panel.attention.set_head_roles({}))
 
 
 def attach(window) -> TrainingAttachment:

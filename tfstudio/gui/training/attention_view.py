@@ -57,6 +57,9 @@ class AttentionView(QWidget):
         self.snapshot: dict | None = None
         self.steps: list[int] = []
         self.groups: dict[str, tuple[int, int]] = {}  # (heads, kv_heads) per attention block
+        # per block, each head's previous-token and induction score (probes.head_scores) for
+        # the weights last loaded; shown on the grid's titles
+        self.roles: dict[str, dict[str, list[float]]] = {}
         self.text = QLineEdit()
         self.look = QPushButton("Look")
         self.layer = QComboBox()
@@ -136,12 +139,22 @@ class AttentionView(QWidget):
             return None
         return shape
 
+    def set_head_roles(self, roles: dict | None) -> None:
+        """Each head's previous-token and induction score, per block ({} clears them)."""
+        self.roles = {block: {k: [float(v) for v in values] for k, values in s.items()}
+                      for block, s in (roles or {}).items()}
+        if self.snapshot is not None:
+            self.redraw()
+
     def head_title(self, h: int) -> str:
         shared = self.sharing()
-        if shared is None:
-            return f"head {h}"
-        per = shared[0] // shared[1]
-        return f"head {h} · K/V {h // per}"
+        title = f"head {h}"
+        if shared is not None:
+            title += f" · K/V {h // (shared[0] // shared[1])}"
+        roles = self.roles.get(self.layer.currentText())
+        if roles and h < len(roles.get("induction", ())):
+            title += f" · prev {roles['previous_token'][h]:.2f} · ind {roles['induction'][h]:.2f}"
+        return title
 
     def set_probe_text(self, text: str) -> None:
         if self.text.text() != text:
@@ -266,6 +279,9 @@ class AttentionView(QWidget):
                 f"GQA: {heads} query heads share {kv} K/V heads, {heads // kv} per group"
             kind = f"{kind} · {what} (same K/V number: same keys)"
         text = f"Rows sum to 1 · {kind}{masked} · hover a row; click a head in the grid"
+        if self.roles.get(layer) and choice == GRID:
+            text += (" · prev / ind: how much each head attends to the previous token / to the "
+                     "token after its last occurrence, on a repeated random sequence")
         self.info.setText(text)
         self.info.setToolTip(text)
 
