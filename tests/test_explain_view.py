@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 
 from tfstudio.compiler import compile_graph
 from tfstudio.data import build_tokenizer
-from tfstudio.gui.training.common import Background
+from tfstudio.gui.training.common import Background, display_token
 from tfstudio.gui.training.explain_view import MAX_COLS_SHOWN, ExplainView, StepCard
 from tfstudio.presets import load_preset
 from tfstudio.train.pipeline import fit_graph_to_tokenizer
@@ -88,3 +88,29 @@ def test_problems_are_shown_not_raised(qtbot):
     assert "position 99 is outside" in view.error
     assert view.status.isVisible()
     background.shutdown()
+
+
+def test_the_embeddings_tab_maps_the_texts_tokens_with_their_neighbours(qtbot):
+    view, model, tokenizer = make_view(qtbot)  # byte vocabulary: mapped by the text's tokens
+    view.set_text("hello world")
+    view.refresh()
+    read_out = view.result["embeddings"]
+    ids = list(dict.fromkeys(tokenizer.encode("hello world")))
+    assert [int(i) for i in read_out["ids"]] == ids
+    # the coordinates are the rows' projection on their two main directions (PCA by hand)
+    rows = model.embed.weight.detach().numpy()[ids]
+    centred = rows - rows.mean(0)
+    _, _, vt = np.linalg.svd(centred, full_matrices=False)
+    expected = centred @ vt[:2].T
+    np.testing.assert_allclose(np.abs(read_out["coords"]), np.abs(expected), atol=1e-4)
+    # the nearest neighbour of the picked token (the last, "d") by cosine, computed here
+    unit = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    cos = unit @ unit.T
+    np.fill_diagonal(cos, -np.inf)
+    d = ids.index(tokenizer.encode("d")[0])
+    nearest = display_token(tokenizer.decode([ids[int(np.argmax(cos[d]))]]))  # " " shows as ␣
+    note = view.embedding_note.text()
+    assert "Nearest to d by cosine: " in note
+    assert note.split("Nearest to d by cosine: ")[1].startswith(nearest)
+    labels = [item for item in view.embedding_plot.items if hasattr(item, "textItem")]
+    assert len(labels) == len(ids)

@@ -6,7 +6,8 @@ Self-contained: give it a model and its tokenizer (:meth:`ExplainView.set_model`
 must not be training at the time, e.g. :class:`~.model_host.ModelHost`'s) and it computes with
 :mod:`tfstudio.probes` on a :class:`~.common.Background` worker when one is given, else at once.
 ``ablations_changed`` reports the switched-off targets so a canvas can mark its blocks, and
-:meth:`set_ablations` lets the canvas switch them."""
+:meth:`set_ablations` lets the canvas switch them. An Embeddings tab maps the token embedding
+table to 2D (PCA) with each token's nearest neighbours by cosine."""
 from __future__ import annotations
 
 import numpy as np
@@ -32,9 +33,11 @@ from PySide6.QtWidgets import (
 
 from .common import display_token, muted, placeholder
 from .heatmap import Heatmap
+from .plots import layout_widget, styled_plot
 
 MAX_ROWS_SHOWN = 64   # a step's heatmap shows at most this many rows (positions)
 MAX_COLS_SHOWN = 256  # ... and columns (features, vocabulary entries)
+WHOLE_TABLE = 128     # vocabularies up to this size are mapped whole, larger ones by the text
 
 
 def compute_explanation(model, tokenizer, text: str, position: int, head: int,
@@ -51,7 +54,21 @@ def compute_explanation(model, tokenizer, text: str, position: int, head: int,
     effect = (probes.ablation_effect(model, inputs, ablate, tokenizer, walk.position)
               if ablate else None)
     return {"walk": walk, "lens": lens, "ablation": effect,
-            "targets": ablation_targets(model)}
+            "targets": ablation_targets(model),
+            "embeddings": embedding_read_out(model, tokenizer, text)}
+
+
+def embedding_read_out(model, tokenizer, text: str) -> dict | None:
+    """The 2D map of the token embedding table (the whole table when it is small, else the
+    text's tokens); None for a model without one."""
+    from ... import probes
+
+    vocab = int(getattr(model, "vocab_size", 0) or 0)
+    ids = list(range(vocab)) if 0 < vocab <= WHOLE_TABLE else tokenizer.encode(text)
+    try:
+        return probes.embedding_map(model, ids, tokenizer)
+    except (ValueError, LookupError):  # fewer than 2 tokens, or no embedding table
+        return None
 
 
 def ablation_targets(model) -> list[str]:
@@ -169,6 +186,17 @@ class ExplainView(QWidget):
         self.tabs.addTab(self.scroll, "Walk")
         self.tabs.addTab(self.lens, "Logit lens")
         self.tabs.addTab(ablation_page, "Ablation")
+        self.embedding_plots = layout_widget()
+        self.embedding_plot = styled_plot(self.embedding_plots.addPlot(), "Token embeddings",
+                                          "second principal component",
+                                          "first principal component")
+        self.embedding_note = muted()
+        self.embedding_note.setWordWrap(True)
+        embedding_page = QWidget()
+        embedding_column = QVBoxLayout(embedding_page)
+        embedding_column.addWidget(self.embedding_plots, 1)
+        embedding_column.addWidget(self.embedding_note)
+        self.tabs.addTab(embedding_page, "Embeddings")
         self.status = placeholder("Train or open a run, type a text and press Explain: every "
                                   "step from the token ids to the probabilities appears here.")
 
@@ -267,8 +295,38 @@ class ExplainView(QWidget):
             self._fill_steps(walk)
             self._fill_lens(result["lens"])
             self._fill_ablation(result["ablation"])
+            self._fill_embeddings(result["embeddings"], walk)
         except Exception as exc:  # a slot must never take the app down
             self._failed(exc)
+
+    def _fill_embeddings(self, read_out: dict | None, walk) -> None:
+        import pyqtgraph as pg
+
+        plot = self.embedding_plot
+        plot.clear()
+        if read_out is None:
+            self.embedding_note.setText("This model has no token embedding table to map.")
+            return
+        coords, labels = read_out["coords"], read_out["labels"]
+        plot.addItem(pg.ScatterPlotItem(coords[:, 0], coords[:, 1], size=7,
+                                        brush=pg.mkBrush(70, 110, 190, 170), pen=None))
+        for (x, y), label in zip(coords, labels):
+            text = pg.TextItem(display_token(label), anchor=(0.5, 1.2), color=(60, 60, 60))
+            text.setPos(float(x), float(y))
+            plot.addItem(text)
+        picked = walk.tokens[walk.stream_role][walk.position]
+        note = (f"PCA of {len(labels)} rows of the token embedding table: the axes keep "
+                f"{read_out['explained'][0]:.0%} and {read_out['explained'][1]:.0%} of their "
+                "variance. Tokens used alike during training end up close.")
+        ids = [int(i) for i in read_out["ids"]]
+        picked_ids = self.tokenizer.encode(picked) if self.tokenizer is not None else []
+        if len(picked_ids) == 1 and picked_ids[0] in ids:
+            row = ids.index(picked_ids[0])
+            names = dict(zip(ids, labels))
+            near = ", ".join(f"{display_token(names[int(i)])} ({c:.2f})" for i, c in
+                             zip(read_out["neighbours"][row], read_out["neighbour_cosines"][row]))
+            note += f" Nearest to {display_token(picked)} by cosine: {near}."
+        self.embedding_note.setText(note)
 
     def _fill_tokens(self, walk) -> None:
         tokens = walk.tokens[walk.stream_role]
