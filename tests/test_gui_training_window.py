@@ -97,6 +97,28 @@ def test_train_from_the_menu_edits_refused_while_training_telemetry_on_canvas(wi
     assert len(scores["previous_token"]) == len(scores["induction"]) == 4
     assert all(0.0 <= v <= 1.0 for v in scores["previous_token"] + scores["induction"])
 
+    # right-click a block inside the layer: Explain switches off every copy of it
+    ablate = next(a for a in window.view.context_actions
+                  if a is not None and a.text().startswith("Switch off in Explain"))
+    assert window.scene.path == ("layers",)
+    window.scene.select_nodes(["attn"])
+    ablate.trigger()
+    assert explain.ablations() == ["layers.0.attn", "layers.1.attn"]
+    assert panel.tabs.currentWidget() is explain
+    ablate.trigger()  # again: back on
+    assert explain.ablations() == []
+
+
+def test_canvas_blocks_name_their_explain_switches():
+    from tfstudio.gui.training.attach import blocks_to_ablate
+    offered = ["layers.0.attn", "layers.0.attn:head=1", "layers.0.ffn", "layers.1.attn",
+               "layers.10.attn", "moe.2", "encoder.0.attn"]
+    assert blocks_to_ablate(offered, ("layers",), ["attn"]) == ["layers.0.attn",
+                                                               "layers.1.attn", "layers.10.attn"]
+    assert blocks_to_ablate(offered, ("layers",), ["ffn", "norm"]) == ["layers.0.ffn"]
+    assert blocks_to_ablate(offered, (), ["layers"]) == []  # a group is not one switch
+    assert blocks_to_ablate(offered, ("encoder",), ["attn"]) == ["encoder.0.attn"]
+
 
 def test_the_editor_still_starts_without_torch():
     code = ("import sys; import tfstudio.gui.training.attach, tfstudio.gui.launch; "

@@ -12,6 +12,7 @@ its weights are saved.
 """
 from __future__ import annotations
 
+import re
 import string
 
 from pathlib import Path
@@ -154,6 +155,29 @@ class TrainingAttachment:
             if panel.tabs.widget(index) is compare:  # "current graph" is the one on the canvas
                 compare.base_graph = w.session.root
         panel.tabs.currentChanged.connect(shown)
+        w.view.context_actions += [None, self._ablate_action(panel, explain)]
+
+    def _ablate_action(self, panel, explain) -> QAction:
+        """Right-click a block on the canvas: switch it off (or on again) in Explain, every copy
+        of it in a repeated layer, and show what that changes."""
+        w = self.window
+        action = QAction("Switch off in Explain (ablate)", w)
+        action.setToolTip("see what the loaded run's output loses without this block (no "
+                          "retraining); again to switch it back on")
+
+        def ablate() -> None:
+            offered = [explain.switches.item(i).text() for i in range(explain.switches.count())]
+            picked = blocks_to_ablate(offered, w.scene.path, w.scene.selected_node_ids())
+            if not picked:
+                w.show_message("Explain switches off attention, feed-forward and expert blocks "
+                               "of a loaded run: train or open a run, then right-click one")
+                return
+            explain.set_ablations(sorted(set(explain.ablations()) ^ set(picked)))
+            self.show_panel()
+            panel.tabs.setCurrentWidget(explain)
+            explain.tabs.setCurrentIndex(explain.tabs.indexOf(explain.ablation_page))
+        action.triggered.connect(ablate)
+        return action
 
     def _quitting(self) -> None:
         self.workspace.remember()
@@ -225,6 +249,14 @@ class TrainingAttachment:
         self.pause_action.setEnabled(state in ("running", "paused"))
         self.pause_action.setText("&Resume" if state == "paused" else "&Pause")
         self.stop_action.setEnabled(state in ("running", "paused"))
+
+
+def blocks_to_ablate(offered: list[str], path: tuple[str, ...], node_ids: list[str]) -> list[str]:
+    """The Explain switches naming these canvas blocks: ``attn`` inside group ``layers`` is
+    every copy, ``layers.0.attn``, ``layers.1.attn``, ..."""
+    prefix = "".join(rf"{re.escape(group)}\.\d+\." for group in path)
+    wanted = [re.compile(prefix + re.escape(node) + "$") for node in node_ids]
+    return [name for name in offered if any(p.match(name) for p in wanted)]
 
 
 def _show_head_roles(panel, model, tokenizer) -> None:

@@ -178,7 +178,7 @@ class ExplainView(QWidget):
         self.scroll.setWidget(holder)
         self.lens = QTableWidget()
         self.lens.setEditTriggers(QTableWidget.NoEditTriggers)
-        ablation_page = QWidget()
+        self.ablation_page = ablation_page = QWidget()
         ablation_column = QVBoxLayout(ablation_page)
         ablation_column.addWidget(self.switches, 1)
         ablation_column.addWidget(self.ablation_report)
