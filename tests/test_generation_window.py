@@ -138,7 +138,6 @@ def test_an_imported_checkpoint_reads_the_length_its_makers_trained(tmp_path):
     """An import-hf run was trained elsewhere at its n_positions; tfstudio's seq_len (64) is only
     a default for fine-tuning it, so the window is the larger of the two."""
     import transformers
-    from tfstudio.cli.generate import trained_length
     from tfstudio.export import import_hf
     config = transformers.GPT2Config(vocab_size=300, n_positions=96, n_embd=32, n_layer=1,
                                      n_head=2)
@@ -146,4 +145,4 @@ def test_an_imported_checkpoint_reads_the_length_its_makers_trained(tmp_path):
     import_hf(tmp_path / "hf", tmp_path / "run")
     folder = RunFolder(tmp_path / "run")
     assert folder.config().seq_len == 64
-    assert trained_length(folder, folder.config()) == 96
+    assert folder.trained_length() == 96

@@ -244,6 +244,8 @@ def test_a_past_run_reopens_after_a_restart(make_panel, qtbot, tmp_path):
     qtbot.waitUntil(lambda: again.next_token.generate.isEnabled(), timeout=WAIT_MS)
     text = again.next_token.generated_text()
     assert text.startswith("abcdefgh>") and len(text) > len("abcdefgh>")
+    # past the trained length the model reads a sliding window of it, as `tfstudio generate` does
+    assert again.host.window == folder.config().seq_len == 32
 
 
 def test_exports_of_curves_and_heatmaps(make_panel, qtbot, tmp_path):

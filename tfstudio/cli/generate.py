@@ -6,7 +6,6 @@ the window slides, so any ``--max-new-tokens`` works. Runs trained on a task sto
 newline that ends an answer."""
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -60,7 +59,7 @@ def run(args) -> int:
         from ..train.generation import encoder_only_message
         raise UsageError(f"{encoder_only_message()}; "
                          f"e.g. `tfstudio train tiny-gpt --out runs/gpt`")
-    window = trained_length(folder, config)
+    window = folder.trained_length()
     text_ids = tokenizer.encode(args.prompt)
     if len(text_ids) > window:
         print(f"tfstudio generate: note: the prompt is {len(text_ids):,} tokens and this run was "
@@ -92,18 +91,6 @@ def check_sampling(args) -> None:
                          f"got {args.top_p}")
     if args.top_k < 0:
         raise UsageError(f"--top-k must be 0 (every token) or more; got {args.top_k}")
-
-
-def trained_length(folder, config) -> int:
-    """The most tokens the model reads at once: the run's ``seq_len``; a checkpoint imported
-    from Hugging Face (or fine-tuned from one) also knows the length its makers trained it at,
-    the graph's context_length."""
-    context = folder.graph().meta.get("context_length")
-    latest = folder.latest()
-    state = latest / "state.json" if latest is not None else None
-    imported = config.init_from or (state is not None and state.exists() and
-                                    "imported_from" in json.loads(state.read_text("utf-8")))
-    return max(config.seq_len, int(context)) if imported and context else config.seq_len
 
 
 def _run_folder(path: str):

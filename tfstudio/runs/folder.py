@@ -71,6 +71,18 @@ class RunFolder:
     def graph(self) -> Graph:
         return load_graph_file(self.graph_path)
 
+    def trained_length(self) -> int:
+        """The most tokens the model reads at once (the window generation slides): the run's
+        ``seq_len``; a checkpoint imported from Hugging Face (or fine-tuned from one) also knows
+        the length its makers trained it at, the graph's ``context_length``."""
+        config = self.config()
+        context = self.graph().meta.get("context_length")
+        latest = self.latest()
+        state = latest / "state.json" if latest is not None else None
+        imported = config.init_from or (state is not None and state.exists() and
+                                        "imported_from" in json.loads(state.read_text("utf-8")))
+        return max(config.seq_len, int(context)) if imported and context else config.seq_len
+
     def tokenizer(self):
         from ..data import load_tokenizer
         return load_tokenizer(self.tokenizer_path)

@@ -18,6 +18,7 @@ class ModelHost:
         self.tokenizer = None
         self.run_dir: Path | None = None
         self.step = 0
+        self.window: int | None = None  # the run's trained length: generation slides past it
         self._generation: int | None = None
 
     @property
@@ -38,10 +39,10 @@ class ModelHost:
             folder = RunFolder(run_dir)
             model = folder.load_model("cpu")
             state = json.loads((folder.latest() / "state.json").read_text(encoding="utf-8"))
-            return model, folder.tokenizer(), int(state.get("step", 0))
+            return model, folder.tokenizer(), int(state.get("step", 0)), folder.trained_length()
 
         def loaded(result):
-            self.model, self.tokenizer, self.step = result
+            self.model, self.tokenizer, self.step, self.window = result
             self.run_dir = run_dir
             done()
 
@@ -77,7 +78,7 @@ class ModelHost:
     def generate(self, prompt: str, new_tokens: int, temperature: float, top_k: int,
                  top_p: float, progress, done, error) -> None:
         """Stream new token ids to ``progress(list_of_ids)``; ``done(None)`` at the end."""
-        model, tokenizer = self.model, self.tokenizer
+        model, tokenizer, window = self.model, self.tokenizer, self.window
         background = self.background
         job_id_box: list[int] = []
 
@@ -91,7 +92,7 @@ class ModelHost:
             prompt_ids = inputs.ids[inputs.stream_role]
             for token in generate_ids(model, prompt_ids, max_new_tokens=new_tokens,
                                       temperature=temperature, top_k=top_k, top_p=top_p,
-                                      stop_ids=[tokenizer.eot_id], **kwargs):
+                                      stop_ids=[tokenizer.eot_id], window=window, **kwargs):
                 if job_id_box and background.cancelled(job_id_box[0]):
                     return "stopped"
                 report(token)
