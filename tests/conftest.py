@@ -48,3 +48,34 @@ def make_panel(qtbot, tmp_path):
         panel.shutdown()
         panel.close()
     gc.collect()  # the test's Qt objects die here, on the GUI thread
+
+
+@pytest.fixture
+def open_training_window(qtbot, tmp_path):
+    """Editor windows on tiny-gpt with the Train workspace attached, shown offscreen at
+    ``size``; windows given one ``data_dir`` share their settings, as sessions do. Each one's
+    panel is shut down (its run stopped, its workers joined) when the test ends."""
+    from tfstudio.gui.main_window import MainWindow
+    from tfstudio.gui.session import EditorSession
+    from tfstudio.gui.training.attach import attach
+    from tfstudio.presets import load_preset
+
+    windows = []
+
+    def open_window(size=(1366, 768), data_dir=None):
+        w = MainWindow(EditorSession(load_preset("tiny-gpt")), data_dir=data_dir or tmp_path)
+        w.ask_unsaved = lambda: "discard"
+        attach(w)
+        qtbot.addWidget(w)
+        w.resize(*size)
+        w.show()
+        qtbot.waitExposed(w)
+        windows.append(w)
+        return w
+
+    yield open_window
+    for w in windows:
+        if w.training._panel is not None:
+            w.training._panel.shutdown()
+        w.close()
+    gc.collect()  # the test's Qt objects die here, on the GUI thread

@@ -2,16 +2,12 @@
 run, on an invalid graph, after a custom probe, after reopening a run, and during a run."""
 from __future__ import annotations
 
-import gc
 import json
 
 import pytest
 import torch
 
 from tfstudio.graph.edits import SetParam
-from tfstudio.gui.main_window import MainWindow
-from tfstudio.gui.session import EditorSession
-from tfstudio.gui.training import attach
 from tfstudio.gui.training.curves_view import EMPTY_HINT
 from tfstudio.presets import PRESET_DIR, load_preset
 
@@ -22,19 +18,8 @@ WAIT_MS = 60_000
 
 
 @pytest.fixture
-def window(qtbot, tmp_path):
-    w = MainWindow(EditorSession(load_preset("tiny-gpt")), data_dir=tmp_path)
-    w.ask_unsaved = lambda: "discard"
-    attach(w)
-    qtbot.addWidget(w)
-    w.resize(1366, 768)
-    w.show()
-    qtbot.waitExposed(w)
-    yield w
-    if w.training._panel is not None:
-        w.training._panel.shutdown()
-    w.close()
-    gc.collect()
+def window(open_training_window):
+    return open_training_window((1366, 768))
 
 
 def short_run(panel, qtbot, *, corpus="task:reverse", steps=6, probe_text=""):

@@ -3,7 +3,6 @@ refusing graph edits while a run trains, colouring the canvas with telemetry; an
 still starts without loading torch."""
 from __future__ import annotations
 
-import gc
 import os
 import subprocess
 import sys
@@ -12,29 +11,14 @@ import pytest
 import torch
 
 from tfstudio.graph.edits import MoveNodes, SetParam
-from tfstudio.gui.main_window import MainWindow
-from tfstudio.gui.session import EditorSession
-from tfstudio.gui.training import attach
-from tfstudio.presets import load_preset
 
 torch.set_num_threads(1)
 WAIT_MS = 60_000
 
 
 @pytest.fixture
-def window(qtbot, tmp_path):
-    w = MainWindow(EditorSession(load_preset("tiny-gpt")), data_dir=tmp_path)
-    w.ask_unsaved = lambda: "discard"
-    attachment = attach(w)
-    qtbot.addWidget(w)
-    w.resize(1500, 1000)
-    w.show()
-    qtbot.waitExposed(w)
-    yield w
-    if attachment._panel is not None:
-        attachment._panel.shutdown()
-    w.close()
-    gc.collect()  # Qt objects of this test die on the GUI thread
+def window(open_training_window):
+    return open_training_window((1500, 1000))
 
 
 def test_train_from_the_menu_edits_refused_while_training_telemetry_on_canvas(window, qtbot):

@@ -3,7 +3,6 @@ without moving a dock (sizes measured on the real widgets), the window never dem
 1280x720, and each mode remembers its arrangement."""
 from __future__ import annotations
 
-import gc
 
 import pyqtgraph as pg
 import pytest
@@ -11,10 +10,6 @@ import torch
 from PySide6.QtCore import QSize
 from PySide6.QtWidgets import QApplication
 
-from tfstudio.gui.main_window import MainWindow
-from tfstudio.gui.session import EditorSession
-from tfstudio.gui.training import attach
-from tfstudio.presets import load_preset
 
 torch.set_num_threads(1)
 WAIT_MS = 60_000
@@ -22,25 +17,9 @@ PROBE = "Once upon a time there was a girl named Lily."  # 45 characters
 MAX_MIN_SIZE = QSize(1280, 720)
 
 
-def open_window(qtbot, data_dir, size=(1366, 768)):
-    w = MainWindow(EditorSession(load_preset("tiny-gpt")), data_dir=data_dir)
-    w.ask_unsaved = lambda: "discard"
-    attach(w)
-    qtbot.addWidget(w)
-    w.resize(*size)
-    w.show()
-    qtbot.waitExposed(w)
-    return w
-
-
 @pytest.fixture
-def window(qtbot, tmp_path):
-    w = open_window(qtbot, tmp_path)
-    yield w
-    if w.training._panel is not None:
-        w.training._panel.shutdown()
-    w.close()
-    gc.collect()
+def window(open_training_window):
+    return open_training_window((1366, 768))
 
 
 def fits(hint: QSize) -> bool:
@@ -131,8 +110,9 @@ def test_train_workspace_gives_the_views_the_space_at_laptop_and_desktop_sizes(w
     assert fits(window.minimumSizeHint()), window.minimumSizeHint()
 
 
-def test_each_workspace_remembers_its_arrangement_across_switches_and_sessions(qtbot, tmp_path):
-    window = open_window(qtbot, tmp_path)
+def test_each_workspace_remembers_its_arrangement_across_switches_and_sessions(
+        open_training_window, qtbot):
+    window = open_training_window()
     workspace = window.training.workspace
     window.training.show_panel()
     settle(qtbot)
@@ -150,9 +130,9 @@ def test_each_workspace_remembers_its_arrangement_across_switches_and_sessions(q
     settle(qtbot)
     assert not window.palette_dock.isVisible() and not window.problems_dock.isHidden()
     window.training._panel.shutdown()
-    window.close()
+    window.close()  # the session ends: its arrangements are saved
 
-    again = open_window(qtbot, tmp_path)  # a new session: both arrangements come back
+    again = open_training_window()  # a new session: both arrangements come back
     again.restore_layout()  # as `tfstudio gui` does on start
     settle(qtbot)
     assert again.training.workspace.mode == "build"
@@ -160,9 +140,6 @@ def test_each_workspace_remembers_its_arrangement_across_switches_and_sessions(q
     again.training.show_panel()
     settle(qtbot)
     assert again.problems_dock.isVisible() and again.training.dock.isVisible()
-    again.training._panel.shutdown()
-    again.close()
-    gc.collect()
 
 
 def test_adding_a_view_to_the_train_workspace_is_one_call(window, qtbot):
