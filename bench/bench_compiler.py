@@ -69,14 +69,21 @@ class HandGPT(nn.Module):
         names = {"embed.": "wte.", "pos.table.": "wpe.", "final_norm.": "ln_f.",
                  "norm_attn.": "ln1.", "attn.qkv.": "qkv.", "attn.out.": "proj.",
                  "norm_ffn.": "ln2.", "ffn.up.": "fc.", "ffn.down.": "fc2.", "layers.": "blocks."}
-        mapped = {}
-        for key, value in state.items():
-            if key.startswith("head."):
-                continue  # tied to the embedding
-            for old, new in names.items():
-                key = key.replace(old, new)
-            mapped[key] = value
-        self.load_state_dict(mapped)
+        # the head is tied to the embedding: it has no weights of its own here
+        self.load_state_dict(renamed(state, names, skip="head."))
+
+
+def renamed(state: dict, names: dict[str, str], skip: str | None = None) -> dict:
+    """The compiled model's state dict under a hand-written module's names (``skip``: a prefix
+    left out)."""
+    mapped = {}
+    for key, value in state.items():
+        if skip and key.startswith(skip):
+            continue
+        for old, new in names.items():
+            key = key.replace(old, new)
+        mapped[key] = value
+    return mapped
 
 
 class HandLlamaBlock(nn.Module):
@@ -134,12 +141,7 @@ class HandLlama(nn.Module):
         names = {"embed.": "wte.", "final_norm.": "ln_f.", "head.proj.": "lm_head.",
                  "norm_attn.": "ln1.", "attn.qkv.": "wqkv.", "attn.out.": "wo.",
                  "norm_ffn.": "ln2.", "ffn.up.": "w13.", "ffn.down.": "w2.", "layers.": "blocks."}
-        mapped = {}
-        for key, value in state.items():
-            for old, new in names.items():
-                key = key.replace(old, new)
-            mapped[key] = value
-        self.load_state_dict(mapped)
+        self.load_state_dict(renamed(state, names))
 
 
 def llama_graph():
