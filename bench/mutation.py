@@ -53,58 +53,9 @@ TESTS = {
                       "tests/test_train_safeguards.py"],
 }
 TITLE = "## Mutation testing (mutmut)"
-_CPU = "only the device changes; same result on a CPU-only machine (a GPU run would tell)"
-_DIM = "the same axis for the documented input shape ([B, V] / [B, 1])"
-_F32 = ("a float32 draw equals this threshold with probability 2^-24 per position (0.15 is not "
-        "a float32 multiple of 2^-24, so never)")
-# Survivors reviewed by hand and found equivalent: no input the function is documented to take
-# can tell them from the original. Keyed by mutmut's name, which is stable while the function's
-# source is unchanged; a survivor not listed here is reported as "not reviewed".
-EQUIVALENT = {
-    "tfstudio.train.optim.x_lr_at__mutmut_2": "warmup >= 0: with warmup 0, step < 0 never holds",
-    "tfstudio.train.sampling.x_apply_filters__mutmut_42": 'float("-INF") is float("-inf")',
-    "tfstudio.train.sampling.x_apply_filters__mutmut_70": 'float("-INF") is float("-inf")',
-    "tfstudio.train.sampling.x_apply_filters__mutmut_114": 'float("-INF") is float("-inf")',
-    "tfstudio.train.sampling.x_apply_filters__mutmut_47":
-        "top_k == V: the k-th largest is the minimum, nothing is below it",
-    "tfstudio.train.sampling.x_apply_filters__mutmut_57": "torch.topk's default dim is -1",
-    "tfstudio.train.sampling.x_apply_filters__mutmut_78": "torch.sort's default dim is -1",
-    "tfstudio.train.sampling.x_sample_next__mutmut_16": _DIM,
-    "tfstudio.train.sampling.x_sample_next__mutmut_23": _DIM,
-    "tfstudio.train.sampling.x_sample_next__mutmut_33": _DIM,
-    "tfstudio.train.sampling.x_next_token_view__mutmut_37": "top_p's default is 1.0",
-    "tfstudio.data.masking.x_mask_tokens__mutmut_22": _F32,
-    "tfstudio.data.masking.x_mask_tokens__mutmut_54": _F32,
-    "tfstudio.data.masking.x_mask_tokens__mutmut_59": _F32,
-    "tfstudio.data.masking.x_mask_tokens__mutmut_61": _F32,
-    "tfstudio.data.masking.x_mask_tokens__mutmut_44":
-        "randint's default dtype is int64, the dtype of the documented LongTensor ids",
-    "tfstudio.data.masking.x_mask_tokens__mutmut_49":
-        "randint's default dtype is int64, the dtype of the documented LongTensor ids",
-    "tfstudio.data.masking.x_mask_tokens__mutmut_45": "randint(high, size) draws from [0, high)",
-    "tfstudio.probes.positions.x__table__mutmut_9": _CPU,
-    "tfstudio.probes.positions.x__table__mutmut_16": _CPU,
-    "tfstudio.probes.positions.x__table__mutmut_20": _CPU,
-    "tfstudio.probes.positions.x__device_of__mutmut_1": _CPU,
-    "tfstudio.probes.positions.x__device_of__mutmut_3": _CPU,
-    "tfstudio.probes.positions.x__table__mutmut_21": "a batch of 2 zero rows; row 0 is kept",
-    "tfstudio.probes.positions.x__rope__mutmut_22": "extra batch/head rows; [0, 0] is kept",
-    "tfstudio.probes.positions.x__rope__mutmut_23": "extra batch/head rows; [0, 0] is kept",
-    "tfstudio.probes.positions.x_rope_score__mutmut_22":
-        "apply_rope broadcasts a [1, 1, hd] vector like [1, 1, 1, hd]; flattened the same",
-    "tfstudio.probes.positions.x_rope_score__mutmut_23":
-        "apply_rope broadcasts a [1, 1, hd] vector like [1, 1, 1, hd]; flattened the same",
-    "tfstudio.probes.positions.x_rope_score__mutmut_24":
-        "apply_rope broadcasts a [1, 1, hd] vector like [1, 1, 1, hd]; flattened the same",
-    "tfstudio.probes.positions.x__alibi__mutmut_3": "torch.zeros' default dtype is float32",
-    "tfstudio.probes.positions.x__alibi__mutmut_5": "torch.zeros' default dtype is float32",
-    "tfstudio.probes.positions.x__alibi__mutmut_6":
-        "the probe tensor only carries dtype and device to the module",
-    "tfstudio.probes.positions.x__alibi__mutmut_16":
-        "with as many queries as keys, start shifts both positions alike: i - j is unchanged",
-    "tfstudio.probes.positions.x__alibi__mutmut_21": "alibi_slopes gives Python floats: float64",
-    "tfstudio.probes.positions.x__alibi__mutmut_23": "alibi_slopes gives Python floats: float64",
-}
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from equivalent_mutants import EQUIVALENT  # (the folder next to this script)
+
 STATUS = {1: "killed", 3: "killed", 0: "survived", 36: "timeout", 24: "timeout",
           -24: "timeout", 152: "timeout", 255: "timeout", None: "not run", 33: "no tests",
           5: "no tests", 34: "skipped", 37: "killed"}
