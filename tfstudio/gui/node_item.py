@@ -5,10 +5,12 @@ blocks (the attention, FFN and norms a student came to see), its ports on the fr
 the height of its stream; the chevron in its header closes it to a plain box. Items only draw
 and forward gestures: a press on a port asks the scene to start a wire, a double-click on a
 group asks the scene to enter it, a click on the chevron asks it to open or close the group.
-Nothing here edits the graph.
+A block switched off in Explain (ablated) is drawn dimmed with a dashed outline and an "off"
+badge (:meth:`NodeItem.set_ablated`). Nothing here edits the graph.
 """
 from __future__ import annotations
 
+import html
 from functools import lru_cache
 
 from PySide6.QtCore import QPointF, QRectF, Qt
@@ -27,6 +29,7 @@ from .text import count_label
 
 PORT_R = 6.0
 PAD = 10.0
+ABLATED_OPACITY = 0.45  # a block switched off in Explain: still readable, visibly not in use
 
 
 def _font(pixels: int, bold: bool = False) -> QFont:
@@ -157,6 +160,8 @@ class NodeItem(QGraphicsItem):
         self._summary = ""
         self._height = 0.0
         self.telemetry: tuple[QColor, str] | None = None  # (colour, label) from training
+        self.switched_off: list[str] = []  # the Explain switches ablating this block
+        self.inner_switched_off: dict[str, list[str]] = {}  # ... and each block of an open group
         self.refresh(graph)
 
     # ------------------------------------------------------------------ state
@@ -170,6 +175,11 @@ class NodeItem(QGraphicsItem):
         if any(d.severity == "error" for d in self.diagnostics):
             return "error"
         return "warning" if self.diagnostics else None
+
+    @property
+    def ablated(self) -> bool:
+        """Switched off in Explain, wholly (every head and expert) in at least one copy."""
+        return _whole(self.switched_off)
 
     @property
     def inner_severity(self) -> str | None:
@@ -224,7 +234,8 @@ class NodeItem(QGraphicsItem):
             rects[nid] = QRectF(x, y, size.width, size.height)
             node = inside.nodes[nid]
             if node.type not in (GROUP_INPUT, GROUP_OUTPUT):
-                self._minis.append(_Mini(rects[nid], node, node_summary(node, inside)))
+                self._minis.append(_Mini(rects[nid], node, node_summary(node, inside),
+                                         self.inner_switched_off.get(nid, [])))
         in_names = [p.name for p in self._boundary_ports(GROUP_INPUT)]
         out_names = [p.name for p in self._boundary_ports(GROUP_OUTPUT)]
         boxes = [(r.x(), r.y(), r.width(), r.height()) for r in (m.rect for m in self._minis)]
@@ -278,9 +289,29 @@ class NodeItem(QGraphicsItem):
         self.telemetry = (QColor(colour), label) if colour is not None else None
         self.update()
 
+    def set_ablated(self, switched_off: list[str],
+                    inner: dict[str, list[str]] | None = None) -> None:
+        """Mark the block as switched off in Explain: ``switched_off`` names the switches
+        ablating it ("layers.0.attn", "layers.1.attn:head=0"), ``inner`` the same for each
+        block inside an open group; empty restores the normal drawing."""
+        self.switched_off = list(switched_off)
+        self.inner_switched_off = {k: list(v) for k, v in (inner or {}).items() if v}
+        for mini in self._minis:
+            mini.switched_off = self.inner_switched_off.get(mini.node.id, [])
+        self.setOpacity(ABLATED_OPACITY if self.ablated else 1.0)
+        self._update_tooltip()
+        self.update()
+
     def _update_tooltip(self) -> None:
-        self.setToolTip(node_tooltip(self.node, self.diagnostics + self.inner_diagnostics,
-                                     self.params))
+        tip = node_tooltip(self.node, self.diagnostics + self.inner_diagnostics, self.params)
+        off = self.switched_off + [n for names in self.inner_switched_off.values() for n in names]
+        if off:
+            tip = tip.removesuffix("</qt>") + (
+                "<p style='color:#c98210'><b>Switched off in Explain (ablated):</b> "
+                f"{html.escape(', '.join(off))}. Right-click the block, <i>Switch off in "
+                "Explain</i>, to switch it back on (or untick it in Explain's Ablation "
+                "tab).</p></qt>")
+        self.setToolTip(tip)
 
     def port(self, name: str, is_input: bool) -> PortItem | None:
         return (self.inputs if is_input else self.outputs).get(name)
@@ -491,9 +522,13 @@ class NodeItem(QGraphicsItem):
         severity = self.severity
         if severity:
             painter.setPen(QPen(t.color("error" if severity == "error" else "warning"), 3))
+        elif self.switched_off:
+            painter.setPen(ablated_pen(t))
         else:
             painter.setPen(QPen(t.color("node_border"), 1))
         painter.drawRoundedRect(body, 8, 8)
+        if self.switched_off:
+            paint_off_badge(painter, t, QPointF(body.width() / 2, 0), self.switched_off)
         if self.isSelected():
             painter.setPen(QPen(t.color("selection"), 2.5))
             painter.drawRoundedRect(body.adjusted(-4, -4, 4, 4), 11, 11)
@@ -516,13 +551,27 @@ class _Mini:
     """A block inside an open group, drawn small and read-only (double-click the group to edit
     it): a colour strip of its family, its title and its summary on up to two lines."""
 
-    def __init__(self, rect: QRectF, node: Node, summary: str):
+    def __init__(self, rect: QRectF, node: Node, summary: str, switched_off: list[str]):
         self.rect = rect
         self.node = node
         self.summary = summary
         self.family = get_spec(node.type).family
+        self.switched_off = switched_off  # the Explain switches ablating it, if any
 
     def paint(self, painter: QPainter, t, boost: float, lod: float) -> None:
+        painter.save()
+        if _whole(self.switched_off):
+            painter.setOpacity(painter.opacity() * ABLATED_OPACITY)
+        self._paint_block(painter, t, boost, lod)
+        painter.restore()
+        if self.switched_off:
+            painter.setBrush(Qt.NoBrush)
+            painter.setPen(ablated_pen(t))
+            painter.drawRoundedRect(self.rect, 6, 6)
+            paint_off_badge(painter, t, QPointF(self.rect.center().x(), self.rect.top()),
+                            self.switched_off)
+
+    def _paint_block(self, painter: QPainter, t, boost: float, lod: float) -> None:
         colour = theme.family_colour(self.family)
         painter.setPen(QPen(t.color("node_border"), 1))
         painter.setBrush(t.color("node_body"))
@@ -550,6 +599,33 @@ class _Mini:
         painter.setPen(t.color("node_muted"))
         body = QRectF(inner.x(), inner.y() + 18, inner.width(), inner.height() - 18)
         painter.drawText(body, Qt.AlignLeft | Qt.AlignTop | Qt.TextWordWrap, self.summary)
+
+
+def _whole(switched_off: list[str]) -> bool:
+    """A switch without ":head=" / ":expert=" turns the whole block off."""
+    return any(":" not in name for name in switched_off)
+
+
+def ablated_pen(t) -> QPen:
+    """The dashed outline of a block switched off in Explain."""
+    return QPen(t.color("warning"), 2.5, Qt.DashLine)
+
+
+def paint_off_badge(painter: QPainter, t, top_centre: QPointF, switched_off: list[str]) -> None:
+    """A pill on the block's top edge: "off" (the whole block) or "part off" (heads, experts)."""
+    text = "off" if _whole(switched_off) else "part off"
+    fm = QFontMetricsF(BADGE_FONT)
+    w, h = fm.horizontalAdvance(text) + 14, 18.0
+    rect = QRectF(top_centre.x() - w / 2, top_centre.y() - h / 2, w, h)
+    painter.save()
+    painter.setOpacity(1.0)
+    painter.setPen(Qt.NoPen)
+    painter.setBrush(t.color("warning"))
+    painter.drawRoundedRect(rect, h / 2, h / 2)
+    painter.setPen(QColor("#1d2230"))
+    painter.setFont(BADGE_FONT)
+    painter.drawText(rect, Qt.AlignCenter, text)
+    painter.restore()
 
 
 def _port_height(names: list[str], heights: list[float], name: str, fallback: float) -> float:

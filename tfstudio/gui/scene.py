@@ -6,8 +6,9 @@ wire is explained twice: in the status bar and in a note next to the port it was
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterable
 
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
@@ -58,6 +59,7 @@ class GraphScene(QGraphicsScene):
         self.closed_groups: set[tuple[str, ...]] = set()  # paths of groups drawn as a box
         self._obstacles: dict[str, tuple[float, float, float, float]] = {}  # what wires avoid
         self._path: tuple[str, ...] = ()
+        self._switched_off: tuple[str, ...] = ()  # Explain's ablation switches (set_ablated)
         self._drag: _WireDrag | None = None
         self._toast: _Toast | None = None
         self._toast_timer = QTimer(self, singleShot=True, interval=4000)  # dies with the scene
@@ -122,6 +124,7 @@ class GraphScene(QGraphicsScene):
         for edge in graph.edges:
             self._add_wire_item(edge)
         self.apply_report(self.session.report)
+        self.set_ablated(self._switched_off)
         for nid in selected & set(self.node_items):
             self.node_items[nid].setSelected(True)
 
@@ -276,6 +279,24 @@ class GraphScene(QGraphicsScene):
         for edge, wire in self.wire_items.items():
             shape = report.shapes.edge_shape(edge, self._path)
             wire.set_label(shape_label(shape) if shape else "")
+
+    def set_ablated(self, switched_off: Iterable[str]) -> None:
+        """Draw the blocks that Explain switches off as ablated. ``switched_off`` are the
+        model's names ("layers.0.attn", "layers.1.attn:head=0"; a group's copies are
+        "group.N."); a block inside a group shows every copy's switches. Kept across
+        rebuilds and moves between levels; empty restores every block."""
+        self._switched_off = tuple(switched_off)
+        prefix = "".join(rf"{re.escape(group)}\.\d+\." for group in self._path)
+        own = re.compile(prefix + r"([^.:]+)(?::.*)?$")
+        inside = re.compile(prefix + r"([^.:]+)\.\d+\.([^.:]+)(?::.*)?$")
+        for nid, item in self.node_items.items():
+            mine = [n for n in self._switched_off if (m := own.match(n)) and m[1] == nid]
+            inner: dict[str, list[str]] = {}
+            for name in self._switched_off:
+                if (m := inside.match(name)) and m[1] == nid:
+                    inner.setdefault(m[2], []).append(name)
+            if mine or inner or item.switched_off or item.inner_switched_off:
+                item.set_ablated(mine, inner)
 
     def show_note(self, text: str, scene_pos: QPointF, error: bool = True) -> None:
         """A short note beside the cursor that fades by itself (a refused wire says why)."""

@@ -144,7 +144,8 @@ class TrainingAttachment:
         panel.add_view(explain, "Explain")
 
         def weights(model, tokenizer) -> None:
-            explain.set_model(model, tokenizer)
+            run_dir = panel.host.run_dir if model is not None else None  # replays its checkpoints
+            explain.set_model(model, tokenizer, run_dir)
             if model is not None and not explain.text.text().strip():  # start on the probe text
                 explain.text.setText((panel.snapshot or {}).get("text", ""))
                 explain.refresh()
@@ -155,6 +156,8 @@ class TrainingAttachment:
             if panel.tabs.widget(index) is compare:  # "current graph" is the one on the canvas
                 compare.base_graph = w.session.root
         panel.tabs.currentChanged.connect(shown)
+        # what Explain switches off is drawn off on the canvas, whichever side switched it
+        explain.ablations_changed.connect(lambda names: w.scene.set_ablated(names))
         w.view.context_actions += [None, self._ablate_action(panel, explain)]
 
     def _ablate_action(self, panel, explain) -> QAction:

@@ -5,10 +5,16 @@ ablation switches (a head, an expert, a sublayer) with what they change.
 Self-contained: give it a model and its tokenizer (:meth:`ExplainView.set_model`; the model
 must not be training at the time, e.g. :class:`~.model_host.ModelHost`'s) and it computes with
 :mod:`tfstudio.probes` on a :class:`~.common.Background` worker when one is given, else at once.
-``ablations_changed`` reports the switched-off targets so a canvas can mark its blocks, and
-:meth:`set_ablations` lets the canvas switch them. An Embeddings tab maps the token embedding
-table to 2D (PCA) with each token's nearest neighbours by cosine."""
+``ablations_changed`` reports the switched-off targets (from its own switches or from
+:meth:`set_ablations`, which the canvas calls) so the canvas can draw those blocks as off. An
+Embeddings tab maps the token embedding table to 2D (PCA) with each token's nearest neighbours
+by cosine; for a run folder (``set_model(..., run_dir)``) its step slider replays the map at
+every checkpoint the run kept, each projection aligned to the latest one
+(:func:`tfstudio.probes.embedding_replay`) so points move as the embeddings learn instead of
+jumping when a principal axis flips."""
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
@@ -23,6 +29,7 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QPushButton,
     QScrollArea,
+    QSlider,
     QSpinBox,
     QTableWidget,
     QTableWidgetItem,
@@ -31,13 +38,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .common import display_token, muted, placeholder
+from .common import display_token, muted, placeholder, themed_colour
 from .heatmap import Heatmap
 from .plots import layout_widget, styled_plot
 
 MAX_ROWS_SHOWN = 64   # a step's heatmap shows at most this many rows (positions)
 MAX_COLS_SHOWN = 256  # ... and columns (features, vocabulary entries)
 WHOLE_TABLE = 128     # vocabularies up to this size are mapped whole, larger ones by the text
+MAP_MARGIN = 0.08     # the replayed map's fixed axes leave this share of room around the points
 
 
 def compute_explanation(model, tokenizer, text: str, position: int, head: int,
@@ -58,17 +66,30 @@ def compute_explanation(model, tokenizer, text: str, position: int, head: int,
             "embeddings": embedding_read_out(model, tokenizer, text)}
 
 
+def mapped_ids(model, tokenizer, text: str) -> list[int]:
+    """The tokens the embedding map shows: the whole table when it is small, else the text's."""
+    vocab = int(getattr(model, "vocab_size", 0) or 0)
+    return list(range(vocab)) if 0 < vocab <= WHOLE_TABLE else tokenizer.encode(text)
+
+
 def embedding_read_out(model, tokenizer, text: str) -> dict | None:
-    """The 2D map of the token embedding table (the whole table when it is small, else the
-    text's tokens); None for a model without one."""
+    """The 2D map of the token embedding table (see :func:`mapped_ids`); None for a model
+    without one."""
     from ... import probes
 
-    vocab = int(getattr(model, "vocab_size", 0) or 0)
-    ids = list(range(vocab)) if 0 < vocab <= WHOLE_TABLE else tokenizer.encode(text)
     try:
-        return probes.embedding_map(model, ids, tokenizer)
+        return probes.embedding_map(model, mapped_ids(model, tokenizer, text), tokenizer)
     except (ValueError, LookupError):  # fewer than 2 tokens, or no embedding table
         return None
+
+
+def map_range(maps: list[dict]) -> tuple[tuple[float, float], tuple[float, float]]:
+    """((x0, x1), (y0, y1)) holding every map's points with a margin: fixed axes, so a replay
+    shows the points move rather than the axes rescale."""
+    points = np.concatenate([m["coords"] for m in maps])
+    low, high = points.min(axis=0), points.max(axis=0)
+    pad = np.maximum(high - low, 1e-6) * MAP_MARGIN
+    return ((low[0] - pad[0], high[0] + pad[0]), (low[1] - pad[1], high[1] + pad[1]))
 
 
 def ablation_targets(model) -> list[str]:
@@ -132,8 +153,12 @@ class ExplainView(QWidget):
         self.background = background
         self.model = None
         self.tokenizer = None
+        self.run_dir: Path | None = None  # the run whose checkpoints the embedding map replays
         self.result: dict | None = None
         self.error = ""
+        self.replay: list[dict] = []      # the map at each kept checkpoint, oldest first
+        self._replay_key: tuple | None = None  # (run, ids) the replay was asked for
+        self._picked = ""                 # the picked token, whose neighbours the map names
 
         self.text = QLineEdit()
         self.text.setPlaceholderText("A text to follow through the model")
@@ -190,10 +215,25 @@ class ExplainView(QWidget):
         self.embedding_plot = styled_plot(self.embedding_plots.addPlot(), "Token embeddings",
                                           "second principal component",
                                           "first principal component")
+        self.embedding_points = None  # the scatter of the map shown (its data: the coordinates)
         self.embedding_note = muted()
         self.embedding_note.setWordWrap(True)
-        embedding_page = QWidget()
+        self.step_slider = QSlider(Qt.Horizontal)
+        self.step_slider.setRange(0, 0)
+        self.step_slider.setPageStep(1)
+        self.step_slider.setToolTip("Replay the map over training: one position per checkpoint "
+                                    "the run kept")
+        self.step_slider.valueChanged.connect(self._replay_step_chosen)
+        self.step_label = QLabel("step –")
+        self.replay_hint = muted()
+        self.embedding_page = embedding_page = QWidget()
+        replay_row = QHBoxLayout()
+        replay_row.addWidget(QLabel("Step"))
+        replay_row.addWidget(self.step_slider, 1)
+        replay_row.addWidget(self.step_label)
         embedding_column = QVBoxLayout(embedding_page)
+        embedding_column.addLayout(replay_row)
+        embedding_column.addWidget(self.replay_hint)
         embedding_column.addWidget(self.embedding_plots, 1)
         embedding_column.addWidget(self.embedding_note)
         self.tabs.addTab(embedding_page, "Embeddings")
@@ -219,9 +259,14 @@ class ExplainView(QWidget):
         column.addWidget(self.tabs, 1)
 
     # ------------------------------------------------------------------ input
-    def set_model(self, model, tokenizer) -> None:
+    def set_model(self, model, tokenizer, run_dir: str | Path | None = None) -> None:
+        """The model to explain; ``run_dir``, the run folder its weights come from, lets the
+        embedding map replay the run's checkpoints."""
+        had_ablations = bool(self.ablations())
         self.model, self.tokenizer = model, tokenizer
+        self.run_dir = Path(run_dir) if run_dir is not None and model is not None else None
         self.result = None
+        self.replay, self._replay_key = [], None
         self.switches.blockSignals(True)
         self.switches.clear()
         if model is not None:
@@ -239,6 +284,8 @@ class ExplainView(QWidget):
                 item.setCheckState(Qt.Unchecked)
                 self.switches.addItem(item)
         self.switches.blockSignals(False)
+        if had_ablations:  # the old model's switches are gone: the canvas shows none off
+            self.ablations_changed.emit([])
 
     def set_text(self, text: str) -> None:
         self.text.setText(text)
@@ -255,6 +302,7 @@ class ExplainView(QWidget):
             item = self.switches.item(i)
             item.setCheckState(Qt.Checked if item.text() in wanted else Qt.Unchecked)
         self.switches.blockSignals(False)
+        self.ablations_changed.emit(self.ablations())
         self.refresh()
 
     def _switch_toggled(self, _item) -> None:
@@ -300,31 +348,130 @@ class ExplainView(QWidget):
             self._failed(exc)
 
     def _fill_embeddings(self, read_out: dict | None, walk) -> None:
+        if read_out is None:
+            self.embedding_plot.clear()
+            self.embedding_points = None
+            self.embedding_note.setText("This model has no token embedding table to map.")
+            self._set_replay([], "")
+            return
+        self._picked = walk.tokens[walk.stream_role][walk.position]
+        key = (id(self.model), self.run_dir, tuple(int(i) for i in read_out["ids"]))
+        if self.run_dir is None:
+            self._set_replay([read_out], "Fresh weights: train or open a run to replay the "
+                                         "map over its training.")
+        elif key != self._replay_key:
+            self._replay_key = key
+            self._draw_map(read_out, [read_out])  # the loaded weights now, the replay after
+            self._request_replay(key)
+        elif self.replay:
+            self._replay_step_chosen(self.step_slider.value())
+        else:  # the replay is still loading
+            self._draw_map(read_out, [read_out])
+
+    def _request_replay(self, key: tuple) -> None:
+        """The map at every checkpoint of the run, loaded off the GUI thread when there is a
+        worker (the model's weights are put back afterwards)."""
+        from ...probes import embedding_replay
+
+        model, tokenizer, run_dir, ids = self.model, self.tokenizer, self.run_dir, list(key[2])
+
+        def job() -> list[dict]:
+            return embedding_replay(model, run_dir, ids, tokenizer)
+
+        def done(maps: list[dict]) -> None:
+            if key == self._replay_key:  # not a replay of an older text or run
+                self._replay_ready(maps)
+
+        def failed(exc: Exception) -> None:
+            self.replay_hint.setText(f"Cannot replay this run's checkpoints: {exc}")
+
+        self.replay_hint.setText("Loading the run's checkpoints…")
+        if self.background is None:
+            try:
+                done(job())
+            except (ValueError, OSError, RuntimeError) as exc:
+                failed(exc)
+        else:
+            self.background.submit(job, done, key="embedding-replay", error=failed)
+
+    def _replay_ready(self, maps: list[dict]) -> None:
+        try:
+            if not maps:
+                hint = "This run kept no checkpoint to replay."
+            elif len(maps) == 1:
+                hint = (f"The run kept one checkpoint (step {maps[0]['step']:,}): train with "
+                        "`tfstudio train ... --checkpoint-every N --keep-checkpoints K` to "
+                        "replay the map over training.")
+            else:
+                hint = (f"{len(maps)} checkpoints: drag the slider to watch the embeddings "
+                        "learn; the axes are the latest step's, each step's map rotated onto "
+                        "them.")
+            self._set_replay(maps, hint)
+        except Exception as exc:  # a slot must never take the app down
+            self._failed(exc)
+
+    def _set_replay(self, maps: list[dict], hint: str) -> None:
+        """Offer ``maps`` on the slider (at the latest) with fixed axes, and show it."""
+        self.replay = maps
+        self.replay_hint.setText(hint)
+        self.replay_hint.setVisible(bool(hint))
+        self.step_slider.blockSignals(True)
+        self.step_slider.setRange(0, max(0, len(maps) - 1))
+        self.step_slider.setValue(max(0, len(maps) - 1))
+        self.step_slider.blockSignals(False)
+        self.step_slider.setEnabled(len(maps) > 1)
+        if maps:
+            self._replay_step_chosen(self.step_slider.value())
+        else:
+            self.step_label.setText("step –")
+
+    def show_embedding_step(self, step: int) -> None:
+        """Move the replay to the newest kept checkpoint at or before training step ``step``."""
+        steps = [m.get("step", 0) for m in self.replay]
+        earlier = [i for i, s in enumerate(steps) if s <= step]
+        self.step_slider.setValue(earlier[-1] if earlier else 0)
+
+    def _replay_step_chosen(self, index: int) -> None:
+        try:
+            if 0 <= index < len(self.replay):
+                self._draw_map(self.replay[index], self.replay)
+        except Exception as exc:  # a slot must never take the app down
+            self._failed(exc)
+
+    def _draw_map(self, entry: dict, axes_of: list[dict]) -> None:
+        """One map: its points with their labels on axes holding every map of ``axes_of``,
+        and the picked token's nearest neighbours by cosine."""
         import pyqtgraph as pg
 
         plot = self.embedding_plot
         plot.clear()
-        if read_out is None:
-            self.embedding_note.setText("This model has no token embedding table to map.")
-            return
-        coords, labels = read_out["coords"], read_out["labels"]
-        plot.addItem(pg.ScatterPlotItem(coords[:, 0], coords[:, 1], size=7,
-                                        brush=pg.mkBrush(70, 110, 190, 170), pen=None))
+        coords, labels = entry["coords"], entry["labels"]
+        self.embedding_points = pg.ScatterPlotItem(
+            coords[:, 0], coords[:, 1], size=7, brush=pg.mkBrush(70, 110, 190, 170), pen=None)
+        plot.addItem(self.embedding_points)
+        ink = themed_colour("node_text")
         for (x, y), label in zip(coords, labels):
-            text = pg.TextItem(display_token(label), anchor=(0.5, 1.2), color=(60, 60, 60))
+            text = pg.TextItem(display_token(label), anchor=(0.5, 1.2), color=ink)
             text.setPos(float(x), float(y))
             plot.addItem(text)
-        picked = walk.tokens[walk.stream_role][walk.position]
-        note = (f"PCA of {len(labels)} rows of the token embedding table: the axes keep "
-                f"{read_out['explained'][0]:.0%} and {read_out['explained'][1]:.0%} of their "
+        (x0, x1), (y0, y1) = map_range(axes_of)
+        plot.setXRange(x0, x1, padding=0)
+        plot.setYRange(y0, y1, padding=0)
+        step = entry.get("step")
+        where = "the loaded weights" if step is None else f"step {step:,}"
+        self.step_label.setText("now" if step is None else f"step {step:,}")
+        note = (f"PCA of {len(labels)} rows of the token embedding table at {where}: the axes "
+                f"keep {entry['explained'][0]:.0%} and {entry['explained'][1]:.0%} of their "
                 "variance. Tokens used alike during training end up close.")
-        ids = [int(i) for i in read_out["ids"]]
-        picked_ids = self.tokenizer.encode(picked) if self.tokenizer is not None else []
+        ids = [int(i) for i in entry["ids"]]
+        picked = self._picked
+        picked_ids = self.tokenizer.encode(picked) if self.tokenizer is not None and picked \
+            else []
         if len(picked_ids) == 1 and picked_ids[0] in ids:
             row = ids.index(picked_ids[0])
             names = dict(zip(ids, labels))
             near = ", ".join(f"{display_token(names[int(i)])} ({c:.2f})" for i, c in
-                             zip(read_out["neighbours"][row], read_out["neighbour_cosines"][row]))
+                             zip(entry["neighbours"][row], entry["neighbour_cosines"][row]))
             note += f" Nearest to {display_token(picked)} by cosine: {near}."
         self.embedding_note.setText(note)
 
