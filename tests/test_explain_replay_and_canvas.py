@@ -175,3 +175,53 @@ def test_blocks_switched_off_in_explain_are_drawn_off_on_the_canvas(open_trainin
     assert ffn.ablated and ffn.switched_off == ["layers.0.ffn", "layers.1.ffn"]
     ablate.trigger()  # again: on, in both places
     assert explain.ablations() == [] and not scene.node_items["ffn"].ablated
+
+
+def test_the_walk_follows_the_picked_token_in_numbers(qtbot):
+    tokenizer = build_tokenizer("byte")
+    torch.manual_seed(0)
+    model = compile_graph(fit_graph_to_tokenizer(load_preset("tiny-gpt"), tokenizer)).eval()
+    view = ExplainView()
+    qtbot.addWidget(view)
+    view.set_model(model, tokenizer)
+    view.set_text("hello")
+    view.token.addItem("2", 2)  # pick the first "l"
+    view.token.setCurrentIndex(view.token.count() - 1)
+    view.refresh()
+    cards = {view.steps_column.itemAt(i).widget().name: view.steps_column.itemAt(i).widget()
+             for i in range(view.steps_column.count() - 1)}
+    ids = tokenizer.encode("hello")
+    # the embedding card's line: the picked token's row of the table, to 3 digits
+    line = cards["embed: embedding"].picked.text()
+    assert line.startswith("at l (position 2): ")
+    numbers = [float(v) for v in line.split(": ", 1)[1].split(", …")[0].split(", ")]
+    row = model.embed.weight[ids[2]].detach().numpy()
+    np.testing.assert_allclose(numbers, row[:8], rtol=5e-3, atol=1e-6)
+    assert "(64 values)" in line
+    # the probabilities card's line: the five likeliest next tokens after "hel"
+    with torch.no_grad():
+        probs = torch.softmax(model(torch.tensor([ids]))[0, 2].double(), -1).numpy()
+    top = np.argsort(-probs)[:5]
+    line = cards["probabilities at position 2"].picked.text()
+    assert line.startswith("likeliest next: ")
+    shown = line.removeprefix("likeliest next: ").split(" · ")
+    assert [float(s.rsplit(" ", 1)[1]) for s in shown] == pytest.approx(probs[top], abs=1e-3)
+
+
+def test_a_run_without_snapshots_starts_on_its_tasks_example(qtbot, run_with_checkpoints):
+    import random
+
+    from tfstudio.data import load_corpus
+
+    folder = run_with_checkpoints
+    view = ExplainView()
+    qtbot.addWidget(view)
+    view.set_model(folder.load_model(), folder.tokenizer(), folder.path)
+    assert "Type a text" in view.status.text()
+    view.start_on("")
+    task = load_corpus(folder.config().corpus).task
+    assert view.text.text() == task.example(random.Random(2024)).text.rstrip("\n")
+    assert view.result is not None and view.error == ""
+    view.text.setText("abc")
+    view.start_on("other")  # a text the user typed stays
+    assert view.text.text() == "abc"

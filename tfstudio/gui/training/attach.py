@@ -146,9 +146,7 @@ class TrainingAttachment:
         def weights(model, tokenizer) -> None:
             run_dir = panel.host.run_dir if model is not None else None  # replays its checkpoints
             explain.set_model(model, tokenizer, run_dir)
-            if model is not None and not explain.text.text().strip():  # start on the probe text
-                explain.text.setText((panel.snapshot or {}).get("text", ""))
-                explain.refresh()
+            explain.start_on((panel.snapshot or {}).get("text", ""))  # else the run's own
             _show_head_roles(panel, model, tokenizer)
         panel.weights_changed.connect(weights)
 

@@ -14,6 +14,7 @@ every checkpoint the run kept, each projection aligned to the latest one
 jumping when a principal axis flips."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -47,6 +48,21 @@ MAX_COLS_SHOWN = 256  # ... and columns (features, vocabulary entries)
 WHOLE_TABLE = 128     # vocabularies up to this size are mapped whole, larger ones by the text
 MAP_MARGIN = 0.08     # the replayed map's fixed axes leave this share of room around the points
 
+NO_MODEL = ("Train or open a run, type a text and press Explain: every step from the token ids "
+            "to the probabilities appears here.")
+NO_TEXT = ("Type a text and press Explain (or Enter): every step from the token ids to the "
+           "probabilities appears here.")
+WALK_HINT = ("Each card is one step of the forward pass, in the order the model computes it, over "
+             "the whole text (a row per position). The line under each formula follows the "
+             "picked Token; hover a cell for its value. Layer and Head open up one attention "
+             "head.")
+LENS_HINT = ("Each layer's residual stream read through the final norm and the head: the "
+             "likeliest next token and its probability at each position (hover a cell for the "
+             "top 5). Where the last layer's answer first appears shows where it is computed.")
+ABLATION_HINT = ("Tick a block, head or expert to switch it off (no retraining) and see the loss "
+                 "and the next-token distribution change; the canvas draws the block off. "
+                 "Right-click a block on the canvas does the same.")
+
 
 def compute_explanation(model, tokenizer, text: str, position: int, head: int,
                         layer: int | None, sampling: tuple[float, int, float],
@@ -64,6 +80,52 @@ def compute_explanation(model, tokenizer, text: str, position: int, head: int,
     return {"walk": walk, "lens": lens, "ablation": effect,
             "targets": ablation_targets(model),
             "embeddings": embedding_read_out(model, tokenizer, text)}
+
+
+def probability(p: float) -> str:
+    """0.412, or 3.1e-05 where three decimals would read as a flat 0.000."""
+    return f"{p:.3f}" if p >= 1e-3 or p == 0 else f"{p:.1e}"
+
+
+def label_offsets(coords: np.ndarray, labels: list[str], ranges) -> np.ndarray:
+    """[n, 2] data-space shifts that stack labels which would overlap (untrained tokens often
+    sit on one spot) upwards, one line apart, instead of printing them over each other."""
+    (x0, x1), (y0, y1) = ranges
+    span = np.array([max(x1 - x0, 1e-12), max(y1 - y0, 1e-12)])
+    line, char = 0.04, 0.0075  # a label's height and a character's width, as axis shares
+    placed: list[tuple[float, float, float]] = []  # (x, y, half width), in axis shares
+    shifts = np.zeros_like(coords, dtype=np.float64)
+    for i, ((x, y), label) in enumerate(zip(coords / span, labels)):
+        half, lift = char * max(len(display_token(label)), 1) / 2, 0.0
+        while any(abs(x - px) < half + ph and abs(y + lift - py) < line
+                  for px, py, ph in placed):
+            lift += line
+        placed.append((x, y + lift, half))
+        shifts[i, 1] = lift * span[1]
+    return shifts
+
+
+def run_probe_text(run_dir: str | Path) -> str:
+    """A text to start a run's walk on: its own probe text, else an example of its task or
+    the opening of its corpus."""
+    from ...data import load_corpus
+    from ...probes import default_probe_text
+    from ...runs.folder import RunFolder
+
+    try:
+        config = RunFolder(run_dir).config()
+        return config.probe_text or default_probe_text(load_corpus(config.corpus))
+    except (OSError, ValueError):  # a corpus that moved: the fallback text still walks
+        return default_probe_text()
+
+
+def _with_hint(hint: str, widget: QWidget) -> QWidget:
+    page = QWidget()
+    column = QVBoxLayout(page)
+    column.setContentsMargins(0, 4, 0, 0)
+    column.addWidget(muted(hint))
+    column.addWidget(widget, 1)
+    return page
 
 
 def mapped_ids(model, tokenizer, text: str) -> list[int]:
@@ -111,9 +173,13 @@ def ablation_targets(model) -> list[str]:
 
 
 class StepCard(QFrame):
-    """One step: its name and shape, its formula, and its tensor as a heatmap."""
+    """One step: its name and shape, its formula, the picked token's numbers in a line, and
+    the tensor as a heatmap (a row per position; the vocabulary's tokens name the columns of
+    the logits and probabilities)."""
 
-    def __init__(self, step, row_labels: list[str], parent: QWidget | None = None):
+    def __init__(self, step, row_labels: list[str], parent: QWidget | None = None, *,
+                 vocab_labels: list[str] | None = None, position: int | None = None,
+                 token_names: Callable[[list[int]], list[str]] | None = None):
         super().__init__(parent)
         self.name = step.name
         self.setFrameShape(QFrame.StyledPanel)
@@ -123,26 +189,68 @@ class StepCard(QFrame):
         title.setTextFormat(Qt.RichText)
         formula = muted(step.formula)
         formula.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.picked = QLabel(picked_line(value, step.kind, row_labels, position, token_names))
+        self.picked.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.picked.setWordWrap(True)
         column = QVBoxLayout(self)
         column.setContentsMargins(6, 4, 6, 4)
         column.addWidget(title)
         column.addWidget(formula)
+        if self.picked.text():
+            column.addWidget(self.picked)
         matrix = value.reshape(1, -1) if value.ndim <= 1 else value.reshape(value.shape[0], -1)
         matrix = matrix[:MAX_ROWS_SHOWN, :MAX_COLS_SHOWN].astype(np.float64)
         allowed = np.isfinite(matrix)
-        square = matrix.shape[0] == matrix.shape[1]
         kind = "sequential" if step.kind == "sampling" or "softmax" in step.name or \
-            value.dtype == bool else "diverging"
-        rows = row_labels[:matrix.shape[0]] if len(row_labels) >= matrix.shape[0] else None
-        cols = rows if square else None
-        if matrix.shape[0] == 1 and len(row_labels) == matrix.shape[1]:
-            rows, cols = ["value"], row_labels  # one value per token (ids, say): name each column
+            value.dtype == bool or np.issubdtype(value.dtype, np.integer) else "diverging"
+        rows, cols = card_labels(step, matrix.shape, row_labels, vocab_labels)
+        square = rows is not None and cols is not None and cols == rows  # an attention map
         self.heatmap = Heatmap(self, kind=kind, labels=cols is not None, min_size=60,
                                square=square)
         self.heatmap.set_data(np.where(allowed, matrix, 0.0), rows, cols, allowed)
         # a card as tall as its rows need, not as the view: the walk is a column to scroll
         self.heatmap.setFixedHeight(min(220, 60 + 8 * matrix.shape[0]))
         column.addWidget(self.heatmap)
+
+
+def card_labels(step, shape: tuple[int, int], row_labels: list[str],
+                vocab_labels: list[str] | None) -> tuple[list[str] | None, list[str] | None]:
+    """(rows, columns) naming a step's heatmap: positions down, and across the keys of an
+    attention map, the vocabulary of logits and probabilities, else feature numbers."""
+    n_rows, n_cols = shape
+    rows = row_labels[:n_rows] if len(row_labels) >= n_rows else None
+    if n_rows == 1 and len(row_labels) == n_cols:
+        return ["id" if step.name.endswith("token ids") else "value"], row_labels
+    if vocab_labels is not None and step.kind in ("head", "sampling") \
+            and len(vocab_labels) >= n_cols:
+        return (rows if n_rows > 1 else ["p"]), vocab_labels[:n_cols]
+    if rows is None:
+        return None, None
+    if step.name.endswith((": scores", ": mask", ": softmax")) and n_cols == len(rows):
+        return rows, rows
+    return rows, [str(j) for j in range(n_cols)]
+
+
+def picked_line(value: np.ndarray, kind: str, row_labels: list[str], position: int | None,
+                token_names: Callable[[list[int]], list[str]] | None = None) -> str:
+    """The picked token's numbers at this step, as one line of text (the heatmap shows every
+    position; hover a cell for any other value); for probabilities, the likeliest tokens."""
+    if position is None or not 0 <= position < len(row_labels):
+        return ""
+    token = display_token(row_labels[position])
+    if kind == "sampling" and value.ndim == 1 and token_names is not None:
+        top = [int(i) for i in np.argsort(-value, kind="stable")[:5] if value[i] > 0]
+        return "likeliest next: " + " · ".join(
+            f"{display_token(name)} {probability(value[i])}"
+            for i, name in zip(top, token_names(top)))
+    if value.ndim == 1 and value.shape[0] == len(row_labels):
+        return f"at {token} (position {position}): {value[position]:.4g}"
+    if value.ndim < 2 or value.shape[0] != len(row_labels):
+        return ""
+    row = value[position].reshape(-1).astype(np.float64)
+    shown = ", ".join(f"{v:.3g}" for v in row[:8])
+    more = f", … ({row.size} values)" if row.size > 8 else ""
+    return f"at {token} (position {position}): {shown}{more}"
 
 
 class ExplainView(QWidget):
@@ -205,11 +313,12 @@ class ExplainView(QWidget):
         self.lens.setEditTriggers(QTableWidget.NoEditTriggers)
         self.ablation_page = ablation_page = QWidget()
         ablation_column = QVBoxLayout(ablation_page)
+        ablation_column.addWidget(muted(ABLATION_HINT))
         ablation_column.addWidget(self.switches, 1)
         ablation_column.addWidget(self.ablation_report)
         self.tabs = QTabWidget()
-        self.tabs.addTab(self.scroll, "Walk")
-        self.tabs.addTab(self.lens, "Logit lens")
+        self.tabs.addTab(_with_hint(WALK_HINT, self.scroll), "Walk")
+        self.tabs.addTab(_with_hint(LENS_HINT, self.lens), "Logit lens")
         self.tabs.addTab(ablation_page, "Ablation")
         self.embedding_plots = layout_widget()
         self.embedding_plot = styled_plot(self.embedding_plots.addPlot(), "Token embeddings",
@@ -237,8 +346,7 @@ class ExplainView(QWidget):
         embedding_column.addWidget(self.embedding_plots, 1)
         embedding_column.addWidget(self.embedding_note)
         self.tabs.addTab(embedding_page, "Embeddings")
-        self.status = placeholder("Train or open a run, type a text and press Explain: every "
-                                  "step from the token ids to the probabilities appears here.")
+        self.status = placeholder(NO_MODEL)
 
         top = QHBoxLayout()
         top.addWidget(QLabel("Text"))
@@ -286,6 +394,30 @@ class ExplainView(QWidget):
         self.switches.blockSignals(False)
         if had_ablations:  # the old model's switches are gone: the canvas shows none off
             self.ablations_changed.emit([])
+        self.status.setText(NO_TEXT if model is not None else NO_MODEL)
+        self.status.show()
+
+    def start_on(self, text: str = "") -> None:
+        """Explain ``text`` unless the user typed one; with none, the run's own probe text or
+        task example (read off the GUI thread)."""
+        if self.model is None or self.text.text().strip():
+            return
+        if text.strip() or self.run_dir is None:
+            self.text.setText(text)
+            self.refresh()
+            return
+        run_dir, model = self.run_dir, self.model
+
+        def chosen(found: str) -> None:
+            if self.model is model and not self.text.text().strip():
+                self.text.setText(found)
+                self.refresh()
+
+        if self.background is None:
+            chosen(run_probe_text(run_dir))
+        else:
+            self.background.submit(lambda: run_probe_text(run_dir), chosen, key="explain-text",
+                                   error=lambda exc: None)
 
     def set_text(self, text: str) -> None:
         self.text.setText(text)
@@ -450,11 +582,13 @@ class ExplainView(QWidget):
             coords[:, 0], coords[:, 1], size=7, brush=pg.mkBrush(70, 110, 190, 170), pen=None)
         plot.addItem(self.embedding_points)
         ink = themed_colour("node_text")
-        for (x, y), label in zip(coords, labels):
+        ranges = map_range(axes_of)
+        for (x, y), (_, lift), label in zip(coords, label_offsets(coords, labels, ranges),
+                                            labels):
             text = pg.TextItem(display_token(label), anchor=(0.5, 1.2), color=ink)
-            text.setPos(float(x), float(y))
+            text.setPos(float(x), float(y + lift))
             plot.addItem(text)
-        (x0, x1), (y0, y1) = map_range(axes_of)
+        (x0, x1), (y0, y1) = ranges
         plot.setXRange(x0, x1, padding=0)
         plot.setYRange(y0, y1, padding=0)
         step = entry.get("step")
@@ -469,10 +603,15 @@ class ExplainView(QWidget):
             else []
         if len(picked_ids) == 1 and picked_ids[0] in ids:
             row = ids.index(picked_ids[0])
+            plot.addItem(pg.ScatterPlotItem([coords[row, 0]], [coords[row, 1]], size=12,
+                                            brush=pg.mkBrush(themed_colour("accent")),
+                                            pen=pg.mkPen(ink, width=1)))
             names = dict(zip(ids, labels))
             near = ", ".join(f"{display_token(names[int(i)])} ({c:.2f})" for i, c in
                              zip(entry["neighbours"][row], entry["neighbour_cosines"][row]))
-            note += f" Nearest to {display_token(picked)} by cosine: {near}."
+            shown = display_token(picked)
+            note += (f" Nearest to {shown} by cosine: {near} ({shown} is the larger point; "
+                     "pick another Token above to follow it).")
         self.embedding_note.setText(note)
 
     def _fill_tokens(self, walk) -> None:
@@ -490,11 +629,24 @@ class ExplainView(QWidget):
             if widget is not None:
                 widget.deleteLater()
         tokens = {role: list(t) for role, t in walk.tokens.items()}
+        vocab = self._vocab_labels(np.asarray(walk.logits).shape[-1])
+        names = self.tokenizer.token_strings if self.tokenizer is not None else None
         for step in walk.steps:
             role = "source" if step.block.startswith(("src_", "encoder")) and \
                 "source" in tokens else walk.stream_role
-            card = StepCard(step, tokens.get(role, []))
+            card = StepCard(step, tokens.get(role, []), vocab_labels=vocab, token_names=names,
+                            position=walk.position if role == walk.stream_role else None)
             self.steps_column.insertWidget(self.steps_column.count() - 1, card)
+
+    def _vocab_labels(self, size: int) -> list[str] | None:
+        """The vocabulary's tokens, to name the columns of the logits (small vocabularies:
+        a large one's columns cannot be read anyway)."""
+        if self.tokenizer is None or size > MAX_COLS_SHOWN:
+            return None
+        try:
+            return self.tokenizer.token_strings(list(range(size)))
+        except (ValueError, KeyError, IndexError):
+            return None
 
     def _fill_lens(self, lens) -> None:
         self.lens.clear()
@@ -515,7 +667,7 @@ class ExplainView(QWidget):
             self.ablation_report.setText("Nothing is switched off.")
             return
         def top(tops) -> str:
-            return ", ".join(f"{display_token(t)} {p:.3f}" for t, p in tops)
+            return ", ".join(f"{display_token(t)} {probability(p)}" for t, p in tops)
 
         self.ablation_report.setText(
             f"Switched off: {', '.join(effect.targets)}. Loss on the text "
