@@ -87,12 +87,14 @@ def probability(p: float) -> str:
     return f"{p:.3f}" if p >= 1e-3 or p == 0 else f"{p:.1e}"
 
 
-def label_offsets(coords: np.ndarray, labels: list[str], ranges) -> np.ndarray:
+def label_offsets(coords: np.ndarray, labels: list[str], ranges,
+                  cell: tuple[float, float] = (0.0075, 0.04)) -> np.ndarray:
     """[n, 2] data-space shifts that stack labels which would overlap (untrained tokens often
-    sit on one spot) upwards, one line apart, instead of printing them over each other."""
+    sit on one spot) upwards, one line apart, instead of printing them over each other.
+    ``cell``: a character's width and a line's height, as shares of the axes' spans."""
     (x0, x1), (y0, y1) = ranges
     span = np.array([max(x1 - x0, 1e-12), max(y1 - y0, 1e-12)])
-    line, char = 0.04, 0.0075  # a label's height and a character's width, as axis shares
+    char, line = cell
     placed: list[tuple[float, float, float]] = []  # (x, y, half width), in axis shares
     shifts = np.zeros_like(coords, dtype=np.float64)
     for i, ((x, y), label) in enumerate(zip(coords / span, labels)):
@@ -583,11 +585,18 @@ class ExplainView(QWidget):
         plot.addItem(self.embedding_points)
         ink = themed_colour("node_text")
         ranges = map_range(axes_of)
-        for (x, y), (_, lift), label in zip(coords, label_offsets(coords, labels, ranges),
+        metrics = self.fontMetrics()  # the labels' size as shares of the plot's (in pixels)
+        box = plot.getViewBox().size()
+        cell = (metrics.averageCharWidth() / max(box.width(), 200.0),
+                metrics.height() / max(box.height(), 150.0))
+        leader = pg.mkPen(themed_colour("node_border"), width=1)
+        for (x, y), (_, lift), label in zip(coords, label_offsets(coords, labels, ranges, cell),
                                             labels):
             text = pg.TextItem(display_token(label), anchor=(0.5, 1.2), color=ink)
             text.setPos(float(x), float(y + lift))
             plot.addItem(text)
+            if lift:  # a label stacked above its neighbours points back at its dot
+                plot.addItem(pg.PlotCurveItem([x, x], [y, y + lift], pen=leader))
         (x0, x1), (y0, y1) = ranges
         plot.setXRange(x0, x1, padding=0)
         plot.setYRange(y0, y1, padding=0)
