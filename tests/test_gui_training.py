@@ -371,3 +371,14 @@ def test_positions_view_draws_each_scheme(qtbot):
     assert view.stack.currentWidget() is view.empty
     assert "no position information" in view.empty.text()
     assert waveform_dims(64) == [0, 12, 24, 38, 50, 62]
+
+
+def test_a_run_started_in_the_app_keeps_a_checkpoint_every_fifth_of_it(make_panel, qtbot):
+    """Explain's embedding map replays a run's checkpoints; a run trained in the app must
+    leave some (a crash then loses at most a fifth of it, too)."""
+    panel = make_panel(load_preset("tiny-gpt"))
+    quick_settings(panel, steps=20, probe_every=10)
+    run = panel.train()
+    qtbot.waitUntil(lambda: run.state == "finished", timeout=WAIT_MS)
+    kept = sorted(p.name for p in run.run_dir.joinpath("checkpoints").glob("step-*"))
+    assert kept == [f"step-{s:08d}" for s in (4, 8, 12, 16, 20)]

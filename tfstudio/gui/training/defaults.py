@@ -12,6 +12,7 @@ from ...runs.config import TrainConfig
 
 TINY_PARAMS = 2_000_000      # up to here: a CPU trains it in seconds
 SMALL_PARAMS = 50_000_000    # up to here: minutes on a GPU
+REPLAY_CHECKPOINTS = 5       # checkpoints over an in-app run (plus the final one)
 
 
 def graph_family(graph: Graph) -> str:
@@ -37,6 +38,15 @@ def context_length(graph: Graph, fallback: int = 64) -> int:
         else fallback
 
 
+def checkpoint_schedule(steps: int, params: int | None) -> tuple[int, int]:
+    """(checkpoint_every, keep_checkpoints) for a run started in the app: a checkpoint every
+    fifth of the run, so a crash loses at most a fifth and Explain's embedding map can replay
+    training; a small model keeps them all (a few MB each), a larger one the last two (disk)."""
+    every = max(1, steps // REPLAY_CHECKPOINTS)
+    small = (params or TINY_PARAMS) <= TINY_PARAMS
+    return every, REPLAY_CHECKPOINTS + 1 if small else 2
+
+
 def suggested_config(graph: Graph, gpu: bool = False) -> TrainConfig:
     """Settings to start from for ``graph`` (``gpu``: a CUDA or MPS device is available)."""
     params = graph_params(graph) or TINY_PARAMS
@@ -52,7 +62,9 @@ def suggested_config(graph: Graph, gpu: bool = False) -> TrainConfig:
     else:
         steps, batch, lr = (5000, 8, 3e-4) if gpu else (50, 1, 3e-4)
     seq_len = min(context_length(graph), 128 if tiny else 1024 if gpu else 256)
+    checkpoint_every, keep = checkpoint_schedule(steps, params)
     return TrainConfig(corpus=corpus, tokenizer="char", steps=steps, batch_size=batch,
                        seq_len=seq_len, lr=lr, warmup_steps=max(1, min(100, steps // 10)),
                        eval_every=max(10, steps // 10), probe_every=max(1, steps // 40),
-                       checkpoint_every=0, device="auto", precision="auto")
+                       checkpoint_every=checkpoint_every, keep_checkpoints=keep,
+                       device="auto", precision="auto")

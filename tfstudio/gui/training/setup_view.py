@@ -26,7 +26,7 @@ from ...graph import Graph
 from ...runs.config import TrainConfig
 from .. import theme
 from .common import Background, display_token, muted, series_colour
-from .defaults import suggested_config
+from .defaults import checkpoint_schedule, graph_params, suggested_config
 
 TOKENIZERS = [("byte", "Bytes (256 ids; any text)"),
               ("char", "Characters seen in the corpus"),
@@ -213,6 +213,8 @@ class SetupView(QWidget):
         return str(self.corpus.currentData())
 
     def config(self) -> TrainConfig:
+        checkpoint_every, keep = checkpoint_schedule(
+            self.steps.value(), graph_params(self.graph) if self.graph is not None else None)
         cfg = TrainConfig(corpus=self.corpus_spec(), tokenizer=self.tokenizer.currentText().strip(),
                           steps=self.steps.value(), batch_size=self.batch.value(),
                           seq_len=self.seq_len.value(), lr=self.lr.value(),
@@ -222,7 +224,8 @@ class SetupView(QWidget):
                           probe_text=self.probe_text.text(), seed=self.seed.value(),
                           device=self.device.currentText(),
                           precision=self.precision.currentText(),
-                          compile=self.compile.isChecked())
+                          compile=self.compile.isChecked(),
+                          checkpoint_every=checkpoint_every, keep_checkpoints=keep)
         cfg.check()
         return cfg
 
