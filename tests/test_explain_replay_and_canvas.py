@@ -173,8 +173,10 @@ def test_blocks_switched_off_in_explain_are_drawn_off_on_the_canvas(open_trainin
     assert checked == ["layers.0.ffn", "layers.1.ffn"]
     ffn = scene.node_items["ffn"]
     assert ffn.ablated and ffn.switched_off == ["layers.0.ffn", "layers.1.ffn"]
+    assert ablate.text() == "Switch on again in Explain"  # it says what it will do
     ablate.trigger()  # again: on, in both places
     assert explain.ablations() == [] and not scene.node_items["ffn"].ablated
+    assert ablate.text().startswith("Switch off in Explain")
 
 
 def test_the_walk_follows_the_picked_token_in_numbers(qtbot):

@@ -177,7 +177,16 @@ class TrainingAttachment:
             self.show_panel()
             panel.tabs.setCurrentWidget(explain)
             explain.tabs.setCurrentIndex(explain.tabs.indexOf(explain.ablation_page))
+
+        def name_the_action(*_args) -> None:  # it says what it will do to the selection
+            offered = [explain.switches.item(i).text() for i in range(explain.switches.count())]
+            picked = blocks_to_ablate(offered, w.scene.path, w.scene.selected_node_ids())
+            off = bool(picked) and set(picked) <= set(explain.ablations())
+            action.setText("Switch on again in Explain" if off
+                           else "Switch off in Explain (ablate)")
         action.triggered.connect(ablate)
+        explain.ablations_changed.connect(name_the_action)
+        w.scene.selectionChanged.connect(name_the_action)
         return action
 
     def _quitting(self) -> None:
