@@ -78,7 +78,7 @@ def _window(args, data_dir):
     from ..presets import DEFAULT_PRESET, load_preset
     from .main_window import MainWindow
     from .session import EditorSession
-    from .training import attach as attach_training
+    from .training import attach_training
 
     preset = args.preset or DEFAULT_PRESET
     try:
