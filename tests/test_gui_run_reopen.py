@@ -118,5 +118,25 @@ def test_a_damaged_newest_checkpoint_is_skipped_and_named(make_panel, qtbot, tmp
     row = panel.runs.item_of(str(run_dir))
     status = row.text(5)
     assert "older checkpoint" in status and row.toolTip(5) == line.split("; the canvas")[0]
-    assert panel.runs.note.text() == row.toolTip(5) and not panel.runs.note.isHidden()
+    assert panel.runs.note.text() == "⚠ " + row.toolTip(5) and not panel.runs.note.isHidden()
     assert damaged.exists()  # nothing deleted
+
+
+def test_while_a_run_trains_the_canvas_keeps_the_graph_in_training(window, qtbot):
+    panel = window.training.panel
+    first = train_a_few_steps(panel, qtbot)
+    qtbot.waitUntil(lambda: panel.host.ready, timeout=WAIT_MS)
+    assert window.session.execute(SetParam(("layers",), "ffn", "d_ff", 96))
+    panel.setup.steps.setValue(100_000)
+    live = panel.train()
+    assert live is not None
+    try:
+        qtbot.waitUntil(lambda: live.state == "running", timeout=WAIT_MS)
+        messages = []
+        panel._report_message = messages.append
+        panel.open_run(record_of(panel, first))
+        assert d_ff(window) == 96  # the graph being trained stays on the canvas
+        assert any("the canvas keeps your graph" in m and "training" in m for m in messages)
+    finally:
+        live.stop()
+        qtbot.waitUntil(lambda: not live.active, timeout=WAIT_MS)

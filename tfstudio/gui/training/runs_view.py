@@ -6,6 +6,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
+    QLabel,
     QPushButton,
     QTreeWidget,
     QTreeWidgetItem,
@@ -36,7 +37,8 @@ class RunsView(QWidget):
         super().__init__(parent)
         self.records: list[RunRecord] = []
         self.notes: dict[str, str] = {}  # run folder -> a line about its checkpoints
-        self.note = muted("")
+        self.note = QLabel()  # not muted: a damaged checkpoint is worth reading
+        self.note.setWordWrap(True)
         self.note.hide()
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels(COLUMNS)
@@ -99,7 +101,7 @@ class RunsView(QWidget):
             self.notes[path] = note
         else:
             self.notes.pop(path, None)
-        self.note.setText(note)
+        self.note.setText(f"⚠ {note}" if note else "")
         self.note.setVisible(bool(note))
         self.set_records(self.records, self._shown())
 
