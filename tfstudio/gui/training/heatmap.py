@@ -257,6 +257,8 @@ class Heatmap(QWidget):
 
     def _sync_scrollbars(self) -> None:
         """Place the scroll bars beside the window of cells, sized to what is hidden."""
+        if not self.scrollable:
+            return
         area, _, _ = self._layout(QRectF(self.rect()))
         windowed = self.scrollable and self.windowed
         r0, nr, c0, nc = self._window
