@@ -118,7 +118,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 from tfstudio.gui.main_window import MainWindow
 from tfstudio.gui.session import EditorSession
-from tfstudio.gui.training import attach
+from tfstudio.gui.training import attach_training as attach
 from tfstudio.presets import load_preset
 
 def run():  # as tfstudio.gui.launch does: the window goes when run() returns

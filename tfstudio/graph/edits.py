@@ -415,6 +415,17 @@ class ReplaceGraph(Edit):
 
 
 @dataclass
+class ShowRunGraph(ReplaceGraph):
+    """Put the graph a past run trained on the canvas, in place of the user's: reopening a
+    run shows what was trained, and one undo brings the user's graph back."""
+
+    run: str = ""  # the run's label, for the Undo menu and the status bar
+
+    def __post_init__(self):
+        self.text = f"Show the graph of run {self.run}" if self.run else "Show a run's graph"
+
+
+@dataclass
 class KeepTidy(Edit):
     """An edit followed by a tidy layout of every level it left with overlapping blocks
     (a rewrite drops new norms onto the Adds, an open group's frame grows into its

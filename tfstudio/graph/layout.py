@@ -240,7 +240,9 @@ def layered_positions(graph: Graph, sizes: Mapping[str, BlockSize], gap_x: float
     row = _rows(graph, dag, layer, on_spine)
     widths = [max(sizes[n].width for n in layer if layer[n] == k)
               for k in range(max(layer.values()) + 1)]
-    bands = _bands(widths, gap_x, wrap)
+    # a layer wider than ``wrap`` (an open layer group) sets the picture's width anyway: the
+    # bands may fill that width, rather than leave short blocks alone on rows of their own
+    bands = _bands(widths, gap_x, max(wrap, max(widths)) if wrap is not None else None)
     band_of = {k: i for i, band in enumerate(bands) for k in band}
     # a source whose readers open the next band waits in front of them there, not at the end
     # of the band before (a decoder's token input beside its embedding)

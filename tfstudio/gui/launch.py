@@ -78,7 +78,7 @@ def _window(args, data_dir):
     from ..presets import DEFAULT_PRESET, load_preset
     from .main_window import MainWindow
     from .session import EditorSession
-    from .training import attach as attach_training
+    from .training import attach_training
 
     preset = args.preset or DEFAULT_PRESET
     try:
@@ -128,13 +128,20 @@ def _train_then_screenshot(window, args) -> None:
         QApplication.exit(2)
         return
     tab = _tab_named(panel, args.tab or "curves")
-    waited = {"ms": 0}
+    waited = {"ms": 0, "reopen": tab is panel.runs}  # the runs view: as after reopening one
 
     def check():
         run = panel.run
         ready = not run.active and (panel.host.ready or waited["ms"] > 20_000
                                     or not run.run_dir.joinpath("checkpoints").exists())
         waited["ms"] += 100
+        if ready and waited["reopen"]:
+            waited["reopen"] = False
+            record = next((r for r in panel.history.records() if r.path == str(run.run_dir)),
+                          None)
+            if record is not None:
+                panel.open_run(record)
+                ready = False
         if not ready:
             QTimer.singleShot(100, check)
             return

@@ -1,10 +1,15 @@
 """The canvas widget: zoom around the cursor, pan (middle button or space-drag), rubber-band
-selection, a grid, drops from the palette, and search-to-add on double-click or Tab."""
+selection, a grid, drops from the palette, and search-to-add on double-click or Tab.
+
+A graph too big to show whole at a legible zoom (t5-small's encoder and decoder on a laptop) is
+shown from its main layer; a pill at the edge of the canvas names each layer group out of view
+("▼ decoder layer ×6") and brings it into view when clicked, so the rest is one click away
+rather than a pan the user has to guess at."""
 from __future__ import annotations
 
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QMouseEvent, QPainter, QPen, QWheelEvent
-from PySide6.QtWidgets import QGraphicsView, QMenu
+from PySide6.QtWidgets import QGraphicsView, QMenu, QPushButton
 
 from . import theme
 from .node_item import NodeItem
@@ -15,6 +20,10 @@ MIN_ZOOM, MAX_ZOOM = 0.08, 3.0
 # fit-to-view stops here: below it titles and wire shapes are no longer legible, so a graph
 # that does not fit is shown from its main layer and the rest is a pan away
 LEGIBLE_ZOOM = 0.7
+# an open layer group with less than this share of its area in view gets a pill at the edge
+MARKED_BELOW = 0.6
+MARKER_MIN_VIEW_H = 150  # a canvas shrunk to a strip (the Train workspace) shows no pills
+ARROWS = {"below": "▼", "above": "▲", "right": "▶", "left": "◀"}
 
 
 class GraphView(QGraphicsView):
@@ -37,6 +46,12 @@ class GraphView(QGraphicsView):
         self.context_actions: list = []   # the main window's edit actions, for right-click
         self._space_down = False
         self._pan_from: QPointF | None = None
+        # pills at the canvas's edges naming the layer groups out of view (see update_markers)
+        self.markers: list[QPushButton] = []
+        self._markers_timer = QTimer(self, singleShot=True, interval=0)
+        self._markers_timer.timeout.connect(self.update_markers)
+        scene.changed.connect(lambda _region: self._markers_timer.start())
+        self.zoom_changed.connect(lambda _zoom: self._markers_timer.start())
 
     def graph_scene(self) -> GraphScene:
         return self.scene()
@@ -86,6 +101,7 @@ class GraphView(QGraphicsView):
         rect = QRectF()
         for item in items:
             rect = rect.united(item.sceneBoundingRect())
+        tight = QRectF(rect)
         rect.adjust(-40, -40, 40, 40)
         self.fitInView(rect, Qt.KeepAspectRatio)
         if self.zoom > 1.0:
@@ -94,7 +110,10 @@ class GraphView(QGraphicsView):
             self.centerOn(rect.center())
         else:
             self.set_zoom(LEGIBLE_ZOOM)
-            self.centerOn(self._focus_rect(items, rect).center())
+            shown = self.mapToScene(self.viewport().rect()).boundingRect()
+            fits = shown.width() >= tight.width() and shown.height() >= tight.height()
+            # all of it once the margins go; else the main layer, the rest a pill's click away
+            self.centerOn(tight.center() if fits else self._focus_rect(items, rect).center())
         self.zoom_changed.emit(self.zoom)
 
     def _focus_rect(self, items: list[NodeItem], everything: QRectF) -> QRectF:
@@ -110,6 +129,81 @@ class GraphView(QGraphicsView):
         if focus.width() > visible.width() - 20:
             focus = QRectF(focus.left() - 10, focus.top(), visible.width(), focus.height())
         return focus
+
+    # ------------------------------------------------------------------ groups out of view
+    def update_markers(self) -> None:
+        """One pill per open layer group mostly out of view, on the edge towards it."""
+        visible = self.mapToScene(self.viewport().rect()).boundingRect()
+        wanted: list[tuple[str, object]] = []
+        if self.viewport().height() >= MARKER_MIN_VIEW_H:
+            for item in self.scene().items():
+                if isinstance(item, NodeItem) and item.node.is_group and item.frame is not None:
+                    side = _side_out_of_view(item.sceneBoundingRect(), visible)
+                    if side is not None:
+                        wanted.append((side, item))
+        while len(self.markers) < len(wanted):
+            marker = QPushButton(self.viewport())
+            marker.setObjectName("edge_marker")
+            marker.setCursor(Qt.PointingHandCursor)
+            marker.clicked.connect(lambda _=False, m=marker: self.show_item(m.property("item")))
+            self.markers.append(marker)
+        for marker in self.markers[len(wanted):]:
+            marker.hide()
+            marker.setProperty("item", None)
+        t = theme.current()
+        style = (f"QPushButton#edge_marker {{ background: {t.accent}; color: white; "
+                 "border: none; border-radius: 11px; padding: 3px 12px; font-weight: bold; }")
+        placed: dict[str, float] = {}
+        for marker, (side, item) in zip(self.markers, wanted):
+            repeat = item.node.param("repeat") if item.node.is_group else 1
+            label = item.node.label + (f" ×{repeat}" if repeat and repeat > 1 else "")
+            marker.setText(f"{ARROWS[side]} {label}")
+            marker.setToolTip(f"{label} is out of view: click to show it (or drag with the "
+                              "middle button, or Space + drag, to pan)")
+            marker.setStyleSheet(style)
+            marker.setProperty("item", item)
+            marker.adjustSize()
+            self._place_marker(marker, side, placed)
+            marker.show()
+            marker.raise_()
+
+    def _place_marker(self, marker: QPushButton, side: str, placed: dict[str, float]) -> None:
+        """Along its edge, after the pills already there (from the middle of a horizontal
+        edge, from the top of a vertical one)."""
+        area = self.viewport().rect()
+        w, h, margin = marker.width(), marker.height(), 8
+        offset = placed.get(side, 0.0)
+        if side in ("below", "above"):
+            x = area.center().x() - w / 2 + offset
+            y = area.bottom() - h - margin if side == "below" else margin
+            placed[side] = offset + w + margin
+        else:
+            x = area.right() - w - margin if side == "right" else margin
+            y = area.top() + margin + 30 + offset
+            placed[side] = offset + h + margin
+        marker.move(int(x), int(y))
+
+    def show_item(self, item) -> None:
+        """Bring a block into view at a legible zoom: whole when it fits, else from its
+        top-left corner (the start of a layer's stream)."""
+        if item is None or item.scene() is not self.scene():
+            return
+        if self.zoom < LEGIBLE_ZOOM:
+            self.set_zoom(LEGIBLE_ZOOM)
+        rect = item.sceneBoundingRect()
+        visible = self.mapToScene(self.viewport().rect()).boundingRect()
+        width = min(rect.width() + 20, visible.width())
+        height = min(rect.height() + 20, visible.height())
+        self.centerOn(QRectF(rect.left() - 10, rect.top() - 10, width, height).center())
+        self._markers_timer.start()
+
+    def scrollContentsBy(self, dx: int, dy: int) -> None:
+        super().scrollContentsBy(dx, dy)
+        self._markers_timer.start()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._markers_timer.start()
 
     def center_on_node(self, node_id: str) -> None:
         item = self.graph_scene().node_items.get(node_id)
@@ -239,3 +333,18 @@ class GraphView(QGraphicsView):
         self.graph_scene().add_block(block_type, self.mapToScene(event.position().toPoint()))
         event.acceptProposedAction()
         self.setFocus()
+
+
+def _side_out_of_view(rect: QRectF, visible: QRectF) -> str | None:
+    """The edge of ``visible`` towards ``rect`` when less than MARKED_BELOW of it is in view
+    (None: it is in view): the side its centre lies beyond, measured in view widths and
+    heights (a wide layer cut at the right but hanging below reads "below")."""
+    shown = rect.intersected(visible)
+    area = rect.width() * rect.height()
+    if area <= 0 or shown.width() * shown.height() >= MARKED_BELOW * area:
+        return None
+    dx = (rect.center().x() - visible.center().x()) / max(visible.width(), 1.0)
+    dy = (rect.center().y() - visible.center().y()) / max(visible.height(), 1.0)
+    if abs(dy) >= abs(dx):
+        return "below" if dy > 0 else "above"
+    return "right" if dx > 0 else "left"

@@ -4,17 +4,18 @@
 hyper-parameters), the Train / Pause / Resume / Stop controls and the views: curves, attention,
 positions, next token, experts and the run history. Training runs on a worker thread
 (:mod:`.run_controller`); the views redraw from plain data on a timer, never per event.
-:func:`attach` docks the panel into the editor's main window.
+:func:`attach_training` docks the panel into the editor's main window (named apart from the
+:mod:`.attach` submodule, which importing would otherwise put in its place on this package).
 
 Importing this package is cheap (the editor imports it before its first paint); the panel and
 its plotting library load when first used.
 """
 from __future__ import annotations
 
-__all__ = ["TrainingPanel", "attach"]
+__all__ = ["TrainingPanel", "attach_training"]
 
 
-def attach(main_window):
+def attach_training(main_window):
     """Dock the training panel into the editor's main window (see :mod:`.attach`)."""
     from .attach import attach as _attach
     return _attach(main_window)

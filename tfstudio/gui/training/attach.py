@@ -94,7 +94,8 @@ class TrainingAttachment:
         w = self.window
         panel = TrainingPanel(lambda: w.session.root, w.data_dir, w,
                               scene_source=lambda: w.scene,
-                              report_error=w.show_error, report_message=w.show_message)
+                              report_error=w.show_error, report_message=w.show_message,
+                              edit_graph=w.session.try_execute)
         self.dock.setWidget(panel)
         panel.run_started.connect(lambda run: run.state_changed.connect(self.update_actions))
         panel.run_started.connect(self.update_actions)

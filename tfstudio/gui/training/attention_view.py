@@ -65,7 +65,7 @@ class AttentionView(QWidget):
         self.layer = QComboBox()
         self.head = QComboBox()
         self.every = QSpinBox()
-        self.heatmap = Heatmap(self)
+        self.heatmap = Heatmap(self, scrollable=True)  # long texts scroll, labels stay legible
         self.grid = HeatmapGrid(self)
         self.empty = placeholder("Press Train: the attention of every layer and head on the "
                                  "probe text appears here and sharpens as the model learns.")

@@ -5,13 +5,17 @@ biases) are hatched grey, so a zero weight the model chose never looks like a ma
 Hovering a row (a query token) outlines it and shades each column label by how much that query
 attends to it. ``paint_into`` draws on any painter, so the same picture goes to the screen, a PNG
 or an SVG.
+
+A ``scrollable`` heatmap never shrinks its token labels below READABLE_PX: when a long text would
+need smaller cells, it shows a window of the tokens at a readable size, with scroll bars (and the
+mouse wheel) to reach the rest, as a spreadsheet keeps its headers while its cells scroll.
 """
 from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QImage, QPainter, QPen
-from PySide6.QtWidgets import QGridLayout, QSizePolicy, QToolTip, QWidget
+from PySide6.QtWidgets import QGridLayout, QScrollBar, QSizePolicy, QToolTip, QWidget
 
 from .common import colour_ramp, display_token, themed_colour
 
@@ -20,6 +24,12 @@ MIN_LABEL_PX = 7
 COLOUR_BAR_W = 46   # the colour scale right of the cells: a bar and its tick labels
 TITLE_FONT_PX = 12
 MAX_LABELLED = 96  # more rows or columns than this and labels would overlap: leave them out
+READABLE_PX = 9    # a scrollable heatmap's labels never get smaller than this...
+WINDOW_CELL_PX = 14  # ...it shows a window of cells this size instead, labels at WINDOW_LABEL_PX
+WINDOW_LABEL_PX = 11
+SCROLLBAR_PX = 12
+CAPTION_H = 18     # below a window's horizontal scroll bar: which tokens it shows
+WHEEL_ROWS = 3     # rows (and, along the diagonal, columns) one wheel notch moves
 
 
 def _font(px: int, bold: bool = False) -> QFont:
@@ -35,8 +45,9 @@ class Heatmap(QWidget):
 
     def __init__(self, parent: QWidget | None = None, *, kind: str = "sequential",
                  labels: bool = True, min_size: int = 120, square: bool = True,
-                 scale: bool = True):
+                 scale: bool = True, scrollable: bool = False):
         super().__init__(parent)
+        self.scrollable = scrollable  # a window of readable cells rather than unreadable labels
         self.show_scale = scale       # a colour bar with the values its ends stand for
         self.label_px = LABEL_FONT_PX
         self.square = square          # square cells (matrices of tokens) or fill the area
@@ -55,6 +66,16 @@ class Heatmap(QWidget):
         self._buffer: np.ndarray | None = None
         self._labels_fit = True
         self._title_h = 2.0
+        # the rows and columns shown: (first row, rows, first column, columns); all of them
+        # unless a scrollable map shows a window
+        self._window = (0, 0, 0, 0)
+        self.first_row = 0
+        self.first_col = 0
+        self.vbar = QScrollBar(Qt.Vertical, self)
+        self.hbar = QScrollBar(Qt.Horizontal, self)
+        for bar, name in ((self.vbar, "first_row"), (self.hbar, "first_col")):
+            bar.hide()
+            bar.valueChanged.connect(lambda value, name=name: self._scrolled(name, value))
         self.setMouseTracking(True)
         self.setMinimumSize(min_size, min_size)
         self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
@@ -85,6 +106,7 @@ class Heatmap(QWidget):
         self._image = self._build_image()
         if self.hover_row >= matrix.shape[0]:
             self.hover_row = -1
+        self._sync_scrollbars()
         self.update()
 
     def _build_image(self) -> QImage | None:
@@ -102,28 +124,55 @@ class Heatmap(QWidget):
 
     # ------------------------------------------------------------------ geometry
     def _labelled(self) -> bool:
-        return (self.show_labels and self._labels_fit and 0 < len(self.rows) <= MAX_LABELLED
-                and 0 < len(self.cols) <= MAX_LABELLED)
+        most = len(self.rows) + len(self.cols) if self.scrollable else MAX_LABELLED  # windowed
+        return (self.show_labels and self._labels_fit and 0 < len(self.rows) <= most
+                and 0 < len(self.cols) <= most)
 
     def _layout(self, rect: QRectF) -> tuple[QRectF, float, float]:
-        """(cell area, cell width, cell height) inside ``rect``; sets ``_rotate_cols`` and
-        ``label_px`` (labels shrink with the cells, down to MIN_LABEL_PX, so they never overlap)."""
+        """(cell area, cell width, cell height) inside ``rect``; sets ``_rotate_cols``,
+        ``label_px`` and ``_window``. Labels shrink with the cells, down to MIN_LABEL_PX (a
+        scrollable map: READABLE_PX, then it shows a window of the cells), so they never
+        overlap."""
         self._labels_fit = True
+        smallest = READABLE_PX if self.scrollable else MIN_LABEL_PX
         area, cw, ch = self._layout_with(rect, LABEL_FONT_PX)
         if self._labelled() and ch < LABEL_FONT_PX:
-            px = max(MIN_LABEL_PX, int(ch))
+            px = max(smallest, int(ch))
             area, cw, ch = self._layout_with(rect, px)
-            if ch < MIN_LABEL_PX - 0.5:  # too small to read: the cells get the room instead
+            if ch < smallest - 0.5 and self.scrollable:  # a readable window, and scroll bars
+                area, cw, ch = self._layout_with(rect, WINDOW_LABEL_PX, WINDOW_CELL_PX)
+            elif ch < smallest - 0.5:  # too small to read: the cells get the room instead
                 self._labels_fit = False
                 area, cw, ch = self._layout_with(rect, px)
         return area, cw, ch
 
-    def _layout_with(self, rect: QRectF, px: int) -> tuple[QRectF, float, float]:
-        n_rows, n_cols = self.matrix.shape if self.matrix.size else (1, 1)
+    @property
+    def windowed(self) -> bool:
+        """Whether only some of the rows or columns are shown (the rest are a scroll away)."""
+        r0, nr, c0, nc = self._window
+        return self.matrix.size > 0 and (nr < self.matrix.shape[0] or nc < self.matrix.shape[1])
+
+    def visible_rows(self) -> range:
+        r0, nr, _, _ = self._window
+        return range(r0, r0 + nr)
+
+    def visible_cols(self) -> range:
+        _, _, c0, nc = self._window
+        return range(c0, c0 + nc)
+
+    def _layout_with(self, rect: QRectF, px: int,
+                     cell: float | None = None) -> tuple[QRectF, float, float]:
+        """The layout with labels at ``px``; with ``cell``, square cells of that size and as
+        many rows and columns as fit (a window; the scroll bars take a strip beside it)."""
+        total_rows, total_cols = self.matrix.shape if self.matrix.size else (1, 1)
+        n_rows, n_cols = total_rows, total_cols
+        self._window = (0, total_rows, 0, total_cols)
+        bar = SCROLLBAR_PX + 2 if cell is not None else 0       # right of the cells
+        below = bar + CAPTION_H if cell is not None else 0      # under them
         self._title_h = self._title_height(rect.width())
         top = rect.top() + self._title_h
         left = rect.left() + 2
-        right_band = COLOUR_BAR_W if self.show_scale else 0
+        right_band = (COLOUR_BAR_W if self.show_scale else 0) + bar
         self._rotate_cols = False
         self.label_px = px
         col_band = 0.0
@@ -135,7 +184,9 @@ class Heatmap(QWidget):
         width = max(rect.right() - left - 2 - right_band, 1.0)
 
         def cells(band: float) -> tuple[float, float]:
-            height = max(rect.bottom() - top - band - 2, 1.0)
+            height = max(rect.bottom() - top - band - 2 - below, 1.0)
+            if cell is not None:
+                return cell, cell
             if self.square:
                 side = max(min(width / n_cols, height / n_rows), 1.0)
                 return side, side
@@ -147,6 +198,13 @@ class Heatmap(QWidget):
             col_band = widest_col + 8
             cw, ch = cells(col_band)
         top += col_band
+        if cell is not None:  # the window: as many cells as fit, from the first one asked
+            height = max(rect.bottom() - top - 2 - below, 1.0)
+            n_rows = max(1, min(total_rows, int(height // cell)))
+            n_cols = max(1, min(total_cols, int(width // cell)))
+            self.first_row = min(max(self.first_row, 0), total_rows - n_rows)
+            self.first_col = min(max(self.first_col, 0), total_cols - n_cols)
+            self._window = (self.first_row, n_rows, self.first_col, n_cols)
         if self.square:  # centre the square cells in the width left over
             left += max(0.0, (width - cw * n_cols) / 2)
         return QRectF(left, top, cw * n_cols, ch * n_rows), cw, ch
@@ -168,16 +226,81 @@ class Heatmap(QWidget):
         return self.label_px
 
     def cell_at(self, pos: QPointF) -> tuple[int, int]:
-        """(row, column) under a widget position; -1 where outside the cells."""
+        """(row, column) of the matrix under a widget position; -1 where outside the cells."""
         area, cw, ch = self._layout(QRectF(self.rect()))
-        row = int((pos.y() - area.top()) // ch) if area.top() <= pos.y() < area.bottom() else -1
-        col = int((pos.x() - area.left()) // cw) if area.left() <= pos.x() < area.right() else -1
+        r0, _, c0, _ = self._window
+        row = r0 + int((pos.y() - area.top()) // ch) if area.top() <= pos.y() < area.bottom() \
+            else -1
+        col = c0 + int((pos.x() - area.left()) // cw) if area.left() <= pos.x() < area.right() \
+            else -1
         if row >= 0 and col < 0 and pos.x() < area.left():
             col = -2  # over the row labels: the row still counts as hovered
         return row, col
 
     def sizeHint(self) -> QSize:
         return QSize(360, 360)
+
+    # ------------------------------------------------------------------ scrolling
+    def scroll_to(self, first_row: int | None = None, first_col: int | None = None) -> None:
+        """Show the window of cells starting at this row and column (clamped)."""
+        if first_row is not None:
+            self.first_row = int(first_row)
+        if first_col is not None:
+            self.first_col = int(first_col)
+        self._sync_scrollbars()
+        self.update()
+
+    def _scrolled(self, name: str, value: int) -> None:
+        if getattr(self, name) != value:
+            setattr(self, name, value)
+            self.update()
+
+    def _sync_scrollbars(self) -> None:
+        """Place the scroll bars beside the window of cells, sized to what is hidden."""
+        if not self.scrollable:
+            return
+        area, _, _ = self._layout(QRectF(self.rect()))
+        windowed = self.scrollable and self.windowed
+        r0, nr, c0, nc = self._window
+        for bar, first, shown, total, geometry in (
+                (self.vbar, r0, nr, self.matrix.shape[0] if self.matrix.size else 0,
+                 (area.right() + 2, area.top(), SCROLLBAR_PX, area.height())),
+                (self.hbar, c0, nc, self.matrix.shape[1] if self.matrix.size else 0,
+                 (area.left(), area.bottom() + 2, area.width(), SCROLLBAR_PX))):
+            needed = windowed and shown < total
+            bar.setVisible(needed)
+            if not needed:
+                continue
+            bar.blockSignals(True)
+            bar.setRange(0, total - shown)
+            bar.setPageStep(shown)
+            bar.setSingleStep(1)
+            bar.setValue(first)
+            bar.blockSignals(False)
+            bar.setGeometry(*(int(round(v)) for v in geometry))
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._sync_scrollbars()
+
+    def wheelEvent(self, event) -> None:
+        """The wheel moves down the text: rows, and along the diagonal the columns too (a
+        token's own neighbourhood stays in view); with Shift, or sideways, only the columns."""
+        if not (self.scrollable and self.windowed):
+            event.ignore()
+            return
+        delta = event.angleDelta()
+        notches = -(delta.y() or delta.x()) / 120
+        steps = int(round(notches * WHEEL_ROWS)) or (1 if notches > 0 else -1)
+        sideways = bool(event.modifiers() & Qt.ShiftModifier) or (delta.x() and not delta.y())
+        along_diagonal = self.square and self.rows == self.cols
+        if sideways:
+            self.scroll_to(first_col=self.first_col + steps)
+        elif along_diagonal:
+            self.scroll_to(self.first_row + steps, self.first_col + steps)
+        else:
+            self.scroll_to(first_row=self.first_row + steps)
+        event.accept()
 
     # ------------------------------------------------------------------ painting
     def paintEvent(self, event) -> None:
@@ -199,7 +322,8 @@ class Heatmap(QWidget):
         if self._image is None:
             return
         area, cw, ch = self._layout(rect)
-        painter.drawImage(area, self._image)
+        r0, nr, c0, nc = self._window
+        painter.drawImage(area, self._image, QRectF(c0, r0, nc, nr))
         self._paint_mask(painter, area, cw, ch)
         painter.setPen(QPen(themed_colour("node_border"), 1))
         painter.setBrush(Qt.NoBrush)
@@ -208,13 +332,31 @@ class Heatmap(QWidget):
             self._paint_labels(painter, area, cw, ch)
         if self.show_scale:
             self._paint_scale(painter, area)
-        if 0 <= self.hover_row < self.matrix.shape[0]:
+        if self.windowed:
+            self._paint_window_caption(painter, rect, area)
+        if self.hover_row in self.visible_rows():
             painter.setPen(QPen(themed_colour("selection"), 2))
-            painter.drawRect(QRectF(area.left(), area.top() + self.hover_row * ch,
+            painter.drawRect(QRectF(area.left(), area.top() + (self.hover_row - r0) * ch,
                                     area.width(), ch))
 
+    def _paint_window_caption(self, painter: QPainter, rect: QRectF, area: QRectF) -> None:
+        """Which tokens the window shows, under its horizontal scroll bar."""
+        painter.setFont(_font(READABLE_PX + 1))
+        painter.setPen(themed_colour("muted_text"))
+        painter.drawText(QRectF(rect.left() + 2, area.bottom() + SCROLLBAR_PX + 3,
+                                rect.width() - 4, CAPTION_H - 2),
+                         Qt.AlignLeft | Qt.AlignVCenter, self.window_caption())
+
+    def window_caption(self) -> str:
+        r0, nr, c0, nc = self._window
+        n_rows, n_cols = self.matrix.shape
+        return (f"rows {r0 + 1}–{r0 + nr} and columns {c0 + 1}–{c0 + nc} of {n_rows}×{n_cols} "
+                "shown, at a readable size: scroll with the wheel (Shift: columns only) or "
+                "the bars")
+
     def _paint_mask(self, painter: QPainter, area: QRectF, cw: float, ch: float) -> None:
-        masked = ~self.allowed
+        r0, nr, c0, nc = self._window
+        masked = ~self.allowed[r0:r0 + nr, c0:c0 + nc]
         if not masked.any():
             return
         hatch = QBrush(themed_colour("node_border"), Qt.BDiagPattern)
@@ -235,7 +377,8 @@ class Heatmap(QWidget):
 
     def _paint_scale(self, painter: QPainter, area: QRectF) -> None:
         """The colour bar: what the lightest and darkest cells mean."""
-        bar = QRectF(area.right() + 8, area.top(), 10, max(area.height(), 30))
+        beside = SCROLLBAR_PX + 2 if self.windowed else 0  # right of the vertical scroll bar
+        bar = QRectF(area.right() + 8 + beside, area.top(), 10, max(area.height(), 30))
         steps = 64
         ramp = colour_ramp(np.linspace(1.0, 0.0, steps), self.kind)
         for i, (r, g, b) in enumerate(ramp):
@@ -256,18 +399,20 @@ class Heatmap(QWidget):
         bold = _font(self.label_px, bold=True)
         text_colour = themed_colour("text")
         weights = None
+        r0, nr, c0, nc = self._window
         if 0 <= self.hover_row < self.matrix.shape[0]:
             row = np.where(self.allowed[self.hover_row], self.matrix[self.hover_row], 0.0)
             top = row.max() if row.size and row.max() > 0 else 1.0
             weights = row / top
-        for r, label in enumerate(self.rows):
+        for r in self.visible_rows():
             painter.setFont(bold if r == self.hover_row else font)
             painter.setPen(themed_colour("selection") if r == self.hover_row else text_colour)
-            painter.drawText(QRectF(0, area.top() + r * ch, area.left() - 6, ch),
-                             Qt.AlignRight | Qt.AlignVCenter, label)
+            painter.drawText(QRectF(0, area.top() + (r - r0) * ch, area.left() - 6, ch),
+                             Qt.AlignRight | Qt.AlignVCenter, self.rows[r])
         painter.setFont(font)
-        for c, label in enumerate(self.cols):
-            x = area.left() + c * cw
+        for c in self.visible_cols():
+            label = self.cols[c]
+            x = area.left() + (c - c0) * cw
             if weights is not None and weights[c] > 0.02:  # shade what the hovered query reads
                 shade = themed_colour("selection")
                 shade.setAlphaF(float(min(1.0, weights[c])) * 0.6)

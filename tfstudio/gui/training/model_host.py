@@ -1,4 +1,5 @@
-"""A model the GUI owns, loaded from a run folder's latest checkpoint: it answers custom prompts,
+"""A model the GUI owns, loaded from a run folder's newest checkpoint that verifies (a damaged
+newer one is passed over and named in ``skipped``): it answers custom prompts,
 generates text and takes snapshots on new probe text once training has ended (or for a past
 run). It is only ever touched on the :class:`Background` worker, one job at a time, so it never
 races the GUI thread; what comes back are plain numbers and strings."""
@@ -19,6 +20,9 @@ class ModelHost:
         self.run_dir: Path | None = None
         self.step = 0
         self.window: int | None = None  # the run's trained length: generation slides past it
+        # the checkpoint the weights came from, and each newer one passed over as damaged
+        self.checkpoint: Path | None = None
+        self.skipped: list[str] = []
         self._generation: int | None = None
 
     @property
@@ -26,7 +30,8 @@ class ModelHost:
         return self.model is not None
 
     def clear(self) -> None:
-        self.model = self.tokenizer = self.run_dir = None
+        self.model = self.tokenizer = self.run_dir = self.checkpoint = None
+        self.skipped = []
 
     def load(self, run_dir: str | Path, done, error) -> None:
         """Load the run's newest weights in the background; ``done()`` once ready."""
@@ -38,11 +43,14 @@ class ModelHost:
             from ...runs.folder import RunFolder
             folder = RunFolder(run_dir)
             model = folder.load_model("cpu")
-            state = json.loads((folder.latest() / "state.json").read_text(encoding="utf-8"))
-            return model, folder.tokenizer(), int(state.get("step", 0)), folder.trained_length()
+            choice = folder.checkpoint()  # the one load_model read (verified once, cached)
+            state = json.loads((choice.path / "state.json").read_text(encoding="utf-8"))
+            return (model, folder.tokenizer(), int(state.get("step", 0)),
+                    folder.trained_length(), choice)
 
         def loaded(result):
-            self.model, self.tokenizer, self.step, self.window = result
+            self.model, self.tokenizer, self.step, self.window, choice = result
+            self.checkpoint, self.skipped = choice.path, list(choice.skipped)
             self.run_dir = run_dir
             done()
 

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...graph import Edit, Graph
+from ...graph import Edit, Graph, ShowRunGraph, same_model
 from ...probes import SnapshotStore
 from ...train.events import Failed
 from .attention_view import AttentionView
@@ -64,12 +64,16 @@ class TrainingPanel(QWidget):
                  parent: QWidget | None = None, *,
                  scene_source: Callable[[], object] | None = None,
                  report_error: Callable[[str, str], None] | None = None,
-                 report_message: Callable[[str], None] | None = None):
+                 report_message: Callable[[str], None] | None = None,
+                 edit_graph: Callable[[Edit], str | None] | None = None):
         super().__init__(parent)
         self.graph_source = graph_source
         self.scene_source = scene_source or (lambda: None)
         self._report_error = report_error
         self._report_message = report_message
+        # runs an edit on the editor's graph (None: done, else why not): reopening a run puts
+        # its graph on the canvas as one undoable edit (see open_run)
+        self._edit_graph = edit_graph
         self.history = RunHistory(data_dir)
         self.history.mark_interrupted()
         self.collector = GuiThreadGarbageCollector(self)  # before any worker thread starts
@@ -591,7 +595,8 @@ class TrainingPanel(QWidget):
                 f"The positions appear once the graph can be built; now: {exc}"))
 
     # ------------------------------------------------------------------ next token, generation
-    def _load_host(self, run_dir: Path) -> None:
+    def _load_host(self, run_dir: Path, opened: str = "") -> None:
+        """Load the run's weights; ``opened`` is added to the line saying so."""
         def ready():
             if self.host.model.family == "encoder":
                 self.next_token.set_generation_available(
@@ -604,8 +609,11 @@ class TrainingPanel(QWidget):
             if not prompt or prompt == probe:  # not the user's own: ask for the task's answer
                 self.next_token.set_prompt(self._task_prompt(run_dir, probe))
             self._prompt_edited(self.next_token.prompt.text())
-            self.message(f"Loaded the weights of step {self.host.step:,}: type a prompt, move "
-                         "the sliders, generate")
+            note = checkpoint_note(self.host.checkpoint, self.host.skipped)
+            self.runs.set_note(str(run_dir), note)
+            self.message((note or f"Loaded the weights of step {self.host.step:,}: type a "
+                                  "prompt, move the sliders, generate")
+                         + (f"; {opened}" if opened else ""))
             self.weights_changed.emit(self.host.model, self.host.tokenizer)
 
         self.host.load(run_dir, ready, self._job_failed)
@@ -697,6 +705,7 @@ class TrainingPanel(QWidget):
                                           steps=SnapshotStore(self.run.run_dir).steps())
             self.attention.follow.setChecked(True)
             return
+        canvas = self._show_run_graph(record)  # first: the canvas colours are the run's
         series = self._series_of(record)
         self.set_overlay(record, True)
         self.curves.show_layers_of(series)
@@ -716,13 +725,32 @@ class TrainingPanel(QWidget):
             self.show_step(last)
         else:
             self.attention.set_steps([])
-        if self.viewed.path.joinpath("checkpoints", "LATEST").exists():
-            self._load_host(self.viewed.path)
+        from ...runs.folder import RunFolder
+        if RunFolder(self.viewed.path).has_checkpoints():  # intact or not: loading says which
+            self._load_host(self.viewed.path, canvas)
         else:
             self.next_token.set_generation_available(False, "This run saved no weights")
         self._show_opened_run(record, series)
         self.message(f"Opened {record.label}: {len(series.steps):,} logged steps, "
-                     f"{len(self.viewed.steps)} snapshots")
+                     f"{len(self.viewed.steps)} snapshots" + (f"; {canvas}" if canvas else ""))
+
+    def _show_run_graph(self, record: RunRecord) -> str:
+        """The canvas shows the graph the run trained, as one undoable edit, unless it already
+        shows that model (layout, labels and the tokenizer-fitted vocabulary aside). Returns
+        what happened to the canvas, for the status line ("": nothing)."""
+        if self._edit_graph is None:
+            return ""
+        from ...runs.folder import RunFolder
+        try:
+            graph = RunFolder(record.path).graph()
+        except (OSError, ValueError) as exc:  # GraphFileError is a ValueError
+            return f"the canvas keeps your graph: the run's graph cannot be read ({exc})"
+        if same_model(graph, self.graph_source()):
+            return ""
+        refusal = self._edit_graph(ShowRunGraph((), graph, run=record.label))
+        if refusal:
+            return f"the canvas keeps your graph ({refusal})"
+        return f"the canvas shows the graph of {record.label} (Ctrl+Z brings yours back)"
 
     def _show_opened_run(self, record: RunRecord, series: RunSeries) -> None:
         """Nothing of the previous run stays: progress, probe text and canvas colours are the
@@ -779,6 +807,18 @@ class TrainingPanel(QWidget):
         self.host.stop_generation()
         self.background.shutdown()
         self.collector.stop()
+
+
+def checkpoint_note(used: Path | None, skipped: list[str]) -> str:
+    """One line naming the checkpoint the weights came from and each newer one passed over as
+    damaged, with why ("": the newest one was used)."""
+    if used is None or not skipped:
+        return ""
+    root = str(used.parent) + "/"
+    why = "; ".join(problem.replace(root, "") for problem in skipped)
+    newer = "a newer one" if len(skipped) == 1 else f"{len(skipped)} newer ones"
+    return (f"Loaded the weights of {used.name}, the newest intact checkpoint: skipped {newer} "
+            f"because {why} (nothing was deleted)")
 
 
 def params_note(graph: Graph, params: int, tokenizer) -> str:

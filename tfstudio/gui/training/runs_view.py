@@ -6,6 +6,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
+    QLabel,
     QPushButton,
     QTreeWidget,
     QTreeWidgetItem,
@@ -35,6 +36,10 @@ class RunsView(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.records: list[RunRecord] = []
+        self.notes: dict[str, str] = {}  # run folder -> a line about its checkpoints
+        self.note = QLabel()  # not muted: a damaged checkpoint is worth reading
+        self.note.setWordWrap(True)
+        self.note.hide()
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels(COLUMNS)
         self.tree.setRootIsDecorated(False)
@@ -59,6 +64,7 @@ class RunsView(QWidget):
         column.addWidget(muted("Tick runs to overlay their curves (same corpus and seed make a "
                                "fair comparison of two architectures)."))
         column.addWidget(self.tree, 1)
+        column.addWidget(self.note)
         column.addLayout(buttons)
         self._filling = False
 
@@ -71,8 +77,12 @@ class RunsView(QWidget):
         for record in self.records:
             loss = f"{record.final_loss:.4f}" if record.final_loss is not None else ""
             params = f"{record.params:,}" if record.params else ""
+            note = self.notes.get(record.path, "")
+            status = f"{record.status} ⚠ older checkpoint used" if note else record.status
             item = QTreeWidgetItem([record.label, params, record.corpus, str(record.steps), loss,
-                                    record.status, record.path])
+                                    status, record.path])
+            if note:
+                item.setToolTip(COLUMNS.index("Status"), note)
             item.setData(0, Qt.UserRole, record.path)
             item.setFlags(item.flags() | Qt.ItemIsUserCheckable)
             item.setCheckState(0, Qt.Checked if record.path in shown else Qt.Unchecked)
@@ -83,6 +93,21 @@ class RunsView(QWidget):
         for i in range(len(COLUMNS) - 1):
             self.tree.resizeColumnToContents(i)
         self._filling = False
+
+    def set_note(self, path: str, note: str) -> None:
+        """Say under the list, and on the run's row, which checkpoint its weights came from when
+        a newer one was damaged ("": nothing to say)."""
+        if note:
+            self.notes[path] = note
+        else:
+            self.notes.pop(path, None)
+        self.note.setText(f"⚠ {note}" if note else "")
+        self.note.setVisible(bool(note))
+        self.set_records(self.records, self._shown())
+
+    def _shown(self) -> set[str]:
+        return {item.data(0, Qt.UserRole) for i in range(self.tree.topLevelItemCount())
+                if (item := self.tree.topLevelItem(i)).checkState(0) == Qt.Checked}
 
     def record_of(self, item: QTreeWidgetItem | None) -> RunRecord | None:
         if item is None:

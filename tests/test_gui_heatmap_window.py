@@ -1,0 +1,95 @@
+"""A long probe text keeps the attention heatmap's token labels readable at 1366x768: the map
+shows a window of readable cells and every token is a scroll away."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QWheelEvent
+from PySide6.QtWidgets import QApplication
+
+N_TOKENS = 100
+
+
+@pytest.fixture
+def window(open_training_window):
+    return open_training_window((1366, 768))
+
+
+def long_snapshot(n: int = N_TOKENS) -> dict:
+    rng = np.random.default_rng(1)
+    allowed = np.tril(np.ones((n, n), bool))
+    w = np.where(allowed, rng.random((4, n, n)), 0.0)
+    w /= w.sum(-1, keepdims=True)
+    tokens = [f"w{i}" for i in range(n)]  # every label different, so each one can be found
+    return {"step": 10, "text": " ".join(tokens), "tokens": {"tokens": tokens},
+            "attention": {"layers.0.attn": {"weights": w, "allowed": allowed,
+                                            "query_role": "tokens", "key_role": "tokens",
+                                            "cross": False}}}
+
+
+def shown_heatmap(window, qtbot):
+    window.training.show_panel()
+    panel = window.training.panel
+    panel.tabs.setCurrentWidget(panel.attention)
+    panel.attention.show_snapshot(long_snapshot())
+    qtbot.wait(100)
+    QApplication.processEvents()
+    heatmap = panel.attention.heatmap
+    assert heatmap.isVisible() and len(heatmap.rows) == N_TOKENS
+    return heatmap
+
+
+def wheel(widget, dy: int, modifiers=Qt.NoModifier) -> None:
+    at = QPointF(widget.width() / 2, widget.height() / 2)
+    event = QWheelEvent(at, QPointF(widget.mapToGlobal(at.toPoint())), QPoint(0, 0),
+                        QPoint(0, dy), Qt.NoButton, modifiers, Qt.NoScrollPhase, False)
+    QApplication.sendEvent(widget, event)
+
+
+def test_a_100_token_probe_keeps_labels_readable_and_every_token_reachable(window, qtbot):
+    heatmap = shown_heatmap(window, qtbot)
+    assert heatmap.label_font_px() >= 9
+    assert heatmap.windowed  # 100 readable rows do not fit in a laptop's height
+    _, cw, ch = heatmap._layout(heatmap.rect().toRectF())
+    assert ch >= 9 and cw >= 9
+    for bar, visible in ((heatmap.vbar, heatmap.visible_rows),
+                         (heatmap.hbar, heatmap.visible_cols)):
+        assert bar.isVisible()
+        assert bar.maximum() + bar.pageStep() == N_TOKENS  # the bar spans the whole text
+        seen: set[int] = set()
+        for value in range(bar.minimum(), bar.maximum() + 1):
+            bar.setValue(value)
+            assert heatmap.label_font_px() >= 9
+            seen.update(visible())
+        assert seen == set(range(N_TOKENS))  # every token is reachable
+    heatmap.grab()  # paints the last window without error
+
+
+def test_the_wheel_moves_along_the_diagonal_and_hover_names_the_shown_cell(window, qtbot):
+    heatmap = shown_heatmap(window, qtbot)
+    heatmap.scroll_to(0, 0)
+    wheel(heatmap, -120)  # one notch down: rows and columns move together
+    assert heatmap.first_row == heatmap.first_col == 3
+    assert heatmap.vbar.value() == 3 and heatmap.hbar.value() == 3
+    wheel(heatmap, -120, Qt.ShiftModifier)  # Shift: the keys only
+    assert (heatmap.first_row, heatmap.first_col) == (3, 6)
+    heatmap.scroll_to(10_000, 10_000)  # past the end: clamped to the last window
+    assert heatmap.visible_rows()[-1] == N_TOKENS - 1
+    assert heatmap.visible_cols()[-1] == N_TOKENS - 1
+    area, cw, ch = heatmap._layout(heatmap.rect().toRectF())
+    row, col = heatmap.cell_at(QPointF(area.left() + cw / 2, area.top() + ch / 2))
+    assert (row, col) == (heatmap.visible_rows()[0], heatmap.visible_cols()[0])
+    assert "of 100×100" in heatmap.window_caption()
+
+
+def test_a_short_text_shows_the_whole_map_without_scroll_bars(qtbot):
+    from tfstudio.gui.training.heatmap import Heatmap
+    heatmap = Heatmap(scrollable=True)
+    qtbot.addWidget(heatmap)
+    heatmap.resize(700, 500)
+    heatmap.show()
+    tokens = list("abcdefghij")
+    heatmap.set_data(np.tril(np.ones((10, 10))), tokens, tokens)
+    assert not heatmap.windowed and not heatmap.vbar.isVisible()
+    assert list(heatmap.visible_rows()) == list(range(10)) and heatmap.label_font_px() >= 9
