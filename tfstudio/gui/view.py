@@ -29,6 +29,7 @@ ARROWS = {"below": "▼", "above": "▲", "right": "▶", "left": "◀"}
 class GraphView(QGraphicsView):
     search_requested = Signal(QPointF)   # scene position where a searched block should go
     zoom_changed = Signal(float)
+    context_menu_opening = Signal()      # before the right-click menu shows: actions rename
 
     def __init__(self, scene: GraphScene, parent=None):
         super().__init__(scene, parent)
@@ -304,6 +305,7 @@ class GraphView(QGraphicsView):
             if not item.isSelected():
                 self.graph_scene().select_nodes([item.node.id])
         if self.context_actions:
+            self.context_menu_opening.emit()
             menu = QMenu(self)
             for action in self.context_actions:
                 if action is None:

@@ -187,7 +187,7 @@ class TrainingAttachment:
                            else "Switch off in Explain (ablate)")
         action.triggered.connect(ablate)
         explain.ablations_changed.connect(name_the_action)
-        w.scene.selectionChanged.connect(name_the_action)
+        w.view.context_menu_opening.connect(name_the_action)
         return action
 
     def _quitting(self) -> None:
