@@ -244,3 +244,8 @@ def test_the_tokenizer_preview_shows_the_probe_text_and_names_unknown_characters
     tokenizer = s.built_tokenizer()
     unknown = [ch for ch in "abc XYZ" if ch not in tokenizer.alphabet]
     assert f"{len(unknown)} characters not in its vocabulary" in s.preview_info.text()
+    assert "first 64" not in s.preview_info.text()
+    s.probe_text.setText("abc" * 30)  # 90 characters: the looks inside read 64 of them
+    s.refresh_preview()
+    qtbot.waitUntil(lambda: "for 90 characters" in s.preview_info.text(), timeout=WAIT_MS)
+    assert "the looks inside read its first 64" in s.preview_info.text()

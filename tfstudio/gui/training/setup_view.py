@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...graph import Graph
+from ...probes.inputs import DEFAULT_MAX_TOKENS
 from ...runs.config import TrainConfig
 from .. import theme
 from .common import Background, display_token, muted, series_colour
@@ -275,6 +276,8 @@ class SetupView(QWidget):
         ratio = len(text) / max(1, len(all_ids))
         info = (f"{tokenizer.name}: {tokenizer.vocab_size:,} ids · {len(all_ids)} tokens for "
                 f"{len(text)} characters ({ratio:.1f} per token)")
+        if len(all_ids) > DEFAULT_MAX_TOKENS:
+            info += f" · the looks inside read its first {DEFAULT_MAX_TOKENS}"
         if not own:
             info += " · the default probe text for this corpus"
         unknown = unknown_characters(tokenizer, text, all_ids)
