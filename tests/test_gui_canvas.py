@@ -256,3 +256,16 @@ def test_a_decoder_model_is_all_on_a_laptop_screen_at_a_legible_zoom(laptop, pre
     assert w.view.zoom >= LEGIBLE_ZOOM - 1e-6
     for nid, rect in drawn_rects(w.scene).items():
         assert on_screen(w.view, rect), nid
+
+
+def test_every_block_title_is_whole_on_the_canvas():
+    """A title may shrink to 11 px (from 13, more when zoomed out) but is never cut: the
+    longest, "Seq2seq decoder head", was drawn "Seq2seq decoder ..." at 70%."""
+    from tfstudio.graph.layout import NODE_WIDTH
+    from tfstudio.graph.schema import all_specs
+    from tfstudio.gui.node_item import PAD
+
+    room = NODE_WIDTH - 2 * PAD - 20  # the family icon beside it
+    smallest = QFontMetricsF(scaled_font(11, bold=True))
+    for spec in all_specs():
+        assert smallest.horizontalAdvance(spec.title) <= room, spec.title

@@ -55,6 +55,15 @@ def scaled_font(pixels: float, bold: bool = False) -> QFont:
     return _cached_font(max(1, round(pixels)), bold)
 
 
+def title_font_fitting(text: str, pixels: float, width: float, floor: float) -> QFont:
+    """A bold title font of ``pixels``, shrunk (not below ``floor``) so that ``text`` fits
+    ``width``: a long title shrinks a little before it is cut."""
+    wide = QFontMetricsF(scaled_font(pixels, bold=True)).horizontalAdvance(text)
+    if wide > width:
+        pixels = max(floor, pixels * width / wide)
+    return scaled_font(pixels, bold=True)
+
+
 @lru_cache(maxsize=64)
 def _cached_font(pixels: int, bold: bool) -> QFont:
     return _font(pixels, bold)
@@ -383,11 +392,12 @@ class NodeItem(QGraphicsItem):
         right_reserved = 0.0
         if self.node.is_group:
             right_reserved = self._paint_repeat_pill(painter, ink, family)
-        title_font = scaled_font(13 * min(boost, 1.25), bold=True)  # titles must still fit
-        painter.setPen(ink)
-        painter.setFont(title_font)
         title_rect = QRectF(PAD + icon_w, 0, body.width() - PAD * 2 - icon_w - right_reserved,
                             HEADER_H)
+        title_font = title_font_fitting(self.node.label, 13 * min(boost, 1.25),
+                                        title_rect.width(), floor=11)
+        painter.setPen(ink)
+        painter.setFont(title_font)
         title = QFontMetricsF(title_font).elidedText(self.node.label, Qt.ElideRight,
                                                      title_rect.width())
         painter.drawText(title_rect, Qt.AlignVCenter | Qt.AlignLeft, title)
@@ -423,10 +433,11 @@ class NodeItem(QGraphicsItem):
         boost = text_boost(lod)
         _paint_chevron(painter, self.chevron_rect(), ink, opened=True)
         reserved = self._paint_repeat_pill(painter, ink, family)
-        font = scaled_font(13 * min(boost, 1.25), bold=True)
+        title_rect = QRectF(PAD + 20, 0, body.width() - PAD * 2 - 20 - reserved, HEADER_H)
+        font = title_font_fitting(self.node.label, 13 * min(boost, 1.25), title_rect.width(),
+                                  floor=11)
         painter.setPen(ink)
         painter.setFont(font)
-        title_rect = QRectF(PAD + 20, 0, body.width() - PAD * 2 - 20 - reserved, HEADER_H)
         painter.drawText(title_rect, Qt.AlignVCenter | Qt.AlignLeft, QFontMetricsF(font).elidedText(
             self.node.label, Qt.ElideRight, title_rect.width()))
         if lod > 0.3:
@@ -585,11 +596,8 @@ class _Mini:
             return
         inner = self.rect.adjusted(12, 4, -6, -4)
         head = QRectF(inner.x(), inner.y(), inner.width(), 18)
-        pixels = 12 * min(boost, 1.2)
-        wide = QFontMetricsF(scaled_font(pixels, bold=True)).horizontalAdvance(self.node.label)
-        if wide > head.width():  # a long title shrinks a little before it is cut
-            pixels = max(10.0, pixels * head.width() / wide)
-        title_font = scaled_font(pixels, bold=True)
+        title_font = title_font_fitting(self.node.label, 12 * min(boost, 1.2), head.width(),
+                                        floor=10)
         painter.setFont(title_font)
         painter.setPen(t.color("node_text"))
         painter.drawText(head, Qt.AlignVCenter | Qt.AlignLeft, QFontMetricsF(title_font).elidedText(
