@@ -13,6 +13,9 @@ from typing import Any
 # attributes flipped at run time, never folded (``capture`` is too, but only tfstudio's probes
 # flip it, and an exported file has none)
 RUNTIME_SWITCHES = {"training"}
+# calls whose answer an exported file knows: it runs in PyTorch, never inside torch.onnx.export
+# (tfstudio's ONNX export traces the compiled model, with its explicit attention path)
+KNOWN_CALLS = {"torch.onnx.is_in_onnx_export": False}
 _UNKNOWN = object()
 _COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
             ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
@@ -20,8 +23,9 @@ _COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
 
 
 def settings_of(cls_node: ast.ClassDef, instances: list) -> dict[str, Any]:
-    """The plain attributes the class sets in ``__init__``/``_setup`` only, with the value all
-    ``instances`` share (attributes that differ between instances are left out)."""
+    """The plain attributes the class sets in ``__init__``/``_setup`` only, or as class
+    attributes, with the value all ``instances`` share (those that differ are left out)."""
+    in_class = _class_attributes(cls_node)
     in_init: set[str] = set()
     elsewhere: set[str] = set()
     for fn in cls_node.body:
@@ -32,37 +36,56 @@ def settings_of(cls_node: ast.ClassDef, instances: list) -> dict[str, Any]:
                     isinstance(node.value, ast.Name) and node.value.id == "self":
                 (in_init if fn.name in ("__init__", "_setup") else elsewhere).add(node.attr)
     out = {}
-    for name in in_init - elsewhere - RUNTIME_SWITCHES:
-        values = [m.__dict__.get(name, _UNKNOWN) for m in instances]
+    for name in (in_init | in_class) - elsewhere - RUNTIME_SWITCHES:
+        values = [m.__dict__.get(name, _UNKNOWN) if name in in_init
+                  else getattr(type(m), name, _UNKNOWN) for m in instances]
         if values and all(isinstance(v, (bool, int, float, str, type(None))) and
                           type(v) is type(values[0]) and v == values[0] for v in values):
             out[name] = values[0]
     return out
 
 
-def prune(text: str, settings: dict[str, Any]) -> str:
-    """``text`` (one top-level class) with every decidable ``if`` and dead statement removed."""
+def _class_attributes(cls_node: ast.ClassDef) -> set[str]:
+    """The names the class body assigns (``supports_cache = True``)."""
+    targets = [t for s in cls_node.body if isinstance(s, ast.Assign) for t in s.targets]
+    targets += [s.target for s in cls_node.body if isinstance(s, ast.AnnAssign)]
+    return {t.id for t in targets if isinstance(t, ast.Name)}
+
+
+def prune(text: str, settings: dict[str, Any], also: set[str] = frozenset()) -> str:
+    """``text`` (one top-level class) with every decidable ``if`` and dead statement removed,
+    and its argument checks (see :func:`drop_argument_checks`)."""
     while True:
         edited = _one_edit(text, settings)
         if edited is None:
-            return drop_argument_checks(text)
+            return drop_argument_checks(text, also)
         text = edited
 
 
-def drop_argument_checks(text: str) -> str:
-    """Without the ``if ...: raise`` checks of constructor arguments (in ``__init__``,
-    ``_setup`` and ``_check_*`` helpers)."""
+def drop_argument_checks(text: str, also: set[str] = frozenset()) -> str:
+    """Without the checks of constructor arguments: ``if ...: raise`` statements and calls of
+    ``_check*`` helpers in ``__init__``, ``_setup``, ``_check*`` helpers and the methods named
+    in ``also`` (those the generated constructors call, such as ``tie_to``)."""
     lines = text.splitlines(keepends=True)
     drop: set[int] = set()
     for fn in ast.walk(ast.parse(text)):
-        if isinstance(fn, ast.FunctionDef) and (fn.name in ("__init__", "_setup")
+        if isinstance(fn, ast.FunctionDef) and (fn.name in ("__init__", "_setup", *also)
                                                 or fn.name.startswith("_check")):
-            checks = [s for s in fn.body if isinstance(s, ast.If) and not s.orelse
-                      and len(s.body) == 1 and isinstance(s.body[0], ast.Raise)]
+            checks = [s for s in fn.body if _is_check(s)]
             if len(checks) < len(fn.body):  # a function of nothing but checks keeps them
                 for stmt in checks:
                     drop.update(range(stmt.lineno - 1, stmt.end_lineno))
     return "".join(line for i, line in enumerate(lines) if i not in drop)
+
+
+def _is_check(stmt: ast.stmt) -> bool:
+    """``if bad: [message = ...;] raise ...`` or a call ``_check_something(...)``."""
+    if isinstance(stmt, ast.If):
+        *before, last = stmt.body
+        return not stmt.orelse and isinstance(last, ast.Raise) and \
+            all(isinstance(s, ast.Assign) for s in before)
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
+        isinstance(stmt.value.func, ast.Name) and stmt.value.func.id.startswith("_check")
 
 
 def _one_edit(text: str, settings: dict[str, Any]) -> str | None:
@@ -122,6 +145,8 @@ def _evaluate(node: ast.expr, settings: dict[str, Any]) -> Any:
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
             node.value.id == "self":
         return settings.get(node.attr, _UNKNOWN)
+    if isinstance(node, ast.Call) and not node.args and not node.keywords:
+        return KNOWN_CALLS.get(ast.unparse(node.func), _UNKNOWN)
     if isinstance(node, (ast.Tuple, ast.List)):
         items = [_evaluate(e, settings) for e in node.elts]
         return _UNKNOWN if any(v is _UNKNOWN for v in items) else tuple(items)

@@ -22,7 +22,7 @@ from .positions import alibi_slopes, apply_rope, rope_angles, rotate_pairs
 _SDPA_HAS_GQA = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 5)
 
 
-def _check_heads(d_model: int, heads: int, kv_heads: int) -> int:
+def _check_heads(d_model: int, heads: int, kv_heads: int) -> None:
     if heads < 1 or kv_heads < 1:
         raise ValueError(f"heads and kv_heads must be at least 1; got {heads} and {kv_heads}")
     if heads % kv_heads:
@@ -31,11 +31,13 @@ def _check_heads(d_model: int, heads: int, kv_heads: int) -> int:
     if d_model < heads:
         raise ValueError(f"d_model ({d_model}) is smaller than heads ({heads}); each head needs "
                          "at least one dimension")
-    return d_model // heads
 
 
 class _Attention(nn.Module):
-    """What self- and cross-attention share: the switch between the fast and explicit paths."""
+    """What self- and cross-attention share: the head sizes and the attention call.
+
+    The call is fused (``scaled_dot_product_attention``), or explicit while a probe captures
+    the weights."""
 
     residual_branch = True  # its output projection writes into the residual stream
 
@@ -88,7 +90,8 @@ class SelfAttention(_Attention):
                  rope_scaling_type: str = "linear"):
         super().__init__()
         kv_heads = kv_heads or heads
-        head_dim = _check_heads(d_model, heads, kv_heads)
+        _check_heads(d_model, heads, kv_heads)
+        head_dim = d_model // heads
         if position not in ("none", "rope", "alibi"):
             raise ValueError(f"attention position must be none, rope or alibi; got '{position}'")
         if position == "rope" and head_dim % 2:
@@ -194,7 +197,8 @@ class CrossAttention(_Attention):
                  bias: bool = True, dropout: float = 0.0, memory_dim: int | None = None):
         super().__init__()
         kv_heads = kv_heads or heads
-        head_dim = _check_heads(d_model, heads, kv_heads)
+        _check_heads(d_model, heads, kv_heads)
+        head_dim = d_model // heads
         self._setup(heads, kv_heads, head_dim, dropout)
         self.q = nn.Linear(d_model, heads * head_dim, bias=bias)
         self.kv = nn.Linear(memory_dim or d_model, 2 * kv_heads * head_dim, bias=bias)
