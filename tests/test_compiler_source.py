@@ -20,5 +20,5 @@ def test_a_comment_says_what_the_call_does_not():
     # kind='rmsnorm' is in the call already; GPT's layernorm is the default, so only said in words
     assert "        self.norm_attn = Norm(d_model=64, kind='rmsnorm')\n" in llama
     assert "        self.norm_attn = Norm(d_model=64)  # Norm: layernorm\n" in gpt
-    assert "        self.ffn = FeedForward(d_model=64, d_ff=256)  # Feed-forward: gelu, d_ff 256\n" \
-        in gpt
+    ffn = "        self.ffn = FeedForward(d_model=64, d_ff=256)  # Feed-forward: gelu, d_ff 256\n"
+    assert ffn in gpt
