@@ -15,8 +15,9 @@ from typing import Any
 RUNTIME_SWITCHES = {"training"}
 # calls whose answer an exported file knows: it runs in PyTorch, never inside torch.onnx.export
 # (tfstudio's ONNX export traces the compiled model, with its explicit attention path)
-KNOWN_CALLS = {"torch.onnx.is_in_onnx_export": False}
+KNOWN_CALLS = {"torch.onnx.is_in_onnx_export()": False}
 _UNKNOWN = object()
+_SCALARS = (bool, int, float, str, type(None))
 _COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
             ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
             ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
@@ -39,7 +40,7 @@ def settings_of(cls_node: ast.ClassDef, instances: list) -> dict[str, Any]:
     for name in (in_init | in_class) - elsewhere - RUNTIME_SWITCHES:
         values = [m.__dict__.get(name, _UNKNOWN) if name in in_init
                   else getattr(type(m), name, _UNKNOWN) for m in instances]
-        if values and all(isinstance(v, (bool, int, float, str, type(None))) and
+        if values and all(isinstance(v, _SCALARS) and
                           type(v) is type(values[0]) and v == values[0] for v in values):
             out[name] = values[0]
     return out
@@ -89,8 +90,25 @@ def _is_check(stmt: ast.stmt) -> bool:
 
 
 def _one_edit(text: str, settings: dict[str, Any]) -> str | None:
+    """``text`` after one simplification, or None when none is left."""
     lines = text.splitlines(keepends=True)
-    for node in ast.walk(ast.parse(text)):
+    tree = ast.parse(text)
+    known = {f"self.{name}": value for name, value in settings.items()} | KNOWN_CALLS
+    functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+    for scope in [*functions, tree]:
+        scope_known = known | _constant_locals(scope, known) if scope is not tree else known
+        edited = (_fold_statement(scope, lines, scope_known)
+                  or _fold_conditional_value(scope, lines, scope_known)
+                  or (_drop_dead_store(scope, lines) if scope is not tree else None))
+        if edited is not None:
+            return edited
+    return None
+
+
+def _fold_statement(scope: ast.AST, lines: list[str], known: dict[str, Any]) -> str | None:
+    """Code after a ``return``/``raise`` removed, or a decidable ``if`` replaced by its
+    branch."""
+    for node in ast.walk(scope):
         for body in (getattr(node, f, None) for f in ("body", "orelse", "finalbody")):
             if not isinstance(body, list):
                 continue
@@ -99,12 +117,74 @@ def _one_edit(text: str, settings: dict[str, Any]) -> str | None:
                     start, end = body[i + 1].lineno - 1, body[-1].end_lineno
                     return "".join(lines[:start] + lines[end:])
                 if isinstance(stmt, ast.If) and not _is_elif(lines, stmt):
-                    value = _evaluate(stmt.test, settings)
+                    value = _evaluate(stmt.test, known)
                     if value is not _UNKNOWN:
                         edited = _take(lines, stmt, bool(value), alone=len(body) == 1)
                         if edited is not None:
                             return edited
     return None
+
+
+def _fold_conditional_value(scope: ast.AST, lines: list[str],
+                            known: dict[str, Any]) -> str | None:
+    """``y = a if test else b`` (or ``return ...``) with a decidable test: ``y = a``."""
+    for stmt in ast.walk(scope):
+        value = getattr(stmt, "value", None)
+        if not isinstance(stmt, (ast.Assign, ast.Return)) or not isinstance(value, ast.IfExp):
+            continue
+        truth = _evaluate(value.test, known)
+        kept = value.body if truth else value.orelse
+        if truth is _UNKNOWN or kept.lineno != kept.end_lineno:
+            continue
+        first, last = lines[value.lineno - 1].encode(), lines[value.end_lineno - 1].encode()
+        piece = lines[kept.lineno - 1].encode()[kept.col_offset:kept.end_col_offset]
+        joined = first[:value.col_offset] + piece + last[value.end_col_offset:]
+        return "".join(lines[:value.lineno - 1] + [joined.decode()] + lines[value.end_lineno:])
+    return None
+
+
+def _constant_locals(fn: ast.FunctionDef, known: dict[str, Any]) -> dict[str, Any]:
+    """Local names bound once, by a statement of the function's own body, to a value the
+    settings decide (``window = self.window if 0 < self.window < k_len else 0``)."""
+    stores: dict[str, int] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            stores[node.id] = stores.get(node.id, 0) + 1
+    params = {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)}
+    out: dict[str, Any] = {}
+    for stmt in fn.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
+                isinstance(stmt.targets[0], ast.Name):
+            name = stmt.targets[0].id
+            value = _evaluate(stmt.value, known | out)
+            if stores[name] == 1 and name not in params and isinstance(value, _SCALARS):
+                out[name] = value  # immutable, so no later statement can change it
+    return out
+
+
+def _drop_dead_store(fn: ast.FunctionDef, lines: list[str]) -> str | None:
+    """An assignment to a local nothing reads, of a value with no call in it, removed (with
+    the comment lines that explain it)."""
+    loaded = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)
+              and isinstance(n.ctx, ast.Load)}
+    for node in ast.walk(fn):
+        body = getattr(node, "body", None)
+        if not isinstance(body, list) or len(body) < 2:  # a block never becomes empty
+            continue
+        for stmt in body:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
+                    isinstance(stmt.targets[0], ast.Name) and \
+                    stmt.targets[0].id not in loaded and _has_no_call(stmt.value):
+                start = stmt.lineno - 1
+                while start > 0 and lines[start - 1].lstrip().startswith("#"):
+                    start -= 1
+                return "".join(lines[:start] + lines[stmt.end_lineno:])
+    return None
+
+
+def _has_no_call(node: ast.expr) -> bool:
+    return not any(isinstance(n, (ast.Call, ast.NamedExpr, ast.Yield, ast.Await, ast.Lambda))
+                   for n in ast.walk(node))
 
 
 def _is_elif(lines: list[str], stmt: ast.If) -> bool:
@@ -138,35 +218,46 @@ def _dedent(block: list[str]) -> list[str]:
     return [line[4:] if line.startswith("    ") else line for line in block]
 
 
-def _evaluate(node: ast.expr, settings: dict[str, Any]) -> Any:
-    """The value of a test built from settings and literals, or _UNKNOWN."""
+def _evaluate(node: ast.expr, known: dict[str, Any]) -> Any:
+    """The value of an expression built from known names (``self.window``, a constant local),
+    known calls and literals, or _UNKNOWN."""
     if isinstance(node, ast.Constant):
         return node.value
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
-            node.value.id == "self":
-        return settings.get(node.attr, _UNKNOWN)
-    if isinstance(node, ast.Call) and not node.args and not node.keywords:
-        return KNOWN_CALLS.get(ast.unparse(node.func), _UNKNOWN)
+    if isinstance(node, (ast.Name, ast.Attribute, ast.Call)):
+        return known.get(ast.unparse(node), _UNKNOWN)
     if isinstance(node, (ast.Tuple, ast.List)):
-        items = [_evaluate(e, settings) for e in node.elts]
+        items = [_evaluate(e, known) for e in node.elts]
         return _UNKNOWN if any(v is _UNKNOWN for v in items) else tuple(items)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        value = _evaluate(node.operand, settings)
+        value = _evaluate(node.operand, known)
         return _UNKNOWN if value is _UNKNOWN else not value
     if isinstance(node, ast.BoolOp):
-        return _bool_op(node, settings)
-    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _COMPARE:
-        left, right = _evaluate(node.left, settings), _evaluate(node.comparators[0], settings)
-        if left is _UNKNOWN or right is _UNKNOWN:
-            return _UNKNOWN
-        return _COMPARE[type(node.ops[0])](left, right)
+        return _bool_op(node, known)
+    if isinstance(node, ast.IfExp):
+        truth = _evaluate(node.test, known)
+        return _UNKNOWN if truth is _UNKNOWN else \
+            _evaluate(node.body if truth else node.orelse, known)
+    if isinstance(node, ast.Compare) and all(type(op) in _COMPARE for op in node.ops):
+        return _compare(node, known)
     return _UNKNOWN
 
 
-def _bool_op(node: ast.BoolOp, settings: dict[str, Any]) -> Any:
+def _compare(node: ast.Compare, known: dict[str, Any]) -> Any:
+    """``a < b < c``: false as soon as one known pair is, true when every pair is."""
+    operands = [_evaluate(v, known) for v in [node.left, *node.comparators]]
+    unknown = False
+    for op, left, right in zip(node.ops, operands, operands[1:]):
+        if left is _UNKNOWN or right is _UNKNOWN:
+            unknown = True
+        elif not _COMPARE[type(op)](left, right):
+            return False
+    return _UNKNOWN if unknown else True
+
+
+def _bool_op(node: ast.BoolOp, known: dict[str, Any]) -> Any:
     """``and``/``or`` decided as soon as one known operand settles it."""
     is_and = isinstance(node.op, ast.And)
-    values = [_evaluate(v, settings) for v in node.values]
+    values = [_evaluate(v, known) for v in node.values]
     for v in values:
         if v is not _UNKNOWN and bool(v) != is_and:
             return v  # a false operand of `and` / a true one of `or`

@@ -152,9 +152,10 @@ class SelfAttention(_Attention):
     def _extend_cache(self, state: dict, k, v):
         if "k" in state:
             k, v = torch.cat((state["k"], k), dim=2), torch.cat((state["v"], v), dim=2)
-        # later queries never look further back than window - 1 keys, so drop the rest
-        drop = max(k.shape[2] - (self.window - 1), 0) if self.window else 0
-        state["k"], state["v"] = k[:, :, drop:], v[:, :, drop:]
+        state["k"], state["v"] = k, v
+        if self.window:  # later queries never look further back than window - 1 keys
+            drop = max(k.shape[2] - (self.window - 1), 0)
+            state["k"], state["v"] = k[:, :, drop:], v[:, :, drop:]
         return k, v
 
     def _mask(self, q_len: int, k_len: int, start: int, q: torch.Tensor):
