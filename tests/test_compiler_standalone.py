@@ -83,3 +83,13 @@ def test_standalone_file_holds_only_what_the_model_uses():
     assert "        x = x + self.attn(self.norm_attn(x), cache)\n" in source
     assert "        x = x + self.ffn(self.norm_ffn(x))\n" in source
     assert "        logits = self.head(self.final_norm(x))\n" in source
+
+
+def test_exported_model_py_of_tiny_llama_is_at_most_350_lines(tmp_path):
+    from tfstudio.export import export_pytorch
+
+    export_pytorch(load_preset("tiny-llama"), tmp_path / "out")
+    lines = (tmp_path / "out" / "model.py").read_text().splitlines()
+    assert len(lines) <= 350, len(lines)  # the standalone source and load_model()
+    assert max(len(line) for line in lines) <= 100
+    assert "def load_model(" in "\n".join(lines)

@@ -53,7 +53,8 @@ def standalone_source(model) -> str:
     blocks = "\n\n\n".join(d.text.strip("\n") for d in definitions if any(k is d for k in kept))
     return "\n\n\n".join([
         STANDALONE_HEADER + "\n".join(imports),
-        f"# {'-' * 16} the tfstudio.nn blocks this model uses {'-' * 16}\n{blocks}",
+        f"# {'-' * 16} the tfstudio.nn blocks this model uses, cut to its settings {'-' * 16}\n"
+        f"{blocks}",
         f"# {'-' * 16} generated from the graph {'-' * 16}\n{_without_docstring(model.source)}",
         BUILD])
 

@@ -48,8 +48,9 @@ class _Attention(nn.Module):
         self.last_weights = None
 
     def _attend(self, q, k, v, mask, is_causal: bool):
-        """q [B,H,Tq,hd], k/v [B,KV,Tk,hd]; ``mask``: None, bool (True = may attend) or a float
-        bias broadcastable to [B,H,Tq,Tk]."""
+        """Attention of q [B,H,Tq,hd] over k/v [B,KV,Tk,hd].
+
+        ``mask``: None, bool (True = may attend) or a float bias broadcastable to [B,H,Tq,Tk]."""
         p = self.dropout if self.training else 0.0
         groups = self.heads // self.kv_heads
         if self.capture:
@@ -138,8 +139,10 @@ class SelfAttention(_Attention):
         return self.out(y.transpose(1, 2).reshape(B, T, H * hd))
 
     def _rotation(self, length: int, device) -> torch.Tensor:
-        """RoPE's cos + i sin for positions 0..length-1, computed once and kept (doubled when a
-        longer sequence comes), so a forward never recomputes the angles."""
+        """RoPE's cos + i sin for positions 0..length-1, kept between calls.
+
+        Computed once (and doubled when a longer sequence comes), so a forward never recomputes
+        the angles."""
         key = (device, torch.is_inference_mode_enabled())  # inference tensors cannot train
         kept = self._rotations if self._rotations and self._rotations[0] == key else None
         if kept is None or len(kept[1]) < length:
@@ -191,8 +194,9 @@ class SelfAttention(_Attention):
 
 
 class CrossAttention(_Attention):
-    """Queries from the stream ``x``, keys and values from ``memory`` (the encoder output),
-    no mask. With a decoding cache the projected memory is computed once and reused."""
+    """Queries from the stream ``x``, keys and values from ``memory`` (the encoder output).
+
+    No mask. With a decoding cache the projected memory is computed once and reused."""
 
     def __init__(self, d_model: int, heads: int = 4, kv_heads: int | None = None,
                  bias: bool = True, dropout: float = 0.0, memory_dim: int | None = None):
