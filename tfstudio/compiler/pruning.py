@@ -1,9 +1,10 @@
-"""Shrinks a tfstudio.nn class's source to what one model runs: ``if`` statements whose test
-reads only settings fixed at construction (``self.position == "rope"``), equal in every
-instance the model holds, keep just the branch taken; statements after a ``return`` or
-``raise`` go; so do the constructor's argument checks (an exported model is built with the
-arguments tfstudio checked). Text edits on the original lines, so comments and layout
-survive."""
+"""Shrinks a tfstudio.nn class's source to what one model runs. Settings fixed at construction
+(``self.position == "rope"``), equal in every instance the model holds, decide ``if`` statements
+(just the branch taken stays) and conditional values (``y = a if self.scale else b``), also
+through locals bound once to such a value; statements after a ``return`` or ``raise`` go, and
+so do assignments nothing reads and the constructor's argument checks (an exported model is
+built with the arguments tfstudio checked). Text edits on the original lines, so comments and
+layout survive."""
 from __future__ import annotations
 
 import ast

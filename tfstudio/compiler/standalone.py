@@ -49,8 +49,7 @@ def standalone_source(model) -> str:
     generated = ast.parse(model.source)
     imports, definitions = _nn_definitions()
     definitions = [_specialised(d, model, generated) for d in definitions]
-    kept = _used(definitions, generated)
-    blocks = "\n\n\n".join(d.text.strip("\n") for d in definitions if any(k is d for k in kept))
+    blocks = "\n\n\n".join(d.text.strip("\n") for d in _used(definitions, generated))
     return "\n\n\n".join([
         STANDALONE_HEADER + "\n".join(imports),
         f"# {'-' * 16} the tfstudio.nn blocks this model uses, cut to its settings {'-' * 16}\n"
@@ -93,8 +92,9 @@ def _specialised(d: _Definition, model, generated: ast.Module) -> _Definition:
 
 
 def _used(definitions: list[_Definition], generated: ast.Module) -> list[_Definition]:
-    """The definitions the generated code reaches, less the private methods nothing calls
-    (once a branch is pruned, the helper it called may have no caller left)."""
+    """The definitions the generated code reaches, in file order, less the private methods
+    nothing calls (once a branch is pruned, the helper it called may have no caller left)."""
+    definitions = list(definitions)
     while True:
         kept = _needed(definitions, _names_in(generated))
         called = {n.attr for d in kept for n in ast.walk(ast.parse(d.text))
@@ -106,7 +106,7 @@ def _used(definitions: list[_Definition], generated: ast.Module) -> list[_Defini
                 definitions[i] = d.edited(_without_members(d.text, uncalled))
                 dropped = True
         if not dropped:
-            return kept
+            return [d for d in definitions if any(k is d for k in kept)]
 
 
 def _private_methods(d: _Definition) -> set[str]:
