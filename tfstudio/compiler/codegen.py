@@ -16,6 +16,7 @@ of a user's file is ever copied into code.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ..graph import block_types as bt
@@ -307,11 +308,8 @@ class _ClassWriter:
         extra = self._cache_arg(node, call, streaming)
         if not call.inline:
             attr = self.attrs.claim(node.id)
-            spec = get_spec(node.type)
-            comment = spec.title + (f": {summary}" if (summary := _code_summary(spec, node))
-                                    else "")
-            self.init += wrap_call(f"self.{attr} = {call.cls}", _fmt_kwargs(call.kwargs),
-                                   8, comment)
+            head, kwargs = f"self.{attr} = {call.cls}", _fmt_kwargs(call.kwargs)
+            self.init += wrap_call(head, kwargs, 8, _init_comment(node, head, kwargs))
             self.blocks.append((node.id, attr))
         def text() -> str:
             texts = [a.text for a in args]
@@ -407,7 +405,9 @@ class _ClassWriter:
                 lines.append(f"        self.{head}.tie_to(self.{emb})  # weight tying: the "
                              "head reuses the embedding")
             lines.append("        self.reset_parameters()")
-        lines += ["", f"    def forward(self, {', '.join(args)}, cache=None):"]
+        # a layer no streamed input reaches is never given the cache
+        takes_cache = self.top or bool(self.streaming_ports)
+        lines += ["", f"    def forward(self, {', '.join(args + ['cache=None'] * takes_cache)}):"]
         lines += ["        " + line for line in self._forward_body()]
         ret = result[0] if len(result) == 1 else ", ".join(result)
         if self.top:
@@ -466,8 +466,14 @@ def _layer_class_name(node) -> str:
     return name if name[:1].isalpha() else "Layer" + name
 
 
-def _code_summary(spec, node) -> str:
+def _init_comment(node, head: str, kwargs: list[str]) -> str:
+    """The block's title and canvas summary (``Feed-forward: gelu, d_ff 256``), or nothing
+    when the call itself already says every word of it (``Norm(..., kind='rmsnorm')``)."""
+    spec = get_spec(node.type)
     try:
-        return spec.summarize(node).replace(" · ", ", ")
+        summary = spec.summarize(node).replace(" · ", ", ")
     except (KeyError, TypeError, ValueError):
-        return ""
+        summary = ""
+    comment = spec.title + (f": {summary}" if summary else "")
+    said = set(re.findall(r"\w+", f"{head} {' '.join(kwargs)}".lower()))
+    return "" if set(re.findall(r"\w+", comment.lower())) <= said else comment

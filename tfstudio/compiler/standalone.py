@@ -3,6 +3,7 @@ generated classes and a ``build_model()`` function. It needs torch and nothing o
 from __future__ import annotations
 
 import ast
+import importlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +24,11 @@ BUILD = ('def build_model():\n'
          '    return Model()\n')
 
 
+# tfstudio's own bookkeeping, which an exported model never reads: the printed repr's extras,
+# the probes' hook, and the graph and source a compiled model carries
+NOT_EXPORTED = {"extra_repr", "attention_modules", "graph", "source"}
+
+
 @dataclass
 class _Definition:
     """One top-level statement of a tfstudio.nn file: what it defines and what it reads."""
@@ -32,50 +38,83 @@ class _Definition:
     defines: set[str]
     reads: set[str]
 
+    def edited(self, text: str) -> _Definition:
+        return _Definition(self.file, text, self.defines, _names_in(ast.parse(text)))
+
 
 def standalone_source(model) -> str:
     """Python source defining ``Model`` and ``build_model()`` for ``model``'s architecture,
-    with only the tfstudio.nn classes and functions it needs (and theirs, transitively)."""
+    with only the tfstudio.nn classes and functions it needs (and theirs, transitively), each
+    cut down to the methods and branches this model runs."""
+    generated = ast.parse(model.source)
+    imports, definitions = _nn_definitions()
+    definitions = [_specialised(d, model, generated) for d in definitions]
+    blocks = "\n\n\n".join(d.text.strip("\n") for d in _used(definitions, generated))
+    return "\n\n\n".join([
+        STANDALONE_HEADER + "\n".join(imports),
+        f"# {'-' * 16} the tfstudio.nn blocks this model uses, cut to its settings {'-' * 16}\n"
+        f"{blocks}",
+        f"# {'-' * 16} generated from the graph {'-' * 16}\n{_without_docstring(model.source)}",
+        BUILD])
+
+
+def _nn_definitions() -> tuple[list[str], list[_Definition]]:
+    """(the import statements, the top-level definitions) of the tfstudio.nn source files."""
     from .. import nn as nn_package
 
     directory = Path(nn_package.__file__).resolve().parent
     imports: list[str] = []
     definitions: list[_Definition] = []
     for name in nn_package.SOURCE_FILES:
-        file_imports, file_definitions = _split(name, (directory / name).read_text("utf-8"),
-                                                _unused_methods(model))
+        file_imports, file_definitions = _split(name, (directory / name).read_text("utf-8"))
         imports += [i for i in file_imports if i not in imports]
         definitions += file_definitions
-    definitions = [_specialised(d, model) for d in definitions]
-    for d in definitions:
-        d.text = short_docstrings(d.text)
-    kept = _needed(definitions, _names_in(ast.parse(model.source)))
-    blocks = "\n\n\n".join(d.text.strip("\n") for d in definitions if any(k is d for k in kept))
-    return "\n\n\n".join([
-        STANDALONE_HEADER + "\n".join(imports),
-        f"# {'-' * 16} the tfstudio.nn blocks this model uses {'-' * 16}\n{blocks}",
-        f"# {'-' * 16} generated from the graph {'-' * 16}\n{model.source.strip()}",
-        BUILD])
+    return imports, definitions
 
 
-def _specialised(d: _Definition, model) -> _Definition:
-    """A class with the branches no instance in ``model`` takes removed (see pruning)."""
-    import importlib
-
-    tree = ast.parse(d.text)
-    cls_node = tree.body[0] if tree.body else None
-    if isinstance(cls_node, ast.FunctionDef):
-        text = drop_argument_checks(d.text)
-        return _Definition(d.file, text, d.defines, _names_in(ast.parse(text)))
-    if not isinstance(cls_node, ast.ClassDef):
+def _specialised(d: _Definition, model, generated: ast.Module) -> _Definition:
+    """A class without the members the exported model never reads and with the branches no
+    instance in ``model`` takes removed (see pruning); functions lose their argument checks."""
+    node = ast.parse(d.text).body[0]
+    if isinstance(node, ast.FunctionDef):
+        return d.edited(short_docstrings(drop_argument_checks(d.text)))
+    if not isinstance(node, ast.ClassDef):
         return d
     module = importlib.import_module(f"{__package__.rsplit('.', 1)[0]}.nn.{d.file[:-3]}")
-    cls = getattr(module, cls_node.name)
-    instances = [m for m in model.modules() if isinstance(m, cls)]
-    if not instances:
-        return d
-    text = prune(d.text, settings_of(cls_node, instances))
-    return _Definition(d.file, text, d.defines, _names_in(ast.parse(text)))
+    instances = [m for m in model.modules() if isinstance(m, getattr(module, node.name))]
+    text = d.text
+    if instances:
+        settings = settings_of(node, instances)
+        unused = _unused_members(model) | _overridden(generated).get(node.name, set())
+        text = prune(_without_members(text, unused), settings,
+                     also=_called_by_constructors(generated))
+    return d.edited(short_docstrings(text))
+
+
+def _used(definitions: list[_Definition], generated: ast.Module) -> list[_Definition]:
+    """The definitions the generated code reaches, in file order, less the private methods
+    nothing calls (once a branch is pruned, the helper it called may have no caller left)."""
+    definitions = list(definitions)
+    while True:
+        kept = _needed(definitions, _names_in(generated))
+        called = {n.attr for d in kept for n in ast.walk(ast.parse(d.text))
+                  if isinstance(n, ast.Attribute)}
+        dropped = False
+        for i, d in enumerate(definitions):
+            uncalled = _private_methods(d) - called
+            if uncalled and any(k is d for k in kept):
+                definitions[i] = d.edited(_without_members(d.text, uncalled))
+                dropped = True
+        if not dropped:
+            return [d for d in definitions if any(k is d for k in kept)]
+
+
+def _private_methods(d: _Definition) -> set[str]:
+    tree = ast.parse(d.text).body[0]
+    if not isinstance(tree, ast.ClassDef):
+        return set()
+    return {f.name for f in tree.body if isinstance(f, ast.FunctionDef)
+            and f.name.startswith("_") and not f.name.startswith("__")}
 
 
 def _needed(definitions: list[_Definition], roots: set[str]) -> list[_Definition]:
@@ -97,7 +136,7 @@ def _names_in(tree: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
 
 
-def _split(file: str, text: str, unused: set[str]) -> tuple[list[str], list[_Definition]]:
+def _split(file: str, text: str) -> tuple[list[str], list[_Definition]]:
     """(absolute import statements, the other top-level statements) of a module; relative
     imports and the module docstring are dropped, since everything ends up in one file."""
     tree = ast.parse(text)
@@ -105,44 +144,81 @@ def _split(file: str, text: str, unused: set[str]) -> tuple[list[str], list[_Def
     imports: list[str] = []
     definitions: list[_Definition] = []
     for i, stmt in enumerate(tree.body):
-        first = stmt.lineno - 1 - len(getattr(stmt, "decorator_list", ()))
-        first = min([first] + [d.lineno - 1 for d in getattr(stmt, "decorator_list", ())])
-        span = "".join(lines[first:stmt.end_lineno]).rstrip()
-        span = _with_leading_comments(lines, first) + span
+        first = min([stmt.lineno - 1] + [d.lineno - 1 for d in getattr(stmt, "decorator_list", ())])
+        span = _with_leading_comments(lines, first) + "".join(lines[first:stmt.end_lineno])
         if i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
             continue  # the module docstring
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             if not (isinstance(stmt, ast.ImportFrom) and stmt.level > 0):
                 imports.append(span.strip())
             continue
-        if isinstance(stmt, ast.ClassDef):
-            span = (_with_leading_comments(lines, first)
-                    + _without_methods(lines, first, stmt, unused))
-        definitions.append(_Definition(file, span, _defined_by(stmt), _names_in(stmt)))
+        definitions.append(_Definition(file, span.rstrip(), _defined_by(stmt), _names_in(stmt)))
     return imports, definitions
 
 
-def _unused_methods(model) -> set[str]:
-    """Methods an exported model never needs: the printed repr's extras, tfstudio's probe
-    hook, and the MoE loss when it has no experts."""
-    unused = {"extra_repr", "attention_modules"}
-    if not any(hasattr(m, "aux_loss") for m in model.modules() if m is not model):
-        unused.add("aux_loss")
-    return unused
+def _unused_members(model) -> set[str]:
+    """Members an exported model never needs: tfstudio's bookkeeping, and the MoE loss when
+    the model has no experts."""
+    if any(hasattr(m, "aux_loss") for m in model.modules() if m is not model):
+        return NOT_EXPORTED
+    return NOT_EXPORTED | {"aux_loss"}
 
 
-def _without_methods(lines: list[str], first: int, cls: ast.ClassDef, drop: set[str]) -> str:
-    """The class's source without the methods named in ``drop`` (and the blank line above
-    each)."""
+def _overridden(generated: ast.Module) -> dict[str, set[str]]:
+    """For each base class of the generated classes, the class attributes every generated
+    subclass sets itself (``family``, ``BLOCKS``): the base's defaults are never read."""
+    out: dict[str, set[str]] = {}
+    for cls in generated.body:
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        names = {t.id for s in cls.body if isinstance(s, ast.Assign) for t in s.targets
+                 if isinstance(t, ast.Name)}
+        for base in cls.bases:
+            if isinstance(base, ast.Name):
+                out[base.id] = out[base.id] & names if base.id in out else names
+    return out
+
+
+def _called_by_constructors(generated: ast.Module) -> set[str]:
+    """The methods the generated ``__init__``s call on their blocks (``self.head.tie_to``)."""
+    return {n.func.attr for fn in ast.walk(generated)
+            if isinstance(fn, ast.FunctionDef) and fn.name == "__init__"
+            for n in ast.walk(fn) if isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Attribute)}
+
+
+def _without_members(text: str, drop: set[str]) -> str:
+    """The class ``text`` without the methods and class attributes named in ``drop`` (and the
+    blank lines above each)."""
+    lines = text.splitlines(keepends=True)
+    cls = ast.parse(text).body[0]
     skip: set[int] = set()
     for stmt in cls.body:
-        if isinstance(stmt, ast.FunctionDef) and stmt.name in drop:
-            start = min([stmt.lineno] + [d.lineno for d in stmt.decorator_list]) - 1
-            while start > first and not lines[start - 1].strip():
+        if _member_names(stmt) and _member_names(stmt) <= drop:
+            start = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
+            start -= 1
+            while start > 0 and not lines[start - 1].strip():
                 start -= 1
             skip.update(range(start, stmt.end_lineno))
-    return "".join(line for j, line in enumerate(lines[first:cls.end_lineno], first)
-                   if j not in skip).rstrip()
+    return "".join(line for j, line in enumerate(lines) if j not in skip).rstrip()
+
+
+def _member_names(stmt: ast.stmt) -> set[str]:
+    if isinstance(stmt, ast.FunctionDef):
+        return {stmt.name}
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+        return _defined_by(stmt)
+    return set()
+
+
+def _without_docstring(source: str) -> str:
+    """The generated source without its module docstring (it tells tfstudio users not to
+    edit the file; an exported file is theirs)."""
+    tree = ast.parse(source)
+    first = tree.body[0] if tree.body else None
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+        source = "".join(source.splitlines(keepends=True)[first.end_lineno:])
+    return source.strip()
 
 
 def _with_leading_comments(lines: list[str], first: int) -> str:

@@ -254,46 +254,62 @@ def approximations(family: str, an: Anatomy) -> list[str]:
 
 def export_config(family: str, an: Anatomy, context: int) -> dict[str, Any]:
     """The ``config.json`` of ``an`` as ``family`` (after :func:`check` found no problem)."""
-    layer = an.layers[0]
-    a, f, norm = layer.attn.params, layer.ffn.params, layer.norm1.params
-    d, vocab = int(an.embed.params["d_model"]), int(an.embed.params["vocab_size"])
     fam = FAMILIES[family]
     cfg: dict[str, Any] = {"architectures": [fam.architecture], "model_type": fam.model_type,
-                           "vocab_size": vocab, "tie_word_embeddings": bool(an.head.params["tie"]),
+                           "vocab_size": int(an.embed.params["vocab_size"]),
+                           "tie_word_embeddings": bool(an.head.params["tie"]),
                            "torch_dtype": "float32", "bos_token_id": None, "eos_token_id": None,
                            "pad_token_id": None}
     if family == "gpt2":
-        pos = an.positions.params
-        cfg.update(n_embd=d, n_layer=len(an.layers), n_head=a["heads"], n_inner=f["d_ff"],
-                   n_positions=pos["max_len"], n_ctx=pos["max_len"],
-                   activation_function=PLAIN_TO_HF[f["activation"]],
-                   layer_norm_epsilon=norm["eps"], attn_pdrop=a["dropout"],
-                   resid_pdrop=f["dropout"], embd_pdrop=pos["dropout"], scale_attn_weights=True,
-                   scale_attn_by_inverse_layer_idx=False, reorder_and_upcast_attn=False)
+        cfg.update(_gpt2_config(an))
     elif family == "bert":
-        pos = an.positions.params
-        cfg.update(hidden_size=d, num_hidden_layers=len(an.layers),
-                   num_attention_heads=a["heads"], intermediate_size=f["d_ff"],
-                   hidden_act=PLAIN_TO_HF[f["activation"]], hidden_dropout_prob=f["dropout"],
-                   attention_probs_dropout_prob=a["dropout"],
-                   max_position_embeddings=pos["max_len"], type_vocab_size=2,
-                   layer_norm_eps=norm["eps"],
-                   position_embedding_type="absolute", is_decoder=False)
+        cfg.update(_bert_config(an))
     else:
-        heads = a["heads"]
-        cfg.update(hidden_size=d, intermediate_size=f["d_ff"], num_hidden_layers=len(an.layers),
-                   num_attention_heads=heads, num_key_value_heads=a["kv_heads"],
-                   head_dim=d // heads, hidden_act=GATED_TO_HF[f["activation"]],
-                   max_position_embeddings=context, rms_norm_eps=norm["eps"],
-                   attention_dropout=a["dropout"], **_rope_config(a, d // heads))
-        if family == "llama":
-            cfg.update(attention_bias=bool(a["bias"]), mlp_bias=bool(f["bias"]))
-        else:
-            cfg["sliding_window"] = a["window"] or None
-        if family == "mixtral":
-            cfg.update(num_local_experts=f["experts"], num_experts_per_tok=f["top_k"],
-                       router_aux_loss_coef=f["aux_loss_weight"], router_jitter_noise=0.0,
-                       output_router_logits=False)
+        cfg.update(_llama_like_config(family, an, context))
+    return cfg
+
+
+def _gpt2_config(an: Anatomy) -> dict[str, Any]:
+    layer, pos = an.layers[0], an.positions.params
+    a, f = layer.attn.params, layer.ffn.params
+    return dict(n_embd=int(an.embed.params["d_model"]), n_layer=len(an.layers),
+                n_head=a["heads"], n_inner=f["d_ff"], n_positions=pos["max_len"],
+                n_ctx=pos["max_len"], activation_function=PLAIN_TO_HF[f["activation"]],
+                layer_norm_epsilon=layer.norm1.params["eps"], attn_pdrop=a["dropout"],
+                resid_pdrop=f["dropout"], embd_pdrop=pos["dropout"], scale_attn_weights=True,
+                scale_attn_by_inverse_layer_idx=False, reorder_and_upcast_attn=False)
+
+
+def _bert_config(an: Anatomy) -> dict[str, Any]:
+    layer, pos = an.layers[0], an.positions.params
+    a, f = layer.attn.params, layer.ffn.params
+    return dict(hidden_size=int(an.embed.params["d_model"]), num_hidden_layers=len(an.layers),
+                num_attention_heads=a["heads"], intermediate_size=f["d_ff"],
+                hidden_act=PLAIN_TO_HF[f["activation"]], hidden_dropout_prob=f["dropout"],
+                attention_probs_dropout_prob=a["dropout"],
+                max_position_embeddings=pos["max_len"], type_vocab_size=2,
+                layer_norm_eps=layer.norm1.params["eps"],
+                position_embedding_type="absolute", is_decoder=False)
+
+
+def _llama_like_config(family: str, an: Anatomy, context: int) -> dict[str, Any]:
+    """LLaMA, Mistral and Mixtral share these keys; each adds its own at the end."""
+    layer = an.layers[0]
+    a, f = layer.attn.params, layer.ffn.params
+    d, heads = int(an.embed.params["d_model"]), a["heads"]
+    cfg = dict(hidden_size=d, intermediate_size=f["d_ff"], num_hidden_layers=len(an.layers),
+               num_attention_heads=heads, num_key_value_heads=a["kv_heads"],
+               head_dim=d // heads, hidden_act=GATED_TO_HF[f["activation"]],
+               max_position_embeddings=context, rms_norm_eps=layer.norm1.params["eps"],
+               attention_dropout=a["dropout"], **_rope_config(a, d // heads))
+    if family == "llama":
+        cfg.update(attention_bias=bool(a["bias"]), mlp_bias=bool(f["bias"]))
+    else:
+        cfg["sliding_window"] = a["window"] or None
+    if family == "mixtral":
+        cfg.update(num_local_experts=f["experts"], num_experts_per_tok=f["top_k"],
+                   router_aux_loss_coef=f["aux_loss_weight"], router_jitter_noise=0.0,
+                   output_router_logits=False)
     return cfg
 
 
@@ -438,41 +454,52 @@ def _bert_graph(cfg: HFConfig, name: str):
 
 def _llama_like_graph(cfg: HFConfig, name: str):
     d, heads = int(cfg.need("hidden_size")), int(cfg.need("num_attention_heads"))
-    kv_heads = int(cfg.get("num_key_value_heads") or heads)
-    head_dim = cfg.get("head_dim")
-    if head_dim is not None and int(head_dim) * heads != d:
-        raise cfg.refuse(f"head_dim {head_dim} x {heads} heads is not hidden_size {d}; "
-                         "tfstudio's head size is always d_model / heads")
-    act = cfg.get("hidden_act")
-    if act not in HF_TO_GATED:
-        raise cfg.refuse(f"hidden_act '{act}' has no gated tfstudio counterpart "
-                         f"(known: {', '.join(HF_TO_GATED)})")
+    act = _read_gated_activation(cfg)
+    _check_head_dim(cfg, d, heads)
     theta, factor = _read_rope(cfg)
     kind = cfg.model_type
-    window = _read_window(cfg)
-    moe = None
-    if kind == "mixtral":
-        moe = {"experts": int(cfg.get("num_local_experts")),
-               "top_k": int(cfg.get("num_experts_per_tok")),
-               "aux_loss_weight": float(cfg.get("router_aux_loss_coef"))}
     attn_bias = {"llama": bool(cfg.get("attention_bias")), "qwen2": True}.get(kind, False)
-    mlp_bias = kind == "llama" and bool(cfg.get("mlp_bias"))
     graph = transformer_lm(
         name=name, description=_description(cfg), vocab=int(cfg.need("vocab_size")),
-        d_model=d, layers=int(cfg.need("num_hidden_layers")), heads=heads, kv_heads=kv_heads,
-        d_ff=int(cfg.need("intermediate_size")), activation=HF_TO_GATED[act],
+        d_model=d, layers=int(cfg.need("num_hidden_layers")), heads=heads,
+        kv_heads=int(cfg.get("num_key_value_heads") or heads),
+        d_ff=int(cfg.need("intermediate_size")), activation=act,
         norm_kind="rmsnorm", placement="pre", pos_scheme="none", attn_position="rope",
         rope_base=theta, max_len=int(cfg.get("max_position_embeddings")),
-        tie=bool(cfg.get("tie_word_embeddings")), bias=attn_bias, window=window, moe=moe,
-        eps=float(cfg.get("rms_norm_eps")))
+        tie=bool(cfg.get("tie_word_embeddings")), bias=attn_bias, window=_read_window(cfg),
+        moe=_read_experts(cfg), eps=float(cfg.get("rms_norm_eps")))
     _set(graph, bt.ATTENTION, rope_scaling=factor, dropout=float(cfg.get("attention_dropout")))
-    _set(graph, bt.FEED_FORWARD, bias=mlp_bias)
+    _set(graph, bt.FEED_FORWARD, bias=kind == "llama" and bool(cfg.get("mlp_bias")))
     _set(graph, bt.LM_HEAD, bias=False)
     notes = []
     if kind == "qwen2":
         notes.append("Qwen2's o_proj has no bias; the tfstudio attention's output bias is set "
                      "to zero (it will train unless frozen)")
     return graph, notes
+
+
+def _check_head_dim(cfg: HFConfig, d: int, heads: int) -> None:
+    head_dim = cfg.get("head_dim")
+    if head_dim is not None and int(head_dim) * heads != d:
+        raise cfg.refuse(f"head_dim {head_dim} x {heads} heads is not hidden_size {d}; "
+                         "tfstudio's head size is always d_model / heads")
+
+
+def _read_gated_activation(cfg: HFConfig) -> str:
+    act = cfg.get("hidden_act")
+    if act not in HF_TO_GATED:
+        raise cfg.refuse(f"hidden_act '{act}' has no gated tfstudio counterpart "
+                         f"(known: {', '.join(HF_TO_GATED)})")
+    return HF_TO_GATED[act]
+
+
+def _read_experts(cfg: HFConfig) -> dict[str, Any] | None:
+    """Mixtral's mixture-of-experts settings (None for the dense families)."""
+    if cfg.model_type != "mixtral":
+        return None
+    return {"experts": int(cfg.get("num_local_experts")),
+            "top_k": int(cfg.get("num_experts_per_tok")),
+            "aux_loss_weight": float(cfg.get("router_aux_loss_coef"))}
 
 
 def _read_rope(cfg: HFConfig) -> tuple[float, float]:

@@ -35,27 +35,42 @@ def import_hf(folder, out_dir, *, overwrite: bool = False, tokenizer: str | None
     ``tokenizer`` (a spec such as "byte") replaces the folder's own tokenizer. ``memory_check``
     first refuses a checkpoint whose weights (twice: the file's and the model's) would not fit
     in memory."""
-    import torch
-
-    from ..compiler import compile_graph
-    from ..graph import save_graph
-    from ..runs.checkpoint import save_checkpoint
-    from ..runs.config import TrainConfig
     from ..runs.preflight import NO_CHECK_HINT, check_model_memory
-    from .anatomy import read_anatomy
     from .hf_tokenizer import import_tokenizer, tokenizer_for_import
 
     spec = tokenizer
     chosen = tokenizer_for_import(spec) if spec else None  # checked before any work is done
     folder = Path(folder)
     cfg = read_config(folder)
-    family = cfg.model_type
     graph, notes = graph_from_config(cfg, folder.resolve().name or "imported")
     if memory_check:
         check_model_memory(graph, copies=2, what=f"importing {folder}", hint=NO_CHECK_HINT)
+    model, tensors, used = _load_weights(graph, cfg, folder)
+    if chosen is None:
+        tokenizer, tokenizer_note = import_tokenizer(folder)
+    else:
+        graph, model, tokenizer_note = _refit_vocabulary(graph, model, chosen, folder, cfg, spec)
+        tokenizer = chosen
+    out = prepare_out_dir(out_dir, overwrite)
+    files = _write_run(out, graph, model, tokenizer, folder)
+    report = Report("import-hf", out, FAMILIES[cfg.model_type].architecture, files)
+    n_params = sum(p.numel() for p in model.parameters())
+    report.done.append(f"weights: {len(used)} tensors into {n_params:,} parameters (float32)")
+    (report.done if tokenizer is not None else report.left_out).append(tokenizer_note)
+    report.approximations += notes
+    _note_left_behind(report, graph, tensors, tokenizer)
+    return report
+
+
+def _load_weights(graph, cfg: HFConfig, folder: Path):
+    """(the compiled model with the checkpoint's weights, the checkpoint's tensors, the names
+    used); a tensor the family's mapping does not know is refused."""
+    from ..compiler import compile_graph
+    from .anatomy import read_anatomy
+
+    family = cfg.model_type
     model = compile_graph(graph)
-    anatomy = read_anatomy(graph)
-    links = family_links(family, anatomy, dict(model.blocks()))
+    links = family_links(family, read_anatomy(graph), dict(model.blocks()))
     tensors = normalise_names(family, read_weights(folder), cfg)
     used = load_tensors(links, tensors, str(folder))
     leftover = sorted(k for k in tensors if k not in used and not _IGNORED.search(k)
@@ -64,13 +79,17 @@ def import_hf(folder, out_dir, *, overwrite: bool = False, tokenizer: str | None
         raise InteropError(f"{folder}: the checkpoint has tensors this {family} import does not "
                            f"know ({', '.join(leftover[:5])}{', ...' if len(leftover) > 5 else ''})"
                            "; it is not a plain " + FAMILIES[family].architecture)
-    if chosen is None:
-        tokenizer, tokenizer_note = import_tokenizer(folder)
-    else:
-        graph, model, tokenizer_note = _refit_vocabulary(graph, model, chosen, folder, cfg, spec)
-        tokenizer = chosen
+    return model, tensors, used
 
-    out = prepare_out_dir(out_dir, overwrite)
+
+def _write_run(out: Path, graph, model, tokenizer, folder: Path) -> list[str]:
+    """graph.json, config.json, the tokenizer and a step-0 checkpoint in ``out``; their names."""
+    import torch
+
+    from ..graph import save_graph
+    from ..runs.checkpoint import save_checkpoint
+    from ..runs.config import TrainConfig
+
     save_graph(graph, out / "graph.json")
     config = TrainConfig(tokenizer=_tokenizer_spec(tokenizer),
                          seq_len=min(TrainConfig.seq_len, int(graph.meta["context_length"])))
@@ -84,12 +103,11 @@ def import_hf(folder, out_dir, *, overwrite: bool = False, tokenizer: str | None
         ckpt = save_checkpoint(out / "checkpoints", 0, model, None,
                                {"tokens_seen": 0, "imported_from": str(folder.resolve())})
     files.append(str(ckpt.relative_to(out) / "model.safetensors"))
+    return files
 
-    report = Report("import-hf", out, FAMILIES[family].architecture, files)
-    n_params = sum(p.numel() for p in model.parameters())
-    report.done.append(f"weights: {len(used)} tensors into {n_params:,} parameters (float32)")
-    (report.done if tokenizer is not None else report.left_out).append(tokenizer_note)
-    report.approximations += notes
+
+def _note_left_behind(report: Report, graph, tensors: dict, tokenizer) -> None:
+    """Say what of the checkpoint was left out, and a tokenizer wider than the model."""
     ignored = sorted(k for k in tensors if _IGNORED.search(k))
     if any(k.startswith(("bert.pooler.", "cls.seq_relationship.")) for k in ignored):
         report.left_out.append("BERT's pooler and next-sentence head (not part of a masked LM)")
@@ -97,7 +115,6 @@ def import_hf(folder, out_dir, *, overwrite: bool = False, tokenizer: str | None
         report.approximations.append(
             f"the tokenizer has {tokenizer.vocab_size} ids (tfstudio's specials added) and the "
             f"model {graph_vocab(graph)}; training from this run widens the embedding")
-    return report
 
 
 def _refit_vocabulary(graph, model, tokenizer, folder: Path, cfg: HFConfig, spec: str):

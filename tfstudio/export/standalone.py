@@ -9,8 +9,7 @@ from .source import resolve_source
 LOADER = '''
 
 def load_model(weights=None, device="cpu"):
-    """The model with the exported weights (``model.safetensors`` beside this file by default),
-    in eval mode."""
+    """The model with the exported weights (model.safetensors here by default), in eval mode."""
     from pathlib import Path
 
     from safetensors.torch import load_model as load_weights

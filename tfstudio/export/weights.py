@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
+from ..graph import block_types as bt
 from .anatomy import Anatomy, At
 from .errors import InteropError
 
@@ -168,39 +169,49 @@ def _llama_like(t: _Links, an: Anatomy, family: str) -> None:
     t.tensor(p + "embed_tokens.weight", t.mod(an.embed).weight)
     for i, layer in enumerate(an.layers):
         h = f"{p}layers.{i}."
-        attn = t.mod(layer.attn)
         t.norm(h + "input_layernorm", layer.norm1, bias=False)
-        H, KV, hd = attn.heads, attn.kv_heads, attn.head_dim
-        rows = (H * hd, KV * hd, KV * hd)
-        perms = (rope_permutation(H, hd), rope_permutation(KV, hd), None)
-        names = [f"{h}self_attn.{x}_proj" for x in "qkv"]
-        t.split([n + ".weight" for n in names], attn.qkv.weight, rows, perms)
-        has_bias = attn.qkv.bias is not None
-        if has_bias:
-            t.split([n + ".bias" for n in names], attn.qkv.bias, rows, perms)
-        t.tensor(h + "self_attn.o_proj.weight", attn.out.weight)
-        if has_bias:  # LLaMA's attention_bias covers o_proj; Qwen2's o_proj has none
-            t.tensor(h + "self_attn.o_proj.bias" if family == "llama" else "", attn.out.bias)
+        _llama_attention(t, t.mod(layer.attn), h + "self_attn.", family)
         t.norm(h + "post_attention_layernorm", layer.norm2, bias=False)
-        ffn = t.mod(layer.ffn)
-        if layer.ffn.node.type == "moe":
-            moe = h + "block_sparse_moe."
-            t.tensor(moe + "gate.weight", ffn.router.weight)
-            for e, expert in enumerate(ffn.experts):
-                x = f"{moe}experts.{e}."
-                t.split([x + "w1.weight", x + "w3.weight"], expert.up.weight,
-                        (expert.d_ff, expert.d_ff))
-                t.tensor(x + "w2.weight", expert.down.weight)
+        if layer.ffn.node.type == bt.MOE:
+            _mixtral_experts(t, t.mod(layer.ffn), h + "block_sparse_moe.")
         else:
-            mlp = h + "mlp."
-            t.split([mlp + "gate_proj.weight", mlp + "up_proj.weight"], ffn.up.weight,
-                    (ffn.d_ff, ffn.d_ff))
-            if ffn.up.bias is not None:
-                t.split([mlp + "gate_proj.bias", mlp + "up_proj.bias"], ffn.up.bias,
-                        (ffn.d_ff, ffn.d_ff))
-            t.linear(mlp + "down_proj", ffn.down, bias=ffn.down.bias is not None)
+            _gated_mlp(t, t.mod(layer.ffn), h + "mlp.")
     t.norm(p + "norm", an.final_norm, bias=False)
     _head_weight(t, an, "lm_head.weight")
+
+
+def _llama_attention(t: _Links, attn, prefix: str, family: str) -> None:
+    """The fused qkv as q_proj, k_proj, v_proj (q and k rows in HF's rotate_half order)."""
+    H, KV, hd = attn.heads, attn.kv_heads, attn.head_dim
+    rows = (H * hd, KV * hd, KV * hd)
+    perms = (rope_permutation(H, hd), rope_permutation(KV, hd), None)
+    names = [f"{prefix}{x}_proj" for x in "qkv"]
+    t.split([n + ".weight" for n in names], attn.qkv.weight, rows, perms)
+    has_bias = attn.qkv.bias is not None
+    if has_bias:
+        t.split([n + ".bias" for n in names], attn.qkv.bias, rows, perms)
+    t.tensor(prefix + "o_proj.weight", attn.out.weight)
+    if has_bias:  # LLaMA's attention_bias covers o_proj; Qwen2's o_proj has none
+        t.tensor(prefix + "o_proj.bias" if family == "llama" else "", attn.out.bias)
+
+
+def _mixtral_experts(t: _Links, moe, prefix: str) -> None:
+    """The router as gate, each expert's fused [gate; up] as w1 and w3, its down as w2."""
+    t.tensor(prefix + "gate.weight", moe.router.weight)
+    for e, expert in enumerate(moe.experts):
+        x = f"{prefix}experts.{e}."
+        t.split([x + "w1.weight", x + "w3.weight"], expert.up.weight, (expert.d_ff, expert.d_ff))
+        t.tensor(x + "w2.weight", expert.down.weight)
+
+
+def _gated_mlp(t: _Links, ffn, prefix: str) -> None:
+    """The fused [gate; up] as gate_proj and up_proj."""
+    t.split([prefix + "gate_proj.weight", prefix + "up_proj.weight"], ffn.up.weight,
+            (ffn.d_ff, ffn.d_ff))
+    if ffn.up.bias is not None:
+        t.split([prefix + "gate_proj.bias", prefix + "up_proj.bias"], ffn.up.bias,
+                (ffn.d_ff, ffn.d_ff))
+    t.linear(prefix + "down_proj", ffn.down, bias=ffn.down.bias is not None)
 
 
 BERT_TYPE_VOCAB = 2

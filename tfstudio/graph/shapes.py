@@ -52,26 +52,13 @@ def _infer(graph: Graph, path: tuple[str, ...], boundary_in: dict[str, tuple],
     result: dict[str, tuple] = {}
     for nid in order:
         node = graph.nodes[nid]
-        ins = {}
-        for e in graph.in_edges(nid):
-            shape = produced.get((e.src, e.src_port))
-            if shape is not None:
-                ins[e.dst_port] = shape
+        ins = _connected_inputs(graph, nid, produced)
         key = (path, nid)
         out.inputs[key] = ins
+        if node.type == GROUP_OUTPUT:
+            result = dict(ins)
         try:
-            if node.type == GROUP_INPUT:
-                outs = dict(boundary_in)
-            elif node.type == GROUP_OUTPUT:
-                result = dict(ins)
-                outs = {}
-            elif node.type == GROUP:
-                outs = _infer_group(graph, node, path, ins, out)
-            else:
-                spec = get_spec(node.type)
-                # a malformed parameter (reported by validation) leaves the outputs unknown
-                known = spec.infer is not None and spec.well_formed(node.params)
-                outs = dict(spec.infer(node.resolved_params(), ins)) if known else {}
+            outs = _outputs_of(graph, node, path, ins, boundary_in, out)
         except Exception as exc:  # a block's hook failing must not stop the rest of the graph
             out._fail(key, f"cannot infer shapes: {exc}")
             outs = {}
@@ -79,6 +66,33 @@ def _infer(graph: Graph, path: tuple[str, ...], boundary_in: dict[str, tuple],
         for port, shape in outs.items():
             produced[(nid, port)] = shape
     return result
+
+
+def _connected_inputs(graph: Graph, nid: str,
+                      produced: dict[tuple[str, str], tuple]) -> dict[str, tuple]:
+    """The shapes arriving at ``nid``'s input ports, by port (unknown ones left out)."""
+    ins = {}
+    for e in graph.in_edges(nid):
+        shape = produced.get((e.src, e.src_port))
+        if shape is not None:
+            ins[e.dst_port] = shape
+    return ins
+
+
+def _outputs_of(graph: Graph, node, path: tuple[str, ...], ins: dict[str, tuple],
+                boundary_in: dict[str, tuple], out: ShapeMap) -> dict[str, tuple]:
+    """One node's output shapes, by port: a group's from its sub-graph, a block's from its
+    spec's ``infer`` hook."""
+    if node.type == GROUP_INPUT:
+        return dict(boundary_in)
+    if node.type == GROUP_OUTPUT:
+        return {}
+    if node.type == GROUP:
+        return _infer_group(graph, node, path, ins, out)
+    spec = get_spec(node.type)
+    # a malformed parameter (reported by validation) leaves the outputs unknown
+    known = spec.infer is not None and spec.well_formed(node.params)
+    return dict(spec.infer(node.resolved_params(), ins)) if known else {}
 
 
 def _infer_group(graph: Graph, node, path, ins: dict[str, tuple], out: ShapeMap):

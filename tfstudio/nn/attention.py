@@ -22,7 +22,7 @@ from .positions import alibi_slopes, apply_rope, rope_angles, rotate_pairs
 _SDPA_HAS_GQA = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 5)
 
 
-def _check_heads(d_model: int, heads: int, kv_heads: int) -> int:
+def _check_heads(d_model: int, heads: int, kv_heads: int) -> None:
     if heads < 1 or kv_heads < 1:
         raise ValueError(f"heads and kv_heads must be at least 1; got {heads} and {kv_heads}")
     if heads % kv_heads:
@@ -31,11 +31,13 @@ def _check_heads(d_model: int, heads: int, kv_heads: int) -> int:
     if d_model < heads:
         raise ValueError(f"d_model ({d_model}) is smaller than heads ({heads}); each head needs "
                          "at least one dimension")
-    return d_model // heads
 
 
 class _Attention(nn.Module):
-    """What self- and cross-attention share: the switch between the fast and explicit paths."""
+    """What self- and cross-attention share: the head sizes and the attention call.
+
+    The call is fused (``scaled_dot_product_attention``), or explicit while a probe captures
+    the weights."""
 
     residual_branch = True  # its output projection writes into the residual stream
 
@@ -46,8 +48,9 @@ class _Attention(nn.Module):
         self.last_weights = None
 
     def _attend(self, q, k, v, mask, is_causal: bool):
-        """q [B,H,Tq,hd], k/v [B,KV,Tk,hd]; ``mask``: None, bool (True = may attend) or a float
-        bias broadcastable to [B,H,Tq,Tk]."""
+        """Attention of q [B,H,Tq,hd] over k/v [B,KV,Tk,hd].
+
+        ``mask``: None, bool (True = may attend) or a float bias broadcastable to [B,H,Tq,Tk]."""
         p = self.dropout if self.training else 0.0
         groups = self.heads // self.kv_heads
         if self.capture:
@@ -88,7 +91,8 @@ class SelfAttention(_Attention):
                  rope_scaling_type: str = "linear"):
         super().__init__()
         kv_heads = kv_heads or heads
-        head_dim = _check_heads(d_model, heads, kv_heads)
+        _check_heads(d_model, heads, kv_heads)
+        head_dim = d_model // heads
         if position not in ("none", "rope", "alibi"):
             raise ValueError(f"attention position must be none, rope or alibi; got '{position}'")
         if position == "rope" and head_dim % 2:
@@ -135,8 +139,10 @@ class SelfAttention(_Attention):
         return self.out(y.transpose(1, 2).reshape(B, T, H * hd))
 
     def _rotation(self, length: int, device) -> torch.Tensor:
-        """RoPE's cos + i sin for positions 0..length-1, computed once and kept (doubled when a
-        longer sequence comes), so a forward never recomputes the angles."""
+        """RoPE's cos + i sin for positions 0..length-1, kept between calls.
+
+        Computed once (and doubled when a longer sequence comes), so a forward never recomputes
+        the angles."""
         key = (device, torch.is_inference_mode_enabled())  # inference tensors cannot train
         kept = self._rotations if self._rotations and self._rotations[0] == key else None
         if kept is None or len(kept[1]) < length:
@@ -149,9 +155,10 @@ class SelfAttention(_Attention):
     def _extend_cache(self, state: dict, k, v):
         if "k" in state:
             k, v = torch.cat((state["k"], k), dim=2), torch.cat((state["v"], v), dim=2)
-        # later queries never look further back than window - 1 keys, so drop the rest
-        drop = max(k.shape[2] - (self.window - 1), 0) if self.window else 0
-        state["k"], state["v"] = k[:, :, drop:], v[:, :, drop:]
+        state["k"], state["v"] = k, v
+        if self.window:  # later queries never look further back than window - 1 keys
+            drop = max(k.shape[2] - (self.window - 1), 0)
+            state["k"], state["v"] = k[:, :, drop:], v[:, :, drop:]
         return k, v
 
     def _mask(self, q_len: int, k_len: int, start: int, q: torch.Tensor):
@@ -187,14 +194,16 @@ class SelfAttention(_Attention):
 
 
 class CrossAttention(_Attention):
-    """Queries from the stream ``x``, keys and values from ``memory`` (the encoder output),
-    no mask. With a decoding cache the projected memory is computed once and reused."""
+    """Queries from the stream ``x``, keys and values from ``memory`` (the encoder output).
+
+    No mask. With a decoding cache the projected memory is computed once and reused."""
 
     def __init__(self, d_model: int, heads: int = 4, kv_heads: int | None = None,
                  bias: bool = True, dropout: float = 0.0, memory_dim: int | None = None):
         super().__init__()
         kv_heads = kv_heads or heads
-        head_dim = _check_heads(d_model, heads, kv_heads)
+        _check_heads(d_model, heads, kv_heads)
+        head_dim = d_model // heads
         self._setup(heads, kv_heads, head_dim, dropout)
         self.q = nn.Linear(d_model, heads * head_dim, bias=bias)
         self.kv = nn.Linear(memory_dim or d_model, 2 * kv_heads * head_dim, bias=bias)

@@ -31,10 +31,10 @@ class TokenEmbedding(nn.Embedding):
 
 
 class PositionalEncoding(nn.Module):
-    """Adds absolute position information: ``sinusoidal`` (fixed), ``learned`` (a max_len x d
-    table, parameter ``table.weight``) or ``none``; then dropout.
+    """Adds absolute position information, then dropout.
 
-    With a decoding cache the chunk starts at position ``cache.offset``."""
+    ``sinusoidal`` (fixed), ``learned`` (a max_len x d table, parameter ``table.weight``) or
+    ``none``. With a decoding cache the chunk starts at position ``cache.offset``."""
 
     def __init__(self, d_model: int, scheme: str = "sinusoidal", max_len: int = 1024,
                  dropout: float = 0.0):

@@ -83,7 +83,9 @@ class GraphModel(nn.Module):
 
     @torch.no_grad()
     def reset_parameters(self) -> None:
-        """normal(0, 0.02) for Linear and Embedding weights, zero biases, norms at one; the
+        """GPT-2's initialisation, the residual projections scaled down.
+
+        normal(0, 0.02) for Linear and Embedding weights, zero biases, norms at one; the
         projections that write into the residual stream get 0.02 / sqrt(number of residual
         branches) (GPT-2's 1/sqrt(2 * layers) for a standard decoder). Recurrent cells keep
         torch's own initialisation."""

@@ -5,7 +5,9 @@ from torch import nn
 
 
 class Norm(nn.Module):
-    """``layernorm``: (x - mean) / sqrt(var + eps) * weight (+ bias).
+    """LayerNorm or RMSNorm over the last dimension.
+
+    ``layernorm``: (x - mean) / sqrt(var + eps) * weight (+ bias).
     ``rmsnorm``: x / sqrt(mean(x^2) + eps) * weight (no mean, no bias).
 
     Parameters: ``weight`` [d] and, for a LayerNorm with ``bias``, ``bias`` [d]."""

@@ -5,9 +5,10 @@ import torch
 
 
 def sinusoidal_table(positions: torch.Tensor, d_model: int) -> torch.Tensor:
-    """PE(pos, 2k) = sin(pos / 10000^(2k/d)), PE(pos, 2k+1) = cos(...); shape [len(positions), d].
+    """The sinusoidal position table, shape [len(positions), d].
 
-    Computed on demand, so any length works; an odd width keeps the last sine column."""
+    PE(pos, 2k) = sin(pos / 10000^(2k/d)), PE(pos, 2k+1) = cos(...). Computed on demand, so any
+    length works; an odd width keeps the last sine column."""
     k = torch.arange(0, d_model, 2, device=positions.device, dtype=torch.float32)
     angles = positions.to(torch.float32)[:, None] * torch.exp(k * (-math.log(10000.0) / d_model))
     table = torch.stack((angles.sin(), angles.cos()), dim=-1).flatten(-2)
@@ -31,16 +32,19 @@ def rope_angles(positions: torch.Tensor, head_dim: int, base: float, scaling: fl
 
 
 def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """Rotate each (even, odd) feature pair of ``x`` [B, H, T, head_dim] by its angle, in real
-    arithmetic (ONNX has no complex numbers; :func:`rotate_pairs` is the fast form)."""
+    """Rotate each (even, odd) feature pair of ``x`` [B, H, T, head_dim] by its angle.
+
+    In real arithmetic (ONNX has no complex numbers; :func:`rotate_pairs` is the fast form)."""
     even, odd = x[..., 0::2].float(), x[..., 1::2].float()
     rotated = torch.stack((even * cos - odd * sin, even * sin + odd * cos), dim=-1)
     return rotated.flatten(-2).to(x.dtype)
 
 
 def rotate_pairs(x: torch.Tensor, rotation: torch.Tensor) -> torch.Tensor:
-    """``x`` [..., T, head_dim] with each (even, odd) pair, read as one complex number, times
-    ``rotation`` [T, head_dim/2] (cos + i sin): one complex multiply, as in Meta's LLaMA."""
+    """RoPE as one complex multiply, as in Meta's LLaMA.
+
+    ``x`` [..., T, head_dim] with each (even, odd) pair, read as one complex number, times
+    ``rotation`` [T, head_dim/2] (cos + i sin)."""
     pairs = torch.view_as_complex(x.float().unflatten(-1, (-1, 2)))
     return torch.view_as_real(pairs * rotation).flatten(-2).to(x.dtype)
 

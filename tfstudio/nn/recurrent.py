@@ -6,9 +6,11 @@ CELLS = {"rnn": nn.RNN, "lstm": nn.LSTM, "gru": nn.GRU}
 
 
 class Recurrent(nn.Module):
-    """Reads the sequence left to right; ``rnn`` is torch's batch-first RNN/LSTM/GRU (parameter
-    names ``rnn.weight_ih_l0`` ...). With a decoding cache the final state is carried over to the
-    next chunk, so feeding a sequence in pieces gives the same outputs as feeding it whole."""
+    """Reads the sequence left to right with torch's batch-first RNN, LSTM or GRU.
+
+    ``rnn`` holds the cell (parameter names ``rnn.weight_ih_l0`` ...). With a decoding cache the
+    final state is carried over to the next chunk, so feeding a sequence in pieces gives the same
+    outputs as feeding it whole."""
 
     def __init__(self, d_model: int, cell: str = "lstm", hidden_size: int = 128,
                  layers: int = 1, dropout: float = 0.0):
