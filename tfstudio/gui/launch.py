@@ -146,7 +146,14 @@ def _train_then_screenshot(window, args) -> None:
             QTimer.singleShot(100, check)
             return
         panel.tabs.setCurrentWidget(tab)
-        QTimer.singleShot(400, lambda: _screenshot(window, args.screenshot, fit=False))
+        QTimer.singleShot(400, when_drawn)
+
+    def when_drawn():  # the tab's own work (Explain's walk, a replay) ends before the picture
+        waited["ms"] += 100
+        if panel.background.busy and waited["ms"] < 60_000:
+            QTimer.singleShot(100, when_drawn)
+            return
+        QTimer.singleShot(200, lambda: _screenshot(window, args.screenshot, fit=False))
 
     QTimer.singleShot(100, check)
 

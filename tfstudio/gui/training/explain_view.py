@@ -255,6 +255,49 @@ def picked_line(value: np.ndarray, kind: str, row_labels: list[str], position: i
     return f"at {token} (position {position}): {shown}{more}"
 
 
+def _spin(box, low, high, step=None, value=None):
+    """A spin box with its range (and step and starting value)."""
+    box.setRange(low, high)
+    if step is not None:
+        box.setSingleStep(step)
+    if value is not None:
+        box.setValue(value)
+    return box
+
+
+def _replay_slider(chosen) -> QSlider:
+    slider = QSlider(Qt.Horizontal)
+    slider.setRange(0, 0)
+    slider.setPageStep(1)
+    slider.setToolTip("Replay the map over training: one position per checkpoint the run kept")
+    slider.valueChanged.connect(chosen)
+    return slider
+
+
+def _row(*items, stretch: bool = False) -> QHBoxLayout:
+    """Widgets side by side; an item ``(widget, n)`` takes stretch n."""
+    row = QHBoxLayout()
+    for item in items:
+        widget, factor = item if isinstance(item, tuple) else (item, 0)
+        row.addWidget(widget, factor)
+    if stretch:
+        row.addStretch(1)
+    return row
+
+
+def _column(*items) -> QWidget:
+    """A widget holding widgets and layouts top to bottom; ``(widget, n)`` takes stretch n."""
+    page = QWidget()
+    column = QVBoxLayout(page)
+    for item in items:
+        widget, factor = item if isinstance(item, tuple) else (item, 0)
+        if isinstance(widget, QHBoxLayout | QVBoxLayout):
+            column.addLayout(widget, factor)
+        else:
+            column.addWidget(widget, factor)
+    return page
+
+
 class ExplainView(QWidget):
     ablations_changed = Signal(list)
 
@@ -273,28 +316,17 @@ class ExplainView(QWidget):
         self.text = QLineEdit()
         self.text.setPlaceholderText("A text to follow through the model")
         self.text.returnPressed.connect(self.refresh)
-        look = QPushButton("Explain")
-        look.clicked.connect(self.refresh)
         self.token = QComboBox()
         self.token.setToolTip("The token whose next-token prediction the walk ends with")
         self.token.activated.connect(lambda _: self.refresh())
         self.layer = QComboBox()
         self.layer.addItem("every layer", None)
         self.layer.activated.connect(lambda _: self.refresh())
-        self.head = QSpinBox()
-        self.head.setRange(0, 0)
-        self.head.valueChanged.connect(lambda _: self.refresh())
-        self.temperature = QDoubleSpinBox()
-        self.temperature.setRange(0.0, 5.0)
-        self.temperature.setSingleStep(0.1)
-        self.temperature.setValue(1.0)
-        self.top_k = QSpinBox()
-        self.top_k.setRange(0, 100_000)
-        self.top_p = QDoubleSpinBox()
-        self.top_p.setRange(0.01, 1.0)
-        self.top_p.setSingleStep(0.05)
-        self.top_p.setValue(1.0)
-        for box in (self.temperature, self.top_k, self.top_p):
+        self.head = _spin(QSpinBox(), 0, 0)
+        self.temperature = _spin(QDoubleSpinBox(), 0.0, 5.0, step=0.1, value=1.0)
+        self.top_k = _spin(QSpinBox(), 0, 100_000)
+        self.top_p = _spin(QDoubleSpinBox(), 0.01, 1.0, step=0.05, value=1.0)
+        for box in (self.head, self.temperature, self.top_k, self.top_p):
             box.valueChanged.connect(lambda _: self.refresh())
 
         self.switches = QListWidget()
@@ -303,25 +335,17 @@ class ExplainView(QWidget):
         self.switches.itemChanged.connect(self._switch_toggled)
         self.ablation_report = muted()
         self.ablation_report.setWordWrap(True)
+        self.ablation_page = _column(muted(ABLATION_HINT), (self.switches, 1),
+                                     self.ablation_report)
 
-        self.steps_column = QVBoxLayout()
+        self.steps_column = QVBoxLayout()  # the walk's cards, top to bottom
         self.steps_column.addStretch(1)
-        holder = QWidget()
-        holder.setLayout(self.steps_column)
         self.scroll = QScrollArea()
         self.scroll.setWidgetResizable(True)
-        self.scroll.setWidget(holder)
+        self.scroll.setWidget(_column(self.steps_column))
         self.lens = QTableWidget()
         self.lens.setEditTriggers(QTableWidget.NoEditTriggers)
-        self.ablation_page = ablation_page = QWidget()
-        ablation_column = QVBoxLayout(ablation_page)
-        ablation_column.addWidget(muted(ABLATION_HINT))
-        ablation_column.addWidget(self.switches, 1)
-        ablation_column.addWidget(self.ablation_report)
-        self.tabs = QTabWidget()
-        self.tabs.addTab(_with_hint(WALK_HINT, self.scroll), "Walk")
-        self.tabs.addTab(_with_hint(LENS_HINT, self.lens), "Logit lens")
-        self.tabs.addTab(ablation_page, "Ablation")
+
         self.embedding_plots = layout_widget()
         self.embedding_plot = styled_plot(self.embedding_plots.addPlot(), "Token embeddings",
                                           "second principal component",
@@ -329,42 +353,33 @@ class ExplainView(QWidget):
         self.embedding_points = None  # the scatter of the map shown (its data: the coordinates)
         self.embedding_note = muted()
         self.embedding_note.setWordWrap(True)
-        self.step_slider = QSlider(Qt.Horizontal)
-        self.step_slider.setRange(0, 0)
-        self.step_slider.setPageStep(1)
-        self.step_slider.setToolTip("Replay the map over training: one position per checkpoint "
-                                    "the run kept")
-        self.step_slider.valueChanged.connect(self._replay_step_chosen)
+        self.step_slider = _replay_slider(self._replay_step_chosen)
         self.step_label = QLabel("step –")
         self.replay_hint = muted()
-        self.embedding_page = embedding_page = QWidget()
-        replay_row = QHBoxLayout()
-        replay_row.addWidget(QLabel("Step"))
-        replay_row.addWidget(self.step_slider, 1)
-        replay_row.addWidget(self.step_label)
-        embedding_column = QVBoxLayout(embedding_page)
-        embedding_column.addLayout(replay_row)
-        embedding_column.addWidget(self.replay_hint)
-        embedding_column.addWidget(self.embedding_plots, 1)
-        embedding_column.addWidget(self.embedding_note)
-        self.tabs.addTab(embedding_page, "Embeddings")
-        self.status = placeholder(NO_MODEL)
+        self.embedding_page = _column(
+            _row(QLabel("Step"), (self.step_slider, 1), self.step_label), self.replay_hint,
+            (self.embedding_plots, 1), self.embedding_note)
 
-        top = QHBoxLayout()
-        top.addWidget(QLabel("Text"))
-        top.addWidget(self.text, 1)
-        top.addWidget(look)
-        controls = QHBoxLayout()
+        self.tabs = QTabWidget()
+        self.tabs.addTab(_with_hint(WALK_HINT, self.scroll), "Walk")
+        self.tabs.addTab(_with_hint(LENS_HINT, self.lens), "Logit lens")
+        self.tabs.addTab(self.ablation_page, "Ablation")
+        self.tabs.addTab(self.embedding_page, "Embeddings")
+        self.status = placeholder(NO_MODEL)
+        self._lay_out()
+
+    def _lay_out(self) -> None:
+        look = QPushButton("Explain")
+        look.clicked.connect(self.refresh)
+        controls = []
         for label, widget in (("Token", self.token), ("Layer", self.layer),
                               ("Head", self.head), ("Temperature", self.temperature),
                               ("Top-k", self.top_k), ("Top-p", self.top_p)):
-            controls.addWidget(QLabel(label))
-            controls.addWidget(widget)
-        controls.addStretch(1)
+            controls += [QLabel(label), widget]
         column = QVBoxLayout(self)
         column.setContentsMargins(6, 6, 6, 6)
-        column.addLayout(top)
-        column.addLayout(controls)
+        column.addLayout(_row(QLabel("Text"), (self.text, 1), look))
+        column.addLayout(_row(*controls, stretch=True))
         column.addWidget(self.status)
         column.addWidget(self.tabs, 1)
 
