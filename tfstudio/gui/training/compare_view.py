@@ -75,35 +75,6 @@ class CompareView(QWidget):
         self.steps.setRange(10, 100_000)
         self.steps.setValue(400)
         self.lengths.setPlaceholderText("e.g. 64,128,192,256 (empty: no length plot)")
-        form = QFormLayout()
-        form.addRow("Base", self.base_choice)
-        form.addRow("Corpus", self.corpus)
-        form.addRow("Steps", self.steps)
-        form.addRow("Eval lengths", self.lengths)
-        switches = QGroupBox("Variants (every combination of the ticked values)")
-        grid = QVBoxLayout(switches)
-        for key in TICKED:
-            row = QHBoxLayout()
-            row.addWidget(QLabel(key))
-            for value in SWITCHES[key]:
-                box = QCheckBox(value)
-                self.boxes[(key, value)] = box
-                row.addWidget(box)
-            row.addStretch(1)
-            grid.addLayout(row)
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.run_button)
-        buttons.addWidget(self.export_button)
-        buttons.addStretch(1)
-        lessons = QHBoxLayout()
-        lessons.addWidget(QLabel("Lessons:"))
-        for name in ("positions", "attention", "norm"):
-            button = QPushButton(name)
-            button.setToolTip(f"train the {name} lesson (a few minutes on a CPU); Export "
-                              "writes its page")
-            button.clicked.connect(lambda _=False, n=name: self.run_lesson(n))
-            self.lesson_buttons[name] = button
-            lessons.addWidget(button)
         self.table.setHorizontalHeaderLabels(TABLE_COLUMNS)
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
@@ -111,10 +82,10 @@ class CompareView(QWidget):
         legend_above(self.plots.ci, self.position_plot, 0, 1, columns=2)
         # the choices in a column on the left, so the curves and the table get the height
         choices = QVBoxLayout()
-        choices.addLayout(form)
-        choices.addWidget(switches)
-        choices.addLayout(buttons)
-        choices.addLayout(lessons)
+        choices.addLayout(self._settings_form())
+        choices.addWidget(self._variant_switches())
+        choices.addLayout(self._buttons_row())
+        choices.addLayout(self._lessons_row())
         choices.addWidget(self.status)
         choices.addStretch(1)
         results = QVBoxLayout()
@@ -128,6 +99,48 @@ class CompareView(QWidget):
         self.export_button.clicked.connect(self.export)
         self.timer.setInterval(DRAIN_INTERVAL_MS)
         self.timer.timeout.connect(self.drain)
+
+    def _settings_form(self) -> QFormLayout:
+        form = QFormLayout()
+        form.addRow("Base", self.base_choice)
+        form.addRow("Corpus", self.corpus)
+        form.addRow("Steps", self.steps)
+        form.addRow("Eval lengths", self.lengths)
+        return form
+
+    def _variant_switches(self) -> QGroupBox:
+        """A row of tick boxes per switch; the ticked values are crossed into variants."""
+        switches = QGroupBox("Variants (every combination of the ticked values)")
+        grid = QVBoxLayout(switches)
+        for key in TICKED:
+            row = QHBoxLayout()
+            row.addWidget(QLabel(key))
+            for value in SWITCHES[key]:
+                box = QCheckBox(value)
+                self.boxes[(key, value)] = box
+                row.addWidget(box)
+            row.addStretch(1)
+            grid.addLayout(row)
+        return switches
+
+    def _buttons_row(self) -> QHBoxLayout:
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.run_button)
+        buttons.addWidget(self.export_button)
+        buttons.addStretch(1)
+        return buttons
+
+    def _lessons_row(self) -> QHBoxLayout:
+        lessons = QHBoxLayout()
+        lessons.addWidget(QLabel("Lessons:"))
+        for name in ("positions", "attention", "norm"):
+            button = QPushButton(name)
+            button.setToolTip(f"train the {name} lesson (a few minutes on a CPU); Export "
+                              "writes its page")
+            button.clicked.connect(lambda _=False, n=name: self.run_lesson(n))
+            self.lesson_buttons[name] = button
+            lessons.addWidget(button)
+        return lessons
 
     # ------------------------------------------------------------------ running
     def varies(self) -> list[tuple[str, list[str]]]:
