@@ -92,18 +92,47 @@ def configure(panel, corpus="task:reverse", steps=400, probe_every=10):
     s.eval_every.setValue(50)
 
 
-def train(app, panel, probe: LatencyProbe | None, tab=None):
-    """One run with ``tab`` shown throughout; (run, wall seconds of the training itself)."""
+class CpuMeter:
+    """CPU seconds of the GUI (main) thread and of the whole process over a stretch of time:
+    unlike lateness, these hardly move when other jobs share the machine. What the GUI thread
+    spends per training step is what it takes from the training thread (two cores, one GIL)."""
+
+    def __init__(self):
+        self.gui_s = self.process_s = 0.0
+        self._start = (0.0, 0.0)
+
+    def start(self) -> None:
+        self._start = (time.thread_time(), time.process_time())
+
+    def stop(self) -> None:
+        self.gui_s = time.thread_time() - self._start[0]
+        self.process_s = time.process_time() - self._start[1]
+
+
+def train(app, panel, probe: LatencyProbe | None, tab=None, profile: Path | None = None):
+    """One run with ``tab`` shown throughout; (run, wall seconds of the training itself, CPU
+    meter). ``profile``: write a cProfile of the GUI thread alone there."""
+    import cProfile
+
     if tab is not None:
         panel.tabs.setCurrentWidget(tab)
+    cpu = CpuMeter()
+    profiler = cProfile.Profile() if profile is not None else None  # profiles this thread only
+    cpu.start()
+    if profiler is not None:
+        profiler.enable()
     run = panel.train()
     if probe is not None:
         probe.start()
     pump(app, 3600, until=lambda: not run.active)
     if probe is not None:
         probe.stop()
+    if profiler is not None:
+        profiler.disable()
+        profiler.dump_stats(str(profile))
+    cpu.stop()
     pump(app, 0.3)
-    return run, training_seconds(run.series)
+    return run, training_seconds(run.series), cpu
 
 
 def training_seconds(series) -> float:
@@ -141,6 +170,8 @@ def main() -> int:
     parser.add_argument("--screenshots", metavar="DIR", help="save each view as a PNG here")
     parser.add_argument("--json", metavar="FILE", help="write the measurements as JSON")
     parser.add_argument("--write", action="store_true", help="update docs/BENCHMARKS.md")
+    parser.add_argument("--profile", metavar="DIR",
+                        help="write a cProfile of the GUI thread per tab there (TAB.prof)")
     args = parser.parse_args()
 
     import tempfile
@@ -185,13 +216,18 @@ def main() -> int:
     tabs, cli = {}, []
     for name in args.tabs.split(","):
         configure(panel, steps=args.steps)
-        run, wall = train(app, panel, probe, getattr(panel, name))
+        profile = Path(args.profile) / f"{name}.prof" if args.profile else None
+        if profile is not None:
+            profile.parent.mkdir(parents=True, exist_ok=True)
+        run, wall, cpu = train(app, panel, probe, getattr(panel, name), profile)
         # the same run without the GUI right after: a shared machine drifts less between two
         # neighbouring runs than over the whole benchmark
         cli.append(cli_seconds(panel.setup.config(), window.session.root,
                                data_dir / f"cli-{name}"))
         tabs[name] = dict(latency(probe.samples, probe.times), train_s=wall, cli_s=cli[-1],
                           gui_over_cli=cli[-1] / wall,
+                          gui_cpu_ms_per_100_steps=cpu.gui_s * 1000 * 100 / max(1, args.steps),
+                          gui_cpu_share=cpu.gui_s / cpu.process_s if cpu.process_s else 0.0,
                           end=run.end_event.kind if run.end_event else None)
         print(name, json.dumps(tabs[name]), flush=True)
     result = {
@@ -217,14 +253,16 @@ def main() -> int:
 
 def markdown(result: dict) -> str:
     lines = ["| tab shown | timer samples | p50 (ms) | p99 (ms) | p99 first fifth | "
-             "p99 last fifth | max (ms) | training s (GUI / no GUI) | GUI / CLI throughput |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "p99 last fifth | max (ms) | GUI thread CPU ms / 100 steps | GUI share of CPU | "
+             "training s (GUI / no GUI) | GUI / CLI throughput |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     idle = result["idle"]
     lines.append(f"| idle (reference) | {idle['n']} | {idle['p50']:.1f} | {idle['p99']:.1f} "
-                 f"| | | {idle['max']:.1f} | | |")
+                 f"| | | {idle['max']:.1f} | | | | |")
     for name, r in result["tabs"].items():
         lines.append(f"| {name} | {r['n']} | {r['p50']:.1f} | {r['p99']:.1f} | "
                      f"{r['p99_first_fifth']:.1f} | {r['p99_last_fifth']:.1f} | {r['max']:.1f} | "
+                     f"{r['gui_cpu_ms_per_100_steps']:.0f} | {r['gui_cpu_share']:.0%} | "
                      f"{r['train_s']:.1f} / {r['cli_s']:.1f} | {r['gui_over_cli']:.2f} |")
     return "\n".join(lines)
 
