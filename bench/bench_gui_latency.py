@@ -67,14 +67,31 @@ class LatencyProbe:
         self._last = now
 
 
-def pump(app, seconds: float, until=None):
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
-        app.processEvents()
+def pump(app, seconds: float, until=None) -> bool:
+    """Run the event loop as the app does (blocked until an event comes, not polled: a loop
+    that wakes every millisecond takes the GIL from the trainer a thousand times a second)
+    for ``seconds``, or until ``until()`` is true (checked every 20 ms). True when it was."""
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    loop = QEventLoop()
+    deadline = QTimer(singleShot=True, interval=int(seconds * 1000))
+    deadline.timeout.connect(loop.quit)
+    check = QTimer(interval=20)
+    met = [False]
+
+    def poll():
         if until is not None and until():
-            return True
-        time.sleep(0.001)
-    return False
+            met[0] = True
+            loop.quit()
+
+    check.timeout.connect(poll)
+    deadline.start()
+    if until is not None:
+        check.start()
+    loop.exec()
+    check.stop()
+    deadline.stop()
+    return met[0]
 
 
 TABS = ("curves", "attention", "positions", "next_token", "experts", "runs")

@@ -51,7 +51,7 @@ from .telemetry import MODES, apply_to_scene, legend_text
 PLOT_REDRAW_MS = 250      # the plots redraw at most this often...
 REDRAW_SHARE = 0.03       # ...and less often on a machine where a redraw takes longer than
 MAX_REDRAW_MS = 2000      # this share of the time between two (never less than every 2 s)
-LABEL_INTERVAL_MS = 200   # the progress bar and the status line follow a run this often
+LABEL_INTERVAL_MS = 250   # the progress bar and the status line follow a run this often
 # Every millisecond the GUI thread works is taken from the training thread (two cores, one
 # GIL): a live look inside redraws its view at most this share of the time, from what its
 # last redraw cost (the newest look is drawn; the ones in between only reach the step slider)
@@ -353,6 +353,7 @@ class TrainingPanel(QWidget):
         self.progress.setValue(0)
         self.progress.setFormat("%v / %m steps")
         self.message(f"Starting {name} on {config.corpus} ({config.steps:,} steps)…")
+        gc.freeze()  # what the app holds now outlives the run (see _on_started)
         run.start()
         self._refresh_runs()
         self._update_buttons()
@@ -470,6 +471,11 @@ class TrainingPanel(QWidget):
         view = self.tabs.currentWidget()
         if view in self._view_names and view.isVisible():
             view.repaint()
+        views = getattr(self.scene_source(), "views", None)
+        if callable(views) and self.telemetry.currentData() != "off":
+            for canvas in views():  # the canvas repaints its coloured blocks too
+                if canvas.isVisible():
+                    canvas.viewport().repaint()
         self._probe_drawn_at = time.perf_counter()
         self._probe_cost_s = self._probe_drawn_at - started
 
