@@ -10,6 +10,10 @@ number of points shows. The same configuration is then trained in this process w
 to it. Targets: p99 < 50 ms on every tab, throughput ratio >= 0.95. The last line is
 machine-readable: ``worst_tab_p99_ms=NN gui_over_cli=0.NN``.
 
+Lateness moves with whatever else the machine runs; the GUI thread's CPU time per 100 steps
+(and its share of the process's) hardly does, and is what the GUI takes from the trainer:
+``--profile DIR`` writes a cProfile of the GUI thread alone per tab, to see where it goes.
+
     python bench/bench_gui_latency.py                      # 2,000 steps per tab
     python bench/bench_gui_latency.py --steps 400 --write  # and update docs/BENCHMARKS.md
     python bench/bench_gui_latency.py --screenshots docs/screenshots
@@ -292,7 +296,9 @@ def intro(result: dict) -> str:
             "10 ms `QTimer` records how late the event loop serves it. Throughput: training "
             "seconds (first to last logged step) of the same configuration trained in the same "
             "process without the GUI right after each GUI run (a Trainer, as `tfstudio train` "
-            "runs it), divided by the GUI run's. Targets: p99 < 50 ms on every "
+            "runs it), divided by the GUI run's. GUI thread CPU: `time.thread_time()` of "
+            "the event loop's thread over the run, per 100 steps and as a share of the "
+            "process's CPU time. Targets: p99 < 50 ms on every "
             f"tab, ratio >= 0.95. Machine: {result['machine']}, Qt offscreen.")
 
 

@@ -142,7 +142,7 @@ class CurvesView(QWidget):
         """One row of controls above the plots (beside the tab bar they pushed the last tab
         titles out of a 1366 px screen), the plots below, scrolling when the screen is short."""
         bar = QHBoxLayout()
-        bar.setContentsMargins(2, 0, 2, 0)
+        bar.setContentsMargins(2, 0, 6, 0)
         bar.addWidget(self.summary, 1)
         bar.addSpacing(8)
         bar.addWidget(self.log_scale)
