@@ -205,7 +205,7 @@ def main() -> int:
     from tfstudio.gui import theme
     from tfstudio.gui.main_window import MainWindow
     from tfstudio.gui.session import EditorSession
-    from tfstudio.gui.training import attach
+    from tfstudio.gui.training.attach import attach
     from tfstudio.presets import load_preset
 
     theme.apply_theme(app, "light")

@@ -131,3 +131,18 @@ def test_a_live_run_ends_with_its_newest_look_drawn(make_panel, qtbot, monkeypat
     assert f"at step {last}" in panel.positions.source.text()
     assert panel.progress.value() == 12
     assert len(panel.viewed.steps) >= 5  # the looks not drawn still reach the step slider
+
+
+def test_only_a_learned_table_is_read_whole():
+    from tfstudio.compiler import compile_graph
+    from tfstudio.probes import position_data
+    from tfstudio.probes.snapshot import shown_positions
+
+    rope = shown_positions(compile_graph(load_preset("tiny-llama")), 16)["rope"]
+    np.testing.assert_array_equal(rope["offsets"], np.arange(16))  # RoPE: the length asked
+    assert rope["similarity"].shape == (16, 16)
+    torch.manual_seed(0)
+    model = compile_graph(load_preset("tiny-gpt"))
+    assert position_data(model, 16)["learned"]["table"].shape[0] == 16  # default: ``length``
+    assert position_data(model, 16, table_rows=100)["learned"]["table"].shape[0] == 100
+    assert position_data(model, 16, table_rows=10**6)["learned"]["table"].shape[0] == 256
