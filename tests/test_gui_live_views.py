@@ -146,3 +146,21 @@ def test_only_a_learned_table_is_read_whole():
     assert position_data(model, 16)["learned"]["table"].shape[0] == 16  # default: ``length``
     assert position_data(model, 16, table_rows=100)["learned"]["table"].shape[0] == 100
     assert position_data(model, 16, table_rows=10**6)["learned"]["table"].shape[0] == 256
+
+
+def test_an_svg_of_the_plots_keeps_the_cached_axes_as_vectors(qtbot, tmp_path):
+    from PySide6.QtWidgets import QGraphicsItem
+
+    from tfstudio.gui.training.common import export_widget
+    from tfstudio.gui.training.curves_view import CurvesView
+
+    view = CurvesView()
+    qtbot.addWidget(view)
+    view.resize(1000, 700)
+    view.show()
+    axis = view.loss_plot.getAxis("left")
+    assert axis.cacheMode() == QGraphicsItem.DeviceCoordinateCache  # on screen: a pixmap
+    svg = export_widget(view.plots, tmp_path / "curves.svg").read_text()
+    assert "<image" not in svg  # ticks, labels and grid drawn as vectors, not as pictures
+    assert svg.count("<text") >= 6 * 2 * 3  # six plots, two axes, a few tick labels each
+    assert axis.cacheMode() == QGraphicsItem.DeviceCoordinateCache  # and cached again
