@@ -10,6 +10,10 @@ number of points shows. The same configuration is then trained in this process w
 to it. Targets: p99 < 50 ms on every tab, throughput ratio >= 0.95. The last line is
 machine-readable: ``worst_tab_p99_ms=NN gui_over_cli=0.NN``.
 
+Lateness moves with whatever else the machine runs; the GUI thread's CPU time per 100 steps
+(and its share of the process's) hardly does, and is what the GUI takes from the trainer:
+``--profile DIR`` writes a cProfile of the GUI thread alone per tab, to see where it goes.
+
     python bench/bench_gui_latency.py                      # 2,000 steps per tab
     python bench/bench_gui_latency.py --steps 400 --write  # and update docs/BENCHMARKS.md
     python bench/bench_gui_latency.py --screenshots docs/screenshots
@@ -67,14 +71,31 @@ class LatencyProbe:
         self._last = now
 
 
-def pump(app, seconds: float, until=None):
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
-        app.processEvents()
+def pump(app, seconds: float, until=None) -> bool:
+    """Run the event loop as the app does (blocked until an event comes, not polled: a loop
+    that wakes every millisecond takes the GIL from the trainer a thousand times a second)
+    for ``seconds``, or until ``until()`` is true (checked every 20 ms). True when it was."""
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    loop = QEventLoop()
+    deadline = QTimer(singleShot=True, interval=int(seconds * 1000))
+    deadline.timeout.connect(loop.quit)
+    check = QTimer(interval=20)
+    met = [False]
+
+    def poll():
         if until is not None and until():
-            return True
-        time.sleep(0.001)
-    return False
+            met[0] = True
+            loop.quit()
+
+    check.timeout.connect(poll)
+    deadline.start()
+    if until is not None:
+        check.start()
+    loop.exec()
+    check.stop()
+    deadline.stop()
+    return met[0]
 
 
 TABS = ("curves", "attention", "positions", "next_token", "experts", "runs")
@@ -92,18 +113,47 @@ def configure(panel, corpus="task:reverse", steps=400, probe_every=10):
     s.eval_every.setValue(50)
 
 
-def train(app, panel, probe: LatencyProbe | None, tab=None):
-    """One run with ``tab`` shown throughout; (run, wall seconds of the training itself)."""
+class CpuMeter:
+    """CPU seconds of the GUI (main) thread and of the whole process over a stretch of time:
+    unlike lateness, these hardly move when other jobs share the machine. What the GUI thread
+    spends per training step is what it takes from the training thread (two cores, one GIL)."""
+
+    def __init__(self):
+        self.gui_s = self.process_s = 0.0
+        self._start = (0.0, 0.0)
+
+    def start(self) -> None:
+        self._start = (time.thread_time(), time.process_time())
+
+    def stop(self) -> None:
+        self.gui_s = time.thread_time() - self._start[0]
+        self.process_s = time.process_time() - self._start[1]
+
+
+def train(app, panel, probe: LatencyProbe | None, tab=None, profile: Path | None = None):
+    """One run with ``tab`` shown throughout; (run, wall seconds of the training itself, CPU
+    meter). ``profile``: write a cProfile of the GUI thread alone there."""
+    import cProfile
+
     if tab is not None:
         panel.tabs.setCurrentWidget(tab)
+    cpu = CpuMeter()
+    profiler = cProfile.Profile() if profile is not None else None  # profiles this thread only
+    cpu.start()
+    if profiler is not None:
+        profiler.enable()
     run = panel.train()
     if probe is not None:
         probe.start()
     pump(app, 3600, until=lambda: not run.active)
     if probe is not None:
         probe.stop()
+    if profiler is not None:
+        profiler.disable()
+        profiler.dump_stats(str(profile))
+    cpu.stop()
     pump(app, 0.3)
-    return run, training_seconds(run.series)
+    return run, training_seconds(run.series), cpu
 
 
 def training_seconds(series) -> float:
@@ -141,6 +191,8 @@ def main() -> int:
     parser.add_argument("--screenshots", metavar="DIR", help="save each view as a PNG here")
     parser.add_argument("--json", metavar="FILE", help="write the measurements as JSON")
     parser.add_argument("--write", action="store_true", help="update docs/BENCHMARKS.md")
+    parser.add_argument("--profile", metavar="DIR",
+                        help="write a cProfile of the GUI thread per tab there (TAB.prof)")
     args = parser.parse_args()
 
     import tempfile
@@ -153,7 +205,7 @@ def main() -> int:
     from tfstudio.gui import theme
     from tfstudio.gui.main_window import MainWindow
     from tfstudio.gui.session import EditorSession
-    from tfstudio.gui.training import attach
+    from tfstudio.gui.training.attach import attach
     from tfstudio.presets import load_preset
 
     theme.apply_theme(app, "light")
@@ -185,13 +237,18 @@ def main() -> int:
     tabs, cli = {}, []
     for name in args.tabs.split(","):
         configure(panel, steps=args.steps)
-        run, wall = train(app, panel, probe, getattr(panel, name))
+        profile = Path(args.profile) / f"{name}.prof" if args.profile else None
+        if profile is not None:
+            profile.parent.mkdir(parents=True, exist_ok=True)
+        run, wall, cpu = train(app, panel, probe, getattr(panel, name), profile)
         # the same run without the GUI right after: a shared machine drifts less between two
         # neighbouring runs than over the whole benchmark
         cli.append(cli_seconds(panel.setup.config(), window.session.root,
                                data_dir / f"cli-{name}"))
         tabs[name] = dict(latency(probe.samples, probe.times), train_s=wall, cli_s=cli[-1],
                           gui_over_cli=cli[-1] / wall,
+                          gui_cpu_ms_per_100_steps=cpu.gui_s * 1000 * 100 / max(1, args.steps),
+                          gui_cpu_share=cpu.gui_s / cpu.process_s if cpu.process_s else 0.0,
                           end=run.end_event.kind if run.end_event else None)
         print(name, json.dumps(tabs[name]), flush=True)
     result = {
@@ -217,14 +274,16 @@ def main() -> int:
 
 def markdown(result: dict) -> str:
     lines = ["| tab shown | timer samples | p50 (ms) | p99 (ms) | p99 first fifth | "
-             "p99 last fifth | max (ms) | training s (GUI / no GUI) | GUI / CLI throughput |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "p99 last fifth | max (ms) | GUI thread CPU ms / 100 steps | GUI share of CPU | "
+             "training s (GUI / no GUI) | GUI / CLI throughput |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     idle = result["idle"]
     lines.append(f"| idle (reference) | {idle['n']} | {idle['p50']:.1f} | {idle['p99']:.1f} "
-                 f"| | | {idle['max']:.1f} | | |")
+                 f"| | | {idle['max']:.1f} | | | | |")
     for name, r in result["tabs"].items():
         lines.append(f"| {name} | {r['n']} | {r['p50']:.1f} | {r['p99']:.1f} | "
                      f"{r['p99_first_fifth']:.1f} | {r['p99_last_fifth']:.1f} | {r['max']:.1f} | "
+                     f"{r['gui_cpu_ms_per_100_steps']:.0f} | {r['gui_cpu_share']:.0%} | "
                      f"{r['train_s']:.1f} / {r['cli_s']:.1f} | {r['gui_over_cli']:.2f} |")
     return "\n".join(lines)
 
@@ -237,7 +296,9 @@ def intro(result: dict) -> str:
             "10 ms `QTimer` records how late the event loop serves it. Throughput: training "
             "seconds (first to last logged step) of the same configuration trained in the same "
             "process without the GUI right after each GUI run (a Trainer, as `tfstudio train` "
-            "runs it), divided by the GUI run's. Targets: p99 < 50 ms on every "
+            "runs it), divided by the GUI run's. GUI thread CPU: `time.thread_time()` of "
+            "the event loop's thread over the run, per 100 steps and as a share of the "
+            "process's CPU time. Targets: p99 < 50 ms on every "
             f"tab, ratio >= 0.95. Machine: {result['machine']}, Qt offscreen.")
 
 

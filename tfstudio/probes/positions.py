@@ -19,9 +19,11 @@ import numpy as np
 from ._util import key_name, looking_at
 
 
-def position_data(model, length: int = 64) -> dict[str, dict]:
+def position_data(model, length: int = 64, *, table_rows: int | None = None
+                  ) -> dict[str, dict]:
     """{scheme: data} for every scheme the model uses (empty when it has no position
-    information, as in a recurrent model or attention without positions)."""
+    information, as in a recurrent model or attention without positions). ``table_rows``: the
+    rows of a learned table to read instead of ``length`` (at most the table's own)."""
     out: dict[str, dict] = {}
     with looking_at(model):
         for key, module in model.blocks():
@@ -30,7 +32,8 @@ def position_data(model, length: int = 64) -> dict[str, dict]:
                 continue  # the first block of each scheme stands for the rest
             reader = {"sinusoidal": _table, "learned": _table, "rope": _rope,
                       "alibi": _alibi}[scheme]
-            out[scheme] = {"block": key_name(key), **reader(module, length)}
+            rows = table_rows if table_rows and scheme == "learned" else length
+            out[scheme] = {"block": key_name(key), **reader(module, rows)}
     return out
 
 

@@ -5,7 +5,7 @@ A snapshot is taken with one forward pass (attention captured, activation hooks 
     {"step": 120, "text": "abcdefgh>hgfedcba", "family": "decoder",
      "tokens": {"tokens": [...strings]}, "ids": {"tokens": int array},
      "attention": {"layers.0.attn": AttentionMap.to_dict(), ...},
-     "positions": {"learned": {...}},            # see positions.py
+     "positions": {"learned": {...}},            # see shown_positions
      "experts": {"layers.0.moe": {...}},          # see routing.py
      "activation_rms": {"embed": 0.9, ...}, "grad_norm": {"embed": 0.1, ...},
      "next_token_logits": float32 array [V]}      # after the probe text's last token
@@ -34,6 +34,7 @@ from .telemetry import ActivationRecorder, gradient_norms
 
 PROBES_DIR = "probes"
 POSITIONS_SHOWN = 128  # positions drawn by the positions view (the run's sequence length at most)
+TABLE_ROWS_SHOWN = 4096  # rows of a learned table kept: all of any table a model here learns
 _META = "__meta__.json"
 
 
@@ -52,12 +53,24 @@ def take_snapshot(model, tokenizer, text: str, *, step: int = 0,
         "tokens": inputs.tokens,
         "ids": {role: np.asarray(ids, dtype=np.int64) for role, ids in inputs.ids.items()},
         "attention": {k: m.to_dict() for k, m in attention.items()},
-        "positions": position_data(model, length),
+        "positions": shown_positions(model, length),
         "experts": experts,
         "activation_rms": recorder.values,
         "grad_norm": gradient_norms(model),
         "next_token_logits": logits[0, -1].float().cpu().numpy().copy(),
     }
+
+
+def shown_positions(model, length: int) -> dict[str, dict]:
+    """What the positions view draws: :func:`position_data` at ``length`` positions, a learned
+    table with all its rows (up to :data:`TABLE_ROWS_SHOWN`), the rows past the trained length
+    included. Its similarity stays the first ``length`` positions: ``length`` x ``length``
+    instead of the square of the table, which would make every saved snapshot 10x larger."""
+    data = position_data(model, length, table_rows=TABLE_ROWS_SHOWN)
+    learned = data.get("learned")
+    if learned is not None:
+        learned["similarity"] = learned["similarity"][:length, :length].copy()
+    return data
 
 
 def snapshot_for_run(trainer) -> dict[str, Any]:

@@ -13,7 +13,8 @@ import numpy as np
 from PySide6.QtCore import QObject, QPoint, QRectF, QSize, Qt, QTimer
 from PySide6.QtGui import QColor, QPainter
 from PySide6.QtSvg import QSvgGenerator
-from PySide6.QtWidgets import QFileDialog, QGraphicsView, QLabel, QMenu, QToolButton, QWidget
+from PySide6.QtWidgets import (QFileDialog, QGraphicsItem, QGraphicsView, QLabel, QMenu,
+                               QToolButton, QWidget)
 
 from .. import theme
 
@@ -69,6 +70,7 @@ def export_widget(widget: QWidget, path: str | Path) -> Path:
         generator.setViewBox(QRectF(0, 0, widget.width(), widget.height()))
         generator.setTitle("tfstudio")
         painter = QPainter(generator)
+        cached = _drop_item_caches(widget)  # a pixmap-cached item would reach the SVG as one
         try:  # widgets paint with QPainter: vectors stay vectors
             if isinstance(widget, QGraphicsView):  # a plot: render its scene as shown
                 widget.render(painter, QRectF(0, 0, widget.width(), widget.height()),
@@ -77,6 +79,8 @@ def export_widget(widget: QWidget, path: str | Path) -> Path:
                 widget.render(painter, QPoint())
         finally:
             painter.end()
+            for item, mode in cached:
+                item.setCacheMode(mode)
     elif suffix == ".png":
         image = widget.grab()
         if not image.save(str(path), "PNG"):
@@ -87,6 +91,18 @@ def export_widget(widget: QWidget, path: str | Path) -> Path:
     if not path.exists():
         raise OSError(f"could not write {path}; check the folder exists and is writable")
     return path
+
+
+def _drop_item_caches(widget: QWidget) -> list:
+    """Switch off the pixmap caches of the graphics items ``widget`` shows (plot axes keep one
+    for the screen); returns (item, mode) pairs to restore."""
+    views = [widget] if isinstance(widget, QGraphicsView) else []
+    views += widget.findChildren(QGraphicsView)
+    cached = [(item, item.cacheMode()) for view in views if view.scene() is not None
+              for item in view.scene().items() if item.cacheMode() != QGraphicsItem.NoCache]
+    for item, _ in cached:
+        item.setCacheMode(QGraphicsItem.NoCache)
+    return cached
 
 
 def ask_save_path(parent: QWidget, caption: str, file_filter: str, suffix: str) -> str:

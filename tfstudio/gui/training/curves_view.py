@@ -92,11 +92,10 @@ class CurvesView(QWidget):
         self.log_scale = QCheckBox("Log scale")
         self.layers_of = QComboBox()
         self.export = ExportButton(lambda: self.plots, "training curves", csv=self.export_csv)
-        # a QLabel beside the tabs: text changing inside the plot layout would re-lay out
+        # a QLabel above the plots: text changing inside the plot layout would re-lay out
         # (and redraw the axes of) all six plots at every refresh
         self.summary = QLabel()
         self.summary.setProperty("role", "muted")
-        self.corner = QWidget()  # the view's controls, shown beside the panel's tabs
         self._set_up_controls()
         self._lay_out()
         self._refresh_hints()
@@ -134,17 +133,17 @@ class CurvesView(QWidget):
     def _set_up_controls(self) -> None:
         self.log_scale.setToolTip("Loss on a logarithmic axis")
         self.log_scale.toggled.connect(self._set_log)
-        self.layers_of.setMinimumContentsLength(10)  # beside the tabs: keep them all in view
+        self.layers_of.setMinimumContentsLength(16)
         self.layers_of.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
         self.layers_of.setToolTip("Whose per-layer gradient norms to draw")
         self.layers_of.currentIndexChanged.connect(lambda _: self.refresh())
 
     def _lay_out(self) -> None:
-        """The controls go in :attr:`corner` (the panel shows them beside the tabs), so the
-        plots get the whole height."""
-        bar = QHBoxLayout(self.corner)
-        bar.setContentsMargins(0, 0, 4, 0)
-        bar.addWidget(self.summary)
+        """One row of controls above the plots (beside the tab bar they pushed the last tab
+        titles out of a 1366 px screen), the plots below, scrolling when the screen is short."""
+        bar = QHBoxLayout()
+        bar.setContentsMargins(2, 0, 6, 0)
+        bar.addWidget(self.summary, 1)
         bar.addSpacing(8)
         bar.addWidget(self.log_scale)
         bar.addSpacing(8)
@@ -154,6 +153,7 @@ class CurvesView(QWidget):
         column = QVBoxLayout(self)
         column.setContentsMargins(4, 2, 4, 2)
         column.setSpacing(2)
+        column.addLayout(bar)
         column.addWidget(self.scroll, 1)
 
     # ------------------------------------------------------------------ runs

@@ -8,6 +8,7 @@ or a past run opened from the history. Once a run has ended its weights are load
 """
 from __future__ import annotations
 
+import gc
 import html
 import time
 from collections.abc import Callable
@@ -48,8 +49,14 @@ from .setup_view import SetupView
 from .telemetry import MODES, apply_to_scene, legend_text
 
 PLOT_REDRAW_MS = 250      # the plots redraw at most this often...
-REDRAW_SHARE = 0.05       # ...and less often on a machine where a redraw takes longer than
+REDRAW_SHARE = 0.03       # ...and less often on a machine where a redraw takes longer than
 MAX_REDRAW_MS = 2000      # this share of the time between two (never less than every 2 s)
+LABEL_INTERVAL_MS = 250   # the progress bar and the status line follow a run this often
+# Every millisecond the GUI thread works is taken from the training thread (two cores, one
+# GIL): a live look inside redraws its view at most this share of the time, from what its
+# last redraw cost (the newest look is drawn; the ones in between only reach the step slider)
+PROBE_REDRAW_SHARE = 0.03
+MAX_PROBE_WAIT_MS = 2000
 
 
 class TrainingPanel(QWidget):
@@ -87,6 +94,13 @@ class TrainingPanel(QWidget):
         # a redraw of six plots takes tens of milliseconds on a slow CPU: 4 a second is plenty
         self.plot_timer = QTimer(self, singleShot=True, interval=PLOT_REDRAW_MS)
         self.plot_timer.timeout.connect(self._redraw_plots)
+        self.label_timer = QTimer(self, singleShot=True, interval=LABEL_INTERVAL_MS)
+        self.label_timer.timeout.connect(self._show_progress)
+        self.probe_timer = QTimer(self, singleShot=True)
+        self.probe_timer.timeout.connect(self._show_pending_probe)
+        self._pending_probe: dict | None = None  # the newest live look, not drawn yet
+        self._probe_drawn_at = 0.0               # perf_counter() of the last live redraw
+        self._probe_cost_s = 0.0                 # what that redraw cost
         self.shown_paths: set[str] = set()
         self._generated: list[int] = []
         self._corner_of: dict[QWidget, QWidget] = {}
@@ -343,6 +357,7 @@ class TrainingPanel(QWidget):
         self.progress.setValue(0)
         self.progress.setFormat("%v / %m steps")
         self.message(f"Starting {name} on {config.corpus} ({config.steps:,} steps)…")
+        gc.freeze()  # what the app holds now outlives the run (see _on_started)
         run.start()
         self._refresh_runs()
         self._update_buttons()
@@ -382,6 +397,11 @@ class TrainingPanel(QWidget):
         self.setup.setEnabled(b.setup)
 
     def _on_started(self, event) -> None:
+        # the model, the optimiser, torch and Qt live as long as the run: out of the cyclic
+        # collector's reach, its collections on the GUI thread (which hold the GIL the trainer
+        # needs) scan only what is new instead of every object (~100 ms each)
+        gc.freeze()
+        self._probe_drawn_at = self._probe_cost_s = 0.0
         self.progress.setRange(0, event.total_steps)
         self.history.update(self.run.run_dir, params=event.params)
         tokenizer = self.run.tokenizer or self._run_tokenizer()
@@ -390,9 +410,15 @@ class TrainingPanel(QWidget):
                      f"{params_note(self.run.graph, event.params, tokenizer)}")
 
     def _on_progress(self) -> None:
-        series = self.run.series
         if not self.plot_timer.isActive():  # plots redraw a few times a second, not per drain
             self.plot_timer.start()
+        if not self.label_timer.isActive():  # a progress bar repaints at once when set
+            self.label_timer.start()
+
+    def _show_progress(self) -> None:
+        if self.run is None:
+            return
+        series = self.run.series
         if not series.steps:
             return
         step = series.steps[-1]
@@ -425,11 +451,37 @@ class TrainingPanel(QWidget):
             return
         step = int(snapshot.get("step", 0))
         self.state.probed(step)
-        if self.attention.follow.isChecked():
-            self.attention.set_steps(self.viewed.steps, step)
-            self.show_snapshot(snapshot)
-        else:
+        if not self.attention.follow.isChecked():
             self.attention.set_steps(self.viewed.steps)
+            return
+        self.attention.set_steps(self.viewed.steps, step)
+        self._pending_probe = snapshot
+        wait_s = self._probe_drawn_at + self._probe_cost_s / PROBE_REDRAW_SHARE \
+            - time.perf_counter()
+        if wait_s <= 0:
+            self._show_pending_probe()
+        elif not self.probe_timer.isActive():
+            self.probe_timer.start(int(min(MAX_PROBE_WAIT_MS, wait_s * 1000)))
+
+    def _show_pending_probe(self) -> None:
+        """Draw the newest live look (now, and paint it, to know what a redraw costs)."""
+        snapshot, self._pending_probe = self._pending_probe, None
+        self.probe_timer.stop()
+        if snapshot is None or self.viewed is None or not self.viewed.live \
+                or not self.attention.follow.isChecked():
+            return
+        started = time.perf_counter()
+        self.show_snapshot(snapshot)
+        view = self.tabs.currentWidget()
+        if view in self._view_names and view.isVisible():
+            view.repaint()
+        views = getattr(self.scene_source(), "views", None)
+        if callable(views) and self.telemetry.currentData() != "off":
+            for canvas in views():  # the canvas repaints its coloured blocks too
+                if canvas.isVisible():
+                    canvas.viewport().repaint()
+        self._probe_drawn_at = time.perf_counter()
+        self._probe_cost_s = self._probe_drawn_at - started
 
     def _on_ended(self, event) -> None:
         run = self.run
@@ -442,6 +494,10 @@ class TrainingPanel(QWidget):
         self._refresh_runs()
         self._update_buttons()
         self.plot_timer.stop()
+        self.label_timer.stop()
+        self._show_progress()
+        self._show_pending_probe()
+        gc.unfreeze()  # the run's objects may be collected again
         self.curves.refresh()
         self.experts.redraw()
         if failed:
@@ -561,6 +617,8 @@ class TrainingPanel(QWidget):
             apply_to_scene(scene, snapshot, mode)
 
     def _tab_shown(self) -> None:
+        if self._pending_probe is not None:
+            self._show_pending_probe()
         widget = self.tabs.currentWidget()
         if widget in self._corner_of:
             corner = self._corner_of[widget]
@@ -584,9 +642,9 @@ class TrainingPanel(QWidget):
 
         def job():
             from ...compiler import compile_graph
-            from ...probes import position_data
+            from ...probes.snapshot import shown_positions
             length = min(64, int(graph.meta.get("context_length") or 64))
-            return position_data(compile_graph(graph), length)
+            return shown_positions(compile_graph(graph), length)
 
         self.background.submit(
             job, lambda data: self.positions.show_positions(

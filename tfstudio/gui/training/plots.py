@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6.QtGui import QColor, QFont
-from PySide6.QtWidgets import QSizePolicy
+from PySide6.QtWidgets import QGraphicsItem, QSizePolicy
 
 from .. import theme
 
@@ -46,6 +46,9 @@ def styled_plot(plot: pg.PlotItem, title: str, y_label: str = "", x_label: str =
         axis.setTextPen(pg.mkPen(t.muted_text))
         axis.setTickFont(font)
         axis.enableAutoSIPrefix(False)  # "probability (x0.001)" reads worse than 0.5
+        # an axis (its ticks, labels and grid over the whole plot) replays its drawing at every
+        # paint of the plot; kept as a pixmap it is redrawn only when its range or size changes
+        axis.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
     if y_label:
         plot.setLabel("left", y_label, color=t.muted_text)
     if x_label:

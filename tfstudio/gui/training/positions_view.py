@@ -35,6 +35,23 @@ def waveform_dims(d_model: int, count: int = WAVEFORMS) -> list[int]:
     return [evens[i] for i in sorted(set(picks))]
 
 
+def same_positions(a: dict, b: dict) -> bool:
+    """Whether two "positions" entries hold the same schemes with equal values."""
+    if a.keys() != b.keys():
+        return False
+    for scheme, data in a.items():
+        other = b[scheme]
+        if data.keys() != other.keys():
+            return False
+        for key, value in data.items():
+            if isinstance(value, np.ndarray) or isinstance(other[key], np.ndarray):
+                if not np.array_equal(np.asarray(value), np.asarray(other[key])):
+                    return False
+            elif value != other[key]:
+                return False
+    return True
+
+
 class _TablePage(QWidget):
     """Sinusoidal or learned: waveforms, the table, the similarity matrix."""
 
@@ -74,10 +91,12 @@ class _TablePage(QWidget):
         title = title_html(f"Waveforms per dimension ({what})")
         if self.wave_plot.titleLabel.text != title:  # a new title re-lays out the plot
             self.wave_plot.setTitle(title)
-        self.table.set_data(table, title=f"{scheme} table: position (rows) x dimension "
+        rows = "all its rows" if scheme == "learned" else "rows"  # past the trained length too
+        self.table.set_data(table, title=f"{scheme} table: position ({rows}) x dimension "
                                          f"(columns), {table.shape[0]} x {table.shape[1]}")
-        self.similarity.set_data(np.asarray(data["similarity"], dtype=float),
-                                 title="similarity p_i · p_j of positions i (row), j (column)")
+        similarity = np.asarray(data["similarity"], dtype=float)
+        self.similarity.set_data(similarity, title=f"similarity p_i · p_j of positions i (row), "
+                                                   f"j (column), 0–{len(similarity) - 1}")
 
 
 class _RopePage(QWidget):
@@ -163,8 +182,15 @@ class PositionsView(QWidget):
         column.addWidget(self.stack, 1)
 
     def show_positions(self, positions: dict | None, source: str = "") -> None:
-        """``positions``: a snapshot's "positions" entry ({scheme: data})."""
-        self.data = positions or {}
+        """``positions``: a snapshot's "positions" entry ({scheme: data}). Tensors equal to
+        those shown are not drawn again: sinusoidal, RoPE and ALiBi do not change as a model
+        trains (a learned table does)."""
+        positions = positions or {}
+        unchanged = bool(positions) and same_positions(self.data, positions)
+        self.data = positions
+        self.source.setText(source)
+        if unchanged:
+            return
         current = self.scheme.currentText()
         self.scheme.blockSignals(True)
         self.scheme.clear()
@@ -176,7 +202,6 @@ class PositionsView(QWidget):
         several = len(self.data) > 1  # a choice only when there is one to make
         self.scheme.setVisible(several)
         self.scheme_label.setVisible(several)
-        self.source.setText(source)
         self.redraw()
 
     def show_unavailable(self, reason: str) -> None:
