@@ -142,6 +142,32 @@ def test_each_workspace_remembers_its_arrangement_across_switches_and_sessions(
     assert again.problems_dock.isVisible() and again.training.dock.isVisible()
 
 
+def test_a_screenshot_neither_reads_nor_changes_the_remembered_arrangement(
+        open_training_window, qtbot):
+    """A screenshot taken on a machine where the views were squeezed once showed the canvas
+    at 420 of 1080 px: it restored that user's arrangement."""
+    window = open_training_window((1366, 768))
+    window.training.show_panel()
+    settle(qtbot)
+    window.problems_dock.show()  # the user's own Train arrangement...
+    settle(qtbot)
+    window.training.workspace.remember()
+    saved = window.settings.value("workspace/train")
+    window.training._panel.shutdown()
+    window.close()
+
+    shot = open_training_window((1366, 768))  # as `tfstudio gui --screenshot` opens it
+    shot.training.workspace.transient()
+    shot.training.show_panel()
+    settle(qtbot)
+    assert not shot.problems_dock.isVisible()  # ...is not what the picture shows
+    shot.palette_dock.show()
+    settle(qtbot)
+    shot.training.workspace.set_mode("build")
+    shot.training.workspace.remember()
+    assert shot.settings.value("workspace/train") == saved  # and is still what is saved
+
+
 def test_adding_a_view_to_the_train_workspace_is_one_call(window, qtbot):
     from PySide6.QtWidgets import QLabel, QWidget
 

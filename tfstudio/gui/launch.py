@@ -88,6 +88,8 @@ def _window(args, data_dir):
         return None
     window = MainWindow(EditorSession(graph), data_dir=data_dir)
     attach_training(window)
+    if args.screenshot:
+        window.training.workspace.transient()
     window.session.root.meta.setdefault("name", preset)
     return window
 

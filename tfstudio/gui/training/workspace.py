@@ -31,6 +31,7 @@ class Workspace(QObject):
         self.training_dock = training_dock
         self.editor_docks = [d for d in editor_docks if d is not None]
         self.mode = BUILD
+        self.persistent = True               # arrangements go to the window's settings
         self._states: dict[str, object] = {m: self._saved(m) for m in MODES}
         self._title_bar = QWidget()          # an empty title bar: no 22 px lost in Train mode
         self.group = QActionGroup(window)
@@ -119,12 +120,18 @@ class Workspace(QObject):
         """Write both arrangements to the settings (the current one as it is now)."""
         self._states[self.mode] = self.window.saveState()
         settings = getattr(self.window, "settings", None)
-        if settings is None:
+        if settings is None or not self.persistent:
             return
         for mode, state in self._states.items():
             if state is not None:
                 settings.setValue(SETTINGS_KEY.format(mode=mode), state)
         settings.sync()
+
+    def transient(self) -> None:
+        """Default arrangements, neither read from nor written to the settings: a screenshot
+        must not depend on, or change, what this machine's user arranged."""
+        self.persistent = False
+        self._states = {m: None for m in MODES}
 
     def forget(self) -> None:
         """Back to the default arrangements (View > Reset workspace)."""
