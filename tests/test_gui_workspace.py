@@ -72,6 +72,12 @@ def assert_views_readable(panel, qtbot, size):
             drawn = widget.ci.sceneBoundingRect()
             assert drawn.bottom() <= widget.viewport().height() + 1, (size, view, drawn)
             assert drawn.right() <= widget.viewport().width() + 1, (size, view, drawn)
+    # the six curves fit without scrolling (the step axis under the bottom row included)
+    panel.tabs.setCurrentWidget(panel.curves)
+    settle(qtbot)
+    scroll = panel.curves.scroll
+    assert panel.curves.plots.height() <= scroll.viewport().height() + 1, (
+        size, panel.curves.plots.height(), scroll.viewport().height())
     panel.tabs.setCurrentWidget(panel.attention)
     settle(qtbot)
     heatmap = panel.attention.heatmap

@@ -116,10 +116,12 @@ class CurvesView(QWidget):
                                       f"Throughput (mean of {SPEED_WINDOW} steps)", "tokens / s")
         self.acc_plot.setYRange(0, 1)
         self.legend = legend_above(ci, self.loss_plot, 0, 0, columns=2)
-        self.layer_legend = legend_above(ci, self.layer_plot, 0, 2, columns=3)
+        self.layer_legend = legend_above(ci, self.layer_plot, 0, 1, columns=6, colspan=2)
         ci.layout.setRowStretchFactor(2, 1)
         for plot in (self.loss_plot, self.grad_plot, self.layer_plot):
-            plot.setLabel("bottom", "")  # the row below names the shared step axis
+            # the row below numbers and names the shared step axis (as matplotlib's sharex)
+            plot.setLabel("bottom", "")
+            plot.getAxis("bottom").setStyle(showValues=False)
         for plot in self.plot_items().values():
             plot.getViewBox().setMinimumHeight(MIN_DATA_HEIGHT)
         for plot in (self.acc_plot, self.lr_plot, self.grad_plot, self.layer_plot,

@@ -66,13 +66,13 @@ def step_curve(plot: pg.PlotItem, colour, name: str | None = None) -> pg.PlotDat
 
 
 def legend_above(layout: pg.GraphicsLayout, plot: pg.PlotItem, row: int, col: int,
-                 columns: int = 4) -> pg.LegendItem:
+                 columns: int = 4, colspan: int = 1) -> pg.LegendItem:
     """A legend in its own layout cell (above the plot), never over the data; the plot's named
     curves join it as they are added."""
     t = theme.current()
     item = pg.LegendItem(colCount=columns, labelTextColor=t.text, labelTextSize="9pt",
                          verSpacing=-6, horSpacing=12)
-    layout.addItem(item, row=row, col=col)
+    layout.addItem(item, row=row, col=col, colspan=colspan)
     item.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Maximum)  # its rows, no more
     layout.layout.setRowStretchFactor(row, 0)
     layout.layout.setRowStretchFactor(row + 1, 1)

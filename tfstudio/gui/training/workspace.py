@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow, QToolBar, QWidget
 
 BUILD, TRAIN = "build", "train"
 MODES = (BUILD, TRAIN)
-STRIP_HEIGHT = 98      # the canvas strip in Train mode (at least; 15% of a tall window)
+STRIP_HEIGHT = 98      # the canvas strip in Train mode (at least; 12% of a tall window)
 SETTINGS_KEY = "workspace/{mode}"
 
 
@@ -99,7 +99,7 @@ class Workspace(QObject):
         chrome = sum(bar.sizeHint().height() for bar in (w.menuBar(), w.statusBar()))
         chrome += sum(t.sizeHint().height() for t in w.findChildren(QToolBar)
                       if t.isVisible() and w.toolBarArea(t) == Qt.TopToolBarArea)
-        strip = max(STRIP_HEIGHT, w.height() * 15 // 100)
+        strip = max(STRIP_HEIGHT, w.height() * 12 // 100)
         w.resizeDocks([self.training_dock], [max(300, w.height() - chrome - strip)],
                       Qt.Vertical)
         view = getattr(w, "view", None)
