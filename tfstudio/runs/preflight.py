@@ -127,9 +127,14 @@ def _training_fix(need: Need, batch: int, grad_accum: int, room: int, on_host: b
         return (f"the model alone (weights, gradients and AdamW state: "
                 f"{human_bytes(need.fixed)}) does not fit: pick a smaller preset or fewer or "
                 f"narrower layers{shard}")
-    per_row = need.activations / batch
     # leave a fifth for what the estimate leaves out (workspace, allocator slack)
-    fits = int((0.8 * room - need.fixed) // per_row) if per_row else batch
+    usable = 0.8 * room
+    if need.fixed >= usable:  # no batch or length helps: the model itself is the problem
+        return (f"the model alone (weights, gradients and AdamW state: "
+                f"{human_bytes(need.fixed)}) leaves too little of it for activations and "
+                f"working space: pick a smaller preset or fewer or narrower layers")
+    per_row = need.activations / batch
+    fits = int((usable - need.fixed) // per_row) if per_row else batch
     if fits < 1:
         return "even one sequence does not fit: use a shorter --seq-len or a smaller preset"
     accum = math.ceil(batch / fits) * grad_accum
