@@ -28,8 +28,82 @@ TRAIN: dict[str, str] = {
 
 
 # tfstudio/runs
+_CUDA = ("the CUDA generators: on a machine without CUDA this branch never runs (a GPU run of "
+         "test_the_cuda_generators_are_saved_and_restored would tell)")
+_ASCII = "json.dump writes ASCII only (ensure_ascii), the same bytes in any of these encodings"
+_CODEC = '"UTF-8" and "utf-8" name the same codec'
+_SAME_PATH = ("Path / '' is the same path, so both branches write the same line (the only "
+              "first element that is falsy is '')")
+_LATEST_ASCII = "LATEST holds an ASCII name (step-NNNNNNNN): the same bytes in any of these"
+_UNLISTABLE = ('a folder that cannot be listed never verifies, so its key (None or "") is never '
+               "stored or found")
+_BOUND = ("the cache's size bound: only when it is emptied moves (after 64 or 65 entries); "
+          "results are the same")
 RUNS: dict[str, str] = {
-
+    "tfstudio.runs.checkpoint.x_rng_state__mutmut_4": _CUDA,
+    "tfstudio.runs.checkpoint.x_rng_state__mutmut_5": _CUDA,
+    "tfstudio.runs.checkpoint.x_rng_state__mutmut_6": _CUDA,
+    "tfstudio.runs.checkpoint.x_rng_state__mutmut_7": _CUDA,
+    "tfstudio.runs.checkpoint.x_set_rng_state__mutmut_8": _CUDA,
+    "tfstudio.runs.checkpoint.x_set_rng_state__mutmut_9": _CUDA,
+    "tfstudio.runs.checkpoint.x_set_rng_state__mutmut_10": _CUDA,
+    "tfstudio.runs.checkpoint.x_set_rng_state__mutmut_11": _CUDA,
+    "tfstudio.runs.checkpoint.x_set_rng_state__mutmut_12": _CUDA,
+    "tfstudio.runs.checkpoint.x_set_rng_state__mutmut_13": _CUDA,
+    "tfstudio.runs.checkpoint.x_set_rng_state__mutmut_14": _CUDA,
+    "tfstudio.runs.checkpoint.x_set_rng_state__mutmut_15": _CUDA,
+    "tfstudio.runs.checkpoint.x_set_rng_state__mutmut_16": _CUDA,
+    "tfstudio.runs.checkpoint.x_set_rng_state__mutmut_17": _CUDA,
+    "tfstudio.runs.checkpoint.x_set_rng_state__mutmut_18": _CUDA,
+    "tfstudio.runs.checkpoint.x_save_checkpoint__mutmut_67": _ASCII,
+    "tfstudio.runs.checkpoint.x_save_checkpoint__mutmut_70": _ASCII,
+    "tfstudio.runs.checkpoint.x_save_checkpoint__mutmut_77": _ASCII,
+    "tfstudio.runs.checkpoint.x_save_checkpoint__mutmut_87":
+        "the file is opened only for its descriptor, to fsync it; nothing is read",
+    "tfstudio.runs.checkpoint.x_save_checkpoint__mutmut_99": _LATEST_ASCII,
+    "tfstudio.runs.checkpoint.x_save_checkpoint__mutmut_101": _LATEST_ASCII,
+    "tfstudio.runs.checkpoint.x_save_checkpoint__mutmut_103": _LATEST_ASCII,
+    "tfstudio.runs.checkpoint.x__sha256__mutmut_13":
+        "a file's digest does not depend on the size of the blocks it is read in",
+    "tfstudio.runs.checkpoint.x__sha256__mutmut_15":
+        "a file's digest does not depend on the size of the blocks it is read in",
+    "tfstudio.runs.checkpoint.x__sha256__mutmut_16":
+        "a file's digest does not depend on the size of the blocks it is read in",
+    "tfstudio.runs.checkpoint.x__write_manifest__mutmut_10": _ASCII,
+    "tfstudio.runs.checkpoint.x__write_manifest__mutmut_13": _ASCII,
+    "tfstudio.runs.checkpoint.x__write_manifest__mutmut_18": _ASCII,
+    "tfstudio.runs.checkpoint.x__write_manifest__mutmut_21":
+        "only the JSON's whitespace changes; the manifest is read with json.loads",
+    "tfstudio.runs.checkpoint.x__write_manifest__mutmut_24":
+        "only the JSON's whitespace changes; the manifest is read with json.loads",
+    "tfstudio.runs.checkpoint.x__write_manifest__mutmut_27":
+        "only the JSON's whitespace changes; the manifest is read with json.loads",
+    "tfstudio.runs.checkpoint.x__prune__mutmut_13":
+        "with keep_last 0, done[:-0] is done[:0], empty: nothing is pruned either way",
+    "tfstudio.runs.checkpoint.x_find_checkpoint__mutmut_13":
+        "skipped is still empty when LATEST's checkpoint verifies; the default is an empty list",
+    "tfstudio.runs.checkpoint.x_find_checkpoint__mutmut_16": _SAME_PATH,
+    "tfstudio.runs.checkpoint.x_find_checkpoint__mutmut_20": _SAME_PATH,
+    "tfstudio.runs.checkpoint.x_find_checkpoint__mutmut_38": _SAME_PATH,
+    "tfstudio.runs.checkpoint.x_find_checkpoint__mutmut_42": _SAME_PATH,
+    "tfstudio.runs.checkpoint.x__read_latest__mutmut_9": _CODEC,
+    "tfstudio.runs.checkpoint.x__manifest_problem__mutmut_5": _CODEC,
+    "tfstudio.runs.checkpoint.x__state_problem__mutmut_8": _CODEC,
+    "tfstudio.runs.checkpoint.x_read_state__mutmut_9": _CODEC,
+    "tfstudio.runs.checkpoint.x__safetensors_problem__mutmut_28": _CODEC,
+    "tfstudio.runs.checkpoint.x_checkpoint_problem__mutmut_8": _UNLISTABLE,
+    "tfstudio.runs.checkpoint.x_checkpoint_problem__mutmut_17": _BOUND,
+    "tfstudio.runs.checkpoint.x_checkpoint_problem__mutmut_18": _BOUND,
+    "tfstudio.runs.checkpoint.x_checkpoint_problem__mutmut_19":
+        "only membership in the cache is read, never the stored value",
+    "tfstudio.runs.checkpoint.x_checkpoint_problem__mutmut_20":
+        "only membership in the cache is read, never the stored value",
+    "tfstudio.runs.checkpoint.x_load_checkpoint__mutmut_13":
+        "safetensors' load_model only tests strict for truth: None is False",
+    "tfstudio.runs.checkpoint.x_load_checkpoint__mutmut_14": _CPU,
+    "tfstudio.runs.checkpoint.x_load_checkpoint__mutmut_18": _CPU,
+    "tfstudio.runs.checkpoint.x_load_checkpoint__mutmut_52": _CPU,
+    "tfstudio.runs.checkpoint.x_load_checkpoint__mutmut_54": _CPU,
 }
 
 
