@@ -456,3 +456,329 @@ def test_the_cuda_generators_are_saved_and_restored():
     first = torch.rand(3, device="cuda")
     ck.set_rng_state(json.loads(json.dumps(state)))
     assert torch.equal(torch.rand(3, device="cuda"), first)
+
+
+# ================================================================ the memory pre-flight
+from tfstudio.runs import preflight  # noqa: E402
+from tfstudio.runs.preflight import (MemoryRefusal, check_model_memory,  # noqa: E402
+                                     check_training_memory, human_bytes, training_need)
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    import tfstudio
+    from tfstudio.compiler import compile_graph
+    graph = tfstudio.load_graph("tiny-gpt")
+    return graph, sum(p.numel() for p in compile_graph(graph).parameters())
+
+
+def refusal_of(**kw) -> str:
+    with pytest.raises(MemoryRefusal) as caught:
+        check_training_memory(**kw)
+    return str(caught.value)
+
+
+def test_sizes_are_written_in_decimal_units():
+    assert [human_bytes(n) for n in (999, 1000, 10**6, 10**9, 10**12, 999_999_999_999)] == [
+        "999 bytes", "1.0 kB", "1.0 MB", "1.0 GB", "1.0 TB", "1,000.0 GB"]
+
+
+def test_the_need_of_one_process_and_of_shards(tiny):
+    graph, n = tiny
+    one = training_need(graph, batch=2, seq_len=16, precision="fp32")
+    assert (one.weights, one.gradients, one.optimizer) == (4 * n, 4 * n, 8 * n)
+    unsharded = training_need(graph, batch=2, seq_len=16, precision="fp32", world_size=3)
+    assert (unsharded.weights, unsharded.optimizer) == (4 * n, 8 * n)  # DDP: whole copies
+    assert unsharded.activations == one.activations // 3
+    sharded = training_need(graph, batch=2, seq_len=16, precision="fp32", world_size=3,
+                            sharded=True)
+    assert (sharded.weights, sharded.gradients, sharded.optimizer) == (
+        4 * n // 3, 4 * n // 3, 8 * n // 3)
+    assert all(isinstance(v, int) for v in (sharded.weights, sharded.gradients,
+                                            sharded.optimizer, sharded.activations))
+    for half in ("bf16", "fp16"):  # autocast halves the activations, not the weights
+        need = training_need(graph, batch=2, seq_len=16, precision=half)
+        assert need.activations == one.activations // 2 and need.weights == 4 * n
+
+
+def test_a_run_that_just_fits_is_let_through(tiny):
+    graph, _ = tiny
+    need = training_need(graph, batch=2, seq_len=16, precision="fp32")
+    common = dict(graph=graph, batch=2, seq_len=16, grad_accum=1, precision="fp32",
+                  device="cpu")
+    check_training_memory(**common, available=need.total)
+    refusal_of(**common, available=need.total - 1)
+    # two processes on one machine share its memory
+    per_process = training_need(graph, batch=2, seq_len=16, precision="fp32", world_size=2)
+    assert per_process.total == need.fixed + need.activations // 2
+    check_training_memory(**common, world_size=2, available=2 * per_process.total)
+    message = refusal_of(**common, world_size=2, available=2 * per_process.total - 1)
+    assert f"needs about {human_bytes(per_process.total)} per process x 2 (" in message
+
+
+def test_the_whole_refusal_line_with_the_batch_that_fits(tiny):
+    """The suggested batch is the largest that keeps the run within four fifths of the free
+    memory, counted here from one sequence's activations."""
+    graph, n = tiny
+    per_row = training_need(graph, batch=1, seq_len=64, precision="fp32").activations
+    assert training_need(graph, batch=40, seq_len=64, precision="fp32").activations == 40 * per_row
+    fixed = 16 * n
+    available = fixed + 30 * per_row
+    fits = int((0.8 * available - fixed) // per_row)
+    assert fixed + fits * per_row <= 0.8 * available < fixed + (fits + 1) * per_row
+    accum = -(-40 // fits) * 3
+    message = refusal_of(graph=graph, batch=40, seq_len=64, grad_accum=3, precision="fp32",
+                         device="cpu", available=available)
+    total = fixed + 40 * per_row
+    assert message == (
+        f"training tiny-gpt needs about {human_bytes(total)} (weights {human_bytes(4 * n)}, "
+        f"gradients {human_bytes(4 * n)}, AdamW state {human_bytes(8 * n)}, activations "
+        f"{human_bytes(40 * per_row)} for 40 x 64 tokens; fp32) but this machine has "
+        f"{human_bytes(available)} free; use --batch-size {fits} or less (with --grad-accum "
+        f"{accum} to keep the effective batch of 120), a shorter --seq-len or a smaller "
+        "preset, or pass --no-memory-check to try anyway")
+    # exactly one sequence fits: suggested, not "even one sequence does not fit"
+    one = int(fixed / 0.8 + per_row / 0.8) + 1
+    message = refusal_of(graph=graph, batch=40, seq_len=64, grad_accum=1, precision="fp32",
+                         device="cpu", available=one)
+    assert "use --batch-size 1 or less (with --grad-accum 40 " in message
+    none = int(fixed / 0.8 + per_row / 0.8 / 2)
+    message = refusal_of(graph=graph, batch=40, seq_len=64, grad_accum=1, precision="fp32",
+                         device="cpu", available=none)
+    assert message.split("free; ")[1] == (
+        "even one sequence does not fit: use a shorter --seq-len or a smaller preset, or "
+        "pass --no-memory-check to try anyway")
+
+
+def test_the_refusal_names_the_precision_and_an_unnamed_graph(tiny):
+    graph, _ = tiny
+    for precision, said in (("bf16", "; bf16 activations)"), ("fp16", "; fp16 activations)"),
+                            ("fp32", "; fp32)")):
+        assert said in refusal_of(graph=graph, batch=2, seq_len=16, grad_accum=1,
+                                  precision=precision, device="cpu", available=1000)
+    unnamed = graph.copy() if hasattr(graph, "copy") else graph
+    saved = dict(unnamed.meta)
+    unnamed.meta.pop("name", None)
+    try:
+        assert refusal_of(graph=unnamed, batch=2, seq_len=16, grad_accum=1, precision="fp32",
+                          device="cpu", available=1000).startswith(
+            "training this graph needs about ")
+    finally:
+        unnamed.meta.clear()
+        unnamed.meta.update(saved)
+
+
+def test_on_a_gpu_the_fix_offers_sharding_and_processes_do_not_share(tiny, monkeypatch):
+    graph, n = tiny
+    asked = []
+    monkeypatch.setattr(preflight, "available_memory",
+                        lambda device: asked.append(device) or (16 * n, device))
+    message = refusal_of(graph=graph, batch=2, seq_len=16, grad_accum=1, precision="fp32",
+                         device="cuda:1", world_size=2)
+    assert asked == ["cuda:1"]
+    assert " but cuda:1 has " in message and "per process" not in message
+    assert message.split("free; ")[1] == (
+        f"the model alone (weights, gradients and AdamW state: {human_bytes(16 * n)}) does "
+        "not fit: pick a smaller preset or fewer or narrower layers or shard it over several "
+        "GPUs (torchrun ... --parallel fsdp), or pass --no-memory-check to try anyway")
+    on_cpu = refusal_of(graph=graph, batch=2, seq_len=16, grad_accum=1, precision="fp32",
+                        device="cpu", available=16 * n)
+    assert "shard" not in on_cpu
+
+
+def test_loading_needs_two_copies_of_the_weights_by_default(tiny, monkeypatch):
+    graph, n = tiny
+    check_model_memory(graph, available=8 * n)
+    with pytest.raises(MemoryRefusal) as caught:
+        check_model_memory(graph, available=8 * n - 1)
+    assert str(caught.value) == (
+        f"loading this model needs about {human_bytes(8 * n)} ({n:,} parameters x 4 bytes x 2 "
+        f"copies while loading) but this machine has {human_bytes(8 * n - 1)} free; use a "
+        "machine (or --device) with more memory, or a smaller model")
+    asked = []
+    monkeypatch.setattr(preflight, "available_memory",
+                        lambda device: asked.append(device) or (10, "cuda:0"))
+    with pytest.raises(MemoryRefusal) as caught:
+        check_model_memory(graph, device="cuda:0", dtype="bfloat16", copies=1, what="x",
+                           hint="or pass --no-memory-check")
+    assert asked == ["cuda:0"]
+    assert str(caught.value) == (
+        f"x needs about {human_bytes(2 * n)} ({n:,} parameters x 2 bytes x 1 copies while "
+        "loading) but cuda:0 has 10 bytes free; use a machine (or --device) with more memory, "
+        "or a smaller model, or pass --no-memory-check")
+
+
+# ================================================================ settings
+from tfstudio.runs.config import TrainConfig  # noqa: E402
+
+
+@pytest.mark.parametrize("name", ["steps", "batch_size", "seq_len", "grad_accum",
+                                  "eval_batches", "log_every"])
+def test_each_count_must_be_at_least_one(name):
+    TrainConfig(**{name: 1}).check()
+    with pytest.raises(ValueError) as caught:
+        TrainConfig(**{name: 0}).check()
+    assert str(caught.value) == f"{name} must be at least 1; got 0"
+
+
+@pytest.mark.parametrize("settings,message", [
+    ({"lr_decay_steps": -1}, "lr_decay_steps must be 0 (all steps) or more; got -1"),
+    ({"lr": 0.0}, "lr must be positive; got 0.0"),
+    ({"precision": "fp8"}, "precision must be auto, fp32, bf16 or fp16; got fp8"),
+    ({"parallel": "tp"}, "parallel must be ddp or fsdp; got tp"),
+    ({"val_fraction": 0.0}, "val_fraction must be between 0 and 1; got 0.0"),
+    ({"val_fraction": 1.0}, "val_fraction must be between 0 and 1; got 1.0"),
+])
+def test_settings_out_of_range_are_named(settings, message):
+    with pytest.raises(ValueError) as caught:
+        TrainConfig(**settings).check()
+    assert str(caught.value) == message
+
+
+@pytest.mark.parametrize("settings", [
+    {"lr_decay_steps": 0}, {"lr": 1e-9}, {"val_fraction": 0.01}, {"val_fraction": 0.99},
+    *({"precision": p} for p in ("auto", "fp32", "bf16", "fp16")),
+    *({"parallel": p} for p in ("ddp", "fsdp"))])
+def test_settings_at_the_edge_of_their_range_are_accepted(settings):
+    TrainConfig(**settings).check()
+
+
+def test_unknown_settings_are_named_in_order():
+    with pytest.raises(ValueError) as caught:
+        TrainConfig.from_dict({"zeta": 1, "steps": 3, "alpha": 2})
+    assert str(caught.value) == "unknown training settings: alpha, zeta"
+    assert TrainConfig.from_dict({"steps": 3}) == TrainConfig(steps=3)
+
+
+# ================================================================ run folders
+from tfstudio.runs.folder import RunError, RunFolder  # noqa: E402
+
+
+@pytest.fixture
+def setup_run(tmp_path):
+    """A run folder with its setup written (no training): graph, config, tokenizer."""
+    import tfstudio
+    from tfstudio.data.tokenizer import build_tokenizer
+    folder = RunFolder(tmp_path / "deep" / "run")
+    graph = tfstudio.load_graph("tiny-gpt")
+    folder.write_setup(graph, TrainConfig(seq_len=16), build_tokenizer("byte"))
+    return folder
+
+
+def test_the_setup_is_written_with_its_parent_folders(setup_run):
+    folder = setup_run
+    assert folder.exists()
+    assert sorted(p.name for p in folder.path.iterdir()) == [
+        "config.json", "graph.json", "tokenizer.json"]  # no temporary file left
+    assert json.loads(folder.config_path.read_text()) == TrainConfig(seq_len=16).to_dict()
+    assert folder.config() == TrainConfig(seq_len=16)
+    folder.graph_path.unlink()
+    assert not folder.exists()  # both files make a run folder
+
+
+def test_a_missing_or_damaged_config_is_named(setup_run):
+    folder = setup_run
+    folder.config_path.write_text('{"steps": 3, "nonsense": 1}')
+    with pytest.raises(RunError) as caught:
+        folder.config()
+    assert str(caught.value) == (
+        f"{folder.config_path} is damaged (unknown training settings: nonsense); restore it "
+        "from a copy of the run, or start a new run")
+    folder.config_path.write_bytes(b"\xff\xfe")
+    with pytest.raises(RunError, match="is damaged"):
+        folder.config()
+    folder.config_path.unlink()
+    with pytest.raises(RunError) as caught:
+        folder.config()
+    assert str(caught.value) == f"{folder.path} is not a tfstudio run folder (no config.json)"
+
+
+def add_checkpoint(folder, state=None):
+    save_checkpoint(folder.checkpoints, 1, Tied(), None, state or {})
+
+
+def test_the_trained_length_is_the_runs_unless_imported(setup_run):
+    folder = setup_run
+    graph = folder.graph()
+    graph.meta["context_length"] = 96
+    from tfstudio.graph import save_graph
+    save_graph(graph, folder.graph_path)
+    assert folder.trained_length() == 16          # trained here: its own seq_len
+    add_checkpoint(folder)
+    assert folder.trained_length() == 16
+    add_checkpoint(folder, {"imported_from": "hf"})
+    assert folder.trained_length() == 96          # imported: the makers' length
+    graph.meta["context_length"] = 8
+    save_graph(graph, folder.graph_path)
+    assert folder.trained_length() == 16          # never shorter than it trained at
+    del graph.meta["context_length"]
+    save_graph(graph, folder.graph_path)
+    assert folder.trained_length() == 16
+
+
+def test_a_fine_tuned_run_knows_its_sources_length(setup_run):
+    folder = setup_run
+    folder.write_config(TrainConfig(seq_len=16, init_from="elsewhere"))
+    graph = folder.graph()
+    graph.meta["context_length"] = 48
+    from tfstudio.graph import save_graph
+    save_graph(graph, folder.graph_path)
+    assert folder.trained_length() == 48
+
+
+def test_whether_a_folder_ever_saved_a_checkpoint(setup_run):
+    folder = setup_run
+    assert not folder.has_checkpoints()
+    folder.checkpoints.mkdir()
+    (folder.checkpoints / ".step-00000001.9.partial").mkdir()
+    assert not folder.has_checkpoints()   # half-written only: nothing was ever saved
+    (folder.checkpoints / "LATEST").write_text("step-00000001")
+    assert folder.has_checkpoints()       # even a dangling pointer says a run was here
+    (folder.checkpoints / "LATEST").unlink()
+    (folder.checkpoints / "step-00000001").mkdir()
+    assert folder.has_checkpoints()
+
+
+def test_why_no_checkpoint_was_found(setup_run):
+    folder = setup_run
+    from tfstudio.runs.checkpoint import CheckpointChoice
+    assert folder.no_checkpoint_message(CheckpointChoice(None)) == (
+        f"{folder.path} has no checkpoint yet; train it first (checkpoints are written at "
+        "the end of training and on stop)")
+    assert folder.no_checkpoint_message(CheckpointChoice(None, ["a is bad"])) == (
+        f"{folder.path} has no intact checkpoint: a is bad; restore the file from a copy, or "
+        "train again (--force replaces the run)")
+    assert folder.no_checkpoint_message(CheckpointChoice(None, ["a", "b", "c"])) == (
+        f"{folder.path} has no intact checkpoint: a (and 2 more); restore the file from a "
+        "copy, or train again (--force replaces the run)")
+
+
+def test_each_skipped_checkpoint_is_noted_once(setup_run):
+    folder = setup_run
+    add_checkpoint(folder)
+    save_checkpoint(folder.checkpoints, 2, Tied(), None, {}, keep_last=0)
+    (folder.checkpoints / "step-00000002" / "state.json").write_text("{")
+    folder.checkpoint()
+    folder.checkpoint()
+    [note] = folder.notes
+    assert note.startswith(f"skipped a damaged checkpoint: "
+                           f"{folder.checkpoints / 'step-00000002' / 'state.json'} ")
+    assert note.endswith("; using step-00000001 instead (delete the damaged folder once you "
+                         "no longer need it)")
+    (folder.checkpoints / "LATEST").write_text("step-00000009")
+    folder.notes.clear()
+    folder.checkpoint()
+    assert folder.notes[0] == (
+        f"{folder.checkpoints / 'LATEST'} names step-00000009, which does not exist; using "
+        "step-00000001, the newest intact checkpoint (the next checkpoint written rewrites "
+        "LATEST)")
+
+
+def test_loading_a_folder_that_is_not_a_run_or_has_no_checkpoint(setup_run, tmp_path):
+    with pytest.raises(RunError) as caught:
+        RunFolder(tmp_path / "nothing").load_model()
+    assert str(caught.value) == (f"{tmp_path / 'nothing'} is not a tfstudio run folder (no "
+                                 "config.json/graph.json)")
+    with pytest.raises(RunError) as caught:
+        setup_run.load_model()
+    assert str(caught.value).startswith(f"{setup_run.path} has no checkpoint yet;")
