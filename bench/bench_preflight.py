@@ -117,7 +117,9 @@ def markdown(results: dict[str, Runs], runs: int) -> str:
         "interleaved) and the child's peak RSS (`wait4`), on "
         f"{platform.machine()} with {os.cpu_count()} CPU cores and "
         f"{memory.total / 1e9:.1f} GB of memory ({memory.available / 1e9:.1f} GB available), "
-        f"Python {platform.python_version()}. Targets: refused (exit 2) in under "
+        f"Python {platform.python_version()}, load average {os.getloadavg()[0]:.1f} at the end "
+        "(the machine's other work slows every row alike; the ratio to `import torch` is the "
+        "stable number). Targets: refused (exit 2) in under "
         f"{TARGET_S:.0f} s with a peak RSS under {TARGET_BYTES / 1e9:.0f} GB.",
         "",
         "| process | exit | median (s) | worst (s) | x `import torch` | peak RSS (MB) | target |",
