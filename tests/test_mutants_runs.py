@@ -782,3 +782,26 @@ def test_loading_a_folder_that_is_not_a_run_or_has_no_checkpoint(setup_run, tmp_
     with pytest.raises(RunError) as caught:
         setup_run.load_model()
     assert str(caught.value).startswith(f"{setup_run.path} has no checkpoint yet;")
+
+
+# ================================================================ the run lock
+def test_a_lock_file_holding_garbage_still_refuses_the_second_writer(tmp_path):
+    """The holder's PID is read back for the message; bytes that are not a PID (a damaged or
+    foreign file) give "another process", never an exception."""
+    from tfstudio.runs.lock import RunLock, RunLocked
+    first = RunLock(tmp_path)
+    first.acquire()
+    try:
+        os.pwrite(first._fd, b"\xff\xfe\x00garbage", 0)
+        with pytest.raises(RunLocked) as caught:
+            RunLock(tmp_path).acquire()  # flock: a second open file conflicts, same process too
+        assert str(caught.value) == (
+            f"{tmp_path} is being written by another training run (another process); wait "
+            "for it to end, stop it, or choose another --out")
+        os.ftruncate(first._fd, 0)
+        os.pwrite(first._fd, b"4321\n", 0)
+        with pytest.raises(RunLocked, match=r"\(process 4321\)"):
+            RunLock(tmp_path).acquire()
+    finally:
+        first.release()
+    RunLock(tmp_path).acquire()  # released: free again
