@@ -157,3 +157,17 @@ def test_routing_gives_each_blocks_load_assignments_and_expert_count(tokenizer):
     T = len(inputs.ids[inputs.stream_role])
     counts = np.bincount(block["assignments"].ravel(), minlength=moe.num_experts)
     np.testing.assert_allclose(block["load"], counts / T, rtol=1e-6)  # shares, sum top_k
+
+
+def test_the_effect_as_json(gpt):
+    import json
+    model, inputs = gpt
+    effect = ablation_effect(model, inputs, ["layers.0.attn:head=1"], k=2)
+    data = json.loads(json.dumps(effect.to_dict()))
+    assert data == {
+        "targets": ["layers.0.attn:head=1"], "position": effect.position,
+        "loss_before": effect.loss_before, "loss_after": effect.loss_after,
+        "loss_change": effect.loss_after - effect.loss_before, "kl": effect.kl,
+        "top_before": [list(t) for t in effect.top_before],
+        "top_after": [list(t) for t in effect.top_after]}
+    assert data["loss_change"] != 0 and data["kl"] > 0  # switching a head off changed both
