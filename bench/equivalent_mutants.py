@@ -108,7 +108,33 @@ RUNS: dict[str, str] = {
 
 
 # tfstudio/probes
+_FALSY = "None and False are both falsy: a block without the attribute is not a branch either way"
+_ONE_TENSOR = ("every tfstudio block's forward returns one tensor, never a tuple: the tuple "
+               "branch is never taken")
+_EMBED_FIRST = ("only a token embedding can read the ids, so in a model without layer groups "
+                "it is the first block to run: slicing from it or from 0 is the same")
 PROBES: dict[str, str] = {
+    "tfstudio.probes.ablation.x__module_of__mutmut_8": _FALSY,
+    "tfstudio.probes.ablation.x__module_of__mutmut_20": _FALSY,
+    "tfstudio.probes.ablation.x__zero_head__mutmut_9":
+        ("the output projection is called with one positional argument: args[1:] and "
+         "args[2:] are both empty"),
+    "tfstudio.probes.ablation.x_parse_target__mutmut_9":
+        ("with one '=' both split alike; with more, both refuse with the same message (the "
+         "kind or the value is wrong)"),
+    "tfstudio.probes.ablation.x_text_loss__mutmut_19": 'float("NAN") is float("nan")',
+    "tfstudio.probes.ablation.x_text_loss__mutmut_3": _CPU,
+    "tfstudio.probes.ablation.x_text_loss__mutmut_5": _CPU,
+    "tfstudio.probes.routing.x_expert_routing__mutmut_18":
+        ("the same forward sets last_expert_load and last_assignments together (both None "
+         "before any)"),
+    "tfstudio.probes.lens.x_logit_lens__mutmut_28": "torch.topk's default dim is -1",
+    "tfstudio.probes.lens.x__output__mutmut_1": _ONE_TENSOR,
+    "tfstudio.probes.lens.x__output__mutmut_3": _ONE_TENSOR,
+    "tfstudio.probes.lens.x_residual_stream__mutmut_64": _EMBED_FIRST,
+    "tfstudio.probes.lens.x_residual_stream__mutmut_66": _EMBED_FIRST,
+    "tfstudio.probes.lens.x_residual_stream__mutmut_67": _EMBED_FIRST,
+    "tfstudio.probes.lens.x_residual_stream__mutmut_70": _EMBED_FIRST,
     "tfstudio.probes.positions.x__table__mutmut_9": _CPU,
     "tfstudio.probes.positions.x__table__mutmut_16": _CPU,
     "tfstudio.probes.positions.x__table__mutmut_20": _CPU,

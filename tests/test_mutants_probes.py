@@ -132,7 +132,7 @@ def test_the_text_loss_of_a_decoder_and_of_an_encoder(gpt, tokenizer):
 def test_the_lens_without_a_tokenizer_names_ids_and_keeps_no_logits(gpt, tokenizer):
     model, _ = gpt
     inputs = probe_inputs(model, tokenizer, "abc")   # fewer positions than k
-    lens = logit_lens(model, inputs, k=5)
+    lens = logit_lens(model, inputs)   # k's default: the five likeliest
     ids = inputs.ids[inputs.stream_role]
     assert lens.tokens == [str(i) for i in ids] and lens.logits is None
     assert lens.top_ids.dtype == np.int64 and lens.top_ids.shape[-1] == 5
