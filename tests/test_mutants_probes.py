@@ -171,3 +171,16 @@ def test_the_effect_as_json(gpt):
         "top_before": [list(t) for t in effect.top_before],
         "top_after": [list(t) for t in effect.top_after]}
     assert data["loss_change"] != 0 and data["kl"] > 0  # switching a head off changed both
+
+
+def test_the_lens_as_json(gpt, tokenizer):
+    import json
+    model, inputs = gpt
+    lens = logit_lens(model, inputs, tokenizer, k=2)
+    data = json.loads(json.dumps(lens.to_dict()))
+    assert data == {"layers": lens.layers, "tokens": lens.tokens,
+                    "top_ids": lens.top_ids.tolist(),
+                    "top_probs": [[[float(p) for p in pos] for pos in layer]
+                                  for layer in lens.top_probs],
+                    "top_tokens": lens.top_tokens}
+    assert data["layers"] == ["pos", "layers.0", "layers.1"]
