@@ -39,7 +39,39 @@ _UNLISTABLE = ('a folder that cannot be listed never verifies, so its key (None 
                "stored or found")
 _BOUND = ("the cache's size bound: only when it is emptied moves (after 64 or 65 entries); "
           "results are the same")
+_DTYPE_CASE = "dtype_bytes lower-cases the dtype's name"
+_ASCII_DUMPS = ("json.dumps writes ASCII only (ensure_ascii), the same bytes in any of these "
+                "encodings")
 RUNS: dict[str, str] = {
+    "tfstudio.runs.preflight.x_training_need__mutmut_11":
+        "training_memory's default dtype is float32",
+    "tfstudio.runs.preflight.x_training_need__mutmut_13": _DTYPE_CASE,
+    "tfstudio.runs.preflight.x_training_need__mutmut_29": _DTYPE_CASE,
+    "tfstudio.runs.preflight.x__training_fix__mutmut_19":
+        "per_row is never 0: a batch of at least one sequence has activations",
+    "tfstudio.runs.preflight.x__training_fix__mutmut_21":
+        "both sides are positive here (else it returned above): int() floors the quotient like //",
+    "tfstudio.runs.checkpoint.x__drop_aliases__mutmut_3":
+        "named_parameters only tests remove_duplicate for truth: None is False",
+    "tfstudio.runs.checkpoint.x__drop_aliases__mutmut_8":
+        "only membership in first is read, never the stored name",
+    "tfstudio.runs.checkpoint.x_is_tied_alias__mutmut_3":
+        "named_parameters only tests remove_duplicate for truth: None is False",
+    "tfstudio.runs.folder.xǁRunFolderǁwrite_config__mutmut_4":
+        "only the temporary file's name changes; it is renamed to config.json at once",
+    "tfstudio.runs.folder.xǁRunFolderǁwrite_config__mutmut_6": _ASCII_DUMPS,
+    "tfstudio.runs.folder.xǁRunFolderǁwrite_config__mutmut_8": _ASCII_DUMPS,
+    "tfstudio.runs.folder.xǁRunFolderǁwrite_config__mutmut_15": _ASCII_DUMPS,
+    "tfstudio.runs.folder.xǁRunFolderǁwrite_config__mutmut_10":
+        "only the JSON's whitespace changes; config.json is read with json.loads",
+    "tfstudio.runs.folder.xǁRunFolderǁwrite_config__mutmut_12":
+        "only the JSON's whitespace changes; config.json is read with json.loads",
+    "tfstudio.runs.folder.xǁRunFolderǁwrite_config__mutmut_13":
+        "only the JSON's whitespace changes; config.json is read with json.loads",
+    "tfstudio.runs.lock.x__read_pid__mutmut_12":
+        ("the lock file holds the writer's PID and a newline (at most 21 bytes): 32 or 33 "
+         "bytes read it whole"),
+    "tfstudio.runs.lock.x__read_pid__mutmut_15": _CODEC,
     "tfstudio.runs.checkpoint.x_rng_state__mutmut_4": _CUDA,
     "tfstudio.runs.checkpoint.x_rng_state__mutmut_5": _CUDA,
     "tfstudio.runs.checkpoint.x_rng_state__mutmut_6": _CUDA,

@@ -805,3 +805,79 @@ def test_a_lock_file_holding_garbage_still_refuses_the_second_writer(tmp_path):
     finally:
         first.release()
     RunLock(tmp_path).acquire()  # released: free again
+
+
+# ================================================================ free memory and its limits
+def test_free_memory_on_a_gpu_is_what_cuda_reports_for_that_device(monkeypatch):
+    asked = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "mem_get_info",
+                        lambda device: asked.append(device) or (123.0, 456))
+    assert preflight.available_memory("cuda:1") == (123, "cuda:1")
+    assert asked == [torch.device("cuda:1")]
+    assert isinstance(preflight.available_memory(torch.device("cuda:1"))[0], int)
+
+
+def test_free_memory_on_the_host_is_capped_by_a_container_limit(monkeypatch):
+    import psutil
+
+    class Memory:
+        available = 5000
+    monkeypatch.setattr(psutil, "virtual_memory", lambda: Memory())
+    monkeypatch.setattr(preflight, "_cgroup_room", lambda: 1200)
+    assert preflight.available_memory("cpu") == (1200, "this machine")
+    monkeypatch.setattr(preflight, "_cgroup_room", lambda: 9000)
+    assert preflight.available_memory("cpu") == (5000, "this machine")
+    monkeypatch.setattr(preflight, "_cgroup_room", lambda: None)
+    assert preflight.available_memory("mps") == (5000, "this machine")
+
+
+def test_the_container_limit_is_read_from_cgroup_v2(tmp_path):
+    room = preflight._cgroup_room
+    assert preflight.CGROUP == preflight.Path("/sys/fs/cgroup")
+    assert room(tmp_path) is None                       # no cgroup files: no limit
+    (tmp_path / "memory.max").write_text("max\n")
+    (tmp_path / "memory.current").write_text("300\n")
+    assert room(tmp_path) is None                       # "max": unlimited
+    (tmp_path / "memory.max").write_text("1000\n")
+    assert room(tmp_path) == 700                        # limit minus what is in use
+    (tmp_path / "memory.current").write_text("1500\n")
+    assert room(tmp_path) == 0                          # over the limit: nothing left
+    (tmp_path / "memory.max").write_text("lots\n")
+    assert room(tmp_path) is None                       # unreadable: no limit assumed
+
+
+def test_the_precision_and_the_sharding_reach_the_estimate(tiny):
+    graph, n = tiny
+    common = dict(graph=graph, batch=8, seq_len=64, grad_accum=1, device="cpu")
+    half = training_need(graph, batch=8, seq_len=64, precision="bf16")
+    check_training_memory(**common, precision="bf16", available=half.total)
+    shard = training_need(graph, batch=8, seq_len=64, precision="fp32", world_size=2,
+                          sharded=True)
+    check_training_memory(**common, precision="fp32", world_size=2, sharded=True,
+                          available=2 * shard.total)
+
+
+def test_a_model_at_exactly_four_fifths_of_the_memory_is_told_to_shrink(tiny):
+    graph, n = tiny
+    available = 20 * n                      # 16 n bytes of weights, gradients and moments
+    assert 0.8 * available == 16 * n        # exactly the four fifths kept for the model
+    message = refusal_of(graph=graph, batch=64, seq_len=64, grad_accum=1, precision="fp32",
+                         device="cpu", available=available)
+    assert message.split("free; ")[1] == (
+        f"the model alone (weights, gradients and AdamW state: {human_bytes(16 * n)}) leaves "
+        "too little of it for activations and working space: pick a smaller preset or fewer "
+        "or narrower layers, or pass --no-memory-check to try anyway")
+    on_host = refusal_of(graph=graph, batch=64, seq_len=64, grad_accum=1, precision="fp32",
+                         device="cpu", available=16 * n)
+    assert on_host.split("free; ")[1] == (
+        f"the model alone (weights, gradients and AdamW state: {human_bytes(16 * n)}) does "
+        "not fit: pick a smaller preset or fewer or narrower layers, or pass "
+        "--no-memory-check to try anyway")
+
+
+def test_a_tie_is_recognised_from_either_name():
+    model = Tied()
+    assert ck.is_tied_alias(model, "head.weight") and ck.is_tied_alias(model, "emb.weight")
+    assert not ck.is_tied_alias(model, "head.bias")
+    assert not ck.is_tied_alias(model, "no.such.weight")

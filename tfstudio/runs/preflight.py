@@ -63,9 +63,11 @@ def available_memory(device: str) -> tuple[int, str]:
     return (min(free, limit) if limit is not None else free), "this machine"
 
 
-def _cgroup_room() -> int | None:
+CGROUP = Path("/sys/fs/cgroup")  # where cgroup v2 shows this process's memory limit
+
+
+def _cgroup_room(base: Path = CGROUP) -> int | None:
     """What a cgroup-v2 memory limit (a container) leaves, if one is set."""
-    base = Path("/sys/fs/cgroup")
     try:
         limit = (base / "memory.max").read_text().strip()
         if limit == "max":
