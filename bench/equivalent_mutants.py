@@ -72,6 +72,7 @@ RUNS: dict[str, str] = {
         ("the lock file holds the writer's PID and a newline (at most 21 bytes): 32 or 33 "
          "bytes read it whole"),
     "tfstudio.runs.lock.x__read_pid__mutmut_15": _CODEC,
+    "tfstudio.runs.folder.xǁRunFolderǁtrained_length__mutmut_23": _ASCII,
     "tfstudio.runs.checkpoint.x_rng_state__mutmut_4": _CUDA,
     "tfstudio.runs.checkpoint.x_rng_state__mutmut_5": _CUDA,
     "tfstudio.runs.checkpoint.x_rng_state__mutmut_6": _CUDA,
