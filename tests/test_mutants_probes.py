@@ -184,3 +184,25 @@ def test_the_lens_as_json(gpt, tokenizer):
                                   for layer in lens.top_probs],
                     "top_tokens": lens.top_tokens}
     assert data["layers"] == ["pos", "layers.0", "layers.1"]
+
+
+def test_an_attention_map_round_trips_through_plain_data(tokenizer):
+    """The snapshot file stores each map as plain lists (JSON): reading it back gives the same
+    weights, mask, roles and cross flag."""
+    import json
+    from tfstudio.probes import attention_maps
+    from tfstudio.probes.attention import AttentionMap
+    model = model_of("tiny-t5", tokenizer)
+    maps = attention_maps(model, probe_inputs(model, tokenizer, TEXT))
+    assert any(m.cross for m in maps.values()) and not all(m.cross for m in maps.values())
+    for name, original in maps.items():
+        data = {k: (v.tolist() if isinstance(v, np.ndarray) else v)
+                for k, v in original.to_dict().items()}
+        assert sorted(data) == ["allowed", "cross", "key_role", "query_role", "weights"]
+        back = AttentionMap.from_dict(json.loads(json.dumps(data)))
+        np.testing.assert_allclose(back.weights, original.weights, rtol=1e-6)
+        assert back.allowed.dtype == bool
+        np.testing.assert_array_equal(back.allowed, original.allowed)
+        assert (back.query_role, back.key_role, back.cross) == (
+            original.query_role, original.key_role, original.cross)
+        assert type(back.cross) is bool and type(back.query_role) is str
