@@ -42,6 +42,9 @@ _BOUND = ("the cache's size bound: only when it is emptied moves (after 64 or 65
 _DTYPE_CASE = "dtype_bytes lower-cases the dtype's name"
 _ASCII_DUMPS = ("json.dumps writes ASCII only (ensure_ascii), the same bytes in any of these "
                 "encodings")
+_MADE_FOLDER = ("acquire sets _made_folder before anything reads it; release without acquire "
+                "returns first")
+_LISTED = "the folder's listing just showed the lock file, so it exists to unlink"
 RUNS: dict[str, str] = {
     "tfstudio.runs.preflight.x_training_need__mutmut_11":
         "training_memory's default dtype is float32",
@@ -72,6 +75,18 @@ RUNS: dict[str, str] = {
         ("the lock file holds the writer's PID and a newline (at most 21 bytes): 32 or 33 "
          "bytes read it whole"),
     "tfstudio.runs.lock.x__read_pid__mutmut_15": _CODEC,
+    "tfstudio.runs.lock.xǁRunLockǁ__init____mutmut_5": _MADE_FOLDER,
+    "tfstudio.runs.lock.xǁRunLockǁ__init____mutmut_6": _MADE_FOLDER,
+    "tfstudio.runs.lock.xǁRunLockǁacquire__mutmut_40":
+        ("the PID is then written at offset 0 and is at least 2 bytes: it covers the one "
+         "byte kept"),
+    "tfstudio.runs.lock.xǁRunLockǁrelease__mutmut_12": _LISTED,
+    "tfstudio.runs.lock.xǁRunLockǁrelease__mutmut_13": _LISTED,
+    "tfstudio.runs.lock.xǁRunLockǁrelease__mutmut_14":
+        "the folder was just seen holding only the lock file, now unlinked: rmdir succeeds",
+    "tfstudio.runs.checkpoint.x_load_checkpoint__mutmut_35":
+        ("load_model already drops tied aliases from missing, so every key left is a real "
+         "missing one: is_tied_alias is False for it and for None alike"),
     "tfstudio.runs.folder.xǁRunFolderǁtrained_length__mutmut_23": _ASCII,
     "tfstudio.runs.checkpoint.x_rng_state__mutmut_4": _CUDA,
     "tfstudio.runs.checkpoint.x_rng_state__mutmut_5": _CUDA,

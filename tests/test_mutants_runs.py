@@ -881,3 +881,38 @@ def test_a_tie_is_recognised_from_either_name():
     assert ck.is_tied_alias(model, "head.weight") and ck.is_tied_alias(model, "emb.weight")
     assert not ck.is_tied_alias(model, "head.bias")
     assert not ck.is_tied_alias(model, "no.such.weight")
+
+
+def test_the_lock_is_made_with_its_folders_and_the_files_permissions(tmp_path):
+    from tfstudio.runs.lock import RunLock
+    lock = RunLock(tmp_path / "a" / "b")
+    lock.acquire()
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (lock.path.stat().st_mode & 0o777) == 0o644 & ~umask
+    assert lock.held and lock.path.read_text() == f"{os.getpid()}\n"
+    lock.release()
+    assert not lock.held
+    assert not (tmp_path / "a" / "b").exists()  # made for the run, left as it was found
+
+
+def test_releasing_leaves_a_folder_that_was_there_and_empties_the_pid(tmp_path):
+    from tfstudio.runs.lock import RunLock
+    lock = RunLock(tmp_path)
+    lock.acquire()
+    lock.release()
+    assert tmp_path.is_dir() and lock.path.read_bytes() == b""  # no stale PID left behind
+    assert not lock.held
+
+
+def test_clearing_a_run_forgets_its_training_and_keeps_its_setup(setup_run):
+    folder = setup_run
+    add_checkpoint(folder)
+    (folder.path / "probes").mkdir()
+    (folder.path / "probes" / "step-1.json").write_text("{}")
+    folder.metrics_path.write_text("{}\n")
+    folder.clear()
+    assert sorted(p.name for p in folder.path.iterdir()) == [
+        "config.json", "graph.json", "tokenizer.json"]
+    folder.clear()  # nothing left to clear: still fine
+    assert RunFolder.step_of(folder.checkpoints / "step-00000012.1") == 12
