@@ -161,6 +161,8 @@ _ONE_TENSOR = ("every tfstudio block's forward returns one tensor, never a tuple
                "branch is never taken")
 _EMBED_FIRST = ("only a token embedding can read the ids, so in a model without layer groups "
                 "it is the first block to run: slicing from it or from 0 is the same")
+_PROBE_TENSOR = ("the probe tensor only carries a device and a float dtype to the mask "
+                 "(float32 is torch.zeros' default; its length is never read)")
 PROBES: dict[str, str] = {
     "tfstudio.probes.ablation.x__module_of__mutmut_8": _FALSY,
     "tfstudio.probes.ablation.x__module_of__mutmut_20": _FALSY,
@@ -177,6 +179,11 @@ PROBES: dict[str, str] = {
         ("the same forward sets last_expert_load and last_assignments together (both None "
          "before any)"),
     "tfstudio.probes.lens.x_logit_lens__mutmut_28": "torch.topk's default dim is -1",
+    "tfstudio.probes.attention.x_allowed_mask__mutmut_14": _PROBE_TENSOR,
+    "tfstudio.probes.attention.x_allowed_mask__mutmut_16": _PROBE_TENSOR,
+    "tfstudio.probes.attention.x_allowed_mask__mutmut_17": _PROBE_TENSOR,
+    "tfstudio.probes.attention.x_read_attention__mutmut_14":
+        "captured weights are [B, H, Q, K]: index 2 is index -2",
     "tfstudio.probes.lens.x__output__mutmut_1": _ONE_TENSOR,
     "tfstudio.probes.lens.x__output__mutmut_3": _ONE_TENSOR,
     "tfstudio.probes.lens.x_residual_stream__mutmut_64": _EMBED_FIRST,

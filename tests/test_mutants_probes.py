@@ -201,7 +201,7 @@ def test_an_attention_map_round_trips_through_plain_data(tokenizer):
         assert sorted(data) == ["allowed", "cross", "key_role", "query_role", "weights"]
         back = AttentionMap.from_dict(json.loads(json.dumps(data)))
         np.testing.assert_allclose(back.weights, original.weights, rtol=1e-6)
-        assert back.allowed.dtype == bool
+        assert original.allowed.dtype == bool and back.allowed.dtype == bool
         np.testing.assert_array_equal(back.allowed, original.allowed)
         assert (back.query_role, back.key_role, back.cross) == (
             original.query_role, original.key_role, original.cross)
