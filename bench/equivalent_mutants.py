@@ -45,7 +45,10 @@ _ASCII_DUMPS = ("json.dumps writes ASCII only (ensure_ascii), the same bytes in 
 _MADE_FOLDER = ("acquire sets _made_folder before anything reads it; release without acquire "
                 "returns first")
 _LISTED = "the folder's listing just showed the lock file, so it exists to unlink"
+_NOT_MAX = 'a "max" limit then fails int(), whose ValueError also gives None (no limit)'
 RUNS: dict[str, str] = {
+    "tfstudio.runs.preflight.x__cgroup_room__mutmut_6": _NOT_MAX,
+    "tfstudio.runs.preflight.x__cgroup_room__mutmut_7": _NOT_MAX,
     "tfstudio.runs.preflight.x_training_need__mutmut_11":
         "training_memory's default dtype is float32",
     "tfstudio.runs.preflight.x_training_need__mutmut_13": _DTYPE_CASE,
