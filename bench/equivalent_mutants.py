@@ -28,13 +28,171 @@ TRAIN: dict[str, str] = {
 
 
 # tfstudio/runs
+_CUDA = ("the CUDA generators: on a machine without CUDA this branch never runs (a GPU run of "
+         "test_the_cuda_generators_are_saved_and_restored would tell)")
+_ASCII = "json.dump writes ASCII only (ensure_ascii), the same bytes in any of these encodings"
+_CODEC = '"UTF-8" and "utf-8" name the same codec'
+_SAME_PATH = ("Path / '' is the same path, so both branches write the same line (the only "
+              "first element that is falsy is '')")
+_LATEST_ASCII = "LATEST holds an ASCII name (step-NNNNNNNN): the same bytes in any of these"
+_UNLISTABLE = ('a folder that cannot be listed never verifies, so its key (None or "") is never '
+               "stored or found")
+_BOUND = ("the cache's size bound: only when it is emptied moves (after 64 or 65 entries); "
+          "results are the same")
+_DTYPE_CASE = "dtype_bytes lower-cases the dtype's name"
+_ASCII_DUMPS = ("json.dumps writes ASCII only (ensure_ascii), the same bytes in any of these "
+                "encodings")
+_MADE_FOLDER = ("acquire sets _made_folder before anything reads it; release without acquire "
+                "returns first")
+_LISTED = "the folder's listing just showed the lock file, so it exists to unlink"
+_NOT_MAX = 'a "max" limit then fails int(), whose ValueError also gives None (no limit)'
 RUNS: dict[str, str] = {
-
+    "tfstudio.runs.preflight.x__cgroup_room__mutmut_6": _NOT_MAX,
+    "tfstudio.runs.preflight.x__cgroup_room__mutmut_7": _NOT_MAX,
+    "tfstudio.runs.preflight.x_training_need__mutmut_11":
+        "training_memory's default dtype is float32",
+    "tfstudio.runs.preflight.x_training_need__mutmut_13": _DTYPE_CASE,
+    "tfstudio.runs.preflight.x_training_need__mutmut_29": _DTYPE_CASE,
+    "tfstudio.runs.preflight.x__training_fix__mutmut_19":
+        "per_row is never 0: a batch of at least one sequence has activations",
+    "tfstudio.runs.preflight.x__training_fix__mutmut_21":
+        "both sides are positive here (else it returned above): int() floors the quotient like //",
+    "tfstudio.runs.checkpoint.x__drop_aliases__mutmut_3":
+        "named_parameters only tests remove_duplicate for truth: None is False",
+    "tfstudio.runs.checkpoint.x__drop_aliases__mutmut_8":
+        "only membership in first is read, never the stored name",
+    "tfstudio.runs.checkpoint.x_is_tied_alias__mutmut_3":
+        "named_parameters only tests remove_duplicate for truth: None is False",
+    "tfstudio.runs.folder.xǁRunFolderǁwrite_config__mutmut_4":
+        "only the temporary file's name changes; it is renamed to config.json at once",
+    "tfstudio.runs.folder.xǁRunFolderǁwrite_config__mutmut_6": _ASCII_DUMPS,
+    "tfstudio.runs.folder.xǁRunFolderǁwrite_config__mutmut_8": _ASCII_DUMPS,
+    "tfstudio.runs.folder.xǁRunFolderǁwrite_config__mutmut_15": _ASCII_DUMPS,
+    "tfstudio.runs.folder.xǁRunFolderǁwrite_config__mutmut_10":
+        "only the JSON's whitespace changes; config.json is read with json.loads",
+    "tfstudio.runs.folder.xǁRunFolderǁwrite_config__mutmut_12":
+        "only the JSON's whitespace changes; config.json is read with json.loads",
+    "tfstudio.runs.folder.xǁRunFolderǁwrite_config__mutmut_13":
+        "only the JSON's whitespace changes; config.json is read with json.loads",
+    "tfstudio.runs.lock.x__read_pid__mutmut_12":
+        ("the lock file holds the writer's PID and a newline (at most 21 bytes): 32 or 33 "
+         "bytes read it whole"),
+    "tfstudio.runs.lock.x__read_pid__mutmut_15": _CODEC,
+    "tfstudio.runs.lock.xǁRunLockǁ__init____mutmut_5": _MADE_FOLDER,
+    "tfstudio.runs.lock.xǁRunLockǁ__init____mutmut_6": _MADE_FOLDER,
+    "tfstudio.runs.lock.xǁRunLockǁacquire__mutmut_40":
+        ("the PID is then written at offset 0 and is at least 2 bytes: it covers the one "
+         "byte kept"),
+    "tfstudio.runs.lock.xǁRunLockǁrelease__mutmut_12": _LISTED,
+    "tfstudio.runs.lock.xǁRunLockǁrelease__mutmut_13": _LISTED,
+    "tfstudio.runs.lock.xǁRunLockǁrelease__mutmut_14":
+        "the folder was just seen holding only the lock file, now unlinked: rmdir succeeds",
+    "tfstudio.runs.checkpoint.x_load_checkpoint__mutmut_35":
+        ("load_model already drops tied aliases from missing, so every key left is a real "
+         "missing one: is_tied_alias is False for it and for None alike"),
+    "tfstudio.runs.folder.xǁRunFolderǁtrained_length__mutmut_23": _ASCII,
+    "tfstudio.runs.checkpoint.x_rng_state__mutmut_4": _CUDA,
+    "tfstudio.runs.checkpoint.x_rng_state__mutmut_5": _CUDA,
+    "tfstudio.runs.checkpoint.x_rng_state__mutmut_6": _CUDA,
+    "tfstudio.runs.checkpoint.x_rng_state__mutmut_7": _CUDA,
+    "tfstudio.runs.checkpoint.x_set_rng_state__mutmut_8": _CUDA,
+    "tfstudio.runs.checkpoint.x_set_rng_state__mutmut_9": _CUDA,
+    "tfstudio.runs.checkpoint.x_set_rng_state__mutmut_10": _CUDA,
+    "tfstudio.runs.checkpoint.x_set_rng_state__mutmut_11": _CUDA,
+    "tfstudio.runs.checkpoint.x_set_rng_state__mutmut_12": _CUDA,
+    "tfstudio.runs.checkpoint.x_set_rng_state__mutmut_13": _CUDA,
+    "tfstudio.runs.checkpoint.x_set_rng_state__mutmut_14": _CUDA,
+    "tfstudio.runs.checkpoint.x_set_rng_state__mutmut_15": _CUDA,
+    "tfstudio.runs.checkpoint.x_set_rng_state__mutmut_16": _CUDA,
+    "tfstudio.runs.checkpoint.x_set_rng_state__mutmut_17": _CUDA,
+    "tfstudio.runs.checkpoint.x_set_rng_state__mutmut_18": _CUDA,
+    "tfstudio.runs.checkpoint.x_save_checkpoint__mutmut_67": _ASCII,
+    "tfstudio.runs.checkpoint.x_save_checkpoint__mutmut_70": _ASCII,
+    "tfstudio.runs.checkpoint.x_save_checkpoint__mutmut_77": _ASCII,
+    "tfstudio.runs.checkpoint.x_save_checkpoint__mutmut_87":
+        "the file is opened only for its descriptor, to fsync it; nothing is read",
+    "tfstudio.runs.checkpoint.x_save_checkpoint__mutmut_99": _LATEST_ASCII,
+    "tfstudio.runs.checkpoint.x_save_checkpoint__mutmut_101": _LATEST_ASCII,
+    "tfstudio.runs.checkpoint.x_save_checkpoint__mutmut_103": _LATEST_ASCII,
+    "tfstudio.runs.checkpoint.x__sha256__mutmut_13":
+        "a file's digest does not depend on the size of the blocks it is read in",
+    "tfstudio.runs.checkpoint.x__sha256__mutmut_15":
+        "a file's digest does not depend on the size of the blocks it is read in",
+    "tfstudio.runs.checkpoint.x__sha256__mutmut_16":
+        "a file's digest does not depend on the size of the blocks it is read in",
+    "tfstudio.runs.checkpoint.x__write_manifest__mutmut_10": _ASCII,
+    "tfstudio.runs.checkpoint.x__write_manifest__mutmut_13": _ASCII,
+    "tfstudio.runs.checkpoint.x__write_manifest__mutmut_18": _ASCII,
+    "tfstudio.runs.checkpoint.x__write_manifest__mutmut_21":
+        "only the JSON's whitespace changes; the manifest is read with json.loads",
+    "tfstudio.runs.checkpoint.x__write_manifest__mutmut_24":
+        "only the JSON's whitespace changes; the manifest is read with json.loads",
+    "tfstudio.runs.checkpoint.x__write_manifest__mutmut_27":
+        "only the JSON's whitespace changes; the manifest is read with json.loads",
+    "tfstudio.runs.checkpoint.x__prune__mutmut_13":
+        "with keep_last 0, done[:-0] is done[:0], empty: nothing is pruned either way",
+    "tfstudio.runs.checkpoint.x_find_checkpoint__mutmut_13":
+        "skipped is still empty when LATEST's checkpoint verifies; the default is an empty list",
+    "tfstudio.runs.checkpoint.x_find_checkpoint__mutmut_16": _SAME_PATH,
+    "tfstudio.runs.checkpoint.x_find_checkpoint__mutmut_20": _SAME_PATH,
+    "tfstudio.runs.checkpoint.x_find_checkpoint__mutmut_38": _SAME_PATH,
+    "tfstudio.runs.checkpoint.x_find_checkpoint__mutmut_42": _SAME_PATH,
+    "tfstudio.runs.checkpoint.x__read_latest__mutmut_9": _CODEC,
+    "tfstudio.runs.checkpoint.x__manifest_problem__mutmut_5": _CODEC,
+    "tfstudio.runs.checkpoint.x__state_problem__mutmut_8": _CODEC,
+    "tfstudio.runs.checkpoint.x_read_state__mutmut_9": _CODEC,
+    "tfstudio.runs.checkpoint.x__safetensors_problem__mutmut_28": _CODEC,
+    "tfstudio.runs.checkpoint.x_checkpoint_problem__mutmut_8": _UNLISTABLE,
+    "tfstudio.runs.checkpoint.x_checkpoint_problem__mutmut_17": _BOUND,
+    "tfstudio.runs.checkpoint.x_checkpoint_problem__mutmut_18": _BOUND,
+    "tfstudio.runs.checkpoint.x_checkpoint_problem__mutmut_19":
+        "only membership in the cache is read, never the stored value",
+    "tfstudio.runs.checkpoint.x_checkpoint_problem__mutmut_20":
+        "only membership in the cache is read, never the stored value",
+    "tfstudio.runs.checkpoint.x_load_checkpoint__mutmut_13":
+        "safetensors' load_model only tests strict for truth: None is False",
+    "tfstudio.runs.checkpoint.x_load_checkpoint__mutmut_14": _CPU,
+    "tfstudio.runs.checkpoint.x_load_checkpoint__mutmut_18": _CPU,
+    "tfstudio.runs.checkpoint.x_load_checkpoint__mutmut_52": _CPU,
+    "tfstudio.runs.checkpoint.x_load_checkpoint__mutmut_54": _CPU,
 }
 
 
 # tfstudio/probes
+_FALSY = "None and False are both falsy: a block without the attribute is not a branch either way"
+_ONE_TENSOR = ("every tfstudio block's forward returns one tensor, never a tuple: the tuple "
+               "branch is never taken")
+_EMBED_FIRST = ("only a token embedding can read the ids, so in a model without layer groups "
+                "it is the first block to run: slicing from it or from 0 is the same")
+_PROBE_TENSOR = ("the probe tensor only carries a device and a float dtype to the mask "
+                 "(float32 is torch.zeros' default; its length is never read)")
 PROBES: dict[str, str] = {
+    "tfstudio.probes.ablation.x__module_of__mutmut_8": _FALSY,
+    "tfstudio.probes.ablation.x__module_of__mutmut_20": _FALSY,
+    "tfstudio.probes.ablation.x__zero_head__mutmut_9":
+        ("the output projection is called with one positional argument: args[1:] and "
+         "args[2:] are both empty"),
+    "tfstudio.probes.ablation.x_parse_target__mutmut_9":
+        ("with one '=' both split alike; with more, both refuse with the same message (the "
+         "kind or the value is wrong)"),
+    "tfstudio.probes.ablation.x_text_loss__mutmut_19": 'float("NAN") is float("nan")',
+    "tfstudio.probes.ablation.x_text_loss__mutmut_3": _CPU,
+    "tfstudio.probes.ablation.x_text_loss__mutmut_5": _CPU,
+    "tfstudio.probes.routing.x_expert_routing__mutmut_18":
+        ("the same forward sets last_expert_load and last_assignments together (both None "
+         "before any)"),
+    "tfstudio.probes.lens.x_logit_lens__mutmut_28": "torch.topk's default dim is -1",
+    "tfstudio.probes.attention.x_allowed_mask__mutmut_14": _PROBE_TENSOR,
+    "tfstudio.probes.attention.x_allowed_mask__mutmut_16": _PROBE_TENSOR,
+    "tfstudio.probes.attention.x_allowed_mask__mutmut_17": _PROBE_TENSOR,
+    "tfstudio.probes.attention.x_read_attention__mutmut_14":
+        "captured weights are [B, H, Q, K]: index 2 is index -2",
+    "tfstudio.probes.lens.x__output__mutmut_1": _ONE_TENSOR,
+    "tfstudio.probes.lens.x__output__mutmut_3": _ONE_TENSOR,
+    "tfstudio.probes.lens.x_residual_stream__mutmut_64": _EMBED_FIRST,
+    "tfstudio.probes.lens.x_residual_stream__mutmut_66": _EMBED_FIRST,
+    "tfstudio.probes.lens.x_residual_stream__mutmut_67": _EMBED_FIRST,
+    "tfstudio.probes.lens.x_residual_stream__mutmut_70": _EMBED_FIRST,
     "tfstudio.probes.positions.x__table__mutmut_9": _CPU,
     "tfstudio.probes.positions.x__table__mutmut_16": _CPU,
     "tfstudio.probes.positions.x__table__mutmut_20": _CPU,

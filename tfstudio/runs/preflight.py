@@ -63,9 +63,11 @@ def available_memory(device: str) -> tuple[int, str]:
     return (min(free, limit) if limit is not None else free), "this machine"
 
 
-def _cgroup_room() -> int | None:
+CGROUP = Path("/sys/fs/cgroup")  # where cgroup v2 shows this process's memory limit
+
+
+def _cgroup_room(base: Path = CGROUP) -> int | None:
     """What a cgroup-v2 memory limit (a container) leaves, if one is set."""
-    base = Path("/sys/fs/cgroup")
     try:
         limit = (base / "memory.max").read_text().strip()
         if limit == "max":
@@ -127,9 +129,14 @@ def _training_fix(need: Need, batch: int, grad_accum: int, room: int, on_host: b
         return (f"the model alone (weights, gradients and AdamW state: "
                 f"{human_bytes(need.fixed)}) does not fit: pick a smaller preset or fewer or "
                 f"narrower layers{shard}")
-    per_row = need.activations / batch
     # leave a fifth for what the estimate leaves out (workspace, allocator slack)
-    fits = int((0.8 * room - need.fixed) // per_row) if per_row else batch
+    usable = 0.8 * room
+    if need.fixed >= usable:  # no batch or length helps: the model itself is the problem
+        return (f"the model alone (weights, gradients and AdamW state: "
+                f"{human_bytes(need.fixed)}) leaves too little of it for activations and "
+                f"working space: pick a smaller preset or fewer or narrower layers")
+    per_row = need.activations / batch
+    fits = int((usable - need.fixed) // per_row) if per_row else batch
     if fits < 1:
         return "even one sequence does not fit: use a shorter --seq-len or a smaller preset"
     accum = math.ceil(batch / fits) * grad_accum
