@@ -25,6 +25,8 @@ def run(args) -> int:
     window = _window(args, data_dir)
     if window is None:
         return 2
+    import gc
+    gc.freeze()  # the window's objects live as long as the app: full collections skip them
     previous_hook = install_excepthook(lambda: window, data_dir / "errors.log")
     refusal = _open_what_was_asked(args, window)
     if refusal is not None:
