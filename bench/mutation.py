@@ -3,23 +3,31 @@
 mutmut changes the source one small edit at a time (a ``<`` to ``<=``, a constant, a dropped
 call) and runs the tests that reach the changed function; a mutant the tests still pass on
 "survived" and points at behaviour no test pins down. The score goes to docs/BENCHMARKS.md
-("Mutation testing"), per package: killed / survived / timeout / not run.
+("Mutation testing (mutmut)"), per file and per package.
 
-mutmut is slow (each mutant is a test run), so the run is limited: ``--modules`` picks source
-files or folders, ``--budget`` stops after that many seconds (mutants not reached count as "not
-run" and the report says so). The work happens in a scratch copy of the repository, so the
-checkout is never edited and no ``mutants/`` folder is left in it.
+mutmut is slow (each mutant is a test run), so the packages are measured in pieces: each run
+mutates a few files (``--modules``, optionally only some functions with ``--mutants``) for at
+most ``--budget`` seconds, and ``--store`` / ``--write`` keep its per-file results in
+bench/results/mutation/<module>.json (mutant name -> status, the diff of each survivor, the
+command). ``--write`` then rebuilds the docs section from every stored file, so pieces run at
+different times (or by different people) report together; ``--report`` only rebuilds it.
+The work happens in a scratch copy of the repository, so the checkout is never edited.
 
     pip install mutmut   # 3.x
-    python bench/mutation.py --modules tfstudio/train/sampling.py tfstudio/train/optim.py \\
-        --budget 900 --write
-    python bench/mutation.py --budget 3600 --write   # all four packages (hours on 2 cores)
+    python bench/mutation.py --modules tfstudio/train/sampling.py --budget 900 --write
+    python bench/mutation.py --modules tfstudio/train/trainer.py --mutants \\
+        'tfstudio.train.trainer.x_clip*' --write       # one function's mutants only
+    python bench/mutation.py --report                  # docs from the stored results
 """
 from __future__ import annotations
 
 import argparse
+import datetime
+import fnmatch
+import hashlib
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -29,6 +37,7 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results" / "mutation"
 PACKAGES = ["tfstudio/train", "tfstudio/runs", "tfstudio/probes", "tfstudio/data"]
 # the tests that exercise each package (mutmut then runs, per mutant, only those that reach
 # the mutated function)
@@ -48,18 +57,24 @@ TESTS = {
                       "tests/test_train_resume.py"],
     "tfstudio/probes": ["tests/test_probe_settings.py", "tests/test_probes.py",
                         "tests/test_rope_scaling.py"],
-    "tfstudio/data": ["tests/test_masking_edges.py", "tests/test_data_batches.py", "tests/test_data_corpus.py",
+    "tfstudio/data": ["tests/test_mutants_data.py", "tests/test_masking_edges.py",
+                      "tests/test_data_batches.py", "tests/test_data_corpus.py",
                       "tests/test_data_tasks.py", "tests/test_data_tokenizers.py",
-                      "tests/test_train_safeguards.py"],
+                      "tests/test_import_tokenizer.py"],
 }
 TITLE = "## Mutation testing (mutmut)"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from equivalent_mutants import EQUIVALENT  # (the folder next to this script)
 
-STATUS = {1: "killed", 3: "killed", 0: "survived", 36: "timeout", 24: "timeout",
-          -24: "timeout", 152: "timeout", 255: "timeout", None: "not run", 33: "no tests",
-          5: "no tests", 34: "skipped", 37: "killed"}
+# mutmut's exit codes per mutant (mutmut.stats.status_by_exit_code), folded into the
+# report's columns; anything else (a crash, "suspicious") counts as "other"
+STATUS = {1: "killed", 3: "killed", 37: "killed", 0: "survived", 36: "timeout", 24: "timeout",
+          -24: "timeout", 152: "timeout", 255: "timeout", None: "not run", 2: "not run",
+          33: "no tests", 5: "no tests", 34: "skipped"}
+COLUMNS = ["killed", "survived", "timeout", "no tests", "not run", "other"]
 
+
+# ---------------------------------------------------------------- running mutmut
 
 def tests_for(modules: list[str]) -> list[str]:
     chosen: list[str] = []
@@ -73,7 +88,7 @@ def tests_for(modules: list[str]) -> list[str]:
     return chosen
 
 
-def scratch_copy(modules: list[str], tests: list[str]) -> Path:
+def scratch_copy(modules: list[str], tests: list[str], timeout_multiplier: float) -> Path:
     """A copy of the package, tests and pyproject, with mutmut's settings appended."""
     work = Path(tempfile.mkdtemp(prefix="tfstudio-mutmut-"))
     shutil.copytree(ROOT / "tfstudio", work / "tfstudio",
@@ -88,39 +103,50 @@ def scratch_copy(modules: list[str], tests: list[str]) -> Path:
         f"only_mutate = {json.dumps([m if m.endswith('.py') else m + '/*' for m in modules])}",
         f"pytest_add_cli_args_test_selection = {json.dumps(tests)}",
         "pytest_add_cli_args = [\"-x\", \"-q\", \"-p\", \"no:cacheprovider\"]",
-        "also_copy = [\"tests\", \"resources\"]", ""])
+        "also_copy = [\"tests\", \"resources\"]",
+        # a mutant's CPU-time limit is (its tests' time + 1 s) * this * 2: mutmut's 15 makes
+        # every endless loop cost minutes
+        f"timeout_multiplier = {timeout_multiplier}", ""])
     (work / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text() + settings)
     return work
 
 
-def run_mutmut(work: Path, budget: float, max_children: int) -> tuple[float, str]:
+def run_mutmut(work: Path, budget: float, max_children: int,
+               mutants: list[str]) -> tuple[float, str]:
     """Runs ``mutmut run`` for at most ``budget`` seconds: (seconds, how it ended)."""
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "OMP_NUM_THREADS": "1"}
     env.pop("PYTHONPATH", None)  # the mutated copy must be the one imported
     start = time.perf_counter()
     log = open(work / "mutmut.log", "w")  # its progress spinner is thousands of lines
     proc = subprocess.Popen([sys.executable, "-m", "mutmut", "run", "--max-children",
-                             str(max_children)], cwd=work, env=env, stdout=log,
+                             str(max_children), *mutants], cwd=work, env=env, stdout=log,
                             stderr=subprocess.STDOUT, start_new_session=True)
     try:
         proc.wait(timeout=budget)
         ended = "ran to the end" if proc.returncode == 0 else f"mutmut failed ({proc.returncode})"
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, 15)
-        proc.wait()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # a worker ignoring SIGTERM
+            os.killpg(proc.pid, 9)
+            proc.wait()
         ended = "stopped by the time budget"
+    except BaseException:  # Ctrl-C: never leave workers running
+        os.killpg(proc.pid, 9)
+        raise
     log.close()
     if ended.startswith("mutmut failed"):
         print((work / "mutmut.log").read_text()[-4000:])
     return time.perf_counter() - start, ended
 
 
-def read_results(work: Path) -> dict[str, dict[str, int | None]]:
-    """{source file: {mutant name: exit code}} from mutmut's .meta files."""
+def read_meta(work: Path) -> dict[str, dict]:
+    """{source file: mutmut's .meta (exit codes per mutant, hashes per function)}."""
     results = {}
     for meta in sorted((work / "mutants").rglob("*.py.meta")):
         source = str(meta.relative_to(work / "mutants"))[:-len(".meta")]
-        results[source] = json.loads(meta.read_text()).get("exit_code_by_key", {})
+        results[source] = json.loads(meta.read_text())
     return results
 
 
@@ -133,44 +159,135 @@ def mutant_diff(work: Path, name: str) -> str:
     return " / ".join(ln.strip() for ln in lines)[:300]
 
 
-def report(results: dict, seconds: float, ended: str, modules: list[str],
-           tests: list[str], work: Path, section: str = "") -> tuple[str, list[tuple[str, str]]]:
-    counts: dict[str, Counter] = {}
-    survivors = []
-    for source, codes in results.items():
-        package = "/".join(source.split("/")[:2])
-        for name, code in codes.items():
-            status = STATUS.get(code, "suspicious")
-            counts.setdefault(source, Counter())[status] += 1
-            counts.setdefault(package + " (all run files)", Counter())[status] += 1
-            if status == "survived":
-                survivors.append((name, mutant_diff(work, name)))
-    reviewed = sum(name in EQUIVALENT for name, _ in survivors)
-    columns = ["killed", "survived", "timeout", "no tests", "not run"]
-    rows = ["| scope | " + " | ".join(columns) + " | score |",
-            "|---" * (len(columns) + 2) + "|"]
-    for scope, c in sorted(counts.items()):
-        decided = c["killed"] + c["survived"] + c["timeout"]
-        score = f"{(c['killed'] + c['timeout']) / decided:.0%}" if decided else "-"
-        rows.append(f"| {scope} | " + " | ".join(str(c[k]) for k in columns) + f" | {score} |")
-    not_run = [p for p in PACKAGES if not any(m.startswith(p) for m in modules)]
-    body = "\n".join([
-        f"Command: `python bench/mutation.py --modules {' '.join(modules)} --write"
-        f"{' --section ' + section if section else ''}` "
-        f"({seconds:.0f} s, mutmut {_mutmut_version()}, "
-        f"{ended}).",
-        f"Tests: {', '.join(f'`{t}`' for t in tests)}.", "",
-        *rows, "",
-        "Score = (killed + timeout) / (killed + survived + timeout); \"not run\" mutants were "
-        "not reached within the budget.",
-        "Only the files in the table were mutated"
-        + (f"; no file of {', '.join(not_run)}." if not_run else "."),
-        "", f"Survivors ({reviewed} of {len(survivors)} reviewed as equivalent; mutmut's "
-        "name: the change, then why no test can kill it):", "",
-        *([f"- `{n}`: `{d}` — {EQUIVALENT.get(n, '**not reviewed**')}" for n, d in survivors]
-          or ["- none"]),
-    ])
-    return body, survivors
+# ---------------------------------------------------------------- stored results
+
+def result_path(source: str) -> Path:
+    """bench/results/mutation/tfstudio.train.trainer.json for tfstudio/train/trainer.py."""
+    return RESULTS / (source.removesuffix(".py").replace("/", ".") + ".json")
+
+
+def source_hash(source: str) -> str:
+    return hashlib.sha256((ROOT / source).read_bytes()).hexdigest()
+
+
+def function_of(name: str) -> str:
+    """mutmut's function key of a mutant: tfstudio.x.y.x_f__mutmut_3 -> x_f."""
+    return name.partition("__mutmut_")[0].rpartition(".")[2]
+
+
+def fresh_result(source: str, meta: dict, patterns: list[str], run: dict,
+                 diff_of) -> dict:
+    """One file's result from this run: only the mutants the run was asked for."""
+    statuses = {name: STATUS.get(code, "other")
+                for name, code in meta.get("exit_code_by_key", {}).items()
+                if not patterns or any(fnmatch.fnmatch(name, p) for p in patterns)}
+    return {"source": source, "source_sha256": source_hash(source), "runs": [run],
+            "function_hashes": meta.get("hash_by_function_name", {}),
+            "mutants": dict(sorted(statuses.items())),
+            "survivors": {n: diff_of(n) for n, s in sorted(statuses.items())
+                          if s == "survived"}}
+
+
+def merged(old: dict | None, new: dict) -> dict:
+    """``new`` plus what ``old`` decided about mutants ``new`` did not run, as long as the
+    mutated function's source is unchanged (mutmut's per-function hash)."""
+    if old is None:
+        return new
+    same = {f for f, h in new["function_hashes"].items()
+            if old.get("function_hashes", {}).get(f) == h}
+    mutants, survivors = dict(new["mutants"]), dict(new["survivors"])
+    for name, status in old.get("mutants", {}).items():
+        if function_of(name) in same and mutants.get(name, "not run") == "not run":
+            mutants[name] = status
+            if status == "survived" and name in old.get("survivors", {}):
+                survivors[name] = old["survivors"][name]
+    runs = [r for r in old.get("runs", []) if r["command"] != new["runs"][0]["command"]]
+    return {**new, "runs": runs + new["runs"], "mutants": dict(sorted(mutants.items())),
+            "survivors": dict(sorted(survivors.items()))}
+
+
+def store(result: dict) -> Path:
+    path = result_path(result["source"])
+    old = json.loads(path.read_text()) if path.exists() else None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(merged(old, result), indent=1) + "\n")
+    return path
+
+
+def stored_results() -> dict[str, dict]:
+    results = {}
+    for path in sorted(RESULTS.glob("*.json")):
+        result = json.loads(path.read_text())
+        results[result["source"]] = result
+    return results
+
+
+# ---------------------------------------------------------------- the report
+
+def package_of(source: str) -> str:
+    return "/".join(source.split("/")[:2])
+
+
+def _row(scope: str, c: Counter) -> str:
+    decided = c["killed"] + c["survived"] + c["timeout"]
+    score = f"{(c['killed'] + c['timeout']) / decided:.0%}" if decided else "-"
+    rest = decided - c["equivalent"]
+    reviewed = f"{(c['killed'] + c['timeout']) / rest:.0%}" if rest else "-"
+    return (f"| {scope} | " + " | ".join(str(c[k]) for k in COLUMNS)
+            + f" | {c['equivalent']} | {c['survived'] - c['equivalent']} | {score} | {reviewed} |")
+
+
+def package_section(package: str, results: dict[str, dict]) -> list[str]:
+    mine = {s: r for s, r in results.items() if package_of(s) == package}
+    files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / package).rglob("*.py")
+                   if "__pycache__" not in p.parts)
+    lines = [f"### {package}", ""]
+    if not mine:
+        return lines + ["Not mutated yet.", ""]
+    rows = ["| file | " + " | ".join(COLUMNS) + " | equivalent | not reviewed | score | "
+            "score without equivalent |", "|---" * (len(COLUMNS) + 5) + "|"]
+    total: Counter = Counter()
+    survivors, commands, stale = [], [], []
+    for source, result in sorted(mine.items()):
+        c = Counter(result["mutants"].values())
+        names = [n for n, s in result["mutants"].items() if s == "survived"]
+        c["equivalent"] = sum(n in EQUIVALENT for n in names)
+        total.update(c)
+        mark = ""
+        if not (ROOT / source).exists() or source_hash(source) != result["source_sha256"]:
+            mark = " (source changed since)"
+            stale.append(source)
+        rows.append(_row(f"`{source}`{mark}", c))
+        survivors += [(n, result["survivors"].get(n, "?")) for n in names]
+        commands += [r for r in result["runs"] if r not in commands]
+    rows.append(_row(f"**{package}** ({len(mine)} of {len(files)} files)", total))
+    unmutated = [f for f in files if f not in mine]
+    lines += rows + [""]
+    if unmutated:
+        lines += ["Not mutated yet: " + ", ".join(f"`{f}`" for f in unmutated) + ".", ""]
+    if stale:
+        lines += ["Changed since their run (rerun them): "
+                  + ", ".join(f"`{s}`" for s in stale) + ".", ""]
+    lines += [f"Survivors ({total['equivalent']} of {len(survivors)} reviewed as equivalent; "
+              "mutmut's name: the change — why no test can kill it):", ""]
+    lines += [f"- `{n}`: `{d}` — {EQUIVALENT.get(n, '**not reviewed**')}"
+              for n, d in survivors] or ["- none"]
+    lines += ["", "Commands:", ""]
+    lines += [f"- `{r['command']}` ({r['seconds']:.0f} s, mutmut {r['mutmut']}, "
+              f"{r['ended']}, {r['date']}; tests: {', '.join(r['tests'])})"
+              + (f" — {r['note']}" if r.get("note") else "") for r in commands]
+    return lines + [""]
+
+
+def report(results: dict[str, dict]) -> str:
+    return "\n".join([
+        "Score = (killed + timeout) / (killed + survived + timeout); \"score without "
+        "equivalent\" leaves out the survivors reviewed as equivalent "
+        "(bench/equivalent_mutants.py, with the reason). \"not run\": not reached within the "
+        "run's time budget; \"no tests\": no selected test reaches the function. Rebuilt by "
+        "`python bench/mutation.py --report` from bench/results/mutation/*.json, one file per "
+        "mutated module, written by the commands listed under each package.", "",
+        *[line for package in PACKAGES for line in package_section(package, results)]])
 
 
 def _mutmut_version() -> str:
@@ -181,22 +298,41 @@ def _mutmut_version() -> str:
         return "?"
 
 
+def write_docs() -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    from report import replace_section
+    print(f"wrote {replace_section(TITLE, report(stored_results()))}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--modules", nargs="+", default=PACKAGES,
                         help="source files or folders to mutate (default: the four packages)")
+    parser.add_argument("--mutants", nargs="+", default=[], metavar="GLOB",
+                        help="only these mutants (mutmut names, wildcards allowed, e.g. "
+                             "'tfstudio.train.trainer.x_clip*'); stored results of the others "
+                             "are kept")
     parser.add_argument("--tests", nargs="+", help="test files (default: per module, TESTS)")
     parser.add_argument("--deselect", action="append", default=[], metavar="TEST_ID",
                         help="leave out one test (pytest's --deselect; e.g. one failing "
                              "without any mutant, which would stop mutmut)")
     parser.add_argument("--budget", type=float, default=1800, help="seconds before stopping")
     parser.add_argument("--max-children", type=int, default=2, help="parallel test runs")
-    parser.add_argument("--write", action="store_true", help="update docs/BENCHMARKS.md")
+    parser.add_argument("--timeout-multiplier", type=float, default=2.0,
+                        help="a mutant times out after (its tests' seconds + 1) * this * 2 "
+                             "CPU seconds (mutmut's default: 15)")
+    parser.add_argument("--store", action="store_true",
+                        help="keep the results in bench/results/mutation/")
+    parser.add_argument("--write", action="store_true",
+                        help="--store, then rebuild docs/BENCHMARKS.md from all stored results")
+    parser.add_argument("--report", action="store_true",
+                        help="only rebuild docs/BENCHMARKS.md from the stored results")
+    parser.add_argument("--note", default="", help="a remark stored with this run's command")
     parser.add_argument("--keep", action="store_true", help="keep the scratch copy")
-    parser.add_argument("--section", default="",
-                        help="write under '## Mutation testing of SECTION (mutmut)' (so runs over "
-                             "different modules keep separate sections)")
     args = parser.parse_args()
+    if args.report:
+        write_docs()
+        return 0
     try:
         import mutmut  # noqa: F401
     except ImportError:
@@ -208,21 +344,30 @@ def main() -> int:
         print(f"no such source file or folder: {', '.join(missing)}")
         return 2
     tests = args.tests or tests_for(modules)
-    work = scratch_copy(modules, tests + [f"--deselect={t}" for t in args.deselect])
+    work = scratch_copy(modules, tests + [f"--deselect={t}" for t in args.deselect],
+                        args.timeout_multiplier)
+    command = " ".join(["python bench/mutation.py", *map(shlex.quote, sys.argv[1:])])
     try:
-        seconds, ended = run_mutmut(work, args.budget, args.max_children)
-        body, _ = report(read_results(work), seconds, ended, modules, tests, work,
-                         args.section)
-        print(body)
+        seconds, ended = run_mutmut(work, args.budget, args.max_children, args.mutants)
         if ended.startswith("mutmut failed"):
-            print("not written to docs/BENCHMARKS.md: mutmut did not run (see its output above)")
+            print("nothing stored: mutmut did not run (see its output above)")
             return 1
+        run = {"command": command, "tests": tests + [f"--deselect {t}" for t in args.deselect],
+               "seconds": round(seconds), "ended": ended, "mutmut": _mutmut_version(),
+               "date": datetime.date.today().isoformat(), "note": args.note}
+        results = {source: fresh_result(source, meta, args.mutants, run,
+                                        lambda n: mutant_diff(work, n))
+                   for source, meta in read_meta(work).items()}
+        for source, result in results.items():
+            c = Counter(result["mutants"].values())
+            print(f"{source}: " + ", ".join(f"{c[k]} {k}" for k in COLUMNS if c[k]))
+            for name, diff in result["survivors"].items():
+                print(f"  survived {name}: {diff} — {EQUIVALENT.get(name, 'not reviewed')}")
+            if args.store or args.write:
+                print(f"  stored in {store(result).relative_to(ROOT)}")
+        print(f"{seconds:.0f} s, {ended}")
         if args.write:
-            sys.path.insert(0, str(ROOT / "bench"))
-            from report import replace_section
-            # a title that starts with TITLE would be replaced along with TITLE's section
-            title = f"## Mutation testing of {args.section} (mutmut)" if args.section else TITLE
-            print(f"wrote {replace_section(title, body)}")
+            write_docs()
     finally:
         if args.keep:
             print(f"scratch copy kept in {work}")
