@@ -10,6 +10,10 @@ _DIM = "the same axis for the documented input shape ([B, V] / [B, 1])"
 _F32 = ("a float32 draw equals this threshold with probability 2^-24 per position (0.15 is not "
         "a float32 multiple of 2^-24, so never)")
 
+_FULL_INT = "torch.full with an int fill value (pad id, -100) already makes int64 = torch.long"
+_TENSOR_INT = ("torch.tensor of a list of Python ints is int64 = torch.long (an empty list gives "
+               "float32, but fills an empty slice of the long tensor just the same)")
+
 # tfstudio/train
 TRAIN: dict[str, str] = {
     "tfstudio.train.optim.x_lr_at__mutmut_2": "warmup >= 0: with warmup 0, step < 0 never holds",
@@ -71,6 +75,18 @@ DATA: dict[str, str] = {
     "tfstudio.data.masking.x_mask_tokens__mutmut_49":
         "randint's default dtype is int64, the dtype of the documented LongTensor ids",
     "tfstudio.data.masking.x_mask_tokens__mutmut_45": "randint(high, size) draws from [0, high)",
+    "tfstudio.data.task_batches.x_seq2seq_batch__mutmut_24": _FULL_INT,
+    "tfstudio.data.task_batches.x_seq2seq_batch__mutmut_27": _FULL_INT,
+    "tfstudio.data.task_batches.x_seq2seq_batch__mutmut_36": _FULL_INT,
+    "tfstudio.data.task_batches.x_seq2seq_batch__mutmut_39": _FULL_INT,
+    "tfstudio.data.task_batches.x_seq2seq_batch__mutmut_43": _FULL_INT,
+    "tfstudio.data.task_batches.x_seq2seq_batch__mutmut_46": _FULL_INT,
+    "tfstudio.data.task_batches.x_seq2seq_batch__mutmut_54": _TENSOR_INT,
+    "tfstudio.data.task_batches.x_seq2seq_batch__mutmut_56": _TENSOR_INT,
+    "tfstudio.data.task_batches.x_seq2seq_batch__mutmut_66": _TENSOR_INT,
+    "tfstudio.data.task_batches.x_seq2seq_batch__mutmut_68": _TENSOR_INT,
+    "tfstudio.data.tasks.xǁBracketsTaskǁpair__mutmut_2":
+        "random() returns exactly 0.5 with probability 2^-53 per example",
 }
 
 

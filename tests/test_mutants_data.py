@@ -50,3 +50,107 @@ def test_iterating_a_sampler_gives_its_next_batches():
     for _ in range(3):
         (x, y), (x2, y2) = next(it), twin.next_batch()
         assert x.tolist() == x2.tolist() and y.tolist() == y2.tolist()
+
+
+# ---------------------------------------------------------------- tasks.py
+
+from tfstudio.data import TaskSampler, parse_task, seq2seq_batch  # noqa: E402
+from tfstudio.data.simple_tokenizers import CharTokenizer  # noqa: E402
+from tfstudio.data.tasks import _describe  # noqa: E402
+
+
+@pytest.mark.parametrize("text, value", [
+    ("1", True), ("true", True), ("yes", True), ("TRUE", True), ("Yes", True),
+    ("0", False), ("false", False), ("no", False), ("NO", False), ("False", False)])
+def test_boolean_task_parameters_read_every_spelling(text, value):
+    task = parse_task(f"add:reverse_answer={text}")
+    assert task.reverse_answer is value
+    assert task.spec == ("task:add" if value else "task:add:reverse_answer=false")
+
+
+def test_a_boolean_parameter_that_is_neither_says_so():
+    with pytest.raises(DataError, match=r"^task 'add': reverse_answer must be true or false, "
+                                        r"got 'maybe'$"):
+        parse_task("add:reverse_answer=maybe")
+
+
+def test_unknown_parameters_list_the_task_parameters_with_defaults():
+    with pytest.raises(DataError, match=r"its parameters are digits \(default 3\), "
+                                        r"reverse_answer \(default true\)$"):
+        parse_task("add").__class__(width=3)
+    assert _describe({}) == "none"
+    assert _describe({"a": 1, "b": False}) == "a (default 1), b (default false)"
+
+
+@pytest.mark.parametrize("length, ok", [(2, True), (4, True), (6, True), (3, False),
+                                        (0, False), (5, False)])
+def test_bracket_lengths_must_be_even_and_at_least_two(length, ok):
+    if ok:
+        task = parse_task(f"brackets:length={length}")
+        assert all(len(ex.source) == length for ex in task.examples(20))
+    else:
+        with pytest.raises(DataError, match=f"length must be even and >= 2, got {length}"):
+            parse_task(f"brackets:length={length}")
+
+
+def test_letters_may_be_any_but_the_separator_and_newline():
+    task = parse_task("copy:letters=aXb")
+    assert set("".join(ex.source for ex in task.examples(30))) <= set("aXb")
+    with pytest.raises(DataError, match=r"must not contain \['>'\]"):
+        parse_task("copy:letters=a>b")
+    with pytest.raises(DataError, match=r"must be non-empty and must not contain \['\(empty\)'\]"):
+        parse_task("copy:letters=")
+
+
+# ---------------------------------------------------------------- task_batches.py
+
+def _copy_sampler(batch_size=3, **kw):
+    task = parse_task("copy")
+    return TaskSampler(task, CharTokenizer(task.alphabet), batch_size, **kw)
+
+
+def test_seq2seq_batch_of_nothing_is_refused():
+    with pytest.raises(DataError, match=r"^seq2seq_batch needs at least one \(source, target\) "
+                                        r"pair$"):
+        seq2seq_batch([], CharTokenizer("ab"))
+
+
+def test_task_sampler_counts_steps_and_resumes_at_them():
+    sampler = _copy_sampler()
+    assert sampler.state_dict()["step"] == 0
+    batches = [sampler.next_examples() for _ in range(3)]
+    assert sampler.state_dict()["step"] == 3
+    assert batches[0] != batches[1] != batches[2]
+    fresh = _copy_sampler(seed=0)
+    assert fresh.next_examples() == batches[0]        # the default seed is 0
+    resumed = _copy_sampler()
+    resumed.load_state_dict({**sampler.state_dict(), "step": 2})
+    assert resumed.next_examples() == batches[2]
+
+
+def test_task_sampler_takes_one_row_and_refuses_none():
+    assert len(_copy_sampler(batch_size=1).next_examples()) == 1
+    with pytest.raises(DataError, match="^batch size must be at least 1, got 0$"):
+        _copy_sampler(batch_size=0)
+
+
+def test_task_sampler_seq2seq_batches_end_targets_with_eot():
+    sampler = _copy_sampler(batch_size=2)
+    tok = sampler.tokenizer
+    examples = _copy_sampler(batch_size=2).next_examples()
+    batch = sampler.next_seq2seq_batch()
+    for row, ex in enumerate(examples):
+        target = tok.encode(ex.target) + [tok.eot_id]
+        assert batch.labels[row, :len(target)].tolist() == target
+        assert batch.decoder_input[row, :len(target)].tolist() == [tok.bos_id] + target[:-1]
+        assert batch.source[row, :len(ex.source)].tolist() == tok.encode(ex.source)
+    assert sampler.state_dict()["step"] == 1
+
+
+def test_task_sampler_resume_mismatch_names_both_tasks_and_sizes():
+    saved = _copy_sampler(batch_size=4).state_dict()
+    task = parse_task("reverse")
+    other = TaskSampler(task, CharTokenizer(task.alphabet), 4)
+    with pytest.raises(DataError, match=r"saved for task:copy with batch size 4, this one is "
+                                        r"task:reverse with batch size 4"):
+        other.load_state_dict(saved)
