@@ -255,3 +255,65 @@ def test_batch_rows_device_and_token_count():
     assert part.labels.tolist() == [[3, 4, 5], [6, 7, 8]] and part.tokens == 6
     moved = batch.to("cpu")
     assert len(moved.inputs) == 2 and torch.equal(moved.labels, batch.labels)
+
+
+# ---------------------------------------------------------------- trainer.py
+
+import tfstudio  # noqa: E402
+from tfstudio.train.events import RouterMetrics, StepMetrics  # noqa: E402
+from tfstudio.train.trainer import Trainer  # noqa: E402
+
+TINY = dict(corpus="sample:small", tokenizer="byte", batch_size=2, seq_len=16,
+            warmup_steps=0, eval_every=0)
+
+
+def _trainer(**cfg):
+    events = []
+    trainer = Trainer(tfstudio.load_graph("tiny-gpt"), TrainConfig(**{**TINY, **cfg}),
+                      listeners=[events.append])
+    return trainer, events
+
+
+def test_the_divergence_message_names_the_checkpoint_that_exists():
+    trainer, _ = _trainer(lr=0.5)
+    trainer.state.step = 6
+    assert trainer._diverged("the loss became nan") == (
+        "the loss became nan at step 7. Training stopped; no checkpoint was written yet "
+        "(--checkpoint-every N keeps one every N steps). Lower the learning rate (now 0.5), "
+        "keep gradient clipping on, or use fp32")
+    trainer.state.saved_step = 4
+    assert "Training stopped; the checkpoint of step 4 is kept. Lower" in \
+        trainer._diverged("the loss became nan")
+
+
+def test_step_metrics_report_tokens_per_second_and_model_flops_utilisation():
+    trainer, events = _trainer()
+    trainer.model = SimpleNamespace(blocks=lambda: [])
+    trainer._flops_per_token, trainer._peak = 6.0, 1000.0
+    trainer.state.step, trainer.state.tokens_seen, trainer.state.grad_norm = 3, 96, 0.5
+    trainer._emit_step(2.5, 0.01, 64, 0.5, 0.0)
+    (m,) = events
+    assert isinstance(m, StepMetrics) and m.step == 3 and m.tokens_seen == 96
+    assert m.tokens_per_s == 128.0                     # 64 tokens in 0.5 s
+    assert m.mfu == pytest.approx(6.0 * 128.0 / 1000.0)
+    assert (m.loss, m.lr, m.grad_norm) == (2.5, 0.01, 0.5)
+    trainer._emit_step(2.5, 0.01, 64, 2.0, 0.0)        # slower than a second: still counted
+    assert events[-1].tokens_per_s == 32.0
+    trainer._emit_step(2.5, 0.01, 64, 0.0, 0.0)        # no time measured: 0, not a division
+    assert events[-1].tokens_per_s == 0.0 and events[-1].mfu == 0.0
+    trainer._peak = None                               # unknown peak (CPUs): no MFU
+    trainer._emit_step(2.5, 0.01, 64, 0.5, 0.0)
+    assert events[-1].mfu is None
+
+
+def test_router_loads_are_reported_with_the_step_and_balance_loss():
+    trainer, events = _trainer()
+    moe = SimpleNamespace(last_expert_load=torch.tensor([0.75, 0.25]))
+    trainer.model = SimpleNamespace(blocks=lambda: [(("layers", 0, "moe"), moe),
+                                                    (("embed",), SimpleNamespace())])
+    trainer._peak = None
+    trainer.state.step, trainer.state.aux_loss = 5, 0.125
+    trainer._emit_step(1.0, 0.1, 8, 0.1, 0.0)
+    router = events[-1]
+    assert isinstance(router, RouterMetrics) and router.step == 5
+    assert router.expert_load == {"layers.0.moe": [0.75, 0.25]} and router.aux_loss == 0.125
