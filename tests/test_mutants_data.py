@@ -154,3 +154,47 @@ def test_task_sampler_resume_mismatch_names_both_tasks_and_sizes():
     with pytest.raises(DataError, match=r"saved for task:copy with batch size 4, this one is "
                                         r"task:reverse with batch size 4"):
         other.load_state_dict(saved)
+
+
+# ---------------------------------------------------------------- corpus.py
+
+import random  # noqa: E402
+
+from tfstudio.data import list_corpora, load_corpus  # noqa: E402
+from tfstudio.data import storygen  # noqa: E402
+from tfstudio.data.tasks import TASKS  # noqa: E402
+
+STORIES = ("Generated short stories about named people, places and objects; pronouns to "
+           "resolve.")
+
+
+def test_the_corpus_picker_lists_every_built_in_choice():
+    infos = {i.spec: i for i in list_corpora()}
+    for size in storygen.SIZES:
+        info = infos.pop(f"sample:{size}")
+        assert info.title == f"Stories ({size})"
+        assert info.description == STORIES + (" The default." if size == "medium" else "")
+        path = storygen.sample_path(size)
+        assert info.size_bytes == (path.stat().st_size if path.exists() else None)
+    pydoc = infos.pop("pydoc")
+    assert (pydoc.title, pydoc.description, pydoc.size_bytes) == (
+        "Python documentation",
+        "The running Python's own help topics (pydoc_data): real English.", None)
+    assert sorted(infos) == sorted(f"task:{name}" for name in TASKS)
+    for name, cls in TASKS.items():
+        info = infos[f"task:{name}"]
+        assert (info.title, info.description, info.size_bytes) == (
+            f"Task: {name}", cls.description, None)
+    shipped = [i for i in list_corpora() if i.spec.startswith("sample:") and i.size_bytes]
+    assert shipped, "the shipped stories have a size"
+
+
+def test_a_task_corpus_is_twenty_thousand_seed_zero_examples_as_text():
+    corpus = load_corpus("task:sort")
+    task = corpus.task
+    assert (corpus.spec, corpus.title, corpus.kind) == ("task:sort", "Task: sort", "task")
+    assert corpus.description == f"{task.description} (20,000 examples, seed 0, as text.)"
+    assert corpus.size_bytes == 20_000 * len(task.example(random.Random(0)).text)
+    rng = random.Random(0)
+    expected = "".join(task.example(rng).text for _ in range(20_000))
+    assert corpus.text() == expected
