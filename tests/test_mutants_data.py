@@ -198,3 +198,12 @@ def test_a_task_corpus_is_twenty_thousand_seed_zero_examples_as_text():
     rng = random.Random(0)
     expected = "".join(task.example(rng).text for _ in range(20_000))
     assert corpus.text() == expected
+
+
+def test_a_missing_sample_file_has_no_size_yet(monkeypatch, tmp_path):
+    real = storygen.sample_path
+    monkeypatch.setattr(storygen, "sample_path",
+                        lambda size: tmp_path / "gone.txt" if size == "large" else real(size))
+    sizes = {i.spec: i.size_bytes for i in list_corpora()}
+    assert sizes["sample:large"] is None
+    assert sizes["sample:small"] == real("small").stat().st_size
