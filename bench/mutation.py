@@ -324,6 +324,9 @@ def main() -> int:
                         help="only these mutants (mutmut names, wildcards allowed, e.g. "
                              "'tfstudio.train.trainer.x_clip*'); stored results of the others "
                              "are kept")
+    parser.add_argument("--survivors", action="store_true",
+                        help="only the stored survivors of --modules (after adding tests: "
+                             "which of them are killed now)")
     parser.add_argument("--tests", nargs="+", help="test files (default: per module, TESTS)")
     parser.add_argument("--deselect", action="append", default=[], metavar="TEST_ID",
                         help="leave out one test (pytest's --deselect; e.g. one failing "
@@ -355,6 +358,14 @@ def main() -> int:
     if missing:
         print(f"no such source file or folder: {', '.join(missing)}")
         return 2
+    if args.survivors:
+        stored = stored_results()
+        args.mutants += [name for source, result in stored.items()
+                         if any(source == m or source.startswith(m + "/") for m in modules)
+                         for name, status in result["mutants"].items() if status == "survived"]
+        if not args.mutants:
+            print(f"no stored survivors of {', '.join(modules)}")
+            return 0
     tests = args.tests or tests_for(modules)
     args.deselect += [t for t in SLOW if t.split("::")[0] in tests and t not in args.deselect]
     work = scratch_copy(modules, tests + [f"--deselect={t}" for t in args.deselect],
