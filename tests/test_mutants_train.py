@@ -1,6 +1,7 @@
 """Direct tests for behaviour of tfstudio/train that mutation testing (bench/mutation.py) found
 unpinned: each asserts the documented result against numbers worked out in the test (a
 stand-in model whose next token is known, counts done by hand)."""
+import math
 from types import SimpleNamespace
 
 import numpy as np
@@ -317,3 +318,59 @@ def test_router_loads_are_reported_with_the_step_and_balance_loss():
     router = events[-1]
     assert isinstance(router, RouterMetrics) and router.step == 5
     assert router.expert_load == {"layers.0.moe": [0.75, 0.25]} and router.aux_loss == 0.125
+
+
+def _eval_trainer(batches, reports_accuracy):
+    trainer, events = _trainer(eval_batches=3)
+    trainer.device, trainer.precision = torch.device("cpu"), "fp32"
+    asked = []
+
+    def val_batches(n, batch_size):
+        asked.append((n, batch_size))
+        return batches
+    trainer.pipeline = SimpleNamespace(val_batches=val_batches,
+                                       reports_accuracy=reports_accuracy)
+    return trainer, events, asked
+
+
+def test_evaluation_averages_the_batch_losses_and_counts_accuracy_over_labels():
+    logits = torch.tensor([[[3.0, 0.0], [0.0, 3.0]]])
+    model = _Fixed(logits)
+    good = Batch((torch.zeros(1, 2),), torch.tensor([[0, 1]]))            # both right
+    half = Batch((torch.zeros(1, 2),), torch.tensor([[1, IGNORE_INDEX]]))  # one wrong label
+    trainer, events, asked = _eval_trainer([good, half], reports_accuracy=True)
+    trainer.model = model
+    model.train()
+    trainer.state.step = 9
+    trainer._evaluate()
+    lse = float(torch.logsumexp(torch.tensor([3.0, 0.0]), 0))
+    losses = [lse - 3.0, lse - 0.0]                     # mean over each batch's labels
+    (ev,) = events
+    assert ev.step == 9 and asked == [(3, 2)]
+    assert ev.val_loss == pytest.approx(sum(losses) / 2)
+    assert ev.perplexity == pytest.approx(math.exp(sum(losses) / 2))
+    assert ev.accuracy == pytest.approx(2 / 3)          # 2 of the 3 labelled positions
+    assert model.training                               # back to training mode
+
+
+def test_evaluation_without_accuracy_and_with_huge_or_no_losses():
+    logits = torch.tensor([[[200.0, 0.0]]])
+    wrong = Batch((torch.zeros(1, 1),), torch.tensor([[1]]))
+    trainer, events, _ = _eval_trainer([wrong], reports_accuracy=False)
+    trainer.model = _Fixed(logits)
+    trainer._evaluate()
+    assert events[-1].accuracy is None and events[-1].val_loss == pytest.approx(200.0)
+    assert events[-1].perplexity == pytest.approx(math.exp(50.0))   # capped, not inf
+    nothing, quiet, _ = _eval_trainer([], reports_accuracy=True)
+    nothing.model = _Fixed(logits)
+    nothing._evaluate()
+    assert quiet == []
+
+
+def test_out_of_memory_message_names_what_to_reduce():
+    trainer, _ = _trainer(batch_size=4, seq_len=32)
+    trainer.device, trainer.state.step = torch.device("cpu"), 2
+    assert trainer._oom_message() == (
+        "out of memory on cpu at step 3. Reduce the batch size (now 4; keep the effective "
+        "batch with grad_accum), the sequence length (now 32) or the model's width/depth; on "
+        "a GPU, bf16 halves activation memory")
