@@ -207,3 +207,70 @@ def test_a_missing_sample_file_has_no_size_yet(monkeypatch, tmp_path):
     sizes = {i.spec: i.size_bytes for i in list_corpora()}
     assert sizes["sample:large"] is None
     assert sizes["sample:small"] == real("small").stat().st_size
+
+
+# ---------------------------------------------------------------- textio.py, token_cache.py
+
+from tfstudio.data import split_train_val  # noqa: E402
+from tfstudio.data.textio import check_errors_mode, read_jsonl_texts, read_text_chunks  # noqa: E402
+from tfstudio.data.token_cache import token_dtype  # noqa: E402
+
+
+def test_token_dtype_switches_above_65536_ids():
+    assert token_dtype(256) == np.uint16 and token_dtype(65_536) == np.uint16
+    assert token_dtype(65_537) == np.uint32
+
+
+@pytest.mark.parametrize("n, fraction, n_val", [(10, 0.25, 2), (10, 0.35, 4), (10, 0.0, 0),
+                                                (7, 0.5, 4), (100, 0.1, 10)])
+def test_validation_is_the_rounded_last_fraction(n, fraction, n_val):
+    train, val = split_train_val(np.arange(n), fraction)   # Python's round: 2.5 -> 2, 3.5 -> 4
+    assert val.tolist() == list(range(n - n_val, n)) and train.tolist() == list(range(n - n_val))
+
+
+@pytest.mark.parametrize("fraction", [1.0, -0.1, 1.5])
+def test_validation_fraction_outside_zero_one_is_refused(fraction):
+    with pytest.raises(DataError, match=rf"^val_fraction must be in \[0, 1\), got {fraction}$"):
+        split_train_val(np.arange(10), fraction)
+
+
+def test_default_validation_fraction_is_ten_percent():
+    assert len(split_train_val(np.arange(1000))[1]) == 100
+
+
+def test_unknown_error_mode_names_both_choices():
+    with pytest.raises(DataError, match=r"""^errors='ignore' is not supported; use "strict" """
+                                        r"""\(stop at invalid UTF-8\) or "replace" \(read it """
+                                        r"""as U\+FFFD\)$"""):
+        check_errors_mode("ignore")
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 5, 1 << 20])
+def test_chunks_decode_split_characters_drop_one_bom_and_locate_bad_bytes(tmp_path, chunk):
+    path = tmp_path / "t.txt"
+    text = "\ufeffé日\ufeff\r\nb👍"
+    path.write_bytes(text.encode())
+    assert "".join(read_text_chunks(path, chunk_bytes=chunk)) == text[1:]  # only the first BOM
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes("aé".encode() + b"\xff" + b"z")
+    with pytest.raises(DataError, match=r"bad.txt: not valid UTF-8 at byte offset 3 \(byte ff: "
+                                        r"invalid start byte\)\. Convert the file to UTF-8"):
+        list(read_text_chunks(bad, chunk_bytes=chunk))
+    assert "".join(read_text_chunks(bad, "replace", chunk_bytes=chunk)) == "aé\ufffdz"
+
+
+def test_jsonl_lines_numbers_and_field_errors(tmp_path):
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"text": "one"}\n\n  \n{"text": "two"}\n{"text": "tail"}')
+    assert list(read_jsonl_texts(path, chunk_bytes=4)) == ["one", "two", "tail"]
+    cases = {'{"text": "a"}\n\n{"body": 1, "id": 2}\n': r"line 3: no \"text\" field \(it has "
+                                                        r"'body', 'id'\); each line must be",
+             '{"text": "a"}\n[1]\n': r"line 2: no \"text\" field; each line must be an object",
+             '{"text": 5}\n': r"line 1: \"text\" is int, expected a string$",
+             '{"text": "a"}\n{"text": \n': r"line 2: not valid JSON \(Expecting value\); each "
+                                           r"line of a \.jsonl file must be one JSON object",
+             '{"text": "a"}\n{"text": "b"': r"line 2: not valid JSON"}
+    for body, message in cases.items():
+        path.write_text(body)
+        with pytest.raises(DataError, match=message):
+            list(read_jsonl_texts(path, chunk_bytes=3))
