@@ -274,3 +274,41 @@ def test_jsonl_lines_numbers_and_field_errors(tmp_path):
         path.write_text(body)
         with pytest.raises(DataError, match=message):
             list(read_jsonl_texts(path, chunk_bytes=3))
+
+
+# ---------------------------------------------------------------- simple_tokenizers.py
+
+from tfstudio.data.simple_tokenizers import ByteTokenizer  # noqa: E402
+
+
+def test_char_ids_are_positions_in_the_sorted_alphabet_and_the_rest_is_unk():
+    tok = CharTokenizer("dbdb")
+    assert tok.alphabet == "bd" and tok.ordinary_vocab_size == 2
+    unk = 2 + 4                                           # after eot, pad, mask, bos
+    assert tok.encode("abcde") == [unk, 0, unk, 1, unk]   # below, between and above the codes
+    assert tok.encode_array("db").tolist() == [1, 0]
+    assert tok.decode([0, 1, unk, tok.eot_id]) == "bd\ufffd<|endoftext|>"
+    assert tok.token_strings([1, tok.bos_id]) == ["d", "<|bos|>"]
+    wide = CharTokenizer("é日")
+    assert wide.token_bytes(0) == "é".encode() and wide.token_bytes(1) == "日".encode()
+    assert wide.encode("日é") == [1, 0]
+
+
+def test_empty_alphabets_are_refused_with_a_reason():
+    with pytest.raises(ValueError, match="^a character tokenizer needs at least one character$"):
+        CharTokenizer("")
+    from tfstudio.data.corpus import Corpus
+    empty = Corpus("blank", "Blank", "file", "", 0, lambda: iter([iter([""])]))
+    with pytest.raises(DataError, match="^corpus 'blank' has no characters to build a "
+                                        "character tokenizer from$"):
+        CharTokenizer.from_corpus(empty)
+
+
+def test_byte_tokens_are_bytes_then_named_specials():
+    tok = ByteTokenizer()
+    assert tok.token_bytes(0) == b"\x00" and tok.token_bytes(255) == b"\xff"
+    assert tok.token_bytes(256) == b"<|endoftext|>" and tok.token_bytes(259) == b"<|bos|>"
+    assert tok.encode_array("é").tolist() == [0xC3, 0xA9]
+    with pytest.raises(DataError, match=r"^token id 260 is outside this tokenizer's vocabulary "
+                                        r"\(0\.\.259, byte\)"):
+        tok.token_bytes(260)
