@@ -29,6 +29,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -116,8 +117,8 @@ def scratch_copy(modules: list[str], tests: list[str], timeout_multiplier: float
         f"pytest_add_cli_args_test_selection = {json.dumps(tests)}",
         "pytest_add_cli_args = [\"-x\", \"-q\", \"-p\", \"no:cacheprovider\"]",
         "also_copy = [\"tests\", \"resources\"]",
-        # a mutant's CPU-time limit is (its tests' time + 1 s) * this * 2: mutmut's 15 makes
-        # every endless loop cost minutes
+        # a mutant stops after (its tests' time + 1 s) * this wall seconds: mutmut's 15 makes
+        # every endless loop cost minutes; too little and slow survivors pass for timeouts
         f"timeout_multiplier = {timeout_multiplier}", ""])
     (work / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text() + settings)
     return work
@@ -316,6 +317,10 @@ def write_docs() -> None:
     print(f"wrote {replace_section(TITLE, report(stored_results()))}")
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--modules", nargs="+", default=PACKAGES,
@@ -324,18 +329,21 @@ def main() -> int:
                         help="only these mutants (mutmut names, wildcards allowed, e.g. "
                              "'tfstudio.train.trainer.x_clip*'); stored results of the others "
                              "are kept")
-    parser.add_argument("--survivors", action="store_true",
-                        help="only the stored survivors of --modules (after adding tests: "
-                             "which of them are killed now)")
+    parser.add_argument("--rerun", nargs="+", default=[], metavar="STATUS",
+                        help="only the mutants of --modules stored with these statuses, e.g. "
+                             "'survived' (after adding tests: which are killed now) or "
+                             "'timeout' (with a larger --timeout-multiplier)")
+    parser.add_argument("--survivors", action="store_true", help="the same as --rerun survived")
     parser.add_argument("--tests", nargs="+", help="test files (default: per module, TESTS)")
     parser.add_argument("--deselect", action="append", default=[], metavar="TEST_ID",
                         help="leave out one test (pytest's --deselect; e.g. one failing "
                              "without any mutant, which would stop mutmut)")
     parser.add_argument("--budget", type=float, default=1800, help="seconds before stopping")
     parser.add_argument("--max-children", type=int, default=2, help="parallel test runs")
-    parser.add_argument("--timeout-multiplier", type=float, default=2.0,
-                        help="a mutant times out after (its tests' seconds + 1) * this * 2 "
-                             "CPU seconds (mutmut's default: 15)")
+    parser.add_argument("--timeout-multiplier", type=float, default=10.0,
+                        help="a mutant times out after (its tests' seconds + 1) * this wall "
+                             "seconds (twice that in CPU seconds; mutmut's default: 15). Too "
+                             "small on a loaded machine and slow survivors count as timeouts")
     parser.add_argument("--store", action="store_true",
                         help="keep the results in bench/results/mutation/")
     parser.add_argument("--write", action="store_true",
@@ -345,6 +353,8 @@ def main() -> int:
     parser.add_argument("--note", default="", help="a remark stored with this run's command")
     parser.add_argument("--keep", action="store_true", help="keep the scratch copy")
     args = parser.parse_args()
+    # `timeout` and kill send SIGTERM: clean up (mutmut's workers) as for Ctrl-C
+    signal.signal(signal.SIGTERM, _interrupt)
     if args.report:
         write_docs()
         return 0
@@ -358,13 +368,13 @@ def main() -> int:
     if missing:
         print(f"no such source file or folder: {', '.join(missing)}")
         return 2
-    if args.survivors:
-        stored = stored_results()
-        args.mutants += [name for source, result in stored.items()
+    rerun = set(args.rerun) | ({"survived"} if args.survivors else set())
+    if rerun:
+        args.mutants += [name for source, result in stored_results().items()
                          if any(source == m or source.startswith(m + "/") for m in modules)
-                         for name, status in result["mutants"].items() if status == "survived"]
+                         for name, status in result["mutants"].items() if status in rerun]
         if not args.mutants:
-            print(f"no stored survivors of {', '.join(modules)}")
+            print(f"no stored mutants of {', '.join(modules)} with status {', '.join(rerun)}")
             return 0
     tests = args.tests or tests_for(modules)
     args.deselect += [t for t in SLOW if t.split("::")[0] in tests and t not in args.deselect]
@@ -378,7 +388,8 @@ def main() -> int:
             return 1
         run = {"command": command, "tests": tests + [f"--deselect {t}" for t in args.deselect],
                "seconds": round(seconds), "ended": ended, "mutmut": _mutmut_version(),
-               "date": datetime.date.today().isoformat(), "note": args.note}
+               "date": datetime.date.today().isoformat(), "note": args.note,
+               "timeout_multiplier": args.timeout_multiplier}
         results = {source: fresh_result(source, meta, args.mutants, run,
                                         lambda n: mutant_diff(work, n))
                    for source, meta in read_meta(work).items()}
