@@ -374,3 +374,25 @@ def test_out_of_memory_message_names_what_to_reduce():
         "out of memory on cpu at step 3. Reduce the batch size (now 4; keep the effective "
         "batch with grad_accum), the sequence length (now 32) or the model's width/depth; on "
         "a GPU, bf16 halves activation memory")
+
+
+def test_a_run_logs_evaluates_probes_and_checkpoints_on_schedule(tmp_path):
+    from tfstudio.train.events import CheckpointSaved, EvalMetrics, Finished, Probe
+    from tfstudio.train.optim import lr_at
+    events = []
+    cfg = TrainConfig(**{**TINY, "steps": 5, "log_every": 2, "eval_every": 3, "eval_batches": 1,
+                         "probe_every": 4, "checkpoint_every": 2, "lr": 0.01,
+                         "warmup_steps": 2, "keep_checkpoints": 5})
+    end = Trainer(tfstudio.load_graph("tiny-gpt"), cfg, run_dir=tmp_path / "run",
+                  listeners=[events.append]).run()
+    assert isinstance(end, Finished) and end.reason == "completed" and end.step == 5
+    steps = [e for e in events if isinstance(e, StepMetrics)]
+    assert [e.step for e in steps] == [2, 4, 5]                  # every 2nd and the last
+    assert [e.tokens_seen for e in steps] == [2 * 32, 4 * 32, 5 * 32]   # batch 2 x 16 tokens
+    for e in steps:  # the rate the step was taken with (schedule counted from step 0)
+        assert e.lr == pytest.approx(lr_at(e.step - 1, lr=0.01, warmup=2, total=5,
+                                           min_ratio=cfg.min_lr_ratio))
+    assert [e.step for e in events if isinstance(e, EvalMetrics)] == [3, 5]
+    assert [e.step for e in events if isinstance(e, Probe)] == [0, 4]
+    assert [e.step for e in events if isinstance(e, CheckpointSaved)] == [2, 4, 5]
+    assert end.final_loss == pytest.approx(steps[-1].loss)
