@@ -85,6 +85,8 @@ STATUS = {1: "killed", 3: "killed", 37: "killed", 0: "survived", 36: "timeout", 
           -24: "timeout", 152: "timeout", 255: "timeout", None: "not run", 2: "not run",
           33: "no tests", 5: "no tests", 34: "skipped"}
 COLUMNS = ["killed", "survived", "timeout", "no tests", "not run", "other"]
+TRUSTED_MULTIPLIER = 10  # timeouts measured with less are flagged in the report
+EARLY_MULTIPLIER = 2     # what the first stored runs used (before it was recorded)
 
 
 # ---------------------------------------------------------------- running mutmut
@@ -198,7 +200,11 @@ def fresh_result(source: str, meta: dict, patterns: list[str], run: dict,
             "function_hashes": meta.get("hash_by_function_name", {}),
             "mutants": dict(sorted(statuses.items())),
             "survivors": {n: diff_of(n) for n, s in sorted(statuses.items())
-                          if s == "survived"}}
+                          if s == "survived"},
+            # the multiplier each timeout was measured with (a small one can pass a slow
+            # survivor off as a timeout)
+            "timeouts": {n: run["timeout_multiplier"] for n, s in sorted(statuses.items())
+                         if s == "timeout"}}
 
 
 def merged(old: dict | None, new: dict) -> dict:
@@ -209,14 +215,17 @@ def merged(old: dict | None, new: dict) -> dict:
     same = {f for f, h in new["function_hashes"].items()
             if old.get("function_hashes", {}).get(f) == h}
     mutants, survivors = dict(new["mutants"]), dict(new["survivors"])
+    timeouts = dict(new["timeouts"])
     for name, status in old.get("mutants", {}).items():
         if function_of(name) in same and mutants.get(name, "not run") == "not run":
             mutants[name] = status
             if status == "survived" and name in old.get("survivors", {}):
                 survivors[name] = old["survivors"][name]
+            if status == "timeout":
+                timeouts[name] = old.get("timeouts", {}).get(name, EARLY_MULTIPLIER)
     runs = [r for r in old.get("runs", []) if r["command"] != new["runs"][0]["command"]]
     return {**new, "runs": runs + new["runs"], "mutants": dict(sorted(mutants.items())),
-            "survivors": dict(sorted(survivors.items()))}
+            "survivors": dict(sorted(survivors.items())), "timeouts": dict(sorted(timeouts.items()))}
 
 
 def store(result: dict) -> Path:
@@ -246,7 +255,9 @@ def _row(scope: str, c: Counter) -> str:
     score = f"{(c['killed'] + c['timeout']) / decided:.0%}" if decided else "-"
     rest = decided - c["equivalent"]
     reviewed = f"{(c['killed'] + c['timeout']) / rest:.0%}" if rest else "-"
-    return (f"| {scope} | " + " | ".join(str(c[k]) for k in COLUMNS)
+    cells = [str(c[k]) + (f" ({c['short timeout']} short)" if k == "timeout" and
+                          c["short timeout"] else "") for k in COLUMNS]
+    return (f"| {scope} | " + " | ".join(cells)
             + f" | {c['equivalent']} | {c['survived'] - c['equivalent']} | {score} | {reviewed} |")
 
 
@@ -263,6 +274,9 @@ def package_section(package: str, results: dict[str, dict]) -> list[str]:
     survivors, commands, stale = [], [], []
     for source, result in sorted(mine.items()):
         c = Counter(result["mutants"].values())
+        c["short timeout"] = sum(result.get("timeouts", {}).get(n, EARLY_MULTIPLIER)
+                                 < TRUSTED_MULTIPLIER
+                                 for n, s in result["mutants"].items() if s == "timeout")
         names = [n for n, s in result["mutants"].items() if s == "survived"]
         c["equivalent"] = sum(n in EQUIVALENT for n in names)
         total.update(c)
@@ -287,7 +301,8 @@ def package_section(package: str, results: dict[str, dict]) -> list[str]:
               for n, d in survivors] or ["- none"]
     lines += ["", "Commands:", ""]
     lines += [f"- `{r['command']}` ({r['seconds']:.0f} s, mutmut {r['mutmut']}, "
-              f"{r['ended']}, {r['date']}; tests: {', '.join(r['tests'])})"
+              f"{r['ended']}, {r['date']}, timeout multiplier "
+              f"{r.get('timeout_multiplier', EARLY_MULTIPLIER):g}; tests: {', '.join(r['tests'])})"
               + (f" — {r['note']}" if r.get("note") else "") for r in commands]
     return lines + [""]
 
@@ -296,7 +311,10 @@ def report(results: dict[str, dict]) -> str:
     return "\n".join([
         "Score = (killed + timeout) / (killed + survived + timeout); \"score without "
         "equivalent\" leaves out the survivors reviewed as equivalent "
-        "(bench/equivalent_mutants.py, with the reason). \"not run\": not reached within the "
+        "(bench/equivalent_mutants.py, with the reason). A timeout counts as killed (the "
+        "tests did not pass); \"(N short)\": N of them were measured with a timeout multiplier "
+        f"under {TRUSTED_MULTIPLIER} on a loaded machine and may be slow survivors "
+        "(`--rerun timeout` measures them again). \"not run\": not reached within the "
         "run's time budget; \"no tests\": no selected test reaches the function. Rebuilt by "
         "`python bench/mutation.py --report` from bench/results/mutation/*.json, one file per "
         "mutated module, written by the commands listed under each package.", "",
