@@ -85,6 +85,8 @@ DATA: dict[str, str] = {
     "tfstudio.data.task_batches.x_seq2seq_batch__mutmut_56": _TENSOR_INT,
     "tfstudio.data.task_batches.x_seq2seq_batch__mutmut_66": _TENSOR_INT,
     "tfstudio.data.task_batches.x_seq2seq_batch__mutmut_68": _TENSOR_INT,
+    "tfstudio.data.tokenizer.xǁTokenizerǁtoken_strings__mutmut_8":
+        'codec names are case-insensitive: "UTF-8" is the "utf-8" codec',
     "tfstudio.data.tasks.xǁBracketsTaskǁpair__mutmut_2":
         "random() returns exactly 0.5 with probability 2^-53 per example",
 }

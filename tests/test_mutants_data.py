@@ -312,3 +312,23 @@ def test_byte_tokens_are_bytes_then_named_specials():
     with pytest.raises(DataError, match=r"^token id 260 is outside this tokenizer's vocabulary "
                                         r"\(0\.\.259, byte\)"):
         tok.token_bytes(260)
+
+
+def test_a_sample_corpus_is_the_shipped_story_file():
+    corpus = load_corpus("sample:small")
+    path = storygen.sample_path("small")
+    assert (corpus.spec, corpus.title, corpus.kind) == ("sample:small", "Stories (small)",
+                                                        "sample")
+    assert corpus.description == "Generated short stories (tfstudio.data.storygen)."
+    assert corpus.size_bytes == path.stat().st_size
+    assert corpus.text() == path.read_text(encoding="utf-8")
+
+
+def test_sample_corpus_errors_say_what_exists_and_how_to_regenerate(monkeypatch, tmp_path):
+    with pytest.raises(DataError, match=r"^unknown sample size 'huge'; use one of sample:small, "
+                                        r"sample:medium, sample:large$"):
+        load_corpus("sample:huge")
+    monkeypatch.setattr(storygen, "sample_path", lambda size: tmp_path / f"stories-{size}.txt")
+    with pytest.raises(DataError, match=r"stories-small\.txt is missing from this installation; "
+                                        r"regenerate it with python -m tfstudio\.data\.storygen$"):
+        load_corpus("sample:small")

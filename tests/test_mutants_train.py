@@ -396,3 +396,26 @@ def test_a_run_logs_evaluates_probes_and_checkpoints_on_schedule(tmp_path):
     assert [e.step for e in events if isinstance(e, Probe)] == [0, 4]
     assert [e.step for e in events if isinstance(e, CheckpointSaved)] == [2, 4, 5]
     assert end.final_loss == pytest.approx(steps[-1].loss)
+
+
+def test_layer_groups_are_named_by_their_first_two_keys_and_the_rest_is_other():
+    from tfstudio.train.trainer import _layer_parameter_groups
+    embed, attn, mlp, head = (torch.nn.Linear(2, 2) for _ in range(4))
+    stray = torch.nn.Parameter(torch.zeros(3))
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.parts = torch.nn.ModuleList([embed, attn, mlp, head])
+            self.stray = stray
+
+        def blocks(self):
+            return [(("embed",), embed), (("layers", 0, "attn"), attn),
+                    (("layers", 0, "mlp"), mlp), (("head",), head), (("tied",), head)]
+
+    groups = _layer_parameter_groups(Model())
+    ids = {name: [id(p) for p in ps] for name, ps in groups.items()}
+    assert ids == {"embed": [id(embed.weight), id(embed.bias)],
+                   "layers.0": [id(p) for p in (attn.weight, attn.bias, mlp.weight, mlp.bias)],
+                   "head": [id(head.weight), id(head.bias)],   # a shared module counted once
+                   "other": [id(stray)]}
