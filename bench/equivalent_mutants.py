@@ -17,6 +17,10 @@ _TENSOR_INT = ("torch.tensor of a list of Python ints is int64 = torch.long (an 
 # tfstudio/train
 TRAIN: dict[str, str] = {
     "tfstudio.train.optim.x_lr_at__mutmut_2": "warmup >= 0: with warmup 0, step < 0 never holds",
+    "tfstudio.train.trainer.xǁTrainerǁ_measure_and_clip__mutmut_20": ("a layer without gradients: get_total_norm([]) is tensor(0.) like "
+               "torch.zeros(()) (both on the CPU; a GPU run would tell the device)"),
+    "tfstudio.train.trainer.xǁTrainerǁ_measure_and_clip__mutmut_23": _CPU,
+    "tfstudio.train.trainer.xǁTrainerǁ_measure_and_clip__mutmut_25": _CPU,
     "tfstudio.train.sampling.x_apply_filters__mutmut_42": 'float("-INF") is float("-inf")',
     "tfstudio.train.sampling.x_apply_filters__mutmut_70": 'float("-INF") is float("-inf")',
     "tfstudio.train.sampling.x_apply_filters__mutmut_114": 'float("-INF") is float("-inf")',

@@ -262,6 +262,7 @@ def test_batch_rows_device_and_token_count():
 
 import tfstudio  # noqa: E402
 from tfstudio.train.events import RouterMetrics, StepMetrics  # noqa: E402
+from tfstudio.train.distributed import DistInfo  # noqa: E402
 from tfstudio.train.trainer import Trainer  # noqa: E402
 
 TINY = dict(corpus="sample:small", tokenizer="byte", batch_size=2, seq_len=16,
@@ -292,8 +293,11 @@ def test_step_metrics_report_tokens_per_second_and_model_flops_utilisation():
     trainer.model = SimpleNamespace(blocks=lambda: [])
     trainer._flops_per_token, trainer._peak = 6.0, 1000.0
     trainer.state.step, trainer.state.tokens_seen, trainer.state.grad_norm = 3, 96, 0.5
+    trainer.state.layer_norms = {"embed": 0.25}
     trainer._emit_step(2.5, 0.01, 64, 0.5, 0.0)
     (m,) = events
+    assert m.layer_grad_norms == {"embed": 0.25}
+    assert m.layer_grad_norms is not trainer.state.layer_norms   # a copy: later steps change it
     assert isinstance(m, StepMetrics) and m.step == 3 and m.tokens_seen == 96
     assert m.tokens_per_s == 128.0                     # 64 tokens in 0.5 s
     assert m.mfu == pytest.approx(6.0 * 128.0 / 1000.0)
@@ -302,6 +306,10 @@ def test_step_metrics_report_tokens_per_second_and_model_flops_utilisation():
     assert events[-1].tokens_per_s == 32.0
     trainer._emit_step(2.5, 0.01, 64, 0.0, 0.0)        # no time measured: 0, not a division
     assert events[-1].tokens_per_s == 0.0 and events[-1].mfu == 0.0
+    trainer.dist = DistInfo(world_size=2)              # tokens/s of all ranks, peak of one
+    trainer._emit_step(2.5, 0.01, 64, 0.5, 0.0)
+    assert events[-1].mfu == pytest.approx(6.0 * 128.0 / (1000.0 * 2))
+    trainer.dist = DistInfo()
     trainer._peak = None                               # unknown peak (CPUs): no MFU
     trainer._emit_step(2.5, 0.01, 64, 0.5, 0.0)
     assert events[-1].mfu is None
@@ -419,3 +427,40 @@ def test_layer_groups_are_named_by_their_first_two_keys_and_the_rest_is_other():
                    "layers.0": [id(p) for p in (attn.weight, attn.bias, mlp.weight, mlp.bias)],
                    "head": [id(head.weight), id(head.bias)],   # a shared module counted once
                    "other": [id(stray)]}
+
+
+def _clip_trainer(clip):
+    trainer, _ = _trainer(grad_clip=clip)
+    params = [torch.nn.Parameter(torch.zeros(2)), torch.nn.Parameter(torch.zeros(2)),
+              torch.nn.Parameter(torch.zeros(1)), torch.nn.Parameter(torch.zeros(1))]
+    for p, g in zip(params, ([3.0, 0.0], [0.0, 4.0], [12.0], None)):
+        p.grad = None if g is None else torch.tensor(g)
+    holder = torch.nn.Module()
+    holder.ps = torch.nn.ParameterList(params)
+    trainer.model, trainer.device = holder, torch.device("cpu")
+    trainer._layer_params = {"a": params[:2], "b": params[2:3], "frozen": params[3:]}
+    return trainer, params
+
+
+@pytest.mark.parametrize("log", [True, False])
+def test_clipping_scales_every_gradient_to_the_limit_logged_or_not(log):
+    trainer, params = _clip_trainer(clip=1.0)
+    trainer.state.layer_norms = {"before": 1.0}
+    trainer._measure_and_clip(log=log)
+    assert trainer.state.grad_norm == pytest.approx(13.0)   # sqrt(3² + 4² + 12²), before clipping
+    scale = 1.0 / 13.0
+    assert params[0].grad.tolist() == pytest.approx([3 * scale, 0.0], rel=1e-5)
+    assert params[2].grad.tolist() == pytest.approx([12 * scale], rel=1e-5)
+    assert params[3].grad is None
+    if log:   # per layer: 5, 12, and 0 for a layer without gradients
+        assert trainer.state.layer_norms == pytest.approx({"a": 5.0, "b": 12.0, "frozen": 0.0})
+    else:
+        assert trainer.state.layer_norms == {"before": 1.0}
+
+
+@pytest.mark.parametrize("log", [True, False])
+def test_clipping_off_measures_but_leaves_the_gradients(log):
+    trainer, params = _clip_trainer(clip=0.0)
+    trainer._measure_and_clip(log=log)
+    assert trainer.state.grad_norm == pytest.approx(13.0)
+    assert params[0].grad.tolist() == [3.0, 0.0] and params[2].grad.tolist() == [12.0]
