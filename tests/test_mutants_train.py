@@ -2,6 +2,7 @@
 unpinned: each asserts the documented result against numbers worked out in the test (a
 stand-in model whose next token is known, counts done by hand)."""
 import math
+import time
 from types import SimpleNamespace
 
 import numpy as np
@@ -294,8 +295,10 @@ def test_step_metrics_report_tokens_per_second_and_model_flops_utilisation():
     trainer._flops_per_token, trainer._peak = 6.0, 1000.0
     trainer.state.step, trainer.state.tokens_seen, trainer.state.grad_norm = 3, 96, 0.5
     trainer.state.layer_norms = {"embed": 0.25}
-    trainer._emit_step(2.5, 0.01, 64, 0.5, 0.0)
+    clock = time.perf_counter()
+    trainer._emit_step(2.5, 0.01, 64, 0.5, clock)
     (m,) = events
+    assert 0.0 <= m.elapsed_s < 60.0                   # seconds since the run's clock started
     assert m.layer_grad_norms == {"embed": 0.25}
     assert m.layer_grad_norms is not trainer.state.layer_norms   # a copy: later steps change it
     assert isinstance(m, StepMetrics) and m.step == 3 and m.tokens_seen == 96
@@ -391,8 +394,9 @@ def test_a_run_logs_evaluates_probes_and_checkpoints_on_schedule(tmp_path):
     cfg = TrainConfig(**{**TINY, "steps": 5, "log_every": 2, "eval_every": 3, "eval_batches": 1,
                          "probe_every": 4, "checkpoint_every": 2, "lr": 0.01,
                          "warmup_steps": 2, "keep_checkpoints": 5})
-    end = Trainer(tfstudio.load_graph("tiny-gpt"), cfg, run_dir=tmp_path / "run",
-                  listeners=[events.append]).run()
+    trainer = Trainer(tfstudio.load_graph("tiny-gpt"), cfg, run_dir=tmp_path / "run",
+                      listeners=[events.append])
+    end = trainer.run()
     assert isinstance(end, Finished) and end.reason == "completed" and end.step == 5
     steps = [e for e in events if isinstance(e, StepMetrics)]
     assert [e.step for e in steps] == [2, 4, 5]                  # every 2nd and the last
@@ -404,6 +408,35 @@ def test_a_run_logs_evaluates_probes_and_checkpoints_on_schedule(tmp_path):
     assert [e.step for e in events if isinstance(e, Probe)] == [0, 4]
     assert [e.step for e in events if isinstance(e, CheckpointSaved)] == [2, 4, 5]
     assert end.final_loss == pytest.approx(steps[-1].loss)
+    last_lr = lr_at(4, lr=0.01, warmup=2, total=5, min_ratio=cfg.min_lr_ratio)
+    assert [g["lr"] for g in trainer.optimizer.param_groups] == \
+        pytest.approx([last_lr] * len(trainer.optimizer.param_groups))   # what AdamW stepped with
+
+
+def test_stopping_from_a_listener_ends_after_that_step_with_its_loss(tmp_path):
+    from tfstudio.train.events import CheckpointSaved, Finished, Probe
+    events = []
+
+    def listener(event):
+        events.append(event)
+        if isinstance(event, StepMetrics) and event.step == 2:
+            trainer.stop()
+    trainer = Trainer(tfstudio.load_graph("tiny-gpt"), TrainConfig(**{**TINY, "steps": 50}),
+                      run_dir=tmp_path / "run", listeners=[listener])
+    end = trainer.run()
+    assert isinstance(end, Finished) and (end.reason, end.step) == ("stopped", 2)
+    steps = [e for e in events if isinstance(e, StepMetrics)]
+    assert [e.step for e in steps] == [1, 2] and end.final_loss == pytest.approx(steps[-1].loss)
+    assert [e.step for e in events if isinstance(e, CheckpointSaved)] == [2]
+    assert not [e for e in events if isinstance(e, Probe)]       # probe_every 0: never
+
+
+def test_a_run_stopped_before_its_first_step_has_no_loss():
+    trainer, events = _trainer(steps=5)
+    trainer.stop()
+    end = trainer.run()
+    assert (end.reason, end.step, end.final_loss) == ("stopped", 0, None)
+    assert not [e for e in events if isinstance(e, StepMetrics)]
 
 
 def test_layer_groups_are_named_by_their_first_two_keys_and_the_rest_is_other():
