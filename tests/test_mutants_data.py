@@ -332,3 +332,13 @@ def test_sample_corpus_errors_say_what_exists_and_how_to_regenerate(monkeypatch,
     with pytest.raises(DataError, match=r"stories-small\.txt is missing from this installation; "
                                         r"regenerate it with python -m tfstudio\.data\.storygen$"):
         load_corpus("sample:small")
+
+
+def test_eval_examples_are_a_fixed_held_out_stream_of_512():
+    from tfstudio.data.task_batches import EVAL_SEED
+    sampler = _copy_sampler(seed=3)
+    held_out = sampler.eval_examples()
+    assert len(held_out) == 512 and held_out == sampler.eval_examples()
+    assert held_out[:20] == parse_task("copy").examples(20, seed=EVAL_SEED + 3)
+    assert held_out[:20] != parse_task("copy").examples(20, seed=0)   # not the text corpus
+    assert held_out[:20] != _copy_sampler(seed=4).eval_examples(20)
