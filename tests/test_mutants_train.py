@@ -401,6 +401,8 @@ def test_a_run_logs_evaluates_probes_and_checkpoints_on_schedule(tmp_path):
     steps = [e for e in events if isinstance(e, StepMetrics)]
     assert [e.step for e in steps] == [2, 4, 5]                  # every 2nd and the last
     assert [e.tokens_seen for e in steps] == [2 * 32, 4 * 32, 5 * 32]   # batch 2 x 16 tokens
+    for e in steps:  # one step's 32 tokens took less than the whole run so far
+        assert e.tokens_per_s * e.elapsed_s > 32
     for e in steps:  # the rate the step was taken with (schedule counted from step 0)
         assert e.lr == pytest.approx(lr_at(e.step - 1, lr=0.01, warmup=2, total=5,
                                            min_ratio=cfg.min_lr_ratio))
