@@ -1,6 +1,7 @@
 """Direct tests for behaviour of tfstudio/train that mutation testing (bench/mutation.py) found
 unpinned: each asserts the documented result against numbers worked out in the test (a
 stand-in model whose next token is known, counts done by hand)."""
+import contextlib
 import math
 import time
 from types import SimpleNamespace
@@ -499,3 +500,127 @@ def test_clipping_off_measures_but_leaves_the_gradients(log):
     trainer._measure_and_clip(log=log)
     assert trainer.state.grad_norm == pytest.approx(13.0)
     assert params[0].grad.tolist() == [3.0, 0.0] and params[2].grad.tolist() == [12.0]
+
+
+# one training step, with stand-ins whose gradients are worked out by autograd in the test
+
+class TwoWeights(torch.nn.Module):
+    """logits = (w1 * x, w2 * x) per position; w2 takes part only in rows whose flag is set
+    (so a step can leave it without a gradient); aux = 0.5 * w1²."""
+
+    def __init__(self):
+        super().__init__()
+        self.w1, self.w2 = torch.nn.Parameter(torch.tensor(0.3)), torch.nn.Parameter(
+            torch.tensor(-0.2))
+        self.rows_seen: list[int] = []
+
+    def forward(self, x, flag):
+        self.rows_seen.append(x.shape[0])
+        second = torch.where(flag[:, None], self.w2 * x, torch.zeros_like(x)) if flag.any() \
+            else torch.zeros_like(x)
+        return torch.stack([self.w1 * x, second], dim=-1)
+
+    def aux_loss(self):
+        return 0.5 * self.w1 ** 2
+
+
+class Synced(torch.nn.Module):
+    """A DDP stand-in: records on which micro-batches the gradient sync was skipped."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner, self.skipped, self.calls = inner, [], 0
+
+    def forward(self, *inputs):
+        self.calls += 1
+        return self.inner(*inputs)
+
+    @contextlib.contextmanager
+    def no_sync(self):
+        self.skipped.append(self.calls)
+        yield
+
+
+def _micro_batches(n, flags):
+    g = torch.Generator().manual_seed(0)
+    return [Batch((torch.randn(4, 3, generator=g), torch.tensor(flags[i])),
+                  torch.randint(0, 2, (4, 3), generator=g)) for i in range(n)]
+
+
+def _step_trainer(model, batches, *, momentum=0.0, **cfg):
+    trainer, _ = _trainer(grad_clip=0.0, batch_size=4, **cfg)
+    asked = []
+
+    def train_batch(n):
+        asked.append(n)
+        return batches[len(asked) - 1]
+    trainer.pipeline = SimpleNamespace(train_batch=train_batch)
+    trainer.model = trainer.train_model = model
+    trainer.device, trainer.precision = torch.device("cpu"), "fp32"
+    trainer.optimizer = torch.optim.SGD(model.parameters(), lr=1.0, momentum=momentum)
+    trainer.scaler = torch.amp.GradScaler("cpu", enabled=False)
+    trainer._layer_params = {"all": list(model.parameters())}
+    return trainer, asked
+
+
+def _expected(batches, rows=slice(None)):
+    """Loss, aux and gradients of the mean over micro-batches, by autograd on a fresh model."""
+    ref = TwoWeights()
+    losses, auxes, total = [], [], 0.0
+    for b in batches:
+        x, flag = b.inputs[0][rows], b.inputs[1][rows]
+        logits = ref(x, flag)
+        ce = torch.nn.functional.cross_entropy(logits.reshape(-1, 2), b.labels[rows].reshape(-1))
+        losses.append(float(ce.detach()))
+        auxes.append(float(ref.aux_loss().detach()))
+        total = total + (ce + ref.aux_loss()) / len(batches)
+    total.backward()
+    return (sum(losses) / len(losses), sum(auxes) / len(auxes),
+            float(ref.w1.grad), float(ref.w2.grad))
+
+
+def test_gradient_accumulation_averages_micro_batches():
+    batches = _micro_batches(3, [[True] * 4] * 3)
+    model = TwoWeights()
+    trainer, asked = _step_trainer(model, batches, grad_accum=3)
+    loss, tokens = trainer._train_step()
+    exp_loss, exp_aux, g1, g2 = _expected(batches)
+    assert asked == [4, 4, 4] and tokens == 3 * 12
+    assert loss == pytest.approx(exp_loss, rel=1e-6)
+    assert trainer.state.aux_loss == pytest.approx(exp_aux, rel=1e-6)
+    # SGD with lr 1: the step moved each weight by its gradient
+    assert 0.3 - float(model.w1) == pytest.approx(g1, rel=1e-5)
+    assert -0.2 - float(model.w2) == pytest.approx(g2, rel=1e-5)
+
+
+def test_a_weight_without_a_gradient_this_step_is_left_alone():
+    batches = _micro_batches(2, [[True] * 4, [False] * 4])
+    model = TwoWeights()
+    trainer, _ = _step_trainer(model, batches, momentum=0.9)
+    trainer._train_step()
+    after_first = float(model.w2)
+    trainer._train_step()     # w2 is not used: its gradient is None, so SGD skips it
+    assert float(model.w2) == after_first and model.w2.grad is None
+
+
+def test_data_parallel_steps_take_this_ranks_rows_and_sync_only_the_last_micro_batch(
+        monkeypatch):
+    import tfstudio.train.trainer as trainer_module
+    devices = []
+    monkeypatch.setattr(trainer_module, "all_ranks_agree",
+                        lambda ok, info, device: devices.append(device) or ok)
+    monkeypatch.setattr(trainer_module, "mean_across_ranks", lambda value, info, device: value)
+    batches = _micro_batches(3, [[True] * 4] * 3)
+    inner = TwoWeights()
+    trainer, asked = _step_trainer(inner, batches, grad_accum=3)
+    trainer.train_model = Synced(inner)
+    trainer.dist = DistInfo(rank=1, world_size=2)
+    loss, tokens = trainer._train_step()
+    assert asked == [4, 4, 4]                       # the global batch is drawn on every rank
+    assert inner.rows_seen == [2, 2, 2]             # rank 1 of 2 keeps rows 2 and 3
+    assert trainer.train_model.skipped == [0, 1]    # no all-reduce before the last micro-batch
+    assert tokens == 3 * 6 * 2                      # counted over both ranks
+    assert devices == [torch.device("cpu")] * 3
+    exp_loss, _, g1, _ = _expected(batches, rows=slice(2, 4))
+    assert loss == pytest.approx(exp_loss, rel=1e-6)
+    assert 0.3 - float(inner.w1) == pytest.approx(g1, rel=1e-5)
