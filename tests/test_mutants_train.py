@@ -624,3 +624,13 @@ def test_data_parallel_steps_take_this_ranks_rows_and_sync_only_the_last_micro_b
     exp_loss, _, g1, _ = _expected(batches, rows=slice(2, 4))
     assert loss == pytest.approx(exp_loss, rel=1e-6)
     assert 0.3 - float(inner.w1.detach()) == pytest.approx(g1, rel=1e-5)
+
+
+def test_a_nan_loss_stops_the_step_with_the_value_and_the_step():
+    from tfstudio.train.trainer import NonFiniteLoss
+    batches = _micro_batches(1, [[True] * 4])
+    batches[0].inputs[0][0, 0] = float("nan")
+    trainer, _ = _step_trainer(TwoWeights(), batches)
+    with pytest.raises(NonFiniteLoss, match=r"^the loss became nan at step 1\. Training stopped; "
+                                            r"no checkpoint was written yet"):
+        trainer._train_step()
