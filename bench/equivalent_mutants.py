@@ -17,6 +17,7 @@ _TENSOR_INT = ("torch.tensor of a list of Python ints is int64 = torch.long (an 
 # tfstudio/train
 TRAIN: dict[str, str] = {
     "tfstudio.train.optim.x_lr_at__mutmut_2": "warmup >= 0: with warmup 0, step < 0 never holds",
+    "tfstudio.train.trainer.xǁTrainerǁ_train_step__mutmut_17": _CPU,
     "tfstudio.train.trainer.xǁTrainerǁ_loop__mutmut_49":
         ("a checkpoint at the last step inside the loop: the final one then sees saved_step == "
          "step and writes nothing, so the same files and events"),

@@ -634,3 +634,19 @@ def test_a_nan_loss_stops_the_step_with_the_value_and_the_step():
     with pytest.raises(NonFiniteLoss, match=r"^the loss became nan at step 1\. Training stopped; "
                                             r"no checkpoint was written yet"):
         trainer._train_step()
+
+
+def test_fp32_steps_run_without_autocast():
+    class Linear(TwoWeights):
+        def __init__(self):
+            super().__init__()
+            self.proj, self.dtypes = torch.nn.Linear(3, 3), []
+
+        def forward(self, x, flag):
+            y = self.proj(x)
+            self.dtypes.append(y.dtype)   # autocast (bf16/fp16) would lower the matmul
+            return super().forward(y, flag)
+    model = Linear()
+    trainer, _ = _step_trainer(model, _micro_batches(1, [[True] * 4]))
+    trainer._train_step()
+    assert model.dtypes == [torch.float32]
