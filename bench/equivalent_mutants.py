@@ -10,14 +10,34 @@ _DIM = "the same axis for the documented input shape ([B, V] / [B, 1])"
 _F32 = ("a float32 draw equals this threshold with probability 2^-24 per position (0.15 is not "
         "a float32 multiple of 2^-24, so never)")
 
+_CHUNK = "the chunk size only changes how the file is read, not the texts yielded"
 _FULL_INT = "torch.full with an int fill value (pad id, -100) already makes int64 = torch.long"
 _TENSOR_INT = ("torch.tensor of a list of Python ints is int64 = torch.long (an empty list gives "
                "float32, but fills an empty slice of the long tensor just the same)")
+
+_VAL_STREAM = ("another fixed seed for the validation masks: still fixed across calls and apart "
+               "from training's (seed * 1,000,003 + step) stream, all that is documented")
+_ROLL_ROWS = ("rolling the flattened mask instead of each row: only the last column wraps into the "
+              "next row, and it never holds an answer (task_lm_batch's width leaves the newline "
+              "target after every answer)")
 
 # tfstudio/train
 TRAIN: dict[str, str] = {
     "tfstudio.train.optim.x_lr_at__mutmut_2": "warmup >= 0: with warmup 0, step < 0 never holds",
     "tfstudio.train.trainer.xǁTrainerǁ_train_step__mutmut_17": _CPU,
+    "tfstudio.train.generation.xǁStopTextǁfeed__mutmut_18":
+        "n = 0 adds a hold of 0 characters: the maximum is unchanged",
+    "tfstudio.train.generation.x_stream_text__mutmut_9":
+        "stream_text itself stops at the end-of-text token, closing the generator either way",
+    "tfstudio.train.pipeline.xǁTextMLMǁval_batches__mutmut_9": _VAL_STREAM,
+    "tfstudio.train.pipeline.xǁTextMLMǁval_batches__mutmut_10": _VAL_STREAM,
+    "tfstudio.train.pipeline.xǁTaskLMǁ_convert__mutmut_6": _ROLL_ROWS,
+    "tfstudio.train.pipeline.xǁTaskLMǁ_convert__mutmut_9": _ROLL_ROWS,
+    "tfstudio.train.pipeline.xǁTaskLMǁ_convert__mutmut_16": _ROLL_ROWS,
+    "tfstudio.train.pipeline.xǁTaskLMǁ_convert__mutmut_19": _ROLL_ROWS,
+    "tfstudio.train.pipeline.xǁTaskLMǁ_convert__mutmut_11":
+        ("rolling by 2 also marks the answer's second-to-last token, already an answer "
+         "position; the closing newline is marked the same"),
     "tfstudio.train.trainer.xǁTrainerǁ_loop__mutmut_49":
         ("a checkpoint at the last step inside the loop: the final one then sees saved_step == "
          "step and writes nothing, so the same files and events"),
@@ -95,6 +115,10 @@ DATA: dict[str, str] = {
     "tfstudio.data.task_batches.x_seq2seq_batch__mutmut_68": _TENSOR_INT,
     "tfstudio.data.tokenizer.xǁTokenizerǁtoken_strings__mutmut_8":
         'codec names are case-insensitive: "UTF-8" is the "utf-8" codec',
+    "tfstudio.data.simple_tokenizers.xǁCharTokenizerǁtoken_bytes__mutmut_7":
+        'codec names are case-insensitive: "UTF-8" is the "utf-8" codec',
+    "tfstudio.data.textio.x_read_jsonl_texts__mutmut_9": _CHUNK,
+    "tfstudio.data.textio.x_read_jsonl_texts__mutmut_12": _CHUNK,
     "tfstudio.data.tasks.xǁBracketsTaskǁpair__mutmut_2":
         "random() returns exactly 0.5 with probability 2^-53 per example",
 }

@@ -269,7 +269,7 @@ def test_jsonl_lines_numbers_and_field_errors(tmp_path):
              '{"text": 5}\n': r"line 1: \"text\" is int, expected a string$",
              '{"text": "a"}\n{"text": \n': r"line 2: not valid JSON \(Expecting value\); each "
                                            r"line of a \.jsonl file must be one JSON object",
-             '{"text": "a"}\n{"text": "b"': r"line 2: not valid JSON"}
+             '{"text": "a"}\n{"text": "b"': r"d\.jsonl, line 2: not valid JSON"}
     for body, message in cases.items():
         path.write_text(body)
         with pytest.raises(DataError, match=message):
@@ -289,6 +289,8 @@ def test_char_ids_are_positions_in_the_sorted_alphabet_and_the_rest_is_unk():
     assert tok.encode_array("db").tolist() == [1, 0]
     assert tok.decode([0, 1, unk, tok.eot_id]) == "bd\ufffd<|endoftext|>"
     assert tok.token_strings([1, tok.bos_id]) == ["d", "<|bos|>"]
+    lone = CharTokenizer("a\ud800")                   # a lone surrogate from a decoded file
+    assert lone.token_bytes(1) == b"\xed\xa0\x80"
     wide = CharTokenizer("é日")
     assert wide.token_bytes(0) == "é".encode() and wide.token_bytes(1) == "日".encode()
     assert wide.encode("日é") == [1, 0]

@@ -121,6 +121,9 @@ def test_stop_text_holds_back_a_possible_stop_and_never_shows_it():
     assert held.feed("xEN") == ("x", False)
     assert held.flush() == "EN" and held.flush() == ""
     assert StopText().feed("free") == ("free", False)
+    twice = StopText(["END"])
+    assert twice.feed("aENDbEND") == ("a", True)       # the first occurrence
+    assert twice.flush() == ""                          # nothing is left over after a stop
 
 
 def test_stream_text_waits_for_whole_characters_and_ends_at_eot():
@@ -136,6 +139,9 @@ def test_stream_text_waits_for_whole_characters_and_ends_at_eot():
     tail = list(stream_text(NextByte(list(b"abS")), tok, [1], stops=["STOP"], top_k=1,
                             max_new_tokens=3, window=64))
     assert "".join(tail) == "abS"                     # held back, then flushed at the end
+    ended = list(stream_text(NextByte(list(b"abS") + [tok.eot_id]), tok, [1], stops=["STOP"],
+                             top_k=1, max_new_tokens=10, window=64))
+    assert "".join(ended) == "abS"                    # also when the text ends with eot
 
 
 # ---------------------------------------------------------------- pipeline.py, objectives.py
@@ -224,6 +230,7 @@ def test_text_mlm_masks_reproducibly_and_labels_only_masked_positions():
     assert 0.05 < labelled.float().mean() < 0.3                       # about 15%
     val = a.val_batches(2, 8)
     assert a.val_batches(2, 8) is val
+    assert len(val) == 2 and val[0].inputs[0].shape == (8, 64)
     assert not torch.equal(val[0].labels, first.labels)
 
 
