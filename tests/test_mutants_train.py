@@ -657,3 +657,56 @@ def test_fp32_steps_run_without_autocast():
     trainer, _ = _step_trainer(model, _micro_batches(1, [[True] * 4]))
     trainer._train_step()
     assert model.dtypes == [torch.float32]
+
+
+@pytest.mark.parametrize("preset, corpus, tokenizer, kind", [
+    ("tiny-gpt", "task:copy", "char", TaskLM), ("tiny-t5", "task:copy", "char", TaskSeq2Seq),
+    ("tiny-gpt", "sample:small", "char", TextLM), ("tiny-bert", "sample:small", "byte", TextMLM),
+    ("tiny-t5", "sample:small", "byte", TextSeq2Seq)])
+def test_the_pipeline_follows_the_head_and_the_corpus(preset, corpus, tokenizer, kind, tmp_path,
+                                                     monkeypatch):
+    from tfstudio.train.pipeline import build_pipeline
+    monkeypatch.setenv("TFSTUDIO_CACHE", str(tmp_path))
+    cfg = TrainConfig(corpus=corpus, tokenizer=tokenizer, seq_len=16, batch_size=2)
+    pipe = build_pipeline(tfstudio.load_graph(preset), cfg)
+    assert type(pipe) is kind and pipe.corpus.spec == corpus
+    assert pipe.tokenizer.kind == tokenizer
+    if tokenizer == "char":   # built from the corpus: exactly its characters
+        text = pipe.corpus.text()
+        assert set(pipe.tokenizer.alphabet) == set(text)
+    batch = pipe.train_batch(2)
+    assert batch.labels.shape[0] == 2
+
+
+class EncDec(NextByte):
+    """An encoder-decoder stand-in: records the source of every call and whether the cache it
+    got already held the encoder output."""
+    family = "encoder-decoder"
+
+    def __init__(self, script):
+        super().__init__(script)
+        self.sources, self.had_encoded = [], []
+
+    def forward(self, source, tokens, cache=None):
+        self.sources.append(source[0].tolist())
+        if cache is not None:
+            self.had_encoded.append(cache.encoded is not None)
+            cache.encoded = "encoded"
+        return super().forward(tokens, cache)
+
+
+def test_an_encoder_decoder_keeps_its_source_and_pinned_first_token_when_sliding():
+    script = list(range(10, 30))
+    model = EncDec(script)
+    out = list(generate_ids(model, [1], source_ids=[5, 6, 7], max_new_tokens=10, top_k=1,
+                            window=4))
+    assert out == script[:10]
+    # window 4 with the first token pinned: 1 + 2 tokens after each rebuild, then one fits
+    assert [len(f) for f in model.fed] == [1, 1, 1, 1, 3, 1, 3, 1, 3, 1, 3]
+    full = [1] + out
+    for call, fed in enumerate(model.fed):
+        known = full[:1 + call]
+        if len(fed) == 3:
+            assert fed == [1] + known[-2:]
+    assert all(src == [5, 6, 7] for src in model.sources)
+    assert model.had_encoded == [False] + [True] * 10   # rebuilt caches keep the encoding
