@@ -15,6 +15,8 @@ _FULL_INT = "torch.full with an int fill value (pad id, -100) already makes int6
 _TENSOR_INT = ("torch.tensor of a list of Python ints is int64 = torch.long (an empty list gives "
                "float32, but fills an empty slice of the long tensor just the same)")
 
+_NON_BLOCKING = ("non_blocking only lets a copy to a GPU overlap; on the CPU the same tensors (a GPU "
+                 "run would tell the timing, not the values)")
 _VAL_STREAM = ("another fixed seed for the validation masks: still fixed across calls and apart "
                "from training's (seed * 1,000,003 + step) stream, all that is documented")
 _ROLL_ROWS = ("rolling the flattened mask instead of each row: only the last column wraps into the "
@@ -25,6 +27,22 @@ _ROLL_ROWS = ("rolling the flattened mask instead of each row: only the last col
 TRAIN: dict[str, str] = {
     "tfstudio.train.optim.x_lr_at__mutmut_2": "warmup >= 0: with warmup 0, step < 0 never holds",
     "tfstudio.train.trainer.xǁTrainerǁ_train_step__mutmut_17": _CPU,
+    "tfstudio.train.objectives.x_loss_and_logits__mutmut_9":
+        "cross_entropy's default ignore_index is -100, which is IGNORE_INDEX",
+    "tfstudio.train.generation.x_fit_to_window__mutmut_6":
+        "len(ids) == window: ids[-window:] is all of ids",
+    "tfstudio.train.generation.xǁ_Windowǁ_read__mutmut_7":
+        ("start is 0 or at least 2: the first slide comes at size + 1 tokens and keeps at most "
+         "size - 1"),
+    "tfstudio.train.generation.x__forward__mutmut_2": "cache=None is the models' default",
+    "tfstudio.train.objectives.xǁBatchǁto__mutmut_6": _CPU,
+    "tfstudio.train.objectives.xǁBatchǁto__mutmut_8": _CPU,
+    "tfstudio.train.objectives.xǁBatchǁto__mutmut_11": _CPU,
+    "tfstudio.train.objectives.xǁBatchǁto__mutmut_13": _CPU,
+    "tfstudio.train.objectives.xǁBatchǁto__mutmut_9": _NON_BLOCKING,
+    "tfstudio.train.objectives.xǁBatchǁto__mutmut_10": _NON_BLOCKING,
+    "tfstudio.train.objectives.xǁBatchǁto__mutmut_14": _NON_BLOCKING,
+    "tfstudio.train.objectives.xǁBatchǁto__mutmut_15": _NON_BLOCKING,
     "tfstudio.train.generation.xǁStopTextǁfeed__mutmut_18":
         "n = 0 adds a hold of 0 characters: the maximum is unchanged",
     "tfstudio.train.generation.x_stream_text__mutmut_9":

@@ -710,3 +710,11 @@ def test_an_encoder_decoder_keeps_its_source_and_pinned_first_token_when_sliding
             assert fed == [1] + known[-2:]
     assert all(src == [5, 6, 7] for src in model.sources)
     assert model.had_encoded == [False] + [True] * 10   # rebuilt caches keep the encoding
+
+
+def test_an_encoder_decoder_without_a_cache_reads_its_source_every_step():
+    model = EncDec(list(range(10, 30)))
+    out = list(generate_ids(model, [1], source_ids=[5, 6, 7], max_new_tokens=6, top_k=1,
+                            window=4, use_cache=False))
+    assert out == list(range(10, 16)) and len(model.sources) == 7
+    assert all(src == [5, 6, 7] for src in model.sources) and model.had_encoded == []
