@@ -15,6 +15,8 @@ _FULL_INT = "torch.full with an int fill value (pad id, -100) already makes int6
 _TENSOR_INT = ("torch.tensor of a list of Python ints is int64 = torch.long (an empty list gives "
                "float32, but fills an empty slice of the long tensor just the same)")
 
+_MASK_STREAM = ("another per-step seed formula: the training masks stay reproducible from (seed, step) "
+                "and new at every step, which is all that is documented")
 _NON_BLOCKING = ("non_blocking only lets a copy to a GPU overlap; on the CPU the same tensors (a GPU "
                  "run would tell the timing, not the values)")
 _VAL_STREAM = ("another fixed seed for the validation masks: still fixed across calls and apart "
@@ -43,6 +45,10 @@ TRAIN: dict[str, str] = {
     "tfstudio.train.objectives.xǁBatchǁto__mutmut_10": _NON_BLOCKING,
     "tfstudio.train.objectives.xǁBatchǁto__mutmut_14": _NON_BLOCKING,
     "tfstudio.train.objectives.xǁBatchǁto__mutmut_15": _NON_BLOCKING,
+    "tfstudio.train.pipeline.xǁTextMLMǁ_mask__mutmut_3": _MASK_STREAM,
+    "tfstudio.train.pipeline.xǁTextMLMǁ_mask__mutmut_5": _MASK_STREAM,
+    "tfstudio.train.pipeline.xǁTextSeq2Seqǁ_pair__mutmut_17": _FULL_INT,
+    "tfstudio.train.pipeline.xǁTextSeq2Seqǁ_pair__mutmut_20": _FULL_INT,
     "tfstudio.train.generation.xǁStopTextǁfeed__mutmut_18":
         "n = 0 adds a hold of 0 characters: the maximum is unchanged",
     "tfstudio.train.generation.x_stream_text__mutmut_9":

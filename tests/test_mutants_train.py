@@ -718,3 +718,36 @@ def test_an_encoder_decoder_without_a_cache_reads_its_source_every_step():
                             window=4, use_cache=False))
     assert out == list(range(10, 16)) and len(model.sources) == 7
     assert all(src == [5, 6, 7] for src in model.sources) and model.had_encoded == []
+
+
+def test_a_graph_needs_exactly_one_kind_of_head():
+    from tfstudio.train.pipeline import graph_objective
+
+    def graph(*types):
+        return SimpleNamespace(walk=lambda: [((i,), SimpleNamespace(type=t))
+                                             for i, t in enumerate(types)])
+    assert graph_objective(graph("embedding", "mlm_head")) == "masked-lm"
+    message = ("the graph needs exactly one kind of output head (LM, masked-LM or seq2seq) to be "
+               "trained; it has ")
+    with pytest.raises(ValueError) as none:
+        graph_objective(graph("embedding"))
+    assert str(none.value) == message + "none"
+    with pytest.raises(ValueError) as two:
+        graph_objective(graph("mlm_head", "lm_head", "lm_head"))
+    assert str(two.value) == message + "['lm_head', 'mlm_head']"
+
+
+def test_fitting_the_vocabulary_leaves_the_original_graph_alone():
+    from tfstudio.train.pipeline import fit_graph_to_tokenizer
+    graph = tfstudio.load_graph("tiny-gpt")
+    before = {k: dict(n.params) for k, n in graph.walk()}
+    fitted = fit_graph_to_tokenizer(graph, SimpleNamespace(vocab_size=77))
+    assert {k: dict(n.params) for k, n in graph.walk()} == before
+    sizes = [n.params["vocab_size"] for _, n in fitted.walk() if "vocab_size" in n.params]
+    assert sizes and set(sizes) == {77}
+
+
+def test_text_lm_takes_a_tail_of_exactly_one_window_and_the_configured_seed():
+    pipe = TextLM(np.arange(90), _text_cfg(val_fraction=0.1, seed=5), ByteTokenizer())
+    assert len(pipe.val_tokens) == 9                    # seq_len + 1: just enough
+    assert pipe.sampler.state_dict()["seed"] == 5
