@@ -143,6 +143,7 @@ DATA: dict[str, str] = {
         'codec names are case-insensitive: "UTF-8" is the "utf-8" codec',
     "tfstudio.data.textio.x_read_jsonl_texts__mutmut_9": _CHUNK,
     "tfstudio.data.textio.x_read_jsonl_texts__mutmut_12": _CHUNK,
+    "tfstudio.data.corpus.x__task_corpus__mutmut_5": "Task.examples' default seed is 0",
     "tfstudio.data.tasks.xǁBracketsTaskǁpair__mutmut_2":
         "random() returns exactly 0.5 with probability 2^-53 per example",
 }

@@ -96,6 +96,7 @@ def test_bracket_lengths_must_be_even_and_at_least_two(length, ok):
 def test_letters_may_be_any_but_the_separator_and_newline():
     task = parse_task("copy:letters=aXb")
     assert set("".join(ex.source for ex in task.examples(30))) <= set("aXb")
+    assert task.spec == "task:copy:letters=aXb"        # only booleans are written lower-case
     with pytest.raises(DataError, match=r"must not contain \['>'\]"):
         parse_task("copy:letters=a>b")
     with pytest.raises(DataError, match=r"must be non-empty and must not contain \['\(empty\)'\]"):
@@ -344,3 +345,10 @@ def test_eval_examples_are_a_fixed_held_out_stream_of_512():
     assert held_out[:20] == parse_task("copy").examples(20, seed=EVAL_SEED + 3)
     assert held_out[:20] != parse_task("copy").examples(20, seed=0)   # not the text corpus
     assert held_out[:20] != _copy_sampler(seed=4).eval_examples(20)
+
+
+def test_letter_tasks_accept_single_letters_and_refuse_empty_strings():
+    one = parse_task("copy:min_len=1,max_len=1")
+    assert {len(ex.source) for ex in one.examples(20)} == {1}
+    with pytest.raises(DataError, match=r"need 1 <= min_len <= max_len, got min_len=0, max_len=3"):
+        parse_task("copy:min_len=0,max_len=3")
