@@ -228,9 +228,13 @@ def merged(old: dict | None, new: dict) -> dict:
             "survivors": dict(sorted(survivors.items())), "timeouts": dict(sorted(timeouts.items()))}
 
 
-def store(result: dict) -> Path:
+def store(result: dict) -> Path | None:
+    """Merge ``result`` into its stored file; a file none of whose mutants ran (say, a folder
+    run with --rerun) stays unstored, so it is still reported as not mutated."""
     path = result_path(result["source"])
     old = json.loads(path.read_text()) if path.exists() else None
+    if old is None and all(s == "not run" for s in result["mutants"].values()):
+        return None
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(merged(old, result), indent=1) + "\n")
     return path
@@ -416,8 +420,9 @@ def main() -> int:
             print(f"{source}: " + ", ".join(f"{c[k]} {k}" for k in COLUMNS if c[k]))
             for name, diff in result["survivors"].items():
                 print(f"  survived {name}: {diff} — {EQUIVALENT.get(name, 'not reviewed')}")
-            if args.store or args.write:
-                print(f"  stored in {store(result).relative_to(ROOT)}")
+            stored = store(result) if args.store or args.write else None
+            if stored:
+                print(f"  stored in {stored.relative_to(ROOT)}")
         print(f"{seconds:.0f} s, {ended}")
         if args.write:
             write_docs()
