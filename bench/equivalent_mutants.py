@@ -49,6 +49,9 @@ TRAIN: dict[str, str] = {
     "tfstudio.train.pipeline.xǁTextMLMǁ_mask__mutmut_5": _MASK_STREAM,
     "tfstudio.train.pipeline.xǁTextSeq2Seqǁ_pair__mutmut_17": _FULL_INT,
     "tfstudio.train.pipeline.xǁTextSeq2Seqǁ_pair__mutmut_20": _FULL_INT,
+    "tfstudio.train.pipeline.x_build_pipeline__mutmut_54":
+        ("the text pipelines only store the tokenizer, and build_pipeline sets pipe.tokenizer "
+         "right after constructing them"),
     "tfstudio.train.generation.xǁStopTextǁfeed__mutmut_18":
         "n = 0 adds a hold of 0 characters: the maximum is unchanged",
     "tfstudio.train.generation.x_stream_text__mutmut_9":

@@ -751,3 +751,19 @@ def test_text_lm_takes_a_tail_of_exactly_one_window_and_the_configured_seed():
     pipe = TextLM(np.arange(90), _text_cfg(val_fraction=0.1, seed=5), ByteTokenizer())
     assert len(pipe.val_tokens) == 9                    # seq_len + 1: just enough
     assert pipe.sampler.state_dict()["seed"] == 5
+
+
+def test_text_mlm_validation_takes_the_requested_number_of_batches():
+    tokens = np.arange(4000) % 250
+    pipe = TextMLM(tokens, _text_cfg(seq_len=64, batch_size=8), ByteTokenizer())
+    assert len(pipe.val_batches(1, 8)) == 1
+
+
+def test_the_pipeline_reads_the_corpus_with_the_configured_error_mode(tmp_path, monkeypatch):
+    from tfstudio.train.pipeline import build_pipeline
+    monkeypatch.setenv("TFSTUDIO_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "bad.txt"
+    path.write_bytes(b"some text " * 40 + b"\xff" + b" more text" * 40)
+    cfg = TrainConfig(corpus=str(path), corpus_errors="replace", seq_len=8, batch_size=2)
+    pipe = build_pipeline(tfstudio.load_graph("tiny-gpt"), cfg)
+    assert "\ufffd" in pipe.corpus.text()
