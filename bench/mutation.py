@@ -192,10 +192,11 @@ def function_of(name: str) -> str:
 
 def fresh_result(source: str, meta: dict, patterns: list[str], run: dict,
                  diff_of) -> dict:
-    """One file's result from this run: only the mutants the run was asked for."""
+    """One file's result from this run; mutants the run was not asked for are "not run"
+    (so the report counts every mutant of the file, and stored results of them are kept)."""
     statuses = {name: STATUS.get(code, "other")
-                for name, code in meta.get("exit_code_by_key", {}).items()
-                if not patterns or any(fnmatch.fnmatch(name, p) for p in patterns)}
+                if not patterns or any(fnmatch.fnmatch(name, p) for p in patterns) else "not run"
+                for name, code in meta.get("exit_code_by_key", {}).items()}
     return {"source": source, "source_sha256": source_hash(source), "runs": [run],
             "function_hashes": meta.get("hash_by_function_name", {}),
             "mutants": dict(sorted(statuses.items())),
