@@ -1,0 +1,354 @@
+"""Direct tests for behaviour of tfstudio/data that mutation testing (bench/mutation.py) found
+unpinned: each asserts the documented result against numbers worked out in the test."""
+import numpy as np
+import pytest
+
+from tfstudio.data import DataError, WindowSampler, eval_windows
+
+
+# ---------------------------------------------------------------- windows.py
+
+def _starts(tokens, context, batch_size, *args):
+    """Window starts of eval_windows: with tokens = arange, a window's first input is its start."""
+    batches = list(eval_windows(tokens, context, batch_size, *args))
+    return [int(s) for x, _ in batches for s in x[:, 0]], [len(x) for x, _ in batches]
+
+
+def test_eval_windows_default_is_eight_batches():
+    starts, sizes = _starts(np.arange(10_000), 4, 2)
+    assert sizes == [2] * 8
+
+
+@pytest.mark.parametrize("n_tokens, context, expected", [
+    (21, 4, [0, 4, 8, 12, 16]),        # last start 16: 16 // 4 + 1 = 5 windows, 4 apart
+    (22, 4, [0, 4, 8, 12, 17]),        # last start 17: still 5 (17 // 4 + 1), spread to the end
+    (6, 1, [0, 1, 2, 3, 4]),           # context 1: every start 0..4
+    (5, 4, [0]),                       # exactly one window fits
+])
+def test_eval_windows_spread_one_context_apart_at_most(n_tokens, context, expected):
+    starts, _ = _starts(np.arange(n_tokens), context, 100, 100)
+    assert starts == expected
+
+
+def test_eval_windows_too_short_names_the_validation_split():
+    with pytest.raises(DataError, match=r"^the validation split has 4 tokens, fewer than "
+                                        r"context \+ 1 = 5; use a shorter context"):
+        list(eval_windows(np.arange(4), 4, 1))
+
+
+def test_sampler_resume_mismatch_names_both_values():
+    saved = WindowSampler(np.arange(100), context=8, batch_size=2).state_dict()
+    other = WindowSampler(np.arange(100), context=4, batch_size=2)
+    with pytest.raises(DataError, match="saved with context=8 but this one has context=4"):
+        other.load_state_dict(saved)
+
+
+def test_iterating_a_sampler_gives_its_next_batches():
+    tokens = np.arange(50)
+    it = iter(WindowSampler(tokens, context=4, batch_size=3, seed=7))
+    twin = WindowSampler(tokens, context=4, batch_size=3, seed=7)
+    for _ in range(3):
+        (x, y), (x2, y2) = next(it), twin.next_batch()
+        assert x.tolist() == x2.tolist() and y.tolist() == y2.tolist()
+
+
+# ---------------------------------------------------------------- tasks.py
+
+from tfstudio.data import TaskSampler, parse_task, seq2seq_batch  # noqa: E402
+from tfstudio.data.simple_tokenizers import CharTokenizer  # noqa: E402
+from tfstudio.data.tasks import _describe  # noqa: E402
+
+
+@pytest.mark.parametrize("text, value", [
+    ("1", True), ("true", True), ("yes", True), ("TRUE", True), ("Yes", True),
+    ("0", False), ("false", False), ("no", False), ("NO", False), ("False", False)])
+def test_boolean_task_parameters_read_every_spelling(text, value):
+    task = parse_task(f"add:reverse_answer={text}")
+    assert task.reverse_answer is value
+    assert task.spec == ("task:add" if value else "task:add:reverse_answer=false")
+
+
+def test_a_boolean_parameter_that_is_neither_says_so():
+    with pytest.raises(DataError, match=r"^task 'add': reverse_answer must be true or false, "
+                                        r"got 'maybe'$"):
+        parse_task("add:reverse_answer=maybe")
+
+
+def test_unknown_parameters_list_the_task_parameters_with_defaults():
+    with pytest.raises(DataError, match=r"its parameters are digits \(default 3\), "
+                                        r"reverse_answer \(default true\)$"):
+        parse_task("add").__class__(width=3)
+    assert _describe({}) == "none"
+    assert _describe({"a": 1, "b": False}) == "a (default 1), b (default false)"
+
+
+@pytest.mark.parametrize("length, ok", [(2, True), (4, True), (6, True), (3, False),
+                                        (0, False), (5, False)])
+def test_bracket_lengths_must_be_even_and_at_least_two(length, ok):
+    if ok:
+        task = parse_task(f"brackets:length={length}")
+        assert all(len(ex.source) == length for ex in task.examples(20))
+    else:
+        with pytest.raises(DataError, match=f"length must be even and >= 2, got {length}"):
+            parse_task(f"brackets:length={length}")
+
+
+def test_letters_may_be_any_but_the_separator_and_newline():
+    task = parse_task("copy:letters=aXb")
+    assert set("".join(ex.source for ex in task.examples(30))) <= set("aXb")
+    assert task.spec == "task:copy:letters=aXb"        # only booleans are written lower-case
+    with pytest.raises(DataError, match=r"must not contain \['>'\]"):
+        parse_task("copy:letters=a>b")
+    with pytest.raises(DataError, match=r"must be non-empty and must not contain \['\(empty\)'\]"):
+        parse_task("copy:letters=")
+
+
+# ---------------------------------------------------------------- task_batches.py
+
+def _copy_sampler(batch_size=3, **kw):
+    task = parse_task("copy")
+    return TaskSampler(task, CharTokenizer(task.alphabet), batch_size, **kw)
+
+
+def test_seq2seq_batch_of_nothing_is_refused():
+    with pytest.raises(DataError, match=r"^seq2seq_batch needs at least one \(source, target\) "
+                                        r"pair$"):
+        seq2seq_batch([], CharTokenizer("ab"))
+
+
+def test_task_sampler_counts_steps_and_resumes_at_them():
+    sampler = _copy_sampler()
+    assert sampler.state_dict()["step"] == 0
+    batches = [sampler.next_examples() for _ in range(3)]
+    assert sampler.state_dict()["step"] == 3
+    assert batches[0] != batches[1] != batches[2]
+    fresh = _copy_sampler(seed=0)
+    assert fresh.next_examples() == batches[0]        # the default seed is 0
+    resumed = _copy_sampler()
+    resumed.load_state_dict({**sampler.state_dict(), "step": 2})
+    assert resumed.next_examples() == batches[2]
+
+
+def test_task_sampler_takes_one_row_and_refuses_none():
+    assert len(_copy_sampler(batch_size=1).next_examples()) == 1
+    with pytest.raises(DataError, match="^batch size must be at least 1, got 0$"):
+        _copy_sampler(batch_size=0)
+
+
+def test_task_sampler_seq2seq_batches_end_targets_with_eot():
+    sampler = _copy_sampler(batch_size=2)
+    tok = sampler.tokenizer
+    examples = _copy_sampler(batch_size=2).next_examples()
+    batch = sampler.next_seq2seq_batch()
+    for row, ex in enumerate(examples):
+        target = tok.encode(ex.target) + [tok.eot_id]
+        assert batch.labels[row, :len(target)].tolist() == target
+        assert batch.decoder_input[row, :len(target)].tolist() == [tok.bos_id] + target[:-1]
+        assert batch.source[row, :len(ex.source)].tolist() == tok.encode(ex.source)
+    assert sampler.state_dict()["step"] == 1
+
+
+def test_task_sampler_resume_mismatch_names_both_tasks_and_sizes():
+    saved = _copy_sampler(batch_size=4).state_dict()
+    task = parse_task("reverse")
+    other = TaskSampler(task, CharTokenizer(task.alphabet), 4)
+    with pytest.raises(DataError, match=r"saved for task:copy with batch size 4, this one is "
+                                        r"task:reverse with batch size 4"):
+        other.load_state_dict(saved)
+
+
+# ---------------------------------------------------------------- corpus.py
+
+import random  # noqa: E402
+
+from tfstudio.data import list_corpora, load_corpus  # noqa: E402
+from tfstudio.data import storygen  # noqa: E402
+from tfstudio.data.tasks import TASKS  # noqa: E402
+
+STORIES = ("Generated short stories about named people, places and objects; pronouns to "
+           "resolve.")
+
+
+def test_the_corpus_picker_lists_every_built_in_choice():
+    infos = {i.spec: i for i in list_corpora()}
+    for size in storygen.SIZES:
+        info = infos.pop(f"sample:{size}")
+        assert info.title == f"Stories ({size})"
+        assert info.description == STORIES + (" The default." if size == "medium" else "")
+        path = storygen.sample_path(size)
+        assert info.size_bytes == (path.stat().st_size if path.exists() else None)
+    pydoc = infos.pop("pydoc")
+    assert (pydoc.title, pydoc.description, pydoc.size_bytes) == (
+        "Python documentation",
+        "The running Python's own help topics (pydoc_data): real English.", None)
+    assert sorted(infos) == sorted(f"task:{name}" for name in TASKS)
+    for name, cls in TASKS.items():
+        info = infos[f"task:{name}"]
+        assert (info.title, info.description, info.size_bytes) == (
+            f"Task: {name}", cls.description, None)
+    shipped = [i for i in list_corpora() if i.spec.startswith("sample:") and i.size_bytes]
+    assert shipped, "the shipped stories have a size"
+
+
+def test_a_task_corpus_is_twenty_thousand_seed_zero_examples_as_text():
+    corpus = load_corpus("task:sort")
+    task = corpus.task
+    assert (corpus.spec, corpus.title, corpus.kind) == ("task:sort", "Task: sort", "task")
+    assert corpus.description == f"{task.description} (20,000 examples, seed 0, as text.)"
+    assert corpus.size_bytes == 20_000 * len(task.example(random.Random(0)).text)
+    rng = random.Random(0)
+    expected = "".join(task.example(rng).text for _ in range(20_000))
+    assert corpus.text() == expected
+
+
+def test_a_missing_sample_file_has_no_size_yet(monkeypatch, tmp_path):
+    real = storygen.sample_path
+    monkeypatch.setattr(storygen, "sample_path",
+                        lambda size: tmp_path / "gone.txt" if size == "large" else real(size))
+    sizes = {i.spec: i.size_bytes for i in list_corpora()}
+    assert sizes["sample:large"] is None
+    assert sizes["sample:small"] == real("small").stat().st_size
+
+
+# ---------------------------------------------------------------- textio.py, token_cache.py
+
+from tfstudio.data import split_train_val  # noqa: E402
+from tfstudio.data.textio import check_errors_mode, read_jsonl_texts, read_text_chunks  # noqa: E402
+from tfstudio.data.token_cache import token_dtype  # noqa: E402
+
+
+def test_token_dtype_switches_above_65536_ids():
+    assert token_dtype(256) == np.uint16 and token_dtype(65_536) == np.uint16
+    assert token_dtype(65_537) == np.uint32
+
+
+@pytest.mark.parametrize("n, fraction, n_val", [(10, 0.25, 2), (10, 0.35, 4), (10, 0.0, 0),
+                                                (7, 0.5, 4), (100, 0.1, 10)])
+def test_validation_is_the_rounded_last_fraction(n, fraction, n_val):
+    train, val = split_train_val(np.arange(n), fraction)   # Python's round: 2.5 -> 2, 3.5 -> 4
+    assert val.tolist() == list(range(n - n_val, n)) and train.tolist() == list(range(n - n_val))
+
+
+@pytest.mark.parametrize("fraction", [1.0, -0.1, 1.5])
+def test_validation_fraction_outside_zero_one_is_refused(fraction):
+    with pytest.raises(DataError, match=rf"^val_fraction must be in \[0, 1\), got {fraction}$"):
+        split_train_val(np.arange(10), fraction)
+
+
+def test_default_validation_fraction_is_ten_percent():
+    assert len(split_train_val(np.arange(1000))[1]) == 100
+
+
+def test_unknown_error_mode_names_both_choices():
+    with pytest.raises(DataError, match=r"""^errors='ignore' is not supported; use "strict" """
+                                        r"""\(stop at invalid UTF-8\) or "replace" \(read it """
+                                        r"""as U\+FFFD\)$"""):
+        check_errors_mode("ignore")
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 5, 1 << 20])
+def test_chunks_decode_split_characters_drop_one_bom_and_locate_bad_bytes(tmp_path, chunk):
+    path = tmp_path / "t.txt"
+    text = "\ufeffé日\ufeff\r\nb👍"
+    path.write_bytes(text.encode())
+    assert "".join(read_text_chunks(path, chunk_bytes=chunk)) == text[1:]  # only the first BOM
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes("aé".encode() + b"\xff" + b"z")
+    with pytest.raises(DataError, match=r"bad.txt: not valid UTF-8 at byte offset 3 \(byte ff: "
+                                        r"invalid start byte\)\. Convert the file to UTF-8"):
+        list(read_text_chunks(bad, chunk_bytes=chunk))
+    assert "".join(read_text_chunks(bad, "replace", chunk_bytes=chunk)) == "aé\ufffdz"
+
+
+def test_jsonl_lines_numbers_and_field_errors(tmp_path):
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"text": "one"}\n\n  \n{"text": "two"}\n{"text": "tail"}')
+    assert list(read_jsonl_texts(path, chunk_bytes=4)) == ["one", "two", "tail"]
+    cases = {'{"text": "a"}\n\n{"body": 1, "id": 2}\n': r"line 3: no \"text\" field \(it has "
+                                                        r"'body', 'id'\); each line must be",
+             '{"text": "a"}\n[1]\n': r"line 2: no \"text\" field; each line must be an object",
+             '{"text": 5}\n': r"line 1: \"text\" is int, expected a string$",
+             '{"text": "a"}\n{"text": \n': r"line 2: not valid JSON \(Expecting value\); each "
+                                           r"line of a \.jsonl file must be one JSON object",
+             '{"text": "a"}\n{"text": "b"': r"d\.jsonl, line 2: not valid JSON"}
+    for body, message in cases.items():
+        path.write_text(body)
+        with pytest.raises(DataError, match=message):
+            list(read_jsonl_texts(path, chunk_bytes=3))
+
+
+# ---------------------------------------------------------------- simple_tokenizers.py
+
+from tfstudio.data.simple_tokenizers import ByteTokenizer  # noqa: E402
+
+
+def test_char_ids_are_positions_in_the_sorted_alphabet_and_the_rest_is_unk():
+    tok = CharTokenizer("dbdb")
+    assert tok.alphabet == "bd" and tok.ordinary_vocab_size == 2
+    unk = 2 + 4                                           # after eot, pad, mask, bos
+    assert tok.encode("abcde") == [unk, 0, unk, 1, unk]   # below, between and above the codes
+    assert tok.encode_array("db").tolist() == [1, 0]
+    assert tok.decode([0, 1, unk, tok.eot_id]) == "bd\ufffd<|endoftext|>"
+    assert tok.token_strings([1, tok.bos_id]) == ["d", "<|bos|>"]
+    lone = CharTokenizer("a\ud800")                   # a lone surrogate from a decoded file
+    assert lone.token_bytes(1) == b"\xed\xa0\x80"
+    wide = CharTokenizer("é日")
+    assert wide.token_bytes(0) == "é".encode() and wide.token_bytes(1) == "日".encode()
+    assert wide.encode("日é") == [1, 0]
+
+
+def test_empty_alphabets_are_refused_with_a_reason():
+    with pytest.raises(ValueError, match="^a character tokenizer needs at least one character$"):
+        CharTokenizer("")
+    from tfstudio.data.corpus import Corpus
+    empty = Corpus("blank", "Blank", "file", "", 0, lambda: iter([iter([""])]))
+    with pytest.raises(DataError, match="^corpus 'blank' has no characters to build a "
+                                        "character tokenizer from$"):
+        CharTokenizer.from_corpus(empty)
+
+
+def test_byte_tokens_are_bytes_then_named_specials():
+    tok = ByteTokenizer()
+    assert tok.token_bytes(0) == b"\x00" and tok.token_bytes(255) == b"\xff"
+    assert tok.token_bytes(256) == b"<|endoftext|>" and tok.token_bytes(259) == b"<|bos|>"
+    assert tok.encode_array("é").tolist() == [0xC3, 0xA9]
+    with pytest.raises(DataError, match=r"^token id 260 is outside this tokenizer's vocabulary "
+                                        r"\(0\.\.259, byte\)"):
+        tok.token_bytes(260)
+
+
+def test_a_sample_corpus_is_the_shipped_story_file():
+    corpus = load_corpus("sample:small")
+    path = storygen.sample_path("small")
+    assert (corpus.spec, corpus.title, corpus.kind) == ("sample:small", "Stories (small)",
+                                                        "sample")
+    assert corpus.description == "Generated short stories (tfstudio.data.storygen)."
+    assert corpus.size_bytes == path.stat().st_size
+    assert corpus.text() == path.read_text(encoding="utf-8")
+
+
+def test_sample_corpus_errors_say_what_exists_and_how_to_regenerate(monkeypatch, tmp_path):
+    with pytest.raises(DataError, match=r"^unknown sample size 'huge'; use one of sample:small, "
+                                        r"sample:medium, sample:large$"):
+        load_corpus("sample:huge")
+    monkeypatch.setattr(storygen, "sample_path", lambda size: tmp_path / f"stories-{size}.txt")
+    with pytest.raises(DataError, match=r"stories-small\.txt is missing from this installation; "
+                                        r"regenerate it with python -m tfstudio\.data\.storygen$"):
+        load_corpus("sample:small")
+
+
+def test_eval_examples_are_a_fixed_held_out_stream_of_512():
+    from tfstudio.data.task_batches import EVAL_SEED
+    sampler = _copy_sampler(seed=3)
+    held_out = sampler.eval_examples()
+    assert len(held_out) == 512 and held_out == sampler.eval_examples()
+    assert held_out[:20] == parse_task("copy").examples(20, seed=EVAL_SEED + 3)
+    assert held_out[:20] != parse_task("copy").examples(20, seed=0)   # not the text corpus
+    assert held_out[:20] != _copy_sampler(seed=4).eval_examples(20)
+
+
+def test_letter_tasks_accept_single_letters_and_refuse_empty_strings():
+    one = parse_task("copy:min_len=1,max_len=1")
+    assert {len(ex.source) for ex in one.examples(20)} == {1}
+    with pytest.raises(DataError, match=r"need 1 <= min_len <= max_len, got min_len=0, max_len=3"):
+        parse_task("copy:min_len=0,max_len=3")

@@ -1,0 +1,769 @@
+"""Direct tests for behaviour of tfstudio/train that mutation testing (bench/mutation.py) found
+unpinned: each asserts the documented result against numbers worked out in the test (a
+stand-in model whose next token is known, counts done by hand)."""
+import contextlib
+import math
+import time
+from types import SimpleNamespace
+
+import numpy as np
+
+import pytest
+import torch
+
+from tfstudio.data.simple_tokenizers import ByteTokenizer
+from tfstudio.train.generation import (StopText, _Window, context_window, fit_to_window,
+                                       generate_ids, stream_text)
+
+
+# ---------------------------------------------------------------- generation.py
+
+class NextByte(torch.nn.Module):
+    """A decoder whose call number i says "the next token is ``script[i]``" (the last entry
+    from then on), and that records the tokens it was fed and whether it had a cache."""
+    family = "decoder"
+
+    def __init__(self, script: list[int], vocab: int = 260):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.zeros(1))
+        self.script, self.vocab = script, vocab
+        self.fed: list[list[int]] = []
+        self.cached: list[bool] = []
+
+    def new_cache(self):
+        return SimpleNamespace(encoded=None)
+
+    def forward(self, tokens, cache=None):
+        self.fed.append(tokens[0].tolist())
+        self.cached.append(cache is not None)
+        logits = torch.zeros(1, tokens.shape[1], self.vocab)
+        logits[0, -1, self.script[min(len(self.fed) - 1, len(self.script) - 1)]] = 10.0
+        return logits
+
+
+def test_context_window_prefers_the_trained_length_then_the_graph():
+    model = SimpleNamespace(graph=SimpleNamespace(meta={"context_length": 64}))
+    assert context_window(model, 32) == 32
+    assert context_window(model) == 64
+    assert context_window(SimpleNamespace(graph=SimpleNamespace(meta={}))) is None
+    assert context_window(SimpleNamespace()) is None
+
+
+@pytest.mark.parametrize("window, expected", [
+    (4, [7, 8, 9, 10]), (10, list(range(1, 11))), (11, list(range(1, 11))),
+    (None, list(range(1, 11))), (0, list(range(1, 11)))])
+def test_fit_to_window_keeps_the_last_tokens(window, expected):
+    assert fit_to_window(list(range(1, 11)), window) == expected
+
+
+@pytest.mark.parametrize("size, pin_first, start", [
+    (8, False, 3),   # keeps 8 - 8 // 4 = 6 of the 9 tokens
+    (8, True, 4),    # 5 tokens after the pinned first one: 6 read again
+    (2, False, 8),   # keeps 2 - 1 = 1 (a quarter of 2 rounds up to 1 token)
+    (2, True, 8),    # never fewer than one token after the pinned one
+])
+def test_window_slides_to_three_quarters(size, pin_first, start):
+    view = _Window(size, pin_first)
+    assert not view.slide(size)          # exactly full: nothing moves
+    assert view.slide(9) and view.start == start
+    seq = torch.arange(9).view(1, 9)
+    expected = ([0] if pin_first else []) + list(range(start, 9))
+    assert view.tokens(seq)[0].tolist() == expected
+    assert view._read(9) == len(expected)
+    assert not view.slide(9)             # now it fits
+
+
+def test_window_without_a_size_never_slides():
+    view = _Window(None, False)
+    assert not view.slide(10_000) and view.start == 0
+    seq = torch.arange(5).view(1, 5)
+    assert view.tokens(seq) is seq
+
+
+@pytest.mark.parametrize("use_cache, lengths", [
+    # window 4: the prompt's last 4; on overflow the last 3 (4 - 4 // 4) are read again, then
+    # one cached token fits before the next rebuild; without a cache every step reads the window
+    (True, [4] + [3, 1] * 10), (False, [4] + [3, 4] * 10)])
+def test_generation_feeds_the_window_and_stops_at_a_stop_id(use_cache, lengths):
+    script = list(range(10, 40))
+    model = NextByte(script)
+    prompt = [1, 2, 3, 4, 5, 6]
+    out = list(generate_ids(model, prompt, max_new_tokens=20, top_k=1, window=4,
+                            use_cache=use_cache, seed=0))
+    assert out == script[:20]
+    assert [len(f) for f in model.fed] == lengths
+    assert all(model.cached) == use_cache
+    full = prompt + out
+    for call, fed in enumerate(model.fed):  # always the newest tokens known at that call
+        assert fed == full[:len(prompt) + call][-len(fed):]
+    stop = NextByte([42, 200, 43])
+    assert list(generate_ids(stop, [1], top_k=1, stop_ids=[200], window=8)) == [42, 200]
+
+
+def test_generation_restores_training_mode():
+    model = NextByte([5])
+    model.train()
+    list(generate_ids(model, [1], max_new_tokens=3, top_k=1))
+    assert model.training
+    model.eval()
+    list(generate_ids(model, [1], max_new_tokens=3, top_k=1))
+    assert not model.training
+
+
+def test_stop_text_holds_back_a_possible_stop_and_never_shows_it():
+    stop = StopText(["END", ""])
+    assert stop.feed("abcE") == ("abc", False)        # "E" may start "END"
+    assert stop.feed("N") == ("", False)
+    assert stop.feed("Dxyz") == ("", True)            # the stop itself is never shown
+    two = StopText(["zz", "yy"])
+    assert two.feed("a yy b zz") == ("a ", True)      # the earliest stop wins
+    held = StopText(["END"])
+    assert held.feed("xEN") == ("x", False)
+    assert held.flush() == "EN" and held.flush() == ""
+    assert StopText().feed("free") == ("free", False)
+    twice = StopText(["END"])
+    assert twice.feed("aENDbEND") == ("a", True)       # the first occurrence
+    assert twice.flush() == ""                          # nothing is left over after a stop
+
+
+def test_stream_text_waits_for_whole_characters_and_ends_at_eot():
+    tok = ByteTokenizer()
+    text = "é!"                                       # 2 bytes, then 1
+    script = list(text.encode()) + [tok.eot_id, ord("x")]
+    model = NextByte(script)
+    pieces = list(stream_text(model, tok, [ord("a")], top_k=1, max_new_tokens=10, window=64))
+    assert pieces == ["é", "!"]
+    stopped = list(stream_text(NextByte(list(b"abSTOPcd")), tok, [1], stops=["STOP"],
+                               top_k=1, max_new_tokens=20, window=64))
+    assert "".join(stopped) == "ab"
+    tail = list(stream_text(NextByte(list(b"abS")), tok, [1], stops=["STOP"], top_k=1,
+                            max_new_tokens=3, window=64))
+    assert "".join(tail) == "abS"                     # held back, then flushed at the end
+    ended = list(stream_text(NextByte(list(b"abS") + [tok.eot_id]), tok, [1], stops=["STOP"],
+                             top_k=1, max_new_tokens=10, window=64))
+    assert "".join(ended) == "abS"                    # also when the text ends with eot
+
+
+# ---------------------------------------------------------------- pipeline.py, objectives.py
+
+from tfstudio.data import DataError, TaskSampler, load_corpus  # noqa: E402
+from tfstudio.data.masking import IGNORE_INDEX  # noqa: E402
+from tfstudio.data.simple_tokenizers import CharTokenizer  # noqa: E402
+from tfstudio.runs.config import TrainConfig  # noqa: E402
+from tfstudio.train.objectives import Batch, loss_and_logits, token_accuracy  # noqa: E402
+from tfstudio.train.pipeline import TaskLM, TaskSeq2Seq, TextLM, TextMLM, TextSeq2Seq  # noqa: E402
+
+
+def test_task_lm_labels_are_the_answer_and_its_closing_newline():
+    corpus = load_corpus("task:copy")
+    tok = CharTokenizer(corpus.task.alphabet)
+    cfg = TrainConfig(corpus="task:copy", batch_size=4, seed=3)
+    batch = TaskLM(corpus.task, cfg, tok).train_batch(4)
+    examples = TaskSampler(corpus.task, tok, 4, seed=3).next_examples()
+    for row, ex in enumerate(examples):
+        text = ex.source + ">" + ex.target + "\n"
+        ids = tok.encode(text)
+        start = len(ex.source) + 1            # the answer's first character in text
+        expected = [IGNORE_INDEX] * (batch.labels.shape[1])
+        for p in range(start - 1, len(text) - 1):  # predicting the answer, then "\n"
+            expected[p] = ids[p + 1]
+        assert batch.labels[row].tolist() == expected
+        assert batch.inputs[0][row, :len(ids) - 1].tolist() == ids[:-1]
+
+
+def test_task_pipelines_validate_on_a_fixed_set_of_the_requested_size():
+    corpus = load_corpus("task:copy")
+    tok = CharTokenizer(corpus.task.alphabet)
+    cfg = TrainConfig(corpus="task:copy", batch_size=4)
+    pipe = TaskLM(corpus.task, cfg, tok)
+    val = pipe.val_batches(3, 4)
+    assert [len(b.labels) for b in val] == [4, 4, 4]
+    assert pipe.val_batches(3, 4) is val and pipe.reports_accuracy
+    s2s = TaskSeq2Seq(corpus.task, cfg, tok)
+    batches = s2s.val_batches(2, 5)
+    assert [len(b.labels) for b in batches] == [5, 5]
+    source, decoder = batches[0].inputs
+    assert (decoder[:, 0] == tok.bos_id).all()
+    train = s2s.train_batch(4)
+    assert len(train.inputs) == 2 and train.labels.shape[0] == 4
+
+
+def _text_cfg(**kw):
+    return TrainConfig(**{"seq_len": 8, "batch_size": 2, "seed": 0, "val_fraction": 0.25, **kw})
+
+
+def test_text_seq2seq_splits_each_window_in_half():
+    tokens = np.arange(400) % 250
+    pipe = TextSeq2Seq(tokens, _text_cfg(), ByteTokenizer())
+    start = int(pipe.sampler.starts(0)[0])
+    batch = pipe.train_batch(2)
+    source, decoder = batch.inputs
+    window = [t % 250 for t in range(start, start + 9)]  # seq_len + 1: 4 source, 5 target
+    assert source[0].tolist() == window[:4]
+    assert batch.labels[0].tolist() == window[4:]
+    assert decoder[0].tolist() == [ByteTokenizer().bos_id] + window[4:8]
+
+
+def test_text_lm_validation_is_the_tail_and_too_short_a_tail_is_refused():
+    tokens = np.arange(400) % 250
+    pipe = TextLM(tokens, _text_cfg(), ByteTokenizer())
+    assert len(pipe.val_tokens) == 100 and pipe.val_tokens[0] == 300 % 250
+    val = pipe.val_batches(2, 2)
+    assert len(val) == 2 and pipe.val_batches(2, 2) is val
+    assert not pipe.reports_accuracy
+    with pytest.raises(DataError, match=r"\(8 tokens, the last 10%\) is shorter than one window "
+                                        r"of 9 tokens; use a larger corpus"):
+        TextLM(np.arange(80), _text_cfg(val_fraction=0.1), ByteTokenizer())
+
+
+def test_text_mlm_masks_reproducibly_and_labels_only_masked_positions():
+    tokens = np.arange(4000) % 250
+    cfg = _text_cfg(seq_len=64, batch_size=8)
+    a, b = TextMLM(tokens, cfg, ByteTokenizer()), TextMLM(tokens, cfg, ByteTokenizer())
+    first, again = a.train_batch(8), b.train_batch(8)
+    assert torch.equal(first.inputs[0], again.inputs[0])
+    assert torch.equal(first.labels, again.labels)
+    assert not torch.equal(a.train_batch(8).labels, first.labels)   # a new draw per step
+    x, _ = TextMLM(tokens, cfg, ByteTokenizer()).sampler.next_batch()
+    labelled = first.labels != IGNORE_INDEX
+    assert torch.equal(first.labels[labelled], x[labelled])
+    assert 0.05 < labelled.float().mean() < 0.3                       # about 15%
+    val = a.val_batches(2, 8)
+    assert a.val_batches(2, 8) is val
+    assert len(val) == 2 and val[0].inputs[0].shape == (8, 64)
+    assert not torch.equal(val[0].labels, first.labels)
+
+
+class _Fixed(torch.nn.Module):
+    def __init__(self, logits):
+        super().__init__()
+        self.logits = logits
+
+    def forward(self, *inputs):
+        return self.logits
+
+
+def test_loss_is_the_mean_over_labelled_positions_only():
+    logits = torch.tensor([[[2.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 3.0]]])
+    labels = torch.tensor([[0, IGNORE_INDEX, 1]])
+    loss, out = loss_and_logits(_Fixed(logits), Batch((torch.zeros(1, 3),), labels))
+    lse = lambda row: torch.logsumexp(row, 0)  # noqa: E731
+    expected = ((lse(logits[0, 0]) - 2.0) + (lse(logits[0, 2]) - 0.0)) / 2
+    assert torch.allclose(loss, expected) and out is logits
+    none = torch.full((1, 3), IGNORE_INDEX)
+    zero, _ = loss_and_logits(_Fixed(logits), Batch((torch.zeros(1, 3),), none))
+    assert float(zero) == 0.0
+    assert token_accuracy(logits, labels) == (1, 2)   # position 0 right, position 2 wrong
+
+
+def test_batch_rows_device_and_token_count():
+    batch = Batch((torch.arange(12).view(4, 3), torch.arange(8).view(4, 2)),
+                  torch.arange(12).view(4, 3))
+    part = batch.rows(1, 3)
+    assert part.inputs[0].tolist() == [[3, 4, 5], [6, 7, 8]]
+    assert part.inputs[1].tolist() == [[2, 3], [4, 5]]
+    assert part.labels.tolist() == [[3, 4, 5], [6, 7, 8]] and part.tokens == 6
+    moved = batch.to("cpu")
+    assert len(moved.inputs) == 2 and torch.equal(moved.labels, batch.labels)
+
+
+# ---------------------------------------------------------------- trainer.py
+
+import tfstudio  # noqa: E402
+from tfstudio.train.events import RouterMetrics, StepMetrics  # noqa: E402
+from tfstudio.train.distributed import DistInfo  # noqa: E402
+from tfstudio.train.trainer import Trainer  # noqa: E402
+
+TINY = dict(corpus="sample:small", tokenizer="byte", batch_size=2, seq_len=16,
+            warmup_steps=0, eval_every=0)
+
+
+def _trainer(**cfg):
+    events = []
+    trainer = Trainer(tfstudio.load_graph("tiny-gpt"), TrainConfig(**{**TINY, **cfg}),
+                      listeners=[events.append])
+    return trainer, events
+
+
+def test_the_divergence_message_names_the_checkpoint_that_exists():
+    trainer, _ = _trainer(lr=0.5)
+    trainer.state.step = 6
+    assert trainer._diverged("the loss became nan") == (
+        "the loss became nan at step 7. Training stopped; no checkpoint was written yet "
+        "(--checkpoint-every N keeps one every N steps). Lower the learning rate (now 0.5), "
+        "keep gradient clipping on, or use fp32")
+    trainer.state.saved_step = 4
+    assert "Training stopped; the checkpoint of step 4 is kept. Lower" in \
+        trainer._diverged("the loss became nan")
+
+
+def test_step_metrics_report_tokens_per_second_and_model_flops_utilisation():
+    trainer, events = _trainer()
+    trainer.model = SimpleNamespace(blocks=lambda: [])
+    trainer._flops_per_token, trainer._peak = 6.0, 1000.0
+    trainer.state.step, trainer.state.tokens_seen, trainer.state.grad_norm = 3, 96, 0.5
+    trainer.state.layer_norms = {"embed": 0.25}
+    clock = time.perf_counter()
+    trainer._emit_step(2.5, 0.01, 64, 0.5, clock)
+    (m,) = events
+    assert 0.0 <= m.elapsed_s < 60.0                   # seconds since the run's clock started
+    assert m.layer_grad_norms == {"embed": 0.25}
+    assert m.layer_grad_norms is not trainer.state.layer_norms   # a copy: later steps change it
+    assert isinstance(m, StepMetrics) and m.step == 3 and m.tokens_seen == 96
+    assert m.tokens_per_s == 128.0                     # 64 tokens in 0.5 s
+    assert m.mfu == pytest.approx(6.0 * 128.0 / 1000.0)
+    assert (m.loss, m.lr, m.grad_norm) == (2.5, 0.01, 0.5)
+    trainer._emit_step(2.5, 0.01, 64, 2.0, 0.0)        # slower than a second: still counted
+    assert events[-1].tokens_per_s == 32.0
+    trainer._emit_step(2.5, 0.01, 64, 0.0, 0.0)        # no time measured: 0, not a division
+    assert events[-1].tokens_per_s == 0.0 and events[-1].mfu == 0.0
+    trainer.dist = DistInfo(world_size=2)              # tokens/s of all ranks, peak of one
+    trainer._emit_step(2.5, 0.01, 64, 0.5, 0.0)
+    assert events[-1].mfu == pytest.approx(6.0 * 128.0 / (1000.0 * 2))
+    trainer.dist = DistInfo()
+    trainer._peak = None                               # unknown peak (CPUs): no MFU
+    trainer._emit_step(2.5, 0.01, 64, 0.5, 0.0)
+    assert events[-1].mfu is None
+
+
+def test_router_loads_are_reported_with_the_step_and_balance_loss():
+    trainer, events = _trainer()
+    moe = SimpleNamespace(last_expert_load=torch.tensor([0.75, 0.25]))
+    trainer.model = SimpleNamespace(blocks=lambda: [(("layers", 0, "moe"), moe),
+                                                    (("embed",), SimpleNamespace())])
+    trainer._peak = None
+    trainer.state.step, trainer.state.aux_loss = 5, 0.125
+    trainer._emit_step(1.0, 0.1, 8, 0.1, 0.0)
+    router = events[-1]
+    assert isinstance(router, RouterMetrics) and router.step == 5
+    assert router.expert_load == {"layers.0.moe": [0.75, 0.25]} and router.aux_loss == 0.125
+
+
+def _eval_trainer(batches, reports_accuracy):
+    trainer, events = _trainer(eval_batches=3)
+    trainer.device, trainer.precision = torch.device("cpu"), "fp32"
+    asked = []
+
+    def val_batches(n, batch_size):
+        asked.append((n, batch_size))
+        return batches
+    trainer.pipeline = SimpleNamespace(val_batches=val_batches,
+                                       reports_accuracy=reports_accuracy)
+    return trainer, events, asked
+
+
+def test_evaluation_averages_the_batch_losses_and_counts_accuracy_over_labels():
+    logits = torch.tensor([[[3.0, 0.0], [0.0, 3.0]]])
+    model = _Fixed(logits)
+    good = Batch((torch.zeros(1, 2),), torch.tensor([[0, 1]]))            # both right
+    half = Batch((torch.zeros(1, 2),), torch.tensor([[1, IGNORE_INDEX]]))  # one wrong label
+    trainer, events, asked = _eval_trainer([good, half], reports_accuracy=True)
+    trainer.model = model
+    model.train()
+    trainer.state.step = 9
+    trainer._evaluate()
+    lse = float(torch.logsumexp(torch.tensor([3.0, 0.0]), 0))
+    losses = [lse - 3.0, lse - 0.0]                     # mean over each batch's labels
+    (ev,) = events
+    assert ev.step == 9 and asked == [(3, 2)]
+    assert ev.val_loss == pytest.approx(sum(losses) / 2)
+    assert ev.perplexity == pytest.approx(math.exp(sum(losses) / 2))
+    assert ev.accuracy == pytest.approx(2 / 3)          # 2 of the 3 labelled positions
+    assert model.training                               # back to training mode
+
+
+def test_evaluation_without_accuracy_and_with_huge_or_no_losses():
+    logits = torch.tensor([[[200.0, 0.0]]])
+    wrong = Batch((torch.zeros(1, 1),), torch.tensor([[1]]))
+    trainer, events, _ = _eval_trainer([wrong], reports_accuracy=False)
+    trainer.model = _Fixed(logits)
+    trainer._evaluate()
+    assert events[-1].accuracy is None and events[-1].val_loss == pytest.approx(200.0)
+    assert events[-1].perplexity == pytest.approx(math.exp(50.0))   # capped, not inf
+    nothing, quiet, _ = _eval_trainer([], reports_accuracy=True)
+    nothing.model = _Fixed(logits)
+    nothing._evaluate()
+    assert quiet == []
+
+
+def test_out_of_memory_message_names_what_to_reduce():
+    trainer, _ = _trainer(batch_size=4, seq_len=32)
+    trainer.device, trainer.state.step = torch.device("cpu"), 2
+    assert trainer._oom_message() == (
+        "out of memory on cpu at step 3. Reduce the batch size (now 4; keep the effective "
+        "batch with grad_accum), the sequence length (now 32) or the model's width/depth; on "
+        "a GPU, bf16 halves activation memory")
+
+
+def test_a_run_logs_evaluates_probes_and_checkpoints_on_schedule(tmp_path):
+    from tfstudio.train.events import CheckpointSaved, EvalMetrics, Finished, Probe
+    from tfstudio.train.optim import lr_at
+    events = []
+    cfg = TrainConfig(**{**TINY, "steps": 5, "log_every": 2, "eval_every": 3, "eval_batches": 1,
+                         "probe_every": 4, "checkpoint_every": 2, "lr": 0.01,
+                         "warmup_steps": 2, "keep_checkpoints": 5})
+    trainer = Trainer(tfstudio.load_graph("tiny-gpt"), cfg, run_dir=tmp_path / "run",
+                      listeners=[events.append])
+    end = trainer.run()
+    assert isinstance(end, Finished) and end.reason == "completed" and end.step == 5
+    steps = [e for e in events if isinstance(e, StepMetrics)]
+    assert [e.step for e in steps] == [2, 4, 5]                  # every 2nd and the last
+    assert [e.tokens_seen for e in steps] == [2 * 32, 4 * 32, 5 * 32]   # batch 2 x 16 tokens
+    for e in steps:  # one step's 32 tokens took less than the whole run so far
+        assert e.tokens_per_s * e.elapsed_s > 32
+    for e in steps:  # the rate the step was taken with (schedule counted from step 0)
+        assert e.lr == pytest.approx(lr_at(e.step - 1, lr=0.01, warmup=2, total=5,
+                                           min_ratio=cfg.min_lr_ratio))
+    assert [e.step for e in events if isinstance(e, EvalMetrics)] == [3, 5]
+    assert [e.step for e in events if isinstance(e, Probe)] == [0, 4]
+    assert [e.step for e in events if isinstance(e, CheckpointSaved)] == [2, 4, 5]
+    assert end.final_loss == pytest.approx(steps[-1].loss)
+    last_lr = lr_at(4, lr=0.01, warmup=2, total=5, min_ratio=cfg.min_lr_ratio)
+    assert [g["lr"] for g in trainer.optimizer.param_groups] == \
+        pytest.approx([last_lr] * len(trainer.optimizer.param_groups))   # what AdamW stepped with
+
+
+def test_stopping_from_a_listener_ends_after_that_step_with_its_loss(tmp_path):
+    from tfstudio.train.events import CheckpointSaved, Finished, Probe
+    events = []
+
+    def listener(event):
+        events.append(event)
+        if isinstance(event, StepMetrics) and event.step == 2:
+            trainer.stop()
+    trainer = Trainer(tfstudio.load_graph("tiny-gpt"), TrainConfig(**{**TINY, "steps": 50}),
+                      run_dir=tmp_path / "run", listeners=[listener])
+    end = trainer.run()
+    assert isinstance(end, Finished) and (end.reason, end.step) == ("stopped", 2)
+    steps = [e for e in events if isinstance(e, StepMetrics)]
+    assert [e.step for e in steps] == [1, 2] and end.final_loss == pytest.approx(steps[-1].loss)
+    assert [e.step for e in events if isinstance(e, CheckpointSaved)] == [2]
+    assert not [e for e in events if isinstance(e, Probe)]       # probe_every 0: never
+
+
+def test_a_run_stopped_before_its_first_step_has_no_loss():
+    trainer, events = _trainer(steps=5)
+    trainer.stop()
+    end = trainer.run()
+    assert (end.reason, end.step, end.final_loss) == ("stopped", 0, None)
+    assert not [e for e in events if isinstance(e, StepMetrics)]
+
+
+def test_layer_groups_are_named_by_their_first_two_keys_and_the_rest_is_other():
+    from tfstudio.train.trainer import _layer_parameter_groups
+    embed, attn, mlp, head = (torch.nn.Linear(2, 2) for _ in range(4))
+    stray = torch.nn.Parameter(torch.zeros(3))
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.parts = torch.nn.ModuleList([embed, attn, mlp, head])
+            self.stray = stray
+
+        def blocks(self):
+            return [(("embed",), embed), (("layers", 0, "attn"), attn),
+                    (("layers", 0, "mlp"), mlp), (("head",), head), (("tied",), head)]
+
+    groups = _layer_parameter_groups(Model())
+    ids = {name: [id(p) for p in ps] for name, ps in groups.items()}
+    assert ids == {"embed": [id(embed.weight), id(embed.bias)],
+                   "layers.0": [id(p) for p in (attn.weight, attn.bias, mlp.weight, mlp.bias)],
+                   "head": [id(head.weight), id(head.bias)],   # a shared module counted once
+                   "other": [id(stray)]}
+
+
+def _clip_trainer(clip):
+    trainer, _ = _trainer(grad_clip=clip)
+    params = [torch.nn.Parameter(torch.zeros(2)), torch.nn.Parameter(torch.zeros(2)),
+              torch.nn.Parameter(torch.zeros(1)), torch.nn.Parameter(torch.zeros(1))]
+    for p, g in zip(params, ([3.0, 0.0], [0.0, 4.0], [12.0], None)):
+        p.grad = None if g is None else torch.tensor(g)
+    holder = torch.nn.Module()
+    holder.ps = torch.nn.ParameterList(params)
+    trainer.model, trainer.device = holder, torch.device("cpu")
+    trainer._layer_params = {"a": params[:2], "b": params[2:3], "frozen": params[3:]}
+    return trainer, params
+
+
+@pytest.mark.parametrize("log", [True, False])
+def test_clipping_scales_every_gradient_to_the_limit_logged_or_not(log):
+    trainer, params = _clip_trainer(clip=1.0)
+    trainer.state.layer_norms = {"before": 1.0}
+    trainer._measure_and_clip(log=log)
+    assert trainer.state.grad_norm == pytest.approx(13.0)   # sqrt(3² + 4² + 12²), before clipping
+    scale = 1.0 / 13.0
+    assert params[0].grad.tolist() == pytest.approx([3 * scale, 0.0], rel=1e-5)
+    assert params[2].grad.tolist() == pytest.approx([12 * scale], rel=1e-5)
+    assert params[3].grad is None
+    if log:   # per layer: 5, 12, and 0 for a layer without gradients
+        assert trainer.state.layer_norms == pytest.approx({"a": 5.0, "b": 12.0, "frozen": 0.0})
+    else:
+        assert trainer.state.layer_norms == {"before": 1.0}
+
+
+@pytest.mark.parametrize("log", [True, False])
+def test_clipping_off_measures_but_leaves_the_gradients(log):
+    trainer, params = _clip_trainer(clip=0.0)
+    trainer._measure_and_clip(log=log)
+    assert trainer.state.grad_norm == pytest.approx(13.0)
+    assert params[0].grad.tolist() == [3.0, 0.0] and params[2].grad.tolist() == [12.0]
+
+
+# one training step, with stand-ins whose gradients are worked out by autograd in the test
+
+class TwoWeights(torch.nn.Module):
+    """logits = (w1 * x, w2 * x) per position; w2 takes part only in rows whose flag is set
+    (so a step can leave it without a gradient); aux = 0.5 * w1²."""
+
+    def __init__(self):
+        super().__init__()
+        self.w1, self.w2 = torch.nn.Parameter(torch.tensor(0.3)), torch.nn.Parameter(
+            torch.tensor(-0.2))
+        self.rows_seen: list[int] = []
+
+    def forward(self, x, flag):
+        self.rows_seen.append(x.shape[0])
+        second = torch.where(flag[:, None], self.w2 * x, torch.zeros_like(x)) if flag.any() \
+            else torch.zeros_like(x)
+        return torch.stack([self.w1 * x, second], dim=-1)
+
+    def aux_loss(self):
+        return 0.5 * self.w1 ** 2
+
+
+class Synced(torch.nn.Module):
+    """A DDP stand-in: records on which micro-batches the gradient sync was skipped."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner, self.skipped, self.calls = inner, [], 0
+
+    def forward(self, *inputs):
+        self.calls += 1
+        return self.inner(*inputs)
+
+    @contextlib.contextmanager
+    def no_sync(self):
+        self.skipped.append(self.calls)
+        yield
+
+
+def _micro_batches(n, flags):
+    g = torch.Generator().manual_seed(0)
+    return [Batch((torch.randn(4, 3, generator=g), torch.tensor(flags[i])),
+                  torch.randint(0, 2, (4, 3), generator=g)) for i in range(n)]
+
+
+def _step_trainer(model, batches, *, momentum=0.0, **cfg):
+    trainer, _ = _trainer(grad_clip=0.0, batch_size=4, **cfg)
+    asked = []
+
+    def train_batch(n):
+        asked.append(n)
+        return batches[len(asked) - 1]
+    trainer.pipeline = SimpleNamespace(train_batch=train_batch)
+    trainer.model = trainer.train_model = model
+    trainer.device, trainer.precision = torch.device("cpu"), "fp32"
+    trainer.optimizer = torch.optim.SGD(model.parameters(), lr=1.0, momentum=momentum)
+    trainer.scaler = torch.amp.GradScaler("cpu", enabled=False)
+    trainer._layer_params = {"all": list(model.parameters())}
+    return trainer, asked
+
+
+def _expected(batches, rows=slice(None)):
+    """Loss, aux and gradients of the mean over micro-batches, by autograd on a fresh model."""
+    ref = TwoWeights()
+    losses, auxes, total = [], [], 0.0
+    for b in batches:
+        x, flag = b.inputs[0][rows], b.inputs[1][rows]
+        logits = ref(x, flag)
+        ce = torch.nn.functional.cross_entropy(logits.reshape(-1, 2), b.labels[rows].reshape(-1))
+        losses.append(float(ce.detach()))
+        auxes.append(float(ref.aux_loss().detach()))
+        total = total + (ce + ref.aux_loss()) / len(batches)
+    total.backward()
+    return (sum(losses) / len(losses), sum(auxes) / len(auxes),
+            float(ref.w1.grad), float(ref.w2.grad))
+
+
+def test_gradient_accumulation_averages_micro_batches():
+    batches = _micro_batches(3, [[True] * 4] * 3)
+    model = TwoWeights()
+    trainer, asked = _step_trainer(model, batches, grad_accum=3)
+    loss, tokens = trainer._train_step()
+    exp_loss, exp_aux, g1, g2 = _expected(batches)
+    assert asked == [4, 4, 4] and tokens == 3 * 12
+    assert loss == pytest.approx(exp_loss, rel=1e-6)
+    assert trainer.state.aux_loss == pytest.approx(exp_aux, rel=1e-6)
+    # SGD with lr 1: the step moved each weight by its gradient
+    assert 0.3 - float(model.w1.detach()) == pytest.approx(g1, rel=1e-5)
+    assert -0.2 - float(model.w2.detach()) == pytest.approx(g2, rel=1e-5)
+
+
+def test_a_weight_without_a_gradient_this_step_is_left_alone():
+    batches = _micro_batches(2, [[True] * 4, [False] * 4])
+    model = TwoWeights()
+    trainer, _ = _step_trainer(model, batches, momentum=0.9)
+    trainer._train_step()
+    after_first = float(model.w2.detach())
+    trainer._train_step()     # w2 is not used: its gradient is None, so SGD skips it
+    assert float(model.w2.detach()) == after_first and model.w2.grad is None
+
+
+def test_data_parallel_steps_take_this_ranks_rows_and_sync_only_the_last_micro_batch(
+        monkeypatch):
+    import tfstudio.train.trainer as trainer_module
+    devices = []
+    monkeypatch.setattr(trainer_module, "all_ranks_agree",
+                        lambda ok, info, device: devices.append(device) or ok)
+    monkeypatch.setattr(trainer_module, "mean_across_ranks", lambda value, info, device: value)
+    batches = _micro_batches(3, [[True] * 4] * 3)
+    inner = TwoWeights()
+    trainer, asked = _step_trainer(inner, batches, grad_accum=3)
+    trainer.train_model = Synced(inner)
+    trainer.dist = DistInfo(rank=1, world_size=2)
+    loss, tokens = trainer._train_step()
+    assert asked == [4, 4, 4]                       # the global batch is drawn on every rank
+    assert inner.rows_seen == [2, 2, 2]             # rank 1 of 2 keeps rows 2 and 3
+    assert trainer.train_model.skipped == [0, 1]    # no all-reduce before the last micro-batch
+    assert tokens == 3 * 6 * 2                      # counted over both ranks
+    assert devices == [torch.device("cpu")] * 3
+    exp_loss, _, g1, _ = _expected(batches, rows=slice(2, 4))
+    assert loss == pytest.approx(exp_loss, rel=1e-6)
+    assert 0.3 - float(inner.w1.detach()) == pytest.approx(g1, rel=1e-5)
+
+
+def test_a_nan_loss_stops_the_step_with_the_value_and_the_step():
+    from tfstudio.train.trainer import NonFiniteLoss
+    batches = _micro_batches(1, [[True] * 4])
+    batches[0].inputs[0][0, 0] = float("nan")
+    trainer, _ = _step_trainer(TwoWeights(), batches)
+    with pytest.raises(NonFiniteLoss, match=r"^the loss became nan at step 1\. Training stopped; "
+                                            r"no checkpoint was written yet"):
+        trainer._train_step()
+
+
+def test_fp32_steps_run_without_autocast():
+    class Linear(TwoWeights):
+        def __init__(self):
+            super().__init__()
+            self.proj, self.dtypes = torch.nn.Linear(3, 3), []
+
+        def forward(self, x, flag):
+            y = self.proj(x)
+            self.dtypes.append(y.dtype)   # autocast (bf16/fp16) would lower the matmul
+            return super().forward(y, flag)
+    model = Linear()
+    trainer, _ = _step_trainer(model, _micro_batches(1, [[True] * 4]))
+    trainer._train_step()
+    assert model.dtypes == [torch.float32]
+
+
+@pytest.mark.parametrize("preset, corpus, tokenizer, kind", [
+    ("tiny-gpt", "task:copy", "char", TaskLM), ("tiny-t5", "task:copy", "char", TaskSeq2Seq),
+    ("tiny-gpt", "sample:small", "char", TextLM), ("tiny-bert", "sample:small", "byte", TextMLM),
+    ("tiny-t5", "sample:small", "byte", TextSeq2Seq)])
+def test_the_pipeline_follows_the_head_and_the_corpus(preset, corpus, tokenizer, kind, tmp_path,
+                                                     monkeypatch):
+    from tfstudio.train.pipeline import build_pipeline
+    monkeypatch.setenv("TFSTUDIO_CACHE", str(tmp_path))
+    cfg = TrainConfig(corpus=corpus, tokenizer=tokenizer, seq_len=16, batch_size=2)
+    pipe = build_pipeline(tfstudio.load_graph(preset), cfg)
+    assert type(pipe) is kind and pipe.corpus.spec == corpus
+    assert pipe.tokenizer.kind == tokenizer
+    if tokenizer == "char":   # built from the corpus: exactly its characters
+        text = pipe.corpus.text()
+        assert set(pipe.tokenizer.alphabet) == set(text)
+    batch = pipe.train_batch(2)
+    assert batch.labels.shape[0] == 2
+
+
+class EncDec(NextByte):
+    """An encoder-decoder stand-in: records the source of every call and whether the cache it
+    got already held the encoder output."""
+    family = "encoder-decoder"
+
+    def __init__(self, script):
+        super().__init__(script)
+        self.sources, self.had_encoded = [], []
+
+    def forward(self, source, tokens, cache=None):
+        self.sources.append(source[0].tolist())
+        if cache is not None:
+            self.had_encoded.append(cache.encoded is not None)
+            cache.encoded = "encoded"
+        return super().forward(tokens, cache)
+
+
+def test_an_encoder_decoder_keeps_its_source_and_pinned_first_token_when_sliding():
+    script = list(range(10, 30))
+    model = EncDec(script)
+    out = list(generate_ids(model, [1], source_ids=[5, 6, 7], max_new_tokens=10, top_k=1,
+                            window=4))
+    assert out == script[:10]
+    # window 4 with the first token pinned: 1 + 2 tokens after each rebuild, then one fits
+    assert [len(f) for f in model.fed] == [1, 1, 1, 1, 3, 1, 3, 1, 3, 1, 3]
+    full = [1] + out
+    for call, fed in enumerate(model.fed):
+        known = full[:1 + call]
+        if len(fed) == 3:
+            assert fed == [1] + known[-2:]
+    assert all(src == [5, 6, 7] for src in model.sources)
+    assert model.had_encoded == [False] + [True] * 10   # rebuilt caches keep the encoding
+
+
+def test_an_encoder_decoder_without_a_cache_reads_its_source_every_step():
+    model = EncDec(list(range(10, 30)))
+    out = list(generate_ids(model, [1], source_ids=[5, 6, 7], max_new_tokens=6, top_k=1,
+                            window=4, use_cache=False))
+    assert out == list(range(10, 16)) and len(model.sources) == 7
+    assert all(src == [5, 6, 7] for src in model.sources) and model.had_encoded == []
+
+
+def test_a_graph_needs_exactly_one_kind_of_head():
+    from tfstudio.train.pipeline import graph_objective
+
+    def graph(*types):
+        return SimpleNamespace(walk=lambda: [((i,), SimpleNamespace(type=t))
+                                             for i, t in enumerate(types)])
+    assert graph_objective(graph("embedding", "mlm_head")) == "masked-lm"
+    message = ("the graph needs exactly one kind of output head (LM, masked-LM or seq2seq) to be "
+               "trained; it has ")
+    with pytest.raises(ValueError) as none:
+        graph_objective(graph("embedding"))
+    assert str(none.value) == message + "none"
+    with pytest.raises(ValueError) as two:
+        graph_objective(graph("mlm_head", "lm_head", "lm_head"))
+    assert str(two.value) == message + "['lm_head', 'mlm_head']"
+
+
+def test_fitting_the_vocabulary_leaves_the_original_graph_alone():
+    from tfstudio.train.pipeline import fit_graph_to_tokenizer
+    graph = tfstudio.load_graph("tiny-gpt")
+    before = {k: dict(n.params) for k, n in graph.walk()}
+    fitted = fit_graph_to_tokenizer(graph, SimpleNamespace(vocab_size=77))
+    assert {k: dict(n.params) for k, n in graph.walk()} == before
+    sizes = [n.params["vocab_size"] for _, n in fitted.walk() if "vocab_size" in n.params]
+    assert sizes and set(sizes) == {77}
+
+
+def test_text_lm_takes_a_tail_of_exactly_one_window_and_the_configured_seed():
+    pipe = TextLM(np.arange(90), _text_cfg(val_fraction=0.1, seed=5), ByteTokenizer())
+    assert len(pipe.val_tokens) == 9                    # seq_len + 1: just enough
+    assert pipe.sampler.state_dict()["seed"] == 5
+
+
+def test_text_mlm_validation_takes_the_requested_number_of_batches():
+    tokens = np.arange(4000) % 250
+    pipe = TextMLM(tokens, _text_cfg(seq_len=64, batch_size=8), ByteTokenizer())
+    assert len(pipe.val_batches(1, 8)) == 1
+
+
+def test_the_pipeline_reads_the_corpus_with_the_configured_error_mode(tmp_path, monkeypatch):
+    from tfstudio.train.pipeline import build_pipeline
+    monkeypatch.setenv("TFSTUDIO_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "bad.txt"
+    path.write_bytes(b"some text " * 40 + b"\xff" + b" more text" * 40)
+    cfg = TrainConfig(corpus=str(path), corpus_errors="replace", seq_len=8, batch_size=2)
+    pipe = build_pipeline(tfstudio.load_graph("tiny-gpt"), cfg)
+    assert "\ufffd" in pipe.corpus.text()
