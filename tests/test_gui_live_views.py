@@ -6,31 +6,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from gui_runs import WAIT_MS, short_run
 from PySide6.QtWidgets import QApplication, QToolButton
 
 from tfstudio.presets import load_preset
 
 torch.set_num_threads(1)
-WAIT_MS = 60_000
 
 
 def settle(qtbot, ms=150):
     qtbot.wait(ms)
     QApplication.processEvents()
-
-
-def short_run(panel, qtbot, steps=6, probe_every=2):
-    s = panel.setup
-    s.select_corpus("task:reverse")
-    s.tokenizer.setCurrentText("char")
-    s.steps.setValue(steps)
-    s.batch.setValue(4)
-    s.seq_len.setValue(32)
-    s.eval_every.setValue(3)
-    s.probe_every.setValue(probe_every)
-    run = panel.train()
-    qtbot.waitUntil(lambda: not run.active, timeout=WAIT_MS)
-    return run
 
 
 @pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
@@ -39,7 +25,7 @@ def test_every_tab_title_is_in_view_whichever_tab_is_current(open_training_windo
     window = open_training_window(size)
     window.training.show_panel()
     panel = window.training.panel
-    short_run(panel, qtbot)  # a run's figures and name fill the Curves controls
+    short_run(panel, qtbot, probe_every=2)  # a run's figures and name fill the Curves controls
     bar = panel.tabs.tabBar()
     assert bar.count() >= 6
     for current in range(bar.count()):
@@ -125,7 +111,7 @@ def test_a_live_run_ends_with_its_newest_look_drawn(make_panel, qtbot, monkeypat
     panel.tabs.setCurrentWidget(panel.positions)
     # every look after the first waits for the redraw budget, beyond the run's end
     monkeypatch.setattr(panel_module, "PROBE_REDRAW_SHARE", 1e-6)
-    run = short_run(panel, qtbot, steps=12)
+    run = short_run(panel, qtbot, steps=12, probe_every=2)
     last = run.latest_probe["step"]
     assert last >= 10 and panel.snapshot["step"] == last == panel.viewed.steps[-1]
     assert f"at step {last}" in panel.positions.source.text()

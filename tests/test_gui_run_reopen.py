@@ -4,33 +4,17 @@ from __future__ import annotations
 
 import pytest
 import torch
+from gui_runs import WAIT_MS, short_run
 
 from tfstudio.graph import MoveNodes, SetParam
 from tfstudio.presets import load_preset
 
 torch.set_num_threads(1)
-WAIT_MS = 60_000
 
 
 @pytest.fixture
 def window(open_training_window):
     return open_training_window((1366, 768))
-
-
-def train_a_few_steps(panel, qtbot, steps=4):
-    s = panel.setup
-    s.select_corpus("task:reverse")
-    s.tokenizer.setCurrentText("char")
-    s.steps.setValue(steps)
-    s.batch.setValue(4)
-    s.seq_len.setValue(32)
-    s.warmup.setValue(1)
-    s.eval_every.setValue(steps)
-    s.probe_every.setValue(steps)
-    run = panel.train()
-    assert run is not None
-    qtbot.waitUntil(lambda: not run.active, timeout=WAIT_MS)
-    return run
 
 
 def record_of(panel, run):
@@ -45,7 +29,7 @@ def test_reopening_a_run_puts_its_graph_on_the_canvas_and_undo_brings_the_users_
         window, qtbot):
     panel = window.training.panel
     trained_d_ff = load_preset("tiny-gpt").node("layers").subgraph.node("ffn").param("d_ff")
-    run = train_a_few_steps(panel, qtbot)
+    run = short_run(panel, qtbot, steps=4, every=4)
     qtbot.waitUntil(lambda: panel.host.ready, timeout=WAIT_MS)
 
     # the same model on the canvas (moved blocks, the run's fitted vocabulary): nothing changes
@@ -74,7 +58,7 @@ def test_reopening_a_run_puts_its_graph_on_the_canvas_and_undo_brings_the_users_
 
 def test_a_run_whose_graph_cannot_be_read_keeps_the_canvas_and_says_why(window, qtbot):
     panel = window.training.panel
-    run = train_a_few_steps(panel, qtbot)
+    run = short_run(panel, qtbot, steps=4, every=4)
     qtbot.waitUntil(lambda: panel.host.ready, timeout=WAIT_MS)
     assert window.session.execute(SetParam(("layers",), "ffn", "d_ff", 96))
     (run.run_dir / "graph.json").write_text("{not json", encoding="utf-8")
@@ -86,9 +70,9 @@ def test_a_run_whose_graph_cannot_be_read_keeps_the_canvas_and_says_why(window, 
 
 
 def test_a_damaged_newest_checkpoint_is_skipped_and_named(make_panel, qtbot, tmp_path):
-    import tfstudio
     from safetensors.torch import load_file
 
+    import tfstudio
     from tfstudio.runs.config import TrainConfig
     from tfstudio.train.trainer import Trainer
 
@@ -124,7 +108,7 @@ def test_a_damaged_newest_checkpoint_is_skipped_and_named(make_panel, qtbot, tmp
 
 def test_while_a_run_trains_the_canvas_keeps_the_graph_in_training(window, qtbot):
     panel = window.training.panel
-    first = train_a_few_steps(panel, qtbot)
+    first = short_run(panel, qtbot, steps=4, every=4)
     qtbot.waitUntil(lambda: panel.host.ready, timeout=WAIT_MS)
     assert window.session.execute(SetParam(("layers",), "ffn", "d_ff", 96))
     panel.setup.steps.setValue(100_000)

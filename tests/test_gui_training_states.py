@@ -6,37 +6,18 @@ import json
 
 import pytest
 import torch
+from gui_runs import WAIT_MS, short_run
 
 from tfstudio.graph.edits import SetParam
 from tfstudio.gui.training.curves_view import EMPTY_HINT
 from tfstudio.presets import PRESET_DIR, load_preset
 
 torch.set_num_threads(1)
-WAIT_MS = 60_000
-
-
 
 
 @pytest.fixture
 def window(open_training_window):
     return open_training_window((1366, 768))
-
-
-def short_run(panel, qtbot, *, corpus="task:reverse", steps=6, probe_text=""):
-    s = panel.setup
-    s.select_corpus(corpus)
-    s.tokenizer.setCurrentText("char")
-    s.steps.setValue(steps)
-    s.batch.setValue(4)
-    s.seq_len.setValue(32)
-    s.warmup.setValue(1)
-    s.eval_every.setValue(3)
-    s.probe_every.setValue(3)
-    s.probe_text.setText(probe_text)
-    run = panel.train()
-    assert run is not None
-    qtbot.waitUntil(lambda: not run.active, timeout=WAIT_MS)
-    return run
 
 
 def break_the_graph(window, qtbot):
@@ -169,7 +150,7 @@ def test_a_text_corpus_says_why_there_is_no_accuracy_and_why_params_differ(make_
     panel = make_panel()
     messages = []
     panel._report_message = messages.append
-    run = short_run(panel, qtbot, corpus="sample:small", steps=6)
+    run = short_run(panel, qtbot, corpus="sample:small", steps=6, probe_text="")
     acc = panel.curves.hints["acc"]
     assert acc.isVisible() and "this corpus is text" in acc.toPlainText()
     assert not panel.curves.hints["loss"].isVisible()
