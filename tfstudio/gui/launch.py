@@ -10,8 +10,6 @@ import sys
 import time
 
 
-
-
 def run(args) -> int:
     started = time.time()
     if args.screenshot:
@@ -25,8 +23,6 @@ def run(args) -> int:
     window = _window(args, data_dir)
     if window is None:
         return 2
-    import gc
-    gc.freeze()  # the window's objects live as long as the app: full collections skip them
     previous_hook = install_excepthook(lambda: window, data_dir / "errors.log")
     refusal = _open_what_was_asked(args, window)
     if refusal is not None:

@@ -167,22 +167,24 @@ class TrainingAttachment:
         action.setToolTip("see what the loaded run's output loses without this block (no "
                           "retraining); again to switch it back on")
 
-        def ablate() -> None:
+        def picked() -> list[str]:  # Explain's switches for the blocks selected on the canvas
             offered = [explain.switches.item(i).text() for i in range(explain.switches.count())]
-            picked = blocks_to_ablate(offered, w.scene.path, w.scene.selected_node_ids())
-            if not picked:
+            return blocks_to_ablate(offered, w.scene.path, w.scene.selected_node_ids())
+
+        def ablate() -> None:
+            chosen = picked()
+            if not chosen:
                 w.show_message("Explain switches off attention, feed-forward and expert blocks "
                                "of a loaded run: train or open a run, then right-click one")
                 return
-            explain.set_ablations(sorted(set(explain.ablations()) ^ set(picked)))
+            explain.set_ablations(sorted(set(explain.ablations()) ^ set(chosen)))
             self.show_panel()
             panel.tabs.setCurrentWidget(explain)
             explain.tabs.setCurrentIndex(explain.tabs.indexOf(explain.ablation_page))
 
         def name_the_action(*_args) -> None:  # it says what it will do to the selection
-            offered = [explain.switches.item(i).text() for i in range(explain.switches.count())]
-            picked = blocks_to_ablate(offered, w.scene.path, w.scene.selected_node_ids())
-            off = bool(picked) and set(picked) <= set(explain.ablations())
+            chosen = picked()
+            off = bool(chosen) and set(chosen) <= set(explain.ablations())
             action.setText("Switch on again in Explain" if off
                            else "Switch off in Explain (ablate)")
         action.triggered.connect(ablate)
