@@ -188,6 +188,9 @@ RUNS: dict[str, str] = {
         "only the JSON's whitespace changes; the manifest is read with json.loads",
     "tfstudio.runs.checkpoint.x__write_manifest__mutmut_27":
         "only the JSON's whitespace changes; the manifest is read with json.loads",
+    "tfstudio.runs.checkpoint.x__prune__mutmut_11":
+        "differs only for a negative keep_last, which save_checkpoint refuses before pruning "
+        "(and TrainConfig.check before a run); with 0, done[:-0] is empty like the else branch",
     "tfstudio.runs.checkpoint.x__prune__mutmut_13":
         "with keep_last 0, done[:-0] is done[:0], empty: nothing is pruned either way",
     "tfstudio.runs.checkpoint.x_find_checkpoint__mutmut_13":

@@ -108,6 +108,17 @@ def test_two_checkpoints_are_kept_unless_told_otherwise(tmp_path):
     assert folders(tmp_path) == ["step-00000002", "step-00000003"]
 
 
+def test_keep_last_zero_keeps_every_checkpoint_and_a_negative_one_is_refused(tmp_path):
+    for step in (1, 2, 3):
+        save(tmp_path, step, keep_last=0)
+    assert folders(tmp_path) == ["step-00000001", "step-00000002", "step-00000003"]
+    with pytest.raises(ValueError) as caught:
+        save(tmp_path, 4, keep_last=-1)  # done[:1] would delete the oldest instead
+    assert str(caught.value) == "keep_last must be 0 (keep every checkpoint) or more; got -1"
+    assert folders(tmp_path) == ["step-00000001", "step-00000002", "step-00000003"]
+    assert (tmp_path / "LATEST").read_text() == "step-00000003"
+
+
 def test_pruning_orders_steps_by_number_past_eight_digits(tmp_path):
     save(tmp_path, 99_999_999, keep_last=0)
     save(tmp_path, 100_000_000, keep_last=1)  # "step-100000000" < "step-99999999" as text
@@ -516,6 +527,18 @@ def test_a_run_that_just_fits_is_let_through(tiny):
     assert f"needs about {human_bytes(per_process.total)} per process x 2 (" in message
 
 
+def test_processes_sharing_a_machine_each_get_whole_bytes_of_it(tiny):
+    """Two processes and 2 x fixed + 1 bytes free: each one's share is `fixed` bytes (the odd
+    byte is nobody's), so the weights, gradients and AdamW state alone fill it."""
+    graph, _ = tiny
+    fixed = training_need(graph, batch=2, seq_len=16, precision="fp32", world_size=2).fixed
+    message = refusal_of(graph=graph, batch=2, seq_len=16, grad_accum=1, precision="fp32",
+                         device="cpu", world_size=2, available=2 * fixed + 1)
+    assert message.split("free; ")[1].startswith(
+        f"the model alone (weights, gradients and AdamW state: {human_bytes(fixed)}) does not "
+        "fit: pick a smaller preset")
+
+
 def test_the_whole_refusal_line_with_the_batch_that_fits(tiny):
     """The suggested batch is the largest that keeps the run within four fifths of the free
     memory, counted here from one sequence's activations."""
@@ -622,7 +645,9 @@ def test_each_count_must_be_at_least_one(name):
 
 
 @pytest.mark.parametrize("settings,message", [
-    ({"lr_decay_steps": -1}, "lr_decay_steps must be 0 (all steps) or more; got -1"),
+    *(({name: -1}, f"{name} must be 0 or more; got -1") for name in (
+        "lr_decay_steps", "warmup_steps", "eval_every", "checkpoint_every", "keep_checkpoints",
+        "probe_every")),
     ({"lr": 0.0}, "lr must be positive; got 0.0"),
     ({"precision": "fp8"}, "precision must be auto, fp32, bf16 or fp16; got fp8"),
     ({"parallel": "tp"}, "parallel must be ddp or fsdp; got tp"),
@@ -636,7 +661,9 @@ def test_settings_out_of_range_are_named(settings, message):
 
 
 @pytest.mark.parametrize("settings", [
-    {"lr_decay_steps": 0}, {"lr": 1e-9}, {"val_fraction": 0.01}, {"val_fraction": 0.99},
+    *({name: 0} for name in ("lr_decay_steps", "warmup_steps", "eval_every",
+                             "checkpoint_every", "keep_checkpoints", "probe_every")),
+    {"lr": 1e-9}, {"val_fraction": 0.01}, {"val_fraction": 0.99},
     *({"precision": p} for p in ("auto", "fp32", "bf16", "fp16")),
     *({"parallel": p} for p in ("ddp", "fsdp"))])
 def test_settings_at_the_edge_of_their_range_are_accepted(settings):

@@ -46,7 +46,7 @@ SETTING_HELP = {
     "eval_batches": "batches per validation evaluation",
     "checkpoint_every": "steps between checkpoints; 0 saves one only at the end (and when "
                         "stopped)",
-    "keep_checkpoints": "how many recent checkpoints to keep (older ones are deleted)",
+    "keep_checkpoints": "how many recent checkpoints to keep (older ones are deleted; 0 keeps all)",
     "log_every": "steps between logged training metrics",
     "probe_every": "steps between looks inside the model (attention, activations) saved to "
                    "the run's probes/ folder; 0 never looks",

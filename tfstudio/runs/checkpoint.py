@@ -94,10 +94,13 @@ def set_rng_state(state: dict[str, Any]) -> None:
 def save_checkpoint(directory: Path, step: int, model: torch.nn.Module,
                     optimizer: torch.optim.Optimizer | None, state: dict[str, Any],
                     keep_last: int = 2, weights: dict[str, torch.Tensor] | None = None) -> Path:
-    """Write checkpoint ``step`` atomically and prune older ones (``keep_last`` are kept).
+    """Write checkpoint ``step`` atomically and prune older ones (``keep_last`` are kept; 0
+    keeps them all).
 
     ``weights`` replaces ``model``'s own state dict when given (whole weights gathered from
     sharded ranks)."""
+    if keep_last < 0:
+        raise ValueError(f"keep_last must be 0 (keep every checkpoint) or more; got {keep_last}")
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     name = f"step-{step:08d}"

@@ -55,9 +55,12 @@ class TrainConfig:
         for name in positive:
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1; got {getattr(self, name)}")
-        if self.lr_decay_steps < 0:
-            raise ValueError(f"lr_decay_steps must be 0 (all steps) or more; got "
-                             f"{self.lr_decay_steps}")
+        # 0 has a meaning for each of these (all steps, never, only at the end, keep all)
+        counts = ("lr_decay_steps", "warmup_steps", "eval_every", "checkpoint_every",
+                  "keep_checkpoints", "probe_every")
+        for name in counts:
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be 0 or more; got {getattr(self, name)}")
         if self.lr <= 0:
             raise ValueError(f"lr must be positive; got {self.lr}")
         if self.precision not in ("auto", "fp32", "bf16", "fp16"):
