@@ -165,14 +165,14 @@ RUNS: dict[str, str] = {
     "tfstudio.runs.checkpoint.x_set_rng_state__mutmut_16": _CUDA,
     "tfstudio.runs.checkpoint.x_set_rng_state__mutmut_17": _CUDA,
     "tfstudio.runs.checkpoint.x_set_rng_state__mutmut_18": _CUDA,
-    "tfstudio.runs.checkpoint.x_save_checkpoint__mutmut_67": _ASCII,
     "tfstudio.runs.checkpoint.x_save_checkpoint__mutmut_70": _ASCII,
-    "tfstudio.runs.checkpoint.x_save_checkpoint__mutmut_77": _ASCII,
-    "tfstudio.runs.checkpoint.x_save_checkpoint__mutmut_87":
+    "tfstudio.runs.checkpoint.x_save_checkpoint__mutmut_73": _ASCII,
+    "tfstudio.runs.checkpoint.x_save_checkpoint__mutmut_80": _ASCII,
+    "tfstudio.runs.checkpoint.x_save_checkpoint__mutmut_90":
         "the file is opened only for its descriptor, to fsync it; nothing is read",
-    "tfstudio.runs.checkpoint.x_save_checkpoint__mutmut_99": _LATEST_ASCII,
-    "tfstudio.runs.checkpoint.x_save_checkpoint__mutmut_101": _LATEST_ASCII,
-    "tfstudio.runs.checkpoint.x_save_checkpoint__mutmut_103": _LATEST_ASCII,
+    "tfstudio.runs.checkpoint.x_save_checkpoint__mutmut_102": _LATEST_ASCII,
+    "tfstudio.runs.checkpoint.x_save_checkpoint__mutmut_104": _LATEST_ASCII,
+    "tfstudio.runs.checkpoint.x_save_checkpoint__mutmut_106": _LATEST_ASCII,
     "tfstudio.runs.checkpoint.x__sha256__mutmut_13":
         "a file's digest does not depend on the size of the blocks it is read in",
     "tfstudio.runs.checkpoint.x__sha256__mutmut_15":

@@ -269,3 +269,31 @@ def test_every_block_title_is_whole_on_the_canvas():
     smallest = QFontMetricsF(scaled_font(11, bold=True))
     for spec in all_specs():
         assert smallest.horizontalAdvance(spec.title) <= room, spec.title
+
+
+def test_the_cached_grid_follows_a_theme_change(make_window, qtbot):
+    """The canvas caches its background (a live run recolours the blocks above it many times
+    a second); switching to the dark theme must still repaint it in the dark theme's colour."""
+    from tfstudio.gui import theme
+    from tfstudio.gui.scene import GRID
+
+    w = make_window(load_preset("tiny-gpt"))
+    view = w.view
+    # a point between grid lines with no block on it: the canvas colour shows there
+    corner = view.mapToScene(view.viewport().rect().topLeft())
+    spot = QPointF((int(corner.x() // GRID) + 1.5) * GRID, (int(corner.y() // GRID) + 1.5) * GRID)
+    pixel = view.mapFromScene(spot)
+    assert not view.items(pixel)
+
+    def colour_there():
+        return view.viewport().grab().toImage().pixelColor(pixel).name()
+
+    try:
+        w.set_dark(False)
+        qtbot.wait(20)
+        assert colour_there() == theme.THEMES["light"].color("canvas").name()
+        w.set_dark(True)
+        qtbot.wait(20)
+        assert colour_there() == theme.THEMES["dark"].color("canvas").name()
+    finally:
+        w.set_dark(False)

@@ -7,7 +7,7 @@ shown from its main layer; a pill at the edge of the canvas names each layer gro
 rather than a pan the user has to guess at."""
 from __future__ import annotations
 
-from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QMouseEvent, QPainter, QPen, QWheelEvent
 from PySide6.QtWidgets import QGraphicsView, QMenu, QPushButton
 
@@ -36,6 +36,9 @@ class GraphView(QGraphicsView):
         self.setRenderHints(QPainter.Antialiasing | QPainter.TextAntialiasing
                             | QPainter.SmoothPixmapTransform)
         self.setViewportUpdateMode(QGraphicsView.SmartViewportUpdate)
+        # the grid is drawn once per zoom or scroll, not again under every recoloured block
+        # (a live run recolours the canvas while it trains); a theme change redraws it
+        self.setCacheMode(QGraphicsView.CacheBackground)
         self.setTransformationAnchor(QGraphicsView.AnchorUnderMouse)
         self.setResizeAnchor(QGraphicsView.AnchorViewCenter)
         self.setDragMode(QGraphicsView.RubberBandDrag)
@@ -212,6 +215,12 @@ class GraphView(QGraphicsView):
             self.centerOn(item.sceneBoundingRect().center())
 
     # ------------------------------------------------------------------ grid
+    def changeEvent(self, event) -> None:
+        if event.type() in (QEvent.PaletteChange, QEvent.ApplicationPaletteChange,
+                            QEvent.StyleChange):
+            self.resetCachedContent()  # the cached grid has the old theme's colours
+        super().changeEvent(event)
+
     def drawBackground(self, painter: QPainter, rect: QRectF) -> None:
         t = theme.current()
         painter.fillRect(rect, t.color("canvas"))

@@ -55,7 +55,7 @@ LABEL_INTERVAL_MS = 250   # the progress bar and the status line follow a run th
 # Every millisecond the GUI thread works is taken from the training thread (two cores, one
 # GIL): a live look inside redraws its view at most this share of the time, from what its
 # last redraw cost (the newest look is drawn; the ones in between only reach the step slider)
-PROBE_REDRAW_SHARE = 0.03
+PROBE_REDRAW_SHARE = 0.02
 MAX_PROBE_WAIT_MS = 2000
 
 
