@@ -50,8 +50,10 @@ def test_reopening_a_run_puts_its_graph_on_the_canvas_and_undo_brings_the_users_
     assert record.label in window.session.document.undo_text  # Edit > Undo names the run
     assert any(record.label in m and "Ctrl+Z" in m for m in messages)
     assert window.session.dirty                              # not the user's saved graph
+    assert window.windowTitle().endswith(f" — graph of run {record.label} — tfstudio")
     assert window.session.undo()
     assert d_ff(window) == trained_d_ff // 2                 # the user's graph B is back
+    assert "graph of run" not in window.windowTitle()
     assert window.session.root.node("embed").pos == (500.0, 40.0)
     assert window.session.redo() and d_ff(window) == trained_d_ff
 

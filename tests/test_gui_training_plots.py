@@ -52,12 +52,41 @@ def test_the_all_heads_grid_labels_tokens_and_marks_heads_that_share_kv(qtbot):
     titles = [m.title for m in view.grid.maps[:4]]
     assert titles == ["head 0 · K/V 0", "head 1 · K/V 0", "head 2 · K/V 1", "head 3 · K/V 1"]
     assert "GQA: 4 query heads share 2 K/V heads, 2 per group" in view.info.text()
-    assert all(m.label_font_px() >= 7 for m in view.grid.maps[:4])  # token labels drawn
+    assert all(m.label_font_px() >= 9 for m in view.grid.maps[:4])  # token labels drawn
     assert view.grid.maps[0].rows[:3] == ["a", "b", "c"]
 
     view.set_graph(load_preset("tiny-gpt"))  # plain multi-head: nothing shared, nothing said
     view.show_snapshot(causal_snapshot(4, 12))
     assert view.grid.maps[1].title == "head 1" and "K/V" not in view.info.text()
+
+
+def test_a_small_map_labels_every_kth_token_at_a_readable_size(qtbot):
+    """44 tokens in a 260 px map (one head of the all-heads grid): cells of about 4 px, too
+    small for a readable label each, so every k-th token is labelled at 9 px, k cells apart
+    being at least one line of text; the hovered row is always labelled."""
+    from PySide6.QtGui import QFontMetricsF
+
+    from tfstudio.gui.training.heatmap import READABLE_PX, _font
+
+    heatmap = Heatmap(min_size=90)
+    qtbot.addWidget(heatmap)
+    heatmap.resize(260, 260)
+    heatmap.show()
+    tokens = [f"t{i}" for i in range(44)]
+    heatmap.set_data(np.tril(np.ones((44, 44))) / np.arange(1, 45)[:, None], tokens, tokens,
+                     np.tril(np.ones((44, 44), dtype=bool)))
+    area, cw, ch = heatmap._layout(QRectF(heatmap.rect()))
+    line = QFontMetricsF(_font(READABLE_PX)).height()
+    assert ch < line  # one label per row would overlap its neighbours
+    assert heatmap.label_font_px() == READABLE_PX
+    rows = heatmap.labelled_rows()
+    k = rows[1] - rows[0]
+    assert rows == list(range(0, 44, k)) and k * min(cw, ch) >= line and k < 44 / 2
+    heatmap._set_hover(5)
+    rows = heatmap.labelled_rows()
+    assert 5 in rows and all(abs(r - 5) >= k for r in rows if r != 5)
+    spacing = [b - a for a, b in zip(rows, rows[1:]) if 5 not in (a, b)]
+    assert min(spacing) * ch >= line
 
 
 def test_curve_legends_sit_outside_every_data_area(qtbot):

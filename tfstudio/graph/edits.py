@@ -130,6 +130,11 @@ class Document:
         return self._index < len(self._stack)
 
     @property
+    def last_edit(self) -> "Edit | None":
+        """The edit one undo would take back (None at the start of the history)."""
+        return self._stack[self._index - 1] if self.can_undo else None
+
+    @property
     def undo_text(self) -> str:
         return self._stack[self._index - 1].text if self.can_undo else ""
 

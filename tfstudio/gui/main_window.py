@@ -12,7 +12,7 @@ from PySide6.QtWidgets import (QApplication, QDockWidget, QLabel, QMainWindow, Q
                                QScrollArea, QTabWidget, QToolBar, QVBoxLayout, QWidget)
 
 from .. import __version__
-from ..graph import GraphError
+from ..graph import GraphError, ShowRunGraph
 from . import clipboard, theme
 from .actions import create_actions
 from .autosave import Autosave
@@ -169,6 +169,7 @@ class MainWindow(FileMenu, EditMenu, QMainWindow):
         s = self.session
         s.message.connect(self.show_message)
         s.state_changed.connect(self._refresh_title)
+        s.history_changed.connect(self._refresh_title)  # a reopened run's graph is named
         s.history_changed.connect(self._update_actions)
         s.report_ready.connect(self.problems.show_report)
         s.report_ready.connect(self._show_counts)
@@ -213,7 +214,10 @@ class MainWindow(FileMenu, EditMenu, QMainWindow):
         self.counts_label.setText("  ·  ".join(parts))
 
     def _refresh_title(self) -> None:
-        self.setWindowTitle(f"{self.session.display_name}[*] — tfstudio")
+        shown = self.session.document.last_edit
+        shown = getattr(shown, "edit", shown)  # the edit inside its tidy layout (KeepTidy)
+        run = f" — graph of run {shown.run}" if isinstance(shown, ShowRunGraph) else ""
+        self.setWindowTitle(f"{self.session.display_name}[*]{run} — tfstudio")
         self.setWindowModified(self.session.dirty)
 
     def _refresh_breadcrumb(self) -> None:

@@ -12,6 +12,8 @@ mouse wheel) to reach the rest, as a spreadsheet keeps its headers while its cel
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QImage, QPainter, QPen
@@ -20,11 +22,11 @@ from PySide6.QtWidgets import QGridLayout, QScrollBar, QSizePolicy, QToolTip, QW
 from .common import colour_ramp, display_token, themed_colour
 
 LABEL_FONT_PX = 12
-MIN_LABEL_PX = 7
 COLOUR_BAR_W = 46   # the colour scale right of the cells: a bar and its tick labels
 TITLE_FONT_PX = 12
 MAX_LABELLED = 96  # more rows or columns than this and labels would overlap: leave them out
-READABLE_PX = 9    # a scrollable heatmap's labels never get smaller than this...
+READABLE_PX = 9    # labels never get smaller than this: a small map labels every k-th token;
+                   # a scrollable one...
 WINDOW_CELL_PX = 14  # ...it shows a window of cells this size instead, labels at WINDOW_LABEL_PX
 WINDOW_LABEL_PX = 11
 SCROLLBAR_PX = 12
@@ -65,6 +67,7 @@ class Heatmap(QWidget):
         self._image: QImage | None = None
         self._buffer: np.ndarray | None = None
         self._labels_fit = True
+        self._label_stride = 1  # every k-th row and column labelled (cells smaller than a label)
         self._title_h = 2.0
         # the rows and columns shown: (first row, rows, first column, columns); all of them
         # unless a scrollable map shows a window
@@ -130,21 +133,33 @@ class Heatmap(QWidget):
 
     def _layout(self, rect: QRectF) -> tuple[QRectF, float, float]:
         """(cell area, cell width, cell height) inside ``rect``; sets ``_rotate_cols``,
-        ``label_px`` and ``_window``. Labels shrink with the cells, down to MIN_LABEL_PX (a
-        scrollable map: READABLE_PX, then it shows a window of the cells), so they never
-        overlap."""
+        ``label_px``, ``_label_stride`` and ``_window``. Labels shrink with the cells, down to
+        READABLE_PX; below that a scrollable map shows a window of readable cells and any
+        other labels every k-th token, so they are never unreadable and never overlap."""
         self._labels_fit = True
-        smallest = READABLE_PX if self.scrollable else MIN_LABEL_PX
+        self._label_stride = 1
         area, cw, ch = self._layout_with(rect, LABEL_FONT_PX)
         if self._labelled() and ch < LABEL_FONT_PX:
-            px = max(smallest, int(ch))
-            area, cw, ch = self._layout_with(rect, px)
-            if ch < smallest - 0.5 and self.scrollable:  # a readable window, and scroll bars
+            area, cw, ch = self._layout_with(rect, max(READABLE_PX, int(ch)))
+            if ch < READABLE_PX - 0.5 and self.scrollable:  # a readable window, scroll bars
                 area, cw, ch = self._layout_with(rect, WINDOW_LABEL_PX, WINDOW_CELL_PX)
-            elif ch < smallest - 0.5:  # too small to read: the cells get the room instead
-                self._labels_fit = False
-                area, cw, ch = self._layout_with(rect, px)
+            elif ch < READABLE_PX - 0.5:
+                line = QFontMetricsF(_font(READABLE_PX)).height()
+                for _ in range(2):  # the stride moves the label bands, and so the cells
+                    self._label_stride = max(1, math.ceil(line / min(cw, ch)))
+                    area, cw, ch = self._layout_with(rect, READABLE_PX)
         return area, cw, ch
+
+    def labelled_rows(self) -> list[int]:
+        """The rows (and, the same, columns) whose tokens are written beside the cells."""
+        if not self._labelled():
+            return []
+        self._layout(QRectF(self.rect()))
+        k = self._label_stride
+        shown = [r for r in self.visible_rows() if r % k == 0]
+        if 0 <= self.hover_row < self.matrix.shape[0] and k > 1:  # the hovered row's own label
+            shown = sorted({r for r in shown if abs(r - self.hover_row) >= k} | {self.hover_row})
+        return shown
 
     @property
     def windowed(self) -> bool:
@@ -193,7 +208,8 @@ class Heatmap(QWidget):
             return max(width / n_cols, 1.0), max(height / n_rows, 1.0)
 
         cw, ch = cells(col_band)
-        if self._labelled() and widest_col > cw - 2:  # too wide to sit side by side: rotate
+        # labels too wide to sit side by side (every k-th one: k cells apart) are rotated
+        if self._labelled() and widest_col > cw * self._label_stride - 2:
             self._rotate_cols = True
             col_band = widest_col + 8
             cw, ch = cells(col_band)
@@ -404,14 +420,15 @@ class Heatmap(QWidget):
             row = np.where(self.allowed[self.hover_row], self.matrix[self.hover_row], 0.0)
             top = row.max() if row.size and row.max() > 0 else 1.0
             weights = row / top
-        for r in self.visible_rows():
+        labelled = self.labelled_rows()
+        for r in labelled:
             painter.setFont(bold if r == self.hover_row else font)
             painter.setPen(themed_colour("selection") if r == self.hover_row else text_colour)
             painter.drawText(QRectF(0, area.top() + (r - r0) * ch, area.left() - 6, ch),
                              Qt.AlignRight | Qt.AlignVCenter, self.rows[r])
         painter.setFont(font)
         for c in self.visible_cols():
-            label = self.cols[c]
+            label = self.cols[c] if c in labelled or self._label_stride == 1 else ""
             x = area.left() + (c - c0) * cw
             if weights is not None and weights[c] > 0.02:  # shade what the hovered query reads
                 shade = themed_colour("selection")

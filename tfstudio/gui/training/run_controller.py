@@ -21,7 +21,8 @@ from ...train.events import (EvalMetrics, Failed, Finished, Probe, RouterMetrics
                              StepMetrics)
 from .series import RunSeries
 
-DRAIN_INTERVAL_MS = 40  # 25 redraws a second at most
+DRAIN_INTERVAL_MS = 100  # every wake-up takes the GIL from the trainer; the labels and plots
+                         # follow at most 4 times a second, the views of a look inside less
 
 
 class TrainingRun(QObject):
@@ -126,14 +127,14 @@ class TrainingRun(QObject):
     # ------------------------------------------------------------------ GUI thread
     def drain(self) -> None:
         """Move what the trainer reported into the series; signal the views once."""
-        progressed, probe, started, end = False, None, None, None
+        progressed, probes, started, end = False, [], None, None
         while True:
             try:
                 event = self._events.get_nowait()
             except queue.Empty:
                 break
             if isinstance(event, Probe):
-                probe = event.data
+                probes.append(event.data)  # each reaches the step slider; the views draw less
                 continue
             self.series.add(event)
             if isinstance(event, Started):
@@ -146,7 +147,7 @@ class TrainingRun(QObject):
             self.started.emit(started)
         if progressed:
             self.progressed.emit()
-        if probe is not None:
+        for probe in probes:
             self.latest_probe = probe
             self.probed.emit(probe)
         if end is not None:
