@@ -126,7 +126,8 @@ class TrainingRun(QObject):
 
     # ------------------------------------------------------------------ GUI thread
     def drain(self) -> None:
-        """Move what the trainer reported into the series; signal the views once."""
+        """Move what the trainer reported into the series; signal progress once and each look
+        inside in turn (the panel draws the newest within its budget)."""
         progressed, probes, started, end = False, [], None, None
         while True:
             try:
