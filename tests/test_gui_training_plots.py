@@ -131,3 +131,31 @@ def test_the_scheme_control_shows_only_when_there_is_a_choice(qtbot):
     assert "sinusoidal" in view.stack.currentWidget().table.title
     rope = view.pages["rope"].freq_plot
     assert "log scale" in rope.getAxis("left").labelText
+
+
+def test_a_learned_tables_waveforms_keep_a_round_range_until_the_values_pass_it(qtbot):
+    """The y range is +-(1, 2 or 5 x 10^k) at or above the largest value drawn, so a table
+    that trains moves the curves, not the axis, until a value passes the bound."""
+    from tfstudio.gui.training.positions_view import nice_bound
+
+    assert [nice_bound(v) for v in (0.03, 0.05, 0.051, 0.7, 1.0, 1.2, 3.0, 7.5, 20.0)] == \
+        [0.05, 0.05, 0.1, 1.0, 1.0, 2.0, 5.0, 10.0, 20.0]
+    view = PositionsView()
+    qtbot.addWidget(view)
+    view.resize(900, 500)
+    view.show()
+    rng = np.random.default_rng(0)
+    page = view.pages["table"]
+
+    def show(scale, step):
+        table = rng.standard_normal((32, 16))
+        table *= scale / np.abs(table).max(axis=0)  # every column's largest |value|: `scale`
+        view.show_positions({"learned": {"table": table, "similarity": table @ table.T}},
+                            f"step {step}")
+        low, high = page.wave_plot.getViewBox().viewRange()[1]
+        return round(high - low, 6)
+
+    first = show(0.03, 10)
+    assert first == round(2 * 0.05 * 1.04, 6)            # +-0.05, pyqtgraph's 2% padding
+    assert show(0.045, 20) == first                      # inside the bound: the axis stays
+    assert show(0.08, 30) == round(2 * 0.1 * 1.04, 6)    # past it: the next round bound

@@ -12,11 +12,12 @@ mouse wheel) to reach the rest, as a spreadsheet keeps its headers while its cel
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QImage, QPainter, QPen
+from PySide6.QtGui import QBrush, QFont, QFontMetricsF, QImage, QPainter, QPen
 from PySide6.QtWidgets import QGridLayout, QScrollBar, QSizePolicy, QToolTip, QWidget
 
 from .common import colour_ramp, display_token, themed_colour
@@ -32,6 +33,15 @@ WINDOW_LABEL_PX = 11
 SCROLLBAR_PX = 12
 CAPTION_H = 18     # below a window's horizontal scroll bar: which tokens it shows
 WHEEL_ROWS = 3     # rows (and, along the diagonal, columns) one wheel notch moves
+
+
+@functools.cache
+def _scale_image(kind: str, steps: int = 64) -> QImage:
+    """The colour bar's bands, top (1) to bottom (0), as a 1-pixel-wide image: drawn scaled,
+    not band by band at every repaint of a live map."""
+    ramp = np.ascontiguousarray(colour_ramp(np.linspace(1.0, 0.0, steps), kind)[:, None, :])
+    image = QImage(ramp.data, 1, steps, 3, QImage.Format_RGB888)
+    return image.copy()  # its own pixels, not a view of the array
 
 
 def _font(px: int, bold: bool = False) -> QFont:
@@ -395,11 +405,7 @@ class Heatmap(QWidget):
         """The colour bar: what the lightest and darkest cells mean."""
         beside = SCROLLBAR_PX + 2 if self.windowed else 0  # right of the vertical scroll bar
         bar = QRectF(area.right() + 8 + beside, area.top(), 10, max(area.height(), 30))
-        steps = 64
-        ramp = colour_ramp(np.linspace(1.0, 0.0, steps), self.kind)
-        for i, (r, g, b) in enumerate(ramp):
-            painter.fillRect(QRectF(bar.left(), bar.top() + i * bar.height() / steps, bar.width(),
-                                    bar.height() / steps + 1), QColor(int(r), int(g), int(b)))
+        painter.drawImage(bar, _scale_image(self.kind))
         painter.setPen(QPen(themed_colour("node_border"), 1))
         painter.drawRect(bar)
         painter.setFont(_font(10))

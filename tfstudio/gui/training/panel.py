@@ -51,7 +51,7 @@ from .telemetry import MODES, apply_to_scene, legend_text
 PLOT_REDRAW_MS = 250      # the plots redraw at most this often...
 REDRAW_SHARE = 0.03       # ...and less often on a machine where a redraw takes longer than
 MAX_REDRAW_MS = 2000      # this share of the time between two (never less than every 2 s)
-LABEL_INTERVAL_MS = 250   # the progress bar and the status line follow a run this often
+LABEL_INTERVAL_MS = 500   # the progress bar and the status line follow a run this often
 # Every millisecond the GUI thread works is taken from the training thread (two cores, one
 # GIL): a live look inside redraws its view at most this share of the time, from what its
 # last redraw cost (the newest look is drawn; the ones in between only reach the step slider)

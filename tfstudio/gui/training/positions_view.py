@@ -8,6 +8,8 @@
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from PySide6.QtWidgets import (
     QComboBox,
@@ -52,6 +54,15 @@ def same_positions(a: dict, b: dict) -> bool:
     return True
 
 
+def nice_bound(value: float) -> float:
+    """The smallest of 1, 2, 5 x 10^k at or above ``value`` (a positive number)."""
+    exponent = math.floor(math.log10(value))
+    for step in (1, 2, 5, 10):
+        if step * 10.0 ** exponent >= value * (1 - 1e-12):
+            return step * 10.0 ** exponent
+    return 10.0 ** (exponent + 1)
+
+
 class _TablePage(QWidget):
     """Sinusoidal or learned: waveforms, the table, the similarity matrix."""
 
@@ -72,6 +83,7 @@ class _TablePage(QWidget):
         grid.setColumnStretch(1, 1)
         self._curves: list = []
         self._dims: list[int] = []
+        self._bound = 0.0  # the waveforms' y range, +-bound
 
     def display(self, scheme: str, data: dict) -> None:
         table = np.asarray(data["table"], dtype=float)
@@ -87,6 +99,13 @@ class _TablePage(QWidget):
             self._dims = dims
         for curve, dim in zip(self._curves, dims):  # the same table as it trains: new data
             curve.setData(positions, table[:, dim])
+        # a symmetric range at a round bound, changed only when the values pass it: the axis is
+        # not laid out and painted again at every look at a learned table as it trains
+        top = float(np.abs(table[:, dims]).max()) if dims and table.size else 0.0
+        bound = nice_bound(top) if np.isfinite(top) and top > 0 else 1.0
+        if bound != self._bound:
+            self._bound = bound
+            self.wave_plot.setYRange(-bound, bound, padding=0.02)
         what = "fixed sin/cos" if scheme == "sinusoidal" else "learned, changes as it trains"
         title = title_html(f"Waveforms per dimension ({what})")
         if self.wave_plot.titleLabel.text != title:  # a new title re-lays out the plot

@@ -21,8 +21,8 @@ from ...train.events import (EvalMetrics, Failed, Finished, Probe, RouterMetrics
                              StepMetrics)
 from .series import RunSeries
 
-DRAIN_INTERVAL_MS = 100  # every wake-up takes the GIL from the trainer; the labels and plots
-                         # follow at most 4 times a second, the views of a look inside less
+DRAIN_INTERVAL_MS = 100  # every wake-up takes the GIL from the trainer; the progress shows
+                         # twice a second, the plots at most 4 times, the looks inside less
 
 
 class TrainingRun(QObject):
