@@ -99,6 +99,8 @@ _UNLISTABLE = ('a folder that cannot be listed never verifies, so its key (None 
 _BOUND = ("the cache's size bound: only when it is emptied moves (after 64 or 65 entries); "
           "results are the same")
 _DTYPE_CASE = "dtype_bytes lower-cases the dtype's name"
+_ANY_HOST_NAME = ("the default device: available_memory reads this machine's memory for any name "
+                  "that does not start with 'cuda', so 'XXcpuXX' and 'CPU' read what 'cpu' does")
 _ASCII_DUMPS = ("json.dumps writes ASCII only (ensure_ascii), the same bytes in any of these "
                 "encodings")
 _MADE_FOLDER = ("acquire sets _made_folder before anything reads it; release without acquire "
@@ -106,6 +108,17 @@ _MADE_FOLDER = ("acquire sets _made_folder before anything reads it; release wit
 _LISTED = "the folder's listing just showed the lock file, so it exists to unlink"
 _NOT_MAX = 'a "max" limit then fails int(), whose ValueError also gives None (no limit)'
 RUNS: dict[str, str] = {
+    "tfstudio.runs.checkpoint.x__manifest_problem__mutmut_41":
+        "only sizes that differ reach this line (actual != size), where < and <= agree",
+    "tfstudio.runs.folder.xǁRunFolderǁconfig__mutmut_5": _CODEC,
+    "tfstudio.runs.folder.xǁRunFolderǁtrained_length__mutmut_25": _CODEC,
+    "tfstudio.runs.folder.xǁRunFolderǁload_model__mutmut_24":
+        "load_checkpoint's device defaults to the CPU: " + _CPU,
+    "tfstudio.runs.folder.xǁRunFolderǁload_model__mutmut_25":
+        "model.to(None) leaves the model where it is, on the CPU: " + _CPU,
+    "tfstudio.runs.preflight.x_check_model_memory__mutmut_1": _ANY_HOST_NAME,
+    "tfstudio.runs.preflight.x_check_model_memory__mutmut_2": _ANY_HOST_NAME,
+    "tfstudio.runs.preflight.x_check_model_memory__mutmut_4": _DTYPE_CASE,
     "tfstudio.runs.preflight.x__cgroup_room__mutmut_6": _NOT_MAX,
     "tfstudio.runs.preflight.x__cgroup_room__mutmut_7": _NOT_MAX,
     "tfstudio.runs.preflight.x_training_need__mutmut_11":

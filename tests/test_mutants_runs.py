@@ -811,6 +811,48 @@ def test_loading_a_folder_that_is_not_a_run_or_has_no_checkpoint(setup_run, tmp_
     assert str(caught.value).startswith(f"{setup_run.path} has no checkpoint yet;")
 
 
+def test_with_latest_lost_the_newest_step_by_number_is_used_past_eight_digits(tmp_path):
+    save(tmp_path, 99_999_999, keep_last=0)
+    save(tmp_path, 100_000_000, keep_last=0)  # "step-100000000" < "step-99999999" as text
+    (tmp_path / "LATEST").unlink()
+    assert find_checkpoint(tmp_path).path == tmp_path / "step-100000000"
+
+
+def test_no_intact_checkpoint_names_the_first_problem_and_counts_the_others(setup_run):
+    from tfstudio.runs.checkpoint import CheckpointChoice
+    path = setup_run.path
+    one = setup_run.no_checkpoint_message(CheckpointChoice(None, ["a: truncated"]))
+    assert one == (f"{path} has no intact checkpoint: a: truncated; restore the file from a "
+                   "copy, or train again (--force replaces the run)")
+    two = setup_run.no_checkpoint_message(CheckpointChoice(None, ["a: truncated", "b: gone"]))
+    assert two.startswith(f"{path} has no intact checkpoint: a: truncated (and 1 more); ")
+    three = setup_run.no_checkpoint_message(CheckpointChoice(None, ["a", "b", "c"]))
+    assert three.startswith(f"{path} has no intact checkpoint: a (and 2 more); ")
+
+
+def test_loading_a_run_checks_the_memory_of_the_device_asked_for_by_default(setup_run,
+                                                                              monkeypatch):
+    """load_model() refuses a model the device cannot hold, naming the run folder, and asks
+    the device it was given (not the CPU) how much is free."""
+    import tfstudio.runs.preflight as preflight
+    from tfstudio.compiler import compile_graph
+    from tfstudio.runs.preflight import MemoryRefusal
+    save_checkpoint(setup_run.checkpoints, 1, compile_graph(setup_run.graph()), None, {})
+    asked = []
+    monkeypatch.setattr(preflight, "available_memory",
+                        lambda device: asked.append(device) or (1000, str(device)))
+    with pytest.raises(MemoryRefusal) as caught:
+        setup_run.load_model()
+    assert str(caught.value).startswith(f"loading {setup_run.path} needs about ")
+    assert asked == ["cpu"]
+    with pytest.raises(MemoryRefusal):
+        setup_run.load_model(device="cuda:3")
+    assert asked == ["cpu", "cuda:3"]
+    monkeypatch.setattr(preflight, "available_memory", lambda device: (10**15, str(device)))
+    model = setup_run.load_model()
+    assert not model.training
+
+
 # ================================================================ the run lock
 def test_a_lock_file_holding_garbage_still_refuses_the_second_writer(tmp_path):
     """The holder's PID is read back for the message; bytes that are not a PID (a damaged or
