@@ -767,3 +767,331 @@ def test_the_pipeline_reads_the_corpus_with_the_configured_error_mode(tmp_path, 
     cfg = TrainConfig(corpus=str(path), corpus_errors="replace", seq_len=8, batch_size=2)
     pipe = build_pipeline(tfstudio.load_graph("tiny-gpt"), cfg)
     assert "\ufffd" in pipe.corpus.text()
+
+
+# ---------------------------------------------------------------- events.py
+
+def test_an_event_is_a_dict_with_its_kind_and_comes_back_from_it():
+    from tfstudio.train.events import EVENT_TYPES, Failed, event_from_dict
+    event = StepMetrics(4, 2.5, 0.01, 1.5, {"embed": 0.5}, 100.0, 2.0, 64)
+    data = event.to_dict()
+    assert data == {"kind": "StepMetrics", "step": 4, "loss": 2.5, "lr": 0.01, "grad_norm": 1.5,
+                    "layer_grad_norms": {"embed": 0.5}, "tokens_per_s": 100.0,
+                    "elapsed_s": 2.0, "tokens_seen": 64, "mfu": None}
+    assert event_from_dict(data) == event
+    assert data["kind"] == "StepMetrics"            # the caller's dict is left as it was
+    assert Failed(3, "nan", "m").kind == "Failed"
+    assert sorted(EVENT_TYPES) == sorted(["Started", "StepMetrics", "EvalMetrics",
+                                          "RouterMetrics", "Probe", "CheckpointSaved",
+                                          "Finished", "Failed"])
+    assert all(EVENT_TYPES[name].__name__ == name for name in EVENT_TYPES)
+
+
+def test_the_metrics_log_appends_one_json_line_per_event_but_no_probes(tmp_path):
+    import json
+    from tfstudio.train.events import Finished, MetricsLog, Probe
+    path = tmp_path / "metrics.jsonl"
+    path.write_text('{"kind": "Started"}\n', encoding="utf-8")    # earlier lines are kept
+    log = MetricsLog(str(path))
+    log(StepMetrics(1, float("nan"), 0.1, 1.0, {}, 1.0, 1.0, 8))   # NaN is written, not refused
+    log(Probe(1, {"big": [1, 2, 3]}))
+    log(Finished(1, "completed", 2.0))
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 3 and lines[0] == '{"kind": "Started"}'
+    assert '"loss": NaN' in lines[1]
+    assert json.loads(lines[2]) == {"kind": "Finished", "step": 1, "reason": "completed",
+                                    "final_loss": 2.0, "elapsed_s": 0.0, "note": ""}
+
+
+def test_truncating_keeps_what_came_up_to_the_checkpoint_and_no_ends(tmp_path):
+    import json
+    from tfstudio.train.events import CheckpointSaved, Failed, Finished, MetricsLog
+    path = tmp_path / "metrics.jsonl"
+    log = MetricsLog(path)
+    for step in (1, 2, 3):
+        log(StepMetrics(step, 1.0 / step, 0.1, 1.0, {}, 1.0, 1.0, 8 * step))
+    log(CheckpointSaved(2, "ckpt"))
+    log(Finished(2, "stopped"))
+    log(Failed(1, "error", "x"))
+    with open(path, "ab") as f:   # a hand-written line without a step, a torn line, bad bytes
+        f.write(b'{"kind": "Started", "total_steps": 3}\n{"kind": "StepMe\n\xff\xfe\n')
+    log.truncate_after(2)
+    kept = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert [(d["kind"], d.get("step")) for d in kept] == [
+        ("StepMetrics", 1), ("StepMetrics", 2), ("CheckpointSaved", 2), ("Started", None)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["metrics.jsonl"]   # no temporary left
+    log.truncate_after(0)
+    assert [json.loads(line)["kind"] for line in path.read_text().splitlines()] == ["Started"]
+
+
+def test_reading_events_skips_lines_that_are_no_event(tmp_path):
+    from tfstudio.train.events import CheckpointSaved, read_events
+    path = tmp_path / "metrics.jsonl"
+    assert read_events(path) == []                                       # no file yet
+    path.write_bytes(b'{"kind": "CheckpointSaved", "step": 2, "path": "p"}\n'
+                     b'[1, 2]\n'                                          # not an object
+                     b'{"kind": "Nothing", "step": 1}\n'                  # no such event
+                     b'{"step": 1}\n'                                     # no kind
+                     b'{"kind": "CheckpointSaved", "step": 3, "oops": 1}\n'   # wrong fields
+                     b'\xff\n{"kind": "CheckpointSaved", "step": 4, "path": "q"}')
+    assert read_events(path) == [CheckpointSaved(2, "p"), CheckpointSaved(4, "q")]
+
+
+# ---------------------------------------------------------------- trainer.py: whole runs
+
+def _run(tmp_path=None, *, name="run", graph="tiny-gpt", listeners=(), **kw):
+    """A short run of the tiny preset (into tmp_path/name when given): (trainer, end, events)."""
+    events = []
+    options = {key: kw.pop(key) for key in ("resume", "overwrite", "tokenizer", "corpus")
+               if key in kw}
+    trainer = Trainer(tfstudio.load_graph(graph), TrainConfig(**{**TINY, "log_every": 1, **kw}),
+                      run_dir=None if tmp_path is None else tmp_path / name,
+                      listeners=[events.append, *listeners], **options)
+    end = trainer.run()
+    return trainer, end, events
+
+
+def test_a_run_starts_by_saying_what_it_trains_and_keeps_it_all_in_its_folder(tmp_path):
+    from tfstudio.compiler import compile_graph
+    from tfstudio.runs.checkpoint import read_state
+    from tfstudio.runs.folder import RunFolder
+    from tfstudio.train.events import CheckpointSaved, Finished, Started, read_events
+    from tfstudio.train.pipeline import fit_graph_to_tokenizer
+    trainer, end, events = _run(tmp_path, steps=3, checkpoint_every=1, keep_checkpoints=2)
+    started = events[0]
+    byte_model = compile_graph(fit_graph_to_tokenizer(tfstudio.load_graph("tiny-gpt"),
+                                                      ByteTokenizer()))
+    assert started == Started(0, 3, sum(p.numel() for p in byte_model.parameters()), "cpu",
+                              "fp32", "causal-lm", "tiny-gpt", [])
+    assert isinstance(end, Finished) and (end.step, end.reason) == (3, "completed")
+    folder = RunFolder(tmp_path / "run")
+    assert folder.config().steps == 3 and folder.tokenizer().vocab_size == 260
+    assert [type(e) for e in read_events(folder.metrics_path)] == [type(e) for e in events]
+    assert read_events(folder.metrics_path)[1:-1] == events[1:-1]   # steps and checkpoints
+    saved = [e for e in events if isinstance(e, CheckpointSaved)]
+    names = [f"step-{s:08d}" for s in (1, 2, 3)]
+    assert saved == [CheckpointSaved(s, str(folder.checkpoints / n))
+                     for s, n in zip((1, 2, 3), names)]
+    assert sorted(p.name for p in folder.checkpoints.glob("step-*")) == names[1:]   # keep 2
+    state = read_state(folder.checkpoints / names[-1])
+    assert state["tokens_seen"] == 3 * 32 and state["config"]["steps"] == 3
+    assert isinstance(state["data"], dict) and isinstance(state["rng"], dict)
+    assert "optimizer" in state and state["scaler"] is None   # fp32: no loss scaling to keep
+    assert trainer.state.saved_step == 3
+
+
+def test_a_run_of_one_step_keeps_it_and_one_stopped_before_any_keeps_nothing(tmp_path):
+    from tfstudio.train.events import CheckpointSaved
+    _, end, events = _run(tmp_path, steps=1)
+    assert end.step == 1 and [e.step for e in events if isinstance(e, CheckpointSaved)] == [1]
+    stopped = Trainer(tfstudio.load_graph("tiny-gpt"), TrainConfig(**TINY, steps=3),
+                      run_dir=tmp_path / "none")
+    stopped.stop()
+    assert stopped.run().step == 0
+    assert not list((tmp_path / "none" / "checkpoints").glob("step-*"))
+
+
+def _raising_at(trainer, step, exc):
+    real = trainer._train_step
+
+    def train_step():
+        if trainer.state.step == step:
+            raise exc
+        return real()
+    trainer._train_step = train_step
+
+
+@pytest.mark.parametrize("kind", ["nan", "oom", "error"])
+def test_a_fault_mid_run_ends_it_with_the_kind_the_step_and_what_to_do(kind, monkeypatch):
+    import tfstudio.train.trainer as trainer_module
+    from tfstudio.train.events import Failed
+    from tfstudio.train.trainer import NonFiniteLoss
+    shutdowns = []
+    monkeypatch.setattr(trainer_module, "shutdown",
+                        lambda info, wait_for_peers=False: shutdowns.append(wait_for_peers))
+    exc = {"nan": NonFiniteLoss("the loss became nan at step 3"),
+           "oom": torch.OutOfMemoryError("CUDA out of memory"),
+           "error": ValueError("boom")}[kind]
+    events = []
+    trainer = Trainer(tfstudio.load_graph("tiny-gpt"), TrainConfig(**{**TINY, "steps": 5, "batch_size": 3}),
+                      listeners=[events.append])
+    _raising_at(trainer, 2, exc)
+    end = trainer.run()
+    message = {"nan": "the loss became nan at step 3",
+               "oom": "out of memory on cpu at step 3. Reduce the batch size (now 3; keep the "
+                      "effective batch with grad_accum), the sequence length (now 16) or the "
+                      "model's width/depth; on a GPU, bf16 halves activation memory",
+               "error": "ValueError: boom"}[kind]
+    assert isinstance(end, Failed) and (end.step, end.reason, end.message) == (2, kind, message)
+    assert events[-1] is end                        # the listeners hear how it ended
+    if kind == "error":   # the traceback, for the log
+        assert end.details.startswith("Traceback") and "ValueError: boom" in end.details
+    else:
+        assert end.details == ""
+    assert shutdowns == [False]                     # a failed rank never waits for its peers
+    shutdowns.clear()
+    done = Trainer(tfstudio.load_graph("tiny-gpt"), TrainConfig(**TINY, steps=1)).run()
+    assert done.reason == "completed" and shutdowns == [True]
+
+
+def test_a_refused_run_says_why_at_step_0(tmp_path):
+    import os
+    from tfstudio.runs.lock import RunLock
+    from tfstudio.train.events import Failed
+    _, end, events = _run(steps=2, lr=-1.0)
+    assert end == Failed(0, "refused", "lr must be positive; got -1.0") and events == [end]
+    with RunLock(tmp_path / "busy"):      # another writer holds the folder
+        _, end, _ = _run(tmp_path, name="busy", steps=2)
+    assert (end.step, end.reason) == (0, "refused")
+    assert f"is being written by another training run (process {os.getpid()})" in end.message
+
+
+def test_an_old_run_is_replaced_only_when_asked_and_resumed_when_asked(tmp_path):
+    from tfstudio.runs.folder import RunFolder
+    from tfstudio.train.events import Finished, Started
+    _run(tmp_path, steps=2)
+    _, end, _ = _run(tmp_path, steps=2)                    # neither --force nor --resume
+    assert end.reason == "refused" and "already holds a trained run" in end.message
+    trainer, end, events = _run(tmp_path, steps=2, resume=True)
+    assert end == Finished(2, "already finished", note=end.note) and trainer.step == 2
+    assert end.note.startswith(f"{tmp_path / 'run'} already finished at step 2; to train "
+                               "further, resume with --steps N (more than 2)")
+    assert trainer.config.steps == 2 and events == [end]
+    _, end, events = _run(tmp_path, steps=1, overwrite=True)   # --force: a new run
+    assert end.reason == "completed" and isinstance(events[0], Started)
+    assert RunFolder(tmp_path / "run").config().steps == 1
+
+
+def test_a_resumed_run_continues_exactly_from_its_newest_intact_checkpoint(tmp_path):
+    import json
+    from tfstudio.runs.folder import RunFolder
+    # the same cosine horizon (a stopped run keeps the one it started with)
+    _, _, straight = _run(tmp_path, name="straight", steps=4, lr_decay_steps=4)
+    _run(tmp_path, steps=2, checkpoint_every=1, lr_decay_steps=4)
+    folder = RunFolder(tmp_path / "run")
+    weights = folder.checkpoints / "step-00000002" / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:100])         # the newest checkpoint is damaged
+    with open(folder.metrics_path, "a") as f:               # and step 2 was logged before it
+        f.write(json.dumps({**straight[2].to_dict(), "loss": 99.0}) + "\n")
+    trainer, end, resumed = _run(tmp_path, steps=4, resume=True)
+    assert end.reason == "completed" and end.step == 4
+    notes = resumed[0].notes
+    assert len(notes) == 1 and "step-00000002" in notes[0]   # said which one was passed over
+    steps = [e for e in resumed if isinstance(e, StepMetrics)]
+    expected = [e for e in straight if isinstance(e, StepMetrics)][1:]
+    assert [e.step for e in steps] == [2, 3, 4]
+    assert [e.tokens_seen for e in steps] == [64, 96, 128]
+    assert [e.loss for e in steps] == pytest.approx([e.loss for e in expected], rel=1e-5)
+    assert folder.config().steps == 4                        # the extension is recorded
+    logged = [e.step for e in __import__("tfstudio.train.events", fromlist=["x"]).read_events(
+        folder.metrics_path) if isinstance(e, StepMetrics)]
+    assert logged == [1, 2, 3, 4]                            # step 2 once, from this run
+
+
+def test_a_given_tokenizer_and_corpus_are_the_ones_trained_on(tmp_path):
+    from tfstudio.data import load_corpus
+    path = tmp_path / "text.txt"
+    path.write_text("abcab cabca bcabc " * 40)
+    corpus = load_corpus(str(path))
+    tok = CharTokenizer("abc ")
+    trainer, end, events = _run(steps=1, tokenizer=tok, corpus=corpus)
+    assert end.reason == "completed"
+    assert trainer.pipeline.corpus is corpus and trainer.tokenizer is tok
+    embed = trainer.model.state_dict()["embed.weight"]
+    assert embed.shape[0] == tok.vocab_size
+
+
+def test_model_flops_utilisation_uses_three_times_the_forward_flops(monkeypatch):
+    import tfstudio.train.trainer as trainer_module
+    from tfstudio.graph.cost import estimate_cost
+    from tfstudio.train.pipeline import fit_graph_to_tokenizer
+    from tfstudio.train.trainer import _training_flops_per_token
+    monkeypatch.setattr(trainer_module, "peak_flops", lambda device: 1e12)
+    trainer, _, events = _run(steps=1)
+    graph = fit_graph_to_tokenizer(tfstudio.load_graph("tiny-gpt"), ByteTokenizer())
+    forward = estimate_cost(graph, context_length=16).flops_per_token
+    assert forward != estimate_cost(graph, context_length=64).flops_per_token
+    (step,) = [e for e in events if isinstance(e, StepMetrics)]
+    assert step.mfu == pytest.approx(3 * forward * step.tokens_per_s / 1e12)
+    assert _training_flops_per_token(object(), 16) == 0.0    # no estimate: 0, never a failure
+
+
+def test_init_from_starts_with_the_sources_weights_and_says_what_was_fitted(tmp_path):
+    from tfstudio.compiler import compile_graph
+    from tfstudio.data import build_tokenizer
+    from tfstudio.runs.checkpoint import save_checkpoint
+    from tfstudio.runs.folder import RunFolder
+    from tfstudio.train.events import Started
+    tokenizer = build_tokenizer("byte", load_corpus("sample:small"))
+    padded = tfstudio.load_graph("tiny-gpt")
+    for _, node in padded.walk():
+        if "vocab_size" in node.resolved_params():
+            node.params["vocab_size"] = tokenizer.vocab_size + 4
+    source = RunFolder(tmp_path / "source")
+    source.write_setup(padded, TrainConfig(), tokenizer)
+    save_checkpoint(source.checkpoints, 3, compile_graph(padded), None, {})
+    saved = RunFolder(tmp_path / "source").load_model().state_dict()
+    at_start = {}
+
+    def listener(event):
+        if isinstance(event, Started):
+            at_start.update({k: v.clone() for k, v in trainer.model.state_dict().items()})
+    events = []
+    trainer = Trainer(tfstudio.load_graph("tiny-gpt"),
+                      TrainConfig(**TINY, steps=1, init_from=str(source.path)),
+                      listeners=[events.append, listener])
+    end = trainer.run()
+    assert end.reason == "completed", end
+    assert events[0].notes == [f"--init-from {source.path}: embed.weight narrowed from 264 to "
+                               "260 rows for this run's tokenizer"]
+    assert torch.equal(at_start["embed.weight"], saved["embed.weight"][:260])
+    for name, value in saved.items():
+        assert torch.equal(at_start[name], value[:260] if value.shape[0] == 264 else value), name
+
+
+def test_the_compile_option_trains_the_compiled_module(monkeypatch):
+    calls = []
+
+    class Compiled(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, *args, **kw):
+            calls.append(1)
+            return self.inner(*args, **kw)
+    monkeypatch.setattr(torch, "compile", lambda module: Compiled(module))
+    trainer, end, _ = _run(steps=2, compile=True)
+    assert end.reason == "completed" and isinstance(trainer.train_model, Compiled)
+    assert trainer.train_model.inner is trainer.model and len(calls) == 2
+
+
+def test_a_paused_run_waits_between_steps_until_resumed_or_stopped():
+    import threading
+    seen = {}
+
+    def pause_at_2(trainer, then):
+        def listener(event):
+            if isinstance(event, StepMetrics) and event.step == 2:
+                trainer.pause()
+
+                def later():
+                    time.sleep(0.5)
+                    seen[then] = (trainer.step, trainer.paused)
+                    trainer.resume() if then == "resume" else trainer.stop()
+                threading.Thread(target=later).start()
+        return listener
+    for then, reason, step in (("resume", "completed", 4), ("stop", "stopped", 2)):
+        trainer = Trainer(tfstudio.load_graph("tiny-gpt"), TrainConfig(**TINY, steps=4))
+        trainer.listeners.append(pause_at_2(trainer, then))
+        end = trainer.run()
+        assert seen[then] == (2, True)              # half a second later: still at step 2
+        assert (end.reason, end.step) == (reason, step)
+
+
+def test_probes_during_a_run_carry_the_snapshot():
+    from tfstudio.train.events import Probe
+    _, _, events = _run(steps=2, probe_every=2)
+    probes = [e for e in events if isinstance(e, Probe)]
+    assert [p.step for p in probes] == [0, 2]
+    assert all(p.data["step"] == p.step and p.data["tokens"] for p in probes)
