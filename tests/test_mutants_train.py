@@ -1095,3 +1095,469 @@ def test_probes_during_a_run_carry_the_snapshot():
     probes = [e for e in events if isinstance(e, Probe)]
     assert [p.step for p in probes] == [0, 2]
     assert all(p.data["step"] == p.step and p.data["tokens"] for p in probes)
+
+
+# ---------------------------------------------------------------- start.py
+
+from tfstudio.train import start as start_module  # noqa: E402
+from tfstudio.train.start import FSDP_RESUME, RunRefused, plan_start  # noqa: E402
+
+TWO_RANKS = DistInfo(rank=1, world_size=2, local_rank=1)
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    """A 2-step run of tiny-gpt (checkpoints at 1 and 2), lr 0.01, warmup 1, seed 7."""
+    root = tmp_path_factory.mktemp("finished")
+    trainer = Trainer(tfstudio.load_graph("tiny-gpt"),
+                      TrainConfig(**{**TINY, "steps": 2, "checkpoint_every": 1, "lr": 0.01,
+                                     "warmup_steps": 1, "seed": 7}), run_dir=root / "run")
+    assert trainer.run().reason == "completed"
+    return root / "run"
+
+
+@pytest.fixture
+def run_copy(finished_run, tmp_path):
+    import shutil
+    from tfstudio.runs.folder import RunFolder
+    shutil.copytree(finished_run, tmp_path / "run")
+    return RunFolder(tmp_path / "run")
+
+
+def _plan(config, folder=None, *, resume=False, overwrite=False, dist=None, tokenizer=None,
+          lock=None, graph="tiny-gpt"):
+    return plan_start(tfstudio.load_graph(graph), config, folder=folder, resume=resume,
+                      overwrite=overwrite, dist=dist or DistInfo(), tokenizer=tokenizer, lock=lock)
+
+
+def test_a_new_run_is_planned_on_the_cpu_in_fp32_without_replacing_anything(tmp_path):
+    from tfstudio.runs.folder import RunFolder
+    cfg = TrainConfig(**TINY, device="cpu", precision="auto")
+    tok = ByteTokenizer()
+    start = _plan(cfg, RunFolder(tmp_path / "new"), tokenizer=tok)
+    assert (start.device, start.precision, start.checkpoint) == (torch.device("cpu"), "fp32", None)
+    assert start.config is cfg and start.tokenizer is tok and start.graph.meta["name"] == "tiny-gpt"
+    assert not start.replace_old and not start.config_changed and start.finished_note == ""
+    assert start.state == {}
+
+
+def test_settings_and_file_errors_are_refusals_in_their_own_words(tmp_path):
+    with pytest.raises(RunRefused, match=r"^steps must be at least 1; got 0$"):
+        _plan(TrainConfig(**{**TINY, "steps": 0}))
+    with pytest.raises(RunRefused, match=r"^fp16 training needs a GPU; use bf16 or fp32 on the "
+                                         r"CPU$"):
+        _plan(TrainConfig(**TINY, device="cpu", precision="fp16"))
+    with pytest.raises(RunRefused, match=r"^cannot resume without a run folder \(--out\)$"):
+        _plan(TrainConfig(**TINY), resume=True)
+
+
+def test_the_lock_is_taken_before_anything_else(tmp_path, run_copy):
+    from tfstudio.runs.lock import RunLock
+    lock = RunLock(run_copy.path)
+    _plan(TrainConfig(**TINY), run_copy, resume=True, lock=lock)
+    assert lock.held
+    with pytest.raises(RunRefused, match="is being written by another training run"):
+        _plan(TrainConfig(**TINY), run_copy, resume=True, lock=run_copy.lock())
+    lock.release()
+
+
+def test_a_folder_with_a_run_is_replaced_only_with_overwrite(run_copy):
+    with pytest.raises(RunRefused) as refused:
+        _plan(TrainConfig(**TINY), run_copy)
+    assert str(refused.value) == (f"{run_copy.path} already holds a trained run; continue it "
+                                  "with --resume, choose another --out, or replace it with --force")
+    assert _plan(TrainConfig(**TINY), run_copy, overwrite=True).replace_old
+
+
+def test_init_from_needs_a_run_with_a_checkpoint_and_brings_its_tokenizer(tmp_path, run_copy):
+    from tfstudio.runs.folder import RunFolder
+    with pytest.raises(RunRefused) as none:
+        _plan(TrainConfig(**TINY, init_from=str(tmp_path / "nothing")))
+    assert str(none.value) == (f"--init-from {tmp_path / 'nothing'}: not a tfstudio run folder "
+                               "(no config.json/graph.json)")
+    start = _plan(TrainConfig(**TINY, init_from=str(run_copy.path)), RunFolder(tmp_path / "new"))
+    assert start.tokenizer.vocab_size == 260 and start.checkpoint is None
+    given = CharTokenizer("ab")
+    assert _plan(TrainConfig(**TINY, init_from=str(run_copy.path)),
+                 tokenizer=given).tokenizer is given
+    import shutil
+    for step in ("step-00000001", "step-00000002"):
+        weights = run_copy.checkpoints / step / "model.safetensors"
+        weights.write_bytes(weights.read_bytes()[:50])
+    with pytest.raises(RunRefused) as damaged:
+        _plan(TrainConfig(**TINY, init_from=str(run_copy.path)))
+    text = str(damaged.value)
+    assert text.startswith(f"--init-from {run_copy.path}: no checkpoint there to start from (")
+    assert "step-00000002" in text and "model.safetensors" in text
+    shutil.rmtree(run_copy.checkpoints)
+    with pytest.raises(RunRefused) as empty:
+        _plan(TrainConfig(**TINY, init_from=str(run_copy.path)))
+    assert str(empty.value) == f"--init-from {run_copy.path}: no checkpoint there to start from"
+
+
+def test_resuming_keeps_the_saved_data_and_schedule_settings(run_copy):
+    asked = TrainConfig(**{**TINY, "steps": 5, "lr": 0.5, "seed": 1, "batch_size": 4,
+                           "eval_every": 3, "log_every": 2})
+    start = _plan(asked, run_copy, resume=True)
+    saved = run_copy.config()
+    for name in start_module.KEPT_ON_RESUME:
+        if name != "lr_decay_steps":
+            assert getattr(start.config, name) == getattr(saved, name), name
+    assert (start.config.lr, start.config.seed, start.config.batch_size) == (0.01, 7, 2)
+    assert (start.config.steps, start.config.eval_every, start.config.log_every) == (5, 3, 2)
+    assert start.config.lr_decay_steps == 2 and start.config_changed   # the horizon stays
+    assert start.checkpoint == run_copy.checkpoints / "step-00000002"
+    assert start.state["step"] == 2 and "optimizer" in start.state
+    assert start.tokenizer.vocab_size == 260 and start.graph.meta["name"] == "tiny-gpt"
+    assert start.finished_note == ""
+    same = _plan(TrainConfig(**{**TINY, "steps": 2}), run_copy, resume=True)
+    assert not same.config_changed and same.config.lr_decay_steps == 0
+
+
+def test_resuming_a_finished_run_says_where_its_learning_rate_would_continue(run_copy):
+    from tfstudio.train.optim import lr_at
+    start = _plan(TrainConfig(**{**TINY, "steps": 2}), run_copy, resume=True)
+    rate = lr_at(2, lr=0.01, warmup=1, total=2, min_ratio=0.1)    # = 0.01 * 0.1
+    assert rate == pytest.approx(1e-3)
+    assert start.finished_note == (
+        f"{run_copy.path} already finished at step 2; to train further, resume with --steps N "
+        f"(more than 2): the learning rate continues at the end of its schedule, {rate:.2e}")
+    assert not start.config_changed
+    with pytest.raises(RunRefused) as past:
+        _plan(TrainConfig(**{**TINY, "steps": 1}), run_copy, resume=True)
+    assert str(past.value) == (f"{run_copy.path} is at step 2, past --steps 1; resume with "
+                               "--steps N (more than 2) to train further")
+
+
+def test_resuming_without_a_usable_checkpoint_is_refused_with_the_reason(tmp_path, run_copy):
+    import json
+    import shutil
+    from tfstudio.runs.folder import RunFolder
+    state_path = run_copy.checkpoints / "step-00000002" / "state.json"
+    state = json.loads(state_path.read_text())
+
+    def refusal(**changes):
+        changed = {k: v for k, v in {**state, **changes}.items() if v is not None}
+        state_path.write_text(json.dumps(changed))
+        (run_copy.checkpoints / "step-00000002" / "manifest.json").unlink(missing_ok=True)
+        with pytest.raises(RunRefused) as refused:
+            _plan(TrainConfig(**{**TINY, "steps": 4}), run_copy, resume=True)
+        return str(refused.value)
+    ckpt = run_copy.checkpoints / "step-00000002"
+    assert refusal(optimizer=None) == (
+        f"{ckpt} holds no optimizer state, so the run cannot continue exactly; start a new run "
+        f"from its weights (--init-from {run_copy.path})")
+    assert refusal(optimizer=None, imported_from="hf") == (
+        f"{run_copy.path} was imported, not trained here, so it has no optimizer state to "
+        f"resume; train from its weights with --init-from {run_copy.path}")
+    assert refusal(rng=None) == (
+        f"{ckpt / 'state.json'} lacks the rng state a resume needs; start a new run from its "
+        f"weights (--init-from {run_copy.path})")
+    assert refusal(data=None, rng=[1]).startswith(f"{ckpt / 'state.json'} lacks the data and "
+                                                  "rng state")
+    empty = RunFolder(tmp_path / "empty")
+    empty.write_setup(tfstudio.load_graph("tiny-gpt"), TrainConfig(), ByteTokenizer())
+    with pytest.raises(RunRefused) as none:
+        _plan(TrainConfig(**TINY), empty, resume=True)
+    assert str(none.value) == (f"cannot resume: {empty.path} has no checkpoint; start a new run "
+                               "instead (drop --resume)")
+    shutil.copytree(run_copy.path, tmp_path / "damaged")
+    damaged = RunFolder(tmp_path / "damaged")
+    for step in ("step-00000001", "step-00000002"):
+        weights = damaged.checkpoints / step / "model.safetensors"
+        weights.write_bytes(b"")
+    with pytest.raises(RunRefused) as skipped:
+        _plan(TrainConfig(**TINY), damaged, resume=True)
+    assert str(skipped.value).startswith(f"{damaged.path} has no intact checkpoint: ")
+
+
+def test_sharded_runs_refuse_probes_and_resuming_under_torchrun():
+    probes = TrainConfig(**TINY, parallel="fsdp", probe_every=5)
+    with pytest.raises(RunRefused) as refused:
+        start_module._check_parallel(probes, TWO_RANKS, resuming=False)
+    assert str(refused.value) == (
+        "probes read the whole model on one process, which a sharded (--parallel fsdp) model "
+        "does not have; set --probe-every 0 or train with ddp")
+    with pytest.raises(RunRefused) as resumed:
+        start_module._check_parallel(TrainConfig(**TINY, parallel="fsdp"), TWO_RANKS, True)
+    assert str(resumed.value) == FSDP_RESUME
+    start_module._check_parallel(probes, DistInfo(), resuming=True)          # one process
+    start_module._check_parallel(TrainConfig(**TINY, probe_every=5), TWO_RANKS, True)   # ddp
+
+
+def test_the_memory_check_sees_the_graph_and_device_as_they_will_be_built(monkeypatch):
+    from tfstudio.train.start import Start, _check_memory
+    calls = []
+    monkeypatch.setattr(start_module, "check_training_memory",
+                        lambda graph, **kw: calls.append((graph, kw)))
+    cfg = TrainConfig(**{**TINY, "grad_accum": 3, "parallel": "fsdp"})
+    start = Start(cfg, tfstudio.load_graph("tiny-gpt"), CharTokenizer("abc"),
+                  torch.device("cuda"), "bf16")
+    _check_memory(start, TWO_RANKS)
+    graph, kw = calls[-1]
+    sizes = {n.params["vocab_size"] for _, n in graph.walk() if "vocab_size" in n.params}
+    assert sizes == {CharTokenizer("abc").vocab_size}
+    assert kw == {"batch": 2, "seq_len": 16, "grad_accum": 3, "precision": "bf16",
+                  "device": "cuda:1", "world_size": 2, "sharded": True}
+    start.tokenizer, start.device, start.config = None, torch.device("cpu"), TrainConfig(**TINY)
+    _check_memory(start, DistInfo())
+    graph, kw = calls[-1]
+    assert graph is start.graph
+    assert (kw["device"], kw["world_size"], kw["sharded"]) == ("cpu", 1, False)
+    _check_memory(Start(cfg, start.graph, None, torch.device("cuda"), "bf16"), DistInfo())
+    assert (calls[-1][1]["device"], calls[-1][1]["sharded"]) == ("cuda", False)
+
+
+def test_the_memory_check_is_skipped_when_asked_or_when_nothing_will_train(monkeypatch,
+                                                                         run_copy):
+    calls = []
+    monkeypatch.setattr(start_module, "_check_memory", lambda start, dist: calls.append(start))
+    _plan(TrainConfig(**TINY, no_memory_check=True))
+    assert calls == []
+    _plan(TrainConfig(**{**TINY, "steps": 2}), run_copy, resume=True)   # already finished
+    assert calls == []
+    start = _plan(TrainConfig(**TINY))
+    assert calls == [start]
+
+
+def test_a_run_too_big_for_memory_is_refused_before_anything_is_built():
+    with pytest.raises(RunRefused, match="--no-memory-check"):
+        _plan(TrainConfig(**{**TINY, "batch_size": 20_000_000, "device": "cpu"}))
+
+
+# ---------------------------------------------------------------- device.py
+
+from tfstudio.train import device as device_module  # noqa: E402
+
+
+def test_auto_takes_cuda_then_mps_then_the_cpu(monkeypatch):
+    from tfstudio.train.device import pick_device
+    mps = SimpleNamespace(is_available=lambda: False)
+    monkeypatch.setattr(torch.backends, "mps", mps)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert pick_device("auto") == torch.device("cpu") and pick_device() == torch.device("cpu")
+    mps.is_available = lambda: True
+    assert pick_device("auto") == torch.device("mps")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert pick_device("auto") == torch.device("cuda")
+
+
+def test_an_explicit_device_is_checked(monkeypatch):
+    from tfstudio.train.device import pick_device
+    mps = SimpleNamespace(is_available=lambda: False)
+    monkeypatch.setattr(torch.backends, "mps", mps)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert pick_device("cpu") == torch.device("cpu")
+    with pytest.raises(ValueError) as cuda:
+        pick_device("cuda:1")
+    assert str(cuda.value) == ("device 'cuda' was asked for but no CUDA GPU is available; use "
+                               "--device cpu (or auto)")
+    with pytest.raises(ValueError) as apple:
+        pick_device("mps")
+    assert str(apple.value) == ("device 'mps' was asked for but Apple's MPS is not available; "
+                                "use --device cpu (or auto)")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    mps.is_available = lambda: True
+    assert pick_device("cuda:1") == torch.device("cuda", 1)
+    assert pick_device("mps") == torch.device("mps")
+
+
+def test_precision_auto_is_bf16_only_on_a_gpu_that_has_it(monkeypatch):
+    from tfstudio.train.device import pick_precision
+    cuda, cpu = torch.device("cuda"), torch.device("cpu")
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda: True)
+    assert pick_precision("auto", cuda) == "bf16" and pick_precision("auto", cpu) == "fp32"
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda: False)
+    assert pick_precision("auto", cuda) == "fp32"
+    assert pick_precision("fp16", cuda) == "fp16" and pick_precision("bf16", cpu) == "bf16"
+    with pytest.raises(ValueError) as refused:
+        pick_precision("fp16", cpu)
+    assert str(refused.value) == "fp16 training needs a GPU; use bf16 or fp32 on the CPU"
+
+
+def test_autocast_lowers_to_the_precision_asked_for():
+    from tfstudio.train.device import autocast
+    cpu = torch.device("cpu")
+    with autocast(cpu, "fp32"):
+        assert not torch.is_autocast_enabled("cpu")
+        assert (torch.ones(2, 2) @ torch.ones(2, 2)).dtype == torch.float32
+    with autocast(cpu, "bf16"):
+        assert (torch.ones(2, 2) @ torch.ones(2, 2)).dtype == torch.bfloat16
+    half = autocast(cpu, "fp16")
+    assert (half.device, half.fast_dtype) == ("cpu", torch.float16)
+
+
+@pytest.mark.parametrize("name, peak", [  # dense bf16 tensor FLOP/s from the datasheets
+    ("NVIDIA H200", 989e12), ("NVIDIA H100 80GB HBM3", 989e12), ("NVIDIA A100-SXM4-80GB", 312e12),
+    ("NVIDIA L40S", 362e12), ("NVIDIA A10", 125e12), ("NVIDIA GeForce RTX 4090", 165e12),
+    ("NVIDIA GeForce RTX 3090", 71e12), ("Tesla V100-SXM2-16GB", 125e12), ("Tesla T4", 65e12),
+    ("NVIDIA GeForce GTX 1080", None)])
+def test_peak_flops_of_known_gpus(name, peak, monkeypatch):
+    from tfstudio.train.device import peak_flops
+    asked = []
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda d: asked.append(d) or name)
+    assert peak_flops(torch.device("cuda", 1)) == peak
+    assert asked == [torch.device("cuda", 1)]
+    assert peak_flops(torch.device("cpu")) is None
+
+
+# ---------------------------------------------------------------- distributed.py
+
+from tfstudio.train import distributed as dist_module  # noqa: E402
+
+
+def test_the_launch_environment_gives_rank_world_and_local_rank(monkeypatch):
+    for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK"):
+        monkeypatch.delenv(name, raising=False)
+    assert dist_module.from_environment() == DistInfo()
+    monkeypatch.setenv("WORLD_SIZE", "1")
+    monkeypatch.setenv("RANK", "0")
+    assert dist_module.from_environment() == DistInfo()
+    monkeypatch.setenv("WORLD_SIZE", "4")
+    monkeypatch.setenv("RANK", "3")
+    assert dist_module.from_environment() == DistInfo(3, 4, 0)
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    info = dist_module.from_environment()
+    assert info == DistInfo(3, 4, 1) and info.enabled and not info.is_main
+    assert DistInfo().is_main and not DistInfo().enabled and DistInfo(0, 2).is_main
+
+
+class FakeGroup:
+    """torch.distributed as seen by one rank of two: collectives combine this rank's tensor
+    with ``other`` (the peer's value) by the op asked for."""
+
+    def __init__(self, monkeypatch, other=0.0, initialized=False):
+        self.other, self.initialized, self.calls = other, initialized, []
+        d = torch.distributed
+        for name in ("init_process_group", "destroy_process_group", "barrier", "all_reduce",
+                     "is_initialized"):
+            monkeypatch.setattr(d, name, getattr(self, name))
+        monkeypatch.setattr(torch.cuda, "set_device", lambda dev: self.calls.append(("set", dev)))
+
+    def is_initialized(self):
+        return self.initialized
+
+    def init_process_group(self, **kw):
+        self.calls.append(("init", kw))
+
+    def destroy_process_group(self):
+        self.calls.append("destroy")
+
+    def barrier(self):
+        self.calls.append("barrier")
+
+    def all_reduce(self, t, op):
+        self.calls.append(("all_reduce", op, t.dtype))
+        other = torch.tensor([self.other], dtype=t.dtype)
+        t.copy_(t + other if op == torch.distributed.ReduceOp.SUM else torch.minimum(t, other))
+
+
+def test_joining_picks_gloo_on_the_cpu_and_nccl_on_this_ranks_gpu(monkeypatch):
+    group = FakeGroup(monkeypatch)
+    cpu = torch.device("cpu")
+    assert dist_module.init(DistInfo(), cpu) is cpu and group.calls == []
+    assert dist_module.init(TWO_RANKS, cpu) == cpu
+    assert group.calls == [("init", {"backend": "gloo", "rank": 1, "world_size": 2})]
+    group.calls.clear()
+    assert dist_module.init(DistInfo(0, 4, 3), torch.device("cuda")) == torch.device("cuda", 3)
+    assert group.calls == [("set", torch.device("cuda", 3)),
+                           ("init", {"backend": "nccl", "rank": 0, "world_size": 4})]
+    group.calls.clear()
+    group.initialized = True                       # joined already: left as it is
+    assert dist_module.init(TWO_RANKS, torch.device("cuda")) == torch.device("cuda")
+    assert group.calls == []
+
+
+def test_leaving_waits_for_the_peers_only_when_asked(monkeypatch):
+    group = FakeGroup(monkeypatch, initialized=True)
+    dist_module.shutdown(TWO_RANKS)
+    assert group.calls == ["destroy"]
+    dist_module.shutdown(TWO_RANKS, wait_for_peers=True)
+    assert group.calls == ["destroy", "barrier", "destroy"]
+    group.calls.clear()
+    dist_module.shutdown(DistInfo(), wait_for_peers=True)      # one process: nothing to leave
+    group.initialized = False
+    dist_module.shutdown(TWO_RANKS, wait_for_peers=True)       # never joined
+    assert group.calls == []
+
+
+def test_the_loss_is_averaged_over_ranks_in_double_precision(monkeypatch):
+    group = FakeGroup(monkeypatch, other=0.2)
+    cpu = torch.device("cpu")
+    assert dist_module.mean_across_ranks(0.1, DistInfo(), cpu) == 0.1 and group.calls == []
+    assert dist_module.mean_across_ranks(0.1, TWO_RANKS, cpu) == (0.1 + 0.2) / 2
+    assert group.calls == [("all_reduce", torch.distributed.ReduceOp.SUM, torch.float64)]
+
+
+@pytest.mark.parametrize("mine, theirs, agreed", [(True, 1, True), (True, 0, False),
+                                                  (False, 1, False), (False, 0, False)])
+def test_ranks_agree_only_when_every_rank_holds(mine, theirs, agreed, monkeypatch):
+    group = FakeGroup(monkeypatch, other=theirs)
+    assert dist_module.all_ranks_agree(mine, TWO_RANKS, torch.device("cpu")) is agreed
+    assert dist_module.all_ranks_agree(mine, DistInfo(), torch.device("cpu")) is mine
+    assert [c[:2] for c in group.calls] == [("all_reduce", torch.distributed.ReduceOp.MIN)]
+
+
+def test_each_rank_takes_its_own_slice_of_the_global_batch():
+    assert [dist_module.local_rows(12, DistInfo(r, 3)) for r in range(3)] == \
+        [(0, 4), (4, 8), (8, 12)]
+    assert dist_module.local_rows(5, DistInfo()) == (0, 5)
+    with pytest.raises(ValueError) as uneven:
+        dist_module.local_rows(10, DistInfo(0, 4))
+    assert str(uneven.value) == ("batch size 10 does not split evenly over 4 processes; pick a "
+                                 "multiple of 4")
+
+
+def test_a_sharded_scalar_is_read_whole():
+    plain = torch.tensor(2.0)
+    assert dist_module.as_local(plain) is plain
+    sharded = SimpleNamespace(full_tensor=lambda: torch.tensor(5.0))
+    assert float(dist_module.as_local(sharded)) == 5.0
+
+
+@pytest.fixture
+def one_rank_group(tmp_path):
+    """A real gloo process group of one rank (so DDP and FSDP2 can wrap in this process)."""
+    import torch.distributed as d
+    d.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0,
+                         world_size=1)
+    try:
+        yield
+    finally:
+        d.destroy_process_group()
+
+
+def test_one_process_trains_the_model_itself_and_keeps_its_weights():
+    from tfstudio.compiler import compile_graph
+    model = compile_graph(tfstudio.load_graph("tiny-gpt"))
+    for parallel in ("ddp", "fsdp"):
+        assert dist_module.wrap_for_training(model, DistInfo(), parallel,
+                                             torch.device("cpu")) is model
+        assert dist_module.full_weights(model, DistInfo(), parallel) is None
+    assert dist_module.full_weights(model, TWO_RANKS, "ddp") is None   # replicas are whole
+
+
+def test_ddp_wraps_the_model_for_gradient_averaging(one_rank_group):
+    from torch.nn.parallel import DistributedDataParallel
+    from tfstudio.compiler import compile_graph
+    model = compile_graph(tfstudio.load_graph("tiny-gpt"))
+    wrapped = dist_module.wrap_for_training(model, DistInfo(0, 2), "ddp", torch.device("cpu"))
+    assert isinstance(wrapped, DistributedDataParallel) and wrapped.module is model
+    assert wrapped.device_ids is None                 # CPU replicas name no device
+
+
+def test_fsdp_shards_each_layer_copy_and_the_root_and_gathers_whole_weights(one_rank_group):
+    from torch.distributed.fsdp import FSDPModule
+    from tfstudio.compiler import compile_graph
+    torch.manual_seed(0)
+    model = compile_graph(tfstudio.load_graph("tiny-gpt"))
+    before = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    wrapped = dist_module.wrap_for_training(model, DistInfo(0, 2), "fsdp", torch.device("cpu"))
+    assert wrapped is model and isinstance(model, FSDPModule)
+    sharded = {key for key, module in model.blocks() if isinstance(module, FSDPModule)}
+    assert sharded == {("layers", 0), ("layers", 1)}
+    whole = dist_module.full_weights(model, DistInfo(0, 2), "fsdp")
+    assert whole.keys() == before.keys()
+    for name, value in before.items():
+        assert type(whole[name]) is torch.Tensor and whole[name].device.type == "cpu"
+        assert torch.equal(whole[name], value), name
