@@ -1561,3 +1561,96 @@ def test_fsdp_shards_each_layer_copy_and_the_root_and_gathers_whole_weights(one_
     for name, value in before.items():
         assert type(whole[name]) is torch.Tensor and whole[name].device.type == "cpu"
         assert torch.equal(whole[name], value), name
+
+
+# ---------------------------------------------------------------- init_from.py
+
+def test_widening_keeps_every_row_and_adds_the_mean_row_in_the_tables_dtype():
+    from tfstudio.train.init_from import resize_rows
+    table = torch.tensor([[1.0, 2.0], [3.0, 6.0]], dtype=torch.bfloat16)
+    wide = resize_rows(table, 4)
+    assert wide.dtype == torch.bfloat16
+    assert wide.tolist() == [[1.0, 2.0], [3.0, 6.0], [2.0, 4.0], [2.0, 4.0]]
+    narrow = resize_rows(table, 1)
+    assert narrow.tolist() == [[1.0, 2.0]]
+    narrow[0, 0] = 9.0                                  # a copy: the source is untouched
+    assert table[0, 0] == 1.0
+    same = resize_rows(table, 2)
+    assert same.tolist() == table.tolist() and same.data_ptr() != table.data_ptr()
+
+
+def _repeated(graph_name="tiny-gpt", repeat=None, d_model=None):
+    graph = tfstudio.load_graph(graph_name)
+    for _, node in graph.walk():
+        if repeat is not None and node.type == "group":
+            node.params["repeat"] = repeat
+        if d_model is not None and "d_model" in node.params:
+            node.params["d_model"] = d_model
+    return graph
+
+
+def test_weights_that_do_not_fit_the_graph_are_refused_with_what_differs(finished_run):
+    from tfstudio.compiler import compile_graph
+    from tfstudio.runs.folder import RunFolder
+    from tfstudio.train.init_from import load_weights_from
+    from tfstudio.train.pipeline import fit_graph_to_tokenizer
+    folder = RunFolder(finished_run)
+
+    def refusal(graph):
+        model = compile_graph(fit_graph_to_tokenizer(graph, ByteTokenizer()))
+        with pytest.raises(RunRefused) as refused:
+            load_weights_from(folder, model, 260)
+        return str(refused.value)
+    prefix = f"--init-from {folder.path}: its weights do not fit this graph ("
+    advice = f"; train {folder.graph_path} itself, with the run's tokenizer"
+    deeper = refusal(_repeated(repeat=3))
+    assert deeper.startswith(prefix + "missing ['layers.2.") and deeper.endswith(
+        ", unexpected [])" + advice)
+    assert len(deeper.split("missing [")[1].split("]")[0].split(", ")) == 3   # the first three
+    shallower = refusal(_repeated(repeat=1))
+    assert shallower.startswith(prefix + "missing [], unexpected ['layers.1.")
+    wider = refusal(_repeated(d_model=32))
+    assert wider.startswith(prefix + "size mismatch for ") and wider.endswith(")" + advice)
+    assert "\n" not in wider                              # one line of torch's message
+    same = compile_graph(fit_graph_to_tokenizer(tfstudio.load_graph("tiny-gpt"), ByteTokenizer()))
+    assert load_weights_from(folder, same, 260) == []     # nothing to fit: no notes
+    saved = folder.load_model().state_dict()
+    assert all(torch.equal(same.state_dict()[k], v) for k, v in saved.items())
+
+
+def test_narrowing_without_a_tokenizer_file_counts_every_row_as_used(tmp_path):
+    from tfstudio.compiler import compile_graph
+    from tfstudio.runs.checkpoint import save_checkpoint
+    from tfstudio.runs.folder import RunFolder
+    from tfstudio.train.init_from import load_weights_from
+    from tfstudio.train.pipeline import fit_graph_to_tokenizer
+    padded = tfstudio.load_graph("tiny-gpt")
+    for _, node in padded.walk():
+        if "vocab_size" in node.params:
+            node.params["vocab_size"] = 264
+    folder = RunFolder(tmp_path / "source")
+    folder.write_setup(padded, TrainConfig(), ByteTokenizer())
+    folder.tokenizer_path.unlink()
+    save_checkpoint(folder.checkpoints, 1, compile_graph(padded), None, {})
+    model = compile_graph(fit_graph_to_tokenizer(padded, ByteTokenizer()))
+    with pytest.raises(RunRefused) as refused:
+        load_weights_from(folder, model, 260)
+    assert str(refused.value) == (
+        f"--init-from {folder.path}: its embedding has 264 rows and its tokens go up to id 263, "
+        "but this run's tokenizer has 260 ids, so ids 260..263 would be lost; train with "
+        f"{folder.path}'s own tokenizer (leave --tokenizer out)")
+    wide = compile_graph(fit_graph_to_tokenizer(padded, SimpleNamespace(vocab_size=270)))
+    notes = load_weights_from(folder, wide, 270)
+    assert notes == [f"--init-from {folder.path}: embed.weight widened from 264 to 270 rows for "
+                     "this run's tokenizer (new rows start as the mean of the old)"]
+
+
+def test_init_from_a_folder_without_a_checkpoint_is_refused(tmp_path):
+    from tfstudio.compiler import compile_graph
+    from tfstudio.runs.folder import RunFolder
+    from tfstudio.train.init_from import load_weights_from
+    folder = RunFolder(tmp_path / "empty")
+    folder.write_setup(tfstudio.load_graph("tiny-gpt"), TrainConfig(), ByteTokenizer())
+    with pytest.raises(RunRefused) as refused:
+        load_weights_from(folder, compile_graph(tfstudio.load_graph("tiny-gpt")), 260)
+    assert str(refused.value) == f"--init-from {folder.path}: no checkpoint there to start from"
