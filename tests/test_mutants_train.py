@@ -857,13 +857,17 @@ def test_a_run_starts_by_saying_what_it_trains_and_keeps_it_all_in_its_folder(tm
     from tfstudio.runs.folder import RunFolder
     from tfstudio.train.events import CheckpointSaved, Finished, Started, read_events
     from tfstudio.train.pipeline import fit_graph_to_tokenizer
-    trainer, end, events = _run(tmp_path, steps=3, checkpoint_every=1, keep_checkpoints=2)
+    began = time.perf_counter()
+    trainer, end, events = _run(tmp_path, steps=3, checkpoint_every=1, keep_checkpoints=1)
+    wall = time.perf_counter() - began
     started = events[0]
     byte_model = compile_graph(fit_graph_to_tokenizer(tfstudio.load_graph("tiny-gpt"),
                                                       ByteTokenizer()))
     assert started == Started(0, 3, sum(p.numel() for p in byte_model.parameters()), "cpu",
                               "fp32", "causal-lm", "tiny-gpt", [])
     assert isinstance(end, Finished) and (end.step, end.reason) == (3, "completed")
+    last_step = [e for e in events if isinstance(e, StepMetrics)][-1]
+    assert last_step.elapsed_s < end.elapsed_s < wall       # the whole run, from its start
     folder = RunFolder(tmp_path / "run")
     assert folder.config().steps == 3 and folder.tokenizer().vocab_size == 260
     assert [type(e) for e in read_events(folder.metrics_path)] == [type(e) for e in events]
@@ -872,7 +876,7 @@ def test_a_run_starts_by_saying_what_it_trains_and_keeps_it_all_in_its_folder(tm
     names = [f"step-{s:08d}" for s in (1, 2, 3)]
     assert saved == [CheckpointSaved(s, str(folder.checkpoints / n))
                      for s, n in zip((1, 2, 3), names)]
-    assert sorted(p.name for p in folder.checkpoints.glob("step-*")) == names[1:]   # keep 2
+    assert sorted(p.name for p in folder.checkpoints.glob("step-*")) == names[2:]   # keep 1
     state = read_state(folder.checkpoints / names[-1])
     assert state["tokens_seen"] == 3 * 32 and state["config"]["steps"] == 3
     assert isinstance(state["data"], dict) and isinstance(state["rng"], dict)
@@ -1654,3 +1658,12 @@ def test_init_from_a_folder_without_a_checkpoint_is_refused(tmp_path):
     with pytest.raises(RunRefused) as refused:
         load_weights_from(folder, compile_graph(tfstudio.load_graph("tiny-gpt")), 260)
     assert str(refused.value) == f"--init-from {folder.path}: no checkpoint there to start from"
+
+
+def test_a_graph_without_a_name_starts_with_an_empty_one():
+    from tfstudio.train.events import Started
+    graph = tfstudio.load_graph("tiny-gpt")
+    del graph.meta["name"]
+    events = []
+    Trainer(graph, TrainConfig(**TINY, steps=1), listeners=[events.append]).run()
+    assert isinstance(events[0], Started) and events[0].graph_name == ""
