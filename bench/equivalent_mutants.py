@@ -25,8 +25,53 @@ _ROLL_ROWS = ("rolling the flattened mask instead of each row: only the last col
               "next row, and it never holds an answer (task_lm_batch's width leaves the newline "
               "target after every answer)")
 
+_SET_BY_BUILD = ("an initial value _build sets again before anything reads it (callers only "
+                 "construct a Trainer, run it, pause, resume and stop it)")
+_FP16 = ("the loss scaler is used only in fp16, which needs a GPU (refused on the CPU): disabled "
+         "either way on a CPU-only machine (a GPU fp16 run would tell)")
+_ONE_PROCESS = ("only under torchrun: in one process wrap_for_training returns the model itself "
+                "whatever the mode and device (test_one_process_trains_the_model_itself_and_keeps_"
+                "its_weights)")
+_FSDP = ("only under torchrun --parallel fsdp: in one process and under DDP full_weights returns "
+         "None (test_one_process_trains_the_model_itself_and_keeps_its_weights), so the optimizer "
+         "is saved and the weights come from the model; tests/test_train_cli.py::"
+         "test_two_processes_match_single_process (tiny-gpt, fsdp) runs FSDP only in subprocesses, "
+         "which mutmut does not map to this function")
+_WAKE = ("resume() and stop() notify the condition under its lock, so the wait ends at once "
+         "whatever its timeout (the timeout only bounds a wait that nothing ends)")
+TRAIN_TRAINER: dict[str, str] = {
+    **{f"tfstudio.train.trainer.xǁTrainerǁ__init____mutmut_{n}": _SET_BY_BUILD
+       for n in (18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 31, 32, 39, 40, 41, 42)},
+    "tfstudio.train.trainer.xǁTrainerǁ__init____mutmut_28": ("set by _open_run_folder before "
+        "anything reads it; None and False are both false"),
+    "tfstudio.train.trainer.xǁTrainerǁ__init____mutmut_29": ("set by _open_run_folder before "
+        "anything reads it (a run refused earlier never checkpoints or probes)"),
+    "tfstudio.train.trainer.xǁTrainerǁ__init____mutmut_30": ("metrics_log is only tested for "
+        "truth where _open_run_folder may have left the initial value: '' is false like None"),
+    "tfstudio.train.trainer.xǁTrainerǁ_build_model__mutmut_11": ("self.notes is still [] here "
+        "(_build_model runs once and nothing adds a note before it), so = and += give the same "
+        "list"),
+    "tfstudio.train.trainer.xǁTrainerǁ_build_model__mutmut_21": _CPU,
+    "tfstudio.train.trainer.xǁTrainerǁ_build_model__mutmut_25": _ONE_PROCESS,
+    "tfstudio.train.trainer.xǁTrainerǁ_build_model__mutmut_26": _ONE_PROCESS,
+    "tfstudio.train.trainer.xǁTrainerǁ_build_model__mutmut_36": ("make_optimizer only asks "
+        "whether the device type is 'cuda' (fused AdamW): the same on a CPU-only machine (a GPU "
+        "run would tell)"),
+    **{f"tfstudio.train.trainer.xǁTrainerǁ_build_model__mutmut_{n}": _FP16
+       for n in (43, 44, 45, 48, 49)},
+    "tfstudio.train.trainer.xǁTrainerǁ_checkpoint__mutmut_25": _FP16,
+    **{f"tfstudio.train.trainer.xǁTrainerǁ_checkpoint__mutmut_{n}": _FSDP
+       for n in (6, 7, 9, 34, 41, 43)},
+    "tfstudio.train.trainer.xǁTrainerǁ_wait_while_paused__mutmut_3": _WAKE,
+    "tfstudio.train.trainer.xǁTrainerǁ_wait_while_paused__mutmut_4": _WAKE,
+    "tfstudio.train.trainer.xǁTrainerǁrun__mutmut_2": ("end's first value is never read: every "
+        "path through the try assigns it, and a BaseException (Ctrl-C) leaves run() after the "
+        "finally, before emit"),
+}
+
 # tfstudio/train
 TRAIN: dict[str, str] = {
+    **TRAIN_TRAINER,
     "tfstudio.train.optim.x_lr_at__mutmut_2": "warmup >= 0: with warmup 0, step < 0 never holds",
     "tfstudio.train.trainer.xǁTrainerǁ_train_step__mutmut_17": _CPU,
     "tfstudio.train.objectives.x_loss_and_logits__mutmut_9":

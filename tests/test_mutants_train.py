@@ -1213,12 +1213,14 @@ def test_resuming_keeps_the_saved_data_and_schedule_settings(run_copy):
     assert start.checkpoint == run_copy.checkpoints / "step-00000002"
     assert start.state["step"] == 2 and "optimizer" in start.state
     assert start.tokenizer.vocab_size == 260 and start.graph.meta["name"] == "tiny-gpt"
+    assert (start.device, start.precision) == (torch.device("cpu"), "fp32")
     assert start.finished_note == ""
     same = _plan(TrainConfig(**{**TINY, "steps": 2}), run_copy, resume=True)
     assert not same.config_changed and same.config.lr_decay_steps == 0
 
 
 def test_resuming_a_finished_run_says_where_its_learning_rate_would_continue(run_copy):
+    import json
     from tfstudio.train.optim import lr_at
     start = _plan(TrainConfig(**{**TINY, "steps": 2}), run_copy, resume=True)
     rate = lr_at(2, lr=0.01, warmup=1, total=2, min_ratio=0.1)    # = 0.01 * 0.1
@@ -1227,6 +1229,11 @@ def test_resuming_a_finished_run_says_where_its_learning_rate_would_continue(run
         f"{run_copy.path} already finished at step 2; to train further, resume with --steps N "
         f"(more than 2): the learning rate continues at the end of its schedule, {rate:.2e}")
     assert not start.config_changed
+    config = json.loads(run_copy.config_path.read_text())       # a run with its own horizon
+    run_copy.config_path.write_text(json.dumps({**config, "lr_decay_steps": 4}))
+    note = _plan(TrainConfig(**{**TINY, "steps": 2}), run_copy, resume=True).finished_note
+    assert note.endswith(f"{lr_at(2, lr=0.01, warmup=1, total=4, min_ratio=0.1):.2e}")
+    assert not note.endswith(f"{rate:.2e}")
     with pytest.raises(RunRefused) as past:
         _plan(TrainConfig(**{**TINY, "steps": 1}), run_copy, resume=True)
     assert str(past.value) == (f"{run_copy.path} is at step 2, past --steps 1; resume with "
@@ -1254,6 +1261,10 @@ def test_resuming_without_a_usable_checkpoint_is_refused_with_the_reason(tmp_pat
     assert refusal(optimizer=None, imported_from="hf") == (
         f"{run_copy.path} was imported, not trained here, so it has no optimizer state to "
         f"resume; train from its weights with --init-from {run_copy.path}")
+    config = json.loads(run_copy.config_path.read_text())
+    run_copy.config_path.write_text(json.dumps({**config, "parallel": "fsdp"}))
+    assert refusal(optimizer=None) == FSDP_RESUME             # also in a single process
+    run_copy.config_path.write_text(json.dumps(config))
     assert refusal(rng=None) == (
         f"{ckpt / 'state.json'} lacks the rng state a resume needs; start a new run from its "
         f"weights (--init-from {run_copy.path})")
@@ -1417,6 +1428,9 @@ def test_the_launch_environment_gives_rank_world_and_local_rank(monkeypatch):
     monkeypatch.setenv("WORLD_SIZE", "1")
     monkeypatch.setenv("RANK", "0")
     assert dist_module.from_environment() == DistInfo()
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("RANK", "1")
+    assert dist_module.from_environment() == DistInfo(1, 2, 0)      # two processes: enabled
     monkeypatch.setenv("WORLD_SIZE", "4")
     monkeypatch.setenv("RANK", "3")
     assert dist_module.from_environment() == DistInfo(3, 4, 0)
@@ -1613,6 +1627,7 @@ def test_weights_that_do_not_fit_the_graph_are_refused_with_what_differs(finishe
     assert len(deeper.split("missing [")[1].split("]")[0].split(", ")) == 3   # the first three
     shallower = refusal(_repeated(repeat=1))
     assert shallower.startswith(prefix + "missing [], unexpected ['layers.1.")
+    assert len(shallower.split("unexpected [")[1].split("]")[0].split(", ")) == 3
     wider = refusal(_repeated(d_model=32))
     assert wider.startswith(prefix + "size mismatch for ") and wider.endswith(")" + advice)
     assert "\n" not in wider                              # one line of torch's message
@@ -1667,3 +1682,73 @@ def test_a_graph_without_a_name_starts_with_an_empty_one():
     events = []
     Trainer(graph, TrainConfig(**TINY, steps=1), listeners=[events.append]).run()
     assert isinstance(events[0], Started) and events[0].graph_name == ""
+
+
+def _padded_source(tmp_path, *, tie=True, max_len=256):
+    """A run folder holding tiny-gpt with 264 vocabulary rows (the byte tokenizer's 260 + 4)."""
+    from tfstudio.compiler import compile_graph
+    from tfstudio.runs.checkpoint import save_checkpoint
+    from tfstudio.runs.folder import RunFolder
+    graph = tfstudio.load_graph("tiny-gpt")
+    for _, node in graph.walk():
+        if "vocab_size" in node.params:
+            node.params["vocab_size"] = 264
+        if node.type == "lm_head":
+            node.params["tie"] = tie
+        if node.type == "positional_encoding":
+            node.params["max_len"] = max_len
+    folder = RunFolder(tmp_path / "source")
+    folder.write_setup(graph, TrainConfig(), ByteTokenizer())
+    model = compile_graph(graph)
+    save_checkpoint(folder.checkpoints, 1, model, None, {})
+    return folder, graph, model.state_dict()
+
+
+def test_every_vocabulary_table_is_widened_also_an_untied_head(tmp_path):
+    from tfstudio.compiler import compile_graph
+    from tfstudio.train.init_from import load_weights_from
+    from tfstudio.train.pipeline import fit_graph_to_tokenizer
+    folder, graph, source = _padded_source(tmp_path, tie=False)
+    model = compile_graph(fit_graph_to_tokenizer(graph, SimpleNamespace(vocab_size=266)))
+    notes = load_weights_from(folder, model, 266)
+    tables = sorted(k for k, v in source.items() if v.shape[0] == 264)
+    assert len(tables) == 2                                  # the embedding and the head
+    assert sorted(n.split(": ")[1].split(" ")[0] for n in notes) == tables
+    loaded = model.state_dict()
+    for name in tables:
+        assert torch.equal(loaded[name][:264], source[name])
+        assert torch.allclose(loaded[name][264:], source[name].mean(0).expand(2, -1))
+
+
+@pytest.mark.parametrize("source_len, target_len", [(256, 260), (264, 256)])
+def test_a_table_that_is_not_the_vocabulary_is_never_resized(source_len, target_len, tmp_path):
+    """A positional table whose length happens to be the new or the old vocabulary size."""
+    from tfstudio.compiler import compile_graph
+    from tfstudio.train.init_from import load_weights_from
+    from tfstudio.train.pipeline import fit_graph_to_tokenizer
+    folder, graph, _ = _padded_source(tmp_path, max_len=source_len)
+    for _, node in graph.walk():
+        if node.type == "positional_encoding":
+            node.params["max_len"] = target_len
+    model = compile_graph(fit_graph_to_tokenizer(graph, ByteTokenizer()))
+    with pytest.raises(RunRefused) as refused:
+        load_weights_from(folder, model, 260)
+    assert str(refused.value) == (
+        f"--init-from {folder.path}: its weights do not fit this graph (size mismatch for "
+        f"pos.table.weight: copying a param with shape torch.Size([{source_len}, 64]) from "
+        "checkpoint, the shape in current model is torch.Size([" + str(target_len) + ", 64]).); "
+        f"train {folder.graph_path} itself, with the run's tokenizer")
+
+
+def test_a_checkpoint_without_a_token_count_resumes_counting_from_zero(tmp_path):
+    import json
+    from tfstudio.runs.folder import RunFolder
+    _run(tmp_path, steps=2)
+    ckpt = RunFolder(tmp_path / "run").checkpoints / "step-00000002"
+    state = json.loads((ckpt / "state.json").read_text())
+    del state["tokens_seen"]
+    (ckpt / "state.json").write_text(json.dumps(state))
+    (ckpt / "manifest.json").unlink()                         # an older checkpoint: no hashes
+    _, end, events = _run(tmp_path, steps=3, resume=True)
+    assert end.reason == "completed", end
+    assert [e.tokens_seen for e in events if isinstance(e, StepMetrics)] == [32]
