@@ -1752,3 +1752,15 @@ def test_a_checkpoint_without_a_token_count_resumes_counting_from_zero(tmp_path)
     _, end, events = _run(tmp_path, steps=3, resume=True)
     assert end.reason == "completed", end
     assert [e.tokens_seen for e in events if isinstance(e, StepMetrics)] == [32]
+
+
+def test_a_planned_sharded_run_under_torchrun_refuses_probes_and_resuming(run_copy, tmp_path):
+    from tfstudio.runs.folder import RunFolder
+    fsdp = {**TINY, "parallel": "fsdp", "no_memory_check": True}
+    with pytest.raises(RunRefused, match="^probes read the whole model on one process"):
+        _plan(TrainConfig(**fsdp, probe_every=2), dist=TWO_RANKS)
+    with pytest.raises(RunRefused) as resumed:
+        _plan(TrainConfig(**fsdp), run_copy, resume=True, dist=TWO_RANKS)
+    assert str(resumed.value) == FSDP_RESUME
+    new = _plan(TrainConfig(**fsdp), RunFolder(tmp_path / "new"), dist=TWO_RANKS)
+    assert new.checkpoint is None and new.config.parallel == "fsdp"
