@@ -1764,3 +1764,32 @@ def test_a_planned_sharded_run_under_torchrun_refuses_probes_and_resuming(run_co
     assert str(resumed.value) == FSDP_RESUME
     new = _plan(TrainConfig(**fsdp), RunFolder(tmp_path / "new"), dist=TWO_RANKS)
     assert new.checkpoint is None and new.config.parallel == "fsdp"
+
+
+class _Tables(torch.nn.Module):
+    """Stand-in weights: ``a`` (and ``z``) of the given lengths around a vocabulary table."""
+
+    def __init__(self, vocab, a, z=None):
+        super().__init__()
+        self.a = torch.nn.Parameter(torch.zeros(a))
+        self.embed = torch.nn.Embedding(vocab, 4)
+        if z is not None:
+            self.z = torch.nn.Parameter(torch.zeros(z))
+
+
+@pytest.mark.parametrize("z, misfit", [(None, "a"), ((5, 6), "z")])
+def test_the_refusal_names_the_last_tensor_that_does_not_fit_and_never_a_fitted_table(
+        z, misfit, tmp_path):
+    import shutil
+    from tfstudio.runs.checkpoint import save_checkpoint
+    from tfstudio.train.init_from import load_weights_from
+    folder, _, _ = _padded_source(tmp_path)      # a graph of 264 vocabulary rows
+    shutil.rmtree(folder.checkpoints / "step-00000001")
+    save_checkpoint(folder.checkpoints, 2, _Tables(264, 3, z), None, {})
+    target = _Tables(260, 4, None if z is None else (5, 7))
+    with pytest.raises(RunRefused) as refused:
+        load_weights_from(folder, target, 260)
+    source_shape, target_shape = ([3], [4]) if misfit == "a" else ([5, 6], [5, 7])
+    assert f"(size mismatch for {misfit}: copying a param with shape torch.Size({source_shape}) " \
+           f"from checkpoint, the shape in current model is torch.Size({target_shape}).); " \
+           in str(refused.value)
