@@ -64,6 +64,12 @@ TRAIN_TRAINER: dict[str, str] = {
        for n in (6, 7, 9, 34, 41, 43)},
     "tfstudio.train.trainer.xǁTrainerǁ_wait_while_paused__mutmut_3": _WAKE,
     "tfstudio.train.trainer.xǁTrainerǁ_wait_while_paused__mutmut_4": _WAKE,
+    "tfstudio.train.trainer.x__layer_parameter_groups__mutmut_5": ("key[:2] is the whole key "
+        "for keys of one or two parts, so both branches name them alike"),
+    "tfstudio.train.trainer.x__layer_parameter_groups__mutmut_10": ("for a key of exactly two "
+        "parts key[:2] is the whole key"),
+    "tfstudio.train.trainer.xǁTrainerǁ_train_step__mutmut_73": _FP16,
+    "tfstudio.train.trainer.xǁTrainerǁ_train_step__mutmut_88": _CPU,
     "tfstudio.train.trainer.xǁTrainerǁrun__mutmut_2": ("end's first value is never read: every "
         "path through the try assigns it, and a BaseException (Ctrl-C) leaves run() after the "
         "finally, before emit"),

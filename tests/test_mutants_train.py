@@ -1793,3 +1793,17 @@ def test_the_refusal_names_the_last_tensor_that_does_not_fit_and_never_a_fitted_
     assert f"(size mismatch for {misfit}: copying a param with shape torch.Size({source_shape}) " \
            f"from checkpoint, the shape in current model is torch.Size({target_shape}).); " \
            in str(refused.value)
+
+
+def test_logged_layer_norms_are_of_the_same_step_and_make_up_its_total_norm():
+    """tiny-gpt's groups: its blocks' first two key parts (positions live in a sub-table,
+    attention in sub-layers); the groups split the parameters, so the total gradient norm is
+    the root of the sum of the layers' squares, on every logged step."""
+    _, _, events = _run(steps=7, log_every=3)
+    steps = [e for e in events if isinstance(e, StepMetrics)]
+    assert [e.step for e in steps] == [3, 6, 7]
+    for e in steps:
+        assert sorted(e.layer_grad_norms) == ["embed", "final_norm", "layers.0", "layers.1",
+                                              "pos"]
+        total = math.sqrt(sum(v * v for v in e.layer_grad_norms.values()))
+        assert total == pytest.approx(e.grad_norm, rel=1e-4)
