@@ -1807,3 +1807,30 @@ def test_logged_layer_norms_are_of_the_same_step_and_make_up_its_total_norm():
                                               "pos"]
         total = math.sqrt(sum(v * v for v in e.layer_grad_norms.values()))
         assert total == pytest.approx(e.grad_norm, rel=1e-4)
+
+
+def test_an_encoder_only_model_is_refused_generation_with_what_to_train_instead():
+    model = NextByte([1])
+    model.family = "encoder"
+    with pytest.raises(ValueError) as refused:
+        list(generate_ids(model, [1], max_new_tokens=2))
+    assert str(refused.value) == (
+        "this is an encoder-only model (a masked LM): it fills in masked positions and does not "
+        "generate text left to right; to generate, train a decoder such as tiny-gpt or an "
+        "encoder-decoder such as tiny-t5")
+
+
+def test_text_seq2seq_validates_on_fixed_halved_windows_of_the_tail():
+    tokens = np.arange(400) % 250
+    pipe = TextSeq2Seq(tokens, _text_cfg(), ByteTokenizer())
+    val = pipe.val_batches(2, 2)
+    assert pipe.val_batches(2, 2) is val and [len(b.labels) for b in val] == [2, 2]
+    tail = pipe.val_tokens.tolist()
+    bos = ByteTokenizer().bos_id
+    for batch in val:
+        source, decoder = batch.inputs
+        for row in range(2):
+            window = source[row].tolist() + batch.labels[row].tolist()   # 4 + 5 = seq_len + 1
+            assert len(window) == 9
+            assert any(tail[i:i + 9] == window for i in range(len(tail)))   # from the tail
+            assert decoder[row].tolist() == [bos] + batch.labels[row].tolist()[:4]
