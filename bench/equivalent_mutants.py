@@ -25,8 +25,115 @@ _ROLL_ROWS = ("rolling the flattened mask instead of each row: only the last col
               "next row, and it never holds an answer (task_lm_batch's width leaves the newline "
               "target after every answer)")
 
+_SET_BY_BUILD = ("an initial value _build sets again before anything reads it (callers only "
+                 "construct a Trainer, run it, pause, resume and stop it)")
+_FP16 = ("the loss scaler is used only in fp16, which needs a GPU (refused on the CPU): disabled "
+         "either way on a CPU-only machine (a GPU fp16 run would tell)")
+_ONE_PROCESS = ("only under torchrun: in one process wrap_for_training returns the model itself "
+                "whatever the mode and device (test_one_process_trains_the_model_itself_and_keeps_"
+                "its_weights)")
+_FSDP = ("only under torchrun --parallel fsdp, where the model holds shards: in one process and "
+         "under DDP full_weights returns None (test_one_process_trains_the_model_itself_and_"
+         "keeps_its_weights); tests/test_train_resume.py::test_resuming_a_sharded_run_is_refused_"
+         "in_a_single_process stands in for it with the model's own whole weights, which equal "
+         "what the model saves itself; test_train_cli.py's torchrun FSDP run happens in "
+         "subprocesses, which mutmut does not map to this function")
+_WAKE = ("resume() and stop() notify the condition under its lock, so the wait ends at once "
+         "whatever its timeout (the timeout only bounds a wait that nothing ends)")
+TRAIN_TRAINER: dict[str, str] = {
+    **{f"tfstudio.train.trainer.xǁTrainerǁ__init____mutmut_{n}": _SET_BY_BUILD
+       for n in (18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 31, 32, 39, 40, 41, 42)},
+    "tfstudio.train.trainer.xǁTrainerǁ__init____mutmut_28": ("set by _open_run_folder before "
+        "anything reads it; None and False are both false"),
+    "tfstudio.train.trainer.xǁTrainerǁ__init____mutmut_29": ("set by _open_run_folder before "
+        "anything reads it (a run refused earlier never checkpoints or probes)"),
+    "tfstudio.train.trainer.xǁTrainerǁ__init____mutmut_30": ("metrics_log is only tested for "
+        "truth where _open_run_folder may have left the initial value: '' is false like None"),
+    "tfstudio.train.trainer.xǁTrainerǁ_build_model__mutmut_11": ("self.notes is still [] here "
+        "(_build_model runs once and nothing adds a note before it), so = and += give the same "
+        "list"),
+    "tfstudio.train.trainer.xǁTrainerǁ_build_model__mutmut_21": _CPU,
+    "tfstudio.train.trainer.xǁTrainerǁ_build_model__mutmut_25": _ONE_PROCESS,
+    "tfstudio.train.trainer.xǁTrainerǁ_build_model__mutmut_26": _ONE_PROCESS,
+    "tfstudio.train.trainer.xǁTrainerǁ_build_model__mutmut_36": ("make_optimizer only asks "
+        "whether the device type is 'cuda' (fused AdamW): the same on a CPU-only machine (a GPU "
+        "run would tell)"),
+    **{f"tfstudio.train.trainer.xǁTrainerǁ_build_model__mutmut_{n}": _FP16
+       for n in (43, 44, 45, 48, 49)},
+    "tfstudio.train.trainer.xǁTrainerǁ_checkpoint__mutmut_25": _FP16,
+    **{f"tfstudio.train.trainer.xǁTrainerǁ_checkpoint__mutmut_{n}": _FSDP
+       for n in (9, 34, 41)},
+    "tfstudio.train.trainer.xǁTrainerǁ_wait_while_paused__mutmut_3": _WAKE,
+    "tfstudio.train.trainer.xǁTrainerǁ_wait_while_paused__mutmut_4": _WAKE,
+    "tfstudio.train.trainer.x__layer_parameter_groups__mutmut_5": ("key[:2] is the whole key "
+        "for keys of one or two parts, so both branches name them alike"),
+    "tfstudio.train.trainer.x__layer_parameter_groups__mutmut_10": ("for a key of exactly two "
+        "parts key[:2] is the whole key"),
+    "tfstudio.train.trainer.xǁTrainerǁ_train_step__mutmut_73": _FP16,
+    "tfstudio.train.trainer.xǁTrainerǁ_train_step__mutmut_88": _CPU,
+    "tfstudio.train.trainer.xǁTrainerǁrun__mutmut_2": ("end's first value is never read: every "
+        "path through the try assigns it, and a BaseException (Ctrl-C) leaves run() after the "
+        "finally, before emit"),
+}
+
+_JSON_ASCII = ("json.dumps writes ASCII only (ensure_ascii), the same bytes in any "
+               "ASCII-compatible encoding")
+_TMP_NAME = ("the temporary's name only: it is written next to metrics.jsonl and then replaces "
+             "it, so the same file results")
+_NO_EQUAL_VOCAB = ("reached only when the table's shape differs, and a vocabulary table of "
+                   "equal row counts has the same shape (trailing dimensions are checked equal)")
+_DDP_IDS = ("device_ids are only built for a CUDA device; CPU replicas get None either way (a GPU "
+            "run would tell)")
+_INT_FLAG = ("the flag is 0 or 1: an int64 tensor holds it like int32, and every rank runs the "
+             "same code")
+_MPS = "torch.backends always has mps (torch >= 1.12); the default only mattered for older torch"
+TRAIN_REST: dict[str, str] = {
+    **{f"tfstudio.train.trainer.xǁTrainerǁ_restore__mutmut_{n}": _FP16
+       for n in (27, 28, 29, 30, 31, 32)},
+    "tfstudio.train.trainer.xǁTrainerǁ_restore__mutmut_9": ("load_checkpoint's default device is "
+        "the CPU: " + _CPU),
+    "tfstudio.train.events.xǁMetricsLogǁ__call____mutmut_5": "json.dumps's allow_nan is True by default",
+    **{f"tfstudio.train.events.xǁMetricsLogǁ__call____mutmut_{n}": _JSON_ASCII
+       for n in (9, 12, 16)},
+    "tfstudio.train.events.xǁMetricsLogǁtruncate_after__mutmut_25": _TMP_NAME,
+    "tfstudio.train.events.xǁMetricsLogǁtruncate_after__mutmut_26": _TMP_NAME,
+    **{f"tfstudio.train.events.xǁMetricsLogǁtruncate_after__mutmut_{n}": _JSON_ASCII
+       for n in (28, 30, 37)},
+    "tfstudio.train.events.x__records__mutmut_8": '"UTF-8" and "utf-8" name the same codec',
+    "tfstudio.train.init_from.x_load_weights_from__mutmut_32": _NO_EQUAL_VOCAB,
+    "tfstudio.train.init_from.x_load_weights_from__mutmut_49": _NO_EQUAL_VOCAB,
+    "tfstudio.train.init_from.x_load_weights_from__mutmut_64": ("load_state_dict only tests "
+        "strict for truth: None is False"),
+    "tfstudio.train.init_from.x_resize_rows__mutmut_1": ("rows == len(table): concatenating zero "
+        "new rows gives an equal new tensor, as table[:rows].clone() does"),
+    "tfstudio.train.init_from.x_resize_rows__mutmut_8": ("without keepdim the mean row "
+        "broadcasts to the same expanded rows"),
+    "tfstudio.train.init_from.x_resize_rows__mutmut_10": ("without keepdim the mean row "
+        "broadcasts to the same expanded rows"),
+    "tfstudio.train.init_from.x_resize_rows__mutmut_14": "torch.cat's default dim is 0",
+    "tfstudio.train.distributed.x_mean_across_ranks__mutmut_5": _CPU,
+    "tfstudio.train.distributed.x_mean_across_ranks__mutmut_8": _CPU,
+    "tfstudio.train.distributed.x_all_ranks_agree__mutmut_4": _INT_FLAG,
+    "tfstudio.train.distributed.x_all_ranks_agree__mutmut_7": _INT_FLAG,
+    "tfstudio.train.distributed.x_all_ranks_agree__mutmut_5": _CPU,
+    "tfstudio.train.distributed.x_all_ranks_agree__mutmut_8": _CPU,
+    "tfstudio.train.distributed.x_all_ranks_agree__mutmut_11": ("every rank marks agreement with "
+        "2 instead of 1: the minimum is still 0 exactly when one rank disagrees"),
+    **{f"tfstudio.train.distributed.x_wrap_for_training__mutmut_{n}": _DDP_IDS
+       for n in (10, 11, 14, 15, 17, 19)},
+    **{f"tfstudio.train.distributed.x_full_weights__mutmut_{n}": ("cpu_offload only moves the "
+        "gathered weights to the CPU, where a CPU run's already are (a GPU run would tell)")
+       for n in (11, 13, 15)},
+    "tfstudio.train.device.x_pick_device__mutmut_14": _MPS,
+    "tfstudio.train.device.x_pick_device__mutmut_46": _MPS,
+    "tfstudio.train.start.x_plan_start__mutmut_12": ("_resumed takes dist but never reads it (a "
+        "dead parameter)"),
+}
+
 # tfstudio/train
 TRAIN: dict[str, str] = {
+    **TRAIN_TRAINER,
+    **TRAIN_REST,
     "tfstudio.train.optim.x_lr_at__mutmut_2": "warmup >= 0: with warmup 0, step < 0 never holds",
     "tfstudio.train.trainer.xǁTrainerǁ_train_step__mutmut_17": _CPU,
     "tfstudio.train.objectives.x_loss_and_logits__mutmut_9":
