@@ -22,6 +22,7 @@ The work happens in a scratch copy of the repository, so the checkout is never e
 from __future__ import annotations
 
 import argparse
+import ast
 import datetime
 import fnmatch
 import hashlib
@@ -270,6 +271,11 @@ def stored_results() -> dict[str, dict]:
 
 # ---------------------------------------------------------------- the report
 
+def has_functions(source: str) -> bool:
+    tree = ast.parse((ROOT / source).read_text(encoding="utf-8"))
+    return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in ast.walk(tree))
+
+
 def package_of(source: str) -> str:
     return "/".join(source.split("/")[:2])
 
@@ -312,10 +318,14 @@ def package_section(package: str, results: dict[str, dict]) -> list[str]:
         survivors += [(n, result["survivors"].get(n, "?")) for n in names]
         commands += [r for r in result["runs"] if r not in commands]
     rows.append(_row(f"**{package}** ({len(mine)} of {len(files)} files)", total))
-    unmutated = [f for f in files if f not in mine]
+    unmutated = [f for f in files if f not in mine and has_functions(f)]
+    empty = [f for f in files if f not in mine and not has_functions(f)]
     lines += rows + [""]
     if unmutated:
         lines += ["Not mutated yet: " + ", ".join(f"`{f}`" for f in unmutated) + ".", ""]
+    if empty:
+        lines += ["Nothing to mutate (no functions; mutmut changes only code inside them): "
+                  + ", ".join(f"`{f}`" for f in empty) + ".", ""]
     if stale:
         lines += ["Changed since their run (rerun them): "
                   + ", ".join(f"`{s}`" for s in stale) + ".", ""]
