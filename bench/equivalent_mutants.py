@@ -225,7 +225,53 @@ _EMBED_FIRST = ("only a token embedding can read the ids, so in a model without 
                 "it is the first block to run: slicing from it or from 0 is the same")
 _PROBE_TENSOR = ("the probe tensor only carries a device and a float dtype to the mask "
                  "(float32 is torch.zeros' default; its length is never read)")
+_ATTN_INPUTS = "attention_maps reads only inputs.args; the ids, tokens and stream role are never read"
+_SQUARE = ("a self-attention map of one stream is square, [H, T, T] (no cache in a probe): "
+           "axes 1, -2 and -1 all have length T")
+_IDS_INT = ("torch.tensor of a non-empty list of Python ints is int64 = torch.long (every tokenizer "
+            "here encodes a non-blank text to at least one id; a head-score sequence has >= 4)")
+_F64 = "astype(None) is astype(float64) in NumPy"
+_FLOAT_OUT = ("every block's forward returns one floating-point tensor (checked for every tiny "
+              "preset's block types): the tuple and non-float branches never run")
 PROBES: dict[str, str] = {
+    "tfstudio.probes.attention.x_allowed_mask__mutmut_27":
+        ("start cancels: query i - key j = (start + i) - (start + q_len - k_len + j), the same "
+         "mask for any start"),
+    "tfstudio.probes.inputs.x_default_probe_text__mutmut_15":
+        ("another fixed seed: still one fixed example of the task, the same on every call (the "
+         "GUI and the trainer agree); which example is not documented"),
+    "tfstudio.probes.inputs.x_probe_inputs__mutmut_21": _CPU,
+    "tfstudio.probes.inputs.x_probe_inputs__mutmut_25": _CPU,
+    "tfstudio.probes.inputs.x_probe_inputs__mutmut_28": _CPU,
+    "tfstudio.probes.inputs.x_probe_inputs__mutmut_24": _IDS_INT,
+    "tfstudio.probes.inputs.x_probe_inputs__mutmut_27": _IDS_INT,
+    "tfstudio.probes.roles.x_head_scores__mutmut_12": _CPU,
+    "tfstudio.probes.roles.x_head_scores__mutmut_17": _CPU,
+    "tfstudio.probes.roles.x_head_scores__mutmut_20": _CPU,
+    "tfstudio.probes.roles.x_head_scores__mutmut_16": _IDS_INT,
+    "tfstudio.probes.roles.x_head_scores__mutmut_19": _IDS_INT,
+    "tfstudio.probes.roles.x_head_scores__mutmut_30": _ATTN_INPUTS,
+    "tfstudio.probes.roles.x_head_scores__mutmut_31": _ATTN_INPUTS,
+    "tfstudio.probes.roles.x_head_scores__mutmut_32": _ATTN_INPUTS,
+    "tfstudio.probes.roles.x_head_scores__mutmut_45": _SQUARE,
+    "tfstudio.probes.roles.x_head_scores__mutmut_46": _SQUARE,
+    "tfstudio.probes.roles.x_scores_from_weights__mutmut_3": _SQUARE,
+    "tfstudio.probes.roles.x_scores_from_weights__mutmut_4": _SQUARE,
+    "tfstudio.probes.roles.x_scores_from_weights__mutmut_31": _F64,
+    "tfstudio.probes.roles.x_scores_from_weights__mutmut_34": _F64,
+    "tfstudio.probes.roles.x_split_key__mutmut_4":
+        ("a block key has odd length (group, copy pairs, then the node): key[:-1:2] and "
+         "key[:-2:2] take the same even positions"),
+    "tfstudio.probes.lens.x__top_level__mutmut_4":
+        ("a key of length 2 is always (group, copy) of a top-level group, whose module is its "
+         "generated GraphLayer"),
+    "tfstudio.probes.telemetry.xǁActivationRecorderǁ_hook__mutmut_2": _FLOAT_OUT,
+    "tfstudio.probes.telemetry.xǁActivationRecorderǁ_hook__mutmut_4": _FLOAT_OUT,
+    "tfstudio.probes.telemetry.xǁActivationRecorderǁ_hook__mutmut_5": _FLOAT_OUT,
+    "tfstudio.probes.telemetry.x_node_values__mutmut_16":
+        ("a key 2 * depth - 1 parts long passes _inside only if a block shares its id with the "
+         "path's last group at the same level (ids are unique per level); 2 * depth parts is "
+         "no block key (odd lengths)"),
     "tfstudio.probes.ablation.x__module_of__mutmut_8": _FALSY,
     "tfstudio.probes.ablation.x__module_of__mutmut_20": _FALSY,
     "tfstudio.probes.ablation.x__zero_head__mutmut_9":

@@ -8,10 +8,16 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from tfstudio.compiler import compile_graph
 from tfstudio.data import build_tokenizer
-from tfstudio.probes import expert_routing, probe_inputs
+from tfstudio.data.corpus import Corpus, load_corpus
+from tfstudio.data.tasks import CopyTask
+from tfstudio.presets import load_preset
+from tfstudio.probes import attention_maps, default_probe_text, expert_routing, probe_inputs
 from tfstudio.probes.ablation import Target, ablation_effect, parse_target, text_loss
+from tfstudio.probes.inputs import FALLBACK_TEXT, max_positions
 from tfstudio.probes.lens import logit_lens
+from tfstudio.train.pipeline import fit_graph_to_tokenizer
 
 from probe_models import TEXT, model_of
 
@@ -206,3 +212,369 @@ def test_an_attention_map_round_trips_through_plain_data(tokenizer):
         assert (back.query_role, back.key_role, back.cross) == (
             original.query_role, original.key_role, original.cross)
         assert type(back.cross) is bool and type(back.query_role) is str
+
+
+# ---------------------------------------------------------------- models edited for one test
+def edited(preset: str, tokenizer, edit):
+    graph = fit_graph_to_tokenizer(load_preset(preset), tokenizer)
+    edit(graph)
+    torch.manual_seed(0)
+    return compile_graph(graph).eval()
+
+
+def one_layer(graph):
+    graph.nodes["layers"].params["repeat"] = 1
+
+
+# ---------------------------------------------------------------- probe inputs
+def test_an_empty_probe_text_is_refused_with_what_to_type(gpt, tokenizer):
+    model, _ = gpt
+    for text in ("", "  \n"):
+        with pytest.raises(ValueError) as caught:
+            probe_inputs(model, tokenizer, text)
+        assert str(caught.value) == (
+            "the probe text is empty; type a few words (or a task example such as "
+            "abcdefgh>hgfedcba) to look inside the model")
+
+
+def test_the_probe_may_be_a_single_token(gpt, tokenizer):
+    model, _ = gpt
+    inputs = probe_inputs(model, tokenizer, "abc", max_tokens=1)
+    assert inputs.ids == {"tokens": tokenizer.encode("abc")[:1]}
+    assert inputs.args[0].dtype == torch.long and inputs.args[0].shape == (1, 1)
+
+
+def test_only_a_learned_table_limits_the_positions(gpt, tokenizer):
+    model, _ = gpt
+    learned = [m for _, m in model.blocks() if getattr(m, "scheme", None) == "learned"]
+    assert max_positions(model) == learned[0].max_len == 256   # tiny-gpt's table
+    t5 = model_of("tiny-t5", tokenizer)      # sinusoidal positions: max_len is no limit
+    assert [m.max_len for _, m in t5.blocks() if getattr(m, "scheme", None) == "sinusoidal"]
+    assert max_positions(t5) is None
+    inputs = probe_inputs(t5, tokenizer, "a" * 300 + ">b", max_tokens=400)
+    assert len(inputs.ids["source"]) == 300
+
+
+def test_an_encoder_decoder_reads_the_text_split_at_the_first_separator_or_in_half(tokenizer):
+    t5 = model_of("tiny-t5", tokenizer)
+    bos, enc = tokenizer.bos_id, tokenizer.encode
+    for text, source, target in [("ab>cd>ef", "ab", "cd>ef"),    # only the first separator
+                                 ("abcdef", "abc", "def"),       # none: in half
+                                 ("abcde", "ab", "cde")]:
+        inputs = probe_inputs(t5, tokenizer, text)
+        assert inputs.ids == {"source": enc(source), "target": [bos] + enc(target)}, text
+        assert [a[0].tolist() for a in inputs.args] == [enc(source), [bos] + enc(target)]
+    custom = probe_inputs(t5, tokenizer, "ab|cd>e", separator="|")
+    assert custom.ids["source"] == enc("ab") and custom.ids["target"] == [bos] + enc("cd>e")
+
+
+# ---------------------------------------------------------------- the default probe text
+def corpus_of(*documents, task=None):
+    """A corpus whose documents arrive in the given chunks."""
+    return Corpus("test", "test", "task" if task else "file", "", 0,
+                  lambda: iter([iter(chunks) for chunks in documents]), task)
+
+
+def test_the_default_text_without_a_corpus_is_the_pangram():
+    assert default_probe_text() == default_probe_text(None) == FALLBACK_TEXT
+    assert default_probe_text(corpus_of()) == FALLBACK_TEXT          # no documents
+    assert default_probe_text(corpus_of(["  ", "\n"])) == FALLBACK_TEXT  # only blanks
+
+
+def test_the_default_text_of_a_task_is_one_fixed_example_without_its_newline():
+    text = default_probe_text(load_corpus("task:reverse"))
+    source, target = text.split(">")
+    assert target == source[::-1] and not text.endswith("\n")
+    assert all(default_probe_text(load_corpus("task:reverse")) == text for _ in range(3))
+    assert default_probe_text(load_corpus("task:copy:letters=X")) == "X" * 7 + ">" + "X" * 7
+    spaces = corpus_of(task=CopyTask(letters=" "))   # only the newline is taken off
+    assert default_probe_text(spaces) == " " * 7 + ">" + " " * 7
+
+
+def test_the_default_text_of_a_corpus_is_its_opening_words_cut_at_a_word():
+    words = "the cat sat on the mat and then the dog came in to see what was there"
+    # 48 characters: "the cat sat on the mat and then the dog came in " -> cut after "in"
+    assert default_probe_text(corpus_of([words])) == words[:47]
+    assert len(words[:47]) == 47 and words[47] == " "
+    # the chunks of a document join: "the cat sa" + "t on ..."
+    assert default_probe_text(corpus_of([words[:10], words[10:]])) == words[:47]
+    assert default_probe_text(corpus_of([words]), max_chars=10) == "the cat"
+    # the last space is in the first half: the cut is kept whole (no word cut shorter)
+    one_word = "a " + "b" * 60
+    assert default_probe_text(corpus_of([one_word])) == one_word[:48]
+    assert default_probe_text(corpus_of(["abc de" + "f" * 10]), max_chars=9) == "abc defff"
+    assert default_probe_text(corpus_of(["abcde fghij"]), max_chars=9) == "abcde"
+    # the cut is at the last space: what comes before it stays as it is
+    assert default_probe_text(corpus_of(["ab cd ef gh"]), max_chars=8) == "ab cd"
+    assert default_probe_text(corpus_of(["ab cd  efgh"]), max_chars=9) == "ab cd "
+    assert default_probe_text(corpus_of(["  short text  "])) == "short text"
+    # a first document blank within its first 4 x max_chars characters is skipped
+    blank_start = " " * 192 + "hidden words"
+    assert default_probe_text(corpus_of([blank_start], ["next document"])) == "next document"
+    assert default_probe_text(corpus_of([" " * 191 + "x"], ["next"])) == "x"
+
+
+# ---------------------------------------------------------------- attention maps
+def test_every_map_has_a_mask_of_its_own_queries_by_keys(tokenizer):
+    t5 = model_of("tiny-t5", tokenizer)
+    inputs = probe_inputs(t5, tokenizer, TEXT)
+    S, T = len(inputs.ids["source"]), len(inputs.ids["target"])
+    assert S != T
+    maps = attention_maps(t5, inputs)
+    for name, amap in maps.items():
+        assert amap.allowed.shape == amap.weights.shape[1:], name
+    cross = [m for m in maps.values() if m.cross]
+    assert cross and all(m.weights.shape[1:] == (T, S) and m.allowed.all() for m in cross)
+
+
+def test_a_one_head_alibi_model_shows_its_causal_mask(tokenizer):
+    def one_head(graph):
+        graph.nodes["layers"].subgraph.nodes["attn"].params.update(heads=1, kv_heads=1)
+    model = edited("tiny-alibi-gpt", tokenizer, one_head)
+    inputs = probe_inputs(model, tokenizer, TEXT)
+    T = len(inputs.ids["tokens"])
+    maps = attention_maps(model, inputs)
+    assert sorted(maps) == ["layers.0.attn", "layers.1.attn"]
+    for amap in maps.values():
+        assert amap.weights.shape == (1, T, T)
+        np.testing.assert_array_equal(amap.allowed, np.tril(np.ones((T, T), dtype=bool)))
+
+
+def test_a_model_without_its_graph_labels_every_map_with_its_last_input(gpt, tokenizer):
+    model, inputs = gpt
+    t5 = model_of("tiny-t5", tokenizer)
+    for m, expected in ((model, "tokens"), (t5, "target")):
+        saved = m.graph
+        try:
+            m.graph = None          # a standalone export carries no graph
+            maps = attention_maps(m, probe_inputs(m, tokenizer, TEXT))
+        finally:
+            m.graph = saved
+        assert maps and all((a.query_role, a.key_role) == (expected, expected)
+                            for a in maps.values())
+
+
+def test_a_graph_that_does_not_hold_the_blocks_labels_them_with_the_default(gpt):
+    from tfstudio.graph import Graph
+    model, inputs = gpt
+    saved = model.graph
+    try:
+        model.graph = Graph()       # no group "layers" to follow the wires in
+        maps = attention_maps(model, inputs)
+    finally:
+        model.graph = saved
+    assert maps and all((a.query_role, a.key_role) == ("tokens", "tokens")
+                        for a in maps.values())
+
+
+def test_only_the_modules_that_captured_are_read(gpt):
+    from tfstudio.probes._util import looking_at
+    from tfstudio.probes.attention import read_attention
+    model, inputs = gpt
+    modules = dict(model.attention_modules())
+    first, second = modules[("layers", 0, "attn")], modules[("layers", 1, "attn")]
+    with looking_at(model):
+        second.capture = True       # the first layer's attention keeps no weights
+        model(*inputs.args)
+        assert first.last_weights is None
+        maps = read_attention(model)
+    assert sorted(maps) == ["layers.1.attn"]
+
+
+def test_a_map_read_back_from_zeros_and_ones_has_a_boolean_mask():
+    from tfstudio.probes.attention import AttentionMap
+    back = AttentionMap.from_dict({"weights": [[[1.0, 0.0], [0.5, 0.5]]],
+                                   "allowed": [[1, 0], [1, 1]], "query_role": "tokens",
+                                   "key_role": "tokens", "cross": 0})
+    assert back.allowed.dtype == bool
+    np.testing.assert_array_equal(~back.allowed, [[False, True], [False, False]])
+
+
+# ---------------------------------------------------------------- roles (pure graph code)
+def graph_of(nodes, edges):
+    from tfstudio.graph import Graph
+    from tfstudio.graph.model import Edge, Node
+    graph = Graph()
+    for node_id, kind, params, *inside in nodes:
+        node = Node(node_id, kind, dict(params))
+        if inside:
+            node.subgraph = graph_of(*inside[0]) if inside[0] is not None else None
+        graph.add_node(node)
+    for src, src_port, dst, dst_port in edges:
+        graph.add_edge(Edge(src, src_port, dst, dst_port))
+    return graph
+
+
+def group_of(inner_nodes, inner_edges):
+    """A group body reading x and writing y: inputs -> ... -> outputs."""
+    return ([("inputs", "group_input", {"ports": "x:hidden"}),
+             ("outputs", "group_output", {"ports": "y:hidden"}), *inner_nodes], inner_edges)
+
+
+def test_a_block_key_names_its_groups_and_its_node():
+    from tfstudio.probes.roles import split_key
+    assert split_key(("embed",)) == ((), "embed")
+    assert split_key(("layers", 0, "attn")) == (("layers",), "attn")
+    assert split_key(("enc", 0, "layers", 1, "attn")) == (("enc", "layers"), "attn")
+
+
+def test_roles_are_traced_out_of_nested_groups():
+    from tfstudio.probes.roles import stream_roles
+    inner = group_of([("attn", "attention", {})],
+                     [("inputs", "x", "attn", "x"), ("attn", "y", "outputs", "y")])
+    outer = group_of([("inner", "group", {"repeat": 1}, inner)],
+                     [("inputs", "x", "inner", "x"), ("inner", "y", "outputs", "y")])
+    root = graph_of([("src", "token_input", {"role": "source"}),
+                     ("embed", "token_embedding", {}),
+                     ("outer", "group", {"repeat": 1}, outer)],
+                    [("src", "ids", "embed", "ids"), ("embed", "y", "outer", "x")])
+    key = ("outer", 0, "inner", 0, "attn")
+    assert stream_roles(root, key, False, "target") == ("source", "source")
+
+
+def test_roles_are_traced_into_a_group_through_its_outputs():
+    from tfstudio.probes.roles import stream_roles
+    body = group_of([("norm", "norm", {})],
+                    [("inputs", "x", "norm", "x"), ("norm", "y", "outputs", "y")])
+    root = graph_of([("src", "token_input", {"role": "source"}),
+                     ("embed", "token_embedding", {}),
+                     ("enc", "group", {"repeat": 2}, body),
+                     ("hollow", "group", {"repeat": 1}, None),   # no body to enter
+                     ("attn", "attention", {}), ("attn2", "attention", {})],
+                    [("src", "ids", "embed", "ids"), ("embed", "y", "enc", "x"),
+                     ("enc", "y", "attn", "x"), ("hollow", "y", "attn2", "x")])
+    assert stream_roles(root, ("attn",), False, "target") == ("source", "source")
+    assert stream_roles(root, ("attn2",), False, "target") == ("target", "target")
+
+
+def test_cross_attention_keys_follow_the_memory_wire_else_the_source():
+    from tfstudio.probes.roles import stream_roles
+    root = graph_of([("tgt", "token_input", {"role": "target"}),
+                     ("embed", "token_embedding", {}),
+                     ("cross", "cross_attention", {}), ("lone", "cross_attention", {})],
+                    [("tgt", "ids", "embed", "ids"), ("embed", "y", "cross", "x"),
+                     ("embed", "y", "cross", "memory"), ("embed", "y", "lone", "x")])
+    assert stream_roles(root, ("cross",), True, "tokens") == ("target", "target")
+    assert stream_roles(root, ("lone",), True, "tokens") == ("target", "source")
+
+
+def test_the_repeated_sequence_and_its_refusals():
+    from tfstudio.probes.roles import repeated_sequence
+    assert repeated_sequence([5, 6, 7], 3) == repeated_sequence([5, 6, 7], 3, seed=0)
+    pair = repeated_sequence([5, 6, 7], 2)
+    assert len(pair) == 4 and pair[:2] == pair[2:] and len(set(pair[:2])) == 2
+    small = repeated_sequence([5, 6], 5)          # more tokens than the pool: repeats allowed
+    assert len(small) == 10 and small[:5] == small[5:] and set(small) <= {5, 6}
+    with pytest.raises(ValueError) as caught:
+        repeated_sequence([], 4)
+    assert str(caught.value) == "the token pool for the head scores is empty"
+    with pytest.raises(ValueError) as caught:
+        repeated_sequence([1, 2], 1)
+    assert str(caught.value) == "the repeated sequence needs at least 2 tokens per half; got 1"
+
+
+def test_head_scores_by_hand():
+    from tfstudio.probes.roles import scores_from_weights
+    # one head, half = 2, T = 4 (no prefix): rows of attention weights chosen by hand
+    w = np.array([[[1.0, 0, 0, 0],
+                   [0.6, 0.4, 0, 0],
+                   [0.1, 0.2, 0.7, 0],
+                   [0.25, 0.25, 0.3, 0.2]]])
+    scores = scores_from_weights(w, 2)
+    # previous token: rows 1..3 on keys 0..2 = 0.6, 0.2, 0.3
+    np.testing.assert_allclose(scores["previous_token"], [(0.6 + 0.2 + 0.3) / 3])
+    # induction: rows 2..3 on keys i - 2 + 1 = 1, 2: 0.2, 0.3
+    np.testing.assert_allclose(scores["induction"], [(0.2 + 0.3) / 2])
+    assert scores["induction"].dtype == np.float64
+
+
+def test_head_scores_defaults_are_twenty_tokens_of_seed_zero(gpt):
+    from tfstudio.probes.roles import head_scores
+    model, _ = gpt
+    pool = list(range(97, 123))
+    default = head_scores(model, pool)
+    explicit = head_scores(model, pool, length=20, seed=0)
+    assert sorted(default) == ["layers.0.attn", "layers.1.attn"]
+    for name in default:
+        for score in ("previous_token", "induction"):
+            np.testing.assert_array_equal(default[name][score], explicit[name][score])
+    other = head_scores(model, pool, length=21, seed=1)
+    assert not np.array_equal(other["layers.0.attn"]["induction"],
+                              default["layers.0.attn"]["induction"])
+
+
+# ---------------------------------------------------------------- telemetry
+def test_values_fold_onto_a_level_two_groups_deep():
+    from tfstudio.probes import node_values
+    values = {"enc.0.layers.1.attn": 3.0, "enc.1.layers.0.attn": 4.0, "enc.0.ffn": 1.0,
+              "embed": 2.0}
+    assert node_values(values, ("enc", "layers")) == {"attn": 5.0}   # sqrt(9 + 16)
+    copies = {"enc.0.layers.1": 3.0, "enc.1.layers.0": 4.0, "enc.0.ffn": 1.0}  # group copies
+    assert node_values(copies, ("enc",)) == {"layers": 5.0, "ffn": 1.0}
+
+
+def test_the_activation_rms_covers_the_whole_batch(gpt):
+    from tfstudio.probes import ActivationRecorder
+    model, _ = gpt
+    ids = torch.tensor([[1, 2, 3, 4], [200, 100, 50, 25]])
+    with ActivationRecorder(model) as recorder, torch.no_grad():
+        model(ids)
+        embedded = block_of(model, "embed")(ids)
+    assert float(embedded[0].pow(2).mean().sqrt()) != pytest.approx(
+        float(embedded.pow(2).mean().sqrt()), rel=1e-3)
+    assert recorder.values["embed"] == pytest.approx(
+        float(embedded.pow(2).mean().sqrt()), rel=1e-6)
+
+
+# ---------------------------------------------------------------- the lens's rows
+def test_the_lens_of_a_one_layer_model(tokenizer):
+    model = edited("tiny-gpt", tokenizer, one_layer)
+    inputs = probe_inputs(model, tokenizer, TEXT)
+    lens = logit_lens(model, inputs, keep_logits=True)
+    assert lens.layers == ["pos", "layers.0"]
+    with torch.no_grad():
+        np.testing.assert_allclose(lens.logits[-1], model(*inputs.args)[0].numpy(),
+                                   rtol=1e-5, atol=1e-5)
+
+
+def test_the_lens_needs_an_output_head(gpt):
+    from tfstudio.probes.lens import residual_stream
+    model, inputs = gpt
+    saved = model.head
+    try:
+        model.head = torch.nn.Linear(64, 256)   # a plain projection, not an LM head
+        with pytest.raises(ValueError) as caught:
+            residual_stream(model, inputs)
+    finally:
+        model.head = saved
+    assert str(caught.value) == "the model has no output head to read the stream through"
+
+
+def test_the_lens_of_a_model_whose_first_group_reads_the_ids(tokenizer):
+    """A group holding the embedding is the first block to run: there is no stream before it to
+    read (its input is the token ids), so the lens starts after it (it once sent the ids through
+    the final norm and failed)."""
+    from tfstudio.graph.serialize import graph_from_dict
+    from tfstudio.graph.validate import validate
+    stem = {"nodes": [{"id": "inputs", "type": "group_input", "params": {"ports": "ids:ids"}},
+                      {"id": "embed", "type": "token_embedding", "params": {"d_model": 64}},
+                      {"id": "ffn", "type": "feed_forward", "params": {"d_ff": 128}},
+                      {"id": "outputs", "type": "group_output", "params": {"ports": "y:hidden"}}],
+            "edges": [["inputs", "ids", "embed", "ids"], ["embed", "y", "ffn", "x"],
+                      ["ffn", "y", "outputs", "y"]]}
+    graph = graph_from_dict({"format_version": 1, "meta": {"name": "stem"}, "nodes": [
+        {"id": "tokens", "type": "token_input", "params": {"role": "tokens"}},
+        {"id": "stem", "type": "group", "params": {"repeat": 1}, "subgraph": stem},
+        {"id": "norm", "type": "norm", "params": {}},
+        {"id": "head", "type": "lm_head", "params": {"vocab_size": 256, "tie": False}}],
+        "edges": [["tokens", "ids", "stem", "ids"], ["stem", "y", "norm", "x"],
+                  ["norm", "y", "head", "x"]]})
+    assert validate(graph) == []
+    torch.manual_seed(0)
+    model = compile_graph(graph).eval()
+    inputs = probe_inputs(model, tokenizer, TEXT)
+    lens = logit_lens(model, inputs, keep_logits=True)
+    assert lens.layers == ["stem.0"]
+    with torch.no_grad():
+        np.testing.assert_allclose(lens.logits[-1], model(*inputs.args)[0].numpy(),
+                                   rtol=1e-5, atol=1e-5)
