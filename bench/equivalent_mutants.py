@@ -221,8 +221,8 @@ RUNS: dict[str, str] = {
 _FALSY = "None and False are both falsy: a block without the attribute is not a branch either way"
 _ONE_TENSOR = ("every tfstudio block's forward returns one tensor, never a tuple: the tuple "
                "branch is never taken")
-_EMBED_FIRST = ("only a token embedding can read the ids, so in a model without layer groups "
-                "it is the first block to run: slicing from it or from 0 is the same")
+_FIRST_CALL = ("the first top-level call reads the token ids (an embedding or a group), never a "
+               "norm or dropout: the walk back from the head always stops at start >= 1")
 _PROBE_TENSOR = ("the probe tensor only carries a device and a float dtype to the mask "
                  "(float32 is torch.zeros' default; its length is never read)")
 _ATTN_INPUTS = "attention_maps reads only inputs.args; the ids, tokens and stream role are never read"
@@ -240,6 +240,9 @@ PROBES: dict[str, str] = {
     "tfstudio.probes.inputs.x_default_probe_text__mutmut_15":
         ("another fixed seed: still one fixed example of the task, the same on every call (the "
          "GUI and the trainer agree); which example is not documented"),
+    "tfstudio.probes.inputs.x__take__mutmut_6":
+        ("at got == n the next chunk is cut to chunk[:0] = '' and then got > n: the same text "
+         "(one more chunk is read)"),
     "tfstudio.probes.inputs.x_probe_inputs__mutmut_21": _CPU,
     "tfstudio.probes.inputs.x_probe_inputs__mutmut_25": _CPU,
     "tfstudio.probes.inputs.x_probe_inputs__mutmut_28": _CPU,
@@ -262,6 +265,11 @@ PROBES: dict[str, str] = {
     "tfstudio.probes.roles.x_split_key__mutmut_4":
         ("a block key has odd length (group, copy pairs, then the node): key[:-1:2] and "
          "key[:-2:2] take the same even positions"),
+    "tfstudio.probes.lens.x_residual_stream__mutmut_20": _FIRST_CALL,
+    "tfstudio.probes.lens.x_residual_stream__mutmut_21": _FIRST_CALL,
+    "tfstudio.probes.lens.x_residual_stream__mutmut_27":
+        ("no top-level call follows the last head: its logits are no block's input (no port "
+         "takes logits) and the forward runs only what is upstream of the output"),
     "tfstudio.probes.lens.x__top_level__mutmut_4":
         ("a key of length 2 is always (group, copy) of a top-level group, whose module is its "
          "generated GraphLayer"),
@@ -294,10 +302,6 @@ PROBES: dict[str, str] = {
         "captured weights are [B, H, Q, K]: index 2 is index -2",
     "tfstudio.probes.lens.x__output__mutmut_1": _ONE_TENSOR,
     "tfstudio.probes.lens.x__output__mutmut_3": _ONE_TENSOR,
-    "tfstudio.probes.lens.x_residual_stream__mutmut_64": _EMBED_FIRST,
-    "tfstudio.probes.lens.x_residual_stream__mutmut_66": _EMBED_FIRST,
-    "tfstudio.probes.lens.x_residual_stream__mutmut_67": _EMBED_FIRST,
-    "tfstudio.probes.lens.x_residual_stream__mutmut_70": _EMBED_FIRST,
     "tfstudio.probes.positions.x__table__mutmut_9": _CPU,
     "tfstudio.probes.positions.x__table__mutmut_16": _CPU,
     "tfstudio.probes.positions.x__table__mutmut_20": _CPU,

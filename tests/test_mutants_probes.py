@@ -312,6 +312,10 @@ def test_the_default_text_of_a_corpus_is_its_opening_words_cut_at_a_word():
     blank_start = " " * 192 + "hidden words"
     assert default_probe_text(corpus_of([blank_start], ["next document"])) == "next document"
     assert default_probe_text(corpus_of([" " * 191 + "x"], ["next"])) == "x"
+    # ... counted across the document's chunks: 150 + 42 characters are read, the rest not
+    assert default_probe_text(corpus_of([" " * 150, " " * 30 + "x" * 100])) == "x" * 12
+    assert default_probe_text(corpus_of([" " * 100, " " * 100, "late words"],
+                                        ["next"])) == "next"
 
 
 # ---------------------------------------------------------------- attention maps
@@ -550,31 +554,79 @@ def test_the_lens_needs_an_output_head(gpt):
     assert str(caught.value) == "the model has no output head to read the stream through"
 
 
+def graph_file(nodes, edges):
+    """The model of a graph written as in a file, fitted to the byte tokenizer."""
+    from tfstudio.graph.serialize import graph_from_dict
+    from tfstudio.graph.validate import validate
+    graph = graph_from_dict({"format_version": 1, "meta": {"name": "test"},
+                             "nodes": nodes, "edges": edges})
+    assert validate(graph) == []
+    torch.manual_seed(0)
+    return compile_graph(fit_graph_to_tokenizer(graph, build_tokenizer("byte"))).eval()
+
+
+STEM = {"nodes": [{"id": "inputs", "type": "group_input", "params": {"ports": "ids:ids"}},
+                  {"id": "embed", "type": "token_embedding", "params": {"d_model": 64}},
+                  {"id": "ffn", "type": "feed_forward", "params": {"d_ff": 128}},
+                  {"id": "outputs", "type": "group_output", "params": {"ports": "y:hidden"}}],
+        "edges": [["inputs", "ids", "embed", "ids"], ["embed", "y", "ffn", "x"],
+                  ["ffn", "y", "outputs", "y"]]}
+TOKENS = {"id": "tokens", "type": "token_input", "params": {"role": "tokens"}}
+HEAD = {"id": "head", "type": "lm_head", "params": {"vocab_size": 256, "tie": False}}
+
+
+def lens_rows(model, tokenizer, text=TEXT):
+    """The lens's row labels, and its last row checked against the model's own logits."""
+    inputs = probe_inputs(model, tokenizer, text)
+    lens = logit_lens(model, inputs, keep_logits=True)
+    with torch.no_grad():
+        np.testing.assert_allclose(lens.logits[-1], model(*inputs.args)[0].numpy(),
+                                   rtol=1e-5, atol=1e-5)
+    return lens.layers
+
+
 def test_the_lens_of_a_model_whose_first_group_reads_the_ids(tokenizer):
     """A group holding the embedding is the first block to run: there is no stream before it to
     read (its input is the token ids), so the lens starts after it (it once sent the ids through
     the final norm and failed)."""
-    from tfstudio.graph.serialize import graph_from_dict
-    from tfstudio.graph.validate import validate
-    stem = {"nodes": [{"id": "inputs", "type": "group_input", "params": {"ports": "ids:ids"}},
-                      {"id": "embed", "type": "token_embedding", "params": {"d_model": 64}},
-                      {"id": "ffn", "type": "feed_forward", "params": {"d_ff": 128}},
-                      {"id": "outputs", "type": "group_output", "params": {"ports": "y:hidden"}}],
-            "edges": [["inputs", "ids", "embed", "ids"], ["embed", "y", "ffn", "x"],
-                      ["ffn", "y", "outputs", "y"]]}
-    graph = graph_from_dict({"format_version": 1, "meta": {"name": "stem"}, "nodes": [
-        {"id": "tokens", "type": "token_input", "params": {"role": "tokens"}},
-        {"id": "stem", "type": "group", "params": {"repeat": 1}, "subgraph": stem},
-        {"id": "norm", "type": "norm", "params": {}},
-        {"id": "head", "type": "lm_head", "params": {"vocab_size": 256, "tie": False}}],
-        "edges": [["tokens", "ids", "stem", "ids"], ["stem", "y", "norm", "x"],
-                  ["norm", "y", "head", "x"]]})
-    assert validate(graph) == []
-    torch.manual_seed(0)
-    model = compile_graph(graph).eval()
-    inputs = probe_inputs(model, tokenizer, TEXT)
-    lens = logit_lens(model, inputs, keep_logits=True)
-    assert lens.layers == ["stem.0"]
-    with torch.no_grad():
-        np.testing.assert_allclose(lens.logits[-1], model(*inputs.args)[0].numpy(),
-                                   rtol=1e-5, atol=1e-5)
+    model = graph_file([TOKENS, {"id": "stem", "type": "group", "params": {"repeat": 1},
+                                 "subgraph": STEM},
+                        {"id": "norm", "type": "norm", "params": {}}, HEAD],
+                       [["tokens", "ids", "stem", "ids"], ["stem", "y", "norm", "x"],
+                        ["norm", "y", "head", "x"]])
+    assert lens_rows(model, tokenizer) == ["stem.0"]
+    # a block after the group: no layers group ends the stream, so every top-level block
+    # (there is no top-level embedding) is a row
+    model = graph_file([TOKENS, {"id": "stem", "type": "group", "params": {"repeat": 1},
+                                 "subgraph": STEM},
+                        {"id": "ffn", "type": "feed_forward", "params": {"d_ff": 32}},
+                        {"id": "norm", "type": "norm", "params": {}}, HEAD],
+                       [["tokens", "ids", "stem", "ids"], ["stem", "y", "ffn", "x"],
+                        ["ffn", "y", "norm", "x"], ["norm", "y", "head", "x"]])
+    assert lens_rows(model, tokenizer) == ["stem.0", "ffn"]
+
+
+def test_the_lens_rows_of_each_kind_of_model(tokenizer):
+    assert lens_rows(model_of("tiny-lstm", tokenizer), tokenizer) == ["embed", "rnn"]
+    assert lens_rows(model_of("tiny-llama", tokenizer), tokenizer) == [
+        "embed", "layers.0", "layers.1"]        # the layers start right after the embedding
+    # an encoder-decoder: the decoder's layers only (the encoder's run before them)
+    assert lens_rows(model_of("tiny-t5", tokenizer), tokenizer) == [
+        "tgt_pos", "decoder.0", "decoder.1"]
+
+
+def test_the_lens_of_an_encoder_decoder_without_groups_reads_the_decoder(tokenizer):
+    nodes = [{"id": "src", "type": "token_input", "params": {"role": "source"}},
+             {"id": "src_embed", "type": "token_embedding", "params": {"d_model": 64}},
+             {"id": "tgt", "type": "token_input", "params": {"role": "target"}},
+             {"id": "tgt_embed", "type": "token_embedding", "params": {"d_model": 64}},
+             {"id": "cross", "type": "cross_attention", "params": {"heads": 4}},
+             {"id": "norm", "type": "norm", "params": {}},
+             {"id": "head", "type": "seq2seq_head", "params": {"vocab_size": 256, "tie": False}}]
+    edges = [["src", "ids", "src_embed", "ids"], ["tgt", "ids", "tgt_embed", "ids"],
+             ["tgt_embed", "y", "cross", "x"], ["src_embed", "y", "cross", "memory"],
+             ["cross", "y", "norm", "x"], ["norm", "y", "head", "x"]]
+    model = graph_file(nodes, edges)
+    assert model.family == "encoder-decoder"
+    # rows from the last embedding (the target's): the source has another length
+    assert lens_rows(model, tokenizer, "abcdefgh>xyz") == ["tgt_embed", "cross"]
