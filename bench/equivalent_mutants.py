@@ -231,9 +231,34 @@ _SQUARE = ("a self-attention map of one stream is square, [H, T, T] (no cache in
 _IDS_INT = ("torch.tensor of a non-empty list of Python ints is int64 = torch.long (every tokenizer "
             "here encodes a non-blank text to at least one id; a head-score sequence has >= 4)")
 _F64 = "astype(None) is astype(float64) in NumPy"
+_TRAINER = ("a Trainer sets this attribute in __init__ (and build_pipeline sets pipe.corpus, a "
+            "Corpus, whose task attribute always exists): getattr's default is never used")
+_NO_TOKENIZER = "default_probe_text never reads its tokenizer argument"
+_INT64 = "np.asarray of Python ints is int64 (NumPy 2, on every platform)"
+_PARENTS = ("_flatten writes every dict (even one holding only arrays) into the JSON tree, so "
+            "each parent exists already and setdefault never inserts")
 _FLOAT_OUT = ("every block's forward returns one floating-point tensor (checked for every tiny "
               "preset's block types): the tuple and non-float branches never run")
 PROBES: dict[str, str] = {
+    "tfstudio.probes.snapshot.x__default_text__mutmut_6": _TRAINER,
+    "tfstudio.probes.snapshot.x__default_text__mutmut_15": _TRAINER,
+    "tfstudio.probes.snapshot.x__default_text__mutmut_20": _TRAINER,
+    "tfstudio.probes.snapshot.x__default_text__mutmut_27": _NO_TOKENIZER,
+    "tfstudio.probes.snapshot.x__default_text__mutmut_29": _NO_TOKENIZER,
+    "tfstudio.probes.snapshot.x__separator__mutmut_6": _TRAINER,
+    "tfstudio.probes.snapshot.x__separator__mutmut_11": _TRAINER,
+    "tfstudio.probes.snapshot.x__separator__mutmut_16": _TRAINER,
+    "tfstudio.probes.snapshot.x__separator__mutmut_26":
+        "getattr(task, 'sep', None) or '>' is '>' exactly where the default '>' would be used",
+    "tfstudio.probes.snapshot.x_snapshot_for_run__mutmut_32": _TRAINER,
+    "tfstudio.probes.snapshot.x_snapshot_for_run__mutmut_35": _TRAINER,
+    "tfstudio.probes.snapshot.x_snapshot_for_run__mutmut_38": _TRAINER,
+    "tfstudio.probes.snapshot.x_take_snapshot__mutmut_40": _INT64,
+    "tfstudio.probes.snapshot.x_take_snapshot__mutmut_42": _INT64,
+    "tfstudio.probes.snapshot.xǁSnapshotStoreǁload__mutmut_4": "np.load only tests allow_pickle for truth: None is False",
+    "tfstudio.probes.snapshot.xǁSnapshotStoreǁload__mutmut_6": "np.load's default is allow_pickle=False",
+    "tfstudio.probes.snapshot.x__unflatten__mutmut_10": _PARENTS,
+    "tfstudio.probes.snapshot.x__unflatten__mutmut_12": _PARENTS,
     "tfstudio.probes.attention.x_allowed_mask__mutmut_27":
         ("start cancels: query i - key j = (start + i) - (start + q_len - k_len + j), the same "
          "mask for any start"),
@@ -308,11 +333,11 @@ PROBES: dict[str, str] = {
     "tfstudio.probes.positions.x__device_of__mutmut_1": _CPU,
     "tfstudio.probes.positions.x__device_of__mutmut_3": _CPU,
     "tfstudio.probes.positions.x__table__mutmut_21": "a batch of 2 zero rows; row 0 is kept",
-    "tfstudio.probes.positions.x__rope__mutmut_22": "extra batch/head rows; [0, 0] is kept",
-    "tfstudio.probes.positions.x__rope__mutmut_23": "extra batch/head rows; [0, 0] is kept",
-    "tfstudio.probes.positions.x_rope_score__mutmut_22":
+    "tfstudio.probes.positions.x__rope__mutmut_24": "extra batch/head rows; [0, 0] is kept",
+    "tfstudio.probes.positions.x__rope__mutmut_25": "extra batch/head rows; [0, 0] is kept",
+    "tfstudio.probes.positions.x_rope_score__mutmut_25":
         "apply_rope broadcasts a [1, 1, hd] vector like [1, 1, 1, hd]; flattened the same",
-    "tfstudio.probes.positions.x_rope_score__mutmut_23":
+    "tfstudio.probes.positions.x_rope_score__mutmut_26":
         "apply_rope broadcasts a [1, 1, hd] vector like [1, 1, 1, hd]; flattened the same",
     "tfstudio.probes.positions.x_rope_score__mutmut_24":
         "apply_rope broadcasts a [1, 1, hd] vector like [1, 1, 1, hd]; flattened the same",

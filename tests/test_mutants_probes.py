@@ -630,3 +630,139 @@ def test_the_lens_of_an_encoder_decoder_without_groups_reads_the_decoder(tokeniz
     assert model.family == "encoder-decoder"
     # rows from the last embedding (the target's): the source has another length
     assert lens_rows(model, tokenizer, "abcdefgh>xyz") == ["tgt_embed", "cross"]
+
+
+# ---------------------------------------------------------------- positions
+def llama_rope(**params):
+    def edit(graph):
+        graph.nodes["layers"].subgraph.nodes["attn"].params.update(params)
+    return edited("tiny-llama", build_tokenizer("byte"), edit)
+
+
+def test_the_rope_probe_follows_ntk_scaling():
+    from tfstudio.probes import position_data, rope_score
+    model = llama_rope(rope_base=500.0, rope_scaling=2.0, rope_scaling_type="ntk")
+    rope = position_data(model, 12)["rope"]
+    hd = 2 * len(rope["frequencies"])
+    # NTK-aware: positions kept, the base raised to base * s^(d / (d - 2))
+    base = 500.0 * 2.0 ** (hd / (hd - 2))
+    w = base ** (-np.arange(0, hd, 2) / hd)
+    np.testing.assert_allclose(rope["frequencies"], w, rtol=1e-5)
+    assert rope["scaling_type"] == "ntk" and rope["scaling"] == 2.0
+    # two all-ones vectors at positions m and n: sum_k 2 cos((m - n) w_k) / d
+    np.testing.assert_allclose(rope["scores"], [2 * np.cos(m * w).sum() / hd for m in range(12)],
+                               rtol=1e-4, atol=1e-5)
+    module = next(m for _, m in model.attention_modules())
+    q = torch.ones(hd)
+    assert rope_score(module, q, q, 5, 2) == pytest.approx(2 * np.cos(3 * w).sum(), rel=1e-4)
+
+
+def test_only_a_learned_table_reads_the_rows_asked_for(gpt, tokenizer):
+    from tfstudio.probes import position_data
+    model, _ = gpt
+    learned = position_data(model, 8, table_rows=20)["learned"]
+    assert learned["table"].shape == (20, 64) and learned["similarity"].shape == (20, 20)
+    assert position_data(model, 8)["learned"]["table"].shape == (8, 64)
+    t5 = model_of("tiny-t5", tokenizer)
+    sinusoidal = position_data(t5, 8, table_rows=20)["sinusoidal"]
+    assert sinusoidal["table"].shape == (8, 64)      # a formula has no rows of its own
+
+
+# ---------------------------------------------------------------- snapshots
+def test_a_snapshot_holds_what_the_views_draw(gpt, tokenizer):
+    from tfstudio.probes import take_snapshot
+    model, _ = gpt
+    snap = take_snapshot(model, tokenizer, "abcab")
+    assert sorted(snap) == ["activation_rms", "attention", "experts", "family", "grad_norm",
+                            "ids", "next_token_logits", "positions", "step", "text",
+                            "tokens"]
+    assert snap["step"] == 0 and snap["family"] == "decoder" and snap["text"] == "abcab"
+    assert snap["ids"]["tokens"].tolist() == tokenizer.encode("abcab")
+    with torch.no_grad():
+        logits = model(torch.tensor([tokenizer.encode("abcab")]))
+    np.testing.assert_allclose(snap["next_token_logits"], logits[0, -1].numpy(), rtol=1e-5,
+                               atol=1e-6)
+    # the positions view: a learned table with all its rows, its similarity the text's length
+    learned = snap["positions"]["learned"]
+    assert learned["table"].shape == (256, 64) and learned["similarity"].shape == (5, 5)
+
+
+def test_an_encoder_decoder_snapshot_splits_at_the_separator(tokenizer):
+    from tfstudio.probes import take_snapshot
+    from tfstudio.probes.snapshot import shown_positions
+    t5 = model_of("tiny-t5", tokenizer)
+    enc = tokenizer.encode
+    snap = take_snapshot(t5, tokenizer, "abc>d")
+    assert snap["ids"]["source"].tolist() == enc("abc")
+    bar = take_snapshot(t5, tokenizer, "ab|c>d", separator="|")
+    assert bar["ids"]["source"].tolist() == enc("ab")
+    assert snap["positions"]["sinusoidal"]["table"].shape == (3, 64)   # the longer stream
+    assert shown_positions(t5, 16)["sinusoidal"]["table"].shape == (16, 64)
+
+
+def test_the_snapshot_store_refusals_and_its_latest(tmp_path):
+    from tfstudio.probes import SnapshotStore
+    store = SnapshotStore(tmp_path / "new" / "run")      # no folder yet: save makes it
+    assert store.latest() is None and store.steps() == []
+    with pytest.raises(FileNotFoundError) as caught:
+        store.load(3)
+    assert str(caught.value) == f"{store.path(3)}: no snapshot of step 3 in this run"
+    for step in (5, 2):
+        store.save({"step": step, "value": np.float32(step / 2), "nested": {"x": np.ones(2)}})
+    latest = store.latest()
+    assert latest["step"] == 5 and latest["value"] == 2.5
+    np.testing.assert_array_equal(latest["nested"]["x"], np.ones(2))
+    with pytest.raises(ValueError) as caught:
+        store.save({"step": 1, "a/b": 1})
+    assert str(caught.value) == "snapshot key 'a/b' may not contain '/'"
+    store.path(7).write_bytes(b"not a zip file")
+    with pytest.raises(ValueError) as caught:
+        store.load(7)
+    message = str(caught.value)
+    assert message.startswith(f"{store.path(7)} is not a readable probe snapshot (")
+    assert message.endswith("); it may be damaged: delete it and the view skips that step")
+
+
+def trained(preset: str, tmp_path, **config):
+    """A trainer after one step (its pipeline and model set up)."""
+    from tfstudio.runs import TrainConfig
+    from tfstudio.train.trainer import Trainer
+    import tfstudio
+    cfg = TrainConfig(tokenizer="byte", steps=1, batch_size=2, seq_len=32, eval_every=100,
+                      log_every=1, **config)
+    trainer = Trainer(tfstudio.load_graph(preset), cfg, run_dir=tmp_path / "run")
+    assert trainer.run().kind == "Finished"
+    return trainer
+
+
+def test_a_run_probes_its_tasks_default_example_split_at_the_tasks_separator(tmp_path):
+    from tfstudio.probes import SnapshotStore, snapshot_for_run
+    trainer = trained("tiny-t5", tmp_path, corpus="task:add")
+    text = default_probe_text(load_corpus("task:add"))
+    source, target = text.split("=")                    # the add task's separator
+    snap = snapshot_for_run(trainer)
+    enc = trainer.tokenizer.encode
+    assert snap["text"] == text and snap["ids"]["source"].tolist() == enc(source)
+    assert snap["ids"]["target"].tolist() == [trainer.tokenizer.bos_id] + enc(target)
+    assert snap["step"] == 1
+    assert SnapshotStore(trainer.run_folder.path).steps() == [1]     # the main writer saves
+    # the positions view: the run's sequence length, not the probe text's
+    assert snap["positions"]["sinusoidal"]["table"].shape == (32, 64)
+    # the default text is worked out once and kept
+    trainer._default_probe_text = "xy=z"
+    assert snapshot_for_run(trainer)["text"] == "xy=z"
+    store = SnapshotStore(trainer.run_folder.path)
+    store.path(1).unlink()
+    trainer.writes = False        # not the writing process: nothing is saved
+    snapshot_for_run(trainer)
+    assert store.steps() == []
+
+
+def test_a_typed_probe_text_splits_at_the_default_separator_when_the_task_has_none(tmp_path):
+    from tfstudio.probes import snapshot_for_run
+    enc = build_tokenizer("byte").encode
+    for corpus in ("task:induction", "sample"):          # an empty separator; no task at all
+        trainer = trained("tiny-t5", tmp_path / corpus.replace(":", "_"), corpus=corpus,
+                          probe_text="abc>d")
+        snap = snapshot_for_run(trainer)
+        assert snap["ids"]["source"].tolist() == enc("abc"), corpus
