@@ -237,6 +237,11 @@ _NO_TOKENIZER = "default_probe_text never reads its tokenizer argument"
 _INT64 = "np.asarray of Python ints is int64 (NumPy 2, on every platform)"
 _PARENTS = ("_flatten writes every dict (even one holding only arrays) into the JSON tree, so "
             "each parent exists already and setdefault never inserts")
+_AXIS_2D = "the arrays here are 2-D ([rows, d]): axis +1 is axis -1"
+_CENTRED = ("PCA coordinates are centred (the rows are centred before they are projected): every "
+            "mean here is 0 (to rounding), so adding, subtracting or averaging it changes nothing")
+_PAD_0 = "with two columns the pad is by 2 - 2 = 0: the coordinates and ratios stay as they are"
+_SVD_ROWS = "full_matrices only adds rows to vt past those of s: vt[:2] and s are the same"
 _FLOAT_OUT = ("every block's forward returns one floating-point tensor (checked for every tiny "
               "preset's block types): the tuple and non-float branches never run")
 PROBES: dict[str, str] = {
@@ -259,6 +264,40 @@ PROBES: dict[str, str] = {
     "tfstudio.probes.snapshot.xǁSnapshotStoreǁload__mutmut_6": "np.load's default is allow_pickle=False",
     "tfstudio.probes.snapshot.x__unflatten__mutmut_10": _PARENTS,
     "tfstudio.probes.snapshot.x__unflatten__mutmut_12": _PARENTS,
+    "tfstudio.probes.embeddings.x_cosine_matrix__mutmut_8": _AXIS_2D,
+    "tfstudio.probes.embeddings.x_cosine_matrix__mutmut_18": _AXIS_2D,
+    "tfstudio.probes.embeddings.x_cosine_matrix__mutmut_30": "a zero row divided by 1 or by 2 is the same zero row",
+    "tfstudio.probes.embeddings.x_cosine_matrix__mutmut_40": "a zero row divided by 1 or by 2 is the same zero row",
+    "tfstudio.probes.embeddings.x_embedding_map__mutmut_20": ("NaN sorts last in argsort as +inf (-(-inf)) does: with k <= n - 1 the token itself "
+         "is never among its neighbours"),
+    "tfstudio.probes.embeddings.x_embedding_map__mutmut_36": "argsort's default axis is -1, axis 1 of the 2-D matrix",
+    "tfstudio.probes.embeddings.x_embedding_map__mutmut_41": "NumPy reads a sort kind case-insensitively: 'STABLE' is 'stable'",
+    "tfstudio.probes.embeddings.x_embedding_map__mutmut_51": _INT64,
+    "tfstudio.probes.embeddings.x_embedding_map__mutmut_53": _INT64,
+    "tfstudio.probes.embeddings.x_embedding_map__mutmut_63": _INT64,
+    "tfstudio.probes.embeddings.x_embedding_map__mutmut_65": _INT64,
+    "tfstudio.probes.embeddings.x_embedding_map__mutmut_73": "take_along_axis's default axis is -1, axis 1 of the 2-D matrix",
+    "tfstudio.probes.embeddings.x_embedding_replay__mutmut_9": "Path.glob in a missing folder yields nothing: no checkpoints either way",
+    "tfstudio.probes.embeddings.x_embedding_replay__mutmut_44": _CENTRED,
+    "tfstudio.probes.embeddings.x_embedding_replay__mutmut_47": _CENTRED,
+    "tfstudio.probes.embeddings.x_embedding_replay__mutmut_54": _CENTRED,
+    "tfstudio.probes.embeddings.x_embedding_replay__mutmut_59": _CENTRED,
+    "tfstudio.probes.embeddings.x_embedding_replay__mutmut_60": _CENTRED,
+    "tfstudio.probes.embeddings.x_embedding_replay__mutmut_62": _CENTRED,
+    "tfstudio.probes.embeddings.x_pca_2d__mutmut_11": _SVD_ROWS,
+    "tfstudio.probes.embeddings.x_pca_2d__mutmut_13": _SVD_ROWS,
+    "tfstudio.probes.embeddings.x_pca_2d__mutmut_14": _SVD_ROWS,
+    "tfstudio.probes.embeddings.x_pca_2d__mutmut_22": "the total is 0 only when every row is the same: the ratios are 0 / 1 = 0 / 2 = 0",
+    "tfstudio.probes.embeddings.x_pca_2d__mutmut_29": _PAD_0,
+    "tfstudio.probes.embeddings.x_pca_2d__mutmut_30": _PAD_0,
+    "tfstudio.probes.embeddings.x_pca_2d__mutmut_6": "a [d] mean broadcasts over the rows as the [1, d] keepdims mean does",
+    "tfstudio.probes.embeddings.x_pca_2d__mutmut_8": "a [d] mean broadcasts over the rows as the [1, d] keepdims mean does",
+    "tfstudio.probes.embeddings.x_position_angles__mutmut_25": _F64,
+    "tfstudio.probes.embeddings.x_token_through_layers__mutmut_26": _AXIS_2D,
+    "tfstudio.probes.embeddings.x_token_through_layers__mutmut_37": _AXIS_2D,
+    "tfstudio.probes.embeddings.x_token_through_layers__mutmut_43": _AXIS_2D,
+    "tfstudio.probes.embeddings.x_token_through_layers__mutmut_56": _AXIS_2D,
+    "tfstudio.probes.embeddings.x_token_through_layers__mutmut_64": _AXIS_2D,
     "tfstudio.probes.attention.x_allowed_mask__mutmut_27":
         ("start cancels: query i - key j = (start + i) - (start + q_len - k_len + j), the same "
          "mask for any start"),

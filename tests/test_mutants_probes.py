@@ -707,7 +707,7 @@ def test_the_snapshot_store_refusals_and_its_latest(tmp_path):
     with pytest.raises(FileNotFoundError) as caught:
         store.load(3)
     assert str(caught.value) == f"{store.path(3)}: no snapshot of step 3 in this run"
-    for step in (5, 2):
+    for step in (5, 2, 3):
         store.save({"step": step, "value": np.float32(step / 2), "nested": {"x": np.ones(2)}})
     latest = store.latest()
     assert latest["step"] == 5 and latest["value"] == 2.5
@@ -751,6 +751,8 @@ def test_a_run_probes_its_tasks_default_example_split_at_the_tasks_separator(tmp
     # the default text is worked out once and kept
     trainer._default_probe_text = "xy=z"
     assert snapshot_for_run(trainer)["text"] == "xy=z"
+    trainer.config.probe_text = "a" * 80     # no separator: halves of 40, cut to seq_len 32
+    assert len(snapshot_for_run(trainer)["ids"]["source"]) == 32
     store = SnapshotStore(trainer.run_folder.path)
     store.path(1).unlink()
     trainer.writes = False        # not the writing process: nothing is saved
@@ -835,17 +837,16 @@ def test_position_angles_by_default_and_for_sinusoids(tokenizer):
     assert angles["mean_abs_cosine"] == pytest.approx(float(np.abs(angles["cosine"]).mean()))
     t5 = model_of("tiny-t5", tokenizer)
     assert position_angles(t5, [97, 98], length=8)["scheme"] == "sinusoidal"
-    # a token row parallel to position 0: its angle is 0 degrees, never NaN from rounding
-    table = position_data_rows(model, 4)
+    # token rows along and against position 0: 0 and 180 degrees, never NaN, though rounding
+    # puts these two cosines at 1 + 2^-52 and -1 - 2^-52 (a vector found by search)
+    v = torch.tensor(np.random.default_rng(1).normal(size=64), dtype=torch.float32)
     with torch.no_grad():
-        block_of(model, "embed").weight[97] = torch.tensor(table[0] * 3.0)
-    parallel = position_angles(model, [97], length=4)
-    assert np.isfinite(parallel["mean_angle_degrees"])
-
-
-def position_data_rows(model, length):
-    from tfstudio.probes import position_data
-    return position_data(model, length)["learned"]["table"]
+        block_of(model, "pos").table.weight[0] = v
+        block_of(model, "embed").weight[97] = v
+        block_of(model, "embed").weight[98] = -v
+    extreme = position_angles(model, [97, 98], length=1)
+    assert abs(extreme["cosine"]).max() > 1                  # the rounding the clip is for
+    assert extreme["mean_angle_degrees"] == pytest.approx(90.0)
 
 
 def test_the_same_token_through_the_layers_with_its_norms(gpt, tokenizer):
