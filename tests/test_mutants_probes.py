@@ -893,3 +893,119 @@ def test_the_replay_aligns_every_older_map_onto_the_latest(tmp_path, tokenizer):
         rotation, _ = orthogonal_procrustes(centred, latest - latest.mean(0))
         np.testing.assert_allclose(entry["coords"], centred @ rotation + latest.mean(0),
                                    atol=1e-8)
+
+
+# ---------------------------------------------------------------- the walk
+def test_filtered_probabilities_by_hand():
+    from tfstudio.probes.walk import filtered_probabilities
+    logits = np.log([0.5, 0.3, 0.2])
+    np.testing.assert_allclose(filtered_probabilities(logits), [0.5, 0.3, 0.2])  # defaults
+    assert filtered_probabilities(logits.astype(np.float32)).dtype == np.float64
+    np.testing.assert_allclose(filtered_probabilities(logits, top_k=1), [1, 0, 0])
+    np.testing.assert_allclose(filtered_probabilities(logits, top_k=2), [0.625, 0.375, 0])
+    # top-p: mass before each token 0, 0.5, 0.8; kept while it is under p (0.5 exactly: one)
+    np.testing.assert_allclose(filtered_probabilities(logits, top_p=0.5), [1, 0, 0])
+    np.testing.assert_allclose(filtered_probabilities(logits, top_p=0.51), [0.625, 0.375, 0])
+    # top-p after top-k renormalised: 0.625, 0.375 -> under 0.6 only the first
+    np.testing.assert_allclose(filtered_probabilities(logits, top_k=2, top_p=0.6), [1, 0, 0])
+    # ties: the nucleus takes the lowest ids first
+    tied = filtered_probabilities(np.zeros(40), top_p=0.1)
+    np.testing.assert_allclose(tied, [0.25] * 4 + [0] * 36)
+    for bad in ({"temperature": -1}, {"top_p": 0}, {"top_p": 1.5}, {"top_k": -1}):
+        with pytest.raises(ValueError) as caught:
+            filtered_probabilities(logits, **bad)
+        assert str(caught.value) == "temperature must be >= 0, top_k >= 0 and top_p in (0, 1]"
+
+
+def test_softmax_of_large_logits():
+    from tfstudio.probes.walk import softmax
+    np.testing.assert_allclose(softmax(np.array([1000.0, 1000.0 - np.log(3)])), [0.75, 0.25])
+
+
+def test_the_walk_check_tolerance_by_hand():
+    from tfstudio.probes.walk import check
+    message = ("the walk's computation of x disagrees with the model's; the block may have "
+               "changed without the walk following it")
+    hundred = torch.tensor([100.0])
+    check(hundred + 0.01, hundred, "x")                # 0.01 <= 1e-4 * (1 + 100)
+    for a, b in ((torch.tensor([100.01015]), hundred),   # just over 1e-4 * 101
+                 (torch.tensor([0.01]), torch.tensor([0.0])),
+                 (torch.ones(1, 3), torch.ones(3))):       # the same values, another shape
+        with pytest.raises(RuntimeError) as caught:
+            check(a, b, "x")
+        assert str(caught.value) == message
+    check(torch.tensor([0.5]), torch.tensor([0.0]), "x", tol=0.5)   # exactly at the limit
+
+
+def test_the_walk_defaults_positions_and_heads(gpt, tokenizer):
+    from tfstudio.probes import forward_walk
+    model, _ = gpt
+    inputs = probe_inputs(model, tokenizer, "abcab")
+    walk = forward_walk(model, inputs)
+    assert walk.position == 4 and walk.head == 0
+    assert (walk.tokens, walk.ids, walk.stream_role) == (inputs.tokens, inputs.ids, "tokens")
+    with torch.no_grad():
+        np.testing.assert_allclose(walk.logits, model(*inputs.args)[0].numpy(), rtol=1e-6)
+    assert walk.step("layers.0.attn: head 0: scores").shape == (5, 5)
+    last = walk.steps[-1]
+    assert last.name == "probabilities at position 4 after top-k 0 and top-p 1"
+    np.testing.assert_allclose(last.value, walk.step("probabilities at position 4").value)
+    assert forward_walk(model, inputs, position=-5).position == 0
+    for outside in (5, -6):
+        with pytest.raises(ValueError) as caught:
+            forward_walk(model, inputs, position=outside)
+        assert str(caught.value) == (f"position {outside} is outside the text's 5 tokens "
+                                     "(0..4, or negative from the end)")
+    heads = block_of(model, "layers.0.attn").heads
+    forward_walk(model, inputs, head=heads - 1)
+    with pytest.raises(ValueError) as caught:
+        forward_walk(model, inputs, head=heads)
+    assert str(caught.value) == (f"head {heads} does not exist in layers.0.attn (it has "
+                                 f"{heads} heads: 0..{heads - 1})")
+    with pytest.raises(KeyError) as caught:
+        walk.step("nothing")
+    assert caught.value.args == ("no step named 'nothing'",)
+
+
+def test_the_walk_of_an_attention_outside_any_group(tokenizer):
+    from tfstudio.probes import forward_walk
+    model = graph_file([TOKENS, {"id": "embed", "type": "token_embedding",
+                                 "params": {"d_model": 64}},
+                        {"id": "attn", "type": "attention", "params": {"heads": 4}},
+                        {"id": "norm", "type": "norm", "params": {}}, HEAD],
+                       [["tokens", "ids", "embed", "ids"], ["embed", "y", "attn", "x"],
+                        ["attn", "y", "norm", "x"], ["norm", "y", "head", "x"]])
+    inputs = probe_inputs(model, tokenizer, "abc")
+    names = [s.name for s in forward_walk(model, inputs, layer=0).steps]
+    assert "attn: output projection" in names and "attn: head 0: scores" not in names
+    assert "attn: head 0: scores" in [s.name for s in forward_walk(model, inputs).steps]
+
+
+def test_the_recorder_leaves_out_the_group_copies_by_default(gpt):
+    from tfstudio.probes.walk import CallRecorder
+    model, inputs = gpt
+    with CallRecorder(model) as recorder, torch.no_grad():
+        model(*inputs.args)
+    assert recorder.calls and all(len(c.key) != 2 for c in recorder.calls)
+
+
+def test_the_walk_as_json(gpt, tokenizer):
+    import json
+    from tfstudio.probes import forward_walk
+    from tfstudio.probes.walk import json_values
+    model, _ = gpt
+    walk = forward_walk(model, probe_inputs(model, tokenizer, "abc"))
+    data = json.loads(json.dumps(walk.to_dict()))
+    assert sorted(data) == ["head", "ids", "position", "steps", "stream_role", "tokens"]
+    assert (data["head"], data["position"], data["stream_role"]) == (0, 2, "tokens")
+    assert data["ids"] == walk.ids and data["tokens"] == walk.tokens
+    first = walk.steps[0]
+    assert data["steps"][0] == {"name": first.name, "formula": first.formula,
+                                "shape": list(first.value.shape), "block": first.block,
+                                "kind": first.kind, "values": first.value.tolist()}
+    bare = walk.to_dict(values=False)
+    assert all("values" not in s for s in bare["steps"]) and len(bare["steps"]) == len(walk.steps)
+    assert json_values(np.array([[1.0, -np.inf], [np.nan, 2.0]])) == [[1.0, None], [None, 2.0]]
+    assert json_values(np.array([1, 2])) == [1, 2]
+    mask = walk.step("layers.0.attn: head 0: mask")
+    assert json_values(mask.value) == mask.value.tolist()
