@@ -298,6 +298,17 @@ PROBES: dict[str, str] = {
     "tfstudio.probes.embeddings.x_token_through_layers__mutmut_43": _AXIS_2D,
     "tfstudio.probes.embeddings.x_token_through_layers__mutmut_56": _AXIS_2D,
     "tfstudio.probes.embeddings.x_token_through_layers__mutmut_64": _AXIS_2D,
+    "tfstudio.probes.walk.x_filtered_probabilities__mutmut_40": "top_k = 0 then keeps p >= sort(p)[0], the smallest: every token, as no top-k does",
+    "tfstudio.probes.walk.x_filtered_probabilities__mutmut_41": "top_k = the vocabulary keeps p >= the smallest p: every token, as no top-k does",
+    "tfstudio.probes.walk.x_filtered_probabilities__mutmut_42": "keep is all True before top-k: &= and = give the same mask",
+    "tfstudio.probes.walk.x_filtered_probabilities__mutmut_61": ("tokens top-k dropped weigh 0 in q wherever argsort puts them, and keep &= drops "
+         "them: the nucleus of the kept ones is the same"),
+    "tfstudio.probes.walk.x_filtered_probabilities__mutmut_81": ("tokens top-k dropped have q = 0 and sort after the kept ones: their mass before is "
+         "1 > top_p, so the nucleus never holds them"),
+    "tfstudio.probes.walk.x_check__mutmut_6": "an empty output fails at (a - b).abs().max() either way (no block output is empty)",
+    "tfstudio.probes.walk.x_check__mutmut_10": "an empty output fails at (a - b).abs().max() either way (no block output is empty)",
+    "tfstudio.probes.walk.x_json_values__mutmut_3":
+        "a finite float array gives the same lists through astype(object) as through tolist()",
     "tfstudio.probes.attention.x_allowed_mask__mutmut_27":
         ("start cancels: query i - key j = (start + i) - (start + q_len - k_len + j), the same "
          "mask for any start"),

@@ -908,7 +908,28 @@ def test_filtered_probabilities_by_hand():
     np.testing.assert_allclose(filtered_probabilities(logits, top_p=0.51), [0.625, 0.375, 0])
     # top-p after top-k renormalised: 0.625, 0.375 -> under 0.6 only the first
     np.testing.assert_allclose(filtered_probabilities(logits, top_k=2, top_p=0.6), [1, 0, 0])
-    # ties: the nucleus takes the lowest ids first
+    # top-p 1 filters nothing, not even a token too unlikely to move the cumulative sum
+    tiny = filtered_probabilities(np.array([0.0, -50.0]))
+    assert tiny[1] == pytest.approx(np.exp(-50.0), rel=1e-9)
+    # temperature 0: the likeliest token only; 2: softmax(l / 2)
+    np.testing.assert_allclose(filtered_probabilities(logits[::-1], temperature=0), [0, 0, 1])
+    halved = np.sqrt([0.5, 0.3, 0.2])
+    np.testing.assert_allclose(filtered_probabilities(logits, temperature=2),
+                               halved / halved.sum())
+    np.testing.assert_allclose(filtered_probabilities(logits, temperature=0.5),
+                               np.array([0.25, 0.09, 0.04]) / 0.38)
+    # the nucleus follows the probabilities, not the token order
+    np.testing.assert_allclose(filtered_probabilities(np.log([0.2, 0.5, 0.3]), top_p=0.5),
+                               [0, 1, 0])
+    # ties: the nucleus takes the lowest ids first, among ties of several sizes
+    mixed = np.log(np.random.default_rng(0).choice([1.0, 2.0, 3.0], size=100))
+    p = np.exp(mixed) / np.exp(mixed).sum()
+    order = sorted(range(100), key=lambda i: (-p[i], i))       # likeliest, then lowest id
+    mass = np.cumsum(p[order]) - p[order]
+    chosen = [i for i, m in zip(order, mass) if m < 0.3]
+    expected = np.zeros(100)
+    expected[chosen] = p[chosen] / p[chosen].sum()
+    np.testing.assert_allclose(filtered_probabilities(mixed, top_p=0.3), expected)
     tied = filtered_probabilities(np.zeros(40), top_p=0.1)
     np.testing.assert_allclose(tied, [0.25] * 4 + [0] * 36)
     for bad in ({"temperature": -1}, {"top_p": 0}, {"top_p": 1.5}, {"top_k": -1}):
@@ -1003,6 +1024,7 @@ def test_the_walk_as_json(gpt, tokenizer):
     assert data["steps"][0] == {"name": first.name, "formula": first.formula,
                                 "shape": list(first.value.shape), "block": first.block,
                                 "kind": first.kind, "values": first.value.tolist()}
+    assert first.to_dict() == {**first.to_dict(values=False), "values": first.value.tolist()}
     bare = walk.to_dict(values=False)
     assert all("values" not in s for s in bare["steps"]) and len(bare["steps"]) == len(walk.steps)
     assert json_values(np.array([[1.0, -np.inf], [np.nan, 2.0]])) == [[1.0, None], [None, 2.0]]
