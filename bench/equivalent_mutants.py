@@ -309,6 +309,8 @@ PROBES: dict[str, str] = {
     "tfstudio.probes.walk.x_check__mutmut_10": "an empty output fails at (a - b).abs().max() either way (no block output is empty)",
     "tfstudio.probes.walk.x_json_values__mutmut_3":
         "a finite float array gives the same lists through astype(object) as through tolist()",
+    "tfstudio.probes.walk.x_filtered_probabilities__mutmut_63":
+        "NumPy reads a sort kind case-insensitively: 'STABLE' is 'stable'",
     "tfstudio.probes.attention.x_allowed_mask__mutmut_27":
         ("start cancels: query i - key j = (start + i) - (start + q_len - k_len + j), the same "
          "mask for any start"),
