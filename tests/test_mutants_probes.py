@@ -1031,3 +1031,71 @@ def test_the_walk_as_json(gpt, tokenizer):
     assert json_values(np.array([1, 2])) == [1, 2]
     mask = walk.step("layers.0.attn: head 0: mask")
     assert json_values(mask.value) == mask.value.tolist()
+
+
+def test_the_walk_of_one_gpt_layer_by_hand(gpt, tokenizer):
+    """Every step of embedding, positions, norm, one attention head and the feed-forward,
+    recomputed here from the blocks' weights, with the names and formulas the view shows."""
+    from tfstudio.probes import forward_walk
+    model, _ = gpt
+    inputs = probe_inputs(model, tokenizer, "abcab")
+    walk = forward_walk(model, inputs, head=1)
+    steps = {s.name: s for s in walk.steps}
+    ids = torch.tensor(inputs.ids["tokens"])
+    E = block_of(model, "embed").weight.detach()
+    P = block_of(model, "pos").table.weight.detach()
+    expected = [("embed: token ids", "id_t = tokenizer(text)_t", ids.numpy(), "token_embedding"),
+                ("embed: embedding", "x_t = E[id_t]", E[ids].numpy(), "token_embedding"),
+                ("pos: position vectors", "p_t = P[t] (learned table)", P[:5].numpy(),
+                 "positional_encoding"),
+                ("pos: embedding + position", "x_t + p_t", (E[ids] + P[:5]).numpy(),
+                 "positional_encoding")]
+    for name, formula, value, kind in expected:
+        step = steps[name]
+        assert (step.formula, step.kind, step.block) == (formula, kind, name.split(":")[0])
+        np.testing.assert_allclose(step.value, value, rtol=1e-5, atol=1e-6)
+    # the norm before the attention: layer norm by hand
+    norm = block_of(model, "layers.0.norm_attn")
+    x_in = steps["layers.0.norm_attn: input"].value.astype(np.float64)
+    mu, var = x_in.mean(-1, keepdims=True), x_in.var(-1, keepdims=True)
+    x = (x_in - mu) / np.sqrt(var + norm.eps) * norm.weight.detach().numpy() \
+        + norm.bias.detach().numpy()
+    out = steps["layers.0.norm_attn: output"]
+    assert out.formula == "(x - mean(x)) / sqrt(var(x) + eps) * g + b"
+    assert steps["layers.0.norm_attn: input"].formula == "x" and out.kind == "norm"
+    np.testing.assert_allclose(out.value, x, rtol=1e-4, atol=1e-5)
+    # head 1 of 4 (16 wide): its rows of the fused q, k, v projection
+    attn = block_of(model, "layers.0.attn")
+    W, b = attn.qkv.weight.detach().double().numpy(), attn.qkv.bias.detach().double().numpy()
+    qkv = x @ W.T + b
+    q, k, v = (qkv[:, part * 64 + 16: part * 64 + 32] for part in range(3))
+    scores = q @ k.T / 4.0
+    causal = np.tril(np.ones((5, 5), dtype=bool))
+    e = np.where(causal, np.exp(scores - scores.max(-1, keepdims=True)), 0.0)
+    weights = e / e.sum(-1, keepdims=True)
+    label = "layers.0.attn: head 1"
+    for name, formula, value in [
+            ("q", "q = x W_q (this head's rows of qkv)", q),
+            ("k", "k = x W_k (K/V head 1)", k),
+            ("v", "v = x W_v (K/V head 1)", v),
+            ("scores", "S = q k^T / sqrt(d_head)", scores),
+            ("mask", "M[i, j] = query i may attend to key j (causal)", causal),
+            ("softmax", "A = softmax(S, masked -inf) per row", weights),
+            ("weighted values", "z = A v", weights @ v)]:
+        step = steps[f"{label}: {name}"]
+        assert (step.formula, step.kind, step.block) == (formula, "attention", "layers.0.attn")
+        np.testing.assert_allclose(step.value, value, rtol=1e-4, atol=1e-5)
+    assert steps["layers.0.attn: output projection"].formula == "y = concat(z_1..z_H) W_o"
+    # the feed-forward after its norm
+    ffn = block_of(model, "layers.0.ffn")
+    h_in = steps["layers.0.norm_ffn: output"].value.astype(np.float64)
+    up = h_in @ ffn.up.weight.detach().double().numpy().T + ffn.up.bias.detach().double().numpy()
+    act = F.gelu(torch.tensor(up)).numpy()
+    down = act @ ffn.down.weight.detach().double().numpy().T \
+        + ffn.down.bias.detach().double().numpy()
+    for name, formula, value in [("up projection", "u = x W_up + b", up),
+                                 ("activation", "h = gelu(u)", act),
+                                 ("down projection", "y = h W_down + b", down)]:
+        step = steps[f"layers.0.ffn: {name}"]
+        assert (step.formula, step.kind, step.block) == (formula, "feed_forward", "layers.0.ffn")
+        np.testing.assert_allclose(step.value, value, rtol=1e-4, atol=1e-5)
