@@ -344,11 +344,142 @@ RUNS: dict[str, str] = {
 _FALSY = "None and False are both falsy: a block without the attribute is not a branch either way"
 _ONE_TENSOR = ("every tfstudio block's forward returns one tensor, never a tuple: the tuple "
                "branch is never taken")
-_EMBED_FIRST = ("only a token embedding can read the ids, so in a model without layer groups "
-                "it is the first block to run: slicing from it or from 0 is the same")
+_FIRST_CALL = ("the first top-level call reads the token ids (an embedding or a group), never a "
+               "norm or dropout: the walk back from the head always stops at start >= 1")
 _PROBE_TENSOR = ("the probe tensor only carries a device and a float dtype to the mask "
                  "(float32 is torch.zeros' default; its length is never read)")
+_ATTN_INPUTS = "attention_maps reads only inputs.args; the ids, tokens and stream role are never read"
+_SQUARE = ("a self-attention map of one stream is square, [H, T, T] (no cache in a probe): "
+           "axes 1, -2 and -1 all have length T")
+_IDS_INT = ("torch.tensor of a non-empty list of Python ints is int64 = torch.long (every tokenizer "
+            "here encodes a non-blank text to at least one id; a head-score sequence has >= 4)")
+_F64 = "astype(None) is astype(float64) in NumPy"
+_TRAINER = ("a Trainer sets this attribute in __init__ (and build_pipeline sets pipe.corpus, a "
+            "Corpus, whose task attribute always exists): getattr's default is never used")
+_NO_TOKENIZER = "default_probe_text never reads its tokenizer argument"
+_INT64 = "np.asarray of Python ints is int64 (NumPy 2, on every platform)"
+_PARENTS = ("_flatten writes every dict (even one holding only arrays) into the JSON tree, so "
+            "each parent exists already and setdefault never inserts")
+_AXIS_2D = "the arrays here are 2-D ([rows, d]): axis +1 is axis -1"
+_CENTRED = ("PCA coordinates are centred (the rows are centred before they are projected): every "
+            "mean here is 0 (to rounding), so adding, subtracting or averaging it changes nothing")
+_PAD_0 = "with two columns the pad is by 2 - 2 = 0: the coordinates and ratios stay as they are"
+_SVD_ROWS = "full_matrices only adds rows to vt past those of s: vt[:2] and s are the same"
+_FLOAT_OUT = ("every block's forward returns one floating-point tensor (checked for every tiny "
+              "preset's block types): the tuple and non-float branches never run")
 PROBES: dict[str, str] = {
+    "tfstudio.probes.snapshot.x__default_text__mutmut_6": _TRAINER,
+    "tfstudio.probes.snapshot.x__default_text__mutmut_15": _TRAINER,
+    "tfstudio.probes.snapshot.x__default_text__mutmut_20": _TRAINER,
+    "tfstudio.probes.snapshot.x__default_text__mutmut_27": _NO_TOKENIZER,
+    "tfstudio.probes.snapshot.x__default_text__mutmut_29": _NO_TOKENIZER,
+    "tfstudio.probes.snapshot.x__separator__mutmut_6": _TRAINER,
+    "tfstudio.probes.snapshot.x__separator__mutmut_11": _TRAINER,
+    "tfstudio.probes.snapshot.x__separator__mutmut_16": _TRAINER,
+    "tfstudio.probes.snapshot.x__separator__mutmut_26":
+        "getattr(task, 'sep', None) or '>' is '>' exactly where the default '>' would be used",
+    "tfstudio.probes.snapshot.x_snapshot_for_run__mutmut_32": _TRAINER,
+    "tfstudio.probes.snapshot.x_snapshot_for_run__mutmut_35": _TRAINER,
+    "tfstudio.probes.snapshot.x_snapshot_for_run__mutmut_38": _TRAINER,
+    "tfstudio.probes.snapshot.x_take_snapshot__mutmut_40": _INT64,
+    "tfstudio.probes.snapshot.x_take_snapshot__mutmut_42": _INT64,
+    "tfstudio.probes.snapshot.xǁSnapshotStoreǁload__mutmut_4": "np.load only tests allow_pickle for truth: None is False",
+    "tfstudio.probes.snapshot.xǁSnapshotStoreǁload__mutmut_6": "np.load's default is allow_pickle=False",
+    "tfstudio.probes.snapshot.x__unflatten__mutmut_10": _PARENTS,
+    "tfstudio.probes.snapshot.x__unflatten__mutmut_12": _PARENTS,
+    "tfstudio.probes.embeddings.x_cosine_matrix__mutmut_8": _AXIS_2D,
+    "tfstudio.probes.embeddings.x_cosine_matrix__mutmut_18": _AXIS_2D,
+    "tfstudio.probes.embeddings.x_cosine_matrix__mutmut_30": "a zero row divided by 1 or by 2 is the same zero row",
+    "tfstudio.probes.embeddings.x_cosine_matrix__mutmut_40": "a zero row divided by 1 or by 2 is the same zero row",
+    "tfstudio.probes.embeddings.x_embedding_map__mutmut_20": ("NaN sorts last in argsort as +inf (-(-inf)) does: with k <= n - 1 the token itself "
+         "is never among its neighbours"),
+    "tfstudio.probes.embeddings.x_embedding_map__mutmut_36": "argsort's default axis is -1, axis 1 of the 2-D matrix",
+    "tfstudio.probes.embeddings.x_embedding_map__mutmut_41": "NumPy reads a sort kind case-insensitively: 'STABLE' is 'stable'",
+    "tfstudio.probes.embeddings.x_embedding_map__mutmut_51": _INT64,
+    "tfstudio.probes.embeddings.x_embedding_map__mutmut_53": _INT64,
+    "tfstudio.probes.embeddings.x_embedding_map__mutmut_63": _INT64,
+    "tfstudio.probes.embeddings.x_embedding_map__mutmut_65": _INT64,
+    "tfstudio.probes.embeddings.x_embedding_map__mutmut_73": "take_along_axis's default axis is -1, axis 1 of the 2-D matrix",
+    "tfstudio.probes.embeddings.x_embedding_replay__mutmut_9": "Path.glob in a missing folder yields nothing: no checkpoints either way",
+    "tfstudio.probes.embeddings.x_embedding_replay__mutmut_44": _CENTRED,
+    "tfstudio.probes.embeddings.x_embedding_replay__mutmut_47": _CENTRED,
+    "tfstudio.probes.embeddings.x_embedding_replay__mutmut_54": _CENTRED,
+    "tfstudio.probes.embeddings.x_embedding_replay__mutmut_59": _CENTRED,
+    "tfstudio.probes.embeddings.x_embedding_replay__mutmut_60": _CENTRED,
+    "tfstudio.probes.embeddings.x_embedding_replay__mutmut_62": _CENTRED,
+    "tfstudio.probes.embeddings.x_pca_2d__mutmut_11": _SVD_ROWS,
+    "tfstudio.probes.embeddings.x_pca_2d__mutmut_13": _SVD_ROWS,
+    "tfstudio.probes.embeddings.x_pca_2d__mutmut_14": _SVD_ROWS,
+    "tfstudio.probes.embeddings.x_pca_2d__mutmut_22": "the total is 0 only when every row is the same: the ratios are 0 / 1 = 0 / 2 = 0",
+    "tfstudio.probes.embeddings.x_pca_2d__mutmut_29": _PAD_0,
+    "tfstudio.probes.embeddings.x_pca_2d__mutmut_30": _PAD_0,
+    "tfstudio.probes.embeddings.x_pca_2d__mutmut_6": "a [d] mean broadcasts over the rows as the [1, d] keepdims mean does",
+    "tfstudio.probes.embeddings.x_pca_2d__mutmut_8": "a [d] mean broadcasts over the rows as the [1, d] keepdims mean does",
+    "tfstudio.probes.embeddings.x_position_angles__mutmut_25": _F64,
+    "tfstudio.probes.embeddings.x_token_through_layers__mutmut_26": _AXIS_2D,
+    "tfstudio.probes.embeddings.x_token_through_layers__mutmut_37": _AXIS_2D,
+    "tfstudio.probes.embeddings.x_token_through_layers__mutmut_43": _AXIS_2D,
+    "tfstudio.probes.embeddings.x_token_through_layers__mutmut_56": _AXIS_2D,
+    "tfstudio.probes.embeddings.x_token_through_layers__mutmut_64": _AXIS_2D,
+    "tfstudio.probes.walk.x_filtered_probabilities__mutmut_40": "top_k = 0 then keeps p >= sort(p)[0], the smallest: every token, as no top-k does",
+    "tfstudio.probes.walk.x_filtered_probabilities__mutmut_41": "top_k = the vocabulary keeps p >= the smallest p: every token, as no top-k does",
+    "tfstudio.probes.walk.x_filtered_probabilities__mutmut_42": "keep is all True before top-k: &= and = give the same mask",
+    "tfstudio.probes.walk.x_filtered_probabilities__mutmut_61": ("tokens top-k dropped weigh 0 in q wherever argsort puts them, and keep &= drops "
+         "them: the nucleus of the kept ones is the same"),
+    "tfstudio.probes.walk.x_filtered_probabilities__mutmut_81": ("tokens top-k dropped have q = 0 and sort after the kept ones: their mass before is "
+         "1 > top_p, so the nucleus never holds them"),
+    "tfstudio.probes.walk.x_check__mutmut_6": "an empty output fails at (a - b).abs().max() either way (no block output is empty)",
+    "tfstudio.probes.walk.x_check__mutmut_10": "an empty output fails at (a - b).abs().max() either way (no block output is empty)",
+    "tfstudio.probes.walk.x_json_values__mutmut_3":
+        "a finite float array gives the same lists through astype(object) as through tolist()",
+    "tfstudio.probes.walk.x_filtered_probabilities__mutmut_63":
+        "NumPy reads a sort kind case-insensitively: 'STABLE' is 'stable'",
+    "tfstudio.probes.attention.x_allowed_mask__mutmut_27":
+        ("start cancels: query i - key j = (start + i) - (start + q_len - k_len + j), the same "
+         "mask for any start"),
+    "tfstudio.probes.inputs.x_default_probe_text__mutmut_15":
+        ("another fixed seed: still one fixed example of the task, the same on every call (the "
+         "GUI and the trainer agree); which example is not documented"),
+    "tfstudio.probes.inputs.x__take__mutmut_6":
+        ("at got == n the next chunk is cut to chunk[:0] = '' and then got > n: the same text "
+         "(one more chunk is read)"),
+    "tfstudio.probes.inputs.x_probe_inputs__mutmut_21": _CPU,
+    "tfstudio.probes.inputs.x_probe_inputs__mutmut_25": _CPU,
+    "tfstudio.probes.inputs.x_probe_inputs__mutmut_28": _CPU,
+    "tfstudio.probes.inputs.x_probe_inputs__mutmut_24": _IDS_INT,
+    "tfstudio.probes.inputs.x_probe_inputs__mutmut_27": _IDS_INT,
+    "tfstudio.probes.roles.x_head_scores__mutmut_12": _CPU,
+    "tfstudio.probes.roles.x_head_scores__mutmut_17": _CPU,
+    "tfstudio.probes.roles.x_head_scores__mutmut_20": _CPU,
+    "tfstudio.probes.roles.x_head_scores__mutmut_16": _IDS_INT,
+    "tfstudio.probes.roles.x_head_scores__mutmut_19": _IDS_INT,
+    "tfstudio.probes.roles.x_head_scores__mutmut_30": _ATTN_INPUTS,
+    "tfstudio.probes.roles.x_head_scores__mutmut_31": _ATTN_INPUTS,
+    "tfstudio.probes.roles.x_head_scores__mutmut_32": _ATTN_INPUTS,
+    "tfstudio.probes.roles.x_head_scores__mutmut_45": _SQUARE,
+    "tfstudio.probes.roles.x_head_scores__mutmut_46": _SQUARE,
+    "tfstudio.probes.roles.x_scores_from_weights__mutmut_3": _SQUARE,
+    "tfstudio.probes.roles.x_scores_from_weights__mutmut_4": _SQUARE,
+    "tfstudio.probes.roles.x_scores_from_weights__mutmut_31": _F64,
+    "tfstudio.probes.roles.x_scores_from_weights__mutmut_34": _F64,
+    "tfstudio.probes.roles.x_split_key__mutmut_4":
+        ("a block key has odd length (group, copy pairs, then the node): key[:-1:2] and "
+         "key[:-2:2] take the same even positions"),
+    "tfstudio.probes.lens.x_residual_stream__mutmut_20": _FIRST_CALL,
+    "tfstudio.probes.lens.x_residual_stream__mutmut_21": _FIRST_CALL,
+    "tfstudio.probes.lens.x_residual_stream__mutmut_27":
+        ("no top-level call follows the last head: its logits are no block's input (no port "
+         "takes logits) and the forward runs only what is upstream of the output"),
+    "tfstudio.probes.lens.x__top_level__mutmut_4":
+        ("a key of length 2 is always (group, copy) of a top-level group, whose module is its "
+         "generated GraphLayer"),
+    "tfstudio.probes.telemetry.xǁActivationRecorderǁ_hook__mutmut_2": _FLOAT_OUT,
+    "tfstudio.probes.telemetry.xǁActivationRecorderǁ_hook__mutmut_4": _FLOAT_OUT,
+    "tfstudio.probes.telemetry.xǁActivationRecorderǁ_hook__mutmut_5": _FLOAT_OUT,
+    "tfstudio.probes.telemetry.x_node_values__mutmut_16":
+        ("a key 2 * depth - 1 parts long passes _inside only if a block shares its id with the "
+         "path's last group at the same level (ids are unique per level); 2 * depth parts is "
+         "no block key (odd lengths)"),
     "tfstudio.probes.ablation.x__module_of__mutmut_8": _FALSY,
     "tfstudio.probes.ablation.x__module_of__mutmut_20": _FALSY,
     "tfstudio.probes.ablation.x__zero_head__mutmut_9":
@@ -371,21 +502,17 @@ PROBES: dict[str, str] = {
         "captured weights are [B, H, Q, K]: index 2 is index -2",
     "tfstudio.probes.lens.x__output__mutmut_1": _ONE_TENSOR,
     "tfstudio.probes.lens.x__output__mutmut_3": _ONE_TENSOR,
-    "tfstudio.probes.lens.x_residual_stream__mutmut_64": _EMBED_FIRST,
-    "tfstudio.probes.lens.x_residual_stream__mutmut_66": _EMBED_FIRST,
-    "tfstudio.probes.lens.x_residual_stream__mutmut_67": _EMBED_FIRST,
-    "tfstudio.probes.lens.x_residual_stream__mutmut_70": _EMBED_FIRST,
     "tfstudio.probes.positions.x__table__mutmut_9": _CPU,
     "tfstudio.probes.positions.x__table__mutmut_16": _CPU,
     "tfstudio.probes.positions.x__table__mutmut_20": _CPU,
     "tfstudio.probes.positions.x__device_of__mutmut_1": _CPU,
     "tfstudio.probes.positions.x__device_of__mutmut_3": _CPU,
     "tfstudio.probes.positions.x__table__mutmut_21": "a batch of 2 zero rows; row 0 is kept",
-    "tfstudio.probes.positions.x__rope__mutmut_22": "extra batch/head rows; [0, 0] is kept",
-    "tfstudio.probes.positions.x__rope__mutmut_23": "extra batch/head rows; [0, 0] is kept",
-    "tfstudio.probes.positions.x_rope_score__mutmut_22":
+    "tfstudio.probes.positions.x__rope__mutmut_24": "extra batch/head rows; [0, 0] is kept",
+    "tfstudio.probes.positions.x__rope__mutmut_25": "extra batch/head rows; [0, 0] is kept",
+    "tfstudio.probes.positions.x_rope_score__mutmut_25":
         "apply_rope broadcasts a [1, 1, hd] vector like [1, 1, 1, hd]; flattened the same",
-    "tfstudio.probes.positions.x_rope_score__mutmut_23":
+    "tfstudio.probes.positions.x_rope_score__mutmut_26":
         "apply_rope broadcasts a [1, 1, hd] vector like [1, 1, 1, hd]; flattened the same",
     "tfstudio.probes.positions.x_rope_score__mutmut_24":
         "apply_rope broadcasts a [1, 1, hd] vector like [1, 1, 1, hd]; flattened the same",

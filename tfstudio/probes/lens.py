@@ -66,9 +66,8 @@ def residual_stream(model, inputs) -> tuple[list[tuple[str, object]], list]:
     if before and len(before[-1].key) == 2:           # the layers of a group
         group = before[-1].key[0]
         copies = [i for i, c in enumerate(before) if len(c.key) == 2 and c.key[0] == group]
-        first = before[copies[0]]
-        entry = before[copies[0] - 1].key if copies[0] > 0 else ("input",)
-        rows.append((key_name(entry), first.args[0]))
+        if copies[0] > 0:  # the stream entering the layers (a first group reads the ids)
+            rows.append((key_name(before[copies[0] - 1].key), before[copies[0]].args[0]))
         rows += [(key_name(before[i].key), _output(before[i])) for i in copies]
     else:                                             # no group: each block after the embedding
         embeds = [i for i, c in enumerate(before) if isinstance(c.module, blocks.TokenEmbedding)]
