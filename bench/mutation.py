@@ -125,6 +125,9 @@ def scratch_copy(modules: list[str], tests: list[str], timeout_multiplier: float
         f"pytest_add_cli_args_test_selection = {json.dumps(tests)}",
         "pytest_add_cli_args = [\"-x\", \"-q\", \"-p\", \"no:cacheprovider\"]",
         "also_copy = [\"tests\", \"resources\"]",
+        # workers fork from a server that never ran a test: forked from mutmut's main process
+        # (which ran the suite), rustbpe's thread pool hangs and survivors pass for timeouts
+        "process_isolation = \"forkserver\"",
         # a mutant stops after (its tests' time + 1 s) * this wall seconds: mutmut's 15 makes
         # every endless loop cost minutes; too little and slow survivors pass for timeouts
         f"timeout_multiplier = {timeout_multiplier}", ""])
