@@ -140,6 +140,9 @@ def run_mutmut(work: Path, budget: float, max_children: int,
     """Runs ``mutmut run`` for at most ``budget`` seconds: (seconds, how it ended)."""
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "OMP_NUM_THREADS": "1"}
     env.pop("PYTHONPATH", None)  # the mutated copy must be the one imported
+    # pytest's tmp_path folders under the scratch copy: killed workers never clean theirs up,
+    # and in /tmp/pytest-of-<user> they filled the disk (77 GB in three hours)
+    env["PYTEST_DEBUG_TEMPROOT"] = str(work)
     start = time.perf_counter()
     log = open(work / "mutmut.log", "w")  # its progress spinner is thousands of lines
     proc = subprocess.Popen([sys.executable, "-m", "mutmut", "run", "--max-children",
