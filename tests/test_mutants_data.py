@@ -317,6 +317,29 @@ def test_byte_tokens_are_bytes_then_named_specials():
         tok.token_bytes(260)
 
 
+def test_char_tokenizer_is_named_char_in_its_saved_form_and_messages():
+    tok = CharTokenizer("ba")
+    assert tok.to_dict() == {"format_version": 1, "kind": "char", "name": "char",
+                             "specials": {"<|endoftext|>": 2, "<|pad|>": 3, "<|mask|>": 4,
+                                          "<|bos|>": 5, "<|unk|>": 6},
+                             "alphabet": "ab"}
+    assert repr(tok) == "<CharTokenizer char vocab=7>"
+    with pytest.raises(DataError, match=r"^token id 7 is outside this tokenizer's vocabulary "
+                                        r"\(0\.\.6, char\)"):
+        tok.decode([7])
+
+
+def test_lone_surrogates_encode_instead_of_failing():
+    # a str read with surrogateescape (or built by hand) may hold U+D800 on its own
+    byte = ByteTokenizer()
+    assert byte.encode("a\ud800") == [0x61, 0xED, 0xA0, 0x80]   # its 3-byte surrogatepass form
+    assert byte.encode_array("\ud800a").tolist() == [0xED, 0xA0, 0x80, 0x61]
+    assert byte.decode(byte.encode("a\ud800")) == "a\ufffd\ufffd\ufffd"
+    char = CharTokenizer("a\ud800")                            # code points 0x61 < 0xD800
+    assert char.encode("\ud800a\ud801") == [1, 0, char.unk_id]
+    assert char.encode_array("\ud800").tolist() == [1]
+
+
 def test_a_sample_corpus_is_the_shipped_story_file():
     corpus = load_corpus("sample:small")
     path = storygen.sample_path("small")
@@ -352,3 +375,42 @@ def test_letter_tasks_accept_single_letters_and_refuse_empty_strings():
     assert {len(ex.source) for ex in one.examples(20)} == {1}
     with pytest.raises(DataError, match=r"need 1 <= min_len <= max_len, got min_len=0, max_len=3"):
         parse_task("copy:min_len=0,max_len=3")
+
+
+# ---------------------------------------------------------------- token_cache.py (token_array)
+
+from tfstudio.data import token_array  # noqa: E402
+from tfstudio.data.corpus import Corpus  # noqa: E402
+
+
+def _corpus(*documents):
+    """A corpus of documents given as lists of text chunks."""
+    return Corpus("hand", "Hand", "file", "", 0, lambda: iter([iter(d) for d in documents]))
+
+
+def test_token_array_without_the_cache_is_the_same_ids_in_memory(tmp_path, monkeypatch):
+    monkeypatch.setenv("TFSTUDIO_CACHE", str(tmp_path))
+    corpus, tok = _corpus(["ab", "c"], ["é"]), ByteTokenizer()
+    expected = [0x61, 0x62, 0x63, tok.eot_id, 0xC3, 0xA9, tok.eot_id]  # each document + eot
+    ids = token_array(corpus, tok, use_cache=False)
+    assert not isinstance(ids, np.memmap) and ids.dtype == np.uint16
+    assert ids.tolist() == expected
+    assert not (tmp_path / "tokens").exists()            # nothing written
+    cached = token_array(corpus, tok)
+    assert isinstance(cached, np.memmap) and cached.dtype == np.uint16
+    assert cached.tolist() == expected
+    with pytest.raises(ValueError, match="read-only"):  # documented read-only: runs share it
+        cached[0] = 0
+    # one entry, named by both fingerprints' first 32 hex digits and the dtype
+    assert [p.name for p in (tmp_path / "tokens").iterdir()] == [
+        f"{corpus.fingerprint[:32]}-{tok.fingerprint[:32]}-uint16.bin"]
+
+
+def test_a_corpus_without_text_is_refused_and_leaves_no_cache_entry(tmp_path, monkeypatch):
+    monkeypatch.setenv("TFSTUDIO_CACHE", str(tmp_path))
+    with pytest.raises(DataError, match=r"^corpus 'hand' contains no text to tokenize; choose "
+                                        r"a corpus with some text in it$"):
+        token_array(_corpus([""], []), ByteTokenizer())
+    assert list((tmp_path / "tokens").iterdir()) == []
+    one = token_array(_corpus([""], ["a"]), ByteTokenizer())     # one character is enough
+    assert one.tolist() == [256, 0x61, 256]
