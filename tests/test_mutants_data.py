@@ -414,3 +414,32 @@ def test_a_corpus_without_text_is_refused_and_leaves_no_cache_entry(tmp_path, mo
     assert list((tmp_path / "tokens").iterdir()) == []
     one = token_array(_corpus([""], ["a"]), ByteTokenizer())     # one character is enough
     assert one.tolist() == [256, 0x61, 256]
+
+
+# ---------------------------------------------------------------- tokenizer.py (build_tokenizer)
+
+from tfstudio.data import build_tokenizer  # noqa: E402
+
+
+@pytest.mark.parametrize("spec", ["char", "bpe:512"])
+def test_a_corpus_tokenizer_without_a_corpus_names_the_spec(spec):
+    with pytest.raises(DataError, match=rf"^tokenizer '{spec}' is built from a corpus; pass one "
+                                        r"\(build_tokenizer\(spec, load_corpus\(\.\.\.\)\)\) or "
+                                        r'use "byte"$'):
+        build_tokenizer(spec)
+
+
+@pytest.mark.parametrize("spec", ["byte:2", "char:x", "tiktoken", "tiktoken:"])
+def test_an_argument_only_tiktoken_takes_is_an_unknown_tokenizer(spec):
+    with pytest.raises(DataError, match=rf"^unknown tokenizer '{spec}'; use \"byte\", \"char\""):
+        build_tokenizer(spec, _corpus(["ab"]))
+
+
+def test_bpe_options_reach_the_trainer(tmp_path, monkeypatch):
+    monkeypatch.setenv("TFSTUDIO_CACHE", str(tmp_path))
+    corpus = _corpus(["abab abab cdcd " * 40])
+    tok = build_tokenizer("bpe:270", corpus, use_cache=False)
+    assert not any((tmp_path / "bpe").iterdir())           # use_cache=False: nothing written
+    assert tok.decode(tok.encode("abab cdcd")) == "abab cdcd"
+    build_tokenizer("bpe:270", corpus)
+    assert len(list((tmp_path / "bpe").iterdir())) == 1     # the default caches the table
