@@ -10,6 +10,7 @@ _DIM = "the same axis for the documented input shape ([B, V] / [B, 1])"
 _F32 = ("a float32 draw equals this threshold with probability 2^-24 per position (0.15 is not "
         "a float32 multiple of 2^-24, so never)")
 
+_CODEC = 'codec names are case-insensitive: "UTF-8" is the "utf-8" codec'
 _CHUNK = "the chunk size only changes how the file is read, not the texts yielded"
 _FULL_INT = "torch.full with an int fill value (pad id, -100) already makes int64 = torch.long"
 _TENSOR_INT = ("torch.tensor of a list of Python ints is int64 = torch.long (an empty list gives "
@@ -307,6 +308,14 @@ DATA: dict[str, str] = {
     "tfstudio.data.corpus.x__task_corpus__mutmut_5": "Task.examples' default seed is 0",
     "tfstudio.data.tasks.xǁBracketsTaskǁpair__mutmut_2":
         "random() returns exactly 0.5 with probability 2^-53 per example",
+    "tfstudio.data.simple_tokenizers.xǁByteTokenizerǁencode__mutmut_7": _CODEC,
+    "tfstudio.data.simple_tokenizers.xǁCharTokenizerǁencode_array__mutmut_12": _CODEC,
+    "tfstudio.data.textio.x_read_text_chunks__mutmut_10": _CODEC,
+    "tfstudio.data.textio.x_read_text_chunks__mutmut_45":
+        "first is only read by `if first and text`: None is as false as False",
+    "tfstudio.data.token_cache.x_token_array__mutmut_28":
+        ("text_tokens sums non-negative counts and is only compared with 0: subtracting them "
+         "gives 0 exactly when adding does"),
 }
 
 

@@ -443,3 +443,139 @@ def test_bpe_options_reach_the_trainer(tmp_path, monkeypatch):
     assert tok.decode(tok.encode("abab cdcd")) == "abab cdcd"
     build_tokenizer("bpe:270", corpus)
     assert len(list((tmp_path / "bpe").iterdir())) == 1     # the default caches the table
+
+
+# ---------------------------------------------------------------- named_encodings.py, bpe.py
+
+import hashlib  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import tempfile  # noqa: E402
+
+from tfstudio.data import named_encodings  # noqa: E402
+from tfstudio.data.bpe import TiktokenTokenizer  # noqa: E402
+from tfstudio.data.named_encodings import (NAMED_ENCODINGS, NamedEncoding,  # noqa: E402
+                                           SourceFile, search_dirs)
+
+BLOB = "https://openaipublic.blob.core.windows.net/"
+
+
+@pytest.fixture
+def caches(tmp_path, monkeypatch):
+    """(tiktoken's cache folder, tfstudio's tiktoken folder), both empty."""
+    monkeypatch.setenv("TFSTUDIO_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "tk"))
+    return tmp_path / "tk", tmp_path / "cache" / "tiktoken"
+
+
+def test_search_dirs_follow_tiktokens_environment_variables(caches, monkeypatch, tmp_path):
+    tk, ours = caches
+    assert search_dirs() == [tk, ours]
+    monkeypatch.delenv("TIKTOKEN_CACHE_DIR")
+    monkeypatch.setenv("DATA_GYM_CACHE_DIR", str(tmp_path / "gym"))
+    assert search_dirs() == [tmp_path / "gym", ours]
+    monkeypatch.delenv("DATA_GYM_CACHE_DIR")
+    assert search_dirs() == [__import__("pathlib").Path(tempfile.gettempdir()) / "data-gym-cache",
+                             ours]
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")          # tiktoken's "no cache"
+    assert search_dirs() == [ours]
+
+
+def test_tiktoken_files_are_the_published_urls():
+    assert named_encodings._tiktoken_file("cl100k_base", "ab12") == (
+        SourceFile(BLOB + "encodings/cl100k_base.tiktoken", "ab12"),)
+    assert NAMED_ENCODINGS["o200k_base"].files[0].url == BLOB + "encodings/o200k_base.tiktoken"
+    with pytest.raises(DataError, match=r"^unknown tiktoken encoding 'x'; available names: "
+                                        r"gpt2, r50k_base, p50k_base, cl100k_base, o200k_base$"):
+        named_encodings.load_named_encoding("x")
+
+
+def test_missing_gpt2_files_message_in_full(caches):
+    tk, ours = caches
+    ours.mkdir(parents=True)
+    (ours / "vocab.bpe").write_bytes(b"half")             # a wrong copy, under its own name
+    with pytest.raises(DataError) as info:
+        build_tokenizer("tiktoken:gpt2")
+    assert str(info.value) == (
+        f"tiktoken encoding 'gpt2' is not available offline: {ours / 'vocab.bpe'} is not the "
+        f"published vocab.bpe (sha256 differs: partial or wrong file; delete it); encoder.json "
+        f"is not on this machine. tfstudio never downloads. On a machine with internet, "
+        f"download {BLOB}gpt-2/encodings/main/vocab.bpe and "
+        f"{BLOB}gpt-2/encodings/main/encoder.json and copy them into {ours}{os.sep} under the "
+        f"same name; or run python -c \"import tiktoken; tiktoken.get_encoding('gpt2')\" there "
+        f"and copy tiktoken's cache folder here, pointing TIKTOKEN_CACHE_DIR at it. "
+        f"Searched: {tk}, {ours}.")
+
+
+def _bytes_to_unicode():
+    """GPT-2's printable stand-in for each byte (openai/gpt-2 encoder.py), in its id order."""
+    bs = (list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1))
+          + list(range(ord("®"), ord("ÿ") + 1)))
+    cs, n = bs[:], 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return dict(zip(bs, map(chr, cs)))
+
+
+def _data_gym_encoding(monkeypatch):
+    """A two-file (vocab.bpe + encoder.json) encoding "gym": 256 bytes and the merge "a b"."""
+    to_char = _bytes_to_unicode()
+    encoder = {c: i for i, c in enumerate(to_char.values())} | {"ab": 256}
+    vocab, enc = b"#version: 0.2\na b\n", json.dumps(encoder).encode()
+    files = (SourceFile("https://example.invalid/gym/vocab.bpe", hashlib.sha256(vocab).hexdigest()),
+             SourceFile("https://example.invalid/gym/encoder.json",
+                        hashlib.sha256(enc).hexdigest()))
+    monkeypatch.setitem(NAMED_ENCODINGS, "gym", NamedEncoding(files, r"\S+|\s+",
+                                                              {"<|endoftext|>": 257}))
+    return vocab, enc
+
+
+def test_a_two_file_encoding_reads_gpt2s_format(caches, monkeypatch):
+    tk, ours = caches
+    vocab, enc = _data_gym_encoding(monkeypatch)
+    ours.mkdir(parents=True)
+    (ours / "vocab.bpe").write_bytes(vocab)
+    with pytest.raises(DataError) as info:                # one of the two files is here
+        build_tokenizer("tiktoken:gym")
+    assert str(info.value).startswith("tiktoken encoding 'gym' is not available offline: "
+                                      "encoder.json is not on this machine. tfstudio never "
+                                      "downloads. On a machine with internet, download "
+                                      "https://example.invalid/gym/encoder.json and copy it into")
+    (ours / "encoder.json").write_bytes(enc)
+    tok = build_tokenizer("tiktoken:gym")
+    assert tok.encode("ab") == [256]
+    assert tok.encode("a!") == [ord("a") - ord("!"), 0]   # GPT-2's ids: printable bytes first
+    assert (tok.eot_id, tok.pad_id, tok.mask_id, tok.bos_id) == (257, 258, 259, 260)
+
+
+def test_tiktoken_token_bytes_name_unassigned_and_foreign_ids():
+    ranks = {bytes((b,)): b for b in range(256)}
+    tok = TiktokenTokenizer(kind="tiktoken", name="tiktoken:t", pattern=r"\S+|\s+", ranks=ranks,
+                            specials={"<|endoftext|>": 257, "<|pad|>": 258, "<|mask|>": 259,
+                                      "<|bos|>": 260}, state={})
+    assert tok.token_bytes(65) == b"A" and tok.token_bytes(257) == b"<|endoftext|>"
+    assert tok.token_strings([0xC3, 260]) == ["\\xc3", "<|bos|>"]
+    with pytest.raises(DataError, match=r"^token id 256 is not assigned in tiktoken:t$"):
+        tok.token_bytes(256)                              # the gap below the specials
+    with pytest.raises(DataError, match=r"^token id 256 is not assigned in tiktoken:t$"):
+        tok.decode([65, 256])
+    with pytest.raises(DataError, match=r"^token id 261 is outside this tokenizer's vocabulary "
+                                        r"\(0\.\.260, tiktoken:t\)"):
+        tok.token_bytes(261)
+
+
+# ---------------------------------------------------------------- storygen.py
+
+def test_storygen_main_writes_the_shipped_files(tmp_path, monkeypatch, capsys):
+    shipped = {size: storygen.sample_path(size).read_bytes() for size in storygen.SIZES}
+    monkeypatch.setattr(storygen, "sample_path",
+                        lambda size: tmp_path / "corpus" / f"stories-{size}.txt")
+    storygen.main()
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [f"{tmp_path / 'corpus' / f'stories-{size}.txt'}: {len(data):,} bytes"
+                     for size, data in shipped.items()]
+    for size, data in shipped.items():
+        assert (tmp_path / "corpus" / f"stories-{size}.txt").read_bytes() == data
