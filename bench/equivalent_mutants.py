@@ -313,6 +313,9 @@ DATA: dict[str, str] = {
     "tfstudio.data.textio.x_read_text_chunks__mutmut_10": _CODEC,
     "tfstudio.data.textio.x_read_text_chunks__mutmut_45":
         "first is only read by `if first and text`: None is as false as False",
+    "tfstudio.data.named_encodings.x_load_named_encoding__mutmut_30":
+        ("every registered encoding's <|endoftext|> id is at least len(ranks) (it follows the "
+         "last rank), so max() never picks len(ranks) - 1, nor len(ranks) - 2"),
     "tfstudio.data.token_cache.x_token_array__mutmut_28":
         ("text_tokens sums non-negative counts and is only compared with 0: subtracting them "
          "gives 0 exactly when adding does"),

@@ -418,7 +418,7 @@ def test_a_corpus_without_text_is_refused_and_leaves_no_cache_entry(tmp_path, mo
 
 # ---------------------------------------------------------------- tokenizer.py (build_tokenizer)
 
-from tfstudio.data import build_tokenizer  # noqa: E402
+from tfstudio.data import build_tokenizer, load_tokenizer  # noqa: E402
 
 
 @pytest.mark.parametrize("spec", ["char", "bpe:512"])
@@ -533,7 +533,7 @@ def _data_gym_encoding(monkeypatch):
     return vocab, enc
 
 
-def test_a_two_file_encoding_reads_gpt2s_format(caches, monkeypatch):
+def test_a_two_file_encoding_reads_gpt2s_format(caches, monkeypatch, tmp_path):
     tk, ours = caches
     vocab, enc = _data_gym_encoding(monkeypatch)
     ours.mkdir(parents=True)
@@ -549,6 +549,14 @@ def test_a_two_file_encoding_reads_gpt2s_format(caches, monkeypatch):
     assert tok.encode("ab") == [256]
     assert tok.encode("a!") == [ord("a") - ord("!"), 0]   # GPT-2's ids: printable bytes first
     assert (tok.eot_id, tok.pad_id, tok.mask_id, tok.bos_id) == (257, 258, 259, 260)
+    assert tok.to_dict() == {"format_version": 1, "kind": "tiktoken", "name": "tiktoken:gym",
+                             "specials": {"<|endoftext|>": 257, "<|pad|>": 258, "<|mask|>": 259,
+                                          "<|bos|>": 260},
+                             "encoding": "gym",
+                             "files_sha256": [hashlib.sha256(vocab).hexdigest(),
+                                              hashlib.sha256(enc).hexdigest()]}
+    again = load_tokenizer(tok.save(tmp_path / "run"))     # a run reopens it by name
+    assert again.to_dict() == tok.to_dict() and again.encode("ab a") == [256, 220, 64]
 
 
 def test_tiktoken_token_bytes_name_unassigned_and_foreign_ids():
