@@ -313,6 +313,7 @@ DATA: dict[str, str] = {
     "tfstudio.data.textio.x_read_text_chunks__mutmut_10": _CODEC,
     "tfstudio.data.textio.x_read_text_chunks__mutmut_45":
         "first is only read by `if first and text`: None is as false as False",
+    "tfstudio.data.named_encodings.x__data_gym_ranks__mutmut_28": _CODEC,
     "tfstudio.data.named_encodings.x_load_named_encoding__mutmut_30":
         ("every registered encoding's <|endoftext|> id is at least len(ranks) (it follows the "
          "last rank), so max() never picks len(ranks) - 1, nor len(ranks) - 2"),

@@ -587,3 +587,17 @@ def test_storygen_main_writes_the_shipped_files(tmp_path, monkeypatch, capsys):
                      for size, data in shipped.items()]
     for size, data in shipped.items():
         assert (tmp_path / "corpus" / f"stories-{size}.txt").read_bytes() == data
+
+
+def test_gpt2_files_leave_out_the_encoders_specials_and_must_agree():
+    to_char = _bytes_to_unicode()
+    encoder = {c: i for i, c in enumerate(to_char.values())} | {"ab": 256}
+    vocab = b"#version: 0.2\na b\n"
+    ranks = named_encodings._data_gym_ranks(vocab, json.dumps(encoder).encode())
+    with_specials = encoder | {"<|endoftext|>": 257, "<|startoftext|>": 258}
+    assert named_encodings._data_gym_ranks(vocab, json.dumps(with_specials).encode()) == ranks
+    assert len(ranks) == 257 and ranks[b"ab"] == 256
+    disagreeing = encoder | {"ab": 300}
+    with pytest.raises(DataError, match=r"^gpt2's vocab\.bpe and encoder\.json do not agree; "
+                                        r"fetch both again$"):
+        named_encodings._data_gym_ranks(vocab, json.dumps(disagreeing).encode())
