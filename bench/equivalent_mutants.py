@@ -10,6 +10,8 @@ _DIM = "the same axis for the documented input shape ([B, V] / [B, 1])"
 _F32 = ("a float32 draw equals this threshold with probability 2^-24 per position (0.15 is not "
         "a float32 multiple of 2^-24, so never)")
 
+_HALF = ("random() returns exactly 0.5 with probability 2^-53 per draw (and never in the "
+         "shipped stories' seeded stream, which the regeneration test compares byte for byte)")
 _CODEC = 'codec names are case-insensitive: "UTF-8" is the "utf-8" codec'
 _CHUNK = "the chunk size only changes how the file is read, not the texts yielded"
 _FULL_INT = "torch.full with an int fill value (pad id, -100) already makes int64 = torch.long"
@@ -314,6 +316,10 @@ DATA: dict[str, str] = {
     "tfstudio.data.textio.x_read_text_chunks__mutmut_45":
         "first is only read by `if first and text`: None is as false as False",
     "tfstudio.data.named_encodings.x__data_gym_ranks__mutmut_28": _CODEC,
+    "tfstudio.data.storygen.x__a__mutmut_8":
+        "every phrase starts with a lower-case adjective, never with the 'X' the mutant adds",
+    "tfstudio.data.storygen.x_story__mutmut_28": _HALF,
+    "tfstudio.data.storygen.x_story__mutmut_41": _HALF,
     "tfstudio.data.named_encodings.x_load_named_encoding__mutmut_30":
         ("every registered encoding's <|endoftext|> id is at least len(ranks) (it follows the "
          "last rank), so max() never picks len(ranks) - 1, nor len(ranks) - 2"),
