@@ -12,6 +12,9 @@ _F32 = ("a float32 draw equals this threshold with probability 2^-24 per positio
 
 _HALF = ("random() returns exactly 0.5 with probability 2^-53 per draw (and never in the "
          "shipped stories' seeded stream, which the regeneration test compares byte for byte)")
+_LAST_SIZE = ("the text is generated up to the largest size, so min_bytes <= len(full) and the "
+              "search from min_bytes - 2 finds the blank line that ends the text at the latest: "
+              "the else branch's len(full) is what the find gives anyway")
 _CODEC = 'codec names are case-insensitive: "UTF-8" is the "utf-8" codec'
 _CHUNK = "the chunk size only changes how the file is read, not the texts yielded"
 _FULL_INT = "torch.full with an int fill value (pad id, -100) already makes int64 = torch.long"
@@ -318,6 +321,8 @@ DATA: dict[str, str] = {
     "tfstudio.data.named_encodings.x__data_gym_ranks__mutmut_28": _CODEC,
     "tfstudio.data.storygen.x__a__mutmut_8":
         "every phrase starts with a lower-case adjective, never with the 'X' the mutant adds",
+    "tfstudio.data.storygen.x_generate_sizes__mutmut_10": _LAST_SIZE,
+    "tfstudio.data.storygen.x_generate_sizes__mutmut_21": _LAST_SIZE,
     "tfstudio.data.storygen.x_story__mutmut_28": _HALF,
     "tfstudio.data.storygen.x_story__mutmut_41": _HALF,
     "tfstudio.data.named_encodings.x_load_named_encoding__mutmut_30":

@@ -601,3 +601,16 @@ def test_gpt2_files_leave_out_the_encoders_specials_and_must_agree():
     with pytest.raises(DataError, match=r"^gpt2's vocab\.bpe and encoder\.json do not agree; "
                                         r"fetch both again$"):
         named_encodings._data_gym_ranks(vocab, json.dumps(disagreeing).encode())
+
+
+def test_each_size_ends_with_the_first_story_that_reaches_it(monkeypatch):
+    r = random.Random(3)
+    stories = [storygen.story(r) + "\n\n" for _ in range(3)]   # what seed 3 draws, in order
+    b1, b2 = len(stories[0]), len(stories[0]) + len(stories[1])
+    assert storygen.generate_text(b1, seed=3) == stories[0]          # reached exactly: stop
+    assert storygen.generate_text(b1 + 1, seed=3) == stories[0] + stories[1]
+    assert storygen.generate_text(b2, seed=3) == stories[0] + stories[1]
+    monkeypatch.setattr(storygen, "SIZES", {"one": b1, "two": b1 + 1, "three": b2 + 1})
+    assert storygen.generate_sizes(seed=3) == {"one": stories[0],
+                                               "two": stories[0] + stories[1],
+                                               "three": "".join(stories)}
