@@ -15,6 +15,8 @@ _HALF = ("random() returns exactly 0.5 with probability 2^-53 per draw (and neve
 _LAST_SIZE = ("the text is generated up to the largest size, so min_bytes <= len(full) and the "
               "search from min_bytes - 2 finds the blank line that ends the text at the latest: "
               "the else branch's len(full) is what the find gives anyway")
+_INT64 = ("an array of Python ints is int64 without a dtype: NumPy's default integer on 64-bit "
+          "Linux and macOS, and on every platform since NumPy 2")
 _CODEC = 'codec names are case-insensitive: "UTF-8" is the "utf-8" codec'
 _CHUNK = "the chunk size only changes how the file is read, not the texts yielded"
 _FULL_INT = "torch.full with an int fill value (pad id, -100) already makes int64 = torch.long"
@@ -321,6 +323,10 @@ DATA: dict[str, str] = {
     "tfstudio.data.named_encodings.x__data_gym_ranks__mutmut_28": _CODEC,
     "tfstudio.data.storygen.x__a__mutmut_8":
         "every phrase starts with a lower-case adjective, never with the 'X' the mutant adds",
+    "tfstudio.data.bpe.xǁTiktokenTokenizerǁdecode__mutmut_6":
+        "tiktoken's Encoding.decode defaults to errors=\"replace\"",
+    "tfstudio.data.bpe.xǁTiktokenTokenizerǁencode_array__mutmut_2": _INT64,
+    "tfstudio.data.bpe.xǁTiktokenTokenizerǁencode_array__mutmut_4": _INT64,
     "tfstudio.data.storygen.x_generate_sizes__mutmut_10": _LAST_SIZE,
     "tfstudio.data.storygen.x_generate_sizes__mutmut_21": _LAST_SIZE,
     "tfstudio.data.storygen.x_story__mutmut_28": _HALF,
