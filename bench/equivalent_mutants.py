@@ -327,6 +327,14 @@ DATA: dict[str, str] = {
         "tiktoken's Encoding.decode defaults to errors=\"replace\"",
     "tfstudio.data.bpe.xǁTiktokenTokenizerǁencode_array__mutmut_2": _INT64,
     "tfstudio.data.bpe.xǁTiktokenTokenizerǁencode_array__mutmut_4": _INT64,
+    "tfstudio.data.bpe.x_train_bpe__mutmut_9":
+        "importlib.metadata normalises distribution names: \"RUSTBPE\" finds rustbpe",
+    "tfstudio.data.bpe.x_train_bpe__mutmut_19":
+        ("the cached table is written by json.dumps with ensure_ascii, so it is ASCII and reads "
+         "the same under any locale encoding"),
+    "tfstudio.data.bpe.x_train_bpe__mutmut_21": _CODEC,
+    "tfstudio.data.simple_tokenizers.xǁCharTokenizerǁ__init____mutmut_22": _INT64,
+    "tfstudio.data.simple_tokenizers.xǁCharTokenizerǁ__init____mutmut_24": _INT64,
     "tfstudio.data.storygen.x_generate_sizes__mutmut_10": _LAST_SIZE,
     "tfstudio.data.storygen.x_generate_sizes__mutmut_21": _LAST_SIZE,
     "tfstudio.data.storygen.x_story__mutmut_28": _HALF,

@@ -614,3 +614,33 @@ def test_each_size_ends_with_the_first_story_that_reaches_it(monkeypatch):
     assert storygen.generate_sizes(seed=3) == {"one": stories[0],
                                                "two": stories[0] + stories[1],
                                                "three": "".join(stories)}
+
+
+def test_bpe_training_text_is_cut_at_exactly_max_train_chars():
+    from tfstudio.data.bpe import _training_pieces
+    corpus = _corpus(["abc"], ["def"], ["ghi"])
+    assert list(_training_pieces(corpus, 5)) == ["abc", "de"]     # no empty pieces after it
+    assert list(_training_pieces(corpus, 9)) == ["abc", "def", "ghi"]
+    assert list(_training_pieces(corpus, 1)) == ["a"]
+
+
+def test_bpe_vocabulary_bounds_are_inclusive_and_the_cache_key_is_documented(tmp_path,
+                                                                            monkeypatch):
+    from importlib import metadata
+
+    from tfstudio.data.bpe import MAX_TRAIN_CHARS
+    monkeypatch.setenv("TFSTUDIO_CACHE", str(tmp_path))
+    corpus = _corpus(["abab abab cdcd " * 40])
+    smallest = build_tokenizer("bpe:260", corpus)                 # 256 bytes + 4 specials
+    assert smallest.vocab_size == 260 and smallest.eot_id == 256
+    version = metadata.version("rustbpe")
+    assert smallest.to_dict()["trainer"] == f"rustbpe {version}"
+    assert [p.name for p in (tmp_path / "bpe").iterdir()] == [
+        f"{corpus.fingerprint[:32]}-v260-c{MAX_TRAIN_CHARS}-rustbpe{version}.json"]
+    largest = build_tokenizer(f"bpe:{1 << 20}", corpus, use_cache=False)
+    assert largest.vocab_size < 1 << 20                           # the corpus ran out of merges
+    for size in (259, (1 << 20) + 1):
+        with pytest.raises(DataError, match=rf"^BPE vocabulary size {size} is out of range: it "
+                                            r"must be at least 260 \(256 bytes \+ 4 specials\) "
+                                            r"and at most 1048576$"):
+            build_tokenizer(f"bpe:{size}", corpus)
