@@ -17,6 +17,10 @@ _LAST_SIZE = ("the text is generated up to the largest size, so min_bytes <= len
               "the else branch's len(full) is what the find gives anyway")
 _INT64 = ("an array of Python ints is int64 without a dtype: NumPy's default integer on 64-bit "
           "Linux and macOS, and on every platform since NumPy 2")
+_RUSTBPE_PATTERN = ("rustbpe's default split pattern is this GPT-4 pattern (its get_pattern() equals "
+                    'SPLIT_PATTERN; trained with and without it the merges are equal)')
+_STATE_KEYS = ("bpe_from_state never reads the state's format_version or kind: the tokenizer's "
+               "to_dict writes its own")
 _CODEC = 'codec names are case-insensitive: "UTF-8" is the "utf-8" codec'
 _CHUNK = "the chunk size only changes how the file is read, not the texts yielded"
 _FULL_INT = "torch.full with an int fill value (pad id, -100) already makes int64 = torch.long"
@@ -327,6 +331,18 @@ DATA: dict[str, str] = {
         "tiktoken's Encoding.decode defaults to errors=\"replace\"",
     "tfstudio.data.bpe.xǁTiktokenTokenizerǁencode_array__mutmut_2": _INT64,
     "tfstudio.data.bpe.xǁTiktokenTokenizerǁencode_array__mutmut_4": _INT64,
+    "tfstudio.data.bpe.x_train_bpe__mutmut_26": _RUSTBPE_PATTERN,
+    "tfstudio.data.bpe.x_train_bpe__mutmut_30": _RUSTBPE_PATTERN,
+    "tfstudio.data.bpe.x_train_bpe__mutmut_29":
+        "buffer_size only sets how many pieces rustbpe holds at once; the merges are the same",
+    "tfstudio.data.bpe.x_train_bpe__mutmut_45": _STATE_KEYS,
+    "tfstudio.data.bpe.x_train_bpe__mutmut_46": _STATE_KEYS,
+    "tfstudio.data.bpe.x_train_bpe__mutmut_47": _STATE_KEYS,
+    "tfstudio.data.bpe.x_train_bpe__mutmut_48": _STATE_KEYS,
+    "tfstudio.data.bpe.x_train_bpe__mutmut_49": _STATE_KEYS,
+    "tfstudio.data.bpe.x_train_bpe__mutmut_50": _STATE_KEYS,
+    "tfstudio.data.bpe.x_train_bpe__mutmut_51": _STATE_KEYS,
+    "tfstudio.data.bpe.x_train_bpe__mutmut_61": _CODEC,
     "tfstudio.data.bpe.x_train_bpe__mutmut_9":
         "importlib.metadata normalises distribution names: \"RUSTBPE\" finds rustbpe",
     "tfstudio.data.bpe.x_train_bpe__mutmut_19":

@@ -447,6 +447,7 @@ def test_bpe_options_reach_the_trainer(tmp_path, monkeypatch):
 
 # ---------------------------------------------------------------- named_encodings.py, bpe.py
 
+import base64  # noqa: E402
 import hashlib  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
@@ -565,6 +566,7 @@ def test_tiktoken_token_bytes_name_unassigned_and_foreign_ids():
                             specials={"<|endoftext|>": 257, "<|pad|>": 258, "<|mask|>": 259,
                                       "<|bos|>": 260}, state={})
     assert tok.token_bytes(65) == b"A" and tok.token_bytes(257) == b"<|endoftext|>"
+    assert tok.encoding.name == "tiktoken-t"                # tiktoken's label, ":" as "-"
     assert tok.token_strings([0xC3, 260]) == ["\\xc3", "<|bos|>"]
     with pytest.raises(DataError, match=r"^token id 256 is not assigned in tiktoken:t$"):
         tok.token_bytes(256)                              # the gap below the specials
@@ -644,3 +646,21 @@ def test_bpe_vocabulary_bounds_are_inclusive_and_the_cache_key_is_documented(tmp
                                             r"must be at least 260 \(256 bytes \+ 4 specials\) "
                                             r"and at most 1048576$"):
             build_tokenizer(f"bpe:{size}", corpus)
+
+
+def test_damaged_bpe_tables_are_refused():
+    from tfstudio.data import tokenizer_from_dict
+    from tfstudio.data.bpe import SPLIT_PATTERN
+    single = [base64.b64encode(bytes((b,))).decode() for b in range(256)]
+    state = {"format_version": 1, "kind": "bpe", "name": "bpe:261", "pattern": SPLIT_PATTERN,
+             "specials": {"<|endoftext|>": 257, "<|pad|>": 258, "<|mask|>": 259, "<|bos|>": 260},
+             "trainer": "rustbpe test", "corpus_fingerprint": "0" * 64}
+    ok = tokenizer_from_dict({**state, "ranks": single + ["YWI="]})        # + b"ab"
+    assert ok.encode("ab") == [256] and ok.vocab_size == 261
+    damaged = r"^BPE table is damaged: duplicate tokens or missing single bytes$"
+    with pytest.raises(DataError, match=damaged):                        # b"a" twice
+        tokenizer_from_dict({**state, "ranks": single + ["YQ=="]}, "t")
+    with pytest.raises(DataError, match=damaged):                        # no single byte 0
+        tokenizer_from_dict({**state, "ranks": single[1:] + ["YWI=", "YWJj"]}, "t")
+    with pytest.raises(DataError, match=r"^t: malformed bpe tokenizer \(Error\('Only base64 data"):
+        tokenizer_from_dict({**state, "ranks": single + ["Y!WI="]}, "t")  # not base64
