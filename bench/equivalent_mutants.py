@@ -351,6 +351,7 @@ DATA: dict[str, str] = {
     "tfstudio.data.bpe.x_train_bpe__mutmut_21": _CODEC,
     "tfstudio.data.simple_tokenizers.xǁCharTokenizerǁ__init____mutmut_22": _INT64,
     "tfstudio.data.simple_tokenizers.xǁCharTokenizerǁ__init____mutmut_24": _INT64,
+    "tfstudio.data.storygen.x_main__mutmut_12": _CODEC,
     "tfstudio.data.storygen.x_generate_sizes__mutmut_10": _LAST_SIZE,
     "tfstudio.data.storygen.x_generate_sizes__mutmut_21": _LAST_SIZE,
     "tfstudio.data.storygen.x_story__mutmut_28": _HALF,

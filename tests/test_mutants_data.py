@@ -448,6 +448,7 @@ def test_bpe_options_reach_the_trainer(tmp_path, monkeypatch):
 # ---------------------------------------------------------------- named_encodings.py, bpe.py
 
 import base64  # noqa: E402
+import re  # noqa: E402
 import hashlib  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
@@ -582,13 +583,13 @@ def test_tiktoken_token_bytes_name_unassigned_and_foreign_ids():
 def test_storygen_main_writes_the_shipped_files(tmp_path, monkeypatch, capsys):
     shipped = {size: storygen.sample_path(size).read_bytes() for size in storygen.SIZES}
     monkeypatch.setattr(storygen, "sample_path",
-                        lambda size: tmp_path / "corpus" / f"stories-{size}.txt")
+                        lambda size: tmp_path / "new" / "corpus" / f"stories-{size}.txt")
     storygen.main()
     lines = capsys.readouterr().out.splitlines()
-    assert lines == [f"{tmp_path / 'corpus' / f'stories-{size}.txt'}: {len(data):,} bytes"
+    assert lines == [f"{tmp_path / 'new' / 'corpus' / f'stories-{size}.txt'}: {len(data):,} bytes"
                      for size, data in shipped.items()]
     for size, data in shipped.items():
-        assert (tmp_path / "corpus" / f"stories-{size}.txt").read_bytes() == data
+        assert (tmp_path / "new" / "corpus" / f"stories-{size}.txt").read_bytes() == data
 
 
 def test_gpt2_files_leave_out_the_encoders_specials_and_must_agree():
@@ -664,3 +665,15 @@ def test_damaged_bpe_tables_are_refused():
         tokenizer_from_dict({**state, "ranks": single[1:] + ["YWI=", "YWJj"]}, "t")
     with pytest.raises(DataError, match=r"^t: malformed bpe tokenizer \(Error\('Only base64 data"):
         tokenizer_from_dict({**state, "ranks": single + ["Y!WI="]}, "t")  # not base64
+
+
+def test_every_wrong_copy_is_named(caches):
+    tk, ours = caches
+    url = BLOB + "encodings/cl100k_base.tiktoken"
+    wrong = [tk / hashlib.sha1(url.encode()).hexdigest(), ours / "cl100k_base.tiktoken"]
+    for path in wrong:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"half")
+    with pytest.raises(DataError, match=rf"offline: {re.escape(f'{wrong[0]}, {wrong[1]}')} is "
+                                        r"not the published cl100k_base\.tiktoken \(sha256"):
+        build_tokenizer("tiktoken:cl100k_base")
