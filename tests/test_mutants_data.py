@@ -677,3 +677,30 @@ def test_every_wrong_copy_is_named(caches):
     with pytest.raises(DataError, match=rf"offline: {re.escape(f'{wrong[0]}, {wrong[1]}')} is "
                                         r"not the published cl100k_base\.tiktoken \(sha256"):
         build_tokenizer("tiktoken:cl100k_base")
+
+
+def test_saving_and_reading_tokenizers_name_the_file(tmp_path):
+    from tfstudio.data import tokenizer_from_dict
+    tok = ByteTokenizer()
+    assert tok.token_bytes(0) == b"\x00" and tok.decode([0]) == "\x00"   # id 0 is valid
+    assert CharTokenizer("ab").decode([0]) == "a"
+    direct = tok.save(tmp_path / "deep" / "named.json")          # a .json path is the file
+    assert direct == tmp_path / "deep" / "named.json" and direct.is_file()
+    folder = tok.save(tmp_path / "run" / "a")                     # a folder: tokenizer.json in it
+    assert folder == tmp_path / "run" / "a" / "tokenizer.json"
+    assert load_tokenizer(folder.parent).to_dict() == tok.to_dict()
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    with pytest.raises(DataError, match=rf"^{re.escape(str(bad))}: not valid JSON \("):
+        load_tokenizer(bad)
+    bad.write_text('{"format_version": 1, "kind": "nope"}')
+    with pytest.raises(DataError, match=rf"^{re.escape(str(bad))}: unknown tokenizer kind "
+                                        r"'nope'; expected one of \('byte', 'char', 'bpe', "
+                                        r"'tiktoken'\)$"):
+        load_tokenizer(bad)
+    with pytest.raises(DataError, match=r"^tokenizer: expected a JSON object describing a "
+                                        r"tokenizer$"):
+        tokenizer_from_dict([1])
+    with pytest.raises(DataError, match=r"^tokenizer: tokenizer format_version 2 is not "
+                                        r"supported \(this tfstudio reads 1\)$"):
+        tokenizer_from_dict({"format_version": 2, "kind": "byte"})
