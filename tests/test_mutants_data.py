@@ -568,6 +568,7 @@ def test_tiktoken_token_bytes_name_unassigned_and_foreign_ids():
                                       "<|bos|>": 260}, state={})
     assert tok.token_bytes(65) == b"A" and tok.token_bytes(257) == b"<|endoftext|>"
     assert tok.encoding.name == "tiktoken-t"                # tiktoken's label, ":" as "-"
+    assert tok.token_bytes(0) == b"\x00"                    # the first id is valid too
     assert tok.token_strings([0xC3, 260]) == ["\\xc3", "<|bos|>"]
     with pytest.raises(DataError, match=r"^token id 256 is not assigned in tiktoken:t$"):
         tok.token_bytes(256)                              # the gap below the specials
@@ -689,6 +690,8 @@ def test_saving_and_reading_tokenizers_name_the_file(tmp_path):
     folder = tok.save(tmp_path / "run" / "a")                     # a folder: tokenizer.json in it
     assert folder == tmp_path / "run" / "a" / "tokenizer.json"
     assert load_tokenizer(folder.parent).to_dict() == tok.to_dict()
+    wide = CharTokenizer("é日").save(tmp_path / "wide.json")   # written as ASCII JSON
+    assert wide.read_bytes().isascii() and load_tokenizer(wide).alphabet == "é日"
     bad = tmp_path / "bad.json"
     bad.write_text("{")
     with pytest.raises(DataError, match=rf"^{re.escape(str(bad))}: not valid JSON \("):
