@@ -10,6 +10,18 @@ _DIM = "the same axis for the documented input shape ([B, V] / [B, 1])"
 _F32 = ("a float32 draw equals this threshold with probability 2^-24 per position (0.15 is not "
         "a float32 multiple of 2^-24, so never)")
 
+_HALF = ("random() returns exactly 0.5 with probability 2^-53 per draw (and never in the "
+         "shipped stories' seeded stream, which the regeneration test compares byte for byte)")
+_LAST_SIZE = ("the text is generated up to the largest size, so min_bytes <= len(full) and the "
+              "search from min_bytes - 2 finds the blank line that ends the text at the latest: "
+              "the else branch's len(full) is what the find gives anyway")
+_INT64 = ("an array of Python ints is int64 without a dtype: NumPy's default integer on 64-bit "
+          "Linux and macOS, and on every platform since NumPy 2")
+_RUSTBPE_PATTERN = ("rustbpe's default split pattern is this GPT-4 pattern (its get_pattern() equals "
+                    'SPLIT_PATTERN; trained with and without it the merges are equal)')
+_STATE_KEYS = ("bpe_from_state never reads the state's format_version or kind: the tokenizer's "
+               "to_dict writes its own")
+_CODEC = 'codec names are case-insensitive: "UTF-8" is the "utf-8" codec'
 _CHUNK = "the chunk size only changes how the file is read, not the texts yielded"
 _FULL_INT = "torch.full with an int fill value (pad id, -100) already makes int64 = torch.long"
 _TENSOR_INT = ("torch.tensor of a list of Python ints is int64 = torch.long (an empty list gives "
@@ -557,6 +569,52 @@ DATA: dict[str, str] = {
     "tfstudio.data.corpus.x__task_corpus__mutmut_5": "Task.examples' default seed is 0",
     "tfstudio.data.tasks.xǁBracketsTaskǁpair__mutmut_2":
         "random() returns exactly 0.5 with probability 2^-53 per example",
+    "tfstudio.data.simple_tokenizers.xǁByteTokenizerǁencode__mutmut_7": _CODEC,
+    "tfstudio.data.simple_tokenizers.xǁCharTokenizerǁencode_array__mutmut_12": _CODEC,
+    "tfstudio.data.textio.x_read_text_chunks__mutmut_10": _CODEC,
+    "tfstudio.data.textio.x_read_text_chunks__mutmut_45":
+        "first is only read by `if first and text`: None is as false as False",
+    "tfstudio.data.named_encodings.x__data_gym_ranks__mutmut_28": _CODEC,
+    "tfstudio.data.storygen.x__a__mutmut_8":
+        "every phrase starts with a lower-case adjective, never with the 'X' the mutant adds",
+    "tfstudio.data.bpe.xǁTiktokenTokenizerǁdecode__mutmut_6":
+        "tiktoken's Encoding.decode defaults to errors=\"replace\"",
+    "tfstudio.data.bpe.xǁTiktokenTokenizerǁencode_array__mutmut_2": _INT64,
+    "tfstudio.data.bpe.xǁTiktokenTokenizerǁencode_array__mutmut_4": _INT64,
+    "tfstudio.data.bpe.x_train_bpe__mutmut_26": _RUSTBPE_PATTERN,
+    "tfstudio.data.bpe.x_train_bpe__mutmut_30": _RUSTBPE_PATTERN,
+    "tfstudio.data.bpe.x_train_bpe__mutmut_29":
+        "buffer_size only sets how many pieces rustbpe holds at once; the merges are the same",
+    "tfstudio.data.bpe.x_train_bpe__mutmut_45": _STATE_KEYS,
+    "tfstudio.data.bpe.x_train_bpe__mutmut_46": _STATE_KEYS,
+    "tfstudio.data.bpe.x_train_bpe__mutmut_47": _STATE_KEYS,
+    "tfstudio.data.bpe.x_train_bpe__mutmut_48": _STATE_KEYS,
+    "tfstudio.data.bpe.x_train_bpe__mutmut_49": _STATE_KEYS,
+    "tfstudio.data.bpe.x_train_bpe__mutmut_50": _STATE_KEYS,
+    "tfstudio.data.bpe.x_train_bpe__mutmut_51": _STATE_KEYS,
+    "tfstudio.data.bpe.x_train_bpe__mutmut_61": _CODEC,
+    "tfstudio.data.bpe.x_train_bpe__mutmut_9":
+        "importlib.metadata normalises distribution names: \"RUSTBPE\" finds rustbpe",
+    "tfstudio.data.bpe.x_train_bpe__mutmut_19":
+        ("the cached table is written by json.dumps with ensure_ascii, so it is ASCII and reads "
+         "the same under any locale encoding"),
+    "tfstudio.data.bpe.x_train_bpe__mutmut_21": _CODEC,
+    "tfstudio.data.simple_tokenizers.xǁCharTokenizerǁ__init____mutmut_22": _INT64,
+    "tfstudio.data.simple_tokenizers.xǁCharTokenizerǁ__init____mutmut_24": _INT64,
+    "tfstudio.data.storygen.x_main__mutmut_12": _CODEC,
+    "tfstudio.data.tokenizer.x_load_tokenizer__mutmut_11": _CODEC,
+    "tfstudio.data.tokenizer.xǁTokenizerǁdecode__mutmut_10": _CODEC,
+    "tfstudio.data.tokenizer.xǁTokenizerǁsave__mutmut_23": "json.dumps' ensure_ascii defaults to True",
+    "tfstudio.data.storygen.x_generate_sizes__mutmut_10": _LAST_SIZE,
+    "tfstudio.data.storygen.x_generate_sizes__mutmut_21": _LAST_SIZE,
+    "tfstudio.data.storygen.x_story__mutmut_28": _HALF,
+    "tfstudio.data.storygen.x_story__mutmut_41": _HALF,
+    "tfstudio.data.named_encodings.x_load_named_encoding__mutmut_30":
+        ("every registered encoding's <|endoftext|> id is at least len(ranks) (it follows the "
+         "last rank), so max() never picks len(ranks) - 1, nor len(ranks) - 2"),
+    "tfstudio.data.token_cache.x_token_array__mutmut_28":
+        ("text_tokens sums non-negative counts and is only compared with 0: subtracting them "
+         "gives 0 exactly when adding does"),
 }
 
 

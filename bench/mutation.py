@@ -142,6 +142,9 @@ def scratch_copy(modules: list[str], tests: list[str], timeout_multiplier: float
         f"pytest_add_cli_args_test_selection = {json.dumps(tests)}",
         "pytest_add_cli_args = [\"-x\", \"-q\", \"-p\", \"no:cacheprovider\"]",
         "also_copy = [\"tests\", \"resources\"]",
+        # workers fork from a server that never ran a test: forked from mutmut's main process
+        # (which ran the suite), rustbpe's thread pool hangs and survivors pass for timeouts
+        "process_isolation = \"forkserver\"",
         # a mutant stops after (its tests' time + 1 s) * this wall seconds: mutmut's 15 makes
         # every endless loop cost minutes; too little and slow survivors pass for timeouts
         f"timeout_multiplier = {timeout_multiplier}", ""])
@@ -154,6 +157,9 @@ def run_mutmut(work: Path, budget: float, max_children: int,
     """Runs ``mutmut run`` for at most ``budget`` seconds: (seconds, how it ended)."""
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "OMP_NUM_THREADS": "1"}
     env.pop("PYTHONPATH", None)  # the mutated copy must be the one imported
+    # pytest's tmp_path folders under the scratch copy: killed workers never clean theirs up,
+    # and in /tmp/pytest-of-<user> they filled the disk (77 GB in three hours)
+    env["PYTEST_DEBUG_TEMPROOT"] = str(work)
     start = time.perf_counter()
     log = open(work / "mutmut.log", "w")  # its progress spinner is thousands of lines
     proc = subprocess.Popen([sys.executable, "-m", "mutmut", "run", "--max-children",

@@ -55,7 +55,6 @@ class CharTokenizer(Tokenizer):
         self.name = "char"
         self.ordinary_vocab_size = len(chars)
         self.specials = special_ids(len(chars), (*SPECIAL_TOKENS, UNK))
-        self._index = {c: i for i, c in enumerate(chars)}
         self._codes = np.array([ord(c) for c in chars], dtype=np.int64)
         self._names = {i: n for n, i in self.specials.items()}
 
