@@ -696,6 +696,12 @@ def test_saving_and_reading_tokenizers_name_the_file(tmp_path):
     bad.write_text("{")
     with pytest.raises(DataError, match=rf"^{re.escape(str(bad))}: not valid JSON \("):
         load_tokenizer(bad)
+    latin = '{"format_version": 1, "kind": "char", "alphabet": "é"}'
+    bad.write_bytes(latin.encode("latin-1"))  # hand-edited in another encoding: read as UTF-8
+    with pytest.raises(DataError) as caught:
+        load_tokenizer(bad)
+    assert str(caught.value) == (f"{bad}: not UTF-8 text (byte {latin.index('é')}: invalid "
+                                 "continuation byte); the file is damaged")
     bad.write_text('{"format_version": 1, "kind": "nope"}')
     with pytest.raises(DataError, match=rf"^{re.escape(str(bad))}: unknown tokenizer kind "
                                         r"'nope'; expected one of \('byte', 'char', 'bpe', "

@@ -211,10 +211,13 @@ def load_tokenizer(path: str | Path) -> Tokenizer:
     path = Path(path)
     target = path / TOKENIZER_FILE if path.is_dir() else path
     try:
-        data = json.loads(target.read_text(encoding="utf-8"))
+        data = json.loads(target.read_bytes().decode("utf-8"))
     except FileNotFoundError:
         raise DataError(f"{target}: no tokenizer saved here; was the run trained by tfstudio?") \
             from None
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{target}: not UTF-8 text (byte {exc.start}: {exc.reason}); the file "
+                        "is damaged") from None
     except json.JSONDecodeError as exc:
         raise DataError(f"{target}: not valid JSON ({exc}); the file is damaged") from None
     return tokenizer_from_dict(data, str(target))
