@@ -529,6 +529,7 @@ PROBES: dict[str, str] = {
     "tfstudio.probes.positions.x__alibi__mutmut_23": "alibi_slopes gives Python floats: float64",
     "tfstudio.probes.walk.xǁ_BlockOpenerǁ_self_attention__mutmut_20": _WALK_2D,
     "tfstudio.probes.walk.xǁ_BlockOpenerǁ_cross_attention__mutmut_46": _WALK_2D,
+    "tfstudio.probes.walk.xǁ_BlockOpenerǁ_feed_forward__mutmut_33": _WALK_2D,
     "tfstudio.probes.walk.xǁ_BlockOpenerǁ_norm__mutmut_12": _WALK_2D,
     "tfstudio.probes.walk.xǁ_BlockOpenerǁ_norm__mutmut_21": _WALK_2D,
     "tfstudio.probes.walk.xǁ_BlockOpenerǁ_norm__mutmut_48": _WALK_2D,
