@@ -1106,6 +1106,10 @@ def f64(tensor) -> np.ndarray:
     return tensor.detach().double().numpy()
 
 
+def value_of(steps, name: str) -> np.ndarray:
+    return steps[name].value.astype(np.float64)
+
+
 def walk_steps(model, tokenizer, text, **options):
     from tfstudio.probes import forward_walk
     walk = forward_walk(model, probe_inputs(model, tokenizer, text), **options)
@@ -1156,7 +1160,7 @@ def test_the_walk_of_one_llama_layer_by_hand(tokenizer):
     walk, steps = walk_steps(model, tokenizer, "abcab", head=3, layer=0, temperature=0.5,
                              top_k=5, top_p=0.5)
     norm = block_of(model, "layers.0.norm_attn")
-    x_in = f64(torch.as_tensor(steps["layers.0.norm_attn: input"].value))
+    x_in = value_of(steps, "layers.0.norm_attn: input")
     np.testing.assert_allclose(x_in, steps["embed: embedding"].value, rtol=1e-6)
     x = rms_norm(x_in, norm)
     assert_steps(steps, "layers.0.norm_attn", "norm", [
@@ -1190,7 +1194,7 @@ def test_the_walk_of_one_llama_layer_by_hand(tokenizer):
         "y = concat(z_1..z_H) W_o", "layers.0.attn", "attention")
     # the feed-forward: no biases, so no "+ b" in its formulas
     ffn = block_of(model, "layers.0.ffn")
-    h_in = f64(torch.as_tensor(steps["layers.0.norm_ffn: output"].value))
+    h_in = value_of(steps, "layers.0.norm_ffn: output")
     up, act, gated, down = swiglu_steps(h_in, ffn, 176)
     assert_steps(steps, "layers.0.ffn", "feed_forward", [
         ("layers.0.ffn: up projection", "u = x W_up", up),
@@ -1198,7 +1202,7 @@ def test_the_walk_of_one_llama_layer_by_hand(tokenizer):
         ("layers.0.ffn: gated", "h = g * u", gated),
         ("layers.0.ffn: down projection", "y = h W_down", down)])
     # the tied head, then the sampling steps at the last position
-    final = f64(torch.as_tensor(steps["final_norm: output"].value))
+    final = value_of(steps, "final_norm: output")
     logits = final @ f64(block_of(model, "embed").weight).T
     assert_steps(steps, "head", "head", [
         ("head: logits", "l = x W_vocab^T (tied to the embedding)", logits)])
@@ -1239,9 +1243,9 @@ def test_the_walk_of_a_sliding_window_and_a_greedy_head(tokenizer):
                         [["tokens", "ids", "embed", "ids"], ["embed", "y", "norm", "x"],
                          ["norm", "y", "head", "x"]])
     inputs = probe_inputs(untied, tokenizer, "abc")
-    logits = next(s for s in forward_walk(untied, inputs).steps if s.name == "head: logits")
-    assert logits.formula == "l = x W_vocab^T"
-    ids = next(s for s in forward_walk(untied, inputs).steps if s.name == "embed: token ids")
+    untied_steps = {s.name: s for s in forward_walk(untied, inputs).steps}
+    assert untied_steps["head: logits"].formula == "l = x W_vocab^T"
+    ids = untied_steps["embed: token ids"]
     assert ids.value.dtype == np.int64 and ids.value.tolist() == inputs.ids["tokens"]
 
 
@@ -1268,7 +1272,7 @@ def test_the_walk_of_a_mixture_of_experts_by_hand(tokenizer):
     text, position = "hello world!", 4
     walk, steps = walk_steps(model, tokenizer, text, position=position)
     moe = block_of(model, "layers.0.moe")
-    x = f64(torch.as_tensor(steps["layers.0.norm_moe: output"].value))
+    x = value_of(steps, "layers.0.norm_moe: output")
     logits, probs, chosen, weights = moe_by_hand(x, moe)
     # the test's text and position tell apart the first choice here from the second choice and
     # from the first choice of the other positions a slip could read
@@ -1315,7 +1319,7 @@ def test_the_walk_of_a_mixture_with_a_shared_expert(tokenizer):
     model = edited("tiny-mixtral", tokenizer, shared)
     _, steps = walk_steps(model, tokenizer, "abcab", layer=0)
     moe = block_of(model, "layers.0.moe")
-    x = f64(torch.as_tensor(steps["layers.0.norm_moe: output"].value))
+    x = value_of(steps, "layers.0.norm_moe: output")
     _, _, chosen, weights = moe_by_hand(x, moe)
     mixed = swiglu_steps(x, moe.shared, 128)[3]
     for t in range(len(x)):
@@ -1332,10 +1336,10 @@ def test_the_walk_of_cross_attention_by_hand(tokenizer):
     def grouped(graph):
         graph.nodes["decoder"].subgraph.nodes["cross"].params.update(kv_heads=2, bias=True)
     model = edited("tiny-t5", tokenizer, grouped)
+    cross = block_of(model, "decoder.0.cross")
     with torch.no_grad():
-        for block in ("decoder.0.cross",):
-            for linear in (block_of(model, block).q, block_of(model, block).kv):
-                linear.bias.add_(0.1 * torch.randn_like(linear.bias))
+        for linear in (cross.q, cross.kv):
+            linear.bias.add_(0.1 * torch.randn_like(linear.bias))
     _, steps = walk_steps(model, tokenizer, "abc>abcab", head=3, layer=0)
     ids = torch.tensor(probe_inputs(model, tokenizer, "abc>abcab").ids["source"])
     embedded = f64(block_of(model, "src_embed").weight)[ids] * 8.0        # sqrt(64)
@@ -1348,9 +1352,8 @@ def test_the_walk_of_cross_attention_by_hand(tokenizer):
         ("src_pos: position vectors", "p_(t,2k) = sin(t / 10000^(2k/d)), p_(t,2k+1) = cos(...)",
          table),
         ("src_pos: embedding + position", "x_t + p_t", embedded + table)])
-    cross = block_of(model, "decoder.0.cross")
-    x = f64(torch.as_tensor(steps["decoder.0.norm_cross: output"].value))
-    memory = f64(torch.as_tensor(steps["encoder_norm: output"].value))
+    x = value_of(steps, "decoder.0.norm_cross: output")
+    memory = value_of(steps, "encoder_norm: output")
     q = (x @ f64(cross.q.weight).T + f64(cross.q.bias))[:, 48:64]
     kv = memory @ f64(cross.kv.weight).T + f64(cross.kv.bias)        # [k: 2 heads | v: 2 heads]
     k, v = kv[:, 16:32], kv[:, 48:64]
@@ -1384,8 +1387,8 @@ def test_the_walk_of_alibi_attention_by_hand(tokenizer):
     model = model_of("tiny-alibi-gpt", tokenizer)
     _, steps = walk_steps(model, tokenizer, "abcab", head=1)
     label = "layers.0.attn: head 1"
-    q = f64(torch.as_tensor(steps[f"{label}: q"].value))
-    k = f64(torch.as_tensor(steps[f"{label}: k"].value))
+    q = value_of(steps, f"{label}: q")
+    k = value_of(steps, f"{label}: k")
     i, j = np.arange(5)[:, None], np.arange(5)[None, :]
     causal = j <= i
     bias = np.where(causal, -(2.0 ** -4) * (i - j), 0.0)
@@ -1407,7 +1410,7 @@ def test_the_walk_of_a_bidirectional_encoder_and_its_masked_lm_head(tokenizer):
     np.testing.assert_allclose(steps["layers.0.attn: head 0: ALiBi bias"].value,
                                -0.25 * np.abs(i - j))
     head = block_of(model, "head")
-    x = f64(torch.as_tensor(steps["layers.1.norm_ffn: output"].value))
+    x = value_of(steps, "layers.1.norm_ffn: output")
     dense = F.gelu(torch.tensor(x @ f64(head.dense.weight).T + f64(head.dense.bias))).numpy()
     mu, var = dense.mean(-1, keepdims=True), dense.var(-1, keepdims=True)
     transformed = (dense - mu) / np.sqrt(var + head.norm.eps) * f64(head.norm.weight) \
@@ -1426,7 +1429,7 @@ def test_the_walk_of_a_recurrent_layer(tokenizer, cell, formula):
         graph.nodes["rnn"].params["cell"] = cell
     model = edited("tiny-lstm", tokenizer, with_cell)
     walk, steps = walk_steps(model, tokenizer, "abcab")
-    x = f64(torch.as_tensor(steps["embed: embedding"].value))
+    x = value_of(steps, "embed: embedding")
     expected = [("rnn: input", "x", x)]
     if cell == "rnn":       # by hand: h_t = tanh(W_ih x_t + b_ih + W_hh h_(t-1) + b_hh)
         rnn = next(m for m in block_of(model, "rnn").modules() if isinstance(m, torch.nn.RNN))
