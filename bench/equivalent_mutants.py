@@ -379,6 +379,9 @@ _PAD_0 = "with two columns the pad is by 2 - 2 = 0: the coordinates and ratios s
 _SVD_ROWS = "full_matrices only adds rows to vt past those of s: vt[:2] and s are the same"
 _FLOAT_OUT = ("every block's forward returns one floating-point tensor (checked for every tiny "
               "preset's block types): the tuple and non-float branches never run")
+_WALK_2D = ("the walk opens batch row 0: a 2-D [tokens, features] tensor, whose axis 1 is "
+            "axis -1")
+_WALK_EMPTY = "steps is the empty list just made: = and += give the same list"
 PROBES: dict[str, str] = {
     "tfstudio.probes.snapshot.x__default_text__mutmut_6": _TRAINER,
     "tfstudio.probes.snapshot.x__default_text__mutmut_15": _TRAINER,
@@ -536,6 +539,30 @@ PROBES: dict[str, str] = {
         "with as many queries as keys, start shifts both positions alike: i - j is unchanged",
     "tfstudio.probes.positions.x__alibi__mutmut_21": "alibi_slopes gives Python floats: float64",
     "tfstudio.probes.positions.x__alibi__mutmut_23": "alibi_slopes gives Python floats: float64",
+    "tfstudio.probes.walk.xǁ_BlockOpenerǁ_self_attention__mutmut_20": _WALK_2D,
+    "tfstudio.probes.walk.xǁ_BlockOpenerǁ_cross_attention__mutmut_46": _WALK_2D,
+    "tfstudio.probes.walk.xǁ_BlockOpenerǁ_feed_forward__mutmut_33": _WALK_2D,
+    "tfstudio.probes.walk.xǁ_BlockOpenerǁ_norm__mutmut_12": _WALK_2D,
+    "tfstudio.probes.walk.xǁ_BlockOpenerǁ_norm__mutmut_21": _WALK_2D,
+    "tfstudio.probes.walk.xǁ_BlockOpenerǁ_norm__mutmut_48": _WALK_2D,
+    "tfstudio.probes.walk.xǁ_BlockOpenerǁ_moe__mutmut_10": _WALK_2D,
+    "tfstudio.probes.walk.xǁ_BlockOpenerǁ_moe__mutmut_17": _WALK_2D,
+    "tfstudio.probes.walk.xǁ_BlockOpenerǁ_moe__mutmut_25": _WALK_2D,
+    "tfstudio.probes.walk.xǁ_BlockOpenerǁ_moe__mutmut_16": "topk without dim= works on the last axis, as dim=-1 says",
+    "tfstudio.probes.walk.xǁ_BlockOpenerǁ_self_attention__mutmut_49": _WALK_EMPTY,
+    "tfstudio.probes.walk.xǁ_BlockOpenerǁ_cross_attention__mutmut_95": _WALK_EMPTY,
+    "tfstudio.probes.walk.xǁ_BlockOpenerǁ_feed_forward__mutmut_39": _WALK_EMPTY,
+    "tfstudio.probes.walk.xǁ_BlockOpenerǁ_self_attention__mutmut_106": _CPU,
+    "tfstudio.probes.walk.xǁ_BlockOpenerǁ_self_attention__mutmut_108": _CPU,
+    "tfstudio.probes.walk.xǁ_BlockOpenerǁ_self_attention__mutmut_182": _CPU,
+    "tfstudio.probes.walk.xǁ_BlockOpenerǁ_self_attention__mutmut_184": _CPU,
+    "tfstudio.probes.walk.xǁ_BlockOpenerǁ_self_attention__mutmut_213": _CPU,
+    "tfstudio.probes.walk.xǁ_BlockOpenerǁ_self_attention__mutmut_215": _CPU,
+    "tfstudio.probes.walk.xǁ_BlockOpenerǁ_self_attention__mutmut_204": ("start cancels: with as many queries as keys both start at start, so i - j and the "
+         "ALiBi bias are the same for any start"),
+    "tfstudio.probes.walk.xǁ_BlockOpenerǁ_self_attention__mutmut_228": "Python reads float('-INF') case-insensitively: it is float('-inf')",
+    "tfstudio.probes.walk.xǁ_BlockOpenerǁ_moe__mutmut_119": "_feed_forward never reads the call's key (the name comes as an argument)",
+    "tfstudio.probes.walk.xǁ_BlockOpenerǁ_lm_head__mutmut_72": _F64,
 }
 
 
