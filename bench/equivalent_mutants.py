@@ -452,9 +452,6 @@ PROBES: dict[str, str] = {
     "tfstudio.probes.attention.x_allowed_mask__mutmut_27":
         ("start cancels: query i - key j = (start + i) - (start + q_len - k_len + j), the same "
          "mask for any start"),
-    "tfstudio.probes.inputs.x_default_probe_text__mutmut_15":
-        ("another fixed seed: still one fixed example of the task, the same on every call (the "
-         "GUI and the trainer agree); which example is not documented"),
     "tfstudio.probes.inputs.x__take__mutmut_6":
         ("at got == n the next chunk is cut to chunk[:0] = '' and then got > n: the same text "
          "(one more chunk is read)"),
