@@ -713,3 +713,51 @@ def test_saving_and_reading_tokenizers_name_the_file(tmp_path):
     with pytest.raises(DataError, match=r"^tokenizer: tokenizer format_version 2 is not "
                                         r"supported \(this tfstudio reads 1\)$"):
         tokenizer_from_dict({"format_version": 2, "kind": "byte"})
+
+
+# ---------------------------------------------------------------- what no other test reached
+
+def test_a_tokenizer_kind_without_its_own_encode_array_gets_int64_ids_from_encode():
+    from tfstudio.data.tokenizer import Tokenizer
+
+    class Vowels(Tokenizer):  # the smallest kind: only what a kind must define
+        kind = "vowels"
+
+        def encode(self, text):
+            return ["aeiou".index(c) for c in text if c in "aeiou"]
+
+        def token_bytes(self, token_id):
+            return "aeiou"[token_id].encode()
+
+        def _state(self):
+            return {}
+
+    tok = Vowels.__new__(Vowels)
+    ids = tok.encode_array("education")
+    assert ids.dtype == np.int64 and ids.tolist() == [1, 4, 0, 2, 3]
+    assert tok.encode_array("xyz").dtype == np.int64  # no ids: still int64, not numpy's float
+
+
+def test_a_tokenizer_names_its_kind_name_and_vocabulary_when_printed():
+    tok = ByteTokenizer()
+    assert repr(tok) == f"<ByteTokenizer {tok.name} vocab={tok.vocab_size}>"
+    assert repr(CharTokenizer("ab")).startswith("<CharTokenizer char vocab=")
+
+
+def test_iterating_a_window_sampler_gives_its_next_batches():
+    tokens = np.arange(500, dtype=np.int64)
+    a, b = WindowSampler(tokens, 8, 4, seed=3), WindowSampler(tokens, 8, 4, seed=3)
+    first, second = next(iter(a)), next(iter(a))
+    for got, want in ((first, b.next_batch()), (second, b.next_batch())):
+        assert all(np.array_equal(np.asarray(g), np.asarray(w)) for g, w in zip(got, want))
+
+
+def test_a_task_sampler_makes_seq2seq_batches_of_its_next_examples():
+    sampler, twin = _copy_sampler(seed=5), _copy_sampler(seed=5)
+    batch = sampler.next_seq2seq_batch()
+    tok = twin.tokenizer
+    want = seq2seq_batch([(tok.encode(e.source), tok.encode(e.target))
+                          for e in twin.next_examples()], tok)
+    for name in ("source", "source_mask", "decoder_input", "labels"):
+        assert np.array_equal(np.asarray(getattr(batch, name)), np.asarray(getattr(want, name)))
+    assert sampler.step == 1
