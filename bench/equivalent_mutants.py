@@ -639,6 +639,26 @@ DATA: dict[str, str] = {
     "tfstudio.data.token_cache.x_token_array__mutmut_28":
         ("text_tokens sums non-negative counts and is only compared with 0: subtracting them "
          "gives 0 exactly when adding does"),
+    "tfstudio.data.task_batches.x_task_lm_batch__mutmut_13": _FULL_INT,
+    "tfstudio.data.task_batches.x_task_lm_batch__mutmut_16": _FULL_INT,
+    "tfstudio.data.task_batches.x_task_lm_batch__mutmut_20": _FULL_INT,
+    "tfstudio.data.task_batches.x_task_lm_batch__mutmut_23": _FULL_INT,
+    "tfstudio.data.task_batches.x_task_lm_batch__mutmut_32": _TENSOR_INT,
+    "tfstudio.data.task_batches.x_task_lm_batch__mutmut_34": _TENSOR_INT,
+    "tfstudio.data.chunking.x_rechunk__mutmut_1":
+        ("the first chunk replaces a falsy buffer either way, and a None buffer left by no "
+         "chunks is as falsy as '' at the final `if buffer`"),
+    "tfstudio.data.chunking.x_rechunk__mutmut_5": "'' + chunk is chunk",
+    "tfstudio.data.paths.x_cache_dir__mutmut_14": "Path / '' is the same path",
+    "tfstudio.data.windows.xǁWindowSamplerǁstarts__mutmut_6":
+        ("Generator.integers(high, size=n) draws from [0, high) with the same stream as "
+         "integers(0, high, size=n)"),
+    "tfstudio.data.simple_tokenizers.xǁByteTokenizerǁencode_array__mutmut_11": _CODEC,
+    "tfstudio.data.simple_tokenizers.xǁCharTokenizerǁencode_array__mutmut_2":
+        ("code points (< 2^21) are exact as float64, so searchsorted and == give the same "
+         "positions, and the result comes from the int64 positions, not from codes"),
+    "tfstudio.data.token_cache.x_iter_token_blocks__mutmut_3": _INT64,
+    "tfstudio.data.token_cache.x_iter_token_blocks__mutmut_5": _INT64,
 }
 
 

@@ -761,3 +761,176 @@ def test_a_task_sampler_makes_seq2seq_batches_of_its_next_examples():
     for name in ("source", "source_mask", "decoder_input", "labels"):
         assert np.array_equal(np.asarray(getattr(batch, name)), np.asarray(getattr(want, name)))
     assert sampler.step == 1
+
+
+# --- survivors of the timeout rerun (mut-data2) -------------------------------------------------
+
+import sys  # noqa: E402
+
+from tfstudio.data.chunking import rechunk, safe_cut  # noqa: E402
+from tfstudio.data.corpus import _is_blank  # noqa: E402
+from tfstudio.data.paths import CACHE_ENV, cache_dir  # noqa: E402
+from tfstudio.data.task_batches import task_lm_batch  # noqa: E402
+from tfstudio.data.tasks import TaskExample  # noqa: E402
+
+
+def test_the_pydoc_corpus_describes_the_running_pythons_topics():
+    from pydoc_data.topics import topics
+    corpus = load_corpus("pydoc")
+    assert (corpus.spec, corpus.title, corpus.kind) == ("pydoc", "Python documentation", "pydoc")
+    assert corpus.description == f"{len(topics)} help topics of Python's own documentation."
+    assert corpus.size_bytes == sum(len(v.encode("utf-8")) for v in topics.values())
+
+
+def test_a_python_without_pydoc_data_gets_one_line_naming_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pydoc_data.topics", None)  # makes the import fail
+    with pytest.raises(DataError) as err:
+        load_corpus("pydoc")
+    assert str(err.value) == ("this Python has no pydoc_data module (some distributions strip "
+                              "it); choose another corpus")
+
+
+def test_a_missing_path_is_named_with_the_choices(tmp_path):
+    missing = tmp_path / "nope.txt"
+    with pytest.raises(DataError) as err:
+        load_corpus(str(missing))
+    msg = str(err.value)
+    assert msg.startswith(f"no corpus {str(missing)!r}: not a built-in name")
+    assert f"({', '.join(TASKS)})" in msg
+
+
+def test_a_file_of_unknown_type_names_its_suffix_or_none(tmp_path):
+    bare = tmp_path / "README"
+    bare.write_text("hello")
+    with pytest.raises(DataError) as err:
+        load_corpus(str(bare))
+    assert "unsupported file type (none); use a .txt, .md, .jsonl file" in str(err.value)
+
+
+def test_a_single_file_corpus_names_its_path_kind_title_and_size(tmp_path):
+    f = tmp_path / "notes.txt"
+    f.write_bytes("héllo world\n".encode())
+    corpus = load_corpus(str(f))
+    assert (corpus.spec, corpus.title, corpus.kind) == (str(f), "notes.txt", "file")
+    assert corpus.description == f"Text from {f}."
+    assert corpus.size_bytes == len("héllo world\n".encode())
+
+
+def test_a_folder_corpus_reads_files_in_posix_path_order_and_sums_their_sizes(tmp_path):
+    # "a-b.txt" < "a/b.txt" as text ('-' < '/'), though Path ordering puts a/b.txt first
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "b.txt").write_text("second")
+    (tmp_path / "a-b.txt").write_text("first")
+    corpus = load_corpus(str(tmp_path))
+    assert corpus.text() == "first\n\nsecond"
+    assert corpus.spec == str(tmp_path) and corpus.size_bytes == 11
+
+
+def test_a_jsonl_file_read_with_replace_gets_u_fffd_for_bad_bytes(tmp_path):
+    f = tmp_path / "d.jsonl"
+    f.write_bytes(b'{"text": "ok \xff here"}\n')
+    corpus = load_corpus(str(f), errors="replace")
+    assert corpus.text() == "ok \ufffd here"
+
+
+def test_a_whitespace_file_exactly_the_probe_size_is_blank(tmp_path):
+    f = tmp_path / "w.txt"
+    f.write_bytes(b" \n\t ")
+    assert _is_blank(f, probe=4) is True
+    assert _is_blank(f, probe=3) is False  # bigger than the probe: not read, taken as text
+
+
+def test_safe_cut_finds_the_last_boundary_at_or_before_the_limit():
+    # boundaries (letter then whitespace) of "ab cd ef gh" start at 1, 4, 7: cuts 2, 5, 8
+    text = "ab cd ef gh"
+    assert safe_cut(text, 6) == 5
+    assert safe_cut(text, 3) == 2  # the boundary at 1 ends at 3 <= limit + 1
+    assert safe_cut(text, 1) == 1  # the boundary at 1 would cut at 2 > 1: hard cut
+    assert safe_cut("a b", 2) == 1  # a boundary at position 0 counts
+    assert safe_cut("abc", 2) == 2  # no boundary: hard cut at the limit
+
+
+def test_rechunk_leaves_a_piece_of_exactly_the_size_whole():
+    assert list(rechunk(["ab cd"], 5)) == ["ab cd"]
+    assert list(rechunk(["ab cd", "e"], 5)) == ["ab", " cde"]
+
+
+def test_window_sampler_defaults_seed_0_and_the_train_split(tmp_path):
+    tokens = np.arange(100, dtype=np.int64)
+    s = WindowSampler(tokens, 8, 4)
+    want = np.random.default_rng([0, 0]).integers(0, 100 - 8, size=4)
+    assert np.array_equal(s.starts(0), want)
+    with pytest.raises(DataError, match=r"^the train split has 5 tokens"):
+        WindowSampler(tokens[:5], 8, 4)
+    with pytest.raises(DataError, match=r"^the validation split has 5 tokens"):
+        WindowSampler(tokens[:5], 8, 4, split="validation")
+
+
+def test_window_sampler_takes_batch_size_1_and_names_a_bad_one():
+    s = WindowSampler(np.arange(20, dtype=np.int64), 4, 1)
+    x, _ = s.next_batch()
+    assert tuple(x.shape) == (1, 4)
+    with pytest.raises(DataError, match=r"^batch size must be at least 1, got 0$"):
+        WindowSampler(np.arange(20, dtype=np.int64), 4, 0)
+    with pytest.raises(DataError, match=r"^context length must be at least 1, got 0$"):
+        WindowSampler(np.arange(20, dtype=np.int64), 0, 2)
+
+
+def test_window_sampler_steps_one_batch_at_a_time_and_can_start_at_0():
+    tokens = np.arange(50, dtype=np.int64)
+    s = WindowSampler(tokens, 8, 2, seed=7)
+    for k in range(3):
+        x, _ = s.next_batch()
+        assert s.step == k + 1
+        starts = np.random.default_rng([7, k]).integers(0, 42, size=2)
+        assert np.array_equal(x[:, 0].numpy(), tokens[starts])
+    only = WindowSampler(np.arange(9, dtype=np.int64), 8, 3)  # one full window: start 0
+    x, y = only.next_batch()
+    assert x.tolist() == [list(range(8))] * 3 and y.tolist() == [list(range(1, 9))] * 3
+
+
+def test_task_lm_batch_is_as_wide_as_the_longest_line_less_one():
+    tok = CharTokenizer("0123456789+=\n")
+    examples = [TaskExample("1+2", "3", "="), TaskExample("10+20", "30", "=")]
+    batch = task_lm_batch(examples, tok)
+    assert tuple(batch.inputs.shape) == (2, len("10+20=30\n") - 1)
+    assert batch.inputs.dtype == batch.targets.dtype == __import__("torch").long
+
+
+def test_cache_dir_is_the_env_folder_or_home_dot_cache_tfstudio(tmp_path, monkeypatch):
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "c"))
+    assert cache_dir() == tmp_path / "c"
+    assert cache_dir("tok") == tmp_path / "c" / "tok" and (tmp_path / "c" / "tok").is_dir()
+    monkeypatch.delenv(CACHE_ENV)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache_dir() == tmp_path / "home" / ".cache" / "tfstudio"
+
+
+def test_byte_tokenizer_encode_array_gives_int64_utf8_bytes():
+    ids = ByteTokenizer().encode_array("é!")
+    assert ids.dtype == np.int64 and ids.tolist() == [0xC3, 0xA9, 0x21]
+
+
+def test_unknown_task_names_the_choices_and_a_value_may_hold_an_equals_sign():
+    with pytest.raises(DataError, match=r"^unknown task 'nope'; choose one of ") as err:
+        parse_task("nope")
+    assert str(err.value).endswith(", ".join(TASKS))
+    with pytest.raises(DataError, match=r"digits must be an integer, got '3=4'"):
+        parse_task("add:digits=3=4")
+
+
+def test_add_task_digits_range_and_operand_size():
+    assert parse_task("add:digits=1").digits == 1
+    assert parse_task("add:digits=18").digits == 18
+    for bad in (0, 19):
+        with pytest.raises(DataError, match=rf"^task 'add': digits must be 1..18, got {bad}$"):
+            parse_task(f"add:digits={bad}")
+    sources = [e.source for e in parse_task("add:digits=3").examples(200, seed=1)]
+    biggest = max(max(int(x) for x in s.split("+")) for s in sources)
+    assert biggest > 500  # operands range over 0..999
+
+
+def test_task_examples_default_to_seed_0():
+    task = parse_task("add")
+    rng = random.Random(0)
+    assert task.examples(5) == [task.example(rng) for _ in range(5)]
