@@ -86,6 +86,10 @@ def assert_views_readable(panel, qtbot, size):
 
 
 def test_train_workspace_gives_the_views_the_space_at_laptop_and_desktop_sizes(window, qtbot):
+    from PySide6.QtWidgets import QApplication
+
+    from tfstudio.gui import theme
+    theme.apply_theme(QApplication.instance(), "light")  # the app's look: its padding counts
     training = window.training
     assert fits(window.minimumSizeHint())
     panel = train_briefly(window, qtbot)  # Train switches to the Train workspace

@@ -371,15 +371,16 @@ class ExplainView(QWidget):
     def _lay_out(self) -> None:
         look = QPushButton("Explain")
         look.clicked.connect(self.refresh)
-        controls = []
-        for label, widget in (("Token", self.token), ("Layer", self.layer),
-                              ("Head", self.head), ("Temperature", self.temperature),
-                              ("Top-k", self.top_k), ("Top-p", self.top_p)):
-            controls += [QLabel(label), widget]
         column = QVBoxLayout(self)
         column.setContentsMargins(6, 6, 6, 6)
         column.addLayout(_row(QLabel("Text"), (self.text, 1), look))
-        column.addLayout(_row(*controls, stretch=True))
+        # what is looked at, then how the next token is sampled: two rows, so that the view
+        # (and the training dock holding it) stays narrow enough for a 1280-wide window
+        for pairs in ((("Token", self.token), ("Layer", self.layer), ("Head", self.head)),
+                      (("Temperature", self.temperature), ("Top-k", self.top_k),
+                       ("Top-p", self.top_p))):
+            column.addLayout(_row(*(w for label, widget in pairs
+                                    for w in (QLabel(label), widget)), stretch=True))
         column.addWidget(self.status)
         column.addWidget(self.tabs, 1)
 
