@@ -7,6 +7,7 @@ import random
 
 import pytest
 import rustbpe
+from gpt2_bytes import gpt2_bytes_to_unicode
 
 from tfstudio.data import DataError, build_tokenizer, load_corpus, load_tokenizer
 from tfstudio.data import bpe as bpe_module
@@ -241,26 +242,12 @@ def test_tiktoken_file_parser_matches_tiktoken(pydoc, tmp_path, monkeypatch):
     assert named_encodings._tiktoken_ranks(data) == tiktoken.load.load_tiktoken_bpe(str(local))
 
 
-def _gpt2_bytes_to_unicode():
-    """GPT-2's byte <-> printable character table, as written in openai/gpt-2 encoder.py."""
-    bs = (list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1))
-          + list(range(ord("®"), ord("ÿ") + 1)))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return dict(zip(bs, map(chr, cs)))
-
-
 def test_gpt2_data_gym_parser_matches_tiktoken(pydoc, tmp_path, monkeypatch):
     """GPT-2's original vocab.bpe + encoder.json format, written with GPT-2's own byte table,
     parses to the same ranks with our parser and with tiktoken's."""
     trained = build_tokenizer("bpe:400", pydoc)
     tokens = [base64.b64decode(t) for t in trained.to_dict()["ranks"]]
-    to_unicode = _gpt2_bytes_to_unicode()
+    to_unicode = gpt2_bytes_to_unicode()
     show = lambda bs: "".join(to_unicode[b] for b in bs)  # noqa: E731
     byte_order = list(to_unicode)  # GPT-2's single-byte ids follow this table's order
     merges, encoder = [], {show(bytes((b,))): i for i, b in enumerate(byte_order)}

@@ -2,6 +2,7 @@
 unpinned: each asserts the documented result against numbers worked out in the test."""
 import numpy as np
 import pytest
+from gpt2_bytes import gpt2_bytes_to_unicode
 
 from tfstudio.data import DataError, WindowSampler, eval_windows
 
@@ -509,22 +510,9 @@ def test_missing_gpt2_files_message_in_full(caches):
         f"Searched: {tk}, {ours}.")
 
 
-def _bytes_to_unicode():
-    """GPT-2's printable stand-in for each byte (openai/gpt-2 encoder.py), in its id order."""
-    bs = (list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1))
-          + list(range(ord("®"), ord("ÿ") + 1)))
-    cs, n = bs[:], 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return dict(zip(bs, map(chr, cs)))
-
-
 def _data_gym_encoding(monkeypatch):
     """A two-file (vocab.bpe + encoder.json) encoding "gym": 256 bytes and the merge "a b"."""
-    to_char = _bytes_to_unicode()
+    to_char = gpt2_bytes_to_unicode()
     encoder = {c: i for i, c in enumerate(to_char.values())} | {"ab": 256}
     vocab, enc = b"#version: 0.2\na b\n", json.dumps(encoder).encode()
     files = (SourceFile("https://example.invalid/gym/vocab.bpe", hashlib.sha256(vocab).hexdigest()),
@@ -594,7 +582,7 @@ def test_storygen_main_writes_the_shipped_files(tmp_path, monkeypatch, capsys):
 
 
 def test_gpt2_files_leave_out_the_encoders_specials_and_must_agree():
-    to_char = _bytes_to_unicode()
+    to_char = gpt2_bytes_to_unicode()
     encoder = {c: i for i, c in enumerate(to_char.values())} | {"ab": 256}
     vocab = b"#version: 0.2\na b\n"
     ranks = named_encodings._data_gym_ranks(vocab, json.dumps(encoder).encode())
