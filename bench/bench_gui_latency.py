@@ -194,8 +194,8 @@ def main() -> int:
     parser.add_argument("--write", action="store_true", help="update docs/BENCHMARKS.md")
     parser.add_argument("--rounds", type=int, default=1,
                         help="measure every tab this many times, in turn; the ratio reported "
-                             "is each tab's median (a shared machine's speed jumps by 10-20%% "
-                             "now and then)")
+                             "is each tab's median (the same run's time moved by up to 60%% "
+                             "on the 2-core test machine)")
     parser.add_argument("--profile", metavar="DIR",
                         help="write a cProfile of the GUI thread per tab there (TAB.prof)")
     args = parser.parse_args()

@@ -165,6 +165,10 @@ class Heatmap(QWidget):
         if not self._labelled():
             return []
         self._layout(QRectF(self.rect()))
+        return self._rows_to_label()
+
+    def _rows_to_label(self) -> list[int]:
+        """labelled_rows for the layout already made (painting has just laid the map out)."""
         k = self._label_stride
         shown = [r for r in self.visible_rows() if r % k == 0]
         if 0 <= self.hover_row < self.matrix.shape[0] and k > 1:  # the hovered row's own label
@@ -426,7 +430,7 @@ class Heatmap(QWidget):
             row = np.where(self.allowed[self.hover_row], self.matrix[self.hover_row], 0.0)
             top = row.max() if row.size and row.max() > 0 else 1.0
             weights = row / top
-        labelled = self.labelled_rows()
+        labelled = self._rows_to_label()
         for r in labelled:
             painter.setFont(bold if r == self.hover_row else font)
             painter.setPen(themed_colour("selection") if r == self.hover_row else text_colour)

@@ -56,11 +56,8 @@ def same_positions(a: dict, b: dict) -> bool:
 
 def nice_bound(value: float) -> float:
     """The smallest of 1, 2, 5 x 10^k at or above ``value`` (a positive number)."""
-    exponent = math.floor(math.log10(value))
-    for step in (1, 2, 5, 10):
-        if step * 10.0 ** exponent >= value * (1 - 1e-12):
-            return step * 10.0 ** exponent
-    return 10.0 ** (exponent + 1)
+    scale = 10.0 ** math.floor(math.log10(value))  # value / scale is in [1, 10)
+    return next(step * scale for step in (1, 2, 5, 10) if step * scale >= value * (1 - 1e-12))
 
 
 class _TablePage(QWidget):
