@@ -96,14 +96,21 @@ def test_the_step_slider_replays_the_map_at_each_checkpoint(qtbot, run_with_chec
     background.shutdown()
 
 
-def test_fresh_weights_have_nothing_to_replay(qtbot):
+def fresh_tiny_gpt_view(qtbot, text: str):
+    """(view, model, tokenizer): Explain on an untrained tiny-gpt (byte tokens, seed 0) with
+    ``text`` typed in."""
     tokenizer = build_tokenizer("byte")
     torch.manual_seed(0)
     model = compile_graph(fit_graph_to_tokenizer(load_preset("tiny-gpt"), tokenizer)).eval()
     view = ExplainView()
     qtbot.addWidget(view)
     view.set_model(model, tokenizer)
-    view.set_text(TEXT)
+    view.set_text(text)
+    return view, model, tokenizer
+
+
+def test_fresh_weights_have_nothing_to_replay(qtbot):
+    view, _, _ = fresh_tiny_gpt_view(qtbot, TEXT)
     view.refresh()
     assert len(view.replay) == 1 and not view.step_slider.isEnabled()
     assert "train or open a run" in view.replay_hint.text()
@@ -181,13 +188,7 @@ def test_blocks_switched_off_in_explain_are_drawn_off_on_the_canvas(open_trainin
 
 
 def test_the_walk_follows_the_picked_token_in_numbers(qtbot):
-    tokenizer = build_tokenizer("byte")
-    torch.manual_seed(0)
-    model = compile_graph(fit_graph_to_tokenizer(load_preset("tiny-gpt"), tokenizer)).eval()
-    view = ExplainView()
-    qtbot.addWidget(view)
-    view.set_model(model, tokenizer)
-    view.set_text("hello")
+    view, model, tokenizer = fresh_tiny_gpt_view(qtbot, "hello")
     view.token.addItem("2", 2)  # pick the first "l"
     view.token.setCurrentIndex(view.token.count() - 1)
     view.refresh()
