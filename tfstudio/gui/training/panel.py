@@ -52,8 +52,8 @@ PLOT_REDRAW_MS = 250      # the plots redraw at most this often...
 REDRAW_SHARE = 0.03       # ...and less often on a machine where a redraw takes longer than
 MAX_REDRAW_MS = 2000      # this share of the time between two (never less than every 2 s)
 LABEL_INTERVAL_MS = 500   # the progress bar and the status line follow a run this often
-# Every millisecond the GUI thread works is taken from the training thread (two cores, one
-# GIL): a live look inside redraws its view at most this share of the time, from what its
+# On a small machine every millisecond the GUI thread works is taken from the training
+# process (two cores: one each, and torch's second thread given up): a live look inside redraws its view at most this share of the time, from what its
 # last redraw cost (the newest look is drawn; the ones in between only reach the step slider)
 PROBE_REDRAW_SHARE = 0.02
 MAX_PROBE_WAIT_MS = 2000
@@ -192,6 +192,11 @@ class TrainingPanel(QWidget):
         self.progress.setFormat(self.state.progress_text())
         self.status = QLabel("Ready")
         self.status.setWordWrap(True)
+        # step, loss, speed and ETA, twice a second: two lines high whatever the text, so an
+        # update repaints this line only instead of laying out (and repainting) the column
+        self.progress_line = QLabel()
+        self.progress_line.setWordWrap(True)
+        self.progress_line.hide()
         self.error = QLabel()
         self.error.setProperty("role", "error")
         self.error.setWordWrap(True)
@@ -222,7 +227,7 @@ class TrainingPanel(QWidget):
         column = QVBoxLayout(left)
         column.setContentsMargins(8, 8, 8, 8)
         column.addLayout(buttons)
-        for widget in (self.blocked, self.progress, self.status, self.error):
+        for widget in (self.blocked, self.progress, self.progress_line, self.status, self.error):
             column.addWidget(widget)
         column.addLayout(telemetry_row)
         column.addWidget(self.telemetry_note)
@@ -356,6 +361,7 @@ class TrainingPanel(QWidget):
         self.progress.setRange(0, config.steps)
         self.progress.setValue(0)
         self.progress.setFormat("%v / %m steps")
+        self.progress_line.hide()
         self.message(f"Starting {name} on {config.corpus} ({config.steps:,} steps)…")
         gc.freeze()  # what the app holds now outlives the run (see _on_started)
         run.start()
@@ -397,9 +403,8 @@ class TrainingPanel(QWidget):
         self.setup.setEnabled(b.setup)
 
     def _on_started(self, event) -> None:
-        # the model, the optimiser, torch and Qt live as long as the run: out of the cyclic
-        # collector's reach, its collections on the GUI thread (which hold the GIL the trainer
-        # needs) scan only what is new instead of every object (~100 ms each)
+        # torch and Qt live as long as the run: out of the cyclic collector's reach, its
+        # collections on the GUI thread scan only what is new instead of every object
         gc.freeze()
         self._probe_drawn_at = self._probe_cost_s = 0.0
         self.progress.setRange(0, event.total_steps)
@@ -431,14 +436,16 @@ class TrainingPanel(QWidget):
             parts.append(f"ETA {_duration(eta)}")
         if self.run.state == "paused":
             parts.append("paused")
-        self.status.setText(" · ".join(parts))
+        line = self.progress_line
+        line.setFixedHeight(2 * line.fontMetrics().lineSpacing())  # (a no-op unless the font
+        line.setText(" · ".join(parts))                             # changed)
+        line.show()
 
     def _redraw_plots(self) -> None:
         if self.curves.isVisible():
             started = time.perf_counter()
-            self.curves.refresh()
-            self.curves.plots.viewport().repaint()  # paint now, to know what a redraw costs
-            cost_ms = (time.perf_counter() - started) * 1000
+            self.curves.refresh()  # (its paint follows; the last one says what a paint costs)
+            cost_ms = (time.perf_counter() - started + self.curves.plots.paint_s) * 1000
             self.plot_timer.setInterval(int(min(MAX_REDRAW_MS, max(PLOT_REDRAW_MS,
                                                                    cost_ms / REDRAW_SHARE))))
         else:
@@ -817,6 +824,7 @@ class TrainingPanel(QWidget):
         self.progress.setRange(0, total)
         self.progress.setValue(done)
         self.progress.setFormat(f"%v / %m steps ({record.label})")
+        self.progress_line.hide()
         self.error.hide()
         text = (self.snapshot or {}).get("text")
         if text is None:
@@ -857,11 +865,11 @@ class TrainingPanel(QWidget):
     # ------------------------------------------------------------------ closing
     def shutdown(self, timeout: float = 30.0) -> None:
         """Stop a run (its weights are saved) and the background worker; for closing the app."""
-        if self.run is not None and self.run.active:
-            self.run.stop()
-            self.run.wait(timeout)
-        elif self.run is not None:
-            self.run.wait(timeout)  # the thread may still be writing its last checkpoint
+        if self.run is not None:
+            self.run.stop()  # (a run that has ended ignores it, and may still be writing
+            if not self.run.wait(timeout):  # its last checkpoint)
+                self.run.kill()  # stuck: the newest checkpoint on disk stays intact
+                self.run.wait(5.0)
         self.host.stop_generation()
         self.background.shutdown()
         self.collector.stop()

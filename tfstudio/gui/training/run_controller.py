@@ -1,11 +1,12 @@
-"""One training run on a worker thread, reported to the GUI through a queue drained by a timer.
+"""One training run in a child process, reported to the GUI through a queue drained by a timer.
 
-The trainer calls its listeners on the training thread; the only thing a listener does here is
-put the event on a queue. A QTimer on the GUI thread drains that queue a few dozen times a
-second: step metrics go into the run's :class:`RunSeries`, and of the probe snapshots only the
-newest is kept. Views redraw once per drain, never once per event, so a fast model cannot flood
-the event loop. The trainer trains a deep copy of the graph, so editing the graph on the canvas
-can never reach the running model.
+The run trains in its own process (:mod:`tfstudio.train.child`), so the trainer and the event
+loop never wait for each other's interpreter lock; a relay thread here moves what the child
+sends onto a queue. A QTimer on the GUI thread drains that queue a few times a second: step
+metrics go into the run's :class:`RunSeries`, and each probe snapshot is signalled in turn.
+Views redraw once per drain, never once per event, so a fast model cannot flood the event loop.
+The child trains a copy of the graph, so editing the graph on the canvas can never reach the
+running model.
 """
 from __future__ import annotations
 
@@ -17,12 +18,13 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from ...graph import Graph
 from ...runs.config import TrainConfig
+from ...train.child import TrainingProcess
 from ...train.events import (EvalMetrics, Failed, Finished, Probe, RouterMetrics, Started,
                              StepMetrics)
 from .series import RunSeries
 
-DRAIN_INTERVAL_MS = 100  # every wake-up takes the GIL from the trainer; the progress shows
-                         # twice a second, the plots at most 4 times, the looks inside less
+DRAIN_INTERVAL_MS = 100  # the progress shows twice a second, the plots at most 4 times
+LEAVE_CORES = 1          # torch threads the child leaves to the event loop (see TrainingProcess)
 
 
 class TrainingRun(QObject):
@@ -45,10 +47,8 @@ class TrainingRun(QObject):
         self.end_event = None
         self.state = "idle"  # idle | running | paused | stopping | finished | failed
         self._events: queue.SimpleQueue = queue.SimpleQueue()
-        self._lock = threading.Lock()
-        self._trainer = None
-        self._pending: list[str] = []       # pause/stop asked before the trainer existed
-        self._thread: threading.Thread | None = None
+        self._child: TrainingProcess | None = None
+        self._thread: threading.Thread | None = None   # relays the child's events
         self.timer = QTimer(self)
         self.timer.setInterval(interval_ms)
         self.timer.timeout.connect(self.drain)
@@ -57,7 +57,10 @@ class TrainingRun(QObject):
     def start(self) -> None:
         if self._thread is not None:
             raise RuntimeError("this run has already been started; make a new TrainingRun")
-        self._thread = threading.Thread(target=self._train, name="tfstudio-training",
+        # commands sent before the child runs wait in its pipe
+        self._child = TrainingProcess(self.graph, self.config, self.run_dir,
+                                      tokenizer=self.tokenizer, leave_cores=LEAVE_CORES)
+        self._thread = threading.Thread(target=self._relay, name="tfstudio-training-relay",
                                         daemon=True)
         self._set_state("running")
         self._thread.start()
@@ -65,18 +68,23 @@ class TrainingRun(QObject):
 
     def pause(self) -> None:
         if self.state == "running":
-            self._control("pause")
+            self._send("pause")
             self._set_state("paused")
 
     def resume(self) -> None:
         if self.state == "paused":
-            self._control("resume")
+            self._send("resume")
             self._set_state("running")
 
     def stop(self) -> None:
         if self.state in ("running", "paused"):
-            self._control("stop")
+            self._send("stop")
             self._set_state("stopping")
+
+    @property
+    def process_id(self) -> int | None:
+        """The training process's id (None until it has started)."""
+        return self._child.pid if self._child is not None else None
 
     @property
     def active(self) -> bool:
@@ -84,44 +92,42 @@ class TrainingRun(QObject):
 
     def set_probe_text(self, text: str) -> None:
         """The next probe (and every later one) looks at ``text``."""
-        self.config.probe_text = text  # the trainer reads its config at every probe
+        self.config.probe_text = text
+        self._send("set", "probe_text", text)
 
     def set_probe_every(self, steps: int) -> None:
         self.config.probe_every = max(0, int(steps))
+        self._send("set", "probe_every", self.config.probe_every)
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Block until the training thread ends (for closing the app and for tests); the
-        events it left are drained. True when it has ended."""
+        """Block until the child has ended and its last event is relayed (for closing the app
+        and for tests); the events are drained. True when it has ended."""
         if self._thread is not None:
             self._thread.join(timeout)
         self.drain()
         return self._thread is None or not self._thread.is_alive()
 
-    def _control(self, what: str) -> None:
-        with self._lock:
-            if self._trainer is None:
-                self._pending.append(what)
-            else:
-                getattr(self._trainer, what)()
+    def kill(self) -> None:
+        """End the child at once (closing the app when a stop did not end it in time)."""
+        if self._child is not None:
+            self._child.kill()
+
+    def _send(self, command: str, *args) -> None:
+        if self._child is not None:
+            self._child.send(command, *args)
 
     def _set_state(self, state: str) -> None:
         if state != self.state:
             self.state = state
             self.state_changed.emit(state)
 
-    # ------------------------------------------------------------------ training thread
-    def _train(self) -> None:
+    # ------------------------------------------------------------------ relay thread
+    def _relay(self) -> None:
         try:
-            from ...train.trainer import Trainer  # torch loads here, off the GUI thread
-
-            trainer = Trainer(self.graph, self.config, run_dir=self.run_dir,
-                              listeners=[self._events.put], tokenizer=self.tokenizer)
-            with self._lock:
-                self._trainer = trainer
-                for what in self._pending:
-                    getattr(trainer, what)()
-            trainer.run()  # emits Finished or Failed itself; never raises for training faults
-        except Exception as exc:  # noqa: BLE001 - set-up faults (a bad setting) reach the user too
+            self._child.start()  # the first run of a session waits for torch to import
+            for event in self._child.events():
+                self._events.put(event)
+        except Exception as exc:  # noqa: BLE001 - a child that cannot start reaches the user
             self._events.put(Failed(0, "error", f"{type(exc).__name__}: {exc}"))
 
     # ------------------------------------------------------------------ GUI thread
