@@ -165,6 +165,23 @@ def test_a_training_process_that_dies_is_shown_and_the_app_keeps_working(make_pa
     assert len(panel.curves.entries) == 2  # both runs overlaid
 
 
+def test_the_progress_line_keeps_two_lines_and_wraps_between_its_parts(make_panel, qtbot):
+    """Twice a second it changes: a fixed height keeps the column from being laid out again
+    each time, and no part (``ETA 3 s``) is split across lines."""
+    panel = make_panel()
+    quick_settings(panel, steps=6, probe_every=3)
+    run = panel.train()
+    qtbot.waitUntil(lambda: run.state == "finished", timeout=WAIT_MS)
+    line = panel.progress_line
+    assert line.isVisibleTo(panel)
+    parts = line.text().split(" · ")
+    assert parts[0] == "step\u00a06/6" and parts[1].startswith("loss\u00a0")
+    assert all(" " not in part for part in parts)
+    assert not any(part.startswith("ETA") for part in parts)  # the run has ended
+    two_lines = 2 * line.fontMetrics().lineSpacing()
+    assert line.minimumHeight() == line.maximumHeight() == two_lines
+
+
 def test_a_setup_error_is_reported_not_raised(make_panel, qtbot):
     errors = []
     panel = make_panel(report_error=lambda text, title: errors.append(text))

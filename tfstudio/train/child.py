@@ -1,11 +1,12 @@
 """A training run in a process of its own, its events sent back over a pipe.
 
 The app trains here rather than on a thread of its own process: the trainer's Python between
-kernels and the event loop's Python then never queue for one interpreter lock. (Measured on two
-cores: a thread holding the lock 6% of the time slowed a tiny-gpt run by 5-15%, one holding it
-12% by 20-40%.) Children fork from a server that imported the trainer (and torch) once, so only
-the first run of a session waits for that import. The child obeys pause, resume, stop and
-settings sent down a second pipe, and stops (saving its weights) if the parent goes away.
+kernels and the event loop's Python then never queue for one interpreter lock. (Measured once
+on two cores: a thread holding the lock 6% of the time slowed a tiny-gpt run by 5-15%, one
+holding it 12% by 20-40%.) Children fork from a server that imported the trainer (and torch)
+once, so only the first run of a session waits for that import. The child obeys pause, resume,
+stop and settings sent down a second pipe, and stops (saving its weights) if the parent goes
+away. Its torch threads leave ``leave_cores`` cores to the parent's event loop.
 
     child = TrainingProcess(graph, config, run_dir, leave_cores=1)
     child.start()
@@ -18,6 +19,7 @@ import multiprocessing
 import os
 import queue
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,10 +30,14 @@ from .events import Event, Failed, Finished, StepMetrics
 # commands the parent may send; "set" carries (TrainConfig field, value)
 COMMANDS = ("pause", "resume", "stop", "set")
 SETTABLE = ("probe_text", "probe_every")  # the trainer reads these again at every look inside
+BATCH_S = 0.05  # events travel in batches gathered this long: the app drains ten times a second
 
 
 def _context():
-    """Forkserver: forking the app itself would copy its Qt and torch threads mid-flight."""
+    """Forkserver (spawn where there is none, on Windows): forking the app itself would copy
+    its Qt and torch threads mid-flight."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["tfstudio.train.trainer"])
     return context
@@ -87,13 +93,14 @@ class TrainingProcess:
         step, ended = 0, False
         while True:
             try:
-                event = self._events.recv()
+                batch = self._events.recv()
             except (EOFError, OSError):
                 break
-            if isinstance(event, StepMetrics):
-                step = event.step
-            ended = ended or isinstance(event, (Finished, Failed))
-            yield event
+            for event in batch:
+                if isinstance(event, StepMetrics):
+                    step = event.step
+                ended = ended or isinstance(event, (Finished, Failed))
+                yield event
         self.process.join()
         if not ended:
             yield Failed(step, "error", died_message(self.process.exitcode))
@@ -119,7 +126,9 @@ def _child_main(events_out, commands_in, graph: Graph, config: TrainConfig, run_
     from ..data import tokenizer_from_dict
     from .trainer import Trainer
 
-    torch.set_num_threads(training_threads(leave_cores, torch.get_num_threads(), usable_cores()))
+    threads = training_threads(leave_cores, torch.get_num_threads(), usable_cores())
+    if threads != torch.get_num_threads():
+        torch.set_num_threads(threads)
     # a look inside is ~100 KB, more than a pipe holds: the trainer only queues its events and
     # a thread writes them, so a parent busy painting never holds up a step
     outbox: queue.SimpleQueue = queue.SimpleQueue()
@@ -139,10 +148,22 @@ def _child_main(events_out, commands_in, graph: Graph, config: TrainConfig, run_
 
 
 def _write(outbox: queue.SimpleQueue, events_out) -> None:
-    """Send each queued event to the parent until None; then close the pipe."""
-    for event in iter(outbox.get, None):
+    """Send the queued events to the parent in batches, at most every BATCH_S (each wake-up
+    of the parent takes a core from the trainer on a small machine), until None; then close
+    the pipe."""
+    done = False
+    while not done:
+        batch = [outbox.get()]
+        time.sleep(BATCH_S)
+        while True:
+            try:
+                batch.append(outbox.get_nowait())
+            except queue.Empty:
+                break
+        if None in batch:
+            batch, done = batch[:batch.index(None)], True
         try:
-            events_out.send(event)
+            events_out.send(batch)
         except (BrokenPipeError, OSError):
             break  # the parent has gone; the run stops through _obey
     events_out.close()

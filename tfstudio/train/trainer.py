@@ -2,8 +2,8 @@
 
 ``Trainer(graph, config, run_dir=...).run()`` trains until ``config.steps`` or until ``stop()`` is
 called, emitting events (events.py) to its listeners and to ``metrics.jsonl``. ``pause()``,
-``resume()`` and ``stop()`` are thread-safe and take effect between steps, so a GUI can run the
-trainer on a worker thread.
+``resume()`` and ``stop()`` are thread-safe and take effect between steps, so another thread can
+steer a run (the app's training process obeys its commands that way, see child.py).
 
 A run goes: refusals (start.py: settings, the run folder's lock, resume, memory; nothing is
 built yet), building (pipeline, model, optimizer, restored state), the loop, the last

@@ -3,7 +3,8 @@
 :class:`TrainingPanel` holds the run setup (corpus, tokenizer with a live preview,
 hyper-parameters), the Train / Pause / Resume / Stop controls and the views: curves, attention,
 positions, next token, experts and the run history. Training runs in a child process
-(:mod:`.run_controller`, :mod:`tfstudio.train.child`); the views redraw from plain data on a timer, never per event.
+(:mod:`.run_controller`, :mod:`tfstudio.train.child`); the views redraw from plain data on a
+timer, never per event.
 :func:`attach_training` docks the panel into the editor's main window (named apart from the
 :mod:`.attach` submodule, which importing would otherwise put in its place on this package).
 

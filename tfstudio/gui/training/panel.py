@@ -53,7 +53,7 @@ REDRAW_SHARE = 0.03       # ...and less often on a machine where a redraw takes 
 MAX_REDRAW_MS = 2000      # this share of the time between two (never less than every 2 s)
 LABEL_INTERVAL_MS = 500   # the progress bar and the status line follow a run this often
 # On a small machine every millisecond the GUI thread works is taken from the training
-# process (two cores: one each, and torch's second thread given up): a live look inside redraws its view at most this share of the time, from what its
+# process: a live look inside redraws its view at most this share of the time, from what its
 # last redraw cost (the newest look is drawn; the ones in between only reach the step slider)
 PROBE_REDRAW_SHARE = 0.02
 MAX_PROBE_WAIT_MS = 2000
@@ -432,20 +432,24 @@ class TrainingPanel(QWidget):
         recent = series.tokens_per_s[-SPEED_WINDOW:]  # the curve's moving average, not one step
         parts = [f"step {step:,}/{series.total_steps:,}", f"loss {series.loss[-1]:.4f}",
                  f"{sum(recent) / len(recent):,.0f} tokens/s"]
-        if eta is not None:
+        if eta is not None and self.run.active:
             parts.append(f"ETA {_duration(eta)}")
         if self.run.state == "paused":
             parts.append("paused")
         line = self.progress_line
-        line.setFixedHeight(2 * line.fontMetrics().lineSpacing())  # (a no-op unless the font
-        line.setText(" · ".join(parts))                             # changed)
+        line.setFixedHeight(2 * line.fontMetrics().lineSpacing())  # a no-op unless the font changed
+        # no-break spaces inside each part: a narrow column wraps between parts only
+        line.setText(" · ".join(part.replace(" ", "\u00a0") for part in parts))
         line.show()
 
     def _redraw_plots(self) -> None:
         if self.curves.isVisible():
             started = time.perf_counter()
-            self.curves.refresh()  # (its paint follows; the last one says what a paint costs)
-            cost_ms = (time.perf_counter() - started + self.curves.plots.paint_s) * 1000
+            self.curves.refresh()
+            # paint now, to know what a redraw costs (left to the event loop, the paint joins
+            # whatever else is pending and blocks it longer: p99 50-70 ms instead of 10-30)
+            self.curves.plots.viewport().repaint()
+            cost_ms = (time.perf_counter() - started) * 1000
             self.plot_timer.setInterval(int(min(MAX_REDRAW_MS, max(PLOT_REDRAW_MS,
                                                                    cost_ms / REDRAW_SHARE))))
         else:

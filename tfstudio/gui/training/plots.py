@@ -1,8 +1,6 @@
 """pyqtgraph set-up shared by the plotting views: themed plots, legends, run colours."""
 from __future__ import annotations
 
-import time
-
 import pyqtgraph as pg
 from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import QGraphicsItem, QSizePolicy
@@ -15,23 +13,9 @@ def configure_pyqtgraph() -> None:
                         background=theme.current().panel)
 
 
-class TimedLayoutWidget(pg.GraphicsLayoutWidget):
-    """A plot grid that knows what its last paint cost, so a view that redraws while training
-    can space its redraws by it without forcing an extra paint to find out."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.paint_s = 0.0
-
-    def paintEvent(self, event) -> None:
-        started = time.perf_counter()
-        super().paintEvent(event)
-        self.paint_s = time.perf_counter() - started
-
-
-def layout_widget() -> TimedLayoutWidget:
+def layout_widget() -> pg.GraphicsLayoutWidget:
     configure_pyqtgraph()
-    widget = TimedLayoutWidget()
+    widget = pg.GraphicsLayoutWidget()
     widget.setBackground(theme.current().panel)
     widget.ci.setSpacing(8)
     widget.ci.setContentsMargins(2, 2, 2, 2)
