@@ -1021,19 +1021,10 @@ def test_model_flops_utilisation_uses_three_times_the_forward_flops(monkeypatch)
 
 
 def test_init_from_starts_with_the_sources_weights_and_says_what_was_fitted(tmp_path):
-    from tfstudio.compiler import compile_graph
-    from tfstudio.data import build_tokenizer
-    from tfstudio.runs.checkpoint import save_checkpoint
+    from padded_run import padded_byte_run
     from tfstudio.runs.folder import RunFolder
     from tfstudio.train.events import Started
-    tokenizer = build_tokenizer("byte", load_corpus("sample:small"))
-    padded = tfstudio.load_graph("tiny-gpt")
-    for _, node in padded.walk():
-        if "vocab_size" in node.resolved_params():
-            node.params["vocab_size"] = tokenizer.vocab_size + 4
-    source = RunFolder(tmp_path / "source")
-    source.write_setup(padded, TrainConfig(), tokenizer)
-    save_checkpoint(source.checkpoints, 3, compile_graph(padded), None, {})
+    _, _, source, _ = padded_byte_run(tmp_path / "source")
     saved = RunFolder(tmp_path / "source").load_model().state_dict()
     at_start = {}
 
@@ -1341,8 +1332,6 @@ def test_a_run_too_big_for_memory_is_refused_before_anything_is_built():
 
 
 # ---------------------------------------------------------------- device.py
-
-from tfstudio.train import device as device_module  # noqa: E402
 
 
 def test_auto_takes_cuda_then_mps_then_the_cpu(monkeypatch):

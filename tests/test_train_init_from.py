@@ -4,12 +4,10 @@ import copy
 
 import pytest
 import torch
+from padded_run import padded_byte_run
 
-import tfstudio
 from tfstudio.cli import main
 from tfstudio.compiler import compile_graph
-from tfstudio.runs.checkpoint import save_checkpoint
-from tfstudio.runs.config import TrainConfig
 from tfstudio.runs.folder import RunFolder
 from tfstudio.train.init_from import load_weights_from
 from tfstudio.train.pipeline import fit_graph_to_tokenizer
@@ -80,16 +78,7 @@ def test_narrowing_that_would_lose_ids_is_refused(imported):
 
 def test_rows_past_the_tokenizer_are_dropped(tmp_path):
     """A vocabulary padded past its tokenizer (264 rows, 260 byte ids) narrows to 260."""
-    from tfstudio.data import build_tokenizer, load_corpus
-    tokenizer = build_tokenizer("byte", load_corpus("sample:small"))
-    padded = tfstudio.load_graph("tiny-gpt")
-    for _, node in padded.walk():
-        if "vocab_size" in node.resolved_params():
-            node.params["vocab_size"] = tokenizer.vocab_size + 4
-    folder = RunFolder(tmp_path / "padded")
-    folder.write_setup(padded, TrainConfig(), tokenizer)
-    source = compile_graph(padded)
-    save_checkpoint(folder.checkpoints, 3, source, None, {})
+    tokenizer, padded, folder, source = padded_byte_run(tmp_path / "padded")
     model = compile_graph(fit_graph_to_tokenizer(padded, tokenizer))
     [note] = load_weights_from(folder, model, tokenizer.vocab_size)
     assert "narrowed from 264 to 260" in note
