@@ -174,7 +174,7 @@ def cli_seconds(config, graph, run_dir: Path) -> float:
 
     from tfstudio.graph.serialize import save_graph
     from tfstudio.gui.training.series import RunSeries
-    from tfstudio.train.events import event_from_dict
+    from tfstudio.train.events import read_events
 
     run_dir.mkdir(parents=True)
     save_graph(graph, run_dir / "graph-asked.json")
@@ -182,10 +182,8 @@ def cli_seconds(config, graph, run_dir: Path) -> float:
                "--out", str(run_dir / "run"), *train_flags(config)]
     with open(run_dir / "output.txt", "w") as output:
         subprocess.run(command, check=True, stdout=output, stderr=subprocess.STDOUT)
-    series = RunSeries("cli")
-    for line in (run_dir / "run" / "metrics.jsonl").read_text().splitlines():
-        series.add(event_from_dict(json.loads(line)))
-    return training_seconds(series)
+    metrics = run_dir / "run" / "metrics.jsonl"
+    return training_seconds(RunSeries.from_events("cli", read_events(metrics)))
 
 
 def child_seconds(config, graph, run_dir: Path) -> float:
@@ -196,10 +194,7 @@ def child_seconds(config, graph, run_dir: Path) -> float:
 
     child = TrainingProcess(graph, config, run_dir, leave_cores=LEAVE_CORES)
     child.start()
-    series = RunSeries("child")
-    for event in child.events():
-        series.add(event)
-    return training_seconds(series)
+    return training_seconds(RunSeries.from_events("child", child.events()))
 
 
 def train_flags(config) -> list[str]:
