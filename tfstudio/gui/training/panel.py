@@ -446,8 +446,8 @@ class TrainingPanel(QWidget):
         if self.curves.isVisible():
             started = time.perf_counter()
             self.curves.refresh()
-            # paint now, to know what a redraw costs (left to the event loop, the paint joins
-            # whatever else is pending and blocks it longer: p99 50-70 ms instead of 10-30)
+            # paint now, to know what a redraw costs (left to the event loop, only its last,
+            # partial paint was measured: redraws came too often and p99 rose to 50-73 ms)
             self.curves.plots.viewport().repaint()
             cost_ms = (time.perf_counter() - started) * 1000
             self.plot_timer.setInterval(int(min(MAX_REDRAW_MS, max(PLOT_REDRAW_MS,
