@@ -20,6 +20,11 @@ LAPTOP = (1366, 768)
 
 @pytest.fixture
 def laptop(make_window, qtbot):
+    from PySide6.QtWidgets import QApplication
+
+    from tfstudio.gui import theme
+    theme.apply_theme(QApplication.instance(), "light")  # the app's look: its padding counts
+
     def make(graph):
         w = make_window(graph)
         w.resize(*LAPTOP)
@@ -297,3 +302,20 @@ def test_the_cached_grid_follows_a_theme_change(make_window, qtbot):
         assert colour_there() == theme.THEMES["dark"].color("canvas").name()
     finally:
         w.set_dark(False)
+
+
+def test_a_block_asks_for_a_repaint_only_when_its_telemetry_changes(make_window, monkeypatch):
+    """Every look inside sets every block's colouring, mostly to what it was (always to none
+    when colouring is off): a repaint of the canvas each time cost the training process."""
+    from PySide6.QtGui import QColor
+    item = make_window(load_preset("tiny-gpt")).scene.node_items["embed"]
+    repaints = []
+    monkeypatch.setattr(item, "update", lambda *args: repaints.append(args))
+    item.set_telemetry(None)
+    assert repaints == []
+    item.set_telemetry(QColor("#d04040"), "‖g‖ 0.5")
+    item.set_telemetry(QColor("#d04040"), "‖g‖ 0.5")
+    assert len(repaints) == 1 and item.telemetry[1] == "‖g‖ 0.5"
+    item.set_telemetry(QColor("#d04040"), "‖g‖ 0.7")
+    item.set_telemetry(None)
+    assert len(repaints) == 3 and item.telemetry is None

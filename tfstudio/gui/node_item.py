@@ -295,8 +295,10 @@ class NodeItem(QGraphicsItem):
     def set_telemetry(self, colour: QColor | None, label: str = "") -> None:
         """Colour the block by what training measured in it (gradient norm, activation RMS);
         None clears it. Set by the training panel (gui.training.telemetry)."""
-        self.telemetry = (QColor(colour), label) if colour is not None else None
-        self.update()
+        telemetry = (QColor(colour), label) if colour is not None else None
+        if telemetry != self.telemetry:  # (set at every look inside, mostly to the same)
+            self.telemetry = telemetry
+            self.update()
 
     def set_ablated(self, switched_off: list[str],
                     inner: dict[str, list[str]] | None = None) -> None:

@@ -2,6 +2,8 @@
 with the tensor shape written on them ("B×T×64")."""
 from __future__ import annotations
 
+import math
+
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QFont, QFontMetricsF, QPainter, QPainterPath, QPainterPathStroker, QPen
 from PySide6.QtWidgets import QGraphicsItem
@@ -77,7 +79,8 @@ class WireItem(QGraphicsItem):
         width = self._label_rect(scaled_font(pixels)).width()
         if width > room - 14:
             pixels *= max(room - 14, 1.0) / width
-        return scaled_font(max(pixels, MIN_LABEL_PIXELS / max(lod, 1e-3)))
+        # (fonts come in whole pixels: the floor rounds up, or 10.4 px at 72% drew 7.2 on screen)
+        return scaled_font(max(pixels, math.ceil(MIN_LABEL_PIXELS / max(lod, 1e-3))))
 
     def boundingRect(self) -> QRectF:
         # room for the label at its largest (enlarged when zoomed out)

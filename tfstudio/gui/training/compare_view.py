@@ -27,7 +27,7 @@ from ...experiments.variants import SWITCHES, expand
 from ...graph import Graph
 from ...runs import TrainConfig
 from .common import series_colour
-from .plots import layout_widget, legend_above, pen, styled_plot
+from .plots import layout_widget, legend_above, live_plot, pen, styled_plot
 
 DRAIN_INTERVAL_MS = 100
 # the switches offered as tick boxes (activation and parameter paths: the command line)
@@ -60,7 +60,7 @@ class CompareView(QWidget):
         self.export_button = QPushButton("Export report")
         self.table = QTableWidget(0, len(TABLE_COLUMNS))
         self.plots = layout_widget()
-        self.loss_plot = styled_plot(self.plots.addPlot(row=1, col=0), "Loss", "loss")
+        self.loss_plot = styled_plot(live_plot(self.plots.ci, 1, 0), "Loss", "loss")
         self.position_plot = styled_plot(self.plots.addPlot(row=1, col=1),
                                          "Loss against position", "loss", "position")
         self.timer = QTimer(self)

@@ -12,7 +12,8 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QScrol
 
 from .common import ExportButton, series_colour
 from .. import theme
-from .plots import STEP_LINE, layout_widget, legend_above, pen, step_curve, styled_plot
+from .plots import (STEP_LINE, layout_widget, legend_above, live_plot, pen, step_curve,
+                    styled_plot)
 from .series import RunSeries, write_csv
 
 
@@ -104,15 +105,15 @@ class CurvesView(QWidget):
     def _make_plots(self, ci: pg.GraphicsLayout) -> None:
         """Two rows of three plots; the two legends in one row above the first."""
         ci.setSpacing(4)
-        self.loss_plot = styled_plot(ci.addPlot(row=1, col=0),
+        self.loss_plot = styled_plot(live_plot(ci, 1, 0),
                                      "Loss (dashed: validation)", "cross-entropy")
-        self.grad_plot = styled_plot(ci.addPlot(row=1, col=1), "Gradient norm (total)",
+        self.grad_plot = styled_plot(live_plot(ci, 1, 1), "Gradient norm (total)",
                                      "before clipping")
-        self.layer_plot = styled_plot(ci.addPlot(row=1, col=2), "Gradient norm per layer")
-        self.acc_plot = styled_plot(ci.addPlot(row=2, col=0), "Task accuracy (validation)",
+        self.layer_plot = styled_plot(live_plot(ci, 1, 2), "Gradient norm per layer")
+        self.acc_plot = styled_plot(live_plot(ci, 2, 0), "Task accuracy (validation)",
                                     "answer tokens right")
-        self.lr_plot = styled_plot(ci.addPlot(row=2, col=1), "Learning rate")
-        self.speed_plot = styled_plot(ci.addPlot(row=2, col=2),
+        self.lr_plot = styled_plot(live_plot(ci, 2, 1), "Learning rate")
+        self.speed_plot = styled_plot(live_plot(ci, 2, 2),
                                       f"Throughput (mean of {SPEED_WINDOW} steps)", "tokens / s")
         self.acc_plot.setYRange(0, 1)
         self.legend = legend_above(ci, self.loss_plot, 0, 0, columns=2)
@@ -127,6 +128,9 @@ class CurvesView(QWidget):
         for plot in (self.acc_plot, self.lr_plot, self.grad_plot, self.layer_plot,
                      self.speed_plot):
             plot.setXLink(self.loss_plot)
+            # the loss plot's steps, not their own: (validation points end at other steps) a
+            # range of their own would move the shared one back and forth at every refresh
+            plot.enableAutoRange(x=False)
 
     def plot_items(self) -> dict[str, pg.PlotItem]:
         return {"loss": self.loss_plot, "acc": self.acc_plot, "lr": self.lr_plot,
@@ -231,6 +235,8 @@ class CurvesView(QWidget):
             c["grad"].setData(steps, entry.array("grad_norm"))
             c["speed"].setData(steps, moving_average(entry.array("tokens_per_s")))
         self._refresh_layers()
+        shown = [e.series for e in self.entries if e.visible]
+        self.loss_plot.getViewBox().final_step = max((s.total_steps for s in shown), default=0)
         self._refresh_summary()
         self._refresh_hints()
         self._fit_height()

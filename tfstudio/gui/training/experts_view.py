@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from .common import ExportButton, display_token, muted, placeholder, series_colour
-from .plots import STEP_LINE, layout_widget, legend_above, pen, styled_plot
+from .plots import STEP_LINE, layout_widget, legend_above, live_plot, pen, styled_plot
 from .series import RunSeries
 
 
@@ -55,7 +55,7 @@ class ExpertsView(QWidget):
         self.layer.setMinimumContentsLength(14)
         self.layer.currentIndexChanged.connect(lambda _: self.redraw())
         self.plots = layout_widget()
-        self.load_plot = styled_plot(self.plots.ci.addPlot(row=1, col=0),
+        self.load_plot = styled_plot(live_plot(self.plots.ci, 1, 0),
                                      "Expert load over training", "share of tokens")
         self.load_legend = legend_above(self.plots.ci, self.load_plot, 0, 0, columns=8)
         self.balanced = None

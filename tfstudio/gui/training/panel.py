@@ -49,7 +49,7 @@ from .setup_view import SetupView
 from .telemetry import MODES, apply_to_scene, legend_text
 
 PLOT_REDRAW_MS = 250      # the plots redraw at most this often...
-REDRAW_SHARE = 0.03       # ...and less often on a machine where a redraw takes longer than
+REDRAW_SHARE = 0.015      # ...and less often on a machine where a redraw takes longer than
 MAX_REDRAW_MS = 2000      # this share of the time between two (never less than every 2 s)
 LABEL_INTERVAL_MS = 500   # the progress bar and the status line follow a run this often
 # On a small machine every millisecond the GUI thread works is taken from the training
@@ -446,10 +446,8 @@ class TrainingPanel(QWidget):
         if self.curves.isVisible():
             started = time.perf_counter()
             self.curves.refresh()
-            # paint now, to know what a redraw costs (left to the event loop, only its last,
-            # partial paint was measured: redraws came too often and p99 rose to 50-73 ms)
-            self.curves.plots.viewport().repaint()
-            cost_ms = (time.perf_counter() - started) * 1000
+            # what the last redraw cost: this refresh, and the paints of the one before it
+            cost_ms = (time.perf_counter() - started + self.curves.plots.take_painting_s()) * 1000
             self.plot_timer.setInterval(int(min(MAX_REDRAW_MS, max(PLOT_REDRAW_MS,
                                                                    cost_ms / REDRAW_SHARE))))
         else:

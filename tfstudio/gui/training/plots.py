@@ -1,5 +1,9 @@
-"""pyqtgraph set-up shared by the plotting views: themed plots, legends, run colours."""
+"""pyqtgraph set-up shared by the plotting views: themed plots, legends, run colours, and a
+view box whose automatic range moves in steps."""
 from __future__ import annotations
+
+import math
+import time
 
 import pyqtgraph as pg
 from PySide6.QtGui import QColor, QFont
@@ -13,13 +17,107 @@ def configure_pyqtgraph() -> None:
                         background=theme.current().panel)
 
 
-def layout_widget() -> pg.GraphicsLayoutWidget:
+class TimedLayoutWidget(pg.GraphicsLayoutWidget):
+    """A plot layout that adds up the time its paints take, for a view that paces its redraws
+    by what they cost: Qt paints a change later, often in more than one paint event."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._painting_s = 0.0
+
+    def paintEvent(self, event) -> None:
+        started = time.perf_counter()
+        super().paintEvent(event)
+        self._painting_s += time.perf_counter() - started
+
+    def take_painting_s(self) -> float:
+        """Seconds spent painting since the last call."""
+        spent, self._painting_s = self._painting_s, 0.0
+        return spent
+
+
+def layout_widget() -> TimedLayoutWidget:
     configure_pyqtgraph()
-    widget = pg.GraphicsLayoutWidget()
+    widget = TimedLayoutWidget()
     widget.setBackground(theme.current().panel)
     widget.ci.setSpacing(8)
     widget.ci.setContentsMargins(2, 2, 2, 2)
     return widget
+
+
+# A live plot's axes (their ticks, labels and the grid they draw over the data) are cached and
+# redrawn only when the range changes: an automatic range that followed every new point redrew
+# all six axes of the curves at each refresh, which made a refresh cost 3-4x what its curves do.
+STEADY_FILL = 0.5      # the range is refitted when the data fills less of it than this...
+STEADY_HEADROOM = 0.05  # ...or leaves it; a refit leaves this share of the data's span free
+STEADY_TICKS = 4       # and rounds outwards to one of about this many 1-2-5 units of the span
+# the bounds a view box reports reach a pen's half width past the data: within this share of the
+# span, a bound past the range (or below zero) counts as on it
+STEADY_SLACK = 0.01
+
+
+def steady_range(data: tuple[float, float], current: tuple[float, float] | None
+                 ) -> tuple[float, float]:
+    """The range to show ``data`` (its min and max) in: ``current`` while the data stays inside
+    it and fills at least STEADY_FILL of it, else a new one rounded outwards to 1-2-5 units."""
+    lo, hi = data
+    span = hi - lo
+    if not (math.isfinite(lo) and math.isfinite(hi)) or span <= 0:
+        return data  # a single value (or none): nothing to be steady about
+    if current is not None:
+        a, b = current
+        slack = STEADY_SLACK * (b - a)
+        if a - slack <= lo and hi <= b + slack and span >= STEADY_FILL * (b - a):
+            return current
+    unit = _nice_unit(span * (1 + 2 * STEADY_HEADROOM) / STEADY_TICKS)
+    low = math.floor((lo - STEADY_HEADROOM * span) / unit) * unit
+    high = math.ceil((hi + STEADY_HEADROOM * span) / unit) * unit
+    if low < 0 <= lo + STEADY_SLACK * span:  # steps, rates and norms: never shown below zero
+        low = 0.0
+    return low, high
+
+
+def step_axis_end(last_step: float, final_step: int) -> float:
+    """Where a live run's step axis ends: the next 1, 2 or 5 times a power of ten past its last
+    step (with STEADY_HEADROOM), never past the step the run ends at. A run of 2,000 steps
+    shows 0-100 up to step 95, then 0-200, 0-500, 0-1,000, and all of itself from step 953:
+    a handful of moves, where a range that followed the data moved at every refresh."""
+    if last_step >= final_step:
+        return float(max(last_step, 1.0))
+    want = max(last_step, 1.0) * (1 + STEADY_HEADROOM)
+    power = 10.0 ** math.floor(math.log10(want))
+    end = min(u * power for u in (1, 2, 5, 10) if u * power >= want * (1 - 1e-9))
+    return float(min(end, final_step))
+
+
+def _nice_unit(most: float) -> float:
+    """The largest 1, 2 or 5 times a power of ten that is at most ``most``."""
+    power = 10.0 ** math.floor(math.log10(most))
+    return max(u * power for u in (1, 2, 5) if u * power <= most * (1 + 1e-9))
+
+
+class SteadyViewBox(pg.ViewBox):
+    """A view box whose automatic range holds still while the data stays well inside it (see
+    ``steady_range``); panning, zooming and the plot's "A" button work as in any view box.
+    With ``final_step`` set, x is a run's steps: from 0, to ``step_axis_end``."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._steady: list[tuple[float, float] | None] = [None, None]
+        self.final_step = 0  # the step the plotted runs end at (0: not known)
+
+    def childrenBounds(self, frac=None, orthoRange=(None, None), items=None):
+        bounds = super().childrenBounds(frac=frac, orthoRange=orthoRange, items=items)
+        for axis, extent in enumerate(bounds):
+            if extent is None:
+                continue
+            # (steps start at 1: reported bounds reach a pen's width, or a symbol's, below it)
+            if axis == 0 and self.final_step > 0 and extent[0] >= -STEADY_SLACK * extent[1]:
+                bounds[0] = [0.0, step_axis_end(extent[1], self.final_step)]
+                continue
+            self._steady[axis] = steady_range(tuple(extent), self._steady[axis])
+            bounds[axis] = list(self._steady[axis])
+        return bounds
 
 
 TITLE_HEIGHT = 20
@@ -49,6 +147,9 @@ def styled_plot(plot: pg.PlotItem, title: str, y_label: str = "", x_label: str =
         # an axis (its ticks, labels and grid over the whole plot) replays its drawing at every
         # paint of the plot; kept as a pixmap it is redrawn only when its range or size changes
         axis.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
+        # an axis that shrank whenever its labels did ("2.5" after "10") re-laid out the whole
+        # layout, and redrew every plot in it, at each change of a live plot's range
+        axis.setStyle(autoReduceTextSpace=False)
     if y_label:
         plot.setLabel("left", y_label, color=t.muted_text)
     if x_label:
@@ -57,6 +158,11 @@ def styled_plot(plot: pg.PlotItem, title: str, y_label: str = "", x_label: str =
     plot.setClipToView(True)
     plot.setDownsampling(auto=True, mode="peak")
     return plot
+
+
+def live_plot(layout: pg.GraphicsLayout, row: int, col: int) -> pg.PlotItem:
+    """A plot in ``layout`` for data that grows while it is shown: its range moves in steps."""
+    return layout.addPlot(row=row, col=col, viewBox=SteadyViewBox())
 
 
 def step_curve(plot: pg.PlotItem, colour, name: str | None = None) -> pg.PlotDataItem:

@@ -1,0 +1,173 @@
+"""Live plots whose automatic range moves in steps: the axes of the training curves are redrawn
+when their range changes, not at every refresh of a growing run."""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tfstudio.gui.training.curves_view import CurvesView
+from tfstudio.gui.training.plots import (STEADY_FILL, STEADY_SLACK, layout_widget, steady_range,
+                                         step_axis_end)
+from tfstudio.gui.training.series import RunSeries
+
+finite = st.floats(-1e6, 1e6, allow_nan=False)
+
+
+def test_a_range_is_rounded_outwards_and_holds_while_the_data_stays_well_inside():
+    # span 3.3 with 5% headroom each side is 3.63; a quarter of it is 0.91, so the unit is 0.5:
+    # 2.0 - 0.165 rounds down to 1.5 and 5.3 + 0.165 up to 5.5
+    assert steady_range((2.0, 5.3), None) == (1.5, 5.5)
+    assert steady_range((2.1, 5.0), (1.5, 5.5)) == (1.5, 5.5)  # inside, fills 2.9 / 4.0
+    assert steady_range((1.4, 5.0), (1.5, 5.5)) != (1.5, 5.5)  # below it
+    assert steady_range((4.0, 5.0), (1.5, 5.5)) != (1.5, 5.5)  # fills a quarter of it
+    assert steady_range((1.0, 1900.0), None) == (0.0, 2000.0)  # steps never show below zero
+    assert steady_range((-0.5, 99.5), None) == (0.0, 120.0)  # a pen's width below zero: on it
+    assert steady_range((3.0, 3.0), None) == (3.0, 3.0)  # one value: left to the view box
+
+
+@settings(max_examples=300, deadline=None)
+@given(finite, finite, st.one_of(st.none(), st.tuples(finite, finite)))
+def test_the_range_always_holds_the_data_and_the_data_fills_at_least_half(a, b, current):
+    lo, hi = min(a, b), max(a, b)
+    if hi - lo < 1e-6 * max(1.0, abs(lo)):
+        return  # one value, within rounding
+    if current is not None:
+        current = (min(current), max(current))
+    low, high = steady_range((lo, hi), current)
+    slack = STEADY_SLACK * (high - low)  # (a pen's width past an edge counts as on it)
+    assert low - slack <= lo and hi <= high + slack
+    assert hi - lo >= STEADY_FILL * (high - low) * (1 - 1e-9)
+    assert current is not None or lo < 0 or low >= 0
+    assert steady_range((lo, hi), (low, high)) == (low, high)  # and then holds still
+
+
+def test_a_run_of_20000_steps_moves_its_step_axis_a_few_times_not_at_every_refresh():
+    ranges, current = [], None
+    for step in range(20, 20_001, 20):  # a refresh every 20 steps: 1,000 of them
+        current = steady_range((1.0, float(step)), current)
+        ranges.append(current)
+    changes = sum(1 for before, after in zip(ranges, ranges[1:]) if before != after)
+    # pyqtgraph's own automatic range moves at each of the 1,000 refreshes; this one grows by at
+    # least its headroom (5%) and rounds up to a 1-2-5 unit, which is 33 moves on this run
+    assert changes <= 40
+    assert all(low == 0.0 and high * (1 + STEADY_SLACK) >= step for (low, high), step
+               in zip(ranges, range(20, 20_001, 20)))
+
+
+def test_a_live_runs_step_axis_moves_through_1_2_5_ends_and_lands_on_its_last_step():
+    ends = [step_axis_end(step, 2000) for step in range(1, 2001)]
+    assert sorted(set(ends)) == [2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000]
+    assert ends[94 - 1] == 100 and ends[96 - 1] == 200  # 5% past step 96 is 100.8
+    assert all(end >= step for step, end in enumerate(ends, 1))
+    assert step_axis_end(2500, 2000) == 2500  # a run resumed past its planned end
+
+
+def test_the_curves_of_a_live_run_share_a_step_axis_that_ends_at_the_next_1_2_5(qtbot):
+    rng = np.random.default_rng(2)
+    view = CurvesView()
+    qtbot.addWidget(view)
+    view.show()
+    series = growing_series(300, rng)
+    series.total_steps = 2000
+    view.add_series(series)
+    box = view.loss_plot.getViewBox()
+    # the view adds a little padding around 0-500; every plot shows the loss plot's steps
+    qtbot.waitUntil(lambda: box.viewRange()[0][0] < 0 < 500 < box.viewRange()[0][1] < 560)
+    for plot in view.plot_items().values():
+        assert plot.getViewBox().viewRange()[0] == box.viewRange()[0]
+    extend(series, 1700, rng)  # the run's last step: all of it
+    view.refresh()
+    qtbot.waitUntil(lambda: 2000 < box.viewRange()[0][1] < 2200)
+
+
+def growing_series(steps: int, rng) -> RunSeries:
+    series = RunSeries("tiny-gpt")
+    extend(series, steps, rng)
+    return series
+
+
+def extend(series: RunSeries, steps: int, rng) -> None:
+    for _ in range(steps):
+        step = len(series.steps) + 1
+        series.steps.append(step)
+        series.loss.append(3.0 + 0.2 * rng.random())
+        series.lr.append(1e-3)
+        series.grad_norm.append(1.0 + rng.random())
+        series.tokens_per_s.append(20_000.0 + 1_000 * rng.random())
+        series.elapsed_s.append(step * 0.01)
+        series.layer_grad_norms.setdefault("layers.0", []).append(rng.random())
+
+
+def axis_drawings(monkeypatch) -> list:
+    """Each time an axis of any plot works out its ticks and labels anew (it draws them then)."""
+    calls = []
+    original = pg.AxisItem.generateDrawSpecs
+
+    def counted(self, painter):
+        calls.append(self)
+        return original(self, painter)
+
+    monkeypatch.setattr(pg.AxisItem, "generateDrawSpecs", counted)
+    return calls
+
+
+def test_a_refresh_inside_the_range_redraws_no_axis_and_one_past_it_does(qtbot, monkeypatch):
+    rng = np.random.default_rng(0)
+    view = CurvesView()
+    qtbot.addWidget(view)
+    view.resize(1300, 560)
+    view.show()
+    series = growing_series(1000, rng)
+    view.add_series(series)
+    qtbot.wait(100)
+    view.refresh()  # the first paint widens the axes to their labels: the layout settles
+    qtbot.wait(100)
+    # steps 1-1000: a span of 999, 1,099 with its headroom, a quarter of it rounds down to a
+    # unit of 200, and 1000 + 50 rounds up to a step range that ends at 1,200
+    _, shown_to = view.loss_plot.getViewBox().viewRange()[0]
+    drawn = axis_drawings(monkeypatch)
+    while len(series.steps) < 1180:  # refreshes that stay inside it
+        extend(series, 20, rng)
+        view.refresh()
+        qtbot.wait(5)
+    assert drawn == []
+    extend(series, 40, rng)  # past it
+    view.refresh()
+    qtbot.wait(50)
+    assert view.loss_plot.getViewBox().viewRange()[0][1] > shown_to
+    assert {view.loss_plot.getAxis("bottom"), view.lr_plot.getAxis("bottom")} <= set(drawn)
+
+
+def test_a_plot_the_user_zoomed_stays_put_until_auto_range_is_asked_for(qtbot):
+    rng = np.random.default_rng(1)
+    view = CurvesView()
+    qtbot.addWidget(view)
+    view.show()
+    series = growing_series(500, rng)
+    view.add_series(series)
+    box = view.loss_plot.getViewBox()
+    box.setXRange(100, 200, padding=0)  # as a drag or the mouse wheel does
+    extend(series, 2000, rng)
+    view.refresh()
+    qtbot.wait(20)
+    assert box.viewRange()[0] == [100.0, 200.0]
+    view.loss_plot.enableAutoRange()  # the plot's "A" button
+    # (the curve clips its points to the view: each paint widens the range until all are in)
+    qtbot.waitUntil(lambda: box.viewRange()[0][0] <= 1 and box.viewRange()[0][1] >= 2500,
+                    timeout=3000)
+
+
+def test_a_plot_layout_adds_up_the_time_its_paints_take(qtbot):
+    widget = layout_widget()
+    qtbot.addWidget(widget)
+    widget.addPlot().plot(np.arange(1000.0), np.sin(np.arange(1000.0)))
+    widget.resize(600, 400)
+    widget.show()
+    qtbot.wait(50)
+    widget.take_painting_s()
+    widget.viewport().repaint()
+    widget.viewport().repaint()
+    assert widget.take_painting_s() > 0
+    assert widget.take_painting_s() == 0.0  # taken: counted from zero again
