@@ -66,12 +66,9 @@ def test_a_live_runs_step_axis_moves_through_1_2_5_ends_and_lands_on_its_last_st
 
 def test_the_curves_of_a_live_run_share_a_step_axis_that_ends_at_the_next_1_2_5(qtbot):
     rng = np.random.default_rng(2)
-    view = CurvesView()
-    qtbot.addWidget(view)
-    view.show()
     series = growing_series(300, rng)
     series.total_steps = 2000
-    view.add_series(series)
+    view = curves_of(series, qtbot)
     box = view.loss_plot.getViewBox()
     # the view adds a little padding around 0-500; every plot shows the loss plot's steps
     qtbot.waitUntil(lambda: box.viewRange()[0][0] < 0 < 500 < box.viewRange()[0][1] < 560)
@@ -80,6 +77,15 @@ def test_the_curves_of_a_live_run_share_a_step_axis_that_ends_at_the_next_1_2_5(
     extend(series, 1700, rng)  # the run's last step: all of it
     view.refresh()
     qtbot.waitUntil(lambda: 2000 < box.viewRange()[0][1] < 2200)
+
+
+def curves_of(series: RunSeries, qtbot, size: tuple[int, int] = (1000, 560)) -> CurvesView:
+    view = CurvesView()
+    qtbot.addWidget(view)
+    view.resize(*size)
+    view.show()
+    view.add_series(series)
+    return view
 
 
 def growing_series(steps: int, rng) -> RunSeries:
@@ -115,12 +121,8 @@ def axis_drawings(monkeypatch) -> list:
 
 def test_a_refresh_inside_the_range_redraws_no_axis_and_one_past_it_does(qtbot, monkeypatch):
     rng = np.random.default_rng(0)
-    view = CurvesView()
-    qtbot.addWidget(view)
-    view.resize(1300, 560)
-    view.show()
     series = growing_series(1000, rng)
-    view.add_series(series)
+    view = curves_of(series, qtbot, size=(1300, 560))
     qtbot.wait(100)
     view.refresh()  # the first paint widens the axes to their labels: the layout settles
     qtbot.wait(100)
@@ -142,11 +144,8 @@ def test_a_refresh_inside_the_range_redraws_no_axis_and_one_past_it_does(qtbot, 
 
 def test_a_plot_the_user_zoomed_stays_put_until_auto_range_is_asked_for(qtbot):
     rng = np.random.default_rng(1)
-    view = CurvesView()
-    qtbot.addWidget(view)
-    view.show()
     series = growing_series(500, rng)
-    view.add_series(series)
+    view = curves_of(series, qtbot)
     box = view.loss_plot.getViewBox()
     box.setXRange(100, 200, padding=0)  # as a drag or the mouse wheel does
     extend(series, 2000, rng)

@@ -203,6 +203,7 @@ class CompareView(QWidget):
             self.status.setText(f"Cannot run: {exc}")
             return False
         self._reset([v.name for v in variants])
+        self.loss_plot.getViewBox().final_step = config.steps
         self._thread = threading.Thread(target=self._train, args=(specs, lengths),
                                         name="tfstudio-compare", daemon=True)
         self._thread.start()

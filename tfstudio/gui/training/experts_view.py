@@ -57,6 +57,7 @@ class ExpertsView(QWidget):
         self.plots = layout_widget()
         self.load_plot = styled_plot(live_plot(self.plots.ci, 1, 0),
                                      "Expert load over training", "share of tokens")
+        self.load_plot.setYRange(0, 1)  # a share: its whole scale, the balanced line in place
         self.load_legend = legend_above(self.plots.ci, self.load_plot, 0, 0, columns=8)
         self.balanced = None
         self.tokens = QLabel()
@@ -138,6 +139,7 @@ class ExpertsView(QWidget):
             int(routing["experts"]) if routing else 0
         if loads.ndim == 2 and loads.size:
             steps = np.asarray(self.series.router_steps[:len(loads)], dtype=float)
+            self.load_plot.getViewBox().final_step = self.series.total_steps
             for e in range(experts):
                 self._curves.append(self.load_plot.plot(steps, loads[:, e],
                                                         pen=pen(series_colour(e), STEP_LINE),
