@@ -159,3 +159,27 @@ def test_a_learned_tables_waveforms_keep_a_round_range_until_the_values_pass_it(
     assert first == round(2 * 0.05 * 1.04, 6)            # +-0.05, pyqtgraph's 2% padding
     assert show(0.045, 20) == first                      # inside the bound: the axis stays
     assert show(0.08, 30) == round(2 * 0.1 * 1.04, 6)    # past it: the next round bound
+
+
+def test_the_curves_hints_wrap_inside_their_plots_at_the_laptop_width(qtbot):
+    """The curves view is ~1,030 px wide in the Train workspace at 1366x768, so each plot is
+    ~320 px: a hint on one line ran past both edges ("racy: this corpus is text...")."""
+    view = CurvesView()
+    qtbot.addWidget(view)
+    view.resize(1034, 556)
+    view.show()
+    series = RunSeries("tiny-gpt · sample")
+    series.is_task = False
+    series.steps, series.loss, series.lr = [1, 2], [3.0, 2.9], [1e-3, 1e-3]
+    series.grad_norm, series.tokens_per_s, series.elapsed_s = [1.0, 1.0], [1e4, 1e4], [0.1, 0.2]
+    for shown in (None, series):  # the empty state, then a text corpus's accuracy
+        if shown is not None:
+            view.add_series(shown)
+        qtbot.wait(50)
+        visible = {n: h for n, h in view.hints.items() if h.isVisible()}
+        assert visible and (shown is None or "acc" in visible)
+        for name, hint in visible.items():
+            box = view.plot_items()[name].getViewBox()
+            drawn = hint.mapRectToItem(box, hint.textItem.mapRectToParent(
+                hint.textItem.boundingRect()))
+            assert box.rect().contains(drawn), (name, hint.toPlainText(), drawn, box.rect())

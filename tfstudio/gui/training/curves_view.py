@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextOption
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QScrollArea,
                                QVBoxLayout, QWidget)
 
@@ -88,8 +89,8 @@ class CurvesView(QWidget):
             hint = self.hints[name] = pg.TextItem(EMPTY_HINT, color=theme.current().muted_text,
                                                   anchor=(0.5, 0.5))
             hint.setParentItem(plot.getViewBox())  # in the box's pixels: stays centred
-            plot.getViewBox().sigResized.connect(
-                lambda box, h=hint: h.setPos(box.width() / 2, box.height() / 2))
+            hint.textItem.document().setDefaultTextOption(QTextOption(Qt.AlignCenter))
+            plot.getViewBox().sigResized.connect(lambda box, h=hint: place_hint(h, box))
         self.log_scale = QCheckBox("Log scale")
         self.layers_of = QComboBox()
         self.export = ExportButton(lambda: self.plots, "training curves", csv=self.export_csv)
@@ -264,8 +265,7 @@ class CurvesView(QWidget):
                 text = "This run logged no per-layer gradient norms"
             if hint.toPlainText() != text:  # a TextItem re-renders on every setText
                 hint.setText(text)
-                box = self.plot_items()[name].getViewBox()
-                hint.setPos(box.width() / 2, box.height() / 2)
+                place_hint(hint, self.plot_items()[name].getViewBox())
             hint.setVisible(bool(text))
 
     def _refresh_layers(self) -> None:
@@ -326,8 +326,15 @@ class CurvesView(QWidget):
 
 
 
+def place_hint(hint: pg.TextItem, box: pg.ViewBox) -> None:
+    """Centre ``hint`` in ``box``, its lines wrapped to the box's width (a plot is ~320 px
+    wide in the Train workspace at 1366x768)."""
+    hint.setTextWidth(max(60.0, box.width() - 24))
+    hint.setPos(box.width() / 2, box.height() / 2)
+
+
 def accuracy_hint(shown: list[RunSeries]) -> str:
     if all(s.is_task is False for s in shown):
-        return "No task accuracy: this corpus is text. Accuracy is measured on the\n" \
+        return "No task accuracy: this corpus is text. Accuracy is measured on the " \
                "synthetic tasks (task:reverse, task:copy, …), whose answers are known."
     return "Accuracy appears at each validation (Eval every in the run setup)"
