@@ -24,7 +24,9 @@ def test_a_range_is_rounded_outwards_and_holds_while_the_data_stays_well_inside(
     assert steady_range((4.0, 5.0), (1.5, 5.5)) != (1.5, 5.5)  # fills a quarter of it
     assert steady_range((1.0, 1900.0), None) == (0.0, 2000.0)  # steps never show below zero
     assert steady_range((-0.5, 99.5), None) == (0.0, 120.0)  # a pen's width below zero: on it
-    assert steady_range((3.0, 3.0), None) == (3.0, 3.0)  # one value: left to the view box
+    assert steady_range((1e-3, 1e-3), None) == (0.0, 2e-3)  # one value: in the middle
+    assert steady_range((-2.0, -2.0), None) == (-4.0, 0.0)
+    assert steady_range((0.0, 0.0), None) == (-1.0, 1.0)
 
 
 @settings(max_examples=300, deadline=None)

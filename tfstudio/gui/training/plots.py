@@ -62,8 +62,10 @@ def steady_range(data: tuple[float, float], current: tuple[float, float] | None
     it and fills at least STEADY_FILL of it, else a new one rounded outwards to 1-2-5 units."""
     lo, hi = data
     span = hi - lo
-    if not (math.isfinite(lo) and math.isfinite(hi)) or span <= 0:
-        return data  # a single value (or none): nothing to be steady about
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return data
+    if span <= 0:  # one value: from zero to twice it (pyqtgraph's +-0.5 read a rate of 1e-3 as 0)
+        return (min(0.0, 2 * lo), max(0.0, 2 * lo)) if lo != 0 else (-1.0, 1.0)
     if current is not None:
         a, b = current
         slack = STEADY_SLACK * (b - a)
