@@ -129,8 +129,8 @@ class CurvesView(QWidget):
         for plot in (self.acc_plot, self.lr_plot, self.grad_plot, self.layer_plot,
                      self.speed_plot):
             plot.setXLink(self.loss_plot)
-            # the loss plot's steps, not their own: (validation points end at other steps) a
-            # range of their own would move the shared one back and forth at every refresh
+            # these follow the loss plot's steps: fitting their own (validation points end at
+            # other steps) moved the shared range back and forth at every refresh
             plot.enableAutoRange(x=False)
 
     def plot_items(self) -> dict[str, pg.PlotItem]:
