@@ -201,6 +201,7 @@ def train_flags(config) -> list[str]:
     """``tfstudio train``'s flags for every setting of ``config`` that is not its default."""
     from dataclasses import fields
 
+    from tfstudio.cli.train import setting_flag
     from tfstudio.runs.config import TrainConfig
 
     default, flags = TrainConfig(), []
@@ -208,7 +209,7 @@ def train_flags(config) -> list[str]:
         value = getattr(config, field.name)
         if value == getattr(default, field.name):
             continue
-        flag = "--errors" if field.name == "corpus_errors" else "--" + field.name.replace("_", "-")
+        flag = setting_flag(field.name)
         flags += [flag] if value is True else [flag, str(value)]
     return flags
 

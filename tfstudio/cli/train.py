@@ -88,7 +88,7 @@ def configure(parser) -> None:
     for f in fields(TrainConfig):
         if f.name == "corpus_errors":  # offered as --errors above
             continue
-        flag = "--" + f.name.replace("_", "-")
+        flag = setting_flag(f.name)
         value = getattr(defaults, f.name)
         if isinstance(value, bool):
             parser.add_argument(flag, action="store_true", default=value, help=SETTING_HELP[f.name])
@@ -96,6 +96,11 @@ def configure(parser) -> None:
             parser.add_argument(flag, type=type(value), default=value, help=SETTING_HELP[f.name],
                                 choices=_CHOICES.get(f.name))
     parser.set_defaults(steps=None)  # None: a new run's default, or a resumed run's own
+
+
+def setting_flag(name: str) -> str:
+    """The flag that sets TrainConfig field ``name`` ("--seq-len" for seq_len)."""
+    return "--errors" if name == "corpus_errors" else "--" + name.replace("_", "-")
 
 
 def config_from_args(args) -> TrainConfig:

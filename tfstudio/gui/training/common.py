@@ -177,11 +177,12 @@ class GuiThreadGarbageCollector(QObject):
     """Collect cyclic garbage on the GUI thread only, while worker threads run Python.
 
     Python's cyclic collector runs in whichever thread happens to allocate. If that is a
-    worker thread (the looks inside, the compare view's training) and the garbage holds Qt objects (a removed plot curve, a closed dialog),
-    their C++ destructors run off the GUI thread, and can deadlock against a GUI thread that
-    holds a Qt lock while waiting for the GIL. So automatic collection is switched off and a
-    timer collects, generation by generation as the thresholds say, on the GUI thread (the
-    remedy pyqtgraph documents for threaded applications). ``stop`` restores the collector."""
+    worker thread (the looks inside, the compare view's training) and the garbage holds Qt
+    objects (a removed plot curve, a closed dialog), their C++ destructors run off the GUI
+    thread, and can deadlock against a GUI thread that holds a Qt lock while waiting for the
+    GIL. So automatic collection is switched off and a timer collects, generation by
+    generation as the thresholds say, on the GUI thread (the remedy pyqtgraph documents for
+    threaded applications). ``stop`` restores the collector."""
 
     _holders = 0                 # collectors alive: automatic collection stays off while > 0
     _was_enabled = True

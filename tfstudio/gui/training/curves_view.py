@@ -236,8 +236,8 @@ class CurvesView(QWidget):
             c["grad"].setData(steps, entry.array("grad_norm"))
             c["speed"].setData(steps, moving_average(entry.array("tokens_per_s")))
         self._refresh_layers()
-        shown = [e.series for e in self.entries if e.visible]
-        self.loss_plot.getViewBox().final_step = max((s.total_steps for s in shown), default=0)
+        self.loss_plot.getViewBox().final_step = max(
+            (s.total_steps for s in self.visible_series()), default=0)
         self._refresh_summary()
         self._refresh_hints()
         self._fit_height()
@@ -251,7 +251,7 @@ class CurvesView(QWidget):
 
     def _refresh_hints(self) -> None:
         """Say why a plot is empty instead of showing bare axes."""
-        shown = [e.series for e in self.entries if e.visible]
+        shown = self.visible_series()
         drawn = [s for s in shown if s.steps]
         for name, hint in self.hints.items():
             text = ""

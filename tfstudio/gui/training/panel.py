@@ -868,8 +868,9 @@ class TrainingPanel(QWidget):
     def shutdown(self, timeout: float = 30.0) -> None:
         """Stop a run (its weights are saved) and the background worker; for closing the app."""
         if self.run is not None:
-            self.run.stop()  # (a run that has ended ignores it, and may still be writing
-            if not self.run.wait(timeout):  # its last checkpoint)
+            # a run that has ended ignores the stop, and may still be writing its checkpoint
+            self.run.stop()
+            if not self.run.wait(timeout):
                 self.run.kill()  # stuck: the newest checkpoint on disk stays intact
                 self.run.wait(5.0)
         self.host.stop_generation()
