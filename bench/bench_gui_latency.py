@@ -15,9 +15,12 @@ run's throughput is given as a ratio to the mean of the two runs around it. Targ
 Lateness moves with whatever else the machine runs; the GUI thread's CPU time per 100 steps
 (and its share of the app process's) hardly does, and is what the GUI takes from the trainer:
 ``--profile DIR`` writes a cProfile of the GUI thread alone per tab, to see where it goes.
+``--paired STEPS`` times the trainer within one run per tab, with the event loop running and
+asleep in turn, which the machine's drift cannot blur.
 
     python bench/bench_gui_latency.py                      # 2,000 steps per tab
     python bench/bench_gui_latency.py --steps 400 --write  # and update docs/BENCHMARKS.md
+    python bench/bench_gui_latency.py --rounds 0 --paired 4000  # the event loop's own cost
     python bench/bench_gui_latency.py --screenshots docs/screenshots
 """
 from __future__ import annotations
@@ -33,6 +36,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 TICK_MS = 10
+SEGMENT_S = 3.0  # --paired: seconds of the event loop running, then asleep, in turn
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -159,6 +163,65 @@ def train(app, panel, probe: LatencyProbe | None, tab=None, profile: Path | None
     return run, training_seconds(run.series), cpu
 
 
+def paired_rates(app, panel, tab, steps: int, segment_s: float = SEGMENT_S) -> list[float]:
+    """One run of ``steps`` with ``tab`` shown, alternating ``segment_s`` of the event loop
+    running (draining, drawing) and of the GUI thread asleep (nothing drained or drawn):
+    each running segment's training step rate over the mean of its asleep neighbours'. The
+    machine's speed drifts over seconds to minutes, so neighbours a few seconds apart cancel
+    what separate runs cannot; the relay thread keeps receiving in both, so this is the cost
+    of the event loop's work alone."""
+    from PySide6.QtCore import QTimer
+
+    configure(panel, steps=steps)
+    panel.tabs.setCurrentWidget(tab)
+    run = panel.train()
+    series = run.series
+    offsets: list[float] = []  # this process's clock minus the run's, as each step arrives
+
+    def clock_offset():
+        if series.elapsed_s:
+            offsets.append(time.perf_counter() - series.elapsed_s[-1])
+
+    watch = QTimer(interval=20)
+    watch.timeout.connect(clock_offset)
+    watch.start()
+    pump(app, 60, until=lambda: len(series.steps) > 50)  # past set-up and the first steps
+    bounds, running = [], True
+    while run.active:
+        bounds.append((time.perf_counter(), running))
+        if running:
+            pump(app, segment_s, until=lambda: not run.active)
+        else:
+            time.sleep(segment_s)
+        running = not running
+    bounds.append((time.perf_counter(), None))
+    pump(app, 0.5)
+    watch.stop()
+    offset = min(offsets)  # an event arrives after it is sent, never before
+    return neighbour_ratios(bounds, series.steps, [e + offset for e in series.elapsed_s])
+
+
+def neighbour_ratios(bounds: list[tuple[float, bool | None]], steps: list[int],
+                     at: list[float]) -> list[float]:
+    """``bounds``: (start time, whether the event loop ran) of each segment, the last (end,
+    None); ``steps`` logged at times ``at`` (same clock). Each running segment's step rate over
+    the mean rate of the asleep segments either side of it."""
+    def rate(start: float, end: float) -> float | None:
+        inside = [(s, t) for s, t in zip(steps, at)
+                  if start + 0.3 <= t <= end - 0.1]  # clear of each switch
+        if len(inside) < 10:
+            return None
+        return (inside[-1][0] - inside[0][0]) / (inside[-1][1] - inside[0][1])
+
+    segments = [(ran, rate(t0, t1)) for (t0, ran), (t1, _) in zip(bounds, bounds[1:])]
+    ratios = []
+    for (ran_before, before), (ran, during), (ran_after, after) in zip(
+            segments, segments[1:], segments[2:]):
+        if ran and not ran_before and not ran_after and None not in (before, during, after):
+            ratios.append(during / ((before + after) / 2))
+    return ratios
+
+
 def training_seconds(series) -> float:
     """From the first logged step to the last (set-up and the final checkpoint excluded)."""
     if len(series.elapsed_s) < 2:
@@ -233,9 +296,15 @@ def main() -> int:
     parser.add_argument("--json", metavar="FILE", help="write the measurements as JSON")
     parser.add_argument("--write", action="store_true", help="update docs/BENCHMARKS.md")
     parser.add_argument("--rounds", type=int, default=1,
-                        help="measure every tab this many times, in turn; the ratio reported "
+                        help="measure every tab this many times, in turn (0: only --paired); "
+                             "the ratio reported "
                              "is each tab's median (the same run's time moved by up to 60%% "
                              "on the 2-core test machine)")
+    parser.add_argument("--paired", type=int, metavar="STEPS", default=0,
+                        help="then, per tab, one run of STEPS steps that alternates 3 s of "
+                             "the event loop running with 3 s of it asleep: the step rate "
+                             "while it runs over the rate around it (the GUI's cost to the "
+                             "trainer, free of the machine's drift)")
     parser.add_argument("--profile", metavar="DIR",
                         help="write a cProfile of the GUI thread per tab there (TAB.prof)")
     args = parser.parse_args()
@@ -279,7 +348,8 @@ def main() -> int:
     # each GUI run sits between two runs without the GUI (a neighbour's is shared) and is
     # compared with their mean: a shared machine's speed drifts by several per cent over
     # minutes, and a drift in either direction then cancels instead of reading as GUI cost
-    cli = [cli_seconds(panel.setup.config(), window.session.root, data_dir / "cli-0")]
+    first = data_dir / "cli-0"
+    cli = [cli_seconds(panel.setup.config(), window.session.root, first)] if args.rounds else []
     rounds: dict[str, list[dict]] = {name: [] for name in args.tabs.split(",")}
     alone: list[float] = []  # the app's training child with no GUI, against the runs around it
     for _ in range(args.rounds):
@@ -305,13 +375,19 @@ def main() -> int:
                 gui_cpu_share=cpu.gui_s / cpu.process_s if cpu.process_s else 0.0,
                 end=run.end_event.kind if run.end_event else None))
             print(name, json.dumps(rounds[name][-1]), flush=True)
-    tabs = {name: summary(measured) for name, measured in rounds.items()}
+    tabs = {name: summary(measured) for name, measured in rounds.items() if measured}
+    paired = {}
+    for name in rounds if args.paired else ():
+        ratios = paired_rates(app, panel, getattr(panel, name), args.paired)
+        paired[name] = {"median": percentile(ratios, 0.5), "ratios": ratios}
+        print(name, "paired", json.dumps(paired[name]), flush=True)
     result = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python "
                    f"{platform.python_version()}, torch {torch.__version__}, "
                    f"{torch.get_num_threads()} torch threads",
         "steps": args.steps, "size": args.size, "rounds": args.rounds, "idle": idle,
-        "tabs": tabs, "child_alone_over_cli": alone,
+        "tabs": tabs, "child_alone_over_cli": alone, "paired_steps": args.paired,
+        "paired": paired,
     }
     panel.shutdown()
     table = markdown(result)
@@ -322,8 +398,8 @@ def main() -> int:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         from report import replace_section
         replace_section("## GUI latency while training", intro(result) + "\n\n" + table)
-    worst_p99 = max(r["p99"] for r in tabs.values())
-    ratio = min(r["gui_over_cli"] for r in tabs.values())
+    worst_p99 = max((r["p99"] for r in tabs.values()), default=float("nan"))  # --rounds 0
+    ratio = min((r["gui_over_cli"] for r in tabs.values()), default=float("nan"))
     print(f"worst_tab_p99_ms={worst_p99:.0f} gui_over_cli={ratio:.2f}")
     return 0 if worst_p99 < 50 and ratio >= 0.95 else 1
 
@@ -353,6 +429,17 @@ def markdown(result: dict) -> str:
                      f"{r['gui_cpu_ms_per_100_steps']:.0f} | {r['gui_cpu_share']:.0%} | "
                      f"{r['train_s']:.1f} / {r['cli_before_s']:.1f}, {r['cli_after_s']:.1f} | "
                      f"{r['gui_over_cli']:.2f}{each(r['ratios'])} |")
+    if result.get("paired"):
+        lines += ["", f"Within one run of {result['paired_steps']:,} steps per tab (`--paired "
+                  f"{result['paired_steps']}`), 3 s of the event loop running, then 3 s of it "
+                  "asleep, in turn:", "",
+                  "| tab shown | segments | step rate, event loop running / asleep around it "
+                  "(median) | lowest, highest |", "|---|---:|---:|---:|"]
+        for name, r in result["paired"].items():
+            ratios = r["ratios"]
+            lines.append(f"| {name} | {len(ratios)} | {r['median']:.3f} | "
+                         f"{min(ratios, default=float('nan')):.2f}, "
+                         f"{max(ratios, default=float('nan')):.2f} |")
     return "\n".join(lines)
 
 
@@ -363,24 +450,24 @@ def each(ratios: list[float]) -> str:
 def intro(result: dict) -> str:
     rounds = result.get("rounds", 1)
     times = "once per tab" if rounds == 1 else f"{rounds} times per tab, the tabs in turn"
-    return (f"`python bench/bench_gui_latency.py --steps {result['steps']} --rounds {rounds} "
-            f"--write`: the main window at {result['size']} in the Train workspace trains "
-            "tiny-gpt on `task:reverse` (char tokenizer, batch 16 x 64, a look inside every 10 "
-            f"steps, the canvas coloured by gradient norm) {times}, that tab shown throughout, "
-            "while a "
-            "10 ms `QTimer` records how late the event loop serves it. Throughput: training "
-            "seconds (first to last logged step) of the same configuration trained by "
-            "`tfstudio train` (every setting passed as its flag) right before and right after "
-            "each GUI run, their mean divided by the GUI run's (a neighbouring tab's run shares "
-            "one; the machine's drift over minutes cancels). The app trains in a child process "
-            "with one torch thread fewer than the cores (one here); `tfstudio train` uses all. "
-            "GUI thread CPU: `time.thread_time()` of the event loop's thread over the run, per "
-            "100 steps and as a share of the app process's CPU time (the training child's "
-            "excluded). Over several rounds: each tab's worst round "
-            "(by p99) for the latency columns, the median ratio, the mean CPU. Targets: p99 "
-            "< 50 ms on every "
-            f"tab, ratio >= 0.95. Machine: {result['machine']}, Qt offscreen."
-            + alone_sentence(result.get("child_alone_over_cli", [])))
+    paired = f" --paired {result['paired_steps']}" if result.get("paired_steps") else ""
+    return (
+        f"`python bench/bench_gui_latency.py --steps {result['steps']} --rounds {rounds}"
+        f"{paired} --write`: the main window at {result['size']} in the Train workspace trains "
+        "tiny-gpt on `task:reverse` (char tokenizer, batch 16 x 64, a look inside every 10 "
+        f"steps, the canvas coloured by gradient norm) {times}, that tab shown throughout, "
+        "while a 10 ms `QTimer` records how late the event loop serves it. Throughput: "
+        "training seconds (first to last logged step) of the same configuration trained by "
+        "`tfstudio train` (every setting passed as its flag) right before and right after "
+        "each GUI run, their mean divided by the GUI run's (a neighbouring tab's run shares "
+        "one; the machine's drift over minutes cancels). The app trains in a child process "
+        "with one torch thread fewer than the cores (one here); `tfstudio train` uses all. "
+        "GUI thread CPU: `time.thread_time()` of the event loop's thread over the run, per "
+        "100 steps and as a share of the app process's CPU time (the training child's "
+        "excluded). Over several rounds: each tab's worst round (by p99) for the latency "
+        "columns, the median ratio, the mean CPU. Targets: p99 < 50 ms on every tab, ratio "
+        f">= 0.95. Machine: {result['machine']}, Qt offscreen."
+        + alone_sentence(result.get("child_alone_over_cli", [])))
 
 
 def alone_sentence(ratios: list[float]) -> str:
