@@ -301,8 +301,9 @@ def main() -> int:
                              "is each tab's median (the same run's time moved by up to 60%% "
                              "on the 2-core test machine)")
     parser.add_argument("--paired", type=int, metavar="STEPS", default=0,
-                        help="then, per tab, one run of STEPS steps that alternates 3 s of "
-                             "the event loop running with 3 s of it asleep: the step rate "
+                        help=f"then, per tab, one run of STEPS steps that alternates "
+                             f"{SEGMENT_S:g} s of the event loop running with as long asleep: "
+                             "the step rate "
                              "while it runs over the rate around it (the GUI's cost to the "
                              "trainer, free of the machine's drift)")
     parser.add_argument("--profile", metavar="DIR",
@@ -377,10 +378,11 @@ def main() -> int:
             print(name, json.dumps(rounds[name][-1]), flush=True)
     tabs = {name: summary(measured) for name, measured in rounds.items() if measured}
     paired = {}
-    for name in rounds if args.paired else ():
-        ratios = paired_rates(app, panel, getattr(panel, name), args.paired)
-        paired[name] = {"median": percentile(ratios, 0.5), "ratios": ratios}
-        print(name, "paired", json.dumps(paired[name]), flush=True)
+    if args.paired:
+        for name in rounds:
+            ratios = paired_rates(app, panel, getattr(panel, name), args.paired)
+            paired[name] = {"median": percentile(ratios, 0.5), "ratios": ratios}
+            print(name, "paired", json.dumps(paired[name]), flush=True)
     result = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python "
                    f"{platform.python_version()}, torch {torch.__version__}, "
@@ -431,8 +433,8 @@ def markdown(result: dict) -> str:
                      f"{r['gui_over_cli']:.2f}{each(r['ratios'])} |")
     if result.get("paired"):
         lines += ["", f"Within one run of {result['paired_steps']:,} steps per tab (`--paired "
-                  f"{result['paired_steps']}`), 3 s of the event loop running, then 3 s of it "
-                  "asleep, in turn:", "",
+                  f"{result['paired_steps']}`), {SEGMENT_S:g} s of the event loop running, "
+                  f"then {SEGMENT_S:g} s of it asleep, in turn:", "",
                   "| tab shown | segments | step rate, event loop running / asleep around it "
                   "(median) | lowest, highest |", "|---|---:|---:|---:|"]
         for name, r in result["paired"].items():
