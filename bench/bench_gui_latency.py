@@ -16,11 +16,15 @@ Lateness moves with whatever else the machine runs; the GUI thread's CPU time pe
 (and its share of the app process's) hardly does, and is what the GUI takes from the trainer:
 ``--profile DIR`` writes a cProfile of the GUI thread alone per tab, to see where it goes.
 ``--paired STEPS`` times the trainer within one run per tab, with the event loop running and
-asleep in turn, which the machine's drift cannot blur.
+asleep in turn, which the machine's drift cannot blur. ``--threads-paired STEPS`` does the same
+for the core the child leaves: one run of the command line's trainer, on the child's torch
+threads and on all of them in turn. ``--leave-cores N`` trains the app's child on N cores fewer
+than the machine's (the app leaves one), to measure the other choice.
 
     python bench/bench_gui_latency.py                      # 2,000 steps per tab
     python bench/bench_gui_latency.py --steps 400 --write  # and update docs/BENCHMARKS.md
     python bench/bench_gui_latency.py --rounds 0 --paired 4000  # the event loop's own cost
+    python bench/bench_gui_latency.py --rounds 0 --threads-paired 4000  # the core left's cost
     python bench/bench_gui_latency.py --screenshots docs/screenshots
 """
 from __future__ import annotations
@@ -37,6 +41,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 TICK_MS = 10
 SEGMENT_S = 3.0  # --paired: seconds of the event loop running, then asleep, in turn
+PAIRED_FROM_STEP = 50  # the paired measures start past set-up and the first, slower, steps
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -185,7 +190,7 @@ def paired_rates(app, panel, tab, steps: int, segment_s: float = SEGMENT_S) -> l
     watch = QTimer(interval=20)
     watch.timeout.connect(clock_offset)
     watch.start()
-    pump(app, 60, until=lambda: len(series.steps) > 50)  # past set-up and the first steps
+    pump(app, 60, until=lambda: len(series.steps) > PAIRED_FROM_STEP)
     bounds, running = [], True
     while run.active:
         bounds.append((time.perf_counter(), running))
@@ -220,6 +225,67 @@ def neighbour_ratios(bounds: list[tuple[float, bool | None]], steps: list[int],
         if ran and not ran_before and not ran_after and None not in (before, during, after):
             ratios.append(during / ((before + after) / 2))
     return ratios
+
+
+class ThreadToggle:
+    """A trainer listener that switches torch between ``fewer`` and ``more`` threads every
+    ``segment_s`` of the run's own clock (its steps' ``elapsed_s``), from step
+    PAIRED_FROM_STEP on, starting with ``more``; ``ratios()``: each stretch on ``fewer``
+    threads, its step rate over the mean of the stretches on ``more`` either side."""
+
+    def __init__(self, fewer: int, more: int, set_threads, segment_s: float = SEGMENT_S):
+        self.fewer, self.more = fewer, more
+        self.set_threads, self.segment_s = set_threads, segment_s
+        self.steps: list[int] = []
+        self.at: list[float] = []
+        self.bounds: list[tuple[float, bool]] = []  # (elapsed_s, on fewer threads) per stretch
+
+    def __call__(self, event) -> None:
+        from tfstudio.train.events import StepMetrics
+
+        if not isinstance(event, StepMetrics):
+            return
+        self.steps.append(event.step)
+        self.at.append(event.elapsed_s)
+        if event.step < PAIRED_FROM_STEP:
+            return
+        if not self.bounds or event.elapsed_s - self.bounds[-1][0] >= self.segment_s:
+            on_fewer = bool(self.bounds) and not self.bounds[-1][1]
+            self.set_threads(self.fewer if on_fewer else self.more)
+            self.bounds.append((event.elapsed_s, on_fewer))
+
+    def ratios(self) -> list[float]:
+        if not self.bounds:
+            return []
+        return neighbour_ratios([*self.bounds, (self.at[-1], None)], self.steps, self.at)
+
+
+def thread_rates(config, graph, run_dir: Path, leave_cores: int) -> tuple[int, int, list[float]]:
+    """One run of the command line's trainer on the training child's torch threads and on all
+    of them in turn, in a fresh process as ``tfstudio train`` runs (in this process, after the
+    app's runs, two threads trained 1.7x slower than one): (the child's threads, all, the
+    step-rate ratios of ThreadToggle)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as fresh:
+        return fresh.submit(_thread_rates_here, config, graph, run_dir, leave_cores).result()
+
+
+def _thread_rates_here(config, graph, run_dir: Path, leave_cores: int):
+    import torch
+
+    from tfstudio.train.child import training_threads, usable_cores
+    from tfstudio.train.trainer import Trainer
+
+    more = torch.get_num_threads()
+    fewer = training_threads(leave_cores, more, usable_cores())
+    toggle = ThreadToggle(fewer, more, torch.set_num_threads)
+    try:
+        Trainer(graph, config, run_dir=run_dir, listeners=[toggle]).run()
+    finally:
+        torch.set_num_threads(more)
+    return fewer, more, toggle.ratios()
 
 
 def training_seconds(series) -> float:
@@ -306,6 +372,14 @@ def main() -> int:
                              "the step rate "
                              "while it runs over the rate around it (the GUI's cost to the "
                              "trainer, free of the machine's drift)")
+    parser.add_argument("--threads-paired", type=int, metavar="STEPS", default=0,
+                        help=f"then one run of STEPS steps of the command line's trainer, "
+                             f"{SEGMENT_S:g} s on the training child's torch threads and as "
+                             "long on all, in turn: the step rate on the child's over the rate "
+                             "around it (what the core left to the event loop costs)")
+    parser.add_argument("--leave-cores", type=int, metavar="N",
+                        help="cores the app's training child leaves to the event loop "
+                             "(default: the app's own choice, one)")
     parser.add_argument("--profile", metavar="DIR",
                         help="write a cProfile of the GUI thread per tab there (TAB.prof)")
     args = parser.parse_args()
@@ -320,9 +394,12 @@ def main() -> int:
     from tfstudio.gui import theme
     from tfstudio.gui.main_window import MainWindow
     from tfstudio.gui.session import EditorSession
+    from tfstudio.gui.training import run_controller
     from tfstudio.gui.training.attach import attach
     from tfstudio.presets import load_preset
 
+    if args.leave_cores is not None:
+        run_controller.LEAVE_CORES = args.leave_cores  # read at each run's start
     theme.apply_theme(app, "light")
     data_dir = Path(tempfile.mkdtemp(prefix="tfstudio-bench-"))
     window = MainWindow(EditorSession(load_preset("tiny-gpt")), data_dir=data_dir)
@@ -383,13 +460,24 @@ def main() -> int:
             ratios = paired_rates(app, panel, getattr(panel, name), args.paired)
             paired[name] = {"median": percentile(ratios, 0.5), "ratios": ratios}
             print(name, "paired", json.dumps(paired[name]), flush=True)
+    threads = {}
+    if args.threads_paired:
+        configure(panel, steps=args.threads_paired)
+        fewer, more, ratios = thread_rates(panel.setup.config(), window.session.root,
+                                           data_dir / "threads-paired",
+                                           run_controller.LEAVE_CORES)
+        threads = {"fewer": fewer, "more": more, "median": percentile(ratios, 0.5),
+                   "ratios": ratios}
+        print("threads paired", json.dumps(threads), flush=True)
     result = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python "
                    f"{platform.python_version()}, torch {torch.__version__}, "
                    f"{torch.get_num_threads()} torch threads",
         "steps": args.steps, "size": args.size, "rounds": args.rounds, "idle": idle,
         "tabs": tabs, "child_alone_over_cli": alone, "paired_steps": args.paired,
-        "paired": paired,
+        "paired": paired, "leave_cores": run_controller.LEAVE_CORES,
+        "leave_cores_asked": args.leave_cores,
+        "threads_paired_steps": args.threads_paired, "threads_paired": threads,
     }
     panel.shutdown()
     table = markdown(result)
@@ -442,6 +530,19 @@ def markdown(result: dict) -> str:
             lines.append(f"| {name} | {len(ratios)} | {r['median']:.3f} | "
                          f"{min(ratios, default=float('nan')):.2f}, "
                          f"{max(ratios, default=float('nan')):.2f} |")
+    threads = result.get("threads_paired")
+    if threads:
+        ratios = threads["ratios"]
+        lines += ["", f"Within one run of {result['threads_paired_steps']:,} steps of the "
+                  f"command line's trainer, no window (`--threads-paired "
+                  f"{result['threads_paired_steps']}`), {SEGMENT_S:g} s on the training "
+                  f"child's {threads['fewer']} torch thread(s), then {SEGMENT_S:g} s on all "
+                  f"{threads['more']}, in turn:", "",
+                  "| stretches | step rate, child's threads / all around it (median) | "
+                  "lowest, highest |", "|---:|---:|---:|",
+                  f"| {len(ratios)} | {threads['median']:.3f} | "
+                  f"{min(ratios, default=float('nan')):.2f}, "
+                  f"{max(ratios, default=float('nan')):.2f} |"]
     return "\n".join(lines)
 
 
@@ -452,10 +553,14 @@ def each(ratios: list[float]) -> str:
 def intro(result: dict) -> str:
     rounds = result.get("rounds", 1)
     times = "once per tab" if rounds == 1 else f"{rounds} times per tab, the tabs in turn"
-    paired = f" --paired {result['paired_steps']}" if result.get("paired_steps") else ""
+    flags = "".join(f" --{flag} {result[key]}" for flag, key in (
+        ("paired", "paired_steps"), ("threads-paired", "threads_paired_steps")) if result.get(key))
+    if result.get("leave_cores_asked") is not None:
+        flags += f" --leave-cores {result['leave_cores_asked']}"
+    leave = result.get("leave_cores", 1)
     return (
         f"`python bench/bench_gui_latency.py --steps {result['steps']} --rounds {rounds}"
-        f"{paired} --write`: the main window at {result['size']} in the Train workspace trains "
+        f"{flags} --write`: the main window at {result['size']} in the Train workspace trains "
         "tiny-gpt on `task:reverse` (char tokenizer, batch 16 x 64, a look inside every 10 "
         f"steps, the canvas coloured by gradient norm) {times}, that tab shown throughout, "
         "while a 10 ms `QTimer` records how late the event loop serves it. Throughput: "
@@ -463,7 +568,7 @@ def intro(result: dict) -> str:
         "`tfstudio train` (every setting passed as its flag) right before and right after "
         "each GUI run, their mean divided by the GUI run's (a neighbouring tab's run shares "
         "one; the machine's drift over minutes cancels). The app trains in a child process "
-        "with one torch thread fewer than the cores (one here); `tfstudio train` uses all. "
+        f"with {leave} torch thread(s) fewer than the cores; `tfstudio train` uses all. "
         "GUI thread CPU: `time.thread_time()` of the event loop's thread over the run, per "
         "100 steps and as a share of the app process's CPU time (the training child's "
         "excluded). Over several rounds: each tab's worst round (by p99) for the latency "

@@ -1,5 +1,6 @@
-"""The latency bench's paired measure (bench/bench_gui_latency.py, ``--paired``): a running
-segment's step rate over its asleep neighbours', on step logs made up from known rates."""
+"""The latency bench's paired measures (bench/bench_gui_latency.py, ``--paired`` and
+``--threads-paired``): a segment's step rate over its neighbours', on step logs made up from
+known rates."""
 from __future__ import annotations
 
 import sys
@@ -8,7 +9,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-from bench_gui_latency import neighbour_ratios  # noqa: E402
+from bench_gui_latency import PAIRED_FROM_STEP, ThreadToggle, neighbour_ratios  # noqa: E402
+
+from tfstudio.train.events import EvalMetrics, StepMetrics  # noqa: E402
 
 SEGMENT_S = 3.0
 
@@ -56,3 +59,34 @@ def test_segments_with_too_few_steps_are_left_out():
     bounds = alternating(5)
     steps, at = step_log(lambda t: 2.0, 5 * SEGMENT_S)  # ~5 steps per segment
     assert neighbour_ratios(bounds, steps, at) == []
+
+
+def test_the_thread_toggle_reads_the_rate_on_fewer_threads_over_all():
+    """A made-up trainer that steps at 100/s on two threads and 92/s on one, fed to the
+    toggle as the trainer feeds its listeners: the toggle sets the threads it steps on."""
+    threads = [2]
+    toggle = ThreadToggle(1, 2, set_threads=lambda n: threads.__setitem__(0, n),
+                          segment_s=SEGMENT_S)
+    t, switched_at = 0.0, []
+    for step in range(1, 3000):
+        t += 1 / (100.0 if threads[0] == 2 else 92.0)
+        before = threads[0]
+        toggle(StepMetrics(step, 1.0, 1e-3, 1.0, {}, 1e4, t, 1024 * step))
+        toggle(EvalMetrics(step, 1.0, 2.7, None))  # other events are not steps
+        if threads[0] != before:
+            switched_at.append((step, t))
+    assert toggle.steps == list(range(1, 3000))
+    assert toggle.bounds[0] == (pytest.approx(PAIRED_FROM_STEP / 100.0), False)  # on all first
+    assert switched_at[0][0] > PAIRED_FROM_STEP
+    gaps = [b - a for (_, a), (_, b) in zip(switched_at, switched_at[1:])]
+    assert gaps and all(SEGMENT_S <= g < SEGMENT_S + 0.02 for g in gaps)
+    ratios = toggle.ratios()
+    assert len(ratios) >= 3
+    assert ratios == pytest.approx([0.92] * len(ratios), abs=0.01)
+
+
+def test_the_thread_toggle_without_steps_past_the_start_has_nothing_to_say():
+    toggle = ThreadToggle(1, 2, set_threads=lambda n: pytest.fail("switched too early"))
+    for step in range(1, PAIRED_FROM_STEP):
+        toggle(StepMetrics(step, 1.0, 1e-3, 1.0, {}, 1e4, step / 100, 1024 * step))
+    assert toggle.ratios() == []

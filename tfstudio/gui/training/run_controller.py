@@ -24,7 +24,9 @@ from ...train.events import (EvalMetrics, Failed, Finished, Probe, RouterMetrics
 from .series import RunSeries
 
 DRAIN_INTERVAL_MS = 100  # the progress shows twice a second, the plots at most 4 times
-LEAVE_CORES = 1          # torch threads the child leaves to the event loop (see TrainingProcess)
+# cores the child's torch threads leave to the event loop (see TrainingProcess): on two cores,
+# giving the child both measured no faster and with worse outliers (docs/BENCHMARKS.md)
+LEAVE_CORES = 1
 
 
 class TrainingRun(QObject):
