@@ -280,11 +280,8 @@ def _thread_rates_here(config, graph, run_dir: Path, leave_cores: int):
 
     more = torch.get_num_threads()
     fewer = training_threads(leave_cores, more, usable_cores())
-    toggle = ThreadToggle(fewer, more, torch.set_num_threads)
-    try:
-        Trainer(graph, config, run_dir=run_dir, listeners=[toggle]).run()
-    finally:
-        torch.set_num_threads(more)
+    toggle = ThreadToggle(fewer, more, torch.set_num_threads)  # a process of its own: no reset
+    Trainer(graph, config, run_dir=run_dir, listeners=[toggle]).run()
     return fewer, more, toggle.ratios()
 
 
@@ -362,10 +359,9 @@ def main() -> int:
     parser.add_argument("--json", metavar="FILE", help="write the measurements as JSON")
     parser.add_argument("--write", action="store_true", help="update docs/BENCHMARKS.md")
     parser.add_argument("--rounds", type=int, default=1,
-                        help="measure every tab this many times, in turn (0: only --paired); "
-                             "the ratio reported "
-                             "is each tab's median (the same run's time moved by up to 60%% "
-                             "on the 2-core test machine)")
+                        help="measure every tab this many times, in turn (0: only the paired "
+                             "measures); the ratio reported is each tab's median (the same "
+                             "run's time moved by up to 60%% on the 2-core test machine)")
     parser.add_argument("--paired", type=int, metavar="STEPS", default=0,
                         help=f"then, per tab, one run of STEPS steps that alternates "
                              f"{SEGMENT_S:g} s of the event loop running with as long asleep: "
@@ -528,8 +524,7 @@ def markdown(result: dict) -> str:
         for name, r in result["paired"].items():
             ratios = r["ratios"]
             lines.append(f"| {name} | {len(ratios)} | {r['median']:.3f} | "
-                         f"{min(ratios, default=float('nan')):.2f}, "
-                         f"{max(ratios, default=float('nan')):.2f} |")
+                         f"{lowest_highest(ratios)} |")
     threads = result.get("threads_paired")
     if threads:
         ratios = threads["ratios"]
@@ -540,10 +535,13 @@ def markdown(result: dict) -> str:
                   f"{threads['more']}, in turn:", "",
                   "| stretches | step rate, child's threads / all around it (median) | "
                   "lowest, highest |", "|---:|---:|---:|",
-                  f"| {len(ratios)} | {threads['median']:.3f} | "
-                  f"{min(ratios, default=float('nan')):.2f}, "
-                  f"{max(ratios, default=float('nan')):.2f} |"]
+                  f"| {len(ratios)} | {threads['median']:.3f} | {lowest_highest(ratios)} |"]
     return "\n".join(lines)
+
+
+def lowest_highest(ratios: list[float]) -> str:
+    return (f"{min(ratios, default=float('nan')):.2f}, "
+            f"{max(ratios, default=float('nan')):.2f}")
 
 
 def each(ratios: list[float]) -> str:
