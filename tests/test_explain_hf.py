@@ -10,7 +10,7 @@ from tfstudio.export import import_hf
 from tfstudio.probes import ProbeInputs, forward_walk, logit_lens
 from tfstudio.runs import RunFolder
 
-transformers = pytest.importorskip("transformers")
+import transformers
 torch.set_num_threads(1)
 
 

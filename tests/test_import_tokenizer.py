@@ -13,8 +13,8 @@ from tfstudio.export import InteropError, import_hf
 from tfstudio.runs.folder import RunFolder
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before transformers loads: never download
-transformers = pytest.importorskip("transformers")
-tokenizers = pytest.importorskip("tokenizers")
+import transformers
+import tokenizers
 # GPT-2's byte -> printable-character table, from transformers' own GPT-2 tokenizer conversion
 from transformers.convert_slow_tokenizer import bytes_to_unicode  # noqa: E402
 

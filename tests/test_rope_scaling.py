@@ -38,7 +38,7 @@ def test_ntk_keeps_the_fastest_pair_and_slows_the_slowest():
     slowest pair's frequency by s, as position interpolation does for every pair."""
     (cos_ntk, _), (cos_plain, _) = (rope_angles(torch.tensor([3]), 8, 100.0, s, kind)
                                     for s, kind in ((2.0, "ntk"), (1.0, "linear")))
-    assert cos_ntk[0, 0] == pytest.approx(cos_plain[0, 0], abs=1e-7)
+    assert cos_ntk[0, 0].item() == pytest.approx(cos_plain[0, 0].item(), abs=1e-7)
     slow = 3 * 100.0 ** (-6 / 8) / 2.0
     assert cos_ntk[0, 3].item() == pytest.approx(math.cos(slow), abs=1e-6)
 
