@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (QApplication, QDockWidget, QLabel, QMainWindow, Q
 
 from .. import __version__
 from ..graph import GraphError, ShowRunGraph
+from ..graph.insert import fits_port
 from . import clipboard, theme
 from .actions import create_actions
 from .autosave import Autosave
@@ -75,6 +76,7 @@ class MainWindow(FileMenu, EditMenu, QMainWindow):
         self.costs = CostPanel(self.session)
         self.search = SearchPopup(self)
         self._search_at = None
+        self._loose_wire = None  # the wire a search was opened from (search_for_wire)
         self.autosave = Autosave(self.session, self.data_dir, autosave_interval_ms, self)
 
         self._build_layout()
@@ -183,6 +185,7 @@ class MainWindow(FileMenu, EditMenu, QMainWindow):
         self.palette.block_activated.connect(self.add_block_at_centre)
         self.search.chosen.connect(self._search_chosen)
         self.view.search_requested.connect(self.open_search)
+        self.scene.wire_released.connect(self.search_for_wire)
         self.view.zoom_changed.connect(
             lambda z: self.zoom_label.setText(f"zoom {z * 100:.0f}%"))
         self.inspector.enter_group.connect(self.scene.enter_group)
@@ -270,13 +273,29 @@ class MainWindow(FileMenu, EditMenu, QMainWindow):
 
     def open_search(self, scene_pos) -> None:
         self._search_at = scene_pos
+        self._loose_wire = None
         global_pos = self.view.viewport().mapToGlobal(self.view.mapFromScene(scene_pos))
         self.search.popup(global_pos)
+
+    def search_for_wire(self, loose) -> None:
+        """A wire let go in empty space: search the blocks whose ports fit it; the chosen
+        one is added there, wired to it."""
+        self._search_at = loose.scene_pos
+        self._loose_wire = loose
+        global_pos = self.view.viewport().mapToGlobal(self.view.mapFromScene(loose.scene_pos))
+        side = "takes" if loose.from_output else "gives"
+        self.search.popup(global_pos, lambda spec: fits_port(spec, loose.kind, loose.from_output),
+                          prompt=f"Add a block that {side} {loose.kind}: type to search")
 
     def search_at_cursor(self) -> None:
         self.open_search(self.view.cursor_scene_pos())
 
     def _search_chosen(self, block_type: str) -> None:
+        loose, self._loose_wire = self._loose_wire, None
+        if loose is not None:
+            self.scene.add_connected(block_type, loose)
+            self.view.setFocus()
+            return
         at = self._search_at if self._search_at is not None else self.view.cursor_scene_pos()
         self.scene.add_block(block_type, at)
         self.view.setFocus()

@@ -14,7 +14,8 @@ import html
 from functools import lru_cache
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
+from PySide6.QtGui import (QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath,
+                           QPainterPathStroker, QPen)
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
 from ..graph import GROUP_INPUT, GROUP_OUTPUT, Graph, Node, get_spec
@@ -156,6 +157,11 @@ class NodeItem(QGraphicsItem):
         self.frame: Frame | None = None
         self._minis: list[_Mini] = []
         self._inner_wires: list[QPainterPath] = []
+        self._inner_edges: list = []  # the wire of the inside each of _inner_wires draws
+        # a block dragged over this item would land here: the frame (inside the group) or
+        # one of its inner wires (spliced into it); drawn in the accent colour
+        self.drop_hint: bool = False
+        self.hot_edge = None
         self._width = NODE_WIDTH
         self.spec = get_spec(node.type)
         self.inputs: dict[str, PortItem] = {}
@@ -219,7 +225,7 @@ class NodeItem(QGraphicsItem):
             self._width, self._height = closed.width, closed.height
             in_ys = [port_y(i) for i in range(len(ins))]
             out_ys = [port_y(i) for i in range(len(outs))]
-            self._minis, self._inner_wires = [], []
+            self._minis, self._inner_wires, self._inner_edges = [], [], []
         for port, y in zip(self.inputs.values(), in_ys):
             port.setPos(0.0, y)
         for port, y in zip(self.outputs.values(), out_ys):
@@ -248,7 +254,7 @@ class NodeItem(QGraphicsItem):
         in_names = [p.name for p in self._boundary_ports(GROUP_INPUT)]
         out_names = [p.name for p in self._boundary_ports(GROUP_OUTPUT)]
         boxes = [(r.x(), r.y(), r.width(), r.height()) for r in (m.rect for m in self._minis)]
-        self._inner_wires = []
+        self._inner_wires, self._inner_edges = [], []
         for e in inside.edges:
             if e.src not in rects or e.dst not in rects:
                 continue
@@ -266,6 +272,25 @@ class NodeItem(QGraphicsItem):
             others = [b for b, nid in zip(boxes, [m.node.id for m in self._minis])
                       if nid not in (e.src, e.dst)]
             self._inner_wires.append(routed_path(start, end, wire_route(start, end, others, 6)))
+            self._inner_edges.append(e)
+
+    def inner_edge_at(self, item_pos: QPointF, reach: float = 6.0):
+        """The wire inside this open group passing within ``reach`` of ``item_pos`` (None
+        when none, or when the point is on one of the small blocks)."""
+        if any(m.rect.contains(item_pos) for m in self._minis):
+            return None
+        stroker = QPainterPathStroker()
+        stroker.setWidth(2 * reach)
+        for edge, path in zip(self._inner_edges, self._inner_wires):
+            if stroker.createStroke(path).contains(item_pos):
+                return edge
+        return None
+
+    def set_drop_hint(self, on: bool, edge=None) -> None:
+        """Show where a dragged block would land: in this frame, or into ``edge``."""
+        if (on, edge) != (self.drop_hint, self.hot_edge):
+            self.drop_hint, self.hot_edge = on, edge
+            self.update()
 
     def _boundary_ports(self, boundary_type: str):
         inner = group_boundary(self.node, boundary_type)
@@ -453,13 +478,22 @@ class NodeItem(QGraphicsItem):
                              QFontMetricsF(small).elidedText(text, Qt.ElideRight, line.width()))
         painter.setBrush(Qt.NoBrush)
         painter.setPen(QPen(theme.port_colour("hidden"), 1.6, Qt.SolidLine, Qt.RoundCap))
-        for path in self._inner_wires:
-            painter.drawPath(path)
+        for edge, path in zip(self._inner_edges, self._inner_wires):
+            if edge == self.hot_edge:
+                painter.setPen(QPen(t.color("accent"), 4, Qt.SolidLine, Qt.RoundCap))
+                painter.drawPath(path)
+                painter.setPen(QPen(theme.port_colour("hidden"), 1.6, Qt.SolidLine, Qt.RoundCap))
+            else:
+                painter.drawPath(path)
         for mini in self._minis:
             mini.paint(painter, t, boost, lod)
         if self.telemetry is not None:
             self._paint_telemetry(painter, t, body, lod)
         self._paint_outline(painter, t, body)
+        if self.drop_hint:
+            painter.setBrush(Qt.NoBrush)
+            painter.setPen(QPen(t.color("accent"), 3, Qt.DashLine))
+            painter.drawRoundedRect(body.adjusted(-3, -3, 3, 3), 12, 12)
         self._paint_badges(painter, t, lod)
 
     def _paint_repeat_pill(self, painter, ink, family) -> float:

@@ -15,9 +15,10 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
 
 from ..graph import (GROUP_INPUT, GROUP_OUTPUT, AddNode, Connect, Disconnect, Edge, Edit,
-                     GraphChange, GraphError, GraphEvent, Macro, MoveNodes, Node, RemoveNodes,
-                     new_node)
-from ..graph.layout import CANVAS_SCALE, wire_route
+                     Graph, GraphChange, GraphError, GraphEvent, Macro, MoveNodes, Node,
+                     RemoveNodes, new_node)
+from ..graph.insert import connect_new_edit, splice_edit
+from ..graph.layout import CANVAS_SCALE, room_for, wire_route
 from ..graph.schema import kind_accepts
 from ..graph.templates import layer_graph
 from .graph_report import GraphReport
@@ -39,6 +40,48 @@ def to_graph(point: QPointF) -> tuple[float, float]:
     return (round(point.x() / SPREAD, 2), round(point.y() / SPREAD, 2))
 
 
+@dataclass(frozen=True)
+class DropTarget:
+    """Where a new block goes: the level ``path`` (a group's inside when ``group`` is the open
+    frame it was aimed at), spliced into ``edge`` of that level when one is set."""
+
+    path: tuple[str, ...]
+    edge: Edge | None = None
+    group: str | None = None
+
+
+def _free_spot(graph, node: Node, edge: Edge | None) -> tuple[float, float]:
+    """Where a block added inside a group sits when the group is entered: between the ends
+    of the wire it was spliced into, else under the others; clear of every block."""
+    if not graph.nodes:
+        return (0.0, 0.0)
+    if edge is not None and edge.src in graph and edge.dst in graph:
+        a, b = graph.node(edge.src).pos, graph.node(edge.dst).pos
+        start = ((a[0] + b[0]) / 2, (a[1] + b[1]) / 2)
+    else:
+        start = (min(n.pos[0] for n in graph), max(n.pos[1] for n in graph))
+    piece = Graph()
+    piece.nodes[node.id] = Node(node.id, node.type, dict(node.params), (0.0, 0.0))
+    return room_for(graph, piece, start)
+
+
+def _wire_words(edge: Edge) -> str:
+    return f"from {edge.src} to {edge.dst}"
+
+
+@dataclass(frozen=True)
+class LooseWire:
+    """A wire dragged from ``port`` (node id, port name) of the level ``path``, carrying
+    ``kind``, and let go in empty space at ``scene_pos``: the search that opens there adds a
+    block wired to it."""
+
+    path: tuple[str, ...]
+    port: tuple[str, str]
+    kind: str
+    from_output: bool
+    scene_pos: QPointF
+
+
 @dataclass
 class _WireDrag:
     origin: PortItem          # the end that stays put
@@ -49,6 +92,7 @@ class _WireDrag:
 class GraphScene(QGraphicsScene):
     path_changed = Signal(tuple)
     message = Signal(str)
+    wire_released = Signal(object)  # a LooseWire: a new wire let go in empty space
 
     def __init__(self, session: EditorSession, parent=None):
         super().__init__(parent)
@@ -328,18 +372,82 @@ class GraphScene(QGraphicsScene):
             self.show_note(refusal, near)
         return False
 
-    def add_block(self, block_type: str, scene_pos: QPointF) -> str | None:
-        """Add a block centred under ``scene_pos`` (palette drop, search-to-add); its id."""
-        graph = self.graph
+    def drop_target(self, scene_pos: QPointF, block_type: str | None = None) -> DropTarget:
+        """Where a block of ``block_type`` put at ``scene_pos`` lands: into the wire under it
+        when its ports fit (a drop gives the type; other gestures give None and never
+        splice), else inside the open group frame under it, else at this level."""
+        frame = self.frame_at(scene_pos)
+        if block_type is not None:
+            wire = next((i for i in self.items(scene_pos) if isinstance(i, WireItem)
+                         and i.edge is not None and i.edge in self.wire_items), None)
+            if wire is not None and frame is None and self._splices(block_type, (), wire.edge):
+                return DropTarget(self._path, wire.edge)
+            if frame is not None:
+                edge = frame.inner_edge_at(frame.mapFromScene(scene_pos))
+                if edge is not None and self._splices(block_type, (frame.node.id,), edge):
+                    return DropTarget(self._path + (frame.node.id,), edge, frame.node.id)
+        if frame is not None:
+            return DropTarget(self._path + (frame.node.id,), None, frame.node.id)
+        return DropTarget(self._path)
+
+    def frame_at(self, scene_pos: QPointF) -> NodeItem | None:
+        """The open group frame under ``scene_pos`` (the topmost), if any."""
+        for item in self.items(scene_pos):
+            if (isinstance(item, NodeItem) and item.frame is not None
+                    and item.body_rect().contains(item.mapFromScene(scene_pos))):
+                return item
+        return None
+
+    def _splices(self, block_type: str, below: tuple[str, ...], edge: Edge) -> bool:
+        graph = self.session.document.graph(self._path + below)
+        probe = Node("probe_block", block_type)
+        return splice_edit(graph, (), probe, edge) is not None
+
+    def show_drop_target(self, scene_pos: QPointF | None, block_type: str | None = None) -> None:
+        """Highlight where a block of ``block_type`` dragged to ``scene_pos`` would land
+        (None clears the highlight)."""
+        target = self.drop_target(scene_pos, block_type) if scene_pos is not None else None
+        for nid, item in self.node_items.items():
+            here = target is not None and target.group == nid
+            item.set_drop_hint(here and target.edge is None, target.edge if here else None)
+        for edge, wire in self.wire_items.items():
+            wire.set_hot(target is not None and target.group is None and target.edge == edge)
+
+    def add_block(self, block_type: str, scene_pos: QPointF, splice: bool = False) -> str | None:
+        """Add a block centred under ``scene_pos`` (palette drop, search-to-add); its id.
+        Over an open group's frame it goes inside the group (into the one inside that all
+        its copies share); with ``splice`` (a drop) onto a wire whose ports fit, into that
+        wire."""
+        self.show_drop_target(None)
+        target = self.drop_target(scene_pos, block_type if splice else None)
+        graph = self.session.document.graph(target.path)
         corner = self.snapped(scene_pos - QPointF(90, HEADER_H / 2), force=True)
         node = new_node(graph, block_type, to_graph(corner))
+        if target.group is not None:  # the frame lays its inside out itself; entered, the
+            node.pos = _free_spot(graph, node, target.edge)  # block sits clear of the others
         if block_type == "group":
             # a fresh group holds a standard layer, so there is something to enter and edit
             node.subgraph = layer_graph([("attention", {}), ("feed_forward", {})], "pre")
             node.params["repeat"] = 1
-        if not self.run(AddNode(self._path, node, text=f"Add {node.label}"), scene_pos):
+        command: Edit | None = None
+        if target.edge is not None:
+            command = splice_edit(graph, target.path, node, target.edge)
+        spliced = command is not None
+        if command is None:
+            command = AddNode(target.path, node, text=f"Add {node.label}")
+        if not self.run(command, scene_pos):
             return None
-        self.select_nodes([node.id])
+        if target.group is None:
+            self.select_nodes([node.id])
+        where = ""
+        if target.group is not None:
+            group = self.graph.node(target.group)
+            copies = group.param("repeat") or 1
+            where = f" inside {group.label}" + (f" (all {copies} copies share it)"
+                                                if copies > 1 else "")
+        self.message.emit(f"{'Inserted' if spliced else 'Added'} {node.label}"
+                          f"{' into the wire ' + _wire_words(target.edge) if spliced else ''}"
+                          f"{where}")
         return node.id
 
     def connect_ports(self, src: str, src_port: str, dst: str, dst_port: str,
@@ -351,12 +459,39 @@ class GraphScene(QGraphicsScene):
         if near is None and dst in self.node_items:
             port = self.node_items[dst].inputs.get(dst_port)
             near = port.scenePos() if port else None
+        replaced = None
         if detached is not None:
             command: Edit = Macro([Disconnect(self._path, detached), Connect(self._path, edge)],
                                      text="Reconnect")
         else:
-            command = Connect(self._path, edge)
-        return self.run(command, near)
+            replaced = self.graph.edge_into(dst, dst_port) if dst in self.graph else None
+            command = Connect(self._path, edge, text="Replace a wire" if replaced else "Connect")
+        done = self.run(command, near)
+        if done and replaced is not None:
+            text = (f"Replaced the wire from {replaced.src} into {dst}'s input "
+                    f"'{dst_port}' (Undo puts it back)")
+            self.message.emit(text)
+            if near is not None:
+                self.show_note(text, near, error=False)
+        return done
+
+    def add_connected(self, block_type: str, loose: LooseWire) -> str | None:
+        """Add a block where ``loose`` was let go, wired to its port (one undo step)."""
+        if loose.path != self._path:
+            return None
+        corner = self.snapped(loose.scene_pos - QPointF(0 if loose.from_output else 190,
+                                                        HEADER_H + 14), force=True)
+        node = new_node(self.graph, block_type, to_graph(corner))
+        command = connect_new_edit(self._path, node, loose.port, loose.kind, loose.from_output)
+        if command is None:
+            text = f"{node.label} has no port that fits a wire carrying {loose.kind}"
+            self.message.emit(text)
+            self.show_note(text, loose.scene_pos)
+            return None
+        if not self.run(command, loose.scene_pos):
+            return None
+        self.select_nodes([node.id])
+        return node.id
 
     def delete_selected(self) -> bool:
         ids = self.selected_node_ids()
@@ -467,6 +602,10 @@ class GraphScene(QGraphicsScene):
         if target is None or target is drag.origin:
             if drag.detached is not None:
                 return self.run(Disconnect(self._path, drag.detached))
+            if target is None and not any(isinstance(i, NodeItem) for i in self.items(scene_pos)):
+                origin = drag.origin
+                self.wire_released.emit(LooseWire(self._path, (origin.node_id, origin.name),
+                                                  origin.kind, not origin.is_input, scene_pos))
             return False
         if target.is_input == drag.origin.is_input:
             both = "inputs" if target.is_input else "outputs"

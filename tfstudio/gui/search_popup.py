@@ -2,10 +2,12 @@
 letters, Enter adds the best match where the popup was opened."""
 from __future__ import annotations
 
+from typing import Callable
+
 from PySide6.QtCore import QPoint, Qt, Signal
 from PySide6.QtWidgets import QFrame, QLabel, QLineEdit, QListWidget, QListWidgetItem, QVBoxLayout
 
-from ..graph import all_specs
+from ..graph import BlockSpec, all_specs
 from .fuzzy import rank_blocks
 from .icons import family_icon
 
@@ -33,10 +35,16 @@ class SearchPopup(QFrame):
         self.list.itemActivated.connect(lambda _: self.accept_current())
         self.list.currentItemChanged.connect(self._show_description)
         self.edit.installEventFilter(self)
-        self._specs = [s for s in all_specs() if not s.internal]
+        self._all_specs = [s for s in all_specs() if not s.internal]
+        self._specs = self._all_specs
         self.update_results("")
 
-    def popup(self, global_pos: QPoint) -> None:
+    def popup(self, global_pos: QPoint, fits: Callable[[BlockSpec], bool] | None = None,
+              prompt: str = "Add a block: type to search") -> None:
+        """Show at ``global_pos``; ``fits`` keeps only the blocks it accepts (those whose
+        ports fit a wire let go in empty space)."""
+        self._specs = [s for s in self._all_specs if fits is None or fits(s)]
+        self.edit.setPlaceholderText(prompt)
         self.edit.clear()
         self.update_results("")
         self.move(global_pos)

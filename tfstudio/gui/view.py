@@ -332,16 +332,25 @@ class GraphView(QGraphicsView):
 
     def dragMoveEvent(self, event) -> None:
         if event.mimeData().hasFormat(BLOCK_MIME):
+            # the frame or wire the block would land in lights up before it is let go
+            block_type = bytes(event.mimeData().data(BLOCK_MIME)).decode("utf-8")
+            self.graph_scene().show_drop_target(self.mapToScene(event.position().toPoint()),
+                                                block_type)
             event.acceptProposedAction()
         else:
             super().dragMoveEvent(event)
+
+    def dragLeaveEvent(self, event) -> None:
+        self.graph_scene().show_drop_target(None)
+        super().dragLeaveEvent(event)
 
     def dropEvent(self, event) -> None:
         if not event.mimeData().hasFormat(BLOCK_MIME):
             super().dropEvent(event)
             return
         block_type = bytes(event.mimeData().data(BLOCK_MIME)).decode("utf-8")
-        self.graph_scene().add_block(block_type, self.mapToScene(event.position().toPoint()))
+        self.graph_scene().add_block(block_type, self.mapToScene(event.position().toPoint()),
+                                     splice=True)
         event.acceptProposedAction()
         self.setFocus()
 

@@ -34,6 +34,7 @@ class WireItem(QGraphicsItem):
         self.kind = kind
         self.label = ""
         self.broken = False  # drawn dashed when a port it needs has gone (an Add lost an input)
+        self.hot = False     # a block dragged over it would be spliced in: drawn highlighted
         self._start = QPointF()
         self._end = QPointF()
         self._path = QPainterPath()
@@ -54,6 +55,11 @@ class WireItem(QGraphicsItem):
             self._path = routed_path((start.x(), start.y()), (end.x(), end.y()), self.corners)
         else:
             self._path = bezier(self._start, self._end)
+
+    def set_hot(self, on: bool) -> None:
+        if on != self.hot:
+            self.hot = on
+            self.update()
 
     def set_label(self, text: str) -> None:
         self.prepareGeometryChange()
@@ -97,8 +103,9 @@ class WireItem(QGraphicsItem):
         painter.setRenderHint(QPainter.Antialiasing)
         colour = theme.port_colour(self.kind)
         width = 2.4
-        if self.isSelected():
-            painter.setPen(QPen(t.color("selection"), width + 4, Qt.SolidLine, Qt.RoundCap))
+        if self.isSelected() or self.hot:
+            painter.setPen(QPen(t.color("accent" if self.hot else "selection"), width + 4,
+                                Qt.SolidLine, Qt.RoundCap))
             painter.drawPath(self._path)
         pen = QPen(t.color("error") if self.broken else colour, width, Qt.SolidLine, Qt.RoundCap)
         if self.edge is None or self.broken:
