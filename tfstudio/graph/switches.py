@@ -1,20 +1,29 @@
-"""Quick switches: one-click architecture changes as pure functions returning a new graph.
+"""Quick switches: one-click architecture changes as pure functions returning a new graph,
+and the one reading of each switch's current value.
 
 The editor wraps each result in a ``ReplaceGraph`` command, so a switch is one undo step. Each
 switch changes only what it names: attention kind (MHA / GQA / MQA), dense FFN vs mixture of
-experts, and the positional scheme; ``layer_summary`` names a layer for the group node.
+experts, the FFN's activation, the norm kind, and the positional scheme (norm placement lives
+in ``placement.py``); ``layer_summary`` names a layer for the group node. Each meaning is
+classified here once (``attention_kind_of``, ``activation_family``): the inspector, the layer
+header and the experiments' variants all ask these functions.
 """
 from __future__ import annotations
 
 from . import block_types as bt
 from .model import GROUP, Edge, Graph, Node
-from .placement import PLACEMENT_NAMES, identify_placement
+from .placement import PLACEMENT_NAMES, identify_placement, residual_structure, rewrite_placement
 from .schema import get_spec
 
 ATTENTION_KINDS = ("mha", "gqa", "mqa")
 FFN_KINDS = ("ffn", "moe")  # the switch's own words, not type names
 POSITIONAL_SCHEMES = ("sinusoidal", "learned", "rope", "alibi", "none")
+# the activation switch's families ("gelu" covers gelu_tanh); gated ones have three matrices
+ACTIVATION_FAMILIES = ("relu", "gelu", "silu", "glu", "geglu", "swiglu")
+GATED = ("glu", "geglu", "swiglu")  # the same as blocks/_common.py's (a test holds them equal)
+NORM_KINDS = ("layernorm", "rmsnorm")
 _ATTENTION_TYPES = (bt.ATTENTION, bt.CROSS_ATTENTION)
+_FFN_TYPES = (bt.FEED_FORWARD, bt.MOE)
 
 
 def _blocks(graph: Graph, *types: str):
@@ -36,6 +45,34 @@ def gqa_kv_heads(heads: int) -> int:
     small = [k for k in range(1, int(heads ** 0.5) + 1) if heads % k == 0]
     divisors = set(small + [heads // k for k in small])
     return min(divisors, key=lambda k: (abs(k - heads / 2), k))
+
+
+def attention_kind_of(heads: int, kv_heads: int) -> str:
+    """"mha" (a K/V head per head), "mqa" (one K/V head shared by all) or "gqa" (groups)."""
+    if kv_heads == heads:
+        return "mha"
+    return "mqa" if kv_heads == 1 else "gqa"
+
+
+def kv_heads_for(heads: int, kv_heads: int, new_heads: int) -> int:
+    """K/V heads when an attention of ``heads`` / ``kv_heads`` gets ``new_heads`` heads,
+    keeping its kind: MHA stays MHA, MQA stays MQA, GQA keeps its group size (heads per K/V
+    head) when it divides ``new_heads``, else takes :func:`gqa_kv_heads`."""
+    kind = attention_kind_of(heads, kv_heads)
+    if kind == "mha":
+        return new_heads
+    if kind == "mqa":
+        return 1
+    group = heads // kv_heads
+    if new_heads % group == 0 and 1 < new_heads // group < new_heads:
+        return new_heads // group
+    return gqa_kv_heads(new_heads)
+
+
+def gqa_choices(heads: int) -> list[int]:
+    """The K/V head counts that make ``heads`` grouped-query attention (divisors strictly
+    between 1 and heads); empty for a prime or 1."""
+    return [k for k in range(2, heads) if heads % k == 0]
 
 
 def set_attention_kind(layer: Graph, kind: str) -> Graph:
@@ -140,6 +177,104 @@ def _insert_after(graph: Graph, emb: Node, scheme: str, max_len: int) -> None:
     graph.nodes = {nid: graph.nodes[nid] for nid in order}
 
 
+def activation_family(activation: str) -> str:
+    """The activation switch's word for ``activation`` (gelu_tanh is a GELU)."""
+    return "gelu" if activation == "gelu_tanh" else activation
+
+
+def set_activation(layer: Graph, family: str, equal_params: bool = True) -> Graph:
+    """Every FFN and MoE in ``layer`` on activation ``family``. With ``equal_params`` a
+    switch between a plain and a gated kind rescales d_ff so the block keeps (to rounding)
+    its parameter count: a gated FFN has three d x d_ff matrices, a plain one two, so plain
+    to gated takes d_ff x 2/3 and gated to plain d_ff x 3/2 (LLaMA's 8/3 d_model)."""
+    _choose(family, ACTIVATION_FAMILIES, "activation")
+    out = layer.clone()
+    for node in _blocks(out, *_FFN_TYPES):
+        old = str(node.param("activation"))
+        if activation_family(old) == family:
+            continue
+        if equal_params and (old in GATED) != (family in GATED):
+            d_ff = int(node.param("d_ff"))
+            node.params["d_ff"] = max(1, round(d_ff * 2 / 3 if family in GATED else d_ff * 3 / 2))
+        node.params["activation"] = family
+    return out
+
+
+def set_norm_kind(graph: Graph, kind: str) -> Graph:
+    """Every norm in ``graph`` (any depth: a whole model's, final norm included) as
+    "layernorm" or "rmsnorm"."""
+    _choose(kind, NORM_KINDS, "norm kind")
+    out = graph.clone()
+    for node in _blocks(out, bt.NORM):
+        node.params["kind"] = kind
+    return out
+
+
+# ----------------------------------------------------------------------- reading the switches
+def _agreed(values) -> str | None:
+    """The one value when all agree, "mixed" when not, None when there are none."""
+    kinds = set(values)
+    if not kinds:
+        return None
+    return kinds.pop() if len(kinds) == 1 else "mixed"
+
+
+def attention_kind(layer: Graph) -> str | None:
+    """"mha", "gqa" or "mqa" when every attention block agrees, "mixed" when not, None when
+    the layer has no attention."""
+    return _agreed(attention_kind_of(int(n.param("heads")), int(n.param("kv_heads")))
+                   for n in _blocks(layer, *_ATTENTION_TYPES))
+
+
+def ffn_kind(layer: Graph) -> str | None:
+    return _agreed("moe" if n.type == bt.MOE else "ffn" for n in _blocks(layer, *_FFN_TYPES))
+
+
+def activation_kind(layer: Graph) -> str | None:
+    return _agreed(activation_family(str(n.param("activation")))
+                   for n in _blocks(layer, *_FFN_TYPES))
+
+
+def norm_kind(graph: Graph) -> str | None:
+    return _agreed(str(n.param("kind")) for n in _blocks(graph, bt.NORM))
+
+
+def placement(layer: Graph) -> str | None:
+    """The layer's norm placement ("mixed"/"none" select no button), None without residuals."""
+    structure = residual_structure(layer)
+    if structure is None or not structure.sublayers:
+        return None
+    return identify_placement(layer)
+
+
+def positional_scheme(root: Graph) -> str:
+    """How the whole model encodes positions: in attention (rope, alibi) or added (sinusoidal,
+    learned); "none" when it does neither."""
+    for node in _blocks(root, bt.ATTENTION):
+        if node.param("position") != "none":
+            return node.param("position")
+    for node in _blocks(root, bt.POSITIONAL_ENCODING):
+        if node.param("scheme") != "none":
+            return node.param("scheme")
+    return "none"
+
+
+LAYER_SWITCHES = ("attention", "ffn", "activation", "placement")
+
+
+def switch_layer(layer: Graph, key: str, choice: str, equal_params: bool = True) -> Graph:
+    """The layer with switch ``key`` (one of LAYER_SWITCHES) set to ``choice``."""
+    if key == "attention":
+        return set_attention_kind(layer, choice)
+    if key == "ffn":
+        return set_ffn_kind(layer, choice)
+    if key == "activation":
+        return set_activation(layer, choice, equal_params)
+    if key == "placement":
+        return rewrite_placement(layer, choice)
+    raise ValueError(f"unknown switch '{key}'; use {', '.join(LAYER_SWITCHES)}")
+
+
 # ----------------------------------------------------------------------- naming a layer
 _ACTIVATION_NAMES = {"relu": "ReLU", "gelu": "GELU", "gelu_tanh": "GELU", "silu": "SiLU",
                      "glu": "GLU", "geglu": "GEGLU", "swiglu": "SwiGLU"}
@@ -147,12 +282,8 @@ _ACTIVATION_NAMES = {"relu": "ReLU", "gelu": "GELU", "gelu_tanh": "GELU", "silu"
 
 def _attention_name(node: Node) -> str:
     heads, kv = int(node.param("heads")), int(node.param("kv_heads"))
-    if kv == heads:
-        text = f"MHA {heads}"
-    elif kv == 1:
-        text = f"MQA {heads}/1"
-    else:
-        text = f"GQA {heads}/{kv}"
+    kind = attention_kind_of(heads, kv)
+    text = {"mha": f"MHA {heads}", "mqa": f"MQA {heads}/1", "gqa": f"GQA {heads}/{kv}"}[kind]
     if node.type == bt.CROSS_ATTENTION:
         return "cross " + text
     extras = [f"window {node.param('window')}"] if node.param("window") else []
@@ -195,5 +326,9 @@ def layer_summary(group_node: Node) -> str:
     return " · ".join(names)
 
 
-__all__ = ["ATTENTION_KINDS", "FFN_KINDS", "POSITIONAL_SCHEMES", "gqa_kv_heads",
-           "set_attention_kind", "set_ffn_kind", "set_positional_scheme", "layer_summary"]
+__all__ = ["ATTENTION_KINDS", "FFN_KINDS", "POSITIONAL_SCHEMES", "ACTIVATION_FAMILIES", "GATED",
+           "NORM_KINDS", "LAYER_SWITCHES", "gqa_kv_heads", "gqa_choices", "kv_heads_for",
+           "attention_kind_of", "activation_family", "set_attention_kind", "set_ffn_kind",
+           "set_activation", "set_norm_kind", "set_positional_scheme", "switch_layer",
+           "attention_kind", "ffn_kind", "activation_kind", "norm_kind", "placement",
+           "positional_scheme", "layer_summary"]

@@ -9,10 +9,12 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import (QButtonGroup, QFormLayout, QFrame, QGroupBox, QHBoxLayout, QLabel,
+from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QFormLayout, QFrame, QGroupBox, QHBoxLayout, QLabel,
                                QLineEdit, QPushButton, QScrollArea, QVBoxLayout, QWidget)
 
-from ..graph import GraphChange, GraphError, GraphEvent, ReplaceGraph, SetParam, SetTitle, get_spec
+from ..graph import (GraphChange, GraphError, GraphEvent, Macro, ReplaceGraph, SetParam,
+                     SetTitle, get_spec)
+from ..graph.switches import attention_kind_of, kv_heads_for, set_norm_kind
 from . import layer_switches as switches
 from .icons import family_icon
 from .param_editors import ParamEditor, make_editor
@@ -54,6 +56,7 @@ class Inspector(QScrollArea):
         self.editors: dict[str, ParamEditor] = {}
         self.switch_buttons: dict[str, dict[str, QPushButton]] = {}
         self.node_id: str | None = None
+        self._equal_params = True  # the activation switch keeps a layer's size (a choice)
         self.locked_reason: str | None = None  # why the settings are read-only (a run trains)
         self._feedback = None
         self._rebuild_timer = QTimer(self, singleShot=True, interval=0)
@@ -87,9 +90,28 @@ class Inspector(QScrollArea):
         self.rebuild()
 
     def set_param(self, name: str, value) -> bool:
-        """Commit one parameter of the shown node (what an editor does on Enter/click)."""
-        ok = self.session.execute(SetParam(self.path, self.node_id, name, value,
-                                           text=f"Set {name}"))
+        """Commit one parameter of the shown node (what an editor does on Enter/click). New
+        heads keep the attention's kind: its K/V heads follow in the same step."""
+        node = self.session.document.graph(self.path).node(self.node_id)
+        command = SetParam(self.path, self.node_id, name, value, text=f"Set {name}")
+        kv_note = ""
+        if name == "heads" and node.type in ("attention", "cross_attention"):
+            heads, kv = int(node.param("heads")), int(node.param("kv_heads"))
+            try:
+                new_kv = kv_heads_for(heads, kv, int(value))
+            except (TypeError, ValueError):
+                new_kv = kv
+            if new_kv != kv:
+                command = Macro([SetParam(self.path, self.node_id, "kv_heads", new_kv),
+                                 command], text=f"Set heads to {value}")
+            kind, new_kind = attention_kind_of(heads, kv), attention_kind_of(int(value), new_kv)
+            kv_note = "" if new_kv == kv and kind == new_kind else f"K/V heads {kv} → {new_kv}" + (
+                f" (still {new_kind.upper()})" if kind == new_kind else
+                f": {value} heads cannot be grouped, so {kind.upper()} became "
+                f"{new_kind.upper()}; choose heads with a divisor between 1 and heads for GQA")
+        ok = self.session.execute(command)
+        if ok and kv_note:
+            self.session.message.emit(kv_note)
         if not ok and self.node_id is not None and name in self.editors:
             node = self.session.document.graph(self.path).node(self.node_id)
             self.editors[name].show(node.param(name))
@@ -210,13 +232,17 @@ class Inspector(QScrollArea):
         if layer is None:
             return
         box = QGroupBox("Layer switches")
-        form = QFormLayout(box)
+        form = QVBoxLayout(box)
+        form.setSpacing(4)
         rows = [
             ("attention", "Attention", switches.ATTENTION_KINDS, switches.attention_kind(layer),
              "MHA: every head has its own K/V. GQA: groups of heads share K/V. MQA: all heads "
              "share one K/V (smallest KV cache)."),
             ("ffn", "Feed-forward", switches.FFN_KINDS, switches.ffn_kind(layer),
              "A dense FFN, or a mixture of experts with a router."),
+            ("activation", "Activation", switches.ACTIVATIONS, switches.activation_kind(layer),
+             "ReLU, GELU, SiLU: act(x W1) W2. GLU, GEGLU, SwiGLU: gated, (act(x W) * x V) W2, "
+             "three matrices instead of two (SwiGLU: LLaMA, Qwen)."),
             ("placement", "Norm placement", switches.PLACEMENTS, switches.placement(layer),
              "Pre: x + F(Norm(x)) (GPT-2, LLaMA). Post: Norm(x + F(x)) (original Transformer, "
              "BERT). Sandwich: a norm before and after F."),
@@ -224,11 +250,44 @@ class Inspector(QScrollArea):
         for key, title, choices, current, tip in rows:
             if current is None:  # this layer has no such part (no attention, no residuals)
                 continue
-            form.addRow(QLabel(title), self._segmented(key, choices, current, tip,
-                                                        lambda choice, k=key: self.switch_layer(
-                                                            node.id, k, choice)))
-        if form.rowCount():
+            form.addWidget(QLabel(title))
+            form.addWidget(self._segmented(key, choices, current, tip,
+                                           lambda choice, k=key: self.switch_layer(
+                                               node.id, k, choice)))
+            if key == "activation":
+                self.equal_params = QCheckBox("Keep parameters equal (gated: d_ff × 2/3)")
+                self.equal_params.setChecked(self._equal_params)
+                self.equal_params.setToolTip(
+                    "A gated FFN has three d x d_ff matrices, a plain one two: switching "
+                    "between them scales d_ff by 2/3 or 3/2 so the layer keeps its size, and "
+                    "a comparison is fair. Untick to keep d_ff as it is.")
+                self.equal_params.toggled.connect(lambda on: setattr(self, "_equal_params", on))
+                form.addWidget(self.equal_params)
+        if form.count():
             layout.addWidget(box)
+        self._model_switches(layout)
+
+    def _model_switches(self, layout: QVBoxLayout) -> None:
+        """The switches of the whole model (positions, norm kind), on the model page and on
+        every layer's page alike."""
+        root = self.session.root
+        box = QGroupBox("Whole model")
+        form = QVBoxLayout(box)
+        form.setSpacing(4)
+        form.addWidget(QLabel("Positions"))
+        form.addWidget(self._segmented(
+            "position", switches.POSITION_SCHEMES, switches.positional_scheme(root),
+            "How the model knows token order: added absolute encodings (sinusoidal, learned) "
+            "or inside attention (RoPE rotates q and k; ALiBi penalises distance).",
+            self.switch_positions))
+        kind = switches.norm_kind(root)
+        if kind is not None:
+            form.addWidget(QLabel("Norm kind (every norm)"))
+            form.addWidget(self._segmented(
+                "norm", switches.NORM_KINDS, kind,
+                "LayerNorm: (x - mean) / std * gamma + beta. RMSNorm: x / RMS(x) * gamma "
+                "(no mean, no shift; LLaMA).", self.switch_norm_kind))
+        layout.addWidget(box)
 
     def _segmented(self, key, choices, current, tip, on_choice) -> QWidget:
         strip = QWidget()
@@ -288,17 +347,10 @@ class Inspector(QScrollArea):
             facts.append("Editing inside: <b>" + _esc(" › ".join(self.path)) + "</b>")
         if facts:
             layout.addWidget(_muted("<br>".join(facts)))
-        box = QGroupBox("Positions")
-        form = QVBoxLayout(box)
-        form.addWidget(self._segmented(
-            "position", switches.POSITION_SCHEMES, scheme,
-            "How the model knows token order: added absolute encodings (sinusoidal, learned) "
-            "or inside attention (RoPE rotates q and k; ALiBi penalises distance).",
-            self.switch_positions))
-        form.addWidget(_muted("Sinusoidal and learned encodings are added to the embeddings; "
-                              "RoPE and ALiBi act inside every attention block. Learned tables "
-                              "cannot go past their length; ALiBi extrapolates best."))
-        layout.addWidget(box)
+        self._model_switches(layout)
+        layout.addWidget(_muted("Sinusoidal and learned encodings are added to the embeddings; "
+                                "RoPE and ALiBi act inside every attention block. Learned "
+                                "tables cannot go past their length; ALiBi extrapolates best."))
         layout.addWidget(_muted(
             "<b>Getting started</b><br>Drag blocks from the palette, or press Tab (or double-"
             "click the canvas) to search. Drag from an output port (right) to an input port "
@@ -319,14 +371,21 @@ class Inspector(QScrollArea):
         """Rewrite the inside of layer group ``group_id`` (one undoable step)."""
         group = self.session.document.graph(self.path).node(group_id)
         try:
-            new_layer = switches.rewrite(group.subgraph, key, choice)
+            new_layer = switches.rewrite(group.subgraph, key, choice, self._equal_params)
         except (GraphError, ValueError) as exc:
             self.session.message.emit(str(exc))
             self._rebuild_timer.start()
             return False
-        label = {"attention": "attention", "ffn": "feed-forward", "placement": "norm placement"}
+        label = {"attention": "attention", "ffn": "feed-forward", "activation": "activation",
+                 "placement": "norm placement"}
         return self.session.execute(ReplaceGraph(self.path + (group_id,), new_layer,
                                                  text=f"Switch {label[key]} to {choice}"))
+
+    def switch_norm_kind(self, kind: str) -> bool:
+        """Every norm of the model, at every depth, as LayerNorm or RMSNorm (one step)."""
+        new_root = set_norm_kind(self.session.root, kind)
+        return self.session.execute(ReplaceGraph((), new_root,
+                                                 text=f"Switch every norm to {kind}"))
 
     def switch_positions(self, scheme: str) -> bool:
         try:

@@ -1,74 +1,33 @@
-"""What the inspector's quick switches show and do: reads the current state of a layer (which
-attention kind, FFN or MoE, which norm placement) and asks the graph layer for the rewrite.
-No Qt: the rewrites themselves live in ``tfstudio.graph.switches`` and ``.placement``."""
+"""The words on the inspector's quick-switch buttons. What each switch reads and does lives in
+``tfstudio.graph.switches`` (and ``.placement``); this module only names the choices, in the
+order the buttons appear."""
 from __future__ import annotations
 
 from ..graph import Graph
-from ..graph.placement import identify_placement, residual_structure, rewrite_placement
-from ..graph.switches import set_attention_kind, set_ffn_kind, set_positional_scheme
+from ..graph.switches import (activation_kind, attention_kind, ffn_kind, norm_kind, placement,
+                              positional_scheme, set_positional_scheme, switch_layer)
 
 # value -> button label, in the order the buttons appear
 ATTENTION_KINDS = {"mha": "MHA", "gqa": "GQA", "mqa": "MQA"}
 FFN_KINDS = {"ffn": "FFN", "moe": "MoE"}
+ACTIVATIONS = {"relu": "ReLU", "gelu": "GELU", "silu": "SiLU", "glu": "GLU", "geglu": "GEGLU",
+               "swiglu": "SwiGLU"}
 PLACEMENTS = {"pre": "Pre", "post": "Post", "sandwich": "Sandwich"}
+NORM_KINDS = {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm"}
 POSITION_SCHEMES = {"sinusoidal": "Sinusoidal", "learned": "Learned", "rope": "RoPE",
                     "alibi": "ALiBi", "none": "None"}
 
 
-def _walk(graph: Graph, *types: str):
-    return [node for _, node in graph.walk() if node.type in types]
-
-
-def attention_kind(layer: Graph) -> str | None:
-    """"mha", "gqa" or "mqa" when every attention block agrees, "mixed" when not, None when
-    the layer has no attention."""
-    blocks = _walk(layer, "attention", "cross_attention")
-    if not blocks:
-        return None
-    kinds = set()
-    for node in blocks:
-        heads, kv = int(node.param("heads")), int(node.param("kv_heads"))
-        kinds.add("mha" if kv == heads else "mqa" if kv == 1 else "gqa")
-    return kinds.pop() if len(kinds) == 1 else "mixed"
-
-
-def ffn_kind(layer: Graph) -> str | None:
-    kinds = {"moe" if n.type == "moe" else "ffn" for n in _walk(layer, "feed_forward", "moe")}
-    if not kinds:
-        return None
-    return kinds.pop() if len(kinds) == 1 else "mixed"
-
-
-def placement(layer: Graph) -> str | None:
-    """The layer's norm placement ("mixed"/"none" select no button), None without residuals."""
-    structure = residual_structure(layer)
-    if structure is None or not structure.sublayers:
-        return None
-    return identify_placement(layer)
-
-
-def positional_scheme(root: Graph) -> str:
-    """How the whole model encodes positions: in attention (rope, alibi) or added (sinusoidal,
-    learned); "none" when it does neither."""
-    for node in _walk(root, "attention"):
-        if node.param("position") != "none":
-            return node.param("position")
-    for node in _walk(root, "positional_encoding"):
-        if node.param("scheme") != "none":
-            return node.param("scheme")
-    return "none"
-
-
-def rewrite(layer: Graph, key: str, choice: str) -> Graph:
-    """The layer with switch ``key`` ("attention", "ffn", "placement") set to ``choice``."""
-    if key == "attention":
-        return set_attention_kind(layer, choice)
-    if key == "ffn":
-        return set_ffn_kind(layer, choice)
-    if key == "placement":
-        return rewrite_placement(layer, choice)
-    raise ValueError(f"unknown switch '{key}'; use attention, ffn or placement")
+def rewrite(layer: Graph, key: str, choice: str, equal_params: bool = True) -> Graph:
+    """The layer with switch ``key`` ("attention", "ffn", "activation", "placement") set to
+    ``choice`` (kept for callers of the older name; see graph.switches.switch_layer)."""
+    return switch_layer(layer, key, choice, equal_params)
 
 
 def with_positional_scheme(root: Graph, scheme: str) -> Graph:
     return set_positional_scheme(root, scheme)
+
+
+__all__ = ["ATTENTION_KINDS", "FFN_KINDS", "ACTIVATIONS", "PLACEMENTS", "NORM_KINDS",
+           "POSITION_SCHEMES", "rewrite", "with_positional_scheme", "attention_kind", "ffn_kind",
+           "activation_kind", "norm_kind", "placement", "positional_scheme"]
