@@ -181,7 +181,7 @@ ATTENTION = register(BlockSpec(
     activations=_activations,
     check=_check,
     summary=_summary,
-    keywords="mha gqa mqa self attn causal",
+    keywords="mha gqa mqa kv heads grouped query multi-query self attn causal bidirectional rope rotary alibi sliding window local",
     recipe=Recipe("SelfAttention", _args, cache=STREAM_CACHE, defaults={
         "heads": 4, "causal": True, "window": 0, "bias": True, "dropout": 0.0,
         "position": "none", "rope_base": 10000.0, "rope_scaling": 1.0,
@@ -246,7 +246,7 @@ CROSS_ATTENTION = register(BlockSpec(
     activations=_cross_activations,
     check=_cross_check,
     summary=lambda node: _heads_label(node.resolved_params()) + " · reads memory",
-    keywords="xattn attn encoder decoder memory",
+    keywords="cross xattn attn encoder decoder memory",
     recipe=Recipe("CrossAttention", _cross_args, cache=MEMORY_CACHE,
                   defaults={"heads": 4, "bias": True, "dropout": 0.0}),
 ))

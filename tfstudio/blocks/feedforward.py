@@ -61,7 +61,7 @@ FEED_FORWARD = register(BlockSpec(
     flops=_ffn_flops,
     activations=_ffn_activations,
     summary=_ffn_summary,
-    keywords="ffn mlp dense swiglu gelu",
+    keywords="ffn mlp dense relu gelu silu swish glu geglu swiglu activation gated",
     recipe=Recipe("FeedForward", _ffn_args,
                   defaults={"activation": "gelu", "bias": True, "dropout": 0.0}),
 ))
@@ -134,7 +134,7 @@ MOE = register(BlockSpec(
     activations=_moe_activations,
     check=_moe_check,
     summary=_moe_summary,
-    keywords="experts router mixture",
+    keywords="moe experts router mixture routing top-k sparse",
     recipe=Recipe("MixtureOfExperts", _moe_args, defaults={
         "experts": 4, "top_k": 2, "d_ff": 512, "activation": "swiglu", "bias": False,
         "shared_expert": False, "aux_loss_weight": 0.01}),

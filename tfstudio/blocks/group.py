@@ -23,7 +23,7 @@ GROUP = register(BlockSpec(
     params=(ParamSpec("repeat", "int", 1, "How many copies are stacked.", minimum=1),),
     count_params=lambda p, s: 0,  # the cost model counts the inside, times repeat
     summary=_summary,
-    keywords="layer repeat block stack",
+    keywords="layer repeat block stack transformer decoder encoder",
 ))
 
 GROUP_INPUT = register(BlockSpec(

@@ -54,7 +54,7 @@ POSITIONAL_ENCODING = register(BlockSpec(
     count_params=_count,
     check=_check,
     summary=_summary,
-    keywords="pe sinusoidal learned position",
+    keywords="pe sinusoidal learned absolute position positional encoding",
     recipe=Recipe("PositionalEncoding", _args, cache=STREAM_CACHE,
                   defaults={"scheme": "sinusoidal", "max_len": 1024, "dropout": 0.0}),
 ))

@@ -2,28 +2,50 @@
 
 A query matches a text when its letters appear in order ("lnorm" matches "layernorm"), and each
 block type's ``keywords`` (in its schema module) cover the words people use for it ("ffn", "mlp"
-find Feed-forward). Matches at word starts and in runs score higher, so initials ("ca" ->
-Cross-attention) find what people mean.
+find Feed-forward; "rope", "gqa", "kv" find Self-attention). A whole word outranks the start of
+one, which outranks initials, a piece inside a word, then scattered letters, so "rope" finds the
+attention that has it and not "Mixture of expe(r)ts (r)o(u)ter" whose letters spell it.
 """
 from __future__ import annotations
 
+import re
 from typing import Iterable
 
 from ..graph.schema import BlockSpec
 
+WHOLE_WORD = 200.0
+ALL_WORDS = 150.0
+WORD_START = 100.0
+
+
+def _words(text: str) -> set[str]:
+    """The words of ``text``: "pre-norm" gives "pre-norm", "pre" and "norm"."""
+    tokens = [w for w in re.split(r"[^a-z0-9-]+", text.lower()) if w]
+    return set(tokens) | {part for w in tokens for part in w.split("-") if part}
+
+
 def fuzzy_score(query: str, text: str) -> float | None:
     """How well ``query`` matches ``text`` (higher is better), or None when it does not.
 
-    Tiers: a substring at a word start (100+), initials of words (70+), a substring inside a
-    word (40+), then letters scattered in order (under 40)."""
+    Tiers: the query is a whole word of the text (200+); every word of a several-word query
+    starts a word of it (150+, "sliding window"); a substring at a word start (100+); initials
+    of words (70+); a substring inside a word (40+); then letters scattered in order (under
+    40)."""
     q = query.lower().replace(" ", "")
     t = text.lower()
     if not q:
         return 0.0
+    words = query.lower().split()
+    if len(words) == 1 and words[0] in _words(t):
+        return WHOLE_WORD + len(q)
+    if len(words) > 1:
+        parts = [fuzzy_score(w, t) for w in words]
+        if all(p is not None and p >= WORD_START for p in parts):
+            return ALL_WORDS + len(q)
     if q in t:
         start = t.index(q)
         if start == 0 or not t[start - 1].isalnum():
-            return 100.0 + len(q) - start * 0.01
+            return WORD_START + len(q) - start * 0.01
     score, ti, run, all_starts = 0.0, 0, 0, True
     for ch in q:
         found = t.find(ch, ti)

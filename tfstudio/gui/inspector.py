@@ -367,9 +367,12 @@ class Inspector(QScrollArea):
         if text != node.label:
             self.session.execute(SetTitle(self.path, self.node_id, text))
 
-    def switch_layer(self, group_id: str, key: str, choice: str) -> bool:
-        """Rewrite the inside of layer group ``group_id`` (one undoable step)."""
-        group = self.session.document.graph(self.path).node(group_id)
+    def switch_layer(self, group_id: str, key: str, choice: str,
+                     path: tuple[str, ...] | None = None) -> bool:
+        """Rewrite the inside of layer group ``group_id`` at ``path`` (default: the level
+        shown) in one undoable step."""
+        path = self.path if path is None else tuple(path)
+        group = self.session.document.graph(path).node(group_id)
         try:
             new_layer = switches.rewrite(group.subgraph, key, choice, self._equal_params)
         except (GraphError, ValueError) as exc:
@@ -378,7 +381,7 @@ class Inspector(QScrollArea):
             return False
         label = {"attention": "attention", "ffn": "feed-forward", "activation": "activation",
                  "placement": "norm placement"}
-        return self.session.execute(ReplaceGraph(self.path + (group_id,), new_layer,
+        return self.session.execute(ReplaceGraph(path + (group_id,), new_layer,
                                                  text=f"Switch {label[key]} to {choice}"))
 
     def switch_norm_kind(self, kind: str) -> bool:

@@ -18,6 +18,40 @@ POSITION_SCHEMES = {"sinusoidal": "Sinusoidal", "learned": "Learned", "rope": "R
                     "alibi": "ALiBi", "none": "None"}
 
 
+# what each switch is called in words: the search offers "Set decoder layer's attention to
+# GQA" for these (the button's own label is searched too)
+SWITCH_TITLES = {"attention": "attention", "ffn": "feed-forward", "activation": "activation",
+                 "placement": "norm placement", "position": "positions", "norm": "norm kind"}
+LAYER_KEYS = ("attention", "ffn", "activation", "placement")   # a layer group's
+MODEL_KEYS = ("position", "norm")                              # the whole model's
+SEARCH_WORDS = {
+    ("attention", "mha"): "mha multi-head kv", ("attention", "gqa"): "gqa grouped-query kv",
+    ("attention", "mqa"): "mqa multi-query kv", ("ffn", "ffn"): "dense ffn mlp",
+    ("ffn", "moe"): "moe experts router mixture", ("activation", "silu"): "silu swish",
+    ("placement", "pre"): "pre-norm prenorm", ("placement", "post"): "post-norm postnorm",
+    ("placement", "sandwich"): "sandwich-norm", ("position", "rope"): "rope rotary",
+    ("position", "learned"): "learned absolute", ("position", "none"): "nope",
+    ("norm", "rmsnorm"): "rmsnorm rms", ("norm", "layernorm"): "layernorm",
+}
+
+
+def switch_choices(key: str) -> dict[str, str]:
+    """The buttons of switch ``key``: value -> label."""
+    return {"attention": ATTENTION_KINDS, "ffn": FFN_KINDS, "activation": ACTIVATIONS,
+            "placement": PLACEMENTS, "position": POSITION_SCHEMES, "norm": NORM_KINDS}[key]
+
+
+def setting_words(key: str, value: str) -> str:
+    """What a search for switch ``key`` = ``value`` may say."""
+    return f"{switch_choices(key)[value]} {value} {SEARCH_WORDS.get((key, value), '')}"
+
+
+def setting_text(key: str, value: str, layer: str | None) -> str:
+    """The search result that sets a switch, naming what it changes."""
+    whose = f"{layer}'s" if key in LAYER_KEYS else "the model's"
+    return f"Set {whose} {SWITCH_TITLES[key]} to {switch_choices(key)[value]}"
+
+
 def rewrite(layer: Graph, key: str, choice: str, equal_params: bool = True) -> Graph:
     """The layer with switch ``key`` ("attention", "ffn", "activation", "placement") set to
     ``choice`` (kept for callers of the older name; see graph.switches.switch_layer)."""
@@ -29,5 +63,6 @@ def with_positional_scheme(root: Graph, scheme: str) -> Graph:
 
 
 __all__ = ["ATTENTION_KINDS", "FFN_KINDS", "ACTIVATIONS", "PLACEMENTS", "NORM_KINDS",
-           "POSITION_SCHEMES", "rewrite", "with_positional_scheme", "attention_kind", "ffn_kind",
+           "POSITION_SCHEMES", "LAYER_KEYS", "MODEL_KEYS", "switch_choices", "setting_words",
+           "setting_text", "rewrite", "with_positional_scheme", "attention_kind", "ffn_kind",
            "activation_kind", "norm_kind", "placement", "positional_scheme"]

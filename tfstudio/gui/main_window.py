@@ -184,6 +184,8 @@ class MainWindow(FileMenu, EditMenu, QMainWindow):
         self.breadcrumb.navigate.connect(self.scene.set_path)
         self.palette.block_activated.connect(self.add_block_at_centre)
         self.search.chosen.connect(self._search_chosen)
+        self.search.setting_chosen.connect(self.apply_setting)
+        self.search.layer_name = self._layer_target_name
         self.view.search_requested.connect(self.open_search)
         self.scene.wire_released.connect(self.search_for_wire)
         self.view.zoom_changed.connect(
@@ -299,6 +301,37 @@ class MainWindow(FileMenu, EditMenu, QMainWindow):
         at = self._search_at if self._search_at is not None else self.view.cursor_scene_pos()
         self.scene.add_block(block_type, at)
         self.view.setFocus()
+
+    def layer_target(self) -> tuple[tuple[str, ...], str] | None:
+        """The layer group a layer switch from the search changes: the selected group, else
+        the group being edited inside, else the model's only layer group; None when none
+        (or several and none chosen)."""
+        graph = self.scene.graph
+        selected = [n for n in self.scene.selected_node_ids()
+                    if n in graph and graph.node(n).is_group]
+        if len(selected) == 1:
+            return self.scene.path, selected[0]
+        if self.scene.path:
+            return self.scene.path[:-1], self.scene.path[-1]
+        groups = [n.id for n in self.session.root if n.is_group]
+        return ((), groups[0]) if len(groups) == 1 else None
+
+    def _layer_target_name(self) -> str | None:
+        target = self.layer_target()
+        return self.session.document.graph(target[0]).node(target[1]).label if target else None
+
+    def apply_setting(self, key: str, value: str) -> bool:
+        """Set switch ``key`` to ``value`` (a setting chosen in the search): on the layer
+        group of :meth:`layer_target`, or the whole model."""
+        if key == "position":
+            return self.inspector.switch_positions(value)
+        if key == "norm":
+            return self.inspector.switch_norm_kind(value)
+        target = self.layer_target()
+        if target is None:
+            self.show_message("Select a layer group first: this setting belongs to a layer")
+            return False
+        return self.inspector.switch_layer(target[1], key, value, path=target[0])
 
     # ------------------------------------------------------------------ view settings
     def set_snap(self, on: bool) -> None:

@@ -7,7 +7,7 @@ from PySide6.QtWidgets import QLineEdit, QTreeWidget, QTreeWidgetItem, QVBoxLayo
 
 from ..graph import families
 from . import theme
-from .fuzzy import block_score
+from .fuzzy import WHOLE_WORD, block_score
 from .icons import family_icon
 from .view import BLOCK_MIME
 
@@ -88,15 +88,18 @@ class Palette(QWidget):
         return [i.data(0, TYPE_ROLE) for i in self.block_items() if not i.isHidden()]
 
     def filter(self, text: str) -> None:
-        """Show the blocks matching ``text``: close matches (a word, its start, initials) when
-        there are any, else every letters-in-order match."""
+        """Show the blocks matching ``text``: the blocks that have it as a whole word when
+        any do, else close matches (a word's start, initials), else every letters-in-order
+        match."""
         scores = {}
         for child in self.block_items():
             score = block_score(text, child.data(0, SPEC_ROLE), descriptions=False)
             if score is not None:
                 scores[child.data(0, TYPE_ROLE)] = score
-        if any(v >= CLOSE_MATCH for v in scores.values()):
-            scores = {k: v for k, v in scores.items() if v >= CLOSE_MATCH}
+        for tier in (WHOLE_WORD, CLOSE_MATCH):
+            if any(v >= tier for v in scores.values()):
+                scores = {k: v for k, v in scores.items() if v >= tier}
+                break
         self._scores = scores
         for i in range(self.tree.topLevelItemCount()):
             top = self.tree.topLevelItem(i)

@@ -1,5 +1,7 @@
 """Search-to-add: a small popup at the cursor (double-click or Tab on the canvas); type a few
-letters, Enter adds the best match where the popup was opened."""
+letters, Enter adds the best match where the popup was opened. A word that names a switch's
+setting ("gqa", "rope", "rmsnorm") also offers that setting, right after the best block:
+"Set decoder layer's attention to GQA"."""
 from __future__ import annotations
 
 from typing import Callable
@@ -8,12 +10,16 @@ from PySide6.QtCore import QPoint, Qt, Signal
 from PySide6.QtWidgets import QFrame, QLabel, QLineEdit, QListWidget, QListWidgetItem, QVBoxLayout
 
 from ..graph import BlockSpec, all_specs
-from .fuzzy import rank_blocks
+from . import layer_switches
+from .fuzzy import WORD_START, fuzzy_score, rank_blocks
 from .icons import family_icon
+
+SETTING_ROLE = Qt.UserRole + 2  # (switch key, value) on a result that sets a switch
 
 
 class SearchPopup(QFrame):
     chosen = Signal(str)  # block type
+    setting_chosen = Signal(str, str)  # switch key, value
 
     def __init__(self, parent=None):
         super().__init__(parent, Qt.Popup)
@@ -37,6 +43,9 @@ class SearchPopup(QFrame):
         self.edit.installEventFilter(self)
         self._all_specs = [s for s in all_specs() if not s.internal]
         self._specs = self._all_specs
+        self._settings = True
+        # the layer group a layer setting would change (its name), None when there is none
+        self.layer_name: Callable[[], str | None] = lambda: None
         self.update_results("")
 
     def popup(self, global_pos: QPoint, fits: Callable[[BlockSpec], bool] | None = None,
@@ -44,6 +53,7 @@ class SearchPopup(QFrame):
         """Show at ``global_pos``; ``fits`` keeps only the blocks it accepts (those whose
         ports fit a wire let go in empty space)."""
         self._specs = [s for s in self._all_specs if fits is None or fits(s)]
+        self._settings = fits is None  # a loose wire wants a block, not a setting
         self.edit.setPlaceholderText(prompt)
         self.edit.clear()
         self.update_results("")
@@ -59,13 +69,41 @@ class SearchPopup(QFrame):
             item.setData(Qt.UserRole + 1, spec.description)
             item.setToolTip(spec.description)
             self.list.addItem(item)
+        for row, (key, value, words) in enumerate(self._matching_settings(text)):
+            item = QListWidgetItem("⚙ " + words)
+            item.setData(SETTING_ROLE, (key, value))
+            item.setData(Qt.UserRole + 1, "Changes this setting (one undo step); Enter or a "
+                                          "double-click applies it.")
+            self.list.insertItem(min(1 + row, self.list.count()), item)
         if self.list.count():
             self.list.setCurrentRow(0)
         else:
             self.hint.setText("No block matches; try a word like attention, norm or ffn.")
 
+    def _matching_settings(self, text: str) -> list[tuple[str, str, str]]:
+        """The switch settings that a word of the query names, best first, each with its
+        result text; a layer's only when there is a layer to set."""
+        if not self._settings or not text.strip():
+            return []
+        layer = self.layer_name()
+        hits = []
+        for key in layer_switches.LAYER_KEYS + layer_switches.MODEL_KEYS:
+            if key in layer_switches.LAYER_KEYS and layer is None:
+                continue
+            for value in layer_switches.switch_choices(key):
+                score = fuzzy_score(text, layer_switches.setting_words(key, value))
+                if score is not None and score >= WORD_START:
+                    hits.append((-score, key, value))
+        return [(key, value, layer_switches.setting_text(key, value, layer))
+                for _, key, value in sorted(hits)]
+
     def result_types(self) -> list[str]:
-        return [self.list.item(i).data(Qt.UserRole) for i in range(self.list.count())]
+        """The block types among the results, in order."""
+        types = [self.list.item(i).data(Qt.UserRole) for i in range(self.list.count())]
+        return [t for t in types if t]
+
+    def result_texts(self) -> list[str]:
+        return [self.list.item(i).text() for i in range(self.list.count())]
 
     def _show_description(self, current, previous) -> None:
         if current is not None:
@@ -73,8 +111,13 @@ class SearchPopup(QFrame):
 
     def accept_current(self) -> None:
         item = self.list.currentItem()
-        if item is not None:
-            self.hide()
+        if item is None:
+            return
+        self.hide()
+        setting = item.data(SETTING_ROLE)
+        if setting:
+            self.setting_chosen.emit(*setting)
+        else:
             self.chosen.emit(item.data(Qt.UserRole))
 
     def eventFilter(self, obj, event):
