@@ -168,7 +168,7 @@ def test_a_new_layer_group_from_the_palette_holds_a_standard_layer(make_window):
     w = make_window(transformer_lm(name="t", description="", vocab=32, d_model=16, layers=1,
                                    heads=2, d_ff=32))
     from PySide6.QtCore import QPointF
-    gid = w.scene.add_block("group", QPointF(0, 400))
+    gid = w.scene.add_block("group", QPointF(0, 3000))
     inside = w.session.root.node(gid).subgraph
     expected = layer_graph([("attention", {}), ("feed_forward", {})], "pre")
     assert sorted(inside.edges) == sorted(expected.edges)

@@ -10,12 +10,13 @@ from them are in canvas units; graph positions are canvas positions / :data:`CAN
 """
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 import networkx as nx
 
-from .model import GROUP_INPUT, GROUP_OUTPUT, Graph, GraphError, Node, graph_at
+from .model import GROUP_INPUT, GROUP_OUTPUT, Edge, Graph, GraphError, Node, graph_at
 from .placement import residual_structure
 
 # Preset files lay nodes out on a compact 190-230 unit pitch; the canvas spreads positions by
@@ -372,6 +373,17 @@ def room_for(graph: Graph, piece: Graph, offset: Position) -> Position:
     return (dx, dy)
 
 
+def clear_spot(graph: Graph, node: Node, near: Position) -> Position:
+    """A position at or below ``near`` where ``node`` (not yet in ``graph``) overlaps no block
+    of ``graph``: where a new or moved block goes, so that none sits on another."""
+    piece = Graph()
+    piece.nodes[node.id] = Node(node.id, node.type, dict(node.params), (0.0, 0.0), node.title,
+                                node.subgraph)
+    others = Graph(nodes={k: v for k, v in graph.nodes.items() if k != node.id},
+                   edges=[], meta=graph.meta)
+    return room_for(others, piece, near)
+
+
 def needs_tidy(graph: Graph) -> bool:
     return bool(overlapping_pairs(graph))
 
@@ -408,29 +420,154 @@ def _inside(p: Position, r: Rect, pad: float) -> bool:
     return r[0] - pad < p[0] < r[0] + r[2] + pad and r[1] - pad < p[1] < r[1] + r[3] + pad
 
 
+Lane = tuple[float, float, float]  # a routed wire's horizontal run: y, from x, to x
+LANE_GAP = 20.0   # between parallel runs: a shape label (about 14 high) fits between them
+LEADS = (24.0, 48.0, 72.0)  # how far out of its port a routed wire turns, nearest first
+
+
 def wire_route(start: Position, end: Position, obstacles: Iterable[Rect],
-               clearance: float = 12.0, ends: Iterable[Rect] = ()) -> list[Position] | None:
+               clearance: float = 12.0, ends: Iterable[Rect] = (),
+               lanes: Iterable[Lane] = ()) -> list[Position] | None:
     """Corner points for a wire that would cross a block (or its ports) on its way, or that
     runs backwards or too short for its curve (to a band below, in a wrapped layout; between
-    close neighbours, where the curve would overshoot): out of its port, along the nearest
-    free channel above, below or between the blocks (``ends``, the blocks it joins, count
-    too), into the other port. None when the plain curve is clear."""
+    close neighbours, where the curve would overshoot): out of its port, down or up a leg
+    clear of every block, along the nearest free channel above, below or between the blocks
+    (``ends``, the blocks it joins, count too), and a clear leg into the other port. A run
+    keeps LANE_GAP from other wires' runs (``lanes``) that overlap it, so parallel wires and
+    their labels do not stack. None when the plain curve is clear."""
     blocks = list(obstacles)
-    lead = 24.0
-    backwards = end[0] - start[0] < 2 * lead
+    walls = blocks + list(ends)
+    lanes = list(lanes)
+    backwards = end[0] - start[0] < 2 * LEADS[0]
     if not backwards:
         curve = bezier_points(start, end)
         near = _near_box(blocks, curve, clearance)  # a big graph: test only what is close
         if not any(_inside(p, r, clearance / 2) for p in curve[1:-1] for r in near):
             return None
-    lo, hi = min(start[0], end[0]) - lead, max(start[0], end[0]) + lead
-    between = sorted((r for r in blocks + list(ends) if r[0] < hi and r[0] + r[2] > lo),
-                     key=lambda r: r[1])
-    if not between:
-        return None
-    channel = _channel(between, (start[1] + end[1]) / 2, clearance)
-    return [start, (start[0] + lead, start[1]), (start[0] + lead, channel),
-            (end[0] - lead, channel), (end[0] - lead, end[1]), end]
+    first = None
+    for lead in LEADS:
+        a, b = start[0] + lead, end[0] - lead
+        lo, hi = min(a, b) - clearance, max(a, b) + clearance
+        between = sorted((r for r in walls if r[0] < hi and r[0] + r[2] > lo),
+                         key=lambda r: r[1])
+        if not between:
+            return None
+        busy = [lane for lane in lanes if lane[1] < hi and lane[2] > lo]
+        for y in _channels(between, (start[1] + end[1]) / 2, clearance, busy):
+            route = [start, (a, start[1]), (a, y), (b, y), (b, end[1]), end]
+            if first is None:
+                first = route
+            if not _crosses(route, walls, clearance / 2):
+                return route
+    # no single channel: find the way around (a block between the ends' rows, say)
+    return _maze_route(start, end, walls, clearance, LEADS[0]) or first
+
+
+def route_lanes(route: list[Position] | None) -> list[Lane]:
+    """The horizontal runs of a route from :func:`wire_route` (its stubs out of and into
+    the ports excepted); none for a plain curve."""
+    if not route:
+        return []
+    return [(y0, min(x0, x1), max(x0, x1))
+            for (x0, y0), (x1, y1) in zip(route[1:-2], route[2:-1]) if y0 == y1 and x0 != x1]
+
+
+def _maze_route(start: Position, end: Position, blocks: list[Rect], clearance: float,
+                lead: float) -> list[Position] | None:
+    """The shortest orthogonal way from ``start`` to ``end`` around ``blocks`` (bends cost
+    extra), along lines ``clearance`` off the blocks' edges: Dijkstra on the grid those
+    lines make. None when there is none."""
+    a, b = (start[0] + lead, start[1]), (end[0] - lead, end[1])
+    xs = sorted({a[0], b[0], *(v for r in blocks for v in (r[0] - clearance,
+                                                           r[0] + r[2] + clearance))})
+    ys = sorted({a[1], b[1], *(v for r in blocks for v in (r[1] - clearance,
+                                                           r[1] + r[3] + clearance))})
+    pad = clearance / 2
+
+    def clear(p: Position, q: Position) -> bool:
+        return not _crosses([p, p, q, q], blocks, pad)
+
+    goal = (xs.index(b[0]), ys.index(b[1]))
+    first = (xs.index(a[0]), ys.index(a[1]), 0)  # 0: moving horizontally, 1: vertically
+    bend = 2 * clearance + 40.0
+    best = {first: 0.0}
+    came: dict = {}
+    queue = [(0.0, first)]
+    while queue:
+        cost, state = heapq.heappop(queue)
+        i, j, d = state
+        if (i, j) == goal and d == 0:
+            points = [(xs[goal[0]], ys[goal[1]])]
+            while state in came:
+                state = came[state]
+                points.append((xs[state[0]], ys[state[1]]))
+            corners = _corners([start] + points[::-1] + [end])
+            return corners
+        if cost > best.get(state, 1e18):
+            continue
+        for di, dj, nd in ((1, 0, 0), (-1, 0, 0), (0, 1, 1), (0, -1, 1)):
+            ni, nj = i + di, j + dj
+            if not (0 <= ni < len(xs) and 0 <= nj < len(ys)):
+                continue
+            p, q = (xs[i], ys[j]), (xs[ni], ys[nj])
+            if not clear(p, q):
+                continue
+            step = abs(q[0] - p[0]) + abs(q[1] - p[1]) + (bend if nd != d else 0.0)
+            nxt = (ni, nj, nd)
+            if cost + step < best.get(nxt, 1e18):
+                best[nxt] = cost + step
+                came[nxt] = state
+                heapq.heappush(queue, (cost + step, nxt))
+    return None
+
+
+def _corners(points: list[Position]) -> list[Position]:
+    """``points`` without the ones in the middle of a straight run."""
+    out = [points[0]]
+    for p, q in zip(points[1:], points[2:]):
+        prev = out[-1]
+        if (prev[0] == p[0] == q[0]) or (prev[1] == p[1] == q[1]) or p == prev:
+            continue
+        out.append(p)
+    out.append(points[-1])
+    return out
+
+
+def _crosses(route: list[Position], blocks: list[Rect], pad: float) -> bool:
+    """Whether a segment of ``route`` (its first and last stubs excepted: they touch the
+    ports) passes through a block."""
+    for (x0, y0), (x1, y1) in zip(route[1:-2], route[2:-1]):
+        for r in blocks:
+            if (min(x0, x1) < r[0] + r[2] - pad and max(x0, x1) > r[0] + pad
+                    and min(y0, y1) < r[1] + r[3] - pad and max(y0, y1) > r[1] + pad):
+                return True
+    return False
+
+
+def _channels(between: list[Rect], middle: float, clearance: float,
+              busy: list[Lane]) -> list[float]:
+    """Free heights for a horizontal run across ``between`` (sorted by top), nearest
+    ``middle`` first: above them, in the gaps between them, below them; each kept LANE_GAP
+    from the runs in ``busy``."""
+    spans = [(-1e9, between[0][1] - clearance)]
+    bottom = between[0][1] + between[0][3]
+    for r in between[1:]:
+        if r[1] - bottom > 2 * clearance:
+            spans.append((bottom + clearance, r[1] - clearance))
+        bottom = max(bottom, r[1] + r[3])
+    spans.append((bottom + clearance, 1e9))
+    out = []
+    for low, high in spans:
+        y = min(max(middle, low), high)
+        step = LANE_GAP if y < high else -LANE_GAP  # walk away from the span's near edge
+        for _ in range(40):
+            if not low <= y <= high:
+                break
+            if all(abs(y - lane[0]) >= LANE_GAP for lane in busy):
+                out.append(y)
+                break
+            y += step
+    return sorted(out, key=lambda y: abs(y - middle))
 
 
 def _near_box(blocks: list[Rect], points: list[Position], pad: float) -> list[Rect]:
@@ -438,18 +575,6 @@ def _near_box(blocks: list[Rect], points: list[Position], pad: float) -> list[Re
     y0, y1 = min(p[1] for p in points) - pad, max(p[1] for p in points) + pad
     return [r for r in blocks
             if r[0] < x1 and r[0] + r[2] > x0 and r[1] < y1 and r[1] + r[3] > y0]
-
-
-def _channel(between: list[Rect], middle: float, clearance: float) -> float:
-    """The free height nearest ``middle``: above, below, or in a gap between ``between``."""
-    candidates = [between[0][1] - clearance]
-    bottom = between[0][1] + between[0][3]
-    for r in between[1:]:
-        if r[1] - bottom > 2 * clearance:
-            candidates.append((bottom + r[1]) / 2)
-        bottom = max(bottom, r[1] + r[3])
-    candidates.append(bottom + clearance)
-    return min(candidates, key=lambda y: abs(y - middle))
 
 
 def untangled(root: Graph) -> Graph:
@@ -463,3 +588,116 @@ def untangled(root: Graph) -> Graph:
             for nid, pos in tidy_positions(graph).items():
                 graph.nodes[nid].pos = pos
     return out
+
+
+# ----------------------------------------------------------------- a level as drawn (for checks)
+PORT_PAD = (10.0, 4.0)  # what wires keep clear of around a block: its ports stick out sideways
+
+
+@dataclass(frozen=True)
+class Drawing:
+    """One level of a graph as the canvas draws it, in canvas units: each block's rectangle,
+    each wire's path (corners of a routed wire, else points along its curve) and the box of
+    its shape label."""
+
+    blocks: dict[str, Rect]
+    wires: dict[Edge, list[Position]]
+    labels: dict[Edge, Rect]
+
+
+def port_positions(graph: Graph, node_id: str) -> tuple[dict[str, Position], dict[str, Position]]:
+    """Where ``node_id``'s input and output ports sit, in canvas units (the canvas places its
+    port items the same way: rows of a closed block, a frame's stream heights)."""
+    node = graph.node(node_id)
+    x, y = node.pos[0] * CANVAS_SCALE, node.pos[1] * CANVAS_SCALE
+    size = block_size(graph, node_id)
+    try:
+        ins, outs = graph.input_ports(node_id), graph.output_ports(node_id)
+    except GraphError:
+        return {}, {}
+    if node.is_group and node.subgraph is not None and len(node.subgraph.nodes):  # open frame
+        frame = group_frame(graph, node_id)
+        in_ys, out_ys = frame.input_ys, frame.output_ys
+    else:
+        in_ys = [port_y(i) for i in range(len(ins))]
+        out_ys = [port_y(i) for i in range(len(outs))]
+    return ({p.name: (x, y + h) for p, h in zip(ins, in_ys)},
+            {p.name: (x + size.width, y + h) for p, h in zip(outs, out_ys)})
+
+
+def draw_level(graph: Graph, label_size: tuple[float, float] = (48.0, 14.0)) -> Drawing:
+    """Route every wire of ``graph`` as the canvas does (in its order, each run kept off the
+    runs before it) and place each label (``label_size``: a "B×T×64" at 100%) above the
+    middle of its wire."""
+    blocks = block_rects(graph)
+    px, py = PORT_PAD
+    padded = {n: (r[0] - px, r[1] - py, r[2] + 2 * px, r[3] + 2 * py) for n, r in blocks.items()}
+    wires: dict[Edge, list[Position]] = {}
+    labels: dict[Edge, Rect] = {}
+    lanes: list[Lane] = []
+    ports = {n: port_positions(graph, n) for n in graph.nodes}
+    for e in graph.edges:
+        start = ports.get(e.src, ({}, {}))[1].get(e.src_port)
+        end = ports.get(e.dst, ({}, {}))[0].get(e.dst_port)
+        if start is None or end is None:
+            continue
+        others = [r for n, r in padded.items() if n not in (e.src, e.dst)]
+        route = wire_route(start, end, others, ends=[padded[e.src], padded[e.dst]], lanes=lanes)
+        lanes.extend(route_lanes(route))
+        points = route if route else bezier_points(start, end)
+        wires[e] = points
+        w, h = label_size
+        for at in LABEL_SPOTS:  # the middle, else further along or back, clear of the others
+            mid = _along(points, at)
+            box = (mid[0] - w / 2, mid[1] - h - 3, w, h)
+            if not any(_intersect(box, other) for other in labels.values()):
+                break
+        labels[e] = box
+    return Drawing(blocks, wires, labels)
+
+
+# where along its wire a shape label goes: the middle unless another label is there
+LABEL_SPOTS = (0.5, 0.35, 0.65, 0.2, 0.8)
+
+
+def _along(points: list[Position], fraction: float) -> Position:
+    """The point ``fraction`` of the length along a polyline."""
+    lengths = [((b[0] - a[0]) ** 2 + (b[1] - a[1]) ** 2) ** 0.5 for a, b in zip(points, points[1:])]
+    left = sum(lengths) * fraction
+    for (a, b), length in zip(zip(points, points[1:]), lengths):
+        if left <= length and length > 0:
+            k = left / length
+            return (a[0] + (b[0] - a[0]) * k, a[1] + (b[1] - a[1]) * k)
+        left -= length
+    return points[-1]
+
+
+def wires_through_blocks(drawing: Drawing, pad: float = 6.0) -> list[tuple[Edge, str]]:
+    """(wire, block) for each wire that passes through a block other than the two it joins
+    (more than ``pad`` inside it; sampled every few units)."""
+    hits = []
+    for e, points in drawing.wires.items():
+        samples = _samples(points, 4.0)
+        for nid, r in drawing.blocks.items():
+            if nid in (e.src, e.dst):
+                continue
+            if any(_inside(p, (r[0] + pad, r[1] + pad, r[2] - 2 * pad, r[3] - 2 * pad), 0.0)
+                   for p in samples):
+                hits.append((e, nid))
+    return hits
+
+
+def _samples(points: list[Position], step: float) -> list[Position]:
+    out = [points[0]]
+    for a, b in zip(points, points[1:]):
+        length = ((b[0] - a[0]) ** 2 + (b[1] - a[1]) ** 2) ** 0.5
+        n = max(1, int(length / step))
+        out.extend((a[0] + (b[0] - a[0]) * i / n, a[1] + (b[1] - a[1]) * i / n)
+                   for i in range(1, n + 1))
+    return out
+
+
+def overlapping_labels(drawing: Drawing) -> list[tuple[Edge, Edge]]:
+    items = list(drawing.labels.items())
+    return [(a, b) for i, (a, ra) in enumerate(items) for b, rb in items[i + 1:]
+            if _intersect(ra, rb)]

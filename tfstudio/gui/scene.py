@@ -15,10 +15,10 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
 
 from ..graph import (GROUP_INPUT, GROUP_OUTPUT, AddNode, Connect, Disconnect, Edge, Edit,
-                     Graph, GraphChange, GraphError, GraphEvent, Macro, MoveNodes, Node,
+                     GraphChange, GraphError, GraphEvent, Macro, MoveNodes, Node,
                      RemoveNodes, new_node)
 from ..graph.insert import connect_new_edit, splice_edit
-from ..graph.layout import CANVAS_SCALE, room_for, wire_route
+from ..graph.layout import CANVAS_SCALE, LABEL_SPOTS, clear_spot, route_lanes, wire_route
 from ..graph.schema import kind_accepts
 from ..graph.templates import layer_graph
 from .graph_report import GraphReport
@@ -60,9 +60,7 @@ def _free_spot(graph, node: Node, edge: Edge | None) -> tuple[float, float]:
         start = ((a[0] + b[0]) / 2, (a[1] + b[1]) / 2)
     else:
         start = (min(n.pos[0] for n in graph), max(n.pos[1] for n in graph))
-    piece = Graph()
-    piece.nodes[node.id] = Node(node.id, node.type, dict(node.params), (0.0, 0.0))
-    return room_for(graph, piece, start)
+    return clear_spot(graph, node, start)
 
 
 def _wire_words(edge: Edge) -> str:
@@ -102,6 +100,7 @@ class GraphScene(QGraphicsScene):
         self.wire_items: dict[Edge, WireItem] = {}
         self.closed_groups: set[tuple[str, ...]] = set()  # paths of groups drawn as a box
         self._obstacles: dict[str, tuple[float, float, float, float]] = {}  # what wires avoid
+        self._lanes: dict[Edge, list[tuple[float, float, float]]] = {}  # routed wires' runs
         self._path: tuple[str, ...] = ()
         self._switched_off: tuple[str, ...] = ()  # Explain's ablation switches (set_ablated)
         self._drag: _WireDrag | None = None
@@ -161,6 +160,7 @@ class GraphScene(QGraphicsScene):
         self.clear()
         self.node_items.clear()
         self._obstacles.clear()
+        self._lanes.clear()
         self.wire_items.clear()
         graph = self.graph
         for node in graph:
@@ -202,8 +202,11 @@ class GraphScene(QGraphicsScene):
         end = in_port.scenePos() if in_port else dst.mapToScene(0, HEADER_H)
         others = [self._obstacle(nid) for nid in self.node_items if nid not in (e.src, e.dst)]
         ends = [self._obstacle(e.src), self._obstacle(e.dst)]
-        wire.set_ends(start, end, wire_route((start.x(), start.y()), (end.x(), end.y()), others,
-                                             ends=ends))
+        lanes = [lane for edge, runs in self._lanes.items() if edge != e for lane in runs]
+        route = wire_route((start.x(), start.y()), (end.x(), end.y()), others, ends=ends,
+                           lanes=lanes)
+        self._lanes[e] = route_lanes(route)  # later wires keep their runs (and labels) off
+        wire.set_ends(start, end, route)
         if in_port is not None:
             in_port.connected = True
             in_port.update()
@@ -218,8 +221,10 @@ class GraphScene(QGraphicsScene):
         return self._obstacles[node_id]
 
     def _place_all_wires(self) -> None:
+        self._lanes.clear()  # placed afresh in one order, so the result does not drift
         for wire in self.wire_items.values():
             self._place_wire(wire)
+        self._place_labels()
 
     def toggle_group(self, node_id: str) -> None:
         """Open a group's frame to show its inside, or close it to a box (a view setting:
@@ -282,6 +287,7 @@ class GraphScene(QGraphicsScene):
     def _on_node_removed(self, ev: GraphEvent) -> None:
         for edge in [e for e in self.wire_items if ev.node_id in (e.src, e.dst)]:
             self.removeItem(self.wire_items.pop(edge))
+            self._lanes.pop(edge, None)
         item = self.node_items.pop(ev.node_id, None)
         self._obstacles.pop(ev.node_id, None)
         if item is not None:
@@ -293,6 +299,7 @@ class GraphScene(QGraphicsScene):
 
     def _on_edge_removed(self, ev: GraphEvent) -> None:
         wire = self.wire_items.pop(ev.edge, None)
+        self._lanes.pop(ev.edge, None)
         if wire is not None:
             self.removeItem(wire)
         self._refresh_connected_flags(ev.edge.dst)
@@ -323,6 +330,21 @@ class GraphScene(QGraphicsScene):
         for edge, wire in self.wire_items.items():
             shape = report.shapes.edge_shape(edge, self._path)
             wire.set_label(shape_label(shape) if shape else "")
+        self._place_labels()
+
+    def _place_labels(self) -> None:
+        """Each wire's label at the middle of its wire, or further along or back where
+        another label already is (graph.layout.LABEL_SPOTS, as draw_level places them)."""
+        taken: list[QRectF] = []
+        for wire in self.wire_items.values():
+            if not wire.label:
+                continue
+            for at in LABEL_SPOTS:
+                box = wire.label_rect(at)
+                if not any(box.intersects(other) for other in taken):
+                    break
+            wire.set_label_at(at)
+            taken.append(box)
 
     def set_ablated(self, switched_off: Iterable[str]) -> None:
         """Draw the blocks that Explain switches off as ablated. ``switched_off`` are the
@@ -425,6 +447,8 @@ class GraphScene(QGraphicsScene):
         node = new_node(graph, block_type, to_graph(corner))
         if target.group is not None:  # the frame lays its inside out itself; entered, the
             node.pos = _free_spot(graph, node, target.edge)  # block sits clear of the others
+        else:
+            node.pos = clear_spot(graph, node, node.pos)  # never on top of another block
         if block_type == "group":
             # a fresh group holds a standard layer, so there is something to enter and edit
             node.subgraph = layer_graph([("attention", {}), ("feed_forward", {})], "pre")
