@@ -32,6 +32,16 @@ class GraphError(ValueError):
     """A structural edit or a file that cannot be accepted; the message says why and what to do."""
 
 
+# what each kind of wire carries, in the words a message to the user uses (never the kind's
+# internal name: "hidden" reads as "not shown")
+KIND_WORDS = {"ids": "token ids", "hidden": "the stream of token vectors (B×T×d)",
+              "logits": "logits", "memory": "the encoder's output (memory)"}
+
+
+def kind_words(kind: str) -> str:
+    return KIND_WORDS.get(kind, kind)
+
+
 def parse_port_list(text: str) -> list[tuple[str, str]]:
     """Parse ``"x:hidden, memory:memory"`` into ``[("x", "hidden"), ("memory", "memory")]``."""
     out = []

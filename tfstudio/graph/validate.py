@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from . import block_types as bt
-from .model import GROUP, GROUP_INPUT, GROUP_OUTPUT, Graph, GraphError, Node, parse_port_list
+from .model import (GROUP, GROUP_INPUT, GROUP_OUTPUT, Graph, GraphError, Node, kind_words,
+                    parse_port_list)
 from .schema import LOGITS, PORT_KINDS, MEMORY, UnknownBlockError, get_spec, kind_accepts
 from .shapes import ShapeMap, infer_shapes
 
@@ -303,8 +304,9 @@ class _Validator:
                      f"'{node.id}.{port.name}'", node.id, path)
             return
         self.add(ERROR, "unconnected_input",
-                 f"input '{port.name}' ({port.kind}) of '{node.id}' is not connected",
-                 f"wire a {port.kind} output into it", node.id, path)
+                 f"input '{port.name}' of '{node.id}' is not connected: it takes "
+                 f"{kind_words(port.kind)}",
+                 f"wire an output carrying {kind_words(port.kind)} into it", node.id, path)
 
     def wire_kind(self, graph: Graph, e, port, path) -> None:
         if e.src not in graph.nodes:

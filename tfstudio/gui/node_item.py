@@ -168,6 +168,7 @@ class NodeItem(QGraphicsItem):
         self.outputs: dict[str, PortItem] = {}
         self.diagnostics: list = []
         self.inner_diagnostics: list = []  # problems inside a group, shown as a smaller badge
+        self.inner_block_severity: dict[str, str] = {}  # ... and on the small block that has it
         self.params: int | None = None
         self.setFlags(QGraphicsItem.ItemIsMovable | QGraphicsItem.ItemIsSelectable
                       | QGraphicsItem.ItemSendsGeometryChanges)
@@ -250,7 +251,8 @@ class NodeItem(QGraphicsItem):
             node = inside.nodes[nid]
             if node.type not in (GROUP_INPUT, GROUP_OUTPUT):
                 self._minis.append(_Mini(rects[nid], node, node_summary(node, inside),
-                                         self.inner_switched_off.get(nid, [])))
+                                         self.inner_switched_off.get(nid, []),
+                                         self.inner_block_severity.get(nid)))
         in_names = [p.name for p in self._boundary_ports(GROUP_INPUT)]
         out_names = [p.name for p in self._boundary_ports(GROUP_OUTPUT)]
         boxes = [(r.x(), r.y(), r.width(), r.height()) for r in (m.rect for m in self._minis)]
@@ -310,10 +312,16 @@ class NodeItem(QGraphicsItem):
             return
         super().mousePressEvent(event)
 
-    def set_feedback(self, diagnostics, inner_diagnostics, params: int | None) -> None:
+    def set_feedback(self, diagnostics, inner_diagnostics, params: int | None,
+                     inner_severity: dict[str, str] | None = None) -> None:
+        """Problems of this block, of its inside, and (an open frame) the worst per block
+        inside, drawn on that small block."""
         self.diagnostics = list(diagnostics)
         self.inner_diagnostics = list(inner_diagnostics)
         self.params = params
+        self.inner_block_severity = dict(inner_severity or {})
+        for mini in self._minis:
+            mini.severity = self.inner_block_severity.get(mini.node.id)
         self._update_tooltip()
         self.update()
 
@@ -598,12 +606,14 @@ class _Mini:
     """A block inside an open group, drawn small and read-only (double-click the group to edit
     it): a colour strip of its family, its title and its summary on up to two lines."""
 
-    def __init__(self, rect: QRectF, node: Node, summary: str, switched_off: list[str]):
+    def __init__(self, rect: QRectF, node: Node, summary: str, switched_off: list[str],
+                 severity: str | None = None):
         self.rect = rect
         self.node = node
         self.summary = summary
         self.family = get_spec(node.type).family
         self.switched_off = switched_off  # the Explain switches ablating it, if any
+        self.severity = severity  # "error" / "warning": its worst problem, drawn on it
 
     def paint(self, painter: QPainter, t, boost: float, lod: float) -> None:
         painter.save()
@@ -617,6 +627,14 @@ class _Mini:
             painter.drawRoundedRect(self.rect, 6, 6)
             paint_off_badge(painter, t, QPointF(self.rect.center().x(), self.rect.top()),
                             self.switched_off)
+        if self.severity:
+            colour = t.color("error" if self.severity == "error" else "warning")
+            painter.setBrush(Qt.NoBrush)
+            painter.setPen(QPen(colour, 2.5))
+            painter.drawRoundedRect(self.rect, 6, 6)
+            size = 16.0
+            paint_badge(painter, QRectF(self.rect.right() - size * 0.6, self.rect.top() - size * 0.4,
+                                        size, size), self.severity, colour)
 
     def _paint_block(self, painter: QPainter, t, boost: float, lod: float) -> None:
         colour = theme.family_colour(self.family)

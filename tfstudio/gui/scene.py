@@ -63,6 +63,18 @@ def _free_spot(graph, node: Node, edge: Edge | None) -> tuple[float, float]:
     return clear_spot(graph, node, start)
 
 
+def _by_inner_block(diagnostics, prefix: tuple[str, ...]) -> dict[str, str]:
+    """The worst severity per block of a group's inside (``prefix``: the inside's path): a
+    problem deeper down counts for the group block that holds it."""
+    worst: dict[str, str] = {}
+    for d in diagnostics:
+        path = tuple(d.path or ())
+        key = d.node_id if path == prefix else path[len(prefix)] if len(path) > len(prefix) else None
+        if key and worst.get(key) != "error":
+            worst[key] = "error" if d.severity == "error" else "warning"
+    return worst
+
+
 def _wire_words(edge: Edge) -> str:
     return f"from {edge.src} to {edge.dst}"
 
@@ -326,7 +338,8 @@ class GraphScene(QGraphicsScene):
         for nid, item in self.node_items.items():
             mine = [d for d in here if d.node_id == nid]
             inner = report.diagnostics_below(self._path, nid) if item.node.is_group else []
-            item.set_feedback(mine, inner, report.node_params(self._path, nid))
+            item.set_feedback(mine, inner, report.node_params(self._path, nid),
+                              _by_inner_block(inner, self._path + (nid,)))
         for edge, wire in self.wire_items.items():
             shape = report.shapes.edge_shape(edge, self._path)
             wire.set_label(shape_label(shape) if shape else "")
