@@ -307,6 +307,26 @@ def _mixer_name(node: Node) -> str | None:
     return None
 
 
+def describe_model(root: Graph) -> str:
+    """The model in one line, read from the graph (so it follows every edit): each layer
+    group's repeat and summary, then positions and norm kind, e.g. "2 x decoder layer (GQA
+    4/2 (RoPE) · SwiGLU FFN · pre-norm); RMSNorm"."""
+    parts = []
+    for node in root:
+        if node.is_group:
+            repeat = node.param("repeat") or 1
+            parts.append(f"{repeat} x {node.label} ({layer_summary(node)})")
+    scheme = positional_scheme(root)
+    if scheme in ("sinusoidal", "learned"):
+        parts.append(f"{scheme} positions")
+    elif scheme == "none":
+        parts.append("no positions")
+    kind = norm_kind(root)
+    if kind in NORM_KINDS:
+        parts.append({"layernorm": "LayerNorm", "rmsnorm": "RMSNorm"}[kind])
+    return "; ".join(parts) or "no layers yet"
+
+
 def layer_summary(group_node: Node) -> str:
     """A one-line name for a layer group, e.g. "GQA 8/2 · SwiGLU FFN · pre-norm"."""
     inside = group_node.subgraph
@@ -331,4 +351,4 @@ __all__ = ["ATTENTION_KINDS", "FFN_KINDS", "POSITIONAL_SCHEMES", "ACTIVATION_FAM
            "attention_kind_of", "activation_family", "set_attention_kind", "set_ffn_kind",
            "set_activation", "set_norm_kind", "set_positional_scheme", "switch_layer",
            "attention_kind", "ffn_kind", "activation_kind", "norm_kind", "placement",
-           "positional_scheme", "layer_summary"]
+           "positional_scheme", "layer_summary", "describe_model"]

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QFormLayout, QFrame, QGr
 
 from ..graph import (GraphChange, GraphError, GraphEvent, Macro, ReplaceGraph, SetParam,
                      SetTitle, get_spec)
-from ..graph.switches import attention_kind_of, kv_heads_for, set_norm_kind
+from ..graph.switches import attention_kind_of, describe_model, kv_heads_for, set_norm_kind
 from . import layer_switches as switches
 from .icons import family_icon
 from .param_editors import ParamEditor, make_editor
@@ -330,10 +330,21 @@ class Inspector(QScrollArea):
         heading.setTextFormat(Qt.PlainText)
         heading.setProperty("role", "heading")
         layout.addWidget(heading)
-        if meta.get("description"):  # the preset's words; after an edit they may be out of date
-            edited = self.session.document.can_undo
-            layout.addWidget(_muted(("<i>As loaded, before your edits:</i> " if edited else "")
+        edited = self.session.edited
+        now = describe_model(root)
+        self.description = QLabel(_esc(now))  # read from the graph: it follows every edit
+        self.description.setWordWrap(True)
+        self.description.setTextFormat(Qt.RichText)
+        layout.addWidget(self.description)
+        origin = meta.get("from") or meta.get("name")
+        if edited and meta.get("description"):  # the words it came with no longer hold
+            layout.addWidget(_muted(f"<i>As loaded, before your edits (from "
+                                    f"{_esc(str(origin or 'the file'))}):</i> "
                                     + _esc(str(meta["description"]))))
+        elif meta.get("from"):
+            layout.addWidget(_muted(f"<i>From {_esc(str(meta['from']))}</i>"))
+        elif meta.get("description"):
+            layout.addWidget(_muted(_esc(str(meta["description"]))))
         scheme = switches.positional_scheme(root)
         facts = [f"Positions now: <b>{_esc(str(scheme))}</b>"]
         report = self.session.report

@@ -213,7 +213,10 @@ class MainWindow(FileMenu, EditMenu, QMainWindow):
         parts = []
         if report.cost is not None:
             from .text import count_label
-            parts.append(f"{count_label(report.cost.total_params)} params")
+            # with errors the count covers what can be counted; Costs shows none until the
+            # graph compiles, so the figure says it is partial rather than disagree
+            partial = " so far (incomplete: fix the errors)" if report.errors else ""
+            parts.append(f"{count_label(report.cost.total_params)} params{partial}")
         e, w = report.errors, report.warnings
         parts.append(f"{e} error{'s' * (e != 1)}, {w} warning{'s' * (w != 1)}")
         self.counts_label.setText("  ·  ".join(parts))

@@ -13,7 +13,9 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from ..graph import (Document, Edit, Graph, GraphError, GraphEvent, kept_tidy, load_graph_file,
                      save_graph)
+from ..graph.compare import model_signature
 from ..graph.layout import untangled
+from ..graph.switches import describe_model
 from .graph_report import GraphReport, report_on_graph
 
 
@@ -26,6 +28,7 @@ class EditorSession(QObject):
     def __init__(self, graph: Graph | None = None, parent: QObject | None = None):
         super().__init__(parent)
         self.document = Document(untangled(graph) if graph is not None else Graph())
+        self._loaded = model_signature(self.document.root)  # to tell an edited graph
         self.file_path: Path | None = None
         self.report = GraphReport()
         self._report_timer = QTimer(self, singleShot=True, interval=0)
@@ -115,6 +118,11 @@ class EditorSession(QObject):
         return self.document.dirty or self._recovered
 
     @property
+    def edited(self) -> bool:
+        """Whether the model differs from the one opened (layout and labels aside)."""
+        return model_signature(self.root) != self._loaded
+
+    @property
     def display_name(self) -> str:
         if self.file_path is not None:
             return self.file_path.name
@@ -126,6 +134,7 @@ class EditorSession(QObject):
         self.file_path = Path(file_path) if file_path else None
         self._recovered = dirty
         self.document.reset(untangled(graph))  # blocks that would overlap are laid out
+        self._loaded = model_signature(self.document.root)
         self._was_dirty = self.dirty
         self.history_changed.emit()
         self.state_changed.emit()
@@ -140,6 +149,13 @@ class EditorSession(QObject):
         target = Path(path) if path is not None else self.file_path
         if target is None:
             raise GraphError("this graph has no file yet; use Save As")
+        if self.edited:  # its words follow its edits; where it came from is kept
+            meta = self.root.meta
+            origin = meta.get("from") or meta.get("name")
+            if origin and origin != target.stem:
+                meta["from"] = str(origin)
+            meta["name"] = target.stem
+            meta["description"] = describe_model(self.root)
         save_graph(self.root, target)
         self.file_path = target
         self.document.mark_clean()

@@ -1,0 +1,73 @@
+"""A graph's name and description follow its edits: the description is read from the graph,
+the preset it came from is kept as "from tiny-gpt", and the parameter figure says when it is
+partial (a graph with errors, whose Costs are unavailable)."""
+from __future__ import annotations
+
+from tfstudio.graph import Disconnect, Edge, ReplaceGraph, load_graph_file
+from tfstudio.graph.switches import set_activation, set_attention_kind, set_positional_scheme
+from tfstudio.presets import load_preset
+
+
+def _edit_to_gqa_rope_swiglu(session) -> None:
+    layer = session.root.node("layers").subgraph
+    session.execute(ReplaceGraph(("layers",), set_activation(set_attention_kind(layer, "gqa"),
+                                                             "swiglu")))
+    session.execute(ReplaceGraph((), set_positional_scheme(session.root, "rope")))
+
+
+def test_an_edited_preset_saves_with_its_own_description_and_where_it_came_from(
+        make_window, tmp_path):
+    w = make_window(load_preset("tiny-gpt"))
+    original = w.session.root.meta["description"]
+    _edit_to_gqa_rope_swiglu(w.session)
+    w.session.save(tmp_path / "my-model.json")
+    meta = load_graph_file(tmp_path / "my-model.json").meta
+    assert meta["name"] == "my-model" and meta["from"] == "tiny-gpt"
+    assert "GQA 4/2 (RoPE)" in meta["description"] and "SwiGLU FFN" in meta["description"]
+    assert "learned" not in meta["description"] and meta["description"] != original
+
+
+def test_an_unedited_graph_keeps_its_words(make_window, tmp_path):
+    w = make_window(load_preset("tiny-gpt"))
+    original = dict(w.session.root.meta)
+    w.session.save(tmp_path / "same.json")
+    meta = load_graph_file(tmp_path / "same.json").meta
+    assert meta["description"] == original["description"] and "from" not in meta
+
+
+def test_the_model_page_describes_the_graph_as_it_is_now(make_window):
+    w = make_window(load_preset("tiny-gpt"))
+    w.scene.clearSelection()
+    w.inspector.rebuild()
+    assert "MHA 4" in w.inspector.description.text()
+    _edit_to_gqa_rope_swiglu(w.session)
+    w.inspector.rebuild()
+    assert "GQA 4/2" in w.inspector.description.text()
+    assert "MHA 4" not in w.inspector.description.text()
+
+
+def test_the_parameter_count_says_it_is_partial_while_there_are_errors(make_window):
+    w = make_window(load_preset("tiny-gpt"))
+    assert "incomplete" not in w.counts_label.text()
+    w.session.execute(Disconnect(("layers",), Edge("norm_attn", "y", "attn", "x")))
+    w.session.refresh_report()
+    assert "params so far (incomplete" in w.counts_label.text()
+    assert w.costs.unavailable                      # and Costs says why it shows none
+    w.session.undo()
+    w.session.refresh_report()
+    assert "incomplete" not in w.counts_label.text()
+
+
+def test_the_model_page_names_the_preset_an_edited_graph_came_from(make_window, tmp_path):
+    w = make_window(load_preset("tiny-gpt"))
+    _edit_to_gqa_rope_swiglu(w.session)
+    w.scene.clearSelection()
+    w.inspector.rebuild()
+    from PySide6.QtWidgets import QLabel
+    text = " ".join(lab.text() for lab in w.inspector.widget().findChildren(QLabel))
+    assert "before your edits (from tiny-gpt)" in text
+    w.session.save(tmp_path / "mine.json")
+    w.open_file(tmp_path / "mine.json")
+    w.inspector.rebuild()
+    text = " ".join(lab.text() for lab in w.inspector.widget().findChildren(QLabel))
+    assert "From tiny-gpt" in text and "GQA 4/2" in text and "before your edits" not in text
