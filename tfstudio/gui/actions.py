@@ -48,7 +48,8 @@ def create_actions(w) -> SimpleNamespace:
     a.quit = _action(w, "&Quit", w.close, K.Quit)
 
     a.undo = _action(w, "&Undo", w.undo, K.Undo)
-    a.redo = _action(w, "&Redo", w.redo, K.Redo)
+    # Ctrl+Y and Ctrl+Shift+Z both redo, as in most editors (QKeySequence.Redo gives one)
+    a.redo = _action(w, "&Redo", w.redo, _with(K.Redo, "Ctrl+Shift+Z", "Ctrl+Y"))
     a.cut = _action(w, "Cu&t", w.cut, K.Cut)
     a.copy = _action(w, "&Copy", w.copy, K.Copy, "copy the selected blocks and their wires")
     a.paste = _action(w, "&Paste", w.paste, K.Paste)
@@ -64,6 +65,8 @@ def create_actions(w) -> SimpleNamespace:
     a.ungroup = _action(w, "U&ngroup", w.ungroup_selection, "Ctrl+Shift+G",
                         "replace the group by its inside, repeated")
     a.tidy = _action(w, "&Tidy layout", w.tidy, "Ctrl+L", "lay blocks out in layers, no overlaps")
+    a.enter_group = _action(w, "&Enter group", w.enter_selected_group, "Ctrl+E",
+                            "edit the inside of the selected layer group (or double-click it)")
 
     a.fit = _action(w, "&Fit to view", w.view.fit_to_view, ["F", "Home"], "show every block")
     a.zoom_in = _action(w, "Zoom &in", lambda: w.view.zoom_by(1), K.ZoomIn)
@@ -77,4 +80,27 @@ def create_actions(w) -> SimpleNamespace:
     a.code = _action(w, "Generated &PyTorch code…", w.show_code,
                      tip="the module the compiler builds from this graph")
     a.about = _action(w, "&About tfstudio", w.about)
+    a.shortcuts = _action(w, "&Keyboard shortcuts", w.show_shortcuts, K.HelpContents,
+                          "every command that has a key")
     return a
+
+
+def _with(standard, *extra: str) -> list[QKeySequence]:
+    """The platform's keys for ``standard`` and ``extra`` ones, each once."""
+    keys = list(QKeySequence.keyBindings(standard))
+    for text in extra:
+        key = QKeySequence(text)
+        if key not in keys:
+            keys.append(key)
+    return keys
+
+
+def shortcut_rows(actions: SimpleNamespace) -> list[tuple[str, str]]:
+    """(command, keys) for every action that has a key, in menu order: the Help menu's list
+    is made from the actions themselves, so it cannot fall behind them."""
+    rows = []
+    for action in vars(actions).values():
+        keys = [k.toString(QKeySequence.NativeText) for k in action.shortcuts()]
+        if keys:
+            rows.append((action.text().replace("&", "").rstrip("…"), ", ".join(keys)))
+    return rows

@@ -5,6 +5,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QWidget
 
 from ..graph import Graph
+from .text import short_name
 
 
 class Breadcrumb(QWidget):
@@ -26,11 +27,11 @@ class Breadcrumb(QWidget):
                 item.widget().hide()
                 item.widget().deleteLater()
         self.buttons = []
-        crumbs = [(str(root.meta.get("name") or "model"), ())]
+        crumbs = [(short_name(root.meta.get("name") or "model"), ())]
         graph = root
         for i, gid in enumerate(path):
             node = graph.nodes.get(gid)
-            label = node.label if node is not None else gid
+            label = short_name(node.label if node is not None else gid)
             repeat = node.param("repeat") if node is not None and node.is_group else 1
             crumbs.append((f"{label} ×{repeat}" if repeat > 1 else label, path[:i + 1]))
             graph = node.subgraph if node is not None and node.subgraph is not None else graph
@@ -40,6 +41,7 @@ class Breadcrumb(QWidget):
                 sep.setProperty("role", "muted")
                 self._layout.addWidget(sep)
             button = QPushButton(label)
+            button.setSizePolicy(QSizePolicy.Maximum, QSizePolicy.Preferred)
             button.setFlat(True)
             button.setEnabled(target != path)  # you are here
             button.setToolTip("Go back to this level" if target != path else "You are here")

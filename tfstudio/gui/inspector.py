@@ -20,7 +20,7 @@ from .icons import family_icon
 from .param_editors import ParamEditor, make_editor
 from .scene import GraphScene
 from .session import EditorSession
-from .text import count_label
+from .text import count_label, short_name
 
 
 def _esc(text) -> str:
@@ -326,7 +326,7 @@ class Inspector(QScrollArea):
     def _model_page(self, layout: QVBoxLayout) -> None:
         root = self.session.root
         meta = root.meta
-        heading = QLabel(str(meta.get("name") or self.session.display_name))
+        heading = QLabel(short_name(meta.get("name") or self.session.display_name))
         heading.setTextFormat(Qt.PlainText)
         heading.setProperty("role", "heading")
         layout.addWidget(heading)

@@ -27,8 +27,12 @@ from .palette import Palette
 from .problems import ProblemsPanel
 from .scene import GraphScene
 from .search_popup import SearchPopup
+from .text import short_name
 from .session import EditorSession
 from .view import GraphView
+
+PROBLEMS_OPEN_H = 150  # the Problems dock's height when it has problems to list
+
 
 def default_data_dir() -> Path:
     """Where autosaves, settings and the error log live (TFSTUDIO_DATA_DIR overrides)."""
@@ -92,6 +96,7 @@ class MainWindow(FileMenu, EditMenu, QMainWindow):
         self._refresh_breadcrumb()
         self._update_actions()
         self.problems.show_report(self.session.report)
+        self._fit_problems_dock()
         self._show_counts(self.session.report)
         self.resize(*_default_size())
         self.autosave.start()
@@ -123,7 +128,7 @@ class MainWindow(FileMenu, EditMenu, QMainWindow):
         self.inspector_dock = dock("Details", right, Qt.RightDockWidgetArea, "details")
         self.problems_dock = dock("Problems", self.problems, Qt.BottomDockWidgetArea, "problems")
         self.resizeDocks([self.palette_dock, self.inspector_dock], [230, 370], Qt.Horizontal)
-        self.resizeDocks([self.problems_dock], [150], Qt.Vertical)
+        self.resizeDocks([self.problems_dock], [PROBLEMS_OPEN_H], Qt.Vertical)
         self.zoom_label = QLabel()
         self.counts_label = QLabel()
         self.counts_label.setToolTip(
@@ -145,7 +150,7 @@ class MainWindow(FileMenu, EditMenu, QMainWindow):
             file_menu.addSeparator() if item is None else file_menu.addAction(item)
         edit = bar.addMenu("&Edit")
         for item in (a.undo, a.redo, None, a.cut, a.copy, a.paste, a.duplicate, a.delete,
-                     a.select_all, None, a.add_block, a.group, a.ungroup, a.tidy):
+                     a.select_all, None, a.add_block, a.group, a.ungroup, a.enter_group, a.tidy):
             edit.addSeparator() if item is None else edit.addAction(item)
         view = bar.addMenu("&View")
         for item in (a.fit, a.zoom_in, a.zoom_out, a.zoom_reset, None, a.up, None, a.snap,
@@ -154,7 +159,9 @@ class MainWindow(FileMenu, EditMenu, QMainWindow):
         view.addSeparator()
         for d in (self.palette_dock, self.inspector_dock, self.problems_dock):
             view.addAction(d.toggleViewAction())
-        bar.addMenu("&Help").addAction(a.about)
+        help_menu = bar.addMenu("&Help")
+        help_menu.addAction(a.shortcuts)
+        help_menu.addAction(a.about)
 
         tools = QToolBar("Main")
         tools.setObjectName("main_toolbar")
@@ -164,7 +171,8 @@ class MainWindow(FileMenu, EditMenu, QMainWindow):
             tools.addSeparator() if item is None else tools.addAction(item)
         self.addToolBar(tools)
         self.view.context_actions = [a.add_block, None, a.cut, a.copy, a.paste, a.duplicate,
-                                     a.delete, None, a.group, a.ungroup, None, a.fit]
+                                     a.delete, None, a.enter_group, a.group, a.ungroup, None,
+                                     a.tidy, a.fit]
         self._rebuild_recent_menu()
 
     def _connect(self) -> None:
@@ -174,6 +182,7 @@ class MainWindow(FileMenu, EditMenu, QMainWindow):
         s.history_changed.connect(self._refresh_title)  # a reopened run's graph is named
         s.history_changed.connect(self._update_actions)
         s.report_ready.connect(self.problems.show_report)
+        s.report_ready.connect(self._fit_problems_dock)
         s.report_ready.connect(self._show_counts)
         s.document.subscribe(self._on_document_event)
         self.scene.message.connect(self.show_message)
@@ -209,6 +218,20 @@ class MainWindow(FileMenu, EditMenu, QMainWindow):
         box.open()
         self._error_box = box
 
+    def _fit_problems_dock(self, _report=None) -> None:
+        """The Problems dock as one line while there is nothing to list; opened to its list
+        (PROBLEMS_OPEN_H) when the first problem appears."""
+        was = getattr(self, "_problems_collapsed", None)
+        collapsed = self.problems.collapsed
+        self._problems_collapsed = collapsed
+        if collapsed:
+            line = self.problems.summary.sizeHint().height() + 12
+            self.problems.setMaximumHeight(line)
+        else:
+            self.problems.setMaximumHeight(16777215)  # QWIDGETSIZE_MAX: the user may resize
+            if was is not False:
+                self.resizeDocks([self.problems_dock], [PROBLEMS_OPEN_H], Qt.Vertical)
+
     def _show_counts(self, report) -> None:
         parts = []
         if report.cost is not None:
@@ -225,7 +248,7 @@ class MainWindow(FileMenu, EditMenu, QMainWindow):
         shown = self.session.document.last_edit
         shown = getattr(shown, "edit", shown)  # the edit inside its tidy layout (KeepTidy)
         run = f" — graph of run {shown.run}" if isinstance(shown, ShowRunGraph) else ""
-        self.setWindowTitle(f"{self.session.display_name}[*]{run} — tfstudio")
+        self.setWindowTitle(f"{short_name(self.session.display_name)}[*]{run} — tfstudio")
         self.setWindowModified(self.session.dirty)
 
     def _refresh_breadcrumb(self) -> None:
@@ -252,6 +275,8 @@ class MainWindow(FileMenu, EditMenu, QMainWindow):
                                  if n in self.scene.graph))
         a.paste.setEnabled(clipboard.looks_like_graph(QGuiApplication.clipboard().text()))
         a.up.setEnabled(bool(self.scene.path))
+        a.enter_group.setEnabled(len(selected) == 1 and selected[0] in self.scene.graph
+                                 and self.scene.graph.node(selected[0]).is_group)
 
     # ------------------------------------------------------------------ navigation
     def go_up(self) -> None:
@@ -352,6 +377,28 @@ class MainWindow(FileMenu, EditMenu, QMainWindow):
         self.code_dialog = CodeDialog(self.session.root, self)
         self.code_dialog.show()
         return self.code_dialog
+
+    def enter_selected_group(self) -> None:
+        selected = self.scene.selected_node_ids()
+        if len(selected) == 1 and self.scene.graph.node(selected[0]).is_group:
+            self.scene.enter_group(selected[0])
+        else:
+            self.show_message("Select one layer group to enter it")
+
+    def show_shortcuts(self) -> QMessageBox:
+        """Help > Keyboard shortcuts: a table made from the actions (never out of date)."""
+        from html import escape
+        from .actions import shortcut_rows
+        rows = "".join(f"<tr><td>{escape(name)}</td><td>&nbsp;&nbsp;<b>{escape(keys)}</b>"
+                       "</td></tr>" for name, keys in shortcut_rows(self.actions))
+        box = QMessageBox(QMessageBox.NoIcon, "Keyboard shortcuts",
+                          f"<table>{rows}</table><p>On the canvas: Tab or double-click adds a "
+                          "block; Space + drag or the middle button pans; the wheel zooms.</p>",
+                          QMessageBox.Ok, self)
+        box.setModal(False)
+        box.open()
+        self._shortcuts_box = box
+        return box
 
     def about(self) -> None:
         QMessageBox.about(

@@ -1,5 +1,6 @@
 """The problems panel: every diagnostic of the whole model, errors first, each with its fix.
-Clicking one opens the group that holds the block and selects it."""
+Clicking one opens the group that holds the block and selects it. With no problems it is one
+line ("No problems: this graph compiles."), so an empty list takes no room from the canvas."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
@@ -48,12 +49,19 @@ class ProblemsPanel(QWidget):
             item.setIcon(0, severity_icon("warning"))
             self.tree.addTopLevelItem(item)
         errors, warnings = report.errors, report.warnings
-        if not report.diagnostics and not report.failures:
+        empty = not report.diagnostics and not report.failures
+        self.tree.setVisible(not empty)
+        if empty:
             self.summary.setText("No problems: this graph compiles.")
         else:
             self.summary.setText(f"{errors} error{'s' * (errors != 1)}, "
                                  f"{warnings} warning{'s' * (warnings != 1)}. "
                                  "Click one to go to its block.")
+
+    @property
+    def collapsed(self) -> bool:
+        """Whether the panel is down to its one summary line (nothing to list)."""
+        return self.tree.isHidden()
 
     def diagnostics(self) -> list:
         return [self.tree.topLevelItem(i).data(0, DIAG_ROLE)

@@ -4,6 +4,19 @@ from __future__ import annotations
 from typing import Iterable
 
 
+NAME_CHARS = 48  # a user's name in a title, a crumb or a tab: past this it is elided
+
+
+def short_name(name, limit: int = NAME_CHARS) -> str:
+    """A user-supplied name as one line of at most ``limit`` characters: line breaks and tabs
+    read as spaces, runs of spaces as one, the middle elided ("a very lo…ng name")."""
+    text = " ".join(str(name).split())
+    if len(text) <= limit:
+        return text
+    keep = limit - 1
+    return text[: keep - keep // 3] + "…" + text[len(text) - keep // 3:]
+
+
 def shape_label(shape: Iterable | None) -> str:
     """``("B", "T", 64)`` -> ``"B×T×64"``; an unknown shape -> ``"?"``."""
     if not shape:

@@ -1,0 +1,92 @@
+"""Desktop editor conventions and a 1366x768 screen: Ctrl+Shift+Z redoes as Ctrl+Y does, Help
+lists the keyboard shortcuts made from the actions, the canvas's context menu has Enter group,
+Tidy and Add block, the empty Problems dock is one line and opens on the first problem, and a
+user's name never widens the window (elided, its line breaks read as spaces)."""
+from __future__ import annotations
+
+from PySide6.QtGui import QAction, QKeySequence
+
+from tfstudio.graph import Disconnect, Edge, Graph
+from tfstudio.gui.actions import shortcut_rows
+from tfstudio.gui.text import short_name
+from tfstudio.presets import load_preset
+
+
+def test_ctrl_shift_z_redoes_like_ctrl_y(make_window):
+    """Both keys are the redo action's, and no other action claims them (an ambiguous key
+    does nothing in Qt). Offscreen windows never become active, so the key press itself
+    is not sent here."""
+    w = make_window(load_preset("tiny-gpt"))
+    for key in ("Ctrl+Shift+Z", "Ctrl+Y"):
+        owners = [a for a in w.findChildren(QAction) if QKeySequence(key) in a.shortcuts()]
+        assert owners == [w.actions.redo], key
+    w.session.execute(Disconnect((), Edge("final_norm", "y", "head", "x")))
+    w.session.undo()
+    w.actions.redo.trigger()
+    assert w.session.root.edge_into("head", "x") is None
+
+
+def test_help_lists_every_shortcut_made_from_the_actions(make_window):
+    w = make_window(Graph())
+    rows = dict(shortcut_rows(w.actions))
+    assert rows["Group"] == QKeySequence("Ctrl+G").toString(QKeySequence.NativeText)
+    assert "Ctrl+Shift+Z" in rows["Redo"]
+    box = w.show_shortcuts()
+    for name, keys in rows.items():
+        assert name in box.text()
+    # a new shortcut shows up without touching the list
+    w.actions.code.setShortcut(QKeySequence("Ctrl+Alt+P"))
+    assert "Generated PyTorch code" in dict(shortcut_rows(w.actions))
+    help_menu = [m for m in w.menuBar().actions() if m.text() == "&Help"][0].menu()
+    assert w.actions.shortcuts in help_menu.actions()
+
+
+def test_the_context_menu_enters_groups_tidies_and_adds(make_window):
+    w = make_window(load_preset("tiny-gpt"))
+    actions = [a for a in w.view.context_actions if a is not None]
+    for wanted in (w.actions.enter_group, w.actions.tidy, w.actions.add_block):
+        assert wanted in actions
+    w.scene.select_nodes(["embed"])
+    assert not w.actions.enter_group.isEnabled()
+    w.scene.select_nodes(["layers"])
+    assert w.actions.enter_group.isEnabled()
+    w.actions.enter_group.trigger()
+    assert w.scene.path == ("layers",)
+
+
+def test_the_problems_dock_is_one_line_until_there_is_a_problem(make_window):
+    w = make_window(load_preset("tiny-gpt"))
+    assert w.problems.collapsed
+    assert w.problems_dock.height() < 70
+    w.session.execute(Disconnect(("layers",), Edge("norm_attn", "y", "attn", "x")))
+    w.session.refresh_report()
+    assert not w.problems.collapsed
+    from PySide6.QtWidgets import QApplication
+    QApplication.processEvents()
+    assert w.problems_dock.height() > 100                        # opened on the problem
+    w.session.undo()
+    w.session.refresh_report()
+    QApplication.processEvents()
+    assert w.problems.collapsed and w.problems_dock.height() < 70
+
+
+def test_short_names_read_as_one_line_and_elide_in_the_middle():
+    assert short_name("tiny\ngpt\tv2") == "tiny gpt v2"
+    long = short_name("a" * 30 + "b" * 10_000 + "c" * 30)
+    assert len(long) == 48 and long.startswith("aaaa") and long.endswith("cccc") and "…" in long
+
+
+def test_a_name_of_ten_thousand_characters_does_not_widen_the_window(make_window, qtbot):
+    graph = load_preset("tiny-gpt")
+    graph.meta["name"] = "x" * 5_000 + "\n" + "y" * 5_000
+    w = make_window(graph)
+    w.resize(1366, 768)
+    w.scene.clearSelection()
+    w.inspector.rebuild()
+    w.scene.set_path(("layers",))
+    from PySide6.QtWidgets import QApplication
+    QApplication.processEvents()
+    assert w.width() <= 1366
+    assert "\n" not in w.windowTitle() and len(w.windowTitle()) < 100
+    assert all(len(b.text()) <= 48 for b in w.breadcrumb.buttons)
+    assert w.minimumSizeHint().width() <= 1366
