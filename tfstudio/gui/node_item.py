@@ -19,7 +19,7 @@ from PySide6.QtGui import (QBrush, QColor, QFont, QFontMetricsF, QPainter, QPain
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
 from ..graph import GROUP_INPUT, GROUP_OUTPUT, Graph, Node, get_spec
-from ..graph.model import group_boundary, parse_port_list
+from ..graph.model import group_boundary, kind_words, parse_port_list
 from ..graph.layout import (HEADER_H, NODE_WIDTH, ROW_H, SUMMARY_H, Frame, closed_size,
                             group_frame, port_y, wire_route)
 from ..graph.schema import PortSpec
@@ -90,6 +90,20 @@ class PortItem(QGraphicsItem):
         self.setAcceptHoverEvents(True)
         self.setCursor(Qt.CrossCursor)
         self.setZValue(2)
+        self.set_shape(None)
+
+    def set_shape(self, shape: str | None) -> None:
+        """The tooltip: the port's name, what it carries, its shape when known, and how to
+        wire it."""
+        side = "input" if self.is_input else "output"
+        lines = [f"<b>{html.escape(self.name)}</b> ({side}): {html.escape(kind_words(self.kind))}"]
+        if self.spec.description:
+            lines.append(html.escape(self.spec.description))
+        lines.append(f"shape: {html.escape(shape)}" if shape else "shape: known once wired")
+        lines.append("<i>Drag to " + ("an output" if self.is_input else "an input")
+                     + " to wire it" + ("; drag its wire away to move it" if self.is_input
+                                        else "") + ".</i>")
+        self.setToolTip("<qt>" + "<br>".join(lines) + "</qt>")
 
     @property
     def name(self) -> str:
@@ -495,6 +509,8 @@ class NodeItem(QGraphicsItem):
                 painter.drawPath(path)
         for mini in self._minis:
             mini.paint(painter, t, boost, lod)
+        if lod > 0.3:
+            self._paint_frame_port_names(painter, t, boost)
         if self.telemetry is not None:
             self._paint_telemetry(painter, t, body, lod)
         self._paint_outline(painter, t, body)
@@ -503,6 +519,21 @@ class NodeItem(QGraphicsItem):
             painter.setPen(QPen(t.color("accent"), 3, Qt.DashLine))
             painter.drawRoundedRect(body.adjusted(-3, -3, 3, 3), 12, 12)
         self._paint_badges(painter, t, lod)
+
+    def _paint_frame_port_names(self, painter, t, boost: float) -> None:
+        """An open frame's ports named just inside its edges ("x", "memory"): its inputs
+        left, its outputs right, each a little above its wire."""
+        font = scaled_font(10 * min(boost, 1.3))
+        painter.setFont(font)
+        painter.setPen(t.color("node_muted"))
+        height = QFontMetricsF(font).height()
+        for ports, left in ((self.inputs, True), (self.outputs, False)):
+            for name, port in ports.items():
+                y = port.pos().y() - height - 2
+                box = (QRectF(PORT_R + 2, y, 80, height) if left
+                       else QRectF(self.width - PORT_R - 82, y, 80, height))
+                painter.drawText(box, (Qt.AlignLeft if left else Qt.AlignRight)
+                                 | Qt.AlignVCenter, name)
 
     def _paint_repeat_pill(self, painter, ink, family) -> float:
         text = f"× {self.node.param('repeat')}"

@@ -343,6 +343,13 @@ class GraphScene(QGraphicsScene):
         for edge, wire in self.wire_items.items():
             shape = report.shapes.edge_shape(edge, self._path)
             wire.set_label(shape_label(shape) if shape else "")
+        for nid, item in self.node_items.items():
+            ins = report.shapes.input_shapes(nid, self._path)
+            outs = report.shapes.output_shapes(nid, self._path)
+            for name, port in item.inputs.items():
+                port.set_shape(shape_label(ins[name]) if ins.get(name) else None)
+            for name, port in item.outputs.items():
+                port.set_shape(shape_label(outs[name]) if outs.get(name) else None)
         self._place_labels()
 
     def _place_labels(self) -> None:
