@@ -103,3 +103,17 @@ def test_port_tooltips_name_the_port_what_it_carries_and_its_shape(make_window):
     assert "shape: known once wired" in w.scene.node_items["head"].inputs["x"].toolTip()
     frame = w.scene.node_items["layers"]
     assert "shape: B×T×64" in frame.inputs["x"].toolTip()         # a frame's port too
+
+
+def test_every_block_title_fits_its_small_block_in_an_open_frame(make_window):
+    """"Mixture of experts" was cut to "Mixture of expe…": the fitted size rounded up."""
+    from PySide6.QtGui import QFontMetricsF
+    from tfstudio.gui.node_item import title_font_fitting
+    from tfstudio.graph import all_specs
+    for boost in (1.0, 1.2):
+        for spec in all_specs():
+            font = title_font_fitting(spec.title, 12 * boost, 114.0, floor=10)
+            fits = QFontMetricsF(font).horizontalAdvance(spec.title) <= 114.0
+            assert fits or font.pixelSize() == 10, spec.title
+    moe = title_font_fitting("Mixture of experts", 12 * 1.2, 114.0, floor=10)
+    assert QFontMetricsF(moe).horizontalAdvance("Mixture of experts") <= 114.0

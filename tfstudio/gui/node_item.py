@@ -11,6 +11,7 @@ badge (:meth:`NodeItem.set_ablated`). Nothing here edits the graph.
 from __future__ import annotations
 
 import html
+import math
 from functools import lru_cache
 
 from PySide6.QtCore import QPointF, QRectF, Qt
@@ -61,7 +62,12 @@ def title_font_fitting(text: str, pixels: float, width: float, floor: float) -> 
     ``width``: a long title shrinks a little before it is cut."""
     wide = QFontMetricsF(scaled_font(pixels, bold=True)).horizontalAdvance(text)
     if wide > width:
-        pixels = max(floor, pixels * width / wide)
+        # whole pixels, rounded down: rounded to nearest, 10.9 became 11 and "Mixture of
+        # experts" (114.8 wide at 11) was cut in a 114-wide small block
+        pixels = max(floor, math.floor(pixels * width / wide))
+        while (pixels > floor and QFontMetricsF(scaled_font(pixels, bold=True))
+               .horizontalAdvance(text) > width):
+            pixels -= 1
     return scaled_font(pixels, bold=True)
 
 
