@@ -117,3 +117,27 @@ def test_every_block_title_fits_its_small_block_in_an_open_frame(make_window):
             assert fits or font.pixelSize() == 10, spec.title
     moe = title_font_fitting("Mixture of experts", 12 * 1.2, 114.0, floor=10)
     assert QFontMetricsF(moe).horizontalAdvance("Mixture of experts") <= 114.0
+
+
+def test_a_pill_at_the_canvas_edge_never_covers_a_block_title(make_window, qtbot):
+    """tiny-t5 and t5-small at 1366x768: the pills naming the layers out of view sit on
+    the edge where no block's title (nor a small block's title in a frame) is."""
+    from PySide6.QtCore import QRectF
+    from PySide6.QtWidgets import QApplication
+    seen = 0
+    for preset in ("tiny-t5", "t5-small"):
+        w = make_window(load_preset(preset))
+        w.resize(1366, 768)
+        qtbot.wait(10)
+        for centre_on in (None, "encoder", "decoder"):
+            w.view.fit_to_view()
+            if centre_on:
+                w.view.centerOn(w.scene.node_items[centre_on].sceneBoundingRect().topLeft())
+            w.view.update_markers()
+            QApplication.processEvents()
+            titles = w.view._title_rects()
+            for marker in (m for m in w.view.markers if m.isVisible()):
+                seen += 1
+                box = QRectF(marker.geometry())
+                assert not any(box.intersects(t) for t in titles), (preset, marker.text())
+    assert seen  # the check looked at pills

@@ -21,7 +21,8 @@ MIN_ZOOM, MAX_ZOOM = 0.08, 3.0
 # that does not fit is shown from its main layer and the rest is a pan away
 LEGIBLE_ZOOM = 0.7
 # an open layer group with less than this share of its area in view gets a pill at the edge
-MARKED_BELOW = 0.6
+# (a quarter out of view hides whole blocks: t5-small's decoder at 71% on a 1366x768 laptop)
+MARKED_BELOW = 0.75
 MARKER_MIN_VIEW_H = 150  # a canvas shrunk to a strip (the Train workspace) shows no pills
 ARROWS = {"below": "▼", "above": "▲", "right": "▶", "left": "◀"}
 
@@ -158,6 +159,7 @@ class GraphView(QGraphicsView):
         style = (f"QPushButton#edge_marker {{ background: {t.accent}; color: white; "
                  "border: none; border-radius: 11px; padding: 3px 12px; font-weight: bold; }")
         placed: dict[str, float] = {}
+        titles = self._title_rects() if wanted else []
         for marker, (side, item) in zip(self.markers, wanted):
             repeat = item.node.param("repeat") if item.node.is_group else 1
             label = item.node.label + (f" ×{repeat}" if repeat and repeat > 1 else "")
@@ -167,25 +169,51 @@ class GraphView(QGraphicsView):
             marker.setStyleSheet(style)
             marker.setProperty("item", item)
             marker.adjustSize()
-            self._place_marker(marker, side, placed)
+            self._place_marker(marker, side, placed, titles)
             marker.show()
             marker.raise_()
 
-    def _place_marker(self, marker: QPushButton, side: str, placed: dict[str, float]) -> None:
+    def _place_marker(self, marker: QPushButton, side: str, placed: dict[str, float],
+                      titles: list | None = None) -> None:
         """Along its edge, after the pills already there (from the middle of a horizontal
-        edge, from the top of a vertical one)."""
+        edge, from the top of a vertical one), slid along the edge off any block's title
+        (``titles``, in viewport pixels) when a free stretch of the edge has room."""
         area = self.viewport().rect()
         w, h, margin = marker.width(), marker.height(), 8
         offset = placed.get(side, 0.0)
         if side in ("below", "above"):
             x = area.center().x() - w / 2 + offset
             y = area.bottom() - h - margin if side == "below" else margin
+            steps = [(dx, 0) for k in range(0, area.width(), 16) for dx in (k, -k)]
             placed[side] = offset + w + margin
         else:
             x = area.right() - w - margin if side == "right" else margin
             y = area.top() + margin + 30 + offset
+            steps = [(0, dy) for k in range(0, area.height(), 16) for dy in (k, -k)]
             placed[side] = offset + h + margin
+        for dx, dy in steps:
+            spot = QRectF(x + dx, y + dy, w, h)
+            if not area.contains(spot.toRect()):
+                continue
+            if not any(spot.intersects(t) for t in titles or []):
+                x, y = x + dx, y + dy
+                break
         marker.move(int(x), int(y))
+
+    def _title_rects(self) -> list[QRectF]:
+        """Where block titles are on screen: each block's header, each small block's title
+        line inside an open frame (what a pill must not cover)."""
+        rects = []
+        for item in self.scene().items():
+            if not isinstance(item, NodeItem):
+                continue
+            header = item.mapRectToScene(QRectF(0, 0, item.width, 30))
+            rects.append(self.mapFromScene(header).boundingRect())
+            for mini in item._minis:
+                line = item.mapRectToScene(QRectF(mini.rect.x(), mini.rect.y(),
+                                                  mini.rect.width(), 24))
+                rects.append(self.mapFromScene(line).boundingRect())
+        return [QRectF(r) for r in rects]
 
     def show_item(self, item) -> None:
         """Bring a block into view at a legible zoom: whole when it fits, else from its
