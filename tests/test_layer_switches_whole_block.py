@@ -142,3 +142,17 @@ def test_heads_in_the_inspector_keep_mha_and_say_so(make_window):
     attn = w.session.root.node("layers").subgraph.node("attn")
     assert (attn.param("heads"), attn.param("kv_heads")) == (2, 1)
     assert "GQA became MQA" in w.statusBar().currentMessage()
+
+
+def test_the_attention_page_offers_the_valid_kv_choices(make_window):
+    w = make_window(load_preset("tiny-gpt"))
+    w.scene.enter_group("layers")
+    w.scene.select_nodes(["attn"])
+    w.inspector.rebuild()
+    assert w.inspector.kv_choices.text() == "K/V heads for 4 heads: MHA 4 · GQA: 2 · MQA 1"
+    w.inspector.set_param("heads", 8)
+    w.inspector.rebuild()
+    assert "GQA: 2, 4" in w.inspector.kv_choices.text()
+    w.inspector.set_param("heads", 7)
+    w.inspector.rebuild()
+    assert "GQA: none (7 heads cannot be split into groups)" in w.inspector.kv_choices.text()

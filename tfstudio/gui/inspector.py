@@ -14,7 +14,8 @@ from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QFormLayout, QFrame, QGr
 
 from ..graph import (GraphChange, GraphError, GraphEvent, Macro, ReplaceGraph, SetParam,
                      SetTitle, get_spec)
-from ..graph.switches import attention_kind_of, describe_model, kv_heads_for, set_norm_kind
+from ..graph.switches import (attention_kind_of, describe_model, gqa_choices, kv_heads_for,
+                              set_norm_kind)
 from . import layer_switches as switches
 from .icons import family_icon
 from .param_editors import ParamEditor, make_editor
@@ -40,6 +41,15 @@ def _muted(text: str, wrap: bool = True) -> QLabel:
     label.setProperty("role", "muted")
     label.setTextInteractionFlags(Qt.TextSelectableByMouse)
     return label
+
+
+def kv_choices_text(heads: int) -> str:
+    """What K/V head counts make ``heads`` heads MHA, GQA or MQA (a heads change keeps the
+    kind; this says which counts each kind allows)."""
+    choices = gqa_choices(heads)
+    gqa = (f"GQA: {', '.join(map(str, choices))}" if choices
+           else f"GQA: none ({heads} heads cannot be split into groups)")
+    return f"K/V heads for {heads} heads: MHA {heads} · {gqa} · MQA 1"
 
 
 class Inspector(QScrollArea):
@@ -174,6 +184,9 @@ class Inspector(QScrollArea):
         self.refresh_feedback()
         if node.is_group:
             self._group_switches(layout, node)
+        if node.type in ("attention", "cross_attention"):
+            self.kv_choices = _muted(_esc(kv_choices_text(int(node.param("heads")))))
+            layout.addWidget(self.kv_choices)
         if spec.params:
             box = QGroupBox("Settings")
             form = QVBoxLayout(box)
