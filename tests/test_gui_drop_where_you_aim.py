@@ -10,7 +10,7 @@ from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent, QMouseEve
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
-from tfstudio.graph import Edge, dumps
+from tfstudio.graph import Disconnect, Edge, dumps
 from tfstudio.gui.palette import block_mime
 from tfstudio.presets import load_preset
 
@@ -187,3 +187,17 @@ def test_wiring_into_an_occupied_input_says_so_and_undoes_in_one_step(make_windo
     assert w.session.root.edge_into("final_norm", "x") == Edge("embed", "y", "final_norm", "x")
     w.session.undo()
     assert w.session.root.edge_into("final_norm", "x") == Edge("layers", "y", "final_norm", "x")
+
+
+def test_a_wire_pulled_from_a_free_input_into_space_adds_a_block_that_feeds_it(make_window):
+    w = _window(make_window)
+    w.session.execute(Disconnect((), Edge("final_norm", "y", "head", "x")))
+    port = w.scene.node_items["head"].inputs["x"]
+    w.scene.begin_wire(port, port.scenePos())
+    w.scene.finish_wire(port.scenePos() + QPointF(-40, 300))      # empty canvas below
+    assert w.search.isVisible() and "gives hidden" in w.search.edit.placeholderText()
+    assert "token_input" not in w.search.result_types()           # gives ids, not the stream
+    w.search.edit.setText("norm")
+    w.search.accept_current()
+    new = w.session.root.edge_into("head", "x")
+    assert new is not None and w.session.root.node(new.src).type == "norm"
