@@ -181,7 +181,8 @@ ATTENTION = register(BlockSpec(
     activations=_activations,
     check=_check,
     summary=_summary,
-    keywords="mha gqa mqa kv heads grouped query multi-query self attn causal bidirectional rope rotary alibi sliding window local",
+    keywords=("mha gqa mqa kv heads grouped query multi-query self attn causal bidirectional "
+              "rope rotary alibi sliding window local"),
     recipe=Recipe("SelfAttention", _args, cache=STREAM_CACHE, defaults={
         "heads": 4, "causal": True, "window": 0, "bias": True, "dropout": 0.0,
         "position": "none", "rope_base": 10000.0, "rope_scaling": 1.0,

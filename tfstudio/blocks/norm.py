@@ -37,6 +37,7 @@ NORM = register(BlockSpec(
     count_params=_count,
     activations=lambda p, s, seq_len: width(s.get("x")) or 0,  # the input, for the gradient
     summary=lambda node: node.resolved_params()["kind"],
-    keywords="layernorm rmsnorm ln normalization normalisation pre-norm post-norm prenorm postnorm sandwich",
+    keywords=("layernorm rmsnorm ln normalization normalisation pre-norm post-norm prenorm "
+              "postnorm sandwich"),
     recipe=Recipe("Norm", _args, defaults={"kind": "layernorm", "eps": 1e-5, "bias": True}),
 ))

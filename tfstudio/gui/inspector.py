@@ -9,8 +9,9 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QFormLayout, QFrame, QGroupBox, QHBoxLayout, QLabel,
-                               QLineEdit, QPushButton, QScrollArea, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QFormLayout, QFrame, QGroupBox,
+                               QHBoxLayout, QLabel, QLineEdit, QPushButton, QScrollArea,
+                               QVBoxLayout, QWidget)
 
 from ..graph import (GraphChange, GraphError, GraphEvent, Macro, ReplaceGraph, SetParam,
                      SetTitle, get_spec)
@@ -115,10 +116,12 @@ class Inspector(QScrollArea):
                 command = Macro([SetParam(self.path, self.node_id, "kv_heads", new_kv),
                                  command], text=f"Set heads to {value}")
             kind, new_kind = attention_kind_of(heads, kv), attention_kind_of(int(value), new_kv)
-            kv_note = "" if new_kv == kv and kind == new_kind else f"K/V heads {kv} → {new_kv}" + (
-                f" (still {new_kind.upper()})" if kind == new_kind else
-                f": {value} heads cannot be grouped, so {kind.upper()} became "
-                f"{new_kind.upper()}; choose heads with a divisor between 1 and heads for GQA")
+            if new_kv != kv or kind != new_kind:
+                kv_note = f"K/V heads {kv} → {new_kv}" + (
+                    f" (still {new_kind.upper()})" if kind == new_kind else
+                    f": {value} heads cannot be grouped, so {kind.upper()} became "
+                    f"{new_kind.upper()}; choose heads with a divisor between 1 and heads "
+                    "for GQA")
         ok = self.session.execute(command)
         if ok and kv_note:
             self.session.message.emit(kv_note)

@@ -670,8 +670,9 @@ class _Mini:
             painter.setPen(QPen(colour, 2.5))
             painter.drawRoundedRect(self.rect, 6, 6)
             size = 16.0
-            paint_badge(painter, QRectF(self.rect.right() - size * 0.6, self.rect.top() - size * 0.4,
-                                        size, size), self.severity, colour)
+            corner = QRectF(self.rect.right() - size * 0.6, self.rect.top() - size * 0.4,
+                            size, size)
+            paint_badge(painter, corner, self.severity, colour)
 
     def _paint_block(self, painter: QPainter, t, boost: float, lod: float) -> None:
         colour = theme.family_colour(self.family)

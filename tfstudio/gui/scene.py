@@ -69,7 +69,10 @@ def _by_inner_block(diagnostics, prefix: tuple[str, ...]) -> dict[str, str]:
     worst: dict[str, str] = {}
     for d in diagnostics:
         path = tuple(d.path or ())
-        key = d.node_id if path == prefix else path[len(prefix)] if len(path) > len(prefix) else None
+        if path == prefix:
+            key = d.node_id
+        else:
+            key = path[len(prefix)] if len(path) > len(prefix) else None
         if key and worst.get(key) != "error":
             worst[key] = "error" if d.severity == "error" else "warning"
     return worst
