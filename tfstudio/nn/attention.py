@@ -3,9 +3,13 @@ cross-attention.
 
 Fast path: one fused QKV projection and ``F.scaled_dot_product_attention`` (``is_causal=True``
 and no mask tensor for plain causal attention, ``enable_gqa`` instead of repeating K/V). When a
-probe sets ``module.capture = True`` the same attention is computed explicitly,
+probe sets ``module.capture = True``, or attaches to a hook point of the attention itself
+(scores, mask, masked scores, weights), the same attention is computed explicitly,
 softmax(Q K^T / sqrt(d_head) + mask) V, and the weights are kept in ``last_weights``
 ([B, H, Tq, Tk], detached); tests prove both paths agree.
+
+Hook points (:mod:`.hooks`), in the order computed: q, k, v, q and k after RoPE, scores, mask
+(True = may attend), ALiBi bias, masked scores, weights, mixed heads (z = A v) and the output.
 
 Weight layout: ``qkv.weight`` rows are [all query heads | key heads | value heads], each head
 ``head_dim = d_model // heads`` rows; ``out`` maps heads * head_dim back to d_model.
@@ -16,6 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .hooks import HookPoint
 from .positions import alibi_slopes, apply_rope, rope_angles, rotate_pairs
 
 # enable_gqa arrived in torch 2.5; older versions repeat K/V instead
@@ -40,12 +45,31 @@ class _Attention(nn.Module):
     the weights."""
 
     residual_branch = True  # its output projection writes into the residual stream
+    hooked = False          # True while a probe listens at one of its hook points
 
     def _setup(self, heads: int, kv_heads: int, head_dim: int, dropout: float) -> None:
         self.heads, self.kv_heads, self.head_dim = heads, kv_heads, head_dim
         self.dropout = float(dropout)
         self.capture = False     # set by a probe to keep explicit attention weights
         self.last_weights = None
+        self.hook_scores = HookPoint("scores", "S = q k^T / sqrt(d_head)", per="head")
+        self.hook_mask = HookPoint("mask", "M[i, j] = query i may attend to key j")
+        self.hook_bias = HookPoint("ALiBi bias", "B[i, j] = -m_h |i - j| (m_h: this head's "
+                                   "slope), -inf where masked", per="head")
+        self.hook_masked = HookPoint("masked scores", "S + B, -inf where M is False",
+                                     per="head")
+        self.hook_weights = HookPoint("softmax", "A = softmax(masked scores) per row",
+                                      per="head")
+        self.hook_mixed = HookPoint("weighted values", "z = A v", per="head")
+        self.hook_out = HookPoint("output projection", "y = concat(z_1..z_H) W_o")
+
+    def _explicit(self) -> bool:
+        """Whether this call computes the weights itself (a probe wants them)."""
+        if self.capture:
+            return True
+        return self.hooked and any(p.fns for p in (self.hook_scores, self.hook_mask,
+                                                   self.hook_bias, self.hook_masked,
+                                                   self.hook_weights))
 
     def _attend(self, q, k, v, mask, is_causal: bool):
         """Attention of q [B,H,Tq,hd] over k/v [B,KV,Tk,hd].
@@ -53,7 +77,7 @@ class _Attention(nn.Module):
         ``mask``: None, bool (True = may attend) or a float bias broadcastable to [B,H,Tq,Tk]."""
         p = self.dropout if self.training else 0.0
         groups = self.heads // self.kv_heads
-        if self.capture:
+        if self._explicit():
             return self._attend_explicit(q, k, v, mask, is_causal, p, groups)
         if groups > 1 and not _SDPA_HAS_GQA:
             k, v = k.repeat_interleave(groups, 1), v.repeat_interleave(groups, 1)
@@ -70,10 +94,22 @@ class _Attention(nn.Module):
         scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(q.shape[-1]))
         if is_causal:
             mask = torch.ones(q.shape[2], k.shape[2], dtype=torch.bool, device=q.device).tril()
+        if self.hooked:
+            scores = self.hook_scores(scores)
+            allowed = (torch.ones(scores.shape[-2:], dtype=torch.bool, device=q.device)
+                       if mask is None else mask if mask.dtype == torch.bool
+                       else torch.isfinite(mask).reshape(-1, *mask.shape[-2:])[0])
+            self.hook_mask(allowed[None])
+            if mask is not None and mask.dtype != torch.bool:   # an ALiBi bias [H, Tq, Tk]
+                mask = self.hook_bias(mask[None])[0]
         if mask is not None:
             scores = (scores.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool
                       else scores + mask)
+        if self.hooked and mask is not None:
+            scores = self.hook_masked(scores)
         weights = torch.softmax(scores.float(), dim=-1).to(q.dtype)
+        if self.hooked:
+            weights = self.hook_weights(weights)
         self.last_weights = weights.detach()
         if p > 0:
             weights = F.dropout(weights, p)
@@ -108,6 +144,19 @@ class SelfAttention(_Attention):
         self._rotations = None  # ((device, inference mode), cos + i sin of positions 0..N-1)
         self.qkv = nn.Linear(d_model, (heads + 2 * kv_heads) * head_dim, bias=bias)
         self.out = nn.Linear(heads * head_dim, d_model, bias=bias)
+        self.hook_q = HookPoint("q", "q = x W_q (this head's rows of qkv)", per="head")
+        self.hook_k = HookPoint("k", "k = x W_k (K/V head {kv_head})", per="kv_head")
+        self.hook_v = HookPoint("v", "v = x W_v (K/V head {kv_head})", per="kv_head")
+        turn = ("pair (2i, 2i+1) at position t turned by t * base^(-2i/d_head)"
+                + {"linear": f" / {rope_scaling:g}" if rope_scaling != 1 else "",
+                   "ntk": f", base NTK-scaled by {rope_scaling:g}" if rope_scaling != 1
+                   else ""}[rope_scaling_type])
+        self.hook_q_rotated = HookPoint("q rotated (RoPE)", turn, per="head")
+        self.hook_k_rotated = HookPoint("k rotated (RoPE)", turn, per="kv_head")
+        self.hook_mask.formula += (" (causal)" if causal else "") + (
+            f" (window {window})" if window else "")
+        if position != "alibi":
+            self.hook_masked.formula = "S, -inf where M is False"
 
     def residual_projections(self) -> list[nn.Linear]:
         return [self.out]
@@ -119,6 +168,8 @@ class SelfAttention(_Attention):
         q = q.view(B, T, H, hd).transpose(1, 2)
         k = k.view(B, T, KV, hd).transpose(1, 2)
         v = v.view(B, T, KV, hd).transpose(1, 2)
+        if self.hooked:
+            q, k, v = self.hook_q(q), self.hook_k(k), self.hook_v(v)
         start = 0
         if cache is not None:
             if not self.causal:
@@ -132,11 +183,16 @@ class SelfAttention(_Attention):
         elif self.position == "rope":
             rotation = self._rotation(start + T, x.device)[start:]
             q, k = rotate_pairs(q, rotation), rotate_pairs(k, rotation)
+        if self.hooked and self.position == "rope":
+            q, k = self.hook_q_rotated(q), self.hook_k_rotated(k)
         if cache is not None:
             k, v = self._extend_cache(cache.state(self), k, v)
         mask, is_causal = self._mask(T, k.shape[2], start, q)
         y = self._attend(q, k, v, mask, is_causal)
-        return self.out(y.transpose(1, 2).reshape(B, T, H * hd))
+        if self.hooked:
+            y = self.hook_mixed(y)
+        y = self.out(y.transpose(1, 2).reshape(B, T, H * hd))
+        return self.hook_out(y) if self.hooked else y
 
     def _rotation(self, length: int, device) -> torch.Tensor:
         """RoPE's cos + i sin for positions 0..length-1, kept between calls.
@@ -208,6 +264,12 @@ class CrossAttention(_Attention):
         self.q = nn.Linear(d_model, heads * head_dim, bias=bias)
         self.kv = nn.Linear(memory_dim or d_model, 2 * kv_heads * head_dim, bias=bias)
         self.out = nn.Linear(heads * head_dim, d_model, bias=bias)
+        self.hook_q = HookPoint("q", "q = x W_q (queries from the target)", per="head")
+        self.hook_k = HookPoint("k", "k = memory W_k (keys from the source, K/V head "
+                                "{kv_head})", per="kv_head")
+        self.hook_v = HookPoint("v", "v = memory W_v (values from the source)", per="kv_head")
+        self.hook_mask.formula = "every query may attend to every source token (no mask)"
+        self.hook_weights.formula = "A = softmax(S) per row (no mask)"
 
     def residual_projections(self) -> list[nn.Linear]:
         return [self.out]
@@ -226,8 +288,13 @@ class CrossAttention(_Attention):
             v = v.reshape(B, S, KV, hd).transpose(1, 2)
             if state is not None:
                 state["k"], state["v"] = k, v
+        if self.hooked:
+            q, k, v = self.hook_q(q), self.hook_k(k), self.hook_v(v)
         y = self._attend(q, k, v, None, False)
-        return self.out(y.transpose(1, 2).reshape(B, T, H * hd))
+        if self.hooked:
+            y = self.hook_mixed(y)
+        y = self.out(y.transpose(1, 2).reshape(B, T, H * hd))
+        return self.hook_out(y) if self.hooked else y
 
     def extra_repr(self) -> str:
         return f"heads={self.heads}, kv_heads={self.kv_heads}, head_dim={self.head_dim}"

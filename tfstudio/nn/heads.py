@@ -3,18 +3,22 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .hooks import HookPoint
 
 
 class LMHead(nn.Module):
     """logits = x W^T (+ b), ``proj`` = Linear(d, vocab). Used for lm_head and seq2seq_head.
 
     Weight tying (:meth:`tie_to`) makes ``proj.weight`` the very Parameter of a token
-    embedding, so the head owns no projection weight of its own."""
+    embedding, so the head owns no projection weight of its own. Hook point: the logits."""
+
+    hooked = False
 
     def __init__(self, d_model: int, vocab_size: int, bias: bool = False):
         super().__init__()
         self.proj = nn.Linear(d_model, vocab_size, bias=bias)
         self.tied = False
+        self.hook_logits = HookPoint("logits", "l = x W_vocab^T")
 
     def tie_to(self, embedding: nn.Embedding) -> None:
         if tuple(embedding.weight.shape) != tuple(self.proj.weight.shape):
@@ -24,22 +28,26 @@ class LMHead(nn.Module):
                 "d_model equal, or untie the head")
         self.proj.weight = embedding.weight
         self.tied = True
+        self.hook_logits.formula = "l = x W_vocab^T (tied to the embedding)"
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.proj(x)
+        return self.hook_logits(self.proj(x)) if self.hooked else self.proj(x)
 
 
 class MLMHead(LMHead):
     """BERT's masked-LM head: ``dense`` Linear(d, d) -> GELU -> ``norm`` LayerNorm -> ``proj``.
-    Without ``transform`` it is a plain projection."""
+    Without ``transform`` it is a plain projection. Hook points: the transform, the logits."""
 
     def __init__(self, d_model: int, vocab_size: int, bias: bool = True, transform: bool = True,
                  eps: float = 1e-5):
         super().__init__(d_model, vocab_size, bias)
         self.dense = nn.Linear(d_model, d_model) if transform else None
         self.norm = nn.LayerNorm(d_model, eps=eps) if transform else None
+        self.hook_transform = HookPoint("transform", "LayerNorm(gelu(x W_dense + b))")
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.dense is not None:
             x = self.norm(F.gelu(self.dense(x)))
-        return self.proj(x)
+            if self.hooked:
+                x = self.hook_transform(x)
+        return self.hook_logits(self.proj(x)) if self.hooked else self.proj(x)
