@@ -52,24 +52,24 @@ class _Attention(nn.Module):
         self.dropout = float(dropout)
         self.capture = False     # set by a probe to keep explicit attention weights
         self.last_weights = None
-        self.hook_scores = HookPoint("scores", "S = q k^T / sqrt(d_head)", per="head")
-        self.hook_mask = HookPoint("mask", "M[i, j] = query i may attend to key j")
-        self.hook_bias = HookPoint("ALiBi bias", "B[i, j] = -m_h |i - j| (m_h: this head's "
-                                   "slope), -inf where masked", per="head")
-        self.hook_masked = HookPoint("masked scores", "S + B, -inf where M is False",
-                                     per="head")
-        self.hook_weights = HookPoint("softmax", "A = softmax(masked scores) per row",
-                                      per="head")
-        self.hook_mixed = HookPoint("weighted values", "z = A v", per="head")
-        self.hook_out = HookPoint("output projection", "y = concat(z_1..z_H) W_o")
 
-    def _explicit(self) -> bool:
-        """Whether this call computes the weights itself (a probe wants them)."""
-        if self.capture:
-            return True
-        return self.hooked and any(p.fns for p in (self.hook_scores, self.hook_mask,
-                                                   self.hook_bias, self.hook_masked,
-                                                   self.hook_weights))
+    def _attention_points(self, mask: str, masked: str) -> dict[str, HookPoint]:
+        """The points of the attention itself, from the scores on (``mask`` and ``masked``:
+        the formulas of the mask and of the masked scores)."""
+        return {"scores": HookPoint("scores", "S = q k^T / sqrt(d_head)", per="head"),
+                "mask": HookPoint("mask", mask),
+                "bias": HookPoint("ALiBi bias", "B[i, j] = -m_h |i - j| (m_h: this head's "
+                                  "slope), -inf where masked", per="head"),
+                "masked": HookPoint("masked scores", masked, per="head"),
+                "weights": HookPoint("softmax", "A = softmax(masked scores) per row",
+                                     per="head"),
+                "mixed": HookPoint("weighted values", "z = A v", per="head"),
+                "out": HookPoint("output projection", "y = concat(z_1..z_H) W_o")}
+
+    def _weights_wanted(self) -> bool:
+        """Whether a probe listens at a point only the explicit computation passes."""
+        return any(p.fns for p in (self.hook_scores, self.hook_mask, self.hook_bias,
+                                   self.hook_masked, self.hook_weights))
 
     def _attend(self, q, k, v, mask, is_causal: bool):
         """Attention of q [B,H,Tq,hd] over k/v [B,KV,Tk,hd].
@@ -77,7 +77,7 @@ class _Attention(nn.Module):
         ``mask``: None, bool (True = may attend) or a float bias broadcastable to [B,H,Tq,Tk]."""
         p = self.dropout if self.training else 0.0
         groups = self.heads // self.kv_heads
-        if self._explicit():
+        if self.capture or (self.hooked and self._weights_wanted()):
             return self._attend_explicit(q, k, v, mask, is_causal, p, groups)
         if groups > 1 and not _SDPA_HAS_GQA:
             k, v = k.repeat_interleave(groups, 1), v.repeat_interleave(groups, 1)
@@ -121,6 +121,8 @@ class SelfAttention(_Attention):
     i - j < window (itself included); ``position`` is none, rope or alibi; ``dropout`` drops
     attention probabilities while training."""
 
+    hooked = False
+
     def __init__(self, d_model: int, heads: int = 4, kv_heads: int | None = None,
                  causal: bool = True, window: int = 0, bias: bool = True, dropout: float = 0.0,
                  position: str = "none", rope_base: float = 10000.0, rope_scaling: float = 1.0,
@@ -144,22 +146,30 @@ class SelfAttention(_Attention):
         self._rotations = None  # ((device, inference mode), cos + i sin of positions 0..N-1)
         self.qkv = nn.Linear(d_model, (heads + 2 * kv_heads) * head_dim, bias=bias)
         self.out = nn.Linear(heads * head_dim, d_model, bias=bias)
-        self.hook_q = HookPoint("q", "q = x W_q (this head's rows of qkv)", per="head")
-        self.hook_k = HookPoint("k", "k = x W_k (K/V head {kv_head})", per="kv_head")
-        self.hook_v = HookPoint("v", "v = x W_v (K/V head {kv_head})", per="kv_head")
-        turn = ("pair (2i, 2i+1) at position t turned by t * base^(-2i/d_head)"
-                + {"linear": f" / {rope_scaling:g}" if rope_scaling != 1 else "",
-                   "ntk": f", base NTK-scaled by {rope_scaling:g}" if rope_scaling != 1
-                   else ""}[rope_scaling_type])
-        self.hook_q_rotated = HookPoint("q rotated (RoPE)", turn, per="head")
-        self.hook_k_rotated = HookPoint("k rotated (RoPE)", turn, per="kv_head")
-        self.hook_mask.formula += (" (causal)" if causal else "") + (
-            f" (window {window})" if window else "")
-        if position != "alibi":
-            self.hook_masked.formula = "S, -inf where M is False"
 
     def residual_projections(self) -> list[nn.Linear]:
         return [self.out]
+
+    def _hook_points(self) -> dict[str, HookPoint]:
+        """Its points (see :mod:`.hooks`), made when a probe attaches to them."""
+        scaled = {"linear": f" / {self.rope_scaling:g}",
+                  "ntk": f", base NTK-scaled by {self.rope_scaling:g}"}[self.rope_scaling_type]
+        turn = ("pair (2i, 2i+1) at position t turned by t * base^(-2i/d_head)"
+                + (scaled if self.rope_scaling != 1 else ""))
+        mask = ("M[i, j] = query i may attend to key j" + (" (causal)" if self.causal else "")
+                + (f" (window {self.window})" if self.window else ""))
+        bias = " + B" if self.position == "alibi" else ""
+        points = {"q": HookPoint("q", "q = x W_q (this head's rows of qkv)", per="head"),
+                  "k": HookPoint("k", "k = x W_k (K/V head {kv_head})", per="kv_head"),
+                  "v": HookPoint("v", "v = x W_v (K/V head {kv_head})", per="kv_head"),
+                  "q_rotated": HookPoint("q rotated (RoPE)", turn, per="head"),
+                  "k_rotated": HookPoint("k rotated (RoPE)", turn, per="kv_head"),
+                  **self._attention_points(mask, f"S{bias}, -inf where M is False")}
+        points["weights"].formula = f"A = softmax(S{bias}, masked -inf) per row"
+        if self.position == "alibi":
+            points["bias"].formulas = tuple(f"B[i, j] = -{m:.4g} * |i - j| (this head's slope)"
+                                            for m in alibi_slopes(self.heads))
+        return points
 
     def forward(self, x: torch.Tensor, cache=None) -> torch.Tensor:
         B, T, _ = x.shape
@@ -254,6 +264,8 @@ class CrossAttention(_Attention):
 
     No mask. With a decoding cache the projected memory is computed once and reused."""
 
+    hooked = False
+
     def __init__(self, d_model: int, heads: int = 4, kv_heads: int | None = None,
                  bias: bool = True, dropout: float = 0.0, memory_dim: int | None = None):
         super().__init__()
@@ -264,15 +276,21 @@ class CrossAttention(_Attention):
         self.q = nn.Linear(d_model, heads * head_dim, bias=bias)
         self.kv = nn.Linear(memory_dim or d_model, 2 * kv_heads * head_dim, bias=bias)
         self.out = nn.Linear(heads * head_dim, d_model, bias=bias)
-        self.hook_q = HookPoint("q", "q = x W_q (queries from the target)", per="head")
-        self.hook_k = HookPoint("k", "k = memory W_k (keys from the source, K/V head "
-                                "{kv_head})", per="kv_head")
-        self.hook_v = HookPoint("v", "v = memory W_v (values from the source)", per="kv_head")
-        self.hook_mask.formula = "every query may attend to every source token (no mask)"
-        self.hook_weights.formula = "A = softmax(S) per row (no mask)"
 
     def residual_projections(self) -> list[nn.Linear]:
         return [self.out]
+
+    def _hook_points(self) -> dict[str, HookPoint]:
+        """Its points (see :mod:`.hooks`), made when a probe attaches to them."""
+        points = {"q": HookPoint("q", "q = x W_q (queries from the target)", per="head"),
+                  "k": HookPoint("k", "k = memory W_k (keys from the source, K/V head "
+                                 "{kv_head})", per="kv_head"),
+                  "v": HookPoint("v", "v = memory W_v (values from the source)",
+                                 per="kv_head"),
+                  **self._attention_points("every query may attend to every source token",
+                                           "S (no mask)")}
+        points["weights"].formula = "A = softmax(S) per row (no mask)"
+        return points
 
     def forward(self, x: torch.Tensor, memory: torch.Tensor, cache=None) -> torch.Tensor:
         B, T, _ = x.shape

@@ -18,8 +18,11 @@ class TokenEmbedding(nn.Embedding):
     def __init__(self, vocab_size: int, d_model: int, scale: bool = False):
         super().__init__(vocab_size, d_model)
         self.scale = bool(scale)
-        self.hook_ids = HookPoint("token ids", "id_t = tokenizer(text)_t")
-        self.hook_out = HookPoint("embedding", "x_t = E[id_t]" + (" * sqrt(d)" if scale else ""))
+
+    def _hook_points(self) -> dict[str, HookPoint]:
+        return {"ids": HookPoint("token ids", "id_t = tokenizer(text)_t"),
+                "out": HookPoint("embedding", "x_t = E[id_t]"
+                                 + (" * sqrt(d)" if self.scale else ""))}
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         if ids.dim() != 2:
@@ -30,7 +33,8 @@ class TokenEmbedding(nn.Embedding):
             raise ValueError(
                 f"a token id is outside the vocabulary (0..{self.num_embeddings - 1}); "
                 "make the embedding's vocab_size match the tokenizer") from None
-        y = y * math.sqrt(self.embedding_dim) if self.scale else y
+        if self.scale:
+            y = y * math.sqrt(self.embedding_dim)
         if self.hooked:
             self.hook_ids(ids)
             y = self.hook_out(y)
@@ -57,11 +61,13 @@ class PositionalEncoding(nn.Module):
                              f"got '{scheme}'")
         self.d_model, self.scheme, self.max_len, self.dropout = d_model, scheme, max_len, dropout
         self.table = nn.Embedding(max_len, d_model) if scheme == "learned" else None
-        self.hook_positions = HookPoint("position vectors", "p_t = P[t] (learned table)"
-                                        if scheme == "learned" else
-                                        "p_(t,2k) = sin(t / 10000^(2k/d)), "
-                                        "p_(t,2k+1) = cos(...)")
-        self.hook_out = HookPoint("embedding + position", "x_t + p_t")
+
+    def _hook_points(self) -> dict[str, HookPoint]:
+        return {"positions": HookPoint("position vectors", "p_t = P[t] (learned table)"
+                                       if self.scheme == "learned" else
+                                       "p_(t,2k) = sin(t / 10000^(2k/d)), "
+                                       "p_(t,2k+1) = cos(...)"),
+                "out": HookPoint("embedding + position", "x_t + p_t")}
 
     def forward(self, x: torch.Tensor, cache=None) -> torch.Tensor:
         start = cache.offset if cache is not None else 0

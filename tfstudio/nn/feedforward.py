@@ -13,7 +13,6 @@ ACTIVATIONS = {
 }
 # gated variants: act(x W_gate) * (x W_up); the gate's activation per kind
 GATES = {"glu": torch.sigmoid, "geglu": F.gelu, "swiglu": F.silu}
-_GATE_NAMES = {"glu": "sigmoid", "geglu": "gelu", "swiglu": "silu"}
 
 
 class FeedForward(nn.Module):
@@ -38,12 +37,15 @@ class FeedForward(nn.Module):
         self.gated = activation in GATES
         self.up = nn.Linear(d_model, (2 if self.gated else 1) * d_ff, bias=bias)
         self.down = nn.Linear(d_ff, d_model, bias=bias)
-        b = " + b" if bias else ""
-        self.hook_pre = HookPoint("up projection", f"u = x W_up{b}")
-        self.hook_gate = HookPoint("gate", f"g = {_GATE_NAMES.get(activation, '')}(x W_gate{b})")
-        self.hook_act = HookPoint("gated" if self.gated else "activation",
-                                  "h = g * u" if self.gated else f"h = {activation}(u)")
-        self.hook_out = HookPoint("down projection", f"y = h W_down{b}")
+
+    def _hook_points(self) -> dict[str, HookPoint]:
+        b = " + b" if self.up.bias is not None else ""
+        gate = {"glu": "sigmoid", "geglu": "gelu", "swiglu": "silu"}.get(self.activation)
+        return {"pre": HookPoint("up projection", f"u = x W_up{b}"),
+                "gate": HookPoint("gate", f"g = {gate}(x W_gate{b})"),
+                "act": HookPoint("gated" if self.gated else "activation",
+                                 "h = g * u" if self.gated else f"h = {self.activation}(u)"),
+                "out": HookPoint("down projection", f"y = h W_down{b}")}
 
     def residual_projections(self) -> list[nn.Linear]:
         return [self.down]
@@ -112,12 +114,14 @@ class MixtureOfExperts(nn.Module):
         self.aux_loss = None
         self.last_expert_load = None
         self.last_assignments = None
-        self.hook_router = HookPoint("router logits", "r = x W_router")
-        self.hook_probs = HookPoint("router probabilities", "softmax(r)")
-        self.hook_choices = HookPoint("chosen experts", f"the top {top_k} experts per token")
-        self.hook_weights = HookPoint("expert weights", "w = p_chosen / sum(p_chosen)")
-        self.hook_out = HookPoint("mixture output", "y = sum_k w_k FFN_(e_k)(x)"
-                                  + (" + FFN_shared(x)" if shared_expert else ""))
+
+    def _hook_points(self) -> dict[str, HookPoint]:
+        shared = " + FFN_shared(x)" if self.shared is not None else ""
+        return {"router": HookPoint("router logits", "r = x W_router"),
+                "probs": HookPoint("router probabilities", "softmax(r)"),
+                "choices": HookPoint("chosen experts", f"the top {self.top_k} experts per token"),
+                "weights": HookPoint("expert weights", "w = p_chosen / sum(p_chosen)"),
+                "out": HookPoint("mixture output", f"y = sum_k w_k FFN_(e_k)(x){shared}")}
 
     def residual_projections(self) -> list[nn.Linear]:
         everyone = [*self.experts] + ([self.shared] if self.shared is not None else [])

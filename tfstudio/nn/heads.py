@@ -18,7 +18,6 @@ class LMHead(nn.Module):
         super().__init__()
         self.proj = nn.Linear(d_model, vocab_size, bias=bias)
         self.tied = False
-        self.hook_logits = HookPoint("logits", "l = x W_vocab^T")
 
     def tie_to(self, embedding: nn.Embedding) -> None:
         if tuple(embedding.weight.shape) != tuple(self.proj.weight.shape):
@@ -28,7 +27,10 @@ class LMHead(nn.Module):
                 "d_model equal, or untie the head")
         self.proj.weight = embedding.weight
         self.tied = True
-        self.hook_logits.formula = "l = x W_vocab^T (tied to the embedding)"
+
+    def _hook_points(self) -> dict[str, HookPoint]:
+        return {"logits": HookPoint("logits", "l = x W_vocab^T"
+                                    + (" (tied to the embedding)" if self.tied else ""))}
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.hook_logits(self.proj(x)) if self.hooked else self.proj(x)
@@ -38,12 +40,17 @@ class MLMHead(LMHead):
     """BERT's masked-LM head: ``dense`` Linear(d, d) -> GELU -> ``norm`` LayerNorm -> ``proj``.
     Without ``transform`` it is a plain projection. Hook points: the transform, the logits."""
 
+    hooked = False
+
     def __init__(self, d_model: int, vocab_size: int, bias: bool = True, transform: bool = True,
                  eps: float = 1e-5):
         super().__init__(d_model, vocab_size, bias)
         self.dense = nn.Linear(d_model, d_model) if transform else None
         self.norm = nn.LayerNorm(d_model, eps=eps) if transform else None
-        self.hook_transform = HookPoint("transform", "LayerNorm(gelu(x W_dense + b))")
+
+    def _hook_points(self) -> dict[str, HookPoint]:
+        return {"transform": HookPoint("transform", "LayerNorm(gelu(x W_dense + b))"),
+                **super()._hook_points()}
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.dense is not None:

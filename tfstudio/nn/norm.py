@@ -26,20 +26,22 @@ class Norm(nn.Module):
         self.weight = nn.Parameter(torch.ones(d_model))
         self.bias = (nn.Parameter(torch.zeros(d_model))
                      if kind == "layernorm" and bias else None)
-        self.hook_in = HookPoint("input", "x")
-        self.hook_out = HookPoint("output", "(x - mean(x)) / sqrt(var(x) + eps) * g"
-                                  + (" + b" if self.bias is not None else "")
-                                  if kind == "layernorm" else "x / sqrt(mean(x^2) + eps) * g")
+
+    def _hook_points(self) -> dict[str, HookPoint]:
+        return {"in": HookPoint("input", "x"),
+                "out": HookPoint("output", "(x - mean(x)) / sqrt(var(x) + eps) * g"
+                                 + (" + b" if self.bias is not None else "")
+                                 if self.kind == "layernorm"
+                                 else "x / sqrt(mean(x^2) + eps) * g")}
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.hooked:
-            return self.hook_out(self._normed(self.hook_in(x)))
-        return self._normed(x)
-
-    def _normed(self, x: torch.Tensor) -> torch.Tensor:
+            x = self.hook_in(x)
         if self.kind == "layernorm":
-            return F.layer_norm(x, (self.d_model,), self.weight, self.bias, self.eps)
-        return F.rms_norm(x, (self.d_model,), self.weight, self.eps)
+            y = F.layer_norm(x, (self.d_model,), self.weight, self.bias, self.eps)
+        else:
+            y = F.rms_norm(x, (self.d_model,), self.weight, self.eps)
+        return self.hook_out(y) if self.hooked else y
 
     def reset_parameters(self) -> None:
         nn.init.ones_(self.weight)

@@ -25,11 +25,13 @@ class Recurrent(nn.Module):
         # torch applies this dropout between stacked layers only
         self.rnn = CELLS[cell](d_model, hidden_size, num_layers=layers, batch_first=True,
                                dropout=float(dropout) if layers > 1 else 0.0)
-        self.hook_in = HookPoint("input", "x")
-        self.hook_out = HookPoint("hidden state", {
-            "lstm": "h_t = o_t * tanh(c_t), c_t = f_t * c_(t-1) + i_t * g_t",
-            "gru": "h_t = (1 - z_t) * n_t + z_t * h_(t-1)",
-            "rnn": "h_t = tanh(x_t W_ih + h_(t-1) W_hh + b)"}[cell])
+
+    def _hook_points(self) -> dict[str, HookPoint]:
+        return {"in": HookPoint("input", "x"),
+                "out": HookPoint("hidden state", {
+                    "lstm": "h_t = o_t * tanh(c_t), c_t = f_t * c_(t-1) + i_t * g_t",
+                    "gru": "h_t = (1 - z_t) * n_t + z_t * h_(t-1)",
+                    "rnn": "h_t = tanh(x_t W_ih + h_(t-1) W_hh + b)"}[self.cell])}
 
     def forward(self, x: torch.Tensor, cache=None) -> torch.Tensor:
         state = cache.state(self) if cache is not None else None

@@ -11,9 +11,8 @@ class Add(nn.Module):
 
     hooked = False
 
-    def __init__(self):
-        super().__init__()
-        self.hook_out = HookPoint("residual add", "x + F(x)")
+    def _hook_points(self) -> dict[str, HookPoint]:
+        return {"out": HookPoint("residual add", "x + F(x)")}
 
     def forward(self, *streams: torch.Tensor) -> torch.Tensor:
         out = streams[0]

@@ -134,7 +134,7 @@ def forward_walk(model, inputs, *, position: int = -1, head: int = 0,
         if heads is not None and not 0 <= head < heads:
             raise ValueError(f"head {head} does not exist in {key_name(key)} (it has {heads} "
                              f"heads: 0..{heads - 1})")
-    owner = _point_owners(blocks)
+    owner: dict[int, tuple[tuple, str]] = {}
     events: list = []   # (key, point name in its block, point, tensor) and Call, in order
 
     def record(_name, point, tensor):
@@ -144,13 +144,15 @@ def forward_walk(model, inputs, *, position: int = -1, head: int = 0,
     # block calls land in the same list, each after its points
     with looking_at(model), attached(model, record), \
             CallRecorder(model, include_groups=True, calls=events):
+        owner.update(_point_owners(blocks))
         logits = model(*inputs.args)
+        reader = _Reader(model, owner, head, layer)
     length = logits.shape[1]
     if not -length <= position < length:
         raise ValueError(f"position {position} is outside the text's {length} tokens "
                          f"(0..{length - 1}, or negative from the end)")
     position %= length
-    reader = _Reader(model, head, layer, position)
+    reader.position = position
     steps: list[Step] = []
     for event in events:
         if isinstance(event, Call):
@@ -194,10 +196,10 @@ def _first(value):
 class _Reader:
     """Turns one hook point's recording into its step (or none)."""
 
-    def __init__(self, model, head: int, layer: int | None, position: int):
-        self.head, self.layer, self.position = head, layer, position
+    def __init__(self, model, owners: dict, head: int, layer: int | None):
+        self.head, self.layer, self.position = head, layer, 0
         self.modules = dict(model.blocks())
-        self.hooked_blocks = {key for key, _ in _point_owners(model.blocks()).values()}
+        self.hooked_blocks = {key for key, _ in owners.values()}
         self.kinds = _block_kinds(model)
         self.choices: dict[tuple, np.ndarray] = {}   # a mixture's chosen experts [T, k]
 
@@ -205,7 +207,7 @@ class _Reader:
         name, block = key_name(key), self.modules[key]
         kind = self.kinds.get(key, type(block).__name__)
         if sub.startswith(("experts.", "shared.")):
-            return self._expert_step(key, sub, point, tensor, kind)
+            return self._expert_step(key, sub, point, tensor)
         value = tensor[0]
         heads = getattr(block, "heads", None)
         if heads is not None and sub != "hook_out" and not self._detail(key):
@@ -214,7 +216,9 @@ class _Reader:
         if point.per:
             kv = self.head // (heads // block.kv_heads)
             value = value[self.head if point.per == "head" else kv]
-            label, formula = f"head {self.head}: {label}", formula.format(kv_head=kv)
+            label = f"head {self.head}: {label}"
+            formula = (point.formulas[self.head] if point.formulas
+                       else formula.format(kv_head=kv))
         elif heads is not None and sub == "hook_mask":
             label = f"head {self.head}: {label}"
         if sub == "hook_choices":
@@ -225,7 +229,7 @@ class _Reader:
     def _detail(self, key: tuple) -> bool:
         return self.layer is None or _layer_of(key) == self.layer
 
-    def _expert_step(self, key, sub, point, tensor, kind) -> list[Step]:
+    def _expert_step(self, key, sub, point, tensor) -> list[Step]:
         """An expert's points: only the expert the picked token went to first, its rows
         placed at the positions of the tokens routed to it (NaN elsewhere)."""
         name = key_name(key)
@@ -242,7 +246,7 @@ class _Reader:
             value = np.full((choices.shape[0], *rows.shape[1:]), np.nan, dtype=np.float32)
             value[routed] = rows[:len(routed)]
             label = f"expert {expert}: {point.label}"
-        return [Step(f"{name}: {label}", point.formula, value, name, kind)]
+        return [Step(f"{name}: {label}", point.formula, value, name, "feed_forward")]
 
 
 def _layer_output(call: Call) -> Step:

@@ -223,8 +223,8 @@ def card_labels(step, shape: tuple[int, int], row_labels: list[str],
     rows = row_labels[:n_rows] if len(row_labels) >= n_rows else None
     if n_rows == 1 and len(row_labels) == n_cols:
         return ["id" if step.name.endswith("token ids") else "value"], row_labels
-    if vocab_labels is not None and step.kind in ("head", "sampling") \
-            and len(vocab_labels) >= n_cols:
+    over_vocab = step.kind == "sampling" or step.name.endswith(": logits")
+    if vocab_labels is not None and over_vocab and len(vocab_labels) >= n_cols:
         return (rows if n_rows > 1 else ["p"]), vocab_labels[:n_cols]
     if rows is None:
         return None, None
