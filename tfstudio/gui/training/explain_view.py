@@ -77,7 +77,7 @@ def compute_explanation(model, tokenizer, text: str, position: int, head: int,
     lens = probes.logit_lens(model, inputs, tokenizer)
     effect = (probes.ablation_effect(model, inputs, ablate, tokenizer, walk.position)
               if ablate else None)
-    return {"walk": walk, "lens": lens, "ablation": effect,
+    return {"text": text, "walk": walk, "lens": lens, "ablation": effect,
             "targets": ablation_targets(model),
             "embeddings": embedding_read_out(model, tokenizer, text)}
 
@@ -312,6 +312,7 @@ class ExplainView(QWidget):
         self.replay: list[dict] = []      # the map at each kept checkpoint, oldest first
         self._replay_key: tuple | None = None  # (run, ids) the replay was asked for
         self._picked = ""                 # the picked token, whose neighbours the map names
+        self._walked_text: str | None = None  # the text the shown walk is of
 
         self.text = QLineEdit()
         self.text.setPlaceholderText("A text to follow through the model")
@@ -391,8 +392,10 @@ class ExplainView(QWidget):
         had_ablations = bool(self.ablations())
         self.model, self.tokenizer = model, tokenizer
         self.run_dir = Path(run_dir) if run_dir is not None and model is not None else None
-        self.result = None
-        self.replay, self._replay_key = [], None
+        # a run change leaves nothing of the last run: its text (another tokenizer may not
+        # even have its tokens), its cards, its lens, its map
+        self.text.clear()
+        self._clear_views()
         self.switches.blockSignals(True)
         self.switches.clear()
         if model is not None:
@@ -414,6 +417,24 @@ class ExplainView(QWidget):
             self.ablations_changed.emit([])
         self.status.setText(NO_TEXT if model is not None else NO_MODEL)
         self.status.show()
+
+    def _clear_views(self) -> None:
+        """Every view back to empty: nothing shown belongs to a state the user has left."""
+        self.result, self._walked_text = None, None
+        self.replay, self._replay_key = [], None
+        while self.steps_column.count() > 1:
+            widget = self.steps_column.takeAt(0).widget()
+            if widget is not None:
+                widget.deleteLater()
+        self.lens.clear()
+        self.lens.setRowCount(0)
+        self.lens.setColumnCount(0)
+        self.token.clear()
+        self.ablation_report.setText("")
+        self.embedding_plot.clear()
+        self.embedding_points = None
+        self.embedding_note.setText("")
+        self._set_replay([], "")
 
     def start_on(self, text: str = "") -> None:
         """Explain ``text`` unless the user typed one; with none, the run's own probe text or
@@ -464,22 +485,34 @@ class ExplainView(QWidget):
         """Recompute for the current choices (never raises: problems show in the view)."""
         if self.model is None or not self.text.text().strip():
             return
-        position = self.token.currentData()
-        args = (self.model, self.tokenizer, self.text.text(),
+        text = self.text.text()
+        # the picked token belongs to the text it was picked in: a new text starts at its last
+        position = self.token.currentData() if text == self._walked_text else None
+        model = self.model
+        args = (model, self.tokenizer, text,
                 -1 if position is None else int(position), self.head.value(),
                 self.layer.currentData(),
                 (self.temperature.value(), self.top_k.value(), self.top_p.value()),
                 self.ablations())
+        def shown(result: dict) -> None:
+            if self.model is model:   # not the answer for a run that has since changed
+                self._show(result)
+
+        def failed(exc: Exception) -> None:
+            if self.model is model:
+                self._failed(exc)
+
         if self.background is None:
             try:
-                self._show(compute_explanation(*args))
+                shown(compute_explanation(*args))
             except (ValueError, RuntimeError) as exc:
-                self._failed(exc)
+                failed(exc)
         else:
-            self.background.submit(lambda: compute_explanation(*args), self._show,
-                                   key="explain", error=self._failed)
+            self.background.submit(lambda: compute_explanation(*args), shown,
+                                   key="explain", error=failed)
 
     def _failed(self, exc: Exception) -> None:
+        self._clear_views()   # no card of an earlier text stays under the message
         self.error = str(exc)
         self.status.setText(f"Cannot explain this: {exc}")
         self.status.show()
@@ -488,6 +521,7 @@ class ExplainView(QWidget):
         try:
             self.result, self.error = result, ""
             walk = result["walk"]
+            self._walked_text = result["text"]
             self.status.hide()
             self._fill_tokens(walk)
             self._fill_steps(walk)

@@ -1,0 +1,110 @@
+"""Explain's state is always the state the user is in: any text walks with its own token
+picked, and a run change leaves nothing of the last run in any view."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from tfstudio import probes
+from tfstudio.compiler import compile_graph
+from tfstudio.data import build_tokenizer, load_corpus
+from tfstudio.gui.training.explain_view import ExplainView
+from tfstudio.presets import load_preset
+from tfstudio.train.pipeline import fit_graph_to_tokenizer
+
+torch.set_num_threads(1)
+LONG = "abcdefghijklmnop>"    # 17 tokens
+
+
+def model_for(preset: str, tokenizer, seed: int = 0):
+    torch.manual_seed(seed)
+    return compile_graph(fit_graph_to_tokenizer(load_preset(preset), tokenizer)).eval()
+
+
+def view_of(qtbot, model, tokenizer) -> ExplainView:
+    view = ExplainView()
+    qtbot.addWidget(view)
+    view.resize(1366, 768)
+    view.show()
+    view.set_model(model, tokenizer)
+    return view
+
+
+def type_text(view, text: str) -> None:
+    view.text.setText(text)
+    view.text.returnPressed.emit()
+
+
+def test_a_shorter_text_walks_with_its_last_token_picked(qtbot):
+    tokenizer = build_tokenizer("byte")
+    view = view_of(qtbot, model_for("tiny-gpt", tokenizer), tokenizer)
+    type_text(view, LONG)
+    assert view.result["walk"].position == 16 and view.token.currentIndex() == 16
+    type_text(view, "abc>")       # was refused: "position 16 is outside the text's 4 tokens"
+    assert view.error == "" and view.status.isHidden()
+    walk = view.result["walk"]
+    assert walk.position == 3 and walk.tokens["tokens"] == list("abc>")
+    assert view.token.count() == 4 and view.token.currentIndex() == 3
+    assert view.lens.columnCount() == 4
+    # a token picked in this text stays picked while the text stays
+    view.token.setCurrentIndex(1)
+    view.token.activated.emit(1)
+    assert view.result["walk"].position == 1
+    view.head.setValue(1)
+    assert view.result["walk"].position == 1
+    type_text(view, LONG)          # a new text: its own last token again
+    assert view.result["walk"].position == 16
+
+
+def test_a_failed_text_leaves_no_cards_of_the_last_one(qtbot):
+    tokenizer = build_tokenizer("byte")
+    view = view_of(qtbot, model_for("tiny-gpt", tokenizer), tokenizer)
+    type_text(view, LONG)
+    assert view.steps_column.count() > 1
+    view.head.setRange(0, 9)
+    view.head.setValue(9)          # tiny-gpt has 4 heads
+    assert "head 9 does not exist" in view.error and not view.status.isHidden()
+    assert view.steps_column.count() == 1 and view.lens.rowCount() == 0
+    assert view.result is None
+
+
+def test_a_run_change_clears_then_recomputes_every_view(qtbot):
+    """Stories weights on a stories text, then a task run with its own 15-odd characters."""
+    byte = build_tokenizer("byte")
+    view = view_of(qtbot, model_for("tiny-gpt", byte), byte)
+    type_text(view, "Once upon a time there was a cat")
+    assert view.embedding_points is not None
+    task_tokens = build_tokenizer("char", corpus=load_corpus("task:reverse"))
+    task_model = model_for("tiny-gpt", task_tokens, seed=1)
+    view.set_model(task_model, task_tokens)
+    # nothing of the last run is left, in any view
+    assert view.text.text() == "" and view.result is None
+    assert view.steps_column.count() == 1 and view.lens.rowCount() == 0
+    assert view.token.count() == 0 and view.embedding_points is None
+    view.start_on("abc>cba")       # what the panel does once the new weights are in
+    walk = view.result["walk"]
+    assert walk.tokens["tokens"] == list("abc>cba") and walk.position == 6
+    assert max(walk.ids["tokens"]) < task_tokens.vocab_size
+    expected = probes.embedding_map(task_model, list(range(task_model.vocab_size)),
+                                    task_tokens)
+    x, y = view.embedding_points.getData()
+    np.testing.assert_allclose(np.c_[x, y], expected["coords"], atol=1e-5)
+    assert view.lens.columnCount() == 7
+
+
+def test_an_answer_for_a_run_left_behind_is_dropped(qtbot):
+    tokenizer = build_tokenizer("byte")
+    first, second = model_for("tiny-gpt", tokenizer), model_for("tiny-llama", tokenizer)
+    view = view_of(qtbot, first, tokenizer)
+    jobs = []
+
+    class Deferred:     # a worker that answers when told to
+        def submit(self, fn, done, key="", error=None):
+            jobs.append((fn, done))
+
+    view.background = Deferred()
+    type_text(view, LONG)
+    view.set_model(second, tokenizer)
+    fn, done = jobs.pop()
+    done(fn())                     # the first run's walk arrives after the change
+    assert view.result is None and view.steps_column.count() == 1
