@@ -8,6 +8,7 @@ import torch
 from tfstudio import probes
 from tfstudio.compiler import compile_graph
 from tfstudio.data import build_tokenizer, load_corpus
+from tfstudio.gui.training.common import display_token
 from tfstudio.gui.training.explain_view import ExplainView
 from tfstudio.presets import load_preset
 from tfstudio.train.pipeline import fit_graph_to_tokenizer
@@ -108,3 +109,52 @@ def test_an_answer_for_a_run_left_behind_is_dropped(qtbot):
     fn, done = jobs.pop()
     done(fn())                     # the first run's walk arrives after the change
     assert view.result is None and view.steps_column.count() == 1
+
+
+def test_during_training_the_latest_look_shows_with_its_step(qtbot):
+    from tfstudio.probes import take_snapshot
+
+    tokenizer = build_tokenizer("byte")
+    model = model_for("tiny-gpt", tokenizer)
+    view = ExplainView()
+    qtbot.addWidget(view)
+    view.set_model(None, None)             # what the panel does when a run starts
+    snapshot = take_snapshot(model, tokenizer, "abc>cba", step=120)
+    view.show_snapshot(snapshot)
+    pictures = [view.steps_column.itemAt(i).widget() for i in range(view.steps_column.count() - 1)]
+    walk = probes.forward_walk(model, probes.probe_inputs(model, tokenizer, "abc>cba"))
+    assert [p.name for p in pictures] == [s.name for s in walk.steps]
+    assert view.snapshot_step == 120 and "step 120" in view.status.text()
+    last = pictures[-1].pictures[-1]      # the probabilities: the likeliest, then the rest
+    p = walk.steps[-1].value
+    top = np.argsort(-p, kind="stable")[:15]
+    names = tokenizer.token_strings([int(i) for i in top])
+    assert last.labels == [display_token(t) for t in names] + ["others"]
+    np.testing.assert_allclose(last.values[:-1], p[top], atol=1e-6)
+    np.testing.assert_allclose(last.values[-1], 1 - p[top].sum(), atol=1e-6)
+    later = take_snapshot(model, tokenizer, "abc>cba", step=130)
+    view.show_snapshot(later)
+    assert "step 130" in view.status.text()
+    view.set_model(model, tokenizer)       # the weights are in: the look is gone
+    assert view.snapshot_step is None and view.steps_column.count() == 1
+    view.show_snapshot(later)              # and a late look does not replace the walk
+    assert view.steps_column.count() == 1
+
+
+def test_a_step_summary_is_the_picked_row_and_a_number_per_position():
+    tokenizer = build_tokenizer("byte")
+    model = model_for("tiny-gpt", tokenizer)
+    walk = probes.forward_walk(model, probes.probe_inputs(model, tokenizer, LONG), position=5)
+    by_name = {s.name: s for s in walk.steps}
+    summary = by_name["layers.0.ffn: activation"].summary(5, 17)
+    value = by_name["layers.0.ffn: activation"].value
+    np.testing.assert_array_equal(summary["picked"], value[5])
+    np.testing.assert_allclose(summary["per_position"], np.linalg.norm(value, axis=1),
+                               rtol=1e-6)
+    weights = by_name["layers.0.attn: head 0: softmax"].value
+    summary = by_name["layers.0.attn: head 0: softmax"].summary(5, 17)
+    np.testing.assert_array_equal(summary["picked"], weights[5])
+    assert summary["picked"][6:].sum() == 0   # a causal row: nothing after the token
+    probs = walk.steps[-1].summary(5, 17)
+    assert "picked" not in probs and len(probs["top_ids"]) == 15
+    assert abs(probs["others"] + probs["top_values"].sum() - 1) < 1e-9

@@ -20,6 +20,9 @@ import numpy as np
 from ._util import key_name, looking_at
 
 
+TOP_SHOWN = 15   # tokens a distribution's picture names, largest first (the rest summed)
+
+
 @dataclass
 class Step:
     """One intermediate tensor of the forward pass (batch row 0)."""
@@ -39,6 +42,39 @@ class Step:
                "block": self.block, "kind": self.kind}
         if values:
             out["values"] = json_values(self.value)
+        return out
+
+    def over_vocabulary(self) -> bool:
+        return self.kind == "sampling" or self.name.endswith(": logits")
+
+    def summary(self, position: int, length: int, top: int = TOP_SHOWN) -> dict:
+        """What the step's small picture draws, instead of the whole tensor.
+
+        ``picked``: the row of the picked ``position`` when the tensor has a row per position
+        of the ``length``-token stream (the vector itself when it is one vector);
+        ``per_position``: one number per row (its L2 norm; a [T] vector's own values);
+        for logits and probabilities over the vocabulary, also ``top_ids`` and
+        ``top_values`` (the ``top`` largest at the picked position, largest first) and
+        ``others`` (the probability of every other token, summed; 0 for logits)."""
+        value = np.asarray(self.value)
+        per_row = value.ndim >= 1 and value.shape[0] == length and self.kind != "sampling"
+        out = {"name": self.name, "formula": self.formula, "shape": list(self.shape),
+               "block": self.block, "kind": self.kind}
+        if value.ndim == 1 and not per_row or value.ndim == 0:
+            out["picked"] = value.reshape(-1)
+        elif per_row:
+            out["picked"] = value[position].reshape(-1)
+        if per_row and value.ndim == 1:
+            out["per_position"] = value.astype(np.float64)
+        elif value.ndim >= 2 and value.dtype != bool:
+            rows = np.where(np.isfinite(value), value, 0.0).reshape(value.shape[0], -1)
+            out["per_position"] = np.sqrt((rows.astype(np.float64) ** 2).sum(-1))
+        if self.over_vocabulary() and "picked" in out:   # the top, not the whole vocabulary
+            row = out.pop("picked").astype(np.float64)
+            order = np.argsort(-row, kind="stable")[:top]
+            out["top_ids"], out["top_values"] = order.astype(np.int64), row[order]
+            rest = np.delete(row, order)
+            out["others"] = float(rest.sum()) if self.kind == "sampling" else 0.0
         return out
 
 
@@ -62,6 +98,11 @@ class Walk:
         return {"tokens": self.tokens, "ids": self.ids, "stream_role": self.stream_role,
                 "position": self.position, "head": self.head,
                 "steps": [s.to_dict(values) for s in self.steps]}
+
+    def summaries(self) -> list[dict]:
+        """Every step's :meth:`Step.summary` at the picked position, in order."""
+        length = len(self.ids[self.stream_role])
+        return [s.summary(self.position, length) for s in self.steps]
 
 
 def json_values(value: np.ndarray):

@@ -150,6 +150,8 @@ class TrainingAttachment:
             explain.start_on((panel.snapshot or {}).get("text", ""))  # else the run's own
             _show_head_roles(panel, model, tokenizer)
         panel.weights_changed.connect(weights)
+        # while a run trains, Explain shows its latest look inside (no weights yet)
+        panel.run_started.connect(lambda run: run.probed.connect(explain.show_snapshot))
 
         def shown(index: int) -> None:
             if panel.tabs.widget(index) is compare:  # "current graph" is the one on the canvas

@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 )
 
 from .common import display_token, muted, placeholder, themed_colour
+from .explain_stages import StagePicture
 from .heatmap import Heatmap
 from .plots import layout_widget, styled_plot
 
@@ -49,7 +50,8 @@ WHOLE_TABLE = 128     # vocabularies up to this size are mapped whole, larger on
 MAP_MARGIN = 0.08     # the replayed map's fixed axes leave this share of room around the points
 
 NO_MODEL = ("Train or open a run, type a text and press Explain: every step from the token ids "
-            "to the probabilities appears here.")
+            "to the probabilities appears here. While a run trains, each look it takes inside "
+            "the model shows here, with its step.")
 NO_TEXT = ("Type a text and press Explain (or Enter): every step from the token ids to the "
            "probabilities appears here.")
 WALK_HINT = ("Each card is one step of the forward pass, in the order the model computes it, over "
@@ -313,6 +315,7 @@ class ExplainView(QWidget):
         self._replay_key: tuple | None = None  # (run, ids) the replay was asked for
         self._picked = ""                 # the picked token, whose neighbours the map names
         self._walked_text: str | None = None  # the text the shown walk is of
+        self.snapshot_step: int | None = None  # the training step whose look is shown
 
         self.text = QLineEdit()
         self.text.setPlaceholderText("A text to follow through the model")
@@ -418,9 +421,34 @@ class ExplainView(QWidget):
         self.status.setText(NO_TEXT if model is not None else NO_MODEL)
         self.status.show()
 
+    def show_snapshot(self, snapshot: dict) -> None:
+        """While a run trains (its weights are not in the app yet): the walk of its latest look
+        inside, a picture per step of the probe text's last token, and which step it is."""
+        try:
+            walk = snapshot.get("walk") if self.model is None else None
+            if not walk:
+                return
+            self._clear_views()
+            role = walk.get("stream_role", "tokens")
+            tokens = list(snapshot["tokens"][role])
+            position, step = int(walk["position"]), int(snapshot.get("step", 0))
+            for key in sorted(walk["steps"]):
+                picture = StagePicture(walk["steps"][key], tokens, position)
+                self.steps_column.insertWidget(self.steps_column.count() - 1, picture)
+            self.snapshot_step = step
+            self.status.setText(
+                f"Training, step {step:,}: the run's latest look inside, the forward pass of "
+                f"its probe text at its last token {display_token(tokens[position])}. Your own "
+                "text, the logit lens and the embedding map come when the weights load (when "
+                "the run ends or stops).")
+            self.status.show()
+            self.tabs.setCurrentIndex(0)
+        except Exception as exc:  # a slot must never take the app down
+            self._failed(exc)
+
     def _clear_views(self) -> None:
         """Every view back to empty: nothing shown belongs to a state the user has left."""
-        self.result, self._walked_text = None, None
+        self.result, self._walked_text, self.snapshot_step = None, None, None
         self.replay, self._replay_key = [], None
         while self.steps_column.count() > 1:
             widget = self.steps_column.takeAt(0).widget()
