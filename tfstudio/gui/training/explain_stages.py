@@ -9,12 +9,35 @@ from collections.abc import Callable
 import numpy as np
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QPainter
-from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from .common import display_token, muted, themed_colour
 
 STRIP_HEIGHT = 18
 BARS_HEIGHT = 64
+NUMBERS_SHOWN = 8   # the picked token's first values written out in the line under the formula
+
+
+def probability(p: float) -> str:
+    """0.412, or 3.1e-05 where three decimals would read as a flat 0.000."""
+    return f"{p:.3f}" if p >= 1e-3 or p == 0 else f"{p:.1e}"
+
+
+def picked_text(summary: dict, tokens: list[str], position: int, names: list[str]) -> str:
+    """The picked token's numbers at this step as one line (the picture shows them all; hover
+    for any value); for probabilities, the likeliest tokens."""
+    if summary["kind"] == "sampling" and "top_ids" in summary:
+        top = [(n, p) for n, p in zip(names, summary["top_values"]) if p > 0][:5]
+        return "likeliest next: " + " · ".join(f"{display_token(n)} {probability(p)}"
+                                               for n, p in top)
+    if "picked" not in summary or not 0 <= position < len(tokens):
+        return ""
+    token, row = display_token(tokens[position]), np.asarray(summary["picked"]).reshape(-1)
+    if len(summary["shape"]) == 1 and summary["shape"][0] == len(tokens):
+        return f"at {token} (position {position}): {row[0]:.4g}"
+    shown = ", ".join(f"{v:.3g}" for v in row[:NUMBERS_SHOWN].astype(np.float64))
+    more = f", … ({row.size} values)" if row.size > NUMBERS_SHOWN else ""
+    return f"at {token} (position {position}): {shown}{more}"
 
 
 def _diverging(value: float, scale: float) -> QColor:
@@ -105,9 +128,12 @@ class StagePicture(QFrame):
 
     def __init__(self, summary: dict, tokens: list[str], position: int,
                  token_names: Callable[[list[int]], list[str]] | None = None,
+                 matrix: Callable[[], QWidget] | None = None,
                  parent: QWidget | None = None):
         super().__init__(parent)
-        self.name = summary["name"]
+        self.name, self.block = summary["name"], summary["block"]
+        self.matrix_card: QWidget | None = None
+        self._matrix = matrix
         self.setFrameShape(QFrame.StyledPanel)
         shape = " x ".join(map(str, summary["shape"])) or "scalar"
         title = QLabel(f"<b>{summary['name']}</b>  [{shape}]")
@@ -119,8 +145,17 @@ class StagePicture(QFrame):
         column.addWidget(muted(summary["formula"]))
         self.pictures: list[QWidget] = []
         picked = display_token(tokens[position]) if 0 <= position < len(tokens) else ""
+        ids = [int(i) for i in summary.get("top_ids", ())]
+        names = (list(summary["top_tokens"]) if "top_tokens" in summary
+                 else token_names(ids) if token_names is not None and ids
+                 else [str(i) for i in ids])
+        self.picked = QLabel(picked_text(summary, tokens, position, names))
+        self.picked.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.picked.setWordWrap(True)
+        if self.picked.text():
+            column.addWidget(self.picked)
         if "top_ids" in summary:
-            self._top(column, summary, token_names)
+            self._top(column, summary, names)
         elif "picked" in summary:
             values = np.asarray(summary["picked"])
             if len(values) == len(tokens) and len(summary["shape"]) == 2 \
@@ -136,19 +171,42 @@ class StagePicture(QFrame):
                 self._add(column, f"{picked} (position {position}): its {len(values)} "
                           "values", Strip(values))
         if "per_position" in summary and len(summary["per_position"]) == len(tokens) \
-                and len(summary["shape"]) >= 2:
+                and len(summary["shape"]) >= 2 and "top_ids" not in summary:
             self._add(column, "the size (L2 norm) of every position's vector",
                       Bars(summary["per_position"], tokens, position))
+        if matrix is not None:
+            self.matrix_button = QPushButton("Show the whole matrix")
+            self.matrix_button.setCheckable(True)
+            self.matrix_button.toggled.connect(self.show_matrix)
+            column.addWidget(self.matrix_button, 0, Qt.AlignLeft)
+        self._column = column
+
+    def show_matrix(self, shown: bool = True) -> None:
+        """The step's whole tensor as a heatmap under its picture, made when first asked."""
+        if self._matrix is None:
+            return
+        if shown and self.matrix_card is None:
+            self.matrix_card = self._matrix()
+            self._column.addWidget(self.matrix_card)
+        if self.matrix_card is not None:
+            self.matrix_card.setVisible(shown)
+        self.matrix_button.blockSignals(True)
+        self.matrix_button.setChecked(shown)
+        self.matrix_button.blockSignals(False)
+        self.matrix_button.setText("Hide the matrix" if shown else "Show the whole matrix")
+
+    def set_current(self, current: bool) -> None:
+        """Drawn with a border in the accent colour while it is the stage being explained."""
+        colour = QColor(themed_colour("accent")).name()
+        self.setStyleSheet(f"StagePicture {{ border: 2px solid {colour}; }}" if current else "")
 
     def _add(self, column, caption: str, picture: QWidget) -> None:
         column.addWidget(muted(caption))
         column.addWidget(picture)
         self.pictures.append(picture)
 
-    def _top(self, column, summary: dict, token_names) -> None:
+    def _top(self, column, summary: dict, names: list[str]) -> None:
         ids = [int(i) for i in summary["top_ids"]]
-        names = (list(summary["top_tokens"]) if "top_tokens" in summary
-                 else token_names(ids) if token_names is not None else [str(i) for i in ids])
         values = list(np.asarray(summary["top_values"], dtype=np.float64))
         probabilities = summary["kind"] == "sampling"
         if probabilities:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -40,7 +41,7 @@ from PySide6.QtWidgets import (
 )
 
 from .common import display_token, muted, placeholder, themed_colour
-from .explain_stages import StagePicture
+from .explain_stages import StagePicture, probability
 from .heatmap import Heatmap
 from .plots import layout_widget, styled_plot
 
@@ -54,10 +55,11 @@ NO_MODEL = ("Train or open a run, type a text and press Explain: every step from
             "the model shows here, with its step.")
 NO_TEXT = ("Type a text and press Explain (or Enter): every step from the token ids to the "
            "probabilities appears here.")
-WALK_HINT = ("Each card is one step of the forward pass, in the order the model computes it, over "
-             "the whole text (a row per position). The line under each formula follows the "
-             "picked Token; hover a cell for its value. Layer and Head open up one attention "
-             "head.")
+WALK_HINT = ("The forward pass of the picked Token, one stage per step in the order the model "
+             "computes it: its vector as a strip, one number per position as bars, its row of "
+             "attention, the likeliest next tokens. Next / Previous (or the arrow keys) walk "
+             "through it and light the block up on the canvas; click a block to jump to it. "
+             "Layer and Head open up one attention head.")
 LENS_HINT = ("Each layer's residual stream read through the final norm and the head: the "
              "likeliest next token and its probability at each position (hover a cell for the "
              "top 5). Where the last layer's answer first appears shows where it is computed.")
@@ -82,11 +84,6 @@ def compute_explanation(model, tokenizer, text: str, position: int, head: int,
     return {"text": text, "walk": walk, "lens": lens, "ablation": effect,
             "targets": ablation_targets(model),
             "embeddings": embedding_read_out(model, tokenizer, text)}
-
-
-def probability(p: float) -> str:
-    """0.412, or 3.1e-05 where three decimals would read as a flat 0.000."""
-    return f"{p:.3f}" if p >= 1e-3 or p == 0 else f"{p:.1e}"
 
 
 def label_offsets(coords: np.ndarray, labels: list[str], ranges,
@@ -300,8 +297,31 @@ def _column(*items) -> QWidget:
     return page
 
 
+def _same_copy(block: str, other: str) -> bool:
+    """Whether two blocks sit in the same copy of their groups ("layers.1.attn", "layers.1.ffn")."""
+    copies = [p for p in block.split(".") if p.isdigit()]
+    return bool(copies) and copies == [p for p in other.split(".") if p.isdigit()]
+
+
+def block_node(block: str) -> tuple[tuple[str, ...], str]:
+    """"layers.0.attn" -> (("layers",), "attn"): the group path on the canvas and the node a
+    step's block is (copy indices dropped: every copy is the same node on the canvas)."""
+    parts = [p for p in block.split(".") if not p.isdigit()]
+    return tuple(parts[:-1]), parts[-1] if parts else ""
+
+
+def light_block(scene, block: str) -> None:
+    """Select ``block`` ("layers.0.attn") on the canvas, or the group holding it when the
+    canvas shows a level above it."""
+    path, node = block_node(block)
+    here = tuple(scene.path)
+    if node and path[:len(here)] == here:
+        scene.select_nodes([path[len(here)] if len(path) > len(here) else node])
+
+
 class ExplainView(QWidget):
     ablations_changed = Signal(list)
+    stage_changed = Signal(str)   # the block of the stage now explained ("" for sampling)
 
     def __init__(self, background=None, parent: QWidget | None = None):
         super().__init__(parent)
@@ -347,6 +367,20 @@ class ExplainView(QWidget):
         self.scroll = QScrollArea()
         self.scroll.setWidgetResizable(True)
         self.scroll.setWidget(_column(self.steps_column))
+        self.stage = -1                   # the stage explained (an index into the pictures)
+        self.previous_button = QPushButton("◀ Previous")
+        self.next_button = QPushButton("Next ▶")
+        self.previous_button.clicked.connect(lambda: self.move_stage(-1))
+        self.next_button.clicked.connect(lambda: self.move_stage(1))
+        self.stage_label = QLabel("")
+        self.walk_page = _column(_row(self.previous_button, self.next_button,
+                                      (self.stage_label, 1)),
+                                 muted(WALK_HINT), (self.scroll, 1))
+        for key, step in ((Qt.Key_Right, 1), (Qt.Key_Down, 1), (Qt.Key_Left, -1),
+                          (Qt.Key_Up, -1)):
+            shortcut = QShortcut(QKeySequence(key), self.walk_page)
+            shortcut.setContext(Qt.WidgetWithChildrenShortcut)
+            shortcut.activated.connect(lambda step=step: self.move_stage(step))
         self.lens = QTableWidget()
         self.lens.setEditTriggers(QTableWidget.NoEditTriggers)
 
@@ -365,7 +399,7 @@ class ExplainView(QWidget):
             (self.embedding_plots, 1), self.embedding_note)
 
         self.tabs = QTabWidget()
-        self.tabs.addTab(_with_hint(WALK_HINT, self.scroll), "Walk")
+        self.tabs.addTab(self.walk_page, "Walk")
         self.tabs.addTab(_with_hint(LENS_HINT, self.lens), "Logit lens")
         self.tabs.addTab(self.ablation_page, "Ablation")
         self.tabs.addTab(self.embedding_page, "Embeddings")
@@ -435,6 +469,7 @@ class ExplainView(QWidget):
             for key in sorted(walk["steps"]):
                 picture = StagePicture(walk["steps"][key], tokens, position)
                 self.steps_column.insertWidget(self.steps_column.count() - 1, picture)
+            self.set_stage(0)
             self.snapshot_step = step
             self.status.setText(
                 f"Training, step {step:,}: the run's latest look inside, the forward pass of "
@@ -463,6 +498,7 @@ class ExplainView(QWidget):
         self.embedding_points = None
         self.embedding_note.setText("")
         self._set_replay([], "")
+        self.set_stage(-1)
 
     def start_on(self, text: str = "") -> None:
         """Explain ``text`` unless the user typed one; with none, the run's own probe text or
@@ -718,12 +754,70 @@ class ExplainView(QWidget):
         tokens = {role: list(t) for role, t in walk.tokens.items()}
         vocab = self._vocab_labels(np.asarray(walk.logits).shape[-1])
         names = self.tokenizer.token_strings if self.tokenizer is not None else None
-        for step in walk.steps:
+        for step, summary in zip(walk.steps, walk.summaries()):
             role = "source" if step.block.startswith(("src_", "encoder")) and \
                 "source" in tokens else walk.stream_role
-            card = StepCard(step, tokens.get(role, []), vocab_labels=vocab, token_names=names,
-                            position=walk.position if role == walk.stream_role else None)
-            self.steps_column.insertWidget(self.steps_column.count() - 1, card)
+            labels = tokens.get(role, [])
+            position = walk.position if role == walk.stream_role else -1
+
+            def matrix(step=step, labels=labels, position=position) -> StepCard:
+                return StepCard(step, labels, vocab_labels=vocab, token_names=names,
+                                position=position if position >= 0 else None)
+            picture = StagePicture(summary, labels, position, names, matrix=matrix)
+            self.steps_column.insertWidget(self.steps_column.count() - 1, picture)
+        self.set_stage(min(max(self.stage, 0), len(walk.steps) - 1))
+
+    def pictures(self) -> list[StagePicture]:
+        return [self.steps_column.itemAt(i).widget()
+                for i in range(self.steps_column.count() - 1)]
+
+    def move_stage(self, step: int) -> None:
+        """Next (+1) or previous (-1) stage of the walk."""
+        self.set_stage(self.stage + step)
+
+    def set_stage(self, index: int) -> None:
+        """Explain stage ``index``: its picture framed and scrolled to, its block lit on the
+        canvas (``stage_changed``)."""
+        try:
+            pictures = self.pictures()
+            if not pictures:
+                self.stage = -1
+                self.stage_label.setText("")
+                self.previous_button.setEnabled(False)
+                self.next_button.setEnabled(False)
+                return
+            self.stage = min(max(index, 0), len(pictures) - 1)
+            for i, picture in enumerate(pictures):
+                picture.set_current(i == self.stage)
+            current = pictures[self.stage]
+            self.scroll.ensureWidgetVisible(current, 0, 0)
+            self.stage_label.setText(f"Stage {self.stage + 1} of {len(pictures)}: "
+                                     f"{current.name}")
+            self.previous_button.setEnabled(self.stage > 0)
+            self.next_button.setEnabled(self.stage < len(pictures) - 1)
+            self.stage_changed.emit(current.block)
+        except Exception as exc:  # a slot must never take the app down
+            self._failed(exc)
+
+    def show_block(self, path: tuple, node_ids: list[str]) -> None:
+        """Jump to the first stage of the block clicked on the canvas (in the layer of the
+        stage shown, when the block is repeated); stays if that block is already shown."""
+        pictures = self.pictures()
+        if len(node_ids) != 1 or not pictures:
+            return
+        wanted = (tuple(path), node_ids[0])
+        group = wanted[0] + (wanted[1],)   # the path inside it, should it be a group
+
+        def shows(block: str) -> bool:
+            where, node = block_node(block)
+            return bool(block) and ((where, node) == wanted or where[:len(group)] == group)
+        current = pictures[self.stage].block if 0 <= self.stage < len(pictures) else ""
+        if shows(current):
+            return
+        matches = [i for i, p in enumerate(pictures) if shows(p.block)]
+        if matches:
+            layer = [i for i in matches if _same_copy(pictures[i].block, current)]
+            self.set_stage((layer or matches)[0])
 
     def _vocab_labels(self, size: int) -> list[str] | None:
         """The vocabulary's tokens, to name the columns of the logits (small vocabularies:
