@@ -772,8 +772,9 @@ class ExplainView(QWidget):
                 for i in range(self.steps_column.count() - 1)]
 
     def move_stage(self, step: int) -> None:
-        """Next (+1) or previous (-1) stage of the walk."""
-        self.set_stage(self.stage + step)
+        """Next (+1) or previous (-1) stage of the walk (none past either end)."""
+        if 0 <= self.stage + step < len(self.pictures()):
+            self.set_stage(self.stage + step)
 
     def set_stage(self, index: int) -> None:
         """Explain stage ``index``: its picture framed and scrolled to, its block lit on the
