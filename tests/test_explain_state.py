@@ -158,3 +158,28 @@ def test_a_step_summary_is_the_picked_row_and_a_number_per_position():
     probs = walk.steps[-1].summary(5, 17)
     assert "picked" not in probs and len(probs["top_ids"]) == 15
     assert abs(probs["others"] + probs["top_values"].sum() - 1) < 1e-9
+
+
+def test_the_lens_is_shaded_by_probability_and_marks_the_answer(qtbot):
+    from tfstudio.gui.training.explain_view import lens_shade
+
+    tokenizer = build_tokenizer("byte")
+    view = view_of(qtbot, model_for("tiny-gpt", tokenizer), tokenizer)
+    type_text(view, LONG)
+    lens = view.result["lens"]
+    assert view.lens.columnCount() == 17 and view.lens.rowCount() == len(lens.layers)
+    for r in range(len(lens.layers)):
+        for c in range(17):
+            item = view.lens.item(r, c)
+            p = float(lens.top_probs[r, c, 0])
+            assert item.background().color() == lens_shade(p)
+            assert item.text().endswith(f"{p:.2f}")
+            answer = lens.top_ids[r, c, 0] == lens.top_ids[-1, c, 0]
+            assert item.font().bold() == bool(answer)
+    assert all(view.lens.item(len(lens.layers) - 1, c).font().bold() for c in range(17))
+    # shading: surer is darker
+    assert lens_shade(0.9).lightness() < lens_shade(0.2).lightness() < lens_shade(0).lightness()
+    # at 1366 x 768, 17 tokens fit without a scroll bar
+    view.tabs.setCurrentIndex(1)
+    qtbot.wait(50)
+    assert not view.lens.horizontalScrollBar().isVisible()

@@ -153,10 +153,8 @@ class TrainingAttachment:
         # while a run trains, Explain shows its latest look inside (no weights yet)
         panel.run_started.connect(lambda run: run.probed.connect(explain.show_snapshot))
         # the stage explained is lit on the canvas, and a block clicked there is explained
-        from .explain_view import light_block
-        explain.stage_changed.connect(lambda block: light_block(w.scene, block))
-        w.scene.selectionChanged.connect(
-            lambda: explain.show_block(w.scene.path, w.scene.selected_node_ids()))
+        from .explain_view import follow_canvas
+        follow_canvas(explain, w.scene)
 
         def shown(index: int) -> None:
             if panel.tabs.widget(index) is compare:  # "current graph" is the one on the canvas

@@ -154,8 +154,12 @@ class StagePicture(QFrame):
         self.picked.setWordWrap(True)
         if self.picked.text():
             column.addWidget(self.picked)
+        one_per_position = summary["shape"] == [len(tokens)] and "per_position" in summary
         if "top_ids" in summary:
             self._top(column, summary, names)
+        elif one_per_position:   # a number per token (the ids): all of them, the picked lit
+            self._add(column, "one number per position",
+                      Bars(summary["per_position"], tokens, position))
         elif "picked" in summary:
             values = np.asarray(summary["picked"])
             if len(values) == len(tokens) and len(summary["shape"]) == 2 \

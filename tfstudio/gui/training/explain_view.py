@@ -19,12 +19,13 @@ from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QColor, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QFrame,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QListWidget,
@@ -61,8 +62,9 @@ WALK_HINT = ("The forward pass of the picked Token, one stage per step in the or
              "through it and light the block up on the canvas; click a block to jump to it. "
              "Layer and Head open up one attention head.")
 LENS_HINT = ("Each layer's residual stream read through the final norm and the head: the "
-             "likeliest next token and its probability at each position (hover a cell for the "
-             "top 5). Where the last layer's answer first appears shows where it is computed.")
+             "likeliest next token and its probability at each position, darker the surer "
+             "(hover a cell for the top 5). Bold underlined: already the model's answer there; "
+             "where it first appears shows where it is computed.")
 ABLATION_HINT = ("Tick a block, head or expert to switch it off (no retraining) and see the loss "
                  "and the next-token distribution change; the canvas draws the block off. "
                  "Right-click a block on the canvas does the same.")
@@ -297,6 +299,12 @@ def _column(*items) -> QWidget:
     return page
 
 
+def lens_shade(p: float) -> QColor:
+    """A lens cell's background: white at probability 0, deep blue at 1."""
+    t = min(max(float(p), 0.0), 1.0)
+    return QColor(int(255 - 215 * t), int(255 - 175 * t), int(255 - 75 * t))
+
+
 def _same_copy(block: str, other: str) -> bool:
     """Whether two blocks sit in the same copy of their groups ("layers.1.attn", "layers.1.ffn")."""
     copies = [p for p in block.split(".") if p.isdigit()]
@@ -317,6 +325,24 @@ def light_block(scene, block: str) -> None:
     here = tuple(scene.path)
     if node and path[:len(here)] == here:
         scene.select_nodes([path[len(here)] if len(path) > len(here) else node])
+
+
+def follow_canvas(explain, scene) -> None:
+    """Link ``explain``'s stages and the canvas ``scene`` both ways: the stage's block lit,
+    a block selected there explained."""
+    def lit(block: str) -> None:
+        try:
+            light_block(scene, block)
+        except RuntimeError:   # the canvas is gone (the window is closing)
+            pass
+
+    def picked() -> None:
+        try:
+            explain.show_block(scene.path, scene.selected_node_ids())
+        except RuntimeError:
+            pass
+    explain.stage_changed.connect(lit)
+    scene.selectionChanged.connect(picked)
 
 
 class ExplainView(QWidget):
@@ -383,6 +409,10 @@ class ExplainView(QWidget):
             shortcut.activated.connect(lambda step=step: self.move_stage(step))
         self.lens = QTableWidget()
         self.lens.setEditTriggers(QTableWidget.NoEditTriggers)
+        # the columns share the width (a 17-token text fits at 1366 px without a scroll bar)
+        self.lens.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
+        self.lens.horizontalHeader().setMinimumSectionSize(24)
+        self.lens.verticalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
 
         self.embedding_plots = layout_widget()
         self.embedding_plot = styled_plot(self.embedding_plots.addPlot(), "Token embeddings",
@@ -831,17 +861,32 @@ class ExplainView(QWidget):
             return None
 
     def _fill_lens(self, lens) -> None:
+        """A cell per layer and position: the likeliest token there and its probability, the
+        cell shaded by that probability; where it is already the model's answer (the last
+        layer's likeliest token at that position) the token is bold and underlined."""
         self.lens.clear()
         self.lens.setRowCount(len(lens.layers))
         self.lens.setColumnCount(len(lens.tokens))
         self.lens.setVerticalHeaderLabels(lens.layers)
         self.lens.setHorizontalHeaderLabels([display_token(t) for t in lens.tokens])
+        answers = lens.top_ids[-1, :, 0]
+        ink = themed_colour("node_text")
         for r in range(len(lens.layers)):
             for c in range(len(lens.tokens)):
-                top = lens.top_tokens[r][c]
-                item = QTableWidgetItem(f"{display_token(top[0])} {lens.top_probs[r, c, 0]:.2f}")
-                item.setToolTip("\n".join(f"{display_token(t)}  {p:.3f}" for t, p in
-                                          zip(top, lens.top_probs[r, c])))
+                top, p = lens.top_tokens[r][c], float(lens.top_probs[r, c, 0])
+                item = QTableWidgetItem(f"{display_token(top[0])} {p:.2f}")
+                item.setTextAlignment(Qt.AlignCenter)
+                item.setBackground(lens_shade(p))
+                item.setForeground(QColor("white") if p > 0.6 else ink)
+                answer = int(lens.top_ids[r, c, 0]) == int(answers[c])
+                if answer:
+                    font = item.font()
+                    font.setBold(True)
+                    font.setUnderline(True)
+                    item.setFont(font)
+                item.setToolTip("\n".join(f"{display_token(t)}  {q:.3f}" for t, q in
+                                          zip(top, lens.top_probs[r, c]))
+                                + ("\n(the model's answer here)" if answer else ""))
                 self.lens.setItem(r, c, item)
 
     def _fill_ablation(self, effect) -> None:
