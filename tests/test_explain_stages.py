@@ -52,6 +52,11 @@ def test_the_keyboard_walks_every_stage_and_the_canvas_follows(open_training_win
     assert lit == [s.block for s in steps[1:]]   # every stage once, in order
     assert not explain.next_button.isEnabled() and explain.previous_button.isEnabled()
     assert explain.stage_label.text().endswith(steps[-1].name)
+    last = explain.pictures()[-1]           # scrolled into view, and framed
+    top = explain.scroll.verticalScrollBar().value()
+    assert top <= last.y() and last.y() + last.height() <= \
+        top + explain.scroll.viewport().height()
+    assert last.current and not explain.pictures()[0].current
     qtbot.keyClick(explain.scroll, Qt.Key_Left)
     assert explain.stage == len(steps) - 2
     # a stage of layer 1's feed-forward: the canvas selects the group holding it...

@@ -133,6 +133,7 @@ class StagePicture(QFrame):
         super().__init__(parent)
         self.name, self.block = summary["name"], summary["block"]
         self.matrix_card: QWidget | None = None
+        self.current = False   # the stage being explained
         self._matrix = matrix
         self.setFrameShape(QFrame.StyledPanel)
         shape = " x ".join(map(str, summary["shape"])) or "scalar"
@@ -201,8 +202,20 @@ class StagePicture(QFrame):
 
     def set_current(self, current: bool) -> None:
         """Drawn with a border in the accent colour while it is the stage being explained."""
-        colour = QColor(themed_colour("accent")).name()
-        self.setStyleSheet(f"StagePicture {{ border: 2px solid {colour}; }}" if current else "")
+        if current != self.current:
+            self.current = current
+            self.update()
+
+    def paintEvent(self, event) -> None:  # noqa: N802
+        super().paintEvent(event)
+        if self.current:
+            painter = QPainter(self)
+            pen = painter.pen()
+            pen.setColor(QColor(themed_colour("accent")))
+            pen.setWidth(3)
+            painter.setPen(pen)
+            painter.drawRect(self.rect().adjusted(1, 1, -2, -2))
+            painter.end()
 
     def _add(self, column, caption: str, picture: QWidget) -> None:
         column.addWidget(muted(caption))

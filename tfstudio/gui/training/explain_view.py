@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, Qt, Signal
 from PySide6.QtGui import QColor, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QComboBox,
@@ -517,7 +517,8 @@ class ExplainView(QWidget):
         self.replay, self._replay_key = [], None
         while self.steps_column.count() > 1:
             widget = self.steps_column.takeAt(0).widget()
-            if widget is not None:
+            if widget is not None:   # hidden now: a picture waiting for deletion paints no more
+                widget.hide()
                 widget.deleteLater()
         self.lens.clear()
         self.lens.setRowCount(0)
@@ -779,7 +780,8 @@ class ExplainView(QWidget):
     def _fill_steps(self, walk) -> None:
         while self.steps_column.count() > 1:
             widget = self.steps_column.takeAt(0).widget()
-            if widget is not None:
+            if widget is not None:   # hidden now: a picture waiting for deletion paints no more
+                widget.hide()
                 widget.deleteLater()
         tokens = {role: list(t) for role, t in walk.tokens.items()}
         vocab = self._vocab_labels(np.asarray(walk.logits).shape[-1])
@@ -821,6 +823,8 @@ class ExplainView(QWidget):
             for i, picture in enumerate(pictures):
                 picture.set_current(i == self.stage)
             current = pictures[self.stage]
+            # lay out pictures this walk just made, so the scroll knows where they are
+            QCoreApplication.sendPostedEvents(None, QEvent.LayoutRequest)
             self.scroll.ensureWidgetVisible(current, 0, 0)
             self.stage_label.setText(f"Stage {self.stage + 1} of {len(pictures)}: "
                                      f"{current.name}")
