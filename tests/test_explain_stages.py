@@ -73,3 +73,40 @@ def test_the_keyboard_walks_every_stage_and_the_canvas_follows(open_training_win
     scene.set_path(())
     scene.select_nodes(["head"])
     assert steps[explain.stage].name == "head: logits"
+
+
+def test_the_command_line_emits_the_apps_stages_in_its_order(qtbot, capsys):
+    import json
+
+    import numpy as np
+
+    from tfstudio.cli import main
+    from tfstudio.gui.training.explain_view import ExplainView
+
+    code = main(["explain", "tiny-llama", "--text", TEXT, "--json", "--no-values",
+                 "--seed", "2", "--position", "5"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    stages = json.loads(out)["stages"]
+    tokenizer = build_tokenizer("byte")
+    torch.manual_seed(2)
+    model = compile_graph(fit_graph_to_tokenizer(load_preset("tiny-llama"), tokenizer)).eval()
+    view = ExplainView()
+    qtbot.addWidget(view)
+    view.set_model(model, tokenizer)
+    view.set_text(TEXT)
+    view.refresh()
+    view.token.setCurrentIndex(5)
+    view.token.activated.emit(5)
+    pictures = view.pictures()
+    assert [s["name"] for s in stages] == [p.name for p in pictures]
+    app = view.result["walk"].summaries()
+    for cli, shown in zip(stages, app):
+        assert cli["formula"] == shown["formula"] and cli["block"] == shown["block"]
+        for key in ("picked", "per_position", "top_values"):
+            if key in shown:
+                want = np.asarray(shown[key], dtype=np.float64)
+                got = np.asarray([np.nan if v is None else v for v in cli[key]],
+                                 dtype=np.float64)
+                finite = np.isfinite(want)
+                np.testing.assert_allclose(got[finite], want[finite], atol=1e-6)
