@@ -175,8 +175,10 @@ class StagePicture(QFrame):
             else:
                 self._add(column, f"{picked} (position {position}): its {len(values)} "
                           "values", Strip(values))
+        square = len(summary["shape"]) == 2 and summary["shape"][0] == summary["shape"][1]
         if "per_position" in summary and len(summary["per_position"]) == len(tokens) \
-                and len(summary["shape"]) >= 2 and "top_ids" not in summary:
+                and len(summary["shape"]) >= 2 and "top_ids" not in summary \
+                and not square:   # a row of attention has no "size" worth a picture
             self._add(column, "the size (L2 norm) of every position's vector",
                       Bars(summary["per_position"], tokens, position))
         if matrix is not None:
