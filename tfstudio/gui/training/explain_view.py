@@ -1,6 +1,9 @@
-"""The Explain view: a text, a token picker, and the forward pass as a vertical sequence of small
-heatmaps with their names, shapes and formulas (values on hover); the logit-lens table; and
-ablation switches (a head, an expert, a sublayer) with what they change.
+"""The Explain view: a text, a token picker, and the forward pass as stages, one small picture of
+the picked token per step (:mod:`.explain_stages`; its whole matrix on demand) walked with
+Previous / Next or the arrow keys, the canvas lighting the block explained
+(:func:`follow_canvas`); the logit lens as a shaded table; and ablation switches (a head, an
+expert, a sublayer) with what they change. While a run trains it shows the run's latest look
+inside (:meth:`ExplainView.show_snapshot`), with its step.
 
 Self-contained: give it a model and its tokenizer (:meth:`ExplainView.set_model`; the model
 must not be training at the time, e.g. :class:`~.model_host.ModelHost`'s) and it computes with
