@@ -189,9 +189,9 @@ def test_blocks_switched_off_in_explain_are_drawn_off_on_the_canvas(open_trainin
 
 def test_the_walk_follows_the_picked_token_in_numbers(qtbot):
     view, model, tokenizer = fresh_tiny_gpt_view(qtbot, "hello")
-    view.token.addItem("2", 2)  # pick the first "l"
-    view.token.setCurrentIndex(view.token.count() - 1)
-    view.refresh()
+    view.refresh()                # the walk of the text fills the Token box...
+    view.token.setCurrentIndex(2)  # ... where the user picks the first "l"
+    view.token.activated.emit(2)
     cards = {view.steps_column.itemAt(i).widget().name: view.steps_column.itemAt(i).widget()
              for i in range(view.steps_column.count() - 1)}
     ids = tokenizer.encode("hello")

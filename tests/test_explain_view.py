@@ -10,7 +10,8 @@ from PySide6.QtCore import Qt
 from tfstudio.compiler import compile_graph
 from tfstudio.data import build_tokenizer
 from tfstudio.gui.training.common import Background, display_token
-from tfstudio.gui.training.explain_view import MAX_COLS_SHOWN, ExplainView, StepCard
+from tfstudio.gui.training.explain_stages import StagePicture
+from tfstudio.gui.training.explain_view import MAX_COLS_SHOWN, ExplainView
 from tfstudio.presets import load_preset
 from tfstudio.train.pipeline import fit_graph_to_tokenizer
 
@@ -29,7 +30,7 @@ def make_view(qtbot, background=None):
     return view, model, tokenizer
 
 
-def cards(view) -> list[StepCard]:
+def cards(view) -> list[StagePicture]:
     return [view.steps_column.itemAt(i).widget() for i in range(view.steps_column.count() - 1)]
 
 
@@ -41,10 +42,12 @@ def test_walk_cards_lens_and_token_picker(qtbot):
     shown = cards(view)
     assert len(shown) == len(view.result["walk"].steps)
     # the logits card holds the model's own logits (rows: positions)
-    logits_card = next(c for c in shown if c.name == "head: logits")
+    logits_picture = next(c for c in shown if c.name == "head: logits")
+    assert logits_picture.matrix_card is None   # the whole matrix opens on demand
+    logits_picture.show_matrix()
     with torch.no_grad():
         expected = model(torch.tensor([tokenizer.encode("hello hello")]))[0].numpy()
-    np.testing.assert_allclose(logits_card.heatmap.matrix, expected[:, :MAX_COLS_SHOWN],
+    np.testing.assert_allclose(logits_picture.matrix_card.heatmap.matrix, expected[:, :MAX_COLS_SHOWN],
                                atol=1e-5)
     assert view.token.count() == 11 and view.token.currentIndex() == 10
     assert view.lens.rowCount() == 3 and view.lens.columnCount() == 11

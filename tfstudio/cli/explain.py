@@ -2,7 +2,8 @@
 inside a model on one text.
 
 Prints (or writes as one JSON object, for scripts and notebooks) the forward pass step by step
-(names, formulas, shapes, values), the logit lens, every head's previous-token and induction
+(names, formulas, shapes, values; in JSON also "stages", each step's picture of the picked token
+as the app's Walk tab draws it, from the same hook points in the same order), the logit lens, every head's previous-token and induction
 scores, the embedding read-outs (neighbours, token/position angles, and with ``--compare`` the
 same token followed through the layers in a second text) and, with ``--ablate``, what switching
 off a head, an expert or a sublayer changes. RUN is a run folder, or a preset name / graph .json
@@ -198,12 +199,22 @@ def explain(subject: Subject, args) -> dict:
                      "top_p": args.top_p},
         "tokens": inputs.tokens, "ids": inputs.ids, "stream_role": inputs.stream_role,
         "walk": walk.to_dict(values=not args.no_values)["steps"],
+        # what the app's Walk tab draws, stage by stage: the picked token's row, a number per
+        # position, the likeliest tokens (Step.summary)
+        "stages": _named_tops(walk.summaries(), tokenizer),
         "logit_lens": lens.to_dict(),
         "head_scores": {"sequence": f"{min(SCORE_LENGTH, len(pool))} random tokens, repeated",
                         "blocks": scores},
         "embeddings": embeddings,
         "ablation": ablation,
     }
+
+
+def _named_tops(stages: list[dict], tokenizer) -> list[dict]:
+    for stage in stages:
+        if "top_ids" in stage:
+            stage["top_tokens"] = tokenizer.token_strings([int(i) for i in stage["top_ids"]])
+    return stages
 
 
 def _embeddings(subject: Subject, inputs, position: int, args) -> dict:

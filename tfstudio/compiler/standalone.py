@@ -25,8 +25,9 @@ BUILD = ('def build_model():\n'
 
 
 # tfstudio's own bookkeeping, which an exported model never reads: the printed repr's extras,
-# the probes' hook, and the graph and source a compiled model carries
-NOT_EXPORTED = {"extra_repr", "attention_modules", "graph", "source"}
+# the probes' hooks (``hooked`` is folded to False first), and the graph and source a compiled
+# model carries
+NOT_EXPORTED = {"extra_repr", "attention_modules", "hooked", "graph", "source"}
 
 
 @dataclass

@@ -9,6 +9,7 @@ from .cache import DecodingCache
 from .embedding import PositionalEncoding, TokenEmbedding
 from .feedforward import FeedForward, MixtureOfExperts
 from .heads import LMHead, MLMHead
+from .hooks import HookPoint, attached, hook_points
 from .model import GraphLayer, GraphModel
 from .norm import Norm
 from .positions import alibi_slopes, apply_rope, rope_angles, rotate_pairs, sinusoidal_table
@@ -30,14 +31,16 @@ def unregister_module(name: str) -> None:
     MODULES.pop(name, None)
 
 
-SOURCE_FILES = ("cache.py", "positions.py", "norm.py", "residual.py", "embedding.py",
-                "attention.py", "feedforward.py", "heads.py", "recurrent.py", "model.py")
+SOURCE_FILES = ("cache.py", "hooks.py", "positions.py", "norm.py", "residual.py",
+                "embedding.py", "attention.py", "feedforward.py", "heads.py", "recurrent.py",
+                "model.py")
 
 __all__ = ["Add", "CrossAttention", "DecodingCache", "Dropout", "FeedForward", "GraphLayer",
-           "GraphModel", "LMHead", "MLMHead", "MixtureOfExperts", "Norm", "PositionalEncoding",
-           "Recurrent", "SelfAttention", "TokenEmbedding", "alibi_slopes", "apply_rope",
-           "rope_angles", "rotate_pairs", "sinusoidal_table", "SOURCE_FILES", "MODULES",
-           "register_module", "unregister_module"]
+           "GraphModel", "HookPoint", "LMHead", "MLMHead", "MixtureOfExperts", "Norm",
+           "PositionalEncoding", "Recurrent", "SelfAttention", "TokenEmbedding", "alibi_slopes",
+           "apply_rope", "attached", "hook_points", "rope_angles", "rotate_pairs",
+           "sinusoidal_table", "SOURCE_FILES", "MODULES", "register_module",
+           "unregister_module"]
 
 for _cls in (Add, CrossAttention, Dropout, FeedForward, LMHead, MLMHead, MixtureOfExperts, Norm,
              PositionalEncoding, Recurrent, SelfAttention, TokenEmbedding):

@@ -3,9 +3,13 @@ cross-attention.
 
 Fast path: one fused QKV projection and ``F.scaled_dot_product_attention`` (``is_causal=True``
 and no mask tensor for plain causal attention, ``enable_gqa`` instead of repeating K/V). When a
-probe sets ``module.capture = True`` the same attention is computed explicitly,
+probe sets ``module.capture = True``, or attaches to a hook point of the attention itself
+(scores, mask, masked scores, weights), the same attention is computed explicitly,
 softmax(Q K^T / sqrt(d_head) + mask) V, and the weights are kept in ``last_weights``
 ([B, H, Tq, Tk], detached); tests prove both paths agree.
+
+Hook points (:mod:`.hooks`), in the order computed: q, k, v, q and k after RoPE, scores, mask
+(True = may attend), ALiBi bias, masked scores, weights, mixed heads (z = A v) and the output.
 
 Weight layout: ``qkv.weight`` rows are [all query heads | key heads | value heads], each head
 ``head_dim = d_model // heads`` rows; ``out`` maps heads * head_dim back to d_model.
@@ -16,6 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .hooks import HookPoint
 from .positions import alibi_slopes, apply_rope, rope_angles, rotate_pairs
 
 # enable_gqa arrived in torch 2.5; older versions repeat K/V instead
@@ -40,6 +45,7 @@ class _Attention(nn.Module):
     the weights."""
 
     residual_branch = True  # its output projection writes into the residual stream
+    hooked = False          # True while a probe listens at one of its hook points
 
     def _setup(self, heads: int, kv_heads: int, head_dim: int, dropout: float) -> None:
         self.heads, self.kv_heads, self.head_dim = heads, kv_heads, head_dim
@@ -47,13 +53,31 @@ class _Attention(nn.Module):
         self.capture = False     # set by a probe to keep explicit attention weights
         self.last_weights = None
 
+    def _attention_points(self, mask: str, masked: str) -> dict[str, HookPoint]:
+        """The points of the attention itself, from the scores on (``mask`` and ``masked``:
+        the formulas of the mask and of the masked scores)."""
+        return {"scores": HookPoint("scores", "S = q k^T / sqrt(d_head)", per="head"),
+                "mask": HookPoint("mask", mask),
+                "bias": HookPoint("ALiBi bias", "B[i, j] = -m_h |i - j| (m_h: this head's "
+                                  "slope), -inf where masked", per="head"),
+                "masked": HookPoint("masked scores", masked, per="head"),
+                "weights": HookPoint("softmax", "A = softmax(masked scores) per row",
+                                     per="head"),
+                "mixed": HookPoint("weighted values", "z = A v", per="head"),
+                "out": HookPoint("output projection", "y = concat(z_1..z_H) W_o")}
+
+    def _weights_wanted(self) -> bool:
+        """Whether a probe listens at a point only the explicit computation passes."""
+        return any(p.fns for p in (self.hook_scores, self.hook_mask, self.hook_bias,
+                                   self.hook_masked, self.hook_weights))
+
     def _attend(self, q, k, v, mask, is_causal: bool):
         """Attention of q [B,H,Tq,hd] over k/v [B,KV,Tk,hd].
 
         ``mask``: None, bool (True = may attend) or a float bias broadcastable to [B,H,Tq,Tk]."""
         p = self.dropout if self.training else 0.0
         groups = self.heads // self.kv_heads
-        if self.capture:
+        if self.capture or (self.hooked and self._weights_wanted()):
             return self._attend_explicit(q, k, v, mask, is_causal, p, groups)
         if groups > 1 and not _SDPA_HAS_GQA:
             k, v = k.repeat_interleave(groups, 1), v.repeat_interleave(groups, 1)
@@ -70,10 +94,22 @@ class _Attention(nn.Module):
         scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(q.shape[-1]))
         if is_causal:
             mask = torch.ones(q.shape[2], k.shape[2], dtype=torch.bool, device=q.device).tril()
+        if self.hooked:
+            scores = self.hook_scores(scores)
+            allowed = (torch.ones(scores.shape[-2:], dtype=torch.bool, device=q.device)
+                       if mask is None else mask if mask.dtype == torch.bool
+                       else torch.isfinite(mask).reshape(-1, *mask.shape[-2:])[0])
+            self.hook_mask(allowed[None])
+            if mask is not None and mask.dtype != torch.bool:   # an ALiBi bias [H, Tq, Tk]
+                mask = self.hook_bias(mask[None])[0]
         if mask is not None:
             scores = (scores.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool
                       else scores + mask)
+        if self.hooked and mask is not None:
+            scores = self.hook_masked(scores)
         weights = torch.softmax(scores.float(), dim=-1).to(q.dtype)
+        if self.hooked:
+            weights = self.hook_weights(weights)
         self.last_weights = weights.detach()
         if p > 0:
             weights = F.dropout(weights, p)
@@ -84,6 +120,8 @@ class SelfAttention(_Attention):
     """Attention of a sequence over itself. ``window`` > 0 lets token i see keys j with
     i - j < window (itself included); ``position`` is none, rope or alibi; ``dropout`` drops
     attention probabilities while training."""
+
+    hooked = False
 
     def __init__(self, d_model: int, heads: int = 4, kv_heads: int | None = None,
                  causal: bool = True, window: int = 0, bias: bool = True, dropout: float = 0.0,
@@ -112,6 +150,27 @@ class SelfAttention(_Attention):
     def residual_projections(self) -> list[nn.Linear]:
         return [self.out]
 
+    def _hook_points(self) -> dict[str, HookPoint]:
+        """Its points (see :mod:`.hooks`), made when a probe attaches to them."""
+        scaled = {"linear": f" / {self.rope_scaling:g}",
+                  "ntk": f", base NTK-scaled by {self.rope_scaling:g}"}[self.rope_scaling_type]
+        turn = ("pair (2i, 2i+1) at position t turned by t * base^(-2i/d_head)"
+                + (scaled if self.rope_scaling != 1 else ""))
+        mask = ("M[i, j] = query i may attend to key j" + (" (causal)" if self.causal else "")
+                + (f" (window {self.window})" if self.window else ""))
+        bias = " + B" if self.position == "alibi" else ""
+        points = {"q": HookPoint("q", "q = x W_q (this head's rows of qkv)", per="head"),
+                  "k": HookPoint("k", "k = x W_k (K/V head {kv_head})", per="kv_head"),
+                  "v": HookPoint("v", "v = x W_v (K/V head {kv_head})", per="kv_head"),
+                  "q_rotated": HookPoint("q rotated (RoPE)", turn, per="head"),
+                  "k_rotated": HookPoint("k rotated (RoPE)", turn, per="kv_head"),
+                  **self._attention_points(mask, f"S{bias}, -inf where M is False")}
+        points["weights"].formula = f"A = softmax(S{bias}, masked -inf) per row"
+        if self.position == "alibi":
+            points["bias"].formulas = tuple(f"B[i, j] = -{m:.4g} * |i - j| (this head's slope)"
+                                            for m in alibi_slopes(self.heads))
+        return points
+
     def forward(self, x: torch.Tensor, cache=None) -> torch.Tensor:
         B, T, _ = x.shape
         H, KV, hd = self.heads, self.kv_heads, self.head_dim
@@ -119,6 +178,8 @@ class SelfAttention(_Attention):
         q = q.view(B, T, H, hd).transpose(1, 2)
         k = k.view(B, T, KV, hd).transpose(1, 2)
         v = v.view(B, T, KV, hd).transpose(1, 2)
+        if self.hooked:
+            q, k, v = self.hook_q(q), self.hook_k(k), self.hook_v(v)
         start = 0
         if cache is not None:
             if not self.causal:
@@ -132,11 +193,16 @@ class SelfAttention(_Attention):
         elif self.position == "rope":
             rotation = self._rotation(start + T, x.device)[start:]
             q, k = rotate_pairs(q, rotation), rotate_pairs(k, rotation)
+        if self.hooked and self.position == "rope":
+            q, k = self.hook_q_rotated(q), self.hook_k_rotated(k)
         if cache is not None:
             k, v = self._extend_cache(cache.state(self), k, v)
         mask, is_causal = self._mask(T, k.shape[2], start, q)
         y = self._attend(q, k, v, mask, is_causal)
-        return self.out(y.transpose(1, 2).reshape(B, T, H * hd))
+        if self.hooked:
+            y = self.hook_mixed(y)
+        y = self.out(y.transpose(1, 2).reshape(B, T, H * hd))
+        return self.hook_out(y) if self.hooked else y
 
     def _rotation(self, length: int, device) -> torch.Tensor:
         """RoPE's cos + i sin for positions 0..length-1, kept between calls.
@@ -198,6 +264,8 @@ class CrossAttention(_Attention):
 
     No mask. With a decoding cache the projected memory is computed once and reused."""
 
+    hooked = False
+
     def __init__(self, d_model: int, heads: int = 4, kv_heads: int | None = None,
                  bias: bool = True, dropout: float = 0.0, memory_dim: int | None = None):
         super().__init__()
@@ -211,6 +279,18 @@ class CrossAttention(_Attention):
 
     def residual_projections(self) -> list[nn.Linear]:
         return [self.out]
+
+    def _hook_points(self) -> dict[str, HookPoint]:
+        """Its points (see :mod:`.hooks`), made when a probe attaches to them."""
+        points = {"q": HookPoint("q", "q = x W_q (queries from the target)", per="head"),
+                  "k": HookPoint("k", "k = memory W_k (keys from the source, K/V head "
+                                 "{kv_head})", per="kv_head"),
+                  "v": HookPoint("v", "v = memory W_v (values from the source)",
+                                 per="kv_head"),
+                  **self._attention_points("every query may attend to every source token",
+                                           "S (no mask)")}
+        points["weights"].formula = "A = softmax(S) per row (no mask)"
+        return points
 
     def forward(self, x: torch.Tensor, memory: torch.Tensor, cache=None) -> torch.Tensor:
         B, T, _ = x.shape
@@ -226,8 +306,13 @@ class CrossAttention(_Attention):
             v = v.reshape(B, S, KV, hd).transpose(1, 2)
             if state is not None:
                 state["k"], state["v"] = k, v
+        if self.hooked:
+            q, k, v = self.hook_q(q), self.hook_k(k), self.hook_v(v)
         y = self._attend(q, k, v, None, False)
-        return self.out(y.transpose(1, 2).reshape(B, T, H * hd))
+        if self.hooked:
+            y = self.hook_mixed(y)
+        y = self.out(y.transpose(1, 2).reshape(B, T, H * hd))
+        return self.hook_out(y) if self.hooked else y
 
     def extra_repr(self) -> str:
         return f"heads={self.heads}, kv_heads={self.kv_heads}, head_dim={self.head_dim}"

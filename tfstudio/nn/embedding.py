@@ -5,15 +5,24 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .hooks import HookPoint
 from .positions import sinusoidal_table
 
 
 class TokenEmbedding(nn.Embedding):
-    """Token id -> learned vector (``weight`` [vocab, d]); optionally times sqrt(d_model)."""
+    """Token id -> learned vector (``weight`` [vocab, d]); optionally times sqrt(d_model).
+    Hook points: the ids and the vectors."""
+
+    hooked = False
 
     def __init__(self, vocab_size: int, d_model: int, scale: bool = False):
         super().__init__(vocab_size, d_model)
         self.scale = bool(scale)
+
+    def _hook_points(self) -> dict[str, HookPoint]:
+        return {"ids": HookPoint("token ids", "id_t = tokenizer(text)_t"),
+                "out": HookPoint("embedding", "x_t = E[id_t]"
+                                 + (" * sqrt(d)" if self.scale else ""))}
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         if ids.dim() != 2:
@@ -24,7 +33,12 @@ class TokenEmbedding(nn.Embedding):
             raise ValueError(
                 f"a token id is outside the vocabulary (0..{self.num_embeddings - 1}); "
                 "make the embedding's vocab_size match the tokenizer") from None
-        return y * math.sqrt(self.embedding_dim) if self.scale else y
+        if self.scale:
+            y = y * math.sqrt(self.embedding_dim)
+        if self.hooked:
+            self.hook_ids(ids)
+            y = self.hook_out(y)
+        return y
 
     def extra_repr(self) -> str:
         return super().extra_repr() + (", scale=sqrt(d)" if self.scale else "")
@@ -34,7 +48,10 @@ class PositionalEncoding(nn.Module):
     """Adds absolute position information, then dropout.
 
     ``sinusoidal`` (fixed), ``learned`` (a max_len x d table, parameter ``table.weight``) or
-    ``none``. With a decoding cache the chunk starts at position ``cache.offset``."""
+    ``none``. With a decoding cache the chunk starts at position ``cache.offset``. Hook points:
+    the position vectors added, and the sum."""
+
+    hooked = False
 
     def __init__(self, d_model: int, scheme: str = "sinusoidal", max_len: int = 1024,
                  dropout: float = 0.0):
@@ -45,6 +62,13 @@ class PositionalEncoding(nn.Module):
         self.d_model, self.scheme, self.max_len, self.dropout = d_model, scheme, max_len, dropout
         self.table = nn.Embedding(max_len, d_model) if scheme == "learned" else None
 
+    def _hook_points(self) -> dict[str, HookPoint]:
+        return {"positions": HookPoint("position vectors", "p_t = P[t] (learned table)"
+                                       if self.scheme == "learned" else
+                                       "p_(t,2k) = sin(t / 10000^(2k/d)), "
+                                       "p_(t,2k+1) = cos(...)"),
+                "out": HookPoint("embedding + position", "x_t + p_t")}
+
     def forward(self, x: torch.Tensor, cache=None) -> torch.Tensor:
         start = cache.offset if cache is not None else 0
         length = x.shape[1]
@@ -54,10 +78,16 @@ class PositionalEncoding(nn.Module):
                     f"position {start + length - 1} is past the learned position table "
                     f"(max_len={self.max_len}); shorten the sequence, raise max_len, or use "
                     "sinusoidal, RoPE or ALiBi positions")
-            x = x + self.table.weight[start:start + length]
+            p = self.table.weight[start:start + length]
         elif self.scheme == "sinusoidal":
             positions = torch.arange(start, start + length, device=x.device)
-            x = x + sinusoidal_table(positions, self.d_model).to(x.dtype)
+            p = sinusoidal_table(positions, self.d_model).to(x.dtype)
+        else:
+            return F.dropout(x, self.dropout, self.training) if self.dropout > 0 else x
+        if self.hooked:
+            x = self.hook_out(x + self.hook_positions(p[None]))
+        else:
+            x = x + p
         return F.dropout(x, self.dropout, self.training) if self.dropout > 0 else x
 
     def extra_repr(self) -> str:

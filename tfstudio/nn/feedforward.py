@@ -3,6 +3,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .hooks import HookPoint
+
 ACTIVATIONS = {
     "relu": F.relu,
     "gelu": F.gelu,
@@ -17,9 +19,13 @@ class FeedForward(nn.Module):
     """Linear(d, d_ff) -> activation -> Linear(d_ff, d) -> dropout.
 
     Gated kinds (glu, geglu, swiglu) compute act(x W_gate) * (x W_up) with one fused ``up``
-    Linear(d, 2 d_ff) whose first d_ff output rows are W_gate and the next d_ff rows W_up."""
+    Linear(d, 2 d_ff) whose first d_ff output rows are W_gate and the next d_ff rows W_up.
+
+    Hook points: the up projection (pre-activation), the gate (gated kinds), the activation
+    (the hidden vector the down projection reads) and the output."""
 
     residual_branch = True
+    hooked = False
 
     def __init__(self, d_model: int, d_ff: int, activation: str = "gelu", bias: bool = True,
                  dropout: float = 0.0):
@@ -32,10 +38,21 @@ class FeedForward(nn.Module):
         self.up = nn.Linear(d_model, (2 if self.gated else 1) * d_ff, bias=bias)
         self.down = nn.Linear(d_ff, d_model, bias=bias)
 
+    def _hook_points(self) -> dict[str, HookPoint]:
+        b = " + b" if self.up.bias is not None else ""
+        gate = {"glu": "sigmoid", "geglu": "gelu", "swiglu": "silu"}.get(self.activation)
+        return {"pre": HookPoint("up projection", f"u = x W_up{b}"),
+                "gate": HookPoint("gate", f"g = {gate}(x W_gate{b})"),
+                "act": HookPoint("gated" if self.gated else "activation",
+                                 "h = g * u" if self.gated else f"h = {self.activation}(u)"),
+                "out": HookPoint("down projection", f"y = h W_down{b}")}
+
     def residual_projections(self) -> list[nn.Linear]:
         return [self.down]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.hooked:
+            return self._forward_hooked(x)
         h = self.up(x)
         if self.gated:
             gate, up = h.split(self.d_ff, dim=-1)
@@ -43,6 +60,18 @@ class FeedForward(nn.Module):
         else:
             h = ACTIVATIONS[self.activation](h)
         y = self.down(h)
+        return F.dropout(y, self.dropout, self.training) if self.dropout > 0 else y
+
+    def _forward_hooked(self, x: torch.Tensor) -> torch.Tensor:
+        """The same computation, each intermediate passed through its hook point."""
+        h = self.up(x)
+        if self.gated:
+            gate, up = h.split(self.d_ff, dim=-1)
+            up = self.hook_pre(up)
+            h = self.hook_gate(GATES[self.activation](gate)) * up
+        else:
+            h = ACTIVATIONS[self.activation](self.hook_pre(h))
+        y = self.hook_out(self.down(self.hook_act(h)))
         return F.dropout(y, self.dropout, self.training) if self.dropout > 0 else y
 
     def extra_repr(self) -> str:
@@ -61,9 +90,13 @@ class MixtureOfExperts(nn.Module):
     f_i = fraction of tokens routed to expert i, P_i = mean router probability of expert i),
     differentiable through P, equal to aux_loss_weight * k when routing is perfectly even;
     ``last_expert_load`` [E] = f (detached; sums to k); ``last_assignments`` [B, T, k] = the
-    chosen expert ids, best first."""
+    chosen expert ids, best first.
+
+    Hook points: router logits, router probabilities, the chosen experts [N, k], their weights
+    [N, k], each expert's own points (on the tokens routed to it) and the mixed output."""
 
     residual_branch = True
+    hooked = False
 
     def __init__(self, d_model: int, experts: int = 4, top_k: int = 2, d_ff: int = 512,
                  activation: str = "swiglu", bias: bool = False, shared_expert: bool = False,
@@ -82,6 +115,14 @@ class MixtureOfExperts(nn.Module):
         self.last_expert_load = None
         self.last_assignments = None
 
+    def _hook_points(self) -> dict[str, HookPoint]:
+        shared = " + FFN_shared(x)" if self.shared is not None else ""
+        return {"router": HookPoint("router logits", "r = x W_router"),
+                "probs": HookPoint("router probabilities", "softmax(r)"),
+                "choices": HookPoint("chosen experts", f"the top {self.top_k} experts per token"),
+                "weights": HookPoint("expert weights", "w = p_chosen / sum(p_chosen)"),
+                "out": HookPoint("mixture output", f"y = sum_k w_k FFN_(e_k)(x){shared}")}
+
     def residual_projections(self) -> list[nn.Linear]:
         everyone = [*self.experts] + ([self.shared] if self.shared is not None else [])
         return [e.down for e in everyone]
@@ -89,9 +130,16 @@ class MixtureOfExperts(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         B, T, D = x.shape
         flat = x.reshape(-1, D)
-        probs = torch.softmax(self.router(flat).float(), dim=-1)          # [N, E]
+        logits = self.router(flat)
+        if self.hooked:  # the points see [B, T, ...], as every other block's do
+            logits = self._hook(self.hook_router, logits, B, T)
+        probs = torch.softmax(logits.float(), dim=-1)                      # [N, E]
         top_p, top_i = probs.topk(self.top_k, dim=-1)                      # [N, k]
         weights = (top_p / top_p.sum(dim=-1, keepdim=True)).to(x.dtype)
+        if self.hooked:
+            probs = self._hook(self.hook_probs, probs, B, T)
+            top_i = self._hook(self.hook_choices, top_i, B, T)
+            weights = self._hook(self.hook_weights, weights, B, T)
         out = torch.zeros_like(flat)
         for e, expert in enumerate(self.experts):
             # an expert with no tokens still runs on an empty batch: its weights then get zero
@@ -102,7 +150,12 @@ class MixtureOfExperts(nn.Module):
         if self.shared is not None:
             out = out + self.shared(flat)
         self._keep_statistics(probs, top_i, B, T)
-        return out.view(B, T, D)
+        out = out.view(B, T, D)
+        return self.hook_out(out) if self.hooked else out
+
+    @staticmethod
+    def _hook(point, flat, B: int, T: int):
+        return point(flat.view(B, T, -1)).reshape(B * T, -1)
 
     def _keep_statistics(self, probs, top_i, B: int, T: int) -> None:
         counts = torch.bincount(top_i.flatten(), minlength=self.num_experts).to(probs.dtype)

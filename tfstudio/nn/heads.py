@@ -3,13 +3,16 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .hooks import HookPoint
 
 
 class LMHead(nn.Module):
     """logits = x W^T (+ b), ``proj`` = Linear(d, vocab). Used for lm_head and seq2seq_head.
 
     Weight tying (:meth:`tie_to`) makes ``proj.weight`` the very Parameter of a token
-    embedding, so the head owns no projection weight of its own."""
+    embedding, so the head owns no projection weight of its own. Hook point: the logits."""
+
+    hooked = False
 
     def __init__(self, d_model: int, vocab_size: int, bias: bool = False):
         super().__init__()
@@ -25,13 +28,19 @@ class LMHead(nn.Module):
         self.proj.weight = embedding.weight
         self.tied = True
 
+    def _hook_points(self) -> dict[str, HookPoint]:
+        return {"logits": HookPoint("logits", "l = x W_vocab^T"
+                                    + (" (tied to the embedding)" if self.tied else ""))}
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.proj(x)
+        return self.hook_logits(self.proj(x)) if self.hooked else self.proj(x)
 
 
 class MLMHead(LMHead):
     """BERT's masked-LM head: ``dense`` Linear(d, d) -> GELU -> ``norm`` LayerNorm -> ``proj``.
-    Without ``transform`` it is a plain projection."""
+    Without ``transform`` it is a plain projection. Hook points: the transform, the logits."""
+
+    hooked = False
 
     def __init__(self, d_model: int, vocab_size: int, bias: bool = True, transform: bool = True,
                  eps: float = 1e-5):
@@ -39,7 +48,13 @@ class MLMHead(LMHead):
         self.dense = nn.Linear(d_model, d_model) if transform else None
         self.norm = nn.LayerNorm(d_model, eps=eps) if transform else None
 
+    def _hook_points(self) -> dict[str, HookPoint]:
+        return {"transform": HookPoint("transform", "LayerNorm(gelu(x W_dense + b))"),
+                **super()._hook_points()}
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.dense is not None:
             x = self.norm(F.gelu(self.dense(x)))
-        return self.proj(x)
+            if self.hooked:
+                x = self.hook_transform(x)
+        return self.hook_logits(self.proj(x)) if self.hooked else self.proj(x)

@@ -3,6 +3,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .hooks import HookPoint
+
 
 class Norm(nn.Module):
     """LayerNorm or RMSNorm over the last dimension.
@@ -10,7 +12,10 @@ class Norm(nn.Module):
     ``layernorm``: (x - mean) / sqrt(var + eps) * weight (+ bias).
     ``rmsnorm``: x / sqrt(mean(x^2) + eps) * weight (no mean, no bias).
 
-    Parameters: ``weight`` [d] and, for a LayerNorm with ``bias``, ``bias`` [d]."""
+    Parameters: ``weight`` [d] and, for a LayerNorm with ``bias``, ``bias`` [d]. Hook points:
+    the input and the output."""
+
+    hooked = False
 
     def __init__(self, d_model: int, kind: str = "layernorm", eps: float = 1e-5,
                  bias: bool = True):
@@ -22,10 +27,21 @@ class Norm(nn.Module):
         self.bias = (nn.Parameter(torch.zeros(d_model))
                      if kind == "layernorm" and bias else None)
 
+    def _hook_points(self) -> dict[str, HookPoint]:
+        return {"in": HookPoint("input", "x"),
+                "out": HookPoint("output", "(x - mean(x)) / sqrt(var(x) + eps) * g"
+                                 + (" + b" if self.bias is not None else "")
+                                 if self.kind == "layernorm"
+                                 else "x / sqrt(mean(x^2) + eps) * g")}
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.hooked:
+            x = self.hook_in(x)
         if self.kind == "layernorm":
-            return F.layer_norm(x, (self.d_model,), self.weight, self.bias, self.eps)
-        return F.rms_norm(x, (self.d_model,), self.weight, self.eps)
+            y = F.layer_norm(x, (self.d_model,), self.weight, self.bias, self.eps)
+        else:
+            y = F.rms_norm(x, (self.d_model,), self.weight, self.eps)
+        return self.hook_out(y) if self.hooked else y
 
     def reset_parameters(self) -> None:
         nn.init.ones_(self.weight)

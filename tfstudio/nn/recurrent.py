@@ -2,6 +2,8 @@
 import torch
 from torch import nn
 
+from .hooks import HookPoint
+
 CELLS = {"rnn": nn.RNN, "lstm": nn.LSTM, "gru": nn.GRU}
 
 
@@ -10,7 +12,9 @@ class Recurrent(nn.Module):
 
     ``rnn`` holds the cell (parameter names ``rnn.weight_ih_l0`` ...). With a decoding cache the
     final state is carried over to the next chunk, so feeding a sequence in pieces gives the same
-    outputs as feeding it whole."""
+    outputs as feeding it whole. Hook points: the input and the hidden state per position."""
+
+    hooked = False
 
     def __init__(self, d_model: int, cell: str = "lstm", hidden_size: int = 128,
                  layers: int = 1, dropout: float = 0.0):
@@ -22,9 +26,18 @@ class Recurrent(nn.Module):
         self.rnn = CELLS[cell](d_model, hidden_size, num_layers=layers, batch_first=True,
                                dropout=float(dropout) if layers > 1 else 0.0)
 
+    def _hook_points(self) -> dict[str, HookPoint]:
+        return {"in": HookPoint("input", "x"),
+                "out": HookPoint("hidden state", {
+                    "lstm": "h_t = o_t * tanh(c_t), c_t = f_t * c_(t-1) + i_t * g_t",
+                    "gru": "h_t = (1 - z_t) * n_t + z_t * h_(t-1)",
+                    "rnn": "h_t = tanh(x_t W_ih + h_(t-1) W_hh + b)"}[self.cell])}
+
     def forward(self, x: torch.Tensor, cache=None) -> torch.Tensor:
         state = cache.state(self) if cache is not None else None
+        if self.hooked:
+            x = self.hook_in(x)
         y, final = self.rnn(x, state.get("h") if state is not None else None)
         if state is not None:
             state["h"] = final
-        return y
+        return self.hook_out(y) if self.hooked else y

@@ -3,15 +3,22 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .hooks import HookPoint
+
 
 class Add(nn.Module):
-    """y = in1 + in2 + ...: the residual connection (a module so probes can hook the stream)."""
+    """y = in1 + in2 + ...: the residual connection (hook point: the sum)."""
+
+    hooked = False
+
+    def _hook_points(self) -> dict[str, HookPoint]:
+        return {"out": HookPoint("residual add", "x + F(x)")}
 
     def forward(self, *streams: torch.Tensor) -> torch.Tensor:
         out = streams[0]
         for s in streams[1:]:
             out = out + s
-        return out
+        return self.hook_out(out) if self.hooked else out
 
 
 class Dropout(nn.Module):

@@ -11,7 +11,8 @@ restored afterwards.
 - :mod:`.routing`: mixture-of-experts load and the expert each probe token went to
 - :mod:`.telemetry`: gradient norm and activation RMS per graph node
 - :mod:`.snapshot`: all of it in one forward pass, saved as ``RUN_DIR/probes/step-N.npz``
-- :mod:`.walk`: the forward pass step by step (every intermediate tensor, named, with formulas)
+- :mod:`.walk`: the forward pass step by step, read from the blocks' hook points (every
+  intermediate tensor, named, with formulas, and each step's picture of the picked token)
 - :mod:`.lens`: the logit lens, each layer's stream read through the final norm and head
 - :mod:`.ablation`: a head, an expert or a sublayer switched off, and what changed
 - :mod:`.roles`: the stream each block reads, and each head's previous-token and induction

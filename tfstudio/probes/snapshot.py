@@ -8,7 +8,9 @@ A snapshot is taken with one forward pass (attention captured, activation hooks 
      "positions": {"learned": {...}},            # see shown_positions
      "experts": {"layers.0.moe": {...}},          # see routing.py
      "activation_rms": {"embed": 0.9, ...}, "grad_norm": {"embed": 0.1, ...},
-     "next_token_logits": float32 array [V]}      # after the probe text's last token
+     "next_token_logits": float32 array [V],      # after the probe text's last token
+     "walk": {"position": T - 1, "head": 0,       # the forward pass at the last token:
+              "steps": {"000": Step.summary(), ...}}}   # each step's small picture
 
 During training the trainer takes one every ``probe_every`` steps (between steps, so the model
 and its gradients are those of the step just finished), emits it as a ``Probe`` event and keeps
@@ -58,7 +60,23 @@ def take_snapshot(model, tokenizer, text: str, *, step: int = 0,
         "activation_rms": recorder.values,
         "grad_norm": gradient_norms(model),
         "next_token_logits": logits[0, -1].float().cpu().numpy().copy(),
+        "walk": walk_summary(model, inputs, tokenizer),
     }
+
+
+def walk_summary(model, inputs, tokenizer=None) -> dict[str, Any]:
+    """The walk at the text's last token as its steps' summaries (a few numbers each, so a
+    look taken every few steps of training stays small): what Explain shows while a run
+    trains, before its weights are in the app."""
+    from .walk import forward_walk
+
+    walk = forward_walk(model, inputs)
+    steps = walk.summaries()
+    for s in steps:   # the likeliest tokens named, for a view without the tokenizer
+        if "top_ids" in s and tokenizer is not None:
+            s["top_tokens"] = tokenizer.token_strings([int(i) for i in s["top_ids"]])
+    return {"position": walk.position, "head": walk.head, "stream_role": inputs.stream_role,
+            "steps": {f"{i:03d}": s for i, s in enumerate(steps)}}
 
 
 def shown_positions(model, length: int) -> dict[str, dict]:

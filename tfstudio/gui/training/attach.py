@@ -150,6 +150,11 @@ class TrainingAttachment:
             explain.start_on((panel.snapshot or {}).get("text", ""))  # else the run's own
             _show_head_roles(panel, model, tokenizer)
         panel.weights_changed.connect(weights)
+        # while a run trains, Explain shows its latest look inside (no weights yet)
+        panel.run_started.connect(lambda run: run.probed.connect(explain.show_snapshot))
+        # the stage explained is lit on the canvas, and a block clicked there is explained
+        from .explain_view import follow_canvas
+        follow_canvas(explain, w.scene)
 
         def shown(index: int) -> None:
             if panel.tabs.widget(index) is compare:  # "current graph" is the one on the canvas

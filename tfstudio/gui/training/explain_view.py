@@ -1,6 +1,9 @@
-"""The Explain view: a text, a token picker, and the forward pass as a vertical sequence of small
-heatmaps with their names, shapes and formulas (values on hover); the logit-lens table; and
-ablation switches (a head, an expert, a sublayer) with what they change.
+"""The Explain view: a text, a token picker, and the forward pass as stages, one small picture of
+the picked token per step (:mod:`.explain_stages`; its whole matrix on demand) walked with
+Previous / Next or the arrow keys, the canvas lighting the block explained
+(:func:`follow_canvas`); the logit lens as a shaded table; and ablation switches (a head, an
+expert, a sublayer) with what they change. While a run trains it shows the run's latest look
+inside (:meth:`ExplainView.show_snapshot`), with its step.
 
 Self-contained: give it a model and its tokenizer (:meth:`ExplainView.set_model`; the model
 must not be training at the time, e.g. :class:`~.model_host.ModelHost`'s) and it computes with
@@ -18,12 +21,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, Qt, Signal
+from PySide6.QtGui import QColor, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QFrame,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QListWidget,
@@ -40,6 +45,7 @@ from PySide6.QtWidgets import (
 )
 
 from .common import display_token, muted, placeholder, themed_colour
+from .explain_stages import StagePicture, probability
 from .heatmap import Heatmap
 from .plots import layout_widget, styled_plot
 
@@ -49,16 +55,19 @@ WHOLE_TABLE = 128     # vocabularies up to this size are mapped whole, larger on
 MAP_MARGIN = 0.08     # the replayed map's fixed axes leave this share of room around the points
 
 NO_MODEL = ("Train or open a run, type a text and press Explain: every step from the token ids "
-            "to the probabilities appears here.")
+            "to the probabilities appears here. While a run trains, each look it takes inside "
+            "the model shows here, with its step.")
 NO_TEXT = ("Type a text and press Explain (or Enter): every step from the token ids to the "
            "probabilities appears here.")
-WALK_HINT = ("Each card is one step of the forward pass, in the order the model computes it, over "
-             "the whole text (a row per position). The line under each formula follows the "
-             "picked Token; hover a cell for its value. Layer and Head open up one attention "
-             "head.")
+WALK_HINT = ("The forward pass of the picked Token, one stage per step in the order the model "
+             "computes it: its vector as a strip, one number per position as bars, its row of "
+             "attention, the likeliest next tokens. Next / Previous (or the arrow keys) walk "
+             "through it and light the block up on the canvas; click a block to jump to it. "
+             "Layer and Head open up one attention head.")
 LENS_HINT = ("Each layer's residual stream read through the final norm and the head: the "
-             "likeliest next token and its probability at each position (hover a cell for the "
-             "top 5). Where the last layer's answer first appears shows where it is computed.")
+             "likeliest next token and its probability at each position, darker the surer "
+             "(hover a cell for the top 5). Bold underlined: already the model's answer there; "
+             "where it first appears shows where it is computed.")
 ABLATION_HINT = ("Tick a block, head or expert to switch it off (no retraining) and see the loss "
                  "and the next-token distribution change; the canvas draws the block off. "
                  "Right-click a block on the canvas does the same.")
@@ -77,14 +86,9 @@ def compute_explanation(model, tokenizer, text: str, position: int, head: int,
     lens = probes.logit_lens(model, inputs, tokenizer)
     effect = (probes.ablation_effect(model, inputs, ablate, tokenizer, walk.position)
               if ablate else None)
-    return {"walk": walk, "lens": lens, "ablation": effect,
+    return {"text": text, "walk": walk, "lens": lens, "ablation": effect,
             "targets": ablation_targets(model),
             "embeddings": embedding_read_out(model, tokenizer, text)}
-
-
-def probability(p: float) -> str:
-    """0.412, or 3.1e-05 where three decimals would read as a flat 0.000."""
-    return f"{p:.3f}" if p >= 1e-3 or p == 0 else f"{p:.1e}"
 
 
 def label_offsets(coords: np.ndarray, labels: list[str], ranges,
@@ -223,8 +227,8 @@ def card_labels(step, shape: tuple[int, int], row_labels: list[str],
     rows = row_labels[:n_rows] if len(row_labels) >= n_rows else None
     if n_rows == 1 and len(row_labels) == n_cols:
         return ["id" if step.name.endswith("token ids") else "value"], row_labels
-    if vocab_labels is not None and step.kind in ("head", "sampling") \
-            and len(vocab_labels) >= n_cols:
+    over_vocab = step.kind == "sampling" or step.name.endswith(": logits")
+    if vocab_labels is not None and over_vocab and len(vocab_labels) >= n_cols:
         return (rows if n_rows > 1 else ["p"]), vocab_labels[:n_cols]
     if rows is None:
         return None, None
@@ -298,8 +302,55 @@ def _column(*items) -> QWidget:
     return page
 
 
+def lens_shade(p: float) -> QColor:
+    """A lens cell's background: white at probability 0, deep blue at 1."""
+    t = min(max(float(p), 0.0), 1.0)
+    return QColor(int(255 - 215 * t), int(255 - 175 * t), int(255 - 75 * t))
+
+
+def _same_copy(block: str, other: str) -> bool:
+    """Whether two blocks sit in the same copy of their groups ("layers.1.attn", "layers.1.ffn")."""
+    copies = [p for p in block.split(".") if p.isdigit()]
+    return bool(copies) and copies == [p for p in other.split(".") if p.isdigit()]
+
+
+def block_node(block: str) -> tuple[tuple[str, ...], str]:
+    """"layers.0.attn" -> (("layers",), "attn"): the group path on the canvas and the node a
+    step's block is (copy indices dropped: every copy is the same node on the canvas)."""
+    parts = [p for p in block.split(".") if not p.isdigit()]
+    return tuple(parts[:-1]), parts[-1] if parts else ""
+
+
+def light_block(scene, block: str) -> None:
+    """Select ``block`` ("layers.0.attn") on the canvas, or the group holding it when the
+    canvas shows a level above it."""
+    path, node = block_node(block)
+    here = tuple(scene.path)
+    if node and path[:len(here)] == here:
+        scene.select_nodes([path[len(here)] if len(path) > len(here) else node])
+
+
+def follow_canvas(explain, scene) -> None:
+    """Link ``explain``'s stages and the canvas ``scene`` both ways: the stage's block lit,
+    a block selected there explained."""
+    def lit(block: str) -> None:
+        try:
+            light_block(scene, block)
+        except RuntimeError:   # the canvas is gone (the window is closing)
+            pass
+
+    def picked() -> None:
+        try:
+            explain.show_block(scene.path, scene.selected_node_ids())
+        except RuntimeError:
+            pass
+    explain.stage_changed.connect(lit)
+    scene.selectionChanged.connect(picked)
+
+
 class ExplainView(QWidget):
     ablations_changed = Signal(list)
+    stage_changed = Signal(str)   # the block of the stage now explained ("" for sampling)
 
     def __init__(self, background=None, parent: QWidget | None = None):
         super().__init__(parent)
@@ -312,6 +363,8 @@ class ExplainView(QWidget):
         self.replay: list[dict] = []      # the map at each kept checkpoint, oldest first
         self._replay_key: tuple | None = None  # (run, ids) the replay was asked for
         self._picked = ""                 # the picked token, whose neighbours the map names
+        self._walked_text: str | None = None  # the text the shown walk is of
+        self.snapshot_step: int | None = None  # the training step whose look is shown
 
         self.text = QLineEdit()
         self.text.setPlaceholderText("A text to follow through the model")
@@ -343,8 +396,26 @@ class ExplainView(QWidget):
         self.scroll = QScrollArea()
         self.scroll.setWidgetResizable(True)
         self.scroll.setWidget(_column(self.steps_column))
+        self.stage = -1                   # the stage explained (an index into the pictures)
+        self.previous_button = QPushButton("◀ Previous")
+        self.next_button = QPushButton("Next ▶")
+        self.previous_button.clicked.connect(lambda: self.move_stage(-1))
+        self.next_button.clicked.connect(lambda: self.move_stage(1))
+        self.stage_label = QLabel("")
+        self.walk_page = _column(_row(self.previous_button, self.next_button,
+                                      (self.stage_label, 1)),
+                                 muted(WALK_HINT), (self.scroll, 1))
+        for key, step in ((Qt.Key_Right, 1), (Qt.Key_Down, 1), (Qt.Key_Left, -1),
+                          (Qt.Key_Up, -1)):
+            shortcut = QShortcut(QKeySequence(key), self.walk_page)
+            shortcut.setContext(Qt.WidgetWithChildrenShortcut)
+            shortcut.activated.connect(lambda step=step: self.move_stage(step))
         self.lens = QTableWidget()
         self.lens.setEditTriggers(QTableWidget.NoEditTriggers)
+        # the columns share the width (a 17-token text fits at 1366 px without a scroll bar)
+        self.lens.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
+        self.lens.horizontalHeader().setMinimumSectionSize(24)
+        self.lens.verticalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
 
         self.embedding_plots = layout_widget()
         self.embedding_plot = styled_plot(self.embedding_plots.addPlot(), "Token embeddings",
@@ -361,7 +432,7 @@ class ExplainView(QWidget):
             (self.embedding_plots, 1), self.embedding_note)
 
         self.tabs = QTabWidget()
-        self.tabs.addTab(_with_hint(WALK_HINT, self.scroll), "Walk")
+        self.tabs.addTab(self.walk_page, "Walk")
         self.tabs.addTab(_with_hint(LENS_HINT, self.lens), "Logit lens")
         self.tabs.addTab(self.ablation_page, "Ablation")
         self.tabs.addTab(self.embedding_page, "Embeddings")
@@ -391,8 +462,10 @@ class ExplainView(QWidget):
         had_ablations = bool(self.ablations())
         self.model, self.tokenizer = model, tokenizer
         self.run_dir = Path(run_dir) if run_dir is not None and model is not None else None
-        self.result = None
-        self.replay, self._replay_key = [], None
+        # a run change leaves nothing of the last run: its text (another tokenizer may not
+        # even have its tokens), its cards, its lens, its map
+        self.text.clear()
+        self._clear_views()
         self.switches.blockSignals(True)
         self.switches.clear()
         if model is not None:
@@ -414,6 +487,52 @@ class ExplainView(QWidget):
             self.ablations_changed.emit([])
         self.status.setText(NO_TEXT if model is not None else NO_MODEL)
         self.status.show()
+
+    def show_snapshot(self, snapshot: dict) -> None:
+        """While a run trains (its weights are not in the app yet): the walk of its latest look
+        inside, a picture per step of the probe text's last token, and which step it is."""
+        try:
+            walk = snapshot.get("walk") if self.model is None else None
+            if not walk:
+                return
+            self._clear_views()
+            role = walk.get("stream_role", "tokens")
+            tokens = list(snapshot["tokens"][role])
+            position, step = int(walk["position"]), int(snapshot.get("step", 0))
+            for key in sorted(walk["steps"]):
+                picture = StagePicture(walk["steps"][key], tokens, position)
+                self.steps_column.insertWidget(self.steps_column.count() - 1, picture)
+            self.set_stage(0)
+            self.snapshot_step = step
+            self.status.setText(
+                f"Training, step {step:,}: the run's latest look inside, the forward pass of "
+                f"its probe text at its last token {display_token(tokens[position])}. Your own "
+                "text, the logit lens and the embedding map come when the weights load (when "
+                "the run ends or stops).")
+            self.status.show()
+            self.tabs.setCurrentIndex(0)
+        except Exception as exc:  # a slot must never take the app down
+            self._failed(exc)
+
+    def _clear_views(self) -> None:
+        """Every view back to empty: nothing shown belongs to a state the user has left."""
+        self.result, self._walked_text, self.snapshot_step = None, None, None
+        self.replay, self._replay_key = [], None
+        while self.steps_column.count() > 1:
+            widget = self.steps_column.takeAt(0).widget()
+            if widget is not None:   # hidden now: a picture waiting for deletion paints no more
+                widget.hide()
+                widget.deleteLater()
+        self.lens.clear()
+        self.lens.setRowCount(0)
+        self.lens.setColumnCount(0)
+        self.token.clear()
+        self.ablation_report.setText("")
+        self.embedding_plot.clear()
+        self.embedding_points = None
+        self.embedding_note.setText("")
+        self._set_replay([], "")
+        self.set_stage(-1)
 
     def start_on(self, text: str = "") -> None:
         """Explain ``text`` unless the user typed one; with none, the run's own probe text or
@@ -464,22 +583,34 @@ class ExplainView(QWidget):
         """Recompute for the current choices (never raises: problems show in the view)."""
         if self.model is None or not self.text.text().strip():
             return
-        position = self.token.currentData()
-        args = (self.model, self.tokenizer, self.text.text(),
+        text = self.text.text()
+        # the picked token belongs to the text it was picked in: a new text starts at its last
+        position = self.token.currentData() if text == self._walked_text else None
+        model = self.model
+        args = (model, self.tokenizer, text,
                 -1 if position is None else int(position), self.head.value(),
                 self.layer.currentData(),
                 (self.temperature.value(), self.top_k.value(), self.top_p.value()),
                 self.ablations())
+        def shown(result: dict) -> None:
+            if self.model is model:   # not the answer for a run that has since changed
+                self._show(result)
+
+        def failed(exc: Exception) -> None:
+            if self.model is model:
+                self._failed(exc)
+
         if self.background is None:
             try:
-                self._show(compute_explanation(*args))
+                shown(compute_explanation(*args))
             except (ValueError, RuntimeError) as exc:
-                self._failed(exc)
+                failed(exc)
         else:
-            self.background.submit(lambda: compute_explanation(*args), self._show,
-                                   key="explain", error=self._failed)
+            self.background.submit(lambda: compute_explanation(*args), shown,
+                                   key="explain", error=failed)
 
     def _failed(self, exc: Exception) -> None:
+        self._clear_views()   # no card of an earlier text stays under the message
         self.error = str(exc)
         self.status.setText(f"Cannot explain this: {exc}")
         self.status.show()
@@ -488,6 +619,7 @@ class ExplainView(QWidget):
         try:
             self.result, self.error = result, ""
             walk = result["walk"]
+            self._walked_text = result["text"]
             self.status.hide()
             self._fill_tokens(walk)
             self._fill_steps(walk)
@@ -651,17 +783,79 @@ class ExplainView(QWidget):
     def _fill_steps(self, walk) -> None:
         while self.steps_column.count() > 1:
             widget = self.steps_column.takeAt(0).widget()
-            if widget is not None:
+            if widget is not None:   # hidden now: a picture waiting for deletion paints no more
+                widget.hide()
                 widget.deleteLater()
         tokens = {role: list(t) for role, t in walk.tokens.items()}
         vocab = self._vocab_labels(np.asarray(walk.logits).shape[-1])
         names = self.tokenizer.token_strings if self.tokenizer is not None else None
-        for step in walk.steps:
+        for step, summary in zip(walk.steps, walk.summaries()):
             role = "source" if step.block.startswith(("src_", "encoder")) and \
                 "source" in tokens else walk.stream_role
-            card = StepCard(step, tokens.get(role, []), vocab_labels=vocab, token_names=names,
-                            position=walk.position if role == walk.stream_role else None)
-            self.steps_column.insertWidget(self.steps_column.count() - 1, card)
+            labels = tokens.get(role, [])
+            position = walk.position if role == walk.stream_role else -1
+
+            def matrix(step=step, labels=labels, position=position) -> StepCard:
+                return StepCard(step, labels, vocab_labels=vocab, token_names=names,
+                                position=position if position >= 0 else None)
+            picture = StagePicture(summary, labels, position, names, matrix=matrix)
+            self.steps_column.insertWidget(self.steps_column.count() - 1, picture)
+        self.set_stage(min(max(self.stage, 0), len(walk.steps) - 1))
+
+    def pictures(self) -> list[StagePicture]:
+        return [self.steps_column.itemAt(i).widget()
+                for i in range(self.steps_column.count() - 1)]
+
+    def move_stage(self, step: int) -> None:
+        """Next (+1) or previous (-1) stage of the walk (none past either end)."""
+        if 0 <= self.stage + step < len(self.pictures()):
+            self.set_stage(self.stage + step)
+
+    def set_stage(self, index: int) -> None:
+        """Explain stage ``index``: its picture framed and scrolled to, its block lit on the
+        canvas (``stage_changed``)."""
+        try:
+            pictures = self.pictures()
+            if not pictures:
+                self.stage = -1
+                self.stage_label.setText("")
+                self.previous_button.setEnabled(False)
+                self.next_button.setEnabled(False)
+                return
+            self.stage = min(max(index, 0), len(pictures) - 1)
+            for i, picture in enumerate(pictures):
+                picture.set_current(i == self.stage)
+            current = pictures[self.stage]
+            # lay out pictures this walk just made, so the scroll knows where they are
+            QCoreApplication.sendPostedEvents(None, QEvent.LayoutRequest)
+            self.scroll.ensureWidgetVisible(current, 0, 0)
+            self.stage_label.setText(f"Stage {self.stage + 1} of {len(pictures)}: "
+                                     f"{current.name}")
+            self.previous_button.setEnabled(self.stage > 0)
+            self.next_button.setEnabled(self.stage < len(pictures) - 1)
+            self.stage_changed.emit(current.block)
+        except Exception as exc:  # a slot must never take the app down
+            self._failed(exc)
+
+    def show_block(self, path: tuple, node_ids: list[str]) -> None:
+        """Jump to the first stage of the block clicked on the canvas (in the layer of the
+        stage shown, when the block is repeated); stays if that block is already shown."""
+        pictures = self.pictures()
+        if len(node_ids) != 1 or not pictures:
+            return
+        wanted = (tuple(path), node_ids[0])
+        group = wanted[0] + (wanted[1],)   # the path inside it, should it be a group
+
+        def shows(block: str) -> bool:
+            where, node = block_node(block)
+            return bool(block) and ((where, node) == wanted or where[:len(group)] == group)
+        current = pictures[self.stage].block if 0 <= self.stage < len(pictures) else ""
+        if shows(current):
+            return
+        matches = [i for i, p in enumerate(pictures) if shows(p.block)]
+        if matches:
+            layer = [i for i in matches if _same_copy(pictures[i].block, current)]
+            self.set_stage((layer or matches)[0])
 
     def _vocab_labels(self, size: int) -> list[str] | None:
         """The vocabulary's tokens, to name the columns of the logits (small vocabularies:
@@ -674,17 +868,32 @@ class ExplainView(QWidget):
             return None
 
     def _fill_lens(self, lens) -> None:
+        """A cell per layer and position: the likeliest token there and its probability, the
+        cell shaded by that probability; where it is already the model's answer (the last
+        layer's likeliest token at that position) the token is bold and underlined."""
         self.lens.clear()
         self.lens.setRowCount(len(lens.layers))
         self.lens.setColumnCount(len(lens.tokens))
         self.lens.setVerticalHeaderLabels(lens.layers)
         self.lens.setHorizontalHeaderLabels([display_token(t) for t in lens.tokens])
+        answers = lens.top_ids[-1, :, 0]
+        ink = themed_colour("node_text")
         for r in range(len(lens.layers)):
             for c in range(len(lens.tokens)):
-                top = lens.top_tokens[r][c]
-                item = QTableWidgetItem(f"{display_token(top[0])} {lens.top_probs[r, c, 0]:.2f}")
-                item.setToolTip("\n".join(f"{display_token(t)}  {p:.3f}" for t, p in
-                                          zip(top, lens.top_probs[r, c])))
+                top, p = lens.top_tokens[r][c], float(lens.top_probs[r, c, 0])
+                item = QTableWidgetItem(f"{display_token(top[0])} {p:.2f}")
+                item.setTextAlignment(Qt.AlignCenter)
+                item.setBackground(lens_shade(p))
+                item.setForeground(QColor("white") if p > 0.6 else ink)
+                answer = int(lens.top_ids[r, c, 0]) == int(answers[c])
+                if answer:
+                    font = item.font()
+                    font.setBold(True)
+                    font.setUnderline(True)
+                    item.setFont(font)
+                item.setToolTip("\n".join(f"{display_token(t)}  {q:.3f}" for t, q in
+                                          zip(top, lens.top_probs[r, c]))
+                                + ("\n(the model's answer here)" if answer else ""))
                 self.lens.setItem(r, c, item)
 
     def _fill_ablation(self, effect) -> None:

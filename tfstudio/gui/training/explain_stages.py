@@ -1,0 +1,236 @@
+"""The walk as small pictures of the picked token, one per step (see
+:meth:`tfstudio.probes.walk.Step.summary`): a vector as a strip of coloured cells, one number per
+position (or per key, for the picked token's row of attention) as labelled bars, a distribution
+over the vocabulary as its likeliest tokens with the rest summed. Values show on hover."""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor, QPainter
+from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from .common import display_token, muted, themed_colour
+
+STRIP_HEIGHT = 18
+BARS_HEIGHT = 64
+NUMBERS_SHOWN = 8   # the picked token's first values written out in the line under the formula
+
+
+def probability(p: float) -> str:
+    """0.412, or 3.1e-05 where three decimals would read as a flat 0.000."""
+    return f"{p:.3f}" if p >= 1e-3 or p == 0 else f"{p:.1e}"
+
+
+def picked_text(summary: dict, tokens: list[str], position: int, names: list[str]) -> str:
+    """The picked token's numbers at this step as one line (the picture shows them all; hover
+    for any value); for probabilities, the likeliest tokens."""
+    if summary["kind"] == "sampling" and "top_ids" in summary:
+        top = [(n, p) for n, p in zip(names, summary["top_values"]) if p > 0][:5]
+        return "likeliest next: " + " · ".join(f"{display_token(n)} {probability(p)}"
+                                               for n, p in top)
+    if "picked" not in summary or not 0 <= position < len(tokens):
+        return ""
+    token, row = display_token(tokens[position]), np.asarray(summary["picked"]).reshape(-1)
+    if len(summary["shape"]) == 1 and summary["shape"][0] == len(tokens):
+        return f"at {token} (position {position}): {row[0]:.4g}"
+    shown = ", ".join(f"{v:.3g}" for v in row[:NUMBERS_SHOWN].astype(np.float64))
+    more = f", … ({row.size} values)" if row.size > NUMBERS_SHOWN else ""
+    return f"at {token} (position {position}): {shown}{more}"
+
+
+def _diverging(value: float, scale: float) -> QColor:
+    """Blue for negative, red for positive, white at zero."""
+    t = max(-1.0, min(1.0, value / scale)) if scale > 0 else 0.0
+    if t >= 0:
+        return QColor(255, int(255 * (1 - t)), int(255 * (1 - t)))
+    return QColor(int(255 * (1 + t)), int(255 * (1 + t)), 255)
+
+
+class Strip(QWidget):
+    """One vector as a row of cells coloured by value (symmetric scale; masked cells grey)."""
+
+    def __init__(self, values: np.ndarray, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.values = np.asarray(values, dtype=np.float64).reshape(-1)
+        finite = self.values[np.isfinite(self.values)]
+        self.scale = float(np.abs(finite).max()) if finite.size else 0.0
+        self.setFixedHeight(STRIP_HEIGHT)
+        self.setMouseTracking(True)
+        self.setMinimumWidth(60)
+
+    def paintEvent(self, _event) -> None:  # noqa: N802 (Qt's name)
+        painter = QPainter(self)
+        n = max(len(self.values), 1)
+        width = self.width() / n
+        for i, v in enumerate(self.values):
+            colour = _diverging(v, self.scale) if np.isfinite(v) else QColor(160, 160, 160)
+            painter.fillRect(QRectF(i * width, 0, width + 0.5, self.height()), colour)
+        painter.end()
+
+    def mouseMoveEvent(self, event) -> None:  # noqa: N802
+        i = int(event.position().x() / max(self.width(), 1) * len(self.values))
+        if 0 <= i < len(self.values):
+            self.setToolTip(f"feature {i}: {self.values[i]:.4g}")
+
+
+class Bars(QWidget):
+    """Labelled vertical bars (a token under each); the ``highlight`` bar drawn in the accent
+    colour. Negative values hang below the axis; masked (non-finite) bars are left out."""
+
+    def __init__(self, values, labels: list[str], highlight: int | None = None,
+                 parent: QWidget | None = None):
+        super().__init__(parent)
+        self.values = np.asarray(values, dtype=np.float64).reshape(-1)
+        self.labels = [display_token(t) for t in labels]
+        self.highlight = highlight
+        self.setFixedHeight(BARS_HEIGHT)
+        self.setMouseTracking(True)
+        self.setMinimumWidth(60)
+
+    def paintEvent(self, _event) -> None:  # noqa: N802
+        painter = QPainter(self)
+        metrics = painter.fontMetrics()
+        label_h = metrics.height()
+        n = max(len(self.values), 1)
+        width = self.width() / n
+        finite = self.values[np.isfinite(self.values)]
+        low = min(0.0, float(finite.min())) if finite.size else 0.0
+        high = max(0.0, float(finite.max())) if finite.size else 1.0
+        span = (high - low) or 1.0
+        plot_h = self.height() - label_h - 2
+        zero = plot_h * high / span
+        ink, accent = QColor(themed_colour("node_text")), QColor(themed_colour("accent"))
+        bar = QColor(90, 120, 190)
+        for i, v in enumerate(self.values):
+            x = i * width
+            if np.isfinite(v):
+                top, bottom = sorted((zero, zero - v / span * plot_h))
+                painter.fillRect(QRectF(x + 1, top, max(width - 2, 1), max(bottom - top, 1)),
+                                 accent if i == self.highlight else bar)
+            if i < len(self.labels):
+                text = metrics.elidedText(self.labels[i], Qt.ElideRight, int(width))
+                painter.setPen(accent if i == self.highlight else ink)
+                painter.drawText(QRectF(x, plot_h + 2, width, label_h), Qt.AlignHCenter, text)
+        painter.end()
+
+    def mouseMoveEvent(self, event) -> None:  # noqa: N802
+        i = int(event.position().x() / max(self.width(), 1) * len(self.values))
+        if 0 <= i < len(self.values):
+            name = self.labels[i] if i < len(self.labels) else str(i)
+            self.setToolTip(f"{name}: {self.values[i]:.4g}")
+
+
+class StagePicture(QFrame):
+    """One step of the walk, drawn from its summary: the name and shape, the formula, then the
+    picked token's picture (see the module docstring)."""
+
+    def __init__(self, summary: dict, tokens: list[str], position: int,
+                 token_names: Callable[[list[int]], list[str]] | None = None,
+                 matrix: Callable[[], QWidget] | None = None,
+                 parent: QWidget | None = None):
+        super().__init__(parent)
+        self.name, self.block = summary["name"], summary["block"]
+        self.matrix_card: QWidget | None = None
+        self.current = False   # the stage being explained
+        self._matrix = matrix
+        self.setFrameShape(QFrame.StyledPanel)
+        shape = " x ".join(map(str, summary["shape"])) or "scalar"
+        title = QLabel(f"<b>{summary['name']}</b>  [{shape}]")
+        title.setTextFormat(Qt.RichText)
+        column = QVBoxLayout(self)
+        column.setContentsMargins(6, 4, 6, 4)
+        column.setSpacing(2)
+        column.addWidget(title)
+        column.addWidget(muted(summary["formula"]))
+        self.pictures: list[QWidget] = []
+        picked = display_token(tokens[position]) if 0 <= position < len(tokens) else ""
+        ids = [int(i) for i in summary.get("top_ids", ())]
+        names = (list(summary["top_tokens"]) if "top_tokens" in summary
+                 else token_names(ids) if token_names is not None and ids
+                 else [str(i) for i in ids])
+        self.picked = QLabel(picked_text(summary, tokens, position, names))
+        self.picked.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.picked.setWordWrap(True)
+        if self.picked.text():
+            column.addWidget(self.picked)
+        one_per_position = summary["shape"] == [len(tokens)] and "per_position" in summary
+        if "top_ids" in summary:
+            self._top(column, summary, names)
+        elif one_per_position:   # a number per token (the ids): all of them, the picked lit
+            self._add(column, "one number per position",
+                      Bars(summary["per_position"], tokens, position))
+        elif "picked" in summary:
+            values = np.asarray(summary["picked"])
+            if len(values) == len(tokens) and len(summary["shape"]) == 2 \
+                    and summary["shape"][0] == summary["shape"][1]:
+                what = "its row: how much it looks at each token" if "softmax" in self.name \
+                    else "its row, one number per key"
+                self._add(column, f"{picked} (position {position}), {what}",
+                          Bars(values, tokens, position))
+            elif len(summary["shape"]) <= 1 and len(values) == len(tokens):
+                self._add(column, "one number per position",
+                          Bars(values, tokens, position))
+            else:
+                self._add(column, f"{picked} (position {position}): its {len(values)} "
+                          "values", Strip(values))
+        square = len(summary["shape"]) == 2 and summary["shape"][0] == summary["shape"][1]
+        if "per_position" in summary and len(summary["per_position"]) == len(tokens) \
+                and len(summary["shape"]) >= 2 and "top_ids" not in summary \
+                and not square:   # a row of attention has no "size" worth a picture
+            self._add(column, "the size (L2 norm) of every position's vector",
+                      Bars(summary["per_position"], tokens, position))
+        if matrix is not None:
+            self.matrix_button = QPushButton("Show the whole matrix")
+            self.matrix_button.setCheckable(True)
+            self.matrix_button.toggled.connect(self.show_matrix)
+            column.addWidget(self.matrix_button, 0, Qt.AlignLeft)
+        self._column = column
+
+    def show_matrix(self, shown: bool = True) -> None:
+        """The step's whole tensor as a heatmap under its picture, made when first asked."""
+        if self._matrix is None:
+            return
+        if shown and self.matrix_card is None:
+            self.matrix_card = self._matrix()
+            self._column.addWidget(self.matrix_card)
+        if self.matrix_card is not None:
+            self.matrix_card.setVisible(shown)
+        self.matrix_button.blockSignals(True)
+        self.matrix_button.setChecked(shown)
+        self.matrix_button.blockSignals(False)
+        self.matrix_button.setText("Hide the matrix" if shown else "Show the whole matrix")
+
+    def set_current(self, current: bool) -> None:
+        """Drawn with a border in the accent colour while it is the stage being explained."""
+        if current != self.current:
+            self.current = current
+            self.update()
+
+    def paintEvent(self, event) -> None:  # noqa: N802
+        super().paintEvent(event)
+        if self.current:
+            painter = QPainter(self)
+            pen = painter.pen()
+            pen.setColor(QColor(themed_colour("accent")))
+            pen.setWidth(3)
+            painter.setPen(pen)
+            painter.drawRect(self.rect().adjusted(1, 1, -2, -2))
+            painter.end()
+
+    def _add(self, column, caption: str, picture: QWidget) -> None:
+        column.addWidget(muted(caption))
+        column.addWidget(picture)
+        self.pictures.append(picture)
+
+    def _top(self, column, summary: dict, names: list[str]) -> None:
+        ids = [int(i) for i in summary["top_ids"]]
+        values = list(np.asarray(summary["top_values"], dtype=np.float64))
+        probabilities = summary["kind"] == "sampling"
+        if probabilities:
+            names, values = names + ["others"], values + [float(summary["others"])]
+            caption = f"the {len(ids)} likeliest next tokens, and all others summed"
+        else:
+            caption = f"the {len(ids)} largest logits"
+        self._add(column, caption, Bars(values, names, None))
