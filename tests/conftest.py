@@ -10,12 +10,13 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 @pytest.fixture
 def make_window(qtbot, tmp_path):
-    """An editor window on ``graph``, shown offscreen, never asking about unsaved changes."""
+    """An editor window on ``graph``, shown offscreen, never asking about unsaved changes; its
+    settings and autosaves go to ``data_dir`` (windows given one share them, as sessions do)."""
     from tfstudio.gui.main_window import MainWindow
     from tfstudio.gui.session import EditorSession
 
-    def make(graph):
-        w = MainWindow(EditorSession(graph), data_dir=tmp_path)
+    def make(graph, data_dir=None, **options):
+        w = MainWindow(EditorSession(graph), data_dir=data_dir or tmp_path / "data", **options)
         w.ask_unsaved = lambda: "discard"
         qtbot.addWidget(w)
         w.resize(1400, 900)
@@ -79,3 +80,17 @@ def open_training_window(qtbot, tmp_path):
             w.training._panel.shutdown()
         w.close()
     gc.collect()  # the test's Qt objects die here, on the GUI thread
+
+
+@pytest.fixture(scope="session")
+def tokenizer():
+    """The byte tokenizer (256 ids, no state): what the probe and model tests encode with."""
+    from tfstudio.data import build_tokenizer
+    return build_tokenizer("byte")
+
+
+@pytest.fixture
+def window(open_training_window):
+    """An editor window on tiny-gpt with the Train workspace, at 1366x768 (the smallest screen
+    the app is laid out for). A test file needing another editor window overrides it."""
+    return open_training_window((1366, 768))

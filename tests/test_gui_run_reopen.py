@@ -2,7 +2,6 @@
 and its weights come from the newest checkpoint that verifies, saying which one was skipped."""
 from __future__ import annotations
 
-import pytest
 import torch
 from gui_runs import WAIT_MS, short_run
 
@@ -10,11 +9,6 @@ from tfstudio.graph import MoveNodes, SetParam
 from tfstudio.presets import load_preset
 
 torch.set_num_threads(1)
-
-
-@pytest.fixture
-def window(open_training_window):
-    return open_training_window((1366, 768))
 
 
 def record_of(panel, run):

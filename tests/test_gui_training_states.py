@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 import torch
 from gui_runs import WAIT_MS, short_run
 
@@ -13,11 +12,6 @@ from tfstudio.gui.training.curves_view import EMPTY_HINT
 from tfstudio.presets import PRESET_DIR, load_preset
 
 torch.set_num_threads(1)
-
-
-@pytest.fixture
-def window(open_training_window):
-    return open_training_window((1366, 768))
 
 
 def break_the_graph(window, qtbot):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 
 import pyqtgraph as pg
-import pytest
 import torch
 from PySide6.QtCore import QSize
 from PySide6.QtWidgets import QApplication
@@ -15,11 +14,6 @@ torch.set_num_threads(1)
 WAIT_MS = 60_000
 PROBE = "Once upon a time there was a girl named Lily."  # 45 characters
 MAX_MIN_SIZE = QSize(1280, 720)
-
-
-@pytest.fixture
-def window(open_training_window):
-    return open_training_window((1366, 768))
 
 
 def fits(hint: QSize) -> bool:

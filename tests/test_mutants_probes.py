@@ -25,11 +25,6 @@ torch.set_num_threads(1)
 
 
 @pytest.fixture(scope="module")
-def tokenizer():
-    return build_tokenizer("byte")
-
-
-@pytest.fixture(scope="module")
 def gpt(tokenizer):
     model = model_of("tiny-gpt", tokenizer)
     return model, probe_inputs(model, tokenizer, TEXT)

@@ -9,7 +9,6 @@ import torch
 
 import tfstudio
 from tfstudio.compiler import compile_graph
-from tfstudio.data import build_tokenizer
 from tfstudio.presets import load_preset
 from tfstudio.probes import probe_inputs
 from tfstudio.probes.embeddings import (embedding_map, embedding_replay, position_angles,
@@ -19,11 +18,6 @@ from tfstudio.train.pipeline import fit_graph_to_tokenizer
 from tfstudio.train.trainer import Trainer
 
 torch.set_num_threads(1)
-
-
-@pytest.fixture(scope="module")
-def tokenizer():
-    return build_tokenizer("byte")
 
 
 def model_of(preset: str, tokenizer, seed: int = 0):

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 import torch
 
-from tfstudio.data import build_tokenizer
 from tfstudio.probes import probe_inputs
 from tfstudio.probes.walk import filtered_probabilities, forward_walk as walk
 from tfstudio.train.sampling import apply_filters
@@ -16,13 +15,6 @@ from tfstudio.train.sampling import apply_filters
 from probe_models import TEXT, model_of
 
 torch.set_num_threads(1)
-
-
-@pytest.fixture(scope="module")
-def tokenizer():
-    return build_tokenizer("byte")
-
-
 
 
 def inputs_of(model, tokenizer, text=TEXT):
