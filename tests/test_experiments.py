@@ -313,6 +313,7 @@ def test_position_interpolation_then_a_short_fine_tune_recovers_long_contexts(tm
 
 
 # ----------------------------------------------------------------------- the positions lesson
+@pytest.mark.slow
 def test_positions_lesson_shows_the_seeds_claims(tmp_path):
     """Learned, RoPE and ALiBi at the lesson's own settings (sinusoidal, which no claim is
     about, left out to save a quarter of the time), trained at 64 tokens, evaluated to 256."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import torch
 from gui_runs import WAIT_MS, short_run
 
@@ -127,6 +128,7 @@ def test_gradient_colouring_after_a_custom_probe_uses_the_last_training_look(mak
     assert panel.telemetry_note.text().startswith("No gradient norm in this look")
 
 
+@pytest.mark.slow
 def test_reopening_a_past_run_shows_its_own_progress_and_probe_text(make_panel, qtbot):
     panel = make_panel()
     first = short_run(panel, qtbot, steps=6, probe_text="abc>cba")
@@ -140,6 +142,7 @@ def test_reopening_a_past_run_shows_its_own_progress_and_probe_text(make_panel, 
     del second
 
 
+@pytest.mark.slow
 def test_a_text_corpus_says_why_there_is_no_accuracy_and_why_params_differ(make_panel, qtbot):
     panel = make_panel()
     messages = []
@@ -162,6 +165,7 @@ def test_a_text_corpus_says_why_there_is_no_accuracy_and_why_params_differ(make_
     assert f"the canvas counts {canvas:,}" in started and f"{vocab:,} tokens" in started
 
 
+@pytest.mark.slow
 def test_the_inspector_is_read_only_while_a_run_trains(window, qtbot):
     panel = window.training.panel
     s = panel.setup

@@ -29,6 +29,7 @@ def hold_lock(run_dir):
     return proc
 
 
+@pytest.mark.slow
 def test_a_second_writer_is_refused_with_the_holders_pid_and_a_killed_ones_lock_is_taken(
         tmp_path):
     holder = hold_lock(tmp_path)
@@ -61,6 +62,7 @@ def train(run_dir, steps):
         env=ENV, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
 
 
+@pytest.mark.slow
 def test_two_trainings_into_one_folder_one_is_refused_and_nothing_mixes(tmp_path):
     run = tmp_path / "R"
     first = train(run, 40)

@@ -42,6 +42,7 @@ def run_measured(args, tmp_path):
     ["gpt3-175b", "--steps", "1", "--batch-size", "1", "--seq-len", "16", "--device", "cpu"],
     ["tiny-gpt", "--batch-size", "20000000", "--device", "cpu"],
 ])
+@pytest.mark.slow
 def test_too_big_runs_are_refused_before_allocating(args, tmp_path):
     code, err, peak, seconds = run_measured(["train", *args, "--out", str(tmp_path / "r")],
                                             tmp_path)
