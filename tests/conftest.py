@@ -94,3 +94,13 @@ def window(open_training_window):
     """An editor window on tiny-gpt with the Train workspace, at 1366x768 (the smallest screen
     the app is laid out for). A test file needing another editor window overrides it."""
     return open_training_window((1366, 768))
+
+
+@pytest.fixture(scope="module")
+def gpt(tokenizer):
+    """tiny-gpt (biases and norms off their defaults, see probe_models) and its inputs for TEXT."""
+    from probe_models import TEXT, model_of
+
+    from tfstudio.probes import probe_inputs
+    model = model_of("tiny-gpt", tokenizer)
+    return model, probe_inputs(model, tokenizer, TEXT)
