@@ -104,3 +104,19 @@ def gpt(tokenizer):
     from tfstudio.probes import probe_inputs
     model = model_of("tiny-gpt", tokenizer)
     return model, probe_inputs(model, tokenizer, TEXT)
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    """A 2-step run of tiny-gpt (checkpoints at 1 and 2), lr 0.01, warmup 1, seed 7."""
+    from train_stand_ins import TINY
+
+    import tfstudio
+    from tfstudio.runs.config import TrainConfig
+    from tfstudio.train.trainer import Trainer
+    root = tmp_path_factory.mktemp("finished")
+    trainer = Trainer(tfstudio.load_graph("tiny-gpt"),
+                      TrainConfig(**{**TINY, "steps": 2, "checkpoint_every": 1, "lr": 0.01,
+                                     "warmup_steps": 1, "seed": 7}), run_dir=root / "run")
+    assert trainer.run().reason == "completed"
+    return root / "run"
