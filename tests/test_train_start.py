@@ -1,5 +1,7 @@
 """Planning a run (tfstudio/train/start.py): the lock first, refusals in their own words, resuming
 and init_from, sharded runs, the memory check."""
+import os
+
 import pytest
 import torch
 from train_stand_ins import TINY, TWO_RANKS
@@ -52,7 +54,7 @@ def test_the_lock_is_taken_before_anything_else(tmp_path, run_copy):
     from tfstudio.runs.lock import RunLock
     lock = RunLock(run_copy.path)
     _plan(TrainConfig(**TINY), run_copy, resume=True, lock=lock)
-    assert lock.held
+    assert lock.path.read_text() == f"{os.getpid()}\n"
     with pytest.raises(RunRefused, match="is being written by another training run"):
         _plan(TrainConfig(**TINY), run_copy, resume=True, lock=run_copy.lock())
     lock.release()

@@ -81,10 +81,6 @@ class Document:
     def subscribe(self, listener: Callable[[GraphEvent], None]) -> None:
         self._listeners.append(listener)
 
-    def unsubscribe(self, listener: Callable[[GraphEvent], None]) -> None:
-        if listener in self._listeners:
-            self._listeners.remove(listener)
-
     def emit(self, event: GraphEvent) -> None:
         """Tell every listener; one that fails is logged and does not stop the others (the
         edit has happened, so it must not look refused)."""
