@@ -29,7 +29,7 @@ def save(directory, step, model=None, **kw):
 def setup_run(tmp_path):
     """A run folder with its setup written (no training): graph, config, tokenizer."""
     import tfstudio
-    from tfstudio.data.tokenizer import build_tokenizer
+    from tfstudio.data import build_tokenizer
     folder = RunFolder(tmp_path / "deep" / "run")
     graph = tfstudio.load_graph("tiny-gpt")
     folder.write_setup(graph, TrainConfig(seq_len=16), build_tokenizer("byte"))
