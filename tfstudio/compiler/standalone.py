@@ -65,6 +65,7 @@ class _Copier:
         self._seen: set[tuple[str, str]] = set()
         self._owner: dict[str, str] = {}   # a top-level name in the file -> the module it's from
         self._needs: dict[str, list[str]] = {}   # module -> the modules it takes definitions from
+        self._sources: dict[str, tuple[ast.Module, list[str]]] = {}  # module -> parsed, lines
 
     def in_order(self) -> list[_Definition]:
         """The definitions module by module, each module after those it takes definitions from
@@ -116,7 +117,9 @@ class _Copier:
                                   "cannot be copied; define it at module level")
         self._seen.add((module_name, name))
         module = sys.modules.get(module_name)
-        tree, lines = _parsed(module, name, where)
+        if module_name not in self._sources:
+            self._sources[module_name] = _parsed(module, name, where)
+        tree, lines = self._sources[module_name]
         statement = _top_level_binding(tree, name)
         if statement is None:
             raise StandaloneError(f"{name} (module {module_name}), read by {where}, has no "
