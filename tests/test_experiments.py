@@ -342,6 +342,7 @@ def test_positions_lesson_shows_the_seeds_claims(tmp_path):
     assert rope[1] / rope[0] < b["learned"][1] / b["learned"][0]  # gradual, not a cliff
 
 
+@pytest.mark.slow
 def test_jobs_train_seeds_as_local_processes_and_the_report_gives_their_spread(tmp_path):
     out = tmp_path / "jobs"
     assert main(["compare", "tiny-gpt", "--vary", "attention=mqa", "--seeds", "1,2", "--jobs",

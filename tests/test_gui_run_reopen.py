@@ -2,6 +2,7 @@
 and its weights come from the newest checkpoint that verifies, saying which one was skipped."""
 from __future__ import annotations
 
+import pytest
 import torch
 from gui_runs import WAIT_MS, short_run
 
@@ -102,6 +103,7 @@ def test_a_damaged_newest_checkpoint_is_skipped_and_named(make_panel, qtbot, tmp
     assert damaged.exists()  # nothing deleted
 
 
+@pytest.mark.slow
 def test_while_a_run_trains_the_canvas_keeps_the_graph_in_training(window, qtbot):
     panel = window.training.panel
     first = short_run(panel, qtbot, steps=4, every=4)
