@@ -10,12 +10,13 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 @pytest.fixture
 def make_window(qtbot, tmp_path):
-    """An editor window on ``graph``, shown offscreen, never asking about unsaved changes."""
+    """An editor window on ``graph``, shown offscreen, never asking about unsaved changes; its
+    settings and autosaves go to ``data_dir`` (windows given one share them, as sessions do)."""
     from tfstudio.gui.main_window import MainWindow
     from tfstudio.gui.session import EditorSession
 
-    def make(graph):
-        w = MainWindow(EditorSession(graph), data_dir=tmp_path)
+    def make(graph, data_dir=None, **options):
+        w = MainWindow(EditorSession(graph), data_dir=data_dir or tmp_path / "data", **options)
         w.ask_unsaved = lambda: "discard"
         qtbot.addWidget(w)
         w.resize(1400, 900)
@@ -79,3 +80,43 @@ def open_training_window(qtbot, tmp_path):
             w.training._panel.shutdown()
         w.close()
     gc.collect()  # the test's Qt objects die here, on the GUI thread
+
+
+@pytest.fixture(scope="session")
+def tokenizer():
+    """The byte tokenizer (256 ids, no state): what the probe and model tests encode with."""
+    from tfstudio.data import build_tokenizer
+    return build_tokenizer("byte")
+
+
+@pytest.fixture
+def window(open_training_window):
+    """An editor window on tiny-gpt with the Train workspace, at 1366x768 (the smallest screen
+    the app is laid out for). A test file needing another editor window overrides it."""
+    return open_training_window((1366, 768))
+
+
+@pytest.fixture(scope="module")
+def gpt(tokenizer):
+    """tiny-gpt (biases and norms off their defaults, see probe_models) and its inputs for TEXT."""
+    from probe_models import TEXT, model_of
+
+    from tfstudio.probes import probe_inputs
+    model = model_of("tiny-gpt", tokenizer)
+    return model, probe_inputs(model, tokenizer, TEXT)
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    """A 2-step run of tiny-gpt (checkpoints at 1 and 2), lr 0.01, warmup 1, seed 7."""
+    from train_stand_ins import TINY
+
+    import tfstudio
+    from tfstudio.runs.config import TrainConfig
+    from tfstudio.train.trainer import Trainer
+    root = tmp_path_factory.mktemp("finished")
+    trainer = Trainer(tfstudio.load_graph("tiny-gpt"),
+                      TrainConfig(**{**TINY, "steps": 2, "checkpoint_every": 1, "lr": 0.01,
+                                     "warmup_steps": 1, "seed": 7}), run_dir=root / "run")
+    assert trainer.run().reason == "completed"
+    return root / "run"

@@ -2,6 +2,8 @@
 file is all it takes for the palette search, the canvas summary, validation, `tfstudio
 inspect`, the cost model and the compiler to know it."""
 import json
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -10,7 +12,7 @@ from torch import nn
 from tfstudio import nn as tf_nn
 from tfstudio.blocks._common import same_as_input, width, x_in, y_out
 from tfstudio.cli import main
-from tfstudio.compiler import compile_graph
+from tfstudio.compiler import compile_graph, standalone_source
 from tfstudio.graph import Edge, Node, all_specs, estimate_cost, get_spec, save_graph, validate
 from tfstudio.graph.schema import BlockSpec, ParamSpec, Recipe, register, unregister
 from tfstudio.gui.fuzzy import rank_blocks
@@ -123,3 +125,29 @@ def test_unregistering_forgets_the_block(scale_block):
     with pytest.raises(KeyError, match="unknown block type 'scale'"):
         get_spec("scale")
     assert all(spec.type != "scale" for spec in all_specs())
+
+
+def test_the_standalone_export_copies_the_new_blocks_class_and_runs_without_tfstudio(
+        scale_block, tmp_path):
+    model = compile_graph(with_scale(0.5)).eval()
+    source = standalone_source(model)
+    assert "class Scale(nn.Module):" in source  # copied whole from this file
+    (tmp_path / "scaled.py").write_text(source)
+    torch.save(model.state_dict(), tmp_path / "weights.pt")
+    ids = torch.randint(0, 256, (2, 7))
+    torch.save(ids, tmp_path / "ids.pt")
+    (tmp_path / "run.py").write_text(
+        'import sys; sys.modules["tfstudio"] = None\n'  # importing tfstudio now fails
+        'import importlib.util, torch\n'
+        'spec = importlib.util.spec_from_file_location("scaled", "scaled.py")\n'
+        'scaled = importlib.util.module_from_spec(spec); spec.loader.exec_module(scaled)\n'
+        'model = scaled.build_model().eval()\n'
+        'model.load_state_dict(torch.load("weights.pt", weights_only=True))\n'
+        'with torch.no_grad():\n'
+        '    torch.save(model(torch.load("ids.pt", weights_only=True)), "out.pt")\n')
+    done = subprocess.run([sys.executable, "-I", "run.py"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    with torch.no_grad():
+        expected = model(ids)
+    assert torch.allclose(torch.load(tmp_path / "out.pt", weights_only=True), expected, atol=1e-6)

@@ -5,11 +5,12 @@ import numpy as np
 import pytest
 import torch
 
-from tfstudio.data import (DataError, WindowSampler, build_tokenizer, eval_windows, load_corpus,
-                           mask_tokens, mlm_batch, split_train_val, token_array)
+from tfstudio.data import DataError, WindowSampler, build_tokenizer
 from tfstudio.data import corpus as corpus_module
-from tfstudio.data import textio, token_cache
+from tfstudio.data import (eval_windows, load_corpus, mask_tokens, mlm_batch, split_train_val,
+                           textio, token_array, token_cache)
 from tfstudio.data.simple_tokenizers import CharTokenizer
+from tfstudio.data.token_cache import token_dtype
 
 
 @pytest.fixture(autouse=True)
@@ -183,3 +184,112 @@ def test_mlm_batch_uses_the_tokenizer_ids():
     assert (labels[0, -8:] == -100).all()
     changed = inputs != ids
     assert (inputs[changed & (inputs != tok.mask_id)] < 256).all()
+
+
+# ---------------------------------------------------------------- the edges of each case
+def _starts(tokens, context, batch_size, *args):
+    """Window starts of eval_windows: with tokens = arange, a window's first input is its start."""
+    batches = list(eval_windows(tokens, context, batch_size, *args))
+    return [int(s) for x, _ in batches for s in x[:, 0]], [len(x) for x, _ in batches]
+
+
+def test_eval_windows_default_is_eight_batches():
+    starts, sizes = _starts(np.arange(10_000), 4, 2)
+    assert sizes == [2] * 8
+
+
+@pytest.mark.parametrize("n_tokens, context, expected", [
+    (21, 4, [0, 4, 8, 12, 16]),        # last start 16: 16 // 4 + 1 = 5 windows, 4 apart
+    (22, 4, [0, 4, 8, 12, 17]),        # last start 17: still 5 (17 // 4 + 1), spread to the end
+    (6, 1, [0, 1, 2, 3, 4]),           # context 1: every start 0..4
+    (5, 4, [0]),                       # exactly one window fits
+])
+def test_eval_windows_spread_one_context_apart_at_most(n_tokens, context, expected):
+    starts, _ = _starts(np.arange(n_tokens), context, 100, 100)
+    assert starts == expected
+
+
+def test_eval_windows_too_short_names_the_validation_split():
+    with pytest.raises(DataError, match=r"^the validation split has 4 tokens, fewer than "
+                                        r"context \+ 1 = 5; use a shorter context"):
+        list(eval_windows(np.arange(4), 4, 1))
+
+
+def test_sampler_resume_mismatch_names_both_values():
+    saved = WindowSampler(np.arange(100), context=8, batch_size=2).state_dict()
+    other = WindowSampler(np.arange(100), context=4, batch_size=2)
+    with pytest.raises(DataError, match="saved with context=8 but this one has context=4"):
+        other.load_state_dict(saved)
+
+
+def test_iterating_a_sampler_gives_its_next_batches():
+    tokens = np.arange(50)
+    it = iter(WindowSampler(tokens, context=4, batch_size=3, seed=7))
+    twin = WindowSampler(tokens, context=4, batch_size=3, seed=7)
+    for _ in range(3):
+        (x, y), (x2, y2) = next(it), twin.next_batch()
+        assert x.tolist() == x2.tolist() and y.tolist() == y2.tolist()
+
+
+def test_token_dtype_switches_above_65536_ids():
+    assert token_dtype(256) == np.uint16 and token_dtype(65_536) == np.uint16
+    assert token_dtype(65_537) == np.uint32
+
+
+@pytest.mark.parametrize("n, fraction, n_val", [(10, 0.25, 2), (10, 0.35, 4), (10, 0.0, 0),
+                                                (7, 0.5, 4), (100, 0.1, 10)])
+def test_validation_is_the_rounded_last_fraction(n, fraction, n_val):
+    train, val = split_train_val(np.arange(n), fraction)   # Python's round: 2.5 -> 2, 3.5 -> 4
+    assert val.tolist() == list(range(n - n_val, n)) and train.tolist() == list(range(n - n_val))
+
+
+@pytest.mark.parametrize("fraction", [1.0, -0.1, 1.5])
+def test_validation_fraction_outside_zero_one_is_refused(fraction):
+    with pytest.raises(DataError, match=rf"^val_fraction must be in \[0, 1\), got {fraction}$"):
+        split_train_val(np.arange(10), fraction)
+
+
+def test_default_validation_fraction_is_ten_percent():
+    assert len(split_train_val(np.arange(1000))[1]) == 100
+
+
+def test_iterating_a_window_sampler_gives_its_next_batches():
+    tokens = np.arange(500, dtype=np.int64)
+    a, b = WindowSampler(tokens, 8, 4, seed=3), WindowSampler(tokens, 8, 4, seed=3)
+    first, second = next(iter(a)), next(iter(a))
+    for got, want in ((first, b.next_batch()), (second, b.next_batch())):
+        assert all(np.array_equal(np.asarray(g), np.asarray(w)) for g, w in zip(got, want))
+
+
+def test_window_sampler_defaults_seed_0_and_the_train_split(tmp_path):
+    tokens = np.arange(100, dtype=np.int64)
+    s = WindowSampler(tokens, 8, 4)
+    want = np.random.default_rng([0, 0]).integers(0, 100 - 8, size=4)
+    assert np.array_equal(s.starts(0), want)
+    with pytest.raises(DataError, match=r"^the train split has 5 tokens"):
+        WindowSampler(tokens[:5], 8, 4)
+    with pytest.raises(DataError, match=r"^the validation split has 5 tokens"):
+        WindowSampler(tokens[:5], 8, 4, split="validation")
+
+
+def test_window_sampler_takes_batch_size_1_and_names_a_bad_one():
+    s = WindowSampler(np.arange(20, dtype=np.int64), 4, 1)
+    x, _ = s.next_batch()
+    assert tuple(x.shape) == (1, 4)
+    with pytest.raises(DataError, match=r"^batch size must be at least 1, got 0$"):
+        WindowSampler(np.arange(20, dtype=np.int64), 4, 0)
+    with pytest.raises(DataError, match=r"^context length must be at least 1, got 0$"):
+        WindowSampler(np.arange(20, dtype=np.int64), 0, 2)
+
+
+def test_window_sampler_steps_one_batch_at_a_time_and_can_start_at_0():
+    tokens = np.arange(50, dtype=np.int64)
+    s = WindowSampler(tokens, 8, 2, seed=7)
+    for k in range(3):
+        x, _ = s.next_batch()
+        assert s.step == k + 1
+        starts = np.random.default_rng([7, k]).integers(0, 42, size=2)
+        assert np.array_equal(x[:, 0].numpy(), tokens[starts])
+    only = WindowSampler(np.arange(9, dtype=np.int64), 8, 3)  # one full window: start 0
+    x, y = only.next_batch()
+    assert x.tolist() == [list(range(8))] * 3 and y.tolist() == [list(range(1, 9))] * 3

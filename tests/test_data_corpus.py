@@ -3,12 +3,18 @@ stream, report bad UTF-8 by file and offset, and refuse to be empty; fingerprint
 content."""
 import hashlib
 import json
+import random
 import re
+import sys
 
 import pytest
 
-from tfstudio.data import DataError, list_corpora, load_corpus, storygen
-from tfstudio.data import textio
+from tfstudio.data import DataError, list_corpora, load_corpus, storygen, textio
+from tfstudio.data.chunking import rechunk, safe_cut
+from tfstudio.data.corpus import _is_blank
+from tfstudio.data.paths import CACHE_ENV, cache_dir
+from tfstudio.data.tasks import TASKS
+from tfstudio.data.textio import check_errors_mode, read_jsonl_texts, read_text_chunks
 
 FEMALE = set(storygen.FEMALE_NAMES)
 MALE = set(storygen.MALE_NAMES)
@@ -173,3 +179,222 @@ def test_corpus_and_tokenizer_layers_do_not_import_torch(tmp_path):
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                             text=True)
     assert result.returncode == 0, result.stderr
+
+
+# ---------------------------------------------------------------- the edges of each case
+STORIES = ("Generated short stories about named people, places and objects; pronouns to "
+           "resolve.")
+
+
+def test_the_corpus_picker_lists_every_built_in_choice():
+    infos = {i.spec: i for i in list_corpora()}
+    for size in storygen.SIZES:
+        info = infos.pop(f"sample:{size}")
+        assert info.title == f"Stories ({size})"
+        assert info.description == STORIES + (" The default." if size == "medium" else "")
+        path = storygen.sample_path(size)
+        assert info.size_bytes == (path.stat().st_size if path.exists() else None)
+    pydoc = infos.pop("pydoc")
+    assert (pydoc.title, pydoc.description, pydoc.size_bytes) == (
+        "Python documentation",
+        "The running Python's own help topics (pydoc_data): real English.", None)
+    assert sorted(infos) == sorted(f"task:{name}" for name in TASKS)
+    for name, cls in TASKS.items():
+        info = infos[f"task:{name}"]
+        assert (info.title, info.description, info.size_bytes) == (
+            f"Task: {name}", cls.description, None)
+    shipped = [i for i in list_corpora() if i.spec.startswith("sample:") and i.size_bytes]
+    assert shipped, "the shipped stories have a size"
+
+
+def test_a_task_corpus_is_twenty_thousand_seed_zero_examples_as_text():
+    corpus = load_corpus("task:sort")
+    task = corpus.task
+    assert (corpus.spec, corpus.title, corpus.kind) == ("task:sort", "Task: sort", "task")
+    assert corpus.description == f"{task.description} (20,000 examples, seed 0, as text.)"
+    assert corpus.size_bytes == 20_000 * len(task.example(random.Random(0)).text)
+    rng = random.Random(0)
+    expected = "".join(task.example(rng).text for _ in range(20_000))
+    assert corpus.text() == expected
+
+
+def test_a_missing_sample_file_has_no_size_yet(monkeypatch, tmp_path):
+    real = storygen.sample_path
+    monkeypatch.setattr(storygen, "sample_path",
+                        lambda size: tmp_path / "gone.txt" if size == "large" else real(size))
+    sizes = {i.spec: i.size_bytes for i in list_corpora()}
+    assert sizes["sample:large"] is None
+    assert sizes["sample:small"] == real("small").stat().st_size
+
+
+def test_unknown_error_mode_names_both_choices():
+    with pytest.raises(DataError, match=r"""^errors='ignore' is not supported; use "strict" """
+                                        r"""\(stop at invalid UTF-8\) or "replace" \(read it """
+                                        r"""as U\+FFFD\)$"""):
+        check_errors_mode("ignore")
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 5, 1 << 20])
+def test_chunks_decode_split_characters_drop_one_bom_and_locate_bad_bytes(tmp_path, chunk):
+    path = tmp_path / "t.txt"
+    text = "\ufeffé日\ufeff\r\nb👍"
+    path.write_bytes(text.encode())
+    assert "".join(read_text_chunks(path, chunk_bytes=chunk)) == text[1:]  # only the first BOM
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes("aé".encode() + b"\xff" + b"z")
+    with pytest.raises(DataError, match=r"bad.txt: not valid UTF-8 at byte offset 3 \(byte ff: "
+                                        r"invalid start byte\)\. Convert the file to UTF-8"):
+        list(read_text_chunks(bad, chunk_bytes=chunk))
+    assert "".join(read_text_chunks(bad, "replace", chunk_bytes=chunk)) == "aé\ufffdz"
+
+
+def test_jsonl_lines_numbers_and_field_errors(tmp_path):
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"text": "one"}\n\n  \n{"text": "two"}\n{"text": "tail"}')
+    assert list(read_jsonl_texts(path, chunk_bytes=4)) == ["one", "two", "tail"]
+    cases = {'{"text": "a"}\n\n{"body": 1, "id": 2}\n': r"line 3: no \"text\" field \(it has "
+                                                        r"'body', 'id'\); each line must be",
+             '{"text": "a"}\n[1]\n': r"line 2: no \"text\" field; each line must be an object",
+             '{"text": 5}\n': r"line 1: \"text\" is int, expected a string$",
+             '{"text": "a"}\n{"text": \n': r"line 2: not valid JSON \(Expecting value\); each "
+                                           r"line of a \.jsonl file must be one JSON object",
+             '{"text": "a"}\n{"text": "b"': r"d\.jsonl, line 2: not valid JSON"}
+    for body, message in cases.items():
+        path.write_text(body)
+        with pytest.raises(DataError, match=message):
+            list(read_jsonl_texts(path, chunk_bytes=3))
+
+
+def test_a_sample_corpus_is_the_shipped_story_file():
+    corpus = load_corpus("sample:small")
+    path = storygen.sample_path("small")
+    assert (corpus.spec, corpus.title, corpus.kind) == ("sample:small", "Stories (small)",
+                                                        "sample")
+    assert corpus.description == "Generated short stories (tfstudio.data.storygen)."
+    assert corpus.size_bytes == path.stat().st_size
+    assert corpus.text() == path.read_text(encoding="utf-8")
+
+
+def test_sample_corpus_errors_say_what_exists_and_how_to_regenerate(monkeypatch, tmp_path):
+    with pytest.raises(DataError, match=r"^unknown sample size 'huge'; use one of sample:small, "
+                                        r"sample:medium, sample:large$"):
+        load_corpus("sample:huge")
+    monkeypatch.setattr(storygen, "sample_path", lambda size: tmp_path / f"stories-{size}.txt")
+    with pytest.raises(DataError, match=r"stories-small\.txt is missing from this installation; "
+                                        r"regenerate it with python -m tfstudio\.data\.storygen$"):
+        load_corpus("sample:small")
+
+
+def test_storygen_main_writes_the_shipped_files(tmp_path, monkeypatch, capsys):
+    shipped = {size: storygen.sample_path(size).read_bytes() for size in storygen.SIZES}
+    monkeypatch.setattr(storygen, "sample_path",
+                        lambda size: tmp_path / "new" / "corpus" / f"stories-{size}.txt")
+    storygen.main()
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [f"{tmp_path / 'new' / 'corpus' / f'stories-{size}.txt'}: {len(data):,} bytes"
+                     for size, data in shipped.items()]
+    for size, data in shipped.items():
+        assert (tmp_path / "new" / "corpus" / f"stories-{size}.txt").read_bytes() == data
+
+
+def test_each_size_ends_with_the_first_story_that_reaches_it(monkeypatch):
+    r = random.Random(3)
+    stories = [storygen.story(r) + "\n\n" for _ in range(3)]   # what seed 3 draws, in order
+    b1, b2 = len(stories[0]), len(stories[0]) + len(stories[1])
+    assert storygen.generate_text(b1, seed=3) == stories[0]          # reached exactly: stop
+    assert storygen.generate_text(b1 + 1, seed=3) == stories[0] + stories[1]
+    assert storygen.generate_text(b2, seed=3) == stories[0] + stories[1]
+    monkeypatch.setattr(storygen, "SIZES", {"one": b1, "two": b1 + 1, "three": b2 + 1})
+    assert storygen.generate_sizes(seed=3) == {"one": stories[0],
+                                               "two": stories[0] + stories[1],
+                                               "three": "".join(stories)}
+
+
+def test_the_pydoc_corpus_describes_the_running_pythons_topics():
+    from pydoc_data.topics import topics
+    corpus = load_corpus("pydoc")
+    assert (corpus.spec, corpus.title, corpus.kind) == ("pydoc", "Python documentation", "pydoc")
+    assert corpus.description == f"{len(topics)} help topics of Python's own documentation."
+    assert corpus.size_bytes == sum(len(v.encode("utf-8")) for v in topics.values())
+
+
+def test_a_python_without_pydoc_data_gets_one_line_naming_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pydoc_data.topics", None)  # makes the import fail
+    with pytest.raises(DataError) as err:
+        load_corpus("pydoc")
+    assert str(err.value) == ("this Python has no pydoc_data module (some distributions strip "
+                              "it); choose another corpus")
+
+
+def test_a_missing_path_is_named_with_the_choices(tmp_path):
+    missing = tmp_path / "nope.txt"
+    with pytest.raises(DataError) as err:
+        load_corpus(str(missing))
+    msg = str(err.value)
+    assert msg.startswith(f"no corpus {str(missing)!r}: not a built-in name")
+    assert f"({', '.join(TASKS)})" in msg
+
+
+def test_a_file_of_unknown_type_names_its_suffix_or_none(tmp_path):
+    bare = tmp_path / "README"
+    bare.write_text("hello")
+    with pytest.raises(DataError) as err:
+        load_corpus(str(bare))
+    assert "unsupported file type (none); use a .txt, .md, .jsonl file" in str(err.value)
+
+
+def test_a_single_file_corpus_names_its_path_kind_title_and_size(tmp_path):
+    f = tmp_path / "notes.txt"
+    f.write_bytes("héllo world\n".encode())
+    corpus = load_corpus(str(f))
+    assert (corpus.spec, corpus.title, corpus.kind) == (str(f), "notes.txt", "file")
+    assert corpus.description == f"Text from {f}."
+    assert corpus.size_bytes == len("héllo world\n".encode())
+
+
+def test_a_folder_corpus_reads_files_in_posix_path_order_and_sums_their_sizes(tmp_path):
+    # "a-b.txt" < "a/b.txt" as text ('-' < '/'), though Path ordering puts a/b.txt first
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "b.txt").write_text("second")
+    (tmp_path / "a-b.txt").write_text("first")
+    corpus = load_corpus(str(tmp_path))
+    assert corpus.text() == "first\n\nsecond"
+    assert corpus.spec == str(tmp_path) and corpus.size_bytes == 11
+
+
+def test_a_jsonl_file_read_with_replace_gets_u_fffd_for_bad_bytes(tmp_path):
+    f = tmp_path / "d.jsonl"
+    f.write_bytes(b'{"text": "ok \xff here"}\n')
+    corpus = load_corpus(str(f), errors="replace")
+    assert corpus.text() == "ok \ufffd here"
+
+
+def test_a_whitespace_file_exactly_the_probe_size_is_blank(tmp_path):
+    f = tmp_path / "w.txt"
+    f.write_bytes(b" \n\t ")
+    assert _is_blank(f, probe=4) is True
+    assert _is_blank(f, probe=3) is False  # bigger than the probe: not read, taken as text
+
+
+def test_safe_cut_finds_the_last_boundary_at_or_before_the_limit():
+    # boundaries (letter then whitespace) of "ab cd ef gh" start at 1, 4, 7: cuts 2, 5, 8
+    text = "ab cd ef gh"
+    assert safe_cut(text, 6) == 5
+    assert safe_cut(text, 3) == 2  # the boundary at 1 ends at 3 <= limit + 1
+    assert safe_cut(text, 1) == 1  # the boundary at 1 would cut at 2 > 1: hard cut
+    assert safe_cut("a b", 2) == 1  # a boundary at position 0 counts
+    assert safe_cut("abc", 2) == 2  # no boundary: hard cut at the limit
+
+
+def test_rechunk_leaves_a_piece_of_exactly_the_size_whole():
+    assert list(rechunk(["ab cd"], 5)) == ["ab cd"]
+    assert list(rechunk(["ab cd", "e"], 5)) == ["ab", " cde"]
+
+
+def test_cache_dir_is_the_env_folder_or_home_dot_cache_tfstudio(tmp_path, monkeypatch):
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "c"))
+    assert cache_dir() == tmp_path / "c"
+    assert cache_dir("tok") == tmp_path / "c" / "tok" and (tmp_path / "c" / "tok").is_dir()
+    monkeypatch.delenv(CACHE_ENV)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache_dir() == tmp_path / "home" / ".cache" / "tfstudio"

@@ -313,6 +313,7 @@ def test_position_interpolation_then_a_short_fine_tune_recovers_long_contexts(tm
 
 
 # ----------------------------------------------------------------------- the positions lesson
+@pytest.mark.slow
 def test_positions_lesson_shows_the_seeds_claims(tmp_path):
     """Learned, RoPE and ALiBi at the lesson's own settings (sinusoidal, which no claim is
     about, left out to save a quarter of the time), trained at 64 tokens, evaluated to 256."""
@@ -341,6 +342,7 @@ def test_positions_lesson_shows_the_seeds_claims(tmp_path):
     assert rope[1] / rope[0] < b["learned"][1] / b["learned"][0]  # gradual, not a cliff
 
 
+@pytest.mark.slow
 def test_jobs_train_seeds_as_local_processes_and_the_report_gives_their_spread(tmp_path):
     out = tmp_path / "jobs"
     assert main(["compare", "tiny-gpt", "--vary", "attention=mqa", "--seeds", "1,2", "--jobs",

@@ -102,6 +102,7 @@ def known_share(found, vocabulary):
     return sum(w in vocabulary for w in found) / max(1, len(found))
 
 
+@pytest.mark.slow
 def test_six_hundred_tokens_keep_their_quality(tmp_path):
     """The issue's check on a run trained at a short length (seq_len 32 of a 256-long learned
     table): words over tokens 300-600 are corpus words about as often as over the first 60."""

@@ -9,19 +9,11 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from tfstudio.graph import Edge, Graph, dumps
-from tfstudio.gui.main_window import MainWindow
-from tfstudio.gui.session import EditorSession
 
 
 @pytest.fixture
-def window(qtbot, tmp_path):
-    w = MainWindow(EditorSession(Graph(meta={"name": "scratch"})), data_dir=tmp_path)
-    w.ask_unsaved = lambda: "discard"  # pytest-qt closes the window; never wait on a dialog
-    qtbot.addWidget(w)
-    w.resize(1400, 900)
-    w.show()
-    qtbot.waitExposed(w)
-    return w
+def window(make_window):
+    return make_window(Graph(meta={"name": "scratch"}))
 
 
 def palette_item(window, block_type):

@@ -4,26 +4,11 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from PySide6.QtGui import QImage
 
 from tfstudio.graph import SetParam, dumps, load_graph_file
 from tfstudio.gui.autosave import AUTOSAVE_NAME, pending_recovery
-from tfstudio.gui.main_window import MainWindow
-from tfstudio.gui.session import EditorSession
 from tfstudio.presets import load_preset
-
-
-@pytest.fixture
-def make_window(qtbot, tmp_path):
-    def make(graph, data_dir=None, **options):
-        w = MainWindow(EditorSession(graph), data_dir=data_dir or tmp_path / "data", **options)
-        w.ask_unsaved = lambda: "discard"
-        qtbot.addWidget(w)
-        w.show()
-        qtbot.waitExposed(w)
-        return w
-    return make
 
 
 def edit(window, value=7):

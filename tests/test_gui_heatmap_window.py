@@ -3,17 +3,11 @@ shows a window of readable cells and every token is a scroll away."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QApplication
 
 N_TOKENS = 100
-
-
-@pytest.fixture
-def window(open_training_window):
-    return open_training_window((1366, 768))
 
 
 def long_snapshot(n: int = N_TOKENS) -> dict:

@@ -19,6 +19,7 @@ def settle(qtbot, ms=150):
     QApplication.processEvents()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
 def test_every_tab_title_is_in_view_whichever_tab_is_current(open_training_window, qtbot,
                                                              size):

@@ -12,11 +12,6 @@ from tfstudio.presets import load_preset
 torch.set_num_threads(1)
 
 
-@pytest.fixture
-def window(open_training_window):
-    return open_training_window((1366, 768))
-
-
 def record_of(panel, run):
     return next(r for r in panel.history.records() if r.path == str(run.run_dir))
 
@@ -108,6 +103,7 @@ def test_a_damaged_newest_checkpoint_is_skipped_and_named(make_panel, qtbot, tmp
     assert damaged.exists()  # nothing deleted
 
 
+@pytest.mark.slow
 def test_while_a_run_trains_the_canvas_keeps_the_graph_in_training(window, qtbot):
     panel = window.training.panel
     first = short_run(panel, qtbot, steps=4, every=4)

@@ -43,6 +43,7 @@ def steps_logged(panel) -> int:
     return len(panel.run.series.steps)
 
 
+@pytest.mark.slow
 def test_train_tiny_gpt_on_reverse_watch_pause_resume_stop(make_panel, qtbot):
     panel = make_panel()
     quick_settings(panel, steps=5000)
@@ -136,6 +137,7 @@ def test_sampling_sliders_follow_the_formulas(qtbot):
                                rtol=1e-4)
 
 
+@pytest.mark.slow
 def test_a_training_process_that_dies_is_shown_and_the_app_keeps_working(make_panel, qtbot):
     """The run trains in a child process: killed from outside (as the kernel's out-of-memory
     killer would), the panel says so, keeps the curves, and the next run trains."""
@@ -210,6 +212,7 @@ def test_editing_the_graph_during_a_run_never_reaches_it(make_panel, qtbot):
     assert panel.edit_refusal(SetParam.__new__(SetParam)) is None
 
 
+@pytest.mark.slow
 def test_a_past_run_reopens_after_a_restart(make_panel, qtbot, tmp_path):
     from tfstudio.probes import SnapshotStore, probe_inputs
     from tfstudio.runs.folder import RunFolder
@@ -260,6 +263,7 @@ def test_a_past_run_reopens_after_a_restart(make_panel, qtbot, tmp_path):
     assert again.host.window == folder.config().seq_len == 32
 
 
+@pytest.mark.slow
 def test_exports_of_curves_and_heatmaps(make_panel, qtbot, tmp_path):
     panel = make_panel()
     quick_settings(panel, steps=10, probe_every=5)

@@ -15,11 +15,6 @@ from tfstudio.presets import PRESET_DIR, load_preset
 torch.set_num_threads(1)
 
 
-@pytest.fixture
-def window(open_training_window):
-    return open_training_window((1366, 768))
-
-
 def break_the_graph(window, qtbot):
     """3 heads cannot divide d_model 64: an error the validator reports on layers/attn."""
     assert window.session.execute(SetParam(("layers",), "attn", "heads", 3))
@@ -133,6 +128,7 @@ def test_gradient_colouring_after_a_custom_probe_uses_the_last_training_look(mak
     assert panel.telemetry_note.text().startswith("No gradient norm in this look")
 
 
+@pytest.mark.slow
 def test_reopening_a_past_run_shows_its_own_progress_and_probe_text(make_panel, qtbot):
     panel = make_panel()
     first = short_run(panel, qtbot, steps=6, probe_text="abc>cba")
@@ -146,6 +142,7 @@ def test_reopening_a_past_run_shows_its_own_progress_and_probe_text(make_panel, 
     del second
 
 
+@pytest.mark.slow
 def test_a_text_corpus_says_why_there_is_no_accuracy_and_why_params_differ(make_panel, qtbot):
     panel = make_panel()
     messages = []
@@ -168,6 +165,7 @@ def test_a_text_corpus_says_why_there_is_no_accuracy_and_why_params_differ(make_
     assert f"the canvas counts {canvas:,}" in started and f"{vocab:,} tokens" in started
 
 
+@pytest.mark.slow
 def test_the_inspector_is_read_only_while_a_run_trains(window, qtbot):
     panel = window.training.panel
     s = panel.setup

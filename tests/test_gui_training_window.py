@@ -21,6 +21,7 @@ def window(open_training_window):
     return open_training_window((1500, 1000))
 
 
+@pytest.mark.slow
 def test_train_from_the_menu_edits_refused_while_training_telemetry_on_canvas(window, qtbot):
     training = window.training
     assert training._panel is None  # built when first needed: the editor starts as fast
@@ -134,6 +135,7 @@ sys.exit(run())
 """
 
 
+@pytest.mark.slow
 def test_quitting_with_the_panel_open_exits_cleanly(tmp_path):
     """Quitting stops the panel's threads and timers; nothing is left to crash at exit (the
     bool reference-count guard in gui.qt_compat matters here: plots emit many signals)."""

@@ -17,11 +17,6 @@ PROBE = "Once upon a time there was a girl named Lily."  # 45 characters
 MAX_MIN_SIZE = QSize(1280, 720)
 
 
-@pytest.fixture
-def window(open_training_window):
-    return open_training_window((1366, 768))
-
-
 def fits(hint: QSize) -> bool:
     return hint.width() <= MAX_MIN_SIZE.width() and hint.height() <= MAX_MIN_SIZE.height()
 
@@ -85,6 +80,7 @@ def assert_views_readable(panel, qtbot, size):
     assert heatmap.label_font_px() >= 9, (size, heatmap.label_font_px(), heatmap.height())
 
 
+@pytest.mark.slow
 def test_train_workspace_gives_the_views_the_space_at_laptop_and_desktop_sizes(window, qtbot):
     from PySide6.QtWidgets import QApplication
 
@@ -120,6 +116,7 @@ def test_train_workspace_gives_the_views_the_space_at_laptop_and_desktop_sizes(w
     assert fits(window.minimumSizeHint()), window.minimumSizeHint()
 
 
+@pytest.mark.slow
 def test_each_workspace_remembers_its_arrangement_across_switches_and_sessions(
         open_training_window, qtbot):
     window = open_training_window()
@@ -152,6 +149,7 @@ def test_each_workspace_remembers_its_arrangement_across_switches_and_sessions(
     assert again.problems_dock.isVisible() and again.training.dock.isVisible()
 
 
+@pytest.mark.slow
 def test_a_screenshot_neither_reads_nor_changes_the_remembered_arrangement(
         open_training_window, qtbot):
     """A screenshot taken on a machine where the views were squeezed once showed the canvas

@@ -9,7 +9,6 @@ import pytest
 import torch
 
 from tfstudio.compiler import compile_graph
-from tfstudio.data import build_tokenizer
 from tfstudio.presets import load_preset
 from tfstudio.probes import (
     ActivationRecorder,
@@ -27,11 +26,6 @@ from tfstudio.train.pipeline import fit_graph_to_tokenizer
 
 torch.set_num_threads(1)
 TEXT = "abcdefgh>hgfedcba"
-
-
-@pytest.fixture(scope="module")
-def tokenizer():
-    return build_tokenizer("byte")
 
 
 def model_of(preset: str, tokenizer, edit=None, seed: int = 0):

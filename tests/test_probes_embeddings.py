@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from probe_models import block_of, model_of as perturbed_model_of, trained
 
 import tfstudio
 from tfstudio.compiler import compile_graph
-from tfstudio.data import build_tokenizer
 from tfstudio.presets import load_preset
 from tfstudio.probes import probe_inputs
 from tfstudio.probes.embeddings import (embedding_map, embedding_replay, position_angles,
@@ -19,11 +19,6 @@ from tfstudio.train.pipeline import fit_graph_to_tokenizer
 from tfstudio.train.trainer import Trainer
 
 torch.set_num_threads(1)
-
-
-@pytest.fixture(scope="module")
-def tokenizer():
-    return build_tokenizer("byte")
 
 
 def model_of(preset: str, tokenizer, seed: int = 0):
@@ -147,3 +142,132 @@ def test_replay_is_one_aligned_map_per_kept_checkpoint(tmp_path, tokenizer):
     twin = folder.load_model()
     assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(),
                                                  twin.state_dict().values()))
+
+
+# ---------------------------------------------------------------- the edges of each case
+torch.set_num_threads(1)
+
+
+def test_an_embedding_map_of_few_tokens_and_its_refusals(gpt, tokenizer):
+    from tfstudio.probes import embedding_map
+    model, _ = gpt
+    two = embedding_map(model, [97, 98, 97])          # two distinct tokens are enough
+    assert sorted(two) == ["coords", "explained", "ids", "labels", "neighbour_cosines",
+                           "neighbours"]
+    assert two["ids"].tolist() == [97, 98] and two["labels"] == ["97", "98"]
+    assert two["neighbours"].tolist() == [[98], [97]] and two["coords"].shape == (2, 2)
+    three = embedding_map(model, [97, 98, 99], neighbours=5)   # k: every other token
+    assert three["neighbours"].shape == (3, 2) and three["neighbour_cosines"].shape == (3, 2)
+    assert all(i not in row for i, row in zip([97, 98, 99], three["neighbours"].tolist()))
+    for ids in ([97], [97, 97]):
+        with pytest.raises(ValueError) as caught:
+            embedding_map(model, ids)
+        assert str(caught.value) == "an embedding map needs at least 2 distinct tokens"
+
+
+def test_neighbours_that_tie_come_in_id_order(tokenizer):
+    from tfstudio.probes import embedding_map
+    model = perturbed_model_of("tiny-gpt", tokenizer)
+    with torch.no_grad():
+        block_of(model, "embed").weight.fill_(1.0)     # every row the same: all cosines tie
+    ids = list(range(40))
+    result = embedding_map(model, ids, neighbours=5)
+    for i, row in zip(ids, result["neighbours"].tolist()):
+        assert row == [j for j in ids if j != i][:5]
+
+
+def test_the_table_of_a_scaled_embedding_and_a_model_without_one(tokenizer):
+    from tfstudio.probes.embeddings import embedding_table
+    t5 = perturbed_model_of("tiny-t5", tokenizer)            # its embeddings are scaled by sqrt(d)
+    weight = block_of(t5, "tgt_embed").weight.detach().double().numpy()
+    np.testing.assert_allclose(embedding_table(t5), weight * np.sqrt(64), rtol=1e-12)
+    model = perturbed_model_of("tiny-gpt", tokenizer)
+    model.embed = torch.nn.Embedding(256, 64)      # a plain embedding, not a tfstudio block
+    with pytest.raises(ValueError) as caught:
+        embedding_table(model)
+    assert str(caught.value) == "the model has no token embedding"
+
+
+def test_cosines_of_a_zero_row_are_zero():
+    from tfstudio.probes.embeddings import cosine_matrix
+    a = np.array([[3.0, 4.0], [0.0, 0.0]])
+    b = np.array([[0.0, 2.0], [0.0, 0.0], [1.0, 0.0]])
+    np.testing.assert_allclose(cosine_matrix(a, b), [[0.8, 0.0, 0.6], [0.0, 0.0, 0.0]])
+
+
+def test_pca_of_a_one_wide_embedding_pads_the_second_axis():
+    from tfstudio.probes.embeddings import pca_2d
+    coords, ratio = pca_2d(np.array([[1.0], [2.0], [6.0]]))     # mean 3
+    assert coords.shape == (3, 2) and ratio.shape == (2,)
+    np.testing.assert_allclose(np.abs(coords[:, 0]), [2.0, 1.0, 3.0])
+    np.testing.assert_array_equal(coords[:, 1], 0.0)
+    np.testing.assert_allclose(ratio, [1.0, 0.0])
+    wide, wide_ratio = pca_2d(np.random.default_rng(0).normal(size=(6, 5)))
+    assert wide.shape == (6, 2) and wide_ratio.shape == (2,)
+
+
+def test_position_angles_by_default_and_for_sinusoids(tokenizer):
+    from tfstudio.probes import position_angles
+    model = perturbed_model_of("tiny-gpt", tokenizer)
+    angles = position_angles(model, [97, 98])
+    assert angles["cosine"].shape == (2, 64) and angles["scheme"] == "learned"
+    assert angles["mean_abs_cosine"] == pytest.approx(float(np.abs(angles["cosine"]).mean()))
+    t5 = perturbed_model_of("tiny-t5", tokenizer)
+    assert position_angles(t5, [97, 98], length=8)["scheme"] == "sinusoidal"
+    # token rows along and against position 0: 0 and 180 degrees, never NaN, though rounding
+    # puts these two cosines at 1 + 2^-52 and -1 - 2^-52 (a vector found by search)
+    v = torch.tensor(np.random.default_rng(1).normal(size=64), dtype=torch.float32)
+    with torch.no_grad():
+        block_of(model, "pos").table.weight[0] = v
+        block_of(model, "embed").weight[97] = v
+        block_of(model, "embed").weight[98] = -v
+    extreme = position_angles(model, [97, 98], length=1)
+    assert abs(extreme["cosine"]).max() > 1                  # the rounding the clip is for
+    assert extreme["mean_angle_degrees"] == pytest.approx(90.0)
+
+
+def test_the_same_token_through_the_layers_with_its_norms(gpt, tokenizer):
+    from tfstudio.probes import token_through_layers
+    from tfstudio.probes.embeddings import stream_vectors
+    model, _ = gpt
+    a = probe_inputs(model, tokenizer, "xab")
+    b = probe_inputs(model, tokenizer, "cdab")
+    result = token_through_layers(model, a, -3, b, 3)        # positions at both ends
+    assert sorted(result) == ["cosine", "layers", "norm_a", "norm_b", "same_token"]
+    _, va = stream_vectors(model, a, -3)
+    _, vb = stream_vectors(model, b, 3)
+    np.testing.assert_allclose(result["norm_a"], np.sqrt((va ** 2).sum(1)), rtol=1e-12)
+    np.testing.assert_allclose(result["norm_b"], np.sqrt((vb ** 2).sum(1)), rtol=1e-12)
+    assert result["same_token"] is False                     # "x" and "b"
+    for p in (3, -4):
+        with pytest.raises(ValueError) as caught:
+            token_through_layers(model, a, p, b, 0)
+        assert str(caught.value) == f"position {p} is outside a text of 3 tokens"
+
+
+def test_the_replay_aligns_every_older_map_onto_the_latest(tmp_path, tokenizer):
+    from tfstudio.probes import embedding_map, embedding_replay
+    from tfstudio.runs import RunFolder, load_checkpoint
+    trained("tiny-gpt", tmp_path, corpus="task:copy", steps=9, checkpoint_every=3,
+            keep_checkpoints=3)
+    folder = RunFolder(tmp_path / "run")
+    (folder.checkpoints / "step-notes").mkdir()               # not a checkpoint: skipped
+    (folder.checkpoints / "step-00000012").write_text("a file, not a folder")
+    model = folder.load_model()
+    ids = tokenizer.encode("abcdefgh")
+    maps = embedding_replay(model, folder.path, ids, tokenizer, neighbours=2)
+    assert [m["step"] for m in maps] == [3, 6, 9]
+    latest = maps[-1]["coords"]
+    for entry in maps:
+        twin = folder.load_model()
+        load_checkpoint(folder.checkpoints / f"step-{entry['step']:08d}", twin)
+        own = embedding_map(twin, ids, tokenizer, neighbours=2)
+        assert entry["labels"] == tokenizer.token_strings(ids)
+        assert entry["neighbours"].shape == (len(ids), 2)
+        # orthogonal Procrustes by its closed form (Schonemann 1966): the rotation R minimising
+        # |A R - B| is U V^T from the SVD of A^T B; then the latest's mean is added back
+        centred = own["coords"] - own["coords"].mean(0)
+        u, _, vt = np.linalg.svd(centred.T @ (latest - latest.mean(0)))
+        rotation = u @ vt
+        np.testing.assert_allclose(entry["coords"], centred @ rotation + latest.mean(0),
+                                   atol=1e-8)

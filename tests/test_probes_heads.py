@@ -117,6 +117,7 @@ def test_models_without_self_attention_on_the_stream():
         head_scores(lstm, [], length=6)
 
 
+@pytest.mark.slow
 def test_tiny_induction_trained_forms_an_induction_head():
     """The preset's recipe (1000 steps; about 30 s on two idle cores, 3 min on a busy one):
     one layer-1 head finds the earlier copy by content, at every length."""

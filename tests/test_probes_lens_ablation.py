@@ -11,7 +11,6 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from tfstudio.data import build_tokenizer
 from tfstudio.probes import probe_inputs
 from tfstudio.probes.ablation import ablated, ablation_effect, parse_target
 from tfstudio.probes.lens import logit_lens
@@ -19,13 +18,6 @@ from tfstudio.probes.lens import logit_lens
 from probe_models import TEXT, model_of
 
 torch.set_num_threads(1)
-
-
-@pytest.fixture(scope="module")
-def tokenizer():
-    return build_tokenizer("byte")
-
-
 
 
 # ---------------------------------------------------------------------------- logit lens

@@ -7,22 +7,15 @@ import math
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
+from probe_models import HEAD, TEXT, TOKENS, block_of, edited, graph_file, model_of
 
-from tfstudio.data import build_tokenizer
 from tfstudio.probes import probe_inputs
-from tfstudio.probes.walk import filtered_probabilities, forward_walk as walk
+from tfstudio.probes.walk import filtered_probabilities
+from tfstudio.probes.walk import forward_walk as walk
 from tfstudio.train.sampling import apply_filters
 
-from probe_models import TEXT, model_of
-
 torch.set_num_threads(1)
-
-
-@pytest.fixture(scope="module")
-def tokenizer():
-    return build_tokenizer("byte")
-
-
 
 
 def inputs_of(model, tokenizer, text=TEXT):
@@ -300,3 +293,620 @@ def test_walk_leaves_the_model_as_it_was(tokenizer):
     assert model.training
     assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
     assert not any(m._forward_hooks for m in model.modules())
+
+
+# ---------------------------------------------------------------- the edges of each case
+torch.set_num_threads(1)
+
+
+def test_filtered_probabilities_by_hand():
+    from tfstudio.probes.walk import filtered_probabilities
+    logits = np.log([0.5, 0.3, 0.2])
+    np.testing.assert_allclose(filtered_probabilities(logits), [0.5, 0.3, 0.2])  # defaults
+    assert filtered_probabilities(logits.astype(np.float32)).dtype == np.float64
+    np.testing.assert_allclose(filtered_probabilities(logits, top_k=1), [1, 0, 0])
+    np.testing.assert_allclose(filtered_probabilities(logits, top_k=2), [0.625, 0.375, 0])
+    # top-p: mass before each token 0, 0.5, 0.8; kept while it is under p (0.5 exactly: one)
+    np.testing.assert_allclose(filtered_probabilities(logits, top_p=0.5), [1, 0, 0])
+    np.testing.assert_allclose(filtered_probabilities(logits, top_p=0.51), [0.625, 0.375, 0])
+    # top-p after top-k renormalised: 0.625, 0.375 -> under 0.6 only the first
+    np.testing.assert_allclose(filtered_probabilities(logits, top_k=2, top_p=0.6), [1, 0, 0])
+    # top-p 1 filters nothing, not even a token too unlikely to move the cumulative sum
+    tiny = filtered_probabilities(np.array([0.0, -50.0]))
+    assert tiny[1] == pytest.approx(np.exp(-50.0), rel=1e-9, abs=0)
+    # temperature 0: the likeliest token only; 2: softmax(l / 2)
+    np.testing.assert_allclose(filtered_probabilities(logits[::-1], temperature=0), [0, 0, 1])
+    halved = np.sqrt([0.5, 0.3, 0.2])
+    np.testing.assert_allclose(filtered_probabilities(logits, temperature=2),
+                               halved / halved.sum())
+    np.testing.assert_allclose(filtered_probabilities(logits, temperature=0.5),
+                               np.array([0.25, 0.09, 0.04]) / 0.38)
+    # the nucleus follows the probabilities, not the token order
+    np.testing.assert_allclose(filtered_probabilities(np.log([0.2, 0.5, 0.3]), top_p=0.5),
+                               [0, 1, 0])
+    # ties: the nucleus takes the lowest ids first, among ties of several sizes
+    mixed = np.log(np.random.default_rng(0).choice([1.0, 2.0, 3.0], size=100))
+    p = np.exp(mixed) / np.exp(mixed).sum()
+    order = sorted(range(100), key=lambda i: (-p[i], i))       # likeliest, then lowest id
+    mass = np.cumsum(p[order]) - p[order]
+    chosen = [i for i, m in zip(order, mass) if m < 0.3]
+    expected = np.zeros(100)
+    expected[chosen] = p[chosen] / p[chosen].sum()
+    np.testing.assert_allclose(filtered_probabilities(mixed, top_p=0.3), expected)
+    tied = filtered_probabilities(np.zeros(40), top_p=0.1)
+    np.testing.assert_allclose(tied, [0.25] * 4 + [0] * 36)
+    for bad in ({"temperature": -1}, {"top_p": 0}, {"top_p": 1.5}, {"top_k": -1}):
+        with pytest.raises(ValueError) as caught:
+            filtered_probabilities(logits, **bad)
+        assert str(caught.value) == "temperature must be >= 0, top_k >= 0 and top_p in (0, 1]"
+
+
+def test_softmax_of_large_logits():
+    from tfstudio.probes.walk import softmax
+    np.testing.assert_allclose(softmax(np.array([1000.0, 1000.0 - np.log(3)])), [0.75, 0.25])
+
+
+def test_the_walk_check_tolerance_by_hand():
+    from tfstudio.probes.walk import check
+    message = ("the walk's computation of x disagrees with the model's; the block may have "
+               "changed without the walk following it")
+    hundred = torch.tensor([100.0])
+    check(hundred + 0.01, hundred, "x")                # 0.01 <= 1e-4 * (1 + 100)
+    for a, b in ((torch.tensor([100.01015]), hundred),   # just over 1e-4 * 101
+                 (torch.tensor([0.01]), torch.tensor([0.0])),
+                 (torch.ones(1, 3), torch.ones(3))):       # the same values, another shape
+        with pytest.raises(RuntimeError) as caught:
+            check(a, b, "x")
+        assert str(caught.value) == message
+    check(torch.tensor([0.5]), torch.tensor([0.0]), "x", tol=0.5)   # exactly at the limit
+
+
+def test_the_walk_defaults_positions_and_heads(gpt, tokenizer):
+    from tfstudio.probes import forward_walk
+    model, _ = gpt
+    inputs = probe_inputs(model, tokenizer, "abcab")
+    walk = forward_walk(model, inputs)
+    assert walk.position == 4 and walk.head == 0
+    assert (walk.tokens, walk.ids, walk.stream_role) == (inputs.tokens, inputs.ids, "tokens")
+    with torch.no_grad():
+        np.testing.assert_allclose(walk.logits, model(*inputs.args)[0].numpy(), rtol=1e-6)
+    assert walk.step("layers.0.attn: head 0: scores").shape == (5, 5)
+    last = walk.steps[-1]
+    assert last.name == "probabilities at position 4 after top-k 0 and top-p 1"
+    np.testing.assert_allclose(last.value, walk.step("probabilities at position 4").value)
+    assert forward_walk(model, inputs, position=-5).position == 0
+    for outside in (5, -6):
+        with pytest.raises(ValueError) as caught:
+            forward_walk(model, inputs, position=outside)
+        assert str(caught.value) == (f"position {outside} is outside the text's 5 tokens "
+                                     "(0..4, or negative from the end)")
+    heads = block_of(model, "layers.0.attn").heads
+    forward_walk(model, inputs, head=heads - 1)
+    with pytest.raises(ValueError) as caught:
+        forward_walk(model, inputs, head=heads)
+    assert str(caught.value) == (f"head {heads} does not exist in layers.0.attn (it has "
+                                 f"{heads} heads: 0..{heads - 1})")
+    with pytest.raises(KeyError) as caught:
+        walk.step("nothing")
+    assert caught.value.args == ("no step named 'nothing'",)
+
+
+def test_the_walk_of_an_attention_outside_any_group(tokenizer):
+    from tfstudio.probes import forward_walk
+    model = graph_file([TOKENS, {"id": "embed", "type": "token_embedding",
+                                 "params": {"d_model": 64}},
+                        {"id": "attn", "type": "attention", "params": {"heads": 4}},
+                        {"id": "norm", "type": "norm", "params": {}}, HEAD],
+                       [["tokens", "ids", "embed", "ids"], ["embed", "y", "attn", "x"],
+                        ["attn", "y", "norm", "x"], ["norm", "y", "head", "x"]])
+    inputs = probe_inputs(model, tokenizer, "abc")
+    names = [s.name for s in forward_walk(model, inputs, layer=0).steps]
+    assert "attn: output projection" in names and "attn: head 0: scores" not in names
+    assert "attn: head 0: scores" in [s.name for s in forward_walk(model, inputs).steps]
+
+
+def test_the_recorder_leaves_out_the_group_copies_by_default(gpt):
+    from tfstudio.probes.walk import CallRecorder
+    model, inputs = gpt
+    with CallRecorder(model) as recorder, torch.no_grad():
+        model(*inputs.args)
+    assert recorder.calls and all(len(c.key) != 2 for c in recorder.calls)
+
+
+def test_the_walk_as_json(gpt, tokenizer):
+    import json
+
+    from tfstudio.probes import forward_walk
+    from tfstudio.probes.walk import json_values
+    model, _ = gpt
+    walk = forward_walk(model, probe_inputs(model, tokenizer, "abc"))
+    data = json.loads(json.dumps(walk.to_dict()))
+    assert sorted(data) == ["head", "ids", "position", "steps", "stream_role", "tokens"]
+    assert (data["head"], data["position"], data["stream_role"]) == (0, 2, "tokens")
+    assert data["ids"] == walk.ids and data["tokens"] == walk.tokens
+    first = walk.steps[0]
+    assert data["steps"][0] == {"name": first.name, "formula": first.formula,
+                                "shape": list(first.value.shape), "block": first.block,
+                                "kind": first.kind, "values": first.value.tolist()}
+    assert first.to_dict() == {**first.to_dict(values=False), "values": first.value.tolist()}
+    bare = walk.to_dict(values=False)
+    assert all("values" not in s for s in bare["steps"]) and len(bare["steps"]) == len(walk.steps)
+    assert json_values(np.array([[1.0, -np.inf], [np.nan, 2.0]])) == [[1.0, None], [None, 2.0]]
+    assert json_values(np.array([1, 2])) == [1, 2]
+    mask = walk.step("layers.0.attn: head 0: mask")
+    assert json_values(mask.value) == mask.value.tolist()
+
+
+def test_the_walk_of_one_gpt_layer_by_hand(gpt, tokenizer):
+    """Every step of embedding, positions, norm, one attention head and the feed-forward,
+    recomputed here from the blocks' weights, with the names and formulas the view shows."""
+    from tfstudio.probes import forward_walk
+    model, _ = gpt
+    inputs = probe_inputs(model, tokenizer, "abcab")
+    walk = forward_walk(model, inputs, head=1)
+    steps = {s.name: s for s in walk.steps}
+    ids = torch.tensor(inputs.ids["tokens"])
+    E = block_of(model, "embed").weight.detach()
+    P = block_of(model, "pos").table.weight.detach()
+    expected = [("embed: token ids", "id_t = tokenizer(text)_t", ids.numpy(), "token_embedding"),
+                ("embed: embedding", "x_t = E[id_t]", E[ids].numpy(), "token_embedding"),
+                ("pos: position vectors", "p_t = P[t] (learned table)", P[:5].numpy(),
+                 "positional_encoding"),
+                ("pos: embedding + position", "x_t + p_t", (E[ids] + P[:5]).numpy(),
+                 "positional_encoding")]
+    for name, formula, value, kind in expected:
+        step = steps[name]
+        assert (step.formula, step.kind, step.block) == (formula, kind, name.split(":")[0])
+        np.testing.assert_allclose(step.value, value, rtol=1e-5, atol=1e-6)
+    # the norm before the attention: layer norm by hand
+    norm = block_of(model, "layers.0.norm_attn")
+    x_in = steps["layers.0.norm_attn: input"].value.astype(np.float64)
+    mu, var = x_in.mean(-1, keepdims=True), x_in.var(-1, keepdims=True)
+    x = (x_in - mu) / np.sqrt(var + norm.eps) * norm.weight.detach().numpy() \
+        + norm.bias.detach().numpy()
+    out = steps["layers.0.norm_attn: output"]
+    assert out.formula == "(x - mean(x)) / sqrt(var(x) + eps) * g + b"
+    assert steps["layers.0.norm_attn: input"].formula == "x" and out.kind == "norm"
+    np.testing.assert_allclose(out.value, x, rtol=1e-4, atol=1e-5)
+    # head 1 of 4 (16 wide): its rows of the fused q, k, v projection
+    attn = block_of(model, "layers.0.attn")
+    W, b = attn.qkv.weight.detach().double().numpy(), attn.qkv.bias.detach().double().numpy()
+    qkv = x @ W.T + b
+    q, k, v = (qkv[:, part * 64 + 16: part * 64 + 32] for part in range(3))
+    scores = q @ k.T / 4.0
+    causal = np.tril(np.ones((5, 5), dtype=bool))
+    e = np.where(causal, np.exp(scores - scores.max(-1, keepdims=True)), 0.0)
+    weights = e / e.sum(-1, keepdims=True)
+    label = "layers.0.attn: head 1"
+    for name, formula, value in [
+            ("q", "q = x W_q (this head's rows of qkv)", q),
+            ("k", "k = x W_k (K/V head 1)", k),
+            ("v", "v = x W_v (K/V head 1)", v),
+            ("scores", "S = q k^T / sqrt(d_head)", scores),
+            ("mask", "M[i, j] = query i may attend to key j (causal)", causal),
+            ("softmax", "A = softmax(S, masked -inf) per row", weights),
+            ("weighted values", "z = A v", weights @ v)]:
+        step = steps[f"{label}: {name}"]
+        assert (step.formula, step.kind, step.block) == (formula, "attention", "layers.0.attn")
+        np.testing.assert_allclose(step.value, value, rtol=1e-4, atol=1e-5)
+    assert steps["layers.0.attn: output projection"].formula == "y = concat(z_1..z_H) W_o"
+    # the feed-forward after its norm
+    ffn = block_of(model, "layers.0.ffn")
+    h_in = steps["layers.0.norm_ffn: output"].value.astype(np.float64)
+    up = h_in @ ffn.up.weight.detach().double().numpy().T + ffn.up.bias.detach().double().numpy()
+    act = F.gelu(torch.tensor(up)).numpy()
+    down = act @ ffn.down.weight.detach().double().numpy().T \
+        + ffn.down.bias.detach().double().numpy()
+    for name, formula, value in [("up projection", "u = x W_up + b", up),
+                                 ("activation", "h = gelu(u)", act),
+                                 ("down projection", "y = h W_down + b", down)]:
+        step = steps[f"layers.0.ffn: {name}"]
+        assert (step.formula, step.kind, step.block) == (formula, "feed_forward", "layers.0.ffn")
+        np.testing.assert_allclose(step.value, value, rtol=1e-4, atol=1e-5)
+
+
+def f64(tensor) -> np.ndarray:
+    return tensor.detach().double().numpy()
+
+
+def value_of(steps, name: str) -> np.ndarray:
+    return steps[name].value.astype(np.float64)
+
+
+def walk_steps(model, tokenizer, text, **options):
+    from tfstudio.probes import forward_walk
+    walk = forward_walk(model, probe_inputs(model, tokenizer, text), **options)
+    return walk, {s.name: s for s in walk.steps}
+
+
+def assert_steps(steps, block, kind, expected, rtol=1e-4, atol=1e-5):
+    """Each (name, formula, value) is a step of ``block`` of ``kind`` with those values."""
+    for name, formula, value in expected:
+        step = steps[name]
+        assert (step.formula, step.block, step.kind) == (formula, block, kind), name
+        np.testing.assert_allclose(step.value, value, rtol=rtol, atol=atol, err_msg=name)
+
+
+def rms_norm(x, norm):
+    return x / np.sqrt((x ** 2).mean(-1, keepdims=True) + norm.eps) * f64(norm.weight)
+
+
+def rope_np(x, base=10000.0):
+    """RoPE by hand: the pair (2i, 2i+1) at position t turned by t * base^(-2i/d)."""
+    T, d = x.shape
+    angle = np.arange(T)[:, None] * base ** (-np.arange(0, d, 2) / d)[None, :]
+    out = np.empty_like(x)
+    out[:, 0::2] = x[:, 0::2] * np.cos(angle) - x[:, 1::2] * np.sin(angle)
+    out[:, 1::2] = x[:, 0::2] * np.sin(angle) + x[:, 1::2] * np.cos(angle)
+    return out
+
+
+def softmax_rows(s, allowed=None):
+    e = np.exp(s - s.max(-1, keepdims=True))
+    if allowed is not None:
+        e = np.where(allowed, e, 0.0)
+    return e / e.sum(-1, keepdims=True)
+
+
+def swiglu_steps(x, ffn, d_ff):
+    """(up, gate, gated, down) of a SwiGLU feed-forward without biases, by hand."""
+    h = x @ f64(ffn.up.weight).T
+    gate, up = h[:, :d_ff], h[:, d_ff:]
+    act = gate / (1 + np.exp(-gate))
+    return up, act, act * up, (act * up) @ f64(ffn.down.weight).T
+
+
+def test_the_walk_of_one_llama_layer_by_hand(tokenizer):
+    """RMSNorm, grouped-query attention with RoPE (query head 3 reads K/V head 1), SwiGLU and the
+    tied head of tiny-llama, recomputed from the weights, with the names the view shows."""
+    model = model_of("tiny-llama", tokenizer)
+    walk, steps = walk_steps(model, tokenizer, "abcab", head=3, layer=0, temperature=0.5,
+                             top_k=5, top_p=0.5)
+    norm = block_of(model, "layers.0.norm_attn")
+    x_in = value_of(steps, "layers.0.norm_attn: input")
+    np.testing.assert_allclose(x_in, steps["embed: embedding"].value, rtol=1e-6)
+    x = rms_norm(x_in, norm)
+    assert_steps(steps, "layers.0.norm_attn", "norm", [
+        ("layers.0.norm_attn: input", "x", x_in),
+        ("layers.0.norm_attn: output", "x / sqrt(mean(x^2) + eps) * g", x)])
+    attn = block_of(model, "layers.0.attn")
+    assert attn.qkv.bias is None and (attn.heads, attn.kv_heads, attn.head_dim) == (4, 2, 16)
+    qkv = x @ f64(attn.qkv.weight).T                  # [q: 4 heads | k: 2 heads | v: 2 heads]
+    q, k, v = qkv[:, 48:64], qkv[:, 64 + 16:64 + 32], qkv[:, 96 + 16:96 + 32]
+    qr, kr = rope_np(q), rope_np(k)
+    scores = qr @ kr.T / 4.0
+    causal = np.tril(np.ones((5, 5), dtype=bool))
+    weights = softmax_rows(scores, causal)
+    rope = "pair (2i, 2i+1) at position t turned by t * base^(-2i/d_head)"
+    label = "layers.0.attn: head 3"
+    assert_steps(steps, "layers.0.attn", "attention", [
+        (f"{label}: q", "q = x W_q (this head's rows of qkv)", q),
+        (f"{label}: k", "k = x W_k (K/V head 1)", k),
+        (f"{label}: v", "v = x W_v (K/V head 1)", v),
+        (f"{label}: q rotated (RoPE)", rope, qr),
+        (f"{label}: k rotated (RoPE)", rope, kr),
+        (f"{label}: scores", "S = q k^T / sqrt(d_head)", scores),
+        (f"{label}: mask", "M[i, j] = query i may attend to key j (causal)", causal),
+        (f"{label}: softmax", "A = softmax(S, masked -inf) per row", weights),
+        (f"{label}: weighted values", "z = A v", weights @ v)])
+    assert [n for n in steps if n.startswith("layers.0.attn")][:3] == [
+        f"{label}: q", f"{label}: k", f"{label}: v"]
+    assert not any(n.startswith("layers.1.attn: head") for n in steps)   # only layer 0 opened
+    projection = steps["layers.0.attn: output projection"]
+    assert (projection.formula, projection.block, projection.kind) == (
+        "y = concat(z_1..z_H) W_o", "layers.0.attn", "attention")
+    # the feed-forward: no biases, so no "+ b" in its formulas
+    ffn = block_of(model, "layers.0.ffn")
+    h_in = value_of(steps, "layers.0.norm_ffn: output")
+    up, act, gated, down = swiglu_steps(h_in, ffn, 176)
+    assert_steps(steps, "layers.0.ffn", "feed_forward", [
+        ("layers.0.ffn: up projection", "u = x W_up", up),
+        ("layers.0.ffn: gate", "g = silu(x W_gate)", act),
+        ("layers.0.ffn: gated", "h = g * u", gated),
+        ("layers.0.ffn: down projection", "y = h W_down", down)])
+    # the tied head, then the sampling steps at the last position
+    final = value_of(steps, "final_norm: output")
+    logits = final @ f64(block_of(model, "embed").weight).T
+    assert_steps(steps, "head", "head", [
+        ("head: logits", "l = x W_vocab^T (tied to the embedding)", logits)])
+    row = logits[4]
+    p = np.exp(row - row.max()) / np.exp(row - row.max()).sum()
+    cooled = np.exp(2 * (row - row.max())) / np.exp(2 * (row - row.max())).sum()
+    kept = np.argsort(-cooled)[:5]          # top-5, then the smallest set reaching 0.5
+    q5 = cooled[kept] / cooled[kept].sum()
+    keep = kept[(np.cumsum(q5) - q5) < 0.5]
+    assert 1 < len(keep) < 5                # top-p cuts into the top-5 here
+    expected = np.zeros_like(row)
+    expected[keep] = cooled[keep] / cooled[keep].sum()
+    assert_steps(steps, "", "sampling", [
+        ("probabilities at position 4", "p = softmax(l)", p),
+        ("probabilities at position 4 after temperature 0.5", "softmax(l / 0.5)", cooled),
+        ("probabilities at position 4 after top-k 5 and top-p 0.5",
+         "keep the k likeliest, then the smallest set reaching p; renormalise", expected)],
+        rtol=1e-3, atol=1e-6)
+    assert walk.steps[-3].name == "probabilities at position 4"
+
+
+def test_the_walk_of_a_sliding_window_and_a_greedy_head(tokenizer):
+    from tfstudio.probes import forward_walk
+    model = model_of("tiny-mistral", tokenizer)
+    walk, steps = walk_steps(model, tokenizer, "abcab", layer=1, temperature=0, position=2)
+    mask = steps["layers.1.attn: head 0: mask"]
+    assert mask.formula == "M[i, j] = query i may attend to key j (causal) (window 16)"
+    # temperature 0: no temperature step, the final distribution is the argmax alone
+    sampling = [s.name for s in walk.steps if s.kind == "sampling"]
+    assert sampling == ["probabilities at position 2",
+                        "probabilities at position 2 after top-k 0 and top-p 1"]
+    greedy = steps["probabilities at position 2 after top-k 0 and top-p 1"].value
+    assert greedy.argmax() == walk.logits[2].argmax() and greedy.sum() == greedy.max() == 1
+    # an untied head says so
+    untied = graph_file([TOKENS, {"id": "embed", "type": "token_embedding",
+                                  "params": {"d_model": 64}},
+                         {"id": "norm", "type": "norm", "params": {}}, HEAD],
+                        [["tokens", "ids", "embed", "ids"], ["embed", "y", "norm", "x"],
+                         ["norm", "y", "head", "x"]])
+    inputs = probe_inputs(untied, tokenizer, "abc")
+    untied_steps = {s.name: s for s in forward_walk(untied, inputs).steps}
+    assert untied_steps["head: logits"].formula == "l = x W_vocab^T"
+    ids = untied_steps["embed: token ids"]
+    assert ids.value.dtype == np.int64 and ids.value.tolist() == inputs.ids["tokens"]
+
+
+def moe_by_hand(x, moe):
+    """Router logits, probabilities, the top-2 experts and their renormalised weights."""
+    logits = x @ f64(moe.router.weight).T
+    probs = softmax_rows(logits)
+    chosen = np.argsort(-probs, axis=-1, kind="stable")[:, :2]
+    top = np.take_along_axis(probs, chosen, -1)
+    return logits, probs, chosen, top / top.sum(-1, keepdims=True)
+
+
+def recorded(model, inputs):
+    from tfstudio.probes.walk import CallRecorder
+    with CallRecorder(model) as recorder, torch.no_grad():
+        model(*inputs.args)
+    return {".".join(map(str, c.key)): c for c in recorder.calls}
+
+
+def test_the_walk_of_a_mixture_of_experts_by_hand(tokenizer):
+    """tiny-mixtral's router, the chosen experts and their weights, and the expert the shown
+    position sent its token to first, opened up with its SwiGLU steps."""
+    model = model_of("tiny-mixtral", tokenizer)
+    text, position = "hello world!", 4
+    walk, steps = walk_steps(model, tokenizer, text, position=position)
+    moe = block_of(model, "layers.0.moe")
+    x = value_of(steps, "layers.0.norm_moe: output")
+    logits, probs, chosen, weights = moe_by_hand(x, moe)
+    # the test's text and position tell apart the first choice here from the second choice and
+    # from the first choice of the other positions a slip could read
+    first = chosen[position, 0]
+    assert first != chosen[position, 1] and first not in (chosen[-1, 0], chosen[1, 0],
+                                                          chosen[-2, 0])
+    assert_steps(steps, "layers.0.moe", "moe", [
+        ("layers.0.moe: router logits", "r = x W_router", logits),
+        ("layers.0.moe: router probabilities", "softmax(r)", probs),
+        ("layers.0.moe: chosen experts", "the top 2 experts per token", chosen),
+        ("layers.0.moe: expert weights", "w = p_chosen / sum(p_chosen)", weights)])
+    expert = moe.experts[first]
+    up, act, gated, down = swiglu_steps(x, expert, 128)
+    label = f"layers.0.moe: expert {first}"
+    assert_steps(steps, "layers.0.moe", "feed_forward", [
+        (f"{label}: up projection", "u = x W_up", up),
+        (f"{label}: gate", "g = silu(x W_gate)", act),
+        (f"{label}: gated", "h = g * u", gated),
+        (f"{label}: down projection", "y = h W_down", down)])
+    mixed = np.zeros_like(x)
+    for t in range(len(x)):
+        for slot in range(2):
+            _, _, _, y = swiglu_steps(x[t:t + 1], moe.experts[chosen[t, slot]], 128)
+            mixed[t] += weights[t, slot] * y[0]
+    assert_steps(steps, "layers.0.moe", "moe", [
+        ("layers.0.moe: mixture output", "y = sum_k w_k FFN_(e_k)(x)", mixed)])
+    names = [s.name for s in walk.steps if s.block == "layers.0.moe"]
+    assert names == ["layers.0.moe: router logits", "layers.0.moe: router probabilities",
+                     "layers.0.moe: chosen experts", "layers.0.moe: expert weights",
+                     f"{label}: up projection", f"{label}: gate", f"{label}: gated",
+                     f"{label}: down projection", "layers.0.moe: mixture output"]
+    assert steps["layers.0.moe: chosen experts"].value.dtype == np.int64
+    # a position past this block's tokens (a longer stream elsewhere) opens its last token's
+    from tfstudio.probes.walk import _BlockOpener
+    call = recorded(model, probe_inputs(model, tokenizer, text))["layers.0.moe"]
+    for beyond in (len(x), len(x) + 1):
+        opened = _BlockOpener(0, None, beyond, (1.0, 0, 1.0)).open(call)
+        assert opened[4].name == f"layers.0.moe: expert {chosen[-1, 0]}: up projection"
+
+
+def test_the_walk_of_a_mixture_with_a_shared_expert(tokenizer):
+    def shared(graph):
+        graph.nodes["layers"].subgraph.nodes["moe"].params["shared_expert"] = True
+    model = edited("tiny-mixtral", tokenizer, shared)
+    _, steps = walk_steps(model, tokenizer, "abcab", layer=0)
+    moe = block_of(model, "layers.0.moe")
+    x = value_of(steps, "layers.0.norm_moe: output")
+    _, _, chosen, weights = moe_by_hand(x, moe)
+    mixed = swiglu_steps(x, moe.shared, 128)[3]
+    for t in range(len(x)):
+        for slot in range(2):
+            mixed[t] += weights[t, slot] * swiglu_steps(x[t:t + 1], moe.experts[chosen[t, slot]],
+                                                        128)[3][0]
+    assert_steps(steps, "layers.0.moe", "moe", [
+        ("layers.0.moe: mixture output", "y = sum_k w_k FFN_(e_k)(x) + FFN_shared(x)", mixed)])
+
+
+def test_the_walk_of_cross_attention_by_hand(tokenizer):
+    """tiny-t5 with a grouped-query cross-attention that has biases: query head 3 of the target
+    reads K/V head 1 of the source; the scaled embedding and the sinusoids before it."""
+    def grouped(graph):
+        graph.nodes["decoder"].subgraph.nodes["cross"].params.update(kv_heads=2, bias=True)
+    model = edited("tiny-t5", tokenizer, grouped)
+    cross = block_of(model, "decoder.0.cross")
+    with torch.no_grad():
+        for linear in (cross.q, cross.kv):
+            linear.bias.add_(0.1 * torch.randn_like(linear.bias))
+    _, steps = walk_steps(model, tokenizer, "abc>abcab", head=3, layer=0)
+    ids = torch.tensor(probe_inputs(model, tokenizer, "abc>abcab").ids["source"])
+    embedded = f64(block_of(model, "src_embed").weight)[ids] * 8.0        # sqrt(64)
+    t, k2 = np.arange(3)[:, None], np.arange(0, 64, 2)[None, :]
+    table = np.zeros((3, 64))
+    table[:, 0::2], table[:, 1::2] = np.sin(t / 10000 ** (k2 / 64)), np.cos(t / 10000 ** (k2 / 64))
+    assert_steps(steps, "src_embed", "token_embedding", [
+        ("src_embed: embedding", "x_t = E[id_t] * sqrt(d)", embedded)])
+    assert_steps(steps, "src_pos", "positional_encoding", [
+        ("src_pos: position vectors", "p_(t,2k) = sin(t / 10000^(2k/d)), p_(t,2k+1) = cos(...)",
+         table),
+        ("src_pos: embedding + position", "x_t + p_t", embedded + table)])
+    x = value_of(steps, "decoder.0.norm_cross: output")
+    memory = value_of(steps, "encoder_norm: output")
+    q = (x @ f64(cross.q.weight).T + f64(cross.q.bias))[:, 48:64]
+    kv = memory @ f64(cross.kv.weight).T + f64(cross.kv.bias)        # [k: 2 heads | v: 2 heads]
+    k, v = kv[:, 16:32], kv[:, 48:64]
+    scores = q @ k.T / 4.0
+    weights = softmax_rows(scores)
+    label = "decoder.0.cross: head 3"
+    assert_steps(steps, "decoder.0.cross", "cross_attention", [
+        (f"{label}: q", "q = x W_q (queries from the target)", q),
+        (f"{label}: k", "k = memory W_k (keys from the source, K/V head 1)", k),
+        (f"{label}: v", "v = memory W_v (values from the source)", v),
+        (f"{label}: scores", "S = q k^T / sqrt(d_head)", scores),
+        (f"{label}: softmax", "A = softmax(S) per row (no mask)", weights),
+        (f"{label}: weighted values", "z = A v", weights @ v)])
+    for block in ("decoder.0.cross", "decoder.1.cross"):
+        projection = steps[f"{block}: output projection"]
+        assert (projection.formula, projection.block, projection.kind) == (
+            "y = concat(z_1..z_H) W_o", block, "attention")
+    assert not any(n.startswith("decoder.1.cross: head") for n in steps)
+    # a head the cross-attention lacks is refused naming it
+    from tfstudio.probes.walk import _BlockOpener
+    call = recorded(model, probe_inputs(model, tokenizer, "abc>abcab"))["decoder.0.cross"]
+    with pytest.raises(ValueError) as caught:
+        _BlockOpener(4, None, 0, (1.0, 0, 1.0)).open(call)
+    assert str(caught.value) == ("head 4 does not exist in decoder.0.cross (it has 4 heads: "
+                                 "0..3)")
+
+
+def test_the_walk_of_alibi_attention_by_hand(tokenizer):
+    """tiny-alibi-gpt's head 1: the bias -m_h (i - j) on allowed keys (m_1 = 2^-4 for 4 heads),
+    zero where the mask removes the key anyway, and the softmax of S + B."""
+    model = model_of("tiny-alibi-gpt", tokenizer)
+    _, steps = walk_steps(model, tokenizer, "abcab", head=1)
+    label = "layers.0.attn: head 1"
+    q = value_of(steps, f"{label}: q")
+    k = value_of(steps, f"{label}: k")
+    i, j = np.arange(5)[:, None], np.arange(5)[None, :]
+    causal = j <= i
+    bias = np.where(causal, -(2.0 ** -4) * (i - j), 0.0)
+    weights = softmax_rows(q @ k.T / 4.0 + bias, causal)
+    assert_steps(steps, "layers.0.attn", "attention", [
+        (f"{label}: ALiBi bias", "B[i, j] = -0.0625 * |i - j| (this head's slope)", bias),
+        (f"{label}: softmax", "A = softmax(S + B, masked -inf) per row", weights)])
+
+
+def test_the_walk_of_a_bidirectional_encoder_and_its_masked_lm_head(tokenizer):
+    """tiny-bert: no causal mask (every key allowed, a symmetric ALiBi bias) and the head's
+    transform LayerNorm(gelu(x W + b)) before the logits."""
+    model = model_of("tiny-bert", tokenizer)
+    _, steps = walk_steps(model, tokenizer, "abcab")
+    mask = steps["layers.0.attn: head 0: mask"]
+    assert mask.formula == "M[i, j] = query i may attend to key j"
+    assert mask.value.all() and mask.value.shape == (5, 5)
+    i, j = np.arange(5)[:, None], np.arange(5)[None, :]
+    np.testing.assert_allclose(steps["layers.0.attn: head 0: ALiBi bias"].value,
+                               -0.25 * np.abs(i - j))
+    head = block_of(model, "head")
+    x = value_of(steps, "layers.1.norm_ffn: output")
+    dense = F.gelu(torch.tensor(x @ f64(head.dense.weight).T + f64(head.dense.bias))).numpy()
+    mu, var = dense.mean(-1, keepdims=True), dense.var(-1, keepdims=True)
+    transformed = (dense - mu) / np.sqrt(var + head.norm.eps) * f64(head.norm.weight) \
+        + f64(head.norm.bias)
+    assert_steps(steps, "head", "head", [
+        ("head: transform", "LayerNorm(gelu(x W_dense + b))", transformed)])
+    assert [n for n in steps if n.startswith("head:")] == ["head: transform", "head: logits"]
+
+
+@pytest.mark.parametrize("cell, formula", [
+    ("lstm", "h_t = o_t * tanh(c_t), c_t = f_t * c_(t-1) + i_t * g_t"),
+    ("gru", "h_t = (1 - z_t) * n_t + z_t * h_(t-1)"),
+    ("rnn", "h_t = tanh(x_t W_ih + h_(t-1) W_hh + b)")])
+def test_the_walk_of_a_recurrent_layer(tokenizer, cell, formula):
+    def with_cell(graph):
+        graph.nodes["rnn"].params["cell"] = cell
+    model = edited("tiny-lstm", tokenizer, with_cell)
+    walk, steps = walk_steps(model, tokenizer, "abcab")
+    x = value_of(steps, "embed: embedding")
+    expected = [("rnn: input", "x", x)]
+    if cell == "rnn":       # by hand: h_t = tanh(W_ih x_t + b_ih + W_hh h_(t-1) + b_hh)
+        rnn = next(m for m in block_of(model, "rnn").modules() if isinstance(m, torch.nn.RNN))
+        h, hidden = np.zeros(64), []
+        for x_t in x:
+            h = np.tanh(f64(rnn.weight_ih_l0) @ x_t + f64(rnn.bias_ih_l0)
+                        + f64(rnn.weight_hh_l0) @ h + f64(rnn.bias_hh_l0))
+            hidden.append(h)
+        expected.append(("rnn: hidden state", formula, np.array(hidden)))
+    assert_steps(steps, "rnn", "rnn", expected)
+    state = steps["rnn: hidden state"]
+    assert (state.formula, state.block, state.kind, state.shape) == (formula, "rnn", "rnn",
+                                                                     (5, 64))
+    assert [s.name for s in walk.steps if s.block == "rnn"] == ["rnn: input", "rnn: hidden state"]
+
+
+def test_a_block_the_walk_cannot_recompute_is_named(tokenizer):
+    """Every checked block's recomputation against an output that is off by one: refused
+    naming the block (the walk never shows steps that disagree with the model)."""
+    from tfstudio import nn as blocks
+    from tfstudio.probes.walk import Call, _BlockOpener
+    checked = (blocks.TokenEmbedding, blocks.Norm, blocks.SelfAttention, blocks.CrossAttention,
+               blocks.FeedForward, blocks.MixtureOfExperts, blocks.LMHead)
+    seen = set()
+    for preset, text in (("tiny-mixtral", "abc"), ("tiny-t5", "ab>abc"), ("tiny-llama", "abc")):
+        model = model_of(preset, tokenizer)
+        for name, call in recorded(model, probe_inputs(model, tokenizer, text)).items():
+            if not isinstance(call.module, checked) or type(call.module) in seen:
+                continue
+            seen.add(type(call.module))
+            wrong = Call(call.key, call.module, call.args, call.output + 1)
+            with pytest.raises(RuntimeError) as caught:
+                _BlockOpener(0, None, 0, (1.0, 0, 1.0)).open(wrong)
+            assert str(caught.value) == (
+                f"the walk's computation of {name} disagrees with the model's; the block may "
+                "have changed without the walk following it")
+    assert seen == set(checked)
+
+
+def test_the_walk_of_blocks_compiled_graphs_inline(tokenizer):
+    """nn.Add, nn.Dropout, a position block without positions, a LayerNorm without a shift and
+    a module the walk has no recipe for, each opened from a call made here."""
+    from tfstudio import nn as blocks
+    from tfstudio.probes.walk import Call, _BlockOpener
+    opener = _BlockOpener(0, None, 0, (1.0, 0, 1.0))
+    torch.manual_seed(0)
+    a, b, c = (torch.randn(2, 3, 4) for _ in range(3))
+    for args in ((a, b), (a, b, c)):
+        add = blocks.Add()
+        (step,) = opener.open(Call(("layers", 0, "add"), add, args, add(*args)))
+        assert (step.name, step.formula, step.block, step.kind) == (
+            "layers.0.add: residual add", "x + F(x)", "layers.0.add", "add")
+        np.testing.assert_allclose(step.value, sum(t[0] for t in args).numpy(), rtol=1e-6)
+    with pytest.raises(RuntimeError, match="computation of layers.0.add disagrees"):
+        opener.open(Call(("layers", 0, "add"), blocks.Add(), (a, b), a))
+    dropout = blocks.Dropout(0.5).eval()
+    assert opener.open(Call(("drop",), dropout, (a,), dropout(a))) == []
+    none = blocks.PositionalEncoding(4, scheme="none")
+    assert opener.open(Call(("pos",), none, (a,), none(a))) == []
+    norm = blocks.Norm(4, bias=False)
+    with torch.no_grad():
+        norm.weight.mul_(2.0)
+    x = f64(a[0])
+    steps = opener.open(Call(("norm",), norm, (a,), norm(a)))
+    assert [(s.name, s.formula, s.block, s.kind) for s in steps] == [
+        ("norm: input", "x", "norm", "norm"),
+        ("norm: output", "(x - mean(x)) / sqrt(var(x) + eps) * g + b", "norm", "norm")]
+    np.testing.assert_allclose(steps[1].value, 2 * (x - x.mean(-1, keepdims=True))
+                               / np.sqrt(x.var(-1, keepdims=True) + 1e-5), rtol=1e-4)
+    # anything else: its output (the first of a tuple), batch row 0
+    linear = torch.nn.Linear(4, 2)
+    y = linear(a)
+    for output in (y, (y, a), [y, a]):
+        (step,) = opener.open(Call(("proj", 1), linear, (a,), output))
+        assert (step.name, step.formula, step.block, step.kind) == (
+            "proj.1: output", "y = Linear(x)", "proj.1", "Linear")
+        np.testing.assert_allclose(step.value, y[0].detach().numpy())

@@ -29,6 +29,7 @@ def hold_lock(run_dir):
     return proc
 
 
+@pytest.mark.slow
 def test_a_second_writer_is_refused_with_the_holders_pid_and_a_killed_ones_lock_is_taken(
         tmp_path):
     holder = hold_lock(tmp_path)
@@ -61,6 +62,7 @@ def train(run_dir, steps):
         env=ENV, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
 
 
+@pytest.mark.slow
 def test_two_trainings_into_one_folder_one_is_refused_and_nothing_mixes(tmp_path):
     run = tmp_path / "R"
     first = train(run, 40)
@@ -82,3 +84,49 @@ def test_two_trainings_into_one_folder_one_is_refused_and_nothing_mixes(tmp_path
              if json.loads(l)["kind"] == "StepMetrics"]
     assert steps == list(range(1, 41))
     assert not list((run / "checkpoints").glob(".*.partial"))
+
+
+# ---------------------------------------------------------------- the edges of each case
+def test_a_lock_file_holding_garbage_still_refuses_the_second_writer(tmp_path):
+    """The holder's PID is read back for the message; bytes that are not a PID (a damaged or
+    foreign file) give "another process", never an exception."""
+    from tfstudio.runs.lock import RunLock, RunLocked
+    first = RunLock(tmp_path)
+    first.acquire()
+    try:
+        first.path.write_bytes(b"\xff\xfe\x00garbage")  # a second handle: flock is advisory
+        with pytest.raises(RunLocked) as caught:
+            RunLock(tmp_path).acquire()  # flock: a second open file conflicts, same process too
+        assert str(caught.value) == (
+            f"{tmp_path} is being written by another training run (another process); wait "
+            "for it to end, stop it, or choose another --out")
+        first.path.write_bytes(b"4321\n")
+        with pytest.raises(RunLocked, match=r"\(process 4321\)"):
+            RunLock(tmp_path).acquire()
+    finally:
+        first.release()
+    RunLock(tmp_path).acquire()  # released: free again
+
+
+def test_the_lock_is_made_with_its_folders_and_the_files_permissions(tmp_path):
+    from tfstudio.runs.lock import RunLock, RunLocked
+    lock = RunLock(tmp_path / "a" / "b")
+    lock.acquire()
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (lock.path.stat().st_mode & 0o777) == 0o644 & ~umask
+    assert lock.path.read_text() == f"{os.getpid()}\n"
+    with pytest.raises(RunLocked):
+        RunLock(tmp_path / "a" / "b").acquire()
+    lock.release()
+    assert not (tmp_path / "a" / "b").exists()  # made for the run, left as it was found
+
+
+def test_releasing_leaves_a_folder_that_was_there_and_empties_the_pid(tmp_path):
+    from tfstudio.runs.lock import RunLock
+    lock = RunLock(tmp_path)
+    lock.acquire()
+    lock.release()
+    assert tmp_path.is_dir() and lock.path.read_bytes() == b""  # no stale PID left behind
+    with RunLock(tmp_path):  # free again
+        pass

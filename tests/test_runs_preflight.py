@@ -6,12 +6,14 @@ import sys
 import time
 
 import pytest
+import torch
 
 import tfstudio
 from tfstudio.cli import main
 from tfstudio.runs import preflight
 from tfstudio.runs.config import TrainConfig
-from tfstudio.runs.preflight import MemoryRefusal, check_model_memory, check_training_memory
+from tfstudio.runs.preflight import (MemoryRefusal, check_model_memory, check_training_memory,
+                                     human_bytes, training_need)
 from tfstudio.train.trainer import Trainer
 
 ENV = {**os.environ, "OMP_NUM_THREADS": "1"}
@@ -42,6 +44,7 @@ def run_measured(args, tmp_path):
     ["gpt3-175b", "--steps", "1", "--batch-size", "1", "--seq-len", "16", "--device", "cpu"],
     ["tiny-gpt", "--batch-size", "20000000", "--device", "cpu"],
 ])
+@pytest.mark.slow
 def test_too_big_runs_are_refused_before_allocating(args, tmp_path):
     code, err, peak, seconds = run_measured(["train", *args, "--out", str(tmp_path / "r")],
                                             tmp_path)
@@ -135,3 +138,228 @@ def test_import_hf_refuses_a_checkpoint_too_big_for_the_machine(tmp_path, capsys
     params = layers * (12 * d * d + 13 * d) + vocab * d + positions * d + 2 * d
     assert f"{params:,} parameters" in line
     assert not (tmp_path / "run").exists()
+
+
+# ---------------------------------------------------------------- the edges of each case
+@pytest.fixture(scope="module")
+def tiny():
+    import tfstudio
+    from tfstudio.compiler import compile_graph
+    graph = tfstudio.load_graph("tiny-gpt")
+    return graph, sum(p.numel() for p in compile_graph(graph).parameters())
+
+
+def refusal_of(**kw) -> str:
+    with pytest.raises(MemoryRefusal) as caught:
+        check_training_memory(**kw)
+    return str(caught.value)
+
+
+def test_sizes_are_written_in_decimal_units():
+    assert [human_bytes(n) for n in (999, 1000, 10**6, 10**9, 10**12, 999_999_999_999)] == [
+        "999 bytes", "1.0 kB", "1.0 MB", "1.0 GB", "1.0 TB", "1,000.0 GB"]
+
+
+def test_the_need_of_one_process_and_of_shards(tiny):
+    graph, n = tiny
+    one = training_need(graph, batch=2, seq_len=16, precision="fp32")
+    assert (one.weights, one.gradients, one.optimizer) == (4 * n, 4 * n, 8 * n)
+    unsharded = training_need(graph, batch=2, seq_len=16, precision="fp32", world_size=3)
+    assert (unsharded.weights, unsharded.optimizer) == (4 * n, 8 * n)  # DDP: whole copies
+    assert unsharded.activations == one.activations // 3
+    sharded = training_need(graph, batch=2, seq_len=16, precision="fp32", world_size=3,
+                            sharded=True)
+    assert (sharded.weights, sharded.gradients, sharded.optimizer) == (
+        4 * n // 3, 4 * n // 3, 8 * n // 3)
+    assert all(isinstance(v, int) for v in (sharded.weights, sharded.gradients,
+                                            sharded.optimizer, sharded.activations))
+    for half in ("bf16", "fp16"):  # autocast halves the activations, not the weights
+        need = training_need(graph, batch=2, seq_len=16, precision=half)
+        assert need.activations == one.activations // 2 and need.weights == 4 * n
+
+
+def test_a_run_that_just_fits_is_let_through(tiny):
+    graph, _ = tiny
+    need = training_need(graph, batch=2, seq_len=16, precision="fp32")
+    common = dict(graph=graph, batch=2, seq_len=16, grad_accum=1, precision="fp32",
+                  device="cpu")
+    check_training_memory(**common, available=need.total)
+    refusal_of(**common, available=need.total - 1)
+    # two processes on one machine share its memory
+    per_process = training_need(graph, batch=2, seq_len=16, precision="fp32", world_size=2)
+    assert per_process.total == need.fixed + need.activations // 2
+    check_training_memory(**common, world_size=2, available=2 * per_process.total)
+    message = refusal_of(**common, world_size=2, available=2 * per_process.total - 1)
+    assert f"needs about {human_bytes(per_process.total)} per process x 2 (" in message
+
+
+def test_processes_sharing_a_machine_each_get_whole_bytes_of_it(tiny):
+    """Two processes and 2 x fixed + 1 bytes free: each one's share is `fixed` bytes (the odd
+    byte is nobody's), so the weights, gradients and AdamW state alone fill it."""
+    graph, _ = tiny
+    fixed = training_need(graph, batch=2, seq_len=16, precision="fp32", world_size=2).fixed
+    message = refusal_of(graph=graph, batch=2, seq_len=16, grad_accum=1, precision="fp32",
+                         device="cpu", world_size=2, available=2 * fixed + 1)
+    assert message.split("free; ")[1].startswith(
+        f"the model alone (weights, gradients and AdamW state: {human_bytes(fixed)}) does not "
+        "fit: pick a smaller preset")
+
+
+def test_the_whole_refusal_line_with_the_batch_that_fits(tiny):
+    """The suggested batch is the largest that keeps the run within four fifths of the free
+    memory, counted here from one sequence's activations."""
+    graph, n = tiny
+    per_row = training_need(graph, batch=1, seq_len=64, precision="fp32").activations
+    assert training_need(graph, batch=40, seq_len=64, precision="fp32").activations == 40 * per_row
+    fixed = 16 * n
+    available = fixed + 30 * per_row
+    fits = int((0.8 * available - fixed) // per_row)
+    assert fixed + fits * per_row <= 0.8 * available < fixed + (fits + 1) * per_row
+    accum = -(-40 // fits) * 3
+    message = refusal_of(graph=graph, batch=40, seq_len=64, grad_accum=3, precision="fp32",
+                         device="cpu", available=available)
+    total = fixed + 40 * per_row
+    assert message == (
+        f"training tiny-gpt needs about {human_bytes(total)} (weights {human_bytes(4 * n)}, "
+        f"gradients {human_bytes(4 * n)}, AdamW state {human_bytes(8 * n)}, activations "
+        f"{human_bytes(40 * per_row)} for 40 x 64 tokens; fp32) but this machine has "
+        f"{human_bytes(available)} free; use --batch-size {fits} or less (with --grad-accum "
+        f"{accum} to keep the effective batch of 120), a shorter --seq-len or a smaller "
+        "preset, or pass --no-memory-check to try anyway")
+    # exactly one sequence fits: suggested, not "even one sequence does not fit"
+    one = int(fixed / 0.8 + per_row / 0.8) + 1
+    message = refusal_of(graph=graph, batch=40, seq_len=64, grad_accum=1, precision="fp32",
+                         device="cpu", available=one)
+    assert "use --batch-size 1 or less (with --grad-accum 40 " in message
+    none = int(fixed / 0.8 + per_row / 0.8 / 2)
+    message = refusal_of(graph=graph, batch=40, seq_len=64, grad_accum=1, precision="fp32",
+                         device="cpu", available=none)
+    assert message.split("free; ")[1] == (
+        "even one sequence does not fit: use a shorter --seq-len or a smaller preset, or "
+        "pass --no-memory-check to try anyway")
+
+
+def test_the_refusal_names_the_precision_and_an_unnamed_graph(tiny):
+    graph, _ = tiny
+    for precision, said in (("bf16", "; bf16 activations)"), ("fp16", "; fp16 activations)"),
+                            ("fp32", "; fp32)")):
+        assert said in refusal_of(graph=graph, batch=2, seq_len=16, grad_accum=1,
+                                  precision=precision, device="cpu", available=1000)
+    unnamed = graph.copy() if hasattr(graph, "copy") else graph
+    saved = dict(unnamed.meta)
+    unnamed.meta.pop("name", None)
+    try:
+        assert refusal_of(graph=unnamed, batch=2, seq_len=16, grad_accum=1, precision="fp32",
+                          device="cpu", available=1000).startswith(
+            "training this graph needs about ")
+    finally:
+        unnamed.meta.clear()
+        unnamed.meta.update(saved)
+
+
+def test_on_a_gpu_the_fix_offers_sharding_and_processes_do_not_share(tiny, monkeypatch):
+    graph, n = tiny
+    asked = []
+    monkeypatch.setattr(preflight, "available_memory",
+                        lambda device: asked.append(device) or (16 * n, device))
+    message = refusal_of(graph=graph, batch=2, seq_len=16, grad_accum=1, precision="fp32",
+                         device="cuda:1", world_size=2)
+    assert asked == ["cuda:1"]
+    assert " but cuda:1 has " in message and "per process" not in message
+    assert message.split("free; ")[1] == (
+        f"the model alone (weights, gradients and AdamW state: {human_bytes(16 * n)}) does "
+        "not fit: pick a smaller preset or fewer or narrower layers or shard it over several "
+        "GPUs (torchrun ... --parallel fsdp), or pass --no-memory-check to try anyway")
+    on_cpu = refusal_of(graph=graph, batch=2, seq_len=16, grad_accum=1, precision="fp32",
+                        device="cpu", available=16 * n)
+    assert "shard" not in on_cpu
+
+
+def test_loading_needs_two_copies_of_the_weights_by_default(tiny, monkeypatch):
+    graph, n = tiny
+    check_model_memory(graph, available=8 * n)
+    with pytest.raises(MemoryRefusal) as caught:
+        check_model_memory(graph, available=8 * n - 1)
+    assert str(caught.value) == (
+        f"loading this model needs about {human_bytes(8 * n)} ({n:,} parameters x 4 bytes x 2 "
+        f"copies while loading) but this machine has {human_bytes(8 * n - 1)} free; use a "
+        "machine (or --device) with more memory, or a smaller model")
+    asked = []
+    monkeypatch.setattr(preflight, "available_memory",
+                        lambda device: asked.append(device) or (10, "cuda:0"))
+    with pytest.raises(MemoryRefusal) as caught:
+        check_model_memory(graph, device="cuda:0", dtype="bfloat16", copies=1, what="x",
+                           hint="or pass --no-memory-check")
+    assert asked == ["cuda:0"]
+    assert str(caught.value) == (
+        f"x needs about {human_bytes(2 * n)} ({n:,} parameters x 2 bytes x 1 copies while "
+        "loading) but cuda:0 has 10 bytes free; use a machine (or --device) with more memory, "
+        "or a smaller model, or pass --no-memory-check")
+
+
+def test_free_memory_on_a_gpu_is_what_cuda_reports_for_that_device(monkeypatch):
+    asked = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "mem_get_info",
+                        lambda device: asked.append(device) or (123.0, 456))
+    assert preflight.available_memory("cuda:1") == (123, "cuda:1")
+    assert asked == [torch.device("cuda:1")]
+    assert isinstance(preflight.available_memory(torch.device("cuda:1"))[0], int)
+
+
+def test_free_memory_on_the_host_is_capped_by_a_container_limit(monkeypatch):
+    import psutil
+
+    class Memory:
+        available = 5000
+    monkeypatch.setattr(psutil, "virtual_memory", lambda: Memory())
+    monkeypatch.setattr(preflight, "_cgroup_room", lambda: 1200)
+    assert preflight.available_memory("cpu") == (1200, "this machine")
+    monkeypatch.setattr(preflight, "_cgroup_room", lambda: 9000)
+    assert preflight.available_memory("cpu") == (5000, "this machine")
+    monkeypatch.setattr(preflight, "_cgroup_room", lambda: None)
+    assert preflight.available_memory("mps") == (5000, "this machine")
+
+
+def test_the_container_limit_is_read_from_cgroup_v2(tmp_path):
+    room = preflight._cgroup_room
+    assert preflight.CGROUP == preflight.Path("/sys/fs/cgroup")
+    assert room(tmp_path) is None                       # no cgroup files: no limit
+    (tmp_path / "memory.max").write_text("max\n")
+    (tmp_path / "memory.current").write_text("300\n")
+    assert room(tmp_path) is None                       # "max": unlimited
+    (tmp_path / "memory.max").write_text("1000\n")
+    assert room(tmp_path) == 700                        # limit minus what is in use
+    (tmp_path / "memory.current").write_text("1500\n")
+    assert room(tmp_path) == 0                          # over the limit: nothing left
+    (tmp_path / "memory.max").write_text("lots\n")
+    assert room(tmp_path) is None                       # unreadable: no limit assumed
+
+
+def test_the_precision_and_the_sharding_reach_the_estimate(tiny):
+    graph, n = tiny
+    common = dict(graph=graph, batch=8, seq_len=64, grad_accum=1, device="cpu")
+    half = training_need(graph, batch=8, seq_len=64, precision="bf16")
+    check_training_memory(**common, precision="bf16", available=half.total)
+    shard = training_need(graph, batch=8, seq_len=64, precision="fp32", world_size=2,
+                          sharded=True)
+    check_training_memory(**common, precision="fp32", world_size=2, sharded=True,
+                          available=2 * shard.total)
+
+
+def test_a_model_at_exactly_four_fifths_of_the_memory_is_told_to_shrink(tiny):
+    graph, n = tiny
+    available = 20 * n                      # 16 n bytes of weights, gradients and moments
+    assert 0.8 * available == 16 * n        # exactly the four fifths kept for the model
+    message = refusal_of(graph=graph, batch=64, seq_len=64, grad_accum=1, precision="fp32",
+                         device="cpu", available=available)
+    assert message.split("free; ")[1] == (
+        f"the model alone (weights, gradients and AdamW state: {human_bytes(16 * n)}) leaves "
+        "too little of it for activations and working space: pick a smaller preset or fewer "
+        "or narrower layers, or pass --no-memory-check to try anyway")
+    on_host = refusal_of(graph=graph, batch=64, seq_len=64, grad_accum=1, precision="fp32",
+                         device="cpu", available=16 * n)
+    assert on_host.split("free; ")[1] == (
+        f"the model alone (weights, gradients and AdamW state: {human_bytes(16 * n)}) does "
+        "not fit: pick a smaller preset or fewer or narrower layers, or pass "
+        "--no-memory-check to try anyway")

@@ -43,6 +43,7 @@ def test_the_child_leaves_cores_to_its_parent(leave, torch_default, cores, expec
     assert training_threads(leave, torch_default, cores) == expected
 
 
+@pytest.mark.slow
 def test_a_child_run_trains_exactly_as_the_trainer_in_this_process(tmp_path):
     here = []
     Trainer(load_preset("tiny-gpt"), tiny_config(), run_dir=tmp_path / "here",
@@ -55,6 +56,7 @@ def test_a_child_run_trains_exactly_as_the_trainer_in_this_process(tmp_path):
     assert (tmp_path / "child" / "checkpoints" / "LATEST").exists()
 
 
+@pytest.mark.slow
 def test_commands_sent_before_the_child_starts_reach_its_trainer(tmp_path):
     child = TrainingProcess(load_preset("tiny-gpt"), tiny_config(steps=400, probe_every=2),
                             tmp_path / "run")
@@ -68,6 +70,7 @@ def test_commands_sent_before_the_child_starts_reach_its_trainer(tmp_path):
         child.send("explode")
 
 
+@pytest.mark.slow
 def test_a_killed_child_is_reported_as_a_failure_that_says_how(tmp_path):
     child = TrainingProcess(load_preset("tiny-gpt"), tiny_config(steps=5000), tmp_path / "run")
     child.start()
@@ -99,6 +102,7 @@ PARENT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_a_child_whose_parent_is_killed_stops_and_saves_its_weights(tmp_path):
     script = tmp_path / "parent.py"
     script.write_text(PARENT)

@@ -63,6 +63,7 @@ def test_generate_on_a_folder_without_run_says_so(tmp_path, capsys):
 @pytest.mark.parametrize("graph,parallel,rel", [("tiny-gpt", "ddp", 1e-5),
                                                ("tiny-gpt", "fsdp", 1e-5),
                                                ("tiny-mixtral", "ddp", 1e-3)])
+@pytest.mark.slow
 def test_two_processes_match_single_process(tmp_path, graph, parallel, rel):
     """Two gloo ranks, each on half of the same global batch, give the single-process loss,
     whether the model is replicated (DDP) or sharded (FSDP2), also when some experts of a

@@ -25,6 +25,7 @@ def train(graph_name, **settings):
     return evals[-1], events
 
 
+@pytest.mark.slow
 def test_tiny_gpt_learns_reverse_to_99_percent():
     last, _ = train("tiny-gpt", corpus="task:reverse", tokenizer="byte", steps=220,
                     batch_size=32, lr=3e-3, warmup_steps=20, eval_every=220)
@@ -38,6 +39,7 @@ def test_char_model_beats_unigram_entropy():
     assert last.val_loss < 0.7 * unigram, (last.val_loss, unigram)
 
 
+@pytest.mark.slow
 def test_tiny_bert_learns_masked_tokens():
     # a masked byte guessed from byte frequencies alone costs the unigram entropy; reading the
     # neighbours on both sides must do clearly better
@@ -47,6 +49,7 @@ def test_tiny_bert_learns_masked_tokens():
     assert last.val_loss < 0.85 * baseline, (last.val_loss, baseline)
 
 
+@pytest.mark.slow
 def test_tiny_t5_learns_sorting_as_seq2seq():
     # chance is 1/8 per answer letter (letters a-h)
     last, _ = train("tiny-t5", corpus="task:sort", tokenizer="byte", steps=200,
@@ -64,6 +67,7 @@ def test_moe_reports_router_load():
         assert len(load) == 4 and sum(load) == pytest.approx(2.0, abs=1e-5)
 
 
+@pytest.mark.slow
 def test_tiny_t5_learns_reverse_to_99_percent():
     # reverse needs to know left from right in the source: the mirror image of a string has
     # the same letters at the same distances from each other

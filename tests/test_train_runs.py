@@ -97,6 +97,7 @@ def test_out_of_memory_says_what_to_reduce(tmp_path, monkeypatch):
     assert "batch size (now 4" in end.message and "sequence length (now 32)" in end.message
 
 
+@pytest.mark.slow
 def test_checkpoint_survives_being_killed_mid_write(tmp_path):
     """A child process writes checkpoints back to back and is SIGKILLed at random moments;
     whatever LATEST names must always load."""
@@ -167,6 +168,7 @@ def test_unavailable_device_is_refused_with_the_fix():
         pick_precision("fp16", torch.device("cpu"))
 
 
+@pytest.mark.slow
 def test_torch_compile_option_trains_like_eager():
     settings = {**CFG, "steps": 4, "eval_every": 0}
     eager = Trainer(tfstudio.load_graph("tiny-gpt"), TrainConfig(**settings)).run()

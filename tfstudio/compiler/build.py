@@ -32,6 +32,16 @@ def compile_graph(graph: Graph, *, validate: bool = True):
 def exec_source(source: str):
     """Execute generated source (only ever text from :func:`generate_source`) next to the
     ``tfstudio.nn`` classes; returns its ``Model`` class."""
+    filename = f"<tfstudio-model-{next(_counter)}>"
+    # registered so tracebacks and inspect show the generated lines
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = exec_namespace()
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace["Model"]
+
+
+def exec_namespace() -> dict:
+    """The names generated code can read: tfstudio.nn's, registered plug-in classes, torch."""
     import math
 
     import torch
@@ -40,14 +50,10 @@ def exec_source(source: str):
 
     from .. import nn as blocks
 
-    filename = f"<tfstudio-model-{next(_counter)}>"
-    # registered so tracebacks and inspect show the generated lines
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace = {name: getattr(blocks, name) for name in blocks.__all__}
     namespace.update(blocks.MODULES)  # classes of block types defined outside tfstudio
     namespace.update(torch=torch, nn=nn, F=F, math=math, __name__="tfstudio_generated")
-    exec(compile(source, filename, "exec"), namespace)
-    return namespace["Model"]
+    return namespace
 
 
 def _refuse_invalid(graph: Graph) -> None:

@@ -1,215 +1,209 @@
-"""One self-contained Python file for a compiled model: the parts of tfstudio.nn it uses, the
-generated classes and a ``build_model()`` function. It needs torch and nothing of tfstudio."""
+"""One self-contained Python file for a compiled model: the classes it builds, copied whole from
+their source (tfstudio.nn's and any plug-in block's), what they read, the generated classes and
+a ``build_model()`` function. It needs torch and nothing of tfstudio."""
 from __future__ import annotations
 
 import ast
-import importlib
+import builtins
+import inspect
+import sys
+import types
 from dataclasses import dataclass
-from pathlib import Path
 
-from .pruning import drop_argument_checks, prune, settings_of, short_docstrings
-
-STANDALONE_HEADER = '''"""A transformer exported by tfstudio. Needs only PyTorch.
-
-    model = build_model()                       # fresh weights (the same init as in tfstudio)
-    model.load_state_dict(state_dict)           # then the trained ones
-    logits = model(ids)                         # ids: LongTensor [batch, length]
-
-Encoder-decoders take model(src_ids, tgt_ids). Incremental decoding: cache = model.new_cache();
-model(chunk, cache=cache) returns the logits of the new positions.
-"""
+STANDALONE_HEADER = '''"""A transformer exported by tfstudio; it needs only PyTorch. build_model() makes it with
+fresh weights (tfstudio's init), then model.load_state_dict(state_dict); logits = model(ids) for
+ids [batch, length] (an encoder-decoder takes model(src_ids, tgt_ids)). Incremental decoding:
+cache = model.new_cache(); model(chunk, cache=cache) gives the logits of the new positions."""
+from __future__ import annotations
 '''
 BUILD = ('def build_model():\n'
          '    """The model with freshly initialised weights."""\n'
          '    return Model()\n')
 
 
-# tfstudio's own bookkeeping, which an exported model never reads: the printed repr's extras,
-# the probes' hooks (``hooked`` is folded to False first), and the graph and source a compiled
-# model carries
-NOT_EXPORTED = {"extra_repr", "attention_modules", "hooked", "graph", "source"}
-
-
-@dataclass
-class _Definition:
-    """One top-level statement of a tfstudio.nn file: what it defines and what it reads."""
-
-    file: str
-    text: str
-    defines: set[str]
-    reads: set[str]
-
-    def edited(self, text: str) -> _Definition:
-        return _Definition(self.file, text, self.defines, _names_in(ast.parse(text)))
+class StandaloneError(ValueError):
+    """A model whose classes cannot be copied into one file; the message names the class and
+    what to change."""
 
 
 def standalone_source(model) -> str:
-    """Python source defining ``Model`` and ``build_model()`` for ``model``'s architecture,
-    with only the tfstudio.nn classes and functions it needs (and theirs, transitively), each
-    cut down to the methods and branches this model runs."""
+    """Python source defining ``Model`` and ``build_model()`` for ``model``'s architecture:
+    every class and function the generated code reaches, copied whole from its module's source
+    (a module's constants and helpers along with it), in an order that defines each before use.
+    Raises :class:`StandaloneError` for a definition that cannot be copied."""
+    from .build import exec_namespace
+
     generated = ast.parse(model.source)
-    imports, definitions = _nn_definitions()
-    definitions = [_specialised(d, model, generated) for d in definitions]
-    blocks = "\n\n\n".join(d.text.strip("\n") for d in _used(definitions, generated))
+    copier = _Copier()
+    namespace = exec_namespace()
+    defined_here = {s.name for s in generated.body if isinstance(s, ast.ClassDef)}
+    for name in sorted(_names_in(generated) - defined_here):
+        if name in namespace:
+            copier.bind(name, namespace[name], where="the generated code")
     return "\n\n\n".join([
-        STANDALONE_HEADER + "\n".join(imports),
-        f"# {'-' * 16} the tfstudio.nn blocks this model uses, cut to its settings {'-' * 16}\n"
-        f"{blocks}",
+        STANDALONE_HEADER + "\n".join(sorted(copier.imports, key=_import_order)),
+        f"# {'-' * 16} the classes this model uses, copied from their source {'-' * 16}\n"
+        + "\n\n\n".join(d.text for d in copier.in_order()),
         f"# {'-' * 16} generated from the graph {'-' * 16}\n{_without_docstring(model.source)}",
         BUILD])
 
 
-def _nn_definitions() -> tuple[list[str], list[_Definition]]:
-    """(the import statements, the top-level definitions) of the tfstudio.nn source files."""
-    from .. import nn as nn_package
-
-    directory = Path(nn_package.__file__).resolve().parent
-    imports: list[str] = []
-    definitions: list[_Definition] = []
-    for name in nn_package.SOURCE_FILES:
-        file_imports, file_definitions = _split(name, (directory / name).read_text("utf-8"))
-        imports += [i for i in file_imports if i not in imports]
-        definitions += file_definitions
-    return imports, definitions
+@dataclass
+class _Definition:
+    module: str     # the module it was copied from
+    line: int       # where it starts there
+    text: str       # the top-level statement, with its decorators and the comments above it
 
 
-def _specialised(d: _Definition, model, generated: ast.Module) -> _Definition:
-    """A class without the members the exported model never reads and with the branches no
-    instance in ``model`` takes removed (see pruning); functions lose their argument checks."""
-    node = ast.parse(d.text).body[0]
-    if isinstance(node, ast.FunctionDef):
-        return d.edited(short_docstrings(drop_argument_checks(d.text)))
-    if not isinstance(node, ast.ClassDef):
-        return d
-    module = importlib.import_module(f"{__package__.rsplit('.', 1)[0]}.nn.{d.file[:-3]}")
-    instances = [m for m in model.modules() if isinstance(m, getattr(module, node.name))]
-    text = d.text
-    if instances:
-        settings = settings_of(node, instances)
-        unused = _unused_members(model) | _overridden(generated).get(node.name, set())
-        text = prune(_without_members(text, unused), settings,
-                     also=_called_by_constructors(generated))
-    return d.edited(short_docstrings(text))
+class _Copier:
+    """Walks from the generated code's names to the definitions they reach, collecting each
+    top-level statement once (dependencies first) and the imports of library names."""
+
+    def __init__(self):
+        self.imports: set[str] = set()
+        self.definitions: list[_Definition] = []
+        self._seen: set[tuple[str, str]] = set()
+        self._owner: dict[str, str] = {}   # a top-level name in the file -> the module it's from
+        self._needs: dict[str, list[str]] = {}   # module -> the modules it takes definitions from
+        self._sources: dict[str, tuple[ast.Module, list[str]]] = {}  # module -> parsed, lines
+
+    def in_order(self) -> list[_Definition]:
+        """The definitions module by module, each module after those it takes definitions from
+        (a base class before its subclasses), and in its own source order within it."""
+        ordered: list[str] = []
+        visiting: set[str] = set()
+
+        def visit(module: str) -> None:
+            if module in ordered or module in visiting:  # a cycle keeps first-reached order
+                return
+            visiting.add(module)
+            for needed in self._needs.get(module, []):
+                visit(needed)
+            ordered.append(module)
+
+        for d in self.definitions:
+            visit(d.module)
+        return sorted(self.definitions, key=lambda d: (ordered.index(d.module), d.line))
+
+    def bind(self, name: str, value, where: str) -> None:
+        """Make ``name`` (meaning ``value`` in ``where``) defined in the file."""
+        if isinstance(value, types.ModuleType):
+            if value.__name__.split(".")[0] == "tfstudio":
+                raise StandaloneError(f"{where} reads the module {value.__name__} as {name!r}; "
+                                      "import the classes it needs from it by name instead")
+            self._import(name, _import_module_line(name, value))
+        elif isinstance(value, (type, types.FunctionType)):
+            self._copy(value.__module__, value.__qualname__, where)
+        else:
+            raise StandaloneError(f"{where} reads {name!r}, a {type(value).__name__} that is "
+                                  "neither a module, a class nor a function, so it cannot be "
+                                  "copied into model.py")
+
+    def _import(self, name: str, line: str) -> None:
+        self._claim(name, f"import: {line}")
+        self.imports.add(line)
+
+    def _claim(self, name: str, owner: str) -> None:
+        if self._owner.setdefault(name, owner) != owner:
+            raise StandaloneError(f"two definitions named {name!r} ({self._owner[name]} and "
+                                  f"{owner}) would share model.py; rename one of them")
+
+    def _copy(self, module_name: str, name: str, where: str) -> None:
+        if (module_name, name) in self._seen:
+            return
+        if "." in name:  # a nested or function-local class ('make.<locals>.Scale')
+            raise StandaloneError(f"{name} (module {module_name}), read by {where}, is not "
+                                  "defined at the top level of its module, so its source "
+                                  "cannot be copied; define it at module level")
+        self._seen.add((module_name, name))
+        module = sys.modules.get(module_name)
+        if module_name not in self._sources:
+            self._sources[module_name] = _parsed(module, name, where)
+        tree, lines = self._sources[module_name]
+        statement = _top_level_binding(tree, name)
+        if statement is None:
+            raise StandaloneError(f"{name} (module {module_name}), read by {where}, has no "
+                                  "top-level definition in its module's source; define it "
+                                  "there with def, class or an assignment")
+        self._claim(name, f"module {module_name}")
+        for read in sorted(_names_in(statement) - {name}):
+            self._resolve(module, tree, read, f"{name} in {module_name}")
+        first = min([statement.lineno] + [d.lineno for d in
+                                          getattr(statement, "decorator_list", ())]) - 1
+        text = _with_leading_comments(lines, first) + "".join(lines[first:statement.end_lineno])
+        self.definitions.append(_Definition(module_name, first, text.rstrip()))
+
+    def _resolve(self, module, tree: ast.Module, name: str, where: str) -> None:
+        """Define ``name`` as ``module``'s top level binds it; a local variable or a builtin
+        needs nothing."""
+        statement = _top_level_binding(tree, name)
+        if statement is None:
+            if name in vars(module) and not hasattr(builtins, name):
+                raise StandaloneError(f"{where} reads {name!r}, which its module sets without a "
+                                      "top-level statement, so it cannot be copied")
+            return
+        if isinstance(statement, ast.ImportFrom) and (statement.level > 0 or
+                                                      statement.module.split(".")[0] == "tfstudio"):
+            value = vars(module)[name]
+            self._needs.setdefault(module.__name__, []).append(getattr(value, "__module__", ""))
+            self.bind(name, value, where)   # tfstudio's own: copied, not imported
+        elif isinstance(statement, ast.Import) or isinstance(vars(module).get(name),
+                                                             types.ModuleType):
+            self._import(name, _import_module_line(name, vars(module)[name]))
+        elif isinstance(statement, ast.ImportFrom):
+            alias = next(a for a in statement.names if (a.asname or a.name) == name)
+            as_name = f" as {alias.asname}" if alias.asname else ""
+            self._import(name, f"from {statement.module} import {alias.name}{as_name}")
+        else:
+            self._copy(module.__name__, name, where)
 
 
-def _used(definitions: list[_Definition], generated: ast.Module) -> list[_Definition]:
-    """The definitions the generated code reaches, in file order, less the private methods
-    nothing calls (once a branch is pruned, the helper it called may have no caller left)."""
-    definitions = list(definitions)
-    while True:
-        kept = _needed(definitions, _names_in(generated))
-        called = {n.attr for d in kept for n in ast.walk(ast.parse(d.text))
-                  if isinstance(n, ast.Attribute)}
-        dropped = False
-        for i, d in enumerate(definitions):
-            uncalled = _private_methods(d) - called
-            if uncalled and any(k is d for k in kept):
-                definitions[i] = d.edited(_without_members(d.text, uncalled))
-                dropped = True
-        if not dropped:
-            return [d for d in definitions if any(k is d for k in kept)]
+def _parsed(module, name: str, where: str) -> tuple[ast.Module, list[str]]:
+    try:
+        text = inspect.getsource(module)
+    except (OSError, TypeError):
+        raise StandaloneError(f"{name}, read by {where}, comes from a module whose source "
+                              f"cannot be read ({getattr(module, '__name__', module)}); define it "
+                              "in a .py file") from None
+    return ast.parse(text), text.splitlines(keepends=True)
 
 
-def _private_methods(d: _Definition) -> set[str]:
-    tree = ast.parse(d.text).body[0]
-    if not isinstance(tree, ast.ClassDef):
-        return set()
-    return {f.name for f in tree.body if isinstance(f, ast.FunctionDef)
-            and f.name.startswith("_") and not f.name.startswith("__")}
+def _top_level_binding(tree: ast.Module, name: str) -> ast.stmt | None:
+    """The last top-level statement of ``tree`` that binds ``name``."""
+    found = None
+    for statement in tree.body:
+        if name in _bound_by(statement):
+            found = statement
+    return found
 
 
-def _needed(definitions: list[_Definition], roots: set[str]) -> list[_Definition]:
-    """The definitions ``roots`` reach, following what each definition reads."""
-    by_name = {name: d for d in definitions for name in d.defines}
-    wanted = {"GraphModel", "GraphLayer"} | roots
-    kept: list[_Definition] = []
-    stack = [by_name[n] for n in wanted if n in by_name]
-    while stack:
-        d = stack.pop()
-        if any(k is d for k in kept):
-            continue
-        kept.append(d)
-        stack += [by_name[n] for n in d.reads if n in by_name]
-    return kept
+def _bound_by(statement: ast.stmt) -> set[str]:
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {statement.name}
+    if isinstance(statement, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in statement.names}
+    if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = getattr(statement, "targets", None) or [statement.target]
+        return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return set()
+
+
+def _import_module_line(name: str, module: types.ModuleType) -> str:
+    full = module.__name__
+    if full == name:
+        return f"import {name}"
+    parent, _, last = full.rpartition(".")
+    if last == name:
+        return f"from {parent} import {name}"
+    return f"import {full} as {name}"
+
+
+def _import_order(line: str) -> tuple[bool, str]:
+    return line.startswith("from"), line
 
 
 def _names_in(tree: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-
-
-def _split(file: str, text: str) -> tuple[list[str], list[_Definition]]:
-    """(absolute import statements, the other top-level statements) of a module; relative
-    imports and the module docstring are dropped, since everything ends up in one file."""
-    tree = ast.parse(text)
-    lines = text.splitlines(keepends=True)
-    imports: list[str] = []
-    definitions: list[_Definition] = []
-    for i, stmt in enumerate(tree.body):
-        first = min([stmt.lineno - 1] + [d.lineno - 1 for d in getattr(stmt, "decorator_list", ())])
-        span = _with_leading_comments(lines, first) + "".join(lines[first:stmt.end_lineno])
-        if i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
-            continue  # the module docstring
-        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            if not (isinstance(stmt, ast.ImportFrom) and stmt.level > 0):
-                imports.append(span.strip())
-            continue
-        definitions.append(_Definition(file, span.rstrip(), _defined_by(stmt), _names_in(stmt)))
-    return imports, definitions
-
-
-def _unused_members(model) -> set[str]:
-    """Members an exported model never needs: tfstudio's bookkeeping, and the MoE loss when
-    the model has no experts."""
-    if any(hasattr(m, "aux_loss") for m in model.modules() if m is not model):
-        return NOT_EXPORTED
-    return NOT_EXPORTED | {"aux_loss"}
-
-
-def _overridden(generated: ast.Module) -> dict[str, set[str]]:
-    """For each base class of the generated classes, the class attributes every generated
-    subclass sets itself (``family``, ``BLOCKS``): the base's defaults are never read."""
-    out: dict[str, set[str]] = {}
-    for cls in generated.body:
-        if not isinstance(cls, ast.ClassDef):
-            continue
-        names = {t.id for s in cls.body if isinstance(s, ast.Assign) for t in s.targets
-                 if isinstance(t, ast.Name)}
-        for base in cls.bases:
-            if isinstance(base, ast.Name):
-                out[base.id] = out[base.id] & names if base.id in out else names
-    return out
-
-
-def _called_by_constructors(generated: ast.Module) -> set[str]:
-    """The methods the generated ``__init__``s call on their blocks (``self.head.tie_to``)."""
-    return {n.func.attr for fn in ast.walk(generated)
-            if isinstance(fn, ast.FunctionDef) and fn.name == "__init__"
-            for n in ast.walk(fn) if isinstance(n, ast.Call)
-            and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Attribute)}
-
-
-def _without_members(text: str, drop: set[str]) -> str:
-    """The class ``text`` without the methods and class attributes named in ``drop`` (and the
-    blank lines above each)."""
-    lines = text.splitlines(keepends=True)
-    cls = ast.parse(text).body[0]
-    skip: set[int] = set()
-    for stmt in cls.body:
-        if _member_names(stmt) and _member_names(stmt) <= drop:
-            start = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
-            start -= 1
-            while start > 0 and not lines[start - 1].strip():
-                start -= 1
-            skip.update(range(start, stmt.end_lineno))
-    return "".join(line for j, line in enumerate(lines) if j not in skip).rstrip()
-
-
-def _member_names(stmt: ast.stmt) -> set[str]:
-    if isinstance(stmt, ast.FunctionDef):
-        return {stmt.name}
-    if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
-        return _defined_by(stmt)
-    return set()
 
 
 def _without_docstring(source: str) -> str:
@@ -228,11 +222,3 @@ def _with_leading_comments(lines: list[str], first: int) -> str:
     while start > 0 and lines[start - 1].lstrip().startswith("#"):
         start -= 1
     return "".join(lines[start:first])
-
-
-def _defined_by(stmt: ast.stmt) -> set[str]:
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return {stmt.name}
-    targets = getattr(stmt, "targets", None) or [getattr(stmt, "target", None)]
-    return {n.id for t in targets if t is not None for n in ast.walk(t)
-            if isinstance(n, ast.Name)}

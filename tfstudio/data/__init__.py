@@ -18,8 +18,8 @@ pass any id batch through ``mlm_batch``. Only the batching functions import torc
 when called. Caches live under ``~/.cache/tfstudio`` (override with ``TFSTUDIO_CACHE``).
 
 Modules: ``corpus`` (specs, documents, fingerprints), ``storygen`` (the sample stories),
-``tasks`` (synthetic tasks), ``textio`` (streaming UTF-8 files), ``tokenizer`` (interface and
-factory), ``simple_tokenizers`` (byte, char), ``bpe`` (rustbpe + tiktoken), ``named_encodings``
+``tasks`` (synthetic tasks), ``textio`` (streaming UTF-8 files), ``tokenizer`` (the interface),
+``tokenizer_factory`` (specs and saved ones to tokenizers), ``simple_tokenizers`` (byte, char), ``bpe`` (rustbpe + tiktoken), ``named_encodings``
 (gpt2, cl100k_base, ... offline), ``chunking`` (safe cut points), ``token_cache`` (memmapped
 ids, train/val split), ``windows`` (causal-LM sampler), ``masking`` (MLM), ``task_batches``.
 """
@@ -31,8 +31,8 @@ from .task_batches import (Seq2SeqBatch, TaskLMBatch, TaskSampler, encode_exampl
                            seq2seq_batch, task_lm_batch, task_seq2seq_batch)
 from .tasks import TASKS, Task, TaskExample, parse_task
 from .token_cache import split_train_val, token_array
-from .tokenizer import (SPECIAL_TOKENS, Tokenizer, build_tokenizer, load_tokenizer,
-                        tokenizer_from_dict)
+from .tokenizer import SPECIAL_TOKENS, Tokenizer
+from .tokenizer_factory import build_tokenizer, load_tokenizer, tokenizer_from_dict
 from .windows import WindowSampler, eval_windows
 
 __all__ = [

@@ -21,7 +21,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Callable
 
-from ..graph import Graph, load_graph_file, save_graph
+from ..graph import load_graph_file, save_graph
 from ..runs import RunFolder, TrainConfig
 from ..train.events import read_events
 from .variants import Variant
@@ -215,7 +215,3 @@ def print_commands(specs: list[RunSpec], stream=None) -> int:
     for spec in todo:
         stream.write(shlex.join(spec.command()) + "\n")
     return len(todo)
-
-
-def plan_graph(out: Path, slug: str) -> Graph:
-    return load_graph_file(Path(out) / "variants" / f"{slug}.json")

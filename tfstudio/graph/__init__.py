@@ -1,8 +1,9 @@
 """The architecture as data. Imports neither torch nor Qt (a test enforces it)."""
 from .edits import (AddNode, Connect, ConnectionRefused, Disconnect, Document, Edit, GraphEvent,
                     Macro, MoveNodes, RemoveNodes, ReplaceGraph, SetParam, SetTitle, ShowRunGraph,
-                    group_edit, group_nodes, new_node, ungroup_edit, ungroup_node)
+                    new_node)
 from .edits import GraphChange, KeepTidy, kept_tidy, tidy_edit
+from .grouping import group_edit, group_nodes, ungroup_edit, ungroup_node
 from .model import GROUP, GROUP_INPUT, GROUP_OUTPUT, Edge, Graph, GraphError, Node, graph_at
 from .schema import BlockSpec, ParamSpec, PortSpec, all_specs, families, get_spec
 from .serialize import (FORMAT_VERSION, GraphFileError, dumps, graph_from_dict, graph_to_dict,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from . import block_types as bt
-from .edits import group_nodes
+from .grouping import group_nodes
 from .model import GROUP_INPUT, GROUP_OUTPUT, Edge, Graph, Node, format_port_list
 
 PLACEMENTS = ("pre", "post", "sandwich")

@@ -41,8 +41,6 @@ def _font(pixels: int, bold: bool = False) -> QFont:
     return f
 
 
-TITLE_FONT = _font(13, bold=True)
-PORT_FONT = _font(11)
 SMALL_FONT = _font(11)
 BADGE_FONT = _font(12, bold=True)
 
@@ -126,9 +124,6 @@ class PortItem(QGraphicsItem):
     def boundingRect(self) -> QRectF:
         r = PORT_R + 5
         return QRectF(-r, -r, 2 * r, 2 * r)
-
-    def scene_anchor(self) -> QPointF:
-        return self.scenePos()
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
         painter.setRenderHint(QPainter.Antialiasing)

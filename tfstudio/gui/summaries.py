@@ -8,18 +8,13 @@ from __future__ import annotations
 
 import html
 
-from ..graph import GROUP, Graph, Node, get_spec
+from ..graph import Graph, Node, get_spec
 from .text import count_label
 
 
 def node_summary(node: Node, graph: Graph | None = None) -> str:
     """The block type's own summary (``BlockSpec.summary``), e.g. '4 heads / 2 kv · causal'."""
     return get_spec(node.type).summarize(node)
-
-
-def group_summary(node: Node) -> str:
-    """What a layer group holds: attention kind, FFN or MoE, norm placement."""
-    return get_spec(GROUP).summarize(node)
 
 
 def node_tooltip(node: Node, diagnostics=(), params: int | None = None) -> str:

@@ -1,8 +1,7 @@
 """Torch implementations of the block catalogue.
 
 These modules import only torch, math and the standard library (never tfstudio), so an export can
-inline their source into a standalone ``model.py``; ``SOURCE_FILES`` lists them in dependency
-order for that purpose.
+copy the classes a model uses into a standalone ``model.py``.
 """
 from .attention import CrossAttention, SelfAttention
 from .cache import DecodingCache
@@ -31,16 +30,11 @@ def unregister_module(name: str) -> None:
     MODULES.pop(name, None)
 
 
-SOURCE_FILES = ("cache.py", "hooks.py", "positions.py", "norm.py", "residual.py",
-                "embedding.py", "attention.py", "feedforward.py", "heads.py", "recurrent.py",
-                "model.py")
-
 __all__ = ["Add", "CrossAttention", "DecodingCache", "Dropout", "FeedForward", "GraphLayer",
            "GraphModel", "HookPoint", "LMHead", "MLMHead", "MixtureOfExperts", "Norm",
            "PositionalEncoding", "Recurrent", "SelfAttention", "TokenEmbedding", "alibi_slopes",
            "apply_rope", "attached", "hook_points", "rope_angles", "rotate_pairs",
-           "sinusoidal_table", "SOURCE_FILES", "MODULES", "register_module",
-           "unregister_module"]
+           "sinusoidal_table", "MODULES", "register_module", "unregister_module"]
 
 for _cls in (Add, CrossAttention, Dropout, FeedForward, LMHead, MLMHead, MixtureOfExperts, Norm,
              PositionalEncoding, Recurrent, SelfAttention, TokenEmbedding):

@@ -29,10 +29,6 @@ class RunLock:
         self._fd: int | None = None
         self._made_folder = False  # a refused run leaves no empty folder behind
 
-    @property
-    def held(self) -> bool:
-        return self._fd is not None
-
     def acquire(self) -> None:
         """Take the lock, or raise RunLocked naming the holder's PID."""
         if self._fd is not None:

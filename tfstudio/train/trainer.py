@@ -116,10 +116,6 @@ class Trainer:
             self._stop.set()
             self._wake.notify_all()
 
-    @property
-    def paused(self) -> bool:
-        return self._pause.is_set()
-
     def _wait_while_paused(self) -> None:
         with self._wake:
             while self._pause.is_set() and not self._stop.is_set():

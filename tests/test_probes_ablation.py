@@ -1,0 +1,121 @@
+"""Ablation (tfstudio/probes/ablation.py): the targets it reads and refuses, the effect it reports
+and the loss it compares, recomputed here from the model's own logits."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from probe_models import TEXT, block_of, model_of
+
+from tfstudio.probes import probe_inputs
+from tfstudio.probes.ablation import Target, ablation_effect, text_loss
+
+torch.set_num_threads(1)
+
+
+def refusal(model, inputs, target) -> str:
+    with pytest.raises(ValueError) as caught:
+        ablation_effect(model, inputs, [target])
+    return str(caught.value)
+
+
+def test_an_unreadable_target_is_refused_with_the_forms_it_may_take(gpt):
+    for text in ("layers.0.attn:head=x", "layers.0.attn:head", "layers.0.attn:head=1=2"):
+        assert refusal(*gpt, text) == (
+            f"cannot read the ablation target {text!r}; write BLOCK, BLOCK:head=H or "
+            "BLOCK:expert=E (e.g. layers.0.attn:head=1)")
+
+
+def test_an_unknown_block_is_refused_with_the_blocks_there_are(gpt, tokenizer):
+    model, inputs = gpt
+    assert refusal(model, inputs, "layers.0.norm_attn") == (
+        "'layers.0.norm_attn' is not an attention, feed-forward or MoE block of this model; "
+        "choose one of layers.0.attn, layers.0.ffn, layers.1.attn, layers.1.ffn")
+    lstm = model_of("tiny-lstm", tokenizer)
+    assert refusal(lstm, probe_inputs(lstm, tokenizer, TEXT), "rnn") == (
+        "'rnn' is not an attention, feed-forward or MoE block of this model; this model has "
+        "none to switch off (a recurrent model has no sublayers)")
+
+
+def test_every_head_can_be_switched_off_and_no_other(gpt):
+    model, inputs = gpt
+    heads = block_of(model, "layers.0.attn").heads
+    for head in (0, heads - 1):
+        ablation_effect(model, inputs, [f"layers.0.attn:head={head}"])
+    assert refusal(model, inputs, f"layers.0.attn:head={heads}") == (
+        f"layers.0.attn has heads 0..{heads - 1}, not {heads}")
+
+
+def test_every_expert_can_be_switched_off_and_no_other(tokenizer):
+    model = model_of("tiny-mixtral", tokenizer)
+    inputs = probe_inputs(model, tokenizer, TEXT)
+    n = block_of(model, "layers.0.moe").num_experts
+    for expert in (0, n - 1):
+        ablation_effect(model, inputs, [f"layers.0.moe:expert={expert}"])
+    assert refusal(model, inputs, f"layers.0.moe:expert={n}") == (
+        f"layers.0.moe has experts 0..{n - 1}, not {n}")
+    assert refusal(model, inputs, "layers.0.attn:expert=0") == (
+        "layers.0.attn is not a mixture of experts")
+
+
+def test_the_effect_reports_what_it_compared(gpt, tokenizer):
+    model, inputs = gpt
+    T = len(inputs.ids[inputs.stream_role])
+    effect = ablation_effect(model, inputs, [" layers.0.attn:head=1 ", Target("layers.1.ffn")])
+    assert effect.targets == ["layers.0.attn:head=1", "layers.1.ffn"]
+    assert effect.position == T - 1
+    before = torch.log_softmax(torch.tensor(effect.logits_before[T - 1]), -1)
+    probs, ids = before.exp().topk(5)       # k's default: five tokens
+    assert [name for name, _ in effect.top_before] == [str(i) for i in ids.tolist()]
+    np.testing.assert_allclose([p for _, p in effect.top_before], probs.numpy(), rtol=1e-5)
+    named = ablation_effect(model, inputs, ["layers.1.ffn"], tokenizer=tokenizer, k=2)
+    assert [name for name, _ in named.top_before] == tokenizer.token_strings(ids[:2].tolist())
+
+
+def test_the_compared_position_may_be_any_of_the_text(gpt):
+    model, inputs = gpt
+    T = len(inputs.ids[inputs.stream_role])
+    assert ablation_effect(model, inputs, ["layers.1.ffn"], position=-T).position == 0
+    assert ablation_effect(model, inputs, ["layers.1.ffn"], position=T - 1).position == T - 1
+    for outside in (T, -T - 1):
+        with pytest.raises(ValueError) as caught:
+            ablation_effect(model, inputs, ["layers.1.ffn"], position=outside)
+        assert str(caught.value) == f"position {outside} is outside the text's {T} tokens"
+
+
+def test_the_text_loss_of_a_decoder_and_of_an_encoder(gpt, tokenizer):
+    model, inputs = gpt
+    ids = inputs.ids[inputs.stream_role]
+    with torch.no_grad():
+        logits = model(*inputs.args)
+    expected = F.cross_entropy(logits[0, :-1], torch.tensor(ids[1:]))  # next tokens
+    assert text_loss(model, inputs, logits) == pytest.approx(float(expected), rel=1e-6)
+    short = probe_inputs(model, tokenizer, "ab")
+    with torch.no_grad():
+        two = model(*short.args)
+    assert text_loss(model, short, two) == pytest.approx(
+        float(F.cross_entropy(two[0, :1], torch.tensor(short.ids["tokens"][1:]))), rel=1e-6)
+    one = probe_inputs(model, tokenizer, "a")
+    with torch.no_grad():
+        assert np.isnan(text_loss(model, one, model(*one.args)))   # no next token to predict
+    bert = model_of("tiny-bert", tokenizer)
+    b_inputs = probe_inputs(bert, tokenizer, TEXT)
+    with torch.no_grad():
+        b_logits = bert(*b_inputs.args)
+    own = F.cross_entropy(b_logits[0], torch.tensor(b_inputs.ids[b_inputs.stream_role]))
+    assert text_loss(bert, b_inputs, b_logits) == pytest.approx(float(own), rel=1e-6)
+
+
+def test_the_effect_as_json(gpt):
+    import json
+    model, inputs = gpt
+    effect = ablation_effect(model, inputs, ["layers.0.attn:head=1"], k=2)
+    data = json.loads(json.dumps(effect.to_dict()))
+    assert data == {
+        "targets": ["layers.0.attn:head=1"], "position": effect.position,
+        "loss_before": effect.loss_before, "loss_after": effect.loss_after,
+        "loss_change": effect.loss_after - effect.loss_before, "kl": effect.kl,
+        "top_before": [list(t) for t in effect.top_before],
+        "top_after": [list(t) for t in effect.top_after]}
+    assert data["loss_change"] != 0 and data["kl"] > 0  # switching a head off changed both

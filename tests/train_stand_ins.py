@@ -1,0 +1,22 @@
+"""Stand-ins shared by the training tests: a tiny run's settings, the second of two ranks, a
+model whose logits are fixed."""
+import torch
+
+from tfstudio.train.distributed import DistInfo
+
+# tiny-gpt on the small stories, byte tokens: a step takes milliseconds
+TINY = dict(corpus="sample:small", tokenizer="byte", batch_size=2, seq_len=16,
+            warmup_steps=0, eval_every=0)
+
+TWO_RANKS = DistInfo(rank=1, world_size=2, local_rank=1)
+
+
+class FixedLogits(torch.nn.Module):
+    """Returns the logits it was given, whatever the input."""
+
+    def __init__(self, logits):
+        super().__init__()
+        self.logits = logits
+
+    def forward(self, *inputs):
+        return self.logits

@@ -1,0 +1,108 @@
+"""The one factory that makes tokenizers, from a spec string or from a saved one.
+
+``build_tokenizer(spec, corpus)`` takes a spec string:
+
+========================  =====================================================================
+``"byte"``                UTF-8 bytes (256 ids) then the special tokens; needs no corpus.
+``"char"``                one id per character seen in the corpus, then specials and ``<|unk|>``.
+``"bpe:1024"``            byte-level BPE with at most that many ids (specials included; a small
+                          corpus may run out of merges), trained on the corpus with rustbpe,
+                          run by tiktoken, cached on disk.
+``"tiktoken:gpt2"``       a named tiktoken encoding (gpt2, r50k_base, p50k_base, cl100k_base,
+                          o200k_base) read from local files only; never downloads.
+========================  =====================================================================
+
+``tokenizer_from_dict`` / ``load_tokenizer`` rebuild one saved by ``Tokenizer.save``. Each kind's
+module is imported only when that kind is asked for (BPE pulls in rustbpe and tiktoken).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .errors import DataError
+from .tokenizer import FORMAT_VERSION, KINDS, TOKENIZER_FILE, Tokenizer
+
+SPEC_HELP = ('"byte", "char", "bpe:<vocab size>" (e.g. "bpe:1024") or "tiktoken:<name>" '
+             '(gpt2, r50k_base, p50k_base, cl100k_base, o200k_base)')
+
+
+def build_tokenizer(spec: str, corpus=None, **options) -> Tokenizer:
+    """Make the tokenizer ``spec`` names; ``corpus`` is needed by "char" and "bpe:N".
+
+    ``options`` go to the BPE trainer (``max_train_chars``, ``use_cache``).
+    """
+    kind, _, arg = spec.strip().partition(":")
+    kind = kind.lower()
+    if kind == "byte" and not arg:
+        from .simple_tokenizers import ByteTokenizer
+        return ByteTokenizer()
+    if kind == "char" and not arg:
+        from .simple_tokenizers import CharTokenizer
+        return CharTokenizer.from_corpus(_need_corpus(spec, corpus))
+    if kind == "bpe":
+        try:
+            vocab_size = int(arg)
+        except ValueError:
+            raise DataError(f"tokenizer {spec!r}: the BPE vocabulary size must be an integer, "
+                            f'e.g. "bpe:1024"') from None
+        from .bpe import train_bpe
+        return train_bpe(_need_corpus(spec, corpus), vocab_size, **options)
+    if kind == "tiktoken" and arg:
+        from .named_encodings import load_named_encoding
+        return load_named_encoding(arg)
+    raise DataError(f"unknown tokenizer {spec!r}; use {SPEC_HELP}")
+
+
+def _need_corpus(spec: str, corpus):
+    if corpus is None:
+        raise DataError(f"tokenizer {spec!r} is built from a corpus; pass one "
+                        f"(build_tokenizer(spec, load_corpus(...))) or use \"byte\"")
+    return corpus
+
+
+def tokenizer_from_dict(data: Any, source: str = "tokenizer") -> Tokenizer:
+    """Rebuild a tokenizer from ``to_dict`` output (as saved in a run folder)."""
+    if not isinstance(data, dict):
+        raise DataError(f"{source}: expected a JSON object describing a tokenizer")
+    if data.get("format_version") != FORMAT_VERSION:
+        raise DataError(f"{source}: tokenizer format_version {data.get('format_version')!r} is "
+                        f"not supported (this tfstudio reads {FORMAT_VERSION})")
+    kind = data.get("kind")
+    try:
+        if kind == "byte":
+            from .simple_tokenizers import ByteTokenizer
+            return ByteTokenizer()
+        if kind == "char":
+            from .simple_tokenizers import CharTokenizer
+            return CharTokenizer(data["alphabet"])
+        if kind == "bpe":
+            from .bpe import bpe_from_state
+            return bpe_from_state(data)
+        if kind == "tiktoken":
+            from .named_encodings import load_named_encoding
+            return load_named_encoding(data["encoding"])
+    except DataError:
+        raise
+    except (KeyError, TypeError, ValueError) as exc:
+        raise DataError(f"{source}: malformed {kind} tokenizer ({exc!r}); save it again from "
+                        f"the run that made it") from exc
+    raise DataError(f"{source}: unknown tokenizer kind {kind!r}; expected one of {KINDS}")
+
+
+def load_tokenizer(path: str | Path) -> Tokenizer:
+    """Read a tokenizer saved with ``Tokenizer.save`` (a run folder or the .json file)."""
+    path = Path(path)
+    target = path / TOKENIZER_FILE if path.is_dir() else path
+    try:
+        data = json.loads(target.read_bytes().decode("utf-8"))
+    except FileNotFoundError:
+        raise DataError(f"{target}: no tokenizer saved here; was the run trained by tfstudio?") \
+            from None
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{target}: not UTF-8 text (byte {exc.start}: {exc.reason}); the file "
+                        "is damaged") from None
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{target}: not valid JSON ({exc}); the file is damaged") from None
+    return tokenizer_from_dict(data, str(target))
