@@ -14,6 +14,7 @@ from .norm import Norm
 from .positions import alibi_slopes, apply_rope, rope_angles, rotate_pairs, sinusoidal_table
 from .recurrent import Recurrent
 from .residual import Add, Dropout
+from .window import FixedWindow
 
 # Every class the generated code may build, by name: this package's own, and any a block type
 # defined outside tfstudio adds with register_module.
@@ -31,14 +32,15 @@ def unregister_module(name: str) -> None:
 
 
 SOURCE_FILES = ("cache.py", "positions.py", "norm.py", "residual.py", "embedding.py",
-                "attention.py", "feedforward.py", "heads.py", "recurrent.py", "model.py")
+                "attention.py", "feedforward.py", "heads.py", "recurrent.py", "window.py",
+                "model.py")
 
 __all__ = ["Add", "CrossAttention", "DecodingCache", "Dropout", "FeedForward", "GraphLayer",
            "GraphModel", "LMHead", "MLMHead", "MixtureOfExperts", "Norm", "PositionalEncoding",
            "Recurrent", "SelfAttention", "TokenEmbedding", "alibi_slopes", "apply_rope",
            "rope_angles", "rotate_pairs", "sinusoidal_table", "SOURCE_FILES", "MODULES",
-           "register_module", "unregister_module"]
+           "register_module", "unregister_module", "FixedWindow"]
 
 for _cls in (Add, CrossAttention, Dropout, FeedForward, LMHead, MLMHead, MixtureOfExperts, Norm,
-             PositionalEncoding, Recurrent, SelfAttention, TokenEmbedding):
+             PositionalEncoding, Recurrent, SelfAttention, TokenEmbedding, FixedWindow):
     register_module(_cls)
