@@ -146,9 +146,9 @@ def test_report_numbers_are_those_of_the_run_folders(comparison):
         assert row["parameters"] == f"{sum(p.numel() for p in model.parameters()):,}"
         # 2 layers x (K and V) x kv heads x head size 16 x 4 bytes (float32), per token
         per_token = 2 * 2 * kv_heads[name] * 16 * 4
-        assert row["KV bytes/token"] == f"{per_token:,}"
+        assert row["KV bytes/token (float32)"] == f"{per_token:,}"
         kib = f"{per_token * 32 / 1024:.1f} KiB"
-        assert row["KV at context (measured / model)"] == f"{kib} / {kib}"
+        assert row["KV at context (measured / model)"] == f"{kib} / {kib} (float32)"
     page = (comparison / "report.html").read_text()
     for picture in ("loss_curves", "loss_vs_position", "loss_vs_params"):
         assert f"plots/{picture}.png" in page
