@@ -51,4 +51,4 @@ def test_a_lesson_is_one_click_and_exports_its_page(qtbot, tmp_path, monkeypatch
         view.lesson_buttons["attention"].click()
     assert view.table.rowCount() == 3
     page = view.export().read_text()
-    assert short.title in page and "shrinks the KV cache 4:2:1" in page
+    assert short.title in page and "4:2:1" in page and "Verdict:" in page

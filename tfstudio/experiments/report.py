@@ -6,9 +6,9 @@ from __future__ import annotations
 import html as html_lib
 from pathlib import Path
 
-from .results import Comparison, VariantResult, collect
+from .results import COST_DTYPE, Comparison, VariantResult, collect
 
-COLUMNS = ("variant", "seeds", "parameters", "FLOPs/token", "KV bytes/token",
+COLUMNS = ("variant", "seeds", "parameters", "FLOPs/token", f"KV bytes/token ({COST_DTYPE})",
            "KV at context (measured / model)", "generation tok/s", "training tok/s",
            "final val loss", "steps to target")
 
@@ -33,8 +33,8 @@ def table_row(variant: VariantResult, target: float | None) -> list[str]:
     if variant.val_spread is not None:
         loss += f" ± {variant.val_spread:.3f}"
     costs = [r.inference for r in variant.runs if r.inference is not None]
-    kv = (f"{_kib(costs[0].kv_bytes_measured)} / {_kib(costs[0].kv_bytes_predicted)}"
-          if costs else "n/a")
+    kv = (f"{_kib(costs[0].kv_bytes_measured)} / {_kib(costs[0].kv_bytes_predicted)} "
+          f"({costs[0].dtype})" if costs else "n/a")
     speed = f"{sum(c.tokens_per_s for c in costs) / len(costs):,.0f}" if costs else "n/a"
     steps = [r.steps_to(target) for r in variant.runs] if target is not None else []
     reached = [s for s in steps if s is not None]
@@ -78,7 +78,7 @@ def _notes(c: Comparison) -> list[str]:
     if c.target_loss is not None:
         notes.append(f"Steps to target: the first evaluation at or below a validation loss of "
                      f"{c.target_loss:.3f}.")
-    notes.append("KV bytes/token: the cost model's prediction in float32; at context: the "
+    notes.append(f"KV bytes/token: the cost model's prediction in {COST_DTYPE}; at context: the "
                  "cache's key and value tensors after one context length of tokens, measured "
                  "and predicted. Generation: batch 1 with the KV cache.")
     if c.missing:

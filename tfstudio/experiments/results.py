@@ -16,6 +16,9 @@ from .baselines import ngram_cross_entropies
 from .runner import Plan, RunSpec, is_finished, read_plan, run_specs
 from .splits import run_splits
 
+# the dtype the report's predicted KV bytes are counted in: the runs' own on a CPU
+COST_DTYPE = "float32"
+
 
 @dataclass
 class RunResult:
@@ -43,7 +46,7 @@ class VariantResult:
     slug: str
     runs: list[RunResult]
     flops_per_token: float
-    kv_bytes_per_token: int                     # cost model, in the runs' dtype (fp32 on CPU)
+    kv_bytes_per_token: int                     # cost model, in COST_DTYPE
 
     def mean(self, values: list[float]) -> float | None:
         return statistics.fmean(values) if values else None
@@ -146,7 +149,7 @@ def collect(out: Path, *, target_loss: float | None = None, with_inference: bool
             measure(run, plan.eval_lengths, with_inference)
             runs.append(run)
         graph = RunFolder(done[0].run_dir).graph()
-        cost = estimate_cost(graph, context_length=plan.config.seq_len, dtype="float32")
+        cost = estimate_cost(graph, context_length=plan.config.seq_len, dtype=COST_DTYPE)
         variants.append(VariantResult(entry["name"], entry["slug"], runs, cost.flops_per_token,
                                       cost.kv_cache_bytes_per_token))
         if not baselines:

@@ -1,0 +1,197 @@
+"""Each lesson's verdict and sentences are computed from its results: made-up comparisons in
+which the claim holds, fails, or sits inside the seeds' spread, and the verdict and the numbers
+in the sentences follow (no training)."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from tfstudio.experiments.inference import InferenceCost
+from tfstudio.experiments.lengths import LengthEval
+from tfstudio.experiments.lessons import (FAILS, HOLDS, LESSONS, UNDECIDED, Check, Sample,
+                                          Verdict, higher, lower, prepare)
+from tfstudio.experiments.results import Comparison, RunResult, VariantResult
+from tfstudio.experiments.runner import Plan
+
+BASELINES = {"unigram": 3.012, "bigram": 2.060, "trigram": 1.183}
+
+
+def run(seed, loss, *, buckets=None, kv=None, grads=None) -> RunResult:
+    lengths = None
+    if buckets is not None:
+        lengths = LengthEval(64, [64, 128, 192, 256], list(buckets), [], 8)
+    inference = InferenceCost(64, 500.0, kv, kv, "float32") if kv is not None else None
+    norms = {f"layers.{i}": [(10, g)] for i, g in enumerate(grads or [])}
+    return RunResult(seed, Path("."), 1000, [(10, loss)], [(10, loss)], norms, 1.0,
+                     lengths, inference)
+
+
+def comparison(lesson: str, key: str, runs: dict[str, list[RunResult]], *, lr=3e-3,
+               seeds=(1, 2, 3)) -> Comparison:
+    variants = [VariantResult(f"{key}={value}", f"{key}-{value}", rs, 1.0, 0)
+                for value, rs in runs.items()]
+    config = LESSONS[lesson].config()
+    config.lr = lr
+    plan = Plan("tiny-gpt", [(key, list(runs))], list(seeds), config,
+                LESSONS[lesson].eval_lengths, [], lesson)
+    return Comparison(Path("."), plan, variants, BASELINES, None)
+
+
+def spread(values, *, noise=(0.0, 0.01, -0.01)):
+    """Three seeds around each value: the mean stays, the spread is noise's."""
+    return [[v + n for v in values] for n in noise]
+
+
+# ------------------------------------------------------------------------- the rule itself
+def test_a_difference_counts_only_beyond_the_two_spreads_added():
+    a, b = Sample.of([1.0, 1.1, 1.2]), Sample.of([1.3, 1.4, 1.5])  # spreads 0.1 each
+    assert lower(a, b) == HOLDS and higher(b, a) == HOLDS  # gap 0.3 > 0.1 + 0.1
+    close = Sample.of([1.15, 1.25, 1.35])                   # gap 0.15 < 0.2
+    assert lower(a, close) == UNDECIDED and higher(close, a) == UNDECIDED
+    far = Sample.of([1.5, 1.6, 1.7])                        # gap 0.5 > 0.2
+    assert lower(a, far) == HOLDS and higher(a, far) == FAILS and lower(far, a) == FAILS
+    assert lower(Sample.of([1.0]), far) == UNDECIDED        # one seed: nothing counts
+    assert lower(a, 1.5) == HOLDS and lower(a, 1.15) == UNDECIDED  # a baseline has no spread
+
+
+def test_verdict_words_follow_the_checks():
+    check = lambda outcome: Check("c", outcome, "s")  # noqa: E731
+    assert Verdict.of([check(HOLDS), check(HOLDS)]).word == "holds here"
+    assert Verdict.of([check(FAILS), check(FAILS)]).word == "does not hold here"
+    assert Verdict.of([check(HOLDS), check(FAILS)]).word == "mixed"
+    assert Verdict.of([check(HOLDS), check(UNDECIDED)]).word == "mixed"
+
+
+# ------------------------------------------------------------------------- attention
+def attention(mha, gqa, mqa, kv=(4096, 2048, 1024), noise=(0.0, 0.01, -0.01)):
+    runs = {}
+    for kind, loss, bytes_ in zip(("mha", "gqa", "mqa"), (mha, gqa, mqa), kv):
+        runs[kind] = [run(s, loss + n, kv=bytes_) for s, n in zip((1, 2, 3), noise)]
+    return comparison("attention", "attention", runs)
+
+
+def test_attention_verdict_holds_when_mqa_costs_quality_and_gqa_keeps_it():
+    lines = LESSONS["attention"].summarise(attention(1.20, 1.21, 1.40))
+    assert "Verdict: holds here" in lines[1]
+    assert any("MHA 1.200 ± 0.010, GQA 1.210 ± 0.010, MQA 1.400 ± 0.010" in x for x in lines)
+    assert any("4:2:1" in x and "float32" in x for x in lines)
+
+
+def test_attention_verdict_flips_when_gqa_is_best_within_noise_and_mqa_costs_nothing():
+    # the issue's seeds 2 and 3: GQA best, MQA level with MHA, all within the spread
+    c = attention(1.292, 1.210, 1.286, noise=(0.0, 0.047, -0.047))
+    verdict = LESSONS["attention"].verdict(c)
+    assert verdict.word == "mixed"
+    cost = verdict.checks[1]
+    assert cost.outcome == UNDECIDED and "within the seeds' spread" in cost.sentence
+    better = LESSONS["attention"].verdict(attention(1.40, 1.41, 1.20))
+    assert better.checks[1].outcome == FAILS and "MQA came out better" in better.checks[1].sentence
+    worse_gqa = LESSONS["attention"].verdict(attention(1.20, 1.40, 1.40))
+    assert worse_gqa.checks[2].outcome == FAILS
+    assert "GQA is worse than MHA" in worse_gqa.checks[2].sentence
+
+
+def test_attention_cache_check_fails_when_the_cache_does_not_shrink():
+    verdict = LESSONS["attention"].verdict(attention(1.2, 1.21, 1.4, kv=(1024, 1024, 1024)))
+    assert verdict.checks[0].outcome == FAILS and "1:1:1" in verdict.checks[0].sentence
+
+
+# ------------------------------------------------------------------------- norm
+def norm(pre_loss, post_loss, pre_grads, post_grads, lr=1e-2):
+    runs = {"pre": [run(s, pre_loss + n, grads=[g * (1 + n) for g in pre_grads])
+                    for s, n in zip((1, 2, 3), (0.0, 0.01, -0.01))],
+            "post": [run(s, post_loss + n, grads=[g * (1 + n) for g in post_grads])
+                     for s, n in zip((1, 2, 3), (0.0, 0.01, -0.01))]}
+    return comparison("norm", "norm", runs, lr=lr)
+
+
+def test_norm_verdict_holds_when_pre_wins_and_post_spreads_its_gradients():
+    c = norm(1.31, 2.26, [1.0, 1.1, 1.2, 1.3], [1.0, 1.0, 1.0, 1e5])
+    lines = LESSONS["norm"].summarise(c)
+    assert "Verdict: holds here" in lines[1]
+    assert any("pre-norm 1.310 ± 0.010, post-norm 2.260 ± 0.010" in x for x in lines)
+    assert any("x1e+05" in x for x in lines) and not any("10^" in x for x in lines)
+
+
+def test_norm_sentences_say_the_spread_does_not_explain_it_when_pre_spreads_more():
+    # the issue's lr 3e-3 case: post-norm 2.8x apart, pre-norm 3.2x apart
+    c = norm(1.312, 2.257, [1.0, 3.2], [1.0, 2.8], lr=3e-3)
+    verdict = LESSONS["norm"].verdict(c)
+    assert verdict.word == "mixed" and verdict.checks[0].outcome == HOLDS
+    assert verdict.checks[1].outcome == FAILS
+    assert "does not explain the gap" in verdict.checks[1].sentence
+    assert "x2.8" in verdict.checks[1].sentence and "x3.2" in verdict.checks[1].sentence
+    assert "lr 0.003" in verdict.checks[1].sentence
+    assert LESSONS["norm"].verdict(norm(2.3, 1.3, [1, 3], [1, 2])).word == "does not hold here"
+
+
+# ------------------------------------------------------------------------- positions
+def positions(**buckets_by_scheme):
+    runs = {}
+    for scheme, (final, buckets) in buckets_by_scheme.items():
+        runs[scheme] = [run(s, final + n, buckets=[b + n for b in buckets])
+                        for s, n in zip((1, 2, 3), (0.0, 0.01, -0.01))]
+    return comparison("positions", "positions", runs)
+
+
+HOLDING = dict(learned=(1.31, [1.30, 2.60, 2.65, 2.66]),
+               sinusoidal=(1.40, [1.40, 2.00, 2.40, 2.60]),
+               rope=(1.30, [1.30, 1.70, 2.00, 2.30]),
+               alibi=(1.32, [1.32, 1.33, 1.33, 1.34]))
+
+
+def test_positions_verdict_holds_on_the_seeds_picture():
+    lines = LESSONS["positions"].summarise(positions(**HOLDING))
+    assert "Verdict: holds here" in lines[1], lines
+
+
+def test_positions_verdict_flips_on_the_issues_sinusoidal_and_rope_numbers():
+    # sinusoidal behind the bigram counter (2.466 > 2.060); RoPE past the unigram counter at
+    # 192-255 (3.242 > 3.012), worse than learned there
+    case = {**HOLDING, "sinusoidal": (2.466, [2.40, 2.60, 2.70, 2.80]),
+            "rope": (1.30, [0.634, 0.759, 2.366, 3.242])}
+    verdict = LESSONS["positions"].verdict(positions(**case))
+    assert verdict.word == "mixed"
+    fair, _, _, rope, _ = verdict.checks
+    assert fair.outcome == FAILS and "Not clearly better: sinusoidal" in fair.sentence
+    assert rope.outcome == FAILS and "3.242" in rope.sentence and "above the unigram" in rope.sentence
+    assert "RoPE degrades gradually: does not hold" in "\n".join(verdict.sentences())
+
+
+def test_positions_alibi_check_follows_its_ratio():
+    flat_rope = {**HOLDING, "rope": (1.32, [1.32, 1.33, 1.33, 1.34])}
+    verdict = LESSONS["positions"].verdict(positions(**flat_rope))
+    assert verdict.checks[4].outcome == UNDECIDED  # ALiBi no steadier than a RoPE as flat
+    flatter = {**HOLDING, "rope": (1.30, [1.30, 1.30, 1.30, 1.30])}
+    assert LESSONS["positions"].verdict(positions(**flatter)).checks[4].outcome == FAILS
+    worse = {**HOLDING, "alibi": (1.32, [1.32, 2.0, 2.5, 3.0])}
+    assert LESSONS["positions"].verdict(positions(**worse)).checks[4].outcome == FAILS
+
+
+def test_one_seed_decides_nothing_and_says_so():
+    runs = {kind: [run(1, loss, kv=kv)] for kind, loss, kv in
+            (("mha", 1.2, 4096), ("gqa", 1.2, 2048), ("mqa", 1.5, 1024))}
+    c = comparison("attention", "attention", runs, seeds=(1,))
+    lines = LESSONS["attention"].summarise(c)
+    assert "Verdict: mixed" in lines[1] and "One seed gives no spread" in lines[-1]
+    assert "1.500 (1 seed)" in "\n".join(lines)
+
+
+# ------------------------------------------------------------------------- running a lesson
+def test_prepare_gives_three_seeds_by_default_and_honours_steps_and_seeds():
+    run_ = prepare("norm")
+    assert run_.seeds == [1, 2, 3] and run_.config.seed == 1
+    assert run_.label == "tiny-gpt (layers.repeat=4)"
+    short = prepare("positions", seeds=[7], steps=10)
+    assert short.seeds == [7] and short.config.steps == 10 and short.config.seed == 7
+    assert short.config.eval_every == 10
+    with pytest.raises(ValueError, match="choose one of attention, norm, positions"):
+        prepare("nope")
+
+
+def test_every_lesson_states_its_claim_and_source():
+    for lesson in LESSONS.values():
+        assert lesson.claim and lesson.source.startswith("project seed")
+        assert len(lesson.seeds) == 3 and not math.isnan(lesson.config().lr)
