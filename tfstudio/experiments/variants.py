@@ -76,8 +76,14 @@ def expand(base: Graph, varies: list[tuple[str, list[str]]]) -> list[Variant]:
     return variants
 
 
+# settings a lesson defines for itself: KEY -> edit(graph, value) -> a new graph
+LESSON_SETTINGS: dict = {}
+
+
 def apply_setting(graph: Graph, key: str, value: str) -> Graph:
     """``graph`` with one setting changed (a new graph; ``graph`` is untouched)."""
+    if key in LESSON_SETTINGS:
+        return LESSON_SETTINGS[key](graph, value)
     if key in SWITCHES:
         if value not in SWITCHES[key]:
             raise VariantError(f"{key}={value} is not a choice; {key} takes "

@@ -83,7 +83,7 @@ def mean_pair_distance(a: np.ndarray, b: np.ndarray | None = None) -> float:
         cos = cosine_matrix(a, a)[np.triu_indices(len(a), 1)]
     else:
         cos = cosine_matrix(a, b).ravel()
-    return float(np.mean(1.0 - cos))
+    return max(0.0, float(np.mean(1.0 - cos)))  # 1 - cos >= 0; rounding can dip below
 
 
 @dataclass
