@@ -14,7 +14,9 @@ PROG = "tfstudio lesson"
 
 def configure(parser) -> None:
     from ..experiments.lessons import DEFAULT_SEEDS, LESSONS
-    parser.add_argument("name", choices=sorted(LESSONS), help="which lesson")
+    parser.add_argument("name", nargs="?", choices=sorted(LESSONS) + ["all"],
+                        help="which lesson; 'all' runs the course into --out (course.html); "
+                             "none lists the course")
     parser.add_argument("--seeds", default=",".join(map(str, DEFAULT_SEEDS)),
                         help="comma-separated seeds; the verdict needs two or more, since "
                              "only the spread over seeds says whether a difference counts "
@@ -43,8 +45,24 @@ def run(args) -> int:
     except ValueError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
+    if args.name is None:
+        from ..experiments.lessons.course import listing
+        print("\n".join(listing()))
+        return 0
+    if args.name == "all":
+        return run_course(Path(args.out or "course"), seeds, args.steps, args.jobs)
     return run_lesson(args.name, Path(args.out) if args.out else None, seeds=seeds,
                       steps=args.steps, jobs=args.jobs)
+
+
+def run_course(out: Path, seeds: list[int], steps: int | None, jobs: int) -> int:
+    """Every lesson in the course's order into OUT/NAME, then OUT/course.html."""
+    from ..experiments.lessons.course import run_course as run_all
+
+    status, page, _ = run_all(out, lambda name, folder: run_lesson(
+        name, folder, seeds=seeds, steps=steps, jobs=jobs), say=lambda line: print(line))
+    print(f"course: {page}")
+    return status
 
 
 def run_lesson(name: str, out: Path | None = None, prog: str = PROG, *,

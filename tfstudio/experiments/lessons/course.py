@@ -3,6 +3,10 @@ the course's lessons vary (each registered as a lesson setting, so a comparison'
 build its variants like any switch)."""
 from __future__ import annotations
 
+import html as html_lib
+import time
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 from ...graph import Graph
@@ -13,7 +17,8 @@ from ..variants import LESSON_SETTINGS, VariantError
 ORDER = ("history", "vectors", "positions", "attention", "norm", "activations", "experts",
          "scale", "sampling")
 # seconds one training step of a lesson's tiny model takes on one thread of a 2-core machine
-# (tiny-gpt, 16 x 64 tokens; measured: bench/bench_course.py --step-time)
+# (tiny-gpt, 16 x 64 tokens; bench/bench_course.py --step-time measured 0.125 s on the shared
+# 2-core development machine)
 STEP_SECONDS = 0.13
 
 
@@ -51,3 +56,84 @@ def setting(key: str, choices: tuple[str, ...]):
 def blocks(graph: Graph, *types: str) -> list:
     """Every node of one of ``types``, at any depth."""
     return [node for _, node in graph.walk() if node.type in types]
+
+
+def listing() -> list[str]:
+    """The course as lines of text: order, name, estimated minutes, source, claim."""
+    lines = []
+    for i, lesson in enumerate(course(), 1):
+        lines.append(f"{i}. {lesson.name} (~{estimated_minutes(lesson):.0f} min estimated, "
+                     f"{lesson.source})")
+        lines.append(f"   {lesson.claim}")
+    return lines
+
+
+@dataclass
+class CourseEntry:
+    """One lesson of a course run: where its page is, how it ended, how long it took."""
+    name: str
+    folder: Path
+    status: int          # the lesson's exit status (0: trained and written)
+    seconds: float
+    verdict: str         # the page's verdict line, or why there is none
+
+
+def verdict_line(name: str, folder: Path) -> str:
+    """The verdict sentence of lesson ``name``'s finished runs in ``folder``."""
+    from ..results import collect
+    from . import LESSONS
+
+    try:
+        lines = LESSONS[name].summarise(collect(folder))
+    except (ValueError, OSError) as exc:
+        return f"no verdict: {exc}"
+    return next((line for line in lines if line.startswith("Verdict:")), "no verdict")
+
+
+def run_course(out: Path, run_one: Callable[[str, Path], int],
+               say: Callable[[str], None] = lambda line: None
+               ) -> tuple[int, Path, list[CourseEntry]]:
+    """Run every lesson in order with ``run_one(name, folder) -> exit status`` (each into
+    ``out/NAME``; finished runs are reused), then write ``out/course.html``. Returns the worst
+    exit status, the page and each lesson's entry."""
+    entries = []
+    for lesson in course():
+        folder = Path(out) / lesson.name
+        say(f"lesson {lesson.name} -> {folder}")
+        start = time.perf_counter()
+        status = run_one(lesson.name, folder)
+        entries.append(CourseEntry(lesson.name, folder, status, time.perf_counter() - start,
+                                   verdict_line(lesson.name, folder)))
+    page = write_course_page(Path(out), entries)
+    return max((e.status for e in entries), default=0), page, entries
+
+
+def write_course_page(out: Path, entries: list[CourseEntry]) -> Path:
+    """``out/course.html``: each lesson in order with its claim, verdict, wall time and a link
+    to its page."""
+    from . import LESSONS
+
+    esc = html_lib.escape
+    rows = []
+    for i, e in enumerate(entries, 1):
+        lesson = LESSONS[e.name]
+        report = e.folder / "report.html"
+        link = (f'<a href="{esc(report.relative_to(out).as_posix())}">{esc(lesson.title)}</a>'
+                if report.exists() else esc(lesson.title) + " (no page: the lesson failed)")
+        rows.append(f"<tr><td>{i}</td><td>{link}<br><small>{esc(lesson.source)}</small></td>"
+                    f"<td>{esc(lesson.claim)}</td><td>{esc(e.verdict)}</td>"
+                    f"<td>{e.seconds:.0f} s</td></tr>")
+    total = sum(e.seconds for e in entries)
+    page = "\n".join([
+        "<!doctype html><html><head><meta charset='utf-8'><title>tfstudio course</title>",
+        "<style>body{font-family:sans-serif;max-width:72em;margin:2em auto}td,th{padding:.4em;"
+        "border-bottom:1px solid #ccc;vertical-align:top;text-align:left}</style></head><body>",
+        "<h1>The course: the ideas of language models, re-run</h1>",
+        f"<p>{len(entries)} lessons in the order of the story; wall time of this run "
+        f"{total / 60:.1f} minutes (a lesson whose runs were already complete reuses them).</p>",
+        "<table><tr><th>#</th><th>lesson</th><th>claim</th><th>verdict</th><th>wall time</th>"
+        "</tr>", *rows, "</table></body></html>"])
+    path = Path(out) / "course.html"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(page, encoding="utf-8")
+    return path

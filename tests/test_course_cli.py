@@ -1,0 +1,47 @@
+"""`tfstudio lesson` with no name lists the course in order; `lesson all` runs every lesson into
+its own folder and writes course.html linking each page."""
+from __future__ import annotations
+
+from tfstudio.cli import main
+from tfstudio.experiments.lessons import LESSONS
+from tfstudio.experiments.lessons.course import ORDER, estimated_minutes, run_course
+
+
+def test_lesson_without_a_name_prints_the_course_in_order(capsys):
+    assert main(["lesson"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    numbered = [line for line in out if line[:1].isdigit()]
+    assert [line.split(". ", 1)[1].split(" ", 1)[0] for line in numbered] == list(ORDER)
+    history = LESSONS["history"]
+    assert numbered[0] == (f"1. history (~{estimated_minutes(history):.0f} min estimated, "
+                           f"{history.source})")
+    assert out[1].strip() == history.claim
+
+
+def test_course_runs_each_lesson_into_its_folder_and_links_the_pages(tmp_path):
+    ran = []
+
+    def run_one(name, folder):
+        ran.append(name)
+        if name == "scale":
+            return 1                     # failed: no page
+        folder.mkdir(parents=True)
+        (folder / "report.html").write_text("<html></html>")
+        return 0
+
+    status, page, entries = run_course(tmp_path, run_one)
+    assert ran == list(ORDER) and status == 1
+    assert [e.name for e in entries] == ran and entries[ORDER.index('scale')].status == 1
+    text = page.read_text()
+    assert page == tmp_path / "course.html"
+    assert '<a href="history/report.html">' in text and '<a href="scale/report.html">' not in text
+    assert "no page: the lesson failed" in text
+    assert text.index("history/report.html") < text.index("sampling/report.html")
+    assert "no verdict" in text           # pages without runs: said, not invented
+
+
+def test_lesson_all_refuses_bad_seeds_in_one_line(capsys):
+    assert main(["lesson", "all", "--seeds", "1,x"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--seeds" in err[0]
+
