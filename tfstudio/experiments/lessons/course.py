@@ -137,3 +137,22 @@ def write_course_page(out: Path, entries: list[CourseEntry]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(page, encoding="utf-8")
     return path
+
+
+def differing_nodes(name: str) -> tuple[Graph, list[str]]:
+    """Lesson ``name``'s base graph and the ids of its top-level nodes that some variant
+    changes (a group counts when anything inside it changes; a variant that is another model
+    altogether changes every node). A lesson without variants changes none."""
+    from ...graph.compare import model_signature
+    from ..variants import expand
+    from . import prepare
+
+    run = prepare(name)
+    if not run.varies:
+        return run.base, []
+    base = model_signature(run.base)["nodes"]
+    changed = set()
+    for variant in expand(run.base, run.varies):
+        nodes = model_signature(variant.graph)["nodes"]
+        changed |= {nid for nid, sig in base.items() if nodes.get(nid) != sig}
+    return run.base, [nid for nid in run.base.nodes if nid in changed]
