@@ -137,7 +137,8 @@ def test_standalone_export_runs_without_tfstudio(tmp_path):
     torch.save(ids, tmp_path / "ids.pt")
     with torch.no_grad():
         torch.save(model(ids), tmp_path / "expected.pt")
-    script = ("import sys; sys.modules['tfstudio'] = None; sys.path.insert(0, 'out'); import torch\n"
+    script = ("import sys; sys.modules['tfstudio'] = None; sys.path.insert(0, 'out')\n"
+              "import torch\n"
               "from model import load_model\n"
               "out = load_model()(torch.load('ids.pt', weights_only=True))\n"
               "print(torch.allclose(out, torch.load('expected.pt', weights_only=True), "

@@ -54,9 +54,11 @@ def judge(c) -> list[Check]:
         Check("Loss falls as a power of parameters", outcome,
               f"Fit over every run: {fit.text()}; {reading}. {table}."),
         Check(f"The {largest}-wide model beats the {smallest}-wide one", bigger,
-              f"{final_loss(v[largest]).text()} against {final_loss(v[smallest]).text()}, at "
-              f"{v[smallest].tokens_per_s / max(v[largest].tokens_per_s, 1e-9):.2g}x the "
-              "smaller one's cost per token (tokens/s ratio)."),
+              f"{final_loss(v[largest]).text()} against {final_loss(v[smallest]).text()}, "
+              f"training at {v[largest].tokens_per_s:,.0f} against "
+              f"{v[smallest].tokens_per_s:,.0f} tokens/s ("
+              f"{v[smallest].tokens_per_s / max(v[largest].tokens_per_s, 1e-9):.2g}x the time "
+              "per token)."),
     ]
 
 
