@@ -28,6 +28,32 @@ def _kib(value: int) -> str:
     return f"{value / 1024:.1f} KiB"
 
 
+ACCURACY = "answer accuracy"
+
+
+def columns(c: Comparison) -> list[str]:
+    """The table's columns; answer accuracy when the runs trained on a synthetic task."""
+    extra = [ACCURACY] if any(v.accuracies for v in c.variants) else []
+    return list(COLUMNS) + extra
+
+
+def rows(c: Comparison) -> list[list[str]]:
+    scored = any(v.accuracies for v in c.variants)
+    return [table_row(v, c.target_loss) + ([_accuracy(v)] if scored else [])
+            for v in c.variants]
+
+
+def _accuracy(v: VariantResult) -> str:
+    values = v.accuracies
+    if not values:
+        return "n/a"
+    mean = sum(values) / len(values)
+    if len(values) == 1:
+        return f"{mean:.1%}"
+    spread = (sum((x - mean) ** 2 for x in values) / (len(values) - 1)) ** 0.5
+    return f"{mean:.1%} ± {spread:.1%}"
+
+
 def table_row(variant: VariantResult, target: float | None) -> list[str]:
     loss = _number(variant.val_loss)
     if variant.val_spread is not None:
@@ -81,6 +107,10 @@ def _notes(c: Comparison) -> list[str]:
     notes.append(f"KV bytes/token: the cost model's prediction in {COST_DTYPE}; at context: the "
                  "cache's key and value tensors after one context length of tokens, measured "
                  "and predicted. Generation: batch 1 with the KV cache.")
+    if any(v.accuracies for v in c.variants):
+        notes.append(f"{ACCURACY.capitalize()}: share of the task's answer tokens predicted "
+                     "right (argmax) at the last evaluation; on a task, the loss too is "
+                     "counted on the answer tokens only.")
     if c.missing:
         notes.append(f"{len(c.missing)} run(s) not finished yet and left out: " +
                      ", ".join(f"{s.variant} seed {s.seed}" for s in c.missing[:6]))
@@ -90,7 +120,7 @@ def _notes(c: Comparison) -> list[str]:
 def markdown(c: Comparison, pictures: dict[str, str], title: str = "Comparison",
              summary: list[str] = ()) -> str:
     parts = [f"# {title}", "", *summary, "" if summary else "", _settings(c), "",
-             _md_table(list(COLUMNS), [table_row(v, c.target_loss) for v in c.variants]), ""]
+             _md_table(columns(c), rows(c)), ""]
     parts += [f"- {n}" for n in _notes(c)] + [""]
     if c.baselines:
         parts += ["## Counting baselines (validation cross-entropy, nats/token)", "",
@@ -133,7 +163,7 @@ def html(c: Comparison, pictures: dict[str, str], title: str = "Comparison",
         parts.append(f"<figure><img src='{esc(path)}' alt='{esc(caption)}'>"
                      f"<figcaption>{esc(caption)}</figcaption></figure>")
     parts.append(f"<p>{settings}</p>")
-    parts.append(_html_table(list(COLUMNS), [table_row(v, c.target_loss) for v in c.variants]))
+    parts.append(_html_table(columns(c), rows(c)))
     parts.append("<ul>" + "".join(f"<li>{esc(n)}</li>" for n in _notes(c)) + "</ul>")
     if c.baselines:
         parts.append("<h2>Counting baselines (validation cross-entropy, nats/token)</h2>")
