@@ -21,7 +21,7 @@ BASELINES = {"unigram": 3.012, "bigram": 2.060, "trigram": 1.183}
 def run(seed, loss, *, buckets=None, kv=None, grads=None) -> RunResult:
     lengths = None
     if buckets is not None:
-        lengths = LengthEval(64, [64, 128, 192, 256], list(buckets), [], 8)
+        lengths = LengthEval(64, [64, 128, 192, 256], list(buckets), [1.0] * 256, 8, warmup=16)
     inference = InferenceCost(64, 500.0, kv, kv, "float32") if kv is not None else None
     norms = {f"layers.{i}": [(10, g)] for i, g in enumerate(grads or [])}
     return RunResult(seed, Path("."), 1000, [(10, loss)], [(10, loss)], norms, 1.0,

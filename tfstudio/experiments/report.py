@@ -77,12 +77,24 @@ def length_table(c: Comparison) -> tuple[list[str], list[list[str]]] | None:
     evals = [(name, e) for name, e in evals if e is not None]
     if not evals:
         return None
-    header = ["variant"] + [f"loss at {b}" for b in evals[0][1].bucket_names()]
+    first = evals[0][1]
+    warm = [f"warm-up {first.warmup_name()} (apart)"] if first.warmup else []
+    header = ["variant"] + warm + [f"loss at {b}" for b in first.bucket_names()]
     rows = []
     for name, e in evals:
         cells = [_number(x) if x is not None else f"cannot go past {e.limit}" for x in e.buckets]
-        rows.append([name] + cells)
+        rows.append([name] + ([_number(e.warmup_loss)] if warm else []) + cells)
     return header, rows
+
+
+def warmup_note(c: Comparison) -> str:
+    """What the loss-by-position table leaves out of its first bucket, and why."""
+    e = next((v.mean_lengths() for v in c.variants if v.mean_lengths() is not None), None)
+    if e is None or not e.warmup:
+        return ""
+    return (f"Positions {e.warmup_name()} (a quarter of the training length), where a token has "
+            f"under {e.warmup} tokens of context, are averaged apart as the warm-up; the first "
+            f"bucket starts at {e.warmup}.")
 
 
 def _settings(c: Comparison) -> str:
@@ -107,6 +119,8 @@ def _notes(c: Comparison) -> list[str]:
     notes.append(f"KV bytes/token: the cost model's prediction in {COST_DTYPE}; at context: the "
                  "cache's key and value tensors after one context length of tokens, measured "
                  "and predicted. Generation: batch 1 with the KV cache.")
+    if warmup_note(c):
+        notes.append(warmup_note(c))
     if any(v.accuracies for v in c.variants):
         notes.append(f"{ACCURACY.capitalize()}: share of the task's answer tokens predicted "
                      "right (argmax) at the last evaluation; on a task, the loss too is "

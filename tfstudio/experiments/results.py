@@ -91,10 +91,10 @@ class VariantResult:
         first = evals[0]
         n = min(len(e.per_position) for e in evals)
         curve = [statistics.fmean(e.per_position[i] for e in evals) for i in range(n)]
-        return lengths.LengthEval(first.train_length, first.lengths,
-                                  lengths.bucket_means(curve, first.lengths), curve,
+        mean = lengths.LengthEval(first.train_length, first.lengths, [], curve,
                                   sum(e.windows for e in evals), first.limit,
                                   notes=list(first.notes))
+        return mean.rebucket(first.warmup)
 
 
 @dataclass
@@ -140,6 +140,9 @@ def measure(run: RunResult, eval_lengths: list[int], with_inference: bool = True
         if stored is None or stored.lengths != eval_lengths or stored.rope_scaling != 1.0:
             stored = lengths.evaluate_run(run.run_dir, eval_lengths)
             lengths.save(stored, path)
+        warmup = lengths.warmup_positions(stored.train_length)
+        if stored.warmup != warmup:  # measured before warm-up was set apart: same curve
+            lengths.save(stored.rebucket(warmup), path)
         run.lengths = stored
     if with_inference:
         path = inference.result_path(run.run_dir)
