@@ -195,3 +195,44 @@ def test_every_lesson_states_its_claim_and_source():
     for lesson in LESSONS.values():
         assert lesson.claim and lesson.source.startswith("project seed")
         assert len(lesson.seeds) == 3 and not math.isnan(lesson.config().lr)
+
+
+# ------------------------------------------------------------------------- interpolation
+def interpolation(before: dict, after: dict):
+    from tfstudio.experiments.lessons.interpolation import LENGTHS, Interpolation
+
+    def evals(buckets):
+        return [LengthEval(64, LENGTHS, [b + n for b in buckets], [1.0] * 512, 8, warmup=16,
+                           warmup_loss=3.0) for n in (0.0, 0.01, -0.01)]
+    return Interpolation([1, 2, 3], {w: evals(b) for w, b in before.items()},
+                         {w: evals(b) for w, b in after.items()}, BASELINES)
+
+
+# the issue's table: the control (fine-tune, no scaling) wins in every bucket, and linear x4
+# without a fine-tune is worse than the unigram counter even inside 64
+ISSUE_BEFORE = {"none": [0.6, 2.4, 3.2, 3.3, 3.4], "linear": [3.481, 3.5, 3.5, 3.5, 3.6],
+                "ntk": [0.9, 2.0, 2.5, 2.8, 3.0]}
+ISSUE_AFTER = {"none": [0.568, 0.448, 0.425, 0.443, 0.765],
+               "linear": [0.768, 0.642, 0.623, 0.619, 1.349],
+               "ntk": [0.553, 0.432, 0.411, 0.421, 2.289]}
+
+
+def test_interpolation_verdict_does_not_hold_on_the_issues_numbers():
+    lesson = LESSONS["interpolation"]
+    verdict = lesson.verdict(interpolation(ISSUE_BEFORE, ISSUE_AFTER))
+    untrained, linear, ntk = verdict.checks
+    assert untrained.outcome == FAILS and "worse than that even at 16-63" in untrained.sentence
+    assert linear.outcome == FAILS and "3.481" in untrained.sentence
+    assert ntk.outcome == FAILS  # NTK wins inside 256 by less than the spread, loses past it
+    assert "256-511 no scaling" in linear.sentence
+    assert verdict.word == "does not hold here"
+
+
+def test_interpolation_verdict_holds_when_scaling_beats_its_control():
+    before = {"none": [0.6, 2.4, 3.2, 3.3, 3.4], "linear": [0.7, 0.8, 0.9, 1.0, 2.9],
+              "ntk": [0.65, 0.9, 1.0, 1.1, 2.9]}
+    after = {"none": [0.6, 0.9, 1.0, 1.1, 2.0], "linear": [0.55, 0.5, 0.5, 0.5, 0.9],
+             "ntk": [0.55, 0.5, 0.5, 0.5, 0.9]}
+    verdict = LESSONS["interpolation"].verdict(interpolation(before, after))
+    assert verdict.word == "holds here", verdict.sentences()
+    assert "64-127 linear (tied with NTK)" in verdict.checks[1].sentence

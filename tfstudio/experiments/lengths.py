@@ -123,9 +123,12 @@ def bucket_means(per_position: list[float], lengths: list[int], start: int = 0
 
 
 def evaluate_model(model, graph: Graph, val_tokens: np.ndarray, train_length: int,
-                   lengths: list[int], *, max_windows: int = DEFAULT_WINDOWS) -> LengthEval:
-    lengths = check_lengths(list(lengths), train_length)
-    warmup = warmup_positions(train_length)
+                   lengths: list[int], *, max_windows: int = DEFAULT_WINDOWS,
+                   warmup: int | None = None) -> LengthEval:
+    """``warmup``: positions averaged apart (default a quarter of ``train_length``; give the
+    same one to runs of different lengths that are compared bucket by bucket)."""
+    warmup = warmup_positions(train_length) if warmup is None else warmup
+    lengths = check_lengths(list(lengths), 4 * warmup)
     limit = learned_limit(graph)
     reach = min(lengths[-1], limit) if limit else lengths[-1]
     if len(val_tokens) < reach + 1:
@@ -141,7 +144,8 @@ def evaluate_model(model, graph: Graph, val_tokens: np.ndarray, train_length: in
 
 def evaluate_run(run_dir: str | Path, lengths: list[int] | None = None, *,
                  rope_scaling: float = 1.0, rope_scaling_type: str = "linear",
-                 device: str = "cpu", max_windows: int = DEFAULT_WINDOWS) -> LengthEval:
+                 device: str = "cpu", max_windows: int = DEFAULT_WINDOWS,
+                 warmup: int | None = None) -> LengthEval:
     """Loss per position bucket of a trained causal-LM run on its validation split, optionally
     with RoPE scaled by ``rope_scaling`` (no training: what scaling alone does)."""
     folder = RunFolder(run_dir)
@@ -161,7 +165,8 @@ def evaluate_run(run_dir: str | Path, lengths: list[int] | None = None, *,
     model = model.to(device).eval()
     train_length = folder.config().seq_len
     result = evaluate_model(model, graph, run_splits(folder).val, train_length,
-                            lengths or default_lengths(train_length), max_windows=max_windows)
+                            lengths or default_lengths(train_length), max_windows=max_windows,
+                            warmup=warmup)
     result.rope_scaling, result.rope_scaling_type = float(rope_scaling), rope_scaling_type
     return result
 
