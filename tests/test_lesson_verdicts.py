@@ -187,7 +187,7 @@ def test_prepare_gives_three_seeds_by_default_and_honours_steps_and_seeds():
     short = prepare("positions", seeds=[7], steps=10)
     assert short.seeds == [7] and short.config.steps == 10 and short.config.seed == 7
     assert short.config.eval_every == 10
-    with pytest.raises(ValueError, match="choose one of attention, norm, positions"):
+    with pytest.raises(ValueError, match="no lesson .nope.; choose one of attention, "):
         prepare("nope")
 
 
@@ -236,3 +236,40 @@ def test_interpolation_verdict_holds_when_scaling_beats_its_control():
     verdict = LESSONS["interpolation"].verdict(interpolation(before, after))
     assert verdict.word == "holds here", verdict.sentences()
     assert "64-127 linear (tied with NTK)" in verdict.checks[1].sentence
+
+
+# ------------------------------------------------------------------------- decode speed
+def decode_data(ms_at_2048: dict[str, list[float]]) -> dict:
+    rows = [{"kind": k, "context": 2048, "cache": True, "ms": ms}
+            for k, ms in ms_at_2048.items()]
+    rows += [{"kind": "mha", "context": 512, "cache": c, "ms": [214.6 if not c else 14.3]}
+             for c in (True, False)]
+    rows += [{"kind": k, "context": 512, "cache": True, "ms": [14.0]} for k in ("gqa", "mqa")]
+    return {"d_model": 512, "layers": 4, "heads": 8, "dtype": "float32", "threads": 1,
+            "rows": rows}
+
+
+def test_decode_check_follows_the_timings(tmp_path):
+    from tfstudio.experiments.lessons.attention import decode_check
+    fast = decode_check(decode_data({"mha": [115, 140, 169], "gqa": [64, 80, 95],
+                                     "mqa": [56, 60, 64]}))
+    assert fast.outcome == HOLDS  # the busy-machine ranges still separate
+    assert "context 2048" in fast.claim and "d_model 512" in fast.sentence
+    assert "214.6" not in fast.sentence and "215 ms/token at context 512" in fast.sentence
+    clear = decode_check(decode_data({"mha": [150, 151, 152], "gqa": [90, 91, 92],
+                                      "mqa": [60, 61, 62]}))
+    assert clear.outcome == HOLDS
+    slower = decode_check(decode_data({"mha": [50, 51, 52], "gqa": [50, 51, 52],
+                                       "mqa": [70, 71, 72]}))
+    assert slower.outcome == FAILS
+
+
+def test_attention_lesson_reads_the_decode_timings_from_its_folder(tmp_path):
+    import json
+    c = attention(1.20, 1.21, 1.40)
+    c.out = tmp_path
+    assert len(LESSONS["attention"].verdict(c).checks) == 3  # none timed yet
+    (tmp_path / "decode.json").write_text(json.dumps(decode_data(
+        {"mha": [150, 151, 152], "gqa": [90, 91, 92], "mqa": [60, 61, 62]})))
+    verdict = LESSONS["attention"].verdict(c)
+    assert len(verdict.checks) == 4 and verdict.word == "holds here"

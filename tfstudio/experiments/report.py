@@ -208,8 +208,11 @@ def plot_data(c: Comparison) -> dict:
         curves[v.name] = {"train": _mean_curve([r.train_curve for r in v.runs]),
                           "val": _mean_curve([r.val_curve for r in v.runs])}
         if v.val_loss is not None:
+            costs = [r.inference for r in v.runs if r.inference is not None]
             points.append({"name": v.name, "params": v.params, "loss": v.val_loss,
-                           "spread": v.val_spread or 0.0})
+                           "spread": v.val_spread or 0.0,
+                           "kv_bytes": costs[0].kv_bytes_measured if costs else None,
+                           "kv_dtype": costs[0].dtype if costs else None})
         mean = v.mean_lengths()
         if mean is not None:
             positions[v.name] = mean.per_position
@@ -240,6 +243,8 @@ def write_page(out: Path, draw, *, target_loss: float | None = None,
         raise ValueError(f"no run in {out} has finished yet; train them (tfstudio compare ... "
                          f"--out {out}, or the commands of --print-commands) first")
     lesson = LESSONS.get(comparison.plan.lesson)
+    if lesson and lesson.measure:
+        lesson.measure(comparison, progress)
     pictures = draw(out, plot_data(comparison), norms=bool(lesson and lesson.grad_norms))
     title = lesson.title if lesson else "Comparison"
     summary = lesson.summarise(comparison) if lesson else []

@@ -127,6 +127,9 @@ class Lesson:
     # a lesson that is not one comparison of variants trains and measures itself:
     # run(out, seeds, steps, say) -> its results, which judge() reads (command line only)
     run: Callable | None = None
+    # measurements taken once the runs are in, before the page: measure(comparison), which
+    # saves them in the comparison folder for judge() to read
+    measure: Callable | None = None
 
     def config(self, seed: int | None = None, steps: int | None = None) -> TrainConfig:
         """The lesson's training settings (``steps`` shortens or lengthens it; evaluation
