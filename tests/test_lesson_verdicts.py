@@ -99,11 +99,14 @@ def test_attention_cache_check_fails_when_the_cache_does_not_shrink():
 
 
 # ------------------------------------------------------------------------- norm
-def norm(pre_loss, post_loss, pre_grads, post_grads, lr=1e-2):
-    runs = {"pre": [run(s, pre_loss + n, grads=[g * (1 + n) for g in pre_grads])
-                    for s, n in zip((1, 2, 3), (0.0, 0.01, -0.01))],
-            "post": [run(s, post_loss + n, grads=[g * (1 + n) for g in post_grads])
-                     for s, n in zip((1, 2, 3), (0.0, 0.01, -0.01))]}
+def norm(pre_loss, post_loss, pre_grads, post_grads, lr=1e-2, pir=None):
+    """pre, post and post-in-residual (the last like pre unless ``pir`` = (loss, grads))."""
+    pir_loss, pir_grads = pir or (pre_loss, pre_grads)
+    runs = {name: [run(s, loss + n, grads=[g * (1 + n) for g in grads])
+                   for s, n in zip((1, 2, 3), (0.0, 0.01, -0.01))]
+            for name, loss, grads in (("pre", pre_loss, pre_grads),
+                                      ("post", post_loss, post_grads),
+                                      ("post-in-residual", pir_loss, pir_grads))}
     return comparison("norm", "norm", runs, lr=lr)
 
 
@@ -111,7 +114,8 @@ def test_norm_verdict_holds_when_pre_wins_and_post_spreads_its_gradients():
     c = norm(1.31, 2.26, [1.0, 1.1, 1.2, 1.3], [1.0, 1.0, 1.0, 1e5])
     lines = LESSONS["norm"].summarise(c)
     assert "Verdict: holds here" in lines[1]
-    assert any("pre-norm 1.310 ± 0.010, post-norm 2.260 ± 0.010" in x for x in lines)
+    assert any("pre-norm 1.310 ± 0.010, post-norm 2.260 ± 0.010, post-norm in the residual "
+               "1.310 ± 0.010" in x for x in lines)
     assert any("x1e+05" in x for x in lines) and not any("10^" in x for x in lines)
 
 
@@ -120,11 +124,19 @@ def test_norm_sentences_say_the_spread_does_not_explain_it_when_pre_spreads_more
     c = norm(1.312, 2.257, [1.0, 3.2], [1.0, 2.8], lr=3e-3)
     verdict = LESSONS["norm"].verdict(c)
     assert verdict.word == "mixed" and verdict.checks[0].outcome == HOLDS
-    assert verdict.checks[1].outcome == FAILS
-    assert "does not explain the gap" in verdict.checks[1].sentence
-    assert "x2.8" in verdict.checks[1].sentence and "x3.2" in verdict.checks[1].sentence
-    assert "lr 0.003" in verdict.checks[1].sentence
+    assert verdict.checks[2].outcome == FAILS
+    assert "does not explain a gap" in verdict.checks[2].sentence
+    assert "x2.8" in verdict.checks[2].sentence and "x3.2" in verdict.checks[2].sentence
+    assert "lr 0.003" in verdict.checks[2].sentence
     assert LESSONS["norm"].verdict(norm(2.3, 1.3, [1, 3], [1, 2])).word == "does not hold here"
+
+
+def test_norm_checks_post_in_residual_on_its_own_numbers():
+    c = norm(1.31, 2.26, [1.0, 1.2], [1.0, 50.0], pir=(2.40, [1.0, 80.0]))
+    pre_trains, pir_trains, pre_spread, pir_spread = LESSONS["norm"].verdict(c).checks
+    assert pre_trains.outcome == HOLDS and pir_trains.outcome == FAILS
+    assert "post-norm in the residual 2.400 ± 0.010" in pir_trains.sentence
+    assert pre_spread.outcome == HOLDS and pir_spread.outcome == FAILS
 
 
 # ------------------------------------------------------------------------- positions
