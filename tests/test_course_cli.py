@@ -15,6 +15,8 @@ def test_lesson_without_a_name_prints_the_course_in_order(capsys):
     history = LESSONS["history"]
     assert numbered[0] == (f"1. history (~{estimated_minutes(history):.0f} min estimated, "
                            f"{history.source})")
+    own = numbered[ORDER.index("interpolation")]
+    assert "minutes not estimated: it trains on its own schedule" in own
     assert out[1].strip() == history.claim
 
 
@@ -24,10 +26,10 @@ def test_course_runs_each_lesson_into_its_folder_and_links_the_pages(tmp_path):
     def run_one(name, folder):
         ran.append(name)
         if name == "scale":
-            return 1                     # failed: no page
+            return 1, []                 # failed: no page, no verdict
         folder.mkdir(parents=True)
         (folder / "report.html").write_text("<html></html>")
-        return 0
+        return 0, ["Claim (...): ...", f"Verdict: holds here ({name})", "A check: holds."]
 
     status, page, entries = run_course(tmp_path, run_one)
     assert ran == list(ORDER) and status == 1
@@ -37,7 +39,8 @@ def test_course_runs_each_lesson_into_its_folder_and_links_the_pages(tmp_path):
     assert '<a href="history/report.html">' in text and '<a href="scale/report.html">' not in text
     assert "no page: the lesson failed" in text
     assert text.index("history/report.html") < text.index("sampling/report.html")
-    assert "no verdict" in text           # pages without runs: said, not invented
+    assert "Verdict: holds here (history)" in text
+    assert "no verdict: the lesson ended with exit status 1" in text   # said, not invented
 
 
 def test_lesson_all_refuses_bad_seeds_in_one_line(capsys):

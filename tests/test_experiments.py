@@ -165,7 +165,8 @@ def validation_split(run: Path) -> np.ndarray:
 def test_eval_loss_per_bucket_matches_a_direct_computation(comparison, capsys):
     run = run_dirs(comparison)["attention-mha"]
     assert main(["eval", str(run), "--lengths", "32,64"]) == 0
-    assert "positions       32-63:" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "positions       32-63:" in printed and "positions         0-7:" in printed
     saved = lengths.load(run / "lengths.json")
     tokens, cut = validation_split(run)
     model = RunFolder(run).load_model()
@@ -177,7 +178,10 @@ def test_eval_loss_per_bucket_matches_a_direct_computation(comparison, capsys):
                 losses.append([-logp[t, y[row, t]].item() for t in range(64)])
     losses = np.array(losses)
     assert saved.windows == len(losses)
-    assert saved.buckets == pytest.approx([losses[:, :32].mean(), losses[:, 32:].mean()],
+    # trained on 32 tokens: positions 0-7 are the warm-up, averaged apart
+    assert saved.warmup == 8 and saved.bucket_names() == ["8-31", "32-63"]
+    assert saved.warmup_loss == pytest.approx(losses[:, :8].mean(), abs=1e-4)
+    assert saved.buckets == pytest.approx([losses[:, 8:32].mean(), losses[:, 32:].mean()],
                                           abs=1e-4)
 
 

@@ -21,7 +21,7 @@ BASELINES = {"unigram": 3.012, "bigram": 2.060, "trigram": 1.183}
 def run(seed, loss, *, buckets=None, kv=None, grads=None) -> RunResult:
     lengths = None
     if buckets is not None:
-        lengths = LengthEval(64, [64, 128, 192, 256], list(buckets), [], 8)
+        lengths = LengthEval(64, [64, 128, 192, 256], list(buckets), [1.0] * 256, 8, warmup=16)
     inference = InferenceCost(64, 500.0, kv, kv, "float32") if kv is not None else None
     norms = {f"layers.{i}": [(10, g)] for i, g in enumerate(grads or [])}
     return RunResult(seed, Path("."), 1000, [(10, loss)], [(10, loss)], norms, 1.0,
@@ -99,11 +99,14 @@ def test_attention_cache_check_fails_when_the_cache_does_not_shrink():
 
 
 # ------------------------------------------------------------------------- norm
-def norm(pre_loss, post_loss, pre_grads, post_grads, lr=1e-2):
-    runs = {"pre": [run(s, pre_loss + n, grads=[g * (1 + n) for g in pre_grads])
-                    for s, n in zip((1, 2, 3), (0.0, 0.01, -0.01))],
-            "post": [run(s, post_loss + n, grads=[g * (1 + n) for g in post_grads])
-                     for s, n in zip((1, 2, 3), (0.0, 0.01, -0.01))]}
+def norm(pre_loss, post_loss, pre_grads, post_grads, lr=1e-2, pir=None):
+    """pre, post and post-in-residual (the last like pre unless ``pir`` = (loss, grads))."""
+    pir_loss, pir_grads = pir or (pre_loss, pre_grads)
+    runs = {name: [run(s, loss + n, grads=[g * (1 + n) for g in grads])
+                   for s, n in zip((1, 2, 3), (0.0, 0.01, -0.01))]
+            for name, loss, grads in (("pre", pre_loss, pre_grads),
+                                      ("post", post_loss, post_grads),
+                                      ("post-in-residual", pir_loss, pir_grads))}
     return comparison("norm", "norm", runs, lr=lr)
 
 
@@ -111,7 +114,8 @@ def test_norm_verdict_holds_when_pre_wins_and_post_spreads_its_gradients():
     c = norm(1.31, 2.26, [1.0, 1.1, 1.2, 1.3], [1.0, 1.0, 1.0, 1e5])
     lines = LESSONS["norm"].summarise(c)
     assert "Verdict: holds here" in lines[1]
-    assert any("pre-norm 1.310 ± 0.010, post-norm 2.260 ± 0.010" in x for x in lines)
+    assert any("pre-norm 1.310 ± 0.010, post-norm 2.260 ± 0.010, post-norm in the residual "
+               "1.310 ± 0.010" in x for x in lines)
     assert any("x1e+05" in x for x in lines) and not any("10^" in x for x in lines)
 
 
@@ -120,11 +124,19 @@ def test_norm_sentences_say_the_spread_does_not_explain_it_when_pre_spreads_more
     c = norm(1.312, 2.257, [1.0, 3.2], [1.0, 2.8], lr=3e-3)
     verdict = LESSONS["norm"].verdict(c)
     assert verdict.word == "mixed" and verdict.checks[0].outcome == HOLDS
-    assert verdict.checks[1].outcome == FAILS
-    assert "does not explain the gap" in verdict.checks[1].sentence
-    assert "x2.8" in verdict.checks[1].sentence and "x3.2" in verdict.checks[1].sentence
-    assert "lr 0.003" in verdict.checks[1].sentence
+    assert verdict.checks[2].outcome == FAILS
+    assert "does not explain a gap" in verdict.checks[2].sentence
+    assert "x2.8" in verdict.checks[2].sentence and "x3.2" in verdict.checks[2].sentence
+    assert "lr 0.003" in verdict.checks[2].sentence
     assert LESSONS["norm"].verdict(norm(2.3, 1.3, [1, 3], [1, 2])).word == "does not hold here"
+
+
+def test_norm_checks_post_in_residual_on_its_own_numbers():
+    c = norm(1.31, 2.26, [1.0, 1.2], [1.0, 50.0], pir=(2.40, [1.0, 80.0]))
+    pre_trains, pir_trains, pre_spread, pir_spread = LESSONS["norm"].verdict(c).checks
+    assert pre_trains.outcome == HOLDS and pir_trains.outcome == FAILS
+    assert "post-norm in the residual 2.400 ± 0.010" in pir_trains.sentence
+    assert pre_spread.outcome == HOLDS and pir_spread.outcome == FAILS
 
 
 # ------------------------------------------------------------------------- positions
@@ -187,7 +199,7 @@ def test_prepare_gives_three_seeds_by_default_and_honours_steps_and_seeds():
     short = prepare("positions", seeds=[7], steps=10)
     assert short.seeds == [7] and short.config.steps == 10 and short.config.seed == 7
     assert short.config.eval_every == 10
-    with pytest.raises(ValueError, match="choose one of .*attention, .*norm, positions"):
+    with pytest.raises(ValueError, match="no lesson .nope.; choose one of .*attention, "):
         prepare("nope")
 
 
@@ -195,3 +207,81 @@ def test_every_lesson_states_its_claim_and_source():
     for lesson in LESSONS.values():
         assert lesson.claim and lesson.source.startswith("project seed")
         assert len(lesson.seeds) == 3 and not math.isnan(lesson.config().lr)
+
+
+# ------------------------------------------------------------------------- interpolation
+def interpolation(before: dict, after: dict):
+    from tfstudio.experiments.lessons.interpolation import LENGTHS, Interpolation
+
+    def evals(buckets):
+        return [LengthEval(64, LENGTHS, [b + n for b in buckets], [1.0] * 512, 8, warmup=16,
+                           warmup_loss=3.0) for n in (0.0, 0.01, -0.01)]
+    return Interpolation([1, 2, 3], {w: evals(b) for w, b in before.items()},
+                         {w: evals(b) for w, b in after.items()}, BASELINES)
+
+
+# the issue's table: the control (fine-tune, no scaling) wins in every bucket, and linear x4
+# without a fine-tune is worse than the unigram counter even inside 64
+ISSUE_BEFORE = {"none": [0.6, 2.4, 3.2, 3.3, 3.4], "linear": [3.481, 3.5, 3.5, 3.5, 3.6],
+                "ntk": [0.9, 2.0, 2.5, 2.8, 3.0]}
+ISSUE_AFTER = {"none": [0.568, 0.448, 0.425, 0.443, 0.765],
+               "linear": [0.768, 0.642, 0.623, 0.619, 1.349],
+               "ntk": [0.553, 0.432, 0.411, 0.421, 2.289]}
+
+
+def test_interpolation_verdict_does_not_hold_on_the_issues_numbers():
+    lesson = LESSONS["interpolation"]
+    verdict = lesson.verdict(interpolation(ISSUE_BEFORE, ISSUE_AFTER))
+    untrained, linear, ntk = verdict.checks
+    assert untrained.outcome == FAILS and "worse than that even at 16-63" in untrained.sentence
+    assert linear.outcome == FAILS and "3.481" in untrained.sentence
+    assert ntk.outcome == FAILS  # NTK wins inside 256 by less than the spread, loses past it
+    assert "256-511 no scaling" in linear.sentence
+    assert verdict.word == "does not hold here"
+
+
+def test_interpolation_verdict_holds_when_scaling_beats_its_control():
+    before = {"none": [0.6, 2.4, 3.2, 3.3, 3.4], "linear": [0.7, 0.8, 0.9, 1.0, 2.9],
+              "ntk": [0.65, 0.9, 1.0, 1.1, 2.9]}
+    after = {"none": [0.6, 0.9, 1.0, 1.1, 2.0], "linear": [0.55, 0.5, 0.5, 0.5, 0.9],
+             "ntk": [0.55, 0.5, 0.5, 0.5, 0.9]}
+    verdict = LESSONS["interpolation"].verdict(interpolation(before, after))
+    assert verdict.word == "holds here", verdict.sentences()
+    assert "64-127 linear (tied with NTK)" in verdict.checks[1].sentence
+
+
+# ------------------------------------------------------------------------- decode speed
+def decode_data(ms_at_2048: dict[str, list[float]]) -> dict:
+    rows = [{"kind": k, "context": 2048, "cache": True, "ms": ms}
+            for k, ms in ms_at_2048.items()]
+    rows += [{"kind": "mha", "context": 512, "cache": c, "ms": [214.6 if not c else 14.3]}
+             for c in (True, False)]
+    rows += [{"kind": k, "context": 512, "cache": True, "ms": [14.0]} for k in ("gqa", "mqa")]
+    return {"d_model": 512, "layers": 4, "heads": 8, "dtype": "float32", "threads": 1,
+            "rows": rows}
+
+
+def test_decode_check_follows_the_timings(tmp_path):
+    from tfstudio.experiments.lessons.attention import decode_check
+    fast = decode_check(decode_data({"mha": [115, 140, 169], "gqa": [64, 80, 95],
+                                     "mqa": [56, 60, 64]}))
+    assert fast.outcome == HOLDS  # the issue's busy-machine ranges still separate
+    assert "context 2048" in fast.claim and "d_model 512" in fast.sentence
+    assert "214.6" not in fast.sentence and "215 ms/token at context 512" in fast.sentence
+    clear = decode_check(decode_data({"mha": [150, 151, 152], "gqa": [90, 91, 92],
+                                      "mqa": [60, 61, 62]}))
+    assert clear.outcome == HOLDS
+    slower = decode_check(decode_data({"mha": [50, 51, 52], "gqa": [50, 51, 52],
+                                       "mqa": [70, 71, 72]}))
+    assert slower.outcome == FAILS
+
+
+def test_attention_lesson_reads_the_decode_timings_from_its_folder(tmp_path):
+    import json
+    c = attention(1.20, 1.21, 1.40)
+    c.out = tmp_path
+    assert len(LESSONS["attention"].verdict(c).checks) == 3  # none timed yet
+    (tmp_path / "decode.json").write_text(json.dumps(decode_data(
+        {"mha": [150, 151, 152], "gqa": [90, 91, 92], "mqa": [60, 61, 62]})))
+    verdict = LESSONS["attention"].verdict(c)
+    assert len(verdict.checks) == 4 and verdict.word == "holds here"

@@ -59,10 +59,28 @@ def run_course(out: Path, seeds: list[int], steps: int | None, jobs: int) -> int
     """Every lesson in the course's order into OUT/NAME, then OUT/course.html."""
     from ..experiments.lessons.course import run_course as run_all
 
-    status, page, _ = run_all(out, lambda name, folder: run_lesson(
-        name, folder, seeds=seeds, steps=steps, jobs=jobs), say=lambda line: print(line))
+    status, page, _ = run_all(out, course_step(seeds, steps, jobs),
+                              say=lambda line: print(line, flush=True))
     print(f"course: {page}")
     return status
+
+
+def course_step(seeds: list[int], steps: int | None, jobs: int):
+    """``one(name, folder) -> (exit status, the sentences it printed)`` for ``run_course``:
+    the lesson as ``tfstudio lesson NAME`` runs it (a lesson that trains itself, one job)."""
+    import contextlib
+    import io
+
+    from ..experiments.lessons import LESSONS
+
+    def one(name: str, folder: Path) -> tuple[int, list[str]]:
+        printed = io.StringIO()  # the lesson's sentences (its progress goes to stderr)
+        with contextlib.redirect_stdout(printed):
+            status = run_lesson(name, folder, seeds=seeds, steps=steps,
+                                jobs=jobs if LESSONS[name].run is None else 1)
+        print(printed.getvalue(), end="", flush=True)
+        return status, printed.getvalue().splitlines()
+    return one
 
 
 def run_lesson(name: str, out: Path | None = None, prog: str = PROG, *,
@@ -76,6 +94,15 @@ def run_lesson(name: str, out: Path | None = None, prog: str = PROG, *,
     from ..gui.report_plots import draw_report
 
     say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
+    from ..experiments.lessons import LESSONS
+    if name in LESSONS and LESSONS[name].run is not None:
+        refused = [flag for flag, given in (("--jobs", jobs != 1), ("--device", device),
+                   ("--precision", precision), ("--print-commands", print_only)) if given]
+        if refused:
+            print(f"{prog}: lesson {name} trains its runs in turn on the CPU and cannot take "
+                  f"{', '.join(refused)}; drop them", file=sys.stderr)
+            return 2
+        return _run_own(LESSONS[name], out, prog, seeds, steps, say)
     try:
         if jobs < 1:
             raise ValueError(f"--jobs must be at least 1; got {jobs}")
@@ -108,3 +135,24 @@ def run_lesson(name: str, out: Path | None = None, prog: str = PROG, *,
     say(f"lesson {name} took {time.perf_counter() - start:.0f}s "
         f"({len(lesson.seeds)} seed(s), {config.steps} steps)")
     return 1 if outcome.failures else 0
+
+
+def _run_own(lesson, out: Path | None, prog: str, seeds, steps, say) -> int:
+    """A lesson that trains and measures itself (not one comparison of variants)."""
+    from ..experiments.compare import USER_ERRORS
+    import torch
+    torch.set_num_threads(1)
+    out = out or Path(f"lesson-{lesson.name}")
+    start = time.perf_counter()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        result = lesson.run(out, list(seeds or lesson.seeds), steps, say)
+    except USER_ERRORS as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    for sentence in lesson.summarise(result):
+        print(sentence)
+    print(f"report: {out / 'report.html'}")
+    say(f"lesson {lesson.name} took {time.perf_counter() - start:.0f}s "
+        f"({len(result.seeds)} seed(s))")
+    return 0

@@ -11,6 +11,7 @@ from typing import Callable
 from ..runs import CheckpointError, RunError, TrainConfig
 from . import runner
 from .lengths import check_lengths
+from .results import is_task
 from .variants import expand
 
 # what bad input (a corpus, a folder, a changed graph) raises: the caller says it in one line
@@ -40,7 +41,11 @@ def plan_runs(label: str, base, varies, seeds: list[int], config: TrainConfig,
             raise ValueError(f"variant {variant.name} is not a valid graph: "
                              f"{problems[0].message}; {problems[0].hint}")
     if eval_lengths:
-        check_lengths(eval_lengths)
+        check_lengths(eval_lengths, config.seq_len)
+        if is_task(config.corpus):
+            raise ValueError(f"--eval-lengths measures loss by position along a token stream, "
+                             f"and {config.corpus} is a synthetic task scored on its answers; "
+                             "drop --eval-lengths (the report gives answer accuracy)")
     plan = runner.Plan(label, varies, seeds, config, eval_lengths,
                        [{"name": v.name, "slug": v.slug, "settings": list(v.settings)}
                         for v in variants], lesson)

@@ -51,13 +51,13 @@ class LessonsPanel(QWidget):
         """List the course (once)."""
         if self.list.count():
             return
-        from ..experiments.lessons.course import course, estimated_minutes
+        from ..experiments.lessons.course import course, minutes_text
 
         for i, lesson in enumerate(course(), 1):
             title = lesson.title.removeprefix("Lesson: ")
             item = QListWidgetItem(f"{i}. {lesson.name}: {title}")
             item.setData(NAME_ROLE, lesson.name)
-            item.setToolTip(f"about {estimated_minutes(lesson):.0f} minutes, estimated")
+            item.setToolTip(minutes_text(lesson))
             self.list.addItem(item)
 
     def current_name(self) -> str | None:
@@ -66,7 +66,7 @@ class LessonsPanel(QWidget):
 
     def show_lesson(self, name: str | None) -> None:
         from ..experiments.lessons import LESSONS
-        from ..experiments.lessons.course import estimated_minutes
+        from ..experiments.lessons.course import minutes_text
 
         lesson = LESSONS.get(name) if name else None
         self.open_button.setEnabled(lesson is not None)
@@ -80,8 +80,8 @@ class LessonsPanel(QWidget):
             f"<b>{html.escape(lesson.title)}</b><br>"
             f"<i>{html.escape(lesson.source)}</i>"
             f"<p>Claim: {html.escape(lesson.claim)}</p>"
-            f"<p>{html.escape(what)} About {estimated_minutes(lesson):.0f} minutes on one core "
-            f"(estimated). Run it: <code>tfstudio lesson {html.escape(lesson.name)}</code>.</p>")
+            f"<p>{html.escape(what)} On one core: {html.escape(minutes_text(lesson))}. Run it: "
+            f"<code>tfstudio lesson {html.escape(lesson.name)}</code>.</p>")
 
     def open_current(self) -> None:
         from ..experiments.lessons.course import differing_nodes

@@ -121,11 +121,15 @@ def loss_curves(path: Path, curves: dict, baselines: dict[str, float]) -> Path:
     return fig.export(path)
 
 
-def loss_vs_params(path: Path, points: list[dict]) -> Path:
-    """Final validation loss (mean over seeds, bar: spread) against parameter count."""
+def loss_vs_params(path: Path, points: list[dict], x: str = "params",
+                   labels: tuple[str, str] = ("Validation loss against size", "parameters")
+                   ) -> Path:
+    """Final validation loss (mean over seeds, bar: spread) against ``points``' ``x`` (the
+    parameter count, or the KV cache's bytes)."""
     import pyqtgraph as pg
     _app()
-    fig = _Figure("Validation loss against size", "parameters", "final validation loss")
+    points = [{**p, "params": p[x]} for p in points]
+    fig = _Figure(labels[0], labels[1], "final validation loss")
     for i, p in enumerate(points):
         colour = COLOURS[i % len(COLOURS)]
         fig.line([p["params"]], [p["loss"]], p["name"], pen=None, symbol="o", symbolSize=12,
@@ -221,4 +225,11 @@ def draw_report(out: Path, data: dict, *, positions: bool = True,
     if data["params"]:
         loss_vs_params(plots / "loss_vs_params.png", data["params"])
         pictures["Validation loss against parameters"] = "plots/loss_vs_params.png"
+    kv = [p for p in data["params"] if p.get("kv_bytes")]
+    if len({p["kv_bytes"] for p in kv}) > 1:  # only where the variants' caches differ
+        loss_vs_params(plots / "loss_vs_kv.png", kv, "kv_bytes",
+                       ("Validation loss against the KV cache",
+                        f"KV-cache bytes at context ({kv[0].get('kv_dtype') or 'dtype n/a'})"))
+        pictures["Validation loss against KV-cache bytes (measured after one context "
+                 "length; bar: spread over seeds)"] = "plots/loss_vs_kv.png"
     return pictures

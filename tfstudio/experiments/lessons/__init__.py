@@ -60,6 +60,9 @@ def prepare(name: str, *, seeds: list[int] | None = None, steps: int | None = No
     if lesson is None:
         raise ValueError(f"no lesson '{name}'; choose one of {', '.join(sorted(LESSONS))}")
     seeds = list(seeds) if seeds else list(lesson.seeds)
+    if lesson.run is not None:
+        raise ValueError(f"lesson '{name}' is not a comparison of variants; run it with "
+                         f"tfstudio lesson {name}")
     if steps is not None and steps < 1:
         raise ValueError(f"--steps must be at least 1; got {steps}")
     base = load_graph(lesson.base)

@@ -14,8 +14,8 @@ from ..variants import LESSON_SETTINGS, VariantError
 
 # the story's order: counting and early neural LMs, static then contextual vectors, the
 # transformer's parts, the modern block, scale, and how text is drawn from a model
-ORDER = ("history", "vectors", "positions", "attention", "norm", "activations", "experts",
-         "scale", "sampling")
+ORDER = ("history", "vectors", "positions", "interpolation", "attention", "norm", "activations",
+         "experts", "scale", "sampling")
 # seconds one training step of a lesson's tiny model takes on one thread of a 2-core machine
 # (tiny-gpt, 16 x 64 tokens; bench/bench_course.py --step-time measured 0.125 s on the shared
 # 2-core development machine)
@@ -31,13 +31,22 @@ def course() -> list:
                                                         lesson.name))
 
 
-def estimated_minutes(lesson) -> float:
+def estimated_minutes(lesson) -> float | None:
     """Runs x steps x STEP_SECONDS: an estimate from tiny-gpt's step time, not a measurement
-    of this lesson (bench/bench_course.py measures them)."""
+    of this lesson (bench/bench_course.py measures them). None for a lesson that trains on a
+    schedule of its own (``Lesson.run``), which this count does not know."""
+    if lesson.run is not None:
+        return None
     runs = len(lesson.seeds)
     for _, values in lesson.varies:
         runs *= len(values)
     return runs * lesson.config().steps * STEP_SECONDS / 60.0
+
+
+def minutes_text(lesson) -> str:
+    minutes = estimated_minutes(lesson)
+    return ("minutes not estimated: it trains on its own schedule" if minutes is None
+            else f"~{minutes:.0f} min estimated")
 
 
 def setting(key: str, choices: tuple[str, ...]):
@@ -62,8 +71,7 @@ def listing() -> list[str]:
     """The course as lines of text: order, name, estimated minutes, source, claim."""
     lines = []
     for i, lesson in enumerate(course(), 1):
-        lines.append(f"{i}. {lesson.name} (~{estimated_minutes(lesson):.0f} min estimated, "
-                     f"{lesson.source})")
+        lines.append(f"{i}. {lesson.name} ({minutes_text(lesson)}, {lesson.source})")
         lines.append(f"   {lesson.claim}")
     return lines
 
@@ -75,35 +83,25 @@ class CourseEntry:
     folder: Path
     status: int          # the lesson's exit status (0: trained and written)
     seconds: float
-    verdict: str         # the page's verdict line, or why there is none
+    verdict: str         # the lesson's verdict line, or why there is none
 
 
-def verdict_line(name: str, folder: Path) -> str:
-    """The verdict sentence of lesson ``name``'s finished runs in ``folder``."""
-    from ..results import collect
-    from . import LESSONS
-
-    try:
-        lines = LESSONS[name].summarise(collect(folder))
-    except (ValueError, OSError) as exc:
-        return f"no verdict: {exc}"
-    return next((line for line in lines if line.startswith("Verdict:")), "no verdict")
-
-
-def run_course(out: Path, run_one: Callable[[str, Path], int],
+def run_course(out: Path, run_one: Callable[[str, Path], tuple[int, list[str]]],
                say: Callable[[str], None] = lambda line: None
                ) -> tuple[int, Path, list[CourseEntry]]:
-    """Run every lesson in order with ``run_one(name, folder) -> exit status`` (each into
-    ``out/NAME``; finished runs are reused), then write ``out/course.html``. Returns the worst
-    exit status, the page and each lesson's entry."""
+    """Run every lesson in order with ``run_one(name, folder) -> (exit status, the sentences
+    it printed)`` (each into ``out/NAME``; finished runs are reused), then write
+    ``out/course.html``. Returns the worst exit status, the page and each lesson's entry."""
     entries = []
     for lesson in course():
         folder = Path(out) / lesson.name
         say(f"lesson {lesson.name} -> {folder}")
         start = time.perf_counter()
-        status = run_one(lesson.name, folder)
+        status, sentences = run_one(lesson.name, folder)
+        verdict = next((line for line in sentences if line.startswith("Verdict:")),
+                       f"no verdict: the lesson ended with exit status {status}")
         entries.append(CourseEntry(lesson.name, folder, status, time.perf_counter() - start,
-                                   verdict_line(lesson.name, folder)))
+                                   verdict))
     page = write_course_page(Path(out), entries)
     return max((e.status for e in entries), default=0), page, entries
 

@@ -124,6 +124,12 @@ class Lesson:
     eval_lengths: list[int] = field(default_factory=list)
     grad_norms: bool = False                     # draw per-layer gradient norms
     seeds: tuple[int, ...] = DEFAULT_SEEDS
+    # a lesson that is not one comparison of variants trains and measures itself:
+    # run(out, seeds, steps, say) -> its results, which judge() reads (command line only)
+    run: Callable | None = None
+    # measurements taken once the runs are in, before the page: measure(comparison), which
+    # saves them in the comparison folder for judge() to read
+    measure: Callable | None = None
 
     def config(self, seed: int | None = None, steps: int | None = None) -> TrainConfig:
         """The lesson's training settings (``steps`` shortens or lengthens it; evaluation
@@ -139,7 +145,8 @@ class Lesson:
 
     def summarise(self, comparison) -> list[str]:
         """The page's sentences: the claim with its source, the verdict, each check."""
-        seeds = len(comparison.plan.seeds)
+        seeds = len(comparison.seeds if hasattr(comparison, "seeds") else
+                    comparison.plan.seeds)
         head = f"Claim ({self.source}): {self.claim}"
         lines = [head, *self.verdict(comparison).sentences()]
         if seeds < 2:
