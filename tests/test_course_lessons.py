@@ -242,6 +242,23 @@ def test_sampling_judge_reads_each_runs_table_from_its_folder(tmp_path):
         dirs[("", seed)] = folder
     c = comparison("sampling", "", {"": 1.0}, dirs=dirs)
     assert "Verdict: holds here" in LESSONS["sampling"].summarise(c)[1]
+    (tmp_path / "2" / "sampling.json").unlink()        # judged, never sampled, without it
+    (check,) = LESSONS["sampling"].judge(c)
+    assert check.outcome == FAILS and "No sampling.json" in check.sentence
+
+
+def test_measured_lessons_measure_only_runs_without_their_file(tmp_path, monkeypatch):
+    sampled = []
+    monkeypatch.setattr(sampling_lesson, "sample_table_for_run",
+                        lambda run_dir, **kw: sampled.append(run_dir) or [])
+    for seed in (1, 2, 3):
+        (tmp_path / str(seed)).mkdir()
+    (tmp_path / "1" / "sampling.json").write_text("[]")
+    c = comparison("sampling", "", {"": 1.0},
+                   dirs={("", s): tmp_path / str(s) for s in (1, 2, 3)})
+    sampling_lesson.measure(c)
+    assert sampled == [tmp_path / "2", tmp_path / "3"]
+    assert json.loads((tmp_path / "3" / "sampling.json").read_text()) == []
 
 
 # ------------------------------------------------------------------------- vectors

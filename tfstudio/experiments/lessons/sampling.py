@@ -1,7 +1,7 @@
 """Temperature, top-k and top-p against what they do to text: one model trained as usual, then
-sampled at each setting of a grid and measured (``experiments.course.sampling``). The
-measurements are kept in each run's folder (sampling.json), so a page is rewritten without
-sampling again."""
+sampled at each setting of a grid and measured (``experiments.course.sampling``) by the
+lesson's ``measure`` step. The measurements are kept in each run's folder (sampling.json), so
+a page is rewritten without sampling again."""
 from __future__ import annotations
 
 import json
@@ -21,16 +21,24 @@ TOP_K, TOP_P = Setting(1.0, top_k=40), Setting(1.0, top_p=0.9)
 FILE = "sampling.json"
 
 
-def table(run_dir: Path) -> dict[str, dict]:
-    """The run's measurements by setting label: from sampling.json, else sampled now and
-    saved."""
+def measure(c, progress=lambda line: None) -> None:
+    """Sample every run at every setting of the grid, unless its sampling.json exists."""
+    for run in (r for v in c.variants for r in v.runs):
+        path = Path(run.run_dir) / FILE
+        if not path.exists():
+            progress(f"sampling {run.run_dir} at {len(DEFAULT_GRID)} settings")
+            rows = sample_table_for_run(run.run_dir, prompts=PROMPTS, grid=DEFAULT_GRID,
+                                        samples=3)
+            path.write_text(json.dumps([r.as_dict() for r in rows], indent=1),
+                            encoding="utf-8")
+
+
+def table(run_dir: Path) -> dict[str, dict] | None:
+    """The run's measurements by setting label (None before ``measure``)."""
     path = Path(run_dir) / FILE
-    if path.exists():
-        return {row["setting"]: row for row in json.loads(path.read_text("utf-8"))}
-    rows = [r.as_dict() for r in sample_table_for_run(run_dir, prompts=PROMPTS,
-                                                      grid=DEFAULT_GRID, samples=3)]
-    path.write_text(json.dumps(rows, indent=1), encoding="utf-8")
-    return {row["setting"]: row for row in rows}
+    if not path.exists():
+        return None
+    return {row["setting"]: row for row in json.loads(path.read_text("utf-8"))}
 
 
 def _mean(values) -> float:
@@ -42,6 +50,9 @@ def judge(c) -> list[Check]:
     if not runs:
         return [Check("A model was trained to sample from", FAILS, "No run finished.")]
     tables = [table(r.run_dir) for r in runs]
+    if None in tables:
+        return [Check("Every run was sampled", FAILS, f"No {FILE} in a run folder; write the "
+                      "page again (tfstudio compare --report DIR) to sample it.")]
     missing = [s.label for s in (LOW, MID, HIGH, TOP_K, TOP_P) if s.label not in tables[0]]
     if missing:
         return [Check("Every setting was sampled", FAILS, f"Missing: {', '.join(missing)}.")]
@@ -82,4 +93,4 @@ def judge_tables(tables: list[dict[str, dict]]) -> list[Check]:
 register(Lesson(
     "sampling", "Lesson: temperature, top-k and top-p", CLAIM,
     "project seed, sampling (temperature, top-k, top-p)", "tiny-gpt", [], LESSON_TRAINING,
-    judge))
+    judge, measure=measure))

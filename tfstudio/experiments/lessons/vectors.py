@@ -1,6 +1,7 @@
 """Static against contextual vectors (word2vec -> ELMo): one model trained as usual, then the
 same words followed through its layers in different sentences of the corpus
-(``experiments.course.vectors``), kept in each run's folder (vectors.json).
+(``experiments.course.vectors``) by the lesson's ``measure`` step, kept in each run's folder
+(vectors.json).
 
 The lessons' tokenizer is characters, not words: a word is followed at its last character,
 whose input vector is one row of the table wherever the word stands, as a word2vec vector is.
@@ -40,34 +41,39 @@ def pick(text: str, words: int = WORDS, sentences: int = SENTENCES, length: int 
     return chosen, list(dict.fromkeys(texts))
 
 
-def measure(run_dir: Path) -> dict:
-    """The run's drift table and static neighbours: from vectors.json, else measured now."""
-    path = Path(run_dir) / FILE
-    if path.exists():
-        return json.loads(path.read_text("utf-8"))
+def measure(c, progress=lambda line: None) -> None:
+    """Follow the words through every run's layers, unless its vectors.json exists."""
     from ...data import load_corpus
     from ...runs import RunFolder
 
-    folder = RunFolder(run_dir)
-    config = folder.config()
-    model, tokenizer = folder.load_model(), folder.tokenizer()
-    words, texts = pick(load_corpus(config.corpus, errors=config.corpus_errors).text())
-    drift = contextual_drift(model, tokenizer, texts, words)
-    letters = [w[-1] for w in words]
-    near = static_neighbours(model, tokenizer, list(dict.fromkeys(letters)), k=3)
-    result = {"layers": drift.layers, "same_word": drift.same_word,
-              "between_words": drift.between_words, "same_position": drift.same_position,
-              "words": words, "sentences": len(texts),
-              "neighbours": {t: [[n, c] for n, c in near[t]] for t in near}}
-    path.write_text(json.dumps(result, indent=1), encoding="utf-8")
-    return result
+    for run in (r for v in c.variants for r in v.runs):
+        path = Path(run.run_dir) / FILE
+        if path.exists():
+            continue
+        progress(f"following words through {run.run_dir}")
+        folder = RunFolder(run.run_dir)
+        config = folder.config()
+        model, tokenizer = folder.load_model(), folder.tokenizer()
+        words, texts = pick(load_corpus(config.corpus, errors=config.corpus_errors).text())
+        drift = contextual_drift(model, tokenizer, texts, words)
+        letters = list(dict.fromkeys(w[-1] for w in words))
+        near = static_neighbours(model, tokenizer, letters, k=3)
+        result = {"layers": drift.layers, "same_word": drift.same_word,
+                  "between_words": drift.between_words, "same_position": drift.same_position,
+                  "words": words, "sentences": len(texts),
+                  "neighbours": {t: [[n, c] for n, c in near[t]] for t in near}}
+        path.write_text(json.dumps(result, indent=1), encoding="utf-8")
 
 
 def judge(c) -> list[Check]:
     runs = [r for v in c.variants for r in v.runs]
     if not runs:
         return [Check("A model was trained to look inside", FAILS, "No run finished.")]
-    return judge_tables([measure(r.run_dir) for r in runs])
+    paths = [Path(r.run_dir) / FILE for r in runs]
+    if not all(p.exists() for p in paths):
+        return [Check("Every run was measured", FAILS, f"No {FILE} in a run folder; write the "
+                      "page again (tfstudio compare --report DIR) to measure it.")]
+    return judge_tables([json.loads(p.read_text("utf-8")) for p in paths])
 
 
 def judge_tables(tables: list[dict]) -> list[Check]:
@@ -103,4 +109,5 @@ def judge_tables(tables: list[dict]) -> list[Check]:
 
 register(Lesson(
     "vectors", "Lesson: static against contextual vectors", CLAIM,
-    "project seed 002, word2vec to ELMo", "tiny-gpt", [], LESSON_TRAINING, judge))
+    "project seed 002, word2vec to ELMo", "tiny-gpt", [], LESSON_TRAINING, judge,
+    measure=measure))
