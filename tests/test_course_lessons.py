@@ -230,6 +230,9 @@ def test_sampling_verdict_holds_on_the_seeds_picture():
 def test_sampling_verdict_flips_with_the_numbers():
     checks = sampling_lesson.judge_tables(sampling_tables(0.05, 0.30, 0.4, 0.9, top_p=(40, 40)))
     assert [c.outcome for c in checks] == [FAILS, FAILS, UNDECIDED]
+    # top-p moving from 40 to 45 kept tokens is beyond the spread but no adapting
+    slight = sampling_lesson.judge_tables(sampling_tables(0.3, 0.05, 0.9, 0.4, top_p=(40, 45)))
+    assert slight[2].outcome == UNDECIDED and "x2 or more" in slight[2].sentence
 
 
 def test_sampling_judge_reads_each_runs_table_from_its_folder(tmp_path):

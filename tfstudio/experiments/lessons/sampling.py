@@ -19,6 +19,7 @@ PROMPTS = ("Once upon a time", "One morning")
 LOW, MID, HIGH = Setting(0.5), Setting(1.0), Setting(2.0)
 TOP_K, TOP_P = Setting(1.0, top_k=40), Setting(1.0, top_p=0.9)
 FILE = "sampling.json"
+ADAPTS = 2.0   # top-p adapts when its kept count spans at least this factor
 
 
 def measure(c, progress=lambda line: None) -> None:
@@ -71,6 +72,8 @@ def judge_tables(tables: list[dict[str, dict]]) -> list[Check]:
     span = {s: each(s, lambda row: row["kept_max"] / max(row["kept_min"], 1))
             for s in (TOP_K, TOP_P)}
     adapts = higher(span[TOP_P], span[TOP_K])
+    if adapts == HOLDS and span[TOP_P].mean < ADAPTS:
+        adapts = UNDECIDED   # it moves, but by less than the factor that counts as adapting
     ranges = {s: (min(t[s.label]["kept_min"] for t in tables),
                   max(t[s.label]["kept_max"] for t in tables)) for s in (TOP_K, TOP_P)}
     words = {HOLDS: "as claimed", FAILS: "the other way round",
@@ -86,7 +89,7 @@ def judge_tables(tables: list[dict[str, dict]]) -> list[Check]:
               f"Tokens kept per step: {TOP_P.label}: {ranges[TOP_P][0]} to {ranges[TOP_P][1]} "
               f"(largest over smallest {span[TOP_P].text(1)}); {TOP_K.label}: "
               f"{ranges[TOP_K][0]} to {ranges[TOP_K][1]} ({span[TOP_K].text(1)}): "
-              f"{words[adapts]}."),
+              f"{words[adapts]} (adapting means a span of x{ADAPTS:g} or more)."),
     ]
 
 
