@@ -278,8 +278,8 @@ def test_vectors_verdict_holds_when_drift_grows_from_context_and_stays_below_the
     checks = vectors_lesson.judge_tables(tables)
     assert [c.outcome for c in checks] == [HOLDS] * 3
     assert "'t': 'd' 0.41" in checks[0].sentence
-    assert "0.200 ± 0.010 after layers.1, against 0.000 ± 0.000 at pos" in checks[1].sentence
-    assert "0.300 ± 0.010 after layers.1, 0.050 ± 0.010 at pos" in checks[1].sentence
+    assert "0.2000 ± 0.0100 after layers.1, against 0.0000 ± 0.0000 at pos" in checks[1].sentence
+    assert "0.3000 ± 0.0100 after layers.1, 0.0500 ± 0.0100 at pos" in checks[1].sentence
 
 
 def test_vectors_verdict_flips_with_the_numbers():
@@ -287,6 +287,8 @@ def test_vectors_verdict_flips_with_the_numbers():
     assert [c.outcome for c in vectors_lesson.judge_tables(tables)] == [FAILS, UNDECIDED, FAILS]
     tables = [vectors_table(0.30, 0.05, 0.3 + n, 0.1 + n, 0.6) for n in NOISE]
     assert [c.outcome for c in vectors_lesson.judge_tables(tables)] == [HOLDS, FAILS, HOLDS]
+    tiny = [vectors_table(0.3, 0.05, 0.0, 0.0004 + n / 100, 0.6) for n in NOISE]  # beyond the
+    assert vectors_lesson.judge_tables(tiny)[1].outcome == UNDECIDED       # spread, too small
 
 
 def test_vectors_pick_common_words_and_sentences_that_hold_them():

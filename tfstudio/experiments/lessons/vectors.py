@@ -25,6 +25,7 @@ CLAIM = ("an input vector is static, one per token wherever it stands (word2vec)
 FILE = "vectors.json"
 WORDS, SENTENCES, LENGTH = 4, 8, 60   # words followed, sentences each, characters at most
 STATIC = 1e-9                          # a distance below this is no distance
+DRIFT = 1e-3                           # a drift (mean 1 - cos) below this is too small to call
 
 
 def pick(text: str, words: int = WORDS, sentences: int = SENTENCES, length: int = LENGTH
@@ -89,8 +90,10 @@ def judge_tables(tables: list[dict]) -> list[Check]:
     near = "; ".join(f"'{t}': " + ", ".join(f"'{n}' {c:.2f}" for n, c in ns)
                      for t, ns in first["neighbours"].items())
     context, itself = higher(held_last, held_entry), lower(last, between)
+    if context == HOLDS and held_last.mean < DRIFT:
+        context = UNDECIDED
     words = {HOLDS: "as claimed", FAILS: "the other way round",
-             UNDECIDED: "within the seeds' spread"}
+             UNDECIDED: f"within the seeds' spread or below {DRIFT:g}"}
     layers = first["layers"]
     return [
         Check("The input vector is static", HOLDS if static < STATIC else FAILS,
@@ -98,13 +101,13 @@ def judge_tables(tables: list[dict]) -> list[Check]:
               f"({first['sentences']} sentences) at the {layers[0]}: {static:.2g} (the table "
               f"has one row per token). Nearest rows by cosine: {near}."),
         Check("Hidden vectors drift apart layer by layer with the context", context,
-              f"Same word held at one position, different sentences: {held_last.text()} after "
-              f"{layers[-1]}, against {held_entry.text()} at {layers[1]}: {words[context]}. "
-              f"Where the positions differ too: {last.text()} after {layers[-1]}, "
-              f"{entry.text()} at {layers[1]} (the position table's part)."),
+              f"Same word held at one position, different sentences: {held_last.text(4)} "
+              f"after {layers[-1]}, against {held_entry.text(4)} at {layers[1]}: "
+              f"{words[context]}. Where the positions differ too: {last.text(4)} after "
+              f"{layers[-1]}, {entry.text(4)} at {layers[1]} (the position table's part)."),
         Check("A word stays closer to itself than to other words", itself,
-              f"After {layers[-1]}: same word {last.text()}, different words "
-              f"{between.text()}: {words[itself]}."),
+              f"After {layers[-1]}: same word {last.text(4)}, different words "
+              f"{between.text(4)}: {words[itself]}."),
     ]
 
 register(Lesson(
