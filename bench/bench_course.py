@@ -43,11 +43,11 @@ def step_time(steps: int) -> float:
 
 
 def course(out: Path, seeds: list[int], steps: int | None, jobs: int) -> int:
-    from tfstudio.cli.lesson import course_step
-    from tfstudio.experiments.lessons.course import run_course
+    from tfstudio.cli.lesson import run_lesson
+    from tfstudio.experiments.lessons.course import course_step, run_course
 
     start = time.perf_counter()
-    status, page, entries = run_course(out, course_step(seeds, steps, jobs))
+    status, page, entries = run_course(out, course_step(run_lesson, seeds, steps, jobs))
     total = time.perf_counter() - start
     print("\n| lesson | wall time | verdict |\n| --- | --- | --- |")
     for e in entries:

@@ -57,30 +57,12 @@ def run(args) -> int:
 
 def run_course(out: Path, seeds: list[int], steps: int | None, jobs: int) -> int:
     """Every lesson in the course's order into OUT/NAME, then OUT/course.html."""
-    from ..experiments.lessons.course import run_course as run_all
+    from ..experiments.lessons.course import course_step, run_course as run_all
 
-    status, page, _ = run_all(out, course_step(seeds, steps, jobs),
+    status, page, _ = run_all(out, course_step(run_lesson, seeds, steps, jobs),
                               say=lambda line: print(line, flush=True))
     print(f"course: {page}")
     return status
-
-
-def course_step(seeds: list[int], steps: int | None, jobs: int):
-    """``one(name, folder) -> (exit status, the sentences it printed)`` for ``run_course``:
-    the lesson as ``tfstudio lesson NAME`` runs it (a lesson that trains itself, one job)."""
-    import contextlib
-    import io
-
-    from ..experiments.lessons import LESSONS
-
-    def one(name: str, folder: Path) -> tuple[int, list[str]]:
-        printed = io.StringIO()  # the lesson's sentences (its progress goes to stderr)
-        with contextlib.redirect_stdout(printed):
-            status = run_lesson(name, folder, seeds=seeds, steps=steps,
-                                jobs=jobs if LESSONS[name].run is None else 1)
-        print(printed.getvalue(), end="", flush=True)
-        return status, printed.getvalue().splitlines()
-    return one
 
 
 def run_lesson(name: str, out: Path | None = None, prog: str = PROG, *,

@@ -86,6 +86,26 @@ class CourseEntry:
     verdict: str         # the lesson's verdict line, or why there is none
 
 
+def course_step(run_lesson: Callable[..., int], seeds: list[int], steps: int | None,
+                jobs: int) -> Callable[[str, Path], tuple[int, list[str]]]:
+    """``one(name, folder) -> (exit status, the sentences it printed)`` for
+    :func:`run_course`, calling ``run_lesson(name, folder, seeds=, steps=, jobs=)`` (the
+    command line's) and keeping what it prints; a lesson that trains itself gets one job."""
+    import contextlib
+    import io
+
+    from . import LESSONS
+
+    def one(name: str, folder: Path) -> tuple[int, list[str]]:
+        printed = io.StringIO()  # the lesson's sentences (its progress goes to stderr)
+        with contextlib.redirect_stdout(printed):
+            status = run_lesson(name, folder, seeds=seeds, steps=steps,
+                                jobs=jobs if LESSONS[name].run is None else 1)
+        print(printed.getvalue(), end="", flush=True)
+        return status, printed.getvalue().splitlines()
+    return one
+
+
 def run_course(out: Path, run_one: Callable[[str, Path], tuple[int, list[str]]],
                say: Callable[[str], None] = lambda line: None
                ) -> tuple[int, Path, list[CourseEntry]]:
