@@ -2,6 +2,8 @@
 its own folder and writes course.html linking each page."""
 from __future__ import annotations
 
+import pytest
+
 from tfstudio.cli import main
 from tfstudio.experiments.lessons import LESSONS
 from tfstudio.experiments.lessons.course import ORDER, estimated_minutes, run_course
@@ -48,3 +50,15 @@ def test_lesson_all_refuses_bad_seeds_in_one_line(capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--seeds" in err[0]
 
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,measured", [("vectors", "vectors.json"), ("scale", None)])
+def test_a_course_lesson_runs_end_to_end_on_a_tiny_budget(name, measured, tmp_path, capsys):
+    out = tmp_path / name
+    assert main(["lesson", name, "--steps", "3", "--seeds", "1,2", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith(f"Claim ({LESSONS[name].source})")
+    assert "Verdict: " in printed and (out / "report.html").exists()
+    if measured:
+        assert len(list(out.rglob(measured))) == 2          # one per seed
