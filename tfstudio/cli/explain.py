@@ -330,15 +330,15 @@ def _short(token: str, width: int = 7) -> str:
 
 
 def _embedding_lines(e: dict) -> list[str]:
+    from ..probes.embeddings import alignment_words
     t = e["token"]
     lines = [f"  {t['text']!r} nearest by cosine: " + ", ".join(
         f"{n!r} {c:.2f}" for n, c in zip(t["neighbours"], t["cosines"])),
         f"  PCA of {len(e['map']['ids'])} token embeddings explains "
         f"{100 * float(np.sum(e['map']['explained'])):.1f}% of their variance in 2D"]
     angles = e["position_angles"]
-    lines.append(f"  token vs {angles['scheme']} position vectors: mean angle "
-                 f"{angles['mean_angle_degrees']:.1f} degrees (mean |cos| "
-                 f"{angles['mean_abs_cosine']:.3f})" if angles else
+    lines.append(f"  token vs {angles['scheme']} position vectors: "
+                 f"{alignment_words(angles)}" if angles else
                  "  no position vectors are added (RoPE, ALiBi or none)")
     c = e["contextual"]
     if c:
