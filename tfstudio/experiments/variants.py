@@ -15,8 +15,9 @@ from ..graph import Graph, Node
 from ..graph import block_types as bt
 from ..graph.placement import PLACEMENTS, residual_structure, rewrite_placement
 from ..graph.schema import get_spec
-from ..graph.switches import (ATTENTION_KINDS, POSITIONAL_SCHEMES, gqa_kv_heads,
-                              set_attention_kind, set_ffn_kind, set_positional_scheme)
+from ..graph.switches import (ATTENTION_KINDS, POSITIONAL_SCHEMES, attention_kind,
+                              gqa_kv_heads, set_attention_kind, set_ffn_kind,
+                              set_positional_scheme)
 
 FFN_CHOICES = {"dense": "ffn", "moe": "moe"}  # the issue's names -> the switch's
 SWITCHES = {
@@ -204,9 +205,6 @@ def _whole(text: str, path: str) -> int:
 
 
 def _same_kind_kv(node: Node, heads: int) -> int:
-    old_heads, kv = int(node.param("heads")), int(node.param("kv_heads"))
-    if kv == old_heads:
-        return heads
-    if kv == 1:
-        return 1
-    return gqa_kv_heads(heads)
+    """K/V heads for ``heads`` query heads keeping the block's kind (graph.switches' words)."""
+    kind = attention_kind(int(node.param("heads")), int(node.param("kv_heads")))
+    return {"mha": heads, "mqa": 1, "gqa": gqa_kv_heads(heads)}[kind]

@@ -155,9 +155,9 @@ def _port_into(layer: Graph, src: str, dst: str) -> str:
 
 
 def identify_placement(layer: Graph) -> str:
-    """"pre", "post", "post-in-residual" or "sandwich" when every residual sublayer agrees; "mixed" when they
-    differ (or one has norms both around F and after the Add); "none" when the layer has no
-    residual sublayers or no norms in them."""
+    """"pre", "post", "post-in-residual" or "sandwich" when every residual sublayer agrees;
+    "mixed" when they differ (or one has norms both around F and after the Add); "none" when
+    the layer has no residual sublayers or no norms in them."""
     structure = residual_structure(layer)
     if structure is None or not structure.sublayers:
         return "none"

@@ -38,6 +38,11 @@ def gqa_kv_heads(heads: int) -> int:
     return min(divisors, key=lambda k: (abs(k - heads / 2), k))
 
 
+def attention_kind(heads: int, kv_heads: int) -> str:
+    """"mha" (a K/V head per query head), "mqa" (one K/V head for all) or "gqa" (between)."""
+    return "mha" if kv_heads == heads else "mqa" if kv_heads == 1 else "gqa"
+
+
 def set_attention_kind(layer: Graph, kind: str) -> Graph:
     """Every attention block in ``layer`` (any depth) as "mha" (kv_heads = heads), "gqa"
     (kv_heads = heads // 2 or the nearest divisor) or "mqa" (kv_heads = 1)."""
@@ -202,5 +207,5 @@ def layer_summary(group_node: Node) -> str:
     return " · ".join(names)
 
 
-__all__ = ["ATTENTION_KINDS", "FFN_KINDS", "POSITIONAL_SCHEMES", "gqa_kv_heads",
-           "set_attention_kind", "set_ffn_kind", "set_positional_scheme", "layer_summary"]
+__all__ = ["ATTENTION_KINDS", "FFN_KINDS", "POSITIONAL_SCHEMES", "attention_kind",
+           "gqa_kv_heads", "set_attention_kind", "set_ffn_kind", "set_positional_scheme", "layer_summary"]

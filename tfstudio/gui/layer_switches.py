@@ -10,8 +10,7 @@ from ..graph.switches import set_attention_kind, set_ffn_kind, set_positional_sc
 # value -> button label, in the order the buttons appear
 ATTENTION_KINDS = {"mha": "MHA", "gqa": "GQA", "mqa": "MQA"}
 FFN_KINDS = {"ffn": "FFN", "moe": "MoE"}
-PLACEMENTS = {"pre": "Pre", "post": "Post", "post-in-residual": "Post in residual",
-              "sandwich": "Sandwich"}
+PLACEMENTS = {"pre": "Pre", "post": "Post", "post-in-residual": "In res", "sandwich": "Both"}
 POSITION_SCHEMES = {"sinusoidal": "Sinusoidal", "learned": "Learned", "rope": "RoPE",
                     "alibi": "ALiBi", "none": "None"}
 

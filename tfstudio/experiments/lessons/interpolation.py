@@ -110,7 +110,8 @@ def judge(r: Interpolation) -> list[Check]:
     tuned_past = [i for i in past if LENGTHS[i] <= LONG]
     beyond = [i for i, end in enumerate(LENGTHS) if end > LONG]
     checks = []
-    lin, none = (lambda i: r.bucket("before", "linear", i)), (lambda i: r.bucket("before", "none", i))
+    lin = lambda i: r.bucket("before", "linear", i)  # noqa: E731
+    none = lambda i: r.bucket("before", "none", i)  # noqa: E731
     untrained = both(lower(lin(inside), unigram), *[lower(lin(i), none(i)) for i in past])
     checks.append(Check(
         f"Linear x{FACTOR} reads longer contexts without retraining", untrained,
