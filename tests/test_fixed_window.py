@@ -3,6 +3,7 @@ fixed-window LM compiles, trains, exports standalone and is refused by the Huggi
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import torch
 
@@ -146,3 +147,27 @@ def test_standalone_export_runs_without_tfstudio(tmp_path):
     done = subprocess.run([sys.executable, "-I", "-c", script], cwd=tmp_path,
                           capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "True", done.stderr
+
+
+def test_explain_opens_the_window_into_its_concatenation_and_projection():
+    from tfstudio.data.tokenizer import build_tokenizer
+    from tfstudio.probes.inputs import probe_inputs
+    from tfstudio.probes.walk import forward_walk
+
+    torch.manual_seed(5)
+    graph = tfstudio.load_graph("tiny-window-lm")
+    graph.node("window").params["padding"] = "learned"
+    model = tfstudio.compile_graph(graph).eval()
+    tok = build_tokenizer("byte")
+    walk = forward_walk(model, probe_inputs(model, tok, "hello"))
+    steps = {s.name: s for s in walk.steps}
+    window, output = steps["window: window"], steps["window: output"]
+    n, d = 4, 64
+    assert window.value.shape == (5, n * d) and "learned vectors before" in window.formula
+    # position 0 reads the three learned slots, then its own token vector
+    assert np.allclose(window.value[0, :(n - 1) * d], model.window.pad.detach().reshape(-1))
+    embedded = steps["embed: embedding"].value
+    assert np.allclose(window.value[4], embedded[1:5].reshape(-1), atol=1e-6)
+    with torch.no_grad():
+        expected = model.window(model.embed(torch.tensor([tok.encode("hello")])))[0]
+    assert np.allclose(output.value, expected.numpy(), atol=1e-6)

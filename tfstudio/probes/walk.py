@@ -182,6 +182,7 @@ class _BlockOpener:
                             (blocks.MixtureOfExperts, self._moe),
                             (blocks.FeedForward, self._feed_forward),
                             (blocks.Recurrent, self._recurrent),
+                            (blocks.FixedWindow, self._window),
                             (blocks.LMHead, self._lm_head),
                             (blocks.Dropout, lambda c, n: [])):
             if isinstance(m, cls):
@@ -418,6 +419,24 @@ class _BlockOpener:
                    "rnn": "h_t = tanh(x_t W_ih + h_(t-1) W_hh + b)"}[m.cell]
         return [Step(f"{name}: input", "x", _np(call.args[0][0]), name, "rnn"),
                 Step(f"{name}: hidden state", formula, _np(y), name, "rnn")]
+
+    def _window(self, call: Call, name: str) -> list[Step]:
+        import torch
+
+        m, x = call.module, call.args[0][0]
+        n, d = m.window, x.shape[-1]
+        pad = m.pad if m.pad is not None else x.new_zeros(n - 1, d)
+        stream = torch.cat((pad.to(x.dtype), x))    # the slots before the first token first
+        w = torch.stack([stream[t:t + n].reshape(-1) for t in range(x.shape[0])])
+        act = {"tanh": torch.tanh, "relu": torch.relu, "gelu": torch.nn.functional.gelu,
+               "none": lambda v: v}[m.activation]
+        y = act(m.proj(w))
+        check(y, call.output[0], name)
+        before = "zeros" if m.pad is None else "learned vectors"
+        return [Step(f"{name}: window", f"w_t = [x_(t-{n - 1}); ...; x_t] ({before} before "
+                     "the start)", _np(w), name, "fixed_window"),
+                Step(f"{name}: output", f"y_t = {m.activation}(W w_t + b)", _np(y), name,
+                     "fixed_window")]
 
     # -------------------------------------------------------------- the output
     def _lm_head(self, call: Call, name: str) -> list[Step]:
