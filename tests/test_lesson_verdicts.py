@@ -286,3 +286,18 @@ def test_attention_lesson_reads_the_decode_timings_from_its_folder(tmp_path):
         {"mha": [150, 151, 152], "gqa": [90, 91, 92], "mqa": [60, 61, 62]})))
     verdict = LESSONS["attention"].verdict(c)
     assert len(verdict.checks) == 4 and verdict.word == "holds here"
+
+
+def test_norm_notes_report_the_lr_sweep_from_its_file(tmp_path):
+    import json
+    c = norm(1.31, 2.26, [1.0, 1.2], [1.0, 50.0])
+    c.out = tmp_path
+    (tmp_path / "lr_sweep.json").write_text(json.dumps({"steps": 100, "seed": 1, "losses": {
+        "pre": {"0.003": 2.0, "0.01": 1.9, "0.03": 2.5, "0.1": 3.2},
+        "post": {"0.003": 2.1, "0.01": 3.1, "0.03": None, "0.1": None},
+        "post-in-residual": {"0.003": 2.0, "0.01": 2.0, "0.03": 2.1, "0.1": 2.2}}}))
+    lines = LESSONS["norm"].summarise(c)
+    note = next(x for x in lines if x.startswith("Also measured"))
+    assert "pre-norm from lr 0.1; post-norm from lr 0.01" in note
+    assert "post-norm in the residual at none up to lr 0.1" in note
+    assert "Verdict: holds here" in lines[1]  # the sweep is shown, not part of the verdict

@@ -130,6 +130,8 @@ class Lesson:
     # measurements taken once the runs are in, before the page: measure(comparison), which
     # saves them in the comparison folder for judge() to read
     measure: Callable | None = None
+    # sentences on measurements that are shown but do not enter the verdict: notes(comparison)
+    notes: Callable | None = None
 
     def config(self, seed: int | None = None, steps: int | None = None) -> TrainConfig:
         """The lesson's training settings (``steps`` shortens or lengthens it; evaluation
@@ -149,6 +151,9 @@ class Lesson:
                     comparison.plan.seeds)
         head = f"Claim ({self.source}): {self.claim}"
         lines = [head, *self.verdict(comparison).sentences()]
+        if self.notes is not None:
+            lines += [f"Also measured (not part of the verdict): {n}" for n in
+                      self.notes(comparison)]
         if seeds < 2:
             lines.append("One seed gives no spread, so no difference counts; run 3 seeds "
                          "(the default) to decide.")
