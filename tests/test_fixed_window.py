@@ -171,3 +171,21 @@ def test_explain_opens_the_window_into_its_concatenation_and_projection():
     with torch.no_grad():
         expected = model.window(model.embed(torch.tensor([tok.encode("hello")])))[0]
     assert np.allclose(output.value, expected.numpy(), atol=1e-6)
+
+
+def test_onnx_export_computes_the_same_logits_at_other_lengths(tmp_path):
+    import onnx  # a test dependency
+    from onnx.reference import ReferenceEvaluator
+
+    from tfstudio.export import export_onnx
+
+    torch.manual_seed(6)
+    model = tfstudio.compile_graph(tfstudio.load_graph("tiny-window-lm")).eval()
+    export_onnx(model, tmp_path)
+    onnx.checker.check_model(str(tmp_path / "model.onnx"), full_check=True)
+    session = ReferenceEvaluator(str(tmp_path / "model.onnx"))
+    for batch, length in ((1, 2), (2, 13)):        # shorter than the window, and longer
+        ids = torch.randint(0, 256, (batch, length))
+        (got,) = session.run(None, {"ids": ids.numpy()})
+        with torch.no_grad():
+            assert torch.allclose(torch.from_numpy(got), model(ids), atol=1e-4), length

@@ -40,8 +40,9 @@ class FixedWindow(nn.Module):
         stream = torch.cat((past, x), dim=1)                      # [B, n - 1 + T, D]
         if state is not None:
             state["past"] = stream[:, stream.shape[1] - (self.window - 1):]
-        # windows[b, t] = stream[b, t : t + n], oldest first, flattened to n * D
-        windows = stream.unfold(1, self.window, 1).transpose(-1, -2).reshape(batch, length, -1)
+        # windows[b, t] = stream[b, t : t + n], oldest first, flattened to n * D: one shifted
+        # slice per slot (Tensor.unfold has no ONNX export at a dynamic length)
+        windows = torch.cat([stream[:, i:i + length] for i in range(self.window)], dim=-1)
         y = self.proj(windows)
         act = WINDOW_ACTIVATIONS[self.activation]
         return act(y) if act is not None else y
