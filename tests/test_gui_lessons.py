@@ -52,3 +52,19 @@ def test_put_on_the_canvas_opens_the_base_with_the_changed_blocks_selected(make_
     assert sorted(window.scene.selected_node_ids()) == ["embed", "layers"]
     _pick(window, "sampling").open_button.click()
     assert window.scene.selected_node_ids() == []
+
+
+def test_train_it_starts_the_lesson_in_the_compare_view(open_training_window, monkeypatch):
+    from tfstudio.gui.training.compare_view import CompareView
+
+    started = []
+    monkeypatch.setattr(CompareView, "run_lesson", lambda self, name: started.append(name))
+    window = open_training_window()
+    window.show_lessons()
+    _pick(window, "interpolation")
+    assert not window.lessons.train_button.isEnabled()      # it trains on its own schedule
+    _pick(window, "activations").train_button.click()
+    panel = window.training.panel
+    assert started == ["activations"]
+    assert panel.tabs.tabText(panel.tabs.currentIndex()) == "Compare"
+    assert window.training.dock.isVisible()

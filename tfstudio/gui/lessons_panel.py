@@ -19,6 +19,7 @@ class LessonsPanel(QWidget):
     the nodes."""
 
     opened = Signal(object, list)
+    train_requested = Signal(str)   # the lesson's variants, side by side in Compare
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -33,15 +34,22 @@ class LessonsPanel(QWidget):
         self.open_button.setToolTip("Open the lesson's base graph, the blocks its variants "
                                     "change selected")
         self.open_button.setEnabled(False)
+        self.train_button = QPushButton("Train it in Compare")
+        self.train_button.setToolTip("Train the lesson's variants side by side in the Train "
+                                     "workspace's Compare view (one seed)")
+        self.train_button.setEnabled(False)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.list, 2)
         layout.addWidget(self.details, 3)
         layout.addWidget(self.open_button)
+        layout.addWidget(self.train_button)
         self.list.currentItemChanged.connect(lambda item, _: self.show_lesson(
             item.data(NAME_ROLE) if item is not None else None))
         self.list.itemDoubleClicked.connect(lambda _: self.open_current())
         self.open_button.clicked.connect(self.open_current)
+        self.train_button.clicked.connect(
+            lambda: self.current_name() and self.train_requested.emit(self.current_name()))
 
     def showEvent(self, event) -> None:
         self.fill()  # the lessons import torch: only once the panel is first shown
@@ -70,6 +78,8 @@ class LessonsPanel(QWidget):
 
         lesson = LESSONS.get(name) if name else None
         self.open_button.setEnabled(lesson is not None)
+        # a lesson on a schedule of its own is no comparison of variants
+        self.train_button.setEnabled(lesson is not None and lesson.run is None)
         if lesson is None:
             self.details.setText(EMPTY_HINT)
             return

@@ -182,9 +182,24 @@ class MainWindow(FileMenu, EditMenu, QMainWindow):
             self.load_graph(graph)
             self.scene.select_nodes(changed)
 
+    def train_lesson(self, name: str) -> None:
+        """Lesson ``name``'s variants trained side by side in the Train workspace's Compare."""
+        training = getattr(self, "training", None)
+        if training is None:
+            self.show_error(f"This window has no Train workspace; run tfstudio lesson {name}.")
+            return
+        from .training.workspace import TRAIN
+        panel = training.panel
+        compare = next(panel.tabs.widget(i) for i in range(panel.tabs.count())
+                       if panel.tabs.tabText(i) == "Compare")
+        training.workspace.set_mode(TRAIN)
+        panel.tabs.setCurrentWidget(compare)
+        compare.run_lesson(name)
+
     def _connect(self) -> None:
         s = self.session
         self.lessons.opened.connect(self.open_lesson)
+        self.lessons.train_requested.connect(self.train_lesson)
         s.message.connect(self.show_message)
         s.state_changed.connect(self._refresh_title)
         s.history_changed.connect(self._refresh_title)  # a reopened run's graph is named
