@@ -301,3 +301,17 @@ def test_norm_notes_report_the_lr_sweep_from_its_file(tmp_path):
     assert "pre-norm from lr 0.1; post-norm from lr 0.01" in note
     assert "post-norm in the residual at none up to lr 0.1" in note
     assert "Verdict: holds here" in lines[1]  # the sweep is shown, not part of the verdict
+
+
+def test_norm_compares_gradient_spreads_as_powers_of_ten():
+    """One post-norm seed whose lowest layer's gradient all but vanished: raw ratios of
+    5e7, 1e5 and 50 have a standard deviation larger than their gap to pre-norm's 6-12, but
+    as powers of ten (7.7, 5, 1.7 against 0.8-1.1) the gap is clear."""
+    def runs(loss, ratios):
+        return [run(s, loss, grads=[1.0, r]) for s, r in zip((1, 2, 3), ratios)]
+    c = comparison("norm", "norm", {"pre": runs(1.2, (9, 12, 6)),
+                                    "post": runs(3.0, (5e7, 1e5, 50)),
+                                    "post-in-residual": runs(2.1, (3, 4, 5))})
+    checks = LESSONS["norm"].verdict(c).checks
+    assert checks[2].outcome == HOLDS and "geometric mean" in checks[2].sentence
+    assert "post-norm x6.3e+04" in checks[2].sentence  # (5e7 * 1e5 * 50) ** (1/3)

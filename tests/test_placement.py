@@ -112,7 +112,8 @@ def test_layers_without_residuals_are_refused():
     assert identify_placement(lstm) == "none"
     with pytest.raises(ValueError, match="no residual sublayer"):
         rewrite_placement(lstm, "pre")
-    with pytest.raises(ValueError, match="placement must be one of pre, post, post-in-residual, sandwich"):
+    with pytest.raises(ValueError,
+                       match="placement must be one of pre, post, post-in-residual, sandwich"):
         rewrite_placement(template("pre"), "middle")
 
 

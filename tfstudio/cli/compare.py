@@ -24,8 +24,9 @@ def configure(parser) -> None:
     parser.add_argument("--vary", action="append", default=[], metavar="KEY=v1,v2",
                         help="attention=mha,gqa,mqa; norm=pre,post,post-in-residual,sandwich; "
                              "positions=learned,sinusoidal,rope,alibi,none; ffn=dense,moe; "
-                             "activation=gelu,swiglu; or a parameter path such as layers.attn.heads=2,4,8 (repeatable: "
-                             "every combination is trained)")
+                             "activation=gelu,swiglu; or a parameter path such as "
+                             "layers.attn.heads=2,4,8 (repeatable: every combination is "
+                             "trained)")
     parser.add_argument("--out", help="folder for the runs and the report (required, except "
                                       "for --report and --lesson: default lesson-NAME)")
     parser.add_argument("--seeds", default=None,

@@ -6,7 +6,8 @@ per-position cross-entropy is averaged over the windows, then over position buck
 has too little context to predict well whatever the positions, are averaged apart as the
 warm-up: inside the first bucket they would make it look worse than the ones after it, and
 every ratio against it smaller than it is. A learned position table has no vector past its
-rows, so positions beyond it are reported as out of reach ("cannot go past N") rather than evaluated.
+rows, so positions beyond it are reported as out of reach ("cannot go past N") rather than
+evaluated.
 """
 from __future__ import annotations
 

@@ -5,6 +5,21 @@ nothing else needs editing, since importing the package imports every module in 
 ``prepare(name, seeds=, steps=)`` is the one way to run a lesson: the command line
 (``tfstudio lesson``, ``tfstudio compare --lesson``) and the app's Compare view both train what
 it returns, and the page's sentences come from ``Lesson.summarise`` on the finished runs.
+
+A lesson module, in short (see ``attention.py``)::
+
+    def judge(c):                        # c: results.Comparison of the finished runs
+        v = measures.variants(c, "attention")
+        a, b = measures.final_loss(v["mha"]), measures.final_loss(v["mqa"])
+        return [Check("MQA costs quality", higher(b, a),   # decided by the seeds' spread
+                      f"MHA {a.text()}, MQA {b.text()}.")]  # numbers, never a fixed verdict
+
+    register(Lesson("name", "Lesson: ...", CLAIM, "project seed, section ...", "tiny-gpt",
+                    [("attention", ["mha", "mqa"])], LESSON_TRAINING, judge))
+
+A lesson that is not one comparison of variants gives ``run=`` (it trains and measures itself,
+see ``interpolation.py``); ``measure=`` takes extra measurements once the runs are in, and
+``notes=`` adds measured sentences that do not enter the verdict.
 """
 from __future__ import annotations
 

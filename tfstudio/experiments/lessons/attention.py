@@ -44,7 +44,7 @@ def judge(c) -> list[Check]:
     cost = higher(loss["mqa"], loss["mha"])
     cost_words = {HOLDS: "MQA pays for its smaller cache in quality",
                   FAILS: "MQA came out better than MHA, so sharing K/V cost nothing here",
-                  UNDECIDED: "the gap between MQA and MHA is within the seeds' spread, so no "
+                  UNDECIDED: "The gap between MQA and MHA is within the seeds' spread, so no "
                              "quality cost is shown"}[cost]
     checks.append(Check("Sharing K/V heads costs some quality", cost,
                         f"{seen} {cost_words}."))

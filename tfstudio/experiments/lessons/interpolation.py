@@ -8,7 +8,7 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...graph import load_graph_file, save_graph
+from ...graph import load_graph_file
 from ...runs import TrainConfig
 from .. import lengths
 from ..baselines import ngram_cross_entropies

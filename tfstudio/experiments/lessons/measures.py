@@ -2,6 +2,8 @@
 loss per position bucket, KV-cache bytes, the spread of gradient norms across layers."""
 from __future__ import annotations
 
+import math
+
 from ..results import Comparison, VariantResult
 from .lesson import Sample
 
@@ -52,6 +54,14 @@ def layer_spread(v: VariantResult, floor: float = 1e-12) -> Sample | None:
         if last:
             values.append(max(last) / max(min(last), floor))
     return Sample.of(values) if values else None
+
+
+def log_spread(v: VariantResult) -> Sample | None:
+    """``layer_spread`` in log10, seed by seed: ratios that range over orders of magnitude are
+    compared, and their spread taken, as powers of ten (one seed's vanished gradient would
+    otherwise make the raw ratios' standard deviation swamp every difference)."""
+    spread = layer_spread(v)
+    return Sample.of([math.log10(x) for x in spread.values]) if spread else None
 
 
 def factor(x: float) -> str:

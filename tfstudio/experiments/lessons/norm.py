@@ -8,8 +8,8 @@ import math
 from pathlib import Path
 
 from . import register
-from .lesson import FAILS, HOLDS, UNDECIDED, Check, Lesson, higher, lower
-from .measures import factor, final_loss, layer_spread, variants
+from .lesson import FAILS, HOLDS, UNDECIDED, Check, Lesson, Sample, higher, lower
+from .measures import factor, final_loss, log_spread, variants
 from .training import LESSON_TRAINING
 
 CLAIM = ("the residual y = x + F(x) keeps an identity gradient path: pre-norm "
@@ -33,7 +33,7 @@ def judge(c) -> list[Check]:
     checks = [Check(f"At lr {lr:g} {NAMES[p]} trains better than post-norm",
                     lower(loss[p], loss["post"]), f"Validation loss: {seen}{counted}.")
               for p in ("pre", "post-in-residual")]
-    spread = {p: layer_spread(v[p]) for p in PLACEMENTS}
+    spread = {p: log_spread(v[p]) for p in PLACEMENTS}
     if None in spread.values():
         return checks
     shown = ", ".join(f"{NAMES[p]} {_factors(spread[p])}" for p in PLACEMENTS)
@@ -48,7 +48,8 @@ def judge(c) -> list[Check]:
         checks.append(Check(
             f"Post-norm's gradients differ more from layer to layer than {NAMES[p]}'s", wider,
             f"Largest over smallest per-layer gradient norm at the last logged step, same lr "
-            f"{lr:g}: {shown}: {reading}."))
+            f"{lr:g} (geometric mean over seeds, ± the spread of its log10): {shown}: "
+            f"{reading}."))
     return checks
 
 
@@ -104,9 +105,10 @@ def notes(c) -> list[str]:
             f"lr {', '.join(f'{lr:g}' for lr in SWEEP_LRS)}): " + "; ".join(words) + "."]
 
 
-def _factors(sample) -> str:
-    mean = factor(sample.mean)
-    return mean if sample.spread is None else f"{mean} (± {sample.spread:.2g})"
+def _factors(log10: Sample) -> str:
+    """"x9.5 (± 0.21 in log10)": the geometric mean of the seeds' ratios."""
+    mean = factor(10 ** log10.mean)
+    return mean if log10.spread is None else f"{mean} (± {log10.spread:.2g} in log10)"
 
 
 register(Lesson(
