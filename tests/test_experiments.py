@@ -146,9 +146,9 @@ def test_report_numbers_are_those_of_the_run_folders(comparison):
         assert row["parameters"] == f"{sum(p.numel() for p in model.parameters()):,}"
         # 2 layers x (K and V) x kv heads x head size 16 x 4 bytes (float32), per token
         per_token = 2 * 2 * kv_heads[name] * 16 * 4
-        assert row["KV bytes/token"] == f"{per_token:,}"
+        assert row["KV bytes/token (float32)"] == f"{per_token:,}"
         kib = f"{per_token * 32 / 1024:.1f} KiB"
-        assert row["KV at context (measured / model)"] == f"{kib} / {kib}"
+        assert row["KV at context (measured / model)"] == f"{kib} / {kib} (float32)"
     page = (comparison / "report.html").read_text()
     for picture in ("loss_curves", "loss_vs_position", "loss_vs_params"):
         assert f"plots/{picture}.png" in page
@@ -165,7 +165,8 @@ def validation_split(run: Path) -> np.ndarray:
 def test_eval_loss_per_bucket_matches_a_direct_computation(comparison, capsys):
     run = run_dirs(comparison)["attention-mha"]
     assert main(["eval", str(run), "--lengths", "32,64"]) == 0
-    assert "positions       32-63:" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "positions       32-63:" in printed and "positions         0-7:" in printed
     saved = lengths.load(run / "lengths.json")
     tokens, cut = validation_split(run)
     model = RunFolder(run).load_model()
@@ -177,7 +178,10 @@ def test_eval_loss_per_bucket_matches_a_direct_computation(comparison, capsys):
                 losses.append([-logp[t, y[row, t]].item() for t in range(64)])
     losses = np.array(losses)
     assert saved.windows == len(losses)
-    assert saved.buckets == pytest.approx([losses[:, :32].mean(), losses[:, 32:].mean()],
+    # trained on 32 tokens: positions 0-7 are the warm-up, averaged apart
+    assert saved.warmup == 8 and saved.bucket_names() == ["8-31", "32-63"]
+    assert saved.warmup_loss == pytest.approx(losses[:, :8].mean(), abs=1e-4)
+    assert saved.buckets == pytest.approx([losses[:, 8:32].mean(), losses[:, 32:].mean()],
                                           abs=1e-4)
 
 
@@ -319,7 +323,7 @@ def test_positions_lesson_shows_the_seeds_claims(tmp_path):
     about, left out to save a quarter of the time), trained at 64 tokens, evaluated to 256."""
     from tfstudio.cli.compare import write_report
     from tfstudio.experiments import runner
-    from tfstudio.experiments.lessons import LESSONS, position_buckets
+    from tfstudio.experiments.lessons import LESSONS
     from tfstudio.experiments.results import collect
 
     lesson = LESSONS["positions"]
@@ -331,9 +335,10 @@ def test_positions_lesson_shows_the_seeds_claims(tmp_path):
                        [{"name": v.name, "slug": v.slug, "settings": list(v.settings)}
                         for v in variants], lesson="positions")
     assert runner.train_in_process(runner.write_plan(tmp_path, plan, variants)) == []
-    b = position_buckets(collect(tmp_path, with_inference=False))
-    page = write_report(tmp_path).read_text()  # the lesson's page: its title and sentences
-    assert lesson.title in page and "ALiBi keeps its loss past the training length" in page
+    b = {v.name.split("=", 1)[1]: v.mean_lengths().buckets
+         for v in collect(tmp_path, with_inference=False).variants}
+    page = write_report(tmp_path).read_text()  # the lesson's page: its title and verdict
+    assert lesson.title in page and "Verdict: does not hold here" in page  # sinusoidal left out
     assert b["alibi"][3] <= 1.15 * b["alibi"][0]            # ALiBi holds to 4x the length
     assert b["learned"][1] >= 1.8 * b["learned"][0]          # learned jumps at once past 64
     assert b["learned"][1] >= 0.9 * max(b["learned"][1:])    # ... and no further: a cliff

@@ -63,7 +63,8 @@ def test_mixers_keep_ids_params_and_cross_attention_keeps_its_memory():
 
 
 def test_norm_count_per_placement():
-    for placement, per_sublayer in (("pre", 1), ("post", 1), ("sandwich", 2)):
+    for placement, per_sublayer in (("pre", 1), ("post", 1), ("post-in-residual", 1),
+                                    ("sandwich", 2)):
         out = rewrite_placement(template("pre"), placement)
         assert len(out.nodes_of_type("norm")) == 2 * per_sublayer
 
@@ -82,15 +83,17 @@ def test_mixed_layer_is_named_and_can_be_unified():
     assert wiring(rewrite_placement(layer, "pre")) == wiring(template("pre"))
 
 
-def test_norm_inside_the_residual_only_is_sandwich():
-    """y = x + Norm(F(x)) counts as sandwich (a norm inside the residual branch)."""
+def test_norm_inside_the_residual_only_is_post_in_residual():
+    """y = x + Norm(F(x)) (the seed's "Post Norm in Residual") is its own placement; with a
+    norm before F as well it is sandwich."""
     layer = template("sandwich")
     for sub in ("attn", "ffn"):
         stream = "inputs" if sub == "attn" else "add_attn"
         layer.remove_node(f"norm_{sub}")
         layer.add_edge(Edge(stream, "x" if sub == "attn" else "y", sub, "x"))
-    assert identify_placement(layer) == "sandwich"
-    assert wiring(rewrite_placement(layer, "sandwich")) != wiring(layer)  # gains the pre norm
+    assert identify_placement(layer) == "post-in-residual"
+    assert identify_placement(rewrite_placement(layer, "sandwich")) == "sandwich"
+    assert len(rewrite_placement(layer, "sandwich").nodes_of_type("norm")) == 4
     assert identify_placement(rewrite_placement(layer, "post")) == "post"
 
 
@@ -109,7 +112,8 @@ def test_layers_without_residuals_are_refused():
     assert identify_placement(lstm) == "none"
     with pytest.raises(ValueError, match="no residual sublayer"):
         rewrite_placement(lstm, "pre")
-    with pytest.raises(ValueError, match="placement must be one of pre, post, sandwich"):
+    with pytest.raises(ValueError,
+                       match="placement must be one of pre, post, post-in-residual, sandwich"):
         rewrite_placement(template("pre"), "middle")
 
 

@@ -209,6 +209,30 @@ DEFINITIONS["tiny-induction"] = partial(
     vocab=256, d_model=64, layers=2, heads=2, position="alibi", context=64)
 
 
+def fixed_window_lm(*, name: str, description: str, vocab: int, d_model: int, window: int,
+                    context: int, activation: str = "tanh", tie: bool = False) -> Graph:
+    """Bengio et al. (2003)'s neural LM: token vectors, the last ``window`` of them concatenated
+    and projected (tanh), then the softmax over the vocabulary. No positions: the window's
+    slots are its order."""
+    b = ModelBuilder({"name": name, "description": description, "family": "decoder",
+                      "context_length": context})
+    ids = b.add("tokens", "token_input", {"role": "tokens"})
+    embed = b.add("embed", "token_embedding", {"vocab_size": vocab, "d_model": d_model},
+                  [(ids, "ids", "ids")])
+    mixed = b.add("window", "fixed_window", {"window": window, "activation": activation},
+                  [(embed, "y", "x")])
+    b.add("head", "lm_head", {"vocab_size": vocab, "tie": tie}, [(mixed, "y", "x")])
+    return b.graph
+
+
+DEFINITIONS["tiny-window-lm"] = partial(
+    fixed_window_lm, name="tiny-window-lm",
+    description="Bengio et al. (2003)'s neural language model: each position sees the vectors "
+                "of its last 4 tokens, concatenated and projected through tanh, and nothing "
+                "older. The step between counting n-grams and recurrence.",
+    vocab=256, d_model=64, window=4, context=64)
+
+
 class PresetNotFound(GraphFileError):
     pass
 

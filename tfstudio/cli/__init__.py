@@ -24,7 +24,7 @@ COMMANDS = {
     "import-hf": ("tfstudio.cli.import_hf", "turn a local Hugging Face checkpoint into a run"),
     "compare": ("tfstudio.cli.compare", "train variants of a graph side by side and report"),
     "eval": ("tfstudio.cli.eval", "loss per position bucket of a run (length extrapolation)"),
-    "lesson": ("tfstudio.cli.lesson", "run a built-in lesson: positions, attention or norm"),
+    "lesson": ("tfstudio.cli.lesson", "run a built-in lesson, 'all' of them, or list the course"),
 }
 
 

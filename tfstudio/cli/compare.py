@@ -22,15 +22,16 @@ TRAINING_FLAGS = ("corpus", "tokenizer", "steps", "batch_size", "seq_len", "lr",
 def configure(parser) -> None:
     parser.add_argument("base", nargs="?", help="a preset name or a graph .json file")
     parser.add_argument("--vary", action="append", default=[], metavar="KEY=v1,v2",
-                        help="attention=mha,gqa,mqa; norm=pre,post,sandwich; positions=learned,"
-                             "sinusoidal,rope,alibi,none; ffn=dense,moe; activation=gelu,swiglu; "
-                             "or a parameter path such as layers.attn.heads=2,4,8 (repeatable: "
-                             "every combination is trained)")
+                        help="attention=mha,gqa,mqa; norm=pre,post,post-in-residual,sandwich; "
+                             "positions=learned,sinusoidal,rope,alibi,none; ffn=dense,moe; "
+                             "activation=gelu,swiglu; or a parameter path such as "
+                             "layers.attn.heads=2,4,8 (repeatable: every combination is "
+                             "trained)")
     parser.add_argument("--out", help="folder for the runs and the report (required, except "
                                       "for --report and --lesson: default lesson-NAME)")
-    parser.add_argument("--seeds", default=str(TrainConfig.seed),
+    parser.add_argument("--seeds", default=None,
                         help="comma-separated seeds, each variant trained once per seed "
-                             "(default: %(default)s)")
+                             f"(default: {TrainConfig.seed}; a lesson's: 1,2,3)")
     parser.add_argument("--jobs", type=int, default=1,
                         help="train this many runs at once as local processes (default 1)")
     parser.add_argument("--eval-lengths", default="",
@@ -44,13 +45,18 @@ def configure(parser) -> None:
     parser.add_argument("--report", metavar="DIR",
                         help="collect the finished runs of the comparison in DIR and write its "
                              "report instead of training (default: train, then report)")
-    parser.add_argument("--lesson", choices=("positions", "attention", "norm"),
-                        help="run a built-in lesson instead of --vary (default: none)")
+    parser.add_argument("--lesson", metavar="NAME",
+                        help="run a built-in lesson instead of --vary (see tfstudio lesson -h); "
+                             "it takes --seeds, --steps, --jobs, --out, --device, --precision "
+                             "and --print-commands, and refuses the flags its claim fixes "
+                             "(default: none)")
     defaults = TrainConfig()
     for name in TRAINING_FLAGS:
         value = getattr(defaults, name)
-        parser.add_argument("--" + name.replace("_", "-"), type=type(value), default=value,
-                            help=SETTING_HELP[name] + "; the same for every variant")
+        # None: not given (a lesson refuses a flag given; a plain comparison takes the default)
+        parser.add_argument("--" + name.replace("_", "-"), type=type(value), default=None,
+                            help=SETTING_HELP[name] + f"; the same for every variant "
+                                                      f"(default: {value})")
 
 
 def fail(message: str, prog: str = PROG) -> int:
@@ -71,7 +77,11 @@ def run(args) -> int:
     try:
         if args.lesson:
             from .lesson import run_lesson
-            return run_lesson(args.lesson, Path(args.out) if args.out else None, prog=PROG)
+            _refuse_for_lesson(args)
+            return run_lesson(args.lesson, Path(args.out) if args.out else None, prog=PROG,
+                              seeds=_numbers(args.seeds, "seeds") if args.seeds else None,
+                              steps=args.steps, jobs=args.jobs, device=args.device,
+                              precision=args.precision, print_only=args.print_commands)
         if args.report:
             report_path = write_report(Path(args.report), target_loss=args.target_loss)
             print(f"report: {report_path}")
@@ -81,6 +91,23 @@ def run(args) -> int:
         return fail(str(exc))
     return compare(*plan_args, jobs=args.jobs, print_only=args.print_commands,
                    target_loss=args.target_loss)
+
+
+# the training flags a lesson takes; the others are part of what its claim was measured with
+LESSON_TAKES = ("steps", "device", "precision")
+
+
+def _refuse_for_lesson(args) -> None:
+    """--lesson with a flag it cannot honour: say which, before anything runs."""
+    given = [f"--{name.replace('_', '-')}" for name in TRAINING_FLAGS
+             if name not in LESSON_TAKES and getattr(args, name) is not None]
+    given += [flag for flag, value in (("--vary", args.vary), ("--eval-lengths",
+              args.eval_lengths), ("--target-loss", args.target_loss), ("--report", args.report),
+              ("a base graph", args.base)) if value]
+    if given:
+        raise ValueError(f"--lesson {args.lesson} fixes its own graph and training, so it "
+                         f"cannot take {', '.join(given)}; drop them, or run tfstudio compare "
+                         "with --vary to choose everything yourself")
 
 
 def _plan_from_args(args):
@@ -96,12 +123,14 @@ def _plan_from_args(args):
         raise ValueError("say where the runs go with --out DIR")
     if args.jobs < 1:
         raise ValueError(f"--jobs must be at least 1; got {args.jobs}")
-    seeds = _numbers(args.seeds, "seeds")
+    seeds = _numbers(args.seeds or str(TrainConfig.seed), "seeds")
     if not seeds:
         raise ValueError("--seeds needs at least one seed, e.g. --seeds 1,2,3")
     lengths = _numbers(args.eval_lengths, "eval-lengths")
-    config = TrainConfig(**{name: getattr(args, name) for name in TRAINING_FLAGS},
-                         seed=seeds[0], eval_every=max(1, args.steps // 10))
+    given = {name: getattr(args, name) for name in TRAINING_FLAGS
+             if getattr(args, name) is not None}
+    config = TrainConfig(**given, seed=seeds[0])
+    config.eval_every = max(1, config.steps // 10)
     config.check()
     base = load_graph(args.base)
     return args.base, base, [parse_vary(v) for v in args.vary], seeds, config, lengths, \
@@ -112,48 +141,24 @@ def compare(base_name: str, base, varies, seeds: list[int], config: TrainConfig,
             eval_lengths: list[int], out: Path, *, jobs: int = 1, print_only: bool = False,
             target_loss: float | None = None, lesson: str = "", prog: str = PROG) -> int:
     """Build the variants, train what is missing, write the report; the exit status."""
-    from ..experiments import runner
-    from ..experiments.lengths import check_lengths
-    from ..experiments.variants import expand
-    from ..graph import validate
+    from ..experiments.compare import run_comparison
+    from ..gui.report_plots import draw_report
 
+    say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
     try:
-        variants = expand(base, varies)
-        for variant in variants:
-            problems = [d for d in validate(variant.graph, context_length=config.seq_len)
-                        if d.severity == "error"]
-            if problems:
-                raise ValueError(f"variant {variant.name} is not a valid graph: "
-                                 f"{problems[0].message}; {problems[0].hint}")
-        if eval_lengths:
-            check_lengths(eval_lengths)
-        plan = runner.Plan(base_name, varies, seeds, config, eval_lengths,
-                           [{"name": v.name, "slug": v.slug, "settings": list(v.settings)}
-                            for v in variants], lesson)
-        specs = runner.write_plan(out, plan, variants)
+        outcome = run_comparison(base_name, base, varies, seeds, config, eval_lengths, out,
+                                 draw=draw_report, jobs=jobs, print_only=print_only,
+                                 target_loss=target_loss, lesson=lesson, say=say)
     except USER_ERRORS as exc:
         return fail(str(exc), prog)
     if print_only:
-        count = runner.print_commands(specs)
-        print(f"{count} run(s) to train; afterwards: tfstudio compare --report {out}",
+        print(f"{outcome.commands} run(s) to train; afterwards: tfstudio compare --report {out}",
               file=sys.stderr)
         return 0
-    say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
-    try:
-        if jobs > 1:
-            failures = runner.train_in_processes(specs, jobs, say)
-        else:
-            failures = runner.train_in_process(specs, say)
-    except USER_ERRORS as exc:  # the corpus or tokenizer cannot be used as asked
-        return fail(str(exc), prog)
-    for spec, message in failures:
-        say(f"{prog}: {spec.variant} (seed {spec.seed}) failed: {message}")
-    try:
-        path = write_report(out, target_loss=target_loss)
-    except USER_ERRORS as exc:
-        return fail(str(exc), prog)
-    print(f"report: {path}")
-    return 1 if failures else 0
+    for sentence in outcome.summary:
+        print(sentence)
+    print(f"report: {outcome.page}")
+    return 1 if outcome.failures else 0
 
 
 def write_report(out: Path, *, target_loss: float | None = None) -> Path:

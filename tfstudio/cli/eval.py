@@ -43,6 +43,8 @@ def run(args) -> int:
               if args.rope_scaling != 1.0 else "")
     print(f"loss by position, trained on {result.train_length} tokens{scaled} "
           f"({result.windows} validation windows):")
+    if result.warmup:  # too little context to predict: kept out of the first bucket
+        print(f"  positions {result.warmup_name():>11}: {result.warmup_loss:.3f} (warm-up, apart)")
     for name, loss in zip(result.bucket_names(), result.buckets):
         text = f"{loss:.3f}" if loss is not None else f"cannot go past {result.limit}"
         print(f"  positions {name:>11}: {text}")

@@ -47,6 +47,9 @@ def configure(parser) -> None:
     parser.add_argument("--ablate", action="append", default=[], metavar="TARGET",
                         help="switch off BLOCK, BLOCK:head=H or BLOCK:expert=E (e.g. "
                              "layers.0.attn:head=1) and report the change; repeatable")
+    parser.add_argument("--score-span", default=None, metavar="A:B",
+                        help="with --ablate, also score the tokens at positions A..B-1 alone "
+                             "(default: a task's answer tokens, after its separator)")
     parser.add_argument("--compare", default=None, metavar="TEXT",
                         help="a second text holding the same token: follow it through the "
                              "layers in both and print the cosine per layer (default: none)")
@@ -167,6 +170,22 @@ def score_pool(subject: Subject) -> list[int]:
     return list(dict.fromkeys(pool))
 
 
+def _score_span(text: str | None, inputs, task, separator: str):
+    """(span, label) to score an ablation on: --score-span A:B, else a task's answer (the
+    tokens after its last separator), else (None, "")."""
+    if text:
+        start, colon, end = text.partition(":")
+        if not colon or not start.strip().isdigit() or not end.strip().isdigit():
+            raise UserError(f"--score-span takes token positions A:B such as 5:12; got {text!r}")
+        return (int(start), int(end)), "your --score-span tokens"
+    tokens = inputs.tokens[inputs.stream_role] if isinstance(inputs.tokens, dict) else \
+        inputs.tokens
+    if task is None or separator not in tokens:
+        return None, ""
+    start = len(tokens) - tokens[::-1].index(separator)
+    return ((start, len(tokens)), "the answer tokens") if start < len(tokens) else (None, "")
+
+
 # ---------------------------------------------------------------------------- the report
 def explain(subject: Subject, args) -> dict:
     from .. import probes
@@ -184,8 +203,10 @@ def explain(subject: Subject, args) -> dict:
         pool = score_pool(subject)
         scores = probes.head_scores(model, pool, length=min(SCORE_LENGTH, len(pool)))
         embeddings = _embeddings(subject, inputs, walk.position, args)
+        span, label = _score_span(args.score_span, inputs, task, separator)
         ablation = (probes.ablation_effect(model, inputs, args.ablate, tokenizer,
-                                           walk.position).to_dict() if args.ablate else None)
+                                           walk.position, span=span, span_label=label).to_dict()
+                    if args.ablate else None)
     except ValueError as exc:
         raise UserError(_one_line(exc)) from None
     if args.layer is not None and not any(s.name.endswith(": scores") for s in walk.steps):
@@ -293,6 +314,10 @@ def as_text(report: dict) -> str:
                   f"  loss on the text {a['loss_before']:.4f} -> {a['loss_after']:.4f} "
                   f"({a['loss_change']:+.4f} nats); KL at position {a['position']} "
                   f"{a['kl']:.4f} nats",
+                  *([f"  loss on {a['span']['label']} (positions {a['span']['start']}-"
+                     f"{a['span']['end'] - 1}) {a['span']['loss_before']:.4f} -> "
+                     f"{a['span']['loss_after']:.4f} ({a['span']['loss_change']:+.4f} nats)"]
+                    if "span" in a else []),
                   "  top before: " + _tops(a["top_before"]),
                   "  top after:  " + _tops(a["top_after"])]
     return "\n".join(lines)
@@ -341,15 +366,15 @@ def _short(token: str, width: int = 7) -> str:
 
 
 def _embedding_lines(e: dict) -> list[str]:
+    from ..probes.embeddings import alignment_words
     t = e["token"]
     lines = [f"  {t['text']!r} nearest by cosine: " + ", ".join(
         f"{n!r} {c:.2f}" for n, c in zip(t["neighbours"], t["cosines"])),
         f"  PCA of {len(e['map']['ids'])} token embeddings explains "
         f"{100 * float(np.sum(e['map']['explained'])):.1f}% of their variance in 2D"]
     angles = e["position_angles"]
-    lines.append(f"  token vs {angles['scheme']} position vectors: mean angle "
-                 f"{angles['mean_angle_degrees']:.1f} degrees (mean |cos| "
-                 f"{angles['mean_abs_cosine']:.3f})" if angles else
+    lines.append(f"  token vs {angles['scheme']} position vectors: "
+                 f"{alignment_words(angles)}" if angles else
                  "  no position vectors are added (RoPE, ALiBi or none)")
     c = e["contextual"]
     if c:

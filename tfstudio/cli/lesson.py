@@ -1,8 +1,10 @@
-"""``tfstudio lesson positions|attention|norm [--out DIR]``: a built-in comparison that trains
-on a CPU in a few minutes and ends on a page (DIR/report.html) with its plot and two sentences
-on what it shows."""
+"""``tfstudio lesson NAME [--seeds 1,2,3] [--steps N] [--jobs J] [--out DIR]``: a built-in
+lesson, trained over its seeds, ending on a page (DIR/report.html) with its claim, the verdict
+computed from the runs ("holds here", "does not hold here" or "mixed") and the numbers that
+decided it."""
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -11,36 +13,128 @@ PROG = "tfstudio lesson"
 
 
 def configure(parser) -> None:
-    from ..experiments.lessons import LESSONS
-    parser.add_argument("name", choices=sorted(LESSONS), help="which lesson")
+    from ..experiments.lessons import DEFAULT_SEEDS, LESSONS
+    parser.add_argument("name", nargs="?", choices=sorted(LESSONS) + ["all"],
+                        help="which lesson; 'all' runs the course into --out (course.html); "
+                             "none lists the course")
+    parser.add_argument("--seeds", default=",".join(map(str, DEFAULT_SEEDS)),
+                        help="comma-separated seeds; the verdict needs two or more, since "
+                             "only the spread over seeds says whether a difference counts "
+                             "(default: %(default)s)")
+    parser.add_argument("--steps", type=int, default=None,
+                        help="training steps of every run (default: the lesson's own)")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="train this many runs at once as local processes (default 1)")
     parser.add_argument("--out", help="folder for its runs and page (default lesson-NAME)")
 
 
+def _seeds(text: str) -> list[int]:
+    try:
+        seeds = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise ValueError(f"--seeds takes comma-separated whole numbers such as 1,2,3; got "
+                         f"'{text}'") from None
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ValueError(f"--seeds needs distinct seeds such as 1,2,3; got '{text}'")
+    return seeds
+
+
 def run(args) -> int:
-    return run_lesson(args.name, Path(args.out) if args.out else None)
+    try:
+        seeds = _seeds(args.seeds)
+    except ValueError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 2
+    if args.name is None:
+        from ..experiments.lessons.course import listing
+        print("\n".join(listing()))
+        return 0
+    if args.name == "all":
+        return run_course(Path(args.out or "course"), seeds, args.steps, args.jobs)
+    return run_lesson(args.name, Path(args.out) if args.out else None, seeds=seeds,
+                      steps=args.steps, jobs=args.jobs)
 
 
-def run_lesson(name: str, out: Path | None = None, prog: str = PROG) -> int:
-    from .. import load_graph
+def run_course(out: Path, seeds: list[int], steps: int | None, jobs: int) -> int:
+    """Every lesson in the course's order into OUT/NAME, then OUT/course.html."""
+    from ..experiments.lessons.course import course_step, run_course as run_all
+
+    status, page, _ = run_all(out, course_step(run_lesson, seeds, steps, jobs),
+                              say=lambda line: print(line, flush=True))
+    print(f"course: {page}")
+    return status
+
+
+def run_lesson(name: str, out: Path | None = None, prog: str = PROG, *,
+               seeds: list[int] | None = None, steps: int | None = None, jobs: int = 1,
+               device: str | None = None, precision: str | None = None,
+               print_only: bool = False) -> int:
+    """Train lesson ``name`` and write its page; the exit status (2: bad input, 1: a run
+    failed)."""
+    from ..experiments.compare import USER_ERRORS, run_comparison
+    from ..experiments.lessons import prepare
+    from ..gui.report_plots import draw_report
+
+    say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
     from ..experiments.lessons import LESSONS
-    from ..experiments.variants import apply_setting
-    from .compare import compare, fail
-
-    lesson = LESSONS.get(name)
-    if lesson is None:
-        return fail(f"no lesson '{name}'; choose one of {', '.join(sorted(LESSONS))}", prog)
+    if name in LESSONS and LESSONS[name].run is not None:
+        refused = [flag for flag, given in (("--jobs", jobs != 1), ("--device", device),
+                   ("--precision", precision), ("--print-commands", print_only)) if given]
+        if refused:
+            print(f"{prog}: lesson {name} trains its runs in turn on the CPU and cannot take "
+                  f"{', '.join(refused)}; drop them", file=sys.stderr)
+            return 2
+        return _run_own(LESSONS[name], out, prog, seeds, steps, say)
+    try:
+        if jobs < 1:
+            raise ValueError(f"--jobs must be at least 1; got {jobs}")
+        lesson = prepare(name, seeds=seeds, steps=steps)
+        changes = {k: v for k, v in (("device", device), ("precision", precision)) if v}
+        config = dataclasses.replace(lesson.config, **changes)
+        config.check()
+    except USER_ERRORS as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
     out = out or Path(f"lesson-{name}")
-    base = load_graph(lesson.base)
-    for key, value in lesson.base_edits:
-        base = apply_setting(base, key, value)
-    label = lesson.base + "".join(f" ({k}={v})" for k, v in lesson.base_edits)
-    config = lesson.config()
     import torch
     # tiny models gain little from a second thread, and on a busy CPU threads that wait for
     # each other make training many times slower (measured: 100 steps 13 s vs 109 s)
     torch.set_num_threads(1)
     start = time.perf_counter()
-    status = compare(label, base, lesson.varies, [config.seed], config, lesson.eval_lengths,
-                     out, lesson=name, prog=prog)
-    print(f"lesson {name} took {time.perf_counter() - start:.0f}s", file=sys.stderr)
-    return status
+    try:
+        outcome = run_comparison(lesson.label, lesson.base, lesson.varies, lesson.seeds, config,
+                                 lesson.eval_lengths, out, draw=draw_report, jobs=jobs,
+                                 print_only=print_only, lesson=name, say=say)
+    except USER_ERRORS as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    if print_only:
+        say(f"{outcome.commands} run(s) to train; afterwards: tfstudio compare --report {out}")
+        return 0
+    for sentence in outcome.summary:
+        print(sentence)
+    print(f"report: {outcome.page}")
+    say(f"lesson {name} took {time.perf_counter() - start:.0f}s "
+        f"({len(lesson.seeds)} seed(s), {config.steps} steps)")
+    return 1 if outcome.failures else 0
+
+
+def _run_own(lesson, out: Path | None, prog: str, seeds, steps, say) -> int:
+    """A lesson that trains and measures itself (not one comparison of variants)."""
+    from ..experiments.compare import USER_ERRORS
+    import torch
+    torch.set_num_threads(1)
+    out = out or Path(f"lesson-{lesson.name}")
+    start = time.perf_counter()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        result = lesson.run(out, list(seeds or lesson.seeds), steps, say)
+    except USER_ERRORS as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    for sentence in lesson.summarise(result):
+        print(sentence)
+    print(f"report: {out / 'report.html'}")
+    say(f"lesson {lesson.name} took {time.perf_counter() - start:.0f}s "
+        f"({len(result.seeds)} seed(s))")
+    return 0

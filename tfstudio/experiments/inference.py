@@ -80,3 +80,30 @@ def save(result: InferenceCost, path: Path) -> None:
 
 def load(path: Path) -> InferenceCost:
     return InferenceCost(**json.loads(Path(path).read_text(encoding="utf-8")))
+
+
+@torch.no_grad()
+def decode_ms_per_token(model, context: int, *, use_cache: bool, tokens: int = 3) -> float:
+    """Milliseconds per generated token once ``context`` tokens are in: the prefill is left
+    out, so with the cache each token is one step over the cache, and without it each token
+    recomputes the whole prefix (batch 1, greedy)."""
+    prompt = [0] * context
+    steps = generate_ids(model, prompt, max_new_tokens=tokens + 1, temperature=0.0, seed=0,
+                         use_cache=use_cache, window=context + tokens + 2)
+    next(steps)  # the prefill and the first token
+    start = time.perf_counter()
+    made = sum(1 for _ in steps)
+    return 1000 * (time.perf_counter() - start) / max(1, made)
+
+
+def decode_graph(base: Graph, kind: str, *, d_model: int, layers: int, heads: int,
+                 max_len: int) -> Graph:
+    """``base`` widened for decode timing: ``d_model`` wide, ``layers`` deep, ``heads`` query
+    heads with ``kind``'s K/V heads, RoPE positions (no table to outgrow)."""
+    from .variants import apply_setting
+    graph = apply_setting(base, "positions", "rope")
+    for key, value in (("embed.d_model", d_model), ("layers.ffn.d_ff", 4 * d_model),
+                       ("layers.repeat", layers), ("layers.attn.heads", heads)):
+        graph = apply_setting(graph, key, str(value))
+    graph.meta["context_length"] = max_len
+    return apply_setting(graph, "attention", kind)

@@ -2,8 +2,12 @@
 
 Windows longer than the training length are cut from the run's validation split; the
 per-position cross-entropy is averaged over the windows, then over position buckets
-[0, L1), [L1, L2), ... A learned position table has no vector past its rows, so positions beyond
-it are reported as out of reach ("cannot go past N") rather than evaluated.
+[W, L1), [L1, L2), ... The first W positions (a quarter of the training length), where a token
+has too little context to predict well whatever the positions, are averaged apart as the
+warm-up: inside the first bucket they would make it look worse than the ones after it, and
+every ratio against it smaller than it is. A learned position table has no vector past its
+rows, so positions beyond it are reported as out of reach ("cannot go past N") rather than
+evaluated.
 """
 from __future__ import annotations
 
@@ -36,10 +40,23 @@ class LengthEval:
     rope_scaling: float = 1.0
     rope_scaling_type: str = "linear"
     notes: list[str] = field(default_factory=list)
+    warmup: int = 0                    # positions [0, warmup) are averaged apart ...
+    warmup_loss: float | None = None   # ... into this, and left out of the first bucket
 
     def bucket_names(self) -> list[str]:
-        starts = [0] + self.lengths[:-1]
+        starts = [self.warmup] + self.lengths[:-1]
         return [f"{a}-{b - 1}" for a, b in zip(starts, self.lengths)]
+
+    def warmup_name(self) -> str:
+        return f"0-{self.warmup - 1}" if self.warmup else ""
+
+    def rebucket(self, warmup: int) -> "LengthEval":
+        """The same curve with ``warmup`` positions averaged apart (exact: from the stored
+        per-position losses, no model needed)."""
+        self.warmup = warmup
+        self.buckets = bucket_means(self.per_position, self.lengths, start=warmup)
+        self.warmup_loss = float(np.mean(self.per_position[:warmup])) if warmup else None
+        return self
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -49,15 +66,26 @@ class LengthEval:
         return cls(**data)
 
 
+def warmup_positions(train_length: int) -> int:
+    """Positions averaged apart as the warm-up: a quarter of the training length."""
+    return train_length // 4
+
+
 def default_lengths(train_length: int) -> list[int]:
     """One, two, three and four training lengths."""
     return [train_length * k for k in (1, 2, 3, 4)]
 
 
-def check_lengths(lengths: list[int]) -> list[int]:
+def check_lengths(lengths: list[int], train_length: int | None = None) -> list[int]:
     if not lengths or any(b <= a for a, b in zip([0] + lengths[:-1], lengths)):
         raise ValueError(f"lengths must be increasing positive numbers such as 64,128,256; "
                          f"got {','.join(map(str, lengths))}")
+    warmup = warmup_positions(train_length) if train_length else 0
+    if lengths[0] <= warmup:
+        raise ValueError(f"the first length ({lengths[0]}) must be past the {warmup} warm-up "
+                         f"positions (a quarter of the training length {train_length}), which "
+                         "are averaged apart; start at the training length, e.g. "
+                         f"{train_length},{2 * train_length}")
     return lengths
 
 
@@ -84,9 +112,11 @@ def per_position_loss(model, tokens: np.ndarray, length: int, *, batch_size: int
     return (total / max(1, windows)).tolist(), windows
 
 
-def bucket_means(per_position: list[float], lengths: list[int]) -> list[float | None]:
-    """Mean of each [previous end, end) bucket that ``per_position`` fully covers."""
-    out, start = [], 0
+def bucket_means(per_position: list[float], lengths: list[int], start: int = 0
+                 ) -> list[float | None]:
+    """Mean of each [previous end, end) bucket that ``per_position`` fully covers, the first
+    from ``start``."""
+    out = []
     for end in lengths:
         out.append(float(np.mean(per_position[start:end])) if end <= len(per_position) else None)
         start = end
@@ -94,15 +124,19 @@ def bucket_means(per_position: list[float], lengths: list[int]) -> list[float | 
 
 
 def evaluate_model(model, graph: Graph, val_tokens: np.ndarray, train_length: int,
-                   lengths: list[int], *, max_windows: int = DEFAULT_WINDOWS) -> LengthEval:
-    lengths = check_lengths(list(lengths))
+                   lengths: list[int], *, max_windows: int = DEFAULT_WINDOWS,
+                   warmup: int | None = None) -> LengthEval:
+    """``warmup``: positions averaged apart (default a quarter of ``train_length``; give the
+    same one to runs of different lengths that are compared bucket by bucket)."""
+    warmup = warmup_positions(train_length) if warmup is None else warmup
+    lengths = check_lengths(list(lengths), 4 * warmup)
     limit = learned_limit(graph)
     reach = min(lengths[-1], limit) if limit else lengths[-1]
     if len(val_tokens) < reach + 1:
         raise ValueError(f"the validation split has {len(val_tokens):,} tokens, too few for "
                          f"windows of {reach}; evaluate shorter lengths or use a larger corpus")
     curve, windows = per_position_loss(model, val_tokens, reach, max_windows=max_windows)
-    result = LengthEval(train_length, lengths, bucket_means(curve, lengths), curve, windows)
+    result = LengthEval(train_length, lengths, [], curve, windows).rebucket(warmup)
     if limit and limit < lengths[-1]:
         result.limit = limit
         result.notes.append(f"learned positions: cannot go past {limit}")
@@ -111,7 +145,8 @@ def evaluate_model(model, graph: Graph, val_tokens: np.ndarray, train_length: in
 
 def evaluate_run(run_dir: str | Path, lengths: list[int] | None = None, *,
                  rope_scaling: float = 1.0, rope_scaling_type: str = "linear",
-                 device: str = "cpu", max_windows: int = DEFAULT_WINDOWS) -> LengthEval:
+                 device: str = "cpu", max_windows: int = DEFAULT_WINDOWS,
+                 warmup: int | None = None) -> LengthEval:
     """Loss per position bucket of a trained causal-LM run on its validation split, optionally
     with RoPE scaled by ``rope_scaling`` (no training: what scaling alone does)."""
     folder = RunFolder(run_dir)
@@ -131,7 +166,8 @@ def evaluate_run(run_dir: str | Path, lengths: list[int] | None = None, *,
     model = model.to(device).eval()
     train_length = folder.config().seq_len
     result = evaluate_model(model, graph, run_splits(folder).val, train_length,
-                            lengths or default_lengths(train_length), max_windows=max_windows)
+                            lengths or default_lengths(train_length), max_windows=max_windows,
+                            warmup=warmup)
     result.rope_scaling, result.rope_scaling_type = float(rope_scaling), rope_scaling_type
     return result
 

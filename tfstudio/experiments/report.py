@@ -6,9 +6,9 @@ from __future__ import annotations
 import html as html_lib
 from pathlib import Path
 
-from .results import Comparison, VariantResult, collect
+from .results import COST_DTYPE, Comparison, VariantResult, collect
 
-COLUMNS = ("variant", "seeds", "parameters", "FLOPs/token", "KV bytes/token",
+COLUMNS = ("variant", "seeds", "parameters", "FLOPs/token", f"KV bytes/token ({COST_DTYPE})",
            "KV at context (measured / model)", "generation tok/s", "training tok/s",
            "final val loss", "steps to target")
 
@@ -28,13 +28,39 @@ def _kib(value: int) -> str:
     return f"{value / 1024:.1f} KiB"
 
 
+ACCURACY = "answer accuracy"
+
+
+def columns(c: Comparison) -> list[str]:
+    """The table's columns; answer accuracy when the runs trained on a synthetic task."""
+    extra = [ACCURACY] if any(v.accuracies for v in c.variants) else []
+    return list(COLUMNS) + extra
+
+
+def rows(c: Comparison) -> list[list[str]]:
+    scored = any(v.accuracies for v in c.variants)
+    return [table_row(v, c.target_loss) + ([_accuracy(v)] if scored else [])
+            for v in c.variants]
+
+
+def _accuracy(v: VariantResult) -> str:
+    values = v.accuracies
+    if not values:
+        return "n/a"
+    mean = sum(values) / len(values)
+    if len(values) == 1:
+        return f"{mean:.1%}"
+    spread = (sum((x - mean) ** 2 for x in values) / (len(values) - 1)) ** 0.5
+    return f"{mean:.1%} ± {spread:.1%}"
+
+
 def table_row(variant: VariantResult, target: float | None) -> list[str]:
     loss = _number(variant.val_loss)
     if variant.val_spread is not None:
         loss += f" ± {variant.val_spread:.3f}"
     costs = [r.inference for r in variant.runs if r.inference is not None]
-    kv = (f"{_kib(costs[0].kv_bytes_measured)} / {_kib(costs[0].kv_bytes_predicted)}"
-          if costs else "n/a")
+    kv = (f"{_kib(costs[0].kv_bytes_measured)} / {_kib(costs[0].kv_bytes_predicted)} "
+          f"({costs[0].dtype})" if costs else "n/a")
     speed = f"{sum(c.tokens_per_s for c in costs) / len(costs):,.0f}" if costs else "n/a"
     steps = [r.steps_to(target) for r in variant.runs] if target is not None else []
     reached = [s for s in steps if s is not None]
@@ -51,12 +77,24 @@ def length_table(c: Comparison) -> tuple[list[str], list[list[str]]] | None:
     evals = [(name, e) for name, e in evals if e is not None]
     if not evals:
         return None
-    header = ["variant"] + [f"loss at {b}" for b in evals[0][1].bucket_names()]
+    first = evals[0][1]
+    warm = [f"warm-up {first.warmup_name()} (apart)"] if first.warmup else []
+    header = ["variant"] + warm + [f"loss at {b}" for b in first.bucket_names()]
     rows = []
     for name, e in evals:
         cells = [_number(x) if x is not None else f"cannot go past {e.limit}" for x in e.buckets]
-        rows.append([name] + cells)
+        rows.append([name] + ([_number(e.warmup_loss)] if warm else []) + cells)
     return header, rows
+
+
+def warmup_note(c: Comparison) -> str:
+    """What the loss-by-position table leaves out of its first bucket, and why."""
+    e = next((v.mean_lengths() for v in c.variants if v.mean_lengths() is not None), None)
+    if e is None or not e.warmup:
+        return ""
+    return (f"Positions {e.warmup_name()} (a quarter of the training length), where a token has "
+            f"under {e.warmup} tokens of context, are averaged apart as the warm-up; the first "
+            f"bucket starts at {e.warmup}.")
 
 
 def _settings(c: Comparison) -> str:
@@ -78,9 +116,15 @@ def _notes(c: Comparison) -> list[str]:
     if c.target_loss is not None:
         notes.append(f"Steps to target: the first evaluation at or below a validation loss of "
                      f"{c.target_loss:.3f}.")
-    notes.append("KV bytes/token: the cost model's prediction in float32; at context: the "
+    notes.append(f"KV bytes/token: the cost model's prediction in {COST_DTYPE}; at context: the "
                  "cache's key and value tensors after one context length of tokens, measured "
                  "and predicted. Generation: batch 1 with the KV cache.")
+    if warmup_note(c):
+        notes.append(warmup_note(c))
+    if any(v.accuracies for v in c.variants):
+        notes.append(f"{ACCURACY.capitalize()}: share of the task's answer tokens predicted "
+                     "right (argmax) at the last evaluation; on a task, the loss too is "
+                     "counted on the answer tokens only.")
     if c.missing:
         notes.append(f"{len(c.missing)} run(s) not finished yet and left out: " +
                      ", ".join(f"{s.variant} seed {s.seed}" for s in c.missing[:6]))
@@ -90,7 +134,7 @@ def _notes(c: Comparison) -> list[str]:
 def markdown(c: Comparison, pictures: dict[str, str], title: str = "Comparison",
              summary: list[str] = ()) -> str:
     parts = [f"# {title}", "", *summary, "" if summary else "", _settings(c), "",
-             _md_table(list(COLUMNS), [table_row(v, c.target_loss) for v in c.variants]), ""]
+             _md_table(columns(c), rows(c)), ""]
     parts += [f"- {n}" for n in _notes(c)] + [""]
     if c.baselines:
         parts += ["## Counting baselines (validation cross-entropy, nats/token)", "",
@@ -133,7 +177,7 @@ def html(c: Comparison, pictures: dict[str, str], title: str = "Comparison",
         parts.append(f"<figure><img src='{esc(path)}' alt='{esc(caption)}'>"
                      f"<figcaption>{esc(caption)}</figcaption></figure>")
     parts.append(f"<p>{settings}</p>")
-    parts.append(_html_table(list(COLUMNS), [table_row(v, c.target_loss) for v in c.variants]))
+    parts.append(_html_table(columns(c), rows(c)))
     parts.append("<ul>" + "".join(f"<li>{esc(n)}</li>" for n in _notes(c)) + "</ul>")
     if c.baselines:
         parts.append("<h2>Counting baselines (validation cross-entropy, nats/token)</h2>")
@@ -164,8 +208,11 @@ def plot_data(c: Comparison) -> dict:
         curves[v.name] = {"train": _mean_curve([r.train_curve for r in v.runs]),
                           "val": _mean_curve([r.val_curve for r in v.runs])}
         if v.val_loss is not None:
+            costs = [r.inference for r in v.runs if r.inference is not None]
             points.append({"name": v.name, "params": v.params, "loss": v.val_loss,
-                           "spread": v.val_spread or 0.0})
+                           "spread": v.val_spread or 0.0,
+                           "kv_bytes": costs[0].kv_bytes_measured if costs else None,
+                           "kv_dtype": costs[0].dtype if costs else None})
         mean = v.mean_lengths()
         if mean is not None:
             positions[v.name] = mean.per_position
@@ -196,6 +243,8 @@ def write_page(out: Path, draw, *, target_loss: float | None = None,
         raise ValueError(f"no run in {out} has finished yet; train them (tfstudio compare ... "
                          f"--out {out}, or the commands of --print-commands) first")
     lesson = LESSONS.get(comparison.plan.lesson)
+    if lesson and lesson.measure:
+        lesson.measure(comparison, progress)
     pictures = draw(out, plot_data(comparison), norms=bool(lesson and lesson.grad_norms))
     title = lesson.title if lesson else "Comparison"
     summary = lesson.summarise(comparison) if lesson else []

@@ -16,6 +16,9 @@ from .baselines import ngram_cross_entropies
 from .runner import Plan, RunSpec, is_finished, read_plan, run_specs
 from .splits import run_splits
 
+# the dtype the report's predicted KV bytes are counted in: the runs' own on a CPU
+COST_DTYPE = "float32"
+
 
 @dataclass
 class RunResult:
@@ -28,10 +31,15 @@ class RunResult:
     tokens_per_s: float                         # median over the logged steps
     lengths: lengths.LengthEval | None = None
     inference: inference.InferenceCost | None = None
+    val_accuracy: list[tuple[int, float]] = field(default_factory=list)  # a task's answers
 
     @property
     def final_val_loss(self) -> float | None:
         return self.val_curve[-1][1] if self.val_curve else None
+
+    @property
+    def final_accuracy(self) -> float | None:
+        return self.val_accuracy[-1][1] if self.val_accuracy else None
 
     def steps_to(self, target: float) -> int | None:
         return next((step for step, loss in self.val_curve if loss <= target), None)
@@ -43,7 +51,7 @@ class VariantResult:
     slug: str
     runs: list[RunResult]
     flops_per_token: float
-    kv_bytes_per_token: int                     # cost model, in the runs' dtype (fp32 on CPU)
+    kv_bytes_per_token: int                     # cost model, in COST_DTYPE
 
     def mean(self, values: list[float]) -> float | None:
         return statistics.fmean(values) if values else None
@@ -63,6 +71,11 @@ class VariantResult:
         return statistics.stdev(values) if len(values) > 1 else None
 
     @property
+    def accuracies(self) -> list[float]:
+        """Final answer-token accuracy of each seed (runs on a synthetic task)."""
+        return [r.final_accuracy for r in self.runs if r.final_accuracy is not None]
+
+    @property
     def params(self) -> int:
         return self.runs[0].params
 
@@ -78,10 +91,10 @@ class VariantResult:
         first = evals[0]
         n = min(len(e.per_position) for e in evals)
         curve = [statistics.fmean(e.per_position[i] for e in evals) for i in range(n)]
-        return lengths.LengthEval(first.train_length, first.lengths,
-                                  lengths.bucket_means(curve, first.lengths), curve,
+        mean = lengths.LengthEval(first.train_length, first.lengths, [], curve,
                                   sum(e.windows for e in evals), first.limit,
                                   notes=list(first.notes))
+        return mean.rebucket(first.warmup)
 
 
 @dataclass
@@ -94,6 +107,13 @@ class Comparison:
     missing: list[RunSpec] = field(default_factory=list)
 
 
+def is_task(corpus: str) -> bool:
+    """A synthetic task (scored on its answer tokens, with no token stream for n-gram
+    baselines or loss by position)."""
+    from ..data import load_corpus
+    return load_corpus(corpus).task is not None
+
+
 def read_run(spec: RunSpec) -> RunResult:
     events = read_events(RunFolder(spec.run_dir).metrics_path)
     started = next(e for e in events if e.kind == "Started")
@@ -103,10 +123,12 @@ def read_run(spec: RunSpec) -> RunResult:
         for layer, value in e.layer_grad_norms.items():
             norms.setdefault(layer, []).append((e.step, value))
     speeds = [e.tokens_per_s for e in steps[1:]] or [e.tokens_per_s for e in steps]
+    evals = [e for e in events if e.kind == "EvalMetrics"]
     return RunResult(spec.seed, spec.run_dir, started.params,
-                     [(e.step, e.loss) for e in steps],
-                     [(e.step, e.val_loss) for e in events if e.kind == "EvalMetrics"],
-                     norms, statistics.median(speeds) if speeds else 0.0)
+                     [(e.step, e.loss) for e in steps], [(e.step, e.val_loss) for e in evals],
+                     norms, statistics.median(speeds) if speeds else 0.0,
+                     val_accuracy=[(e.step, e.accuracy) for e in evals
+                                   if e.accuracy is not None])
 
 
 def measure(run: RunResult, eval_lengths: list[int], with_inference: bool = True) -> None:
@@ -118,6 +140,9 @@ def measure(run: RunResult, eval_lengths: list[int], with_inference: bool = True
         if stored is None or stored.lengths != eval_lengths or stored.rope_scaling != 1.0:
             stored = lengths.evaluate_run(run.run_dir, eval_lengths)
             lengths.save(stored, path)
+        warmup = lengths.warmup_positions(stored.train_length)
+        if stored.warmup != warmup:  # measured before warm-up was set apart: same curve
+            lengths.save(stored.rebucket(warmup), path)
         run.lengths = stored
     if with_inference:
         path = inference.result_path(run.run_dir)
@@ -146,10 +171,10 @@ def collect(out: Path, *, target_loss: float | None = None, with_inference: bool
             measure(run, plan.eval_lengths, with_inference)
             runs.append(run)
         graph = RunFolder(done[0].run_dir).graph()
-        cost = estimate_cost(graph, context_length=plan.config.seq_len, dtype="float32")
+        cost = estimate_cost(graph, context_length=plan.config.seq_len, dtype=COST_DTYPE)
         variants.append(VariantResult(entry["name"], entry["slug"], runs, cost.flops_per_token,
                                       cost.kv_cache_bytes_per_token))
-        if not baselines:
+        if not baselines and not is_task(plan.config.corpus):
             splits = run_splits(RunFolder(done[0].run_dir))
             baselines = ngram_cross_entropies(splits.train, splits.val, splits.vocab_size)
     if target_loss is None and variants:

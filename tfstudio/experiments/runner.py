@@ -177,35 +177,88 @@ def train_in_process(specs: list[RunSpec], progress: Progress = lambda line: Non
 def train_in_processes(specs: list[RunSpec], jobs: int, progress: Progress = lambda line: None
                        ) -> list[tuple[RunSpec, str]]:
     """Train the unfinished runs as ``jobs`` concurrent ``tfstudio train`` processes, each with
-    its share of the CPU threads; each writes its output to RUN/train.log."""
+    its share of the CPU threads; each appends its output to RUN/train.log.
+
+    The children end with this process: on Linux the kernel sends each a SIGTERM when its
+    parent dies (however it dies), and an exception or Ctrl-C here stops them too, so no
+    trainer is left running unwatched. A run folder another live process is writing is
+    reported as failed and its files left as they are."""
     todo = [s for s in specs if not is_finished(s.run_dir, s.config.steps)]
     env = {**os.environ, "OMP_NUM_THREADS": str(max(1, (os.cpu_count() or 1) // jobs))}
-    running: list[tuple[RunSpec, subprocess.Popen]] = []
+    running: list[tuple[RunSpec, subprocess.Popen, int]] = []  # and where its log began
     failures = []
-    while todo or running:
-        while todo and len(running) < jobs:
-            spec = todo.pop(0)
-            spec.run_dir.mkdir(parents=True, exist_ok=True)
-            log = open(spec.run_dir / "train.log", "w", encoding="utf-8")
-            progress(f"started {spec.variant} (seed {spec.seed})")
-            proc = subprocess.Popen(spec.command([sys.executable, "-m", "tfstudio"]),
-                                    stdout=log, stderr=subprocess.STDOUT, env=env)
-            log.close()
-            running.append((spec, proc))
-        time.sleep(0.2)
-        for spec, proc in list(running):
-            if proc.poll() is None:
-                continue
-            running.remove((spec, proc))
-            if proc.returncode != 0:
-                tail = (spec.run_dir / "train.log").read_text(encoding="utf-8").strip()
-                failures.append((spec, tail.splitlines()[-1] if tail else
-                                 f"exit status {proc.returncode}"))
-                progress(f"{spec.variant} (seed {spec.seed}) failed; see "
-                         f"{spec.run_dir / 'train.log'}")
-            else:
-                progress(f"finished {spec.variant} (seed {spec.seed})")
+    try:
+        while todo or running:
+            while todo and len(running) < jobs:
+                spec = todo.pop(0)
+                busy = _written_elsewhere(spec.run_dir)
+                if busy:
+                    failures.append((spec, busy))
+                    progress(f"{spec.variant} (seed {spec.seed}) not started: {busy}")
+                    continue
+                spec.run_dir.mkdir(parents=True, exist_ok=True)
+                # appended, never truncated: what an earlier attempt logged stays readable
+                log = open(spec.run_dir / "train.log", "a", encoding="utf-8")
+                start = log.tell()
+                progress(f"started {spec.variant} (seed {spec.seed})")
+                proc = subprocess.Popen(spec.command([sys.executable, "-m", "tfstudio"]),
+                                        stdout=log, stderr=subprocess.STDOUT, env=env,
+                                        preexec_fn=_die_with_parent)
+                log.close()
+                running.append((spec, proc, start))
+            time.sleep(0.2)
+            for spec, proc, start in list(running):
+                if proc.poll() is None:
+                    continue
+                running.remove((spec, proc, start))
+                if proc.returncode != 0:
+                    with open(spec.run_dir / "train.log", encoding="utf-8") as log:
+                        log.seek(start)
+                        tail = log.read().strip()
+                    failures.append((spec, tail.splitlines()[-1] if tail else
+                                     f"exit status {proc.returncode}"))
+                    progress(f"{spec.variant} (seed {spec.seed}) failed; see "
+                             f"{spec.run_dir / 'train.log'}")
+                else:
+                    progress(f"finished {spec.variant} (seed {spec.seed})")
+    finally:
+        _stop(proc for _, proc, _ in running)
     return failures
+
+
+def _written_elsewhere(run_dir: Path) -> str:
+    """Why ``run_dir`` must not be touched (another live run holds its lock), or ""."""
+    from ..runs.lock import RunLock, RunLocked
+    if not run_dir.exists():
+        return ""
+    try:
+        with RunLock(run_dir):
+            return ""
+    except RunLocked as exc:
+        return str(exc)
+
+
+def _die_with_parent() -> None:
+    """In the child before it runs: ask Linux to send it SIGTERM when its parent dies (the
+    trainer then saves its step and stops). Elsewhere nothing: ``_stop`` covers the rest."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def _stop(procs, grace_s: float = 10.0) -> None:
+    """SIGTERM every child still running, then wait for it (SIGKILL after ``grace_s``)."""
+    procs = [p for p in procs if p.poll() is None]
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def print_commands(specs: list[RunSpec], stream=None) -> int:

@@ -15,8 +15,9 @@ from ..graph import Graph, Node
 from ..graph import block_types as bt
 from ..graph.placement import PLACEMENTS, residual_structure, rewrite_placement
 from ..graph.schema import get_spec
-from ..graph.switches import (ATTENTION_KINDS, POSITIONAL_SCHEMES, gqa_kv_heads,
-                              set_attention_kind, set_ffn_kind, set_positional_scheme)
+from ..graph.switches import (ATTENTION_KINDS, POSITIONAL_SCHEMES, kv_heads_for,
+                              set_attention_kind, set_ffn_kind,
+                              set_positional_scheme)
 
 FFN_CHOICES = {"dense": "ffn", "moe": "moe"}  # the issue's names -> the switch's
 SWITCHES = {
@@ -76,8 +77,14 @@ def expand(base: Graph, varies: list[tuple[str, list[str]]]) -> list[Variant]:
     return variants
 
 
+# settings a lesson defines for itself: KEY -> edit(graph, value) -> a new graph
+LESSON_SETTINGS: dict = {}
+
+
 def apply_setting(graph: Graph, key: str, value: str) -> Graph:
     """``graph`` with one setting changed (a new graph; ``graph`` is untouched)."""
+    if key in LESSON_SETTINGS:
+        return LESSON_SETTINGS[key](graph, value)
     if key in SWITCHES:
         if value not in SWITCHES[key]:
             raise VariantError(f"{key}={value} is not a choice; {key} takes "
@@ -198,9 +205,5 @@ def _whole(text: str, path: str) -> int:
 
 
 def _same_kind_kv(node: Node, heads: int) -> int:
-    old_heads, kv = int(node.param("heads")), int(node.param("kv_heads"))
-    if kv == old_heads:
-        return heads
-    if kv == 1:
-        return 1
-    return gqa_kv_heads(heads)
+    """K/V heads for ``heads`` query heads keeping the block's kind (graph.switches' rule)."""
+    return kv_heads_for(int(node.param("heads")), int(node.param("kv_heads")), heads)

@@ -313,9 +313,11 @@ def _placement(blocks, problems) -> tuple[str, At | None]:
             all(after is not None for _, after in blocks):
         return "post", None
     odd = next((s for s, after in blocks if s.out_norm or (s.pre_norm and after)), subs[0])
+    named = (" (post-norm in the residual, y = x + Norm(F(x)))"
+             if odd.out_norm and not odd.pre_norm else "")
     problems.append(odd.mixer.problem(
-        "this layer's norm placement is neither pre-norm (GPT-2, LLaMA) nor post-norm (BERT), "
-        "and no stock architecture has it", "switch the layer to pre- or post-norm"))
+        f"this layer's norm placement{named} is neither pre-norm (GPT-2, LLaMA) nor post-norm "
+        "(BERT), and no stock architecture has it", "switch the layer to pre- or post-norm"))
     return "", None
 
 

@@ -6,8 +6,10 @@ blocks sit around that Add is the placement:
 
   pre       y = x + F(Norm(x))          GPT-2 onward, LLaMA
   post      y = Norm(x + F(x))          original Transformer, BERT, GPT-1
-  sandwich  y = x + Norm(F(Norm(x)))    a norm inside the residual on F's output (with or
-                                        without the one before F)
+  post-in-residual
+            y = x + Norm(F(x))          a norm on F's output inside the residual, none before F
+                                        (the seed's "Post Norm in Residual")
+  sandwich  y = x + Norm(F(Norm(x)))    norms on both sides of F, inside the residual
 
 A rewrite keeps every block of F (ids, parameters, extra inputs such as cross-attention
 memory) and the Add blocks, and moves, adds or drops only norms, which keep their kind.
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 from .model import GROUP_INPUT, Edge, Graph, GraphError, Node
 from .streams import main_input_edge
 
-PLACEMENTS = ("pre", "post", "sandwich")
+PLACEMENTS = ("pre", "post", "post-in-residual", "sandwich")
 NORM, ADD = "norm", "add"
 
 Port = tuple[str, str]  # (node id, port name)
@@ -54,7 +56,7 @@ class Sublayer:
         if self.post_norm:
             return "post" if not (self.pre_norm or self.out_norm) else "mixed"
         if self.out_norm:
-            return "sandwich"
+            return "sandwich" if self.pre_norm else "post-in-residual"
         return "pre" if self.pre_norm else "none"
 
 
@@ -153,9 +155,9 @@ def _port_into(layer: Graph, src: str, dst: str) -> str:
 
 
 def identify_placement(layer: Graph) -> str:
-    """"pre", "post" or "sandwich" when every residual sublayer agrees; "mixed" when they
-    differ (or one has norms both around F and after the Add); "none" when the layer has no
-    residual sublayers or no norms in them."""
+    """"pre", "post", "post-in-residual" or "sandwich" when every residual sublayer agrees;
+    "mixed" when they differ (or one has norms both around F and after the Add); "none" when
+    the layer has no residual sublayers or no norms in them."""
     structure = residual_structure(layer)
     if structure is None or not structure.sublayers:
         return "none"
@@ -231,9 +233,13 @@ class _Rewriter:
             branch_in = (nid, "y")
         self.wire(branch_in, (first, sub.entry_port))
         branch_out: Port = (last, sub.exit_port)
-        if self.placement == "sandwich":
-            out_id = sub.out_norm or f"{main_id}_out"
-            out_params = dict(self.layer.nodes[sub.out_norm].params) if sub.out_norm else params
+        if self.placement in ("sandwich", "post-in-residual"):
+            if self.placement == "post-in-residual":
+                out_id, out_params = main_id, params  # the one norm moves onto F's output
+            else:  # sandwich: a second norm, or the one already on F's output
+                kept = sub.out_norm if sub.out_norm and sub.out_norm != main_id else None
+                out_id = kept or f"{main_id}_out"
+                out_params = dict(self.layer.nodes[kept].params) if kept else params
             nid = self.add_norm(out_id, out_params, anchor=last, offset=0.25, dx=95.0,
                                 same_role=out_id == sub.out_norm)
             self.wire(branch_out, (nid, "x"))
@@ -267,5 +273,6 @@ class _Rewriter:
             self.out.add_edge(edge)
 
 
-PLACEMENT_NAMES = {"pre": "pre-norm", "post": "post-norm", "sandwich": "sandwich norm",
+PLACEMENT_NAMES = {"pre": "pre-norm", "post": "post-norm",
+                   "post-in-residual": "post-norm in the residual", "sandwich": "sandwich norm",
                    "mixed": "mixed norms", "none": "no norm"}

@@ -5,6 +5,7 @@ Placements:
   post      y = Norm(x + F(x))             original Transformer, BERT, GPT-1
   pre       y = x + F(Norm(x))             GPT-2 onward, LLaMA
   sandwich  y = x + Norm(F(Norm(x)))       a norm on both sides of F, inside the residual
+  post-in-residual  y = x + Norm(F(x))     one norm on F's output, inside the residual
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from . import block_types as bt
 from .grouping import group_nodes
 from .model import GROUP_INPUT, GROUP_OUTPUT, Edge, Graph, Node, format_port_list
 
-PLACEMENTS = ("pre", "post", "sandwich")
+PLACEMENTS = ("pre", "post", "post-in-residual", "sandwich")
 MIXER_TYPES = (bt.ATTENTION, bt.CROSS_ATTENTION, bt.FEED_FORWARD, bt.MOE, bt.RNN)
 
 Sublayer = tuple[str, dict[str, Any]]  # (block type, params)
@@ -66,6 +67,8 @@ class _LayerWriter:
             self.g.add_edge(Edge("inputs", "memory", name, "memory"))
         if self.placement == "sandwich":
             branch = self.add(f"norm_{name}_out", bt.NORM, self.norm, branch, 90.0)
+        if self.placement == "post-in-residual":
+            branch = self.add(f"norm_{name}", bt.NORM, self.norm, branch, 90.0)
         total, _ = self.add(f"add_{name}", bt.ADD, {}, None)
         self.g.add_edge(Edge(*stream, total, "in1"))
         self.g.add_edge(Edge(*branch, total, "in2"))

@@ -261,7 +261,8 @@ class Inspector(QScrollArea):
              "three matrices instead of two (SwiGLU: LLaMA, Qwen)."),
             ("placement", "Norm placement", switches.PLACEMENTS, switches.placement(layer),
              "Pre: x + F(Norm(x)) (GPT-2, LLaMA). Post: Norm(x + F(x)) (original Transformer, "
-             "BERT). Sandwich: a norm before and after F."),
+             "BERT). In res: x + Norm(F(x)), post-norm inside the residual. Both (sandwich): "
+             "a norm before and after F, inside the residual."),
         ]
         for key, title, choices, current, tip in rows:
             if current is None:  # this layer has no such part (no attention, no residuals)

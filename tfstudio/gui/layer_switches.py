@@ -12,7 +12,7 @@ ATTENTION_KINDS = {"mha": "MHA", "gqa": "GQA", "mqa": "MQA"}
 FFN_KINDS = {"ffn": "FFN", "moe": "MoE"}
 ACTIVATIONS = {"relu": "ReLU", "gelu": "GELU", "silu": "SiLU", "glu": "GLU", "geglu": "GEGLU",
                "swiglu": "SwiGLU"}
-PLACEMENTS = {"pre": "Pre", "post": "Post", "sandwich": "Sandwich"}
+PLACEMENTS = {"pre": "Pre", "post": "Post", "post-in-residual": "In res", "sandwich": "Both"}
 NORM_KINDS = {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm"}
 POSITION_SCHEMES = {"sinusoidal": "Sinusoidal", "learned": "Learned", "rope": "RoPE",
                     "alibi": "ALiBi", "none": "None"}

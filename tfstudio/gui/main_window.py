@@ -23,6 +23,7 @@ from .dialogs import CodeDialog
 from .edit_menu import EditMenu
 from .file_menu import FileMenu
 from .inspector import Inspector
+from .lessons_panel import LessonsPanel
 from .palette import Palette
 from .problems import ProblemsPanel
 from .scene import GraphScene
@@ -121,6 +122,10 @@ class MainWindow(FileMenu, EditMenu, QMainWindow):
             return d
 
         self.palette_dock = dock("Blocks", self.palette, Qt.LeftDockWidgetArea, "palette")
+        self.lessons = LessonsPanel()
+        self.lessons_dock = dock("Lessons", self.lessons, Qt.LeftDockWidgetArea, "lessons")
+        self.tabifyDockWidget(self.palette_dock, self.lessons_dock)
+        self.lessons_dock.hide()  # until asked for (Help > The course, View > Lessons)
         right = QTabWidget()
         right.addTab(self.inspector, "Inspector")
         right.addTab(_scrolling(self.costs), "Costs")  # its table never sets the window height
@@ -157,10 +162,11 @@ class MainWindow(FileMenu, EditMenu, QMainWindow):
                      a.dark, None, a.code):
             view.addSeparator() if item is None else view.addAction(item)
         view.addSeparator()
-        for d in (self.palette_dock, self.inspector_dock, self.problems_dock):
+        for d in (self.palette_dock, self.lessons_dock, self.inspector_dock, self.problems_dock):
             view.addAction(d.toggleViewAction())
         help_menu = bar.addMenu("&Help")
         help_menu.addAction(a.shortcuts)
+        help_menu.addAction("The &course (lessons)", self.show_lessons)
         help_menu.addAction(a.about)
 
         tools = QToolBar("Main")
@@ -175,8 +181,34 @@ class MainWindow(FileMenu, EditMenu, QMainWindow):
                                      a.tidy, a.fit]
         self._rebuild_recent_menu()
 
+    def show_lessons(self) -> None:
+        self.lessons_dock.show()
+        self.lessons_dock.raise_()
+
+    def open_lesson(self, graph, changed: list) -> None:
+        """A lesson's base graph on the canvas, the blocks its variants change selected."""
+        if self.maybe_save():
+            self.load_graph(graph)
+            self.scene.select_nodes(changed)
+
+    def train_lesson(self, name: str) -> None:
+        """Lesson ``name``'s variants trained side by side in the Train workspace's Compare."""
+        training = getattr(self, "training", None)
+        if training is None:
+            self.show_error(f"This window has no Train workspace; run tfstudio lesson {name}.")
+            return
+        from .training.workspace import TRAIN
+        panel = training.panel
+        compare = next(panel.tabs.widget(i) for i in range(panel.tabs.count())
+                       if panel.tabs.tabText(i) == "Compare")
+        training.workspace.set_mode(TRAIN)
+        panel.tabs.setCurrentWidget(compare)
+        compare.run_lesson(name)
+
     def _connect(self) -> None:
         s = self.session
+        self.lessons.opened.connect(self.open_lesson)
+        self.lessons.train_requested.connect(self.train_lesson)
         s.message.connect(self.show_message)
         s.state_changed.connect(self._refresh_title)
         s.history_changed.connect(self._refresh_title)  # a reopened run's graph is named

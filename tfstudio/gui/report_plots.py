@@ -18,7 +18,8 @@ COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8
 BASELINE_COLOUR = "#555555"
 WIDTH, HEIGHT = 1000, 560
 SMOOTHING = 8  # positions averaged in the loss-against-position curve
-FLOOR = 1e-7   # a vanished gradient (0) drawn at the bottom of a log axis
+FLOOR = 1e-7   # smaller gradients (0 included) are drawn at this floor of the log axis
+LINE_STYLES = ("solid", "dashed", "dotted", "dash-dotted")  # one per variant, in order
 
 
 def _app():
@@ -90,10 +91,13 @@ class _Figure:
         return path
 
 
-def _pen(colour: str, width: float = 2.5, dashed: bool = False):
+def _pen(colour: str, width: float = 2.5, dashed: bool | str = False):
+    """``dashed``: True for dashes, or one of LINE_STYLES."""
     import pyqtgraph as pg
     from PySide6.QtCore import Qt
-    return pg.mkPen(colour, width=width, style=Qt.DashLine if dashed else Qt.SolidLine)
+    style = {"solid": Qt.SolidLine, "dashed": Qt.DashLine, "dotted": Qt.DotLine,
+             "dash-dotted": Qt.DashDotLine}["dashed" if dashed is True else dashed or "solid"]
+    return pg.mkPen(colour, width=width, style=style)
 
 
 def loss_curves(path: Path, curves: dict, baselines: dict[str, float]) -> Path:
@@ -121,11 +125,15 @@ def loss_curves(path: Path, curves: dict, baselines: dict[str, float]) -> Path:
     return fig.export(path)
 
 
-def loss_vs_params(path: Path, points: list[dict]) -> Path:
-    """Final validation loss (mean over seeds, bar: spread) against parameter count."""
+def loss_vs_params(path: Path, points: list[dict], x: str = "params",
+                   labels: tuple[str, str] = ("Validation loss against size", "parameters")
+                   ) -> Path:
+    """Final validation loss (mean over seeds, bar: spread) against ``points``' ``x`` (the
+    parameter count, or the KV cache's bytes)."""
     import pyqtgraph as pg
     _app()
-    fig = _Figure("Validation loss against size", "parameters", "final validation loss")
+    points = [{**p, "params": p[x]} for p in points]
+    fig = _Figure(labels[0], labels[1], "final validation loss")
     for i, p in enumerate(points):
         colour = COLOURS[i % len(COLOURS)]
         fig.line([p["params"]], [p["loss"]], p["name"], pen=None, symbol="o", symbolSize=12,
@@ -180,7 +188,8 @@ def grad_norms(path: Path, norms: dict[str, dict[str, list]]) -> Path:
             steps, values = zip(*points)
             values = [max(x, FLOOR) for x in _smooth(list(values), 10)]
             fig.line(steps, values, f"{name}: {layer}",
-                     pen=_pen(COLOURS[layers.index(layer) % len(COLOURS)], 2, dashed=v % 2 == 1))
+                     pen=_pen(COLOURS[layers.index(layer) % len(COLOURS)], 2,
+                              dashed=LINE_STYLES[v % len(LINE_STYLES)]))
     return fig.export(path)
 
 
@@ -213,12 +222,21 @@ def draw_report(out: Path, data: dict, *, positions: bool = True,
         pictures["Loss against position"] = "plots/loss_vs_position.png"
     if norms and data["grad_norms"]:
         grad_norms(plots / "grad_norms.png", data["grad_norms"])
-        pictures["Gradient norm of each layer (solid: first variant, dashed: second; the "
-                 "bottom line is a gradient of 0)"] = "plots/grad_norms.png"
+        styles = ", ".join(f"{style}: {name}" for style, name in
+                           zip(LINE_STYLES, data["grad_norms"]))
+        pictures[f"Gradient norm of each layer ({styles}; norms below {FLOOR:g}, 0 "
+                 f"included, are drawn at {FLOOR:g})"] = "plots/grad_norms.png"
     if data["curves"]:
         loss_curves(plots / "loss_curves.png", data["curves"], data["baselines"])
         pictures["Loss curves (dashed: n-gram baselines)"] = "plots/loss_curves.png"
     if data["params"]:
         loss_vs_params(plots / "loss_vs_params.png", data["params"])
         pictures["Validation loss against parameters"] = "plots/loss_vs_params.png"
+    kv = [p for p in data["params"] if p.get("kv_bytes")]
+    if len({p["kv_bytes"] for p in kv}) > 1:  # only where the variants' caches differ
+        loss_vs_params(plots / "loss_vs_kv.png", kv, "kv_bytes",
+                       ("Validation loss against the KV cache",
+                        f"KV-cache bytes at context ({kv[0].get('kv_dtype') or 'dtype n/a'})"))
+        pictures["Validation loss against KV-cache bytes (measured after one context "
+                 "length; bar: spread over seeds)"] = "plots/loss_vs_kv.png"
     return pictures

@@ -14,6 +14,7 @@ from .norm import Norm
 from .positions import alibi_slopes, apply_rope, rope_angles, rotate_pairs, sinusoidal_table
 from .recurrent import Recurrent
 from .residual import Add, Dropout
+from .window import FixedWindow
 
 # Every class the generated code may build, by name: this package's own, and any a block type
 # defined outside tfstudio adds with register_module.
@@ -34,8 +35,8 @@ __all__ = ["Add", "CrossAttention", "DecodingCache", "Dropout", "FeedForward", "
            "GraphModel", "HookPoint", "LMHead", "MLMHead", "MixtureOfExperts", "Norm",
            "PositionalEncoding", "Recurrent", "SelfAttention", "TokenEmbedding", "alibi_slopes",
            "apply_rope", "attached", "hook_points", "rope_angles", "rotate_pairs",
-           "sinusoidal_table", "MODULES", "register_module", "unregister_module"]
+           "sinusoidal_table", "FixedWindow", "MODULES", "register_module", "unregister_module"]
 
 for _cls in (Add, CrossAttention, Dropout, FeedForward, LMHead, MLMHead, MixtureOfExperts, Norm,
-             PositionalEncoding, Recurrent, SelfAttention, TokenEmbedding):
+             PositionalEncoding, Recurrent, SelfAttention, TokenEmbedding, FixedWindow):
     register_module(_cls)

@@ -11,7 +11,10 @@ A target is a block as ``model.blocks()`` names it, optionally narrowed to one h
 
 Forward hooks do the switching, so the weights are never touched and the model works normally
 again when the ``with`` block ends. :func:`ablation_effect` reports the change in loss on the
-text and in the next-token distribution (KL divergence and the top tokens before and after).
+text and in the next-token distribution (KL divergence and the top tokens before and after),
+and, given a span, the loss on the span's tokens alone: on a task, the answer tokens, which are
+what training scores (the random prompt characters are never learned, so the loss over the
+whole text mostly measures them).
 """
 from __future__ import annotations
 
@@ -119,12 +122,22 @@ class AblationEffect:
     top_after: list
     logits_before: np.ndarray  # [T, V]
     logits_after: np.ndarray
+    span: tuple[int, int] | None = None   # token positions [start, end) scored apart
+    span_label: str = ""                  # what the span is ("the answer tokens", ...)
+    span_loss_before: float | None = None
+    span_loss_after: float | None = None
 
     def to_dict(self) -> dict:
-        return {"targets": self.targets, "position": self.position,
-                "loss_before": self.loss_before, "loss_after": self.loss_after,
-                "loss_change": self.loss_after - self.loss_before, "kl": self.kl,
-                "top_before": self.top_before, "top_after": self.top_after}
+        out = {"targets": self.targets, "position": self.position,
+               "loss_before": self.loss_before, "loss_after": self.loss_after,
+               "loss_change": self.loss_after - self.loss_before, "kl": self.kl,
+               "top_before": self.top_before, "top_after": self.top_after}
+        if self.span is not None:
+            out["span"] = {"start": self.span[0], "end": self.span[1], "label": self.span_label,
+                           "loss_before": self.span_loss_before,
+                           "loss_after": self.span_loss_after,
+                           "loss_change": self.span_loss_after - self.span_loss_before}
+        return out
 
 
 def text_loss(model, inputs, logits) -> float:
@@ -141,9 +154,26 @@ def text_loss(model, inputs, logits) -> float:
     return float(F.cross_entropy(logits[0, :-1].float(), ids[1:]))
 
 
+def span_loss(model, inputs, logits, start: int, end: int) -> float:
+    """Mean cross-entropy of the text's tokens at positions [start, end) only (each predicted
+    from the tokens before it; for an encoder, reconstructed at its own position)."""
+    import torch
+    import torch.nn.functional as F
+
+    ids = torch.tensor(inputs.ids[inputs.stream_role], device=logits.device)
+    first = 0 if model.family == "encoder" else 1
+    if not first <= start < end <= ids.numel():
+        raise ValueError(f"the span {start}:{end} must lie within token positions "
+                         f"{first}..{ids.numel()} of the text (end exclusive)")
+    shift = 0 if model.family == "encoder" else 1
+    return float(F.cross_entropy(logits[0, start - shift:end - shift].float(), ids[start:end]))
+
+
 def ablation_effect(model, inputs, targets, tokenizer=None, position: int = -1,
-                    k: int = 5) -> AblationEffect:
-    """Run ``inputs`` with and without ``targets`` switched off and compare."""
+                    k: int = 5, span: tuple[int, int] | None = None,
+                    span_label: str = "") -> AblationEffect:
+    """Run ``inputs`` with and without ``targets`` switched off and compare; ``span``
+    (token positions [start, end)) is also scored on its own, labelled ``span_label``."""
     import torch
 
     targets = [parse_target(t) if isinstance(t, str) else t for t in targets]
@@ -165,6 +195,12 @@ def ablation_effect(model, inputs, targets, tokenizer=None, position: int = -1,
             [str(i) for i in ids.tolist()]
         return [(n, float(v)) for n, v in zip(names, probs)]
 
-    return AblationEffect([str(t) for t in targets], position, text_loss(model, inputs, before),
-                          text_loss(model, inputs, after), kl, top(p), top(q),
-                          before[0].float().cpu().numpy(), after[0].float().cpu().numpy())
+    effect = AblationEffect([str(t) for t in targets], position,
+                            text_loss(model, inputs, before), text_loss(model, inputs, after),
+                            kl, top(p), top(q), before[0].float().cpu().numpy(),
+                            after[0].float().cpu().numpy())
+    if span is not None:
+        effect.span, effect.span_label = (int(span[0]), int(span[1])), span_label
+        effect.span_loss_before = span_loss(model, inputs, before, *span)
+        effect.span_loss_after = span_loss(model, inputs, after, *span)
+    return effect

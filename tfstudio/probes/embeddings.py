@@ -8,8 +8,11 @@
 - :func:`token_through_layers`: one token in two texts followed through the residual stream
   (the token embedding, then where :mod:`.lens` reads it), with the cosine between its two
   vectors per layer: 1 at the token embedding, falling as attention mixes in each context;
-- :func:`position_angles`: the angle between token embeddings and the positional vectors a
-  position table adds (the seed expects nearly orthogonal: about 90 degrees).
+- :func:`position_angles`: how aligned token embeddings are with the positional vectors a
+  position table adds (the seed expects nearly orthogonal), read against chance: mean |cos|
+  beside that of random vectors of the same dimension and count, and the share of the
+  positions' energy inside the top-k token-embedding directions beside k/d. (The mean angle
+  is about 90 degrees for any symmetric spread of cosines, so it says nothing alone.)
 """
 from __future__ import annotations
 
@@ -157,7 +160,56 @@ def position_angles(model, ids: list[int], length: int = 64) -> dict | None:
         return None
     scheme, data = next(iter(tables.items()))
     rows = embedding_table(model)[[int(i) for i in dict.fromkeys(ids)]]
-    cos = cosine_matrix(rows, data["table"].astype(np.float64))
+    positions = data["table"].astype(np.float64)
+    cos = cosine_matrix(rows, positions)
     angles = np.degrees(np.arccos(np.clip(cos, -1.0, 1.0)))
+    random = random_abs_cosines(rows.shape[1], len(rows), len(positions))
     return {"scheme": scheme, "cosine": cos, "mean_abs_cosine": float(np.abs(cos).mean()),
-            "mean_angle_degrees": float(angles.mean())}
+            "mean_angle_degrees": float(angles.mean()),
+            "random_mean_abs_cosine": float(random.mean()),
+            "random_spread": float(random.std(ddof=1)),
+            "subspace": subspace_shares(rows, positions)}
+
+
+def random_abs_cosines(d: int, tokens: int, positions: int, draws: int = 16,
+                       seed: int = 0) -> np.ndarray:
+    """Mean |cos| between ``tokens`` and ``positions`` Gaussian random vectors in ``d``
+    dimensions, once per draw (about sqrt(2 / (pi d)) for large d: 0.100 at d = 64)."""
+    rng = np.random.default_rng(seed)
+    return np.array([np.abs(cosine_matrix(rng.standard_normal((tokens, d)),
+                                           rng.standard_normal((positions, d)))).mean()
+                     for _ in range(draws)])
+
+
+def subspace_shares(tokens: np.ndarray, positions: np.ndarray,
+                    ks: tuple[int, ...] = (1, 2, 4, 8, 16)) -> list[dict]:
+    """[{"k", "share", "chance"}]: the share of the position vectors' energy (sum of squares)
+    inside the span of the top-k right singular vectors of the token embeddings, against
+    k / d, the share any k directions hold of vectors spread evenly over d dimensions."""
+    d = tokens.shape[1]
+    _, _, vt = np.linalg.svd(tokens, full_matrices=False)
+    energy = float((positions ** 2).sum()) or 1.0
+    return [{"k": k, "share": float(((positions @ vt[:k].T) ** 2).sum()) / energy,
+             "chance": k / d} for k in ks if k < min(d, len(vt))]
+
+
+def alignment_words(angles: dict) -> str:
+    """The reading of ``position_angles``' numbers, in words computed from them: how mean |cos|
+    compares with random vectors (beyond two of the random draws' standard deviations), and
+    the top-k subspace share against chance."""
+    mean, rand, spread = (angles["mean_abs_cosine"], angles["random_mean_abs_cosine"],
+                          angles["random_spread"])
+    ratio = mean / rand if rand else float("nan")
+    if abs(mean - rand) <= 2 * spread:
+        verdict = "as near orthogonal as random vectors of this size"
+    elif mean > rand:
+        verdict = f"{ratio:.1f} times as aligned as random vectors: not orthogonal"
+    else:
+        verdict = f"closer to orthogonal than random vectors ({ratio:.2f} times their |cos|)"
+    text = (f"mean |cos| {mean:.3f} against {rand:.3f} ± {spread:.3f} for random vectors of the "
+            f"same dimension and count: {verdict}")
+    if angles["subspace"]:
+        text += "; share of position energy in the top-k token directions: " + ", ".join(
+            f"k={s['k']} {100 * s['share']:.1f}% (chance {100 * s['chance']:.1f}%)"
+            for s in angles["subspace"])
+    return text

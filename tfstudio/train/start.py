@@ -94,6 +94,9 @@ def _new(graph, config, folder, overwrite, tokenizer, device, precision) -> Star
                              + (f" ({choice.skipped[0]})" if choice.skipped else ""))
         if tokenizer is None and source.tokenizer_path.exists():
             tokenizer = source.tokenizer()  # its weights keep meaning the same tokens
+            # and config.json names the tokenizer used, not the flag's default
+            config = TrainConfig.from_dict({**config.to_dict(),
+                                            "tokenizer": source.config().tokenizer})
     return Start(config, graph, tokenizer, device, precision, replace_old=replace_old)
 
 

@@ -1,0 +1,64 @@
+"""`tfstudio lesson` with no name lists the course in order; `lesson all` runs every lesson into
+its own folder and writes course.html linking each page."""
+from __future__ import annotations
+
+import pytest
+
+from tfstudio.cli import main
+from tfstudio.experiments.lessons import LESSONS
+from tfstudio.experiments.lessons.course import ORDER, estimated_minutes, run_course
+
+
+def test_lesson_without_a_name_prints_the_course_in_order(capsys):
+    assert main(["lesson"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    numbered = [line for line in out if line[:1].isdigit()]
+    assert [line.split(". ", 1)[1].split(" ", 1)[0] for line in numbered] == list(ORDER)
+    history = LESSONS["history"]
+    assert numbered[0] == (f"1. history (~{estimated_minutes(history):.0f} min estimated, "
+                           f"{history.source})")
+    own = numbered[ORDER.index("interpolation")]
+    assert "minutes not estimated: it trains on its own schedule" in own
+    assert out[1].strip() == history.claim
+
+
+def test_course_runs_each_lesson_into_its_folder_and_links_the_pages(tmp_path):
+    ran = []
+
+    def run_one(name, folder):
+        ran.append(name)
+        if name == "scale":
+            return 1, []                 # failed: no page, no verdict
+        folder.mkdir(parents=True)
+        (folder / "report.html").write_text("<html></html>")
+        return 0, ["Claim (...): ...", f"Verdict: holds here ({name})", "A check: holds."]
+
+    status, page, entries = run_course(tmp_path, run_one)
+    assert ran == list(ORDER) and status == 1
+    assert [e.name for e in entries] == ran and entries[ORDER.index('scale')].status == 1
+    text = page.read_text()
+    assert page == tmp_path / "course.html"
+    assert '<a href="history/report.html">' in text and '<a href="scale/report.html">' not in text
+    assert "no page: the lesson failed" in text
+    assert text.index("history/report.html") < text.index("sampling/report.html")
+    assert "Verdict: holds here (history)" in text
+    assert "no verdict: the lesson ended with exit status 1" in text   # said, not invented
+
+
+def test_lesson_all_refuses_bad_seeds_in_one_line(capsys):
+    assert main(["lesson", "all", "--seeds", "1,x"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--seeds" in err[0]
+
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,measured", [("vectors", "vectors.json"), ("scale", None)])
+def test_a_course_lesson_runs_end_to_end_on_a_tiny_budget(name, measured, tmp_path, capsys):
+    out = tmp_path / name
+    assert main(["lesson", name, "--steps", "3", "--seeds", "1,2", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith(f"Claim ({LESSONS[name].source})")
+    assert "Verdict: " in printed and (out / "report.html").exists()
+    if measured:
+        assert len(list(out.rglob(measured))) == 2          # one per seed

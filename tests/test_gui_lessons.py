@@ -1,0 +1,70 @@
+"""The Lessons dock: the course listed in order, a lesson's claim shown when picked, and its
+base graph put on the canvas with the blocks its variants change selected."""
+from __future__ import annotations
+
+from tfstudio.experiments.lessons import LESSONS
+from tfstudio.experiments.lessons.course import ORDER
+from tfstudio.graph.compare import same_model
+from tfstudio.gui.lessons_panel import EMPTY_HINT, NAME_ROLE
+from tfstudio.presets import load_preset
+
+
+def _pick(window, name):
+    panel = window.lessons
+    for row in range(panel.list.count()):
+        if panel.list.item(row).data(NAME_ROLE) == name:
+            panel.list.setCurrentRow(row)
+            return panel
+    raise AssertionError(f"{name} is not listed")
+
+
+def test_help_menu_shows_the_course_in_the_story_order(make_window):
+    window = make_window(load_preset("tiny-gpt"))
+    assert not window.lessons.isVisible()          # behind the Blocks tab at start
+    window.show_lessons()
+    panel = window.lessons
+    assert panel.isVisible()
+    names = [panel.list.item(r).data(NAME_ROLE) for r in range(panel.list.count())]
+    assert names == list(ORDER)
+    assert panel.details.text() == EMPTY_HINT and not panel.open_button.isEnabled()
+    help_menu = [m for m in window.menuBar().actions() if m.text() == "&Help"][0].menu()
+    assert any("course" in a.text() for a in help_menu.actions())
+
+
+def test_picking_a_lesson_shows_its_claim_and_what_it_varies(make_window):
+    window = make_window(load_preset("tiny-gpt"))
+    window.show_lessons()
+    panel = _pick(window, "activations")
+    text = panel.details.text()
+    assert LESSONS["activations"].claim.split(",")[0] in text
+    assert "ffn_activation = relu, gelu, swiglu, geglu" in text
+    assert "tfstudio lesson activations" in text
+    _pick(window, "sampling")
+    assert "ffn_activation" not in panel.details.text()   # nothing kept from the last pick
+    assert "then measures it" in panel.details.text()
+
+
+def test_put_on_the_canvas_opens_the_base_with_the_changed_blocks_selected(make_window):
+    window = make_window(load_preset("tiny-lstm"))
+    window.show_lessons()
+    _pick(window, "scale").open_button.click()
+    assert same_model(window.session.root, load_preset("tiny-gpt"))
+    assert sorted(window.scene.selected_node_ids()) == ["embed", "layers"]
+    _pick(window, "sampling").open_button.click()
+    assert window.scene.selected_node_ids() == []
+
+
+def test_train_it_starts_the_lesson_in_the_compare_view(open_training_window, monkeypatch):
+    from tfstudio.gui.training.compare_view import CompareView
+
+    started = []
+    monkeypatch.setattr(CompareView, "run_lesson", lambda self, name: started.append(name))
+    window = open_training_window()
+    window.show_lessons()
+    _pick(window, "interpolation")
+    assert not window.lessons.train_button.isEnabled()      # it trains on its own schedule
+    _pick(window, "activations").train_button.click()
+    panel = window.training.panel
+    assert started == ["activations"]
+    assert panel.tabs.tabText(panel.tabs.currentIndex()) == "Compare"
+    assert window.training.dock.isVisible()

@@ -1,0 +1,36 @@
+"""tfstudio lesson / compare --lesson: the options mean what they say (no training: the
+commands are printed and the plan read back)."""
+from __future__ import annotations
+
+import json
+
+from tfstudio.cli import main
+
+
+def plan(out):
+    return json.loads((out / "compare.json").read_text())
+
+
+def test_compare_lesson_honours_seeds_and_steps(tmp_path, capsys):
+    out = tmp_path / "pos"
+    assert main(["compare", "--lesson", "positions", "--seeds", "7", "--steps", "10",
+                 "--print-commands", "--out", str(out)]) == 0
+    saved = plan(out)
+    assert saved["seeds"] == [7] and saved["config"]["steps"] == 10
+    assert saved["config"]["seed"] == 7 and saved["lesson"] == "positions"
+    commands = capsys.readouterr().out.splitlines()
+    assert len(commands) == 4 and all("--seed 7" in c and "--steps 10" in c for c in commands)
+
+
+def test_compare_lesson_refuses_the_flags_its_claim_fixes(tmp_path, capsys):
+    status = main(["compare", "--lesson", "positions", "--lr", "0.1", "--seq-len", "32",
+                   "--out", str(tmp_path / "x")])
+    err = capsys.readouterr().err
+    assert status == 2 and "cannot take --seq-len, --lr" in err
+    assert not (tmp_path / "x").exists()  # refused before anything was written
+
+
+def test_lesson_refuses_bad_seeds_in_one_line(tmp_path, capsys):
+    assert main(["lesson", "norm", "--seeds", "1,x", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--seeds takes comma-separated whole numbers" in err[0]

@@ -1,0 +1,120 @@
+"""Multi-head, grouped-query and multi-query attention: the KV cache each keeps, measured on the
+cache tensors, against the quality each reaches over the seeds."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from . import register
+from .lesson import FAILS, HOLDS, UNDECIDED, Check, Lesson, Sample, both, higher, lower
+from .measures import final_loss, kv_bytes, variants
+from .training import LESSON_TRAINING
+
+# decode timing: a wider model than the lesson trains (speed needs no training), at contexts
+# where the cache's reads dominate; 3 repeats give the spread
+DECODE = dict(d_model=256, layers=4, heads=8)
+CONTEXTS, NO_CACHE_CONTEXTS, REPEATS = (64, 512, 2048), (64, 512), 3
+DECODE_FILE = "decode.json"
+
+CLAIM = ("the KV cache per token is 2 x layers x kv_heads x head_dim x bytes, which is why "
+         "MQA/GQA exist: fewer K/V heads shrink it, GQA the middle ground between MHA and MQA.")
+KINDS = ("mha", "gqa", "mqa")
+
+
+def judge(c) -> list[Check]:
+    v = variants(c, "attention")
+    if not set(KINDS) <= set(v):
+        return [Check("MHA, GQA and MQA were trained", FAILS,
+                      f"Only {', '.join(sorted(v)) or 'none'} finished.")]
+    checks = []
+    kv = {k: kv_bytes(v[k]) for k in KINDS}
+    if None not in kv.values():
+        dtype = next(r.inference.dtype for r in v["mha"].runs if r.inference is not None)
+        context = next(r.inference.context_length for r in v["mha"].runs
+                       if r.inference is not None)
+        shrinks = kv["mha"] > kv["gqa"] > kv["mqa"]
+        checks.append(Check(
+            "Fewer K/V heads shrink the KV cache", HOLDS if shrinks else FAILS,
+            f"Measured on the cache tensors after {context} tokens ({dtype}): MHA "
+            f"{kv['mha']:,} bytes, GQA {kv['gqa']:,}, MQA {kv['mqa']:,}; "
+            f"{kv['mha'] / kv['mqa']:.3g}:{kv['gqa'] / kv['mqa']:.3g}:1."))
+    loss = {k: final_loss(v[k]) for k in KINDS}
+    seen = f"Validation loss: MHA {loss['mha'].text()}, GQA {loss['gqa'].text()}, " \
+           f"MQA {loss['mqa'].text()}."
+    cost = higher(loss["mqa"], loss["mha"])
+    cost_words = {HOLDS: "MQA pays for its smaller cache in quality",
+                  FAILS: "MQA came out better than MHA, so sharing K/V cost nothing here",
+                  UNDECIDED: "The gap between MQA and MHA is within the seeds' spread, so no "
+                             "quality cost is shown"}[cost]
+    checks.append(Check("Sharing K/V heads costs some quality", cost,
+                        f"{seen} {cost_words}."))
+    if loss["gqa"].spread is None:
+        middle = UNDECIDED
+    else:
+        middle = FAILS if higher(loss["gqa"], loss["mha"]) == HOLDS else HOLDS
+    middle_words = {HOLDS: "GQA keeps MHA's quality within the spread with a smaller cache",
+                    FAILS: "GQA is worse than MHA by more than the spread",
+                    UNDECIDED: "one seed cannot tell"}[middle]
+    checks.append(Check("GQA is the middle ground (MHA's quality, a smaller cache)", middle,
+                        f"GQA {loss['gqa'].text()} against MHA {loss['mha'].text()}: "
+                        f"{middle_words}."))
+    decode = Path(c.out) / DECODE_FILE
+    if decode.exists():
+        checks.append(decode_check(json.loads(decode.read_text(encoding="utf-8"))))
+    return checks
+
+
+def measure(c, progress=lambda line: None) -> None:
+    """Time decoding for each attention kind (saved in DECODE_FILE; kept when there)."""
+    path = Path(c.out) / DECODE_FILE
+    if path.exists():
+        return
+    import torch
+
+    from ... import load_graph
+    from ...compiler import compile_graph
+    from ..inference import decode_graph, decode_ms_per_token
+    rows = []
+    for kind in KINDS:
+        progress(f"timing decode of {kind} at contexts {', '.join(map(str, CONTEXTS))}")
+        graph = decode_graph(load_graph("tiny-gpt"), kind, max_len=2 * max(CONTEXTS), **DECODE)
+        torch.manual_seed(0)
+        model = compile_graph(graph).eval()
+        for context in CONTEXTS:
+            for cache in (True, False):
+                if not cache and context not in NO_CACHE_CONTEXTS:
+                    continue
+                ms = [decode_ms_per_token(model, context, use_cache=cache)
+                      for _ in range(REPEATS if cache else 1)]
+                rows.append({"kind": kind, "context": context, "cache": cache, "ms": ms})
+    path.write_text(json.dumps({**DECODE, "dtype": "float32", "threads": torch.get_num_threads(),
+                                "rows": rows}, indent=1), encoding="utf-8")
+
+
+def decode_check(data: dict) -> Check:
+    """MQA and GQA against MHA at the longest context with the cache, plus what the cache
+    itself saves at the longest context timed without it."""
+    ms = {(r["kind"], r["context"], r["cache"]): Sample.of(r["ms"]) for r in data["rows"]}
+    top = max(r["context"] for r in data["rows"])
+    mha, gqa, mqa = (ms[(k, top, True)] for k in KINDS)
+    outcome = both(lower(mqa, mha), lower(gqa, mha))
+    recompute = max((r["context"] for r in data["rows"] if not r["cache"]), default=None)
+    saved = ""
+    if recompute is not None:
+        with_cache, without = ms[("mha", recompute, True)], ms[("mha", recompute, False)]
+        saved = (f" Without the cache, MHA recomputes the prefix: {without.mean:.0f} ms/token "
+                 f"at context {recompute} against {with_cache.mean:.0f} with it.")
+    at = ", ".join(f"{k.upper()} " + " / ".join(ms[(k, c, True)].text(1) for c in
+                   sorted({r['context'] for r in data['rows']})) for k in KINDS)
+    contexts = " / ".join(map(str, sorted({r["context"] for r in data["rows"]})))
+    return Check(
+        f"Fewer K/V heads decode faster where the cache dominates (context {top})", outcome,
+        f"Decode ms/token with the cache at contexts {contexts} (d_model {data['d_model']}, "
+        f"{data['layers']} layers, {data['heads']} query heads, {data['dtype']}, "
+        f"{data['threads']} thread, untrained weights): {at}.{saved}")
+
+
+register(Lesson(
+    "attention", "Lesson: multi-head, grouped-query and multi-query attention", CLAIM,
+    "project seed, section 3, Attention", "tiny-gpt",
+    [("attention", list(KINDS))], LESSON_TRAINING, judge, measure=measure))

@@ -1,0 +1,99 @@
+"""Dense against mixture-of-experts, at equal *active* parameters (each token runs through as
+many weights as the dense FFN's) and at equal *total* parameters (the experts together hold the
+dense FFN's weights), with the load balance the auxiliary loss buys."""
+from __future__ import annotations
+
+from ...graph import block_types as bt
+from ...graph.schema import get_spec
+from ...runs import RunFolder
+from ...train.events import RouterMetrics, read_events
+from . import register
+from .course import blocks, setting
+from .lesson import FAILS, HOLDS, UNDECIDED, Check, Lesson, Sample, higher, lower
+from .measures import final_loss, variants
+from .training import LESSON_TRAINING
+
+KEY = "ffn_experts"
+EXPERTS = 4
+KINDS = ("dense", "moe-active", "moe-total", "moe-no-aux")
+LABELS = {"dense": "dense", "moe-active": f"{EXPERTS} experts at equal active parameters",
+          "moe-total": f"{EXPERTS} experts at equal total parameters",
+          "moe-no-aux": f"{EXPERTS} experts at equal active parameters, no auxiliary loss"}
+CLAIM = ("a mixture of experts buys quality per FLOP, not per parameter: at the dense model's "
+         "active parameters (and FLOPs) it does better, at its total parameters it does not; "
+         "the auxiliary loss keeps the router from sending most tokens to a few experts.")
+
+
+@setting(KEY, KINDS)
+def ffn_experts(graph, kind: str):
+    """Every FFN as ``kind``: dense (unchanged), or a top-1 mixture of EXPERTS experts each as
+    wide as the FFN (equal active parameters) or a quarter as wide (equal total parameters);
+    moe-no-aux is moe-active without the load-balancing loss."""
+    out = graph.clone()
+    if kind == "dense":
+        return out
+    spec = get_spec(bt.MOE)
+    for node in blocks(out, bt.FEED_FORWARD):
+        d_ff = node.param("d_ff")
+        params = {"experts": EXPERTS, "top_k": 1,
+                  "d_ff": d_ff // EXPERTS if kind == "moe-total" else d_ff,
+                  "activation": node.param("activation"), "bias": node.param("bias"),
+                  "aux_loss_weight": 0.0 if kind == "moe-no-aux" else
+                  spec.param("aux_loss_weight").default}
+        node.type, node.params = bt.MOE, {k: spec.param(k).coerce(v) for k, v in params.items()}
+    return out
+
+
+def imbalance(run) -> float | None:
+    """The busiest expert's share of tokens times the number of experts (1: even; E: one
+    expert takes everything), the worst layer, at the last logged step; None without routing
+    events."""
+    events = [e for e in read_events(RunFolder(run.run_dir).metrics_path)
+              if isinstance(e, RouterMetrics)]
+    if not events:
+        return None
+    loads = events[-1].expert_load.values()
+    return max(max(load) * len(load) / max(sum(load), 1e-12) for load in loads if load)
+
+
+def _imbalance(v) -> Sample | None:
+    values = [imbalance(r) for r in v.runs]
+    return Sample.of(values) if values and None not in values else None
+
+
+def judge(c) -> list[Check]:
+    v = variants(c, KEY)
+    if not set(KINDS) <= set(v):
+        return [Check("Dense and the three mixtures were trained", FAILS,
+                      f"Only {', '.join(sorted(v)) or 'none'} finished.")]
+    loss = {k: final_loss(v[k]) for k in KINDS}
+    params = ", ".join(f"{k} {v[k].params:,}" for k in KINDS)
+    flops = ", ".join(f"{k} {v[k].flops_per_token:,.0f}" for k in KINDS)
+    active = lower(loss["moe-active"], loss["dense"])
+    total = lower(loss["dense"], loss["moe-total"])
+    total_words = {HOLDS: "dense is better: experts do not buy quality per parameter",
+                   FAILS: "the mixture is better even at equal total parameters",
+                   UNDECIDED: "the two are within the seeds' spread"}[total]
+    checks = [
+        Check("At equal active parameters the mixture beats dense", active,
+              f"Validation loss: mixture {loss['moe-active'].text()}, dense "
+              f"{loss['dense'].text()} (FLOPs per token: {flops}; parameters: {params})."),
+        Check("At equal total parameters it does not", total,
+              f"Dense {loss['dense'].text()} against the mixture of narrow experts "
+              f"{loss['moe-total'].text()}: {total_words}."),
+    ]
+    with_aux, without = _imbalance(v["moe-active"]), _imbalance(v["moe-no-aux"])
+    if with_aux is not None and without is not None:
+        outcome = higher(without, with_aux)
+        checks.append(Check(
+            "The auxiliary loss evens out the load", outcome,
+            f"Busiest expert's share times {EXPERTS} (1 is even, {EXPERTS} is one expert "
+            f"taking every token), worst layer, last step: with the auxiliary loss "
+            f"{with_aux.text(2)}, without {without.text(2)}."))
+    return checks
+
+
+register(Lesson(
+    "experts", "Lesson: dense against mixture of experts", CLAIM,
+    "project seed, the modern block (MoE)", "tiny-gpt",
+    [(KEY, list(KINDS))], LESSON_TRAINING, judge))

@@ -1,0 +1,86 @@
+"""What each idea bought: the models of the story, from counting n-grams to a mixture of
+experts, on the same corpus, tokenizer and token budget."""
+from __future__ import annotations
+
+from functools import partial
+
+from ...graph.templates import transformer_lm
+from . import register
+from .course import setting
+from .lesson import FAILS, Check, Lesson, lower
+from .measures import final_loss, variants
+from .training import LESSON_TRAINING
+
+KEY = "model"
+
+
+def _recurrent(cell: str):
+    from ... import load_graph
+
+    graph = load_graph("tiny-lstm")
+    graph.node("rnn").params["cell"] = cell
+    graph.meta["name"] = f"tiny-{cell}"
+    return graph
+
+
+_TINY = dict(vocab=256, d_model=64, heads=4, max_len=256, context=64)
+# each step of the story as a graph of about the same size (64 wide)
+MODELS = {
+    "window": ("Bengio 2003: a 4-token window", "tiny-window-lm"),
+    "rnn": ("a plain RNN", partial(_recurrent, "rnn")),
+    "lstm": ("an LSTM", "tiny-lstm"),
+    "transformer-2017": ("the 2017 Transformer's block (post-norm, sinusoidal, ReLU)", partial(
+        transformer_lm, name="transformer-2017", description="Vaswani et al. 2017's block as a "
+        "decoder: post-norm, sinusoidal positions (embeddings times sqrt(d)), ReLU.",
+        layers=2, d_ff=256, placement="post", pos_scheme="sinusoidal", activation="relu",
+        scale_embed=True, **_TINY)),
+    "gpt2": ("GPT-2's block (pre-norm, learned positions, GELU)", "tiny-gpt"),
+    "llama": ("LLaMA's block (RMSNorm, RoPE, SwiGLU, GQA)", "tiny-llama"),
+    "moe": ("LLaMA's block with 4 experts, top-2", "tiny-mixtral"),
+}
+ORDER = tuple(MODELS)
+CLAIM = ("each idea in the story bought something on the same data and budget: a neural LM "
+         "beats counting, gates beat a plain RNN, attention beats recurrence, and the later "
+         "blocks (GPT-2's, LLaMA's, experts) beat the ones before them.")
+# (newer, older, what the step was): each is one check
+STEPS = (("window", "trigram", "A neural LM over a window beats counting trigrams"),
+         ("lstm", "rnn", "The LSTM's gates beat a plain RNN"),
+         ("transformer-2017", "lstm", "Attention (the 2017 Transformer) beats the LSTM"),
+         ("gpt2", "transformer-2017", "GPT-2's block beats the 2017 block"),
+         ("llama", "gpt2", "LLaMA's block beats GPT-2's"),
+         ("moe", "llama", "Experts beat LLaMA's dense block"))
+
+
+@setting(KEY, ORDER)
+def model(graph, name: str):
+    """The story's model ``name`` (the base graph is not used: each step is its own model)."""
+    from ... import load_graph
+
+    build = MODELS[name][1]
+    return load_graph(build) if isinstance(build, str) else build()
+
+
+def judge(c) -> list[Check]:
+    v = variants(c, KEY)
+    checks = []
+    for newer, older, claim in STEPS:
+        if newer not in v or (older not in v and older not in c.baselines):
+            checks.append(Check(claim, FAILS, f"{newer} or {older} did not finish."))
+            continue
+        new = final_loss(v[newer])
+        old = c.baselines[older] if older in c.baselines else final_loss(v[older])
+        old_text = f"{old:.3f} (counted, no spread)" if isinstance(old, float) else old.text()
+        outcome = lower(new, old)
+        cost = (f" ({v[newer].params:,} against {v[older].params:,} parameters, "
+                f"{v[newer].flops_per_token:,.0f} against {v[older].flops_per_token:,.0f} FLOPs "
+                f"and {v[newer].tokens_per_s:,.0f} against {v[older].tokens_per_s:,.0f} "
+                "tokens/s)" if older in v else "")
+        checks.append(Check(claim, outcome, f"Validation loss: {newer} {new.text()}, {older} "
+                                            f"{old_text}{cost}."))
+    return checks
+
+
+register(Lesson(
+    "history", "Lesson: what each idea bought", CLAIM,
+    "project seed, the history of language models (n-grams to MoE)", "tiny-gpt",
+    [(KEY, list(ORDER))], LESSON_TRAINING, judge))

@@ -1,0 +1,186 @@
+"""RoPE position interpolation with its control: a RoPE model trained at 64 tokens, then
+fine-tuned at 256 three ways (RoPE as trained, linear x4, NTK x4), each also evaluated before
+its fine-tune. The seed says linear scaling extends the context; the control (the same
+fine-tune with no scaling) says how much of the recovery is the fine-tune's."""
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ...graph import load_graph_file
+from ...runs import TrainConfig
+from .. import lengths
+from ..baselines import ngram_cross_entropies
+from ..runner import is_finished
+from ..scaling import apply_rope_scaling
+from ..splits import run_splits
+from ..variants import apply_setting
+from . import register
+from .lesson import FAILS, HOLDS, Check, Lesson, Sample, both, lower
+from .training import LESSON_TRAINING
+
+CLAIM = ("RoPE linear scaling (position interpolation): angle = (pos/s) * w_k, s = L_test / "
+         "L_train, lets a model trained on L_train tokens read L_test.")
+FACTOR, SHORT, LONG = 4, 64, 256
+LENGTHS = [64, 128, 192, 256, 512]
+WARMUP = lengths.warmup_positions(SHORT)   # the same warm-up for every evaluation
+TUNE_STEPS, TUNE_BATCH = 100, 4            # 4 x 256 tokens a step, as 16 x 64 in training
+WAYS = ("none", "linear", "ntk")           # no scaling (the control), linear, NTK
+
+
+@dataclass
+class Interpolation:
+    """Loss per bucket, per way and seed, before and after the fine-tune at LONG tokens."""
+    seeds: list[int]
+    before: dict[str, list[lengths.LengthEval]] = field(default_factory=dict)
+    after: dict[str, list[lengths.LengthEval]] = field(default_factory=dict)
+    baselines: dict[str, float] = field(default_factory=dict)
+
+    def bucket(self, stage: str, way: str, i: int) -> Sample:
+        return Sample.of([e.buckets[i] for e in getattr(self, stage)[way]])
+
+    def names(self) -> list[str]:
+        return next(iter(self.before.values()))[0].bucket_names()
+
+
+def _train(graph, config: TrainConfig, run_dir: Path, say) -> None:
+    from ...train.trainer import Trainer
+    if is_finished(run_dir, config.steps):
+        return
+    end = Trainer(graph, config, run_dir=run_dir, overwrite=True).run()
+    if end.kind == "Failed":
+        raise ValueError(f"training {run_dir} failed: {end.message}")
+    say(f"      trained {run_dir} in {end.elapsed_s:.0f}s")
+
+
+def _evaluate(run_dir: Path, factor: float = 1.0, kind: str = "linear") -> lengths.LengthEval:
+    path = lengths.result_path(run_dir, factor, kind)
+    if path.exists():
+        stored = lengths.load(path)
+        if stored.lengths == LENGTHS and stored.warmup == WARMUP:
+            return stored
+    result = lengths.evaluate_run(run_dir, LENGTHS, rope_scaling=factor, rope_scaling_type=kind,
+                                  warmup=WARMUP)
+    lengths.save(result, path)
+    return result
+
+
+def run(out: Path, seeds: list[int], steps: int | None, say) -> Interpolation:
+    from ... import load_graph
+    result = Interpolation(list(seeds))
+    base = apply_setting(load_graph("tiny-gpt"), "positions", "rope")
+    for seed in seeds:
+        short = out / "runs" / "short" / f"seed-{seed}"
+        config = TrainConfig(**{**LESSON_TRAINING, "seed": seed, "eval_every": 100,
+                                **({"steps": steps} if steps else {})})
+        say(f"seed {seed}: RoPE trained at {SHORT} tokens")
+        _train(base, config, short, say)
+        for way in WAYS:
+            factor = 1.0 if way == "none" else float(FACTOR)
+            kind = "linear" if way == "none" else way
+            result.before.setdefault(way, []).append(_evaluate(short, factor, kind))
+            tuned = out / "runs" / f"tune-{way}" / f"seed-{seed}"
+            graph = load_graph_file(short / "graph.json")
+            if way != "none":
+                graph = apply_rope_scaling(graph, FACTOR, way)
+            tune = TrainConfig.from_dict({**config.to_dict(), "seq_len": LONG,
+                                          "batch_size": TUNE_BATCH, "steps": TUNE_STEPS,
+                                          "eval_every": TUNE_STEPS, "init_from": str(short),
+                                          "warmup_steps": 10})
+            say(f"seed {seed}: fine-tune at {LONG} tokens, scaling {way}")
+            _train(graph, tune, tuned, say)
+            result.after.setdefault(way, []).append(_evaluate(tuned))
+        if not result.baselines:
+            splits = run_splits(_folder(short))
+            result.baselines = ngram_cross_entropies(splits.train, splits.val, splits.vocab_size)
+    _write_page(out, result)
+    return result
+
+
+def _folder(path: Path):
+    from ...runs import RunFolder
+    return RunFolder(path)
+
+
+def judge(r: Interpolation) -> list[Check]:
+    names = r.names()
+    unigram = r.baselines["unigram"]
+    inside, past = 0, [i for i, end in enumerate(LENGTHS) if end > SHORT]
+    tuned_past = [i for i in past if LENGTHS[i] <= LONG]
+    beyond = [i for i, end in enumerate(LENGTHS) if end > LONG]
+    checks = []
+    lin = lambda i: r.bucket("before", "linear", i)  # noqa: E731
+    none = lambda i: r.bucket("before", "none", i)  # noqa: E731
+    untrained = both(lower(lin(inside), unigram), *[lower(lin(i), none(i)) for i in past])
+    checks.append(Check(
+        f"Linear x{FACTOR} reads longer contexts without retraining", untrained,
+        f"Before any fine-tune, linear x{FACTOR}: " + _row(lin, names) +
+        f"; unscaled: " + _row(none, names) + f"; counting single characters gives "
+        f"{unigram:.3f}" + (f" (linear x{FACTOR} is worse than that even at {names[inside]})"
+                            if lower(lin(inside), unigram) == FAILS else "") + "."))
+    control = lambda i: r.bucket("after", "none", i)  # noqa: E731
+    for way, title in (("linear", "Linear"), ("ntk", "NTK")):
+        tuned = lambda i, way=way: r.bucket("after", way, i)  # noqa: E731
+        outcome = both(*[lower(tuned(i), control(i)) for i in tuned_past + beyond])
+        best = [_best(r, i) for i in range(len(names))]
+        checks.append(Check(
+            f"{title} x{FACTOR} then a {TUNE_STEPS}-step fine-tune at {LONG} beats the same "
+            "fine-tune without scaling (the control)", outcome,
+            f"After the fine-tune, {way}: " + _row(tuned, names) + "; control: " +
+            _row(control, names) + ". Best per bucket: " +
+            ", ".join(f"{n} {b}" for n, b in zip(names, best)) + "."))
+    return checks
+
+
+def _row(sample_at, names) -> str:
+    return ", ".join(f"{sample_at(i).text()} at {n}" for i, n in enumerate(names))
+
+
+def _best(r: Interpolation, i: int) -> str:
+    """The way with the lowest mean after the fine-tune, or a tie when the spread allows."""
+    samples = {w: r.bucket("after", w, i) for w in WAYS}
+    first = min(samples, key=lambda w: samples[w].mean)
+    tied = [w for w in WAYS if w != first and lower(samples[first], samples[w]) != HOLDS]
+    label = {"none": "no scaling", "linear": "linear", "ntk": "NTK"}
+    return label[first] + (f" (tied with {', '.join(label[w] for w in tied)})" if tied else "")
+
+
+def table(r: Interpolation) -> tuple[list[str], list[list[str]]]:
+    names = r.names()
+    header = ["RoPE scaling", "fine-tune", f"warm-up 0-{WARMUP - 1} (apart)"] + \
+        [f"loss at {n}" for n in names]
+    rows = []
+    for stage, words in (("before", "none"), ("after", f"{TUNE_STEPS} steps at {LONG}")):
+        for way in WAYS:
+            evals = getattr(r, stage)[way]
+            warm = statistics.fmean(e.warmup_loss for e in evals)
+            rows.append([{"none": "none (control)", "linear": f"linear x{FACTOR}",
+                          "ntk": f"NTK x{FACTOR}"}[way], words, f"{warm:.3f}"] +
+                        [r.bucket(stage, way, i).text() for i in range(len(names))])
+    return header, rows
+
+
+def _write_page(out: Path, r: Interpolation) -> None:
+    from ..report import _html_table, _md_table
+    lesson = LESSON
+    lines = lesson.summarise(r)
+    header, rows = table(r)
+    settings = (f"RoPE tiny-gpt trained on {SHORT} tokens ({LESSON_TRAINING['steps']} steps of "
+                f"{LESSON_TRAINING['batch_size']} x {SHORT}), then fine-tuned {TUNE_STEPS} steps "
+                f"of {TUNE_BATCH} x {LONG}; seeds {', '.join(map(str, r.seeds))}; loss is mean "
+                "± sample standard deviation over seeds.")
+    md = "\n".join([f"# {lesson.title}", "", *lines, "", settings, "", _md_table(header, rows)])
+    (out / "report.md").write_text(md + "\n", encoding="utf-8")
+    import html
+    page = (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(lesson.title)}"
+            f"</title></head><body><h1>{html.escape(lesson.title)}</h1>" +
+            "".join(f"<p>{html.escape(x)}</p>" for x in lines) +
+            f"<p>{html.escape(settings)}</p>{_html_table(header, rows)}</body></html>")
+    (out / "report.html").write_text(page, encoding="utf-8")
+
+
+LESSON = register(Lesson(
+    "interpolation", "Lesson: RoPE position interpolation, with its control", CLAIM,
+    "project seed, section 3, Positional encodings: RoPE", "tiny-gpt", [], LESSON_TRAINING,
+    judge, eval_lengths=LENGTHS, run=run))

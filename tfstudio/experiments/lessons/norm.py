@@ -1,0 +1,119 @@
+"""Norm placement at a high learning rate: pre-norm, post-norm and post-norm in the residual
+(y = x + Norm(F(x))), their validation loss and how far apart their layers' gradient norms
+end, at the same lr for all three."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from . import register
+from .lesson import FAILS, HOLDS, UNDECIDED, Check, Lesson, Sample, higher, lower
+from .measures import factor, final_loss, log_spread, variants
+from .training import LESSON_TRAINING
+
+CLAIM = ("the residual y = x + F(x) keeps an identity gradient path: pre-norm "
+         "(y = x + F(Norm(x))) and post-norm in the residual (y = x + Norm(F(x))) keep it, "
+         "post-norm (y = Norm(x + F(x))) sends every gradient through each layer's norm, so "
+         "the first two train more stably at a high learning rate.")
+PLACEMENTS = ("pre", "post", "post-in-residual")
+NAMES = {"pre": "pre-norm", "post": "post-norm", "post-in-residual": "post-norm in the residual"}
+
+
+def judge(c) -> list[Check]:
+    v = variants(c, "norm")
+    if not set(PLACEMENTS) <= set(v):
+        return [Check("All three placements were trained", FAILS,
+                      f"Only {', '.join(sorted(v)) or 'none'} finished.")]
+    lr = c.plan.config.lr
+    loss = {p: final_loss(v[p]) for p in PLACEMENTS}
+    unigram = c.baselines.get("unigram")
+    counted = f"; counting single characters gives {unigram:.3f}" if unigram else ""
+    seen = ", ".join(f"{NAMES[p]} {loss[p].text()}" for p in PLACEMENTS)
+    checks = [Check(f"At lr {lr:g} {NAMES[p]} trains better than post-norm",
+                    lower(loss[p], loss["post"]), f"Validation loss: {seen}{counted}.")
+              for p in ("pre", "post-in-residual")]
+    spread = {p: log_spread(v[p]) for p in PLACEMENTS}
+    if None in spread.values():
+        return checks
+    shown = ", ".join(f"{NAMES[p]} {_factors(spread[p])}" for p in PLACEMENTS)
+    for p in ("pre", "post-in-residual"):
+        wider = higher(spread["post"], spread[p])
+        reading = {HOLDS: f"post-norm's layers end further apart than {NAMES[p]}'s, as the "
+                          "claim's cause predicts",
+                   FAILS: f"{NAMES[p]}'s layers end further apart than post-norm's, so the "
+                          "spread of gradients does not explain a gap between them here",
+                   UNDECIDED: f"post-norm's and {NAMES[p]}'s spreads are within the seeds' "
+                              "spread of each other, so they do not explain a gap here"}[wider]
+        checks.append(Check(
+            f"Post-norm's gradients differ more from layer to layer than {NAMES[p]}'s", wider,
+            f"Largest over smallest per-layer gradient norm at the last logged step, same lr "
+            f"{lr:g} (geometric mean over seeds, ± the spread of its log10): {shown}: "
+            f"{reading}."))
+    return checks
+
+
+# the lr at which each placement stops learning: one seed, a short run per lr
+SWEEP_LRS, SWEEP_STEPS, SWEEP_FILE = (3e-3, 1e-2, 3e-2, 1e-1), 100, "lr_sweep.json"
+
+
+def measure(c, progress=lambda line: None) -> None:
+    """Train each placement SWEEP_STEPS steps at each of SWEEP_LRS (seed 1) and save the
+    final validation losses in SWEEP_FILE (kept when there)."""
+    from ...runs import TrainConfig
+    from ...train.events import read_events
+    from ...train.trainer import Trainer
+    from ..runner import plan_graph
+    path = Path(c.out) / SWEEP_FILE
+    if path.exists():
+        return
+    steps = min(SWEEP_STEPS, c.plan.config.steps)  # a shortened lesson sweeps as short
+    losses: dict[str, dict[str, float | None]] = {}
+    for v in c.variants:
+        placement = v.name.split("=", 1)[1]
+        for lr in SWEEP_LRS:
+            progress(f"lr sweep: {v.name} at lr {lr:g}")
+            config = TrainConfig.from_dict({**c.plan.config.to_dict(), "seed": 1, "lr": lr,
+                                            "steps": steps, "eval_every": steps})
+            run_dir = Path(c.out) / "lr-sweep" / v.slug / f"lr-{lr:g}"
+            end = Trainer(plan_graph(c.out, v.slug), config, run_dir=run_dir,
+                          overwrite=True).run()
+            metrics = run_dir / "metrics.jsonl"
+            evals = [e.val_loss for e in read_events(metrics)
+                     if e.kind == "EvalMetrics"] if metrics.exists() else []
+            final = evals[-1] if evals else None
+            ok = final is not None and math.isfinite(final) and end.kind != "Failed"
+            losses.setdefault(placement, {})[f"{lr:g}"] = final if ok else None
+    path.write_text(json.dumps({"steps": steps, "seed": 1, "losses": losses}, indent=1),
+                    encoding="utf-8")
+
+
+def notes(c) -> list[str]:
+    path = Path(c.out) / SWEEP_FILE
+    unigram = c.baselines.get("unigram")
+    if not path.exists() or unigram is None:
+        return []
+    sweep = json.loads(path.read_text(encoding="utf-8"))
+    words = []
+    for placement, by_lr in sweep["losses"].items():
+        stalled = [lr for lr, loss in by_lr.items() if loss is None or loss >= unigram]
+        words.append(f"{NAMES.get(placement, placement)} "
+                     + (f"from lr {stalled[0]}" if stalled else
+                        f"at none up to lr {list(by_lr)[-1]}"))
+    return [f"the lowest lr at which each placement ends no better than counting single "
+            f"characters ({unigram:.3f}) after {sweep['steps']} steps (seed {sweep['seed']}, "
+            f"lr {', '.join(f'{lr:g}' for lr in SWEEP_LRS)}): " + "; ".join(words) + "."]
+
+
+def _factors(log10: Sample) -> str:
+    """"x9.5 (± 0.21 in log10)": the geometric mean of the seeds' ratios."""
+    mean = factor(10 ** log10.mean)
+    return mean if log10.spread is None else f"{mean} (± {log10.spread:.2g} in log10)"
+
+
+register(Lesson(
+    "norm", "Lesson: pre-norm, post-norm and post-norm in the residual", CLAIM,
+    "project seed, section 3, Normalisation and residuals (placements: section 2)", "tiny-gpt",
+    [("norm", list(PLACEMENTS))], {**LESSON_TRAINING, "lr": 1e-2, "warmup_steps": 10},
+    judge, base_edits=[("layers.repeat", "4")], grad_norms=True, measure=measure,
+    notes=notes))

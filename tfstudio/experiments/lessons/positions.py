@@ -1,0 +1,102 @@
+"""Positions and length extrapolation: learned, sinusoidal, RoPE and ALiBi trained at 64 tokens
+and evaluated to 256, each scheme's part of the seed's claim checked against its buckets."""
+from __future__ import annotations
+
+from . import register
+from .lesson import FAILS, HOLDS, UNDECIDED, Check, Lesson, both, higher, lower
+from .measures import bucket, final_loss, ratio, variants
+from .training import LESSON_TRAINING
+
+CLAIM = ("learned tables fail past max_len; sinusoidal \"runs\" but degrades; RoPE degrades "
+         "gradually; ALiBi is the most stable.")
+SCHEMES = ("learned", "sinusoidal", "rope", "alibi")
+
+
+def judge(c) -> list[Check]:
+    v = variants(c, "positions")
+    if not set(SCHEMES) <= set(v):
+        return [Check("All four schemes were trained", FAILS,
+                      f"Only {', '.join(sorted(v)) or 'none'} finished; the claim needs "
+                      f"{', '.join(SCHEMES)}.")]
+    train = c.plan.config.seq_len
+    names = _bucket_names(c)
+    unigram, bigram = c.baselines.get("unigram"), c.baselines.get("bigram")
+    checks = [_stands_alone(v, bigram)]
+    last = len(names) - 1
+    learned_jump = ratio(v["learned"], 1, 0)
+
+    first_past = bucket(v["learned"], 1)
+    if first_past is None:
+        checks.append(Check("Learned positions fail past the training length", HOLDS,
+                            f"The learned table has no rows past {train}: it cannot be "
+                            "evaluated there at all."))
+    else:
+        outcome = both(higher(learned_jump, 1.0), higher(first_past, bigram))
+        checks.append(Check(
+            "Learned positions fail past the training length", outcome,
+            f"Learned: {bucket(v['learned'], 0).text()} at {names[0]}, "
+            f"{first_past.text()} at {names[1]} ({learned_jump.text(2)} times), against the "
+            f"bigram counter's {bigram:.3f}."))
+
+    sin_jump, sin_past = ratio(v["sinusoidal"], 1, 0), bucket(v["sinusoidal"], 1)
+    checks.append(Check(
+        "Sinusoidal positions run past the training length but degrade",
+        both(higher(sin_jump, 1.0), lower(sin_past, unigram)),
+        f"Sinusoidal: {sin_past.text()} at {names[1]}, {sin_jump.text(2)} times its loss at "
+        f"{names[0]}; counting single characters gives {unigram:.3f}."))
+
+    rope = [bucket(v["rope"], i) for i in range(len(names))]
+    rope_jump = ratio(v["rope"], 1, 0)
+    gradual = lower(rope_jump, learned_jump) if learned_jump else HOLDS
+    readable = both(*[lower(b, unigram) for b in rope[1:]])
+    worst = max(rope[1:], key=lambda b: b.mean)
+    checks.append(Check(
+        "RoPE degrades gradually", both(gradual, readable),
+        f"RoPE: {', '.join(f'{b.text()} at {n}' for b, n in zip(rope, names))}; its first step "
+        f"past {train} is {rope_jump.text(2)} times (learned: "
+        f"{learned_jump.text(2) if learned_jump else 'no rows'}), and its worst bucket "
+        f"({worst.mean:.3f}) is {_against(worst, unigram)} the unigram counter ({unigram:.3f})."))
+
+    alibi = ratio(v["alibi"], last, 0)
+    others = {s: ratio(v[s], last, 0) for s in ("learned", "sinusoidal", "rope")}
+    others = {s: r for s, r in others.items() if r is not None}
+    checks.append(Check(
+        "ALiBi is the most stable", both(*[lower(alibi, r) for r in others.values()]),
+        f"Loss at {names[last]} over loss at {names[0]}: ALiBi {alibi.text(2)}, " +
+        ", ".join(f"{s} {r.text(2)}" for s, r in others.items()) + "."))
+    return checks
+
+
+def _stands_alone(v, bigram: float) -> Check:
+    """Every scheme must learn more than counting character pairs, or the comparison is not
+    fair to it (a sinusoidal table that drowns the token vectors, say)."""
+    outcomes = {s: lower(final_loss(v[s]), bigram) for s in SCHEMES}
+    behind = [s for s, o in outcomes.items() if o != HOLDS]
+    words = ", ".join(f"{s} {final_loss(v[s]).text()}" for s in SCHEMES)
+    tail = (" Each beats it." if not behind else
+            f" Not clearly better: {', '.join(behind)}; a scheme that loses to counting pairs "
+            "is not a fair contestant, so read its row with care.")
+    return Check("Every scheme learns more than a bigram counter (a fair comparison)",
+                 both(*outcomes.values()),
+                 f"Validation loss: {words}; the bigram counter gives {bigram:.3f}.{tail}")
+
+
+def _against(sample, value: float) -> str:
+    return {HOLDS: "below", FAILS: "above", UNDECIDED: "within the spread of"}[lower(sample, value)]
+
+
+def _bucket_names(c) -> list[str]:
+    """"positions 16-63", ...: the buckets as the length evaluation made them (the warm-up
+    positions before the first one averaged apart)."""
+    e = next((v.mean_lengths() for v in c.variants if v.mean_lengths() is not None), None)
+    if e is not None:
+        return [f"positions {name}" for name in e.bucket_names()]
+    ends = c.plan.eval_lengths
+    return [f"positions {a}-{b - 1}" for a, b in zip([0] + ends[:-1], ends)]
+
+
+register(Lesson(
+    "positions", "Lesson: positions and length extrapolation", CLAIM,
+    "project seed, section 3, Positional encodings: Extrapolation", "tiny-gpt",
+    [("positions", list(SCHEMES))], LESSON_TRAINING, judge,
+    eval_lengths=[64, 128, 192, 256]))

@@ -1,0 +1,99 @@
+"""Temperature, top-k and top-p against what they do to text: one model trained as usual, then
+sampled at each setting of a grid and measured (``experiments.course.sampling``) by the
+lesson's ``measure`` step. The measurements are kept in each run's folder (sampling.json), so
+a page is rewritten without sampling again."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..course.sampling import DEFAULT_GRID, Setting, sample_table_for_run
+from . import register
+from .lesson import FAILS, HOLDS, UNDECIDED, Check, Lesson, Sample, higher, lower
+from .training import LESSON_TRAINING
+
+CLAIM = ("temperature trades repetition for drift: a low temperature repeats itself, a high "
+         "one drifts away from the corpus; top-p adapts to the model's confidence (few "
+         "candidates where it is sure, many where it is not) where top-k keeps k everywhere.")
+PROMPTS = ("Once upon a time", "One morning")
+LOW, MID, HIGH = Setting(0.5), Setting(1.0), Setting(2.0)
+TOP_K, TOP_P = Setting(1.0, top_k=40), Setting(1.0, top_p=0.9)
+FILE = "sampling.json"
+ADAPTS = 2.0   # top-p adapts when its kept count spans at least this factor
+
+
+def measure(c, progress=lambda line: None) -> None:
+    """Sample every run at every setting of the grid, unless its sampling.json exists."""
+    for run in (r for v in c.variants for r in v.runs):
+        path = Path(run.run_dir) / FILE
+        if not path.exists():
+            progress(f"sampling {run.run_dir} at {len(DEFAULT_GRID)} settings")
+            rows = sample_table_for_run(run.run_dir, prompts=PROMPTS, grid=DEFAULT_GRID,
+                                        samples=3)
+            path.write_text(json.dumps([r.as_dict() for r in rows], indent=1),
+                            encoding="utf-8")
+
+
+def table(run_dir: Path) -> dict[str, dict] | None:
+    """The run's measurements by setting label (None before ``measure``)."""
+    path = Path(run_dir) / FILE
+    if not path.exists():
+        return None
+    return {row["setting"]: row for row in json.loads(path.read_text("utf-8"))}
+
+
+def _mean(values) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def judge(c) -> list[Check]:
+    runs = [r for v in c.variants for r in v.runs]
+    if not runs:
+        return [Check("A model was trained to sample from", FAILS, "No run finished.")]
+    tables = [table(r.run_dir) for r in runs]
+    if None in tables:
+        return [Check("Every run was sampled", FAILS, f"No {FILE} in a run folder; write the "
+                      "page again (tfstudio compare --report DIR) to sample it.")]
+    missing = [s.label for s in (LOW, MID, HIGH, TOP_K, TOP_P) if s.label not in tables[0]]
+    if missing:
+        return [Check("Every setting was sampled", FAILS, f"Missing: {', '.join(missing)}.")]
+    return judge_tables(tables)
+
+
+def judge_tables(tables: list[dict[str, dict]]) -> list[Check]:
+    """The checks from one measurement table per seed (setting label -> row)."""
+    def each(setting: Setting, measure) -> Sample:
+        return Sample.of([measure(t[setting.label]) for t in tables])
+
+    rep = {s: each(s, lambda row: _mean(row["repetition"])) for s in (LOW, MID)}
+    known = {s: each(s, lambda row: _mean(row["known"])) for s in (MID, HIGH)}
+    repeats = higher(rep[LOW], rep[MID])
+    drifts = lower(known[HIGH], known[MID])
+    span = {s: each(s, lambda row: row["kept_max"] / max(row["kept_min"], 1))
+            for s in (TOP_K, TOP_P)}
+    adapts = higher(span[TOP_P], span[TOP_K])
+    if adapts == HOLDS and span[TOP_P].mean < ADAPTS:
+        adapts = UNDECIDED   # it moves, but by less than the factor that counts as adapting
+    ranges = {s: (min(t[s.label]["kept_min"] for t in tables),
+                  max(t[s.label]["kept_max"] for t in tables)) for s in (TOP_K, TOP_P)}
+    words = {HOLDS: "as claimed", FAILS: "the other way round",
+             UNDECIDED: "within the seeds' spread"}
+    return [
+        Check("A low temperature repeats itself", repeats,
+              f"Share of word 4-grams repeated within a text: {LOW.label} "
+              f"{rep[LOW].text()}, {MID.label} {rep[MID].text()}: {words[repeats]}."),
+        Check("A high temperature drifts away from the corpus", drifts,
+              f"Share of words found in the corpus: {HIGH.label} {known[HIGH].text()}, "
+              f"{MID.label} {known[MID].text()}: {words[drifts]}."),
+        Check("Top-p adapts where top-k cannot", adapts,
+              f"Tokens kept per step: {TOP_P.label}: {ranges[TOP_P][0]} to {ranges[TOP_P][1]} "
+              f"(largest over smallest {span[TOP_P].text(1)}); {TOP_K.label}: "
+              f"{ranges[TOP_K][0]} to {ranges[TOP_K][1]} ({span[TOP_K].text(1)}): "
+              f"{words[adapts]} (adapting means a span of x{ADAPTS:g} or more)."),
+    ]
+
+
+register(Lesson(
+    "sampling", "Lesson: temperature, top-k and top-p", CLAIM,
+    "project seed, sampling (temperature, top-k, top-p)", "tiny-gpt", [], LESSON_TRAINING,
+    judge, measure=measure))

@@ -1,0 +1,68 @@
+"""GPT-1 to GPT-3's bet in miniature: the same model at several widths on a fixed token budget,
+loss against parameters with a fitted power law, and what each width cost in tokens/s."""
+from __future__ import annotations
+
+from ...graph import block_types as bt
+from ..course.scale import fit_power_law
+from . import register
+from .course import blocks, setting
+from .lesson import FAILS, HOLDS, UNDECIDED, Check, Lesson, lower
+from .measures import final_loss, variants
+from .training import LESSON_TRAINING
+
+KEY = "width"
+WIDTHS = ("32", "48", "64", "96", "128")
+CLAIM = ("at a fixed token budget, loss falls as a power of the parameter count "
+         "(L = a N^-alpha, Kaplan et al. 2020), the bet GPT-2 and GPT-3 made by scaling up.")
+
+
+@setting(KEY, WIDTHS)
+def width(graph, value: str):
+    """The model ``value`` wide: every token embedding's d_model, and every FFN 4x as wide
+    (the attention keeps its heads, so each head is width / heads wide)."""
+    d = int(value)
+    out = graph.clone()
+    for node in blocks(out, bt.TOKEN_EMBEDDING):
+        node.params["d_model"] = d
+    for node in blocks(out, bt.FEED_FORWARD, bt.MOE):
+        node.params["d_ff"] = 4 * d
+    return out
+
+
+def judge(c) -> list[Check]:
+    v = variants(c, KEY)
+    done = [w for w in WIDTHS if w in v and v[w].val_losses]
+    if len(done) < 3:
+        return [Check("At least three widths were trained", FAILS,
+                      f"Only {', '.join(done) or 'none'} finished; a fit needs three.")]
+    params = [v[w].params for w in done for _ in v[w].val_losses]
+    losses = [loss for w in done for loss in v[w].val_losses]
+    try:
+        fit = fit_power_law(params, losses)
+    except ValueError as exc:
+        return [Check("Loss falls as a power of parameters", FAILS, f"No fit: {exc}.")]
+    lo, hi = fit.interval
+    outcome = HOLDS if lo > 0 else FAILS if hi < 0 else UNDECIDED
+    reading = {HOLDS: "the exponent's interval lies above zero: bigger is better here",
+               FAILS: "the exponent's interval lies below zero: bigger is worse here",
+               UNDECIDED: "the exponent's interval includes zero: no trend is shown"}[outcome]
+    table = "; ".join(f"{w} wide: {v[w].params:,} parameters, loss {final_loss(v[w]).text()}, "
+                      f"{v[w].tokens_per_s:,.0f} tokens/s" for w in done)
+    smallest, largest = done[0], done[-1]
+    bigger = lower(final_loss(v[largest]), final_loss(v[smallest]))
+    return [
+        Check("Loss falls as a power of parameters", outcome,
+              f"Fit over every run: {fit.text()}; {reading}. {table}."),
+        Check(f"The {largest}-wide model beats the {smallest}-wide one", bigger,
+              f"{final_loss(v[largest]).text()} against {final_loss(v[smallest]).text()}, "
+              f"training at {v[largest].tokens_per_s:,.0f} against "
+              f"{v[smallest].tokens_per_s:,.0f} tokens/s ("
+              f"{v[smallest].tokens_per_s / max(v[largest].tokens_per_s, 1e-9):.2g}x the time "
+              "per token)."),
+    ]
+
+
+register(Lesson(
+    "scale", "Lesson: loss against parameters", CLAIM,
+    "project seed, GPT-1 to GPT-3 (scale)", "tiny-gpt",
+    [(KEY, list(WIDTHS))], LESSON_TRAINING, judge))

@@ -1,0 +1,116 @@
+"""Static against contextual vectors (word2vec -> ELMo): one model trained as usual, then the
+same words followed through its layers in different sentences of the corpus
+(``experiments.course.vectors``) by the lesson's ``measure`` step, kept in each run's folder
+(vectors.json).
+
+The lessons' tokenizer is characters, not words: a word is followed at its last character,
+whose input vector is one row of the table wherever the word stands, as a word2vec vector is.
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+from ..course.vectors import contextual_drift, static_neighbours
+from . import register
+from .lesson import FAILS, HOLDS, UNDECIDED, Check, Lesson, Sample, higher, lower
+from .training import LESSON_TRAINING
+
+CLAIM = ("an input vector is static, one per token wherever it stands (word2vec); a "
+         "transformer's hidden vectors are contextual: the same word's vectors drift apart "
+         "layer by layer with its sentence (ELMo), while staying closer to each other than to "
+         "other words'.")
+FILE = "vectors.json"
+WORDS, SENTENCES, LENGTH = 4, 8, 60   # words followed, sentences each, characters at most
+STATIC = 1e-9                          # a distance below this is no distance
+DRIFT = 1e-3                           # a drift (mean 1 - cos) below this is too small to call
+
+
+def pick(text: str, words: int = WORDS, sentences: int = SENTENCES, length: int = LENGTH
+         ) -> tuple[list[str], list[str]]:
+    """(words, sentences): the commonest words of four letters or more in ``text``'s first
+    sentences that fit ``length`` characters, and for each up to ``sentences`` of them."""
+    pool = [s.strip() + "." for s in re.split(r"[.!?]\s+", text[:200_000])
+            if 20 <= len(s.strip()) < length]
+    counts = Counter(w for s in pool for w in set(re.findall(r"\b[a-z]{4,}\b", s)))
+    chosen = [w for w, n in counts.most_common() if n >= 2][:words]
+    texts = []
+    for w in chosen:
+        texts += [s for s in pool if re.search(rf"\b{w}\b", s)][:sentences]
+    return chosen, list(dict.fromkeys(texts))
+
+
+def measure(c, progress=lambda line: None) -> None:
+    """Follow the words through every run's layers, unless its vectors.json exists."""
+    from ...data import load_corpus
+    from ...runs import RunFolder
+
+    for run in (r for v in c.variants for r in v.runs):
+        path = Path(run.run_dir) / FILE
+        if path.exists():
+            continue
+        progress(f"following words through {run.run_dir}")
+        folder = RunFolder(run.run_dir)
+        config = folder.config()
+        model, tokenizer = folder.load_model(), folder.tokenizer()
+        words, texts = pick(load_corpus(config.corpus, errors=config.corpus_errors).text())
+        drift = contextual_drift(model, tokenizer, texts, words)
+        letters = list(dict.fromkeys(w[-1] for w in words))
+        near = static_neighbours(model, tokenizer, letters, k=3)
+        result = {"layers": drift.layers, "same_word": drift.same_word,
+                  "between_words": drift.between_words, "same_position": drift.same_position,
+                  "words": words, "sentences": len(texts),
+                  "neighbours": {t: [[n, c] for n, c in near[t]] for t in near}}
+        path.write_text(json.dumps(result, indent=1), encoding="utf-8")
+
+
+def judge(c) -> list[Check]:
+    runs = [r for v in c.variants for r in v.runs]
+    if not runs:
+        return [Check("A model was trained to look inside", FAILS, "No run finished.")]
+    paths = [Path(r.run_dir) / FILE for r in runs]
+    if not all(p.exists() for p in paths):
+        return [Check("Every run was measured", FAILS, f"No {FILE} in a run folder; write the "
+                      "page again (tfstudio compare --report DIR) to measure it.")]
+    return judge_tables([json.loads(p.read_text("utf-8")) for p in paths])
+
+
+def judge_tables(tables: list[dict]) -> list[Check]:
+    """The checks from one drift table per seed."""
+    def at(key: str, layer: int) -> Sample:
+        return Sample.of([t[key][layer] for t in tables])
+
+    first = tables[0]
+    static = max(t["same_word"][0] for t in tables)
+    entry, last = at("same_word", 1), at("same_word", -1)
+    held_entry, held_last = at("same_position", 1), at("same_position", -1)
+    between = at("between_words", -1)
+    near = "; ".join(f"'{t}': " + ", ".join(f"'{n}' {c:.2f}" for n, c in ns)
+                     for t, ns in first["neighbours"].items())
+    context, itself = higher(held_last, held_entry), lower(last, between)
+    if context == HOLDS and held_last.mean < DRIFT:
+        context = UNDECIDED
+    words = {HOLDS: "as claimed", FAILS: "the other way round",
+             UNDECIDED: f"within the seeds' spread or below {DRIFT:g}"}
+    layers = first["layers"]
+    return [
+        Check("The input vector is static", HOLDS if static < STATIC else FAILS,
+              f"Mean cosine distance between the occurrences of {', '.join(first['words'])} "
+              f"({first['sentences']} sentences) at the {layers[0]}: {static:.2g} (the table "
+              f"has one row per token). Nearest rows by cosine: {near}."),
+        Check("Hidden vectors drift apart layer by layer with the context", context,
+              f"Same word held at one position, different sentences: {held_last.text(4)} "
+              f"after {layers[-1]}, against {held_entry.text(4)} at {layers[1]}: "
+              f"{words[context]}. Where the positions differ too: {last.text(4)} after "
+              f"{layers[-1]}, {entry.text(4)} at {layers[1]} (the position table's part)."),
+        Check("A word stays closer to itself than to other words", itself,
+              f"After {layers[-1]}: same word {last.text(4)}, different words "
+              f"{between.text(4)}: {words[itself]}."),
+    ]
+
+register(Lesson(
+    "vectors", "Lesson: static against contextual vectors", CLAIM,
+    "project seed 002, word2vec to ELMo", "tiny-gpt", [], LESSON_TRAINING, judge,
+    measure=measure))

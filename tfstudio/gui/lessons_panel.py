@@ -1,0 +1,102 @@
+"""The course in the editor: every lesson in the story's order; picking one shows its claim and
+what it varies, and "Put on the canvas" opens its base graph with the blocks its variants change
+selected. Training a lesson stays with ``tfstudio lesson NAME`` (named in the panel)."""
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QLabel, QListWidget, QListWidgetItem, QPushButton, QVBoxLayout,
+                               QWidget)
+
+NAME_ROLE = Qt.UserRole + 1
+EMPTY_HINT = ("Pick a lesson to read its claim. Each re-runs one idea of the story on your "
+              "machine and computes whether the claim holds.")
+
+
+class LessonsPanel(QWidget):
+    """``opened(graph, node ids)`` asks the window to put ``graph`` on the canvas and select
+    the nodes."""
+
+    opened = Signal(object, list)
+    train_requested = Signal(str)   # the lesson's variants, side by side in Compare
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.list = QListWidget()
+        self.list.setWordWrap(True)
+        self.details = QLabel(EMPTY_HINT)
+        self.details.setWordWrap(True)
+        self.details.setTextFormat(Qt.RichText)
+        self.details.setAlignment(Qt.AlignTop | Qt.AlignLeft)
+        self.details.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.open_button = QPushButton("Put on the canvas")
+        self.open_button.setToolTip("Open the lesson's base graph, the blocks its variants "
+                                    "change selected")
+        self.open_button.setEnabled(False)
+        self.train_button = QPushButton("Train it in Compare")
+        self.train_button.setToolTip("Train the lesson's variants side by side in the Train "
+                                     "workspace's Compare view (one seed)")
+        self.train_button.setEnabled(False)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.list, 2)
+        layout.addWidget(self.details, 3)
+        layout.addWidget(self.open_button)
+        layout.addWidget(self.train_button)
+        self.list.currentItemChanged.connect(lambda item, _: self.show_lesson(
+            item.data(NAME_ROLE) if item is not None else None))
+        self.list.itemDoubleClicked.connect(lambda _: self.open_current())
+        self.open_button.clicked.connect(self.open_current)
+        self.train_button.clicked.connect(
+            lambda: self.current_name() and self.train_requested.emit(self.current_name()))
+
+    def showEvent(self, event) -> None:
+        self.fill()  # the lessons import torch: only once the panel is first shown
+        super().showEvent(event)
+
+    def fill(self) -> None:
+        """List the course (once)."""
+        if self.list.count():
+            return
+        from ..experiments.lessons.course import course, minutes_text
+
+        for i, lesson in enumerate(course(), 1):
+            title = lesson.title.removeprefix("Lesson: ")
+            item = QListWidgetItem(f"{i}. {lesson.name}: {title}")
+            item.setData(NAME_ROLE, lesson.name)
+            item.setToolTip(minutes_text(lesson))
+            self.list.addItem(item)
+
+    def current_name(self) -> str | None:
+        item = self.list.currentItem()
+        return item.data(NAME_ROLE) if item is not None else None
+
+    def show_lesson(self, name: str | None) -> None:
+        from ..experiments.lessons import LESSONS
+        from ..experiments.lessons.course import minutes_text
+
+        lesson = LESSONS.get(name) if name else None
+        self.open_button.setEnabled(lesson is not None)
+        # a lesson on a schedule of its own is no comparison of variants
+        self.train_button.setEnabled(lesson is not None and lesson.run is None)
+        if lesson is None:
+            self.details.setText(EMPTY_HINT)
+            return
+        varies = "; ".join(f"{key} = {', '.join(values)}" for key, values in lesson.varies)
+        what = (f"Varies {varies}, {len(lesson.seeds)} seeds each." if varies else
+                f"Trains {lesson.base} ({len(lesson.seeds)} seeds), then measures it.")
+        self.details.setText(
+            f"<b>{html.escape(lesson.title)}</b><br>"
+            f"<i>{html.escape(lesson.source)}</i>"
+            f"<p>Claim: {html.escape(lesson.claim)}</p>"
+            f"<p>{html.escape(what)} On one core: {html.escape(minutes_text(lesson))}. Run it: "
+            f"<code>tfstudio lesson {html.escape(lesson.name)}</code>.</p>")
+
+    def open_current(self) -> None:
+        from ..experiments.lessons.course import differing_nodes
+
+        name = self.current_name()
+        if name is not None:
+            graph, changed = differing_nodes(name)
+            self.opened.emit(graph, changed)
