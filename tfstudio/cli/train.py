@@ -119,7 +119,7 @@ def failure_exit(event) -> int:
     """Print a failed run's one line; 2 when the user can fix it, 1 when training itself
     failed (diverged, out of memory), 3 for a bug."""
     message, code = event.message, 1
-    if event.reason == "refused":  # the pre-flight, a locked folder, a run with nothing to do
+    if event.reason in ("refused", "disk"):  # the pre-flight, a locked folder, a full disk...
         code = USAGE_EXIT
     elif event.reason == "error":
         name, _, rest = message.partition(": ")
@@ -143,6 +143,7 @@ def run(args) -> int:
     from ..data import build_tokenizer, load_corpus
     from ..train.distributed import from_environment
     from ..train.events import Failed, Finished
+    from ..train.signals import StopOnSignals, exit_code
     from ..train.trainer import Trainer
 
     if args.steps is None:  # not given: a new run's default, or the resumed run's own
@@ -169,14 +170,42 @@ def run(args) -> int:
     listeners = [_WithNotes(TrainingProgress())] if dist.is_main else []
     trainer = Trainer(graph, config, run_dir=args.out, resume=args.resume, listeners=listeners,
                       dist=dist, tokenizer=tokenizer, corpus=corpus, overwrite=args.force)
-    end = trainer.run()
+    # torchrun forwards a signal to every rank, which could stop at different steps and wait
+    # forever for each other; there the signal ends the processes as before
+    say = (lambda line: print(f"tfstudio train: {line}", file=sys.stderr)) if dist.is_main \
+        else None
+    with StopOnSignals(trainer.stop, say) if not dist.enabled else _NoSignals() as signals:
+        end = trainer.run()
     if isinstance(end, Failed):
         return failure_exit(end) if dist.is_main else 1
+    if signals.received is not None and isinstance(end, Finished) and end.reason == "stopped":
+        print(f"tfstudio train: {stopped_line(end)}", file=sys.stderr)
+        return exit_code(signals.received)
     if dist.is_main and isinstance(end, Finished) and end.note:
         print(f"tfstudio train: {end.note}", file=sys.stderr)
     elif dist.is_main:
         print(f"run folder: {args.out}", file=sys.stderr)
     return 0
+
+
+def stopped_line(end) -> str:
+    """What a run stopped by a signal left on disk, in one line."""
+    if end.saved_step == end.step and end.step > 0:
+        return f"stopped at step {end.step}; checkpoint saved; continue with --resume"
+    if end.saved_step is not None:
+        return (f"stopped at step {end.step}; the checkpoint of step {end.saved_step} is kept; "
+                "continue with --resume")
+    return f"stopped at step {end.step}, before any training step; nothing to save"
+
+
+class _NoSignals:
+    received = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None
 
 
 class _WithNotes:

@@ -20,6 +20,7 @@ the newest intact one) and one line for each newer one it skipped, saying why.
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -41,6 +42,24 @@ _PARTIAL = re.compile(r"\.(step-\d{8,}(?:\.\d+)?)\.(\d+)\.partial")
 
 class CheckpointError(RuntimeError):
     pass
+
+
+# a write the disk refused: full, over the quota, or past the file-size limit (ulimit -f)
+_DISK_ERRNOS = {errno.ENOSPC: "no space left on the disk of {where}",
+                errno.EDQUOT: "the disk quota for {where} is used up",
+                errno.EFBIG: "a file in {where} would pass the file-size limit (ulimit -f)"}
+_OS_ERROR = re.compile(r"os error (\d+)")  # how safetensors' Rust side names the OS's error
+
+
+def disk_refusal(exc: BaseException) -> str | None:
+    """What a failed write says when the disk refused it (full, quota, file-size limit), in
+    words with a ``{where}`` to fill; None for any other error. safetensors reports these as
+    SafetensorError text."""
+    number = exc.errno if isinstance(exc, OSError) else None
+    if number is None and isinstance(exc, SafetensorError):
+        match = _OS_ERROR.search(str(exc))
+        number = int(match.group(1)) if match else None
+    return _DISK_ERRNOS.get(number)
 
 
 def _fsync_dir(path: Path) -> None:
@@ -112,6 +131,30 @@ def save_checkpoint(directory: Path, step: int, model: torch.nn.Module,
     partial = directory / f".{name}.{os.getpid()}.partial"
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir()
+    try:
+        _write_partial(partial, step, model, optimizer, state, weights)
+        os.replace(partial, final)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)  # a full disk gets its space back
+        raise
+    _fsync_dir(directory)
+    pointer = directory / f"{LATEST}.tmp"
+    try:
+        pointer.write_text(name, encoding="utf-8")
+        os.replace(pointer, directory / LATEST)
+    except BaseException:
+        pointer.unlink(missing_ok=True)  # LATEST still names the previous checkpoint
+        shutil.rmtree(final, ignore_errors=True)
+        raise
+    _fsync_dir(directory)
+    _prune(directory, keep_last, keep=name)
+    return final
+
+
+def _write_partial(partial: Path, step: int, model: torch.nn.Module,
+                   optimizer: torch.optim.Optimizer | None, state: dict[str, Any],
+                   weights: dict[str, torch.Tensor] | None) -> None:
+    """Every file of a checkpoint, flushed to disk, into the temporary folder ``partial``."""
     if weights is None:
         save_model(model, str(partial / "model.safetensors"))
     else:
@@ -129,14 +172,6 @@ def save_checkpoint(directory: Path, step: int, model: torch.nn.Module,
     for file in partial.iterdir():
         with open(file, "rb") as f:
             os.fsync(f.fileno())
-    os.replace(partial, final)
-    _fsync_dir(directory)
-    pointer = directory / f"{LATEST}.tmp"
-    pointer.write_text(name, encoding="utf-8")
-    os.replace(pointer, directory / LATEST)
-    _fsync_dir(directory)
-    _prune(directory, keep_last, keep=name)
-    return final
 
 
 def _drop_aliases(weights: dict[str, torch.Tensor], model: torch.nn.Module
@@ -179,6 +214,16 @@ def _prune(directory: Path, keep_last: int, keep: str) -> None:
     for partial in directory.glob(".step-*.partial"):
         if _abandoned(partial):
             shutil.rmtree(partial, ignore_errors=True)
+
+
+def remove_abandoned_partials(directory: Path) -> None:
+    """Delete the half-written checkpoints of writers that no longer run (a kill, a full disk);
+    called when a run starts, under the run folder's lock."""
+    directory = Path(directory)
+    if directory.is_dir():
+        for partial in directory.glob(".step-*.partial"):
+            if _abandoned(partial):
+                shutil.rmtree(partial, ignore_errors=True)
 
 
 def _abandoned(partial: Path) -> bool:

@@ -78,11 +78,13 @@ class Finished(Event):
     final_loss: float | None = None
     elapsed_s: float = 0.0
     note: str = ""  # for "already finished": how to train further
+    saved_step: int | None = None  # the newest checkpoint of the run on disk (None: none)
 
 
 @dataclass
 class Failed(Event):
-    reason: str   # "refused" (could not start as asked) | "nan" | "oom" | "error"
+    reason: str   # "refused" (could not start as asked) | "nan" | "oom" | "disk" (a write the
+    #               disk refused: full, quota, file-size limit) | "error"
     message: str  # what happened and what to do
     details: str = ""  # an unexpected error's traceback, for the log the command line keeps
 

@@ -52,6 +52,7 @@ class Start:
     replace_old: bool = False         # a new run replacing an earlier one (--force)
     config_changed: bool = False      # a resumed run's --steps changed: rewrite config.json
     finished_note: str = ""           # set: the run is already done; say this and stop
+    notes: list[str] = field(default_factory=list)  # said when the run starts
 
 
 def plan_start(graph: Graph, config: TrainConfig, *, folder: RunFolder | None, resume: bool,
@@ -59,14 +60,21 @@ def plan_start(graph: Graph, config: TrainConfig, *, folder: RunFolder | None, r
     """Every check a run must pass, in order; raises RunRefused with the first failure."""
     try:
         config.check()
+        notes = []
         if lock is not None:
             lock.acquire()  # before the folder is read: a second writer stops here
+            # the writer before this one has ended: mend what it left half done
+            notes += folder.recover_replaced()
+            folder.remove_abandoned_partials()
         device = pick_device(config.device)
         precision = pick_precision(config.precision, device)
         if resume:
             start = _resumed(config, folder, dist, device, precision)
         else:
             start = _new(graph, config, folder, overwrite, tokenizer, device, precision)
+        if lock is not None and lock.previous_holder is not None:
+            notes.insert(0, _died_note(lock.previous_holder, start))
+        start.notes = notes
         _check_parallel(start.config, dist, start.checkpoint is not None)
         if not start.finished_note and not start.config.no_memory_check:
             _check_memory(start, dist)
@@ -76,6 +84,17 @@ def plan_start(graph: Graph, config: TrainConfig, *, folder: RunFolder | None, r
     except (RunLocked, RunError, CheckpointError, ValueError, OSError) as exc:
         # user errors (bad settings, devices, files, memory): said in their own words
         raise RunRefused(str(exc)) from None
+
+
+def _died_note(pid: int, start: Start) -> str:
+    """What taking over a dead writer's lock means for this run."""
+    if start.checkpoint is not None:
+        step = step_of(start.checkpoint)
+        what = (f"resuming from its checkpoint of step {step} (steps it trained after that "
+                "are trained again)")
+    else:
+        what = "this run starts from step 0"
+    return f"the previous writer of this run (process {pid}) ended without finishing; {what}"
 
 
 def _new(graph, config, folder, overwrite, tokenizer, device, precision) -> Start:
