@@ -4,7 +4,10 @@ SOURCE is a run folder (its latest checkpoint and tokenizer), or a preset name /
 (freshly initialised weights, for trying the formats out)."""
 from __future__ import annotations
 
+import os
+import shutil
 import sys
+from pathlib import Path
 
 from .errors import UsageError
 
@@ -28,11 +31,33 @@ def run(args) -> int:
     export = _exporter(args.format)
     _print_checkpoint_notes(args.source)
     try:
-        report = export(args.source, args.out, overwrite=args.force)
+        report = (_export_then_replace(export, args.source, Path(args.out)) if args.force
+                  else export(args.source, args.out, overwrite=False))
     except (InteropError, OSError, ValueError) as exc:
         raise UsageError(str(exc)) from None
     print(report)
     return 0
+
+
+def _export_then_replace(export, source: str, out: Path):
+    """--force into a folder that holds files: export into a fresh folder next to it first, so
+    a refused or failed export leaves it as it was; then move the new files in (files of other
+    names in it are kept)."""
+    if not (out.is_dir() and any(out.iterdir())):
+        return export(source, out, overwrite=True)
+    staging = out.parent / f".{out.name}.export-{os.getpid()}.partial"
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        report = export(source, staging, overwrite=False)
+        for item in sorted(staging.iterdir()):
+            target = out / item.name
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target)
+            os.replace(item, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    report.out_dir = out
+    return report
 
 
 def _print_checkpoint_notes(source: str) -> None:

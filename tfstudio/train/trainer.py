@@ -235,15 +235,15 @@ class Trainer:
                    Failed(self.step, "error", f"{type(exc).__name__}: {exc}",
                           details=traceback.format_exc()))
         finally:
-            if self._replaced is not None:  # ended before its first checkpoint
-                self.run_folder.put_back(self._replaced)
-                self._replaced = None
             # after a clean end every rank waits for the others (rank 0 may still be writing the
             # checkpoint); tearing gloo down under a busy peer aborts the process
             shutdown(self.dist, wait_for_peers=isinstance(end, Finished))
         try:
             self._emit_end(end)  # still under the lock: metrics.jsonl gets its last line
         finally:
+            if self._replaced is not None:  # ended before its first checkpoint: undo
+                self.run_folder.put_back(self._replaced)
+                self._replaced = None
             if self._lock is not None:
                 self._lock.release()
         return end
