@@ -5,7 +5,6 @@ nothing already saved. The app's training process obeys the same signals, and a 
 writer that died is taken over with a note naming it and the step resumed from."""
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess

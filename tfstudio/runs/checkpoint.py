@@ -48,7 +48,8 @@ class CheckpointError(RuntimeError):
 _DISK_ERRNOS = {errno.ENOSPC: "no space left on the disk of {where}",
                 errno.EDQUOT: "the disk quota for {where} is used up",
                 errno.EFBIG: "a file in {where} would pass the file-size limit (ulimit -f)"}
-_OS_ERROR = re.compile(r"os error (\d+)")  # how safetensors' Rust side names the OS's error
+# how safetensors' Rust side names the OS's error: "(os error 28)", or "Os { code: 28, ..."
+_OS_ERROR = re.compile(r"os error (\d+)|Os \{ code: (\d+)")
 
 
 def disk_refusal(exc: BaseException) -> str | None:
@@ -58,7 +59,7 @@ def disk_refusal(exc: BaseException) -> str | None:
     number = exc.errno if isinstance(exc, OSError) else None
     if number is None and isinstance(exc, SafetensorError):
         match = _OS_ERROR.search(str(exc))
-        number = int(match.group(1)) if match else None
+        number = int(match.group(1) or match.group(2)) if match else None
     return _DISK_ERRNOS.get(number)
 
 
