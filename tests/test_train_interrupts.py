@@ -68,7 +68,8 @@ def test_a_signal_saves_the_step_it_stopped_at_and_resume_continues_from_it(tmp_
                    "--resume"
     events = read_events(run / "metrics.jsonl")
     assert logged_steps(run)[-1] == step  # the metrics line of the step it stopped at
-    assert isinstance(events[-1], Finished) and events[-1].saved_step == step
+    assert isinstance(events[-1], Finished) and events[-1].reason == "stopped"
+    assert events[-2].kind == "CheckpointSaved" and events[-2].step == step
     if signum != signal.SIGINT:
         return
     done = subprocess.run(train_command(run, "--resume", "--steps", str(step + 2),
@@ -139,7 +140,7 @@ def test_the_apps_training_process_saves_when_sent_sigterm(tmp_path):
         events.append(event)
     end = events[-1]
     assert isinstance(end, Finished) and end.reason == "stopped", end
-    assert end.saved_step == end.step > 0
+    assert events[-2].kind == "CheckpointSaved" and events[-2].step == end.step > 0
     assert step_of(find_checkpoint(tmp_path / "run" / "checkpoints").path) == end.step
 
 
@@ -166,3 +167,13 @@ def test_a_dead_writers_lock_is_taken_over_with_a_note_naming_it_and_the_step(tm
     Trainer(load_preset("tiny-gpt"), tiny_config(steps=5), run_dir=run, resume=True,
             listeners=[lambda e: again.append(e) if isinstance(e, Started) else 0]).run()
     assert not any("previous writer" in n for n in again[0].notes)
+
+
+@pytest.mark.parametrize("step, saved, line", [
+    (41, 41, "stopped at step 41; checkpoint saved; continue with --resume"),
+    (41, 40, "stopped at step 41; the checkpoint of step 40 is kept; continue with --resume"),
+    (0, None, "stopped at step 0, before any training step; nothing to save"),
+])
+def test_the_stopped_line_says_what_is_on_disk(step, saved, line):
+    from tfstudio.cli.train import stopped_line
+    assert stopped_line(step, saved) == line

@@ -110,7 +110,7 @@ def test_a_replacing_run_stopped_before_its_first_checkpoint_puts_the_earlier_on
                       overwrite=True)
     trainer.listeners.append(lambda e: trainer.stop() if isinstance(e, Started) else None)
     end = trainer.run()
-    assert end.kind == "Finished" and end.step == 0 and end.saved_step is None
+    assert end.kind == "Finished" and end.step == 0 and trainer.state.saved_step is None
     assert contents(run) == before
 
 

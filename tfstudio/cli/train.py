@@ -179,7 +179,8 @@ def run(args) -> int:
     if isinstance(end, Failed):
         return failure_exit(end) if dist.is_main else 1
     if signals.received is not None and isinstance(end, Finished) and end.reason == "stopped":
-        print(f"tfstudio train: {stopped_line(end)}", file=sys.stderr)
+        print(f"tfstudio train: {stopped_line(end.step, trainer.state.saved_step)}",
+              file=sys.stderr)
         return exit_code(signals.received)
     if dist.is_main and isinstance(end, Finished) and end.note:
         print(f"tfstudio train: {end.note}", file=sys.stderr)
@@ -188,14 +189,14 @@ def run(args) -> int:
     return 0
 
 
-def stopped_line(end) -> str:
-    """What a run stopped by a signal left on disk, in one line."""
-    if end.saved_step == end.step and end.step > 0:
-        return f"stopped at step {end.step}; checkpoint saved; continue with --resume"
-    if end.saved_step is not None:
-        return (f"stopped at step {end.step}; the checkpoint of step {end.saved_step} is kept; "
+def stopped_line(step: int, saved_step: int | None) -> str:
+    """What a run stopped by a signal at ``step`` left on disk, in one line."""
+    if saved_step == step and step > 0:
+        return f"stopped at step {step}; checkpoint saved; continue with --resume"
+    if saved_step is not None:
+        return (f"stopped at step {step}; the checkpoint of step {saved_step} is kept; "
                 "continue with --resume")
-    return f"stopped at step {end.step}, before any training step; nothing to save"
+    return f"stopped at step {step}, before any training step; nothing to save"
 
 
 class _NoSignals:

@@ -20,9 +20,9 @@ import shutil
 from pathlib import Path
 
 from ..graph import Graph, load_graph_file, save_graph
-from .checkpoint import (CheckpointChoice, find_checkpoint, load_checkpoint,
-                         remove_abandoned_partials, step_of)
-from .config import TrainConfig
+from .checkpoint import (CheckpointChoice, find_checkpoint, load_checkpoint, read_state,
+                         remove_abandoned_partials, setup_problem, step_of)
+from .config import KEPT_ON_RESUME, TrainConfig
 
 
 class RunError(RuntimeError):
@@ -173,6 +173,26 @@ class RunFolder:
         return (f"{self.path} has no intact checkpoint: {choice.skipped[0]}{more}; restore "
                 "the file from a copy, or train again (--force replaces the run)")
 
+    def check_setup(self, checkpoint: Path) -> None:
+        """Raise RunError (one line) unless graph.json, tokenizer.json and config.json are the
+        ones ``checkpoint`` was trained with: its manifest's sha256 of the first two, and the
+        settings its state.json kept that a resume never changes."""
+        problem = setup_problem(checkpoint, self.path)
+        if problem is not None:
+            raise RunError(problem)
+        saved = read_state(checkpoint).get("config")
+        if not isinstance(saved, dict):
+            return  # imported, or written before checkpoints kept their settings
+        config = self.config()
+        for name in KEPT_ON_RESUME:
+            if name == "lr_decay_steps" or name not in saved:
+                continue  # a resume that extends --steps sets it; see train/start.py
+            if getattr(config, name) != saved[name]:
+                raise RunError(
+                    f"{self.config_path} says {name} {getattr(config, name)!r} but "
+                    f"{Path(checkpoint).name} was trained with {saved[name]!r}; the file was "
+                    "changed after training: restore it from a copy of the run")
+
     def lock(self):
         """The lock a writer holds for the life of its run (see lock.py); not yet taken."""
         from .lock import RunLock
@@ -193,6 +213,7 @@ class RunFolder:
         choice = self.checkpoint()
         if choice.path is None:
             raise RunError(self.no_checkpoint_message(choice))
+        self.check_setup(choice.path)
         graph = self.graph()
         if memory_check:
             from .preflight import check_model_memory

@@ -78,7 +78,6 @@ class Finished(Event):
     final_loss: float | None = None
     elapsed_s: float = 0.0
     note: str = ""  # for "already finished": how to train further
-    saved_step: int | None = None  # the newest checkpoint of the run on disk (None: none)
 
 
 @dataclass

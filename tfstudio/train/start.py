@@ -15,7 +15,7 @@ import torch
 
 from ..graph import Graph
 from ..runs.checkpoint import CheckpointError, read_state, step_of
-from ..runs.config import TrainConfig
+from ..runs.config import KEPT_ON_RESUME, TrainConfig
 from ..runs.folder import RunError, RunFolder
 from ..runs.lock import RunLock, RunLocked
 from ..runs.preflight import check_training_memory
@@ -24,11 +24,6 @@ from .distributed import DistInfo
 from .optim import lr_at
 from .pipeline import fit_graph_to_tokenizer
 
-# What the data stream and the learning-rate schedule depend on: a resumed run keeps the saved
-# values, so it draws the same batches and its learning rate continues without a jump.
-KEPT_ON_RESUME = ("corpus", "corpus_errors", "tokenizer", "seq_len", "batch_size", "seed",
-                  "val_fraction", "grad_accum", "lr", "warmup_steps", "min_lr_ratio",
-                  "lr_decay_steps")
 
 FSDP_RESUME = ("resuming a run trained with --parallel fsdp is not supported: its checkpoints "
                "hold whole weights but no optimizer state; start a new run from its weights "
@@ -125,6 +120,7 @@ def _resumed(requested: TrainConfig, folder, dist, device, precision) -> Start:
             raise RunRefused(folder.no_checkpoint_message(choice))
         raise RunRefused(f"cannot resume: {folder.path} has no checkpoint; start a new run "
                          "instead (drop --resume)")
+    folder.check_setup(choice.path)
     state = read_state(choice.path)
     saved = folder.config()
     step = step_of(choice.path)

@@ -268,8 +268,7 @@ class Trainer:
         last_loss = self._loop(clock)
         reason = "stopped" if self._stop.is_set() else "completed"
         self._checkpoint()
-        return Finished(self.step, reason, last_loss, time.perf_counter() - clock,
-                        saved_step=self.state.saved_step)
+        return Finished(self.step, reason, last_loss, time.perf_counter() - clock)
 
     def _logs(self, step: int) -> bool:
         """Whether ``step`` (counted from 1) is reported: every log_every-th and the last."""
@@ -420,7 +419,9 @@ class Trainer:
         try:
             path = save_checkpoint(self.run_folder.checkpoints, self.step, self.model,
                                    self.optimizer if gathered is None else None, state,
-                                   self.config.keep_checkpoints, weights=gathered)
+                                   self.config.keep_checkpoints, weights=gathered,
+                                   setup={"graph.json": self.run_folder.graph_path,
+                                          "tokenizer.json": self.run_folder.tokenizer_path})
         except Exception as exc:
             refusal = disk_refusal(exc)
             if refusal is None:
