@@ -31,7 +31,7 @@ def run(args) -> int:
               f"'{args.lengths}'", file=sys.stderr)
         return 2
     try:
-        _check_run(args.run)
+        _check_run(args.run, args.device)
         result = lengths.evaluate_run(args.run, bucket_ends, rope_scaling=args.rope_scaling,
                                       rope_scaling_type=args.rope_scaling_type,
                                       device=args.device)
@@ -56,12 +56,14 @@ def run(args) -> int:
     return 0
 
 
-def _check_run(run: str) -> None:
+def _check_run(run: str, device: str) -> None:
     """The run's graph, tokenizer and settings are the ones its newest checkpoint was trained
-    with (RunError naming the changed file otherwise)."""
+    with (RunError naming the changed file otherwise), and its model fits in memory."""
     from ..runs import RunFolder
+    from ..runs.preflight import check_model_memory
     folder = RunFolder(run)
     if folder.exists():
+        check_model_memory(folder.graph(), device=device, copies=2, what=f"evaluating {run}")
         choice = folder.checkpoint()
         if choice.path is not None:
             folder.check_setup(choice.path)

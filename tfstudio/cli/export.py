@@ -31,12 +31,28 @@ def run(args) -> int:
     export = _exporter(args.format)
     _print_checkpoint_notes(args.source)
     try:
+        _check_fresh_model_memory(args.source)
         report = (_export_then_replace(export, args.source, Path(args.out)) if args.force
                   else export(args.source, args.out, overwrite=False))
     except (InteropError, OSError, ValueError) as exc:
         raise UsageError(str(exc)) from None
     print(report)
     return 0
+
+
+def _check_fresh_model_memory(source: str) -> None:
+    """A preset or graph file is exported with fresh weights: refuse one that cannot fit
+    before building it (a run folder's load has its own check)."""
+    from ..runs.folder import RunFolder
+    from ..runs.preflight import check_model_memory
+    if Path(source).is_dir() and RunFolder(source).exists():
+        return
+    from .. import load_graph
+    try:
+        graph = load_graph(source)
+    except Exception:  # noqa: BLE001 - the exporter says what is wrong with the source
+        return
+    check_model_memory(graph, copies=2, what=f"exporting {source}")
 
 
 def _export_then_replace(export, source: str, out: Path):

@@ -10,7 +10,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from ..runs.config import TrainConfig
-from .errors import USAGE_EXIT, UsageError, report_bug
+from .errors import USAGE_EXIT, UsageError, check_out_folder, report_bug
 from .checks import check_device
 from .progress import TrainingProgress
 
@@ -109,12 +109,6 @@ def config_from_args(args) -> TrainConfig:
     return TrainConfig(**values, corpus_errors=args.errors)
 
 
-def check_out(path: str) -> None:
-    """``--out`` must be a folder (or not exist yet)."""
-    if Path(path).exists() and not Path(path).is_dir():
-        raise UsageError(f"--out {path} is a file, not a folder; choose another --out")
-
-
 def failure_exit(event) -> int:
     """Print a failed run's one line; 2 when the user can fix it, 1 when training itself
     failed (diverged, out of memory), 3 for a bug."""
@@ -150,7 +144,7 @@ def run(args) -> int:
         args.steps = _saved_steps(args.out) if args.resume else TrainConfig.steps
     config = config_from_args(args)
     dist = from_environment()
-    check_out(args.out)
+    check_out_folder(args.out)
     if config.device != "auto":
         check_device(config.device)
     try:
