@@ -434,13 +434,11 @@ def _state_problem(path: Path) -> tuple[str, str] | None:
         return "state.json", f'says "step": {json.dumps(step)}; a step is a whole number >= 0'
     if step != step_of(path):
         return "state.json", f'says "step": {step} in the folder of step {step_of(path)}'
-    # what a resume reads besides the step (absent from imported checkpoints): the data
-    # position and the random state must have their shape, or the resume would fail half way
-    data, rng = state.get("data"), state.get("rng")
-    if data is not None and not (isinstance(data, dict) and isinstance(data.get("sampler"), dict)):
+    # the data position a resume reads (absent from imported checkpoints) must have its
+    # shape, or the resume would fail half way (the trainer refuses a missing one itself)
+    data = state.get("data")
+    if isinstance(data, dict) and not isinstance(data.get("sampler"), dict):
         return "state.json", 'has no "data" position a resume can continue from'
-    if rng is not None and not (isinstance(rng, dict) and isinstance(rng.get("torch"), list)):
-        return "state.json", 'has no "rng" state a resume can continue from'
     return None
 
 

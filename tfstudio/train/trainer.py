@@ -41,6 +41,7 @@ from .optim import lr_at, make_optimizer
 from .start import RunRefused, Start, plan_start
 
 Listener = Callable[[Event], None]
+_CPU_OOM = "DefaultCPUAllocator: can't allocate memory"
 
 
 class NonFiniteLoss(RuntimeError):
@@ -199,9 +200,15 @@ class Trainer:
         self.state.step = self.state.saved_step = saved["step"]
         self.state.tokens_seen = saved.get("tokens_seen", 0)
         self.pipeline.load_state_dict(saved["data"])
-        set_rng_state(saved["rng"])
-        if saved.get("scaler"):
-            self.scaler.load_state_dict(saved["scaler"])
+        try:
+            set_rng_state(saved["rng"])
+            if saved.get("scaler"):
+                self.scaler.load_state_dict(saved["scaler"])
+        except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+            raise RunRefused(f"{checkpoint / 'state.json'}: its random-number or grad-scaler "
+                             f"state does not restore ({type(exc).__name__}: {exc}); start a new "
+                             f"run from its weights (--init-from {self.run_folder.path})"
+                             ) from None
         if self.metrics_log:
             self.metrics_log.truncate_after(self.state.step)
 
@@ -225,15 +232,18 @@ class Trainer:
             end = Failed(self.step, "disk", str(exc))
         except RunRefused as exc:
             end = Failed(self.step, "refused", str(exc))
-        except torch.OutOfMemoryError:
+        except (torch.OutOfMemoryError, MemoryError):
             end = Failed(self.step, "oom", self._oom_message())
         except Exception as exc:  # noqa: BLE001 - reported to the user, never swallowed silently
             refusal = disk_refusal(exc)
-            end = (Failed(self.step, "disk", self._disk_message(
-                       refusal, f"at step {self.step}", getattr(exc, "filename", None)))
-                   if refusal else
-                   Failed(self.step, "error", f"{type(exc).__name__}: {exc}",
-                          details=traceback.format_exc()))
+            if refusal:
+                end = Failed(self.step, "disk", self._disk_message(
+                    refusal, f"at step {self.step}", getattr(exc, "filename", None)))
+            elif _CPU_OOM in str(exc):  # torch's CPU allocator says it as a RuntimeError
+                end = Failed(self.step, "oom", self._oom_message())
+            else:
+                end = Failed(self.step, "error", f"{type(exc).__name__}: {exc}",
+                             details=traceback.format_exc())
         finally:
             # after a clean end every rank waits for the others (rank 0 may still be writing the
             # checkpoint); tearing gloo down under a busy peer aborts the process
