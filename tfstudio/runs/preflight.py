@@ -143,15 +143,18 @@ def check_training_memory(graph: Graph, *, batch: int, seq_len: int, grad_accum:
     per = f" per process x {copies}" if copies > 1 else ""
     raise MemoryRefusal(
         f"training {name} needs about {human_bytes(need.total)}{per} ({parts}) but {where} "
-        f"has {_free_words(available, free)}; "
+        f"has {_free_words(available, free, need.total * copies)}; "
         f"{_training_fix(need, batch, grad_accum, available // copies, on_host)}"
         f", {NO_CHECK_HINT}")
 
 
-def _free_words(usable: int, free: int | None) -> str:
-    """What is free, and the share a job may use of it when that was measured."""
+def _free_words(usable: int, free: int | None, need: int) -> str:
+    """What is free; when the need fits in it but not in the share a job may use, that share
+    too (else the refusal would read as a contradiction)."""
     if free is None:
         return f"{human_bytes(usable)} free"
+    if need > free:
+        return f"{human_bytes(free)} free"
     return f"{human_bytes(free)} free (a job may use {MARGIN:.0%} of it, {human_bytes(usable)})"
 
 
@@ -196,8 +199,8 @@ def check_model_memory(graph: Graph, *, device: str = "cpu", dtype: str = "float
     raise MemoryRefusal(
         f"{what} needs about {human_bytes(need)} ({params:,} parameters x "
         f"{dtype_bytes(dtype)} bytes x {copies} copies while loading) but {where} has "
-        f"{_free_words(available, free)}; use a machine (or --device) with more memory, or a "
-        f"smaller model{extra}")
+        f"{_free_words(available, free, need)}; use a machine (or --device) with more "
+        f"memory, or a smaller model{extra}")
 
 
 __all__ = ["MemoryRefusal", "Need", "available_memory", "check_model_memory",
