@@ -22,7 +22,8 @@ def configure(parser) -> None:
                              "standalone model.py + weights; onnx: model.onnx (default hf)")
     parser.add_argument("--out", required=True, help="folder to write (created if missing)")
     parser.add_argument("--force", action="store_true",
-                        help="write into --out even if it already holds files")
+                        help="write into --out even if it already holds files (its files are "
+                             "replaced only once the export has succeeded)")
 
 
 def run(args) -> int:

@@ -73,7 +73,9 @@ def configure(parser) -> None:
                              "corpus, tokenizer, batch, length, seed and learning-rate schedule "
                              "are the run's own; --steps N beyond its end extends it)")
     parser.add_argument("--force", action="store_true",
-                        help="replace an earlier run in --out (without --resume)")
+                        help="replace an earlier run in --out (without --resume); it is kept "
+                             "until the new run has passed every check and saved its first "
+                             "checkpoint")
     parser.add_argument("--errors", choices=("strict", "replace"), default="strict",
                         help="what to do with invalid UTF-8 in corpus files: strict stops and "
                              "names the file, replace reads it as U+FFFD")

@@ -8,7 +8,10 @@ steer a run (the app's training process obeys its commands that way, see child.p
 A run goes: refusals (start.py: settings, the run folder's lock, resume, memory; nothing is
 built yet), building (pipeline, model, optimizer, restored state), the loop, the last
 checkpoint. Faults end the run with a ``Failed`` event that says what to do: a refusal, a
-NaN/inf loss (and which checkpoint is kept), out-of-memory (what to reduce), anything else.
+NaN/inf loss (and which checkpoint is kept), out-of-memory (what to reduce), a write the disk
+refused (which checkpoint is intact), anything else. A new run replacing an earlier one
+(``overwrite``) sets it aside once built and deletes it at its own first checkpoint; a run that
+ends before that puts it back.
 """
 from __future__ import annotations
 
