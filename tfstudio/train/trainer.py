@@ -56,7 +56,7 @@ class DiskRefused(RuntimeError):
 
 
 @dataclass
-class RunState:
+class RunPosition:
     """Where the run is (what a checkpoint keeps besides weights, optimizer and data)."""
     step: int = 0
     tokens_seen: int = 0
@@ -93,7 +93,7 @@ class Trainer:
         self.writes = False           # this process writes the run folder (rank 0)
         self.metrics_log: MetricsLog | None = None
         self.n_params = 0
-        self.state = RunState()
+        self.state = RunPosition()
         self.notes: list[str] = []    # said when the run starts (Started.notes)
         self._replaced: Path | None = None  # an earlier run set aside until our first save
         self._lock = self.run_folder.lock() if self.run_folder and self.dist.is_main else None
