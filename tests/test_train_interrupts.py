@@ -129,6 +129,7 @@ def tiny_config(**changes) -> TrainConfig:
     return TrainConfig(**settings)
 
 
+@pytest.mark.slow
 def test_the_apps_training_process_saves_when_sent_sigterm(tmp_path):
     child = TrainingProcess(load_preset("tiny-gpt"), tiny_config(steps=100000, log_every=1),
                             tmp_path / "run")
