@@ -165,3 +165,16 @@ def test_import_hf_of_a_linked_config_is_refused_by_the_real_command_line(hf, tm
                           text=True, timeout=120)
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert "links outside" in done.stderr
+
+
+def test_an_imported_runs_graph_changed_later_is_refused_in_one_line(hf, tmp_path, capsys):
+    out = tmp_path / "imported"
+    assert main(["import-hf", str(hf), "--out", str(out), "--tokenizer", "byte"]) == 0
+    capsys.readouterr()
+    graph = out / "graph.json"
+    graph.write_text(graph.read_text().replace('"d_model": 64', '"d_model": 32', 1))
+    assert main(["generate", str(out), "--max-new-tokens", "2"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"tfstudio generate: {graph} was changed after step-00000000 was written "
+                   "(its sha256 differs), so the weights no longer mean what they meant; "
+                   "restore it from a copy of the run")

@@ -101,8 +101,11 @@ def _write_run(out: Path, graph, model, tokenizer, folder: Path) -> list[str]:
         files.append("tokenizer.json")
     model.eval()
     with torch.no_grad():
+        setup = {name: out / name for name in ("graph.json", "tokenizer.json")
+                 if (out / name).is_file()}  # recorded: a later change is refused on load
         ckpt = save_checkpoint(out / "checkpoints", 0, model, None,
-                               {"tokens_seen": 0, "imported_from": str(folder.resolve())})
+                               {"tokens_seen": 0, "imported_from": str(folder.resolve())},
+                               setup=setup)
     files.append(str(ckpt.relative_to(out) / "model.safetensors"))
     return files
 
