@@ -27,6 +27,13 @@ class Parser(argparse.ArgumentParser):
         self.exit(USAGE_EXIT, f"{self.prog}: {message}; see `{self.prog} -h` for the options\n")
 
 
+def check_out_folder(path: str | Path, flag: str = "--out") -> None:
+    """A folder a command writes must be a folder, or not exist yet: a file there is refused
+    in one line (not "[Errno 17] File exists" once the work is done)."""
+    if Path(path).exists() and not Path(path).is_dir():
+        raise UsageError(f"{flag} {path} is a file, not a folder; choose another {flag}")
+
+
 def report_usage(command: str, message: str) -> int:
     print(f"{prog(command)}: {message}", file=sys.stderr)
     return USAGE_EXIT

@@ -31,6 +31,7 @@ def run(args) -> int:
               f"'{args.lengths}'", file=sys.stderr)
         return 2
     try:
+        _check_run(args.run, args.device)
         result = lengths.evaluate_run(args.run, bucket_ends, rope_scaling=args.rope_scaling,
                                       rope_scaling_type=args.rope_scaling_type,
                                       device=args.device)
@@ -38,7 +39,6 @@ def run(args) -> int:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
     path = lengths.result_path(args.run, args.rope_scaling, args.rope_scaling_type)
-    lengths.save(result, path)
     scaled = (f", RoPE scaled x{args.rope_scaling:g} ({args.rope_scaling_type})"
               if args.rope_scaling != 1.0 else "")
     print(f"loss by position, trained on {result.train_length} tokens{scaled} "
@@ -48,5 +48,25 @@ def run(args) -> int:
     for name, loss in zip(result.bucket_names(), result.buckets):
         text = f"{loss:.3f}" if loss is not None else f"cannot go past {result.limit}"
         print(f"  positions {name:>11}: {text}")
+    try:  # printed first: a run folder that cannot be written still shows its results
+        lengths.save(result, path)
+    except OSError as exc:
+        print(f"{PROG}: could not save {path} ({exc.strerror or exc}); the results are the "
+              "lines above", file=sys.stderr)
+        return 2
     print(f"saved {path}")
     return 0
+
+
+def _check_run(run: str, device: str) -> None:
+    """The run's graph, tokenizer and settings are the ones its newest checkpoint was trained
+    with (RunError naming the changed file otherwise), and its model fits in memory."""
+    from ..runs import RunFolder
+    from ..runs.preflight import check_model_memory
+    folder = RunFolder(run)
+    if folder.exists():
+        check_model_memory(folder.graph(), device=device, copies=2, what=f"evaluating {run}")
+        choice = folder.checkpoint()
+        if choice.path is not None:
+            folder.check_setup(choice.path)
+            folder.tokenizer()  # its special ids are checked as it loads

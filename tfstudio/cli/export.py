@@ -4,7 +4,10 @@ SOURCE is a run folder (its latest checkpoint and tokenizer), or a preset name /
 (freshly initialised weights, for trying the formats out)."""
 from __future__ import annotations
 
+import os
+import shutil
 import sys
+from pathlib import Path
 
 from .errors import UsageError
 
@@ -19,7 +22,8 @@ def configure(parser) -> None:
                              "standalone model.py + weights; onnx: model.onnx (default hf)")
     parser.add_argument("--out", required=True, help="folder to write (created if missing)")
     parser.add_argument("--force", action="store_true",
-                        help="write into --out even if it already holds files")
+                        help="write into --out even if it already holds files (its files are "
+                             "replaced only once the export has succeeded)")
 
 
 def run(args) -> int:
@@ -28,11 +32,49 @@ def run(args) -> int:
     export = _exporter(args.format)
     _print_checkpoint_notes(args.source)
     try:
-        report = export(args.source, args.out, overwrite=args.force)
+        _check_fresh_model_memory(args.source)
+        report = (_export_then_replace(export, args.source, Path(args.out)) if args.force
+                  else export(args.source, args.out, overwrite=False))
     except (InteropError, OSError, ValueError) as exc:
         raise UsageError(str(exc)) from None
     print(report)
     return 0
+
+
+def _check_fresh_model_memory(source: str) -> None:
+    """A preset or graph file is exported with fresh weights: refuse one that cannot fit
+    before building it (a run folder's load has its own check)."""
+    from ..runs.folder import RunFolder
+    from ..runs.preflight import check_model_memory
+    if Path(source).is_dir() and RunFolder(source).exists():
+        return
+    from .. import load_graph
+    try:
+        graph = load_graph(source)
+    except Exception:  # noqa: BLE001 - the exporter says what is wrong with the source
+        return
+    check_model_memory(graph, copies=2, what=f"exporting {source}")
+
+
+def _export_then_replace(export, source: str, out: Path):
+    """--force into a folder that holds files: export into a fresh folder next to it first, so
+    a refused or failed export leaves it as it was; then move the new files in (files of other
+    names in it are kept)."""
+    if not (out.is_dir() and any(out.iterdir())):
+        return export(source, out, overwrite=True)
+    staging = out.parent / f".{out.name}.export-{os.getpid()}.partial"
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        report = export(source, staging, overwrite=False)
+        for item in sorted(staging.iterdir()):
+            target = out / item.name
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target)
+            os.replace(item, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    report.out_dir = out
+    return report
 
 
 def _print_checkpoint_notes(source: str) -> None:

@@ -10,7 +10,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from ..runs.config import TrainConfig
-from .errors import USAGE_EXIT, UsageError, report_bug
+from .errors import USAGE_EXIT, UsageError, check_out_folder, report_bug
 from .checks import check_device
 from .progress import TrainingProgress
 
@@ -73,7 +73,9 @@ def configure(parser) -> None:
                              "corpus, tokenizer, batch, length, seed and learning-rate schedule "
                              "are the run's own; --steps N beyond its end extends it)")
     parser.add_argument("--force", action="store_true",
-                        help="replace an earlier run in --out (without --resume)")
+                        help="replace an earlier run in --out (without --resume); it is kept "
+                             "until the new run has passed every check and saved its first "
+                             "checkpoint")
     parser.add_argument("--errors", choices=("strict", "replace"), default="strict",
                         help="what to do with invalid UTF-8 in corpus files: strict stops and "
                              "names the file, replace reads it as U+FFFD")
@@ -109,17 +111,11 @@ def config_from_args(args) -> TrainConfig:
     return TrainConfig(**values, corpus_errors=args.errors)
 
 
-def check_out(path: str) -> None:
-    """``--out`` must be a folder (or not exist yet)."""
-    if Path(path).exists() and not Path(path).is_dir():
-        raise UsageError(f"--out {path} is a file, not a folder; choose another --out")
-
-
 def failure_exit(event) -> int:
     """Print a failed run's one line; 2 when the user can fix it, 1 when training itself
     failed (diverged, out of memory), 3 for a bug."""
     message, code = event.message, 1
-    if event.reason == "refused":  # the pre-flight, a locked folder, a run with nothing to do
+    if event.reason in ("refused", "disk"):  # the pre-flight, a locked folder, a full disk...
         code = USAGE_EXIT
     elif event.reason == "error":
         name, _, rest = message.partition(": ")
@@ -143,13 +139,14 @@ def run(args) -> int:
     from ..data import build_tokenizer, load_corpus
     from ..train.distributed import from_environment
     from ..train.events import Failed, Finished
+    from ..train.signals import StopOnSignals, exit_code
     from ..train.trainer import Trainer
 
     if args.steps is None:  # not given: a new run's default, or the resumed run's own
         args.steps = _saved_steps(args.out) if args.resume else TrainConfig.steps
     config = config_from_args(args)
     dist = from_environment()
-    check_out(args.out)
+    check_out_folder(args.out)
     if config.device != "auto":
         check_device(config.device)
     try:
@@ -169,14 +166,43 @@ def run(args) -> int:
     listeners = [_WithNotes(TrainingProgress())] if dist.is_main else []
     trainer = Trainer(graph, config, run_dir=args.out, resume=args.resume, listeners=listeners,
                       dist=dist, tokenizer=tokenizer, corpus=corpus, overwrite=args.force)
-    end = trainer.run()
+    # torchrun forwards a signal to every rank, which could stop at different steps and wait
+    # forever for each other; there the signal ends the processes as before
+    say = (lambda line: print(f"tfstudio train: {line}", file=sys.stderr)) if dist.is_main \
+        else None
+    with StopOnSignals(trainer.stop, say) if not dist.enabled else _NoSignals() as signals:
+        end = trainer.run()
     if isinstance(end, Failed):
         return failure_exit(end) if dist.is_main else 1
+    if signals.received is not None and isinstance(end, Finished) and end.reason == "stopped":
+        print(f"tfstudio train: {stopped_line(end.step, trainer.state.saved_step)}",
+              file=sys.stderr)
+        return exit_code(signals.received)
     if dist.is_main and isinstance(end, Finished) and end.note:
         print(f"tfstudio train: {end.note}", file=sys.stderr)
     elif dist.is_main:
         print(f"run folder: {args.out}", file=sys.stderr)
     return 0
+
+
+def stopped_line(step: int, saved_step: int | None) -> str:
+    """What a run stopped by a signal at ``step`` left on disk, in one line."""
+    if saved_step == step and step > 0:
+        return f"stopped at step {step}; checkpoint saved; continue with --resume"
+    if saved_step is not None:
+        return (f"stopped at step {step}; the checkpoint of step {saved_step} is kept; "
+                "continue with --resume")
+    return f"stopped at step {step}, before any training step; nothing to save"
+
+
+class _NoSignals:
+    received = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None
 
 
 class _WithNotes:

@@ -114,6 +114,12 @@ def bpe_from_state(state: dict[str, Any]) -> TiktokenTokenizer:
              for rank, token in enumerate(state["ranks"])}
     if len(ranks) != len(state["ranks"]) or any(bytes((b,)) not in ranks for b in range(256)):
         raise DataError("BPE table is damaged: duplicate tokens or missing single bytes")
+    specials = state["specials"]
+    ids = sorted(specials.values()) if isinstance(specials, dict) else None
+    if ids is None or any(type(i) is not int for i in ids) or \
+            ids != list(range(len(ranks), len(ranks) + len(ids))):
+        raise DataError(f"BPE special tokens {str(specials)[:80]} are not the ids after its "
+                        f"{len(ranks)} merged tokens; the file was changed")
     extra = {k: state[k] for k in ("pattern", "ranks", "trainer", "corpus_fingerprint")}
     return TiktokenTokenizer(kind="bpe", name=state["name"], pattern=state["pattern"],
                              ranks=ranks, specials=state["specials"], state=extra)

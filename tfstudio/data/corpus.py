@@ -163,6 +163,7 @@ def _path_corpus(path: Path, errors: str) -> Corpus:
                         if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES
                         and not any(part.startswith(".") for part in p.relative_to(path).parts)),
                        key=lambda p: p.relative_to(path).as_posix())
+        _refuse_links_out(path, files)
         files = [p for p in files if not _is_blank(p)]
         if not files:
             raise DataError(f"{path}: the folder has no non-empty {'/'.join(TEXT_SUFFIXES)} "
@@ -188,6 +189,17 @@ def _path_corpus(path: Path, errors: str) -> Corpus:
 
     return Corpus(str(path), title, kind, f"Text from {path}.",
                   sum(f.stat().st_size for f in files), documents)
+
+
+def _refuse_links_out(folder: Path, files: list[Path]) -> None:
+    """A corpus folder means the text inside it: a file linked from elsewhere (a link to
+    /etc/passwd) is refused, naming it, rather than trained on."""
+    root = folder.resolve()
+    for file in files:
+        real = file.resolve()
+        if not real.is_relative_to(root):
+            raise DataError(f"{file} links outside the corpus folder {folder} (to {real}); "
+                            "copy the file into the folder, or remove the link")
 
 
 def _is_blank(path: Path, probe: int = 1 << 16) -> bool:

@@ -70,6 +70,17 @@ def tokenizer_from_dict(data: Any, source: str = "tokenizer") -> Tokenizer:
         raise DataError(f"{source}: tokenizer format_version {data.get('format_version')!r} is "
                         f"not supported (this tfstudio reads {FORMAT_VERSION})")
     kind = data.get("kind")
+    tokenizer = _rebuilt(data, kind, source)
+    saved = data.get("specials", tokenizer.specials)
+    if saved != tokenizer.specials:  # the ids a model learned its special tokens under
+        shown = repr(saved) if len(repr(saved)) <= 80 else repr(saved)[:77] + "..."
+        raise DataError(f"{source}: its special tokens {shown} are not the ones this {kind} "
+                        f"tokenizer assigns ({tokenizer.specials}); the file was changed: "
+                        "restore it from a copy of the run")
+    return tokenizer
+
+
+def _rebuilt(data: dict, kind: Any, source: str) -> Tokenizer:
     try:
         if kind == "byte":
             from .simple_tokenizers import ByteTokenizer
@@ -83,8 +94,10 @@ def tokenizer_from_dict(data: Any, source: str = "tokenizer") -> Tokenizer:
         if kind == "tiktoken":
             from .named_encodings import load_named_encoding
             return load_named_encoding(data["encoding"])
-    except DataError:
-        raise
+    except DataError as exc:
+        if str(exc).startswith(source):
+            raise
+        raise DataError(f"{source}: {exc}") from None  # name the file the fault is in
     except (KeyError, TypeError, ValueError) as exc:
         raise DataError(f"{source}: malformed {kind} tokenizer ({exc!r}); save it again from "
                         f"the run that made it") from exc

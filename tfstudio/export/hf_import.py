@@ -15,6 +15,7 @@ byte tokens sit in ``bytes_to_unicode`` order, not byte order), so the model sti
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -100,8 +101,11 @@ def _write_run(out: Path, graph, model, tokenizer, folder: Path) -> list[str]:
         files.append("tokenizer.json")
     model.eval()
     with torch.no_grad():
+        setup = {name: out / name for name in ("graph.json", "tokenizer.json")
+                 if (out / name).is_file()}  # recorded: a later change is refused on load
         ckpt = save_checkpoint(out / "checkpoints", 0, model, None,
-                               {"tokens_seen": 0, "imported_from": str(folder.resolve())})
+                               {"tokens_seen": 0, "imported_from": str(folder.resolve())},
+                               setup=setup)
     files.append(str(ckpt.relative_to(out) / "model.safetensors"))
     return files
 
@@ -165,18 +169,46 @@ def graph_vocab(graph) -> int:
                .param("vocab_size"))
 
 
+MAX_CONFIG_BYTES = 16 << 20   # a config.json is a few KB; more is not a model's config
+MAX_HEADER_BYTES = 100 << 20  # safetensors' own limit on its JSON header
+
+
+def inside(folder: Path, name: str) -> Path:
+    """``folder / name`` if it is a regular file whose real path is inside ``folder``; a link
+    out of it is refused, naming it. (A Hugging Face cache snapshot's files are links into its
+    repository's ``blobs/``, which counts as inside.)"""
+    path = folder / name
+    real = path.resolve()
+    root = folder.resolve()
+    roots = [root]
+    if root.parent.name == "snapshots":  # models--org--name/snapshots/REV -> ../../blobs/SHA
+        roots.append(root.parent.parent / "blobs")
+    if not any(real.is_relative_to(r) for r in roots):
+        raise InteropError(f"{path} links outside {folder} (to {real}); copy the file into the "
+                           "folder instead of linking it")
+    if not real.is_file():
+        raise InteropError(f"{path} is not a regular file; a checkpoint folder holds files")
+    return path
+
+
 def read_config(folder: Path) -> HFConfig:
-    path = folder / "config.json"
     if not folder.is_dir():
         raise InteropError(f"{folder} is not a folder; pass a local Hugging Face checkpoint "
                            "folder (with config.json and model.safetensors)")
+    if not os.path.lexists(folder / "config.json"):
+        raise InteropError(f"{folder} has no config.json; is it a Hugging Face model folder?")
+    path = inside(folder, "config.json")
+    if path.stat().st_size > MAX_CONFIG_BYTES:
+        raise InteropError(f"{path}: {path.stat().st_size:,} bytes is not a model's config "
+                           "(they are a few KB); is it the right file?")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InteropError(f"{folder} has no config.json; is it a Hugging Face model folder?") \
-            from None
-    except json.JSONDecodeError as exc:
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InteropError(f"{path}: not valid JSON ({exc})") from None
+    except RecursionError:
+        raise InteropError(f"{path}: nested too deeply to be a model's config") from None
+    except OSError as exc:
+        raise InteropError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     if not isinstance(data, dict):
         raise InteropError(f"{path}: expected a JSON object")
     return HFConfig(data, str(path))
@@ -189,24 +221,24 @@ def read_weights(folder: Path) -> dict:
 
     for index_name, loader in (("model.safetensors.index.json", _load_safetensors),
                                ("pytorch_model.bin.index.json", _load_bin)):
-        index = folder / index_name
-        if index.exists():
+        if os.path.lexists(folder / index_name):
+            index = inside(folder, index_name)
             tensors = {}
             for shard in shard_paths(folder, index):
                 tensors.update(loader(shard))
             return tensors
-    if (folder / "model.safetensors").exists():
-        return load_file(str(folder / "model.safetensors"))
-    if (folder / "pytorch_model.bin").exists():
-        return _load_bin(folder / "pytorch_model.bin")
+    if os.path.lexists(folder / "model.safetensors"):
+        return _load_safetensors(inside(folder, "model.safetensors"))
+    if os.path.lexists(folder / "pytorch_model.bin"):
+        return _load_bin(inside(folder, "pytorch_model.bin"))
     raise InteropError(f"{folder} has no weights (model.safetensors, its shards, or "
                        "pytorch_model.bin)")
 
 
 def shard_paths(folder: Path, index: Path) -> list[Path]:
     """The shard files an index names, each checked to be a file inside ``folder``: a name
-    such as ``../outside.bin`` or ``/etc/passwd`` is refused, never opened. (Symbolic links
-    are followed: in Hugging Face's own cache every file is one.)"""
+    such as ``../outside.bin`` or ``/etc/passwd`` is refused, never opened, and so is a link
+    out of the folder (see :func:`inside`)."""
     not_an_index = InteropError(f"{index}: not a shard index (a JSON object whose 'weight_map' "
                                 "maps tensor names to shard files); re-save the checkpoint")
     try:
@@ -221,16 +253,32 @@ def shard_paths(folder: Path, index: Path) -> list[Path]:
         if Path(name).is_absolute() or ".." in Path(name).parts:
             raise InteropError(f"{index}: shard {name!r} is outside {folder}; an index may name "
                                "only files inside the checkpoint folder, so fix the index")
-        if not (folder / name).is_file():
+        if not os.path.lexists(folder / name):
             raise InteropError(f"{index}: shard '{name}' is missing from {folder}; copy it "
                                "there or re-download the checkpoint")
-        paths.append(folder / name)
+        paths.append(inside(folder, name))
     return paths
 
 
 def _load_safetensors(path: Path) -> dict:
+    """The tensors of a safetensors file whose header was checked first: its length must fit
+    the file and safetensors' limit, so a header claiming 4e14 or 2^62 bytes is refused
+    before anything is read or allocated."""
+    from safetensors import SafetensorError
     from safetensors.torch import load_file
-    return load_file(str(path))
+
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        header_len = int.from_bytes(f.read(8), "little")
+    if size < 8 or header_len > size - 8 or header_len > MAX_HEADER_BYTES or header_len < 2:
+        raise InteropError(f"{path}: not a safetensors file (its header claims {header_len:,} "
+                           f"bytes; the file has {size:,}); download it again")
+    try:
+        return load_file(str(path))
+    except (SafetensorError, OSError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+        raise InteropError(f"{path}: not a readable safetensors file ({first}); download it "
+                           "again") from None
 
 
 def _load_bin(path: Path) -> dict:
@@ -238,8 +286,24 @@ def _load_bin(path: Path) -> dict:
     try:
         return torch.load(str(path), map_location="cpu", weights_only=True)
     except Exception as exc:  # pickles that need code to load are refused by design
-        raise InteropError(f"{path}: cannot be read as plain tensors ({exc}); convert it to "
-                           "safetensors") from None
+        raise InteropError(f"{path}: cannot be read as plain tensors ({_bin_reason(exc)}); "
+                           "tfstudio never runs code from a file: convert it to safetensors "
+                           "with the tool that made it") from None
+
+
+def _bin_reason(exc: Exception) -> str:
+    """torch's reason in a few words, without its paragraphs of advice (which include loading
+    the file with weights_only=False: running the code in it)."""
+    text = str(exc)
+    match = re.search(r"Unsupported global: GLOBAL ([\w.]+)", text)
+    if match:
+        return f"it needs the Python object {match.group(1)}, which means running its code"
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("WeightsUnpickler error:"):
+            return line.removeprefix("WeightsUnpickler error:").strip()[:200]
+    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    return first[:200]
 
 
 def normalise_names(family: str, tensors: dict, cfg: HFConfig) -> dict:

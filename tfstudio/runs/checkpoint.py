@@ -20,6 +20,7 @@ the newest intact one) and one line for each newer one it skipped, saying why.
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -41,6 +42,25 @@ _PARTIAL = re.compile(r"\.(step-\d{8,}(?:\.\d+)?)\.(\d+)\.partial")
 
 class CheckpointError(RuntimeError):
     pass
+
+
+# a write the disk refused: full, over the quota, or past the file-size limit (ulimit -f)
+_DISK_ERRNOS = {errno.ENOSPC: "no space left on the disk of {where}",
+                errno.EDQUOT: "the disk quota for {where} is used up",
+                errno.EFBIG: "a file in {where} would pass the file-size limit (ulimit -f)"}
+# how safetensors' Rust side names the OS's error: "(os error 28)", or "Os { code: 28, ..."
+_OS_ERROR = re.compile(r"os error (\d+)|Os \{ code: (\d+)")
+
+
+def disk_refusal(exc: BaseException) -> str | None:
+    """What a failed write says when the disk refused it (full, quota, file-size limit), in
+    words with a ``{where}`` to fill; None for any other error. safetensors reports these as
+    SafetensorError text."""
+    number = exc.errno if isinstance(exc, OSError) else None
+    if number is None and isinstance(exc, SafetensorError):
+        match = _OS_ERROR.search(str(exc))
+        number = int(match.group(1) or match.group(2)) if match else None
+    return _DISK_ERRNOS.get(number)
 
 
 def _fsync_dir(path: Path) -> None:
@@ -93,9 +113,13 @@ def set_rng_state(state: dict[str, Any]) -> None:
 
 def save_checkpoint(directory: Path, step: int, model: torch.nn.Module,
                     optimizer: torch.optim.Optimizer | None, state: dict[str, Any],
-                    keep_last: int = 2, weights: dict[str, torch.Tensor] | None = None) -> Path:
+                    keep_last: int = 2, weights: dict[str, torch.Tensor] | None = None,
+                    setup: dict[str, Path] | None = None) -> Path:
     """Write checkpoint ``step`` atomically and prune older ones (``keep_last`` are kept; 0
     keeps them all).
+
+    ``setup`` names the run's files the weights mean nothing without (graph.json,
+    tokenizer.json): their sha256 goes into the manifest, for :func:`setup_problem`.
 
     ``weights`` replaces ``model``'s own state dict when given (whole weights gathered from
     sharded ranks)."""
@@ -112,6 +136,30 @@ def save_checkpoint(directory: Path, step: int, model: torch.nn.Module,
     partial = directory / f".{name}.{os.getpid()}.partial"
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir()
+    try:
+        _write_partial(partial, step, model, optimizer, state, weights, setup or {})
+        os.replace(partial, final)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)  # a full disk gets its space back
+        raise
+    _fsync_dir(directory)
+    pointer = directory / f"{LATEST}.tmp"
+    try:
+        pointer.write_text(name, encoding="utf-8")
+        os.replace(pointer, directory / LATEST)
+    except BaseException:
+        pointer.unlink(missing_ok=True)  # LATEST still names the previous checkpoint
+        shutil.rmtree(final, ignore_errors=True)
+        raise
+    _fsync_dir(directory)
+    _prune(directory, keep_last, keep=name)
+    return final
+
+
+def _write_partial(partial: Path, step: int, model: torch.nn.Module,
+                   optimizer: torch.optim.Optimizer | None, state: dict[str, Any],
+                   weights: dict[str, torch.Tensor] | None, setup: dict[str, Path]) -> None:
+    """Every file of a checkpoint, flushed to disk, into the temporary folder ``partial``."""
     if weights is None:
         save_model(model, str(partial / "model.safetensors"))
     else:
@@ -125,18 +173,10 @@ def save_checkpoint(directory: Path, step: int, model: torch.nn.Module,
         json.dump(full_state, f)
         f.flush()
         os.fsync(f.fileno())
-    _write_manifest(partial)
+    _write_manifest(partial, setup)
     for file in partial.iterdir():
         with open(file, "rb") as f:
             os.fsync(f.fileno())
-    os.replace(partial, final)
-    _fsync_dir(directory)
-    pointer = directory / f"{LATEST}.tmp"
-    pointer.write_text(name, encoding="utf-8")
-    os.replace(pointer, directory / LATEST)
-    _fsync_dir(directory)
-    _prune(directory, keep_last, keep=name)
-    return final
 
 
 def _drop_aliases(weights: dict[str, torch.Tensor], model: torch.nn.Module
@@ -161,11 +201,14 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _write_manifest(folder: Path) -> None:
+def _write_manifest(folder: Path, setup: dict[str, Path]) -> None:
     files = {p.name: {"bytes": p.stat().st_size, "sha256": _sha256(p)}
              for p in sorted(folder.iterdir()) if p.is_file()}
+    record = {"files": files}
+    if setup:
+        record["setup"] = {name: _sha256(path) for name, path in sorted(setup.items())}
     with open(folder / MANIFEST, "w", encoding="utf-8") as f:
-        json.dump({"files": files}, f, indent=1)
+        json.dump(record, f, indent=1)
         f.flush()
         os.fsync(f.fileno())
 
@@ -179,6 +222,16 @@ def _prune(directory: Path, keep_last: int, keep: str) -> None:
     for partial in directory.glob(".step-*.partial"):
         if _abandoned(partial):
             shutil.rmtree(partial, ignore_errors=True)
+
+
+def remove_abandoned_partials(directory: Path) -> None:
+    """Delete the half-written checkpoints of writers that no longer run (a kill, a full disk);
+    called when a run starts, under the run folder's lock."""
+    directory = Path(directory)
+    if directory.is_dir():
+        for partial in directory.glob(".step-*.partial"):
+            if _abandoned(partial):
+                shutil.rmtree(partial, ignore_errors=True)
 
 
 def _abandoned(partial: Path) -> bool:
@@ -381,6 +434,33 @@ def _state_problem(path: Path) -> tuple[str, str] | None:
         return "state.json", f'says "step": {json.dumps(step)}; a step is a whole number >= 0'
     if step != step_of(path):
         return "state.json", f'says "step": {step} in the folder of step {step_of(path)}'
+    # the data position a resume reads (absent from imported checkpoints) must have its
+    # shape, or the resume would fail half way (the trainer refuses a missing one itself)
+    data = state.get("data")
+    if isinstance(data, dict) and not isinstance(data.get("sampler"), dict):
+        return "state.json", 'has no "data" position a resume can continue from'
+    return None
+
+
+def setup_problem(checkpoint: Path, run_dir: Path) -> str | None:
+    """None if the run's setup files (graph.json, tokenizer.json) are the ones ``checkpoint``
+    was written with (as far as its manifest recorded them), else one line saying which
+    changed and what to do."""
+    try:
+        recorded = json.loads((Path(checkpoint) / MANIFEST).read_bytes().decode("utf-8"))
+        recorded = recorded.get("setup", {}) if isinstance(recorded, dict) else {}
+    except (OSError, ValueError):
+        return None  # an unreadable manifest is the checkpoint's damage, found by _verify
+    for name, digest in recorded.items() if isinstance(recorded, dict) else ():
+        if name not in ("graph.json", "tokenizer.json"):
+            continue  # a manifest never sends the check outside the run folder
+        file = Path(run_dir) / name
+        if not file.is_file():
+            return f"{file} is missing; restore it from a copy of the run"
+        if _sha256(file) != digest:
+            return (f"{file} was changed after {Path(checkpoint).name} was written (its "
+                    "sha256 differs), so the weights no longer mean what they meant; restore "
+                    "it from a copy of the run")
     return None
 
 
@@ -409,7 +489,9 @@ def load_checkpoint(path: Path, model: torch.nn.Module,
         raise CheckpointError(f"{path / 'model.safetensors'} is damaged ({exc}); restore it "
                               "or train again") from None
     except RuntimeError as exc:  # shapes that differ: the graph changed since training
-        raise CheckpointError(f"{path}: the weights do not fit this graph ({exc})") from None
+        raise CheckpointError(f"{path}: the weights do not fit this graph "
+                              f"({_first_mismatch(str(exc))}); was the graph changed after "
+                              "training?") from None
     if unexpected or [k for k in missing if not is_tied_alias(model, k)]:
         raise CheckpointError(
             f"{path}: the weights do not fit this graph (missing {sorted(missing)[:5]}, "
@@ -423,6 +505,16 @@ def load_checkpoint(path: Path, model: torch.nn.Module,
             raise CheckpointError(f"{path / 'optimizer.safetensors'} does not restore this "
                                   f"run's optimizer ({exc})") from None
     return state
+
+
+def _first_mismatch(message: str) -> str:
+    """torch's one line per mismatched tensor, cut to the first and a count of the rest."""
+    lines = [line.strip() for line in message.splitlines() if "size mismatch" in line]
+    if not lines:
+        return message.strip().splitlines()[0][:300] if message.strip() else "shapes differ"
+    first = lines[0].removeprefix("size mismatch for ").rstrip(".")
+    more = f" and {len(lines) - 1} more tensors" if len(lines) > 1 else ""
+    return f"{first}{more}"
 
 
 def is_tied_alias(model: torch.nn.Module, key: str) -> bool:

@@ -5,6 +5,13 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 
+# What the data stream and the learning-rate schedule depend on: a resumed run keeps the saved
+# values, so it draws the same batches and its learning rate continues without a jump.
+KEPT_ON_RESUME = ("corpus", "corpus_errors", "tokenizer", "seq_len", "batch_size", "seed",
+                  "val_fraction", "grad_accum", "lr", "warmup_steps", "min_lr_ratio",
+                  "lr_decay_steps")
+
+
 @dataclass
 class TrainConfig:
     corpus: str = "sample"           # see tfstudio.data.load_corpus
@@ -43,10 +50,15 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "TrainConfig":
+        if not isinstance(data, dict):
+            raise ValueError(f"expected a JSON object of settings, got {type(data).__name__}")
         known = {f.name for f in fields(cls)}
         unknown = set(data) - known
         if unknown:
             raise ValueError(f"unknown training settings: {', '.join(sorted(unknown))}")
+        defaults = cls()
+        for name, value in data.items():
+            _check_type(name, value, getattr(defaults, name))
         return cls(**data)
 
     def check(self) -> None:
@@ -69,3 +81,17 @@ class TrainConfig:
             raise ValueError(f"parallel must be ddp or fsdp; got {self.parallel}")
         if not 0 < self.val_fraction < 1:
             raise ValueError(f"val_fraction must be between 0 and 1; got {self.val_fraction}")
+
+
+_TYPE_WORDS = {bool: "true or false", int: "a whole number", float: "a number", str: "a string"}
+
+
+def _check_type(name: str, value: Any, default: Any) -> None:
+    """A saved setting must have its field's type (a float field takes a whole number too)."""
+    kind = type(default)
+    ok = (isinstance(value, bool) if kind is bool else
+          isinstance(value, (int, float)) and not isinstance(value, bool) if kind is float else
+          isinstance(value, kind) and not isinstance(value, bool))
+    if not ok:
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+        raise ValueError(f"{name} must be {_TYPE_WORDS[kind]}; got {shown}")

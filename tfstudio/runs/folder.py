@@ -15,12 +15,14 @@ one line, for the caller to print.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
 from ..graph import Graph, load_graph_file, save_graph
-from .checkpoint import CheckpointChoice, find_checkpoint, load_checkpoint, step_of
-from .config import TrainConfig
+from .checkpoint import (CheckpointChoice, find_checkpoint, load_checkpoint, read_state,
+                         remove_abandoned_partials, setup_problem, step_of)
+from .config import KEPT_ON_RESUME, TrainConfig
 
 
 class RunError(RuntimeError):
@@ -53,10 +55,57 @@ class RunFolder:
         tmp.replace(self.config_path)
 
     def clear(self) -> None:
-        """Forget an earlier run here (its checkpoints, metrics and probes) before a new one."""
+        """Forget an earlier run here (its checkpoints, metrics and probes)."""
         for path in (self.checkpoints, self.path / "probes"):
             shutil.rmtree(path, ignore_errors=True)
         self.metrics_path.unlink(missing_ok=True)
+
+    # ----------------------------------------------------------------- replacing a run
+    # --force replaces an earlier run in two moves: its files are set aside (renamed into
+    # .replaced.PID/) once the new run has passed every check and is built, and deleted only
+    # when the new run has saved its first checkpoint; a new run that ends before that puts
+    # them back. A process killed in between is mended at the next start (recover_replaced).
+    RUN_FILES = ("checkpoints", "probes", "metrics.jsonl", "graph.json", "config.json",
+                 "tokenizer.json")
+
+    def set_aside(self) -> Path:
+        """Move the earlier run's files out of the way (under the lock); returns where."""
+        aside = self.path / f".replaced.{os.getpid()}"
+        aside.mkdir()
+        for name in self.RUN_FILES:
+            if os.path.lexists(self.path / name):
+                os.replace(self.path / name, aside / name)
+        return aside
+
+    def put_back(self, aside: Path) -> None:
+        """Undo ``set_aside``: the new run's files go, the earlier run's return as they were."""
+        for name in self.RUN_FILES:
+            if os.path.lexists(aside / name):
+                _remove(self.path / name)
+                os.replace(aside / name, self.path / name)
+        shutil.rmtree(aside, ignore_errors=True)
+
+    def recover_replaced(self) -> list[str]:
+        """Mend a replacement a killed process left half done (call under the lock, so its
+        writer has ended): the earlier run is put back if the new one saved no checkpoint,
+        else deleted. Returns one note for each."""
+        notes = []
+        for aside in sorted(self.path.glob(".replaced.*")) if self.path.is_dir() else []:
+            if not aside.is_dir() or aside.is_symlink():
+                continue
+            if self.has_checkpoints():
+                shutil.rmtree(aside, ignore_errors=True)
+                notes.append(f"deleted the earlier run {aside.name} that a replacing run had "
+                             "set aside (the replacing run had saved a checkpoint)")
+            else:
+                self.put_back(aside)
+                notes.append(f"put back the earlier run that a replacing run ended before its "
+                             f"first checkpoint had set aside in {aside.name}")
+        return notes
+
+    def remove_abandoned_partials(self) -> None:
+        """Half-written checkpoints of writers that have ended (a kill, a full disk)."""
+        remove_abandoned_partials(self.checkpoints)
 
     def config(self) -> TrainConfig:
         try:
@@ -124,6 +173,26 @@ class RunFolder:
         return (f"{self.path} has no intact checkpoint: {choice.skipped[0]}{more}; restore "
                 "the file from a copy, or train again (--force replaces the run)")
 
+    def check_setup(self, checkpoint: Path) -> None:
+        """Raise RunError (one line) unless graph.json, tokenizer.json and config.json are the
+        ones ``checkpoint`` was trained with: its manifest's sha256 of the first two, and the
+        settings its state.json kept that a resume never changes."""
+        problem = setup_problem(checkpoint, self.path)
+        if problem is not None:
+            raise RunError(problem)
+        saved = read_state(checkpoint).get("config")
+        if not isinstance(saved, dict):
+            return  # imported, or written before checkpoints kept their settings
+        config = self.config()
+        for name in KEPT_ON_RESUME:
+            if name == "lr_decay_steps" or name not in saved:
+                continue  # a resume that extends --steps sets it; see train/start.py
+            if getattr(config, name) != saved[name]:
+                raise RunError(
+                    f"{self.config_path} says {name} {getattr(config, name)!r} but "
+                    f"{Path(checkpoint).name} was trained with {saved[name]!r}; the file was "
+                    "changed after training: restore it from a copy of the run")
+
     def lock(self):
         """The lock a writer holds for the life of its run (see lock.py); not yet taken."""
         from .lock import RunLock
@@ -144,6 +213,7 @@ class RunFolder:
         choice = self.checkpoint()
         if choice.path is None:
             raise RunError(self.no_checkpoint_message(choice))
+        self.check_setup(choice.path)
         graph = self.graph()
         if memory_check:
             from .preflight import check_model_memory
@@ -151,3 +221,10 @@ class RunFolder:
         model = compile_graph(graph)
         load_checkpoint(choice.path, model, device=device)
         return model.to(device).eval()
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    elif os.path.lexists(path):
+        path.unlink()

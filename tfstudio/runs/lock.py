@@ -2,8 +2,8 @@
 
 ``RUN_DIR/.lock`` is locked with ``fcntl.flock`` and holds the writer's PID, so a second writer
 is refused with the holder's PID. The kernel drops the lock when its process ends however it
-ends (a SIGKILL too), so a lock left by a killed run is simply taken over; the stale PID in the
-file is then overwritten.
+ends (a SIGKILL too), so a lock left by a killed run is taken over; a clean end empties the file,
+so a PID still in it names a writer that died mid-run (``previous_holder``, for the run to say so).
 """
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ class RunLock:
         self.path = Path(run_dir) / LOCK_FILE
         self._fd: int | None = None
         self._made_folder = False  # a refused run leaves no empty folder behind
+        self.previous_holder: int | None = None  # a writer that died holding the lock
 
     def acquire(self) -> None:
         """Take the lock, or raise RunLocked naming the holder's PID."""
@@ -46,6 +47,8 @@ class RunLock:
                 raise RunLocked(
                     f"{self.path.parent} is being written by another training run ({who}); "
                     "wait for it to end, stop it, or choose another --out") from None
+        holder = _read_pid(fd)
+        self.previous_holder = holder if holder not in (None, os.getpid()) else None
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         os.fsync(fd)

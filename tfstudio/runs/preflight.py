@@ -2,8 +2,9 @@
 
 The cost model (tfstudio.graph.cost) says from the graph alone what training or loading a model
 needs; this module compares that with what the device has free (``torch.cuda.mem_get_info`` on
-a GPU, the system's available memory, within a cgroup limit, otherwise) and raises
-:class:`MemoryRefusal` with both numbers and the fix. Nothing here allocates tensors, so a
+a GPU; otherwise the least of the system's available memory, a cgroup limit and the address-space
+limit, ``ulimit -v``) and raises :class:`MemoryRefusal` with both numbers and the fix when the
+need passes 90% of it (``MARGIN``). Nothing here allocates tensors, so a
 175B-parameter preset is refused in milliseconds.
 
 - :func:`check_training_memory`: the trainer, for the CLI and the GUI alike;
@@ -19,6 +20,9 @@ from ..graph import Graph
 from ..graph.cost import ADAMW_STATE_BYTES, dtype_bytes, estimate_cost, training_memory
 
 NO_CHECK_HINT = "or pass --no-memory-check to try anyway"
+# a job is refused above this share of the memory available: the rest is the estimate's margin
+# (workspace, allocator slack) and the other programs' (a job admitted at 100% ran out)
+MARGIN = 0.9
 
 
 class MemoryRefusal(ValueError):
@@ -58,9 +62,27 @@ def available_memory(device: str) -> tuple[int, str]:
             free, _total = torch.cuda.mem_get_info(torch.device(device))
             return int(free), device
     import psutil
-    free = psutil.virtual_memory().available
-    limit = _cgroup_room()
-    return (min(free, limit) if limit is not None else free), "this machine"
+    room = [(psutil.virtual_memory().available, "this machine")]
+    cgroup = _cgroup_room()
+    if cgroup is not None:
+        room.append((cgroup, "this machine"))
+    address_space = _address_space_room()
+    if address_space is not None:
+        room.append((address_space, "this process's address-space limit (ulimit -v)"))
+    return min(room)
+
+
+def _address_space_room() -> int | None:
+    """What an address-space limit (``ulimit -v``, RLIMIT_AS) leaves this process, if set."""
+    try:
+        import resource
+        soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
+    except (ImportError, OSError, ValueError):
+        return None
+    if soft == resource.RLIM_INFINITY:
+        return None
+    import psutil
+    return max(0, soft - psutil.Process().memory_info().vms)
 
 
 CGROUP = Path("/sys/fs/cgroup")  # where cgroup v2 shows this process's memory limit
@@ -99,12 +121,14 @@ def check_training_memory(graph: Graph, *, batch: int, seq_len: int, grad_accum:
                           sharded: bool = False, available: int | None = None) -> None:
     """Raise MemoryRefusal if one training step cannot fit on ``device``.
 
-    ``available`` (bytes) replaces the measured free memory (for tests and what-ifs)."""
+    ``available`` (bytes a job may use) replaces ``MARGIN`` of the measured free memory (for
+    tests and what-ifs)."""
     need = training_need(graph, batch=batch, seq_len=seq_len, precision=precision,
                          world_size=world_size, sharded=sharded)
-    where = "this machine"
+    where, free = "this machine", None
     if available is None:
-        available, where = available_memory(device)
+        free, where = available_memory(device)
+        available = int(MARGIN * free)
     # processes of one machine share its memory (GPUs each have their own)
     on_host = not str(device).startswith("cuda")
     copies = world_size if on_host else 1
@@ -119,8 +143,19 @@ def check_training_memory(graph: Graph, *, batch: int, seq_len: int, grad_accum:
     per = f" per process x {copies}" if copies > 1 else ""
     raise MemoryRefusal(
         f"training {name} needs about {human_bytes(need.total)}{per} ({parts}) but {where} "
-        f"has {human_bytes(available)} free; {_training_fix(need, batch, grad_accum, available // copies, on_host)}"
+        f"has {_free_words(available, free, need.total * copies)}; "
+        f"{_training_fix(need, batch, grad_accum, available // copies, on_host)}"
         f", {NO_CHECK_HINT}")
+
+
+def _free_words(usable: int, free: int | None, need: int) -> str:
+    """What is free; when the need fits in it but not in the share a job may use, that share
+    too (else the refusal would read as a contradiction)."""
+    if free is None:
+        return f"{human_bytes(usable)} free"
+    if need > free:
+        return f"{human_bytes(free)} free"
+    return f"{human_bytes(free)} free (a job may use {MARGIN:.0%} of it, {human_bytes(usable)})"
 
 
 def _training_fix(need: Need, batch: int, grad_accum: int, room: int, on_host: bool) -> str:
@@ -154,17 +189,18 @@ def check_model_memory(graph: Graph, *, device: str = "cpu", dtype: str = "float
     appended to the fix (e.g. ``NO_CHECK_HINT`` where the command has that flag)."""
     params = estimate_cost(graph).total_params
     need = params * dtype_bytes(dtype) * copies
-    where = "this machine"
+    where, free = "this machine", None
     if available is None:
-        available, where = available_memory(device)
+        free, where = available_memory(device)
+        available = int(MARGIN * free)
     if need <= available:
         return
     extra = f", {hint}" if hint else ""
     raise MemoryRefusal(
         f"{what} needs about {human_bytes(need)} ({params:,} parameters x "
         f"{dtype_bytes(dtype)} bytes x {copies} copies while loading) but {where} has "
-        f"{human_bytes(available)} free; use a machine (or --device) with more memory, or a "
-        f"smaller model{extra}")
+        f"{_free_words(available, free, need)}; use a machine (or --device) with more "
+        f"memory, or a smaller model{extra}")
 
 
 __all__ = ["MemoryRefusal", "Need", "available_memory", "check_model_memory",

@@ -6,7 +6,8 @@ on two cores: a thread holding the lock 6% of the time slowed a tiny-gpt run by 
 holding it 12% by 20-40%.) Children fork from a server that imported the trainer (and torch)
 once, so only the first run of a session waits for that import. The child obeys pause, resume,
 stop and settings sent down a second pipe, and stops (saving its weights) if the parent goes
-away. Its torch threads leave ``leave_cores`` cores to the parent's event loop.
+away or on SIGINT, SIGTERM or SIGHUP. Its torch threads leave ``leave_cores`` cores to the
+parent's event loop.
 
     child = TrainingProcess(graph, config, run_dir, leave_cores=1)
     child.start()
@@ -26,6 +27,7 @@ from pathlib import Path
 from ..graph import Graph
 from ..runs.config import TrainConfig
 from .events import Event, Failed, Finished, StepMetrics
+from .signals import StopOnSignals
 
 # commands the parent may send; "set" carries (TrainConfig field, value)
 COMMANDS = ("pause", "resume", "stop", "set")
@@ -142,7 +144,10 @@ def _child_main(events_out, commands_in, graph: Graph, config: TrainConfig, run_
         send(Failed(0, "error", f"{type(exc).__name__}: {exc}"))
     else:
         threading.Thread(target=_obey, args=(commands_in, trainer), daemon=True).start()
-        trainer.run()  # emits Finished or Failed itself; never raises for training faults
+        # Ctrl+C in the app's terminal reaches this process too; like the app's Stop, a signal
+        # (SIGINT, SIGTERM, SIGHUP) finishes the step and saves; a second one ends it at once
+        with StopOnSignals(trainer.stop):
+            trainer.run()  # emits Finished or Failed itself; never raises for training faults
     outbox.put(None)
     writer.join()
 

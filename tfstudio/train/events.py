@@ -82,7 +82,8 @@ class Finished(Event):
 
 @dataclass
 class Failed(Event):
-    reason: str   # "refused" (could not start as asked) | "nan" | "oom" | "error"
+    reason: str   # "refused" (could not start as asked) | "nan" | "oom" | "disk" (a write the
+    #               disk refused: full, quota, file-size limit) | "error"
     message: str  # what happened and what to do
     details: str = ""  # an unexpected error's traceback, for the log the command line keeps
 

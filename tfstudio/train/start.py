@@ -15,7 +15,7 @@ import torch
 
 from ..graph import Graph
 from ..runs.checkpoint import CheckpointError, read_state, step_of
-from ..runs.config import TrainConfig
+from ..runs.config import KEPT_ON_RESUME, TrainConfig
 from ..runs.folder import RunError, RunFolder
 from ..runs.lock import RunLock, RunLocked
 from ..runs.preflight import check_training_memory
@@ -24,11 +24,6 @@ from .distributed import DistInfo
 from .optim import lr_at
 from .pipeline import fit_graph_to_tokenizer
 
-# What the data stream and the learning-rate schedule depend on: a resumed run keeps the saved
-# values, so it draws the same batches and its learning rate continues without a jump.
-KEPT_ON_RESUME = ("corpus", "corpus_errors", "tokenizer", "seq_len", "batch_size", "seed",
-                  "val_fraction", "grad_accum", "lr", "warmup_steps", "min_lr_ratio",
-                  "lr_decay_steps")
 
 FSDP_RESUME = ("resuming a run trained with --parallel fsdp is not supported: its checkpoints "
                "hold whole weights but no optimizer state; start a new run from its weights "
@@ -52,6 +47,7 @@ class Start:
     replace_old: bool = False         # a new run replacing an earlier one (--force)
     config_changed: bool = False      # a resumed run's --steps changed: rewrite config.json
     finished_note: str = ""           # set: the run is already done; say this and stop
+    notes: list[str] = field(default_factory=list)  # said when the run starts
 
 
 def plan_start(graph: Graph, config: TrainConfig, *, folder: RunFolder | None, resume: bool,
@@ -59,14 +55,21 @@ def plan_start(graph: Graph, config: TrainConfig, *, folder: RunFolder | None, r
     """Every check a run must pass, in order; raises RunRefused with the first failure."""
     try:
         config.check()
+        notes = []
         if lock is not None:
             lock.acquire()  # before the folder is read: a second writer stops here
+            # the writer before this one has ended: mend what it left half done
+            notes += folder.recover_replaced()
+            folder.remove_abandoned_partials()
         device = pick_device(config.device)
         precision = pick_precision(config.precision, device)
         if resume:
             start = _resumed(config, folder, dist, device, precision)
         else:
             start = _new(graph, config, folder, overwrite, tokenizer, device, precision)
+        if lock is not None and lock.previous_holder is not None:
+            notes.insert(0, _died_note(lock.previous_holder, start))
+        start.notes = notes
         _check_parallel(start.config, dist, start.checkpoint is not None)
         if not start.finished_note and not start.config.no_memory_check:
             _check_memory(start, dist)
@@ -76,6 +79,17 @@ def plan_start(graph: Graph, config: TrainConfig, *, folder: RunFolder | None, r
     except (RunLocked, RunError, CheckpointError, ValueError, OSError) as exc:
         # user errors (bad settings, devices, files, memory): said in their own words
         raise RunRefused(str(exc)) from None
+
+
+def _died_note(pid: int, start: Start) -> str:
+    """What taking over a dead writer's lock means for this run."""
+    if start.checkpoint is not None:
+        step = step_of(start.checkpoint)
+        what = (f"resuming from its checkpoint of step {step} (steps it trained after that "
+                "are trained again)")
+    else:
+        what = "this run starts from step 0"
+    return f"the previous writer of this run (process {pid}) ended without finishing; {what}"
 
 
 def _new(graph, config, folder, overwrite, tokenizer, device, precision) -> Start:
@@ -109,6 +123,7 @@ def _resumed(requested: TrainConfig, folder, dist, device, precision) -> Start:
             raise RunRefused(folder.no_checkpoint_message(choice))
         raise RunRefused(f"cannot resume: {folder.path} has no checkpoint; start a new run "
                          "instead (drop --resume)")
+    folder.check_setup(choice.path)
     state = read_state(choice.path)
     saved = folder.config()
     step = step_of(choice.path)

@@ -8,12 +8,16 @@ steer a run (the app's training process obeys its commands that way, see child.p
 A run goes: refusals (start.py: settings, the run folder's lock, resume, memory; nothing is
 built yet), building (pipeline, model, optimizer, restored state), the loop, the last
 checkpoint. Faults end the run with a ``Failed`` event that says what to do: a refusal, a
-NaN/inf loss (and which checkpoint is kept), out-of-memory (what to reduce), anything else.
+NaN/inf loss (and which checkpoint is kept), out-of-memory (what to reduce), a write the disk
+refused (which checkpoint is intact), anything else. A new run replacing an earlier one
+(``overwrite``) sets it aside once built and deletes it at its own first checkpoint; a run that
+ends before that puts it back.
 """
 from __future__ import annotations
 
 import contextlib
 import math
+import shutil
 import threading
 import time
 import traceback
@@ -25,7 +29,8 @@ import torch
 from torch.nn.utils import clip_grads_with_norm_, get_total_norm
 
 from ..graph import Graph
-from ..runs.checkpoint import load_checkpoint, rng_state, save_checkpoint, set_rng_state
+from ..runs.checkpoint import (disk_refusal, load_checkpoint, rng_state, save_checkpoint,
+                               set_rng_state)
 from ..runs.config import TrainConfig
 from ..runs.folder import RunFolder
 from .device import autocast, peak_flops
@@ -39,14 +44,19 @@ from .optim import lr_at, make_optimizer
 from .start import RunRefused, Start, plan_start
 
 Listener = Callable[[Event], None]
+_CPU_OOM = "DefaultCPUAllocator: can't allocate memory"
 
 
 class NonFiniteLoss(RuntimeError):
     pass
 
 
+class DiskRefused(RuntimeError):
+    """A write to the run folder the disk refused (full, quota, file-size limit)."""
+
+
 @dataclass
-class RunState:
+class RunPosition:
     """Where the run is (what a checkpoint keeps besides weights, optimizer and data)."""
     step: int = 0
     tokens_seen: int = 0
@@ -83,8 +93,9 @@ class Trainer:
         self.writes = False           # this process writes the run folder (rank 0)
         self.metrics_log: MetricsLog | None = None
         self.n_params = 0
-        self.state = RunState()
+        self.state = RunPosition()
         self.notes: list[str] = []    # said when the run starts (Started.notes)
+        self._replaced: Path | None = None  # an earlier run set aside until our first save
         self._lock = self.run_folder.lock() if self.run_folder and self.dist.is_main else None
         self._layer_params: dict[str, list[torch.nn.Parameter]] = {}
         self._flops_per_token = 0.0
@@ -134,13 +145,15 @@ class Trainer:
         torch.manual_seed(cfg.seed)
         self.device = dist_init(self.dist, start.device)
         self.precision = start.precision
-        if start.replace_old and self.dist.is_main:
-            self.run_folder.clear()
+        self.notes += start.notes
         self.pipeline = build_pipeline(start.graph, cfg, tokenizer=start.tokenizer,
                                        corpus=self.corpus)
         self.tokenizer = self.pipeline.tokenizer
         self.objective = self.pipeline.objective
         self._build_model(start)
+        if start.replace_old and self.dist.is_main:
+            # every check has passed and the run is built: only now does the old run move
+            self._replaced = self.run_folder.set_aside()
         self._open_run_folder(start)
         if start.checkpoint is not None:
             self._restore(start.checkpoint)
@@ -186,9 +199,15 @@ class Trainer:
         self.state.step = self.state.saved_step = saved["step"]
         self.state.tokens_seen = saved.get("tokens_seen", 0)
         self.pipeline.load_state_dict(saved["data"])
-        set_rng_state(saved["rng"])
-        if saved.get("scaler"):
-            self.scaler.load_state_dict(saved["scaler"])
+        try:
+            set_rng_state(saved["rng"])
+            if saved.get("scaler"):
+                self.scaler.load_state_dict(saved["scaler"])
+        except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+            raise RunRefused(f"{checkpoint / 'state.json'}: its random-number or grad-scaler "
+                             f"state does not restore ({type(exc).__name__}: {exc}); start a new "
+                             f"run from its weights (--init-from {self.run_folder.path})"
+                             ) from None
         if self.metrics_log:
             self.metrics_log.truncate_after(self.state.step)
 
@@ -208,23 +227,45 @@ class Trainer:
                 end = self._train(start, clock)
         except NonFiniteLoss as exc:
             end = Failed(self.step, "nan", str(exc))
+        except DiskRefused as exc:
+            end = Failed(self.step, "disk", str(exc))
         except RunRefused as exc:
             end = Failed(self.step, "refused", str(exc))
-        except torch.OutOfMemoryError:
+        except (torch.OutOfMemoryError, MemoryError):
             end = Failed(self.step, "oom", self._oom_message())
         except Exception as exc:  # noqa: BLE001 - reported to the user, never swallowed silently
-            end = Failed(self.step, "error", f"{type(exc).__name__}: {exc}",
-                         details=traceback.format_exc())
+            refusal = disk_refusal(exc)
+            if refusal:
+                end = Failed(self.step, "disk", self._disk_message(
+                    refusal, f"at step {self.step}", getattr(exc, "filename", None)))
+            elif _CPU_OOM in str(exc):  # torch's CPU allocator says it as a RuntimeError
+                end = Failed(self.step, "oom", self._oom_message())
+            else:
+                end = Failed(self.step, "error", f"{type(exc).__name__}: {exc}",
+                             details=traceback.format_exc())
         finally:
             # after a clean end every rank waits for the others (rank 0 may still be writing the
             # checkpoint); tearing gloo down under a busy peer aborts the process
             shutdown(self.dist, wait_for_peers=isinstance(end, Finished))
         try:
-            self.emit(end)  # still under the lock: metrics.jsonl gets its last line
+            self._emit_end(end)  # still under the lock: metrics.jsonl gets its last line
         finally:
+            if self._replaced is not None:  # ended before its first checkpoint: undo
+                self.run_folder.put_back(self._replaced)
+                self._replaced = None
             if self._lock is not None:
                 self._lock.release()
         return end
+
+    def _emit_end(self, end: Event) -> None:
+        """The last event; a metrics.jsonl that cannot take it (a full disk) never hides what
+        the event reports."""
+        for listener in self.listeners:
+            try:
+                listener(end)
+            except OSError:
+                if listener is not self.metrics_log:
+                    raise
 
     def _train(self, start: Start, clock: float) -> Finished:
         self._build(start)
@@ -265,7 +306,7 @@ class Trainer:
             state.tokens_seen += tokens
             last_loss = loss
             dt = time.perf_counter() - t0
-            if self._logs(state.step):
+            if self._logs(state.step) or self._stop.is_set():  # a stop logs its last step
                 self._emit_step(loss, lr, tokens, dt, clock)
             if cfg.eval_every and (state.step % cfg.eval_every == 0 or state.step == cfg.steps):
                 self._evaluate()
@@ -304,7 +345,7 @@ class Trainer:
             tokens += batch.tokens
         self.state.aux_loss = aux_total
         self.scaler.unscale_(self.optimizer)
-        self._measure_and_clip(log=self._logs(self.step + 1))
+        self._measure_and_clip(log=self._logs(self.step + 1) or self._stop.is_set())
         # fp16's scaler skips steps with inf gradients by design; otherwise they would write NaN
         # into the weights (and into the next "good" checkpoint)
         norm = self.state.grad_norm
@@ -384,10 +425,22 @@ class Trainer:
         state = {"tokens_seen": self.tokens_seen, "data": self.pipeline.state_dict(),
                  "rng": rng_state(), "config": self.config.to_dict(),
                  "scaler": self.scaler.state_dict() if self.scaler.is_enabled() else None}
-        path = save_checkpoint(self.run_folder.checkpoints, self.step, self.model,
-                               self.optimizer if gathered is None else None, state,
-                               self.config.keep_checkpoints, weights=gathered)
+        try:
+            path = save_checkpoint(self.run_folder.checkpoints, self.step, self.model,
+                                   self.optimizer if gathered is None else None, state,
+                                   self.config.keep_checkpoints, weights=gathered,
+                                   setup={"graph.json": self.run_folder.graph_path,
+                                          "tokenizer.json": self.run_folder.tokenizer_path})
+        except Exception as exc:
+            refusal = disk_refusal(exc)
+            if refusal is None:
+                raise
+            raise DiskRefused(self._disk_message(refusal, f"while saving step {self.step}")
+                              ) from None
         self.state.saved_step = self.step
+        if self._replaced is not None:  # the new run is on disk: the old one may go now
+            shutil.rmtree(self._replaced, ignore_errors=True)
+            self._replaced = None
         self.emit(CheckpointSaved(self.step, str(path)))
 
     def _diverged(self, what: str) -> str:
@@ -397,6 +450,18 @@ class Trainer:
                      "steps)")
         return (f"{what} at step {self.step + 1}. Training stopped; {kept}. Lower the learning "
                 f"rate (now {self.config.lr:g}), keep gradient clipping on, or use fp32")
+
+    def _disk_message(self, refusal: str, when: str, file: str | None = None) -> str:
+        """One line for a write the disk refused: what, where, what is kept, what to do."""
+        where = file or (self.run_folder.path if self.run_folder else "the run folder")
+        what = refusal.format(where=where)
+        fix = "raise the limit" if "ulimit" in refusal else "free space"
+        saved = self.state.saved_step
+        if saved is None:
+            return (f"{what} {when}; no checkpoint of this run was written yet; {fix} and "
+                    "train again")
+        return (f"{what} {when}; the previous checkpoint (step {saved}) is intact; {fix} and "
+                "--resume")
 
     def _oom_message(self) -> str:
         cfg = self.config

@@ -1,0 +1,166 @@
+"""A full disk is a clear line: a checkpoint the disk refuses (ENOSPC, EFBIG) ends the run with
+"no space left on ... while saving step N; the previous checkpoint (step M) is intact; free
+space and --resume" (exit 2 on the command line), removes its half-written folder, and leaves
+LATEST on the previous checkpoint; a failing metrics.jsonl never hides the first error; a
+half-written folder of a writer that has ended is removed when the next run starts."""
+from __future__ import annotations
+
+import errno
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from safetensors import SafetensorError
+
+import tfstudio.runs.checkpoint as checkpoint_module
+from tfstudio.presets import load_preset
+from tfstudio.runs.checkpoint import disk_refusal, find_checkpoint
+from tfstudio.runs.config import TrainConfig
+from tfstudio.train.events import Failed, MetricsLog, read_events
+from tfstudio.train.trainer import Trainer
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def tiny_config(**changes) -> TrainConfig:
+    settings = dict(corpus="sample:small", tokenizer="byte", steps=4, batch_size=2, seq_len=16,
+                    warmup_steps=0, eval_every=0, device="cpu", checkpoint_every=2)
+    settings.update(changes)
+    return TrainConfig(**settings)
+
+
+def full_disk_after(monkeypatch, saves: int, error: Exception) -> None:
+    """The model file of every checkpoint after the first ``saves`` meets ``error``."""
+    real = checkpoint_module.save_model
+    count = [0]
+
+    def save_model(model, filename, *args, **kwargs):
+        count[0] += 1
+        if count[0] > saves:
+            with open(filename, "wb") as f:
+                f.write(b"\0" * 1000)  # the disk took part of it before it filled
+            raise error
+        return real(model, filename, *args, **kwargs)
+    monkeypatch.setattr(checkpoint_module, "save_model", save_model)
+
+
+ENOSPC = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+# what safetensors raises for the same fault (its Rust side's words)
+ENOSPC_RUST = SafetensorError("Error while serializing: I/O error: No space left on device "
+                              "(os error 28)")
+
+
+@pytest.mark.parametrize("error", [ENOSPC, ENOSPC_RUST], ids=["OSError", "SafetensorError"])
+def test_a_full_disk_while_saving_ends_in_one_line_and_keeps_the_previous_checkpoint(
+        tmp_path, monkeypatch, error):
+    run = tmp_path / "run"
+    full_disk_after(monkeypatch, saves=1, error=error)
+    end = Trainer(load_preset("tiny-gpt"), tiny_config(), run_dir=run).run()
+    assert isinstance(end, Failed) and end.reason == "disk"
+    assert end.message == (f"no space left on the disk of {run} while saving step 4; the "
+                           "previous checkpoint (step 2) is intact; free space and --resume")
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["LATEST", "step-00000002"]
+    assert (run / "checkpoints" / "LATEST").read_text() == "step-00000002"
+    assert read_events(run / "metrics.jsonl")[-1] == end
+    monkeypatch.undo()  # space is back: the run resumes from step 2 and finishes
+    again = Trainer(load_preset("tiny-gpt"), tiny_config(), run_dir=run, resume=True).run()
+    assert again.kind == "Finished" and again.step == 4
+
+
+def test_a_full_disk_before_any_checkpoint_says_that_none_was_written(tmp_path, monkeypatch):
+    run = tmp_path / "run"
+    full_disk_after(monkeypatch, saves=0, error=ENOSPC)
+    end = Trainer(load_preset("tiny-gpt"), tiny_config(), run_dir=run).run()
+    assert end.message == (f"no space left on the disk of {run} while saving step 2; no "
+                           "checkpoint of this run was written yet; free space and train again")
+    assert list((run / "checkpoints").iterdir()) == []
+
+
+def test_a_failing_metrics_file_never_hides_the_first_error(tmp_path, monkeypatch):
+    run = tmp_path / "run"
+    full_disk_after(monkeypatch, saves=1, error=ENOSPC)
+    real = MetricsLog.__call__
+
+    def write(self, event):
+        if isinstance(event, Failed):  # the disk is full for the last line too
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self.path))
+        real(self, event)
+    monkeypatch.setattr(MetricsLog, "__call__", write)
+    end = Trainer(load_preset("tiny-gpt"), tiny_config(), run_dir=run).run()
+    assert end.reason == "disk" and "while saving step 4" in end.message
+
+
+def test_a_full_disk_while_writing_metrics_names_the_file(tmp_path, monkeypatch):
+    run = tmp_path / "run"
+    real = MetricsLog.__call__
+
+    def write(self, event):
+        if event.step == 3:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self.path))
+        real(self, event)
+    monkeypatch.setattr(MetricsLog, "__call__", write)
+    end = Trainer(load_preset("tiny-gpt"), tiny_config(log_every=1), run_dir=run).run()
+    assert end.reason == "disk"
+    assert end.message == (f"no space left on the disk of {run / 'metrics.jsonl'} at step 3; "
+                           "the previous checkpoint (step 2) is intact; free space and --resume")
+
+
+@pytest.mark.parametrize("error, expected", [
+    (OSError(errno.ENOSPC, "x"), "no space left on the disk of {where}"),
+    (OSError(errno.EFBIG, "x"), "a file in {where} would pass the file-size limit (ulimit -f)"),
+    (OSError(errno.EDQUOT, "x"), "the disk quota for {where} is used up"),
+    (SafetensorError("Error while serializing: I/O error: File too large (os error 27)"),
+     "a file in {where} would pass the file-size limit (ulimit -f)"),
+    (SafetensorError('IoError(Os { code: 28, kind: StorageFull, message: "No space" })'),
+     "no space left on the disk of {where}"),
+    (OSError(errno.EACCES, "x"), None),
+    (SafetensorError("Error while serializing: (os error 13)"), None),
+    (ValueError("os error 28"), None),
+])
+def test_only_writes_the_disk_refused_are_called_a_full_disk(error, expected):
+    assert disk_refusal(error) == expected
+
+
+def dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_half_written_checkpoints_of_ended_writers_are_removed_when_a_run_starts(tmp_path):
+    run = tmp_path / "run"
+    Trainer(load_preset("tiny-gpt"), tiny_config(steps=2), run_dir=run).run()
+    left = run / "checkpoints" / f".step-00000003.{dead_pid()}.partial"
+    left.mkdir()
+    (left / "model.safetensors").write_bytes(b"\0" * 100)
+    # a resume that stops at once saves nothing, so only the start can have removed it
+    trainer = Trainer(load_preset("tiny-gpt"), tiny_config(steps=3), run_dir=run, resume=True)
+    trainer.listeners.append(lambda e: trainer.stop() if e.kind == "Started" else None)
+    assert trainer.run().kind == "Finished"
+    assert not left.exists()
+
+
+def set_file_size_limit() -> None:
+    resource.setrlimit(resource.RLIMIT_FSIZE, (300_000, 300_000))  # the weights are ~530 KB
+
+
+@pytest.mark.slow
+def test_a_file_size_limit_is_a_clear_line_and_exit_2(tmp_path):
+    """``ulimit -f`` (``prlimit --fsize``): the writes fail with EFBIG."""
+    run = tmp_path / "run"
+    done = subprocess.run(
+        [sys.executable, "-m", "tfstudio", "train", "tiny-gpt", "--out", str(run), "--corpus",
+         "sample:small", "--tokenizer", "byte", "--batch-size", "2", "--seq-len", "16",
+         "--steps", "3", "--eval-every", "0"],
+        env=dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1"), capture_output=True,
+        text=True, timeout=180, preexec_fn=set_file_size_limit)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"tfstudio train: a file in {run} would pass the file-size limit (ulimit -f) while "
+        "saving step 3; no checkpoint of this run was written yet; raise the limit and train "
+        "again")
+    assert list((run / "checkpoints").iterdir()) == []  # no half-written folder left
+    assert find_checkpoint(run / "checkpoints").path is None
