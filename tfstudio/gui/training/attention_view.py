@@ -1,18 +1,17 @@
 """Attention heatmaps on an editable probe text: per layer and head, all heads of a layer as a
 grid, or their average; query tokens label the rows and key tokens the columns; masked cells are
-hatched; a step slider replays the snapshots kept during training."""
+hatched. The step shown is the workspace's (its step bar, :mod:`.step_bar`); head scores appear
+only on the look whose weights they were measured on."""
 from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QCheckBox,
     QComboBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
-    QSlider,
     QSpinBox,
     QStackedWidget,
     QVBoxLayout,
@@ -50,16 +49,16 @@ def kv_group(key: str, groups: dict[str, tuple[int, int]]) -> tuple[int, int] | 
 class AttentionView(QWidget):
     probe_text_edited = Signal(str)
     refresh_every_changed = Signal(int)
-    step_requested = Signal(int)
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.snapshot: dict | None = None
-        self.steps: list[int] = []
         self.groups: dict[str, tuple[int, int]] = {}  # (heads, kv_heads) per attention block
         # per block, each head's previous-token and induction score (probes.head_scores) for
-        # the weights last loaded; shown on the grid's titles
+        # the weights last loaded, and their step; shown on the grid's titles only while the
+        # look on screen was made by those weights
         self.roles: dict[str, dict[str, list[float]]] = {}
+        self.roles_step: int | None = None
         self.text = QLineEdit()
         self.look = QPushButton("Look")
         self.layer = QComboBox()
@@ -71,9 +70,6 @@ class AttentionView(QWidget):
                                  "probe text appears here and sharpens as the model learns.")
         self.stack = QStackedWidget()
         self.export = ExportButton(lambda: self.stack.currentWidget(), "attention heatmap")
-        self.slider = QSlider(Qt.Horizontal)
-        self.follow = QCheckBox("Follow training")
-        self.step_label = QLabel("no snapshot")
         self.info = muted()
         self._set_up_inputs()
         self._set_up_replay()
@@ -101,10 +97,6 @@ class AttentionView(QWidget):
         self.every.setToolTip("How often training stops for a look inside (each look is also "
                               "kept for the step slider)")
         self.every.valueChanged.connect(self.refresh_every_changed)
-        self.slider.setEnabled(False)
-        self.slider.valueChanged.connect(self._slider_moved)
-        self.follow.setChecked(True)
-        self.follow.setToolTip("Show each new look as training takes it")
 
     def _lay_out(self) -> None:
         """Two thin rows of controls around the heatmap, which gets the rest of the height."""
@@ -113,18 +105,16 @@ class AttentionView(QWidget):
                                 (QLabel("Layer"), 0), (self.layer, 0), (QLabel("Heads"), 0),
                                 (self.head, 0)):
             top.addWidget(widget, stretch)
-        replay = QHBoxLayout()
-        for widget, stretch in ((QLabel("Step"), 0), (self.slider, 1), (self.step_label, 0),
-                                (self.follow, 0), (QLabel("Look every"), 0), (self.every, 0),
+        bottom = QHBoxLayout()
+        for widget, stretch in ((self.info, 1), (QLabel("Look every"), 0), (self.every, 0),
                                 (self.export, 0)):
-            replay.addWidget(widget, stretch)
+            bottom.addWidget(widget, stretch)
         column = QVBoxLayout(self)
         column.setContentsMargins(6, 4, 6, 4)
         column.setSpacing(4)
         column.addLayout(top)
         column.addWidget(self.stack, 1)
-        column.addWidget(self.info)
-        column.addLayout(replay)
+        column.addLayout(bottom)
 
     # ------------------------------------------------------------------ input
     def set_graph(self, graph) -> None:
@@ -139,19 +129,32 @@ class AttentionView(QWidget):
             return None
         return shape
 
-    def set_head_roles(self, roles: dict | None) -> None:
-        """Each head's previous-token and induction score, per block ({} clears them)."""
+    def set_head_roles(self, roles: dict | None, step: int | None = None) -> None:
+        """Each head's previous-token and induction score, per block, measured on the weights
+        of ``step`` ({} clears them)."""
         self.roles = {block: {k: [float(v) for v in values] for k, values in s.items()}
                       for block, s in (roles or {}).items()}
+        self.roles_step = step if self.roles else None
         if self.snapshot is not None:
+            self._fill_heads()
             self.redraw()
 
-    def head_title(self, h: int) -> str:
+    def shown_roles(self) -> dict[str, list[float]] | None:
+        """The shown layer's head scores, if they belong to the look on screen (scores of the
+        final weights say nothing about a replayed early step)."""
+        if self.snapshot is None or self.roles_step is None \
+                or int(self.snapshot.get("step", -1)) != self.roles_step:
+            return None
+        return self.roles.get(self.layer.currentText()) or None
+
+    def head_title(self, h: int, scores: bool = True) -> str:
+        """"head 2 · K/V 1 · prev 0.93 · ind 0.02" (the scores only on the look they describe;
+        ``scores=False``: the short name the Heads box fits)."""
         shared = self.sharing()
         title = f"head {h}"
         if shared is not None:
             title += f" · K/V {h // (shared[0] // shared[1])}"
-        roles = self.roles.get(self.layer.currentText())
+        roles = self.shown_roles() if scores else None
         if roles and h < len(roles.get("induction", ())):
             title += f" · prev {roles['previous_token'][h]:.2f} · ind {roles['induction'][h]:.2f}"
         return title
@@ -162,21 +165,6 @@ class AttentionView(QWidget):
 
     def _text_entered(self) -> None:
         self.probe_text_edited.emit(self.text.text())
-
-    def set_steps(self, steps: list[int], current: int | None = None) -> None:
-        """The steps that have a snapshot; the slider moves over them."""
-        self.steps = list(steps)
-        self.slider.blockSignals(True)
-        self.slider.setEnabled(len(self.steps) > 1)
-        self.slider.setRange(0, max(0, len(self.steps) - 1))
-        if current is not None and current in self.steps:
-            self.slider.setValue(self.steps.index(current))
-        self.slider.blockSignals(False)
-
-    def _slider_moved(self, index: int) -> None:
-        if 0 <= index < len(self.steps):
-            self.follow.setChecked(index == len(self.steps) - 1)
-            self.step_requested.emit(self.steps[index])
 
     def _layer_changed(self, _index: int) -> None:
         self._fill_heads()
@@ -199,10 +187,6 @@ class AttentionView(QWidget):
         self.layer.blockSignals(False)
         self._fill_heads()
         if snapshot is not None:
-            label = f"step {snapshot.get('step', 0)}"
-            if snapshot.get("custom"):
-                label = "now (your text)"
-            self.step_label.setText(label)
             if snapshot.get("text") and not self.text.hasFocus():
                 self.set_probe_text(snapshot["text"])
         self.redraw()
@@ -217,7 +201,8 @@ class AttentionView(QWidget):
             self.head.addItem(f"Average of {heads}", AVERAGE)
             self.head.addItem("All heads", GRID)
             for h in range(heads):
-                self.head.addItem(self.head_title(h).capitalize(), h)
+                self.head.addItem(self.head_title(h, scores=False).capitalize(), h)
+                self.head.setItemData(self.head.count() - 1, self.head_title(h), Qt.ToolTipRole)
             index = self.head.findData(current)
             self.head.setCurrentIndex(max(index, 0))
         self.head.blockSignals(False)
@@ -279,9 +264,13 @@ class AttentionView(QWidget):
                 f"GQA: {heads} query heads share {kv} K/V heads, {heads // kv} per group"
             kind = f"{kind} · {what} (same K/V number: same keys)"
         text = f"Rows sum to 1 · {kind}{masked} · hover a row; click a head in the grid"
-        if self.roles.get(layer) and choice == GRID:
-            text += (" · prev / ind: how much each head attends to the previous token / to the "
-                     "token after its last occurrence, on a repeated random sequence")
+        if self.shown_roles() and choice == GRID:
+            text += (f" · prev / ind (weights of step {self.roles_step:,}): how much each head "
+                     "attends to the previous token / to the token after its last occurrence, "
+                     "on a repeated random sequence")
+        elif self.roles and self.roles_step is not None:
+            text += (f" · head scores (prev / ind) are measured on the weights of step "
+                     f"{self.roles_step:,}: shown at that step only")
         self.info.setText(text)
         self.info.setToolTip(text)
 

@@ -238,7 +238,6 @@ class CurvesView(QWidget):
         self._refresh_layers()
         self.loss_plot.getViewBox().final_step = max(
             (s.total_steps for s in self.visible_series()), default=0)
-        self._refresh_summary()
         self._refresh_hints()
         self._fit_height()
 
@@ -296,20 +295,12 @@ class CurvesView(QWidget):
         steps = self._layer_cache.setdefault("", GrowingArray()).sync(series.steps)
         return steps, self._layer_cache.setdefault(name, GrowingArray()).sync(values)
 
-    def _refresh_summary(self) -> None:
-        runs = [e.series for e in self.entries if e.visible and e.series.loss]
-        if not runs:
-            self.summary.setText("")
-            return
-        last = runs[-1]
-        text = f"loss {last.loss[-1]:.4f}"
-        if last.val_loss:
-            text += f" · val {last.val_loss[-1]:.4f}"
-        if last.accuracy and last.accuracy[-1] is not None:
-            text += f" · acc {last.accuracy[-1]:.0%}"
-        self.summary.setText(text)
-        self.summary.setToolTip(f"{last.name}: training loss, validation loss and task "
-                                "accuracy at the newest step")
+    def set_summary(self, text: str, tooltip: str = "") -> None:
+        """The header above the plots: the viewed run's name and newest figures (the panel
+        writes it with the progress line, from one string, so the two never disagree)."""
+        if self.summary.text() != text:
+            self.summary.setText(text)
+        self.summary.setToolTip(tooltip)
 
     def _set_log(self, on: bool) -> None:
         self.loss_plot.setLogMode(y=on)

@@ -42,10 +42,11 @@ from .model_host import ModelHost
 from .next_token_view import NextTokenView
 from .positions_view import PositionsView
 from .run_controller import TrainingRun
-from .run_state import RunState, ViewedRun
+from .run_state import ViewedRun, WorkspaceState, latest_figures
 from .runs_view import RunsView
 from .series import RunSeries
 from .setup_view import SetupView
+from .step_bar import StepBar
 from .telemetry import MODES, apply_to_scene, legend_text
 
 PLOT_REDRAW_MS = 250      # the plots redraw at most this often...
@@ -87,7 +88,7 @@ class TrainingPanel(QWidget):
         self.background = Background(self)
         self.host = ModelHost(self.background)
         self.run: TrainingRun | None = None
-        self.state = RunState()  # what is viewed and shown, decided without Qt
+        self.state = WorkspaceState()  # what is viewed and shown, decided without Qt
         self._error_box: QMessageBox | None = None
         self._tokenizer_cache: tuple[Path | None, object] = (None, None)
         self.series_by_path: dict[str, RunSeries] = {}
@@ -112,6 +113,7 @@ class TrainingPanel(QWidget):
         self.next_token = NextTokenView()
         self.experts = ExpertsView()
         self.runs = RunsView()
+        self.step_bar = StepBar()  # the one step control of every view of the insides
         self._view_names = {self.attention: "attention", self.positions: "positions",
                             self.experts: "experts", self.next_token: "next_token"}
         self._build()
@@ -159,9 +161,15 @@ class TrainingPanel(QWidget):
                               (self.positions, "Positions"), (self.next_token, "Next token"),
                               (self.experts, "Experts"), (self.runs, "Runs")):
             self.add_view(widget, title)
+        right = QWidget()
+        views = QVBoxLayout(right)
+        views.setContentsMargins(0, 0, 0, 0)
+        views.setSpacing(0)
+        views.addWidget(self.tabs, 1)
+        views.addWidget(self.step_bar)
         splitter = QSplitter(Qt.Horizontal)
         splitter.addWidget(self._controls_column())
-        splitter.addWidget(self.tabs)
+        splitter.addWidget(right)
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([320, 1000])
         outer = QVBoxLayout(self)
@@ -251,8 +259,8 @@ class TrainingPanel(QWidget):
         self.setup.probe_text_edited.connect(self.set_probe_text)
         self.attention.probe_text_edited.connect(self.set_probe_text)
         self.attention.refresh_every_changed.connect(self._set_probe_every)
-        self.attention.step_requested.connect(self.show_step)
-        self.attention.follow.toggled.connect(self._follow_toggled)
+        self.step_bar.step_requested.connect(self.show_step)
+        self.step_bar.follow_toggled.connect(self._follow_toggled)
         self.next_token.prompt_edited.connect(self._prompt_edited)
         self.next_token.prompt.returnPressed.connect(self._prompt_entered)
         self.next_token.generate_requested.connect(self.generate)
@@ -346,12 +354,13 @@ class TrainingPanel(QWidget):
         self.series_by_path[str(run_dir)] = run.series
         self.shown_paths.add(str(run_dir))
         self.curves.add_series(run.series)
-        self.state.started(run_dir, config.steps)
+        self.curves.show_layers_of(run.series)
+        self.state.started(run_dir, config.steps, record.label)
         self.experts.set_series(run.series)
         self.host.clear()
         self.weights_changed.emit(None, None)
-        self.attention.set_steps([])
-        self.attention.follow.setChecked(True)
+        self.step_bar.set_steps([])
+        self.step_bar.set_follow(True, quiet=True)
         self.attention.every.blockSignals(True)
         self.attention.every.setValue(max(1, config.probe_every))
         self.attention.every.blockSignals(False)
@@ -362,6 +371,8 @@ class TrainingPanel(QWidget):
         self.progress.setValue(0)
         self.progress.setFormat("%v / %m steps")
         self.progress_line.hide()
+        self._show_figures()
+        self._show_caption()
         self.message(f"Starting {name} on {config.corpus} ({config.steps:,} steps)…")
         gc.freeze()  # what the app holds now outlives the run (see _on_started)
         run.start()
@@ -430,17 +441,42 @@ class TrainingPanel(QWidget):
         self.progress.setValue(step)
         eta = series.eta_s()
         recent = series.tokens_per_s[-SPEED_WINDOW:]  # the curve's moving average, not one step
-        parts = [f"step {step:,}/{series.total_steps:,}", f"loss {series.loss[-1]:.4f}",
-                 f"{sum(recent) / len(recent):,.0f} tokens/s"]
-        if eta is not None and self.run.active:
-            parts.append(f"ETA {_duration(eta)}")
+        # the same string as the curves header, set in the same call: one loss on screen
+        self._show_figures()
+        parts = latest_figures(series).split(" · ") + [
+            f"{sum(recent) / len(recent):,.0f} tokens/s"]
         if self.run.state == "paused":
-            parts.append("paused")
+            parts.append("paused")  # no time left to count while nothing moves
+        elif eta is not None and self.run.active:
+            parts.append(f"ETA {_duration(eta)}")
         line = self.progress_line
         line.setFixedHeight(2 * line.fontMetrics().lineSpacing())  # a no-op unless the font changed
         # no-break spaces inside each part: a narrow column wraps between parts only
         line.setText(" · ".join(part.replace(" ", "\u00a0") for part in parts))
         line.show()
+
+    def _show_figures(self) -> str:
+        """The curves header: the viewed run's name and newest figures (the run the views
+        show, not the last one added to the plots). Returns the figures."""
+        viewed = self.viewed
+        series = self.series_by_path.get(str(viewed.path)) if viewed is not None else None
+        figures = latest_figures(series) if series is not None else ""
+        if viewed is None:
+            self.curves.set_summary("")
+        else:
+            self.curves.set_summary(f"{viewed.label} · {figures or 'no step logged yet'}",
+                                    f"{viewed.label}: the newest training loss, and the "
+                                    "validation loss and task accuracy of the newest "
+                                    "evaluation (each with its step)")
+        return figures
+
+    def _show_caption(self) -> None:
+        """The step bar names what the views of the insides show, and is there only with
+        them (Next token with loaded weights reads them, not the slider's step)."""
+        self.step_bar.set_caption(self.state.caption())
+        view = self.tabs.currentWidget()
+        shown = view in self._view_names and not (view is self.next_token and self.host.ready)
+        self.step_bar.setVisible(shown)
 
     def _redraw_plots(self) -> None:
         if self.curves.isVisible():
@@ -460,10 +496,10 @@ class TrainingPanel(QWidget):
             return
         step = int(snapshot.get("step", 0))
         self.state.probed(step)
-        if not self.attention.follow.isChecked():
-            self.attention.set_steps(self.viewed.steps)
+        if not self.state.follow:
+            self.step_bar.set_steps(self.viewed.steps)
             return
-        self.attention.set_steps(self.viewed.steps, step)
+        self.step_bar.set_steps(self.viewed.steps, step)
         self._pending_probe = snapshot
         wait_s = self._probe_drawn_at + self._probe_cost_s / PROBE_REDRAW_SHARE \
             - time.perf_counter()
@@ -477,7 +513,7 @@ class TrainingPanel(QWidget):
         snapshot, self._pending_probe = self._pending_probe, None
         self.probe_timer.stop()
         if snapshot is None or self.viewed is None or not self.viewed.live \
-                or not self.attention.follow.isChecked():
+                or not self.state.follow:
             return
         started = time.perf_counter()
         self.show_snapshot(snapshot)
@@ -506,6 +542,8 @@ class TrainingPanel(QWidget):
         self.label_timer.stop()
         self._show_progress()
         self._show_pending_probe()
+        self._show_figures()
+        self._show_caption()  # "following training" no more
         gc.unfreeze()  # the run's objects may be collected again
         self.curves.refresh()
         self.experts.redraw()
@@ -536,6 +574,9 @@ class TrainingPanel(QWidget):
         self.state.show(snapshot)
         if snapshot is None:
             return
+        if self.viewed is not None:  # the handle stands on the step shown, whoever asked
+            self.step_bar.set_steps(self.viewed.steps, self.state.shown_step)
+        self._show_caption()
         self._refresh_visible_view()
         self.refresh_telemetry()
 
@@ -573,9 +614,10 @@ class TrainingPanel(QWidget):
             self.message(str(exc))
 
     def _follow_toggled(self, on: bool) -> None:
+        self.state.follow = on
+        self._show_caption()
         if on and self.viewed is not None and self.viewed.live and self.run is not None \
                 and self.run.latest_probe is not None:
-            self.attention.set_steps(self.viewed.steps, self.run.latest_probe.get("step"))
             self.show_snapshot(self.run.latest_probe)
 
     def set_probe_text(self, text: str) -> None:
@@ -637,6 +679,7 @@ class TrainingPanel(QWidget):
             self.corners.setFixedWidth(corner.sizeHint().width() if corner.layout() else 0)
             self.tabs.setCornerWidget(self.corners, Qt.TopRightCorner)  # lays the row out again
         self._refresh_visible_view()
+        self._show_caption()
         if widget is self.curves and self.state.curves_stale:
             self.state.curves_stale = False
             self.curves.refresh()
@@ -678,11 +721,14 @@ class TrainingPanel(QWidget):
             self._prompt_edited(self.next_token.prompt.text())
             note = checkpoint_note(self.host.checkpoint, self.host.skipped)
             self.runs.set_note(str(run_dir), note)
+            self.state.weights_step = self.host.step
+            self._show_caption()
             self.message((note or f"Loaded the weights of step {self.host.step:,}: type a "
                                   "prompt, move the sliders, generate")
                          + (f"; {opened}" if opened else ""))
             self.weights_changed.emit(self.host.model, self.host.tokenizer)
 
+        self.state.weights_step = None
         self.host.load(run_dir, ready, self._job_failed)
 
     @staticmethod
@@ -702,9 +748,13 @@ class TrainingPanel(QWidget):
     def _prompt_edited(self, prompt: str) -> None:
         if not self.host.ready or not prompt:
             return
+        label = self.viewed.label if self.viewed is not None else ""
+        total = f" of {self.viewed.total:,}" if self.viewed is not None and self.viewed.total \
+            else ""
         self.host.next_logits(prompt, lambda logits: self.next_token.set_logits(
-            logits, self._decoder(), f"The weights of step {self.host.step:,} after your "
-                                     "prompt"), self._job_failed)
+            logits, self._decoder(), f"{label} · the weights of step {self.host.step:,}{total} "
+                                     "(its newest checkpoint) after your prompt"),
+                              self._job_failed)
 
     def _prompt_entered(self) -> None:
         if not self.host.ready:
@@ -769,8 +819,12 @@ class TrainingPanel(QWidget):
         """Show a past run everywhere: its curves, its snapshots (newest first), its weights."""
         if self.run is not None and self.run.active and Path(record.path) == self.run.run_dir:
             self.state.viewed = ViewedRun(self.run.run_dir, live=True,
-                                          steps=SnapshotStore(self.run.run_dir).steps())
-            self.attention.follow.setChecked(True)
+                                          steps=SnapshotStore(self.run.run_dir).steps(),
+                                          label=record.label, total=self.run.config.steps)
+            self.curves.show_layers_of(self.run.series)
+            self._show_figures()
+            self.step_bar.set_follow(True)
+            self._show_caption()
             return
         canvas = self._show_run_graph(record)  # first: the canvas colours are the run's
         series = self._series_of(record)
@@ -779,19 +833,19 @@ class TrainingPanel(QWidget):
         self.runs.show_overlaid(record.path)
         done = series.steps[-1] if series.steps else 0
         self.state.opened(Path(record.path), SnapshotStore(record.path).steps(), done,
-                          series.total_steps)
+                          series.total_steps, record.label)
         self.experts.set_series(series)
-        self.attention.follow.blockSignals(True)
-        self.attention.follow.setChecked(False)
-        self.attention.follow.blockSignals(False)
+        self.step_bar.set_follow(False, quiet=True)
         self.host.clear()
         self.weights_changed.emit(None, None)
+        self._show_figures()
         if self.viewed.steps:
             last = self.viewed.steps[-1]
-            self.attention.set_steps(self.viewed.steps, last)
+            self.step_bar.set_steps(self.viewed.steps, last)
             self.show_step(last)
         else:
-            self.attention.set_steps([])
+            self.step_bar.set_steps([])
+            self._show_caption()
         from ...runs.folder import RunFolder
         if RunFolder(self.viewed.path).has_checkpoints():  # intact or not: loading says which
             self._load_host(self.viewed.path, canvas)
@@ -828,16 +882,19 @@ class TrainingPanel(QWidget):
         self.progress.setFormat(f"%v / %m steps ({record.label})")
         self.progress_line.hide()
         self.error.hide()
+        from ...runs.folder import RunFolder
+        try:  # the setup is the run's: corpus, tokenizer (its own, for the preview), steps...
+            config = RunFolder(record.path).config()
+        except (OSError, ValueError):
+            config = None
         text = (self.snapshot or {}).get("text")
         if text is None:
-            try:
-                from ...runs.folder import RunFolder
-                text = RunFolder(record.path).config().probe_text
-            except (OSError, ValueError):
-                text = ""
+            text = config.probe_text if config is not None else ""
         self.setup.probe_text.blockSignals(True)
         self.setup.probe_text.setText(text or "")
         self.setup.probe_text.blockSignals(False)
+        if config is not None:
+            self.setup.show_run(config, self._run_tokenizer())
         self.attention.set_probe_text(text or "")
         if self.snapshot is None:
             self.refresh_telemetry()  # clears the colours the previous run left

@@ -209,6 +209,23 @@ class SetupView(QWidget):
             return
         self._last_corpus = index
 
+    def show_run(self, config: TrainConfig, tokenizer=None) -> None:
+        """An opened run's setup replaces the form's: its corpus, tokenizer, steps and
+        hyper-parameters, and its probe text previewed by the tokenizer it saved (``tokenizer``;
+        None: rebuilt from the spec). Train then trains that recipe again."""
+        if tokenizer is not None:
+            self._tokenizers[(config.tokenizer, config.corpus)] = tokenizer
+        self.select_corpus(config.corpus)
+        self.tokenizer.setCurrentText(config.tokenizer)
+        for box, value in ((self.steps, config.steps), (self.batch, config.batch_size),
+                           (self.seq_len, config.seq_len), (self.warmup, config.warmup_steps),
+                           (self.eval_every, config.eval_every),
+                           (self.probe_every, config.probe_every), (self.seed, config.seed)):
+            box.setValue(int(value))
+        self.lr.setValue(float(config.lr))
+        self._preview_timer.stop()
+        self.refresh_preview()  # now: a cached tokenizer answers at once
+
     # ------------------------------------------------------------------ the configuration
     def corpus_spec(self) -> str:
         return str(self.corpus.currentData())
