@@ -137,7 +137,7 @@ def test_only_a_learned_table_is_read_whole():
 def test_an_svg_of_the_plots_keeps_the_cached_axes_as_vectors(qtbot, tmp_path):
     from PySide6.QtWidgets import QGraphicsItem
 
-    from tfstudio.gui.training.common import export_widget
+    from tfstudio.gui.training.picture_export import export_widget
     from tfstudio.gui.training.curves_view import CurvesView
 
     view = CurvesView()

@@ -276,7 +276,7 @@ def test_exports_of_curves_and_heatmaps(make_panel, qtbot, tmp_path):
     assert float(rows[9]["val_loss"]) == pytest.approx(run.series.val_loss[-1])
     assert "grad_norm[layers.0]" in rows[0]
 
-    from tfstudio.gui.training.common import export_widget
+    from tfstudio.gui.training.picture_export import export_widget
     panel.tabs.setCurrentWidget(panel.attention)
     for widget, name in ((panel.curves.plots, "curves"), (panel.attention.heatmap, "heatmap")):
         png = export_widget(widget, tmp_path / f"{name}.png")

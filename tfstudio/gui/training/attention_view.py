@@ -18,7 +18,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .common import ExportButton, muted, placeholder
+from .labels import muted, placeholder
+from .picture_export import ExportButton
 from .heatmap import Heatmap, HeatmapGrid
 
 AVERAGE, GRID = "average", "grid"

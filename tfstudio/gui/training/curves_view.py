@@ -11,7 +11,8 @@ from PySide6.QtGui import QTextOption
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QScrollArea,
                                QVBoxLayout, QWidget)
 
-from .common import ExportButton, series_colour
+from .colours import series_colour
+from .picture_export import ExportButton
 from .. import theme
 from .plots import (STEP_LINE, layout_widget, legend_above, live_plot, pen, step_curve,
                     styled_plot)

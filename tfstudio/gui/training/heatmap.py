@@ -20,7 +20,8 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QBrush, QFont, QFontMetricsF, QImage, QPainter, QPen
 from PySide6.QtWidgets import QGridLayout, QScrollBar, QSizePolicy, QToolTip, QWidget
 
-from .common import colour_ramp, display_token, themed_colour
+from .colours import colour_ramp, themed_colour
+from .labels import display_token
 
 LABEL_FONT_PX = 12
 COLOUR_BAR_W = 46   # the colour scale right of the cells: a bar and its tick labels

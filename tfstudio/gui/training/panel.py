@@ -34,7 +34,8 @@ from ...graph import Edit, Graph, ShowRunGraph, same_model
 from ...probes import SnapshotStore
 from ...train.events import Failed
 from .attention_view import AttentionView
-from .common import Background, GuiThreadGarbageCollector, muted
+from .background import Background, GuiThreadGarbageCollector
+from .labels import muted
 from .curves_view import SPEED_WINDOW, CurvesView
 from .experts_view import ExpertsView
 from .history import RunHistory, RunRecord, load_series

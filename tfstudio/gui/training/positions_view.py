@@ -21,7 +21,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .common import ExportButton, muted, placeholder, series_colour
+from .colours import series_colour
+from .labels import muted, placeholder
+from .picture_export import ExportButton
 from .heatmap import Heatmap, HeatmapGrid
 from .plots import STEP_LINE, layout_widget, legend_above, pen, styled_plot, title_html
 

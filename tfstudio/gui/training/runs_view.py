@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .common import muted
+from .labels import muted
 from .history import RunRecord
 
 COLUMNS = ["Run", "Parameters", "Corpus", "Steps", "Final loss", "Status", "Folder"]

@@ -26,7 +26,9 @@ from ...graph import Graph
 from ...probes.inputs import DEFAULT_MAX_TOKENS
 from ...runs.config import TrainConfig
 from .. import theme
-from .common import Background, display_token, muted, series_colour
+from .background import Background
+from .colours import series_colour
+from .labels import display_token, muted
 from .defaults import checkpoint_schedule, graph_params, suggested_config
 
 TOKENIZERS = [("byte", "Bytes (256 ids; any text)"),
