@@ -244,7 +244,7 @@ def test_a_past_run_reopens_after_a_restart(make_panel, qtbot, tmp_path):
     # the weights: the next-token view answers from the saved model
     qtbot.waitUntil(lambda: again.next_token.generate.isEnabled(), timeout=WAIT_MS)
     again.next_token.prompt.setText("abcdefgh>")
-    again._prompt_edited("abcdefgh>")
+    again.generation.prompt_edited("abcdefgh>")
     again.background.wait()
     QApplication.processEvents()
     folder = RunFolder(run.run_dir)

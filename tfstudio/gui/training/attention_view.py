@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QHBoxLayout,
     QLabel,
@@ -65,6 +66,8 @@ class AttentionView(QWidget):
         self.layer = QComboBox()
         self.head = QComboBox()
         self.every = QSpinBox()
+        # weights are probabilities: one 0-1 scale for every map unless asked otherwise
+        self.contrast = QCheckBox("Contrast per map")
         self.heatmap = Heatmap(self, scrollable=True)  # long texts scroll, labels stay legible
         self.grid = HeatmapGrid(self)
         self.empty = placeholder("Press Train: the attention of every layer and head on the "
@@ -98,6 +101,10 @@ class AttentionView(QWidget):
         self.every.setToolTip("How often training stops for a look inside (each look is also "
                               "kept for the step slider)")
         self.every.valueChanged.connect(self.refresh_every_changed)
+        self.contrast.setToolTip("Stretch each map's colours from 0 to its own largest weight "
+                                 "(its colour bar says how far). Off: every map on the same "
+                                 "0 to 1 scale, so a flat head looks pale")
+        self.contrast.toggled.connect(lambda _: self.redraw())
 
     def _lay_out(self) -> None:
         """Two thin rows of controls around the heatmap, which gets the rest of the height."""
@@ -107,8 +114,8 @@ class AttentionView(QWidget):
                                 (self.head, 0)):
             top.addWidget(widget, stretch)
         bottom = QHBoxLayout()
-        for widget, stretch in ((self.info, 1), (QLabel("Look every"), 0), (self.every, 0),
-                                (self.export, 0)):
+        for widget, stretch in ((self.info, 1), (self.contrast, 0), (QLabel("Look every"), 0),
+                                (self.every, 0), (self.export, 0)):
             bottom.addWidget(widget, stretch)
         column = QVBoxLayout(self)
         column.setContentsMargins(6, 4, 6, 4)
@@ -230,6 +237,10 @@ class AttentionView(QWidget):
         matrix = weights.mean(0) if choice == AVERAGE else weights[int(choice)]
         return matrix, np.asarray(entry["allowed"], dtype=bool)
 
+    def colour_range(self) -> tuple[float, float] | None:
+        """(0, 1), the range of a probability; None: each map from 0 to its own maximum."""
+        return None if self.contrast.isChecked() else (0.0, 1.0)
+
     def redraw(self) -> None:
         entry = self._entry()
         if entry is None:
@@ -246,14 +257,17 @@ class AttentionView(QWidget):
         choice = self.head.currentData()
         if choice == GRID:
             titles = [self.head_title(h) for h in range(weights.shape[0])]
-            self.grid.set_data(list(weights), titles, allowed, rows, cols)
+            self.grid.set_data(list(weights), titles, allowed, rows, cols,
+                               value_range=self.colour_range())
             for i, heatmap in enumerate(self.grid.maps):
                 heatmap.selected = False
             self.stack.setCurrentWidget(self.grid)
         else:
             matrix, _ = self.shown_matrix()
             which = f"mean of {weights.shape[0]} heads" if choice == AVERAGE else f"head {choice}"
-            self.heatmap.set_data(matrix, rows, cols, allowed, f"{layer} · {which}")
+            scale = " · colours 0 to its largest weight" if self.contrast.isChecked() else ""
+            self.heatmap.set_data(matrix, rows, cols, allowed, f"{layer} · {which}{scale}",
+                                  value_range=self.colour_range())
             self.stack.setCurrentWidget(self.heatmap)
         masked = "" if allowed.all() else " · hatched: masked (cannot look there)"
         kind = "rows: decoder tokens, columns: source tokens" if entry.get("cross") \

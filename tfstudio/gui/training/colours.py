@@ -22,10 +22,14 @@ _DIVERGING = [(0.0, (33, 102, 172)), (0.25, (146, 197, 222)), (0.5, (247, 247, 2
 
 
 def colour_ramp(values: np.ndarray, kind: str = "sequential") -> np.ndarray:
-    """Values in [0, 1] -> uint8 RGB [..., 3] along a ColorBrewer ramp."""
-    stops = _SEQUENTIAL if kind == "sequential" else _DIVERGING
+    """Values in [0, 1] -> uint8 RGB [..., 3] along a ColorBrewer ramp: "sequential" light to
+    dark, "negative" the same ramp reversed (dark at 0, the scale's most negative end; white
+    at 1, its 0), "diverging" blue through white to red."""
+    stops = _DIVERGING if kind == "diverging" else _SEQUENTIAL
     xs = np.array([s[0] for s in stops])
     values = np.clip(np.nan_to_num(values, nan=0.0), 0.0, 1.0)
+    if kind == "negative":
+        values = 1.0 - values
     rgb = np.stack([np.interp(values, xs, [s[1][c] for s in stops]) for c in range(3)], -1)
     return rgb.astype(np.uint8)
 

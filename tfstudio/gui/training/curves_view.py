@@ -99,6 +99,7 @@ class CurvesView(QWidget):
         # (and redraw the axes of) all six plots at every refresh
         self.summary = QLabel()
         self.summary.setProperty("role", "muted")
+        self.summary.setWordWrap(True)  # the run's name and figures never widen the window
         self._set_up_controls()
         self._lay_out()
         self._refresh_hints()

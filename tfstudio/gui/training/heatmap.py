@@ -24,7 +24,7 @@ from .colours import colour_ramp, themed_colour
 from .labels import display_token
 
 LABEL_FONT_PX = 12
-COLOUR_BAR_W = 46   # the colour scale right of the cells: a bar and its tick labels
+COLOUR_BAR_W = 58   # the colour scale right of the cells: a bar and its tick labels ("-0.19")
 TITLE_FONT_PX = 12
 MAX_LABELLED = 96  # more rows or columns than this and labels would overlap: leave them out
 READABLE_PX = 9    # labels never get smaller than this: a small map labels every k-th token;
@@ -34,6 +34,25 @@ WINDOW_LABEL_PX = 11
 SCROLLBAR_PX = 12
 CAPTION_H = 18     # below a window's horizontal scroll bar: which tokens it shows
 WHEEL_ROWS = 3     # rows (and, along the diagonal, columns) one wheel notch moves
+
+
+def scale_range(values: np.ndarray, kind: str) -> tuple[float, float]:
+    """The values a colour scale spans, from the finite ``values`` it shows: "diverging" is
+    symmetric about 0 (±max |v|); "sequential" starts at 0, never at the data's minimum, so
+    a map of small weights looks light (it goes below 0 only for negative values); "negative"
+    (a quantity that is never positive, as an ALiBi bias) ends at 0 and is darkest at its most
+    negative value."""
+    values = np.asarray(values, dtype=np.float64)
+    values = values[np.isfinite(values)]
+    if kind == "diverging":
+        top = float(np.abs(values).max()) if values.size else 0.0
+        return (-top, top) if top > 0 else (-1.0, 1.0)
+    if kind == "negative":
+        low = float(values.min()) if values.size else 0.0
+        return (low, 0.0) if low < 0 else (-1.0, 0.0)
+    top = float(values.max()) if values.size else 0.0
+    low = min(0.0, float(values.min()) if values.size else 0.0)
+    return (low, top if top > low else low + 1.0)
 
 
 @functools.cache
@@ -107,16 +126,8 @@ class Heatmap(QWidget):
         self.rows = [display_token(r) for r in rows] if rows is not None else []
         self.cols = [display_token(c) for c in cols] if cols is not None else []
         self.title = title
-        shown = matrix[self.allowed]
-        if value_range is not None:
-            self.value_range = value_range
-        elif self.kind == "diverging":
-            m = float(np.abs(shown).max()) if shown.size else 1.0
-            self.value_range = (-m or -1.0, m or 1.0)
-        else:
-            top = float(shown.max()) if shown.size else 1.0
-            self.value_range = (min(0.0, float(shown.min()) if shown.size else 0.0),
-                                top if top > 0 else 1.0)
+        self.value_range = value_range if value_range is not None \
+            else scale_range(matrix[self.allowed], self.kind)
         self._image = self._build_image()
         if self.hover_row >= matrix.shape[0]:
             self.hover_row = -1
@@ -418,7 +429,7 @@ class Heatmap(QWidget):
         lo, hi = self.value_range
         for value, y, align in ((hi, bar.top(), Qt.AlignTop), (lo, bar.bottom() - 14,
                                                               Qt.AlignBottom)):
-            painter.drawText(QRectF(bar.right() + 3, y, COLOUR_BAR_W - 20, 14),
+            painter.drawText(QRectF(bar.right() + 3, y, COLOUR_BAR_W - 21, 14),
                              Qt.AlignLeft | align, f"{value:.2g}")
 
     def _paint_labels(self, painter: QPainter, area: QRectF, cw: float, ch: float) -> None:
@@ -501,7 +512,10 @@ class HeatmapGrid(QWidget):
         self._grid.setContentsMargins(4, 4, 4, 4)
 
     def set_data(self, matrices, titles: list[str], allowed=None, rows=None, cols=None,
-                 shared_range: bool = False) -> None:
+                 shared_range: bool = False,
+                 value_range: tuple[float, float] | None = None) -> None:
+        """``value_range``: one fixed scale for every map; ``shared_range``: one scale over
+        all their values; neither: each map its own."""
         matrices = [np.asarray(m, dtype=np.float64) for m in matrices]
         while len(self.maps) < len(matrices):
             i = len(self.maps)
@@ -511,15 +525,8 @@ class HeatmapGrid(QWidget):
         for extra in self.maps[len(matrices):]:
             extra.hide()
         columns = max(1, int(np.ceil(np.sqrt(len(matrices)))))
-        value_range = None
-        if shared_range and matrices:
-            finite = np.concatenate([m[np.isfinite(m)] for m in matrices])
-            if finite.size:
-                if self.kind == "diverging":
-                    top = float(np.abs(finite).max()) or 1.0
-                    value_range = (-top, top)
-                else:
-                    value_range = (min(0.0, float(finite.min())), float(finite.max()) or 1.0)
+        if value_range is None and shared_range and matrices:
+            value_range = scale_range(np.concatenate([m.ravel() for m in matrices]), self.kind)
         for i, (matrix, title) in enumerate(zip(matrices, titles)):
             heatmap = self.maps[i]
             # one colour bar per row when the maps share a range, else one per map

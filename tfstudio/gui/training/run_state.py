@@ -27,6 +27,7 @@ class ViewedRun:
     steps: list[int] = field(default_factory=list)
     label: str = ""                              # "tiny-gpt · 14:02:03" (RunRecord.label)
     total: int = 0                               # the steps it was set to train
+    trained_length: int = 0                      # its sequence length (0: unknown)
 
     @property
     def store(self) -> SnapshotStore:
@@ -78,10 +79,12 @@ class WorkspaceState:
                        pause_text="Resume" if s == "paused" else "Pause",
                        stop=s in ("running", "paused"), setup=not self.active)
 
-    def started(self, run_dir: Path, total_steps: int, label: str = "") -> None:
+    def started(self, run_dir: Path, total_steps: int, label: str = "",
+                trained_length: int = 0) -> None:
         """A new live run: it becomes the viewed one, with nothing seen yet, followed."""
         self.run_state = "running"
-        self.viewed = ViewedRun(Path(run_dir), live=True, label=label, total=total_steps)
+        self.viewed = ViewedRun(Path(run_dir), live=True, label=label, total=total_steps,
+                                trained_length=trained_length)
         self.snapshot = self.training_snapshot = None
         self.stale = set()
         self.progress = (0, total_steps)
@@ -89,11 +92,11 @@ class WorkspaceState:
         self.weights_step = None
 
     def opened(self, run_dir: Path, steps: list[int], done: int, total: int,
-               label: str = "") -> None:
+               label: str = "", trained_length: int = 0) -> None:
         """A past run: nothing of the previous one stays."""
         total = max(1, total or done)
         self.viewed = ViewedRun(Path(run_dir), live=False, steps=list(steps), label=label,
-                                total=total)
+                                total=total, trained_length=trained_length)
         self.snapshot = self.training_snapshot = None
         self.stale = set()
         self.progress = (done, total)

@@ -18,6 +18,7 @@ class StepBar(QWidget):
         self.steps: list[int] = []
         self.caption = QLabel()
         self.caption.setProperty("role", "heading")
+        self.caption.setWordWrap(True)  # a narrow window wraps it rather than growing wide
         self.caption.setToolTip("What the views of the model's insides show: which run, the "
                                 "step whose weights made the look, and whose text")
         self.slider = QSlider(Qt.Horizontal)
