@@ -51,6 +51,12 @@ def test_opening_a_past_run_replaces_the_header_setup_preview_and_probe_text(mak
     info = panel.setup.preview_info.text()
     assert info.startswith(f"{own.name}: {own.vocab_size:,} ids")  # its own tokenizer, not
     assert panel.step_bar.steps == SnapshotStore(stories.run_dir).steps()  # the task run's
+    # Next token answers from the opened run's weights, named; the task run's late answer
+    # (its weights loaded when it ended) is dropped, not decoded with this run's tokenizer
+    qtbot.waitUntil(lambda: panel.host.ready and panel.host.run_dir == stories.run_dir,
+                    timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: not panel.background.busy, timeout=WAIT_MS)
+    assert panel.next_token.source.text().startswith(f"{record.label} · the weights of step 4")
 
     task_record = record_of(panel, task)
     panel.open_run(task_record)  # and back: the task's numbers, accuracy included
@@ -65,14 +71,16 @@ def test_every_view_of_the_insides_names_the_step_of_the_one_slider(make_panel, 
     bar says when training goes on past it."""
     panel = make_panel()
     run = short_run(panel, qtbot, steps=6, every=2)
-    panel.stop()
     record = record_of(panel, run)
+    told = []  # views outside the package (Explain) follow the state through this signal
+    panel.shown_changed.connect(lambda: told.append(panel.state.caption()))
     panel.open_run(record)
     steps = SnapshotStore(run.run_dir).steps()
     assert panel.step_bar.steps == steps and len(steps) >= 3
     panel.step_bar.slider.setValue(1)
     step = steps[1]
     assert panel.snapshot["step"] == step
+    assert told[-1] == f"{record.label} · step {step} of 6"
     for view in (panel.attention, panel.positions, panel.experts):
         panel.tabs.setCurrentWidget(view)
         assert panel.step_bar.isVisible(), view

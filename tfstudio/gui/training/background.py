@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import queue
+import sys
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -125,31 +126,39 @@ class Background(QObject):
         self._pool.shutdown(wait=True, cancel_futures=True)
 
     def _poll(self) -> None:
+        jobs, self._jobs = self._jobs, []
         remaining = []
-        for job in self._jobs:
-            future, key, number, done, error, progress, reports = job
-            if progress is not None:
-                items = []
-                while True:
-                    try:
-                        items.append(reports.get_nowait())
-                    except queue.Empty:
-                        break
-                if items:
-                    progress(items)
-            if not future.done():
-                remaining.append(job)
-                continue
-            if self._generation.get(key) != number or id(reports) in self._cancelled:
-                continue  # stale: a newer job with the same key has been asked for
-            exc = future.exception()
-            if exc is not None:
-                if error is not None:
-                    error(exc)
-                else:
-                    raise exc
-            else:
-                done(future.result())
-        self._jobs = remaining
+        for job in jobs:
+            try:
+                if not self._deliver(job):
+                    remaining.append(job)
+            except Exception:  # noqa: BLE001 - one failing callback never loses the other jobs
+                sys.excepthook(*sys.exc_info())  # the app's hook shows it; the app carries on
+        self._jobs = remaining + self._jobs  # jobs a callback submitted meanwhile come last
         if not self._jobs:
             self._timer.stop()
+
+    def _deliver(self, job) -> bool:
+        """Pass on what ``job`` reported and, once it is done, its result; False: not done."""
+        future, key, number, done, error, progress, reports = job
+        if progress is not None:
+            items = []
+            while True:
+                try:
+                    items.append(reports.get_nowait())
+                except queue.Empty:
+                    break
+            if items:
+                progress(items)
+        if not future.done():
+            return False
+        if self._generation.get(key) != number or id(reports) in self._cancelled:
+            return True  # stale: a newer job with the same key has been asked for
+        exc = future.exception()
+        if exc is None:
+            done(future.result())
+        elif error is not None:
+            error(exc)
+        else:
+            raise exc
+        return True

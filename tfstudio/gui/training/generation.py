@@ -55,15 +55,23 @@ class GenerationController:
 
     def prompt_edited(self, prompt: str) -> None:
         panel = self.panel
-        if not panel.host.ready or not prompt:
+        host = panel.host
+        if not host.ready or not prompt:
             return
-        label = panel.viewed.label if panel.viewed is not None else ""
-        total = f" of {panel.viewed.total:,}" if panel.viewed is not None and panel.viewed.total \
-            else ""
-        panel.host.next_logits(prompt, lambda logits: panel.next_token.set_logits(
-            logits, self.decoder(), f"{label} · the weights of step {panel.host.step:,}{total} "
-                                    "(its newest checkpoint) after your prompt"),
-                               panel._job_failed)
+        viewed = panel.viewed
+        label = viewed.label if viewed is not None else ""
+        total = f" of {viewed.total:,}" if viewed is not None and viewed.total else ""
+        source = (f"{label} · the weights of step {host.step:,}{total} (its newest checkpoint) "
+                  "after your prompt")
+        # the answer is decoded by the tokenizer of the weights that computed it, and dropped
+        # if other weights were loaded meanwhile (another run opened)
+        decode, run_dir = self.decoder(), host.run_dir
+
+        def show(logits):
+            if host.run_dir == run_dir:
+                panel.next_token.set_logits(logits, decode, source)
+
+        host.next_logits(prompt, show, panel._job_failed)
 
     def prompt_entered(self) -> None:
         panel = self.panel

@@ -12,15 +12,16 @@ mouse wheel) to reach the rest, as a spreadsheet keeps its headers while its cel
 """
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QBrush, QFont, QFontMetricsF, QImage, QPainter, QPen
+from PySide6.QtGui import QFontMetricsF, QImage, QPainter, QPen
 from PySide6.QtWidgets import QGridLayout, QScrollBar, QSizePolicy, QToolTip, QWidget
 
 from .colours import colour_ramp, themed_colour
+from .heatmap_paint import font as _font
+from .heatmap_paint import paint_colour_bar, paint_mask, scale_range
 from .labels import display_token
 
 LABEL_FONT_PX = 12
@@ -34,41 +35,6 @@ WINDOW_LABEL_PX = 11
 SCROLLBAR_PX = 12
 CAPTION_H = 18     # below a window's horizontal scroll bar: which tokens it shows
 WHEEL_ROWS = 3     # rows (and, along the diagonal, columns) one wheel notch moves
-
-
-def scale_range(values: np.ndarray, kind: str) -> tuple[float, float]:
-    """The values a colour scale spans, from the finite ``values`` it shows: "diverging" is
-    symmetric about 0 (±max |v|); "sequential" starts at 0, never at the data's minimum, so
-    a map of small weights looks light (it goes below 0 only for negative values); "negative"
-    (a quantity that is never positive, as an ALiBi bias) ends at 0 and is darkest at its most
-    negative value."""
-    values = np.asarray(values, dtype=np.float64)
-    values = values[np.isfinite(values)]
-    if kind == "diverging":
-        top = float(np.abs(values).max()) if values.size else 0.0
-        return (-top, top) if top > 0 else (-1.0, 1.0)
-    if kind == "negative":
-        low = float(values.min()) if values.size else 0.0
-        return (low, 0.0) if low < 0 else (-1.0, 0.0)
-    top = float(values.max()) if values.size else 0.0
-    low = min(0.0, float(values.min()) if values.size else 0.0)
-    return (low, top if top > low else low + 1.0)
-
-
-@functools.cache
-def _scale_image(kind: str, steps: int = 64) -> QImage:
-    """The colour bar's bands, top (1) to bottom (0), as a 1-pixel-wide image: drawn scaled,
-    not band by band at every repaint of a live map."""
-    ramp = np.ascontiguousarray(colour_ramp(np.linspace(1.0, 0.0, steps), kind)[:, None, :])
-    image = QImage(ramp.data, 1, steps, 3, QImage.Format_RGB888)
-    return image.copy()  # its own pixels, not a view of the array
-
-
-def _font(px: int, bold: bool = False) -> QFont:
-    f = QFont()
-    f.setPixelSize(px)
-    f.setBold(bold)
-    return f
 
 
 class Heatmap(QWidget):
@@ -398,39 +364,13 @@ class Heatmap(QWidget):
 
     def _paint_mask(self, painter: QPainter, area: QRectF, cw: float, ch: float) -> None:
         r0, nr, c0, nc = self._window
-        masked = ~self.allowed[r0:r0 + nr, c0:c0 + nc]
-        if not masked.any():
-            return
-        hatch = QBrush(themed_colour("node_border"), Qt.BDiagPattern)
-        painter.setPen(Qt.NoPen)
-        painter.setBrush(hatch)
-        for r in range(masked.shape[0]):  # one rectangle per run of masked cells in a row
-            row = masked[r]
-            c = 0
-            while c < len(row):
-                if row[c]:
-                    start = c
-                    while c < len(row) and row[c]:
-                        c += 1
-                    painter.drawRect(QRectF(area.left() + start * cw, area.top() + r * ch,
-                                            (c - start) * cw, ch))
-                else:
-                    c += 1
+        paint_mask(painter, ~self.allowed[r0:r0 + nr, c0:c0 + nc], area, cw, ch)
 
     def _paint_scale(self, painter: QPainter, area: QRectF) -> None:
         """The colour bar: what the lightest and darkest cells mean."""
         beside = SCROLLBAR_PX + 2 if self.windowed else 0  # right of the vertical scroll bar
         bar = QRectF(area.right() + 8 + beside, area.top(), 10, max(area.height(), 30))
-        painter.drawImage(bar, _scale_image(self.kind))
-        painter.setPen(QPen(themed_colour("node_border"), 1))
-        painter.drawRect(bar)
-        painter.setFont(_font(10))
-        painter.setPen(themed_colour("muted_text"))
-        lo, hi = self.value_range
-        for value, y, align in ((hi, bar.top(), Qt.AlignTop), (lo, bar.bottom() - 14,
-                                                              Qt.AlignBottom)):
-            painter.drawText(QRectF(bar.right() + 3, y, COLOUR_BAR_W - 21, 14),
-                             Qt.AlignLeft | align, f"{value:.2g}")
+        paint_colour_bar(painter, bar, self.kind, self.value_range, COLOUR_BAR_W - 21)
 
     def _paint_labels(self, painter: QPainter, area: QRectF, cw: float, ch: float) -> None:
         font = _font(self.label_px)

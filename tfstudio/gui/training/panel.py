@@ -253,7 +253,10 @@ class TrainingPanel(QWidget):
     def _show_caption(self) -> None:
         """The step bar names what the views of the insides show, and is there only with
         them (Next token with loaded weights reads them, not the slider's step)."""
-        self.step_bar.set_caption(self.state.caption())
+        caption = self.state.caption()
+        if caption != self.step_bar.caption.text():
+            self.step_bar.set_caption(caption)
+            self.shown_changed.emit()
         view = self.tabs.currentWidget()
         shown = view in self._view_names and not (view is self.next_token and self.host.ready)
         self.step_bar.setVisible(shown)
