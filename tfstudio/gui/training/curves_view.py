@@ -14,8 +14,8 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QScrol
 from .colours import series_colour
 from .picture_export import ExportButton
 from .. import theme
-from .plots import (STEP_LINE, layout_widget, legend_above, live_plot, pen, step_curve,
-                    styled_plot)
+from .plots import (STEP_LINE, layer_style, layout_widget, legend_above, live_plot, pen,
+                    step_curve, styled_plot)
 from .series import RunSeries, write_csv
 
 
@@ -278,12 +278,15 @@ class CurvesView(QWidget):
                 curve = self._layer_curves.pop(name)
                 self.layer_plot.removeItem(curve)
                 self.layer_legend.removeItem(curve)
+        colour = self.entries[index].colour if series is not None else series_colour(0)
         for i, (name, values) in enumerate(layers.items()):  # model order, as the trainer lists
             curve = self._layer_curves.get(name)
             if curve is None:
-                curve = self._layer_curves[name] = step_curve(self.layer_plot,
-                                                              series_colour(i), name)
-            curve.setPen(pen(series_colour(i), STEP_LINE))  # by position: distinct within each run
+                curve = self._layer_curves[name] = step_curve(self.layer_plot, colour, name)
+            # the run's colour (as in every other plot), one line style per layer; past five
+            # layers the styles repeat, thinner
+            curve.setPen(pen(colour, STEP_LINE if i < 5 else STEP_LINE / 2,
+                             style=layer_style(i)))
             steps, values = self._layer_arrays(series, name, values)
             n = min(len(values), len(steps))
             curve.setData(steps[:n], values[:n])
