@@ -92,11 +92,11 @@ def test_a_learned_table_shows_its_trained_rows_and_marks_the_rest_on_request(qt
     view.show_positions(learned, "test", trained=17)
     page = view.pages["learned" if "learned" in view.pages else "table"]
     assert page.table.matrix.shape == (17, 8)
-    assert "17 trained rows of 256" in page.table.title
+    assert "rows 0–16 of 256, the run's sequence length" in page.table.title
     assert view.all_rows.isVisible() and not page.trained_end.isVisible()
     view.all_rows.setChecked(True)
     assert page.table.matrix.shape == (256, 8)
-    assert "from 17 on never trained" in page.table.title
+    assert "from 17, past the run's sequence length, never trained" in page.table.title
     assert page.trained_end.isVisible() and page.trained_end.value() == 16.5
     view.show_positions(learned, "an untrained graph", trained=None)  # nothing known: all rows
     assert page.table.matrix.shape == (256, 8) and not view.all_rows.isVisible()

@@ -133,8 +133,9 @@ class _TablePage(QWidget):
         self._mark_trained_end(trained if untrained and all_rows else None)
         rows = "rows"
         if untrained:
-            rows = (f"rows; from {trained} on never trained, still random" if all_rows
-                    else f"the {trained} trained rows of {len(data['table'])}")
+            rows = (f"rows; from {trained}, past the run's sequence length, never trained"
+                    if all_rows else f"rows 0–{trained - 1} of {len(data['table'])}, the "
+                                     "run's sequence length")
         self.table.set_data(table, title=f"{scheme} table: position ({rows}) x dimension "
                                          f"(columns), {table.shape[0]} x {table.shape[1]}")
         similarity = np.asarray(data["similarity"], dtype=float)
@@ -210,7 +211,7 @@ class PositionsView(QWidget):
         self.scheme.currentIndexChanged.connect(lambda _: self.redraw())
         self.source = muted()
         self.trained: int | None = None  # the rows a learned table was trained on
-        self.all_rows = QCheckBox("Untrained rows too")
+        self.all_rows = QCheckBox("Rows past the sequence length")
         self.all_rows.setToolTip("A learned table has rows past the run's sequence length that "
                                  "no batch ever reached: they keep their random start. Shown "
                                  "only on request, after a dashed line")
