@@ -88,8 +88,8 @@ def test_positions_equal_to_those_shown_are_not_drawn_again(qtbot, monkeypatch):
     for page in view.pages.values():
         original = page.display
         monkeypatch.setattr(page, "display",
-                            lambda scheme, data, f=original: (drawn.append(scheme), f(scheme,
-                                                                                      data)))
+                            lambda scheme, data, *rows, f=original: (drawn.append(scheme),
+                                                                     f(scheme, data, *rows)))
     rope = position_data(compile_graph(load_preset("tiny-llama")), 16)
     view.show_positions(rope, "step 10")
     view.show_positions({k: dict(v) for k, v in rope.items()}, "step 20")  # equal tensors

@@ -284,15 +284,15 @@ class TrainingPanel(QWidget):
         if view is self.attention:
             self.attention.show_snapshot(snapshot)
         elif view is self.positions:
+            trained = self.viewed.trained_length if self.viewed is not None else 0
             self.positions.show_positions(snapshot.get("positions"),
-                                          f"The model's own tensors {where}",
-                                          self.viewed.trained_length or None
-                                          if self.viewed is not None else None)
+                                          f"The model's own tensors {where}", trained or None)
         elif view is self.experts:
             self.experts.show_snapshot(snapshot)
         elif view is self.next_token and not self.host.ready and self.run is not None:
             self.next_token.set_prompt(snapshot.get("text", ""))
-            self.next_token.set_logits(snapshot.get("next_token_logits"), self.generation.decoder(),
+            decode = self.generation.decoder()
+            self.next_token.set_logits(snapshot.get("next_token_logits"), decode,
                                        f"What comes after the probe text, {where} (during "
                                        "training the prompt is the probe text; Enter sets it)")
 
