@@ -102,8 +102,10 @@ def test_a_slider_moved_back_during_training_stays_there_and_says_so(make_panel,
     s.probe_every.setValue(2)
     run = panel.train()
     panel.tabs.setCurrentWidget(panel.positions)
-    qtbot.waitUntil(lambda: len(panel.viewed.steps) >= 3, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: len(panel.viewed.steps) >= 3 and panel.snapshot is not None
+                    and panel.snapshot["step"] > panel.viewed.steps[0], timeout=WAIT_MS)
     assert "following training" in panel.step_bar.caption.text()
+    assert panel.step_bar.shown_step() == panel.snapshot["step"]  # the handle is on the look
     panel.step_bar.slider.setValue(0)
     assert not panel.step_bar.follow.isChecked()
     first = panel.viewed.steps[0]

@@ -98,10 +98,10 @@ class RedrawPacer(QObject):
             return
         step = int(snapshot.get("step", 0))
         panel.state.probed(step)
+        # the handle stays on the look drawn; it moves when the newest one is drawn (paced)
+        panel.step_bar.set_steps(panel.viewed.steps)
         if not panel.state.follow:
-            panel.step_bar.set_steps(panel.viewed.steps)
             return
-        panel.step_bar.set_steps(panel.viewed.steps, step)
         self.pending = snapshot
         wait_s = self._drawn_at + self._cost_s / PROBE_REDRAW_SHARE \
             - time.perf_counter()
