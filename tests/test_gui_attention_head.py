@@ -92,9 +92,13 @@ def test_the_grid_titles_carry_each_heads_scores(view, snapshot):
     view.layer.setCurrentText(layer)
     view.head.setCurrentIndex(view.head.findData("grid"))
     prev, ind = [0.91, 0.05, 0.33, 0.0], [0.02, 0.88, 0.10, 0.5]
-    view.set_head_roles({layer: {"previous_token": np.array(prev), "induction": np.array(ind)}})
+    roles = {layer: {"previous_token": np.array(prev), "induction": np.array(ind)}}
+    view.set_head_roles(roles, step=snapshot["step"])  # measured on the weights shown
     titles = [m.title for m in view.grid.maps if m.isVisible()]
     assert titles == [f"head {h} · prev {prev[h]:.2f} · ind {ind[h]:.2f}" for h in range(4)]
     assert "prev / ind" in view.info.text()
+    view.set_head_roles(roles, step=snapshot["step"] + 100)  # other weights: not on this look
+    assert [m.title for m in view.grid.maps if m.isVisible()] == [f"head {h}" for h in range(4)]
+    view.set_head_roles(roles, step=snapshot["step"])
     view.set_head_roles({})
     assert [m.title for m in view.grid.maps if m.isVisible()] == [f"head {h}" for h in range(4)]

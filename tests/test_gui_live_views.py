@@ -89,8 +89,8 @@ def test_positions_equal_to_those_shown_are_not_drawn_again(qtbot, monkeypatch):
     for page in view.pages.values():
         original = page.display
         monkeypatch.setattr(page, "display",
-                            lambda scheme, data, f=original: (drawn.append(scheme), f(scheme,
-                                                                                      data)))
+                            lambda scheme, data, *rows, f=original: (drawn.append(scheme),
+                                                                     f(scheme, data, *rows)))
     rope = position_data(compile_graph(load_preset("tiny-llama")), 16)
     view.show_positions(rope, "step 10")
     view.show_positions({k: dict(v) for k, v in rope.items()}, "step 20")  # equal tensors
@@ -106,12 +106,12 @@ def test_positions_equal_to_those_shown_are_not_drawn_again(qtbot, monkeypatch):
 
 
 def test_a_live_run_ends_with_its_newest_look_drawn(make_panel, qtbot, monkeypatch):
-    from tfstudio.gui.training import panel as panel_module
+    from tfstudio.gui.training import redraw_pacer
 
     panel = make_panel()
     panel.tabs.setCurrentWidget(panel.positions)
     # every look after the first waits for the redraw budget, beyond the run's end
-    monkeypatch.setattr(panel_module, "PROBE_REDRAW_SHARE", 1e-6)
+    monkeypatch.setattr(redraw_pacer, "PROBE_REDRAW_SHARE", 1e-6)
     run = short_run(panel, qtbot, steps=12, probe_every=2)
     last = run.latest_probe["step"]
     assert last >= 10 and panel.snapshot["step"] == last == panel.viewed.steps[-1]
@@ -138,7 +138,7 @@ def test_only_a_learned_table_is_read_whole():
 def test_an_svg_of_the_plots_keeps_the_cached_axes_as_vectors(qtbot, tmp_path):
     from PySide6.QtWidgets import QGraphicsItem
 
-    from tfstudio.gui.training.common import export_widget
+    from tfstudio.gui.training.picture_export import export_widget
     from tfstudio.gui.training.curves_view import CurvesView
 
     view = CurvesView()

@@ -61,7 +61,9 @@ def test_train_tiny_gpt_on_reverse_watch_pause_resume_stop(make_panel, qtbot):
     panel.tabs.setCurrentWidget(panel.attention)
     first_step = panel.snapshot["step"]
     qtbot.waitUntil(lambda: panel.snapshot["step"] > first_step, timeout=WAIT_MS)
-    assert panel.attention.step_label.text() == f"step {panel.snapshot['step']}"
+    caption = panel.step_bar.caption.text()
+    assert f"step {panel.snapshot['step']:,} of 5,000" in caption and "following training" in caption
+    assert panel.step_bar.isVisible() and panel.step_bar.shown_step() == panel.snapshot["step"]
 
     # the average head of a causal model: every row sums to 1, nothing above the diagonal
     heatmap = panel.attention.heatmap
@@ -177,7 +179,7 @@ def test_the_progress_line_keeps_two_lines_and_wraps_between_its_parts(make_pane
     line = panel.progress_line
     assert line.isVisibleTo(panel)
     parts = line.text().split(" · ")
-    assert parts[0] == "step\u00a06/6" and parts[1].startswith("loss\u00a0")
+    assert parts[0] == "step\u00a06\u00a0of\u00a06" and parts[1].startswith("loss\u00a0")
     assert all(" " not in part for part in parts)
     assert not any(part.startswith("ETA") for part in parts)  # the run has ended
     two_lines = 2 * line.fontMetrics().lineSpacing()
@@ -233,18 +235,19 @@ def test_a_past_run_reopens_after_a_restart(make_panel, qtbot, tmp_path):
     again.open_run(record)
     series = again.curves.entries[0].series
     assert series.loss == losses and series.steps == list(range(1, 13))
-    assert again.attention.steps == [0, 6, 12]
+    assert again.step_bar.steps == [0, 6, 12]
     snap = again.snapshot
     stored = SnapshotStore(run.run_dir).load(12)
     np.testing.assert_array_equal(again.attention.heatmap.matrix,
                                   stored["attention"]["layers.0.attn"]["weights"].mean(0))
-    again.attention.slider.setValue(0)  # replay the untrained model's look
+    again.step_bar.slider.setValue(0)  # replay the untrained model's look
     assert again.snapshot["step"] == 0 and snap["step"] == 12
+    assert again.step_bar.caption.text() == f"{record.label} · step 0 of 12"
 
     # the weights: the next-token view answers from the saved model
     qtbot.waitUntil(lambda: again.next_token.generate.isEnabled(), timeout=WAIT_MS)
     again.next_token.prompt.setText("abcdefgh>")
-    again._prompt_edited("abcdefgh>")
+    again.generation.prompt_edited("abcdefgh>")
     again.background.wait()
     QApplication.processEvents()
     folder = RunFolder(run.run_dir)
@@ -277,7 +280,7 @@ def test_exports_of_curves_and_heatmaps(make_panel, qtbot, tmp_path):
     assert float(rows[9]["val_loss"]) == pytest.approx(run.series.val_loss[-1])
     assert "grad_norm[layers.0]" in rows[0]
 
-    from tfstudio.gui.training.common import export_widget
+    from tfstudio.gui.training.picture_export import export_widget
     panel.tabs.setCurrentWidget(panel.attention)
     for widget, name in ((panel.curves.plots, "curves"), (panel.attention.heatmap, "heatmap")):
         png = export_widget(widget, tmp_path / f"{name}.png")

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tfstudio.gui.training.run_state import VIEWS, RunState
+from tfstudio.gui.training.run_state import VIEWS, WorkspaceState
 
 
 def test_run_state_imports_no_qt():
@@ -18,7 +18,7 @@ def test_run_state_imports_no_qt():
 
 
 def test_buttons_follow_the_lifecycle_and_an_invalid_graph():
-    state = RunState()
+    state = WorkspaceState()
     assert state.progress_text() == "no run yet" and state.refusal() is None
     idle = state.buttons()
     assert idle.train and not idle.pause and not idle.stop and idle.setup
@@ -41,7 +41,7 @@ def test_buttons_follow_the_lifecycle_and_an_invalid_graph():
 
 
 def test_views_draw_a_look_once_and_only_when_shown():
-    state = RunState()
+    state = WorkspaceState()
     state.started(Path("/runs/a"), 50)
     look = {"step": 10, "grad_norm": {"embed": 1.0}}
     state.probed(10)
@@ -57,7 +57,7 @@ def test_views_draw_a_look_once_and_only_when_shown():
 
 
 def test_telemetry_after_a_custom_look_comes_from_the_last_training_look():
-    state = RunState()
+    state = WorkspaceState()
     state.show({"step": 30, "grad_norm": {"embed": 2.0}, "activation_rms": {"embed": 1.0}})
     state.show({"step": 30, "custom": True, "activation_rms": {"embed": 0.5}})
     snapshot, note = state.telemetry("grad_norm")
@@ -71,7 +71,7 @@ def test_telemetry_after_a_custom_look_comes_from_the_last_training_look():
 
 
 def test_opening_a_past_run_keeps_nothing_of_the_previous_one():
-    state = RunState()
+    state = WorkspaceState()
     state.started(Path("/runs/live"), 400)
     state.show({"step": 40, "grad_norm": {"embed": 1.0}})
     state.opened(Path("/runs/old"), [5, 10], done=12, total=12)

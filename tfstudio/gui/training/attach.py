@@ -290,8 +290,10 @@ def _show_head_roles(panel, model, tokenizer) -> None:
     pool = list(dict.fromkeys(pool))
     if len(pool) < 4:  # too few distinct tokens for a random sequence to repeat
         return
+    step = panel.host.step  # the scores describe these weights, and the look of this step
     panel.background.submit(lambda: head_scores(model, pool, length=min(12, len(pool))),
-                            panel.attention.set_head_roles, key="head-roles",
+                            lambda roles: panel.attention.set_head_roles(roles, step),
+                            key="head-roles",
                             error=lambda exc: panel.attention.set_head_roles({}))
 
 

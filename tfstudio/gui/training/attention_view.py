@@ -1,6 +1,7 @@
 """Attention heatmaps on an editable probe text: per layer and head, all heads of a layer as a
 grid, or their average; query tokens label the rows and key tokens the columns; masked cells are
-hatched; a step slider replays the snapshots kept during training."""
+hatched. The step shown is the workspace's (its step bar, :mod:`.step_bar`); head scores appear
+only on the look whose weights they were measured on."""
 from __future__ import annotations
 
 import numpy as np
@@ -12,14 +13,14 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
-    QSlider,
     QSpinBox,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
 
-from .common import ExportButton, muted, placeholder
+from .labels import muted, placeholder
+from .picture_export import ExportButton
 from .heatmap import Heatmap, HeatmapGrid
 
 AVERAGE, GRID = "average", "grid"
@@ -50,30 +51,29 @@ def kv_group(key: str, groups: dict[str, tuple[int, int]]) -> tuple[int, int] | 
 class AttentionView(QWidget):
     probe_text_edited = Signal(str)
     refresh_every_changed = Signal(int)
-    step_requested = Signal(int)
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.snapshot: dict | None = None
-        self.steps: list[int] = []
         self.groups: dict[str, tuple[int, int]] = {}  # (heads, kv_heads) per attention block
         # per block, each head's previous-token and induction score (probes.head_scores) for
-        # the weights last loaded; shown on the grid's titles
+        # the weights last loaded, and their step; shown on the grid's titles only while the
+        # look on screen was made by those weights
         self.roles: dict[str, dict[str, list[float]]] = {}
+        self.roles_step: int | None = None
         self.text = QLineEdit()
         self.look = QPushButton("Look")
         self.layer = QComboBox()
         self.head = QComboBox()
         self.every = QSpinBox()
+        # weights are probabilities: one 0-1 scale for every map unless asked otherwise
+        self.contrast = QCheckBox("Contrast per map")
         self.heatmap = Heatmap(self, scrollable=True)  # long texts scroll, labels stay legible
         self.grid = HeatmapGrid(self)
         self.empty = placeholder("Press Train: the attention of every layer and head on the "
                                  "probe text appears here and sharpens as the model learns.")
         self.stack = QStackedWidget()
         self.export = ExportButton(lambda: self.stack.currentWidget(), "attention heatmap")
-        self.slider = QSlider(Qt.Horizontal)
-        self.follow = QCheckBox("Follow training")
-        self.step_label = QLabel("no snapshot")
         self.info = muted()
         self._set_up_inputs()
         self._set_up_replay()
@@ -101,10 +101,10 @@ class AttentionView(QWidget):
         self.every.setToolTip("How often training stops for a look inside (each look is also "
                               "kept for the step slider)")
         self.every.valueChanged.connect(self.refresh_every_changed)
-        self.slider.setEnabled(False)
-        self.slider.valueChanged.connect(self._slider_moved)
-        self.follow.setChecked(True)
-        self.follow.setToolTip("Show each new look as training takes it")
+        self.contrast.setToolTip("Stretch each map's colours from 0 to its own largest weight "
+                                 "(its colour bar says how far). Off: every map on the same "
+                                 "0 to 1 scale, so a flat head looks pale")
+        self.contrast.toggled.connect(lambda _: self.redraw())
 
     def _lay_out(self) -> None:
         """Two thin rows of controls around the heatmap, which gets the rest of the height."""
@@ -113,18 +113,16 @@ class AttentionView(QWidget):
                                 (QLabel("Layer"), 0), (self.layer, 0), (QLabel("Heads"), 0),
                                 (self.head, 0)):
             top.addWidget(widget, stretch)
-        replay = QHBoxLayout()
-        for widget, stretch in ((QLabel("Step"), 0), (self.slider, 1), (self.step_label, 0),
-                                (self.follow, 0), (QLabel("Look every"), 0), (self.every, 0),
-                                (self.export, 0)):
-            replay.addWidget(widget, stretch)
+        bottom = QHBoxLayout()
+        for widget, stretch in ((self.info, 1), (self.contrast, 0), (QLabel("Look every"), 0),
+                                (self.every, 0), (self.export, 0)):
+            bottom.addWidget(widget, stretch)
         column = QVBoxLayout(self)
         column.setContentsMargins(6, 4, 6, 4)
         column.setSpacing(4)
         column.addLayout(top)
         column.addWidget(self.stack, 1)
-        column.addWidget(self.info)
-        column.addLayout(replay)
+        column.addLayout(bottom)
 
     # ------------------------------------------------------------------ input
     def set_graph(self, graph) -> None:
@@ -139,19 +137,32 @@ class AttentionView(QWidget):
             return None
         return shape
 
-    def set_head_roles(self, roles: dict | None) -> None:
-        """Each head's previous-token and induction score, per block ({} clears them)."""
+    def set_head_roles(self, roles: dict | None, step: int | None = None) -> None:
+        """Each head's previous-token and induction score, per block, measured on the weights
+        of ``step`` ({} clears them)."""
         self.roles = {block: {k: [float(v) for v in values] for k, values in s.items()}
                       for block, s in (roles or {}).items()}
+        self.roles_step = step if self.roles else None
         if self.snapshot is not None:
+            self._fill_heads()
             self.redraw()
 
-    def head_title(self, h: int) -> str:
+    def shown_roles(self) -> dict[str, list[float]] | None:
+        """The shown layer's head scores, if they belong to the look on screen (scores of the
+        final weights say nothing about a replayed early step)."""
+        if self.snapshot is None or self.roles_step is None \
+                or int(self.snapshot.get("step", -1)) != self.roles_step:
+            return None
+        return self.roles.get(self.layer.currentText()) or None
+
+    def head_title(self, h: int, scores: bool = True) -> str:
+        """"head 2 · K/V 1 · prev 0.93 · ind 0.02" (the scores only on the look they describe;
+        ``scores=False``: the short name the Heads box fits)."""
         shared = self.sharing()
         title = f"head {h}"
         if shared is not None:
             title += f" · K/V {h // (shared[0] // shared[1])}"
-        roles = self.roles.get(self.layer.currentText())
+        roles = self.shown_roles() if scores else None
         if roles and h < len(roles.get("induction", ())):
             title += f" · prev {roles['previous_token'][h]:.2f} · ind {roles['induction'][h]:.2f}"
         return title
@@ -162,21 +173,6 @@ class AttentionView(QWidget):
 
     def _text_entered(self) -> None:
         self.probe_text_edited.emit(self.text.text())
-
-    def set_steps(self, steps: list[int], current: int | None = None) -> None:
-        """The steps that have a snapshot; the slider moves over them."""
-        self.steps = list(steps)
-        self.slider.blockSignals(True)
-        self.slider.setEnabled(len(self.steps) > 1)
-        self.slider.setRange(0, max(0, len(self.steps) - 1))
-        if current is not None and current in self.steps:
-            self.slider.setValue(self.steps.index(current))
-        self.slider.blockSignals(False)
-
-    def _slider_moved(self, index: int) -> None:
-        if 0 <= index < len(self.steps):
-            self.follow.setChecked(index == len(self.steps) - 1)
-            self.step_requested.emit(self.steps[index])
 
     def _layer_changed(self, _index: int) -> None:
         self._fill_heads()
@@ -199,10 +195,6 @@ class AttentionView(QWidget):
         self.layer.blockSignals(False)
         self._fill_heads()
         if snapshot is not None:
-            label = f"step {snapshot.get('step', 0)}"
-            if snapshot.get("custom"):
-                label = "now (your text)"
-            self.step_label.setText(label)
             if snapshot.get("text") and not self.text.hasFocus():
                 self.set_probe_text(snapshot["text"])
         self.redraw()
@@ -217,7 +209,8 @@ class AttentionView(QWidget):
             self.head.addItem(f"Average of {heads}", AVERAGE)
             self.head.addItem("All heads", GRID)
             for h in range(heads):
-                self.head.addItem(self.head_title(h).capitalize(), h)
+                self.head.addItem(self.head_title(h, scores=False).capitalize(), h)
+                self.head.setItemData(self.head.count() - 1, self.head_title(h), Qt.ToolTipRole)
             index = self.head.findData(current)
             self.head.setCurrentIndex(max(index, 0))
         self.head.blockSignals(False)
@@ -244,6 +237,10 @@ class AttentionView(QWidget):
         matrix = weights.mean(0) if choice == AVERAGE else weights[int(choice)]
         return matrix, np.asarray(entry["allowed"], dtype=bool)
 
+    def colour_range(self) -> tuple[float, float] | None:
+        """(0, 1), the range of a probability; None: each map from 0 to its own maximum."""
+        return None if self.contrast.isChecked() else (0.0, 1.0)
+
     def redraw(self) -> None:
         entry = self._entry()
         if entry is None:
@@ -260,14 +257,17 @@ class AttentionView(QWidget):
         choice = self.head.currentData()
         if choice == GRID:
             titles = [self.head_title(h) for h in range(weights.shape[0])]
-            self.grid.set_data(list(weights), titles, allowed, rows, cols)
+            self.grid.set_data(list(weights), titles, allowed, rows, cols,
+                               value_range=self.colour_range())
             for i, heatmap in enumerate(self.grid.maps):
                 heatmap.selected = False
             self.stack.setCurrentWidget(self.grid)
         else:
             matrix, _ = self.shown_matrix()
             which = f"mean of {weights.shape[0]} heads" if choice == AVERAGE else f"head {choice}"
-            self.heatmap.set_data(matrix, rows, cols, allowed, f"{layer} · {which}")
+            scale = " · colours 0 to its largest weight" if self.contrast.isChecked() else ""
+            self.heatmap.set_data(matrix, rows, cols, allowed, f"{layer} · {which}{scale}",
+                                  value_range=self.colour_range())
             self.stack.setCurrentWidget(self.heatmap)
         masked = "" if allowed.all() else " · hatched: masked (cannot look there)"
         kind = "rows: decoder tokens, columns: source tokens" if entry.get("cross") \
@@ -279,9 +279,13 @@ class AttentionView(QWidget):
                 f"GQA: {heads} query heads share {kv} K/V heads, {heads // kv} per group"
             kind = f"{kind} · {what} (same K/V number: same keys)"
         text = f"Rows sum to 1 · {kind}{masked} · hover a row; click a head in the grid"
-        if self.roles.get(layer) and choice == GRID:
-            text += (" · prev / ind: how much each head attends to the previous token / to the "
-                     "token after its last occurrence, on a repeated random sequence")
+        if self.shown_roles() and choice == GRID:
+            text += (f" · prev / ind (weights of step {self.roles_step:,}): how much each head "
+                     "attends to the previous token / to the token after its last occurrence, "
+                     "on a repeated random sequence")
+        elif self.roles and self.roles_step is not None:
+            text += (f" · head scores (prev / ind) are measured on the weights of step "
+                     f"{self.roles_step:,}: shown at that step only")
         self.info.setText(text)
         self.info.setToolTip(text)
 

@@ -26,7 +26,7 @@ from ...experiments.results import measure, read_run
 from ...experiments.variants import SWITCHES, expand
 from ...graph import Graph
 from ...runs import TrainConfig
-from .common import series_colour
+from .colours import series_colour
 from .plots import layout_widget, legend_above, live_plot, pen, styled_plot
 
 DRAIN_INTERVAL_MS = 100

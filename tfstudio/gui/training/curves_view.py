@@ -11,10 +11,11 @@ from PySide6.QtGui import QTextOption
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QScrollArea,
                                QVBoxLayout, QWidget)
 
-from .common import ExportButton, series_colour
+from .colours import series_colour
+from .picture_export import ExportButton
 from .. import theme
-from .plots import (STEP_LINE, layout_widget, legend_above, live_plot, pen, step_curve,
-                    styled_plot)
+from .plots import (STEP_LINE, layer_style, layout_widget, legend_above, live_plot, pen,
+                    step_curve, styled_plot)
 from .series import RunSeries, write_csv
 
 
@@ -98,6 +99,7 @@ class CurvesView(QWidget):
         # (and redraw the axes of) all six plots at every refresh
         self.summary = QLabel()
         self.summary.setProperty("role", "muted")
+        self.summary.setWordWrap(True)  # the run's name and figures never widen the window
         self._set_up_controls()
         self._lay_out()
         self._refresh_hints()
@@ -238,7 +240,6 @@ class CurvesView(QWidget):
         self._refresh_layers()
         self.loss_plot.getViewBox().final_step = max(
             (s.total_steps for s in self.visible_series()), default=0)
-        self._refresh_summary()
         self._refresh_hints()
         self._fit_height()
 
@@ -277,12 +278,15 @@ class CurvesView(QWidget):
                 curve = self._layer_curves.pop(name)
                 self.layer_plot.removeItem(curve)
                 self.layer_legend.removeItem(curve)
+        colour = self.entries[index].colour if series is not None else series_colour(0)
         for i, (name, values) in enumerate(layers.items()):  # model order, as the trainer lists
             curve = self._layer_curves.get(name)
             if curve is None:
-                curve = self._layer_curves[name] = step_curve(self.layer_plot,
-                                                              series_colour(i), name)
-            curve.setPen(pen(series_colour(i), STEP_LINE))  # by position: distinct within each run
+                curve = self._layer_curves[name] = step_curve(self.layer_plot, colour, name)
+            # the run's colour (as in every other plot), one line style per layer; past five
+            # layers the styles repeat, thinner
+            curve.setPen(pen(colour, STEP_LINE if i < 5 else STEP_LINE / 2,
+                             style=layer_style(i)))
             steps, values = self._layer_arrays(series, name, values)
             n = min(len(values), len(steps))
             curve.setData(steps[:n], values[:n])
@@ -296,20 +300,12 @@ class CurvesView(QWidget):
         steps = self._layer_cache.setdefault("", GrowingArray()).sync(series.steps)
         return steps, self._layer_cache.setdefault(name, GrowingArray()).sync(values)
 
-    def _refresh_summary(self) -> None:
-        runs = [e.series for e in self.entries if e.visible and e.series.loss]
-        if not runs:
-            self.summary.setText("")
-            return
-        last = runs[-1]
-        text = f"loss {last.loss[-1]:.4f}"
-        if last.val_loss:
-            text += f" · val {last.val_loss[-1]:.4f}"
-        if last.accuracy and last.accuracy[-1] is not None:
-            text += f" · acc {last.accuracy[-1]:.0%}"
-        self.summary.setText(text)
-        self.summary.setToolTip(f"{last.name}: training loss, validation loss and task "
-                                "accuracy at the newest step")
+    def set_summary(self, text: str, tooltip: str = "") -> None:
+        """The header above the plots: the viewed run's name and newest figures (the panel
+        writes it with the progress line, from one string, so the two never disagree)."""
+        if self.summary.text() != text:
+            self.summary.setText(text)
+        self.summary.setToolTip(tooltip)
 
     def _set_log(self, on: bool) -> None:
         self.loss_plot.setLogMode(y=on)

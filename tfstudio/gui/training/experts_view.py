@@ -9,7 +9,9 @@ import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from .common import ExportButton, display_token, muted, placeholder, series_colour
+from .colours import series_colour
+from .labels import display_token, muted, placeholder
+from .picture_export import ExportButton
 from .plots import STEP_LINE, layout_widget, legend_above, live_plot, pen, styled_plot
 from .series import RunSeries
 

@@ -12,18 +12,20 @@ mouse wheel) to reach the rest, as a spreadsheet keeps its headers while its cel
 """
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QBrush, QFont, QFontMetricsF, QImage, QPainter, QPen
+from PySide6.QtGui import QFontMetricsF, QImage, QPainter, QPen
 from PySide6.QtWidgets import QGridLayout, QScrollBar, QSizePolicy, QToolTip, QWidget
 
-from .common import colour_ramp, display_token, themed_colour
+from .colours import colour_ramp, themed_colour
+from .heatmap_paint import font as _font
+from .heatmap_paint import paint_colour_bar, paint_mask, scale_range
+from .labels import display_token
 
 LABEL_FONT_PX = 12
-COLOUR_BAR_W = 46   # the colour scale right of the cells: a bar and its tick labels
+COLOUR_BAR_W = 58   # the colour scale right of the cells: a bar and its tick labels ("-0.19")
 TITLE_FONT_PX = 12
 MAX_LABELLED = 96  # more rows or columns than this and labels would overlap: leave them out
 READABLE_PX = 9    # labels never get smaller than this: a small map labels every k-th token;
@@ -33,22 +35,6 @@ WINDOW_LABEL_PX = 11
 SCROLLBAR_PX = 12
 CAPTION_H = 18     # below a window's horizontal scroll bar: which tokens it shows
 WHEEL_ROWS = 3     # rows (and, along the diagonal, columns) one wheel notch moves
-
-
-@functools.cache
-def _scale_image(kind: str, steps: int = 64) -> QImage:
-    """The colour bar's bands, top (1) to bottom (0), as a 1-pixel-wide image: drawn scaled,
-    not band by band at every repaint of a live map."""
-    ramp = np.ascontiguousarray(colour_ramp(np.linspace(1.0, 0.0, steps), kind)[:, None, :])
-    image = QImage(ramp.data, 1, steps, 3, QImage.Format_RGB888)
-    return image.copy()  # its own pixels, not a view of the array
-
-
-def _font(px: int, bold: bool = False) -> QFont:
-    f = QFont()
-    f.setPixelSize(px)
-    f.setBold(bold)
-    return f
 
 
 class Heatmap(QWidget):
@@ -106,16 +92,8 @@ class Heatmap(QWidget):
         self.rows = [display_token(r) for r in rows] if rows is not None else []
         self.cols = [display_token(c) for c in cols] if cols is not None else []
         self.title = title
-        shown = matrix[self.allowed]
-        if value_range is not None:
-            self.value_range = value_range
-        elif self.kind == "diverging":
-            m = float(np.abs(shown).max()) if shown.size else 1.0
-            self.value_range = (-m or -1.0, m or 1.0)
-        else:
-            top = float(shown.max()) if shown.size else 1.0
-            self.value_range = (min(0.0, float(shown.min()) if shown.size else 0.0),
-                                top if top > 0 else 1.0)
+        self.value_range = value_range if value_range is not None \
+            else scale_range(matrix[self.allowed], self.kind)
         self._image = self._build_image()
         if self.hover_row >= matrix.shape[0]:
             self.hover_row = -1
@@ -386,39 +364,13 @@ class Heatmap(QWidget):
 
     def _paint_mask(self, painter: QPainter, area: QRectF, cw: float, ch: float) -> None:
         r0, nr, c0, nc = self._window
-        masked = ~self.allowed[r0:r0 + nr, c0:c0 + nc]
-        if not masked.any():
-            return
-        hatch = QBrush(themed_colour("node_border"), Qt.BDiagPattern)
-        painter.setPen(Qt.NoPen)
-        painter.setBrush(hatch)
-        for r in range(masked.shape[0]):  # one rectangle per run of masked cells in a row
-            row = masked[r]
-            c = 0
-            while c < len(row):
-                if row[c]:
-                    start = c
-                    while c < len(row) and row[c]:
-                        c += 1
-                    painter.drawRect(QRectF(area.left() + start * cw, area.top() + r * ch,
-                                            (c - start) * cw, ch))
-                else:
-                    c += 1
+        paint_mask(painter, ~self.allowed[r0:r0 + nr, c0:c0 + nc], area, cw, ch)
 
     def _paint_scale(self, painter: QPainter, area: QRectF) -> None:
         """The colour bar: what the lightest and darkest cells mean."""
         beside = SCROLLBAR_PX + 2 if self.windowed else 0  # right of the vertical scroll bar
         bar = QRectF(area.right() + 8 + beside, area.top(), 10, max(area.height(), 30))
-        painter.drawImage(bar, _scale_image(self.kind))
-        painter.setPen(QPen(themed_colour("node_border"), 1))
-        painter.drawRect(bar)
-        painter.setFont(_font(10))
-        painter.setPen(themed_colour("muted_text"))
-        lo, hi = self.value_range
-        for value, y, align in ((hi, bar.top(), Qt.AlignTop), (lo, bar.bottom() - 14,
-                                                              Qt.AlignBottom)):
-            painter.drawText(QRectF(bar.right() + 3, y, COLOUR_BAR_W - 20, 14),
-                             Qt.AlignLeft | align, f"{value:.2g}")
+        paint_colour_bar(painter, bar, self.kind, self.value_range, COLOUR_BAR_W - 21)
 
     def _paint_labels(self, painter: QPainter, area: QRectF, cw: float, ch: float) -> None:
         font = _font(self.label_px)
@@ -500,7 +452,10 @@ class HeatmapGrid(QWidget):
         self._grid.setContentsMargins(4, 4, 4, 4)
 
     def set_data(self, matrices, titles: list[str], allowed=None, rows=None, cols=None,
-                 shared_range: bool = False) -> None:
+                 shared_range: bool = False,
+                 value_range: tuple[float, float] | None = None) -> None:
+        """``value_range``: one fixed scale for every map; ``shared_range``: one scale over
+        all their values; neither: each map its own."""
         matrices = [np.asarray(m, dtype=np.float64) for m in matrices]
         while len(self.maps) < len(matrices):
             i = len(self.maps)
@@ -510,15 +465,8 @@ class HeatmapGrid(QWidget):
         for extra in self.maps[len(matrices):]:
             extra.hide()
         columns = max(1, int(np.ceil(np.sqrt(len(matrices)))))
-        value_range = None
-        if shared_range and matrices:
-            finite = np.concatenate([m[np.isfinite(m)] for m in matrices])
-            if finite.size:
-                if self.kind == "diverging":
-                    top = float(np.abs(finite).max()) or 1.0
-                    value_range = (-top, top)
-                else:
-                    value_range = (min(0.0, float(finite.min())), float(finite.max()) or 1.0)
+        if value_range is None and shared_range and matrices:
+            value_range = scale_range(np.concatenate([m.ravel() for m in matrices]), self.kind)
         for i, (matrix, title) in enumerate(zip(matrices, titles)):
             heatmap = self.maps[i]
             # one colour bar per row when the maps share a range, else one per map

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .common import Background
+from .background import Background
 
 
 class ModelHost:

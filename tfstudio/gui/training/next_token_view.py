@@ -26,7 +26,8 @@ from PySide6.QtWidgets import (
 )
 
 from .. import theme
-from .common import ExportButton, display_token, muted
+from .labels import display_token, muted
+from .picture_export import ExportButton
 from .plots import layout_widget, styled_plot
 
 CANDIDATES = 20

@@ -188,8 +188,17 @@ def legend_above(layout: pg.GraphicsLayout, plot: pg.PlotItem, row: int, col: in
     return item
 
 
-def pen(colour: QColor | str, width: float = 2.0, dashed: bool = False, alpha: int = 255):
+def pen(colour: QColor | str, width: float = 2.0, dashed: bool = False, alpha: int = 255,
+        style=None):
     c = QColor(colour)
     c.setAlpha(alpha)
     from PySide6.QtCore import Qt
-    return pg.mkPen(c, width=width, style=Qt.DashLine if dashed else Qt.SolidLine)
+    return pg.mkPen(c, width=width,
+                    style=style if style is not None else Qt.DashLine if dashed else Qt.SolidLine)
+
+
+def layer_style(i: int):
+    """The line style of a run's ``i``-th layer: colour names the run, style the layer."""
+    from PySide6.QtCore import Qt
+    styles = (Qt.SolidLine, Qt.DashLine, Qt.DotLine, Qt.DashDotLine, Qt.DashDotDotLine)
+    return styles[i % len(styles)]

@@ -11,7 +11,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QGridLayout,
     QHBoxLayout,
@@ -21,7 +24,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .common import ExportButton, muted, placeholder, series_colour
+from .colours import series_colour
+from .labels import muted, placeholder
+from .picture_export import ExportButton
 from .heatmap import Heatmap, HeatmapGrid
 from .plots import STEP_LINE, layout_widget, legend_above, pen, styled_plot, title_html
 
@@ -81,9 +86,27 @@ class _TablePage(QWidget):
         self._curves: list = []
         self._dims: list[int] = []
         self._bound = 0.0  # the waveforms' y range, +-bound
+        # where training stopped reaching the rows of a learned table (shown with all rows)
+        self.trained_end = pg.InfiniteLine(angle=90, pen=pg.mkPen("#c2410c", width=1.5,
+                                                                  style=Qt.DashLine),
+                                           label="untrained →", labelOpts={"position": 0.95})
+        self.trained_end.hide()
+        self.wave_plot.addItem(self.trained_end, ignoreBounds=True)
 
-    def display(self, scheme: str, data: dict) -> None:
+    def _mark_trained_end(self, trained: int | None) -> None:
+        self.trained_end.setVisible(trained is not None)
+        if trained is not None:
+            self.trained_end.setValue(trained - 0.5)
+
+    def display(self, scheme: str, data: dict, trained: int | None = None,
+                all_rows: bool = False) -> None:
+        """``trained``: the rows a learned table was trained on (the run's sequence length);
+        the rows past it never reached a batch and keep their random start, so they are left
+        out unless ``all_rows``, and then marked."""
         table = np.asarray(data["table"], dtype=float)
+        untrained = scheme == "learned" and trained is not None and 0 < trained < len(table)
+        if untrained and not all_rows:
+            table = table[:trained]
         positions = np.arange(table.shape[0])
         dims = waveform_dims(table.shape[1])
         if len(self._curves) != len(dims) or self._dims != dims:  # a new table: new curves
@@ -107,7 +130,12 @@ class _TablePage(QWidget):
         title = title_html(f"Waveforms per dimension ({what})")
         if self.wave_plot.titleLabel.text != title:  # a new title re-lays out the plot
             self.wave_plot.setTitle(title)
-        rows = "all its rows" if scheme == "learned" else "rows"  # past the trained length too
+        self._mark_trained_end(trained if untrained and all_rows else None)
+        rows = "rows"
+        if untrained:
+            rows = (f"rows; from {trained}, past the run's sequence length, never trained"
+                    if all_rows else f"rows 0–{trained - 1} of {len(data['table'])}, the "
+                                     "run's sequence length")
         self.table.set_data(table, title=f"{scheme} table: position ({rows}) x dimension "
                                          f"(columns), {table.shape[0]} x {table.shape[1]}")
         similarity = np.asarray(data["similarity"], dtype=float)
@@ -152,7 +180,7 @@ class _RopePage(QWidget):
 class _AlibiPage(QWidget):
     def __init__(self):
         super().__init__()
-        self.grid = HeatmapGrid(kind="diverging")
+        self.grid = HeatmapGrid(kind="negative")  # a bias that is never positive
         column = QVBoxLayout(self)
         column.setContentsMargins(0, 0, 0, 0)
         self.caption = muted()
@@ -165,8 +193,10 @@ class _AlibiPage(QWidget):
         titles = [f"head {h} · slope {s:.4g}" for h, s in enumerate(slopes)]
         self.grid.set_data(list(bias), titles, shared_range=True)
         self.caption.setText("Each head adds −slope × distance to its attention scores: a "
-                             "steep head looks close by, a gentle one far. Rows: query "
-                             "position, columns: key position; hatched: masked.")
+                             "steep head looks close by, a gentle one far. Never positive: "
+                             "white is 0 (no penalty), dark the most negative bias of all "
+                             "heads. Rows: query position, columns: key position; hatched: "
+                             "masked.")
 
 
 class PositionsView(QWidget):
@@ -180,6 +210,13 @@ class PositionsView(QWidget):
         self.scheme_label.setVisible(False)
         self.scheme.currentIndexChanged.connect(lambda _: self.redraw())
         self.source = muted()
+        self.trained: int | None = None  # the rows a learned table was trained on
+        self.all_rows = QCheckBox("Rows past the sequence length")
+        self.all_rows.setToolTip("A learned table has rows past the run's sequence length that "
+                                 "no batch ever reached: they keep their random start. Shown "
+                                 "only on request, after a dashed line")
+        self.all_rows.hide()
+        self.all_rows.toggled.connect(lambda _: self.redraw())
         self.pages = {"table": _TablePage(), "rope": _RopePage(), "alibi": _AlibiPage()}
         self.empty = placeholder("The positional encodings of the graph appear here.")
         self.stack = QStackedWidget()
@@ -191,19 +228,24 @@ class PositionsView(QWidget):
         bar.addWidget(self.scheme_label)
         bar.addWidget(self.scheme)
         bar.addWidget(self.source, 1)
+        bar.addWidget(self.all_rows)
         bar.addWidget(self.export)
         column = QVBoxLayout(self)
         column.setContentsMargins(6, 6, 6, 6)
         column.addLayout(bar)
         column.addWidget(self.stack, 1)
 
-    def show_positions(self, positions: dict | None, source: str = "") -> None:
-        """``positions``: a snapshot's "positions" entry ({scheme: data}). Tensors equal to
-        those shown are not drawn again: sinusoidal, RoPE and ALiBi do not change as a model
-        trains (a learned table does)."""
+    def show_positions(self, positions: dict | None, source: str = "",
+                       trained: int | None = None) -> None:
+        """``positions``: a snapshot's "positions" entry ({scheme: data}); ``trained``: the
+        run's sequence length (None: an untrained graph). Tensors equal to those shown are
+        not drawn again: sinusoidal, RoPE and ALiBi do not change as a model trains (a learned
+        table does)."""
         positions = positions or {}
-        unchanged = bool(positions) and same_positions(self.data, positions)
+        unchanged = bool(positions) and same_positions(self.data, positions) \
+            and trained == self.trained
         self.data = positions
+        self.trained = trained
         self.source.setText(source)
         if unchanged:
             return
@@ -223,6 +265,7 @@ class PositionsView(QWidget):
     def show_unavailable(self, reason: str) -> None:
         """One message, and no contradicting second one (the graph cannot be built yet)."""
         self.data = {}
+        self.all_rows.hide()
         self.scheme.clear()
         self.scheme.setVisible(False)
         self.scheme_label.setVisible(False)
@@ -233,6 +276,7 @@ class PositionsView(QWidget):
     def redraw(self) -> None:
         scheme = self.scheme.currentText()
         if scheme not in self.data:
+            self.all_rows.hide()
             self.stack.setCurrentWidget(self.empty)
             if self.source.text():
                 self.empty.setText("This graph carries no position information: no positional "
@@ -241,5 +285,10 @@ class PositionsView(QWidget):
                                    "order instead).")
             return
         page = self.pages["table" if scheme in ("sinusoidal", "learned") else scheme]
-        page.display(scheme, self.data[scheme])
+        rows = len(self.data[scheme].get("table", ())) if scheme == "learned" else 0
+        self.all_rows.setVisible(self.trained is not None and 0 < self.trained < rows)
+        if page is self.pages["table"]:
+            page.display(scheme, self.data[scheme], self.trained, self.all_rows.isChecked())
+        else:
+            page.display(scheme, self.data[scheme])
         self.stack.setCurrentWidget(page)

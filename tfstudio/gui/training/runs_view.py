@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .common import muted
+from .labels import muted
 from .history import RunRecord
 
 COLUMNS = ["Run", "Parameters", "Corpus", "Steps", "Final loss", "Status", "Folder"]
@@ -42,6 +42,10 @@ class RunsView(QWidget):
         self.note.hide()
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels(COLUMNS)
+        self.tree.headerItem().setToolTip(
+            COLUMNS.index("Parameters"), "Trainable parameters of the model as trained: its "
+            "embedding and output rows sized to the run's tokenizer (the status bar counts the "
+            "graph on the canvas, with the vocabulary it declares)")
         self.tree.setRootIsDecorated(False)
         self.tree.setAlternatingRowColors(True)
         self.tree.itemChanged.connect(self._item_changed)

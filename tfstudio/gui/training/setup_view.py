@@ -26,7 +26,9 @@ from ...graph import Graph
 from ...probes.inputs import DEFAULT_MAX_TOKENS
 from ...runs.config import TrainConfig
 from .. import theme
-from .common import Background, display_token, muted, series_colour
+from .background import Background
+from .colours import series_colour
+from .labels import display_token, muted
 from .defaults import checkpoint_schedule, graph_params, suggested_config
 
 TOKENIZERS = [("byte", "Bytes (256 ids; any text)"),
@@ -208,6 +210,23 @@ class SetupView(QWidget):
                 self.corpus.setCurrentIndex(self._last_corpus)
             return
         self._last_corpus = index
+
+    def show_run(self, config: TrainConfig, tokenizer=None) -> None:
+        """An opened run's setup replaces the form's: its corpus, tokenizer, steps and
+        hyper-parameters, and its probe text previewed by the tokenizer it saved (``tokenizer``;
+        None: rebuilt from the spec). Train then trains that recipe again."""
+        if tokenizer is not None:
+            self._tokenizers[(config.tokenizer, config.corpus)] = tokenizer
+        self.select_corpus(config.corpus)
+        self.tokenizer.setCurrentText(config.tokenizer)
+        for box, value in ((self.steps, config.steps), (self.batch, config.batch_size),
+                           (self.seq_len, config.seq_len), (self.warmup, config.warmup_steps),
+                           (self.eval_every, config.eval_every),
+                           (self.probe_every, config.probe_every), (self.seed, config.seed)):
+            box.setValue(int(value))
+        self.lr.setValue(float(config.lr))
+        self._preview_timer.stop()
+        self.refresh_preview()  # now: a cached tokenizer answers at once
 
     # ------------------------------------------------------------------ the configuration
     def corpus_spec(self) -> str:

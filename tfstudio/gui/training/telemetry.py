@@ -8,7 +8,7 @@ import math
 from PySide6.QtGui import QColor
 
 from ...probes.telemetry import node_values
-from .common import ramp_colour
+from .colours import ramp_colour
 
 MODES = {"off": "Off", "grad_norm": "Gradient norm", "activation_rms": "Activation RMS"}
 

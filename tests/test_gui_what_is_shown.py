@@ -1,0 +1,194 @@
+"""The Train workspace says one truth at a time (issue 27): every label names the run, the step
+and the text it describes, and each case the issue found (a reopened run under the previous
+run's header, Positions following a hidden slider, head scores of the final weights on step 0,
+"your text" beside a slider at another step, two losses at once) is replayed here with the
+labels checked against the data."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+import torch
+from gui_runs import WAIT_MS, short_run
+from PySide6.QtWidgets import QApplication
+
+from tfstudio.probes import SnapshotStore
+from tfstudio.runs.folder import RunFolder
+
+torch.set_num_threads(1)
+pytestmark = pytest.mark.slow  # each replays a real training run (10-30 s on 2 cores)
+
+
+def record_of(panel, run):
+    return next(r for r in panel.history.records() if r.path == str(run.run_dir))
+
+
+def loss_in(text: str) -> str:
+    """The "loss 2.1800" figure a label shows."""
+    match = re.search(r"loss[\s\u00a0](\d+\.\d{4})", text)
+    assert match, text
+    return match.group(1)
+
+
+def test_opening_a_past_run_replaces_the_header_setup_preview_and_probe_text(make_panel, qtbot):
+    panel = make_panel()
+    stories = short_run(panel, qtbot, steps=4, every=2, corpus="sample:small",
+                        probe_text="Once upon a time")
+    task = short_run(panel, qtbot, steps=6, every=3, corpus="task:reverse")
+    assert "acc " in panel.curves.summary.text()  # the task run: the last one added
+
+    record = record_of(panel, stories)
+    panel.open_run(record)
+    header = panel.curves.summary.text()
+    assert header.startswith(record.label)
+    assert loss_in(header) == f"{stories.series.loss[-1]:.4f}"
+    assert "step 4 of 4" in header and "acc" not in header  # a text corpus has no accuracy
+    assert panel.setup.corpus_spec() == "sample:small"
+    assert panel.setup.steps.value() == 4
+    assert panel.setup.probe_text.text() == "Once upon a time"
+    own = RunFolder(stories.run_dir).tokenizer()
+    info = panel.setup.preview_info.text()
+    assert info.startswith(f"{own.name}: {own.vocab_size:,} ids")  # its own tokenizer, not
+    assert panel.step_bar.steps == SnapshotStore(stories.run_dir).steps()  # the task run's
+    # Next token answers from the opened run's weights, named; the task run's late answer
+    # (its weights loaded when it ended) is dropped, not decoded with this run's tokenizer
+    qtbot.waitUntil(lambda: panel.host.ready and panel.host.run_dir == stories.run_dir,
+                    timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: not panel.background.busy, timeout=WAIT_MS)
+    assert panel.next_token.source.text().startswith(f"{record.label} · the weights of step 4")
+
+    task_record = record_of(panel, task)
+    panel.open_run(task_record)  # and back: the task's numbers, accuracy included
+    header = panel.curves.summary.text()
+    assert header.startswith(task_record.label) and "acc " in header
+    assert loss_in(header) == f"{task.series.loss[-1]:.4f}"
+    assert panel.setup.corpus_spec() == "task:reverse" and panel.setup.steps.value() == 6
+
+
+def test_every_view_of_the_insides_names_the_step_of_the_one_slider(make_panel, qtbot):
+    """Positions and Next token show the step bar the slider is on, and name its step; the
+    bar says when training goes on past it."""
+    panel = make_panel()
+    run = short_run(panel, qtbot, steps=6, every=2)
+    record = record_of(panel, run)
+    told = []  # views outside the package (Explain) follow the state through this signal
+    panel.shown_changed.connect(lambda: told.append(panel.state.caption()))
+    panel.open_run(record)
+    steps = SnapshotStore(run.run_dir).steps()
+    assert panel.step_bar.steps == steps and len(steps) >= 3
+    panel.step_bar.slider.setValue(1)
+    step = steps[1]
+    assert panel.snapshot["step"] == step
+    assert told[-1] == f"{record.label} · step {step} of 6"
+    for view in (panel.attention, panel.positions, panel.experts):
+        panel.tabs.setCurrentWidget(view)
+        assert panel.step_bar.isVisible(), view
+        assert panel.step_bar.caption.text() == f"{record.label} · step {step} of 6"
+    assert panel.positions.source.text().endswith(f"at step {step}")
+    panel.tabs.setCurrentWidget(panel.curves)
+    assert not panel.step_bar.isVisible()  # the curves have no step: no bar pretends so
+
+
+def test_a_slider_moved_back_during_training_stays_there_and_says_so(make_panel, qtbot):
+    panel = make_panel()
+    s = panel.setup
+    s.select_corpus("task:reverse")
+    s.tokenizer.setCurrentText("char")
+    s.steps.setValue(5000)
+    s.batch.setValue(4)
+    s.seq_len.setValue(32)
+    s.eval_every.setValue(50)
+    s.probe_every.setValue(2)
+    run = panel.train()
+    panel.tabs.setCurrentWidget(panel.positions)
+    qtbot.waitUntil(lambda: len(panel.viewed.steps) >= 3 and panel.snapshot is not None
+                    and panel.snapshot["step"] > panel.viewed.steps[0], timeout=WAIT_MS)
+    assert "following training" in panel.step_bar.caption.text()
+    assert panel.step_bar.shown_step() == panel.snapshot["step"]  # the handle is on the look
+    panel.step_bar.slider.setValue(0)
+    assert not panel.step_bar.follow.isChecked()
+    first = panel.viewed.steps[0]
+    seen = len(panel.viewed.steps)
+    qtbot.waitUntil(lambda: len(panel.viewed.steps) >= seen + 2, timeout=WAIT_MS)
+    QApplication.processEvents()
+    # training went on; the views stay on the step the user chose, and say so
+    assert panel.snapshot["step"] == first and panel.step_bar.shown_step() == first
+    caption = panel.step_bar.caption.text()
+    assert f"step {first} of 5,000" in caption and "replay" in caption
+    assert panel.positions.source.text().endswith(f"at step {first}")
+    panel.step_bar.follow.setChecked(True)  # back to the newest look
+    assert panel.snapshot["step"] == run.latest_probe["step"] > first
+    assert panel.step_bar.shown_step() == panel.snapshot["step"]
+    assert "following training" in panel.step_bar.caption.text()
+    panel.stop()
+    qtbot.waitUntil(lambda: not run.active, timeout=WAIT_MS)
+
+
+def test_the_progress_line_and_the_curves_header_show_one_loss(make_panel, qtbot):
+    panel = make_panel()
+    s = panel.setup
+    s.select_corpus("task:reverse")
+    s.tokenizer.setCurrentText("char")
+    s.steps.setValue(5000)
+    s.batch.setValue(4)
+    s.seq_len.setValue(32)
+    s.probe_every.setValue(0)
+    run = panel.train()
+    checks = 0
+    while checks < 3:  # at three moments during training, not only at the end
+        qtbot.waitUntil(lambda: panel.progress_line.isVisible(), timeout=WAIT_MS)
+        step = len(run.series.steps)
+        qtbot.waitUntil(lambda: len(run.series.steps) > step + 2, timeout=WAIT_MS)
+        qtbot.wait(600)  # a progress update (twice a second)
+        line, header = panel.progress_line.text(), panel.curves.summary.text()
+        assert loss_in(line) == loss_in(header), (line, header)
+        shown = re.search(r"step[\s\u00a0]([\d,]+)", line).group(1)
+        assert f"step {shown} of 5,000" in header
+        checks += 1
+    panel.stop()
+    qtbot.waitUntil(lambda: not run.active, timeout=WAIT_MS)
+    line, header = panel.progress_line.text(), panel.curves.summary.text()
+    assert loss_in(line) == loss_in(header) == f"{run.series.loss[-1]:.4f}"
+
+
+@pytest.fixture
+def window(open_training_window):
+    return open_training_window((1366, 768))
+
+
+def test_head_scores_and_your_text_belong_to_the_step_shown(window, qtbot):
+    panel = window.training.panel
+    run = short_run(panel, qtbot, steps=6, every=3)
+    qtbot.waitUntil(lambda: panel.host.ready and bool(panel.attention.roles), timeout=WAIT_MS)
+    attention = panel.attention
+    panel.tabs.setCurrentWidget(attention)
+    attention.head.setCurrentIndex(attention.head.findData("grid"))
+    assert attention.roles_step == panel.host.step == 6
+    layer = attention.layer.currentText()
+
+    panel.step_bar.slider.setValue(panel.step_bar.steps.index(6))
+    titles = [m.title for m in attention.grid.maps]
+    scores = attention.roles[layer]["previous_token"]
+    assert titles[0].endswith(f"prev {scores[0]:.2f} · ind "
+                              f"{attention.roles[layer]['induction'][0]:.2f}")
+    assert "weights of step 6" in attention.info.text()
+
+    panel.step_bar.slider.setValue(0)  # step 0: the final weights' scores say nothing here
+    assert panel.snapshot["step"] == 0
+    assert all("prev" not in m.title for m in attention.grid.maps)
+    assert "shown at that step only" in attention.info.text()
+    assert all("prev" not in attention.head.itemText(i) for i in range(attention.head.count()))
+
+    # Look on your own text: read by the loaded weights (step 6); the handle goes there
+    attention.text.setText("hello>")
+    attention.look.click()
+    qtbot.waitUntil(lambda: bool(panel.snapshot.get("custom")), timeout=WAIT_MS)
+    assert panel.snapshot["step"] == 6 and panel.step_bar.shown_step() == 6
+    record = record_of(panel, run)
+    assert panel.step_bar.caption.text() == f"{record.label} · step 6 of 6 · your text, read now"
+    assert panel.snapshot["text"] == "hello>"
+    weights = np.asarray(panel.snapshot["attention"][layer]["weights"])
+    np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-5)
+    # the weights that read your text are the ones the scores measured: they show again
+    assert [m.title for m in attention.grid.maps] == titles

@@ -1,0 +1,86 @@
+"""The parts of a heatmap's picture that do not depend on its widget: the colour scale a
+matrix is drawn on (:func:`scale_range`), the colour bar that says what its ends mean, and the
+hatching of masked cells. Pure drawing on a ``QPainter``, so the screen, a PNG and an SVG get
+the same picture."""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QBrush, QFont, QImage, QPainter, QPen
+
+from .colours import colour_ramp, themed_colour
+
+
+def scale_range(values: np.ndarray, kind: str) -> tuple[float, float]:
+    """The values a colour scale spans, from the finite ``values`` it shows: "diverging" is
+    symmetric about 0 (±max |v|); "sequential" starts at 0, never at the data's minimum, so
+    a map of small weights looks light (it goes below 0 only for negative values); "negative"
+    (a quantity that is never positive, as an ALiBi bias) ends at 0 and is darkest at its most
+    negative value."""
+    values = np.asarray(values, dtype=np.float64)
+    values = values[np.isfinite(values)]
+    if kind == "diverging":
+        top = float(np.abs(values).max()) if values.size else 0.0
+        return (-top, top) if top > 0 else (-1.0, 1.0)
+    if kind == "negative":
+        low = float(values.min()) if values.size else 0.0
+        return (low, 0.0) if low < 0 else (-1.0, 0.0)
+    top = float(values.max()) if values.size else 0.0
+    low = min(0.0, float(values.min()) if values.size else 0.0)
+    return (low, top if top > low else low + 1.0)
+
+
+@functools.cache
+def scale_image(kind: str, steps: int = 64) -> QImage:
+    """The colour bar's bands, top (1) to bottom (0), as a 1-pixel-wide image: drawn scaled,
+    not band by band at every repaint of a live map."""
+    ramp = np.ascontiguousarray(colour_ramp(np.linspace(1.0, 0.0, steps), kind)[:, None, :])
+    image = QImage(ramp.data, 1, steps, 3, QImage.Format_RGB888)
+    return image.copy()  # its own pixels, not a view of the array
+
+
+def font(px: int, bold: bool = False) -> QFont:
+    f = QFont()
+    f.setPixelSize(px)
+    f.setBold(bold)
+    return f
+
+
+def paint_colour_bar(painter: QPainter, bar: QRectF, kind: str,
+                     value_range: tuple[float, float], label_w: float) -> None:
+    """The ramp in ``bar``, top (the range's high end) to bottom, its two ends labelled
+    right of it in ``label_w`` pixels."""
+    painter.drawImage(bar, scale_image(kind))
+    painter.setPen(QPen(themed_colour("node_border"), 1))
+    painter.drawRect(bar)
+    painter.setFont(font(10))
+    painter.setPen(themed_colour("muted_text"))
+    lo, hi = value_range
+    for value, y, align in ((hi, bar.top(), Qt.AlignTop), (lo, bar.bottom() - 14,
+                                                          Qt.AlignBottom)):
+        painter.drawText(QRectF(bar.right() + 3, y, label_w, 14), Qt.AlignLeft | align,
+                         f"{value:.2g}")
+
+
+def paint_mask(painter: QPainter, masked: np.ndarray, area: QRectF, cw: float,
+               ch: float) -> None:
+    """Hatch the ``masked`` cells (cells of ``cw`` x ``ch`` from ``area``'s corner): one
+    rectangle per run of masked cells in a row."""
+    if not masked.any():
+        return
+    painter.setPen(Qt.NoPen)
+    painter.setBrush(QBrush(themed_colour("node_border"), Qt.BDiagPattern))
+    for r in range(masked.shape[0]):
+        row = masked[r]
+        c = 0
+        while c < len(row):
+            if row[c]:
+                start = c
+                while c < len(row) and row[c]:
+                    c += 1
+                painter.drawRect(QRectF(area.left() + start * cw, area.top() + r * ch,
+                                        (c - start) * cw, ch))
+            else:
+                c += 1

@@ -1,0 +1,156 @@
+"""Past runs in the Train workspace: overlaying their curves, opening one (its graph on the
+canvas, its curves, looks inside, setup and weights, replacing everything of the previous
+run), forgetting one and adding a run folder from disk."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ...graph import ShowRunGraph, same_model
+from ...probes import SnapshotStore
+from .history import RunRecord, load_series
+from .run_state import ViewedRun
+from .series import RunSeries
+
+
+class OpenedRuns:
+    def __init__(self, panel):
+        self.panel = panel  # the TrainingPanel whose views show the opened run
+
+    def refresh(self) -> None:
+        panel = self.panel
+        panel.runs.set_records(panel.history.records(), panel.shown_paths)
+
+    def series_of(self, record: RunRecord) -> RunSeries:
+        panel = self.panel
+        series = panel.series_by_path.get(record.path)
+        if series is None:
+            series = panel.series_by_path[record.path] = load_series(record)
+        return series
+
+    def set_overlay(self, record: RunRecord, shown: bool) -> None:
+        panel = self.panel
+        series = self.series_of(record)
+        if shown:
+            panel.shown_paths.add(record.path)
+            if any(e.series is series for e in panel.curves.entries):
+                panel.curves.set_visible(series, True)
+            else:
+                panel.curves.add_series(series)
+        else:
+            panel.shown_paths.discard(record.path)
+            panel.curves.set_visible(series, False)
+
+    def open_run(self, record: RunRecord) -> None:
+        """Show a past run everywhere: its curves, its snapshots (newest first), its setup and
+        its weights; nothing of the previous run stays."""
+        panel = self.panel
+        run = panel.run
+        if run is not None and run.active and Path(record.path) == run.run_dir:
+            panel.state.viewed = ViewedRun(run.run_dir, live=True,
+                                           steps=SnapshotStore(run.run_dir).steps(),
+                                           label=record.label, total=run.config.steps,
+                                           trained_length=run.config.seq_len)
+            panel.curves.show_layers_of(run.series)
+            panel._show_figures()
+            panel.step_bar.set_follow(True)
+            panel._show_caption()
+            return
+        canvas = self._show_run_graph(record)  # first: the canvas colours are the run's
+        series = self.series_of(record)
+        self.set_overlay(record, True)
+        panel.curves.show_layers_of(series)
+        panel.runs.show_overlaid(record.path)
+        from ...runs.folder import RunFolder
+        folder = RunFolder(record.path)
+        try:
+            config = folder.config()
+        except (OSError, ValueError):
+            config = None
+        done = series.steps[-1] if series.steps else 0
+        panel.state.opened(Path(record.path), SnapshotStore(record.path).steps(), done,
+                           series.total_steps, record.label,
+                           trained_length=config.seq_len if config is not None else 0)
+        panel.experts.set_series(series)
+        panel.step_bar.set_follow(False, quiet=True)
+        panel.host.clear()
+        panel.weights_changed.emit(None, None)
+        panel._show_figures()
+        if panel.viewed.steps:
+            last = panel.viewed.steps[-1]
+            panel.step_bar.set_steps(panel.viewed.steps, last)
+            panel.show_step(last)
+        else:
+            panel.step_bar.set_steps([])
+            panel._show_caption()
+        if folder.has_checkpoints():  # intact or not: loading says which
+            panel.generation.load_weights(panel.viewed.path, canvas)
+        else:
+            panel.next_token.set_generation_available(False, "This run saved no weights")
+        self._show_opened_run(record, config)
+        panel.message(f"Opened {record.label}: {len(series.steps):,} logged steps, "
+                      f"{len(panel.viewed.steps)} snapshots" + (f"; {canvas}" if canvas else ""))
+
+    def _show_run_graph(self, record: RunRecord) -> str:
+        """The canvas shows the graph the run trained, as one undoable edit, unless it already
+        shows that model (layout, labels and the tokenizer-fitted vocabulary aside). Returns
+        what happened to the canvas, for the status line ("": nothing)."""
+        panel = self.panel
+        if panel._edit_graph is None:
+            return ""
+        from ...runs.folder import RunFolder
+        try:
+            graph = RunFolder(record.path).graph()
+        except (OSError, ValueError) as exc:  # GraphFileError is a ValueError
+            return f"the canvas keeps your graph: the run's graph cannot be read ({exc})"
+        if same_model(graph, panel.graph_source()):
+            return ""
+        refusal = panel._edit_graph(ShowRunGraph((), graph, run=record.label))
+        if refusal:
+            return f"the canvas keeps your graph ({refusal})"
+        return f"the canvas shows the graph of {record.label} (Ctrl+Z brings yours back)"
+
+    def _show_opened_run(self, record: RunRecord, config) -> None:
+        """Progress, setup (the run's ``config``, None: unreadable), probe text and canvas
+        colours are the opened run's."""
+        panel = self.panel
+        done, total = panel.state.progress
+        panel.progress.setRange(0, total)
+        panel.progress.setValue(done)
+        panel.progress.setFormat(f"%v / %m steps ({record.label})")
+        panel.progress_line.hide()
+        panel.error.hide()
+        text = (panel.snapshot or {}).get("text")
+        if text is None:
+            text = config.probe_text if config is not None else ""
+        panel.setup.probe_text.blockSignals(True)
+        panel.setup.probe_text.setText(text or "")
+        panel.setup.probe_text.blockSignals(False)
+        if config is not None:  # the tokenizer it saved previews the probe text
+            panel.setup.show_run(config, panel.generation.run_tokenizer())
+        panel.attention.set_probe_text(text or "")
+        if panel.snapshot is None:
+            panel.refresh_telemetry()  # clears the colours the previous run left
+
+    def forget_run(self, record: RunRecord) -> None:
+        panel = self.panel
+        if panel.run is not None and panel.run.active and Path(record.path) == panel.run.run_dir:
+            panel.message("This run is training; stop it before forgetting it")
+            return
+        panel.history.forget(record.path)
+        series = panel.series_by_path.pop(record.path, None)
+        if series is not None:
+            panel.curves.remove_series(series)
+        panel.shown_paths.discard(record.path)
+        self.refresh()
+
+    def add_run_folder(self, path: str) -> RunRecord | None:
+        panel = self.panel
+        try:
+            record = panel.history.record_for_folder(path)
+        except (ValueError, OSError) as exc:
+            panel.show_error(str(exc), "Cannot open the run")
+            return None
+        panel.history.add(record)
+        self.refresh()
+        self.open_run(record)
+        return record

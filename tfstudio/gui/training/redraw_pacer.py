@@ -1,0 +1,143 @@
+"""How often the Train workspace redraws while a run trains. Every millisecond the GUI thread
+works is taken from the training process on a small machine, so the plots, the progress line
+and the live looks inside redraw on timers, each at most a share of the time its last redraw
+cost, never once per event."""
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import QObject, QTimer
+
+from .curves_view import SPEED_WINDOW
+from .run_state import latest_figures
+
+PLOT_REDRAW_MS = 250      # the plots redraw at most this often...
+REDRAW_SHARE = 0.015      # ...and less often on a machine where a redraw takes longer than
+MAX_REDRAW_MS = 2000      # this share of the time between two (never less than every 2 s)
+LABEL_INTERVAL_MS = 500   # the progress bar and the status line follow a run this often
+# a live look inside redraws its view at most this share of the time, from what its last
+# redraw cost (the newest look is drawn; the ones in between only reach the step slider)
+PROBE_REDRAW_SHARE = 0.02
+MAX_PROBE_WAIT_MS = 2000
+
+
+class RedrawPacer(QObject):
+    def __init__(self, panel):
+        super().__init__(panel)
+        self.panel = panel  # the TrainingPanel whose views it redraws
+        # a redraw of six plots takes tens of milliseconds on a slow CPU: 4 a second is plenty
+        self.plot_timer = QTimer(self, singleShot=True, interval=PLOT_REDRAW_MS)
+        self.plot_timer.timeout.connect(self._redraw_plots)
+        self.label_timer = QTimer(self, singleShot=True, interval=LABEL_INTERVAL_MS)
+        self.label_timer.timeout.connect(self.show_progress)
+        self.probe_timer = QTimer(self, singleShot=True)
+        self.probe_timer.timeout.connect(self.show_pending_probe)
+        self.pending: dict | None = None  # the newest live look, not drawn yet
+        self._drawn_at = 0.0              # perf_counter() of the last live redraw
+        self._cost_s = 0.0                # what that redraw cost
+
+    def reset(self) -> None:
+        """A new run: no redraw cost known yet."""
+        self._drawn_at = self._cost_s = 0.0
+
+    def stop(self) -> None:
+        """The run ended: the timers stop, and what they held back is shown now."""
+        self.plot_timer.stop()
+        self.label_timer.stop()
+        self.show_progress()
+        self.show_pending_probe()
+
+    def on_progress(self) -> None:
+        if not self.plot_timer.isActive():  # plots redraw a few times a second, not per drain
+            self.plot_timer.start()
+        if not self.label_timer.isActive():  # a progress bar repaints at once when set
+            self.label_timer.start()
+
+    def show_progress(self) -> None:
+        panel = self.panel
+        if panel.run is None:
+            return
+        series = panel.run.series
+        if not series.steps:
+            return
+        step = series.steps[-1]
+        panel.progress.setValue(step)
+        eta = series.eta_s()
+        recent = series.tokens_per_s[-SPEED_WINDOW:]  # the curve's moving average, not one step
+        # the same string as the curves header, set in the same call: one loss on screen
+        panel._show_figures()
+        parts = latest_figures(series).split(" · ") + [
+            f"{sum(recent) / len(recent):,.0f} tokens/s"]
+        if panel.run.state == "paused":
+            parts.append("paused")  # no time left to count while nothing moves
+        elif eta is not None and panel.run.active:
+            parts.append(f"ETA {duration(eta)}")
+        line = panel.progress_line
+        line.setFixedHeight(2 * line.fontMetrics().lineSpacing())  # a no-op unless the font changed
+        # no-break spaces inside each part: a narrow column wraps between parts only
+        line.setText(" · ".join(part.replace(" ", "\u00a0") for part in parts))
+        line.show()
+
+    def _redraw_plots(self) -> None:
+        panel = self.panel
+        if panel.curves.isVisible():
+            started = time.perf_counter()
+            panel.curves.refresh()
+            # what the last redraw cost: this refresh, and the paints of the one before it
+            cost_ms = (time.perf_counter() - started + panel.curves.plots.take_painting_s()) * 1000
+            self.plot_timer.setInterval(int(min(MAX_REDRAW_MS, max(PLOT_REDRAW_MS,
+                                                                   cost_ms / REDRAW_SHARE))))
+        else:
+            panel.state.curves_stale = True
+        if panel.experts.isVisible():
+            panel.experts.redraw()
+
+    def on_probe(self, snapshot: dict) -> None:
+        panel = self.panel
+        if panel.viewed is None or not panel.viewed.live:
+            return
+        step = int(snapshot.get("step", 0))
+        panel.state.probed(step)
+        # the handle stays on the look drawn; it moves when the newest one is drawn (paced)
+        panel.step_bar.set_steps(panel.viewed.steps)
+        if not panel.state.follow:
+            return
+        self.pending = snapshot
+        wait_s = self._drawn_at + self._cost_s / PROBE_REDRAW_SHARE \
+            - time.perf_counter()
+        if wait_s <= 0:
+            self.show_pending_probe()
+        elif not self.probe_timer.isActive():
+            self.probe_timer.start(int(min(MAX_PROBE_WAIT_MS, wait_s * 1000)))
+
+    def show_pending_probe(self) -> None:
+        """Draw the newest live look (now, and paint it, to know what a redraw costs)."""
+        panel = self.panel
+        snapshot, self.pending = self.pending, None
+        self.probe_timer.stop()
+        if snapshot is None or panel.viewed is None or not panel.viewed.live \
+                or not panel.state.follow:
+            return
+        started = time.perf_counter()
+        panel.show_snapshot(snapshot)
+        view = panel.tabs.currentWidget()
+        if view in panel._view_names and view.isVisible():
+            view.repaint()
+        views = getattr(panel.scene_source(), "views", None)
+        if callable(views) and panel.telemetry.currentData() != "off":
+            for canvas in views():  # the canvas repaints its coloured blocks too
+                if canvas.isVisible():
+                    canvas.viewport().repaint()
+        self._drawn_at = time.perf_counter()
+        self._cost_s = self._drawn_at - started
+
+
+def duration(seconds: float) -> str:
+    seconds = round(seconds)
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}:{seconds:02d}"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{seconds:02d}"

@@ -1,0 +1,191 @@
+"""A training run's life in the Train workspace: Train starts one (in a process of its own),
+Pause / Resume / Stop drive it, its start and its end update the history, the buttons and the
+views. One run at a time; the panel asks here whether the graph may be edited now."""
+from __future__ import annotations
+
+import gc
+import time
+
+from ...graph import Edit, Graph
+from ...train.events import Failed
+from .history import RunRecord
+from .redraw_pacer import duration
+from .run_controller import TrainingRun
+
+
+class RunLifecycle:
+    def __init__(self, panel):
+        self.panel = panel  # the TrainingPanel: its widgets, state and history
+
+    def train(self) -> TrainingRun | None:
+        panel = self.panel
+        refusal = panel.state.refusal()
+        if refusal:
+            panel.message(refusal)
+            return None
+        try:
+            graph = panel.graph_source()
+            config = panel.setup.config()
+        except ValueError as exc:
+            panel.show_error(f"Cannot start training: {exc}")
+            return None
+        name = str(graph.meta.get("name") or "graph")
+        run_dir = panel.history.new_run_dir(name)
+        record = RunRecord(str(run_dir), name, config.corpus, config.tokenizer,
+                           time.strftime("%Y-%m-%d %H:%M:%S"), status="running")
+        run = TrainingRun(graph, config, run_dir, name=record.label,
+                          tokenizer=panel.setup.built_tokenizer(), parent=panel)
+        run.started.connect(self._on_started)
+        run.progressed.connect(panel.pacer.on_progress)
+        run.probed.connect(panel.pacer.on_probe)
+        run.ended.connect(self._on_ended)
+        run.state_changed.connect(lambda _: self.update_buttons())
+        panel.run = run
+        panel.history.add(record)
+        run.series.is_task = config.corpus.startswith("task:")
+        panel.series_by_path[str(run_dir)] = run.series
+        panel.shown_paths.add(str(run_dir))
+        panel.curves.add_series(run.series)
+        panel.curves.show_layers_of(run.series)
+        panel.state.started(run_dir, config.steps, record.label, config.seq_len)
+        panel.experts.set_series(run.series)
+        panel.host.clear()
+        panel.weights_changed.emit(None, None)
+        panel.step_bar.set_steps([])
+        panel.step_bar.set_follow(True, quiet=True)
+        panel.attention.every.blockSignals(True)
+        panel.attention.every.setValue(max(1, config.probe_every))
+        panel.attention.every.blockSignals(False)
+        panel.next_token.set_generation_available(
+            False, "Generation uses the trained weights: they load when the run ends")
+        panel.error.hide()
+        panel.progress.setRange(0, config.steps)
+        panel.progress.setValue(0)
+        panel.progress.setFormat("%v / %m steps")
+        panel.progress_line.hide()
+        panel._show_figures()
+        panel._show_caption()
+        panel.message(f"Starting {name} on {config.corpus} ({config.steps:,} steps)…")
+        gc.freeze()  # what the app holds now outlives the run (see _on_started)
+        run.start()
+        panel.opened_runs.refresh()
+        self.update_buttons()
+        panel.run_started.emit(run)
+        return run
+
+    def toggle_pause(self) -> None:
+        panel = self.panel
+        if panel.run is None:
+            return
+        if panel.run.state == "paused":
+            panel.run.resume()
+            panel.message("Resumed")
+        elif panel.run.state == "running":
+            panel.run.pause()
+            panel.message("Paused after the current step; Resume continues exactly there")
+
+    def pause(self) -> None:
+        panel = self.panel
+        if panel.run is not None and panel.run.state == "running":
+            self.toggle_pause()
+
+    def resume(self) -> None:
+        panel = self.panel
+        if panel.run is not None and panel.run.state == "paused":
+            self.toggle_pause()
+
+    def stop(self) -> None:
+        panel = self.panel
+        if panel.run is not None and panel.run.active:
+            panel.run.stop()
+            panel.message("Stopping after the current step; the weights are saved")
+
+    def update_buttons(self) -> None:
+        panel = self.panel
+        panel.state.run_state = panel.run.state if panel.run is not None else "idle"
+        b = panel.state.buttons()
+        panel.train_button.setEnabled(b.train)
+        panel.pause_button.setEnabled(b.pause)
+        panel.pause_button.setText(b.pause_text)
+        panel.stop_button.setEnabled(b.stop)
+        panel.setup.setEnabled(b.setup)
+
+    def _on_started(self, event) -> None:
+        panel = self.panel
+        # torch and Qt live as long as the run: out of the cyclic collector's reach, its
+        # collections on the GUI thread scan only what is new instead of every object
+        gc.freeze()
+        panel.pacer.reset()
+        panel.progress.setRange(0, event.total_steps)
+        panel.history.update(panel.run.run_dir, params=event.params)
+        tokenizer = panel.run.tokenizer or panel.generation.run_tokenizer()
+        panel.message(f"Training {event.graph_name or 'the graph'}: {event.params:,} parameters "
+                      f"on {event.device} ({event.precision}), {event.objective}"
+                      f"{params_note(panel.run.graph, event.params, tokenizer)}")
+
+    def _on_ended(self, event) -> None:
+        panel = self.panel
+        run = panel.run
+        series = run.series
+        failed = isinstance(event, Failed)
+        status = "failed" if failed else event.reason
+        panel.history.update(run.run_dir, status=status, steps=event.step,
+                             final_loss=series.loss[-1] if series.loss else None,
+                             params=series.params)
+        panel.opened_runs.refresh()
+        self.update_buttons()
+        panel.pacer.stop()
+        panel._show_figures()
+        panel._show_caption()  # "following training" no more
+        gc.unfreeze()  # the run's objects may be collected again
+        panel.curves.refresh()
+        panel.experts.redraw()
+        if failed:
+            what = {"nan": "the loss stopped being a number", "oom": "out of memory",
+                    "error": "an error"}.get(event.reason, event.reason)
+            panel.show_error(f"Training stopped at step {event.step}: {what}.\n{event.message}",
+                             "Training failed")
+            panel.message(f"Failed at step {event.step}; the curves so far are kept")
+        else:
+            panel.message(f"Run {event.reason} at step {event.step:,} in "
+                          f"{duration(event.elapsed_s)}" +
+                          (f"; final loss {event.final_loss:.4f}" if event.final_loss else ""))
+        if run.run_dir.joinpath("checkpoints", "LATEST").exists() and panel.viewed is not None \
+                and panel.viewed.path == run.run_dir:
+            panel.generation.load_weights(run.run_dir)
+        panel.run_ended.emit(event)
+
+    def set_probe_every(self, steps: int) -> None:
+        panel = self.panel
+        if self.training:
+            panel.run.set_probe_every(steps)
+        panel.setup.probe_every.setValue(steps)
+
+    @property
+    def training(self) -> bool:
+        panel = self.panel
+        return panel.run is not None and panel.run.active
+
+    def edit_refusal(self, command: Edit | None) -> str | None:
+        """Why an edit of the graph must wait (None: go ahead). While a run trains the model
+        is frozen to the copy it started with; moving blocks changes nothing and is allowed."""
+        if not self.training or (command is not None and not command.changes_model):
+            return None
+        return ("The graph is training: stop the run (or let it finish) before changing it. "
+                "The run trains the copy it started with; moving blocks is fine.")
+
+
+def params_note(graph: Graph, params: int, tokenizer) -> str:
+    """Why the run's parameter count differs from the canvas's: the vocabulary is resized to
+    the tokenizer's (embedding and head rows), which the canvas cannot know."""
+    try:
+        from ...graph.cost import estimate_cost
+        canvas = estimate_cost(graph).total_params
+    except Exception:  # noqa: BLE001 - a note, never a failure
+        return ""
+    if canvas == params:
+        return ""
+    vocab = getattr(tokenizer, "vocab_size", None)
+    why = (f"the vocabulary is resized to the tokenizer's {vocab:,} tokens" if vocab
+           else "the vocabulary is resized to the tokenizer's")
+    return f" (the canvas counts {canvas:,}: {why})"
