@@ -13,7 +13,7 @@ from PySide6.QtGui import QColor, QImage, QPainter
 import tfstudio
 from tfstudio.compiler import compile_graph
 from tfstudio.data import build_tokenizer
-from tfstudio.gui.training.common import Background
+from tfstudio.gui.training.background import Background
 from tfstudio.gui.training.explain_view import ExplainView
 from tfstudio.presets import load_preset
 from tfstudio.runs import RunFolder, TrainConfig, load_checkpoint

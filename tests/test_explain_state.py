@@ -8,7 +8,7 @@ import torch
 from tfstudio import probes
 from tfstudio.compiler import compile_graph
 from tfstudio.data import build_tokenizer, load_corpus
-from tfstudio.gui.training.common import display_token
+from tfstudio.gui.training.labels import display_token
 from tfstudio.gui.training.explain_view import ExplainView
 from tfstudio.presets import load_preset
 from tfstudio.train.pipeline import fit_graph_to_tokenizer

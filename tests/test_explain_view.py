@@ -9,7 +9,8 @@ from PySide6.QtCore import Qt
 
 from tfstudio.compiler import compile_graph
 from tfstudio.data import build_tokenizer
-from tfstudio.gui.training.common import Background, display_token
+from tfstudio.gui.training.background import Background
+from tfstudio.gui.training.labels import display_token
 from tfstudio.gui.training.explain_stages import StagePicture
 from tfstudio.gui.training.explain_view import MAX_COLS_SHOWN, ExplainView
 from tfstudio.presets import load_preset

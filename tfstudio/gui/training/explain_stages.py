@@ -11,7 +11,8 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from .common import display_token, muted, themed_colour
+from .colours import themed_colour
+from .labels import display_token, muted
 
 STRIP_HEIGHT = 18
 BARS_HEIGHT = 64

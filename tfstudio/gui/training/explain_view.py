@@ -44,7 +44,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .common import display_token, muted, placeholder, themed_colour
+from .colours import themed_colour
+from .labels import display_token, muted, placeholder
 from .explain_stages import StagePicture, probability
 from .heatmap import Heatmap
 from .plots import layout_widget, styled_plot
