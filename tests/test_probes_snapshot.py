@@ -20,7 +20,7 @@ def test_a_snapshot_holds_what_the_views_draw(gpt, tokenizer):
     snap = take_snapshot(model, tokenizer, "abcab")
     assert sorted(snap) == ["activation_rms", "attention", "experts", "family", "grad_norm",
                             "ids", "next_token_logits", "positions", "step", "text",
-                            "tokens"]
+                            "tokens", "walk"]
     assert snap["step"] == 0 and snap["family"] == "decoder" and snap["text"] == "abcab"
     assert snap["ids"]["tokens"].tolist() == tokenizer.encode("abcab")
     with torch.no_grad():
@@ -30,6 +30,22 @@ def test_a_snapshot_holds_what_the_views_draw(gpt, tokenizer):
     # the positions view: a learned table with all its rows, its similarity the text's length
     learned = snap["positions"]["learned"]
     assert learned["table"].shape == (256, 64) and learned["similarity"].shape == (5, 5)
+    # the Explain view: the walk at the last token, each step as its small picture, in order
+    walk = snap["walk"]
+    assert (walk["position"], walk["head"], walk["stream_role"]) == (4, 0, "tokens")
+    steps = [walk["steps"][k] for k in sorted(walk["steps"])]
+    assert sorted(walk["steps"]) == [f"{i:03d}" for i in range(len(steps))]
+    assert steps[0]["name"] == "embed: token ids"
+    assert steps[0]["picked"].tolist() == [tokenizer.encode("abcab")[4]]
+    last = steps[-1]       # the sampler's distribution (no filter by default): the top 15
+    assert last["name"] == "probabilities at position 4 after top-k 0 and top-p 1"
+    row = logits[0, -1].double().numpy()
+    p = np.exp(row - row.max()) / np.exp(row - row.max()).sum()
+    top = np.argsort(-p, kind="stable")[:15]
+    assert last["top_ids"].tolist() == top.tolist()
+    np.testing.assert_allclose(last["top_values"], p[top], rtol=1e-5, atol=1e-7)
+    assert last["others"] == pytest.approx(1 - p[top].sum(), abs=1e-6)
+    assert last["top_tokens"] == tokenizer.token_strings(top.tolist())
 
 
 def test_an_encoder_decoder_snapshot_splits_at_the_separator(tokenizer):

@@ -346,21 +346,6 @@ def test_softmax_of_large_logits():
     np.testing.assert_allclose(softmax(np.array([1000.0, 1000.0 - np.log(3)])), [0.75, 0.25])
 
 
-def test_the_walk_check_tolerance_by_hand():
-    from tfstudio.probes.walk import check
-    message = ("the walk's computation of x disagrees with the model's; the block may have "
-               "changed without the walk following it")
-    hundred = torch.tensor([100.0])
-    check(hundred + 0.01, hundred, "x")                # 0.01 <= 1e-4 * (1 + 100)
-    for a, b in ((torch.tensor([100.01015]), hundred),   # just over 1e-4 * 101
-                 (torch.tensor([0.01]), torch.tensor([0.0])),
-                 (torch.ones(1, 3), torch.ones(3))):       # the same values, another shape
-        with pytest.raises(RuntimeError) as caught:
-            check(a, b, "x")
-        assert str(caught.value) == message
-    check(torch.tensor([0.5]), torch.tensor([0.0]), "x", tol=0.5)   # exactly at the limit
-
-
 def test_the_walk_defaults_positions_and_heads(gpt, tokenizer):
     from tfstudio.probes import forward_walk
     model, _ = gpt
@@ -369,7 +354,10 @@ def test_the_walk_defaults_positions_and_heads(gpt, tokenizer):
     assert walk.position == 4 and walk.head == 0
     assert (walk.tokens, walk.ids, walk.stream_role) == (inputs.tokens, inputs.ids, "tokens")
     with torch.no_grad():
-        np.testing.assert_allclose(walk.logits, model(*inputs.args)[0].numpy(), rtol=1e-6)
+        fused = model(*inputs.args)[0].numpy()
+    # the walk's logits come from the explicit attention path (the hook points read its
+    # weights), the model's own from the fused one: the same to ~1e-6 of their scale
+    np.testing.assert_allclose(walk.logits, fused, rtol=1e-6, atol=1e-6 * np.abs(fused).max())
     assert walk.step("layers.0.attn: head 0: scores").shape == (5, 5)
     last = walk.steps[-1]
     assert last.name == "probabilities at position 4 after top-k 0 and top-p 1"
@@ -607,7 +595,7 @@ def test_the_walk_of_one_llama_layer_by_hand(tokenizer):
     # the tied head, then the sampling steps at the last position
     final = value_of(steps, "final_norm: output")
     logits = final @ f64(block_of(model, "embed").weight).T
-    assert_steps(steps, "head", "head", [
+    assert_steps(steps, "head", "lm_head", [
         ("head: logits", "l = x W_vocab^T (tied to the embedding)", logits)])
     row = logits[4]
     p = np.exp(row - row.max()) / np.exp(row - row.max()).sum()
@@ -661,16 +649,10 @@ def moe_by_hand(x, moe):
     return logits, probs, chosen, top / top.sum(-1, keepdims=True)
 
 
-def recorded(model, inputs):
-    from tfstudio.probes.walk import CallRecorder
-    with CallRecorder(model) as recorder, torch.no_grad():
-        model(*inputs.args)
-    return {".".join(map(str, c.key)): c for c in recorder.calls}
-
-
 def test_the_walk_of_a_mixture_of_experts_by_hand(tokenizer):
     """tiny-mixtral's router, the chosen experts and their weights, and the expert the shown
-    position sent its token to first, opened up with its SwiGLU steps."""
+    position sent its token to first, opened up with its SwiGLU steps on the tokens routed to
+    it (NaN on the others: the expert never saw them)."""
     model = model_of("tiny-mixtral", tokenizer)
     text, position = "hello world!", 4
     walk, steps = walk_steps(model, tokenizer, text, position=position)
@@ -688,7 +670,10 @@ def test_the_walk_of_a_mixture_of_experts_by_hand(tokenizer):
         ("layers.0.moe: chosen experts", "the top 2 experts per token", chosen),
         ("layers.0.moe: expert weights", "w = p_chosen / sum(p_chosen)", weights)])
     expert = moe.experts[first]
-    up, act, gated, down = swiglu_steps(x, expert, 128)
+    routed = (chosen == first).any(-1)
+    assert routed.sum() > 1 and not routed.all()   # routed and unrouted tokens both here
+    up, act, gated, down = (np.where(routed[:, None], t, np.nan)
+                            for t in swiglu_steps(x, expert, 128))
     label = f"layers.0.moe: expert {first}"
     assert_steps(steps, "layers.0.moe", "feed_forward", [
         (f"{label}: up projection", "u = x W_up", up),
@@ -708,12 +693,33 @@ def test_the_walk_of_a_mixture_of_experts_by_hand(tokenizer):
                      f"{label}: up projection", f"{label}: gate", f"{label}: gated",
                      f"{label}: down projection", "layers.0.moe: mixture output"]
     assert steps["layers.0.moe: chosen experts"].value.dtype == np.int64
-    # a position past this block's tokens (a longer stream elsewhere) opens its last token's
-    from tfstudio.probes.walk import _BlockOpener
-    call = recorded(model, probe_inputs(model, tokenizer, text))["layers.0.moe"]
-    for beyond in (len(x), len(x) + 1):
-        opened = _BlockOpener(0, None, beyond, (1.0, 0, 1.0)).open(call)
-        assert opened[4].name == f"layers.0.moe: expert {chosen[-1, 0]}: up projection"
+
+
+def test_a_mixture_in_a_stream_shorter_than_the_shown_position_opens_its_last_tokens_expert(
+        tokenizer):
+    """tiny-t5 with a mixture of experts for the encoder's feed-forward and a source shorter
+    than the target: the shown position (the target's last) is past the encoder's tokens, so
+    the encoder's mixture opens the expert its last token went to first."""
+    def moe_encoder(graph):
+        ffn = graph.nodes["encoder"].subgraph.nodes["ffn"]
+        ffn.type, ffn.params = "moe", {"experts": 4, "top_k": 2, "d_ff": 128}
+    model = edited("tiny-t5", tokenizer, moe_encoder)
+    moe = block_of(model, "encoder.0.ffn")
+    with torch.no_grad():   # a router that sends these tokens to different experts
+        moe.router.weight.normal_(generator=torch.Generator().manual_seed(0))
+    walk, steps = walk_steps(model, tokenizer, "abc>abcdef", layer=0)
+    assert (len(walk.ids["source"]), len(walk.ids["target"]), walk.position) == (3, 7, 6)
+    x = value_of(steps, "encoder.0.norm_ffn: output")
+    _, _, chosen, _ = moe_by_hand(x, moe)
+    last = chosen[-1, 0]
+    routed = (chosen == last).any(-1)
+    up = np.where(routed[:, None], swiglu_steps(x, moe.experts[last], 128)[0], np.nan)
+    assert_steps(steps, "encoder.0.ffn", "feed_forward", [
+        (f"encoder.0.ffn: expert {last}: up projection", "u = x W_up", up)])
+    assert last not in chosen[:-1, 0] and not routed.all()   # the other tokens' are others
+    assert [n for n in steps if n.startswith("encoder.0.ffn: expert ")][1:] == [
+        f"encoder.0.ffn: expert {last}: {s}"
+        for s in ("up projection", "gate", "gated", "down projection")]
 
 
 def test_the_walk_of_a_mixture_with_a_shared_expert(tokenizer):
@@ -773,20 +779,23 @@ def test_the_walk_of_cross_attention_by_hand(tokenizer):
     for block in ("decoder.0.cross", "decoder.1.cross"):
         projection = steps[f"{block}: output projection"]
         assert (projection.formula, projection.block, projection.kind) == (
-            "y = concat(z_1..z_H) W_o", block, "attention")
+            "y = concat(z_1..z_H) W_o", block, "cross_attention")
     assert not any(n.startswith("decoder.1.cross: head") for n in steps)
-    # a head the cross-attention lacks is refused naming it
-    from tfstudio.probes.walk import _BlockOpener
-    call = recorded(model, probe_inputs(model, tokenizer, "abc>abcab"))["decoder.0.cross"]
+    # a head the cross-attention lacks (2 heads where the self-attentions have 4) is refused
+    # naming it
+    def two_heads(graph):
+        graph.nodes["decoder"].subgraph.nodes["cross"].params.update(heads=2, kv_heads=2)
+    narrow = edited("tiny-t5", tokenizer, two_heads)
     with pytest.raises(ValueError) as caught:
-        _BlockOpener(4, None, 0, (1.0, 0, 1.0)).open(call)
-    assert str(caught.value) == ("head 4 does not exist in decoder.0.cross (it has 4 heads: "
-                                 "0..3)")
+        walk_steps(narrow, tokenizer, "abc>abcab", head=2)
+    assert str(caught.value) == ("head 2 does not exist in decoder.0.cross (it has 2 heads: "
+                                 "0..1)")
 
 
 def test_the_walk_of_alibi_attention_by_hand(tokenizer):
     """tiny-alibi-gpt's head 1: the bias -m_h (i - j) on allowed keys (m_1 = 2^-4 for 4 heads),
-    zero where the mask removes the key anyway, and the softmax of S + B."""
+    -inf where the mask removes the key (the bias as the model adds it), and the softmax of
+    S + B."""
     model = model_of("tiny-alibi-gpt", tokenizer)
     _, steps = walk_steps(model, tokenizer, "abcab", head=1)
     label = "layers.0.attn: head 1"
@@ -794,8 +803,8 @@ def test_the_walk_of_alibi_attention_by_hand(tokenizer):
     k = value_of(steps, f"{label}: k")
     i, j = np.arange(5)[:, None], np.arange(5)[None, :]
     causal = j <= i
-    bias = np.where(causal, -(2.0 ** -4) * (i - j), 0.0)
-    weights = softmax_rows(q @ k.T / 4.0 + bias, causal)
+    bias = np.where(causal, -(2.0 ** -4) * (i - j), -np.inf)
+    weights = softmax_rows(q @ k.T / 4.0 + np.where(causal, bias, 0.0), causal)
     assert_steps(steps, "layers.0.attn", "attention", [
         (f"{label}: ALiBi bias", "B[i, j] = -0.0625 * |i - j| (this head's slope)", bias),
         (f"{label}: softmax", "A = softmax(S + B, masked -inf) per row", weights)])
@@ -818,7 +827,7 @@ def test_the_walk_of_a_bidirectional_encoder_and_its_masked_lm_head(tokenizer):
     mu, var = dense.mean(-1, keepdims=True), dense.var(-1, keepdims=True)
     transformed = (dense - mu) / np.sqrt(var + head.norm.eps) * f64(head.norm.weight) \
         + f64(head.norm.bias)
-    assert_steps(steps, "head", "head", [
+    assert_steps(steps, "head", "mlm_head", [
         ("head: transform", "LayerNorm(gelu(x W_dense + b))", transformed)])
     assert [n for n in steps if n.startswith("head:")] == ["head: transform", "head: logits"]
 
@@ -849,64 +858,121 @@ def test_the_walk_of_a_recurrent_layer(tokenizer, cell, formula):
     assert [s.name for s in walk.steps if s.block == "rnn"] == ["rnn: input", "rnn: hidden state"]
 
 
-def test_a_block_the_walk_cannot_recompute_is_named(tokenizer):
-    """Every checked block's recomputation against an output that is off by one: refused
-    naming the block (the walk never shows steps that disagree with the model)."""
+def test_each_blocks_last_step_is_the_output_it_hands_on(tokenizer):
+    """The walk shows the model's own tensors, so it cannot disagree with the model: the last
+    step of every block with hook points is exactly the output the block handed on in the same
+    pass, as a forward hook of this test sees it (one block of each kind the presets use)."""
     from tfstudio import nn as blocks
-    from tfstudio.probes.walk import Call, _BlockOpener
-    checked = (blocks.TokenEmbedding, blocks.Norm, blocks.SelfAttention, blocks.CrossAttention,
-               blocks.FeedForward, blocks.MixtureOfExperts, blocks.LMHead)
+    from tfstudio.probes import forward_walk
+    hooked = (blocks.TokenEmbedding, blocks.PositionalEncoding, blocks.Norm,
+              blocks.SelfAttention, blocks.CrossAttention, blocks.FeedForward,
+              blocks.MixtureOfExperts, blocks.LMHead, blocks.MLMHead, blocks.Recurrent)
     seen = set()
-    for preset, text in (("tiny-mixtral", "abc"), ("tiny-t5", "ab>abc"), ("tiny-llama", "abc")):
+    for preset, text in (("tiny-mixtral", "abc"), ("tiny-t5", "ab>abc"), ("tiny-llama", "abc"),
+                         ("tiny-bert", "abc"), ("tiny-lstm", "abc")):
         model = model_of(preset, tokenizer)
-        for name, call in recorded(model, probe_inputs(model, tokenizer, text)).items():
-            if not isinstance(call.module, checked) or type(call.module) in seen:
+        outputs, handles = {}, []
+        for key, module in model.blocks():
+            if type(module) not in hooked:
                 continue
-            seen.add(type(call.module))
-            wrong = Call(call.key, call.module, call.args, call.output + 1)
-            with pytest.raises(RuntimeError) as caught:
-                _BlockOpener(0, None, 0, (1.0, 0, 1.0)).open(wrong)
-            assert str(caught.value) == (
-                f"the walk's computation of {name} disagrees with the model's; the block may "
-                "have changed without the walk following it")
-    assert seen == set(checked)
+
+            def keep(mod, args, out, name=".".join(map(str, key))):
+                out = out[0] if isinstance(out, tuple) else out
+                outputs.setdefault(name, out[0].detach().numpy().copy())
+            handles.append(module.register_forward_hook(keep))
+        try:
+            walk = forward_walk(model, probe_inputs(model, tokenizer, text))
+        finally:
+            for handle in handles:
+                handle.remove()
+        for name, output in outputs.items():
+            last = [s for s in walk.steps if s.block == name][-1]
+            np.testing.assert_array_equal(last.value, output, err_msg=f"{preset} {name}")
+            seen.add(type(block_of(model, name)))
+    assert seen == set(hooked)
 
 
-def test_the_walk_of_blocks_compiled_graphs_inline(tokenizer):
-    """nn.Add, nn.Dropout, a position block without positions, a LayerNorm without a shift and
-    a module the walk has no recipe for, each opened from a call made here."""
+class Gain(torch.nn.Module):
+    """y = g * x: a block registered from outside tfstudio, so without hook points."""
+
+    def __init__(self, init: float = 1.0):
+        super().__init__()
+        self.gain = torch.nn.Parameter(torch.tensor(float(init)))
+
+    def forward(self, x):
+        return x * self.gain
+
+
+@pytest.fixture
+def gain_block():
     from tfstudio import nn as blocks
-    from tfstudio.probes.walk import Call, _BlockOpener
-    opener = _BlockOpener(0, None, 0, (1.0, 0, 1.0))
-    torch.manual_seed(0)
-    a, b, c = (torch.randn(2, 3, 4) for _ in range(3))
-    for args in ((a, b), (a, b, c)):
-        add = blocks.Add()
-        (step,) = opener.open(Call(("layers", 0, "add"), add, args, add(*args)))
-        assert (step.name, step.formula, step.block, step.kind) == (
-            "layers.0.add: residual add", "x + F(x)", "layers.0.add", "add")
-        np.testing.assert_allclose(step.value, sum(t[0] for t in args).numpy(), rtol=1e-6)
-    with pytest.raises(RuntimeError, match="computation of layers.0.add disagrees"):
-        opener.open(Call(("layers", 0, "add"), blocks.Add(), (a, b), a))
-    dropout = blocks.Dropout(0.5).eval()
-    assert opener.open(Call(("drop",), dropout, (a,), dropout(a))) == []
-    none = blocks.PositionalEncoding(4, scheme="none")
-    assert opener.open(Call(("pos",), none, (a,), none(a))) == []
-    norm = blocks.Norm(4, bias=False)
+    from tfstudio.blocks._common import same_as_input, x_in, y_out
+    from tfstudio.graph.schema import BlockSpec, ParamSpec, Recipe, register, unregister
+    spec = register(BlockSpec(
+        type="walk_gain", family="residual", title="Gain", description="y = g * x",
+        params=(ParamSpec("init", "float", 1.0, "The starting value of the gain."),),
+        inputs=(x_in(),), outputs=(y_out(),), infer=same_as_input(),
+        count_params=lambda p, s: 1,
+        recipe=Recipe("Gain", lambda p, w: {"init": p["init"]}, defaults={"init": 1.0})))
+    blocks.register_module(Gain)
+    yield spec
+    unregister("walk_gain")
+    blocks.unregister_module("Gain")
+
+
+def test_every_block_of_a_compiled_graph_is_walked_inline_sums_and_foreign_blocks_too(
+        tokenizer, gain_block):
+    """tiny-gpt with no positions, a dropout after each feed-forward (both written inline by the
+    compiler, as the residual sums are), a final LayerNorm without a shift and a block type
+    registered from outside tfstudio before the head: each layer shows the residual stream it
+    hands on (its input plus each branch, by hand), the norm its formula without "+ b", the
+    foreign block its output as one step, the dropout and the absent positions nothing."""
+    from tfstudio.graph import Edge, Node
+
+    def edit(graph):
+        graph.nodes["pos"].params["scheme"] = "none"
+        graph.nodes["final_norm"].params["bias"] = False
+        layer = graph.nodes["layers"].subgraph
+        layer.remove_edge(layer.edge_into("add_ffn", "in2"))
+        layer.add_node(Node("drop", "dropout", {"dropout": 0.5}))
+        layer.add_edge(Edge("ffn", "y", "drop", "x"))
+        layer.add_edge(Edge("drop", "y", "add_ffn", "in2"))
+        graph.remove_edge(graph.edge_into("head", "x"))
+        graph.add_node(Node("gain", "walk_gain", {"init": 0.5}))
+        graph.add_edge(Edge("final_norm", "y", "gain", "x"))
+        graph.add_edge(Edge("gain", "y", "head", "x"))
+    model = edited("tiny-gpt", tokenizer, edit)
+    assert "F.dropout(" in model.source and "self.gain = Gain(init=0.5)" in model.source
+    norm = block_of(model, "final_norm")
     with torch.no_grad():
         norm.weight.mul_(2.0)
-    x = f64(a[0])
-    steps = opener.open(Call(("norm",), norm, (a,), norm(a)))
-    assert [(s.name, s.formula, s.block, s.kind) for s in steps] == [
-        ("norm: input", "x", "norm", "norm"),
-        ("norm: output", "(x - mean(x)) / sqrt(var(x) + eps) * g + b", "norm", "norm")]
-    np.testing.assert_allclose(steps[1].value, 2 * (x - x.mean(-1, keepdims=True))
-                               / np.sqrt(x.var(-1, keepdims=True) + 1e-5), rtol=1e-4)
-    # anything else: its output (the first of a tuple), batch row 0
-    linear = torch.nn.Linear(4, 2)
-    y = linear(a)
-    for output in (y, (y, a), [y, a]):
-        (step,) = opener.open(Call(("proj", 1), linear, (a,), output))
-        assert (step.name, step.formula, step.block, step.kind) == (
-            "proj.1: output", "y = Linear(x)", "proj.1", "Linear")
-        np.testing.assert_allclose(step.value, y[0].detach().numpy())
+    walk, steps = walk_steps(model, tokenizer, "abcab")
+    # every block is the block of a step, except the positions block with no positions to
+    # add; the blocks in the order computed, each layer's stream after its blocks
+    order = list(dict.fromkeys(s.block for s in walk.steps if s.block))
+    names = [".".join(map(str, k)) for k, _ in model.blocks() if k != ("pos",)]
+    assert sorted(order) == sorted(names)
+    leaves = [n for n in names if n not in ("layers.0", "layers.1")]
+    assert [n for n in order if n in leaves] == leaves
+    assert order.index("layers.0") == order.index("layers.0.ffn") + 1
+    assert order.index("layers.1") == order.index("layers.1.ffn") + 1
+    assert not any(n.startswith(("pos:", "layers.0.drop", "layers.1.drop")) for n in steps)
+    stream = value_of(steps, "embed: embedding")
+    np.testing.assert_array_equal(stream, f64(block_of(model, "embed").weight)[
+        walk.ids["tokens"]])
+    for i in (0, 1):      # x + attention branch + feed-forward branch (the dropout: identity)
+        stream = stream + value_of(steps, f"layers.{i}.attn: output projection") \
+            + value_of(steps, f"layers.{i}.ffn: down projection")
+        assert_steps(steps, f"layers.{i}", "layer", [
+            (f"layers.{i}: residual stream",
+             "x after this layer: its input plus what each branch added", stream)])
+    x = value_of(steps, "final_norm: input")
+    np.testing.assert_array_equal(x, steps["layers.1: residual stream"].value)
+    normed = 2 * (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)
+    assert_steps(steps, "final_norm", "norm", [
+        ("final_norm: output", "(x - mean(x)) / sqrt(var(x) + eps) * g", normed)])
+    assert_steps(steps, "gain", "Gain", [("gain: output", "y = Gain(x)", 0.5 * normed)])
+    assert [n for n in steps if n.startswith("gain")] == ["gain: output"]
+    assert_steps(steps, "head", "lm_head", [
+        ("head: logits", "l = x W_vocab^T (tied to the embedding)",
+         0.5 * normed @ f64(block_of(model, "embed").weight).T)])

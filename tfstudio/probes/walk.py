@@ -271,8 +271,9 @@ class _Reader:
         return self.layer is None or _layer_of(key) == self.layer
 
     def _expert_step(self, key, sub, point, tensor) -> list[Step]:
-        """An expert's points: only the expert the picked token went to first, its rows
-        placed at the positions of the tokens routed to it (NaN elsewhere)."""
+        """An expert's points: only the expert the picked token went to first (this block's
+        last token's, where its stream is shorter than the picked position), its rows placed
+        at the positions of the tokens routed to it (NaN elsewhere)."""
         name = key_name(key)
         owner, _ = sub.rsplit(".", 1)
         if owner == "shared":
@@ -280,7 +281,7 @@ class _Reader:
         else:
             choices = self.choices.get(key)
             expert = int(owner.split(".")[1])
-            if choices is None or expert != int(choices[self.position, 0]):
+            if choices is None or expert != int(choices[min(self.position, len(choices) - 1), 0]):
                 return []
             routed = np.flatnonzero((choices == expert).any(axis=1))
             rows = _np(tensor)
