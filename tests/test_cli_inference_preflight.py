@@ -68,3 +68,11 @@ def test_an_out_that_is_a_file_is_one_line_naming_it(tmp_path):
     assert str(caught.value) == f"--out {file} is a file, not a folder; choose another --out"
     check_out_folder(tmp_path)            # a folder: fine
     check_out_folder(tmp_path / "new")    # not there yet: fine
+
+
+def test_explain_of_a_graph_too_big_to_build_is_refused_before_building(tmp_path, capsys):
+    graph = huge_graph(tmp_path / "huge.json")
+    assert main(["explain", str(graph), "--text", "abc"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"tfstudio explain: explaining {graph} needs about ") and \
+        "x 4 bytes x 1 copies while loading" in err, err

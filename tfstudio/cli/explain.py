@@ -98,6 +98,7 @@ def load_subject(args) -> Subject:
     from ..data import DataError
     from ..graph import GraphFileError
     from ..runs import CheckpointError, RunError, RunFolder
+    from ..runs.preflight import MemoryRefusal
 
     path = Path(args.run)
     try:
@@ -109,7 +110,7 @@ def load_subject(args) -> Subject:
             model = folder.load_model("cpu")
             return Subject(model, folder.tokenizer(), f"run {path}", path, folder.config())
         return _fresh(args)
-    except (RunError, CheckpointError, GraphFileError, CompileError, DataError,
+    except (RunError, CheckpointError, GraphFileError, CompileError, DataError, MemoryRefusal,
             OSError) as exc:
         raise UserError(_one_line(exc)) from None
 
@@ -120,12 +121,16 @@ def _fresh(args) -> Subject:
     from ..compiler import compile_graph
     from ..data import build_tokenizer
     from ..presets import load_preset_or_file
+    from ..runs.preflight import check_model_memory
     from ..train.pipeline import fit_graph_to_tokenizer
 
     graph = load_preset_or_file(args.run)
     tokenizer = build_tokenizer(args.tokenizer)
+    fitted = fit_graph_to_tokenizer(graph, tokenizer)
+    # refused before torch is asked for the weights (a d_model of 10^6 asked it for 12 TB)
+    check_model_memory(fitted, copies=1, what=f"explaining {args.run}")
     torch.manual_seed(args.seed)
-    model = compile_graph(fit_graph_to_tokenizer(graph, tokenizer)).eval()
+    model = compile_graph(fitted).eval()
     return Subject(model, tokenizer, f"{args.run} (fresh weights, seed {args.seed})", None)
 
 
