@@ -15,7 +15,7 @@ from ..graph import Graph, Node
 from ..graph import block_types as bt
 from ..graph.placement import PLACEMENTS, residual_structure, rewrite_placement
 from ..graph.schema import get_spec
-from ..graph.switches import (ATTENTION_KINDS, POSITIONAL_SCHEMES, gqa_kv_heads,
+from ..graph.switches import (ATTENTION_KINDS, POSITIONAL_SCHEMES,
                               set_attention_kind, set_ffn_kind, set_positional_scheme)
 
 FFN_CHOICES = {"dense": "ffn", "moe": "moe"}  # the issue's names -> the switch's
@@ -152,8 +152,9 @@ def _nodes(graph: Graph, *types: str) -> list[Node]:
 def set_parameter(graph: Graph, path: str, text: str) -> Graph:
     """``graph`` with the parameter at ``GROUP...NODE.PARAM`` set to ``text`` (coerced to the
     parameter's type). Setting an attention block's ``heads`` keeps its kind: an MHA block
-    stays MHA (kv_heads follows), an MQA block keeps one K/V head, a GQA block takes
-    heads // 2 K/V heads, as the attention switch would."""
+    stays MHA (kv_heads follows), an MQA block keeps one K/V head, a GQA block keeps its
+    group size (query heads per K/V head); heads that the group size does not divide are
+    refused."""
     *node_path, param = path.split(".")
     out = graph.clone()
     where = out
@@ -182,7 +183,7 @@ def set_parameter(graph: Graph, path: str, text: str) -> Graph:
         except (TypeError, ValueError) as exc:
             raise VariantError(f"--vary {path}={text}: {exc}") from None
     if param == "heads" and node.type in (bt.ATTENTION, bt.CROSS_ATTENTION):
-        node.params["kv_heads"] = _same_kind_kv(node, int(value))
+        node.params["kv_heads"] = _same_kind_kv(node, int(value), path)
     node.params[param] = value
     return out
 
@@ -197,10 +198,15 @@ def _whole(text: str, path: str) -> int:
     return value
 
 
-def _same_kind_kv(node: Node, heads: int) -> int:
+def _same_kind_kv(node: Node, heads: int, path: str) -> int:
     old_heads, kv = int(node.param("heads")), int(node.param("kv_heads"))
     if kv == old_heads:
         return heads
     if kv == 1:
         return 1
-    return gqa_kv_heads(heads)
+    group = old_heads // kv
+    if heads % group:
+        raise VariantError(f"--vary {path}={heads}: this GQA block shares each K/V head among "
+                           f"{group} query heads, and {heads} is not a multiple of {group}; "
+                           f"choose heads that are")
+    return heads // group
