@@ -182,3 +182,11 @@ def test_a_parameter_path_sets_only_its_parameter():
                for k in n.params if n.params[k] != m.params[k]]
     assert changed == [(("layers",), "ffn", "d_ff")]
     assert graph.nodes["layers"].subgraph.nodes["ffn"].params["d_ff"] == 96
+
+
+@pytest.mark.parametrize("base_kind", sorted(BASES))
+def test_heads_and_kv_heads_stay_whole_numbers(base_kind):
+    """A graph file holds integers: 8 // 2 = 4, not 4.0 (which the compiler would refuse)."""
+    graph = apply_setting(BASES[base_kind](), "layers.attn.heads", "8")
+    for attn in attention(graph):
+        assert type(attn["heads"]) is int and type(attn["kv_heads"]) is int
