@@ -95,7 +95,8 @@ def test_a_parameter_path_and_a_switch_combine():
 def test_repeat_and_norm_combine():
     variants = expand(load_preset("tiny-gpt"), [("layers.repeat", ["1", "3"]),
                                                 ("norm", ["sandwich", "post"])])
-    got = {v.name: (v.graph.nodes["layers"].params["repeat"], norm_place(v.graph)) for v in variants}
+    got = {v.name: (v.graph.nodes["layers"].params["repeat"], norm_place(v.graph))
+           for v in variants}
     assert got == {"layers.repeat=1, norm=sandwich": (1, "sandwich"),
                    "layers.repeat=1, norm=post": (1, "post"),
                    "layers.repeat=3, norm=sandwich": (3, "sandwich"),
@@ -132,7 +133,7 @@ def test_positions_switch_from_every_kind(base_kind, scheme):
         feeder = [graph.node(e.src).type for e in graph.in_edges("pos")]
         assert feeder == ["token_embedding"]
     else:
-        assert tables == [] and in_attention == {scheme if scheme != "none" else "none"}
+        assert tables == [] and in_attention == {scheme}  # rope, alibi or none
     assert heads_kv(graph) == {(4, KV_OF[base_kind])}
 
 
