@@ -37,13 +37,20 @@ def test_attention_lesson_says_what_the_losses_show(mha, mqa, verdict):
 
 @pytest.mark.parametrize("pre_spread, post_spread", [(2.0, 500.0), (500.0, 2.0)])
 def test_norm_lesson_quotes_each_placements_own_spread(pre_spread, post_spread):
-    def norms(spread):
-        return {"layers.0": [(10, 1.0)], "layers.3": [(10, spread)]}
+    def norms(spread):  # the embedding's norm is not a layer's and is left out of the spread
+        return {"embed": [(10, 1e6)], "layers.0": [(10, 1.0)], "layers.3": [(10, spread)]}
     c = comparison([variant("norm=pre", 1.5, grad_norms=norms(pre_spread)),
                     variant("norm=post", 2.5, grad_norms=norms(post_spread))], lr=1e-2)
     text = " ".join(LESSONS["norm"].summarise(c))
     assert "pre-norm trains to a validation loss of 1.500" in text
-    assert "post-norm ends at 2.500" in text
+    assert "post-norm ends at 2.500 (counting single characters gives 3.000)" in text
     fmt = lambda x: f"x{x:.1f}" if x < 100 else "about 10^3"  # noqa: E731
     assert f"layers' gradients end {fmt(post_spread)} apart" in text
     assert f"unchanged ({fmt(pre_spread)} apart)" in text
+
+
+def test_a_lesson_missing_a_variant_says_only_what_it_shows():
+    two = comparison([variant("attention=mha", 1.9, 4), variant("attention=mqa", 2.1, 1)])
+    assert LESSONS["attention"].summarise(two) == ["KV cache and loss of each attention kind."]
+    one = comparison([variant("norm=pre", 1.5)])
+    assert LESSONS["norm"].summarise(one) == ["Pre- and post-norm at a high learning rate."]

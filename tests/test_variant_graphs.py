@@ -191,3 +191,10 @@ def test_heads_and_kv_heads_stay_whole_numbers(base_kind):
     graph = apply_setting(BASES[base_kind](), "layers.attn.heads", "8")
     for attn in attention(graph):
         assert type(attn["heads"]) is int and type(attn["kv_heads"]) is int
+
+
+@pytest.mark.parametrize("base_kind", sorted(BASES))
+def test_activation_switch_reaches_dense_ffns(base_kind):
+    graph = apply_setting(BASES[base_kind](), "activation", "relu")
+    acts = [n.params["activation"] for _, n in graph.walk() if n.type == "feed_forward"]
+    assert acts and set(acts) == {"relu"}
