@@ -54,11 +54,11 @@ def cli(tmp_path_factory):
     cache: dict[tuple, Ran] = {}
     capture = pytest.MonkeyPatch()
 
-    def run(*argv: str) -> Ran:
+    def run(*argv: str, fresh: bool = False) -> Ran:
         import io
         import sys
         key = tuple(argv)
-        if key not in cache or argv[0] not in READ_ONLY:
+        if key not in cache or argv[0] not in READ_ONLY or fresh:
             out, err = io.StringIO(), io.StringIO()
             capture.setattr(sys, "stdout", out)
             capture.setattr(sys, "stderr", err)
@@ -260,9 +260,9 @@ REASONS = {
 
 
 # ------------------------------------------------------------------------------ generate
-def _generate(ctx, *extra: str) -> Ran:
+def _generate(ctx, *extra: str, fresh: bool = False) -> Ran:
     ran = ctx.cli("generate", str(ctx.base_run), "--max-new-tokens", "30", "--seed", "1",
-                  *extra)
+                  *extra, fresh=fresh)
     assert ran.code == 0, ran.err
     return ran
 
@@ -283,7 +283,7 @@ def _generate_greedy_options(ctx):
 
 
 def _generate_seed(ctx):
-    assert _generate(ctx).out == _generate(ctx).out
+    assert _generate(ctx).out == _generate(ctx, fresh=True).out  # run twice, not cached
     assert _generate(ctx, "--seed", "2").out != _generate(ctx).out
 
 
@@ -291,13 +291,25 @@ def _generate_max_new_tokens(ctx):
     tokens = lambda text: len(text.rstrip("\n"))  # noqa: E731 - char tokens: one per character
     assert tokens(_generate(ctx, "--temperature", "0").out) == 30
     assert tokens(_generate(ctx, "--temperature", "0", "--max-new-tokens", "5").out) == 5
+    default = ctx.cli("generate", str(ctx.base_run), "--temperature", "0").out
+    assert tokens(default) == 200  # the help's default
 
 
 def _generate_stop(ctx):
-    text = _generate(ctx, "--temperature", "0", "--max-new-tokens", "60").out.rstrip("\n")
+    """On a seeded sample (greedy text of a 4-step model is all spaces)."""
+    text = _generate(ctx, "--max-new-tokens", "60").out.rstrip("\n")
     stop = text[10]
-    cut = _generate(ctx, "--temperature", "0", "--max-new-tokens", "60", "--stop", stop).out
+    cut = _generate(ctx, "--max-new-tokens", "60", "--stop", stop).out
     assert cut.rstrip("\n") == text[:text.index(stop)]
+    # two stops of several characters: the text ends before the first of either; chosen so
+    # that stopping on one of their characters, or on the last stop only, would end elsewhere
+    first = lambda *stops: min(text.index(x) for x in stops)  # noqa: E731
+    a, b = next((text[i:i + 3], text[j:j + 2]) for i in range(10, 55) for j in range(10, 55)
+                if first(text[i:i + 3], text[j:j + 2]) != first(*text[i:i + 3], *text[j:j + 2])
+                and first(text[i:i + 3], text[j:j + 2]) != first(text[j:j + 2]))
+    both = _generate(ctx, "--max-new-tokens", "60", "--stop", a,
+                     "--stop", b).out
+    assert both.rstrip("\n") == text[:first(a, b)]
 
 
 def _generate_run_dir(ctx):
@@ -504,6 +516,9 @@ def _eval_lengths(ctx):
     assert len(names(_eval(ctx)[0])) == 2
     other = ctx.cli("eval", str(ctx.altered_run), "--lengths", "6,12,24")
     assert len(names(other)) == 3
+    default = ctx.cli("eval", str(ctx.altered_run))  # the help's default: 1-4 training lengths
+    assert default.code == 0, default.err
+    assert names(default) == ["0-11", "12-23", "24-35", "36-47"]
 
 
 def _eval_run(ctx):
