@@ -42,3 +42,14 @@ def test_follow_unticks_on_an_older_snapshot_and_ticks_again_on_the_newest(qtbot
     assert not view.follow.isChecked() and requested == [10, 20]
     view.slider.setValue(2)
     assert view.follow.isChecked() and requested == [10, 20, 30]
+
+
+def test_the_slider_moves_over_two_or_more_snapshots_only(qtbot):
+    """From a survivor of the gui/training mutation sample: one snapshot gives a still slider
+    with one position; two give a slider that moves over both."""
+    view = AttentionView()
+    qtbot.addWidget(view)
+    view.set_steps([10], current=10)
+    assert not view.slider.isEnabled() and view.slider.maximum() == 0
+    view.set_steps([10, 20], current=20)
+    assert view.slider.isEnabled() and (view.slider.minimum(), view.slider.maximum()) == (0, 1)
