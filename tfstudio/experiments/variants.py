@@ -15,8 +15,8 @@ from ..graph import Graph, Node
 from ..graph import block_types as bt
 from ..graph.placement import PLACEMENTS, residual_structure, rewrite_placement
 from ..graph.schema import get_spec
-from ..graph.switches import (ATTENTION_KINDS, POSITIONAL_SCHEMES, kv_heads_for,
-                              set_attention_kind, set_ffn_kind,
+from ..graph.switches import (ATTENTION_KINDS, POSITIONAL_SCHEMES, attention_kind_of,
+                              kv_heads_for, set_attention_kind, set_ffn_kind,
                               set_positional_scheme)
 
 FFN_CHOICES = {"dense": "ffn", "moe": "moe"}  # the issue's names -> the switch's
@@ -159,8 +159,9 @@ def _nodes(graph: Graph, *types: str) -> list[Node]:
 def set_parameter(graph: Graph, path: str, text: str) -> Graph:
     """``graph`` with the parameter at ``GROUP...NODE.PARAM`` set to ``text`` (coerced to the
     parameter's type). Setting an attention block's ``heads`` keeps its kind: an MHA block
-    stays MHA (kv_heads follows), an MQA block keeps one K/V head, a GQA block takes
-    heads // 2 K/V heads, as the attention switch would."""
+    stays MHA (kv_heads follows), an MQA block keeps one K/V head, a GQA block keeps its
+    group size (query heads per K/V head); heads that the group size does not divide are
+    refused."""
     *node_path, param = path.split(".")
     out = graph.clone()
     where = out
@@ -189,7 +190,7 @@ def set_parameter(graph: Graph, path: str, text: str) -> Graph:
         except (TypeError, ValueError) as exc:
             raise VariantError(f"--vary {path}={text}: {exc}") from None
     if param == "heads" and node.type in (bt.ATTENTION, bt.CROSS_ATTENTION):
-        node.params["kv_heads"] = _same_kind_kv(node, int(value))
+        node.params["kv_heads"] = _same_kind_kv(node, int(value), path)
     node.params[param] = value
     return out
 
@@ -204,6 +205,14 @@ def _whole(text: str, path: str) -> int:
     return value
 
 
-def _same_kind_kv(node: Node, heads: int) -> int:
-    """K/V heads for ``heads`` query heads keeping the block's kind (graph.switches' rule)."""
-    return kv_heads_for(int(node.param("heads")), int(node.param("kv_heads")), heads)
+def _same_kind_kv(node: Node, heads: int, path: str) -> int:
+    """K/V heads for ``heads`` query heads keeping the block's kind (graph.switches' rule); a
+    GQA group size that does not divide ``heads`` is refused rather than changed, so a variant
+    differs from its base in the one setting asked for."""
+    old_heads, kv = int(node.param("heads")), int(node.param("kv_heads"))
+    group = old_heads // kv
+    if attention_kind_of(old_heads, kv) == "gqa" and heads % group:
+        raise VariantError(f"--vary {path}={heads}: this GQA block shares each K/V head among "
+                           f"{group} query heads, and {heads} is not a multiple of {group}; "
+                           f"choose heads that are")
+    return kv_heads_for(old_heads, kv, heads)
