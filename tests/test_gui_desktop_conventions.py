@@ -141,3 +141,13 @@ def test_a_pill_at_the_canvas_edge_never_covers_a_block_title(make_window, qtbot
                 box = QRectF(marker.geometry())
                 assert not any(box.intersects(t) for t in titles), (preset, marker.text())
     assert seen  # the check looked at pills
+
+
+def test_each_toolbar_word_means_one_thing(window):
+    """Starting a run and showing the Train workspace were two buttons both called Train."""
+    from PySide6.QtWidgets import QToolBar
+    toolbar = window.findChild(QToolBar, "main_toolbar")
+    words = [a.iconText().strip("▶ ").lower() for a in toolbar.actions()
+             if not a.isSeparator() and a.isVisible()]
+    assert len(words) == len(set(words)), words
+    assert "start training" in words and "train" in words

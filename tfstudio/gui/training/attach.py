@@ -54,7 +54,7 @@ class TrainingAttachment:
         self.workspace = Workspace(window, self.dock, [
             getattr(window, name, None) for name in ("palette_dock", "inspector_dock",
                                                      "problems_dock")])
-        self.train_action.setIconText("▶ Train")
+        self.train_action.setIconText("▶ Start training")  # "Train" alone names the workspace
         menu = window.menuBar().addMenu("&Train")
         for a in (self.train_action, self.pause_action, self.stop_action, None,
                   self.show_action, self.hf_action):
