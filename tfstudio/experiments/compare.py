@@ -41,7 +41,7 @@ def plan_runs(label: str, base, varies, seeds: list[int], config: TrainConfig,
             raise ValueError(f"variant {variant.name} is not a valid graph: "
                              f"{problems[0].message}; {problems[0].hint}")
     if eval_lengths:
-        check_lengths(eval_lengths, config.seq_len)
+        check_lengths(eval_lengths)
         if is_task(config.corpus):
             raise ValueError(f"--eval-lengths measures loss by position along a token stream, "
                              f"and {config.corpus} is a synthetic task scored on its answers; "

@@ -2,10 +2,10 @@
 
 Windows longer than the training length are cut from the run's validation split; the
 per-position cross-entropy is averaged over the windows, then over position buckets
-[W, L1), [L1, L2), ... The first W positions (a quarter of the training length), where a token
-has too little context to predict well whatever the positions, are averaged apart as the
-warm-up: inside the first bucket they would make it look worse than the ones after it, and
-every ratio against it smaller than it is. A learned position table has no vector past its
+[W, L1), [L1, L2), ... The first W positions (a quarter of the training length, at most
+half the first bucket), where a token has too little context to predict well whatever the
+positions, are averaged apart as the warm-up: inside the first bucket they would make it
+look worse than the ones after it, and every ratio against it smaller than it is. A learned position table has no vector past its
 rows, so positions beyond it are reported as out of reach ("cannot go past N") rather than
 evaluated.
 """
@@ -66,9 +66,11 @@ class LengthEval:
         return cls(**data)
 
 
-def warmup_positions(train_length: int) -> int:
-    """Positions averaged apart as the warm-up: a quarter of the training length."""
-    return train_length // 4
+def warmup_positions(train_length: int, first_end: int | None = None) -> int:
+    """Positions averaged apart as the warm-up: a quarter of the training length, and never
+    more than half the first bucket (which keeps the positions after them)."""
+    quarter = train_length // 4
+    return quarter if first_end is None else min(quarter, first_end // 2)
 
 
 def default_lengths(train_length: int) -> list[int]:
@@ -76,16 +78,10 @@ def default_lengths(train_length: int) -> list[int]:
     return [train_length * k for k in (1, 2, 3, 4)]
 
 
-def check_lengths(lengths: list[int], train_length: int | None = None) -> list[int]:
+def check_lengths(lengths: list[int]) -> list[int]:
     if not lengths or any(b <= a for a, b in zip([0] + lengths[:-1], lengths)):
         raise ValueError(f"lengths must be increasing positive numbers such as 64,128,256; "
                          f"got {','.join(map(str, lengths))}")
-    warmup = warmup_positions(train_length) if train_length else 0
-    if lengths[0] <= warmup:
-        raise ValueError(f"the first length ({lengths[0]}) must be past the {warmup} warm-up "
-                         f"positions (a quarter of the training length {train_length}), which "
-                         "are averaged apart; start at the training length, e.g. "
-                         f"{train_length},{2 * train_length}")
     return lengths
 
 
@@ -128,8 +124,11 @@ def evaluate_model(model, graph: Graph, val_tokens: np.ndarray, train_length: in
                    warmup: int | None = None) -> LengthEval:
     """``warmup``: positions averaged apart (default a quarter of ``train_length``; give the
     same one to runs of different lengths that are compared bucket by bucket)."""
-    warmup = warmup_positions(train_length) if warmup is None else warmup
-    lengths = check_lengths(list(lengths), 4 * warmup)
+    lengths = check_lengths(list(lengths))
+    warmup = warmup_positions(train_length, lengths[0]) if warmup is None else warmup
+    if warmup >= lengths[0]:
+        raise ValueError(f"the warm-up ({warmup} positions) must end before the first length "
+                         f"({lengths[0]})")
     limit = learned_limit(graph)
     reach = min(lengths[-1], limit) if limit else lengths[-1]
     if len(val_tokens) < reach + 1:

@@ -92,7 +92,8 @@ def warmup_note(c: Comparison) -> str:
     e = next((v.mean_lengths() for v in c.variants if v.mean_lengths() is not None), None)
     if e is None or not e.warmup:
         return ""
-    return (f"Positions {e.warmup_name()} (a quarter of the training length), where a token has "
+    return (f"Positions {e.warmup_name()} (a quarter of the training length, at most half the "
+            f"first bucket), where a token has "
             f"under {e.warmup} tokens of context, are averaged apart as the warm-up; the first "
             f"bucket starts at {e.warmup}.")
 

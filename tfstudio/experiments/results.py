@@ -140,7 +140,7 @@ def measure(run: RunResult, eval_lengths: list[int], with_inference: bool = True
         if stored is None or stored.lengths != eval_lengths or stored.rope_scaling != 1.0:
             stored = lengths.evaluate_run(run.run_dir, eval_lengths)
             lengths.save(stored, path)
-        warmup = lengths.warmup_positions(stored.train_length)
+        warmup = lengths.warmup_positions(stored.train_length, stored.lengths[0])
         if stored.warmup != warmup:  # measured before warm-up was set apart: same curve
             lengths.save(stored.rebucket(warmup), path)
         run.lengths = stored
