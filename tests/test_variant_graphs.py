@@ -159,7 +159,7 @@ def test_activation_switch_reaches_every_ffn(base_kind):
 
 @pytest.mark.parametrize("base_kind, heads, expected", [
     ("mha", "2", (2, 2)), ("mha", "8", (8, 8)),
-    ("gqa", "8", (8, 4)), ("gqa", "2", (2, 1)), ("gqa", "6", (6, 3)),  # groups of 2 stay 2
+    ("gqa", "8", (8, 4)), ("gqa", "6", (6, 3)),  # groups of 2 stay 2
     ("mqa", "2", (2, 1)), ("mqa", "8", (8, 1)),
 ])
 def test_heads_on_each_kind_keep_its_grouping(base_kind, heads, expected):
@@ -167,11 +167,18 @@ def test_heads_on_each_kind_keep_its_grouping(base_kind, heads, expected):
     assert heads_kv(graph) == {expected}
 
 
+def test_heads_that_would_turn_a_gqa_base_into_mqa_are_refused():
+    with pytest.raises(VariantError, match=r"2 heads would leave one K/V head \(MQA\)"):
+        apply_setting(BASES["gqa"](), "layers.attn.heads", "2")   # groups of 2
+
+
 def test_heads_on_a_gqa_base_with_groups_of_four_keep_groups_of_four():
     base = load_preset("tiny-gpt")
     base.nodes["layers"].subgraph.nodes["attn"].params.update(heads=8, kv_heads=2)
     assert heads_kv(apply_setting(base, "layers.attn.heads", "16")) == {(16, 4)}
-    assert heads_kv(apply_setting(base, "layers.attn.heads", "4")) == {(4, 1)}
+    # groups of four at 4 heads would be one K/V head: MQA, another kind, so it is refused
+    with pytest.raises(VariantError, match=r"would leave one K/V head \(MQA\)"):
+        apply_setting(base, "layers.attn.heads", "4")
     with pytest.raises(VariantError, match="multiple of 4"):
         apply_setting(base, "layers.attn.heads", "6")
 

@@ -206,13 +206,19 @@ def _whole(text: str, path: str) -> int:
 
 
 def _same_kind_kv(node: Node, heads: int, path: str) -> int:
-    """K/V heads for ``heads`` query heads keeping the block's kind (graph.switches' rule); a
-    GQA group size that does not divide ``heads`` is refused rather than changed, so a variant
-    differs from its base in the one setting asked for."""
+    """K/V heads for ``heads`` query heads keeping the block's kind (graph.switches' rule). A
+    GQA block keeps its group size; a head count that cannot keep it is refused rather than
+    changed, so a variant differs from its base in the one setting asked for."""
     old_heads, kv = int(node.param("heads")), int(node.param("kv_heads"))
+    if attention_kind_of(old_heads, kv) != "gqa":
+        return kv_heads_for(old_heads, kv, heads)
     group = old_heads // kv
-    if attention_kind_of(old_heads, kv) == "gqa" and heads % group:
+    if heads % group:
         raise VariantError(f"--vary {path}={heads}: this GQA block shares each K/V head among "
                            f"{group} query heads, and {heads} is not a multiple of {group}; "
                            f"choose heads that are")
-    return kv_heads_for(old_heads, kv, heads)
+    if heads // group < 2:
+        raise VariantError(f"--vary {path}={heads}: this GQA block shares each K/V head among "
+                           f"{group} query heads, so {heads} heads would leave one K/V head "
+                           f"(MQA); vary attention=mqa for that, or choose more heads")
+    return heads // group
