@@ -53,6 +53,7 @@ def test_the_keyboard_walks_every_stage_and_the_canvas_follows(open_training_win
     assert not explain.next_button.isEnabled() and explain.previous_button.isEnabled()
     assert explain.stage_label.text().endswith(steps[-1].name)
     last = explain.pictures()[-1]           # scrolled into view, and framed
+    assert last.isVisible()                 # laid out: its place is where it is drawn
     top = explain.scroll.verticalScrollBar().value()
     assert top <= last.y() and last.y() + last.height() <= \
         top + explain.scroll.viewport().height()
