@@ -53,6 +53,7 @@ def test_the_keyboard_walks_every_stage_and_the_canvas_follows(open_training_win
     assert not explain.next_button.isEnabled() and explain.previous_button.isEnabled()
     assert explain.stage_label.text().endswith(steps[-1].name)
     last = explain.pictures()[-1]           # scrolled into view, and framed
+    assert last.isVisible()                 # laid out: its place is where it is drawn
     top = explain.scroll.verticalScrollBar().value()
     assert top <= last.y() and last.y() + last.height() <= \
         top + explain.scroll.viewport().height()
@@ -110,3 +111,30 @@ def test_the_command_line_emits_the_apps_stages_in_its_order(qtbot, capsys):
                                  dtype=np.float64)
                 finite = np.isfinite(want)
                 np.testing.assert_allclose(got[finite], want[finite], atol=1e-6)
+
+
+def test_a_new_walk_keeps_the_explained_stage_in_view(open_training_window, qtbot):
+    """Changing a setting walks again and remakes every picture; the stage being explained
+    stays framed and on screen (it scrolled to pictures not yet laid out, near the top)."""
+    window = open_training_window((1366, 768))
+    explain = explain_of(window)
+    window.training.show_panel()
+    window.training.panel.tabs.setCurrentWidget(explain)
+    tokenizer = build_tokenizer("byte")
+    torch.manual_seed(0)
+    model = compile_graph(fit_graph_to_tokenizer(load_preset("tiny-gpt"), tokenizer)).eval()
+    explain.set_model(model, tokenizer)
+    explain.set_text(TEXT)
+    explain.refresh()
+    qtbot.waitUntil(lambda: explain.result is not None, timeout=30_000)
+    explain.set_stage(30)
+    first = explain.result
+    explain.temperature.setValue(0.5)          # a new walk, on the worker thread
+    qtbot.waitUntil(lambda: explain.result is not None and explain.result is not first,
+                    timeout=30_000)
+    qtbot.wait(200)                            # the app's event loop runs on, as a user's would
+    shown = explain.pictures()[explain.stage]
+    top = explain.scroll.verticalScrollBar().value()
+    assert explain.stage == 30 and shown.current and shown.isVisible()
+    assert top <= shown.y() and shown.y() + shown.height() <= \
+        top + explain.scroll.viewport().height()

@@ -503,6 +503,9 @@ class ExplainView(QWidget):
             for key in sorted(walk["steps"]):
                 picture = StagePicture(walk["steps"][key], tokens, position)
                 self.steps_column.insertWidget(self.steps_column.count() - 1, picture)
+            # shown now, not when the event loop next runs (a layout's queued show): the
+            # stage scrolled to below must have its place in the column already
+            picture.show()
             self.set_stage(0)
             self.snapshot_step = step
             self.status.setText(
@@ -801,6 +804,9 @@ class ExplainView(QWidget):
                                 position=position if position >= 0 else None)
             picture = StagePicture(summary, labels, position, names, matrix=matrix)
             self.steps_column.insertWidget(self.steps_column.count() - 1, picture)
+            # shown now, not when the event loop next runs (a layout's queued show): the
+            # stage scrolled to below must have its place in the column already
+            picture.show()
         self.set_stage(min(max(self.stage, 0), len(walk.steps) - 1))
 
     def pictures(self) -> list[StagePicture]:
