@@ -76,3 +76,24 @@ def test_a_layer_as_wide_as_the_picture_lets_short_blocks_share_its_band():
     assert norm[0] >= encoder[0] + encoder[2] and norm[1] < encoder[1] + encoder[3]
     right = max(r[0] + r[2] for r in rects.values()) - min(r[0] for r in rects.values())
     assert right <= widest + 1e-6  # and the picture is no wider for it
+
+
+def test_tiny_t5_opens_on_its_whole_encoder_on_a_laptop(opened):
+    """The first layer along the stream is the one shown whole (its frame's top was cut when
+    the decoder, which starts further left, was picked); the decoder is a pill away."""
+    w = opened("tiny-t5", (1366, 768))
+    view, scene = w.view, w.scene
+    encoder, decoder = scene.node_items["encoder"], scene.node_items["decoder"]
+    assert on_screen(view, encoder.sceneBoundingRect())      # frame, stacked copies and all
+    for mini in encoder._minis:
+        assert on_screen(view, encoder.mapRectToScene(mini.rect)), mini.node.id
+    assert not on_screen(view, drawn(decoder))
+    assert [m.property("item") for m in visible_markers(view)] == [decoder]
+
+
+def test_tiny_t5_is_all_on_a_desktop_screen(opened):
+    w = opened("tiny-t5", (1920, 1080))
+    assert w.view.zoom >= LEGIBLE_ZOOM - 1e-6
+    for nid, item in w.scene.node_items.items():
+        assert on_screen(w.view, item.sceneBoundingRect()), nid
+    assert not visible_markers(w.view)

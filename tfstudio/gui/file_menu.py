@@ -15,6 +15,7 @@ from ..graph import Graph, GraphFileError
 from .autosave import Recovery, pending_recovery
 from .dialogs import PresetGallery
 from .export import export_png, export_svg
+from .text import short_name
 
 MAX_RECENT = 8
 GRAPH_FILTER = "tfstudio graphs (*.json);;All files (*)"
@@ -25,7 +26,7 @@ class FileMenu:
         """"save", "discard" or "cancel" (tests replace this with a stub)."""
         answer = QMessageBox.question(
             self, "Unsaved changes",
-            f"Save the changes to {self.session.display_name} before closing it?",
+            f"Save the changes to {short_name(self.session.display_name)} before closing it?",
             QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel, QMessageBox.Save)
         return {QMessageBox.Save: "save", QMessageBox.Discard: "discard"}.get(answer, "cancel")
 

@@ -18,6 +18,7 @@ from ..graph import (GraphChange, GraphError, GraphEvent, Macro, ReplaceGraph, S
 from ..graph.switches import (attention_kind_of, describe_model, gqa_choices, kv_heads_for,
                               set_norm_kind)
 from . import layer_switches as switches
+from .elided_label import ElidedLabel
 from .icons import family_icon
 from .param_editors import ParamEditor, make_editor
 from .scene import GraphScene
@@ -343,8 +344,9 @@ class Inspector(QScrollArea):
     def _model_page(self, layout: QVBoxLayout) -> None:
         root = self.session.root
         meta = root.meta
-        heading = QLabel(short_name(meta.get("name") or self.session.display_name))
-        heading.setTextFormat(Qt.PlainText)
+        # one line elided to the dock's width: a long name never widens the dock past the window
+        heading = ElidedLabel(short_name(meta.get("name") or self.session.display_name),
+                              elide=Qt.ElideMiddle)
         heading.setProperty("role", "heading")
         layout.addWidget(heading)
         edited = self.session.edited
@@ -353,13 +355,13 @@ class Inspector(QScrollArea):
         self.description.setWordWrap(True)
         self.description.setTextFormat(Qt.RichText)
         layout.addWidget(self.description)
-        origin = meta.get("from") or meta.get("name")
+        origin = short_name(meta.get("from") or meta.get("name") or "the file")
         if edited and meta.get("description"):  # the words it came with no longer hold
             layout.addWidget(_muted(f"<i>As loaded, before your edits (from "
-                                    f"{_esc(str(origin or 'the file'))}):</i> "
+                                    f"{_esc(origin)}):</i> "
                                     + _esc(str(meta["description"]))))
         elif meta.get("from"):
-            layout.addWidget(_muted(f"<i>From {_esc(str(meta['from']))}</i>"))
+            layout.addWidget(_muted(f"<i>From {_esc(short_name(meta['from']))}</i>"))
         elif meta.get("description"):
             layout.addWidget(_muted(_esc(str(meta["description"]))))
         scheme = switches.positional_scheme(root)

@@ -11,7 +11,6 @@ badge (:meth:`NodeItem.set_ablated`). Nothing here edits the graph.
 from __future__ import annotations
 
 import html
-import math
 from functools import lru_cache
 
 from PySide6.QtCore import QPointF, QRectF, Qt
@@ -28,6 +27,7 @@ from . import theme
 from .icons import paint_badge, paint_family_icon
 from .summaries import node_summary, node_tooltip
 from .text import count_label
+from .title_fit import fitted_title, title_font_fitting  # noqa: F401 (tests import it here)
 
 PORT_R = 6.0
 PAD = 10.0
@@ -53,20 +53,6 @@ def text_boost(lod: float) -> float:
 
 def scaled_font(pixels: float, bold: bool = False) -> QFont:
     return _cached_font(max(1, round(pixels)), bold)
-
-
-def title_font_fitting(text: str, pixels: float, width: float, floor: float) -> QFont:
-    """A bold title font of ``pixels``, shrunk (not below ``floor``) so that ``text`` fits
-    ``width``: a long title shrinks a little before it is cut."""
-    wide = QFontMetricsF(scaled_font(pixels, bold=True)).horizontalAdvance(text)
-    if wide > width:
-        # whole pixels, rounded down: rounded to nearest, 10.9 became 11 and "Mixture of
-        # experts" (114.8 wide at 11) was cut in a 114-wide small block
-        pixels = max(floor, math.floor(pixels * width / wide))
-        while (pixels > floor and QFontMetricsF(scaled_font(pixels, bold=True))
-               .horizontalAdvance(text) > width):
-            pixels -= 1
-    return scaled_font(pixels, bold=True)
 
 
 @lru_cache(maxsize=64)
@@ -444,13 +430,9 @@ class NodeItem(QGraphicsItem):
             right_reserved = self._paint_repeat_pill(painter, ink, family)
         title_rect = QRectF(PAD + icon_w, 0, body.width() - PAD * 2 - icon_w - right_reserved,
                             HEADER_H)
-        title_font = title_font_fitting(self.node.label, 13 * min(boost, 1.25),
-                                        title_rect.width(), floor=11)
         painter.setPen(ink)
-        painter.setFont(title_font)
-        title = QFontMetricsF(title_font).elidedText(self.node.label, Qt.ElideRight,
-                                                     title_rect.width())
-        painter.drawText(title_rect, Qt.AlignVCenter | Qt.AlignLeft, title)
+        _draw_title(painter, title_rect, *fitted_title(self.node.label, 13 * min(boost, 1.25),
+                                                       title_rect.width(), floor=11))
 
         if lod > 0.3:  # below that even enlarged text is noise
             self._paint_ports_text(painter, t, boost)
@@ -460,6 +442,11 @@ class NodeItem(QGraphicsItem):
 
         self._paint_outline(painter, t, body)
         self._paint_badges(painter, t, lod)
+
+    def inner_title_lines(self) -> dict[str, list[str]]:
+        """An open group's small blocks: each one's title as drawn at 100% (one line, or two
+        when it does not fit at the smallest size), by node id."""
+        return {mini.node.id: mini.title_lines()[1] for mini in self._minis}
 
     def _paint_frame(self, painter, t, body, family, lod: float) -> None:
         """An open group: a framed panel, the header with chevron, title and ×N, the layer's
@@ -484,12 +471,9 @@ class NodeItem(QGraphicsItem):
         _paint_chevron(painter, self.chevron_rect(), ink, opened=True)
         reserved = self._paint_repeat_pill(painter, ink, family)
         title_rect = QRectF(PAD + 20, 0, body.width() - PAD * 2 - 20 - reserved, HEADER_H)
-        font = title_font_fitting(self.node.label, 13 * min(boost, 1.25), title_rect.width(),
-                                  floor=11)
         painter.setPen(ink)
-        painter.setFont(font)
-        painter.drawText(title_rect, Qt.AlignVCenter | Qt.AlignLeft, QFontMetricsF(font).elidedText(
-            self.node.label, Qt.ElideRight, title_rect.width()))
+        _draw_title(painter, title_rect, *fitted_title(self.node.label, 13 * min(boost, 1.25),
+                                                       title_rect.width(), floor=11))
         if lod > 0.3:
             small = scaled_font(11 * boost)
             painter.setFont(small)
@@ -669,6 +653,11 @@ class _Mini:
                             size, size)
             paint_badge(painter, corner, self.severity, colour)
 
+    def title_lines(self, boost: float = 1.0) -> tuple[QFont, list[str]]:
+        """The font and the one or two lines of this small block's title, as drawn."""
+        width = self.rect.width() - 18  # inside the colour strip and the right margin
+        return fitted_title(self.node.label, 12 * min(boost, 1.2), width, floor=10)
+
     def _paint_block(self, painter: QPainter, t, boost: float, lod: float) -> None:
         colour = theme.family_colour(self.family)
         painter.setPen(QPen(t.color("node_border"), 1))
@@ -682,18 +671,23 @@ class _Mini:
         if lod <= 0.3:
             return
         inner = self.rect.adjusted(12, 4, -6, -4)
-        head = QRectF(inner.x(), inner.y(), inner.width(), 18)
-        title_font = title_font_fitting(self.node.label, 12 * min(boost, 1.2), head.width(),
-                                        floor=10)
-        painter.setFont(title_font)
+        title_font, lines = self.title_lines(boost)
+        # a wrapped title takes a second line from the summary
+        head_h = max(18.0, len(lines) * QFontMetricsF(title_font).lineSpacing())
+        head = QRectF(inner.x(), inner.y(), inner.width(), head_h)
         painter.setPen(t.color("node_text"))
-        painter.drawText(head, Qt.AlignVCenter | Qt.AlignLeft, QFontMetricsF(title_font).elidedText(
-            self.node.label, Qt.ElideRight, head.width()))
+        _draw_title(painter, head, title_font, lines)
         font = scaled_font(11 * min(boost, 1.2))
         painter.setFont(font)
         painter.setPen(t.color("node_muted"))
-        body = QRectF(inner.x(), inner.y() + 18, inner.width(), inner.height() - 18)
+        body = QRectF(inner.x(), inner.y() + head_h, inner.width(), inner.height() - head_h)
         painter.drawText(body, Qt.AlignLeft | Qt.AlignTop | Qt.TextWordWrap, self.summary)
+
+
+def _draw_title(painter: QPainter, rect: QRectF, font: QFont, lines: list[str]) -> None:
+    """One or two title lines, centred as a block in ``rect``'s height."""
+    painter.setFont(font)
+    painter.drawText(rect, Qt.AlignVCenter | Qt.AlignLeft, "\n".join(lines))
 
 
 def _whole(switched_off: list[str]) -> bool:

@@ -128,7 +128,8 @@ class GraphView(QGraphicsView):
         frames = [i for i in items if i.frame is not None]
         visible = self.mapToScene(self.viewport().rect()).boundingRect()
         if frames:
-            focus = min(frames, key=lambda i: (i.x(), i.y())).sceneBoundingRect()
+            # the topmost, then leftmost: tiny-t5's decoder starts left of its encoder
+            focus = min(frames, key=lambda i: (i.y(), i.x())).sceneBoundingRect()
         else:
             focus = QRectF(everything.topLeft(), visible.size())
         if focus.width() > visible.width() - 20:

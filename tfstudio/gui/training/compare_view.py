@@ -26,6 +26,7 @@ from ...experiments.results import measure, read_run
 from ...experiments.variants import SWITCHES, expand
 from ...graph import Graph
 from ...runs import TrainConfig
+from ..text import short_name
 from .colours import series_colour
 from .plots import layout_widget, legend_above, live_plot, pen, styled_plot
 
@@ -154,7 +155,7 @@ class CompareView(QWidget):
         from ... import load_graph
         name = self.base_choice.currentText()
         if name == "current graph" and self.base_graph is not None:
-            return str(self.base_graph.meta.get("name") or "current graph"), self.base_graph
+            return short_name(self.base_graph.meta.get("name") or "current graph"), self.base_graph
         return name, load_graph(name)
 
     def run(self) -> bool:

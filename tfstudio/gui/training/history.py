@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from ...train.events import read_events
+from ..text import short_name
 from .series import RunSeries
 
 HISTORY_FILE = "runs.json"
@@ -34,8 +35,10 @@ class RunRecord:
 
     @property
     def label(self) -> str:
-        """Architecture and start time: "tiny-gpt · 09:41:03"."""
-        return f"{self.architecture} · {self.started[11:] or Path(self.path).name}"
+        """Architecture and start time: "tiny-gpt · 09:41:03", as every view of the Train
+        workspace names the run (the Runs list, the caption, legends): one line, the name
+        elided in the middle past 48 characters."""
+        return f"{short_name(self.architecture)} · {self.started[11:] or Path(self.path).name}"
 
 
 class RunHistory:

@@ -7,9 +7,12 @@ from pathlib import Path
 
 from ...graph import ShowRunGraph, same_model
 from ...probes import SnapshotStore
+from ..text import short_name
 from .history import RunRecord, load_series
 from .run_state import ViewedRun
 from .series import RunSeries
+
+PROGRESS_NAME_CHARS = 24  # "tiny-gpt · 09:41:03" whole; a longer name elided in its middle
 
 
 class OpenedRuns:
@@ -116,7 +119,9 @@ class OpenedRuns:
         done, total = panel.state.progress
         panel.progress.setRange(0, total)
         panel.progress.setValue(done)
-        panel.progress.setFormat(f"%v / %m steps ({record.label})")
+        # the bar is as narrow as the controls column: the run's label shortened to fit it
+        name = short_name(record.label, PROGRESS_NAME_CHARS)
+        panel.progress.setFormat(f"%v / %m steps ({name})")
         panel.progress_line.hide()
         panel.error.hide()
         text = (panel.snapshot or {}).get("text")

@@ -8,6 +8,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QSlider, QWidget
 
+from ..elided_label import ElidedLabel
+
 
 class StepBar(QWidget):
     step_requested = Signal(int)      # the user moved the slider to this step
@@ -16,9 +18,9 @@ class StepBar(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.steps: list[int] = []
-        self.caption = QLabel()
+        # one line: a narrow window or a long run name elides it rather than growing wide
+        self.caption = ElidedLabel()
         self.caption.setProperty("role", "heading")
-        self.caption.setWordWrap(True)  # a narrow window wraps it rather than growing wide
         self.caption.setToolTip("What the views of the model's insides show: which run, the "
                                 "step whose weights made the look, and whose text")
         self.slider = QSlider(Qt.Horizontal)
