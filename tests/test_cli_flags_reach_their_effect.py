@@ -4,7 +4,8 @@ The options are read from ``tfstudio.cli``'s own parsers, so a new option fails
 ``test_every_option_is_checked_or_has_a_reason`` until it is given a check here (or a reason
 why its effect cannot be seen in a test). Each check runs the command in-process on a tiny
 run, with the option at its default and at another valid value, and asserts that the output or
-the saved files differ as the option's help says. One tiny trained run is shared by the module.
+the saved files differ as the option's help says. One tiny trained run is shared by the module;
+the lesson checks train the cheapest lesson shortened with --steps (marked slow).
 """
 from __future__ import annotations
 
@@ -374,8 +375,13 @@ def _last_probs(report: dict) -> np.ndarray:
 
 
 def _logits_at(report: dict) -> np.ndarray:
-    logits = next(w for w in report["walk"] if w["kind"] == "head")["values"]
+    logits = next(w for w in report["walk"] if w["kind"] == "lm_head")["values"]
     return np.array(logits)[report["position"]]
+
+
+def _stage(report: dict, name: str) -> dict:
+    """The JSON's picture of step ``name`` (what the app's Walk tab draws)."""
+    return next(s for s in report["stages"] if s["name"] == name)
 
 
 def _explain_temperature(ctx):
@@ -386,6 +392,11 @@ def _explain_temperature(ctx):
         expected = np.exp(logits - logits.max())
         assert _last_probs(report) == pytest.approx(expected / expected.sum(), abs=1e-6)
         assert report["sampling"]["temperature"] == t
+        # the last stage's likeliest tokens are those probabilities, likeliest first
+        top = report["stages"][-1]
+        assert top["top_values"] == pytest.approx(
+            np.sort(_last_probs(report))[::-1][:len(top["top_values"])], abs=1e-6)
+        assert top["top_values"] == pytest.approx(_last_probs(report)[top["top_ids"]], abs=1e-6)
 
 
 def _explain_top_k(ctx):
@@ -416,6 +427,10 @@ def _explain_position(ctx):
     assert report["position"] == 3 and report["walk"][-1]["name"].startswith(
         "probabilities at position 3")
     assert _explain(ctx)["position"] == len("the cat sat") - 1
+    for report in (_explain(ctx, "--position", "3"), _explain(ctx)):  # ' ' and 't'
+        step = next(w for w in report["walk"] if w["name"] == "embed: embedding")
+        row = np.array(step["values"])[report["position"]]
+        assert np.allclose(_stage(report, "embed: embedding")["picked"], row)
 
 
 def _explain_layer(ctx):
@@ -452,7 +467,10 @@ def _explain_json(ctx):
     with pytest.raises(json.JSONDecodeError):
         json.loads(text)
     _explain_next_tokens_text(ctx)
-    assert _explain(ctx)["text"] == "the cat sat"
+    report = _explain(ctx)
+    assert report["text"] == "the cat sat"
+    # one stage picture per step of the walk, in the walk's order
+    assert [s["name"] for s in report["stages"]] == [w["name"] for w in report["walk"]]
 
 
 def _explain_no_values(ctx):
@@ -482,6 +500,26 @@ def _explain_seed(ctx):
     assert not np.allclose(_logits_at(a), _logits_at(b))
 
 
+def _explain_score_span(ctx):
+    """With --ablate, --score-span A:B also scores tokens A..B-1 alone, each predicted from
+    the tokens before it; by default a text that is not a task's is scored whole only (a
+    task's answer tokens by default: tests/test_ablation_spans.py)."""
+    ablate = ("--ablate", "layers.0.attn:head=1")
+    assert "span" not in _explain(ctx, *ablate)["ablation"]
+    report = _explain(ctx, *ablate, "--score-span", "4:8")
+    span = report["ablation"]["span"]
+    assert (span["start"], span["end"], span["label"]) == (4, 8, "your --score-span tokens")
+    logits = np.array(next(w for w in report["walk"] if w["kind"] == "lm_head")["values"])
+    ids = report["ids"][report["stream_role"]]
+    logp = logits[3:7] - np.log(np.exp(logits[3:7]).sum(-1, keepdims=True))
+    expected = -np.mean([logp[i, ids[4 + i]] for i in range(4)])
+    assert span["loss_before"] == pytest.approx(expected, abs=1e-4)
+    assert span["loss_before"] != pytest.approx(report["ablation"]["loss_before"], abs=1e-4)
+    text = ctx.cli("explain", str(ctx.base_run), "--text", "the cat sat", *ablate,
+                   "--score-span", "4:8").out
+    assert f"loss on your --score-span tokens (positions 4-7) {span['loss_before']:.4f}" in text
+
+
 CHECKS.update({("explain", "temperature"): _explain_temperature,
                ("explain", "top_k"): _explain_top_k, ("explain", "top_p"): _explain_top_p,
                ("explain", "position"): _explain_position, ("explain", "layer"): _explain_layer,
@@ -489,7 +527,8 @@ CHECKS.update({("explain", "temperature"): _explain_temperature,
                ("explain", "compare"): _explain_compare, ("explain", "replay"): _explain_replay,
                ("explain", "json"): _explain_json, ("explain", "no_values"): _explain_no_values,
                ("explain", "text"): _explain_text, ("explain", "run"): _explain_run,
-               ("explain", "tokenizer"): _explain_tokenizer, ("explain", "seed"): _explain_seed})
+               ("explain", "tokenizer"): _explain_tokenizer, ("explain", "seed"): _explain_seed,
+               ("explain", "score_span"): _explain_score_span})
 
 
 # ------------------------------------------------------------------------------ eval
@@ -512,13 +551,18 @@ def _eval_rope_scaling(ctx):
 
 
 def _eval_lengths(ctx):
-    names = lambda ran: re.findall(r"positions\s+(\S+):", ran.out)  # noqa: E731
-    assert len(names(_eval(ctx)[0])) == 2
-    other = ctx.cli("eval", str(ctx.altered_run), "--lengths", "6,12,24")
-    assert len(names(other)) == 3
+    """One bucket per length, after the warm-up positions averaged apart: a quarter of the
+    training length (12 here, so 3 positions), at most half the first bucket."""
+    def table(ran: Ran) -> tuple[list[str], list[str]]:  # (warm-up, buckets)
+        assert ran.code == 0, ran.err
+        rows = re.findall(r"^\s+positions\s+(\S+): (.*)$", ran.out, re.M)
+        return ([name for name, rest in rows if "(warm-up, apart)" in rest],
+                [name for name, rest in rows if "(warm-up, apart)" not in rest])
+    assert table(_eval(ctx)[0]) == (["0-2"], ["3-11", "12-23"])
+    other = ctx.cli("eval", str(ctx.altered_run), "--lengths", "4,12,24")
+    assert table(other) == (["0-1"], ["2-3", "4-11", "12-23"])  # half of the first, 4
     default = ctx.cli("eval", str(ctx.altered_run))  # the help's default: 1-4 training lengths
-    assert default.code == 0, default.err
-    assert names(default) == ["0-11", "12-23", "24-35", "36-47"]
+    assert table(default) == (["0-2"], ["3-11", "12-23", "24-35", "36-47"])
 
 
 def _eval_run(ctx):
@@ -670,14 +714,137 @@ for _flag, _value in (("--corpus", "sample:small"), ("--tokenizer", "char"), ("-
                       ("--batch-size", "5"), ("--seq-len", "24"), ("--lr", "0.002"),
                       ("--warmup-steps", "3"), ("--device", "cpu"), ("--precision", "fp32")):
     CHECKS[("compare", _flag[2:].replace("-", "_"))] = _compare_training_flag(_flag, _value)
-REASONS.update({
-    ("compare", "jobs"): "how many runs train at once: the same runs and numbers either way; "
-                         "tests/test_experiments.py trains seeds as two processes",
-    ("compare", "lesson"): "a lesson trains for minutes (400 steps per variant); "
-                           "tests/test_experiments.py checks the positions lesson's claims",
-    ("lesson", "name"): "the same lessons as compare --lesson (minutes of training each)",
-    ("lesson", "out"): "the same lessons as compare --lesson (minutes of training each)",
-})
+REASONS[("compare", "jobs")] = ("how many runs train at once: the same runs and numbers "
+                                "either way; lesson --jobs is checked below (the same "
+                                "run_comparison), tests/test_experiments.py trains seeds as two "
+                                "processes")
+
+
+# ------------------------------------------------------------------------------ lessons
+LESSON = "vectors"  # one model per seed, no variants: the cheapest lesson to train
+
+
+def _lesson_commands(ctx, name: str, *extra: str) -> tuple[list[str], dict]:
+    """compare --lesson LESSON --print-commands: its train commands and compare.json."""
+    out = ctx.work / name
+    ran = ctx.cli("compare", "--lesson", LESSON, "--out", str(out), "--print-commands", *extra)
+    assert ran.code == 0, ran.err
+    plan = json.loads((out / "compare.json").read_text())
+    return [line for line in ran.out.splitlines() if " train " in line], plan
+
+
+def _compare_lesson(ctx):
+    """--lesson plans the lesson's own runs (3 seeds, its 400 steps) where --vary plans the
+    variants asked for; --seeds, --steps, --device and --precision reach its commands, and the
+    flags its claim fixes are refused."""
+    own, plan = _lesson_commands(ctx, "printed-lesson")
+    assert plan["lesson"] == LESSON and plan["vary"] == [] and plan["seeds"] == [1, 2, 3]
+    assert len(own) == 3 and all("--steps 400" in line for line in own)
+    assert len(_commands(ctx)) == 2  # without it: --vary attention=mha,mqa
+    assert json.loads((ctx.work / "printed" / "compare.json").read_text())["lesson"] == ""
+    given, plan = _lesson_commands(ctx, "printed-lesson-given", "--seeds", "4,5", "--steps",
+                                   "3", "--device", "cpu", "--precision", "fp32")
+    assert plan["seeds"] == [4, 5]
+    assert sorted(re.search(r"--seed (\d+)", x).group(1) for x in given) == ["4", "5"]
+    assert all("--steps 3" in x and "--device cpu" in x and "--precision fp32" in x
+               for x in given)
+    refused = ctx.cli("compare", "--lesson", LESSON, "--lr", "0.1", "--out",
+                      str(ctx.work / "printed-lesson-lr"), "--print-commands")
+    assert refused.code == 2 and "cannot take --lr" in refused.err
+
+
+def _lesson(ctx, *argv: str, cwd: Path | None = None) -> Ran:
+    """tfstudio lesson ARGV (in ``cwd`` if given); the threads it sets are put back after."""
+    import torch
+    threads = torch.get_num_threads()  # a lesson trains on one thread
+    try:
+        with pytest.MonkeyPatch.context() as place:
+            if cwd is not None:
+                place.chdir(cwd)
+            ran = ctx.cli("lesson", *argv)
+    finally:
+        torch.set_num_threads(threads)
+    assert ran.code == 0, ran.err
+    return ran
+
+
+@pytest.fixture(scope="module")
+def lesson_runs(cli, work) -> dict[str, tuple[Ran, Path]]:
+    """The lesson shortened to 1 step, its other options at their defaults (in an empty
+    folder, where --out's default goes), and at 2 steps on seed 5 into --out."""
+    ctx = Context(None, cli, work)
+    cwd = work / "lesson-cwd"
+    cwd.mkdir()
+    default = _lesson(ctx, LESSON, "--steps", "1", cwd=cwd)
+    altered = work / "lesson-altered"
+    return {"default": (default, cwd / f"lesson-{LESSON}"),
+            "altered": (_lesson(ctx, LESSON, "--steps", "2", "--seeds", "5", "--out",
+                                str(altered)), altered)}
+
+
+def _run_dirs(out: Path) -> list[Path]:
+    return sorted((out / "runs").glob("*/seed-*"))
+
+
+def _lesson_name(ctx):
+    """No name lists the course (no training); a name trains that lesson and prints its
+    claim and verdict."""
+    listing = ctx.cli("lesson")
+    assert listing.code == 0, listing.err
+    assert listing.out.startswith("1. history (") and f". {LESSON} (" in listing.out
+    ran, out = ctx.lesson_runs["default"]
+    assert ran.out.startswith("Claim (project seed 002, word2vec to ELMo)")
+    assert "Verdict: " in ran.out and "Verdict: " not in listing.out
+    assert json.loads((out / "compare.json").read_text())["lesson"] == LESSON
+
+
+def _lesson_out(ctx):
+    (default, default_out), (altered, altered_out) = ctx.lesson_runs.values()
+    assert default_out.name == f"lesson-{LESSON}"  # the help's default, in the working folder
+    assert (default_out / "report.html").exists() and (altered_out / "report.html").exists()
+    assert default.out.strip().endswith(f"report: lesson-{LESSON}/report.html")
+    assert altered.out.strip().endswith(f"report: {altered_out}/report.html")
+
+
+def _lesson_seeds(ctx):
+    (default, default_out), (altered, altered_out) = ctx.lesson_runs.values()
+    seeds = lambda out: [p.name for p in _run_dirs(out)]  # noqa: E731
+    assert seeds(default_out) == ["seed-1", "seed-2", "seed-3"]  # the help's default
+    assert seeds(altered_out) == ["seed-5"]
+    assert "One seed gives no spread" in altered.out and "One seed" not in default.out
+
+
+def _lesson_steps(ctx):
+    """--steps 1 and 2 train that many steps; left out, a lesson trains its own 400 (shown on
+    the commands compare --lesson prints: the same run_lesson)."""
+    (_, default_out), (_, altered_out) = ctx.lesson_runs.values()
+    last = lambda out: {[e["step"] for e in events(d, "StepMetrics")][-1]  # noqa: E731
+                        for d in _run_dirs(out)}
+    assert last(default_out) == {1} and last(altered_out) == {2}
+    own, _ = _lesson_commands(ctx, "printed-lesson")
+    assert all("--steps 400" in line for line in own)
+
+
+def _lesson_jobs(ctx):
+    """--jobs 2 trains two runs at once as tfstudio train processes (each logs to its
+    train.log); the default trains them in turn in this process. A lesson that trains itself
+    refuses it."""
+    out = ctx.work / "lesson-jobs"
+    ran = _lesson(ctx, LESSON, "--steps", "1", "--seeds", "1,2", "--jobs", "2", "--out",
+                  str(out))
+    assert all((d / "train.log").exists() for d in _run_dirs(out)) and len(_run_dirs(out)) == 2
+    said = ran.err.splitlines()
+    assert said.index("started base (seed 2)") < said.index("finished base (seed 1)")
+    (default, default_out), _ = ctx.lesson_runs.values()
+    assert not any((d / "train.log").exists() for d in _run_dirs(default_out))
+    assert "[1/3] training base (seed 1)" in default.err
+    refused = ctx.cli("lesson", "interpolation", "--jobs", "2")
+    assert refused.code == 2 and "cannot take --jobs" in refused.err
+
+
+CHECKS.update({("compare", "lesson"): _compare_lesson, ("lesson", "name"): _lesson_name,
+               ("lesson", "out"): _lesson_out, ("lesson", "seeds"): _lesson_seeds,
+               ("lesson", "steps"): _lesson_steps, ("lesson", "jobs"): _lesson_jobs})
 
 
 # ------------------------------------------------------------------------------ inspect, presets
@@ -786,9 +953,14 @@ class Context:
     def altered_run(self) -> Path:
         return self.request.getfixturevalue("altered_run")
 
+    @property
+    def lesson_runs(self) -> dict[str, tuple[Ran, Path]]:
+        return self.request.getfixturevalue("lesson_runs")
 
-# the checks that train a comparison (several seconds each)
-SLOW = {("compare", "report"), ("compare", "target_loss")}
+
+# the checks that train a comparison or a lesson (several seconds each)
+SLOW = {("compare", "report"), ("compare", "target_loss"), ("lesson", "name"),
+        ("lesson", "out"), ("lesson", "seeds"), ("lesson", "steps"), ("lesson", "jobs")}
 
 
 @pytest.mark.parametrize("command, option", [
