@@ -90,17 +90,23 @@ def test_every_view_of_the_insides_names_the_step_of_the_one_slider(make_panel, 
     assert not panel.step_bar.isVisible()  # the curves have no step: no bar pretends so
 
 
-def test_a_slider_moved_back_during_training_stays_there_and_says_so(make_panel, qtbot):
-    panel = make_panel()
+def start_long_task_run(panel, probe_every: int, eval_every: int | None = None):
+    """A 5,000-step task:reverse run (char tokens, 4 x 32), long enough to act on mid-run."""
     s = panel.setup
     s.select_corpus("task:reverse")
     s.tokenizer.setCurrentText("char")
     s.steps.setValue(5000)
     s.batch.setValue(4)
     s.seq_len.setValue(32)
-    s.eval_every.setValue(50)
-    s.probe_every.setValue(2)
-    run = panel.train()
+    if eval_every is not None:
+        s.eval_every.setValue(eval_every)
+    s.probe_every.setValue(probe_every)
+    return panel.train()
+
+
+def test_a_slider_moved_back_during_training_stays_there_and_says_so(make_panel, qtbot):
+    panel = make_panel()
+    run = start_long_task_run(panel, eval_every=50, probe_every=2)
     panel.tabs.setCurrentWidget(panel.positions)
     qtbot.waitUntil(lambda: len(panel.viewed.steps) >= 3 and panel.snapshot is not None
                     and panel.snapshot["step"] > panel.viewed.steps[0], timeout=WAIT_MS)
@@ -127,14 +133,7 @@ def test_a_slider_moved_back_during_training_stays_there_and_says_so(make_panel,
 
 def test_the_progress_line_and_the_curves_header_show_one_loss(make_panel, qtbot):
     panel = make_panel()
-    s = panel.setup
-    s.select_corpus("task:reverse")
-    s.tokenizer.setCurrentText("char")
-    s.steps.setValue(5000)
-    s.batch.setValue(4)
-    s.seq_len.setValue(32)
-    s.probe_every.setValue(0)
-    run = panel.train()
+    run = start_long_task_run(panel, probe_every=0)
     checks = 0
     while checks < 3:  # at three moments during training, not only at the end
         qtbot.waitUntil(lambda: panel.progress_line.isVisible(), timeout=WAIT_MS)

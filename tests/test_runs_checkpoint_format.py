@@ -14,17 +14,7 @@ from safetensors.torch import save_file
 from tfstudio.runs import checkpoint as ck
 from tfstudio.runs.checkpoint import (CheckpointError, checkpoint_problem, find_checkpoint,
                                       load_checkpoint, name_order, read_state, save_checkpoint)
-
-
-class Tied(torch.nn.Module):
-    """An embedding and an output head sharing one matrix, plus a bias: the tie of a language
-    model's head in miniature."""
-
-    def __init__(self):
-        super().__init__()
-        self.emb = torch.nn.Embedding(5, 3)
-        self.head = torch.nn.Linear(3, 5)
-        self.head.weight = self.emb.weight
+from train_stand_ins import Tied
 
 
 class Scalars(torch.optim.Optimizer):

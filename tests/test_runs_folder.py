@@ -3,22 +3,11 @@ the file, loading its model."""
 import json
 
 import pytest
-import torch
 
 from tfstudio.runs.checkpoint import find_checkpoint, save_checkpoint
 from tfstudio.runs.config import TrainConfig
 from tfstudio.runs.folder import RunError, RunFolder
-
-
-class Tied(torch.nn.Module):
-    """An embedding and an output head sharing one matrix, plus a bias: the tie of a language
-    model's head in miniature."""
-
-    def __init__(self):
-        super().__init__()
-        self.emb = torch.nn.Embedding(5, 3)
-        self.head = torch.nn.Linear(3, 5)
-        self.head.weight = self.emb.weight
+from train_stand_ins import Tied
 
 
 def save(directory, step, model=None, **kw):

@@ -21,15 +21,13 @@ from tfstudio.runs.checkpoint import disk_refusal, find_checkpoint
 from tfstudio.runs.config import TrainConfig
 from tfstudio.train.events import Failed, MetricsLog, read_events
 from tfstudio.train.trainer import Trainer
+from train_stand_ins import TINY
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def tiny_config(**changes) -> TrainConfig:
-    settings = dict(corpus="sample:small", tokenizer="byte", steps=4, batch_size=2, seq_len=16,
-                    warmup_steps=0, eval_every=0, device="cpu", checkpoint_every=2)
-    settings.update(changes)
-    return TrainConfig(**settings)
+    return TrainConfig(**{**TINY, "steps": 4, "device": "cpu", "checkpoint_every": 2, **changes})
 
 
 def full_disk_after(monkeypatch, saves: int, error: Exception) -> None:

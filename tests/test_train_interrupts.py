@@ -20,6 +20,7 @@ from tfstudio.runs.config import TrainConfig
 from tfstudio.train.child import TrainingProcess
 from tfstudio.train.events import Finished, Started, StepMetrics, read_events
 from tfstudio.train.trainer import Trainer
+from train_stand_ins import TINY
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY_FLAGS = ["--corpus", "sample:small", "--tokenizer", "byte", "--batch-size", "2",
@@ -123,10 +124,7 @@ def test_signal_handlers_are_restored_after_the_run():
 
 
 def tiny_config(**changes) -> TrainConfig:
-    settings = dict(corpus="sample:small", tokenizer="byte", steps=3, batch_size=2, seq_len=16,
-                    warmup_steps=0, eval_every=0, device="cpu")
-    settings.update(changes)
-    return TrainConfig(**settings)
+    return TrainConfig(**{**TINY, "steps": 3, "device": "cpu", **changes})
 
 
 @pytest.mark.slow

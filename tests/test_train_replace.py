@@ -19,15 +19,13 @@ from tfstudio.runs.config import TrainConfig
 from tfstudio.runs.folder import RunFolder
 from tfstudio.train.events import Started
 from tfstudio.train.trainer import Trainer
+from train_stand_ins import TINY
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def tiny_config(**changes) -> TrainConfig:
-    settings = dict(corpus="sample:small", tokenizer="byte", steps=3, batch_size=2, seq_len=16,
-                    warmup_steps=0, eval_every=0, device="cpu", probe_every=3)
-    settings.update(changes)
-    return TrainConfig(**settings)
+    return TrainConfig(**{**TINY, "steps": 3, "device": "cpu", "probe_every": 3, **changes})
 
 
 def contents(folder: Path) -> dict[str, bytes]:

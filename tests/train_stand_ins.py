@@ -1,5 +1,5 @@
 """Stand-ins shared by the training tests: a tiny run's settings, the second of two ranks, a
-model whose logits are fixed."""
+model whose logits are fixed, a model whose head is tied to its embedding."""
 import torch
 
 from tfstudio.train.distributed import DistInfo
@@ -20,3 +20,14 @@ class FixedLogits(torch.nn.Module):
 
     def forward(self, *inputs):
         return self.logits
+
+
+class Tied(torch.nn.Module):
+    """An embedding and an output head sharing one matrix, plus a bias: the tie of a language
+    model's head in miniature."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(5, 3)
+        self.head = torch.nn.Linear(3, 5)
+        self.head.weight = self.emb.weight
