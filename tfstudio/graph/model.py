@@ -8,11 +8,11 @@ feeds copy i+1's first input) and every further input (encoder memory) is given 
 from __future__ import annotations
 
 import copy
+import graphlib
+import heapq
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
-
-import networkx as nx
 
 from .schema import PortSpec, UnknownBlockError, get_spec
 
@@ -208,37 +208,63 @@ class Graph:
             raise GraphError(f"there is no wire {edge}") from None
 
     # ----------------------------------------------------------------- structure
-    def to_networkx(self) -> nx.MultiDiGraph:
-        g = nx.MultiDiGraph()
-        g.add_nodes_from(self.nodes)
+    def _predecessors(self) -> dict[str, set[str]]:
+        preds: dict[str, set[str]] = {n: set() for n in self.nodes}
         for e in self.edges:
-            g.add_edge(e.src, e.dst, src_port=e.src_port, dst_port=e.dst_port)
-        return g
+            if e.src in self.nodes and e.dst in self.nodes:
+                preds[e.dst].add(e.src)
+        return preds
 
     def find_cycle(self) -> list[str] | None:
         try:
-            cycle = nx.find_cycle(self.to_networkx())
-        except nx.NetworkXNoCycle:
-            return None
-        return [u for u, *_ in cycle]
+            graphlib.TopologicalSorter(self._predecessors()).prepare()
+        except graphlib.CycleError as err:
+            return err.args[1][:-1]  # [a, b, ..., a]: each node wired into the next
+        return None
 
     def topo_order(self) -> list[str]:
         """Node ids in an order where every wire points forward; ties keep insertion order."""
-        order = list(self.nodes)
-        rank = {n: i for i, n in enumerate(order)}
+        rank = {n: i for i, n in enumerate(self.nodes)}
+        sorter = graphlib.TopologicalSorter(self._predecessors())
         try:
-            return list(nx.lexicographical_topological_sort(self.to_networkx(), key=rank.__getitem__))
-        except nx.NetworkXUnfeasible:
+            sorter.prepare()
+        except graphlib.CycleError:
             cycle = self.find_cycle() or []
             raise GraphError(
                 "the graph has a cycle (" + " -> ".join(cycle) + "); remove one of its wires"
             ) from None
+        ready: list[tuple[int, str]] = []
+        order: list[str] = []
+        while sorter.is_active():
+            for n in sorter.get_ready():
+                heapq.heappush(ready, (rank[n], n))
+            n = heapq.heappop(ready)[1]  # the earliest ready node, as networkx's lexicographic sort
+            order.append(n)
+            sorter.done(n)
+        return order
+
+    def _reachable(self, node_id: str, forward: bool) -> set[str]:
+        step: dict[str, list[str]] = {}
+        for e in self.edges:
+            a, b = (e.src, e.dst) if forward else (e.dst, e.src)
+            step.setdefault(a, []).append(b)
+        seen: set[str] = set()
+        todo = list(step.get(node_id, ()))
+        while todo:
+            n = todo.pop()
+            if n not in seen:
+                seen.add(n)
+                todo += step.get(n, ())
+        seen.discard(node_id)
+        return seen
 
     def upstream(self, node_id: str) -> set[str]:
-        return nx.ancestors(self.to_networkx(), node_id)
+        """Every node with a path of wires into ``node_id``."""
+        return self._reachable(node_id, forward=False)
 
     def downstream(self, node_id: str) -> set[str]:
-        return nx.descendants(self.to_networkx(), node_id)
+        """Every node a path of wires from ``node_id`` reaches."""
+        return self._reachable(node_id, forward=True)
 
     def nodes_of_type(self, *types: str) -> list[Node]:
         return [n for n in self.nodes.values() if n.type in types]
