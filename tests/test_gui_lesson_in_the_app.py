@@ -17,6 +17,10 @@ from tfstudio.graph import load_graph_file
 from tfstudio.graph.compare import same_model
 from tfstudio.gui.lessons_panel import NAME_ROLE
 
+# trains six tiny runs and reads their folder back three times: 15-21 s on the busy 2-core
+# machine, most of it torch's first optimizer import and the report's pictures
+pytestmark = pytest.mark.slow
+
 SEEDS = (1, 2)
 # the attention lesson at a tiny budget: 3 steps of 2 x 16 tokens; no decode timing (it has
 # tests of its own and takes a minute)
