@@ -33,7 +33,8 @@ def test_a_task_comparison_trains_the_picked_settings_and_shows_answer_accuracy(
     assert (config["corpus"], config["tokenizer"], config["steps"], config["lr"]) == \
         ("task:reverse", "byte", 3, 0.002)
     table = view.results.table
-    header = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
+    header = [table.horizontalHeaderItem(c).text().replace("\n", " ")
+              for c in range(table.columnCount())]
     assert "answer accuracy" in header and "KV bytes/token (float32)" in header
     for row, slug in enumerate(("attention-mha", "attention-mqa")):
         accuracies = [[r["accuracy"] for r in _records(view.folder / "runs" / slug /

@@ -96,7 +96,8 @@ def test_a_lesson_picked_in_the_app_trains_to_its_verdict_and_flips_with_its_res
     assert verdict in page
     # the report's table, KV bytes naming their dtype
     table = compare.results.table
-    header = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
+    header = [table.horizontalHeaderItem(c).text().replace("\n", " ")
+              for c in range(table.columnCount())]
     assert "KV bytes/token (float32)" in header
     names = [table.item(r, 0).text() for r in range(table.rowCount())]
     assert names == ["attention=mha", "attention=gqa", "attention=mqa"]

@@ -13,7 +13,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QTextOption
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel,
-                               QPushButton, QStackedWidget, QTableWidget, QTableWidgetItem,
+                               QPushButton, QSplitter, QStackedWidget, QTableWidget, QTableWidgetItem,
                                QTabWidget,
                                QTextBrowser, QVBoxLayout, QWidget)
 
@@ -92,8 +92,12 @@ class CompareResults(QWidget):
         verdict_page = QWidget()
         column = QVBoxLayout(verdict_page)
         column.setContentsMargins(0, 4, 0, 0)
-        column.addWidget(self.verdict, 3)
-        column.addWidget(self.table, 2)
+        split = QSplitter(Qt.Vertical)  # the reader drags the line between the two
+        split.addWidget(self.verdict)
+        split.addWidget(self.table)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        column.addWidget(split, 1)
         row = QHBoxLayout()
         row.addWidget(QLabel("Seed"))
         row.addWidget(self.seed)
@@ -205,7 +209,7 @@ class CompareResults(QWidget):
     def _show_table(self, shown: Shown) -> None:
         self.table.clear()
         self.table.setColumnCount(len(shown.header))
-        self.table.setHorizontalHeaderLabels(shown.header)
+        self.table.setHorizontalHeaderLabels([_two_lines(h) for h in shown.header])
         self.table.setRowCount(len(shown.rows))
         for r, row in enumerate(shown.rows):
             for c, text in enumerate(row):
@@ -317,3 +321,13 @@ class CompareResults(QWidget):
                         pen=pen(series_colour(v), 1.5, style=layer_style(k)),
                         name=f"{name}" if k == 0 else None)
         return True
+
+
+def _two_lines(header: str, longest: int = 12) -> str:
+    """A long column name on two lines, broken at the space nearest its middle, so the report's
+    ten columns fit the width of a laptop's Compare view."""
+    if len(header) <= longest or " " not in header:
+        return header
+    middle = len(header) / 2
+    cut = min((i for i, ch in enumerate(header) if ch == " "), key=lambda i: abs(i - middle))
+    return header[:cut] + "\n" + header[cut + 1:]
