@@ -92,3 +92,17 @@ def test_picking_a_lesson_shows_its_settings_and_fixes_what_its_claim_was_measur
     view.choose_lesson(None)                  # back to a comparison of your own
     assert view.lr.isEnabled() and not view.switches.isHidden()
     assert view.corpus.toolTip() != FIXED
+
+
+def test_a_corpus_that_is_not_there_is_named_in_one_line_and_nothing_is_shown(qtbot, tmp_path):
+    view = CompareView(out_dir=tmp_path)
+    qtbot.addWidget(view)
+    view.corpus.setEditText(str(tmp_path / "no-such-file.txt"))
+    view.boxes[("attention", "mha")].setChecked(True)
+    view.seeds.setText("1")
+    if view.run():   # refused at once, or by the worker when it reads the corpus
+        qtbot.waitUntil(lambda: not view.busy() and not view.timer.isActive(), timeout=60_000)
+    text = view.status.text()
+    assert "no-such-file.txt" in text and "\n" not in text
+    assert text.startswith(("Cannot run: ", "Compare failed: "))
+    assert view.results.shown is None and view.run_button.isEnabled()
