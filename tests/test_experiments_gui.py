@@ -25,8 +25,7 @@ def test_a_task_comparison_trains_the_picked_settings_and_shows_answer_accuracy(
     view.lr.setValue(0.002)
     view.seeds.setText("1,2")
     assert not view.lengths.isEnabled()   # a task has no loss by position
-    view.boxes[("attention", "mha")].setChecked(True)
-    view.boxes[("attention", "mqa")].setChecked(True)
+    view.boxes[("attention", "mqa")].setChecked(True)   # one variant: two runs, kept short
     with qtbot.waitSignal(view.finished, timeout=120_000):
         assert view.run()
     config = json.loads((view.folder / "compare.json").read_text())["config"]
@@ -36,7 +35,8 @@ def test_a_task_comparison_trains_the_picked_settings_and_shows_answer_accuracy(
     header = [table.horizontalHeaderItem(c).text().replace("\n", " ")
               for c in range(table.columnCount())]
     assert "answer accuracy" in header and "KV bytes/token (float32)" in header
-    for row, slug in enumerate(("attention-mha", "attention-mqa")):
+    assert table.rowCount() == 1
+    for row, slug in enumerate(("attention-mqa",)):
         accuracies = [[r["accuracy"] for r in _records(view.folder / "runs" / slug /
                                                        f"seed-{seed}")
                        if r["kind"] == "EvalMetrics"][-1] for seed in (1, 2)]

@@ -87,13 +87,8 @@ class CompareView(QWidget):
     # ------------------------------------------------------------------ layout
     def _build(self) -> None:
         from ...data.corpus import list_corpora
-        from ...experiments.lessons.course import course
         from ...presets import preset_names
-        self.lesson.addItem(OWN, "")
-        for lesson in course():
-            if lesson.run is None:  # a lesson on its own schedule is no comparison
-                self.lesson.addItem(f"{lesson.name}: {lesson.title.removeprefix('Lesson: ')}",
-                                    lesson.name)
+        self.lesson.addItem(OWN, "")   # the course joins it when first needed (_fill_lessons)
         if self.base_graph is not None:
             self.base_choice.addItem("current graph")
         self.base_choice.addItems(preset_names())
@@ -201,10 +196,26 @@ class CompareView(QWidget):
                                 if task else "loss measured by position up to each length")
 
     # ------------------------------------------------------------------ lessons
+    def showEvent(self, event) -> None:
+        self._fill_lessons()
+        super().showEvent(event)
+
+    def _fill_lessons(self) -> None:
+        """The course's comparisons in the Lesson picker, once: importing the lessons takes
+        1.6 s, which the Train workspace does not pay until Compare is shown or used."""
+        if self.lesson.count() > 1:
+            return
+        from ...experiments.lessons.course import course
+        for lesson in course():
+            if lesson.run is None:  # a lesson on its own schedule is no comparison
+                self.lesson.addItem(f"{lesson.name}: {lesson.title.removeprefix('Lesson: ')}",
+                                    lesson.name)
+
     def choose_lesson(self, name: str | None) -> None:
         """Lesson ``name`` in the form (its training shown, steps and seeds editable, the rest
         fixed), or None: a comparison of your own."""
         from ...experiments.lessons import LESSONS
+        self._fill_lessons()
         lesson = LESSONS.get(name) if name else None
         index = self.lesson.findData(name or "")
         if index >= 0 and index != self.lesson.currentIndex():
