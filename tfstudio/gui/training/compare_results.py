@@ -13,9 +13,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QTextOption
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel,
-                               QPushButton, QSplitter, QStackedWidget, QTableWidget, QTableWidgetItem,
-                               QTabWidget,
-                               QTextBrowser, QVBoxLayout, QWidget)
+                               QPushButton, QSplitter, QStackedWidget, QTableWidget,
+                               QTableWidgetItem, QTabWidget, QTextBrowser, QVBoxLayout, QWidget)
 
 from .. import theme
 from .colours import series_colour
