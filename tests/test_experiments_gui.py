@@ -1,32 +1,66 @@
-"""The Compare view: ticked switch values train as variants on a worker thread, the curves and
-the table fill in, and Export writes the same report as ``tfstudio compare``."""
+"""The Compare view: the form (corpus and tokenizer pickers, steps, learning rate, seeds) reaches
+the runs it trains; a task's table has answer accuracy and its report exports; every empty plot
+says why; bad input is refused in one line; a lesson fills the form with its own settings."""
 import json
+import statistics
+from pathlib import Path
 
 from tfstudio import load_graph
-from tfstudio.gui.training.compare_view import CompareView
+from tfstudio.experiments.lessons import LESSONS
+from tfstudio.gui.training.compare_results import LOSS, LOSS_HINT, OTHER_PLOTS
+from tfstudio.gui.training.compare_view import FIXED, CompareView
 
 
-def test_compare_view_trains_the_ticked_variants_and_exports(qtbot, tmp_path):
+def _records(run: Path) -> list[dict]:
+    return [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
+
+
+def test_a_task_comparison_trains_the_picked_settings_and_shows_answer_accuracy(qtbot,
+                                                                               tmp_path):
     view = CompareView(load_graph("tiny-gpt"), out_dir=tmp_path)
     qtbot.addWidget(view)
-    view.steps.setValue(10)
-    view.boxes[("attention", "mha")].setChecked(True)
-    view.boxes[("attention", "mqa")].setChecked(True)
-    with qtbot.waitSignal(view.finished, timeout=240_000):
+    view.corpus.setCurrentIndex(view.corpus.findData("task:reverse"))
+    view.tokenizer.setCurrentText("byte")
+    view.steps.setValue(3)
+    view.lr.setValue(0.002)
+    view.seeds.setText("1,2")
+    assert not view.lengths.isEnabled()   # a task has no loss by position
+    view.boxes[("attention", "mqa")].setChecked(True)   # one variant: two runs, kept short
+    with qtbot.waitSignal(view.finished, timeout=120_000):
         assert view.run()
-    assert view.table.rowCount() == 2
-    names = [view.table.item(r, 0).text() for r in range(2)]
-    assert names == ["attention=mha", "attention=mqa"]
-    for name, row in zip(names, range(2)):
-        run = tmp_path / "runs" / name.replace("=", "-") / "seed-1337"
-        records = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
-        final = [r["val_loss"] for r in records if r["kind"] == "EvalMetrics"][-1]
-        assert view.table.item(row, 4).text() == f"{final:.3f}"
-        steps, losses = view._curves[name].getData()
-        assert list(steps) == list(range(1, 11))
+    config = json.loads((view.folder / "compare.json").read_text())["config"]
+    assert (config["corpus"], config["tokenizer"], config["steps"], config["lr"]) == \
+        ("task:reverse", "byte", 3, 0.002)
+    table = view.results.table
+    header = [table.horizontalHeaderItem(c).text().replace("\n", " ")
+              for c in range(table.columnCount())]
+    assert "answer accuracy" in header and "KV bytes/token (float32)" in header
+    assert table.rowCount() == 1
+    for row, slug in enumerate(("attention-mqa",)):
+        accuracies = [[r["accuracy"] for r in _records(view.folder / "runs" / slug /
+                                                       f"seed-{seed}")
+                       if r["kind"] == "EvalMetrics"][-1] for seed in (1, 2)]
+        expected = (f"{statistics.fmean(accuracies):.1%} ± "
+                    f"{statistics.stdev(accuracies):.1%}")
+        assert table.item(row, header.index("answer accuracy")).text() == expected
     page = view.export()
-    assert page is not None and "attention=mqa" in page.read_text()
-    assert (tmp_path / "plots" / "loss_curves.png").exists()
+    assert page is not None and "answer accuracy" in page.read_text()
+    # a comparison of your own has no claim: the view says so rather than invent a verdict
+    assert "no claim to judge" in view.results.verdict_text()
+    assert "Verdict" not in view.results.verdict_text().split("\n", 1)[1]
+
+
+def test_every_empty_plot_says_why(qtbot, tmp_path):
+    view = CompareView(out_dir=tmp_path)
+    qtbot.addWidget(view)
+    results = view.results
+    assert results.plot_choice.currentText() == LOSS
+    assert results.hints["loss"].isVisible()
+    assert results.hints["loss"].toPlainText() == LOSS_HINT
+    for name, (_, hint) in OTHER_PLOTS.items():
+        results.plot_choice.setCurrentText(name)
+        assert results.hints["other"].isVisible() and results.hints["other"].toPlainText() == hint
+    assert "verdict appears here" in results.verdict_text()
 
 
 def test_compare_view_says_why_it_cannot_run(qtbot, tmp_path):
@@ -34,22 +68,41 @@ def test_compare_view_says_why_it_cannot_run(qtbot, tmp_path):
     qtbot.addWidget(view)
     assert not view.run()
     assert "tick at least one value" in view.status.text()
+    view.boxes[("attention", "mha")].setChecked(True)
+    view.seeds.setText("1,1")
+    assert not view.run()
+    assert view.status.text().startswith("Cannot run: give distinct seeds") and not view.busy()
+    view.seeds.setText("1,x")
+    assert not view.run() and "whole numbers" in view.status.text()
 
 
-def test_a_lesson_is_one_click_and_exports_its_page(qtbot, tmp_path, monkeypatch):
-    import dataclasses
-
-    from tfstudio.experiments.lessons import LESSONS
-
-    short = dataclasses.replace(LESSONS["attention"],
-                                training={**LESSONS["attention"].training, "steps": 10,
-                                          "eval_every": 5},
-                                measure=None)  # decode timing has its own tests
-    monkeypatch.setitem(LESSONS, "attention", short)  # the lesson itself, 10 steps long
+def test_picking_a_lesson_shows_its_settings_and_fixes_what_its_claim_was_measured_with(
+        qtbot, tmp_path):
     view = CompareView(out_dir=tmp_path)
     qtbot.addWidget(view)
-    with qtbot.waitSignal(view.finished, timeout=240_000):
-        view.lesson_buttons["attention"].click()
-    assert view.table.rowCount() == 3
-    page = view.export().read_text()
-    assert short.title in page and "4:2:1" in page and "Verdict:" in page
+    lesson = LESSONS["norm"]
+    view.choose_lesson("norm")
+    assert view.lesson.currentData() == "norm"
+    assert view.steps.value() == lesson.training["steps"] and view.steps.isEnabled()
+    assert view.lr.value() == lesson.training["lr"] and not view.lr.isEnabled()
+    assert view.tokenizer.currentText() == lesson.training["tokenizer"]
+    assert view.seeds.text() == ",".join(map(str, lesson.seeds))
+    assert view.corpus.toolTip() == FIXED and not view.corpus.isEnabled()
+    assert view.switches.isHidden() and lesson.claim[:40] in view.claim.text()
+    view.choose_lesson(None)                  # back to a comparison of your own
+    assert view.lr.isEnabled() and not view.switches.isHidden()
+    assert view.corpus.toolTip() != FIXED
+
+
+def test_a_corpus_that_is_not_there_is_named_in_one_line_and_nothing_is_shown(qtbot, tmp_path):
+    view = CompareView(out_dir=tmp_path)
+    qtbot.addWidget(view)
+    view.corpus.setEditText(str(tmp_path / "no-such-file.txt"))
+    view.boxes[("attention", "mha")].setChecked(True)
+    view.seeds.setText("1")
+    if view.run():   # refused at once, or by the worker when it reads the corpus
+        qtbot.waitUntil(lambda: not view.busy() and not view.timer.isActive(), timeout=60_000)
+    text = view.status.text()
+    assert "no-such-file.txt" in text and "\n" not in text
+    assert text.startswith(("Cannot run: ", "Compare failed: "))
+    assert view.results.shown is None and view.run_button.isEnabled()

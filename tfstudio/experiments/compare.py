@@ -55,10 +55,13 @@ def plan_runs(label: str, base, varies, seeds: list[int], config: TrainConfig,
 def run_comparison(label: str, base, varies, seeds: list[int], config: TrainConfig,
                    eval_lengths: list[int], out: Path, *, draw: Callable, jobs: int = 1,
                    print_only: bool = False, target_loss: float | None = None,
-                   lesson: str = "", say: Callable[[str], None] = lambda line: None) -> Outcome:
+                   lesson: str = "", say: Callable[[str], None] = lambda line: None,
+                   listeners_for: Callable[[runner.RunSpec], list] = lambda spec: []
+                   ) -> Outcome:
     """Plan, train, report; raises one of USER_ERRORS for bad input (before any training, or
     when the corpus cannot be used). Runs that fail are reported in ``Outcome.failures`` and
-    the page is written from the ones that finished."""
+    the page is written from the ones that finished. ``listeners_for(spec)`` gives the
+    trainer listeners of each run trained in this process (the app's live curves)."""
     from .report import write_page
 
     specs = plan_runs(label, base, varies, seeds, config, eval_lengths, out, lesson)
@@ -67,7 +70,7 @@ def run_comparison(label: str, base, varies, seeds: list[int], config: TrainConf
     if jobs > 1:
         failures = runner.train_in_processes(specs, jobs, say)
     else:
-        failures = runner.train_in_process(specs, say)
+        failures = runner.train_in_process(specs, say, listeners_for=listeners_for)
     for spec, message in failures:
         say(f"{spec.variant} (seed {spec.seed}) failed: {message}")
     page, summary = write_page(Path(out), draw, target_loss=target_loss, progress=say)

@@ -1,6 +1,7 @@
 """The course in the editor: every lesson in the story's order; picking one shows its claim and
 what it varies, and "Put on the canvas" opens its base graph with the blocks its variants change
-selected. Training a lesson stays with ``tfstudio lesson NAME`` (named in the panel)."""
+selected; "Train it in Compare" trains it in the Compare view, through the same lessons
+framework as ``tfstudio lesson NAME`` (named in the panel), and shows its verdict there."""
 from __future__ import annotations
 
 import html
@@ -35,8 +36,9 @@ class LessonsPanel(QWidget):
                                     "change selected")
         self.open_button.setEnabled(False)
         self.train_button = QPushButton("Train it in Compare")
-        self.train_button.setToolTip("Train the lesson's variants side by side in the Train "
-                                     "workspace's Compare view (one seed)")
+        self.train_button.setToolTip("Train the lesson's variants over its seeds in the Train "
+                                     "workspace's Compare view, which then shows its verdict, "
+                                     "table and plots (the page tfstudio lesson writes)")
         self.train_button.setEnabled(False)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)

@@ -135,12 +135,14 @@ class TrainingAttachment:
     def _add_lab_views(self, panel) -> None:
         """Compare (variants trained side by side) and Explain (the forward pass of the viewed
         run's weights, step by step)."""
-        from .compare_view import CompareView
+        from .compare_view import CompareView, join_runs, open_variant
         from .explain_view import ExplainView
 
         w = self.window
         compare = CompareView(base_graph=w.session.root, out_dir=w.data_dir / "compare")
         panel.add_view(compare, "Compare")
+        compare.runs_ready.connect(lambda runs: join_runs(panel, runs))
+        compare.open_requested.connect(lambda path, name: open_variant(panel, path, name))
         explain = ExplainView(panel.background)
         panel.add_view(explain, "Explain")
 

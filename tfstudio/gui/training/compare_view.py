@@ -1,112 +1,159 @@
-"""The Compare view: pick a base graph and tick switch values, Run, and watch the variants train
-one after another; loss curves fill in live per variant, the table fills as variants finish, the
-loss-against-position plot appears at the end when asked, and Export writes report.md and
-report.html with their pictures (the same report as ``tfstudio compare``).
+"""The Compare view: pick a lesson of the course, or a base graph and the switch values to cross
+into variants; set the corpus, tokenizer, steps, learning rate and seeds; Run. Every variant
+trains over every seed with its loss drawn live, then the view shows what the command line's
+page says: a lesson's verdict and sentences, the report's table (answer accuracy on a task) and
+its plots. The page itself (report.md, report.html) is written into the comparison's folder, and
+each run joins Runs, where it opens like any other ("Open this variant").
 
-Self-contained: ``CompareView(base_graph=None, out_dir=...)``. Training runs on a worker thread
-(``tfstudio.experiments.runner.train_in_process``); its listeners only put events on a queue,
-which a timer on the GUI thread drains, so the view never blocks and never floods the event loop.
+Training goes through ``experiments.compare.run_comparison`` on a worker thread
+(``compare_job``), the same call as ``tfstudio compare`` and ``tfstudio lesson``; a timer on the
+GUI thread drains what it reports, so the view never blocks.
 """
 from __future__ import annotations
 
+import html
 import queue
 import tempfile
-import threading
+import time
 from pathlib import Path
 
-import pyqtgraph as pg
-from PySide6.QtCore import QTimer, Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGroupBox, QHBoxLayout,
-                               QHeaderView, QLabel, QLineEdit, QPushButton, QSpinBox,
-                               QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout,
+                               QGroupBox, QHBoxLayout, QLabel, QLineEdit, QProgressBar,
+                               QPushButton, QSpinBox, QVBoxLayout, QWidget)
 
-from ...experiments import report, runner
-from ...experiments.lengths import check_lengths
-from ...experiments.results import measure, read_run
 from ...experiments.variants import SWITCHES, expand
 from ...graph import Graph
 from ...runs import TrainConfig
 from ..text import short_name
-from .colours import series_colour
-from .plots import layout_widget, legend_above, live_plot, pen, styled_plot
+from .compare_job import ComparisonJob, Shown
+from .compare_results import CompareResults
+from .setup_view import TOKENIZERS
 
 DRAIN_INTERVAL_MS = 100
 # the switches offered as tick boxes (activation and parameter paths: the command line)
 TICKED = ("attention", "norm", "positions", "ffn")
-TABLE_COLUMNS = ("variant", "parameters", "KV bytes/token", "training tok/s", "final val loss")
+OWN = "your own comparison"
+FIXED = ("fixed by the lesson: its claim was measured with it (tfstudio compare --vary "
+         "chooses everything)")
+
+
+def _seeds(text: str) -> list[int]:
+    """"1,2,3" as seeds; ValueError naming the problem and the fix."""
+    try:
+        seeds = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise ValueError(f"seeds are whole numbers separated by commas, such as 1,2,3; got "
+                         f"'{text}'") from None
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ValueError(f"give distinct seeds such as 1,2,3 (two or more give a spread); "
+                         f"got '{text}'")
+    return seeds
 
 
 class CompareView(QWidget):
-    finished = Signal(str)   # the comparison folder, when every variant has trained
+    finished = Signal(str)           # the comparison folder, once its results are shown
+    runs_ready = Signal(list)        # [(run folder, name for Runs)] of every finished run
+    open_requested = Signal(str, str)  # "Open this variant": its run folder and its name
 
     def __init__(self, base_graph: Graph | None = None, out_dir: str | Path | None = None,
                  parent: QWidget | None = None):
         super().__init__(parent)
         self.base_graph = base_graph
         self.out_dir = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="compare-"))
-        self._events: queue.SimpleQueue = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
-        self._curves: dict[str, pg.PlotDataItem] = {}
-        self._points: dict[str, list[tuple[int, float]]] = {}
-        self._rows: dict[str, int] = {}
+        self.folder: Path | None = None          # the comparison being trained or shown
+        self.job = ComparisonJob()
+        self._tips: dict[QWidget, str] = {}  # the form's own tooltips, while a lesson fixes it
         self.boxes: dict[tuple[str, str], QCheckBox] = {}
-        self.lesson_buttons: dict[str, QPushButton] = {}
-        self.status = QLabel("Tick the values to compare, then Run.")
-        self.status.setWordWrap(True)
+        self.lesson = QComboBox()
         self.base_choice = QComboBox()
-        self.corpus = QLineEdit("sample")
+        self.corpus = QComboBox()
+        self.tokenizer = QComboBox()
         self.steps = QSpinBox()
+        self.lr = QDoubleSpinBox()
+        self.seeds = QLineEdit("1,2,3")
         self.lengths = QLineEdit("")
+        self.claim = QLabel()
+        self.switches = self._variant_switches()
         self.run_button = QPushButton("Run")
         self.export_button = QPushButton("Export report")
-        self.table = QTableWidget(0, len(TABLE_COLUMNS))
-        self.plots = layout_widget()
-        self.loss_plot = styled_plot(live_plot(self.plots.ci, 1, 0), "Loss", "loss")
-        self.position_plot = styled_plot(self.plots.addPlot(row=1, col=1),
-                                         "Loss against position", "loss", "position")
+        self.open_folder_button = QPushButton("Open folder…")
+        self.progress = QProgressBar()
+        self.status = QLabel("Pick a lesson, or tick the values to compare; then Run.")
+        self.results = CompareResults()
         self.timer = QTimer(self)
         self._build()
 
     # ------------------------------------------------------------------ layout
     def _build(self) -> None:
+        from ...data.corpus import list_corpora
         from ...presets import preset_names
+        self.lesson.addItem(OWN, "")   # the course joins it when first needed (_fill_lessons)
         if self.base_graph is not None:
             self.base_choice.addItem("current graph")
         self.base_choice.addItems(preset_names())
-        self.steps.setRange(10, 100_000)
-        self.steps.setValue(400)
-        self.lengths.setPlaceholderText("e.g. 64,128,192,256 (empty: no length plot)")
-        self.table.setHorizontalHeaderLabels(TABLE_COLUMNS)
-        self.table.verticalHeader().setVisible(False)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
-        legend_above(self.plots.ci, self.loss_plot, 0, 0, columns=2)
-        legend_above(self.plots.ci, self.position_plot, 0, 1, columns=2)
-        # the choices in a column on the left, so the curves and the table get the height
+        for info in list_corpora():
+            self.corpus.addItem(info.title, info.spec)
+            self.corpus.setItemData(self.corpus.count() - 1, info.description, Qt.ToolTipRole)
+        self.corpus.setEditable(True)   # any corpus the command line takes: a file, a folder
+        self.corpus.setToolTip("a built-in corpus or task, or a path to a text file or folder")
+        for spec, title in TOKENIZERS:
+            self.tokenizer.addItem(spec, spec)
+            self.tokenizer.setItemData(self.tokenizer.count() - 1, title, Qt.ToolTipRole)
+        self.tokenizer.setEditable(True)
+        self.tokenizer.setToolTip("byte, char, bpe:N or tiktoken:NAME")
+        self.steps.setRange(1, 1_000_000)
+        self.lr.setDecimals(5)
+        self.lr.setRange(1e-5, 1.0)
+        self.lr.setSingleStep(1e-4)
+        self.seeds.setToolTip("comma-separated; a verdict needs two or more, since only the "
+                              "spread over seeds says whether a difference counts")
+        self.lengths.setPlaceholderText("e.g. 64,128,256 (text corpora)")
+        self.claim.setWordWrap(True)
+        self.claim.setTextFormat(Qt.RichText)
+        self.claim.hide()
+        self.status.setWordWrap(True)
+        self.progress.setFormat("%v / %m steps")
+        self.progress.hide()
+        self._fill_form(TrainConfig(corpus="sample", tokenizer="char", steps=400, lr=3e-3))
         choices = QVBoxLayout()
         choices.addLayout(self._settings_form())
-        choices.addWidget(self._variant_switches())
-        choices.addLayout(self._buttons_row())
-        choices.addLayout(self._lessons_row())
+        choices.addWidget(self.claim)
+        choices.addWidget(self.switches)
+        buttons = QHBoxLayout()
+        for button in (self.run_button, self.export_button, self.open_folder_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        choices.addLayout(buttons)
+        choices.addWidget(self.progress)
         choices.addWidget(self.status)
         choices.addStretch(1)
-        results = QVBoxLayout()
-        results.addWidget(self.plots, 3)
-        results.addWidget(self.table, 1)
+        left = QWidget()
+        left.setLayout(choices)
+        left.setMaximumWidth(430)
         layout = QHBoxLayout(self)
-        layout.addLayout(choices, 0)
-        layout.addLayout(results, 1)
+        layout.addWidget(left, 0)
+        layout.addWidget(self.results, 1)
         self.export_button.setEnabled(False)
+        self.open_folder_button.setToolTip("show a comparison trained before, here or by "
+                                           "tfstudio compare / tfstudio lesson")
         self.run_button.clicked.connect(self.run)
         self.export_button.clicked.connect(self.export)
+        self.open_folder_button.clicked.connect(self._choose_folder)
+        self.lesson.currentIndexChanged.connect(lambda _: self.choose_lesson(
+            self.lesson.currentData() or None))
+        self.corpus.currentIndexChanged.connect(lambda _: self._lengths_for_corpus())
+        self.results.open_requested.connect(self.open_requested)
         self.timer.setInterval(DRAIN_INTERVAL_MS)
         self.timer.timeout.connect(self.drain)
 
     def _settings_form(self) -> QFormLayout:
         form = QFormLayout()
-        form.addRow("Base", self.base_choice)
-        form.addRow("Corpus", self.corpus)
-        form.addRow("Steps", self.steps)
-        form.addRow("Eval lengths", self.lengths)
+        for label, widget in (("Lesson", self.lesson), ("Base", self.base_choice),
+                              ("Corpus", self.corpus), ("Tokenizer", self.tokenizer),
+                              ("Steps", self.steps), ("Learning rate", self.lr),
+                              ("Seeds", self.seeds), ("Eval lengths", self.lengths)):
+            form.addRow(label, widget)
         return form
 
     def _variant_switches(self) -> QGroupBox:
@@ -124,24 +171,79 @@ class CompareView(QWidget):
             grid.addLayout(row)
         return switches
 
-    def _buttons_row(self) -> QHBoxLayout:
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.run_button)
-        buttons.addWidget(self.export_button)
-        buttons.addStretch(1)
-        return buttons
+    def _fill_form(self, config: TrainConfig) -> None:
+        index = self.corpus.findData(config.corpus)
+        if index < 0:
+            index = self.corpus.findData("sample:medium" if config.corpus == "sample" else "")
+        if index >= 0:
+            self.corpus.setCurrentIndex(index)
+        else:
+            self.corpus.setEditText(config.corpus)
+        self.tokenizer.setCurrentText(config.tokenizer)
+        self.steps.setValue(config.steps)
+        self.lr.setValue(config.lr)
 
-    def _lessons_row(self) -> QHBoxLayout:
-        lessons = QHBoxLayout()
-        lessons.addWidget(QLabel("Lessons:"))
-        for name in ("positions", "attention", "norm"):
-            button = QPushButton(name)
-            button.setToolTip(f"train the {name} lesson (a few minutes on a CPU); Export "
-                              "writes its page")
-            button.clicked.connect(lambda _=False, n=name: self.run_lesson(n))
-            self.lesson_buttons[name] = button
-            lessons.addWidget(button)
-        return lessons
+    def _corpus_spec(self) -> str:
+        index = self.corpus.currentIndex()
+        if index >= 0 and self.corpus.itemText(index) == self.corpus.currentText():
+            return self.corpus.itemData(index)
+        return self.corpus.currentText().strip() or "sample"
+
+    def _lengths_for_corpus(self) -> None:
+        task = self._corpus_spec().startswith("task:")
+        self.lengths.setEnabled(not task and not self.lesson.currentData())
+        self.lengths.setToolTip("a task is scored on its answers: no loss by position"
+                                if task else "loss measured by position up to each length")
+
+    # ------------------------------------------------------------------ lessons
+    def showEvent(self, event) -> None:
+        self._fill_lessons()
+        super().showEvent(event)
+
+    def _fill_lessons(self) -> None:
+        """The course's comparisons in the Lesson picker, once: importing the lessons takes
+        1.6 s, which the Train workspace does not pay until Compare is shown or used."""
+        if self.lesson.count() > 1:
+            return
+        from ...experiments.lessons.course import course
+        for lesson in course():
+            if lesson.run is None:  # a lesson on its own schedule is no comparison
+                self.lesson.addItem(f"{lesson.name}: {lesson.title.removeprefix('Lesson: ')}",
+                                    lesson.name)
+
+    def choose_lesson(self, name: str | None) -> None:
+        """Lesson ``name`` in the form (its training shown, steps and seeds editable, the rest
+        fixed), or None: a comparison of your own."""
+        from ...experiments.lessons import LESSONS
+        self._fill_lessons()
+        lesson = LESSONS.get(name) if name else None
+        index = self.lesson.findData(name or "")
+        if index >= 0 and index != self.lesson.currentIndex():
+            self.lesson.setCurrentIndex(index)  # comes back here through the signal
+            return
+        for widget in (self.base_choice, self.corpus, self.tokenizer, self.lr, self.lengths):
+            widget.setEnabled(lesson is None)
+            own = self._tips.setdefault(widget, widget.toolTip())
+            widget.setToolTip(FIXED if lesson is not None else own)
+        self.switches.setVisible(lesson is None)
+        self.claim.setVisible(lesson is not None)
+        if lesson is None:
+            self._lengths_for_corpus()
+            return
+        self._fill_form(lesson.config())
+        self.seeds.setText(",".join(map(str, lesson.seeds)))
+        self.lengths.setText(",".join(map(str, lesson.eval_lengths)))
+        base = lesson.base + "".join(f" ({k}={v})" for k, v in lesson.base_edits)
+        self.base_choice.setCurrentText(lesson.base)
+        varies = "; ".join(f"{key} = {', '.join(values)}" for key, values in lesson.varies)
+        esc = html.escape
+        self.claim.setText(f"<b>{esc(lesson.title)}</b><br>Base {esc(base)}, varying "
+                           f"{esc(varies)}.<br><i>Claim: {esc(lesson.claim)}</i>")
+
+    def run_lesson(self, name: str) -> bool:
+        """Lesson ``name`` at its own settings (its steps and seeds), started at once."""
+        self.choose_lesson(name)
+        return self.run()
 
     # ------------------------------------------------------------------ running
     def varies(self) -> list[tuple[str, list[str]]]:
@@ -158,146 +260,166 @@ class CompareView(QWidget):
             return short_name(self.base_graph.meta.get("name") or "current graph"), self.base_graph
         return name, load_graph(name)
 
+    def _plan(self) -> tuple:
+        """(label, base, varies, seeds, config, eval lengths, lesson) from the form, as the
+        command line builds them; ValueError naming what to fix."""
+        seeds = _seeds(self.seeds.text())
+        name = self.lesson.currentData()
+        if name:
+            from ...experiments.lessons import prepare
+            lesson = prepare(name, seeds=seeds, steps=self.steps.value())
+            return (lesson.label, lesson.base, lesson.varies, lesson.seeds, lesson.config,
+                    lesson.eval_lengths, name)
+        varies = self.varies()
+        if not varies:
+            raise ValueError("tick at least one value to compare, or pick a lesson")
+        lengths = [int(x) for x in self.lengths.text().split(",") if x.strip()] \
+            if self.lengths.isEnabled() else []
+        label, base = self._base()
+        config = TrainConfig(corpus=self._corpus_spec(), tokenizer=self.tokenizer.currentText(),
+                             steps=self.steps.value(), lr=self.lr.value(), seed=seeds[0],
+                             eval_every=max(1, self.steps.value() // 10))
+        config.check()
+        return label, base, varies, seeds, config, lengths, ""
+
+    def busy(self) -> bool:
+        return self.job.busy()
+
     def run(self) -> bool:
-        """Start training the ticked variants; False (with the reason shown) when it cannot."""
+        """Start training the comparison the form describes; False (the reason shown) when it
+        cannot start."""
         try:
-            varies = self.varies()
-            if not varies:
-                raise ValueError("tick at least one value to compare")
-            lengths = [int(x) for x in self.lengths.text().split(",") if x.strip()]
-            name, base = self._base()
-            config = TrainConfig(corpus=self.corpus.text().strip() or "sample", tokenizer="char",
-                                 steps=self.steps.value(), lr=3e-3,
-                                 eval_every=max(1, self.steps.value() // 10))
-        except ValueError as exc:
-            self.status.setText(f"Cannot run: {exc}")
-            return False
-        return self._start(name, base, varies, config, lengths)
-
-    def run_lesson(self, name: str) -> bool:
-        """Start built-in lesson ``name`` (positions, attention, norm): one click, and Export
-        afterwards writes its page with its plot and two sentences."""
-        from ... import load_graph
-        from ...experiments.lessons import LESSONS
-        from ...experiments.variants import apply_setting
-        lesson = LESSONS[name]
-        base = load_graph(lesson.base)
-        for key, value in lesson.base_edits:
-            base = apply_setting(base, key, value)
-        return self._start(lesson.base, base, lesson.varies, lesson.config(),
-                           lesson.eval_lengths, lesson=name)
-
-    def _start(self, name: str, base: Graph, varies, config: TrainConfig, lengths: list[int],
-               lesson: str = "") -> bool:
-        if self._thread is not None and self._thread.is_alive():
-            self.status.setText("A comparison is already training.")
-            return False
-        try:
-            if lengths:
-                check_lengths(lengths)
-            variants = expand(base, varies)
-            plan = runner.Plan(name, varies, [config.seed], config, lengths,
-                               [{"name": v.name, "slug": v.slug, "settings": list(v.settings)}
-                                for v in variants], lesson)
-            specs = runner.write_plan(self.out_dir, plan, variants)
+            if self.busy():
+                raise ValueError("a comparison is training; wait for it to finish")
+            label, base, varies, seeds, config, lengths, lesson = self._plan()
+            names = [v.name for v in expand(base, varies)]
+            folder = self.out_dir / (time.strftime("%Y%m%d-%H%M%S-") + (lesson or "compare"))
+            self.job.train(label, base, varies, seeds, config, lengths, folder, lesson)
         except (ValueError, OSError) as exc:
             self.status.setText(f"Cannot run: {exc}")
             return False
-        self._reset([v.name for v in variants])
-        self.loss_plot.getViewBox().final_step = config.steps
-        self._thread = threading.Thread(target=self._train, args=(specs, lengths),
-                                        name="tfstudio-compare", daemon=True)
-        self._thread.start()
-        self.timer.start()
-        self.run_button.setEnabled(False)
-        self.status.setText(f"Training {len(specs)} variant(s) in {self.out_dir} ...")
+        self.folder = folder
+        self.results.reset(names, config.steps,
+                           f"Claim: {self._lesson_claim(lesson)}" if lesson else "")
+        self.results.tabs.setCurrentIndex(0)
+        self.progress.setRange(0, len(names) * len(seeds) * config.steps)
+        self.progress.setValue(0)
+        self.progress.show()
+        self._started(f"Training {len(names)} variant(s) x {len(seeds)} seed(s) in {folder}")
         return True
 
-    def _reset(self, names: list[str]) -> None:
-        self.loss_plot.clear()
-        self.position_plot.clear()
-        self._curves, self._points, self._rows = {}, {}, {}
-        self.table.setRowCount(0)
-        for i, name in enumerate(names):
-            self._points[name] = []
-            self._curves[name] = self.loss_plot.plot([], [], pen=pen(series_colour(i)),
-                                                     name=name)
+    @staticmethod
+    def _lesson_claim(name: str) -> str:
+        from ...experiments.lessons import LESSONS
+        return LESSONS[name].claim if name in LESSONS else ""
 
-    def _train(self, specs: list[runner.RunSpec], lengths: list[int]) -> None:
-        """On the worker thread: train, then measure each finished run; everything the GUI
-        needs goes on the queue."""
-        def listeners(spec):
-            return [lambda event: self._events.put(("event", spec.variant, event))]
+    def open_comparison(self, folder: str | Path) -> bool:
+        """Show a comparison trained before (its page written again from its folders)."""
         try:
-            for spec in specs:
-                failures = runner.train_in_process([spec], listeners_for=listeners)
-                if failures:
-                    self._events.put(("failed", spec.variant, failures[0][1]))
-                    continue
-                result = read_run(spec)
-                measure(result, lengths, with_inference=True)
-                self._events.put(("row", spec.variant, result))
-        except Exception as exc:  # noqa: BLE001 - shown in the view, never kills the GUI
-            self._events.put(("failed", "", f"{type(exc).__name__}: {exc}"))
-        self._events.put(("done", "", None))
+            self.job.read(Path(folder))
+        except ValueError as exc:
+            self.status.setText(f"Cannot open: {exc}")
+            return False
+        self.folder = Path(folder)
+        self.results.reset([], 0, "")
+        self.progress.hide()
+        self._started(f"Reading {folder} ...")
+        return True
+
+    def _choose_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Open a comparison folder",
+                                                  str(self.out_dir))
+        if folder:
+            self.open_comparison(folder)
+
+    def _started(self, text: str) -> None:
+        self.timer.start()
+        self.run_button.setEnabled(False)
+        self.open_folder_button.setEnabled(False)
+        self.export_button.setEnabled(False)
+        self.status.setText(text)
 
     def drain(self) -> None:
         """On the GUI thread: apply what the worker reported since the last drain."""
-        changed = set()
+        from ..report_plots import draw_report
+        stepped = False
         while True:
             try:
-                kind, name, payload = self._events.get_nowait()
+                kind, payload = self.job.events.get_nowait()
             except queue.Empty:
                 break
-            if kind == "event" and payload.kind == "StepMetrics" and name in self._points:
-                self._points[name].append((payload.step, payload.loss))
-                changed.add(name)
-            elif kind == "row":
-                self._add_row(name, payload)
+            if kind == "step":
+                self.results.add_step(*payload)
+                stepped = True
+            elif kind == "say":
+                self.status.setText(payload)
+            elif kind == "draw":
+                payload.answer(draw_report)
+            elif kind == "shown":
+                self._show(payload)
             elif kind == "failed":
-                self.status.setText(f"{name or 'Compare'} failed: {payload}")
+                self.status.setText(f"Compare failed: {payload}")
             elif kind == "done":
                 self.timer.stop()
                 self.run_button.setEnabled(True)
-                self.export_button.setEnabled(True)
-                self.status.setText(f"Done: {self.out_dir}")
-                self.finished.emit(str(self.out_dir))
-        for name in changed:
-            steps, losses = zip(*self._points[name])
-            self._curves[name].setData(list(steps), list(losses))
+                self.open_folder_button.setEnabled(True)
+                self.progress.hide()
+                if self.results.shown is not None:
+                    self.finished.emit(str(self.folder))
+        if stepped:
+            self.results.redraw()
+            self.progress.setValue(self.results.steps_done())
 
-    def _add_row(self, name: str, result) -> None:
-        from ...graph.cost import estimate_cost
-        from ...runs import RunFolder
-        graph = RunFolder(result.run_dir).graph()
-        kv = estimate_cost(graph, dtype="float32").kv_cache_bytes_per_token
-        loss = result.final_val_loss
-        cells = (name, f"{result.params:,}", f"{kv:,}", f"{result.tokens_per_s:,.0f}",
-                 "n/a" if loss is None else f"{loss:.3f}")
-        row = self.table.rowCount()
-        self.table.insertRow(row)
-        for col, text in enumerate(cells):
-            self.table.setItem(row, col, QTableWidgetItem(text))
-        self._rows[name] = row
-        if result.lengths is not None:
-            index = list(self._curves).index(name) if name in self._curves else row
-            curve = result.lengths.per_position
-            self.position_plot.plot(list(range(len(curve))), curve,
-                                    pen=pen(series_colour(index)), name=name)
-            if row == 0:
-                self.position_plot.addItem(pg.InfiniteLine(result.lengths.train_length,
-                                                           angle=90, pen=pen("#888888", 1.5,
-                                                                             dashed=True)))
+    def _show(self, shown: Shown) -> None:
+        self.results.show(shown)
+        self.export_button.setEnabled(True)
+        self.status.setText(f"Done: {len(shown.rows)} variant(s); page {shown.page}" +
+                            (f"; {len(shown.failures)} run(s) failed" if shown.failures else ""))
+        self.runs_ready.emit([(str(run_dir), f"{name} seed {seed}")
+                              for name, runs in shown.runs.items() for seed, run_dir in runs])
 
     # ------------------------------------------------------------------ export
     def export(self) -> Path | None:
         """Write report.md and report.html (with PNG plots) into the comparison folder, as
-        ``tfstudio compare`` does; the HTML page's path, or None (with the reason shown)."""
+        ``tfstudio compare --report`` does; the HTML page's path, or None (the reason shown)."""
+        from ...experiments import report
         from ..report_plots import draw_report
+        if self.folder is None:
+            self.status.setText("Cannot export: nothing compared yet; Run first")
+            return None
         try:
-            page, _ = report.write_page(self.out_dir, draw_report)
+            page, _ = report.write_page(self.folder, draw_report)
         except (ValueError, OSError, RuntimeError) as exc:
             self.status.setText(f"Cannot export: {exc}")
             return None
         self.status.setText(f"Report written: {page}")
         return page
+
+
+def join_runs(panel, runs: list[tuple[str, str]]) -> list:
+    """Every finished run of a comparison in ``panel``'s Runs, named "VARIANT seed S" (a
+    folder that cannot be read is left out); their records, in order."""
+    records = []
+    for path, name in runs:
+        try:
+            record = panel.history.record_for_folder(path)
+        except (ValueError, OSError):
+            continue
+        record.architecture = name
+        panel.history.add(record)
+        records.append(record)
+    panel.opened_runs.refresh()
+    return records
+
+
+def open_variant(panel, path: str, name: str) -> None:
+    """"Open this variant": the run in Runs and opened there, its graph on the canvas, so
+    every view of the Train workspace looks inside it."""
+    records = join_runs(panel, [(path, name)])
+    if not records:
+        panel.show_error(f"{path} is no longer a readable run folder", "Cannot open the variant")
+        return
+    panel.open_run(records[0])
+    runs = next((i for i in range(panel.tabs.count()) if panel.tabs.tabText(i) == "Runs"), None)
+    if runs is not None:
+        panel.tabs.setCurrentIndex(runs)
