@@ -12,7 +12,7 @@ from tfstudio.experiments.lessons import FAILS, HOLDS, LESSONS, UNDECIDED, prepa
 from tfstudio.experiments.lessons import experts as experts_lesson
 from tfstudio.experiments.lessons import sampling as sampling_lesson
 from tfstudio.experiments.lessons import vectors as vectors_lesson
-from tfstudio.experiments.lessons.course import ORDER, course, estimated_minutes
+from tfstudio.experiments.lessons.course import ORDER, course
 from tfstudio.experiments.results import Comparison, RunResult, VariantResult
 from tfstudio.experiments.runner import Plan
 from tfstudio.experiments.variants import VariantError, apply_setting, expand
@@ -52,12 +52,6 @@ def test_the_course_lists_every_lesson_in_the_story_order():
     names = [lesson.name for lesson in course()]
     assert names == [n for n in ORDER if n in LESSONS]
     assert {"history", "sampling", "activations", "experts", "vectors", "scale"} <= set(names)
-
-
-def test_estimated_minutes_count_runs_and_steps():
-    lesson = LESSONS["activations"]
-    runs = 4 * 3
-    assert estimated_minutes(lesson) == pytest.approx(runs * lesson.config().steps * 0.13 / 60)
 
 
 @pytest.mark.parametrize("name", ["history", "activations", "experts", "scale"])
