@@ -54,7 +54,7 @@ def route(model, ids: Sequence[int], window: int, windows: int = 16) -> dict[str
     count = min(windows, len(ids) // window)
     if count < 1:
         raise ValueError(f"{len(ids)} tokens do not fill one window of {window}")
-    batch = torch.tensor(np.asarray(ids[:count * window]).reshape(count, window))
+    batch = torch.tensor(np.asarray(ids[:count * window], dtype=np.int64).reshape(count, window))
     batch = batch.to(next(model.parameters()).device)
     model.eval()
     with torch.no_grad():
