@@ -285,6 +285,15 @@ def test_vectors_verdict_flips_with_the_numbers():
     assert vectors_lesson.judge_tables(tiny)[1].outcome == UNDECIDED       # spread, too small
 
 
+def test_vectors_drift_that_falls_back_at_a_middle_layer_is_not_layer_by_layer():
+    tables = [vectors_table(0.05 + n, 0.30 + n, 0.0, 0.20 + n, 0.60) for n in NOISE]
+    for t in tables:
+        t["same_position"][2] = 0.5          # layers.0 above layers.1: apart, but not rising
+    check = vectors_lesson.judge_tables(tables)[1]
+    assert check.outcome == UNDECIDED and "not rising at every layer" in check.sentence
+    assert "layer by layer: pos 0.0000, layers.0 0.5000, layers.1 0.2000" in check.sentence
+
+
 def test_vectors_pick_common_words_and_sentences_that_hold_them():
     text = ("The old dog went to the garden. The small cat went out again. "
             "A dog sat by the river all day. The dog went to the garden too. "

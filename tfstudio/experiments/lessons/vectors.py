@@ -95,9 +95,15 @@ def judge_tables(tables: list[dict]) -> list[Check]:
     context, itself = higher(held_last, held_entry), lower(last, between)
     if context == HOLDS and held_last.mean < DRIFT:
         context = UNDECIDED
+    layers = first["layers"]
+    held = [at("same_position", i).mean for i in range(1, len(layers))]
+    rising = all(b >= a for a, b in zip(held, held[1:]))
     words = {HOLDS: "as claimed", FAILS: "the other way round",
              UNDECIDED: f"within the seeds' spread or below {DRIFT:g}"}
-    layers = first["layers"]
+    if context == HOLDS and not rising:   # apart at the end, but not layer by layer
+        context = UNDECIDED
+        words = {**words, UNDECIDED: "apart at the end, but not rising at every layer"}
+    steps = ", ".join(f"{name} {x:.4f}" for name, x in zip(layers[1:], held))
     return [
         Check("The input vector is static", HOLDS if static < STATIC else FAILS,
               f"Mean cosine distance between the occurrences of {', '.join(first['words'])} "
@@ -106,11 +112,12 @@ def judge_tables(tables: list[dict]) -> list[Check]:
         Check("Hidden vectors drift apart layer by layer with the context", context,
               f"Same word held at one position, different sentences: {held_last.text(4)} "
               f"after {layers[-1]}, against {held_entry.text(4)} at {layers[1]}: "
-              f"{words[context]}. Where the positions differ too: {last.text(4)} after "
+              f"{words[context]} (layer by layer: {steps}). Where the positions differ too: {last.text(4)} after "
               f"{layers[-1]}, {entry.text(4)} at {layers[1]} (the position table's part)."),
         Check("A word stays closer to itself than to other words", itself,
               f"After {layers[-1]}: same word {last.text(4)}, different words "
-              f"{between.text(4)}: {words[itself]}."),
+              f"{between.text(4)}: " + {HOLDS: "as claimed", FAILS: "the other way round",
+                                        UNDECIDED: "within the seeds' spread"}[itself] + "."),
     ]
 
 register(Lesson(
