@@ -19,6 +19,7 @@ COSTS: dict[str, dict[str, float]] = {'activations': {'ffn_activation=geglu': 0.
              'model=window': 0.01006},
  'interpolation': {'short': 0.02959, 'tune': 0.0398},
  'norm': {'norm=post': 0.05258, 'norm=post-in-residual': 0.07453, 'norm=pre': 0.05326},
+ 'orthogonality': {'positions=learned': 0.03226, 'positions=sinusoidal': 0.0331},
  'positions': {'positions=alibi': 0.03138,
                'positions=learned': 0.02682,
                'positions=rope': 0.04224,
@@ -29,4 +30,4 @@ COSTS: dict[str, dict[str, float]] = {'activations': {'ffn_activation=geglu': 0.
            'width=48': 0.02331,
            'width=64': 0.03525,
            'width=96': 0.04502},
- 'vectors': {'base': 0.03516}}
+ 'vectors': {'base': 0.03861}}
