@@ -91,7 +91,8 @@ def judge_tables(tables: dict[str, list[dict]]) -> list[Check]:
             f"{scheme.capitalize()} positions keep out of the token vectors' main directions",
             outcome,
             f"Share of the position vectors' energy inside the token embeddings' top {K} "
-            f"directions: {share.text()} against {chance:.3f} by chance ({K}/{round(K / chance)}): " +
+            f"directions: {share.text()} against {chance:.3f} by chance "
+            f"({K}/{round(K / chance)}): " +
             {HOLDS: "no more than chance", FAILS: f"{share.mean / chance:.1f} times chance",
              UNDECIDED: "one seed gives no spread"}[outcome] + "."))
     return checks
