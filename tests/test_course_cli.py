@@ -42,6 +42,7 @@ def test_course_runs_each_lesson_into_its_folder_and_links_the_pages(tmp_path):
     assert text.index("history/report.html") < text.index("sampling/report.html")
     assert "Verdict: holds here (history)" in text
     assert "no verdict: the lesson ended with exit status 1" in text   # said, not invented
+    assert all(e.cpu_seconds >= 0 for e in entries) and " s CPU)</td>" in text
 
 
 def test_lesson_all_refuses_bad_seeds_in_one_line(capsys):
