@@ -14,8 +14,10 @@ from ..variants import LESSON_SETTINGS, VariantError
 
 # the story's order: counting and early neural LMs, static then contextual vectors, the
 # transformer's parts, the modern block, scale, and how text is drawn from a model
-ORDER = ("history", "vectors", "orthogonality", "positions", "interpolation", "attention", "norm", "activations",
-         "experts", "scale", "sampling")
+ORDER = ("history", "vectors", "orthogonality", "positions", "interpolation", "attention",
+         "norm", "activations", "experts", "scale", "sampling")
+
+
 def course() -> list:
     """The registered lessons in the course's order (any not in ORDER last, by name)."""
     from . import LESSONS
