@@ -6,8 +6,9 @@ the norm lesson's lr sweep, interpolation's fine-tunes) a few steps with that le
 length on one torch thread, as ``tfstudio lesson`` does, and prints the median CPU seconds per
 step; ``--write`` saves them in tfstudio/experiments/lessons/step_costs.py, which ``tfstudio
 lesson`` multiplies by each lesson's step count for its estimate. CPU time, because on a shared
-machine the wall clock counts other people's work. Without it the whole course runs into ``--out`` (finished runs are reused) and a
-markdown table of each lesson's wall time and verdict is printed for docs/BENCHMARKS.md.
+machine the wall clock counts other people's work. Without it the whole course runs into
+``--out`` (finished runs are reused) and a markdown table of each lesson's wall time, CPU time,
+estimate and verdict is printed for docs/BENCHMARKS.md.
 
     python bench/bench_course.py --step-time --write
     python bench/bench_course.py --out /tmp/course              # the full course, 3 seeds

@@ -112,8 +112,9 @@ def judge_tables(tables: list[dict]) -> list[Check]:
         Check("Hidden vectors drift apart layer by layer with the context", context,
               f"Same word held at one position, different sentences: {held_last.text(4)} "
               f"after {layers[-1]}, against {held_entry.text(4)} at {layers[1]}: "
-              f"{words[context]} (layer by layer: {steps}). Where the positions differ too: {last.text(4)} after "
-              f"{layers[-1]}, {entry.text(4)} at {layers[1]} (the position table's part)."),
+              f"{words[context]} (layer by layer: {steps}). Where the positions differ too: "
+              f"{last.text(4)} after {layers[-1]}, {entry.text(4)} at {layers[1]} (the "
+              "position table's part)."),
         Check("A word stays closer to itself than to other words", itself,
               f"After {layers[-1]}: same word {last.text(4)}, different words "
               f"{between.text(4)}: " + {HOLDS: "as claimed", FAILS: "the other way round",
