@@ -48,6 +48,45 @@ def step_cpu(graph, config, steps: int) -> float:
     return statistics.median(gaps)
 
 
+def run_overhead() -> float:
+    """CPU seconds of a one-step ``tfstudio train`` process (one thread, as ``--jobs``
+    starts them): the start-up, data and evaluation every run pays besides its steps."""
+    import resource
+    import subprocess
+
+    def children() -> float:
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r.ru_utime + r.ru_stime
+
+    with tempfile.TemporaryDirectory() as folder:
+        before = children()
+        subprocess.run([sys.executable, "-m", "tfstudio", "train", "tiny-gpt", "--out", folder,
+                        "--force", "--tokenizer", "char", "--steps", "1", "--seed", "1"],
+                       check=True, capture_output=True,
+                       env={**os.environ, "OMP_NUM_THREADS": "1"})
+        return children() - before
+
+
+def in_process_overhead() -> float:
+    """CPU seconds of a one-step training in this (warm) process, evaluation included: what a
+    lesson's own trainings (the lr sweep, interpolation) pay besides their steps."""
+    import torch
+
+    import tfstudio
+    from tfstudio.experiments.lessons.training import LESSON_TRAINING
+    from tfstudio.runs import TrainConfig
+    from tfstudio.train.trainer import Trainer
+
+    torch.set_num_threads(1)
+    config = TrainConfig(**{**LESSON_TRAINING, "steps": 1, "eval_every": 1, "seed": 1})
+    with tempfile.TemporaryDirectory() as folder:
+        Trainer(tfstudio.load_graph("tiny-gpt"), config, run_dir=folder).run()   # warm
+    with tempfile.TemporaryDirectory() as folder:
+        start = time.process_time()
+        Trainer(tfstudio.load_graph("tiny-gpt"), config, run_dir=folder).run()
+        return time.process_time() - start
+
+
 def step_costs(steps: int, only: list[str] | None = None) -> dict[str, dict[str, float]]:
     """CPU seconds per step of every training of every lesson (``cost.trainings``)."""
     from tfstudio.experiments.lessons.cost import trainings
@@ -66,7 +105,8 @@ def step_costs(steps: int, only: list[str] | None = None) -> dict[str, dict[str,
     return costs
 
 
-def write_costs(costs: dict[str, dict[str, float]], note: str) -> Path:
+def write_costs(costs: dict[str, dict[str, float]], note: str,
+                overhead: float | None = None, in_process: float | None = None) -> Path:
     import pprint
 
     import tfstudio.experiments.lessons.step_costs as module
@@ -77,6 +117,11 @@ def write_costs(costs: dict[str, dict[str, float]], note: str) -> Path:
         'training key\n(``cost.trainings``); written by ``python bench/bench_course.py '
         '--step-time --write``."""\n'
         f"MEASURED = {note!r}\n"
+        "# CPU seconds every run pays besides its steps (start-up, data, evaluation)\n"
+        f"RUN_OVERHEAD = {round(module.RUN_OVERHEAD if overhead is None else overhead, 2)!r}\n"
+        "# the same for a training inside the lesson's own, already started process\n"
+        "IN_PROCESS_OVERHEAD = "
+        f"{round(module.IN_PROCESS_OVERHEAD if in_process is None else in_process, 2)!r}\n"
         f"COSTS: dict[str, dict[str, float]] = {pprint.pformat(merged, width=96)}\n",
         encoding="utf-8")
     return path
@@ -121,11 +166,14 @@ def main() -> int:
     if args.step_time:
         import platform
         costs = step_costs(args.steps or 12, [x for x in args.lessons.split(",") if x])
+        overhead, in_process = run_overhead(), in_process_overhead()
+        print(f"a one-step tfstudio train process: {overhead:.2f} CPU s; a one-step training "
+              f"in a started process: {in_process:.2f} CPU s")
         if args.write:
             note = (f"{time.strftime('%Y-%m-%d')} on {platform.machine()} "
                     f"({os.cpu_count()} cores), one torch thread, median of "
                     f"{args.steps or 12} steps")
-            print(f"wrote {write_costs(costs, note)}")
+            print(f"wrote {write_costs(costs, note, overhead, in_process)}")
         return 0
     seeds = [int(s) for s in args.seeds.split(",")]
     return course(Path(args.out), seeds, args.steps, args.jobs)

@@ -17,7 +17,7 @@ def flat(name, seconds):
 def test_variants_times_seeds_times_steps_shared_over_two_cores():
     lesson = LESSONS["activations"]                      # 4 variants x 3 seeds, no extras
     steps = lesson.config().steps
-    found = estimate(lesson, costs=flat("activations", 0.05))
+    found = estimate(lesson, costs=flat("activations", 0.05), overhead=0, in_process=0)
     assert found.steps == 12 * steps
     assert found.cpu_s == pytest.approx(12 * steps * 0.05)
     assert found.wall_s == pytest.approx(6 * steps * 0.05)   # 6 runs on each core
@@ -28,7 +28,8 @@ def test_a_dearer_variant_counts_at_its_own_cost_and_an_odd_run_count_leaves_a_c
     steps = lesson.config().steps
     costs = flat("attention", 0.01)
     costs["attention"]["attention=mqa"] = 0.04
-    found = estimate(lesson, costs=costs, seeds=1)       # 3 runs: mha, gqa on two cores, mqa
+    # 3 runs: mha and gqa on the two cores, then mqa
+    found = estimate(lesson, costs=costs, seeds=1, overhead=0, in_process=0)
     assert found.cpu_s == pytest.approx(steps * (0.01 + 0.01 + 0.04))
     assert found.wall_s == pytest.approx(steps * (0.01 + 0.04))   # mqa follows mha's core
 
@@ -36,7 +37,7 @@ def test_a_dearer_variant_counts_at_its_own_cost_and_an_odd_run_count_leaves_a_c
 def test_the_norm_lessons_lr_sweep_runs_one_training_at_a_time():
     lesson = LESSONS["norm"]
     steps = lesson.config().steps
-    found = estimate(lesson, costs=flat("norm", 0.1))
+    found = estimate(lesson, costs=flat("norm", 0.1), overhead=0, in_process=0)
     sweep = 3 * len(SWEEP_LRS) * min(SWEEP_STEPS, steps) * 0.1
     assert found.cpu_s == pytest.approx(9 * steps * 0.1 + sweep)
     assert found.wall_s == pytest.approx(5 * steps * 0.1 + sweep)   # 5 of 9 runs on one core
@@ -44,10 +45,26 @@ def test_the_norm_lessons_lr_sweep_runs_one_training_at_a_time():
 
 def test_interpolation_counts_its_own_schedule_serially():
     lesson = LESSONS["interpolation"]
-    found = estimate(lesson, seeds=2, steps=50, costs={"interpolation": {"short": 0.1,
-                                                                         "tune": 0.2}})
+    found = estimate(lesson, seeds=2, steps=50, overhead=0, in_process=0,
+                     costs={"interpolation": {"short": 0.1, "tune": 0.2}})
     assert found.cpu_s == pytest.approx(2 * 50 * 0.1 + 2 * 3 * TUNE_STEPS * 0.2)
     assert found.wall_s == pytest.approx(found.cpu_s)
+
+
+def test_every_run_pays_the_start_up_overhead_once():
+    lesson = LESSONS["activations"]
+    bare = estimate(lesson, costs=flat("activations", 0.05), overhead=0, in_process=0)
+    paid = estimate(lesson, costs=flat("activations", 0.05), overhead=4.0, in_process=0)
+    assert paid.cpu_s - bare.cpu_s == pytest.approx(12 * 4.0)
+    assert paid.wall_s - bare.wall_s == pytest.approx(6 * 4.0)
+
+
+def test_a_training_inside_the_lessons_process_pays_the_smaller_overhead():
+    lesson = LESSONS["norm"]
+    costs = flat("norm", 0.1)
+    bare = estimate(lesson, costs=costs, overhead=0, in_process=0)
+    paid = estimate(lesson, costs=costs, overhead=0, in_process=1.0)
+    assert paid.wall_s - bare.wall_s == pytest.approx(3 * len(SWEEP_LRS) * 1.0)
 
 
 def test_an_unmeasured_training_is_named_not_counted():

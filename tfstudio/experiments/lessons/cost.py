@@ -62,7 +62,7 @@ class Estimate:
     missing: tuple[str, ...]  # trainings with no measured step cost (left out of the sums)
 
     def text(self) -> str:
-        """"~3.9 min on 2 cores (7.1 CPU-min, 9,600 steps)"."""
+        """"~3.9 min on 2 cores (7.1 CPU-min, 9,600 training steps)"."""
         if self.steps == 0:
             return "minutes not estimated: no measured step cost (bench/bench_course.py " \
                    "--step-time)"
@@ -72,22 +72,27 @@ class Estimate:
 
 
 def estimate(lesson, seeds: int | None = None, steps: int | None = None,
-             costs: dict[str, dict[str, float]] | None = None) -> Estimate:
+             costs: dict[str, dict[str, float]] | None = None,
+             overhead: float | None = None, in_process: float | None = None) -> Estimate:
     """Lesson ``lesson``'s training time: each training's steps times its measured CPU seconds
-    per step (``costs``: lesson -> key -> seconds; ``step_costs.COSTS`` by default). Wall time
-    on CORES cores: the variants' runs shared out over the cores, the rest one after another.
-    Evaluation, sampling and the other measurements are not counted (the bench's full runs
-    say how much they add)."""
-    from .step_costs import COSTS
+    per step (``costs``: lesson -> key -> seconds; ``step_costs.COSTS`` by default), plus
+    CPU seconds per run besides its steps: ``overhead`` for each separate ``tfstudio train``
+    process (``step_costs.RUN_OVERHEAD``: start-up, data, evaluation), and ``in_process``
+    for a training inside the lesson's own process (``step_costs.IN_PROCESS_OVERHEAD``). Wall time on CORES cores: the variants' runs shared out over the cores, the
+    rest one after another. Sampling and the other measurements after training are not
+    counted (the bench's full runs say how much they add)."""
+    from .step_costs import COSTS, IN_PROCESS_OVERHEAD, RUN_OVERHEAD
 
     table = (COSTS if costs is None else costs).get(lesson.name, {})
+    extra = RUN_OVERHEAD if overhead is None else overhead
+    inside = IN_PROCESS_OVERHEAD if in_process is None else in_process
     workers, serial = [0.0] * CORES, 0.0     # each core's busy seconds; the one-at-a-time part
     steps_total, missing = 0, []
     for t in trainings(lesson, seeds, steps):
         if t.key not in table:
             missing.append(t.key)
             continue
-        run = t.config.steps * table[t.key]
+        run = t.config.steps * table[t.key] + (extra if t.parallel else inside)
         steps_total += t.steps
         if not t.parallel:
             serial += t.runs * run

@@ -49,8 +49,8 @@ def total_text(seeds: int | None = None, steps: int | None = None) -> str:
 
     found = [estimate(lesson, seeds, steps) for lesson in course()]
     wall, cpu = sum(e.wall_s for e in found), sum(e.cpu_s for e in found)
-    return (f"The course: ~{wall / 60:.0f} min on 2 cores ({cpu / 60:.0f} CPU-min of training "
-            "steps; evaluation and measurements add to it)")
+    return (f"The course: ~{wall / 60:.0f} min on 2 cores ({cpu / 60:.0f} CPU-min: training "
+            "steps and each run's start-up; the measurements after training add to it)")
 
 
 def setting(key: str, choices: tuple[str, ...]):
