@@ -1,13 +1,16 @@
 """The course's wall times: every lesson (``tfstudio lesson all``), or the step time its estimates
 use.
 
-``--step-time`` trains tiny-gpt with the lessons' shared settings (char tokens of the stories
-sample, 16 x 64 tokens) on one torch thread, as ``tfstudio lesson`` does, and prints the median
-seconds per step after the first 5 (``STEP_SECONDS`` in tfstudio/experiments/lessons/course.py
-is this number). Without it the whole course runs into ``--out`` (finished runs are reused) and a
-markdown table of each lesson's wall time and verdict is printed for docs/BENCHMARKS.md.
+``--step-time`` trains every model each lesson trains (``lessons.cost.trainings``: its variants,
+the norm lesson's lr sweep, interpolation's fine-tunes) a few steps with that lesson's batch and
+length on one torch thread, as ``tfstudio lesson`` does, and prints the median CPU seconds per
+step; ``--write`` saves them in tfstudio/experiments/lessons/step_costs.py, which ``tfstudio
+lesson`` multiplies by each lesson's step count for its estimate. CPU time, because on a shared
+machine the wall clock counts other people's work. Without it the whole course runs into
+``--out`` (finished runs are reused) and a markdown table of each lesson's wall time, CPU time,
+estimate and verdict is printed for docs/BENCHMARKS.md.
 
-    python bench/bench_course.py --step-time
+    python bench/bench_course.py --step-time --write
     python bench/bench_course.py --out /tmp/course              # the full course, 3 seeds
     python bench/bench_course.py --out /tmp/c --steps 50 --seeds 1,2   # a reduced budget
     taskset -c 0,1 python bench/bench_course.py ...             # on two cores
@@ -15,6 +18,7 @@ markdown table of each lesson's wall time and verdict is printed for docs/BENCHM
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -22,24 +26,105 @@ import time
 from pathlib import Path
 
 
-def step_time(steps: int) -> float:
+def step_cpu(graph, config, steps: int) -> float:
+    """Median CPU seconds per training step (this process, one torch thread) of ``graph``
+    with ``config``'s batch and length, over ``steps`` steps after the first 3."""
+    import dataclasses
+
     import torch
 
-    import tfstudio
-    from tfstudio.experiments.lessons.training import LESSON_TRAINING
-    from tfstudio.runs import TrainConfig
     from tfstudio.train.events import StepMetrics
     from tfstudio.train.trainer import Trainer
 
     torch.set_num_threads(1)
     stamps = []
-    config = TrainConfig(**{**LESSON_TRAINING, "steps": steps, "eval_every": 0})
+    config = dataclasses.replace(config, steps=steps + 4, eval_every=0, init_from="",
+                                 probe_every=0)
     with tempfile.TemporaryDirectory() as folder:
-        Trainer(tfstudio.load_graph("tiny-gpt"), config, run_dir=folder, listeners=[
-            lambda e: stamps.append(time.perf_counter()) if isinstance(e, StepMetrics)
+        Trainer(graph, config, run_dir=folder, listeners=[
+            lambda e: stamps.append(time.process_time()) if isinstance(e, StepMetrics)
             else None]).run()
-    gaps = [b - a for a, b in zip(stamps[5:], stamps[6:])]
+    gaps = [b - a for a, b in zip(stamps[3:], stamps[4:])]
     return statistics.median(gaps)
+
+
+def run_overhead() -> float:
+    """CPU seconds of a one-step ``tfstudio train`` process (one thread, as ``--jobs``
+    starts them): the start-up, data and evaluation every run pays besides its steps."""
+    import resource
+    import subprocess
+
+    def children() -> float:
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r.ru_utime + r.ru_stime
+
+    with tempfile.TemporaryDirectory() as folder:
+        before = children()
+        subprocess.run([sys.executable, "-m", "tfstudio", "train", "tiny-gpt", "--out", folder,
+                        "--force", "--tokenizer", "char", "--steps", "1", "--seed", "1"],
+                       check=True, capture_output=True,
+                       env={**os.environ, "OMP_NUM_THREADS": "1"})
+        return children() - before
+
+
+def in_process_overhead() -> float:
+    """CPU seconds of a one-step training in this (warm) process, evaluation included: what a
+    lesson's own trainings (the lr sweep, interpolation) pay besides their steps."""
+    import torch
+
+    import tfstudio
+    from tfstudio.experiments.lessons.training import LESSON_TRAINING
+    from tfstudio.runs import TrainConfig
+    from tfstudio.train.trainer import Trainer
+
+    torch.set_num_threads(1)
+    config = TrainConfig(**{**LESSON_TRAINING, "steps": 1, "eval_every": 1, "seed": 1})
+    with tempfile.TemporaryDirectory() as folder:
+        Trainer(tfstudio.load_graph("tiny-gpt"), config, run_dir=folder).run()   # warm
+    with tempfile.TemporaryDirectory() as folder:
+        start = time.process_time()
+        Trainer(tfstudio.load_graph("tiny-gpt"), config, run_dir=folder).run()
+        return time.process_time() - start
+
+
+def step_costs(steps: int, only: list[str] | None = None) -> dict[str, dict[str, float]]:
+    """CPU seconds per step of every training of every lesson (``cost.trainings``)."""
+    from tfstudio.experiments.lessons.cost import trainings
+    from tfstudio.experiments.lessons.course import course
+
+    costs: dict[str, dict[str, float]] = {}
+    for lesson in course():
+        if only and lesson.name not in only:
+            continue
+        for t in trainings(lesson):
+            if t.key in costs.get(lesson.name, {}):
+                continue
+            seconds = step_cpu(t.graph(), t.config, steps)
+            costs.setdefault(lesson.name, {})[t.key] = round(seconds, 5)
+            print(f"{lesson.name:14s} {t.key:40s} {seconds:.4f} CPU s/step", flush=True)
+    return costs
+
+
+def write_costs(costs: dict[str, dict[str, float]], note: str,
+                overhead: float | None = None, in_process: float | None = None) -> Path:
+    import pprint
+
+    import tfstudio.experiments.lessons.step_costs as module
+    path = Path(module.__file__)
+    merged = {**module.COSTS, **costs}
+    path.write_text(
+        '"""CPU seconds per training step of every model the course trains, by lesson and '
+        'training key\n(``cost.trainings``); written by ``python bench/bench_course.py '
+        '--step-time --write``."""\n'
+        f"MEASURED = {note!r}\n"
+        "# CPU seconds every run pays besides its steps (start-up, data, evaluation)\n"
+        f"RUN_OVERHEAD = {round(module.RUN_OVERHEAD if overhead is None else overhead, 2)!r}\n"
+        "# the same for a training inside the lesson's own, already started process\n"
+        "IN_PROCESS_OVERHEAD = "
+        f"{round(module.IN_PROCESS_OVERHEAD if in_process is None else in_process, 2)!r}\n"
+        f"COSTS: dict[str, dict[str, float]] = {pprint.pformat(merged, width=96)}\n",
+        encoding="utf-8")
+    return path
 
 
 def course(out: Path, seeds: list[int], steps: int | None, jobs: int) -> int:
@@ -49,25 +134,46 @@ def course(out: Path, seeds: list[int], steps: int | None, jobs: int) -> int:
     start = time.perf_counter()
     status, page, entries = run_course(out, course_step(run_lesson, seeds, steps, jobs))
     total = time.perf_counter() - start
-    print("\n| lesson | wall time | verdict |\n| --- | --- | --- |")
+    from tfstudio.experiments.lessons import LESSONS
+    from tfstudio.experiments.lessons.cost import estimate
+
+    print("\n| lesson | wall time | CPU time | estimate on 2 cores (CPU) | verdict |\n"
+          "| --- | --- | --- | --- | --- |")
     for e in entries:
-        print(f"| {e.name} | {e.seconds / 60:.1f} min | {e.verdict} |")
+        guess = estimate(LESSONS[e.name], len(seeds), steps)
+        print(f"| {e.name} | {e.seconds / 60:.1f} min | {e.cpu_seconds / 60:.1f} min | "
+              f"{guess.wall_s / 60:.1f} min ({guess.cpu_s / 60:.1f}) | {e.verdict} |")
     print(f"\ncourse: {page}; total {total / 60:.1f} min, exit status {status}")
     return status
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--step-time", action="store_true", help="only time tiny-gpt's steps")
+    parser.add_argument("--step-time", action="store_true",
+                        help="time a step of every model each lesson trains (CPU seconds)")
+    parser.add_argument("--write", action="store_true",
+                        help="--step-time: save them in tfstudio/experiments/lessons/"
+                             "step_costs.py, which the estimates read")
+    parser.add_argument("--lessons", default="",
+                        help="--step-time: only these lessons (comma-separated)")
     parser.add_argument("--steps", type=int, default=None,
-                        help="--step-time: steps to time (default 60); else every run's steps "
-                             "(default: each lesson's own)")
+                        help="--step-time: steps to time per model (default 12); else every "
+                             "run's steps (default: each lesson's own)")
     parser.add_argument("--seeds", default="1,2,3")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--out", default="course-bench")
     args = parser.parse_args()
     if args.step_time:
-        print(f"{step_time(args.steps or 60):.4f} s per step (median, tiny-gpt, 1 thread)")
+        import platform
+        costs = step_costs(args.steps or 12, [x for x in args.lessons.split(",") if x])
+        overhead, in_process = run_overhead(), in_process_overhead()
+        print(f"a one-step tfstudio train process: {overhead:.2f} CPU s; a one-step training "
+              f"in a started process: {in_process:.2f} CPU s")
+        if args.write:
+            note = (f"{time.strftime('%Y-%m-%d')} on {platform.machine()} "
+                    f"({os.cpu_count()} cores), one torch thread, median of "
+                    f"{args.steps or 12} steps")
+            print(f"wrote {write_costs(costs, note, overhead, in_process)}")
         return 0
     seeds = [int(s) for s in args.seeds.split(",")]
     return course(Path(args.out), seeds, args.steps, args.jobs)

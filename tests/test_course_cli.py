@@ -6,7 +6,7 @@ import pytest
 
 from tfstudio.cli import main
 from tfstudio.experiments.lessons import LESSONS
-from tfstudio.experiments.lessons.course import ORDER, estimated_minutes, run_course
+from tfstudio.experiments.lessons.course import ORDER, estimated_minutes, minutes_text, run_course
 
 
 def test_lesson_without_a_name_prints_the_course_in_order(capsys):
@@ -15,10 +15,9 @@ def test_lesson_without_a_name_prints_the_course_in_order(capsys):
     numbered = [line for line in out if line[:1].isdigit()]
     assert [line.split(". ", 1)[1].split(" ", 1)[0] for line in numbered] == list(ORDER)
     history = LESSONS["history"]
-    assert numbered[0] == (f"1. history (~{estimated_minutes(history):.0f} min estimated, "
-                           f"{history.source})")
-    own = numbered[ORDER.index("interpolation")]
-    assert "minutes not estimated: it trains on its own schedule" in own
+    assert numbered[0] == f"1. history ({minutes_text(history)}, {history.source})"
+    assert minutes_text(history).startswith(f"~{estimated_minutes(history):.1f} min on 2 cores")
+    assert out[-1].startswith("The course: ~")
     assert out[1].strip() == history.claim
 
 
@@ -43,6 +42,7 @@ def test_course_runs_each_lesson_into_its_folder_and_links_the_pages(tmp_path):
     assert text.index("history/report.html") < text.index("sampling/report.html")
     assert "Verdict: holds here (history)" in text
     assert "no verdict: the lesson ended with exit status 1" in text   # said, not invented
+    assert all(e.cpu_seconds >= 0 for e in entries) and " s CPU)</td>" in text
 
 
 def test_lesson_all_refuses_bad_seeds_in_one_line(capsys):

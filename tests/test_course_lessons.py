@@ -12,7 +12,7 @@ from tfstudio.experiments.lessons import FAILS, HOLDS, LESSONS, UNDECIDED, prepa
 from tfstudio.experiments.lessons import experts as experts_lesson
 from tfstudio.experiments.lessons import sampling as sampling_lesson
 from tfstudio.experiments.lessons import vectors as vectors_lesson
-from tfstudio.experiments.lessons.course import ORDER, course, estimated_minutes
+from tfstudio.experiments.lessons.course import ORDER, course
 from tfstudio.experiments.results import Comparison, RunResult, VariantResult
 from tfstudio.experiments.runner import Plan
 from tfstudio.experiments.variants import VariantError, apply_setting, expand
@@ -52,12 +52,6 @@ def test_the_course_lists_every_lesson_in_the_story_order():
     names = [lesson.name for lesson in course()]
     assert names == [n for n in ORDER if n in LESSONS]
     assert {"history", "sampling", "activations", "experts", "vectors", "scale"} <= set(names)
-
-
-def test_estimated_minutes_count_runs_and_steps():
-    lesson = LESSONS["activations"]
-    runs = 4 * 3
-    assert estimated_minutes(lesson) == pytest.approx(runs * lesson.config().steps * 0.13 / 60)
 
 
 @pytest.mark.parametrize("name", ["history", "activations", "experts", "scale"])
@@ -289,6 +283,15 @@ def test_vectors_verdict_flips_with_the_numbers():
     assert [c.outcome for c in vectors_lesson.judge_tables(tables)] == [HOLDS, FAILS, HOLDS]
     tiny = [vectors_table(0.3, 0.05, 0.0, 0.0004 + n / 100, 0.6) for n in NOISE]  # beyond the
     assert vectors_lesson.judge_tables(tiny)[1].outcome == UNDECIDED       # spread, too small
+
+
+def test_vectors_drift_that_falls_back_at_a_middle_layer_is_not_layer_by_layer():
+    tables = [vectors_table(0.05 + n, 0.30 + n, 0.0, 0.20 + n, 0.60) for n in NOISE]
+    for t in tables:
+        t["same_position"][2] = 0.5          # layers.0 above layers.1: apart, but not rising
+    check = vectors_lesson.judge_tables(tables)[1]
+    assert check.outcome == UNDECIDED and "not rising at every layer" in check.sentence
+    assert "layer by layer: pos 0.0000, layers.0 0.5000, layers.1 0.2000" in check.sentence
 
 
 def test_vectors_pick_common_words_and_sentences_that_hold_them():

@@ -598,7 +598,7 @@ def test_saving_and_reading_tokenizers_name_the_file(tmp_path):
                                  "continuation byte); the file is damaged")
     bad.write_text('{"format_version": 1, "kind": "nope"}')
     with pytest.raises(DataError, match=rf"^{re.escape(str(bad))}: unknown tokenizer kind "
-                                        r"'nope'; expected one of \('byte', 'char', 'bpe', "
+                                        r"'nope'; expected one of \('byte', 'char', 'word', 'bpe', "
                                         r"'tiktoken'\)$"):
         load_tokenizer(bad)
     with pytest.raises(DataError, match=r"^tokenizer: expected a JSON object describing a "

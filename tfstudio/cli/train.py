@@ -21,8 +21,8 @@ SETTING_HELP = {
               "for other sizes), pydoc (Python's documentation), task:NAME (a synthetic task: "
               "copy, reverse, sort, add, brackets, induction) or a path to a .txt/.md/.jsonl "
               "file or a folder of them",
-    "tokenizer": "how text becomes ids: byte, char, bpe:N (N merges learned on the corpus) or "
-                 "tiktoken:NAME (e.g. tiktoken:gpt2)",
+    "tokenizer": "how text becomes ids: byte, char, word:N (the corpus's N commonest words), "
+                 "bpe:N (N merges learned on the corpus) or tiktoken:NAME (e.g. tiktoken:gpt2)",
     "steps": "optimizer steps to train for (default: 500 for a new run; a resumed run keeps "
              "its own, and a larger N extends it)",
     "batch_size": "sequences per step",

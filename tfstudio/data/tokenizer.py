@@ -26,7 +26,7 @@ EOT, PAD, MASK, BOS, UNK = "<|endoftext|>", "<|pad|>", "<|mask|>", "<|bos|>", "<
 SPECIAL_TOKENS = (EOT, PAD, MASK, BOS)
 TOKENIZER_FILE = "tokenizer.json"
 FORMAT_VERSION = 1
-KINDS = ("byte", "char", "bpe", "tiktoken")
+KINDS = ("byte", "char", "word", "bpe", "tiktoken")
 
 
 class Tokenizer(ABC):

@@ -5,6 +5,8 @@
 ========================  =====================================================================
 ``"byte"``                UTF-8 bytes (256 ids) then the special tokens; needs no corpus.
 ``"char"``                one id per character seen in the corpus, then specials and ``<|unk|>``.
+``"word:2000"``           the 2,000 commonest words of the corpus (" cat", with its space), then
+                          specials and ``<|unk|>`` (``word_tokenizer.py``).
 ``"bpe:1024"``            byte-level BPE with at most that many ids (specials included; a small
                           corpus may run out of merges), trained on the corpus with rustbpe,
                           run by tiktoken, cached on disk.
@@ -24,8 +26,9 @@ from typing import Any
 from .errors import DataError
 from .tokenizer import FORMAT_VERSION, KINDS, TOKENIZER_FILE, Tokenizer
 
-SPEC_HELP = ('"byte", "char", "bpe:<vocab size>" (e.g. "bpe:1024") or "tiktoken:<name>" '
-             '(gpt2, r50k_base, p50k_base, cl100k_base, o200k_base)')
+SPEC_HELP = ('"byte", "char", "word:<vocab size>" (e.g. "word:2000"), "bpe:<vocab size>" '
+             '(e.g. "bpe:1024") or "tiktoken:<name>" (gpt2, r50k_base, p50k_base, cl100k_base, '
+             'o200k_base)')
 
 
 def build_tokenizer(spec: str, corpus=None, **options) -> Tokenizer:
@@ -41,6 +44,14 @@ def build_tokenizer(spec: str, corpus=None, **options) -> Tokenizer:
     if kind == "char" and not arg:
         from .simple_tokenizers import CharTokenizer
         return CharTokenizer.from_corpus(_need_corpus(spec, corpus))
+    if kind == "word":
+        try:
+            size = int(arg)
+        except ValueError:
+            raise DataError(f"tokenizer {spec!r}: the word vocabulary size must be an integer, "
+                            f'e.g. "word:2000"') from None
+        from .word_tokenizer import WordTokenizer
+        return WordTokenizer.from_corpus(_need_corpus(spec, corpus), size)
     if kind == "bpe":
         try:
             vocab_size = int(arg)
@@ -88,6 +99,9 @@ def _rebuilt(data: dict, kind: Any, source: str) -> Tokenizer:
         if kind == "char":
             from .simple_tokenizers import CharTokenizer
             return CharTokenizer(data["alphabet"])
+        if kind == "word":
+            from .word_tokenizer import WordTokenizer
+            return WordTokenizer(list(data["words"]))
         if kind == "bpe":
             from .bpe import bpe_from_state
             return bpe_from_state(data)

@@ -9,8 +9,8 @@ from pathlib import Path
 from .results import COST_DTYPE, Comparison, VariantResult, collect
 
 COLUMNS = ("variant", "seeds", "parameters", "FLOPs/token", f"KV bytes/token ({COST_DTYPE})",
-           "KV at context (measured / model)", "generation tok/s", "training tok/s",
-           "final val loss", "steps to target")
+           "KV at context (measured / model)", "generation tok/s (timed to context)",
+           "training tok/s", "final val loss", "steps to target")
 
 
 def _number(value: float | None, digits: int = 3) -> str:
@@ -61,7 +61,9 @@ def table_row(variant: VariantResult, target: float | None) -> list[str]:
     costs = [r.inference for r in variant.runs if r.inference is not None]
     kv = (f"{_kib(costs[0].kv_bytes_measured)} / {_kib(costs[0].kv_bytes_predicted)} "
           f"({costs[0].dtype})" if costs else "n/a")
-    speed = f"{sum(c.tokens_per_s for c in costs) / len(costs):,.0f}" if costs else "n/a"
+    # generation is timed from a 1-token prompt up to the context, so the speed names it
+    speed = (f"{sum(c.tokens_per_s for c in costs) / len(costs):,.0f} (to "
+             f"{costs[0].context_length} tokens)" if costs else "n/a")
     steps = [r.steps_to(target) for r in variant.runs] if target is not None else []
     reached = [s for s in steps if s is not None]
     to_target = ("n/a" if target is None else "not reached" if not reached else
@@ -119,7 +121,9 @@ def _notes(c: Comparison) -> list[str]:
                      f"{c.target_loss:.3f}.")
     notes.append(f"KV bytes/token: the cost model's prediction in {COST_DTYPE}; at context: the "
                  "cache's key and value tensors after one context length of tokens, measured "
-                 "and predicted. Generation: batch 1 with the KV cache.")
+                 "and predicted. Generation: batch 1 with the KV cache, timed generating from a "
+                 "1-token prompt up to the context named in the cell (a longer context reads "
+                 "a longer cache per token, so the speed holds for that length only).")
     if warmup_note(c):
         notes.append(warmup_note(c))
     if any(v.accuracies for v in c.variants):
@@ -132,10 +136,19 @@ def _notes(c: Comparison) -> list[str]:
     return notes
 
 
+def lesson_tables(c: Comparison) -> list[tuple[str, list[str], list[list[str]]]]:
+    """A built-in lesson's own tables (``Lesson.tables``): (title, header, rows) each."""
+    from .lessons import LESSONS
+    lesson = LESSONS.get(c.plan.lesson)
+    return list(lesson.tables(c)) if lesson is not None and lesson.tables else []
+
+
 def markdown(c: Comparison, pictures: dict[str, str], title: str = "Comparison",
              summary: list[str] = ()) -> str:
     parts = [f"# {title}", "", *summary, "" if summary else "", _settings(c), "",
              _md_table(columns(c), rows(c)), ""]
+    for caption, header, body in lesson_tables(c):
+        parts += [f"## {caption}", "", _md_table(header, body), ""]
     parts += [f"- {n}" for n in _notes(c)] + [""]
     if c.baselines:
         parts += ["## Counting baselines (validation cross-entropy, nats/token)", "",
@@ -179,6 +192,8 @@ def html(c: Comparison, pictures: dict[str, str], title: str = "Comparison",
                      f"<figcaption>{esc(caption)}</figcaption></figure>")
     parts.append(f"<p>{settings}</p>")
     parts.append(_html_table(columns(c), rows(c)))
+    for caption, header, body in lesson_tables(c):
+        parts.append(f"<h2>{esc(caption)}</h2>{_html_table(header, body)}")
     parts.append("<ul>" + "".join(f"<li>{esc(n)}</li>" for n in _notes(c)) + "</ul>")
     if c.baselines:
         parts.append("<h2>Counting baselines (validation cross-entropy, nats/token)</h2>")

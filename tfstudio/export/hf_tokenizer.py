@@ -100,6 +100,12 @@ def build_hf_tokenizer(tokenizer):
         hf = Tokenizer(models.WordLevel(vocab=vocab, unk_token=UNK))
         hf.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), behavior="isolated")
         hf.decoder = decoders.Fuse()
+    elif tokenizer.kind == "word":   # the same pieces, each looked up whole
+        from ..data.word_tokenizer import PIECES
+        vocab = {w: i for i, w in enumerate(tokenizer.words)} | specials
+        hf = Tokenizer(models.WordLevel(vocab=vocab, unk_token=UNK))
+        hf.pre_tokenizer = pre_tokenizers.Split(Regex(PIECES.pattern), behavior="isolated")
+        hf.decoder = decoders.Fuse()
     else:
         ranks = _ranks(tokenizer)
         vocab = {_to_symbols(token): rank for token, rank in ranks.items()}

@@ -110,10 +110,11 @@ class Setting:
         return ", ".join(parts)
 
 
-# The grid the sampling lesson walks: temperature alone, then each filter at temperature 1.
-DEFAULT_GRID = (Setting(0.0), Setting(0.5), Setting(1.0), Setting(1.5), Setting(2.0),
-                Setting(1.0, top_k=5), Setting(1.0, top_k=40),
-                Setting(1.0, top_p=0.5), Setting(1.0, top_p=0.9))
+# The grid the sampling lesson walks: greedy, then every temperature with every top-k (0: off)
+# and every top-p (1: off), so each filter is seen at each temperature
+TEMPERATURES, TOP_KS, TOP_PS = (0.5, 1.0, 1.5, 2.0), (0, 5, 40), (1.0, 0.9, 0.5)
+DEFAULT_GRID = (Setting(0.0),) + tuple(Setting(t, k, p) for t in TEMPERATURES for k in TOP_KS
+                                       for p in TOP_PS)
 
 
 @dataclass

@@ -36,7 +36,8 @@ __all__ = ["LESSONS", "Lesson", "Check", "Verdict", "Sample", "LessonRun", "prep
            "register", "lower", "higher", "both", "HOLDS", "FAILS", "UNDECIDED",
            "DEFAULT_SEEDS"]
 
-_FRAMEWORK = {"lesson", "measures", "training"}  # modules of this package that are not lessons
+# modules of this package that are not lessons
+_FRAMEWORK = {"lesson", "measures", "training", "cost", "step_costs"}
 
 
 LESSONS: dict[str, Lesson] = {}

@@ -14,12 +14,8 @@ from ..variants import LESSON_SETTINGS, VariantError
 
 # the story's order: counting and early neural LMs, static then contextual vectors, the
 # transformer's parts, the modern block, scale, and how text is drawn from a model
-ORDER = ("history", "vectors", "positions", "interpolation", "attention", "norm", "activations",
-         "experts", "scale", "sampling")
-# seconds one training step of a lesson's tiny model takes on one thread of a 2-core machine
-# (tiny-gpt, 16 x 64 tokens; bench/bench_course.py --step-time measured 0.125 s on the shared
-# 2-core development machine)
-STEP_SECONDS = 0.13
+ORDER = ("history", "vectors", "orthogonality", "positions", "interpolation", "attention",
+         "norm", "activations", "experts", "scale", "sampling")
 
 
 def course() -> list:
@@ -31,22 +27,30 @@ def course() -> list:
                                                         lesson.name))
 
 
-def estimated_minutes(lesson) -> float | None:
-    """Runs x steps x STEP_SECONDS: an estimate from tiny-gpt's step time, not a measurement
-    of this lesson (bench/bench_course.py measures them). None for a lesson that trains on a
-    schedule of its own (``Lesson.run``), which this count does not know."""
-    if lesson.run is not None:
-        return None
-    runs = len(lesson.seeds)
-    for _, values in lesson.varies:
-        runs *= len(values)
-    return runs * lesson.config().steps * STEP_SECONDS / 60.0
+def estimated_minutes(lesson, seeds: int | None = None, steps: int | None = None
+                      ) -> float | None:
+    """Wall minutes on 2 cores with --jobs 2, from the lesson's step count times the measured
+    CPU seconds per step (``cost.estimate``); None where no step cost was measured."""
+    from .cost import estimate
+
+    found = estimate(lesson, seeds, steps)
+    return found.wall_s / 60.0 if found.steps else None
 
 
-def minutes_text(lesson) -> str:
-    minutes = estimated_minutes(lesson)
-    return ("minutes not estimated: it trains on its own schedule" if minutes is None
-            else f"~{minutes:.0f} min estimated")
+def minutes_text(lesson, seeds: int | None = None, steps: int | None = None) -> str:
+    from .cost import estimate
+
+    return estimate(lesson, seeds, steps).text()
+
+
+def total_text(seeds: int | None = None, steps: int | None = None) -> str:
+    """The whole course's estimate, one line."""
+    from .cost import estimate
+
+    found = [estimate(lesson, seeds, steps) for lesson in course()]
+    wall, cpu = sum(e.wall_s for e in found), sum(e.cpu_s for e in found)
+    return (f"The course: ~{wall / 60:.0f} min on 2 cores ({cpu / 60:.0f} CPU-min: training "
+            "steps and each run's start-up; the measurements after training add to it)")
 
 
 def setting(key: str, choices: tuple[str, ...]):
@@ -69,10 +73,13 @@ def blocks(graph: Graph, *types: str) -> list:
 
 def listing() -> list[str]:
     """The course as lines of text: order, name, estimated minutes, source, claim."""
+    from .step_costs import MEASURED
+
     lines = []
     for i, lesson in enumerate(course(), 1):
         lines.append(f"{i}. {lesson.name} ({minutes_text(lesson)}, {lesson.source})")
         lines.append(f"   {lesson.claim}")
+    lines.append(f"{total_text()}; step costs measured {MEASURED}.")
     return lines
 
 
@@ -84,6 +91,16 @@ class CourseEntry:
     status: int          # the lesson's exit status (0: trained and written)
     seconds: float
     verdict: str         # the lesson's verdict line, or why there is none
+    cpu_seconds: float = 0.0   # user + system CPU of this process and its children
+
+
+def cpu_seconds() -> float:
+    """User + system CPU seconds of this process and its finished children so far."""
+    import resource
+
+    own, kids = (resource.getrusage(who) for who in (resource.RUSAGE_SELF,
+                                                     resource.RUSAGE_CHILDREN))
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def course_step(run_lesson: Callable[..., int], seeds: list[int], steps: int | None,
@@ -116,12 +133,12 @@ def run_course(out: Path, run_one: Callable[[str, Path], tuple[int, list[str]]],
     for lesson in course():
         folder = Path(out) / lesson.name
         say(f"lesson {lesson.name} -> {folder}")
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), cpu_seconds()
         status, sentences = run_one(lesson.name, folder)
         verdict = next((line for line in sentences if line.startswith("Verdict:")),
                        f"no verdict: the lesson ended with exit status {status}")
         entries.append(CourseEntry(lesson.name, folder, status, time.perf_counter() - start,
-                                   verdict))
+                                   verdict, cpu_seconds() - cpu))
     page = write_course_page(Path(out), entries)
     return max((e.status for e in entries), default=0), page, entries
 
@@ -140,7 +157,7 @@ def write_course_page(out: Path, entries: list[CourseEntry]) -> Path:
                 if report.exists() else esc(lesson.title) + " (no page: the lesson failed)")
         rows.append(f"<tr><td>{i}</td><td>{link}<br><small>{esc(lesson.source)}</small></td>"
                     f"<td>{esc(lesson.claim)}</td><td>{esc(e.verdict)}</td>"
-                    f"<td>{e.seconds:.0f} s</td></tr>")
+                    f"<td>{e.seconds:.0f} s ({e.cpu_seconds:.0f} s CPU)</td></tr>")
     total = sum(e.seconds for e in entries)
     page = "\n".join([
         "<!doctype html><html><head><meta charset='utf-8'><title>tfstudio course</title>",

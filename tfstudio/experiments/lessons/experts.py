@@ -3,6 +3,9 @@ many weights as the dense FFN's) and at equal *total* parameters (the experts to
 dense FFN's weights), with the load balance the auxiliary loss buys."""
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from ...graph import block_types as bt
 from ...graph.schema import get_spec
 from ...runs import RunFolder
@@ -93,7 +96,63 @@ def judge(c) -> list[Check]:
     return checks
 
 
+TOKENS_FILE, TOP = "expert_tokens.json", 4   # per run: each expert's commonest tokens
+
+
+def measure(c, progress=lambda line: None) -> None:
+    """Route each mixture run's validation text through its trained model and save, per layer
+    and expert, its share of the router's picks and its commonest tokens (TOKENS_FILE)."""
+    from ..course.experts import expert_tokens
+    from ..splits import run_splits
+
+    for v in c.variants:
+        for run in v.runs if v.name != f"{KEY}=dense" else []:
+            path = Path(run.run_dir) / TOKENS_FILE
+            if path.exists():
+                continue
+            progress(f"routing validation text through {run.run_dir}")
+            folder = RunFolder(run.run_dir)
+            model, tokenizer = folder.load_model(), folder.tokenizer()
+            val = run_splits(folder).val
+            layers = expert_tokens(model, val, folder.config().seq_len, top=TOP)
+            name = lambda t: tokenizer.token_strings([t])[0]  # noqa: E731
+            path.write_text(json.dumps({layer: [
+                {"expert": e.expert, "share": e.share,
+                 "top": [[name(t), n, of] for t, n, of in e.top]} for e in experts]
+                for layer, experts in layers.items()}, indent=1), encoding="utf-8")
+
+
+def token_sentences(tables: dict[str, dict], seed: int) -> list[str]:
+    """One sentence per mixture variant and layer: each expert's share of the picks and its
+    commonest tokens, with how many of each token's occurrences it took (seed ``seed``)."""
+    lines = []
+    for variant, table in tables.items():
+        for layer, experts in table.items():
+            parts = []
+            for e in experts:
+                tokens = ", ".join(f"{name!r} {n} of {of}" for name, n, of in e["top"])
+                parts.append(f"expert {e['expert']} {e['share']:.0%} ({tokens or 'no tokens'})")
+            busiest = max(experts, key=lambda e: e["share"])
+            lines.append(f"which tokens each expert takes, {variant}, {layer}, seed {seed}, "
+                         f"validation text: " + "; ".join(parts) +
+                         f"; the busiest is expert {busiest['expert']} with "
+                         f"{busiest['share']:.0%} of the picks.")
+    return lines
+
+
+def notes(c) -> list[str]:
+    tables, seed = {}, None
+    for v in c.variants:
+        runs = [r for r in v.runs if (Path(r.run_dir) / TOKENS_FILE).exists()]
+        if runs:
+            seed = runs[0].seed if seed is None else seed
+            run = next((r for r in runs if r.seed == seed), runs[0])
+            tables[LABELS[v.name.split("=", 1)[1]]] = json.loads(
+                (Path(run.run_dir) / TOKENS_FILE).read_text("utf-8"))
+    return token_sentences(tables, seed) if tables else []
+
+
 register(Lesson(
     "experts", "Lesson: dense against mixture of experts", CLAIM,
     "project seed, the modern block (MoE)", "tiny-gpt",
-    [(KEY, list(KINDS))], LESSON_TRAINING, judge))
+    [(KEY, list(KINDS))], LESSON_TRAINING, judge, measure=measure, notes=notes))

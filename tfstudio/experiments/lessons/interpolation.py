@@ -98,6 +98,21 @@ def run(out: Path, seeds: list[int], steps: int | None, say) -> Interpolation:
     return result
 
 
+def schedule(seeds: int, steps: int | None) -> list:
+    """What ``run`` trains, one run at a time: the short RoPE model per seed, then its three
+    fine-tunes at LONG tokens (timed from scratch: a step costs the same either way)."""
+    from ... import load_graph
+    from .cost import Training
+
+    base = apply_setting(load_graph("tiny-gpt"), "positions", "rope")
+    short = TrainConfig(**{**LESSON_TRAINING, **({"steps": steps} if steps else {})})
+    tune = TrainConfig(**{**LESSON_TRAINING, "seq_len": LONG, "batch_size": TUNE_BATCH,
+                          "steps": TUNE_STEPS, "warmup_steps": 10})
+    return [Training("short", lambda: base, short, seeds, parallel=False),
+            Training("tune", lambda: apply_rope_scaling(base, FACTOR, "linear"), tune,
+                     seeds * len(WAYS), parallel=False)]
+
+
 def _folder(path: Path):
     from ...runs import RunFolder
     return RunFolder(path)
@@ -183,4 +198,4 @@ def _write_page(out: Path, r: Interpolation) -> None:
 LESSON = register(Lesson(
     "interpolation", "Lesson: RoPE position interpolation, with its control", CLAIM,
     "project seed, section 3, Positional encodings: RoPE", "tiny-gpt", [], LESSON_TRAINING,
-    judge, eval_lengths=LENGTHS, run=run))
+    judge, eval_lengths=LENGTHS, run=run, schedule=schedule))

@@ -132,6 +132,11 @@ class Lesson:
     measure: Callable | None = None
     # sentences on measurements that are shown but do not enter the verdict: notes(comparison)
     notes: Callable | None = None
+    # tables of its own measurements on its page: tables(comparison) -> [(title, header, rows)]
+    tables: Callable | None = None
+    # what it trains besides one run per variant and seed (or all of it, for a lesson with
+    # ``run``): schedule(seeds, steps) -> [cost.Training], for the time estimate
+    schedule: Callable | None = None
 
     def config(self, seed: int | None = None, steps: int | None = None) -> TrainConfig:
         """The lesson's training settings (``steps`` shortens or lengthens it; evaluation

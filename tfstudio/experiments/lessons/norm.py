@@ -54,7 +54,8 @@ def judge(c) -> list[Check]:
 
 
 # the lr at which each placement stops learning: one seed, a short run per lr
-SWEEP_LRS, SWEEP_STEPS, SWEEP_FILE = (3e-3, 1e-2, 3e-2, 1e-1), 100, "lr_sweep.json"
+# (60 steps: past the warm-up a learning model is well below counting single characters)
+SWEEP_LRS, SWEEP_STEPS, SWEEP_FILE = (3e-3, 1e-2, 3e-2, 1e-1), 60, "lr_sweep.json"
 
 
 def measure(c, progress=lambda line: None) -> None:
@@ -88,6 +89,21 @@ def measure(c, progress=lambda line: None) -> None:
                     encoding="utf-8")
 
 
+def schedule(seeds: int, steps: int | None) -> list:
+    """The lr sweep's trainings (after the comparison, one at a time): each placement at each
+    of SWEEP_LRS for min(SWEEP_STEPS, steps) steps."""
+    import dataclasses
+
+    from ..variants import expand
+    from . import prepare
+    from .cost import Training
+
+    run = prepare("norm", seeds=[1], steps=steps)
+    config = dataclasses.replace(run.config, steps=min(SWEEP_STEPS, run.config.steps))
+    return [Training(v.name, lambda g=v.graph: g, config, len(SWEEP_LRS), parallel=False)
+            for v in expand(run.base, run.varies)]
+
+
 def notes(c) -> list[str]:
     path = Path(c.out) / SWEEP_FILE
     unigram = c.baselines.get("unigram")
@@ -116,4 +132,4 @@ register(Lesson(
     "project seed, section 3, Normalisation and residuals (placements: section 2)", "tiny-gpt",
     [("norm", list(PLACEMENTS))], {**LESSON_TRAINING, "lr": 1e-2, "warmup_steps": 10},
     judge, base_edits=[("layers.repeat", "4")], grad_norms=True, measure=measure,
-    notes=notes))
+    notes=notes, schedule=schedule))

@@ -19,6 +19,7 @@ PROMPTS = ("Once upon a time", "One morning")
 LOW, MID, HIGH = Setting(0.5), Setting(1.0), Setting(2.0)
 TOP_K, TOP_P = Setting(1.0, top_k=40), Setting(1.0, top_p=0.9)
 FILE = "sampling.json"
+SAMPLES, NEW_TOKENS = 2, 100   # texts per prompt and setting, tokens each (1.2 CPU s/setting)
 ADAPTS = 2.0   # top-p adapts when its kept count spans at least this factor
 
 
@@ -29,7 +30,7 @@ def measure(c, progress=lambda line: None) -> None:
         if not path.exists():
             progress(f"sampling {run.run_dir} at {len(DEFAULT_GRID)} settings")
             rows = sample_table_for_run(run.run_dir, prompts=PROMPTS, grid=DEFAULT_GRID,
-                                        samples=3)
+                                        samples=SAMPLES, max_new_tokens=NEW_TOKENS)
             path.write_text(json.dumps([r.as_dict() for r in rows], indent=1),
                             encoding="utf-8")
 
@@ -93,7 +94,38 @@ def judge_tables(tables: list[dict[str, dict]]) -> list[Check]:
     ]
 
 
+def grid_table(tables: list[dict[str, dict]]) -> tuple[list[str], list[list[str]]]:
+    """Every setting of the grid as a row: each measure's mean over seeds ± its spread."""
+    header = ["temperature", "top-k", "top-p", "distinct-1", "distinct-2",
+              "repeated 4-grams", "words in the corpus", "mean log-prob", "tokens kept per step"]
+    rows = []
+    for label, first in tables[0].items():
+        here = [t[label] for t in tables if label in t]
+
+        def cell(measure, digits=3):
+            return Sample.of([measure(row) for row in here]).text(digits).replace(" (1 seed)", "")
+        rows.append([f"{first['temperature']:g}" + (" (greedy)" if first["temperature"] == 0
+                                                      else ""),
+                     str(first["top_k"]) if first["top_k"] else "off",
+                     f"{first['top_p']:g}" if first["top_p"] < 1 else "off",
+                     cell(lambda r: r["distinct_1"]), cell(lambda r: r["distinct_2"]),
+                     cell(lambda r: _mean(r["repetition"])), cell(lambda r: _mean(r["known"])),
+                     cell(lambda r: _mean(r["log_prob"]), 2),
+                     f"{min(r['kept_min'] for r in here)} to {max(r['kept_max'] for r in here)}"])
+    return header, rows
+
+
+def tables(c) -> list:
+    found = [table(r.run_dir) for v in c.variants for r in v.runs]
+    if not found or None in found:
+        return []
+    header, rows = grid_table(found)
+    return [(f"The whole grid: temperature x top-k x top-p ({len(rows)} settings; mean over "
+             f"{len(found)} seed(s) ± spread; {SAMPLES} texts of {NEW_TOKENS} tokens per prompt "
+             f"and setting, prompts {', '.join(repr(p) for p in PROMPTS)})", header, rows)]
+
+
 register(Lesson(
     "sampling", "Lesson: temperature, top-k and top-p", CLAIM,
     "project seed, sampling (temperature, top-k, top-p)", "tiny-gpt", [], LESSON_TRAINING,
-    judge, measure=measure))
+    judge, measure=measure, tables=tables))
