@@ -92,7 +92,7 @@ class LessonsPanel(QWidget):
             f"<b>{html.escape(lesson.title)}</b><br>"
             f"<i>{html.escape(lesson.source)}</i>"
             f"<p>Claim: {html.escape(lesson.claim)}</p>"
-            f"<p>{html.escape(what)} On one core: {html.escape(minutes_text(lesson))}. Run it: "
+            f"<p>{html.escape(what)} Estimated time: {html.escape(minutes_text(lesson))}. Run it: "
             f"<code>tfstudio lesson {html.escape(lesson.name)}</code>.</p>")
 
     def open_current(self) -> None:
