@@ -128,5 +128,6 @@ def test_parallel_wires_run_on_separate_lanes_with_their_labels_apart():
                            lanes=lanes)
         runs.append(route_lanes(route))
         lanes.extend(route_lanes(route))
-    heights = sorted(run[0][0] for run in runs)
+    heights = sorted(at for run in runs for axis, at, _, _ in run if axis == 0)
+    assert len(heights) == 3
     assert all(b - a >= LANE_GAP for a, b in zip(heights, heights[1:]))

@@ -17,6 +17,7 @@ from typing import Iterable, Mapping
 import networkx as nx
 
 from .model import GROUP_INPUT, GROUP_OUTPUT, Edge, Graph, GraphError, Node, graph_at
+from .block_types import ADD, NORM
 from .placement import residual_structure
 
 # Preset files lay nodes out on a compact 190-230 unit pitch; the canvas spreads positions by
@@ -31,18 +32,25 @@ ROW_H = 22.0
 SUMMARY_H = 17.0
 GAP_X = 80.0      # between layers: room for a wire's shape label
 GAP_Y = 40.0      # between rows
-BAND_GAP = 70.0   # between the bands of a wrapped layout: the channel its wires run along
+BAND_GAP = 46.0   # between the bands of a wrapped layout: the channel its wires run along
+# the least room between two blocks: a wire leaves a port for LEADS[0] (24) before it turns,
+# and its leg keeps half a clearance off the other block's ports (10 + 6, less the 12 the
+# port stub may come close)
+WIRE_ROOM = 28.0
 # a model's top level wraps at this width: at 70% zoom it fits the canvas of a 1366x768 window
 # (whose docks leave the canvas about 710 pixels)
 WRAP_WIDTH = 1000.0
 
-# a layer group drawn open: its inside as small read-only blocks in a frame
+# a layer group drawn open: its inside as small read-only blocks in a frame, as compact as
+# their words allow (so tiny-t5's encoder and decoder are whole on a 1366x768 laptop at 70%)
 MINI_W = 132.0
-MINI_H = 76.0     # a title line and three summary lines
-FRAME_PAD = 12.0
-FRAME_FOOT = 8.0
+MINI_H = 74.0     # a title line and three summary lines ("8 heads · bidirectional · alibi")
+NORM_MINI_W = 96.0   # "Norm / layernorm"
+ADD_MINI = (56.0, 40.0)  # the residual sum: its title alone, a junction on the stream
+FRAME_PAD = 8.0
+FRAME_FOOT = 4.0
 INNER_GAP_X = 12.0
-INNER_GAP_Y = 18.0
+INNER_GAP_Y = 8.0
 BOUNDARY_W = 1.0  # the group's own input / output blocks are points on the frame's edges
 
 Position = tuple[float, float]
@@ -99,9 +107,12 @@ def block_size(graph: Graph, node_id: str, open_groups: bool = True) -> BlockSiz
 
 
 def _mini_size(node: Node) -> BlockSize:
-    if node.type in (GROUP_INPUT, GROUP_OUTPUT):
-        return BlockSize(BOUNDARY_W, MINI_H, MINI_H / 2)
-    return BlockSize(MINI_W, MINI_H, MINI_H / 2)
+    if node.type in (GROUP_INPUT, GROUP_OUTPUT):  # a point on the stream's row
+        return BlockSize(BOUNDARY_W, ADD_MINI[1], ADD_MINI[1] / 2)
+    if node.type == ADD:
+        return BlockSize(*ADD_MINI, ADD_MINI[1] / 2)
+    width = NORM_MINI_W if node.type == NORM else MINI_W
+    return BlockSize(width, MINI_H, MINI_H / 2)
 
 
 def group_frame(graph: Graph, group_id: str) -> Frame:
@@ -172,8 +183,10 @@ def spine(graph: Graph, dag: nx.DiGraph | None = None) -> list[str]:
     return nx.dag_longest_path(dag) if len(dag) else []
 
 
-def _layers(dag: nx.DiGraph, on_spine: set[str]) -> dict[str, int]:
+def _layers(dag: nx.DiGraph, on_spine: set[str], pull: bool = True) -> dict[str, int]:
     layer = {n: i for i, gen in enumerate(nx.topological_generations(dag)) for n in gen}
+    if not pull:
+        return layer
     # a block off the spine sits just before the first block that reads it, so its wires stay
     # short (the target embedding of an encoder-decoder waits beside the decoder)
     for n in reversed(list(nx.topological_sort(dag))):
@@ -219,7 +232,8 @@ def _barycentre(dag: nx.DiGraph, n: str, row: Mapping[str, int]) -> float:
     near = [row[p] for p in dag.predecessors(n) if p in row]
     if not near:
         near = [row[s] for s in dag.successors(n) if s in row]
-    return sum(near) / len(near) if near else -1.0
+    # a chain of its own (tiny-t5's target tokens) goes below the spine, read after it
+    return sum(near) / len(near) if near else 1.0
 
 
 def _nearest_free(target: float, taken: set[int]) -> int:
@@ -237,7 +251,10 @@ def layered_positions(graph: Graph, sizes: Mapping[str, BlockSize], gap_x: float
         return {}
     dag = _acyclic(graph)
     on_spine = set(spine(graph, dag))
-    layer = _layers(dag, on_spine)
+    # wrapped, a block off the spine stays in its own column rather than wait beside its
+    # reader in a later band: a whole band of rows would otherwise hold it alone (tiny-t5's
+    # target embedding sits under the source's, its wire runs down to the decoder)
+    layer = _layers(dag, on_spine, pull=wrap is None)
     row = _rows(graph, dag, layer, on_spine)
     widths = [max(sizes[n].width for n in layer if layer[n] == k)
               for k in range(max(layer.values()) + 1)]
@@ -367,7 +384,7 @@ def room_for(graph: Graph, piece: Graph, offset: Position) -> Position:
     for _ in range(1000):
         moved = [(x + dx * CANVAS_SCALE, y + dy * CANVAS_SCALE, w, h)
                  for x, y, w, h in own.values()]
-        if not any(_intersect(m, r, GAP_Y / 2) for m in moved for r in rects):
+        if not any(_intersect(m, r, WIRE_ROOM) for m in moved for r in rects):
             return (dx, dy)
         dy += step
     return (dx, dy)
@@ -385,7 +402,10 @@ def clear_spot(graph: Graph, node: Node, near: Position) -> Position:
 
 
 def needs_tidy(graph: Graph) -> bool:
-    return bool(overlapping_pairs(graph))
+    """Whether blocks overlap, or sit closer than a wire needs to reach a port between them
+    (a group made from a block is wider than the block: it can end up a few units from its
+    neighbour's input)."""
+    return bool(overlapping_pairs(graph, WIRE_ROOM))
 
 
 def levels_near(root: Graph, path: Iterable[str]) -> list[tuple[str, ...]]:
@@ -420,7 +440,9 @@ def _inside(p: Position, r: Rect, pad: float) -> bool:
     return r[0] - pad < p[0] < r[0] + r[2] + pad and r[1] - pad < p[1] < r[1] + r[3] + pad
 
 
-Lane = tuple[float, float, float]  # a routed wire's horizontal run: y, from x, to x
+# a routed wire's straight run: (axis, at, from, to): axis 0 a horizontal run at height
+# ``at`` from x to x, axis 1 a vertical leg at x ``at`` from y to y
+Lane = tuple[int, float, float, float]
 LANE_GAP = 20.0   # between parallel runs: a shape label (about 14 high) fits between them
 LEADS = (24.0, 48.0, 72.0)  # how far out of its port a routed wire turns, nearest first
 
@@ -432,9 +454,9 @@ def wire_route(start: Position, end: Position, obstacles: Iterable[Rect],
     runs backwards or too short for its curve (to a band below, in a wrapped layout; between
     close neighbours, where the curve would overshoot): out of its port, down or up a leg
     clear of every block, along the nearest free channel above, below or between the blocks
-    (``ends``, the blocks it joins, count too), and a clear leg into the other port. A run
-    keeps LANE_GAP from other wires' runs (``lanes``) that overlap it, so parallel wires and
-    their labels do not stack. None when the plain curve is clear."""
+    (``ends``, the blocks it joins, count too), and a clear leg into the other port. Its runs
+    and legs keep LANE_GAP from other wires' (``lanes``) that overlap them, so parallel wires
+    and their labels do not stack on one line. None when the plain curve is clear."""
     blocks = list(obstacles)
     walls = blocks + list(ends)
     lanes = list(lanes)
@@ -445,31 +467,48 @@ def wire_route(start: Position, end: Position, obstacles: Iterable[Rect],
         if not any(_inside(p, r, clearance / 2) for p in curve[1:-1] for r in near):
             return None
     first = None
-    for lead in LEADS:
-        a, b = start[0] + lead, end[0] - lead
+    legs = [lane for lane in lanes if lane[0] == 1]
+    for lead_a, lead_b in sorted(((a, b) for a in LEADS for b in LEADS),
+                                 key=lambda ab: (ab[0] + ab[1], ab[0])):
+        a, b = start[0] + lead_a, end[0] - lead_b
         lo, hi = min(a, b) - clearance, max(a, b) + clearance
         between = sorted((r for r in walls if r[0] < hi and r[0] + r[2] > lo),
                          key=lambda r: r[1])
         if not between:
             return None
-        busy = [lane for lane in lanes if lane[1] < hi and lane[2] > lo]
+        busy = [lane for lane in lanes if lane[0] == 0 and lane[2] < hi and lane[3] > lo]
         for y in _channels(between, (start[1] + end[1]) / 2, clearance, busy):
             route = [start, (a, start[1]), (a, y), (b, y), (b, end[1]), end]
             if first is None:
                 first = route
-            if not _crosses(route, walls, clearance / 2):
-                return route
+            if _crosses(route, walls, clearance / 2):
+                continue
+            if _on_busy_leg(a, start[1], y, legs) or _on_busy_leg(b, y, end[1], legs):
+                continue
+            return route
     # no single channel: find the way around (a block between the ends' rows, say)
     return _maze_route(start, end, walls, clearance, LEADS[0]) or first
 
 
+def _on_busy_leg(x: float, y0: float, y1: float, legs: list[Lane]) -> bool:
+    """Whether a vertical leg at ``x`` from ``y0`` to ``y1`` would run along another wire's
+    leg (closer than LANE_GAP, their heights overlapping)."""
+    low, high = min(y0, y1), max(y0, y1)
+    return any(abs(x - leg[1]) < LANE_GAP and leg[2] < high and leg[3] > low for leg in legs)
+
+
 def route_lanes(route: list[Position] | None) -> list[Lane]:
-    """The horizontal runs of a route from :func:`wire_route` (its stubs out of and into
-    the ports excepted); none for a plain curve."""
+    """The straight runs of a route from :func:`wire_route` (its stubs out of and into the
+    ports excepted): horizontal runs and vertical legs; none for a plain curve."""
     if not route:
         return []
-    return [(y0, min(x0, x1), max(x0, x1))
-            for (x0, y0), (x1, y1) in zip(route[1:-2], route[2:-1]) if y0 == y1 and x0 != x1]
+    out: list[Lane] = []
+    for (x0, y0), (x1, y1) in zip(route[1:-2], route[2:-1]):
+        if y0 == y1 and x0 != x1:
+            out.append((0, y0, min(x0, x1), max(x0, x1)))
+        elif x0 == x1 and y0 != y1:
+            out.append((1, x0, min(y0, y1), max(y0, y1)))
+    return out
 
 
 def _maze_route(start: Position, end: Position, blocks: list[Rect], clearance: float,
@@ -563,7 +602,7 @@ def _channels(between: list[Rect], middle: float, clearance: float,
         for _ in range(40):
             if not low <= y <= high:
                 break
-            if all(abs(y - lane[0]) >= LANE_GAP for lane in busy):
+            if all(abs(y - lane[1]) >= LANE_GAP for lane in busy):
                 out.append(y)
                 break
             y += step
@@ -644,9 +683,10 @@ def draw_level(graph: Graph, label_size: tuple[float, float] = (48.0, 14.0)) -> 
         others = [r for n, r in padded.items() if n not in (e.src, e.dst)]
         route = wire_route(start, end, others, ends=[padded[e.src], padded[e.dst]], lanes=lanes)
         lanes.extend(route_lanes(route))
-        points = route if route else bezier_points(start, end)
-        wires[e] = points
-        w, h = label_size
+        wires[e] = route if route else bezier_points(start, end)
+    w, h = label_size
+    for e in wires:  # in wiring order, as the canvas places them
+        points = wires[e]
         for at in LABEL_SPOTS:  # the middle, else further along or back, clear of the others
             mid = _along(points, at)
             box = (mid[0] - w / 2, mid[1] - h - 3, w, h)

@@ -365,6 +365,18 @@ class NodeItem(QGraphicsItem):
     def body_rect(self) -> QRectF:
         return QRectF(0, 0, self.width, self._height)
 
+    def drawn_rect(self) -> QRectF:
+        """What is drawn of this block, in scene coordinates: its body, the ports on its
+        edges and a group's stacked copies (a badge's corner, when it has one). What fitting
+        the view needs; the bounding rect keeps extra room for a badge scaled up when zoomed
+        out."""
+        rect = self.body_rect().adjusted(-PORT_R, 0, PORT_R, 0)
+        if self.node.is_group:
+            rect.adjust(0, -8, 8, 0)
+        if self.severity or self.inner_severity:
+            rect.adjust(0, -8, 12, 0)
+        return self.mapRectToScene(rect)
+
     def boundingRect(self) -> QRectF:
         # room for the outline, the stacked cards of a group and a badge scaled up when zoomed out
         return self.body_rect().adjusted(-PORT_R - 6, -40, PORT_R + 40, 12)
@@ -681,7 +693,8 @@ class _Mini:
         painter.setFont(font)
         painter.setPen(t.color("node_muted"))
         body = QRectF(inner.x(), inner.y() + head_h, inner.width(), inner.height() - head_h)
-        painter.drawText(body, Qt.AlignLeft | Qt.AlignTop | Qt.TextWordWrap, self.summary)
+        if body.height() >= QFontMetricsF(font).height():  # an Add is its title alone
+            painter.drawText(body, Qt.AlignLeft | Qt.AlignTop | Qt.TextWordWrap, self.summary)
 
 
 def _draw_title(painter: QPainter, rect: QRectF, font: QFont, lines: list[str]) -> None:

@@ -18,7 +18,7 @@ from ..graph import (GROUP_INPUT, GROUP_OUTPUT, AddNode, Connect, Disconnect, Ed
                      GraphChange, GraphError, GraphEvent, Macro, MoveNodes, Node,
                      RemoveNodes, new_node)
 from ..graph.insert import connect_new_edit, splice_edit
-from ..graph.layout import CANVAS_SCALE, LABEL_SPOTS, clear_spot, route_lanes, wire_route
+from ..graph.layout import CANVAS_SCALE, LABEL_SPOTS, Lane, clear_spot, route_lanes, wire_route
 from ..graph.schema import kind_accepts
 from ..graph.templates import layer_graph
 from .graph_report import GraphReport
@@ -115,7 +115,7 @@ class GraphScene(QGraphicsScene):
         self.wire_items: dict[Edge, WireItem] = {}
         self.closed_groups: set[tuple[str, ...]] = set()  # paths of groups drawn as a box
         self._obstacles: dict[str, tuple[float, float, float, float]] = {}  # what wires avoid
-        self._lanes: dict[Edge, list[tuple[float, float, float]]] = {}  # routed wires' runs
+        self._lanes: dict[Edge, list[Lane]] = {}  # routed wires' runs and legs
         self._path: tuple[str, ...] = ()
         self._switched_off: tuple[str, ...] = ()  # Explain's ablation switches (set_ablated)
         self._drag: _WireDrag | None = None

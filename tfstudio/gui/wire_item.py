@@ -57,6 +57,11 @@ class WireItem(QGraphicsItem):
         else:
             self._path = bezier(self._start, self._end)
 
+    def drawn_rect(self) -> QRectF:
+        """The wire's line in scene coordinates (a routed wire may pass left of every block:
+        fitting the view takes it in)."""
+        return self.mapRectToScene(self._path.boundingRect())
+
     def set_hot(self, on: bool) -> None:
         if on != self.hot:
             self.hot = on
