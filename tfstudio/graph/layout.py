@@ -685,7 +685,7 @@ def draw_level(graph: Graph, label_size: tuple[float, float] = (48.0, 14.0)) -> 
         lanes.extend(route_lanes(route))
         wires[e] = route if route else bezier_points(start, end)
     w, h = label_size
-    for e in wires:  # in wiring order, as the canvas places them
+    for e in sorted(wires, key=lambda e: wire_length(wires[e])):  # as the canvas places them
         points = wires[e]
         for at in LABEL_SPOTS:  # the middle, else further along or back, clear of the others
             mid = _along(points, at)
@@ -696,8 +696,15 @@ def draw_level(graph: Graph, label_size: tuple[float, float] = (48.0, 14.0)) -> 
     return Drawing(blocks, wires, labels)
 
 
-# where along its wire a shape label goes: the middle unless another label is there
+# where along its wire a shape label goes: the middle unless another label is there. The
+# shortest wires are labelled first: a long one has room further along (a wire passing down
+# between two close blocks would otherwise take the short wire's only spot)
 LABEL_SPOTS = (0.5, 0.35, 0.65, 0.2, 0.8)
+
+
+def wire_length(points: list[Position]) -> float:
+    return sum(((b[0] - a[0]) ** 2 + (b[1] - a[1]) ** 2) ** 0.5
+               for a, b in zip(points, points[1:]))
 
 
 def _along(points: list[Position], fraction: float) -> Position:

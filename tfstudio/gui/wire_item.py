@@ -57,6 +57,9 @@ class WireItem(QGraphicsItem):
         else:
             self._path = bezier(self._start, self._end)
 
+    def length(self) -> float:
+        return self._path.length()
+
     def drawn_rect(self) -> QRectF:
         """The wire's line in scene coordinates (a routed wire may pass left of every block:
         fitting the view takes it in)."""
