@@ -16,8 +16,9 @@ from typing import Iterable, Mapping
 
 import networkx as nx
 
-from .model import GROUP_INPUT, GROUP_OUTPUT, Edge, Graph, GraphError, Node, graph_at
 from .block_types import ADD, NORM
+from .model import (GROUP_INPUT, GROUP_OUTPUT, Edge, Graph, GraphError, Node, graph_at,
+                    group_boundary, parse_port_list)
 from .placement import residual_structure
 
 # Preset files lay nodes out on a compact 190-230 unit pitch; the canvas spreads positions by
@@ -157,7 +158,7 @@ def _acyclic(graph: Graph) -> nx.DiGraph:
     """The wiring as a simple DAG in node order (a wire closing a cycle is left out, so an
     invalid graph can still be tidied)."""
     dag = nx.DiGraph()
-    dag.add_nodes_from(graph.nodes)
+    dag.add_nodes_from((nid, {"type": n.type}) for nid, n in graph.nodes.items())
     for e in graph.edges:
         if e.src in graph.nodes and e.dst in graph.nodes and e.src != e.dst:
             dag.add_edge(e.src, e.dst)
@@ -185,6 +186,7 @@ def spine(graph: Graph, dag: nx.DiGraph | None = None) -> list[str]:
 
 def _layers(dag: nx.DiGraph, on_spine: set[str], pull: bool = True) -> dict[str, int]:
     layer = {n: i for i, gen in enumerate(nx.topological_generations(dag)) for n in gen}
+    _outputs_last(dag, layer)
     if not pull:
         return layer
     # a block off the spine sits just before the first block that reads it, so its wires stay
@@ -194,6 +196,16 @@ def _layers(dag: nx.DiGraph, on_spine: set[str], pull: bool = True) -> dict[str,
         if n not in on_spine and readers:
             layer[n] = max(layer[n], min(layer[r] for r in readers) - 1)
     return layer
+
+
+def _outputs_last(dag: nx.DiGraph, layer: dict[str, int]) -> None:
+    """A group's output block in a column after every other block: its port is on the
+    frame's right edge, and a wire into it needs the room before that edge clear (an edited
+    layer can leave a dead-end block in the output's column)."""
+    ends = [n for n in layer if dag.nodes[n].get("type") == GROUP_OUTPUT]
+    others = [layer[n] for n in layer if n not in ends]
+    for n in ends:
+        layer[n] = max([layer[n]] + [k + 1 for k in others])
 
 
 def _rows(graph: Graph, dag: nx.DiGraph, layer: dict[str, int],
@@ -444,7 +456,9 @@ def _inside(p: Position, r: Rect, pad: float) -> bool:
 # ``at`` from x to x, axis 1 a vertical leg at x ``at`` from y to y
 Lane = tuple[int, float, float, float]
 LANE_GAP = 20.0   # between parallel runs: a shape label (about 14 high) fits between them
-LEADS = (24.0, 48.0, 72.0)  # how far out of its port a routed wire turns, nearest first
+# how far out of its port a routed wire turns, nearest first (at the canvas's clearance of
+# 12; scaled with the clearance, so half inside a frame)
+LEADS = (24.0, 48.0, 72.0)
 
 
 def wire_route(start: Position, end: Position, obstacles: Iterable[Rect],
@@ -468,7 +482,8 @@ def wire_route(start: Position, end: Position, obstacles: Iterable[Rect],
             return None
     first = None
     legs = [lane for lane in lanes if lane[0] == 1]
-    for lead_a, lead_b in sorted(((a, b) for a in LEADS for b in LEADS),
+    leads = [lead * clearance / 12.0 for lead in LEADS]  # inside a frame (6): 12, 24, 36
+    for lead_a, lead_b in sorted(((a, b) for a in leads for b in leads),
                                  key=lambda ab: (ab[0] + ab[1], ab[0])):
         a, b = start[0] + lead_a, end[0] - lead_b
         lo, hi = min(a, b) - clearance, max(a, b) + clearance
@@ -487,7 +502,7 @@ def wire_route(start: Position, end: Position, obstacles: Iterable[Rect],
                 continue
             return route
     # no single channel: find the way around (a block between the ends' rows, say)
-    return _maze_route(start, end, walls, clearance, LEADS[0]) or first
+    return _maze_route(start, end, walls, clearance, leads[0]) or first
 
 
 def _on_busy_leg(x: float, y0: float, y1: float, legs: list[Lane]) -> bool:
@@ -687,19 +702,82 @@ def draw_level(graph: Graph, label_size: tuple[float, float] = (48.0, 14.0)) -> 
     w, h = label_size
     for e in sorted(wires, key=lambda e: wire_length(wires[e])):  # as the canvas places them
         points = wires[e]
-        for at in LABEL_SPOTS:  # the middle, else further along or back, clear of the others
+        for at, below in LABEL_PLACES:  # the middle, else along or back, clear of the others
             mid = _along(points, at)
-            box = (mid[0] - w / 2, mid[1] - h - 3, w, h)
+            box = (mid[0] - w / 2, mid[1] + 3 if below else mid[1] - h - 3, w, h)
             if not any(_intersect(box, other) for other in labels.values()):
                 break
         labels[e] = box
     return Drawing(blocks, wires, labels)
 
 
+FrameWire = tuple[Edge, Position, Position, "list[Position] | None"]
+
+
+def frame_wires(group: Node, frame: Frame) -> list[FrameWire]:
+    """Each wire inside an open group's frame, in the frame's coordinates: (wire, start, end,
+    route), a wire from or to the group's boundary starting or ending at the frame's own port
+    on its edge, routed round the small blocks (route None: the plain curve). The canvas
+    draws these; the property test checks them."""
+    inside = group.subgraph if group.subgraph is not None else Graph()
+    rects = {nid: (x, y, frame.inner_sizes[nid].width, frame.inner_sizes[nid].height)
+             for nid, (x, y) in frame.inner.items()}
+    minis = {nid: r for nid, r in rects.items()
+             if inside.nodes[nid].type not in (GROUP_INPUT, GROUP_OUTPUT)}
+    in_names, out_names = (_boundary_names(group, kind) for kind in (GROUP_INPUT, GROUP_OUTPUT))
+    out: list[FrameWire] = []
+    for e in inside.edges:
+        if e.src not in rects or e.dst not in rects:
+            continue
+        a, b = rects[e.src], rects[e.dst]
+        if inside.nodes[e.src].type == GROUP_INPUT:  # from the frame's port on its left edge
+            start = (0.0, _height_of(in_names, frame.input_ys, e.src_port, a[1] + a[3] / 2))
+        else:
+            start = (a[0] + a[2], a[1] + a[3] / 2)
+        if inside.nodes[e.dst].type == GROUP_OUTPUT:
+            end = (frame.size.width,
+                   _height_of(out_names, frame.output_ys, e.dst_port, b[1] + b[3] / 2))
+        else:
+            end = (b[0], b[1] + b[3] / 2)
+        others = [r for nid, r in minis.items() if nid not in (e.src, e.dst)]
+        out.append((e, start, end, wire_route(start, end, others, 6)))
+    return out
+
+
+def _boundary_names(group: Node, boundary_type: str) -> list[str]:
+    inner = group_boundary(group, boundary_type)
+    return [name for name, _ in parse_port_list(inner.param("ports"))] if inner else []
+
+
+def _height_of(names: list[str], heights: list[float], name: str, fallback: float) -> float:
+    index = names.index(name) if name in names else -1
+    return heights[index] if 0 <= index < len(heights) else fallback
+
+
+def draw_frame(graph: Graph, group_id: str) -> Drawing:
+    """An open group's frame as the canvas draws it at ``graph``'s level, in canvas units:
+    its small blocks (the boundary points left out) and the wires between them (no shape
+    labels are drawn inside a frame)."""
+    node = graph.node(group_id)
+    frame = group_frame(graph, group_id)
+    x0, y0 = node.pos[0] * CANVAS_SCALE, node.pos[1] * CANVAS_SCALE
+    inside = node.subgraph if node.subgraph is not None else Graph()
+    blocks = {nid: (x0 + x, y0 + y, frame.inner_sizes[nid].width, frame.inner_sizes[nid].height)
+              for nid, (x, y) in frame.inner.items()
+              if inside.nodes[nid].type not in (GROUP_INPUT, GROUP_OUTPUT)}
+    wires = {e: [(x0 + x, y0 + y) for x, y in (route or bezier_points(start, end))]
+             for e, start, end, route in frame_wires(node, frame)}
+    return Drawing(blocks, wires, {})
+
+
 # where along its wire a shape label goes: the middle unless another label is there. The
 # shortest wires are labelled first: a long one has room further along (a wire passing down
 # between two close blocks would otherwise take the short wire's only spot)
 LABEL_SPOTS = (0.5, 0.35, 0.65, 0.2, 0.8)
+# (where along, below the wire?): above it first, then below (two short wires crossing
+# between the same blocks have every spot above taken by the other's label)
+LABEL_PLACES = (tuple((at, False) for at in LABEL_SPOTS)
+                + tuple((at, True) for at in LABEL_SPOTS))
 
 
 def wire_length(points: list[Position]) -> float:

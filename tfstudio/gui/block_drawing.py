@@ -10,6 +10,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
 
 from ..graph import Node, get_spec
+from ..graph.layout import MINI_H
 from . import theme
 from .icons import paint_badge
 from .title_fit import fitted_title
@@ -114,7 +115,7 @@ class _Mini:
         painter.setFont(font)
         painter.setPen(t.color("node_muted"))
         body = QRectF(inner.x(), inner.y() + head_h, inner.width(), inner.height() - head_h)
-        if body.height() >= QFontMetricsF(font).height():  # an Add is its title alone
+        if self.rect.height() >= MINI_H:  # an Add, shorter, is its title alone (a junction)
             painter.drawText(body, Qt.AlignLeft | Qt.AlignTop | Qt.TextWordWrap, self.summary)
 
 
@@ -149,11 +150,6 @@ def paint_off_badge(painter: QPainter, t, top_centre: QPointF, switched_off: lis
     painter.setFont(BADGE_FONT)
     painter.drawText(rect, Qt.AlignCenter, text)
     painter.restore()
-
-
-def _port_height(names: list[str], heights: list[float], name: str, fallback: float) -> float:
-    index = names.index(name) if name in names else -1
-    return heights[index] if 0 <= index < len(heights) else fallback
 
 
 def _paint_chevron(painter: QPainter, rect: QRectF, colour: QColor, opened: bool) -> None:

@@ -18,12 +18,12 @@ from PySide6.QtWidgets import QGraphicsItem
 
 from ..graph import GROUP_INPUT, GROUP_OUTPUT, Graph, Node, get_spec
 from ..graph.layout import (HEADER_H, NODE_WIDTH, Frame, closed_size,  # noqa: F401 (HEADER_H)
-                            group_frame, port_y, wire_route)
+                            frame_wires, group_frame, port_y)
 from ..graph.model import group_boundary, kind_words, parse_port_list
 from ..graph.schema import PortSpec
 from . import theme
 from .block_drawing import (ABLATED_OPACITY, PAD, PORT_R, _Mini,  # noqa: F401 (others import)
-                            _port_height, _whole, routed_path, scaled_font, text_boost)
+                            _whole, routed_path, scaled_font, text_boost)
 from .node_paint import NodePainting
 from .summaries import node_summary, node_tooltip
 from .title_fit import fitted_title, title_font_fitting  # noqa: F401 (tests import it here)
@@ -217,27 +217,9 @@ class NodeItem(NodePainting, QGraphicsItem):
                 self._minis.append(_Mini(rects[nid], node, node_summary(node, inside),
                                          self.inner_switched_off.get(nid, []),
                                          self.inner_block_severity.get(nid)))
-        in_names = [p.name for p in self._boundary_ports(GROUP_INPUT)]
-        out_names = [p.name for p in self._boundary_ports(GROUP_OUTPUT)]
-        boxes = [(r.x(), r.y(), r.width(), r.height()) for r in (m.rect for m in self._minis)]
         self._inner_wires, self._inner_edges = [], []
-        for e in inside.edges:
-            if e.src not in rects or e.dst not in rects:
-                continue
-            src, dst = inside.nodes[e.src], inside.nodes[e.dst]
-            if src.type == GROUP_INPUT:  # from the frame's own port on its left edge
-                start = (0.0, _port_height(in_names, frame.input_ys, e.src_port,
-                                           rects[e.src].center().y()))
-            else:
-                start = (rects[e.src].right(), rects[e.src].center().y())
-            if dst.type == GROUP_OUTPUT:
-                end = (frame.size.width, _port_height(out_names, frame.output_ys, e.dst_port,
-                                                      rects[e.dst].center().y()))
-            else:
-                end = (rects[e.dst].left(), rects[e.dst].center().y())
-            others = [b for b, nid in zip(boxes, [m.node.id for m in self._minis])
-                      if nid not in (e.src, e.dst)]
-            self._inner_wires.append(routed_path(start, end, wire_route(start, end, others, 6)))
+        for e, start, end, route in frame_wires(self.node, frame):
+            self._inner_wires.append(routed_path(start, end, route))
             self._inner_edges.append(e)
 
     def inner_edge_at(self, item_pos: QPointF, reach: float = 6.0):

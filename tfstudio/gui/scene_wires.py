@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import QRectF
 
 from ..graph import Edge
-from ..graph.layout import LABEL_SPOTS, route_lanes, wire_route
+from ..graph.layout import LABEL_PLACES, route_lanes, wire_route
 from .node_item import HEADER_H, PORT_R
 from .wire_item import WireItem
 
@@ -77,14 +77,15 @@ class WirePlacement:
 
     def _place_labels(self) -> None:
         """Each wire's label at the middle of its wire, or further along or back where
-        another label already is (graph.layout.LABEL_SPOTS, as draw_level places them)."""
+        another label already is, above the wire, then below it (graph.layout.LABEL_PLACES, as
+        draw_level places them)."""
         taken: list[QRectF] = []
         for wire in sorted(self.wire_items.values(), key=lambda w: w.length()):  # shortest first
             if not wire.label:
                 continue
-            for at in LABEL_SPOTS:
-                box = wire.label_rect(at)
+            for at, below in LABEL_PLACES:
+                box = wire.label_rect(at, below)
                 if not any(box.intersects(other) for other in taken):
                     break
-            wire.set_label_at(at)
+            wire.set_label_at(at, below)
             taken.append(box)
