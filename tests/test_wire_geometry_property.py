@@ -1,7 +1,9 @@
 """Wires that never pass under a block: random edit sequences (add, wire, switch, group,
-delete, move), made as the editor makes them, leave the top level drawn with no wire through a
-block, no two blocks overlapping and no two shape labels overlapping (the geometry is
-graph.layout.draw_level, the routing the canvas uses)."""
+delete, move; at the top level or inside a layer group), made as the editor makes them, leave
+every level drawn with no wire through a block, no two blocks overlapping and no two shape
+labels overlapping: the top level, each group's inside as drawn when entered
+(graph.layout.draw_level) and each open frame's small blocks and wires as drawn at the level
+holding it (graph.layout.draw_frame, the routing the canvas uses; no labels inside a frame)."""
 from __future__ import annotations
 
 import pytest
@@ -10,9 +12,11 @@ from hypothesis import strategies as st
 
 from tfstudio.graph import (AddNode, Connect, Document, Edge, GraphError, MoveNodes, RemoveNodes,
                             ReplaceGraph, group_edit, kept_tidy, new_node)
-from tfstudio.graph.layout import (LANE_GAP, _crosses, clear_spot, draw_level, overlapping_labels,
+from tfstudio.graph.layout import (CANVAS_SCALE, LANE_GAP, NODE_WIDTH, _crosses, clear_spot,
+                                   draw_frame, draw_level, needs_tidy, overlapping_labels,
                                    overlapping_pairs, route_lanes, wire_route,
                                    wires_through_blocks)
+from tfstudio.graph.model import graph_at
 from tfstudio.graph.layout import untangled
 from tfstudio.graph.schema import kind_accepts
 from tfstudio.graph.switches import switch_layer
@@ -22,26 +26,37 @@ BLOCKS = ("norm", "dropout", "feed_forward", "attention", "add", "positional_enc
 SWITCHES = (("attention", "gqa"), ("attention", "mha"), ("ffn", "moe"), ("ffn", "ffn"),
             ("activation", "swiglu"), ("placement", "post"), ("placement", "pre"))
 
+# where an edit acts: 0 the top level, k > 0 inside the (k-1)-th group of the top level
+where = st.integers(0, 3)
 edit = st.one_of(
     st.tuples(st.just("add"), st.sampled_from(BLOCKS), st.floats(-300, 1500),
-              st.floats(-300, 600)),
-    st.tuples(st.just("wire"), st.integers(0, 10_000), st.integers(0, 10_000)),
+              st.floats(-300, 600), where),
+    st.tuples(st.just("wire"), st.integers(0, 10_000), st.integers(0, 10_000), where),
     st.tuples(st.just("switch"), st.sampled_from(SWITCHES)),
-    st.tuples(st.just("group"), st.integers(0, 10_000)),
-    st.tuples(st.just("delete"), st.integers(0, 10_000)),
+    st.tuples(st.just("group"), st.integers(0, 10_000), where),
+    st.tuples(st.just("delete"), st.integers(0, 10_000), where),
     st.tuples(st.just("move"), st.integers(0, 10_000), st.floats(-400, 400),
-              st.floats(-300, 300)),
+              st.floats(-300, 300), where),
 )
 
 
+def _level(doc: Document, step) -> tuple[str, ...]:
+    """The level an edit acts on: the top, or inside one of the top level's groups."""
+    k = step[-1] if step[0] != "switch" else 0
+    groups = [n.id for n in doc.graph(()) if n.is_group and n.subgraph is not None]
+    return (groups[(k - 1) % len(groups)],) if k and groups else ()
+
+
 def _apply(doc: Document, step) -> None:
-    g = doc.graph(())
-    ids = [n.id for n in g if n.type not in ("token_input",)]
+    path = _level(doc, step)
+    g = doc.graph(path)
+    # the group's own inputs and outputs blocks are not deleted, grouped or moved by hand here
+    ids = [n.id for n in g if n.type not in ("token_input", "group_input", "group_output")]
     kind = step[0]
     if kind == "add":
         node = new_node(g, step[1], (step[2], step[3]))
         node.pos = clear_spot(g, node, node.pos)
-        command = AddNode((), node)
+        command = AddNode(path, node)
     elif kind == "wire":
         outs = [(n, p) for n in g.nodes for p in g.output_ports(n)]
         ins = [(n, p) for n in g.nodes for p in g.input_ports(n)]
@@ -50,7 +65,7 @@ def _apply(doc: Document, step) -> None:
         (src, op), (dst, ip) = outs[step[1] % len(outs)], ins[step[2] % len(ins)]
         if not kind_accepts(ip.kind, op.kind):
             return
-        command = Connect((), Edge(src, op.name, dst, ip.name))
+        command = Connect(path, Edge(src, op.name, dst, ip.name))
     elif kind == "switch":
         groups = [n for n in g if n.is_group and n.subgraph is not None]
         if not groups:
@@ -63,17 +78,17 @@ def _apply(doc: Document, step) -> None:
         plain = [i for i in ids if not g.node(i).is_group]
         if not plain:
             return
-        command = group_edit(doc, (), [plain[step[1] % len(plain)]])
+        command = group_edit(doc, path, [plain[step[1] % len(plain)]])
     elif kind == "delete":
         if not ids:
             return
-        command = RemoveNodes((), [ids[step[1] % len(ids)]])
+        command = RemoveNodes(path, [ids[step[1] % len(ids)]])
     else:
         if not ids:
             return
         node = g.node(ids[step[1] % len(ids)])
         target = clear_spot(g, node, (node.pos[0] + step[2], node.pos[1] + step[3]))
-        command = MoveNodes((), {node.id: target})
+        command = MoveNodes(path, {node.id: target})
     try:
         doc.execute(kept_tidy(command))
     except (GraphError, ValueError):
@@ -84,14 +99,24 @@ def _check(steps) -> None:
     doc = Document(untangled(load_preset("tiny-gpt")))
     for step in steps:
         _apply(doc, step)
-    graph = doc.graph(())
-    drawing = draw_level(graph)
-    assert overlapping_pairs(graph) == []
-    assert wires_through_blocks(drawing) == []
-    assert overlapping_labels(drawing) == []
+    levels = [()] + [p + (n.id,) for p, n in doc.root.walk() if n.subgraph is not None]
+    for path in levels:
+        graph = graph_at(doc.root, path)
+        drawing = draw_level(graph)
+        assert overlapping_pairs(graph) == [], path
+        assert wires_through_blocks(drawing) == [], path
+        assert overlapping_labels(drawing) == [], path
+        for group in (n for n in graph if n.is_group and n.subgraph is not None
+                      and len(n.subgraph.nodes)):
+            frame = draw_frame(graph, group.id)
+            assert wires_through_blocks(frame) == [], (path, group.id)
+            rects = list(frame.blocks.items())
+            assert not [(a, b) for i, (a, ra) in enumerate(rects) for b, rb in rects[i + 1:]
+                        if ra[0] < rb[0] + rb[2] and rb[0] < ra[0] + ra[2]
+                        and ra[1] < rb[1] + rb[3] and rb[1] < ra[1] + ra[3]], (path, group.id)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(edit, min_size=1, max_size=8))
 def test_random_edits_leave_no_wire_under_a_block_and_nothing_overlapping(steps):
     _check(steps)
@@ -128,5 +153,57 @@ def test_parallel_wires_run_on_separate_lanes_with_their_labels_apart():
                            lanes=lanes)
         runs.append(route_lanes(route))
         lanes.extend(route_lanes(route))
-    heights = sorted(run[0][0] for run in runs)
+    heights = sorted(at for run in runs for axis, at, _, _ in run if axis == 0)
+    assert len(heights) == 3
     assert all(b - a >= LANE_GAP for a, b in zip(heights, heights[1:]))
+
+
+def test_two_wires_turning_down_at_one_place_take_legs_apart():
+    """Two wires leaving ports one above the other, both backwards to blocks below: their
+    vertical legs would run on one line (tiny-t5's source and target streams); the second
+    steps LANE_GAP away."""
+    lanes = []
+    legs = []
+    for k, y in enumerate((45.0, 183.0)):
+        route = wire_route((730.0, y), (0.0, 400.0 + 100 * k), [], ends=[
+            (530.0, y - 45, 210.0, 106.0), (-10.0, 350.0 + 100 * k, 210.0, 106.0)], lanes=lanes)
+        lanes.extend(route_lanes(route))
+        legs.append([(at, lo, hi) for axis, at, lo, hi in route_lanes(route) if axis == 1])
+    for a in legs[0]:
+        for b in legs[1]:
+            if a[1] < b[2] and b[1] < a[2]:   # their heights overlap
+                assert abs(a[0] - b[0]) >= LANE_GAP
+
+
+def test_a_wire_into_a_frames_output_clears_a_dead_end_block_in_the_last_column():
+    """An edited layer (an FFN removed, attention left a dead end in the output's column):
+    the wire into the frame's output port does not cross attention. Two things see to it, and
+    the test fails only without both: the output block gets a column of its own, and a wire
+    inside a frame turns half as far out of its port (12, the frame's clearance being 6)."""
+    _check([("switch", ("ffn", "moe")), ("add", "positional_encoding", 0.0, 230.27, 0),
+            ("delete", 76, 3), ("delete", 197, 1), ("move", 389, -0.0, 0.0, 0)])
+
+
+def test_crossing_wires_between_two_blocks_keep_their_labels_apart():
+    """A group inside a group whose inputs cross into an Add: every spot above one wire is
+    under the other's label, so the label goes below its wire."""
+    _check([("group", 4826, 3), ("group", 4826, 3), ("group", 1215, 1)])
+
+
+def test_blocks_closer_than_a_wire_needs_are_tidied():
+    """A group made from a block is wider than the block and can end up 14 units from a
+    neighbour's input, too close for the wire into it (it turns 24 out of its port): such a
+    level counts as needing a tidy, as an overlap does; 40 apart it does not."""
+    for gap, expected in ((14.0, True), (40.0, False)):
+        graph = untangled(load_preset("tiny-gpt"))
+        pos, head = graph.node("pos"), graph.node("head")
+        head.pos = ((pos.pos[0] * CANVAS_SCALE + NODE_WIDTH + gap) / CANVAS_SCALE, pos.pos[1])
+        assert overlapping_pairs(graph) == []
+        assert needs_tidy(graph) is expected, gap
+
+
+def test_a_wire_drawn_inside_a_group_makes_its_frame_room_at_the_level_above():
+    """A wire inside a group changes how its open frame lays the inside out (the frame
+    grows); the blocks beside the frame at the top level move out of its way, as they do
+    when a block is added inside."""
+    _check([("add", "attention", -25.2, 134.9, 1), ("wire", 1, 924, 2)])

@@ -476,8 +476,9 @@ def kept_tidy(edit: Edit) -> Edit:
 
 
 def _nested_path(edit: Edit) -> Path:
-    """The group level where ``edit`` adds or removes blocks; () at the top or for others."""
-    if isinstance(edit, (AddNode, RemoveNodes)):
+    """The group level where ``edit`` adds or removes blocks or wires (a wire changes how the
+    group's open frame lays its inside out, so its size); () at the top or for others."""
+    if isinstance(edit, (AddNode, RemoveNodes, Connect, Disconnect)):
         return tuple(edit.path)
     if isinstance(edit, Macro):
         return next((p for p in map(_nested_path, edit.commands) if p), ())

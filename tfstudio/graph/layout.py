@@ -16,7 +16,9 @@ from typing import Iterable, Mapping
 
 import networkx as nx
 
-from .model import GROUP_INPUT, GROUP_OUTPUT, Edge, Graph, GraphError, Node, graph_at
+from .block_types import ADD, NORM
+from .model import (GROUP_INPUT, GROUP_OUTPUT, Edge, Graph, GraphError, Node, graph_at,
+                    group_boundary, parse_port_list)
 from .placement import residual_structure
 
 # Preset files lay nodes out on a compact 190-230 unit pitch; the canvas spreads positions by
@@ -31,18 +33,25 @@ ROW_H = 22.0
 SUMMARY_H = 17.0
 GAP_X = 80.0      # between layers: room for a wire's shape label
 GAP_Y = 40.0      # between rows
-BAND_GAP = 70.0   # between the bands of a wrapped layout: the channel its wires run along
+BAND_GAP = 46.0   # between the bands of a wrapped layout: the channel its wires run along
+# the least room between two blocks: a wire leaves a port for LEADS[0] (24) before it turns,
+# and its leg keeps half a clearance off the other block's ports (10 + 6, less the 12 the
+# port stub may come close)
+WIRE_ROOM = 28.0
 # a model's top level wraps at this width: at 70% zoom it fits the canvas of a 1366x768 window
 # (whose docks leave the canvas about 710 pixels)
 WRAP_WIDTH = 1000.0
 
-# a layer group drawn open: its inside as small read-only blocks in a frame
+# a layer group drawn open: its inside as small read-only blocks in a frame, as compact as
+# their words allow (so tiny-t5's encoder and decoder are whole on a 1366x768 laptop at 70%)
 MINI_W = 132.0
-MINI_H = 76.0     # a title line and three summary lines
-FRAME_PAD = 12.0
-FRAME_FOOT = 8.0
+MINI_H = 74.0     # a title line and three summary lines ("8 heads · bidirectional · alibi")
+NORM_MINI_W = 96.0   # "Norm / layernorm"
+ADD_MINI = (56.0, 40.0)  # the residual sum: its title alone, a junction on the stream
+FRAME_PAD = 8.0
+FRAME_FOOT = 4.0
 INNER_GAP_X = 12.0
-INNER_GAP_Y = 18.0
+INNER_GAP_Y = 8.0
 BOUNDARY_W = 1.0  # the group's own input / output blocks are points on the frame's edges
 
 Position = tuple[float, float]
@@ -99,9 +108,12 @@ def block_size(graph: Graph, node_id: str, open_groups: bool = True) -> BlockSiz
 
 
 def _mini_size(node: Node) -> BlockSize:
-    if node.type in (GROUP_INPUT, GROUP_OUTPUT):
-        return BlockSize(BOUNDARY_W, MINI_H, MINI_H / 2)
-    return BlockSize(MINI_W, MINI_H, MINI_H / 2)
+    if node.type in (GROUP_INPUT, GROUP_OUTPUT):  # a point on the stream's row
+        return BlockSize(BOUNDARY_W, ADD_MINI[1], ADD_MINI[1] / 2)
+    if node.type == ADD:
+        return BlockSize(*ADD_MINI, ADD_MINI[1] / 2)
+    width = NORM_MINI_W if node.type == NORM else MINI_W
+    return BlockSize(width, MINI_H, MINI_H / 2)
 
 
 def group_frame(graph: Graph, group_id: str) -> Frame:
@@ -146,7 +158,7 @@ def _acyclic(graph: Graph) -> nx.DiGraph:
     """The wiring as a simple DAG in node order (a wire closing a cycle is left out, so an
     invalid graph can still be tidied)."""
     dag = nx.DiGraph()
-    dag.add_nodes_from(graph.nodes)
+    dag.add_nodes_from((nid, {"type": n.type}) for nid, n in graph.nodes.items())
     for e in graph.edges:
         if e.src in graph.nodes and e.dst in graph.nodes and e.src != e.dst:
             dag.add_edge(e.src, e.dst)
@@ -172,8 +184,11 @@ def spine(graph: Graph, dag: nx.DiGraph | None = None) -> list[str]:
     return nx.dag_longest_path(dag) if len(dag) else []
 
 
-def _layers(dag: nx.DiGraph, on_spine: set[str]) -> dict[str, int]:
+def _layers(dag: nx.DiGraph, on_spine: set[str], pull: bool = True) -> dict[str, int]:
     layer = {n: i for i, gen in enumerate(nx.topological_generations(dag)) for n in gen}
+    _outputs_last(dag, layer)
+    if not pull:
+        return layer
     # a block off the spine sits just before the first block that reads it, so its wires stay
     # short (the target embedding of an encoder-decoder waits beside the decoder)
     for n in reversed(list(nx.topological_sort(dag))):
@@ -181,6 +196,16 @@ def _layers(dag: nx.DiGraph, on_spine: set[str]) -> dict[str, int]:
         if n not in on_spine and readers:
             layer[n] = max(layer[n], min(layer[r] for r in readers) - 1)
     return layer
+
+
+def _outputs_last(dag: nx.DiGraph, layer: dict[str, int]) -> None:
+    """A group's output block in a column after every other block: its port is on the
+    frame's right edge, and a wire into it needs the room before that edge clear (an edited
+    layer can leave a dead-end block in the output's column)."""
+    ends = [n for n in layer if dag.nodes[n].get("type") == GROUP_OUTPUT]
+    others = [layer[n] for n in layer if n not in ends]
+    for n in ends:
+        layer[n] = max([layer[n]] + [k + 1 for k in others])
 
 
 def _rows(graph: Graph, dag: nx.DiGraph, layer: dict[str, int],
@@ -219,7 +244,8 @@ def _barycentre(dag: nx.DiGraph, n: str, row: Mapping[str, int]) -> float:
     near = [row[p] for p in dag.predecessors(n) if p in row]
     if not near:
         near = [row[s] for s in dag.successors(n) if s in row]
-    return sum(near) / len(near) if near else -1.0
+    # a chain of its own (tiny-t5's target tokens) goes below the spine, read after it
+    return sum(near) / len(near) if near else 1.0
 
 
 def _nearest_free(target: float, taken: set[int]) -> int:
@@ -237,7 +263,10 @@ def layered_positions(graph: Graph, sizes: Mapping[str, BlockSize], gap_x: float
         return {}
     dag = _acyclic(graph)
     on_spine = set(spine(graph, dag))
-    layer = _layers(dag, on_spine)
+    # wrapped, a block off the spine stays in its own column rather than wait beside its
+    # reader in a later band: a whole band of rows would otherwise hold it alone (tiny-t5's
+    # target embedding sits under the source's, its wire runs down to the decoder)
+    layer = _layers(dag, on_spine, pull=wrap is None)
     row = _rows(graph, dag, layer, on_spine)
     widths = [max(sizes[n].width for n in layer if layer[n] == k)
               for k in range(max(layer.values()) + 1)]
@@ -367,7 +396,7 @@ def room_for(graph: Graph, piece: Graph, offset: Position) -> Position:
     for _ in range(1000):
         moved = [(x + dx * CANVAS_SCALE, y + dy * CANVAS_SCALE, w, h)
                  for x, y, w, h in own.values()]
-        if not any(_intersect(m, r, GAP_Y / 2) for m in moved for r in rects):
+        if not any(_intersect(m, r, WIRE_ROOM) for m in moved for r in rects):
             return (dx, dy)
         dy += step
     return (dx, dy)
@@ -385,7 +414,10 @@ def clear_spot(graph: Graph, node: Node, near: Position) -> Position:
 
 
 def needs_tidy(graph: Graph) -> bool:
-    return bool(overlapping_pairs(graph))
+    """Whether blocks overlap, or sit closer than a wire needs to reach a port between them
+    (a group made from a block is wider than the block: it can end up a few units from its
+    neighbour's input)."""
+    return bool(overlapping_pairs(graph, WIRE_ROOM))
 
 
 def levels_near(root: Graph, path: Iterable[str]) -> list[tuple[str, ...]]:
@@ -420,9 +452,13 @@ def _inside(p: Position, r: Rect, pad: float) -> bool:
     return r[0] - pad < p[0] < r[0] + r[2] + pad and r[1] - pad < p[1] < r[1] + r[3] + pad
 
 
-Lane = tuple[float, float, float]  # a routed wire's horizontal run: y, from x, to x
+# a routed wire's straight run: (axis, at, from, to): axis 0 a horizontal run at height
+# ``at`` from x to x, axis 1 a vertical leg at x ``at`` from y to y
+Lane = tuple[int, float, float, float]
 LANE_GAP = 20.0   # between parallel runs: a shape label (about 14 high) fits between them
-LEADS = (24.0, 48.0, 72.0)  # how far out of its port a routed wire turns, nearest first
+# how far out of its port a routed wire turns, nearest first (at the canvas's clearance of
+# 12; scaled with the clearance, so half inside a frame)
+LEADS = (24.0, 48.0, 72.0)
 
 
 def wire_route(start: Position, end: Position, obstacles: Iterable[Rect],
@@ -432,9 +468,9 @@ def wire_route(start: Position, end: Position, obstacles: Iterable[Rect],
     runs backwards or too short for its curve (to a band below, in a wrapped layout; between
     close neighbours, where the curve would overshoot): out of its port, down or up a leg
     clear of every block, along the nearest free channel above, below or between the blocks
-    (``ends``, the blocks it joins, count too), and a clear leg into the other port. A run
-    keeps LANE_GAP from other wires' runs (``lanes``) that overlap it, so parallel wires and
-    their labels do not stack. None when the plain curve is clear."""
+    (``ends``, the blocks it joins, count too), and a clear leg into the other port. Its runs
+    and legs keep LANE_GAP from other wires' (``lanes``) that overlap them, so parallel wires
+    and their labels do not stack on one line. None when the plain curve is clear."""
     blocks = list(obstacles)
     walls = blocks + list(ends)
     lanes = list(lanes)
@@ -445,31 +481,49 @@ def wire_route(start: Position, end: Position, obstacles: Iterable[Rect],
         if not any(_inside(p, r, clearance / 2) for p in curve[1:-1] for r in near):
             return None
     first = None
-    for lead in LEADS:
-        a, b = start[0] + lead, end[0] - lead
+    legs = [lane for lane in lanes if lane[0] == 1]
+    leads = [lead * clearance / 12.0 for lead in LEADS]  # inside a frame (6): 12, 24, 36
+    for lead_a, lead_b in sorted(((a, b) for a in leads for b in leads),
+                                 key=lambda ab: (ab[0] + ab[1], ab[0])):
+        a, b = start[0] + lead_a, end[0] - lead_b
         lo, hi = min(a, b) - clearance, max(a, b) + clearance
         between = sorted((r for r in walls if r[0] < hi and r[0] + r[2] > lo),
                          key=lambda r: r[1])
         if not between:
             return None
-        busy = [lane for lane in lanes if lane[1] < hi and lane[2] > lo]
+        busy = [lane for lane in lanes if lane[0] == 0 and lane[2] < hi and lane[3] > lo]
         for y in _channels(between, (start[1] + end[1]) / 2, clearance, busy):
             route = [start, (a, start[1]), (a, y), (b, y), (b, end[1]), end]
             if first is None:
                 first = route
-            if not _crosses(route, walls, clearance / 2):
-                return route
+            if _crosses(route, walls, clearance / 2):
+                continue
+            if _on_busy_leg(a, start[1], y, legs) or _on_busy_leg(b, y, end[1], legs):
+                continue
+            return route
     # no single channel: find the way around (a block between the ends' rows, say)
-    return _maze_route(start, end, walls, clearance, LEADS[0]) or first
+    return _maze_route(start, end, walls, clearance, leads[0]) or first
+
+
+def _on_busy_leg(x: float, y0: float, y1: float, legs: list[Lane]) -> bool:
+    """Whether a vertical leg at ``x`` from ``y0`` to ``y1`` would run along another wire's
+    leg (closer than LANE_GAP, their heights overlapping)."""
+    low, high = min(y0, y1), max(y0, y1)
+    return any(abs(x - leg[1]) < LANE_GAP and leg[2] < high and leg[3] > low for leg in legs)
 
 
 def route_lanes(route: list[Position] | None) -> list[Lane]:
-    """The horizontal runs of a route from :func:`wire_route` (its stubs out of and into
-    the ports excepted); none for a plain curve."""
+    """The straight runs of a route from :func:`wire_route` (its stubs out of and into the
+    ports excepted): horizontal runs and vertical legs; none for a plain curve."""
     if not route:
         return []
-    return [(y0, min(x0, x1), max(x0, x1))
-            for (x0, y0), (x1, y1) in zip(route[1:-2], route[2:-1]) if y0 == y1 and x0 != x1]
+    out: list[Lane] = []
+    for (x0, y0), (x1, y1) in zip(route[1:-2], route[2:-1]):
+        if y0 == y1 and x0 != x1:
+            out.append((0, y0, min(x0, x1), max(x0, x1)))
+        elif x0 == x1 and y0 != y1:
+            out.append((1, x0, min(y0, y1), max(y0, y1)))
+    return out
 
 
 def _maze_route(start: Position, end: Position, blocks: list[Rect], clearance: float,
@@ -563,7 +617,7 @@ def _channels(between: list[Rect], middle: float, clearance: float,
         for _ in range(40):
             if not low <= y <= high:
                 break
-            if all(abs(y - lane[0]) >= LANE_GAP for lane in busy):
+            if all(abs(y - lane[1]) >= LANE_GAP for lane in busy):
                 out.append(y)
                 break
             y += step
@@ -644,20 +698,91 @@ def draw_level(graph: Graph, label_size: tuple[float, float] = (48.0, 14.0)) -> 
         others = [r for n, r in padded.items() if n not in (e.src, e.dst)]
         route = wire_route(start, end, others, ends=[padded[e.src], padded[e.dst]], lanes=lanes)
         lanes.extend(route_lanes(route))
-        points = route if route else bezier_points(start, end)
-        wires[e] = points
-        w, h = label_size
-        for at in LABEL_SPOTS:  # the middle, else further along or back, clear of the others
+        wires[e] = route if route else bezier_points(start, end)
+    w, h = label_size
+    for e in sorted(wires, key=lambda e: wire_length(wires[e])):  # as the canvas places them
+        points = wires[e]
+        for at, below in LABEL_PLACES:  # the middle, else along or back, clear of the others
             mid = _along(points, at)
-            box = (mid[0] - w / 2, mid[1] - h - 3, w, h)
+            box = (mid[0] - w / 2, mid[1] + 3 if below else mid[1] - h - 3, w, h)
             if not any(_intersect(box, other) for other in labels.values()):
                 break
         labels[e] = box
     return Drawing(blocks, wires, labels)
 
 
-# where along its wire a shape label goes: the middle unless another label is there
+FrameWire = tuple[Edge, Position, Position, "list[Position] | None"]
+
+
+def frame_wires(group: Node, frame: Frame) -> list[FrameWire]:
+    """Each wire inside an open group's frame, in the frame's coordinates: (wire, start, end,
+    route), a wire from or to the group's boundary starting or ending at the frame's own port
+    on its edge, routed round the small blocks (route None: the plain curve). The canvas
+    draws these; the property test checks them."""
+    inside = group.subgraph if group.subgraph is not None else Graph()
+    rects = {nid: (x, y, frame.inner_sizes[nid].width, frame.inner_sizes[nid].height)
+             for nid, (x, y) in frame.inner.items()}
+    minis = {nid: r for nid, r in rects.items()
+             if inside.nodes[nid].type not in (GROUP_INPUT, GROUP_OUTPUT)}
+    in_names, out_names = (_boundary_names(group, kind) for kind in (GROUP_INPUT, GROUP_OUTPUT))
+    out: list[FrameWire] = []
+    for e in inside.edges:
+        if e.src not in rects or e.dst not in rects:
+            continue
+        a, b = rects[e.src], rects[e.dst]
+        if inside.nodes[e.src].type == GROUP_INPUT:  # from the frame's port on its left edge
+            start = (0.0, _height_of(in_names, frame.input_ys, e.src_port, a[1] + a[3] / 2))
+        else:
+            start = (a[0] + a[2], a[1] + a[3] / 2)
+        if inside.nodes[e.dst].type == GROUP_OUTPUT:
+            end = (frame.size.width,
+                   _height_of(out_names, frame.output_ys, e.dst_port, b[1] + b[3] / 2))
+        else:
+            end = (b[0], b[1] + b[3] / 2)
+        others = [r for nid, r in minis.items() if nid not in (e.src, e.dst)]
+        out.append((e, start, end, wire_route(start, end, others, 6)))
+    return out
+
+
+def _boundary_names(group: Node, boundary_type: str) -> list[str]:
+    inner = group_boundary(group, boundary_type)
+    return [name for name, _ in parse_port_list(inner.param("ports"))] if inner else []
+
+
+def _height_of(names: list[str], heights: list[float], name: str, fallback: float) -> float:
+    index = names.index(name) if name in names else -1
+    return heights[index] if 0 <= index < len(heights) else fallback
+
+
+def draw_frame(graph: Graph, group_id: str) -> Drawing:
+    """An open group's frame as the canvas draws it at ``graph``'s level, in canvas units:
+    its small blocks (the boundary points left out) and the wires between them (no shape
+    labels are drawn inside a frame)."""
+    node = graph.node(group_id)
+    frame = group_frame(graph, group_id)
+    x0, y0 = node.pos[0] * CANVAS_SCALE, node.pos[1] * CANVAS_SCALE
+    inside = node.subgraph if node.subgraph is not None else Graph()
+    blocks = {nid: (x0 + x, y0 + y, frame.inner_sizes[nid].width, frame.inner_sizes[nid].height)
+              for nid, (x, y) in frame.inner.items()
+              if inside.nodes[nid].type not in (GROUP_INPUT, GROUP_OUTPUT)}
+    wires = {e: [(x0 + x, y0 + y) for x, y in (route or bezier_points(start, end))]
+             for e, start, end, route in frame_wires(node, frame)}
+    return Drawing(blocks, wires, {})
+
+
+# where along its wire a shape label goes: the middle unless another label is there. The
+# shortest wires are labelled first: a long one has room further along (a wire passing down
+# between two close blocks would otherwise take the short wire's only spot)
 LABEL_SPOTS = (0.5, 0.35, 0.65, 0.2, 0.8)
+# (where along, below the wire?): above it first, then below (two short wires crossing
+# between the same blocks have every spot above taken by the other's label)
+LABEL_PLACES = (tuple((at, False) for at in LABEL_SPOTS)
+                + tuple((at, True) for at in LABEL_SPOTS))
+
+
+def wire_length(points: list[Position]) -> float:
+    return sum(((b[0] - a[0]) ** 2 + (b[1] - a[1]) ** 2) ** 0.5
+               for a, b in zip(points, points[1:]))
 
 
 def _along(points: list[Position], fraction: float) -> Position:

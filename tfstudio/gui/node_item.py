@@ -11,59 +11,22 @@ badge (:meth:`NodeItem.set_ablated`). Nothing here edits the graph.
 from __future__ import annotations
 
 import html
-from functools import lru_cache
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import (QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath,
-                           QPainterPathStroker, QPen)
-from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
+from PySide6.QtGui import QBrush, QColor, QPainter, QPainterPath, QPainterPathStroker, QPen
+from PySide6.QtWidgets import QGraphicsItem
 
 from ..graph import GROUP_INPUT, GROUP_OUTPUT, Graph, Node, get_spec
+from ..graph.layout import (HEADER_H, NODE_WIDTH, Frame, closed_size,  # noqa: F401 (HEADER_H)
+                            frame_wires, group_frame, port_y)
 from ..graph.model import group_boundary, kind_words, parse_port_list
-from ..graph.layout import (HEADER_H, NODE_WIDTH, ROW_H, SUMMARY_H, Frame, closed_size,
-                            group_frame, port_y, wire_route)
 from ..graph.schema import PortSpec
 from . import theme
-from .icons import paint_badge, paint_family_icon
+from .block_drawing import (ABLATED_OPACITY, PAD, PORT_R, _Mini,  # noqa: F401 (others import)
+                            _whole, routed_path, scaled_font, text_boost)
+from .node_paint import NodePainting
 from .summaries import node_summary, node_tooltip
-from .text import count_label
 from .title_fit import fitted_title, title_font_fitting  # noqa: F401 (tests import it here)
-
-PORT_R = 6.0
-PAD = 10.0
-ABLATED_OPACITY = 0.45  # a block switched off in Explain: still readable, visibly not in use
-
-
-def _font(pixels: int, bold: bool = False) -> QFont:
-    f = QFont()
-    f.setPixelSize(pixels)
-    f.setBold(bold)
-    return f
-
-
-SMALL_FONT = _font(11)
-BADGE_FONT = _font(12, bold=True)
-
-
-def text_boost(lod: float) -> float:
-    """How much to enlarge text when zoomed out, so a fitted overview stays readable
-    (semantic zoom, as map applications do): 1 at 80% zoom and above, at most 1.5."""
-    return min(1.5, max(1.0, 0.8 / max(lod, 1e-3)))
-
-
-def scaled_font(pixels: float, bold: bool = False) -> QFont:
-    return _cached_font(max(1, round(pixels)), bold)
-
-
-@lru_cache(maxsize=64)
-def _cached_font(pixels: int, bold: bool) -> QFont:
-    return _font(pixels, bold)
-
-
-def _readable_on(colour: QColor) -> QColor:
-    """Black or white, whichever reads better on ``colour``."""
-    lum = 0.299 * colour.redF() + 0.587 * colour.greenF() + 0.114 * colour.blueF()
-    return QColor("#1d2230") if lum > 0.62 else QColor("white")
 
 
 class PortItem(QGraphicsItem):
@@ -148,7 +111,7 @@ class PortItem(QGraphicsItem):
         self.scene().finish_wire(event.scenePos())
 
 
-class NodeItem(QGraphicsItem):
+class NodeItem(NodePainting, QGraphicsItem):
     """One node of the graph at the scene's current path."""
 
     def __init__(self, node: Node, graph: Graph, is_open: bool = True):
@@ -254,27 +217,9 @@ class NodeItem(QGraphicsItem):
                 self._minis.append(_Mini(rects[nid], node, node_summary(node, inside),
                                          self.inner_switched_off.get(nid, []),
                                          self.inner_block_severity.get(nid)))
-        in_names = [p.name for p in self._boundary_ports(GROUP_INPUT)]
-        out_names = [p.name for p in self._boundary_ports(GROUP_OUTPUT)]
-        boxes = [(r.x(), r.y(), r.width(), r.height()) for r in (m.rect for m in self._minis)]
         self._inner_wires, self._inner_edges = [], []
-        for e in inside.edges:
-            if e.src not in rects or e.dst not in rects:
-                continue
-            src, dst = inside.nodes[e.src], inside.nodes[e.dst]
-            if src.type == GROUP_INPUT:  # from the frame's own port on its left edge
-                start = (0.0, _port_height(in_names, frame.input_ys, e.src_port,
-                                           rects[e.src].center().y()))
-            else:
-                start = (rects[e.src].right(), rects[e.src].center().y())
-            if dst.type == GROUP_OUTPUT:
-                end = (frame.size.width, _port_height(out_names, frame.output_ys, e.dst_port,
-                                                      rects[e.dst].center().y()))
-            else:
-                end = (rects[e.dst].left(), rects[e.dst].center().y())
-            others = [b for b, nid in zip(boxes, [m.node.id for m in self._minis])
-                      if nid not in (e.src, e.dst)]
-            self._inner_wires.append(routed_path(start, end, wire_route(start, end, others, 6)))
+        for e, start, end, route in frame_wires(self.node, frame):
+            self._inner_wires.append(routed_path(start, end, route))
             self._inner_edges.append(e)
 
     def inner_edge_at(self, item_pos: QPointF, reach: float = 6.0):
@@ -365,6 +310,18 @@ class NodeItem(QGraphicsItem):
     def body_rect(self) -> QRectF:
         return QRectF(0, 0, self.width, self._height)
 
+    def drawn_rect(self) -> QRectF:
+        """What is drawn of this block, in scene coordinates: its body, the ports on its
+        edges and a group's stacked copies (a badge's corner, when it has one). What fitting
+        the view needs; the bounding rect keeps extra room for a badge scaled up when zoomed
+        out."""
+        rect = self.body_rect().adjusted(-PORT_R, 0, PORT_R, 0)
+        if self.node.is_group:
+            rect.adjust(0, -8, 8, 0)
+        if self.severity or self.inner_severity:
+            rect.adjust(0, -8, 12, 0)
+        return self.mapRectToScene(rect)
+
     def boundingRect(self) -> QRectF:
         # room for the outline, the stacked cards of a group and a badge scaled up when zoomed out
         return self.body_rect().adjusted(-PORT_R - 6, -40, PORT_R + 40, 12)
@@ -389,377 +346,5 @@ class NodeItem(QGraphicsItem):
             super().mouseDoubleClickEvent(event)
 
     # ------------------------------------------------------------------ painting
-    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
-        t = theme.current()
-        lod = option.levelOfDetailFromTransform(painter.worldTransform())
-        painter.setRenderHint(QPainter.Antialiasing)
-        body = self.body_rect()
-        family = theme.family_colour(self.spec.family)
-
-        if self.frame is not None:
-            self._paint_frame(painter, t, body, family, lod)
-            return
-        if self.node.is_group:  # the copies stacked behind, a picture of "repeat"
-            for k in (2, 1):
-                card = body.translated(4 * k, -4 * k)
-                painter.setPen(QPen(t.color("node_border"), 1))
-                painter.setBrush(t.color("node_body").darker(100 + 6 * k))
-                painter.drawRoundedRect(card, 8, 8)
-
-        painter.setPen(Qt.NoPen)
-        painter.setBrush(t.color("node_body"))
-        painter.drawRoundedRect(body, 8, 8)
-
-        header = QPainterPath()
-        header.addRoundedRect(QRectF(0, 0, body.width(), HEADER_H + 8), 8, 8)
-        clip = QPainterPath()
-        clip.addRect(QRectF(0, 0, body.width(), HEADER_H))
-        painter.setBrush(family)
-        painter.drawPath(header.intersected(clip))
-
-        ink = _readable_on(family)
-        boost = text_boost(lod)
-        icon_w = 0.0 if boost > 1.1 else 20.0  # zoomed out, the title needs the room more
-        if self.node.is_group:
-            icon_w = 20.0
-            _paint_chevron(painter, self.chevron_rect(), ink, opened=False)
-        elif icon_w:
-            paint_family_icon(painter, self.spec.family, QRectF(PAD - 2, 7, 17, 17), ink)
-        right_reserved = 0.0
-        if self.node.is_group:
-            right_reserved = self._paint_repeat_pill(painter, ink, family)
-        title_rect = QRectF(PAD + icon_w, 0, body.width() - PAD * 2 - icon_w - right_reserved,
-                            HEADER_H)
-        painter.setPen(ink)
-        _draw_title(painter, title_rect, *fitted_title(self.node.label, 13 * min(boost, 1.25),
-                                                       title_rect.width(), floor=11))
-
-        if lod > 0.3:  # below that even enlarged text is noise
-            self._paint_ports_text(painter, t, boost)
-            self._paint_summary(painter, t, boost)
-        if self.telemetry is not None:
-            self._paint_telemetry(painter, t, body, lod)
-
-        self._paint_outline(painter, t, body)
-        self._paint_badges(painter, t, lod)
-
-    def inner_title_lines(self) -> dict[str, list[str]]:
-        """An open group's small blocks: each one's title as drawn at 100% (one line, or two
-        when it does not fit at the smallest size), by node id."""
-        return {mini.node.id: mini.title_lines()[1] for mini in self._minis}
-
-    def _paint_frame(self, painter, t, body, family, lod: float) -> None:
-        """An open group: a framed panel, the header with chevron, title and ×N, the layer's
-        summary under it, then its inside."""
-        for k in (2, 1):  # the copies stacked behind, a picture of "repeat"
-            painter.setPen(QPen(t.color("node_border"), 1))
-            painter.setBrush(t.color("node_body").darker(100 + 6 * k))
-            painter.drawRoundedRect(body.translated(4 * k, -4 * k), 10, 10)
-        painter.setPen(QPen(family, 1.5))
-        canvas = t.color("canvas")  # the frame a shade off the canvas, the blocks on it whiter
-        painter.setBrush(canvas.lighter(103) if canvas.lightness() > 128 else canvas.lighter(135))
-        painter.drawRoundedRect(body, 10, 10)
-        header = QPainterPath()
-        header.addRoundedRect(QRectF(0, 0, body.width(), HEADER_H + 10), 10, 10)
-        clip = QPainterPath()
-        clip.addRect(QRectF(0, 0, body.width(), HEADER_H))
-        painter.setPen(Qt.NoPen)
-        painter.setBrush(family)
-        painter.drawPath(header.intersected(clip))
-        ink = _readable_on(family)
-        boost = text_boost(lod)
-        _paint_chevron(painter, self.chevron_rect(), ink, opened=True)
-        reserved = self._paint_repeat_pill(painter, ink, family)
-        title_rect = QRectF(PAD + 20, 0, body.width() - PAD * 2 - 20 - reserved, HEADER_H)
-        painter.setPen(ink)
-        _draw_title(painter, title_rect, *fitted_title(self.node.label, 13 * min(boost, 1.25),
-                                                       title_rect.width(), floor=11))
-        if lod > 0.3:
-            small = scaled_font(11 * boost)
-            painter.setFont(small)
-            painter.setPen(t.color("node_muted"))
-            line = QRectF(PAD, HEADER_H + 2, body.width() - 2 * PAD, SUMMARY_H * min(boost, 1.3))
-            text = self._summary + (f"  ·  {count_label(self.params)} params" if self.params
-                                    else "")
-            painter.drawText(line, Qt.AlignVCenter | Qt.AlignLeft,
-                             QFontMetricsF(small).elidedText(text, Qt.ElideRight, line.width()))
-        painter.setBrush(Qt.NoBrush)
-        painter.setPen(QPen(theme.port_colour("hidden"), 1.6, Qt.SolidLine, Qt.RoundCap))
-        for edge, path in zip(self._inner_edges, self._inner_wires):
-            if edge == self.hot_edge:
-                painter.setPen(QPen(t.color("accent"), 4, Qt.SolidLine, Qt.RoundCap))
-                painter.drawPath(path)
-                painter.setPen(QPen(theme.port_colour("hidden"), 1.6, Qt.SolidLine, Qt.RoundCap))
-            else:
-                painter.drawPath(path)
-        for mini in self._minis:
-            mini.paint(painter, t, boost, lod)
-        if lod > 0.3:
-            self._paint_frame_port_names(painter, t, boost)
-        if self.telemetry is not None:
-            self._paint_telemetry(painter, t, body, lod)
-        self._paint_outline(painter, t, body)
-        if self.drop_hint:
-            painter.setBrush(Qt.NoBrush)
-            painter.setPen(QPen(t.color("accent"), 3, Qt.DashLine))
-            painter.drawRoundedRect(body.adjusted(-3, -3, 3, 3), 12, 12)
-        self._paint_badges(painter, t, lod)
-
-    def _paint_frame_port_names(self, painter, t, boost: float) -> None:
-        """An open frame's ports named just inside its edges ("x", "memory"): its inputs
-        left, its outputs right, each a little above its wire."""
-        font = scaled_font(10 * min(boost, 1.3))
-        painter.setFont(font)
-        painter.setPen(t.color("node_muted"))
-        height = QFontMetricsF(font).height()
-        for ports, left in ((self.inputs, True), (self.outputs, False)):
-            for name, port in ports.items():
-                y = port.pos().y() - height - 2
-                box = (QRectF(PORT_R + 2, y, 80, height) if left
-                       else QRectF(self.width - PORT_R - 82, y, 80, height))
-                painter.drawText(box, (Qt.AlignLeft if left else Qt.AlignRight)
-                                 | Qt.AlignVCenter, name)
-
-    def _paint_repeat_pill(self, painter, ink, family) -> float:
-        text = f"× {self.node.param('repeat')}"
-        fm = QFontMetricsF(BADGE_FONT)
-        w = fm.horizontalAdvance(text) + 14
-        rect = QRectF(self.width - PAD - w + 4, 6, w, HEADER_H - 12)
-        painter.save()
-        painter.setPen(Qt.NoPen)
-        painter.setBrush(QColor(255, 255, 255, 70) if ink == QColor("white") else QColor(0, 0, 0, 40))
-        painter.drawRoundedRect(rect, rect.height() / 2, rect.height() / 2)
-        painter.setPen(ink)
-        painter.setFont(BADGE_FONT)
-        painter.drawText(rect, Qt.AlignCenter, text)
-        painter.restore()
-        return w + 4
-
-    def _paint_ports_text(self, painter, t, boost: float = 1.0) -> None:
-        font = scaled_font(11 * boost)
-        painter.setFont(font)
-        fm = QFontMetricsF(font)
-        half = self.width / 2 - PAD - 4
-        painter.setPen(t.color("node_text"))
-        for port in self.inputs.values():
-            rect = QRectF(PAD + 2, port.y() - ROW_H / 2, half, ROW_H)
-            painter.drawText(rect, Qt.AlignVCenter | Qt.AlignLeft,
-                             fm.elidedText(port.name, Qt.ElideRight, half))
-        for port in self.outputs.values():
-            rect = QRectF(self.width / 2 + 4, port.y() - ROW_H / 2, half, ROW_H)
-            painter.drawText(rect, Qt.AlignVCenter | Qt.AlignRight,
-                             fm.elidedText(port.name, Qt.ElideRight, half))
-
-    def _paint_summary(self, painter, t, boost: float = 1.0) -> None:
-        rows = max(len(self.inputs), len(self.outputs))
-        top = HEADER_H + ROW_H * rows + 8
-        lines = 3 if self.node.is_group else 2
-        painter.setPen(t.color("node_muted"))
-        if boost > 1.2:  # zoomed out: one enlarged line, the count left for the tooltip
-            font = scaled_font(11 * boost)
-            painter.setFont(font)
-            rect = QRectF(PAD, top, self.width - 2 * PAD, SUMMARY_H * lines)
-            text = QFontMetricsF(font).elidedText(self._summary, Qt.ElideRight, rect.width())
-            painter.drawText(rect, Qt.AlignLeft | Qt.AlignTop, text)
-            return
-        painter.setFont(SMALL_FONT)
-        rect = QRectF(PAD, top, self.width - 2 * PAD, SUMMARY_H * (lines - 1))
-        painter.drawText(rect, Qt.AlignLeft | Qt.AlignTop | Qt.TextWordWrap, self._summary)
-        if self.params:
-            rect = QRectF(PAD, top + SUMMARY_H * (lines - 1), self.width - 2 * PAD, SUMMARY_H)
-            painter.drawText(rect, Qt.AlignRight | Qt.AlignVCenter,
-                             f"{count_label(self.params)} params")
-
-    def _paint_telemetry(self, painter, t, body, lod: float) -> None:
-        """A band in the measured colour along the bottom edge, its value above it."""
-        colour, label = self.telemetry
-        band = QPainterPath()
-        band.addRoundedRect(body, 8, 8)
-        strip = QPainterPath()
-        strip.addRect(QRectF(0, body.bottom() - 8, body.width(), 8))
-        painter.save()
-        painter.setPen(Qt.NoPen)
-        painter.setBrush(colour)
-        painter.drawPath(band.intersected(strip))
-        if lod > 0.3 and label:
-            painter.setPen(t.color("node_text"))
-            painter.setFont(SMALL_FONT)
-            painter.drawText(QRectF(PAD, body.bottom() - 8 - SUMMARY_H, body.width() / 2,
-                                    SUMMARY_H), Qt.AlignLeft | Qt.AlignVCenter, label)
-        painter.restore()
-
-    def _paint_outline(self, painter, t, body) -> None:
-        painter.setBrush(Qt.NoBrush)
-        severity = self.severity
-        if severity:
-            painter.setPen(QPen(t.color("error" if severity == "error" else "warning"), 3))
-        elif self.switched_off:
-            painter.setPen(ablated_pen(t))
-        else:
-            painter.setPen(QPen(t.color("node_border"), 1))
-        painter.drawRoundedRect(body, 8, 8)
-        if self.switched_off:
-            paint_off_badge(painter, t, QPointF(body.width() / 2, 0), self.switched_off)
-        if self.isSelected():
-            painter.setPen(QPen(t.color("selection"), 2.5))
-            painter.drawRoundedRect(body.adjusted(-4, -4, 4, 4), 11, 11)
-
-    def _paint_badges(self, painter, t, lod) -> None:
-        severity = self.severity or self.inner_severity
-        if not severity:
-            return
-        # keep the badge at least ~18 screen pixels wide however far the view zooms out
-        size = max(20.0, 18.0 / max(lod, 1e-3)) if lod < 1 else 20.0
-        size = min(size, 90.0)
-        if not self.severity:  # only inside the group: a smaller badge
-            size *= 0.8
-        colour = t.color("error" if severity == "error" else "warning")
-        rect = QRectF(self.width - size * 0.6, -size * 0.4, size, size)
-        paint_badge(painter, rect, severity, colour)
 
 
-class _Mini:
-    """A block inside an open group, drawn small and read-only (double-click the group to edit
-    it): a colour strip of its family, its title and its summary on up to two lines."""
-
-    def __init__(self, rect: QRectF, node: Node, summary: str, switched_off: list[str],
-                 severity: str | None = None):
-        self.rect = rect
-        self.node = node
-        self.summary = summary
-        self.family = get_spec(node.type).family
-        self.switched_off = switched_off  # the Explain switches ablating it, if any
-        self.severity = severity  # "error" / "warning": its worst problem, drawn on it
-
-    def paint(self, painter: QPainter, t, boost: float, lod: float) -> None:
-        painter.save()
-        if _whole(self.switched_off):
-            painter.setOpacity(painter.opacity() * ABLATED_OPACITY)
-        self._paint_block(painter, t, boost, lod)
-        painter.restore()
-        if self.switched_off:
-            painter.setBrush(Qt.NoBrush)
-            painter.setPen(ablated_pen(t))
-            painter.drawRoundedRect(self.rect, 6, 6)
-            paint_off_badge(painter, t, QPointF(self.rect.center().x(), self.rect.top()),
-                            self.switched_off)
-        if self.severity:
-            colour = t.color("error" if self.severity == "error" else "warning")
-            painter.setBrush(Qt.NoBrush)
-            painter.setPen(QPen(colour, 2.5))
-            painter.drawRoundedRect(self.rect, 6, 6)
-            size = 16.0
-            corner = QRectF(self.rect.right() - size * 0.6, self.rect.top() - size * 0.4,
-                            size, size)
-            paint_badge(painter, corner, self.severity, colour)
-
-    def title_lines(self, boost: float = 1.0) -> tuple[QFont, list[str]]:
-        """The font and the one or two lines of this small block's title, as drawn."""
-        width = self.rect.width() - 18  # inside the colour strip and the right margin
-        return fitted_title(self.node.label, 12 * min(boost, 1.2), width, floor=10)
-
-    def _paint_block(self, painter: QPainter, t, boost: float, lod: float) -> None:
-        colour = theme.family_colour(self.family)
-        painter.setPen(QPen(t.color("node_border"), 1))
-        painter.setBrush(t.color("node_body"))
-        painter.drawRoundedRect(self.rect, 6, 6)
-        strip = QPainterPath()
-        strip.addRoundedRect(QRectF(self.rect.x(), self.rect.y(), 6, self.rect.height()), 3, 3)
-        painter.setPen(Qt.NoPen)
-        painter.setBrush(colour)
-        painter.drawPath(strip)
-        if lod <= 0.3:
-            return
-        inner = self.rect.adjusted(12, 4, -6, -4)
-        title_font, lines = self.title_lines(boost)
-        # a wrapped title takes a second line from the summary
-        head_h = max(18.0, len(lines) * QFontMetricsF(title_font).lineSpacing())
-        head = QRectF(inner.x(), inner.y(), inner.width(), head_h)
-        painter.setPen(t.color("node_text"))
-        _draw_title(painter, head, title_font, lines)
-        font = scaled_font(11 * min(boost, 1.2))
-        painter.setFont(font)
-        painter.setPen(t.color("node_muted"))
-        body = QRectF(inner.x(), inner.y() + head_h, inner.width(), inner.height() - head_h)
-        painter.drawText(body, Qt.AlignLeft | Qt.AlignTop | Qt.TextWordWrap, self.summary)
-
-
-def _draw_title(painter: QPainter, rect: QRectF, font: QFont, lines: list[str]) -> None:
-    """One or two title lines, centred as a block in ``rect``'s height."""
-    painter.setFont(font)
-    painter.drawText(rect, Qt.AlignVCenter | Qt.AlignLeft, "\n".join(lines))
-
-
-def _whole(switched_off: list[str]) -> bool:
-    """A switch without ":head=" / ":expert=" turns the whole block off."""
-    return any(":" not in name for name in switched_off)
-
-
-def ablated_pen(t) -> QPen:
-    """The dashed outline of a block switched off in Explain."""
-    return QPen(t.color("warning"), 2.5, Qt.DashLine)
-
-
-def paint_off_badge(painter: QPainter, t, top_centre: QPointF, switched_off: list[str]) -> None:
-    """A pill on the block's top edge: "off" (the whole block) or "part off" (heads, experts)."""
-    text = "off" if _whole(switched_off) else "part off"
-    fm = QFontMetricsF(BADGE_FONT)
-    w, h = fm.horizontalAdvance(text) + 14, 18.0
-    rect = QRectF(top_centre.x() - w / 2, top_centre.y() - h / 2, w, h)
-    painter.save()
-    painter.setOpacity(1.0)
-    painter.setPen(Qt.NoPen)
-    painter.setBrush(t.color("warning"))
-    painter.drawRoundedRect(rect, h / 2, h / 2)
-    painter.setPen(QColor("#1d2230"))
-    painter.setFont(BADGE_FONT)
-    painter.drawText(rect, Qt.AlignCenter, text)
-    painter.restore()
-
-
-def _port_height(names: list[str], heights: list[float], name: str, fallback: float) -> float:
-    index = names.index(name) if name in names else -1
-    return heights[index] if 0 <= index < len(heights) else fallback
-
-
-def _paint_chevron(painter: QPainter, rect: QRectF, colour: QColor, opened: bool) -> None:
-    """▾ for an open group, ▸ for a closed one (click to switch)."""
-    c = rect.center()
-    if opened:
-        points = [QPointF(c.x() - 5, c.y() - 2.5), QPointF(c.x() + 5, c.y() - 2.5),
-                  QPointF(c.x(), c.y() + 3.5)]
-    else:
-        points = [QPointF(c.x() - 2.5, c.y() - 5), QPointF(c.x() - 2.5, c.y() + 5),
-                  QPointF(c.x() + 3.5, c.y())]
-    painter.save()
-    painter.setPen(Qt.NoPen)
-    painter.setBrush(colour)
-    painter.drawPolygon(points)
-    painter.restore()
-
-
-def routed_path(start, end, corners) -> QPainterPath:
-    """The wire's curve from ``start`` to ``end``: the canvas's bezier, or through
-    ``corners`` (from :func:`~tfstudio.graph.layout.wire_route`) with rounded bends."""
-    a, b = QPointF(*start), QPointF(*end)
-    if not corners:
-        dx = max(abs(b.x() - a.x()) * 0.5, 50.0)
-        path = QPainterPath(a)
-        path.cubicTo(a + QPointF(dx, 0), b - QPointF(dx, 0), b)
-        return path
-    points = [QPointF(*p) for p in corners]
-    path = QPainterPath(points[0])
-    for prev, here, nxt in zip(points, points[1:], points[2:]):
-        path.lineTo(_towards(here, prev, 10))
-        path.quadTo(here, _towards(here, nxt, 10))
-    path.lineTo(points[-1])
-    return path
-
-
-def _towards(p: QPointF, q: QPointF, distance: float) -> QPointF:
-    d = q - p
-    length = (d.x() ** 2 + d.y() ** 2) ** 0.5
-    if length < 1e-6:
-        return QPointF(p)
-    k = min(distance, length / 2) / length
-    return p + d * k

@@ -7,60 +7,26 @@ wire is explained twice: in the status bar and in a note next to the port it was
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
 
-from ..graph import (GROUP_INPUT, GROUP_OUTPUT, AddNode, Connect, Disconnect, Edge, Edit,
-                     GraphChange, GraphError, GraphEvent, Macro, MoveNodes, Node,
-                     RemoveNodes, new_node)
-from ..graph.insert import connect_new_edit, splice_edit
-from ..graph.layout import CANVAS_SCALE, LABEL_SPOTS, clear_spot, route_lanes, wire_route
-from ..graph.schema import kind_accepts
-from ..graph.templates import layer_graph
+from ..graph import (GROUP_INPUT, GROUP_OUTPUT, Disconnect, Edge, Edit, GraphChange,
+                     GraphError, GraphEvent, Macro, MoveNodes, Node, RemoveNodes)
+from ..graph.layout import Lane
+from .canvas_units import SPREAD, to_graph, to_scene  # noqa: F401 (others import them here)
 from .graph_report import GraphReport
-from .node_item import HEADER_H, PORT_R, NodeItem, PortItem
+from .node_item import NodeItem
+from .scene_drop import BlockDropping, DropTarget  # noqa: F401 (others import it here)
+from .scene_wiring import LooseWire, WireDragging, _WireDrag  # noqa: F401 (others import it here)
+from .scene_wires import WirePlacement
 from .session import EditorSession
 from .text import shape_label
 from .wire_item import WireItem
 
-SPREAD = CANVAS_SCALE  # canvas units per graph unit (graph/layout.py says why)
 GRID = 20.0
-PORT_PICK_RADIUS = 16.0
-
-
-def to_scene(pos: tuple[float, float]) -> QPointF:
-    return QPointF(pos[0] * SPREAD, pos[1] * SPREAD)
-
-
-def to_graph(point: QPointF) -> tuple[float, float]:
-    return (round(point.x() / SPREAD, 2), round(point.y() / SPREAD, 2))
-
-
-@dataclass(frozen=True)
-class DropTarget:
-    """Where a new block goes: the level ``path`` (a group's inside when ``group`` is the open
-    frame it was aimed at), spliced into ``edge`` of that level when one is set."""
-
-    path: tuple[str, ...]
-    edge: Edge | None = None
-    group: str | None = None
-
-
-def _free_spot(graph, node: Node, edge: Edge | None) -> tuple[float, float]:
-    """Where a block added inside a group sits when the group is entered: between the ends
-    of the wire it was spliced into, else under the others; clear of every block."""
-    if not graph.nodes:
-        return (0.0, 0.0)
-    if edge is not None and edge.src in graph and edge.dst in graph:
-        a, b = graph.node(edge.src).pos, graph.node(edge.dst).pos
-        start = ((a[0] + b[0]) / 2, (a[1] + b[1]) / 2)
-    else:
-        start = (min(n.pos[0] for n in graph), max(n.pos[1] for n in graph))
-    return clear_spot(graph, node, start)
 
 
 def _by_inner_block(diagnostics, prefix: tuple[str, ...]) -> dict[str, str]:
@@ -78,31 +44,7 @@ def _by_inner_block(diagnostics, prefix: tuple[str, ...]) -> dict[str, str]:
     return worst
 
 
-def _wire_words(edge: Edge) -> str:
-    return f"from {edge.src} to {edge.dst}"
-
-
-@dataclass(frozen=True)
-class LooseWire:
-    """A wire dragged from ``port`` (node id, port name) of the level ``path``, carrying
-    ``kind``, and let go in empty space at ``scene_pos``: the search that opens there adds a
-    block wired to it."""
-
-    path: tuple[str, ...]
-    port: tuple[str, str]
-    kind: str
-    from_output: bool
-    scene_pos: QPointF
-
-
-@dataclass
-class _WireDrag:
-    origin: PortItem          # the end that stays put
-    temp: WireItem
-    detached: Edge | None     # an existing wire picked up from its input, if any
-
-
-class GraphScene(QGraphicsScene):
+class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
     path_changed = Signal(tuple)
     message = Signal(str)
     wire_released = Signal(object)  # a LooseWire: a new wire let go in empty space
@@ -115,7 +57,7 @@ class GraphScene(QGraphicsScene):
         self.wire_items: dict[Edge, WireItem] = {}
         self.closed_groups: set[tuple[str, ...]] = set()  # paths of groups drawn as a box
         self._obstacles: dict[str, tuple[float, float, float, float]] = {}  # what wires avoid
-        self._lanes: dict[Edge, list[tuple[float, float, float]]] = {}  # routed wires' runs
+        self._lanes: dict[Edge, list[Lane]] = {}  # routed wires' runs and legs
         self._path: tuple[str, ...] = ()
         self._switched_off: tuple[str, ...] = ()  # Explain's ablation switches (set_ablated)
         self._drag: _WireDrag | None = None
@@ -194,52 +136,6 @@ class GraphScene(QGraphicsScene):
         self.node_items[node.id] = item
         return item
 
-    def _add_wire_item(self, edge: Edge) -> WireItem | None:
-        src = self.node_items.get(edge.src)
-        kind = "hidden"
-        if src is not None and edge.src_port in src.outputs:
-            kind = src.outputs[edge.src_port].kind
-        wire = WireItem(kind, edge)
-        self.addItem(wire)
-        self.wire_items[edge] = wire
-        self._place_wire(wire)
-        return wire
-
-    def _place_wire(self, wire: WireItem) -> None:
-        e = wire.edge
-        src, dst = self.node_items.get(e.src), self.node_items.get(e.dst)
-        if src is None or dst is None:
-            return
-        out_port = src.outputs.get(e.src_port)
-        in_port = dst.inputs.get(e.dst_port)
-        wire.broken = out_port is None or in_port is None
-        start = out_port.scenePos() if out_port else src.mapToScene(src.width, HEADER_H)
-        end = in_port.scenePos() if in_port else dst.mapToScene(0, HEADER_H)
-        others = [self._obstacle(nid) for nid in self.node_items if nid not in (e.src, e.dst)]
-        ends = [self._obstacle(e.src), self._obstacle(e.dst)]
-        lanes = [lane for edge, runs in self._lanes.items() if edge != e for lane in runs]
-        route = wire_route((start.x(), start.y()), (end.x(), end.y()), others, ends=ends,
-                           lanes=lanes)
-        self._lanes[e] = route_lanes(route)  # later wires keep their runs (and labels) off
-        wire.set_ends(start, end, route)
-        if in_port is not None:
-            in_port.connected = True
-            in_port.update()
-
-    def _obstacle(self, node_id: str) -> tuple[float, float, float, float]:
-        """A block as wires must avoid it: its body and the ports on its edges (kept until
-        the block moves or changes size, so re-placing many wires stays cheap)."""
-        if node_id not in self._obstacles:
-            item = self.node_items[node_id]
-            r = item.mapRectToScene(item.body_rect()).adjusted(-PORT_R - 4, -4, PORT_R + 4, 4)
-            self._obstacles[node_id] = (r.x(), r.y(), r.width(), r.height())
-        return self._obstacles[node_id]
-
-    def _place_all_wires(self) -> None:
-        self._lanes.clear()  # placed afresh in one order, so the result does not drift
-        for wire in self.wire_items.values():
-            self._place_wire(wire)
-        self._place_labels()
 
     def toggle_group(self, node_id: str) -> None:
         """Open a group's frame to show its inside, or close it to a box (a view setting:
@@ -254,19 +150,6 @@ class GraphScene(QGraphicsScene):
         self.apply_report(self.session.report)
         self._place_all_wires()
 
-    def _place_wires_of(self, node_id: str) -> None:
-        for edge, wire in self.wire_items.items():
-            if node_id in (edge.src, edge.dst):
-                self._place_wire(wire)
-
-    def _refresh_connected_flags(self, node_id: str) -> None:
-        item = self.node_items.get(node_id)
-        if item is None:
-            return
-        wired = {e.dst_port for e in self.wire_items if e.dst == node_id}
-        for name, port in item.inputs.items():
-            port.connected = name in wired
-            port.update()
 
     # ------------------------------------------------------------------ document events
     def _on_event(self, ev: GraphEvent) -> None:
@@ -355,19 +238,6 @@ class GraphScene(QGraphicsScene):
                 port.set_shape(shape_label(outs[name]) if outs.get(name) else None)
         self._place_labels()
 
-    def _place_labels(self) -> None:
-        """Each wire's label at the middle of its wire, or further along or back where
-        another label already is (graph.layout.LABEL_SPOTS, as draw_level places them)."""
-        taken: list[QRectF] = []
-        for wire in self.wire_items.values():
-            if not wire.label:
-                continue
-            for at in LABEL_SPOTS:
-                box = wire.label_rect(at)
-                if not any(box.intersects(other) for other in taken):
-                    break
-            wire.set_label_at(at)
-            taken.append(box)
 
     def set_ablated(self, switched_off: Iterable[str]) -> None:
         """Draw the blocks that Explain switches off as ablated. ``switched_off`` are the
@@ -417,128 +287,6 @@ class GraphScene(QGraphicsScene):
             self.show_note(refusal, near)
         return False
 
-    def drop_target(self, scene_pos: QPointF, block_type: str | None = None) -> DropTarget:
-        """Where a block of ``block_type`` put at ``scene_pos`` lands: into the wire under it
-        when its ports fit (a drop gives the type; other gestures give None and never
-        splice), else inside the open group frame under it, else at this level."""
-        frame = self.frame_at(scene_pos)
-        if block_type is not None:
-            wire = next((i for i in self.items(scene_pos) if isinstance(i, WireItem)
-                         and i.edge is not None and i.edge in self.wire_items), None)
-            if wire is not None and frame is None and self._splices(block_type, (), wire.edge):
-                return DropTarget(self._path, wire.edge)
-            if frame is not None:
-                edge = frame.inner_edge_at(frame.mapFromScene(scene_pos))
-                if edge is not None and self._splices(block_type, (frame.node.id,), edge):
-                    return DropTarget(self._path + (frame.node.id,), edge, frame.node.id)
-        if frame is not None:
-            return DropTarget(self._path + (frame.node.id,), None, frame.node.id)
-        return DropTarget(self._path)
-
-    def frame_at(self, scene_pos: QPointF) -> NodeItem | None:
-        """The open group frame under ``scene_pos`` (the topmost), if any."""
-        for item in self.items(scene_pos):
-            if (isinstance(item, NodeItem) and item.frame is not None
-                    and item.body_rect().contains(item.mapFromScene(scene_pos))):
-                return item
-        return None
-
-    def _splices(self, block_type: str, below: tuple[str, ...], edge: Edge) -> bool:
-        graph = self.session.document.graph(self._path + below)
-        probe = Node("probe_block", block_type)
-        return splice_edit(graph, (), probe, edge) is not None
-
-    def show_drop_target(self, scene_pos: QPointF | None, block_type: str | None = None) -> None:
-        """Highlight where a block of ``block_type`` dragged to ``scene_pos`` would land
-        (None clears the highlight)."""
-        target = self.drop_target(scene_pos, block_type) if scene_pos is not None else None
-        for nid, item in self.node_items.items():
-            here = target is not None and target.group == nid
-            item.set_drop_hint(here and target.edge is None, target.edge if here else None)
-        for edge, wire in self.wire_items.items():
-            wire.set_hot(target is not None and target.group is None and target.edge == edge)
-
-    def add_block(self, block_type: str, scene_pos: QPointF, splice: bool = False) -> str | None:
-        """Add a block centred under ``scene_pos`` (palette drop, search-to-add); its id.
-        Over an open group's frame it goes inside the group (into the one inside that all
-        its copies share); with ``splice`` (a drop) onto a wire whose ports fit, into that
-        wire."""
-        self.show_drop_target(None)
-        target = self.drop_target(scene_pos, block_type if splice else None)
-        graph = self.session.document.graph(target.path)
-        corner = self.snapped(scene_pos - QPointF(90, HEADER_H / 2), force=True)
-        node = new_node(graph, block_type, to_graph(corner))
-        if target.group is not None:  # the frame lays its inside out itself; entered, the
-            node.pos = _free_spot(graph, node, target.edge)  # block sits clear of the others
-        else:
-            node.pos = clear_spot(graph, node, node.pos)  # never on top of another block
-        if block_type == "group":
-            # a fresh group holds a standard layer, so there is something to enter and edit
-            node.subgraph = layer_graph([("attention", {}), ("feed_forward", {})], "pre")
-            node.params["repeat"] = 1
-        command: Edit | None = None
-        if target.edge is not None:
-            command = splice_edit(graph, target.path, node, target.edge)
-        spliced = command is not None
-        if command is None:
-            command = AddNode(target.path, node, text=f"Add {node.label}")
-        if not self.run(command, scene_pos):
-            return None
-        if target.group is None:
-            self.select_nodes([node.id])
-        where = ""
-        if target.group is not None:
-            group = self.graph.node(target.group)
-            copies = group.param("repeat") or 1
-            where = f" inside {group.label}" + (f" (all {copies} copies share it)"
-                                                if copies > 1 else "")
-        self.message.emit(f"{'Inserted' if spliced else 'Added'} {node.label}"
-                          f"{' into the wire ' + _wire_words(target.edge) if spliced else ''}"
-                          f"{where}")
-        return node.id
-
-    def connect_ports(self, src: str, src_port: str, dst: str, dst_port: str,
-                      detached: Edge | None = None, near: QPointF | None = None) -> bool:
-        """Wire ``src.src_port`` to ``dst.dst_port`` (what releasing a dragged wire does)."""
-        edge = Edge(src, src_port, dst, dst_port)
-        if detached == edge:
-            return True
-        if near is None and dst in self.node_items:
-            port = self.node_items[dst].inputs.get(dst_port)
-            near = port.scenePos() if port else None
-        replaced = None
-        if detached is not None:
-            command: Edit = Macro([Disconnect(self._path, detached), Connect(self._path, edge)],
-                                     text="Reconnect")
-        else:
-            replaced = self.graph.edge_into(dst, dst_port) if dst in self.graph else None
-            command = Connect(self._path, edge, text="Replace a wire" if replaced else "Connect")
-        done = self.run(command, near)
-        if done and replaced is not None:
-            text = (f"Replaced the wire from {replaced.src} into {dst}'s input "
-                    f"'{dst_port}' (Undo puts it back)")
-            self.message.emit(text)
-            if near is not None:
-                self.show_note(text, near, error=False)
-        return done
-
-    def add_connected(self, block_type: str, loose: LooseWire) -> str | None:
-        """Add a block where ``loose`` was let go, wired to its port (one undo step)."""
-        if loose.path != self._path:
-            return None
-        corner = self.snapped(loose.scene_pos - QPointF(0 if loose.from_output else 190,
-                                                        HEADER_H + 14), force=True)
-        node = new_node(self.graph, block_type, to_graph(corner))
-        command = connect_new_edit(self._path, node, loose.port, loose.kind, loose.from_output)
-        if command is None:
-            text = f"{node.label} has no port that fits a wire carrying {loose.kind}"
-            self.message.emit(text)
-            self.show_note(text, loose.scene_pos)
-            return None
-        if not self.run(command, loose.scene_pos):
-            return None
-        self.select_nodes([node.id])
-        return node.id
 
     def delete_selected(self) -> bool:
         ids = self.selected_node_ids()
@@ -597,108 +345,6 @@ class GraphScene(QGraphicsScene):
         if self._drag is None:
             self.commit_moves()
 
-    # ------------------------------------------------------------------ drawing wires
-    def begin_wire(self, port: PortItem, scene_pos: QPointF | None = None) -> None:
-        """Start dragging a wire from ``port``; an input that has a wire hands that wire over."""
-        self._cancel_drag()
-        detached = None
-        origin = port
-        if port.is_input:
-            existing = self.graph.edge_into(port.node_id, port.name)
-            src_item = self.node_items.get(existing.src) if existing else None
-            if existing is not None and src_item is not None and existing.src_port in src_item.outputs:
-                detached = existing
-                origin = src_item.outputs[existing.src_port]
-                self.wire_items[existing].setVisible(False)
-        temp = WireItem(origin.kind)
-        temp.setZValue(5)
-        self.addItem(temp)
-        self._drag = _WireDrag(origin, temp, detached)
-        for item in self.node_items.values():
-            for p in list(item.inputs.values()) + list(item.outputs.values()):
-                p.highlight = "ok" if self._compatible(origin, p) else "no"
-                p.update()
-        origin.highlight = None
-        self.drag_wire(scene_pos if scene_pos is not None else port.scenePos())
-
-    def _compatible(self, origin: PortItem, other: PortItem) -> bool:
-        if other.is_input == origin.is_input or other.node_id == origin.node_id:
-            return False
-        out, inp = (other, origin) if origin.is_input else (origin, other)
-        return kind_accepts(inp.kind, out.kind)
-
-    def drag_wire(self, scene_pos: QPointF) -> None:
-        if self._drag is None:
-            return
-        target = self.port_at(scene_pos)
-        end = target.scenePos() if target is not None else scene_pos
-        origin = self._drag.origin
-        if origin.is_input:
-            self._drag.temp.set_ends(end, origin.scenePos())
-        else:
-            self._drag.temp.set_ends(origin.scenePos(), end)
-
-    def finish_wire(self, scene_pos: QPointF) -> bool:
-        """Drop the dragged wire at ``scene_pos``: connect, reconnect, or (in empty space) let
-        a picked-up wire go."""
-        if self._drag is None:
-            return False
-        drag = self._drag
-        self._cancel_drag()
-        target = self.port_at(scene_pos)
-        if target is None or target is drag.origin:
-            if drag.detached is not None:
-                return self.run(Disconnect(self._path, drag.detached))
-            if target is None and not any(isinstance(i, NodeItem) for i in self.items(scene_pos)):
-                origin = drag.origin
-                self.wire_released.emit(LooseWire(self._path, (origin.node_id, origin.name),
-                                                  origin.kind, not origin.is_input, scene_pos))
-            return False
-        if target.is_input == drag.origin.is_input:
-            both = "inputs" if target.is_input else "outputs"
-            text = (f"Both ends are {both}: a wire runs from an output (right side of a block) "
-                    "to an input (left side of another)")
-            self.message.emit(text)
-            self.show_note(text, target.scenePos())
-            self._restore_detached(drag)
-            return False
-        out, inp = (target, drag.origin) if drag.origin.is_input else (drag.origin, target)
-        ok = self.connect_ports(out.node_id, out.name, inp.node_id, inp.name,
-                                detached=drag.detached, near=target.scenePos())
-        if not ok:
-            self._restore_detached(drag)
-        return ok
-
-    def _restore_detached(self, drag: _WireDrag) -> None:
-        if drag.detached is not None and drag.detached in self.wire_items:
-            self.wire_items[drag.detached].setVisible(True)
-
-    def _cancel_drag(self) -> None:
-        if self._drag is None:
-            return
-        if self._drag.temp.scene() is self:
-            self.removeItem(self._drag.temp)
-        self._restore_detached(self._drag)
-        self._drag = None
-        for item in self.node_items.values():
-            for p in list(item.inputs.values()) + list(item.outputs.values()):
-                p.highlight = None
-                p.update()
-
-    def port_at(self, scene_pos: QPointF) -> PortItem | None:
-        r = PORT_PICK_RADIUS
-        best, best_d = None, r * r
-        for item in self.items(QRectF(scene_pos.x() - r, scene_pos.y() - r, 2 * r, 2 * r)):
-            if isinstance(item, PortItem):
-                d = item.scenePos() - scene_pos
-                dist = d.x() ** 2 + d.y() ** 2
-                if dist <= best_d:
-                    best, best_d = item, dist
-        return best
-
-    @property
-    def dragging_wire(self) -> bool:
-        return self._drag is not None
 
 
 class _Toast(QGraphicsItem):

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QGraphicsView, QMenu, QPushButton
 from . import theme
 from .node_item import NodeItem
 from .scene import GRID, GraphScene
+from .wire_item import WireItem
 
 BLOCK_MIME = "application/x-tfstudio-block"
 MIN_ZOOM, MAX_ZOOM = 0.08, 3.0
@@ -104,8 +105,9 @@ class GraphView(QGraphicsView):
             self.zoom_changed.emit(self.zoom)
             return
         rect = QRectF()
-        for item in items:
-            rect = rect.united(item.sceneBoundingRect())
+        wires = [i for i in self.scene().items() if isinstance(i, WireItem) and i.edge]
+        for item in items + wires:
+            rect = rect.united(item.drawn_rect())
         tight = QRectF(rect)
         rect.adjust(-40, -40, 40, 40)
         self.fitInView(rect, Qt.KeepAspectRatio)
@@ -129,7 +131,7 @@ class GraphView(QGraphicsView):
         visible = self.mapToScene(self.viewport().rect()).boundingRect()
         if frames:
             # the topmost, then leftmost: tiny-t5's decoder starts left of its encoder
-            focus = min(frames, key=lambda i: (i.y(), i.x())).sceneBoundingRect()
+            focus = min(frames, key=lambda i: (i.y(), i.x())).drawn_rect()
         else:
             focus = QRectF(everything.topLeft(), visible.size())
         if focus.width() > visible.width() - 20:
@@ -144,7 +146,7 @@ class GraphView(QGraphicsView):
         if self.viewport().height() >= MARKER_MIN_VIEW_H:
             for item in self.scene().items():
                 if isinstance(item, NodeItem) and item.node.is_group and item.frame is not None:
-                    side = _side_out_of_view(item.sceneBoundingRect(), visible)
+                    side = _side_out_of_view(item.drawn_rect(), visible)
                     if side is not None:
                         wanted.append((side, item))
         while len(self.markers) < len(wanted):
@@ -223,7 +225,7 @@ class GraphView(QGraphicsView):
             return
         if self.zoom < LEGIBLE_ZOOM:
             self.set_zoom(LEGIBLE_ZOOM)
-        rect = item.sceneBoundingRect()
+        rect = item.drawn_rect()
         visible = self.mapToScene(self.viewport().rect()).boundingRect()
         width = min(rect.width() + 20, visible.width())
         height = min(rect.height() + 20, visible.height())

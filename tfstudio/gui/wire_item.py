@@ -36,6 +36,7 @@ class WireItem(QGraphicsItem):
         self.broken = False  # drawn dashed when a port it needs has gone (an Add lost an input)
         self.hot = False     # a block dragged over it would be spliced in: drawn highlighted
         self.label_at = 0.5  # how far along the wire its label sits (off other labels)
+        self.label_below = False  # ... and on which side
         self._start = QPointF()
         self._end = QPointF()
         self._path = QPainterPath()
@@ -57,6 +58,14 @@ class WireItem(QGraphicsItem):
         else:
             self._path = bezier(self._start, self._end)
 
+    def length(self) -> float:
+        return self._path.length()
+
+    def drawn_rect(self) -> QRectF:
+        """The wire's line in scene coordinates (a routed wire may pass left of every block:
+        fitting the view takes it in)."""
+        return self.mapRectToScene(self._path.boundingRect())
+
     def set_hot(self, on: bool) -> None:
         if on != self.hot:
             self.hot = on
@@ -69,24 +78,26 @@ class WireItem(QGraphicsItem):
             self.setToolTip(f"{self.edge}\nshape: {text}" if text else str(self.edge))
         self.update()
 
-    def set_label_at(self, fraction: float) -> None:
-        if fraction != self.label_at:
+    def set_label_at(self, fraction: float, below: bool = False) -> None:
+        if (fraction, below) != (self.label_at, self.label_below):
             self.prepareGeometryChange()
-            self.label_at = fraction
+            self.label_at, self.label_below = fraction, below
             self.update()
 
-    def label_rect(self, fraction: float | None = None) -> QRectF:
-        """The label's box at 100% zoom, at ``fraction`` along the wire (default: where it
-        is)."""
-        return self._label_rect(LABEL_FONT, fraction)
+    def label_rect(self, fraction: float | None = None, below: bool | None = None) -> QRectF:
+        """The label's box at 100% zoom, at ``fraction`` along the wire, above it or
+        ``below`` (default: where it is)."""
+        return self._label_rect(LABEL_FONT, fraction, below)
 
-    def _label_rect(self, font: QFont = LABEL_FONT, fraction: float | None = None) -> QRectF:
+    def _label_rect(self, font: QFont = LABEL_FONT, fraction: float | None = None,
+                    below: bool | None = None) -> QRectF:
         if not self.label:
             return QRectF()
         fm = QFontMetricsF(font)
         w, h = fm.horizontalAdvance(self.label) + 8, fm.height() + 2
         mid = self._path.pointAtPercent(self.label_at if fraction is None else fraction)
-        return QRectF(mid.x() - w / 2, mid.y() - h - 3, w, h)
+        under = self.label_below if below is None else below
+        return QRectF(mid.x() - w / 2, mid.y() + 3 if under else mid.y() - h - 3, w, h)
 
     def _label_font(self, lod: float) -> QFont:
         """The label's font: enlarged when zoomed out, shrunk to fit between the two blocks
