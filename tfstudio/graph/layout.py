@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
-from typing import Iterable, Mapping
-
-import networkx as nx
+from typing import TYPE_CHECKING, Iterable, Mapping
 
 from .block_types import ADD, NORM
 from .model import (GROUP_INPUT, GROUP_OUTPUT, Edge, Graph, GraphError, Node, graph_at,
                     group_boundary, parse_port_list)
 from .placement import residual_structure
+
+if TYPE_CHECKING:   # networkx loads on the first layout, not before the editor's first paint
+    import networkx as nx
 
 # Preset files lay nodes out on a compact 190-230 unit pitch; the canvas spreads positions by
 # this factor so the wire between two neighbours is long enough to carry its shape label.
@@ -157,6 +158,8 @@ def _stream_height(inside: Graph, inner: Mapping[str, Position],
 def _acyclic(graph: Graph) -> nx.DiGraph:
     """The wiring as a simple DAG in node order (a wire closing a cycle is left out, so an
     invalid graph can still be tidied)."""
+    import networkx as nx
+
     dag = nx.DiGraph()
     dag.add_nodes_from((nid, {"type": n.type}) for nid, n in graph.nodes.items())
     for e in graph.edges:
@@ -173,6 +176,8 @@ def _acyclic(graph: Graph) -> nx.DiGraph:
 def spine(graph: Graph, dag: nx.DiGraph | None = None) -> list[str]:
     """The residual stream: in a layer, the group input, each sublayer's Add (and post norm)
     and the group output; elsewhere the longest chain of blocks."""
+    import networkx as nx
+
     dag = dag if dag is not None else _acyclic(graph)
     structure = residual_structure(graph)
     if structure is not None and structure.sublayers:
@@ -185,6 +190,8 @@ def spine(graph: Graph, dag: nx.DiGraph | None = None) -> list[str]:
 
 
 def _layers(dag: nx.DiGraph, on_spine: set[str], pull: bool = True) -> dict[str, int]:
+    import networkx as nx
+
     layer = {n: i for i, gen in enumerate(nx.topological_generations(dag)) for n in gen}
     _outputs_last(dag, layer)
     if not pull:
