@@ -1,6 +1,7 @@
 """One look inside a model on the probe text, as a plain nested dict, and its files on disk.
 
-A snapshot is taken with one forward pass (attention captured, activation hooks on)::
+A snapshot is taken with one forward pass (attention read at its hook points, activation
+hooks on) and one walk::
 
     {"step": 120, "text": "abcdefgh>hgfedcba", "family": "decoder",
      "tokens": {"tokens": [...strings]}, "ids": {"tokens": int array},
@@ -28,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ._util import looking_at
-from .attention import read_attention
+from .attention import AttentionReader
 from .inputs import DEFAULT_MAX_TOKENS, default_probe_text, probe_inputs
 from .positions import position_data
 from .routing import expert_routing
@@ -44,11 +45,15 @@ def take_snapshot(model, tokenizer, text: str, *, step: int = 0,
                   max_tokens: int = DEFAULT_MAX_TOKENS, position_length: int | None = None,
                   separator: str = ">") -> dict[str, Any]:
     """Everything the views show about ``model`` on ``text`` (see the module docstring)."""
+    from ..nn import attached
+
     inputs = probe_inputs(model, tokenizer, text, max_tokens, separator)
-    with looking_at(model, capture=True), ActivationRecorder(model) as recorder:
+    reader = AttentionReader(model)
+    with looking_at(model), attached(model, reader, names=reader.names), \
+            ActivationRecorder(model) as recorder:
         logits = model(*inputs.args)
-        attention = read_attention(model)
         experts = expert_routing(model)
+    attention = reader.maps()
     length = position_length or max(len(v) for v in inputs.ids.values())
     return {
         "step": int(step), "text": text, "family": model.family,
