@@ -1,7 +1,7 @@
-"""The walk drawn as the forward pass: the residual stream as a spine from left to right, a column
-per stretch of it (the embedding, each layer copy, the final norm and head, the sampling), in
-each column a box per block the stream passes through (its branch: read from the spine, added
-back), and in each box a small square per stage the block computes. The stage explained is
+"""The walk drawn as the forward pass: the residual stream as a spine from left to right, cut into
+stretches (the embedding, each layer copy, the final norm and head, the sampling) named above
+it; under each stretch a box per block the stream passes through, in the order computed (its
+branch reads the spine and adds back), and in each box a small square per stage it computes. The stage explained is
 filled in the accent colour and its block outlined; a click on a square explains that stage.
 
 :func:`flow_columns` is the layout as plain data (tested without painting)."""
@@ -17,8 +17,8 @@ from .colours import themed_colour
 
 CELL = 11          # a stage's square
 GAP = 3            # between squares
-PER_LINE = 6       # squares per line in a block's box
-COLUMN = PER_LINE * (CELL + GAP) + 14   # a column's width
+PER_LINE = 4       # squares per line in a block's box
+COLUMN = PER_LINE * (CELL + GAP) + 14   # a box's width
 TITLE = 14         # a box's title line
 SPINE_Y = 22       # the spine's height from the top (the column titles sit above it)
 KIND_COLOURS = {"attention": (214, 226, 247), "cross_attention": (214, 226, 247),
@@ -99,6 +99,7 @@ class FlowDiagram(QWidget):
         self.current = -1
         self._squares: list[tuple[QRectF, int]] = []
         self.setMouseTracking(True)
+        self.setFocusPolicy(Qt.ClickFocus)   # clicked, the arrow keys walk on from there
         self.setSizePolicy(QSizePolicy.Fixed, QSizePolicy.Fixed)
 
     def set_stages(self, summaries: list[dict]) -> None:
@@ -118,59 +119,64 @@ class FlowDiagram(QWidget):
 
     def _lay_out(self) -> None:
         self._boxes: list[tuple[QRectF, FlowBlock]] = []
+        self._spans: list[tuple[float, float, str]] = []   # each stretch: x from, x to, title
         self._squares = []
-        height = SPINE_Y + 12
-        for c, column in enumerate(self.columns):
-            x, y = 8 + c * (COLUMN + 12), SPINE_Y + 14
+        x, height = 8.0, SPINE_Y + 12
+        for column in self.columns:
+            start = x
             for block in column.blocks:
                 lines = -(-len(block.stages) // PER_LINE)
-                box = QRectF(x, y, COLUMN, TITLE + lines * (CELL + GAP) + 4)
+                box = QRectF(x, SPINE_Y + 10, COLUMN, TITLE + lines * (CELL + GAP) + 4)
                 self._boxes.append((box, block))
                 for k, index in enumerate(block.stages):
                     row, col = divmod(k, PER_LINE)
                     self._squares.append((QRectF(x + 7 + col * (CELL + GAP),
-                                                 y + TITLE + row * (CELL + GAP), CELL, CELL),
-                                          index))
-                y += box.height() + 10
-            height = max(height, y)
-        width = 16 + len(self.columns) * (COLUMN + 12)
-        self.setFixedSize(int(width), int(height))
+                                                 box.top() + TITLE + row * (CELL + GAP),
+                                                 CELL, CELL), index))
+                x += COLUMN + 6
+                height = max(height, box.bottom() + 6)
+            self._spans.append((start, x - 6, column.title))
+            x += 12
+        self.setFixedSize(int(x + 12), int(height))
 
     def paintEvent(self, _event) -> None:  # noqa: N802 (Qt's name)
         painter = QPainter(self)
         painter.setRenderHint(QPainter.Antialiasing)
         ink, accent = QColor(themed_colour("node_text")), QColor(themed_colour("accent"))
-        spine = QPen(QColor(120, 120, 120), 3)
-        painter.setPen(spine)
+        grey = QColor(120, 120, 120)
+        painter.setPen(QPen(grey, 3))
         right = self.width() - 10
         painter.drawLine(QPointF(4, SPINE_Y), QPointF(right, SPINE_Y))
-        painter.setBrush(QColor(120, 120, 120))
+        painter.setBrush(grey)
         painter.drawPolygon(QPolygonF([QPointF(right + 6, SPINE_Y),
                                        QPointF(right - 2, SPINE_Y - 5),
                                        QPointF(right - 2, SPINE_Y + 5)]))
         metrics = painter.fontMetrics()
-        for c, column in enumerate(self.columns):
-            x = 8 + c * (COLUMN + 12)
+        for start, end, title in self._spans:
+            painter.setPen(QPen(grey, 1))
+            painter.drawLine(QPointF(start - 6, SPINE_Y - 8), QPointF(start - 6, SPINE_Y + 8))
             painter.setPen(ink)
-            painter.drawText(QRectF(x, 2, COLUMN, SPINE_Y - 6), Qt.AlignLeft | Qt.AlignVCenter,
-                             metrics.elidedText(column.title, Qt.ElideRight, COLUMN))
+            painter.drawText(QRectF(start, 0, end - start, SPINE_Y - 4),
+                             Qt.AlignLeft | Qt.AlignVCenter,
+                             metrics.elidedText(title, Qt.ElideRight, int(end - start)))
         current_block = None
         for box, block in self._boxes:
             # the branch: read from the spine on the left, added back on the right
             painter.setPen(QPen(QColor(150, 150, 150), 1))
-            painter.drawLine(QPointF(box.left() + 3, SPINE_Y), QPointF(box.left() + 3, box.top()))
+            painter.drawLine(QPointF(box.left() + 4, SPINE_Y), QPointF(box.left() + 4, box.top()))
+            painter.drawLine(QPointF(box.right() - 4, box.top()),
+                             QPointF(box.right() - 4, SPINE_Y))
             painter.setBrush(QColor(*KIND_COLOURS.get(block.kind, (238, 238, 238))))
             painter.drawRoundedRect(box, 4, 4)
             painter.setPen(QColor(40, 40, 40))
-            painter.drawText(QRectF(box.left() + 6, box.top() + 1, box.width() - 8, TITLE - 1),
+            painter.drawText(QRectF(box.left() + 5, box.top(), box.width() - 7, TITLE),
                              Qt.AlignLeft | Qt.AlignVCenter,
-                             metrics.elidedText(block.name, Qt.ElideRight, int(box.width() - 8)))
+                             metrics.elidedText(block.name, Qt.ElideRight, int(box.width() - 7)))
             if self.current in block.stages:
                 current_block = box
         for rect, index in self._squares:
-            chosen = index == self.current
             painter.setPen(QPen(QColor(70, 70, 70), 1))
-            painter.setBrush(accent if chosen else QColor(255, 255, 255))
+            painter.setBrush(accent if index == self.current else QColor(255, 255, 255))
             painter.drawRect(rect)
         if current_block is not None:
             painter.setBrush(Qt.NoBrush)

@@ -23,7 +23,7 @@ WALK_HINT = ("The forward pass of the picked Token, drawn left to right along th
              "stream: a box per block, a square per step it computes. Click a square, or walk "
              "with Next / Previous (or the arrow keys); the canvas lights the block. Below: the "
              "step's picture, then the same step in every layer side by side.")
-LAYER_PICTURE_WIDTH = 240   # each layer's picture in the row across the layers
+LAYER_PICTURE_WIDTH = 220   # the narrowest a layer's picture gets in the row across the layers
 
 
 def block_node(block: str) -> tuple[tuple[str, ...], str]:
@@ -95,7 +95,7 @@ class WalkPage(QWidget):
         self.flow_scroll = QScrollArea()
         self.flow_scroll.setWidget(self.flow)
         self.flow_scroll.setWidgetResizable(False)
-        self.flow_scroll.setMaximumHeight(260)
+        self.flow_scroll.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         self.steps_column = QVBoxLayout()   # every stage's picture; only the current shown
         self.steps_column.addStretch(1)
         self.layers_title = muted()
@@ -141,6 +141,9 @@ class WalkPage(QWidget):
             picture.hide()
             self.steps_column.insertWidget(self.steps_column.count() - 1, picture)
         self.flow.set_stages(summaries)
+        bar = self.flow_scroll.horizontalScrollBar().sizeHint().height()
+        self.flow_scroll.setFixedHeight(self.flow.height() + bar + 4)
+        self.flow_scroll.show()
         self.set_stage(min(max(stage, 0), len(pictures) - 1))
 
     def clear(self) -> None:
@@ -153,6 +156,7 @@ class WalkPage(QWidget):
                     widget.deleteLater()
         self.layers_title.setText("")
         self.flow.set_stages([])
+        self.flow_scroll.hide()
         self.set_stage(-1)
 
     def pictures(self) -> list[StagePicture]:
@@ -213,9 +217,11 @@ class WalkPage(QWidget):
         step = names[self.stage].split(": ", 1)[-1]
         self.layers_title.setText(f"“{step}” in each of the {len(same)} layers, side by side "
                                   "(the one explained framed):")
+        # the row fills the view's width when it can, else scrolls
+        width = max(LAYER_PICTURE_WIDTH, (self.scroll.viewport().width() - 30) // len(same))
         for i in same:
             picture = self._make_picture(i)
-            picture.setFixedWidth(LAYER_PICTURE_WIDTH)
+            picture.setFixedWidth(width)
             picture.set_current(i == self.stage)
             self.layers_row.insertWidget(self.layers_row.count() - 1, picture)
             picture.show()
