@@ -16,7 +16,10 @@ hooks on) and one walk::
 During training the trainer takes one every ``probe_every`` steps (between steps, so the model
 and its gradients are those of the step just finished), emits it as a ``Probe`` event and keeps
 it as ``RUN_DIR/probes/step-00000120.npz`` so a step slider can replay it and a restarted app
-can reopen it. Files hold arrays as arrays and everything else as one JSON entry; they load with
+can reopen it. Every look's event carries its walk (Explain shows the newest while the run
+trains), but only every :data:`WALK_KEPT_EVERY`-th look's file keeps it: a walk is about 24 KB
+of the file, so a 20,000-step run looking every 10 steps would otherwise keep ~48 MB of walks
+(``bench/bench_snapshot_walks.py`` measures both). Files hold arrays as arrays and everything else as one JSON entry; they load with
 ``allow_pickle=False``, so opening one never runs code.
 """
 from __future__ import annotations
@@ -38,6 +41,7 @@ from .telemetry import ActivationRecorder, gradient_norms
 PROBES_DIR = "probes"
 POSITIONS_SHOWN = 128  # positions drawn by the positions view (the run's sequence length at most)
 TABLE_ROWS_SHOWN = 4096  # rows of a learned table kept: all of any table a model here learns
+WALK_KEPT_EVERY = 10     # a look's file keeps its walk when look number % this is 0 (see above)
 _META = "__meta__.json"
 
 
@@ -107,8 +111,19 @@ def snapshot_for_run(trainer) -> dict[str, Any]:
                          position_length=min(cfg.seq_len, POSITIONS_SHOWN),
                          separator=_separator(trainer))
     if getattr(trainer, "writes", False) and trainer.run_folder is not None:
-        SnapshotStore(trainer.run_folder.path).save(data)
+        kept = data if keeps_walk(trainer.step, cfg.probe_every) else without_walk(data)
+        SnapshotStore(trainer.run_folder.path).save(kept)
     return data
+
+
+def keeps_walk(step: int, probe_every: int) -> bool:
+    """Whether the file of the look at ``step`` keeps its walk: every
+    :data:`WALK_KEPT_EVERY`-th look (the first one included)."""
+    return (step // max(int(probe_every), 1)) % WALK_KEPT_EVERY == 0
+
+
+def without_walk(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in data.items() if k != "walk"}
 
 
 def _default_text(trainer) -> str:

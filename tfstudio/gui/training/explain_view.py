@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...probes.snapshot import WALK_KEPT_EVERY
 from .colours import themed_colour
 from .explain_ablation import AblationPage, effect_text
 from .explain_embeddings import EmbeddingsPage
@@ -133,6 +134,7 @@ class ExplainView(QWidget):
         self.error = ""
         self._walked_text: str | None = None  # the text the shown walk is of
         self.snapshot_step: int | None = None  # the training step whose look is shown
+        self._shown_token = ""                 # ... and the token its walk ends at
 
         self.text = QLineEdit()
         self.text.setPlaceholderText("A text to follow through the model")
@@ -236,7 +238,12 @@ class ExplainView(QWidget):
         inside, a picture per step of the probe text's last token, and which step it is."""
         try:
             walk = snapshot.get("walk") if self.model is None else None
-            if not walk:
+            if not walk:   # a look whose file kept no walk: the one shown stays, named
+                if self.model is None and self.snapshot_step is not None:
+                    self.status.setText(self._training_status(self._shown_token) + (
+                        f" The look at step {int(snapshot.get('step', 0)):,} carries no walk "
+                        f"(a run's files keep every {WALK_KEPT_EVERY}th look's): this is "
+                        f"still step {self.snapshot_step:,}'s."))
                 return
             self._clear_views()
             role = walk.get("stream_role", "tokens")
@@ -248,16 +255,18 @@ class ExplainView(QWidget):
                 return StagePicture(summaries[i], tokens, position)
             self.walk.show_stages(summaries, [picture(i) for i in range(len(summaries))],
                                   picture, 0)
-            self.snapshot_step = step
-            self.status.setText(
-                f"Training, step {step:,}: the run's latest look inside, the forward pass of "
-                f"its probe text at its last token {display_token(tokens[position])}. Your own "
-                "text, the logit lens and the embedding map come when the weights load (when "
-                "the run ends or stops).")
+            self.snapshot_step, self._shown_token = step, tokens[position]
+            self.status.setText(self._training_status(self._shown_token))
             self.status.show()
             self.tabs.setCurrentIndex(0)
         except Exception as exc:  # a slot must never take the app down
             self._failed(exc)
+
+    def _training_status(self, token: str) -> str:
+        return (f"Training, step {self.snapshot_step:,}: the run's latest look inside, the "
+                f"forward pass of its probe text at its last token {display_token(token)}. "
+                "Your own text, the logit lens and the embedding map come when the weights "
+                "load (when the run ends or stops).")
 
     def _clear_views(self) -> None:
         """Every view back to empty: nothing shown belongs to a state the user has left."""
