@@ -26,25 +26,30 @@ def mapped_ids(model, tokenizer, text: str) -> list[int]:
 
 
 def embedding_read_out(model, tokenizer, text: str) -> dict | None:
-    """The 2D map of the token embedding table (see :func:`mapped_ids`); None for a model
-    without one."""
+    """The 2D map of the token embedding table (see :func:`mapped_ids`), with under "angles"
+    how the same tokens' vectors sit against the position vectors the model adds
+    (:func:`tfstudio.probes.position_angles`: None when it adds none); None for a model
+    without a table."""
     from ... import probes
 
+    ids = mapped_ids(model, tokenizer, text)
     try:
-        return probes.embedding_map(model, mapped_ids(model, tokenizer, text), tokenizer)
+        read_out = probes.embedding_map(model, ids, tokenizer)
     except (ValueError, LookupError):  # fewer than 2 tokens, or no embedding table
         return None
+    read_out["angles"] = probes.position_angles(model, ids)
+    return read_out
 
 
-def embedding_read_out(model, tokenizer, text: str) -> dict | None:
-    """The 2D map of the token embedding table (see :func:`mapped_ids`); None for a model
-    without one."""
-    from ... import probes
+def orthogonality_text(angles: dict | None) -> str:
+    """The Embeddings tab's sentence on token and position vectors, computed from ``angles``."""
+    from ...probes.embeddings import alignment_words
 
-    try:
-        return probes.embedding_map(model, mapped_ids(model, tokenizer, text), tokenizer)
-    except (ValueError, LookupError):  # fewer than 2 tokens, or no embedding table
-        return None
+    if angles is None:
+        return ("Token and position vectors: this model adds no position vectors to the "
+                "stream (RoPE, ALiBi or none), so there is no angle between them to measure.")
+    return (f"Token vectors against the {angles['scheme']} position vectors (the loaded "
+            f"weights, {angles['cosine'].shape[1]} positions): {alignment_words(angles)}.")
 
 
 def map_range(maps: list[dict]) -> tuple[tuple[float, float], tuple[float, float]]:
@@ -106,6 +111,8 @@ class EmbeddingsPage(QWidget):
         self.embedding_points = None  # the scatter of the map shown (its data: the coordinates)
         self.embedding_note = muted()
         self.embedding_note.setWordWrap(True)
+        self.orthogonality = muted()   # tokens against positions, in numbers and words
+        self.orthogonality.setWordWrap(True)
         self.step_slider = _replay_slider(self._replay_step_chosen)
         self.step_label = QLabel("step –")
         self.replay_hint = muted()
@@ -118,6 +125,7 @@ class EmbeddingsPage(QWidget):
         column.addWidget(self.replay_hint)
         column.addWidget(self.embedding_plots, 1)
         column.addWidget(self.embedding_note)
+        column.addWidget(self.orthogonality)
 
     def set_source(self, model, tokenizer, run_dir: Path | None) -> None:
         """The model mapped, and the run whose checkpoints the slider replays; clears."""
@@ -129,6 +137,7 @@ class EmbeddingsPage(QWidget):
         self.embedding_plot.clear()
         self.embedding_points = None
         self.embedding_note.setText("")
+        self.orthogonality.setText("")
         self._set_replay([], "")
 
     def fill(self, read_out: dict | None, picked: str) -> None:
@@ -138,8 +147,10 @@ class EmbeddingsPage(QWidget):
             self.embedding_plot.clear()
             self.embedding_points = None
             self.embedding_note.setText("This model has no token embedding table to map.")
+            self.orthogonality.setText("")
             self._set_replay([], "")
             return
+        self.orthogonality.setText(orthogonality_text(read_out.get("angles")))
         self._picked = picked
         key = (id(self.model), self.run_dir, tuple(int(i) for i in read_out["ids"]))
         if self.run_dir is None:

@@ -97,15 +97,16 @@ class WalkPage(QWidget):
         self.flow_scroll.setWidgetResizable(False)
         self.flow_scroll.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         self.steps_column = QVBoxLayout()   # every stage's picture; only the current shown
-        self.steps_column.addStretch(1)
+        self.steps_column.addStretch(0)
         self.layers_title = muted()
         self.layers_row = QHBoxLayout()
         self.layers_row.addStretch(1)
         inner = QWidget()
         column = QVBoxLayout(inner)
-        column.addLayout(self.steps_column, 1)
+        column.addLayout(self.steps_column)
         column.addWidget(self.layers_title)
         column.addLayout(self.layers_row)
+        column.addStretch(1)   # the room left goes under the pictures, not between them
         self.scroll = QScrollArea()
         self.scroll.setWidgetResizable(True)
         self.scroll.setWidget(inner)
@@ -218,7 +219,8 @@ class WalkPage(QWidget):
         self.layers_title.setText(f"“{step}” in each of the {len(same)} layers, side by side "
                                   "(the one explained framed):")
         # the row fills the view's width when it can, else scrolls
-        width = max(LAYER_PICTURE_WIDTH, (self.scroll.viewport().width() - 30) // len(same))
+        spare = self.scroll.viewport().width() - 30 - 8 * len(same)   # margins, spacing
+        width = max(LAYER_PICTURE_WIDTH, spare // len(same))
         for i in same:
             picture = self._make_picture(i)
             picture.setFixedWidth(width)
