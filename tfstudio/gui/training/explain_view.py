@@ -242,7 +242,7 @@ class ExplainView(QWidget):
                 if self.model is None and self.snapshot_step is not None:
                     self.status.setText(self._training_status(self._shown_token) + (
                         f" The look at step {int(snapshot.get('step', 0)):,} carries no walk "
-                        f"(a run's files keep every {WALK_KEPT_EVERY}th look's): this is "
+                        f"(a run takes the walk every {WALK_KEPT_EVERY}th look): this is "
                         f"still step {self.snapshot_step:,}'s."))
                 return
             self._clear_views()
