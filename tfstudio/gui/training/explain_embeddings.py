@@ -262,7 +262,8 @@ class EmbeddingsPage(QWidget):
                 plot.addItem(pg.PlotCurveItem([x, x], [y, y + lift], pen=leader))
         (x0, x1), (y0, y1) = ranges
         plot.setXRange(x0, x1, padding=0)
-        plot.setYRange(y0, y1, padding=0)
+        # room above the highest point for its label (drawn 1.2 lines over it)
+        plot.setYRange(y0, y1 + (y1 - y0) * cell[1] * 1.5, padding=0)
         step = entry.get("step")
         where = "the loaded weights" if step is None else f"step {step:,}"
         self.step_label.setText("now" if step is None else f"step {step:,}")
