@@ -11,11 +11,12 @@ from PySide6.QtCore import Qt
 
 from tfstudio.compiler import compile_graph
 from tfstudio.data import build_tokenizer
-from tfstudio.gui.training.explain_ablation import answer_span, chosen_span
+from tfstudio.gui.training.explain_ablation import chosen_span
 from tfstudio.gui.training.explain_flow import flow_columns, section_of
 from tfstudio.gui.training.explain_view import ExplainView
 from tfstudio.presets import load_preset
 from tfstudio.probes import ablation_effect, probe_inputs
+from tfstudio.probes.ablation import answer_span
 from tfstudio.train.pipeline import fit_graph_to_tokenizer
 
 torch.set_num_threads(1)

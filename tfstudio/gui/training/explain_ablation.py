@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...probes.ablation import answer_span
 from .explain_stages import probability
 from .labels import display_token, muted
 
@@ -24,15 +25,6 @@ ABLATION_HINT = ("Tick a block, head or expert to switch it off (no retraining) 
 SEPARATOR = ">"   # the answer follows the last one (the tasks' and probe texts' separator)
 SPANS = (("the answer (after the last “>”)", "answer"), ("positions from … to …", "range"),
          ("the whole text only", "none"))
-
-
-def answer_span(tokens: list[str], separator: str = SEPARATOR) -> tuple[int, int] | None:
-    """[start, end) of the tokens after the last ``separator``; None without one (or with
-    nothing after it)."""
-    if separator not in tokens:
-        return None
-    start = len(tokens) - tokens[::-1].index(separator)
-    return (start, len(tokens)) if start < len(tokens) else None
 
 
 def span_label(tokens: list[str], span: tuple[int, int], what: str) -> str:
@@ -45,7 +37,7 @@ def chosen_span(kind: str, tokens: list[str], start: int, end: int
                 ) -> tuple[tuple[int, int] | None, str, str]:
     """(span, its label, a note when the choice cannot be scored on this text)."""
     if kind == "answer":
-        span = answer_span(tokens)
+        span = answer_span(tokens, SEPARATOR)
         if span is None:
             return None, "", (f"This text has no answer after a “{SEPARATOR}”: only the loss "
                               "on the whole text is shown. Choose positions to score a span.")
