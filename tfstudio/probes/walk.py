@@ -8,7 +8,7 @@ once, and turns each recording into a step. Attention tensors are shown for one 
 layer, or in the layer asked for); a mixture of experts shows the expert the picked token went to
 first, on the tokens routed to it (the other rows are NaN). A block without hook points (one
 registered from outside tfstudio) shows its output, read with a forward hook; each layer of a
-group shows the residual stream it hands on. The walk ends with the probabilities at the picked
+group shows the residual stream it hands on (the layer copy's "out" hook point). The walk ends with the probabilities at the picked
 position before and after temperature, top-k and top-p, as the sampler computes them.
 """
 from __future__ import annotations
