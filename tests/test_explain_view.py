@@ -73,7 +73,7 @@ def test_ablation_switch_reports_the_change(qtbot):
     item.setCheckState(Qt.Checked)
     assert seen[-1] == ["layers.0.attn:head=1"]
     assert view.result["ablation"].targets == ["layers.0.attn:head=1"]
-    assert "Loss on the text" in view.ablation_report.text()
+    assert "Loss on the whole text" in view.ablation_report.text()
     view.set_ablations([])
     assert view.result["ablation"] is None
 

@@ -86,18 +86,18 @@ def test_a_graph_that_does_not_hold_the_blocks_labels_them_with_the_default(gpt)
                         for a in maps.values())
 
 
-def test_only_the_modules_that_captured_are_read(gpt):
+def test_only_the_blocks_listened_to_are_read_and_the_rest_keep_their_fused_path(gpt):
+    from tfstudio.nn import attached
     from tfstudio.probes._util import looking_at
-    from tfstudio.probes.attention import read_attention
+    from tfstudio.probes.attention import AttentionReader
     model, inputs = gpt
-    modules = dict(model.attention_modules())
-    first, second = modules[("layers", 0, "attn")], modules[("layers", 1, "attn")]
-    with looking_at(model):
-        second.capture = True       # the first layer's attention keeps no weights
+    reader = AttentionReader(model)
+    second = {n for n in reader.names if n.startswith("layers.1.")}
+    first = dict(model.attention_modules())[("layers", 0, "attn")]
+    with looking_at(model), attached(model, reader, names=second):
         model(*inputs.args)
-        assert first.last_weights is None
-        maps = read_attention(model)
-    assert sorted(maps) == ["layers.1.attn"]
+        assert first.last_weights is None   # layer 0 ran fused: no weights were made
+    assert sorted(reader.maps()) == ["layers.1.attn"]
 
 
 def test_a_map_read_back_from_zeros_and_ones_has_a_boolean_mask():

@@ -185,10 +185,10 @@ def _score_span(text: str | None, inputs, task, separator: str):
         return (int(start), int(end)), "your --score-span tokens"
     tokens = inputs.tokens[inputs.stream_role] if isinstance(inputs.tokens, dict) else \
         inputs.tokens
-    if task is None or separator not in tokens:
-        return None, ""
-    start = len(tokens) - tokens[::-1].index(separator)
-    return ((start, len(tokens)), "the answer tokens") if start < len(tokens) else (None, "")
+    from ..probes.ablation import answer_span
+
+    span = answer_span(tokens, separator) if task is not None else None
+    return (span, "the answer tokens") if span is not None else (None, "")
 
 
 # ---------------------------------------------------------------------------- the report

@@ -10,6 +10,10 @@ label and formula travel with the point, so a probe that shows the forward pass 
 of what each block computes; ``per`` says which leading axis (after the batch) is a head:
 "head" for query heads, "kv_head" for key/value heads.
 
+A layer copy of a group (``GraphLayer``) has a generated ``forward`` that cannot call points, so
+its points "in" (the stream entering it) and "out" (its first output, the stream it hands on)
+are fed by a forward pre-hook and a forward hook that :func:`attached` registers and removes.
+
     with attached(model, lambda name, point, tensor: seen.append((name, tensor))):
         model(ids)            # seen: every point of every block, in the order computed
 """
@@ -55,6 +59,7 @@ class attached:
         self.model, self.fn, self.names = model, fn, names
         self.made: list = []   # (block, its points) this context created
         self.points: dict[str, HookPoint] = {}
+        self.handles: list = []   # the forward hooks feeding a layer copy's points
 
     def __enter__(self) -> dict[str, HookPoint]:
         try:
@@ -72,6 +77,9 @@ class attached:
             for child, point in self.made[-1][1]:
                 setattr(owner, f"hook_{child}", point)
             owner.hooked = True
+            if getattr(owner, "hooked_from_outside", False):
+                self.handles += [owner.register_forward_pre_hook(_feed_in),
+                                 owner.register_forward_hook(_feed_out)]
         for child, point in owner.named_children():
             if isinstance(point, HookPoint):
                 name = f"{owner_name}.{child}" if owner_name else child
@@ -80,6 +88,9 @@ class attached:
                     point.fns.append(_named(self.fn, name))
 
     def __exit__(self, *exc) -> None:
+        for handle in self.handles:
+            handle.remove()
+        self.handles = []
         for point in self.points.values():
             point.fns = [f for f in point.fns if getattr(f, "attached_by", None) is not self.fn]
         for owner, children in self.made:
@@ -94,3 +105,19 @@ def _named(fn, name: str):
         return fn(name, point, x)
     call.attached_by = fn
     return call
+
+
+def _feed_in(layer, args):
+    """A layer copy's "in" point sees (and may replace) the stream entering it."""
+    if args and layer.hook_in.fns:
+        return (layer.hook_in(args[0]), *args[1:])
+    return None
+
+
+def _feed_out(layer, _args, output):
+    """Its "out" point sees (and may replace) its first output, the stream it hands on."""
+    if not layer.hook_out.fns:
+        return None
+    if isinstance(output, tuple):
+        return (layer.hook_out(output[0]), *output[1:])
+    return layer.hook_out(output)

@@ -11,6 +11,7 @@ import torch
 from torch import nn
 
 from .cache import DecodingCache
+from .hooks import HookPoint
 from .norm import Norm
 
 INIT_STD = 0.02
@@ -20,6 +21,12 @@ class GraphLayer(nn.Module):
     """One copy of a group's sub-graph (a generated subclass)."""
 
     BLOCKS: tuple = ()
+    hooked_from_outside = True   # its forward is generated: forward hooks feed its points
+
+    def _hook_points(self) -> dict:
+        return {"in": HookPoint("stream in", "x entering this layer"),
+                "out": HookPoint("residual stream", "x after this layer: its input plus what "
+                                 "each branch added")}
 
 
 class GraphModel(nn.Module):

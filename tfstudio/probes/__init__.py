@@ -2,8 +2,9 @@
 
 Every function takes a compiled model (``tfstudio.compiler``) and returns numpy arrays, floats
 and strings, never live tensors, so the results can cross from the training thread to the GUI
-and be saved to disk. The model's train/eval mode and its attention ``capture`` flags are
-restored afterwards.
+and be saved to disk. They read what the model computed at its hook points
+(:mod:`tfstudio.nn.hooks`) instead of recomputing it, and leave its train/eval mode and its
+kept state as they were.
 
 - :mod:`.inputs`: the probe text as model inputs (tokens, source/target for encoder-decoders)
 - :mod:`.attention`: attention weights per layer and head, with the mask that applied

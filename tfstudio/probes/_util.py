@@ -10,11 +10,11 @@ def key_name(key: tuple) -> str:
 
 
 @contextlib.contextmanager
-def looking_at(model, capture: bool = False):
-    """Eval mode (no dropout) and no autograd for the duration; with ``capture`` the attention
-    modules also keep their weights. Train mode, capture flags and the kept weights are put
-    back afterwards, as are the mixture-of-experts statistics of the last forward, so a probe
-    taken mid-training changes nothing about the run."""
+def looking_at(model):
+    """Eval mode (no dropout) and no autograd for the duration. Train mode, the attention
+    weights an explicit forward keeps (``last_weights``) and the mixture-of-experts statistics
+    of the last forward are put back afterwards, so a probe taken mid-training changes nothing
+    about the run."""
     import torch
 
     was_training = model.training
@@ -25,9 +25,6 @@ def looking_at(model, capture: bool = False):
     router_stats = [(m.aux_loss, m.last_expert_load, m.last_assignments) for m in routers]
     model.eval()
     try:
-        if capture:
-            for m in attention:
-                m.capture = True
         with torch.no_grad():
             yield
     finally:

@@ -154,6 +154,15 @@ def text_loss(model, inputs, logits) -> float:
     return float(F.cross_entropy(logits[0, :-1].float(), ids[1:]))
 
 
+def answer_span(tokens: list[str], separator: str = ">") -> tuple[int, int] | None:
+    """[start, end) of the tokens after the last ``separator`` (a task's answer); None without
+    one, or with nothing after it."""
+    if separator not in tokens:
+        return None
+    start = len(tokens) - tokens[::-1].index(separator)
+    return (start, len(tokens)) if start < len(tokens) else None
+
+
 def span_loss(model, inputs, logits, start: int, end: int) -> float:
     """Mean cross-entropy of the text's tokens at positions [start, end) only (each predicted
     from the tokens before it; for an encoder, reconstructed at its own position)."""

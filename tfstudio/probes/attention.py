@@ -1,10 +1,10 @@
-"""Attention weights per layer and head, read from the model's explicit path.
+"""Attention weights per layer and head, read at the attention blocks' hook points.
 
-With ``capture`` set an attention module computes softmax(Q K^T / sqrt(d_head) + mask) V itself
-and keeps the weights (tfstudio.nn.attention); its output equals the fast SDPA path's, which a
-test checks. The mask that applied is read from the module too, so a heatmap can draw the
-cells the model could not look at (the causal upper triangle, a sliding window) as masked,
-not as zeros the model chose.
+Listening at an attention block's "weights" point (:mod:`tfstudio.nn.hooks`) makes it compute
+softmax(Q K^T / sqrt(d_head) + mask) V explicitly (its output equals the fused SDPA path's,
+which a test checks), and the point sees the weights it applied. Its "mask" point sees which
+keys each query was allowed to attend to, so a heatmap can draw the cells the model could not
+look at (the causal upper triangle, a sliding window) as masked, not as zeros the model chose.
 """
 from __future__ import annotations
 
@@ -37,41 +37,44 @@ class AttentionMap:
 def attention_maps(model, inputs) -> dict[str, AttentionMap]:
     """Run ``inputs`` (a :class:`~tfstudio.probes.ProbeInputs`) and return the weights of every
     attention block, keyed "layers.0.attn" (batch row 0)."""
-    with looking_at(model, capture=True):
+    from ..nn import attached
+
+    reader = AttentionReader(model)
+    with looking_at(model), attached(model, reader, names=reader.names):
         model(*inputs.args)
-        return read_attention(model)
+    return reader.maps()
 
 
-def read_attention(model) -> dict[str, AttentionMap]:
-    """The weights the attention modules captured in the forward that just ran."""
-    out = {}
-    for key, module in model.attention_modules():
-        weights = module.last_weights
-        if weights is None:
-            continue
-        cross = not hasattr(module, "causal")
-        q_len, k_len = weights.shape[-2], weights.shape[-1]
-        q_role, k_role = stream_roles(model.graph, key, cross, model.input_roles[-1]) \
-            if model.graph is not None else (model.input_roles[-1],) * 2
-        out[key_name(key)] = AttentionMap(
-            weights[0].float().cpu().numpy().copy(), allowed_mask(module, q_len, k_len),
-            q_role, k_role, cross)
-    return out
+class AttentionReader:
+    """A hook function (for :class:`tfstudio.nn.attached`, with ``names=reader.names``) that
+    keeps what every attention block computed at its "weights" and "mask" hook points: the
+    softmax the model applied and which keys each query was allowed to see. Listening at those
+    points makes the block take its explicit path (the fused one has no weights to show)."""
 
+    def __init__(self, model):
+        self.model = model
+        modules = {id(m): k for k, m in model.attention_modules()}
+        self.owner = {name: modules[id(m)] for name, m in model.named_modules()
+                      if id(m) in modules}
+        self.names = {f"{name}.hook_{p}" for name in self.owner for p in ("weights", "mask")}
+        self.seen: dict[tuple, dict[str, object]] = {}   # block key -> point -> tensor
 
-def allowed_mask(module, q_len: int, k_len: int) -> np.ndarray:
-    """[q_len, k_len] bool: which keys each query may attend to, as the module masks them."""
-    import torch
+    def __call__(self, name: str, _point, tensor) -> None:
+        owner, _, point = name.rpartition(".")
+        self.seen.setdefault(self.owner[owner], {})[point] = tensor[0].detach()
 
-    if not hasattr(module, "_mask"):  # cross-attention: every source token is visible
-        return np.ones((q_len, k_len), dtype=bool)
-    probe = torch.zeros(1, dtype=torch.float32)  # only its device and dtype are read
-    mask, is_causal = module._mask(q_len, k_len, 0, probe)
-    if mask is None:
-        full = np.ones((q_len, k_len), dtype=bool)
-        return np.tril(full) if is_causal else full
-    mask = mask.detach().cpu()
-    allowed = mask if mask.dtype == torch.bool else torch.isfinite(mask)
-    if allowed.dim() == 3:  # an ALiBi bias [heads, q, k]: the mask is the same for every head
-        allowed = allowed[0]
-    return allowed.numpy().astype(bool).copy()
+    def maps(self) -> dict[str, AttentionMap]:
+        """The maps of the forward that ran, in the model's block order."""
+        model, out = self.model, {}
+        for key, module in model.attention_modules():
+            seen = self.seen.get(key, {})
+            if "hook_weights" not in seen:
+                continue
+            cross = not hasattr(module, "causal")
+            q_role, k_role = stream_roles(model.graph, key, cross, model.input_roles[-1]) \
+                if model.graph is not None else (model.input_roles[-1],) * 2
+            allowed = seen["hook_mask"].cpu().numpy().astype(bool).copy()
+            out[key_name(key)] = AttentionMap(
+                seen["hook_weights"].float().cpu().numpy().copy(), allowed, q_role, k_role,
+                cross)
+        return out

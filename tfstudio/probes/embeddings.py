@@ -117,13 +117,16 @@ def embedding_replay(model, run_dir: str | Path, ids: list[int], tokenizer=None,
 def stream_vectors(model, inputs, position: int) -> tuple[list[str], np.ndarray]:
     """(labels, [rows, d]) of the token at ``position``: its token embedding, then the
     residual stream where the logit lens reads it (entering the layers, after each layer)."""
+    from ..nn import attached
     from .lens import residual_stream
-    from .walk import CallRecorder
 
     embedding = _stream_embedding(model)
-    with looking_at(model), CallRecorder(model) as recorder:
+    name = next(n for n, m in model.named_modules() if m is embedding)
+    seen = []   # what its "out" hook point saw: the vectors looked up (and scaled)
+    with looking_at(model), attached(model, lambda _n, _p, x: seen.append(x),
+                                     names={f"{name}.hook_out" if name else "hook_out"}):
         model(*inputs.args)
-    looked_up = [c.output for c in recorder.calls if c.module is embedding][-1]
+    looked_up = seen[-1]
     rows, _ = residual_stream(model, inputs)
     labels = ["token embedding"] + [label for label, _ in rows]
     vectors = [looked_up[0, position]] + [stream[0, position] for _, stream in rows]

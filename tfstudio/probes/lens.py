@@ -7,6 +7,8 @@ result is a table of layers x positions with the top tokens and their probabilit
 row is the model's real output.
 
 A model without layer groups (a recurrent LM) is read after each top-level block instead.
+Every stream is read at the model's hook points (:mod:`tfstudio.nn.hooks`), as the walk reads
+them: the tensor the forward computed, not a recomputation.
 """
 from __future__ import annotations
 
@@ -15,7 +17,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._util import key_name, looking_at
-from .walk import CallRecorder
 
 
 @dataclass
@@ -33,46 +34,53 @@ class LogitLens:
                 "top_tokens": self.top_tokens}
 
 
-def _top_level(call) -> bool:
-    from ..nn import GraphLayer
-
-    return len(call.key) == 1 or (len(call.key) == 2 and isinstance(call.module, GraphLayer))
-
-
-def _output(call):
-    return call.output[0] if isinstance(call.output, (tuple, list)) else call.output
-
-
 def residual_stream(model, inputs) -> tuple[list[tuple[str, object]], list]:
     """([(label, stream [1, T, d] tensor)], read-out modules) for ``inputs``: the stream where
     it enters the layers and after every layer, and the modules (final norms, head) that turn
-    the last of them into the logits."""
+    the last of them into the logits. Read at the model's hook points
+    (:mod:`tfstudio.nn.hooks`): each layer copy's "in" and "out", each top-level block's
+    "out", in the order the forward computed them."""
     from .. import nn as blocks
 
-    with looking_at(model), CallRecorder(model, include_groups=True) as recorder:
+    top = {k: m for k, m in model.blocks() if len(k) == 1 or
+           (len(k) == 2 and isinstance(m, blocks.GraphLayer))}
+    keys = {id(m): k for k, m in top.items()}
+    owner_of = {name: keys[id(m)] for name, m in model.named_modules() if id(m) in keys}
+    # only the points at the stream's joints: the blocks inside keep their fused code
+    wanted = {f"{name}.hook_{p}" for name in owner_of for p in ("in", "out", "logits")}
+    fired: list[tuple[tuple, str, object]] = []   # (top-level key, point, tensor) in order
+
+    def record(name, _point, tensor):
+        owner, _, point = name.rpartition(".")
+        fired.append((owner_of[owner], point, tensor))
+
+    with looking_at(model), blocks.attached(model, record, names=wanted):
         model(*inputs.args)
-    calls = [c for c in recorder.calls if _top_level(c)]
-    heads = [i for i, c in enumerate(calls) if isinstance(c.module, blocks.LMHead)]
+    order = list(dict.fromkeys(key for key, _, _ in fired))   # top-level blocks, as computed
+    heads = [i for i, k in enumerate(order) if isinstance(top[k], blocks.LMHead)]
     if not heads:
         raise ValueError("the model has no output head to read the stream through")
-    end = heads[-1]
-    start = end
-    # the read-out: the norms (and dropouts) the stream passes on its way into the head
-    while start > 0 and isinstance(calls[start - 1].module, (blocks.Norm, blocks.Dropout)):
+    start = end = heads[-1]
+    # the read-out: the norms the stream passes on its way into the head (a dropout between
+    # them, which has no points, does nothing in eval mode)
+    while start > 0 and isinstance(top[order[start - 1]], blocks.Norm):
         start -= 1
-    readout = [c.module for c in calls[start:end + 1]]
-    before = calls[:start]
+    readout = [top[k] for k in order[start:end + 1]]
+    before = order[:start]
+    outs = {key: tensor for key, point, tensor in fired if point == "hook_out"}
     rows: list[tuple[str, object]] = []
-    if before and len(before[-1].key) == 2:           # the layers of a group
-        group = before[-1].key[0]
-        copies = [i for i, c in enumerate(before) if len(c.key) == 2 and c.key[0] == group]
-        if copies[0] > 0:  # the stream entering the layers (a first group reads the ids)
-            rows.append((key_name(before[copies[0] - 1].key), before[copies[0]].args[0]))
-        rows += [(key_name(before[i].key), _output(before[i])) for i in copies]
+    if before and len(before[-1]) == 2:              # the layers of a group
+        group = before[-1][0]
+        copies = [k for k in before if len(k) == 2 and k[0] == group]
+        entering = next(t for k, p, t in fired if k == copies[0] and p == "hook_in")
+        earlier = [k for k in order[:order.index(copies[0])] if k in outs]
+        if earlier and entering.is_floating_point():  # (a first group reads the ids)
+            rows.append((key_name(earlier[-1]), entering))
+        rows += [(key_name(k), outs[k]) for k in copies]
     else:                                             # no group: each block after the embedding
-        embeds = [i for i, c in enumerate(before) if isinstance(c.module, blocks.TokenEmbedding)]
-        for c in before[embeds[-1] if embeds else 0:]:
-            rows.append((key_name(c.key), _output(c)))
+        embeds = [i for i, k in enumerate(before) if isinstance(top[k], blocks.TokenEmbedding)]
+        rows += [(key_name(k), outs[k]) for k in before[embeds[-1] if embeds else 0:]
+                 if k in outs]
     return rows, readout
 
 

@@ -1,6 +1,7 @@
 """One look inside a model on the probe text, as a plain nested dict, and its files on disk.
 
-A snapshot is taken with one forward pass (attention captured, activation hooks on)::
+A snapshot is taken with one forward pass (attention read at its hook points, activation
+hooks on) and one walk::
 
     {"step": 120, "text": "abcdefgh>hgfedcba", "family": "decoder",
      "tokens": {"tokens": [...strings]}, "ids": {"tokens": int array},
@@ -15,7 +16,11 @@ A snapshot is taken with one forward pass (attention captured, activation hooks 
 During training the trainer takes one every ``probe_every`` steps (between steps, so the model
 and its gradients are those of the step just finished), emits it as a ``Probe`` event and keeps
 it as ``RUN_DIR/probes/step-00000120.npz`` so a step slider can replay it and a restarted app
-can reopen it. Files hold arrays as arrays and everything else as one JSON entry; they load with
+can reopen it. Only every :data:`WALK_KEPT_EVERY`-th look (the first included) takes the walk:
+a walk is about 37 KB of a 107 KB file and more time than the rest of the look, so a
+20,000-step run looking every 10 steps would otherwise keep ~74 MB of walks
+(``bench/bench_snapshot_walks.py`` measures both). Explain shows the newest walk while the run
+trains and names its step. Files hold arrays as arrays and everything else as one JSON entry; they load with
 ``allow_pickle=False``, so opening one never runs code.
 """
 from __future__ import annotations
@@ -28,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from ._util import looking_at
-from .attention import read_attention
+from .attention import AttentionReader
 from .inputs import DEFAULT_MAX_TOKENS, default_probe_text, probe_inputs
 from .positions import position_data
 from .routing import expert_routing
@@ -37,18 +42,24 @@ from .telemetry import ActivationRecorder, gradient_norms
 PROBES_DIR = "probes"
 POSITIONS_SHOWN = 128  # positions drawn by the positions view (the run's sequence length at most)
 TABLE_ROWS_SHOWN = 4096  # rows of a learned table kept: all of any table a model here learns
+WALK_KEPT_EVERY = 5      # a look takes the walk when its number % this is 0 (see above)
 _META = "__meta__.json"
 
 
 def take_snapshot(model, tokenizer, text: str, *, step: int = 0,
                   max_tokens: int = DEFAULT_MAX_TOKENS, position_length: int | None = None,
-                  separator: str = ">") -> dict[str, Any]:
-    """Everything the views show about ``model`` on ``text`` (see the module docstring)."""
+                  separator: str = ">", walk: bool = True) -> dict[str, Any]:
+    """Everything the views show about ``model`` on ``text`` (see the module docstring); the
+    walk only when ``walk``."""
+    from ..nn import attached
+
     inputs = probe_inputs(model, tokenizer, text, max_tokens, separator)
-    with looking_at(model, capture=True), ActivationRecorder(model) as recorder:
+    reader = AttentionReader(model)
+    with looking_at(model), attached(model, reader, names=reader.names), \
+            ActivationRecorder(model) as recorder:
         logits = model(*inputs.args)
-        attention = read_attention(model)
         experts = expert_routing(model)
+    attention = reader.maps()
     length = position_length or max(len(v) for v in inputs.ids.values())
     return {
         "step": int(step), "text": text, "family": model.family,
@@ -60,7 +71,7 @@ def take_snapshot(model, tokenizer, text: str, *, step: int = 0,
         "activation_rms": recorder.values,
         "grad_norm": gradient_norms(model),
         "next_token_logits": logits[0, -1].float().cpu().numpy().copy(),
-        "walk": walk_summary(model, inputs, tokenizer),
+        **({"walk": walk_summary(model, inputs, tokenizer)} if walk else {}),
     }
 
 
@@ -100,10 +111,17 @@ def snapshot_for_run(trainer) -> dict[str, Any]:
     data = take_snapshot(trainer.model, trainer.tokenizer, text, step=trainer.step,
                          max_tokens=min(cfg.seq_len, DEFAULT_MAX_TOKENS),
                          position_length=min(cfg.seq_len, POSITIONS_SHOWN),
-                         separator=_separator(trainer))
+                         separator=_separator(trainer),
+                         walk=keeps_walk(trainer.step, cfg.probe_every))
     if getattr(trainer, "writes", False) and trainer.run_folder is not None:
         SnapshotStore(trainer.run_folder.path).save(data)
     return data
+
+
+def keeps_walk(step: int, probe_every: int) -> bool:
+    """Whether the look at ``step`` takes the walk: every :data:`WALK_KEPT_EVERY`-th look
+    (the first one included)."""
+    return (step // max(int(probe_every), 1)) % WALK_KEPT_EVERY == 0
 
 
 def _default_text(trainer) -> str:

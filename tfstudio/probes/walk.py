@@ -8,7 +8,7 @@ once, and turns each recording into a step. Attention tensors are shown for one 
 layer, or in the layer asked for); a mixture of experts shows the expert the picked token went to
 first, on the tokens routed to it (the other rows are NaN). A block without hook points (one
 registered from outside tfstudio) shows its output, read with a forward hook; each layer of a
-group shows the residual stream it hands on. The walk ends with the probabilities at the picked
+group shows the residual stream it hands on (the layer copy's "out" hook point). The walk ends with the probabilities at the picked
 position before and after temperature, top-k and top-p, as the sampler computes them.
 """
 from __future__ import annotations
@@ -167,7 +167,7 @@ def forward_walk(model, inputs, *, position: int = -1, head: int = 0,
     ``head`` is the head whose attention is opened up (in every attention block, or only in
     layer ``layer``: the copy index of the block's outermost group); ``position`` (negative
     counts from the end) is where the probabilities are shown."""
-    from ..nn import GraphLayer, attached
+    from ..nn import attached
 
     blocks = model.blocks()
     for key, module in blocks:
@@ -183,8 +183,7 @@ def forward_walk(model, inputs, *, position: int = -1, head: int = 0,
         events.append((key, sub, point, tensor.detach()))
 
     # block calls land in the same list, each after its points
-    with looking_at(model), attached(model, record), \
-            CallRecorder(model, include_groups=True, calls=events):
+    with looking_at(model), attached(model, record), CallRecorder(model, calls=events):
         owner.update(_point_owners(blocks))
         logits = model(*inputs.args)
         reader = _Reader(model, owner, head, layer)
@@ -197,9 +196,7 @@ def forward_walk(model, inputs, *, position: int = -1, head: int = 0,
     steps: list[Step] = []
     for event in events:
         if isinstance(event, Call):
-            if isinstance(event.module, GraphLayer):
-                steps.append(_layer_output(event))
-            elif event.key not in reader.hooked_blocks:
+            if event.key not in reader.hooked_blocks:
                 steps += _plain_output(event)
         else:
             steps += reader.step(*event)
@@ -214,9 +211,10 @@ def _point_owners(blocks) -> dict[int, tuple[tuple, str]]:
 
     owners = {}
     for key, module in blocks:
-        if isinstance(module, GraphLayer):
-            continue
-        for sub, m in module.named_modules():
+        # a layer copy owns only its own points ("in", "out"), not those of its blocks
+        children = (module.named_children() if isinstance(module, GraphLayer)
+                    else module.named_modules())
+        for sub, m in children:
             if isinstance(m, HookPoint):
                 owners[id(m)] = (key, sub)
     return owners
@@ -238,14 +236,20 @@ class _Reader:
     """Turns one hook point's recording into its step (or none)."""
 
     def __init__(self, model, owners: dict, head: int, layer: int | None):
+        from ..nn import GraphLayer
+
         self.head, self.layer, self.position = head, layer, 0
         self.modules = dict(model.blocks())
+        self.layers = {k for k, m in self.modules.items() if isinstance(m, GraphLayer)}
         self.hooked_blocks = {key for key, _ in owners.values()}
         self.kinds = _block_kinds(model)
         self.choices: dict[tuple, np.ndarray] = {}   # a mixture's chosen experts [T, k]
 
     def step(self, key: tuple, sub: str, point, tensor) -> list[Step]:
         name, block = key_name(key), self.modules[key]
+        if key in self.layers:   # the stream a layer hands on (what it took in
+            return [] if sub == "hook_in" else [  # is the step before it already)
+                Step(f"{name}: {point.label}", point.formula, _np(tensor[0]), name, "layer")]
         kind = self.kinds.get(key, type(block).__name__)
         if sub.startswith(("experts.", "shared.")):
             return self._expert_step(key, sub, point, tensor)
@@ -289,12 +293,6 @@ class _Reader:
             value[routed] = rows[:len(routed)]
             label = f"expert {expert}: {point.label}"
         return [Step(f"{name}: {label}", point.formula, value, name, "feed_forward")]
-
-
-def _layer_output(call: Call) -> Step:
-    name = key_name(call.key)
-    return Step(f"{name}: residual stream", "x after this layer: its input plus what each "
-                "branch added", _np(_first(call.output)[0]), name, "layer")
 
 
 def _plain_output(call: Call) -> list[Step]:

@@ -140,6 +140,7 @@ class StagePicture(QFrame):
         shape = " x ".join(map(str, summary["shape"])) or "scalar"
         title = QLabel(f"<b>{summary['name']}</b>  [{shape}]")
         title.setTextFormat(Qt.RichText)
+        title.setWordWrap(True)   # a narrow picture (the row across the layers) keeps it all
         column = QVBoxLayout(self)
         column.setContentsMargins(6, 4, 6, 4)
         column.setSpacing(2)

@@ -1,0 +1,288 @@
+"""The Explain view's Embeddings tab: the token embedding table mapped to 2D (PCA) with the picked
+token's nearest neighbours by cosine; for a run folder its step slider replays the map at every
+checkpoint the run kept, each projection aligned to the latest one
+(:func:`tfstudio.probes.embedding_replay`) so points move as the embeddings learn instead of
+jumping when a principal axis flips."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QVBoxLayout, QWidget
+
+from .colours import themed_colour
+from .labels import display_token, muted
+from .plots import layout_widget, styled_plot
+
+WHOLE_TABLE = 128     # vocabularies up to this size are mapped whole, larger ones by the text
+MAP_MARGIN = 0.08     # the replayed map's fixed axes leave this share of room around the points
+
+
+def mapped_ids(model, tokenizer, text: str) -> list[int]:
+    """The tokens the embedding map shows: the whole table when it is small, else the text's."""
+    vocab = int(getattr(model, "vocab_size", 0) or 0)
+    return list(range(vocab)) if 0 < vocab <= WHOLE_TABLE else tokenizer.encode(text)
+
+
+def embedding_read_out(model, tokenizer, text: str) -> dict | None:
+    """The 2D map of the token embedding table (see :func:`mapped_ids`), with under "angles"
+    how the same tokens' vectors sit against the position vectors the model adds
+    (:func:`tfstudio.probes.position_angles`: None when it adds none); None for a model
+    without a table."""
+    from ... import probes
+
+    ids = mapped_ids(model, tokenizer, text)
+    try:
+        read_out = probes.embedding_map(model, ids, tokenizer)
+    except (ValueError, LookupError):  # fewer than 2 tokens, or no embedding table
+        return None
+    read_out["angles"] = probes.position_angles(model, ids)
+    return read_out
+
+
+def orthogonality_text(angles: dict | None) -> str:
+    """The Embeddings tab's sentence on token and position vectors, computed from ``angles``."""
+    from ...probes.embeddings import alignment_words
+
+    if angles is None:
+        return ("Token and position vectors: this model adds no position vectors to the "
+                "stream (RoPE, ALiBi or none), so there is no angle between them to measure.")
+    return (f"Token vectors against the {angles['scheme']} position vectors (the loaded "
+            f"weights, {angles['cosine'].shape[1]} positions): {alignment_words(angles)}.")
+
+
+def map_range(maps: list[dict]) -> tuple[tuple[float, float], tuple[float, float]]:
+    """((x0, x1), (y0, y1)) holding every map's points with a margin: fixed axes, so a replay
+    shows the points move rather than the axes rescale."""
+    points = np.concatenate([m["coords"] for m in maps])
+    low, high = points.min(axis=0), points.max(axis=0)
+    pad = np.maximum(high - low, 1e-6) * MAP_MARGIN
+    return ((low[0] - pad[0], high[0] + pad[0]), (low[1] - pad[1], high[1] + pad[1]))
+
+
+def label_offsets(coords: np.ndarray, labels: list[str], ranges,
+                  cell: tuple[float, float] = (0.0075, 0.04)) -> np.ndarray:
+    """[n, 2] data-space shifts that stack labels which would overlap (untrained tokens often
+    sit on one spot) upwards, one line apart, instead of printing them over each other.
+    ``cell``: a character's width and a line's height, as shares of the axes' spans."""
+    (x0, x1), (y0, y1) = ranges
+    span = np.array([max(x1 - x0, 1e-12), max(y1 - y0, 1e-12)])
+    char, line = cell
+    placed: list[tuple[float, float, float]] = []  # (x, y, half width), in axis shares
+    shifts = np.zeros_like(coords, dtype=np.float64)
+    for i, ((x, y), label) in enumerate(zip(coords / span, labels)):
+        half, lift = char * max(len(display_token(label)), 1) / 2, 0.0
+        while any(abs(x - px) < half + ph and abs(y + lift - py) < line
+                  for px, py, ph in placed):
+            lift += line
+        placed.append((x, y + lift, half))
+        shifts[i, 1] = lift * span[1]
+    return shifts
+
+
+def _replay_slider(chosen) -> QSlider:
+    slider = QSlider(Qt.Horizontal)
+    slider.setRange(0, 0)
+    slider.setPageStep(1)
+    slider.setToolTip("Replay the map over training: one position per checkpoint the run kept")
+    slider.valueChanged.connect(chosen)
+    return slider
+
+
+
+class EmbeddingsPage(QWidget):
+    """The tab (see the module docstring); ``failed(exc)`` when a slot caught an exception."""
+
+    failed = Signal(object)
+
+    def __init__(self, background=None, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.background = background
+        self.model = self.tokenizer = None
+        self.run_dir: Path | None = None
+        self.replay: list[dict] = []      # the map at each kept checkpoint, oldest first
+        self._replay_key: tuple | None = None  # (model, run, ids) the replay was asked for
+        self._picked = ""                 # the picked token, whose neighbours the map names
+        self.embedding_plots = layout_widget()
+        self.embedding_plot = styled_plot(self.embedding_plots.addPlot(), "Token embeddings",
+                                          "second principal component",
+                                          "first principal component")
+        self.embedding_points = None  # the scatter of the map shown (its data: the coordinates)
+        self.embedding_note = muted()
+        self.embedding_note.setWordWrap(True)
+        self.orthogonality = muted()   # tokens against positions, in numbers and words
+        self.orthogonality.setWordWrap(True)
+        self.step_slider = _replay_slider(self._replay_step_chosen)
+        self.step_label = QLabel("step –")
+        self.replay_hint = muted()
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Step"))
+        row.addWidget(self.step_slider, 1)
+        row.addWidget(self.step_label)
+        column = QVBoxLayout(self)
+        column.addLayout(row)
+        column.addWidget(self.replay_hint)
+        column.addWidget(self.embedding_plots, 1)
+        column.addWidget(self.embedding_note)
+        column.addWidget(self.orthogonality)
+
+    def set_source(self, model, tokenizer, run_dir: Path | None) -> None:
+        """The model mapped, and the run whose checkpoints the slider replays; clears."""
+        self.model, self.tokenizer, self.run_dir = model, tokenizer, run_dir
+        self.clear()
+
+    def clear(self) -> None:
+        self.replay, self._replay_key = [], None
+        self.embedding_plot.clear()
+        self.embedding_points = None
+        self.embedding_note.setText("")
+        self.orthogonality.setText("")
+        self._set_replay([], "")
+
+    def fill(self, read_out: dict | None, picked: str) -> None:
+        """The map of ``read_out`` (:func:`embedding_read_out`; None: the model has none), the
+        ``picked`` token marked with its neighbours; a run's replay asked for once per text."""
+        if read_out is None:
+            self.embedding_plot.clear()
+            self.embedding_points = None
+            self.embedding_note.setText("This model has no token embedding table to map.")
+            self.orthogonality.setText("")
+            self._set_replay([], "")
+            return
+        self.orthogonality.setText(orthogonality_text(read_out.get("angles")))
+        self._picked = picked
+        key = (id(self.model), self.run_dir, tuple(int(i) for i in read_out["ids"]))
+        if self.run_dir is None:
+            self._set_replay([read_out], "Fresh weights: train or open a run to replay the "
+                                         "map over its training.")
+        elif key != self._replay_key:
+            self._replay_key = key
+            self._draw_map(read_out, [read_out])  # the loaded weights now, the replay after
+            self._request_replay(key)
+        elif self.replay:
+            self._replay_step_chosen(self.step_slider.value())
+        else:  # the replay is still loading
+            self._draw_map(read_out, [read_out])
+
+    def _request_replay(self, key: tuple) -> None:
+        """The map at every checkpoint of the run, loaded off the GUI thread when there is a
+        worker (the model's weights are put back afterwards)."""
+        from ...probes import embedding_replay
+
+        model, tokenizer, run_dir, ids = self.model, self.tokenizer, self.run_dir, list(key[2])
+
+        def job() -> list[dict]:
+            return embedding_replay(model, run_dir, ids, tokenizer)
+
+        def done(maps: list[dict]) -> None:
+            if key == self._replay_key:  # not a replay of an older text or run
+                self._replay_ready(maps)
+
+        def failed(exc: Exception) -> None:
+            self.replay_hint.setText(f"Cannot replay this run's checkpoints: {exc}")
+
+        self.replay_hint.setText("Loading the run's checkpoints…")
+        if self.background is None:
+            try:
+                done(job())
+            except (ValueError, OSError, RuntimeError) as exc:
+                failed(exc)
+        else:
+            self.background.submit(job, done, key="embedding-replay", error=failed)
+
+    def _replay_ready(self, maps: list[dict]) -> None:
+        try:
+            if not maps:
+                hint = "This run kept no checkpoint to replay."
+            elif len(maps) == 1:
+                hint = (f"The run kept one checkpoint (step {maps[0]['step']:,}): train with "
+                        "`tfstudio train ... --checkpoint-every N --keep-checkpoints K` to "
+                        "replay the map over training.")
+            else:
+                hint = (f"{len(maps)} checkpoints: drag the slider to watch the embeddings "
+                        "learn; the axes are the latest step's, each step's map rotated onto "
+                        "them.")
+            self._set_replay(maps, hint)
+        except Exception as exc:  # a slot must never take the app down
+            self.failed.emit(exc)
+
+    def _set_replay(self, maps: list[dict], hint: str) -> None:
+        """Offer ``maps`` on the slider (at the latest) with fixed axes, and show it."""
+        self.replay = maps
+        self.replay_hint.setText(hint)
+        self.replay_hint.setVisible(bool(hint))
+        self.step_slider.blockSignals(True)
+        self.step_slider.setRange(0, max(0, len(maps) - 1))
+        self.step_slider.setValue(max(0, len(maps) - 1))
+        self.step_slider.blockSignals(False)
+        self.step_slider.setEnabled(len(maps) > 1)
+        if maps:
+            self._replay_step_chosen(self.step_slider.value())
+        else:
+            self.step_label.setText("step –")
+
+    def show_embedding_step(self, step: int) -> None:
+        """Move the replay to the newest kept checkpoint at or before training step ``step``."""
+        steps = [m.get("step", 0) for m in self.replay]
+        earlier = [i for i, s in enumerate(steps) if s <= step]
+        self.step_slider.setValue(earlier[-1] if earlier else 0)
+
+    def _replay_step_chosen(self, index: int) -> None:
+        try:
+            if 0 <= index < len(self.replay):
+                self._draw_map(self.replay[index], self.replay)
+        except Exception as exc:  # a slot must never take the app down
+            self.failed.emit(exc)
+
+    def _draw_map(self, entry: dict, axes_of: list[dict]) -> None:
+        """One map: its points with their labels on axes holding every map of ``axes_of``,
+        and the picked token's nearest neighbours by cosine."""
+        import pyqtgraph as pg
+
+        plot = self.embedding_plot
+        plot.clear()
+        coords, labels = entry["coords"], entry["labels"]
+        self.embedding_points = pg.ScatterPlotItem(
+            coords[:, 0], coords[:, 1], size=7, brush=pg.mkBrush(70, 110, 190, 170), pen=None)
+        plot.addItem(self.embedding_points)
+        ink = themed_colour("node_text")
+        ranges = map_range(axes_of)
+        metrics = self.fontMetrics()  # the labels' size as shares of the plot's (in pixels)
+        box = plot.getViewBox().size()
+        cell = (metrics.averageCharWidth() / max(box.width(), 200.0),
+                metrics.height() / max(box.height(), 150.0))
+        leader = pg.mkPen(themed_colour("node_border"), width=1)
+        for (x, y), (_, lift), label in zip(coords, label_offsets(coords, labels, ranges, cell),
+                                            labels):
+            text = pg.TextItem(display_token(label), anchor=(0.5, 1.2), color=ink)
+            text.setPos(float(x), float(y + lift))
+            plot.addItem(text)
+            if lift:  # a label stacked above its neighbours points back at its dot
+                plot.addItem(pg.PlotCurveItem([x, x], [y, y + lift], pen=leader))
+        (x0, x1), (y0, y1) = ranges
+        plot.setXRange(x0, x1, padding=0)
+        # room above the highest point for its label (drawn 1.2 lines over it)
+        plot.setYRange(y0, y1 + (y1 - y0) * cell[1] * 1.5, padding=0)
+        step = entry.get("step")
+        where = "the loaded weights" if step is None else f"step {step:,}"
+        self.step_label.setText("now" if step is None else f"step {step:,}")
+        note = (f"PCA of {len(labels)} rows of the token embedding table at {where}: the axes "
+                f"keep {entry['explained'][0]:.0%} and {entry['explained'][1]:.0%} of their "
+                "variance. Tokens used alike during training end up close.")
+        ids = [int(i) for i in entry["ids"]]
+        picked = self._picked
+        picked_ids = self.tokenizer.encode(picked) if self.tokenizer is not None and picked \
+            else []
+        if len(picked_ids) == 1 and picked_ids[0] in ids:
+            row = ids.index(picked_ids[0])
+            plot.addItem(pg.ScatterPlotItem([coords[row, 0]], [coords[row, 1]], size=12,
+                                            brush=pg.mkBrush(themed_colour("accent")),
+                                            pen=pg.mkPen(ink, width=1)))
+            names = dict(zip(ids, labels))
+            near = ", ".join(f"{display_token(names[int(i)])} ({c:.2f})" for i, c in
+                             zip(entry["neighbours"][row], entry["neighbour_cosines"][row]))
+            shown = display_token(picked)
+            note += (f" Nearest to {shown} by cosine: {near} ({shown} is the larger point; "
+                     "pick another Token above to follow it).")
+        self.embedding_note.setText(note)
