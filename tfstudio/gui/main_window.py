@@ -27,6 +27,7 @@ from .lessons_panel import LessonsPanel
 from .palette import Palette
 from .problems import ProblemsPanel
 from .scene import GraphScene
+from .param_count import model_count
 from .search_popup import SearchPopup
 from .text import short_name
 from .session import EditorSession
@@ -265,13 +266,8 @@ class MainWindow(FileMenu, EditMenu, QMainWindow):
                 self.resizeDocks([self.problems_dock], [PROBLEMS_OPEN_H], Qt.Vertical)
 
     def _show_counts(self, report) -> None:
-        parts = []
-        if report.cost is not None:
-            from .text import count_label
-            # with errors the count covers what can be counted; Costs shows none until the
-            # graph compiles, so the figure says it is partial rather than disagree
-            partial = " so far (incomplete: fix the errors)" if report.errors else ""
-            parts.append(f"{count_label(report.cost.total_params)} params{partial}")
+        # the one count (gui.param_count): with errors it says why there is none, as Costs
+        parts = [text for text in (model_count(report),) if text]
         e, w = report.errors, report.warnings
         parts.append(f"{e} error{'s' * (e != 1)}, {w} warning{'s' * (w != 1)}")
         self.counts_label.setText("  ·  ".join(parts))

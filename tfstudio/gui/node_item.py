@@ -25,8 +25,8 @@ from ..graph.layout import (HEADER_H, NODE_WIDTH, ROW_H, SUMMARY_H, Frame, close
 from ..graph.schema import PortSpec
 from . import theme
 from .icons import paint_badge, paint_family_icon
+from .param_count import block_count
 from .summaries import node_summary, node_tooltip
-from .text import count_label
 from .title_fit import fitted_title, title_font_fitting  # noqa: F401 (tests import it here)
 
 PORT_R = 6.0
@@ -479,7 +479,7 @@ class NodeItem(QGraphicsItem):
             painter.setFont(small)
             painter.setPen(t.color("node_muted"))
             line = QRectF(PAD, HEADER_H + 2, body.width() - 2 * PAD, SUMMARY_H * min(boost, 1.3))
-            text = self._summary + (f"  ·  {count_label(self.params)} params" if self.params
+            text = self._summary + (f"  ·  {block_count(self.node, self.params)}" if self.params
                                     else "")
             painter.drawText(line, Qt.AlignVCenter | Qt.AlignLeft,
                              QFontMetricsF(small).elidedText(text, Qt.ElideRight, line.width()))
@@ -568,7 +568,7 @@ class NodeItem(QGraphicsItem):
         if self.params:
             rect = QRectF(PAD, top + SUMMARY_H * (lines - 1), self.width - 2 * PAD, SUMMARY_H)
             painter.drawText(rect, Qt.AlignRight | Qt.AlignVCenter,
-                             f"{count_label(self.params)} params")
+                             block_count(self.node, self.params, short=True))
 
     def _paint_telemetry(self, painter, t, body, lod: float) -> None:
         """A band in the measured colour along the bottom edge, its value above it."""
