@@ -400,17 +400,8 @@ class Heatmap(QWidget):
                 painter.fillRect(QRectF(x, area.top() - band, cw, band - 2), shade)
             painter.setPen(text_colour)
             # a thinned label owns its k cells' width (it would be cut to one cell's)
-            room = max(cw * self._label_stride, line)
-            if not self._rotate_cols:
-                painter.drawText(QRectF(x + cw / 2 - room / 2, 2, room, area.top() - 6),
-                                 Qt.AlignHCenter | Qt.AlignBottom, label)
-                continue
-            painter.save()
-            painter.translate(x + cw / 2, area.top() - 6)
-            painter.rotate(-90)
-            painter.drawText(QRectF(0, -room / 2, area.top(), room),
-                             Qt.AlignLeft | Qt.AlignVCenter, label)
-            painter.restore()
+            draw_column_label(painter, x + cw / 2, max(cw * self._label_stride, line),
+                              area.top(), label, self._rotate_cols)
 
     def _label_top(self, area: QRectF) -> float:
         return self._title_h
@@ -494,3 +485,17 @@ def row_label_rect(area: QRectF, index: int, ch: float, line: float) -> QRectF:
     centre = area.top() + (index + 0.5) * ch
     return QRectF(0, centre - height / 2, area.left() - 6, height)
 
+
+def draw_column_label(painter: QPainter, centre: float, room: float, top: float, label: str,
+                      rotate: bool) -> None:
+    """A column's label above the cells, centred on ``centre``, ``room`` wide (upright) or
+    tall (rotated a quarter turn, reading upwards)."""
+    if not rotate:
+        painter.drawText(QRectF(centre - room / 2, 2, room, top - 6),
+                         Qt.AlignHCenter | Qt.AlignBottom, label)
+        return
+    painter.save()
+    painter.translate(centre, top - 6)
+    painter.rotate(-90)
+    painter.drawText(QRectF(0, -room / 2, top, room), Qt.AlignLeft | Qt.AlignVCenter, label)
+    painter.restore()
