@@ -69,6 +69,7 @@ class _Entry:
         self.arrays = {name: GrowingArray() for name in ("steps", "loss", "lr", "grad_norm",
                                                          "tokens_per_s", "elapsed_s")}
         self.smoothed = {name: EmaArray() for name in ("loss", "grad_norm")}
+        self.drawn: tuple | None = None  # what the curves were last set from (see refresh)
 
     def array(self, name: str) -> np.ndarray:
         return self.arrays[name].sync(getattr(self.series, name))
@@ -241,6 +242,7 @@ class CurvesView(QWidget):
         for entry in self.entries:
             if entry.series is series:
                 entry.visible = visible
+                entry.drawn = None
                 for curve in entry.curves.values():
                     curve.setVisible(visible)
         self.refresh()
@@ -255,8 +257,12 @@ class CurvesView(QWidget):
         axis, weight = self.reader.axis, self.reader.weight
         for entry in self.entries:
             s, c = entry.series, entry.curves
-            if not entry.visible:
+            # a run that logged nothing new (a finished or reopened one) keeps its curves: a
+            # 20,000-step run beside a live one would be converted and downsampled again
+            drawn = (len(s.steps), len(s.val_steps), axis, weight)
+            if not entry.visible or entry.drawn == drawn:
                 continue
+            entry.drawn = drawn
             x = entry.x(axis)
             for name, key in (("loss", "loss"), ("grad", "grad_norm")):
                 raw = entry.array(key)
