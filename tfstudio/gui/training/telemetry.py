@@ -50,9 +50,10 @@ def _positive(values: dict[str, float]) -> dict[str, float]:
 
 
 def shown_values(snapshot: dict | None, mode: str, path: tuple[str, ...] = (),
-                 open_groups: tuple[str, ...] = ()) -> Shown | None:
-    """The values to colour the level ``path`` with, its ``open_groups`` drawn open; None when
-    off or nothing was measured."""
+                 open_groups: tuple[str, ...] = (), groups: tuple[str, ...] = ()
+                 ) -> Shown | None:
+    """The values to colour the level ``path`` with, its ``open_groups`` drawn open, and the
+    per-copy values of its ``groups`` (open or closed); None when off or nothing measured."""
     if mode == "off" or not snapshot:
         return None
     raw = dict(snapshot.get(mode) or {})
@@ -62,6 +63,7 @@ def shown_values(snapshot: dict | None, mode: str, path: tuple[str, ...] = (),
         inner = _positive(node_values(raw, tuple(path) + (group,), combine=combine))
         if inner:
             shown.inner[group] = inner
+    for group in dict.fromkeys(open_groups + tuple(groups)):
         copies = copy_values(raw, tuple(path) + (group,))
         if copies:
             shown.copies[group] = copies
@@ -114,7 +116,9 @@ def apply_to_scene(scene, snapshot: dict | None, mode: str) -> Shown | None:
     items = getattr(scene, "node_items", {})
     open_groups = tuple(nid for nid, item in items.items()
                         if getattr(item, "frame", None) is not None)
-    shown = shown_values(snapshot, mode, tuple(getattr(scene, "path", ())), open_groups)
+    groups = tuple(nid for nid, item in items.items()
+                   if getattr(getattr(item, "node", None), "is_group", False))
+    shown = shown_values(snapshot, mode, tuple(getattr(scene, "path", ())), open_groups, groups)
     for node_id, item in items.items():
         setter = getattr(item, "set_telemetry", None)
         if setter is None:
