@@ -18,10 +18,12 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+# the file each tab's picture goes to (Compare and Explain keep their own pictures of other
+# moments: these are theirs after a reopened run; tiny-gpt has no experts to show)
 TABS = {"curves": "training-curves", "attention": "training-attention",
         "positions": "training-positions-learned", "next_token": "training-next-token",
-        "experts": "training-experts-dense", "runs": "training-runs",
-        "compare": "training-compare", "explain": "training-explain"}
+        "experts": "training-experts-none", "runs": "training-runs",
+        "compare": "training-compare-reopened", "explain": "training-explain-reopened"}
 
 
 def main() -> int:

@@ -47,6 +47,7 @@ class InnerTelemetry(QGraphicsItem):
 
     def set_values(self, values: dict[str, tuple[QColor, str]]) -> None:
         if values != self.values:
+            self.prepareGeometryChange()  # the frame may have grown since the last look
             self.values = dict(values)
             self.update()
 
