@@ -68,7 +68,7 @@ def test_the_blocks_inside_the_open_layer_are_coloured_by_a_real_look(train_wind
     assert legend.isVisible()
     shown = [v for v in list(inside.values()) + [
         v for k, v in node_values(look["grad_norm"], (), combine="norm").items()] if v > 0]
-    assert legend.lines[0] == (f"Gradient norm, log scale: ‖g‖ {min(shown):.3g} … "
+    assert legend.lines[0] == (f"Gradient norm at step 40, log scale: ‖g‖ {min(shown):.3g} … "
                                f"{max(shown):.3g}")
     copies = look["grad_norm"]
     assert legend.lines[-1] == (f"layers per copy: 0: {copies['layers.0']:.3g} · "
@@ -123,7 +123,9 @@ def test_a_closed_groups_copies_and_the_scale_come_from_the_values_by_hand():
     shown = shown_values(look, "grad_norm", (), open_groups=(), groups=("layers",))
     assert shown.top == {"embed": 0.1, "layers": 5.0}  # sqrt(3² + 4²): both copies' norm
     assert shown.copies == {"layers": [3.0, 4.0]} and (shown.lo, shown.hi) == (0.1, 5.0)
-    assert legend_lines(shown)[0] == "Gradient norm, log scale: ‖g‖ 0.1 … 5"
+    assert legend_lines(shown)[0] == "Gradient norm, log scale: ‖g‖ 0.1 … 5"  # no step known
+    look["step"] = 120
+    assert legend_lines(shown_values(look, "grad_norm"))[0].startswith("Gradient norm at step 120,")
     assert legend_lines(shown)[-1] == "layers per copy: 0: 3 · 1: 4"
     opened = shown_values(look, "grad_norm", (), open_groups=("layers",))
     assert opened.inner == {"layers": {"attn": pytest.approx(5 ** 0.5)}}  # sqrt(1² + 2²)

@@ -92,7 +92,8 @@ def legend_lines(shown: Shown | None) -> list[str]:
     """The legend's words: the scale and what the number is, then each open group's copies."""
     if shown is None:
         return []
-    lines = [f"{MODES[shown.mode]}, log scale: {shown.label(shown.lo)} … {shown.hi:.3g}",
+    at = f" at step {shown.step:,}" if shown.step is not None else ""
+    lines = [f"{MODES[shown.mode]}{at}, log scale: {shown.label(shown.lo)} … {shown.hi:.3g}",
              f"{MEANING[shown.mode]}; no unit"]
     for group, values in shown.copies.items():
         each = " · ".join(f"{i}: {v:.3g}" for i, v in enumerate(values))

@@ -29,6 +29,7 @@ class Shown:
     {open group: {node: value}}, ``copies`` {group: [value of copy 0, 1, ...]}, and the log
     scale's ends (the smallest and largest positive value among top and inner)."""
     mode: str
+    step: int | None = None  # the training step of the look the values come from
     top: dict[str, float] = field(default_factory=dict)
     inner: dict[str, dict[str, float]] = field(default_factory=dict)
     copies: dict[str, list[float]] = field(default_factory=dict)
@@ -58,7 +59,9 @@ def shown_values(snapshot: dict | None, mode: str, path: tuple[str, ...] = (),
         return None
     raw = dict(snapshot.get(mode) or {})
     combine = "norm" if mode == "grad_norm" else "rms"
-    shown = Shown(mode, top=_positive(node_values(raw, tuple(path), combine=combine)))
+    step = snapshot.get("step")
+    shown = Shown(mode, step=int(step) if step is not None else None,
+                  top=_positive(node_values(raw, tuple(path), combine=combine)))
     for group in open_groups:
         inner = _positive(node_values(raw, tuple(path) + (group,), combine=combine))
         if inner:
