@@ -5,7 +5,7 @@ first is opened again from Runs, the slider goes to the middle step, and the cur
 (0.6) with the pointer's readout at that step. One PNG per tab, ``training-<tab>.png``.
 
     python bench/train_screenshots.py --out docs/screenshots            # 1366x768, 200 steps
-    python bench/train_screenshots.py --out /tmp/shots --size 1920x1080 --steps 60
+    python bench/train_screenshots.py --out /tmp/shots --size 1920x1080 --suffix=-1920x1080
 """
 from __future__ import annotations
 
