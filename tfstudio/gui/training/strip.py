@@ -76,6 +76,8 @@ def apply_inner(scene, shown: Shown | None) -> int:
     """Colour the blocks inside each open frame of ``scene``; returns how many were coloured."""
     coloured = 0
     for node_id, item in getattr(scene, "node_items", {}).items():
+        if not hasattr(item, "childItems"):  # not a graphics item: nothing to draw on
+            continue
         overlay = next((c for c in item.childItems() if isinstance(c, InnerTelemetry)), None)
         values = (shown.inner.get(node_id, {}) if shown is not None
                   and getattr(item, "frame", None) is not None else {})
