@@ -4,7 +4,6 @@ on the strip gives the scale, what the number is and each copy's value, and the 
 blocks on entering the workspace and after a resize."""
 from __future__ import annotations
 
-import math
 
 import pytest
 import torch
