@@ -8,9 +8,13 @@ also given for the first and the last fifth of each run, so a redraw cost that g
 number of points shows. The app trains in a child process that leaves one core to the event
 loop (tfstudio.train.child). The same configuration is trained by ``tfstudio train`` (its own
 process, every setting passed as its flag) before the first tab and after each, and each GUI
-run's throughput is given as a ratio to the mean of the two runs around it. Targets: p99
-< 50 ms on every tab, throughput ratio >= 0.95. The last line is machine-readable:
-``worst_tab_p99_ms=NN gui_over_cli=0.NN``.
+run's throughput is given as a ratio to the mean of the two runs around it (shown, not judged:
+on 2 cores it measures the core the app leaves to its window, not the window; ``--no-cli``
+skips those runs). Before each measured run the curves get a logged run of ``--history``
+steps (20,000 by default) overlaid, so every redraw draws as many points as a long run's curves
+hold. Targets: p99 < 16 ms (a frame at 60 Hz) on every tab, and the paired measure's median
+(step rate with the event loop running over asleep, within one run) >= 0.97 on every tab. The
+last line is machine-readable: ``worst_tab_p99_ms=NN paired_min=0.NNN``.
 
 Lateness moves with whatever else the machine runs; the GUI thread's CPU time per 100 steps
 (and its share of the app process's) hardly does, and is what the GUI takes from the trainer:
@@ -40,6 +44,8 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 TICK_MS = 10
+P99_TARGET_MS = 16.0  # one frame at 60 Hz, on every tab
+PAIRED_TARGET = 0.97  # the trainer's step rate with the event loop running / asleep, every tab
 SEGMENT_S = 3.0  # --paired: seconds of the event loop running, then asleep, in turn
 PAIRED_FROM_STEP = 50  # the paired measures start past set-up and the first, slower, steps
 
@@ -352,6 +358,14 @@ def latency(samples: list[float], times: list[float]) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=2000, help="steps per run (default 2000)")
+    parser.add_argument("--history", type=int, default=20000, metavar="STEPS",
+                        help="a logged run of STEPS steps overlaid on the curves before each "
+                             "measured run, as a long run's curves hold (default 20000; 0: "
+                             "none): the redraw cost at 20,000 points without training them")
+    parser.add_argument("--no-cli", action="store_true",
+                        help="skip the `tfstudio train` runs around each GUI run (their "
+                             "throughput ratio is shown, never judged: on 2 cores it measures "
+                             "the core left to the window)")
     parser.add_argument("--tabs", default=",".join(TABS),
                         help=f"comma-separated, of {', '.join(TABS)}")
     parser.add_argument("--size", default="1366x768", help="window size (default 1366x768)")
@@ -362,7 +376,7 @@ def main() -> int:
                         help="measure every tab this many times, in turn (0: only the paired "
                              "measures); the ratio reported is each tab's median (the same "
                              "run's time moved by up to 60%% on the 2-core test machine)")
-    parser.add_argument("--paired", type=int, metavar="STEPS", default=0,
+    parser.add_argument("--paired", type=int, metavar="STEPS", default=800,
                         help=f"then, per tab, one run of STEPS steps that alternates "
                              f"{SEGMENT_S:g} s of the event loop running with as long asleep: "
                              "the step rate "
@@ -423,28 +437,34 @@ def main() -> int:
     # compared with their mean: a shared machine's speed drifts by several per cent over
     # minutes, and a drift in either direction then cancels instead of reading as GUI cost
     first = data_dir / "cli-0"
-    cli = [cli_seconds(panel.setup.config(), window.session.root, first)] if args.rounds else []
+    with_cli = args.rounds and not args.no_cli
+    cli = [cli_seconds(panel.setup.config(), window.session.root, first)] if with_cli else []
+    history = long_history(args.history) if args.history else None
     rounds: dict[str, list[dict]] = {name: [] for name in args.tabs.split(",")}
     alone: list[float] = []  # the app's training child with no GUI, against the runs around it
     for _ in range(args.rounds):
-        seconds = child_seconds(panel.setup.config(), window.session.root,
-                                data_dir / f"alone-{len(alone)}")
-        cli.append(cli_seconds(panel.setup.config(), window.session.root,
-                               data_dir / f"cli-alone-{len(alone)}"))
-        alone.append((cli[-2] + cli[-1]) / 2 / seconds)
-        print("child alone", f"{alone[-1]:.2f}", flush=True)
+        if with_cli:
+            seconds = child_seconds(panel.setup.config(), window.session.root,
+                                    data_dir / f"alone-{len(alone)}")
+            cli.append(cli_seconds(panel.setup.config(), window.session.root,
+                                   data_dir / f"cli-alone-{len(alone)}"))
+            alone.append((cli[-2] + cli[-1]) / 2 / seconds)
+            print("child alone", f"{alone[-1]:.2f}", flush=True)
         for name in rounds:
             configure(panel, steps=args.steps)
+            overlay(panel, history)
             profile = Path(args.profile) / f"{name}.prof" if args.profile else None
             if profile is not None:
                 profile.parent.mkdir(parents=True, exist_ok=True)
             run, wall, cpu = train(app, panel, probe, getattr(panel, name), profile)
-            cli.append(cli_seconds(panel.setup.config(), window.session.root,
-                                   data_dir / f"cli-{name}-{len(cli)}"))
-            reference = (cli[-2] + cli[-1]) / 2
+            if with_cli:
+                cli.append(cli_seconds(panel.setup.config(), window.session.root,
+                                       data_dir / f"cli-{name}-{len(cli)}"))
+            around = cli[-2:] if with_cli else [float("nan")] * 2
+            reference = sum(around) / 2
             rounds[name].append(dict(
-                latency(probe.samples, probe.times), train_s=wall, cli_before_s=cli[-2],
-                cli_after_s=cli[-1], cli_s=reference, gui_over_cli=reference / wall,
+                latency(probe.samples, probe.times), train_s=wall, cli_before_s=around[0],
+                cli_after_s=around[1], cli_s=reference, gui_over_cli=reference / wall,
                 gui_cpu_ms_per_100_steps=cpu.gui_s * 1000 * 100 / max(1, args.steps),
                 gui_cpu_share=cpu.gui_s / cpu.process_s if cpu.process_s else 0.0,
                 end=run.end_event.kind if run.end_event else None))
@@ -453,6 +473,7 @@ def main() -> int:
     paired = {}
     if args.paired:
         for name in rounds:
+            overlay(panel, history)
             ratios = paired_rates(app, panel, getattr(panel, name), args.paired)
             paired[name] = {"median": percentile(ratios, 0.5), "ratios": ratios}
             print(name, "paired", json.dumps(paired[name]), flush=True)
@@ -469,7 +490,8 @@ def main() -> int:
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python "
                    f"{platform.python_version()}, torch {torch.__version__}, "
                    f"{torch.get_num_threads()} torch threads",
-        "steps": args.steps, "size": args.size, "rounds": args.rounds, "idle": idle,
+        "steps": args.steps, "history": args.history, "no_cli": bool(args.no_cli),
+        "size": args.size, "rounds": args.rounds, "idle": idle,
         "tabs": tabs, "child_alone_over_cli": alone, "paired_steps": args.paired,
         "paired": paired, "leave_cores": run_controller.LEAVE_CORES,
         "leave_cores_asked": args.leave_cores,
@@ -484,10 +506,57 @@ def main() -> int:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         from report import replace_section
         replace_section("## GUI latency while training", intro(result) + "\n\n" + table)
-    worst_p99 = max((r["p99"] for r in tabs.values()), default=float("nan"))  # --rounds 0
-    ratio = min((r["gui_over_cli"] for r in tabs.values()), default=float("nan"))
-    print(f"worst_tab_p99_ms={worst_p99:.0f} gui_over_cli={ratio:.2f}")
-    return 0 if worst_p99 < 50 and ratio >= 0.95 else 1
+    print(verdict_line(tabs, paired))
+    return 0 if passes(tabs, paired) else 1
+
+
+def worst_and_paired(tabs: dict, paired: dict) -> tuple[float, float]:
+    """(the worst tab's p99 in ms, the lowest tab's paired median); NaN for a measure not
+    taken (``--rounds 0``, ``--paired 0``), which never passes."""
+    worst = max((r["p99"] for r in tabs.values()), default=float("nan"))
+    lowest = min((r["median"] for r in paired.values()), default=float("nan"))
+    return worst, lowest
+
+
+def verdict_line(tabs: dict, paired: dict) -> str:
+    """The machine-readable last line. The `tfstudio train` ratio is not in it: on 2 cores it
+    measures the core the app leaves to its window, not the window."""
+    worst, lowest = worst_and_paired(tabs, paired)
+    return f"worst_tab_p99_ms={worst:.1f} paired_min={lowest:.3f}"
+
+
+def passes(tabs: dict, paired: dict) -> bool:
+    worst, lowest = worst_and_paired(tabs, paired)
+    return worst < P99_TARGET_MS and lowest >= PAIRED_TARGET  # NaN: False
+
+
+def long_history(steps: int):
+    """A logged run of ``steps`` steps, as metrics.jsonl gives it back: a noisy falling loss,
+    a validation every 50 steps, per-layer gradient norms (seeded: every tab draws the same)."""
+    import numpy as np
+
+    from tfstudio.gui.training.series import RunSeries
+
+    rng = np.random.default_rng(0)
+    at = np.arange(1, steps + 1)
+    loss = 3.0 * np.exp(-at / (steps / 4)) + 0.3 + 0.1 * rng.standard_normal(steps)
+    series = RunSeries(f"a logged run of {steps:,} steps", steps=at.tolist(),
+                       loss=loss.tolist(), lr=[3e-3] * steps,
+                       grad_norm=(0.5 + 0.2 * rng.random(steps)).tolist(),
+                       tokens_per_s=(20000 + 500 * rng.standard_normal(steps)).tolist(),
+                       elapsed_s=(at * 0.02).tolist(), total_steps=steps,
+                       val_steps=list(range(50, steps + 1, 50)), is_task=True)
+    series.val_loss = [float(loss[s - 1]) for s in series.val_steps]
+    series.accuracy = [min(1.0, s / steps) for s in series.val_steps]
+    series.layer_grad_norms = {f"layers.{i}": (0.2 + 0.1 * rng.random(steps)).tolist()
+                               for i in range(2)}
+    return series
+
+
+def overlay(panel, history) -> None:
+    """Show ``history`` on the curves beside the run about to be measured (once)."""
+    if history is not None and not any(e.series is history for e in panel.curves.entries):
+        panel.curves.add_series(history)
 
 
 def summary(measured: list[dict]) -> dict:
@@ -555,6 +624,8 @@ def intro(result: dict) -> str:
         ("paired", "paired_steps"), ("threads-paired", "threads_paired_steps")) if result.get(key))
     if result.get("leave_cores_asked") is not None:
         flags += f" --leave-cores {result['leave_cores_asked']}"
+    flags += f" --history {result.get('history', 0)}" + (" --no-cli" if result.get("no_cli")
+                                                         else "")
     leave = result.get("leave_cores", 1)
     return (
         f"`python bench/bench_gui_latency.py --steps {result['steps']} --rounds {rounds}"
@@ -570,8 +641,9 @@ def intro(result: dict) -> str:
         "GUI thread CPU: `time.thread_time()` of the event loop's thread over the run, per "
         "100 steps and as a share of the app process's CPU time (the training child's "
         "excluded). Over several rounds: each tab's worst round (by p99) for the latency "
-        "columns, the median ratio, the mean CPU. Targets: p99 < 50 ms on every tab, ratio "
-        f">= 0.95. Machine: {result['machine']}, Qt offscreen."
+        "columns, the median ratio, the mean CPU. Targets: p99 < 16 ms on every tab and a "
+        "paired median >= 0.97 on every tab; the CLI ratio is shown, not judged. Machine: "
+        f"{result['machine']}, Qt offscreen."
         + alone_sentence(result.get("child_alone_over_cli", [])))
 
 

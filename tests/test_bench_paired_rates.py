@@ -90,3 +90,19 @@ def test_the_thread_toggle_without_steps_past_the_start_has_nothing_to_say():
     for step in range(1, PAIRED_FROM_STEP):
         toggle(StepMetrics(step, 1.0, 1e-3, 1.0, {}, 1e4, step / 100, 1024 * step))
     assert toggle.ratios() == []
+
+
+def test_the_verdict_judges_latency_and_the_paired_measure_not_the_cli_ratio():
+    from bench_gui_latency import passes, verdict_line
+
+    tabs = {"curves": {"p99": 12.0, "gui_over_cli": 0.40},  # a ratio far below the old 0.95
+            "attention": {"p99": 9.5, "gui_over_cli": 0.45}}
+    paired = {"curves": {"median": 0.985}, "attention": {"median": 0.990}}
+    assert verdict_line(tabs, paired) == "worst_tab_p99_ms=12.0 paired_min=0.985"
+    assert passes(tabs, paired)
+    paired["attention"]["median"] = 0.95  # the GUI takes 5% of the trainer on one tab
+    assert verdict_line(tabs, paired).endswith("paired_min=0.950") and not passes(tabs, paired)
+    paired["attention"]["median"] = 0.99
+    tabs["curves"]["p99"] = 17.0  # a frame missed at 60 Hz
+    assert not passes(tabs, paired)
+    assert not passes(tabs, {})   # a measure not taken is not a pass

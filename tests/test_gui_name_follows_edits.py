@@ -46,16 +46,19 @@ def test_the_model_page_describes_the_graph_as_it_is_now(make_window):
     assert "MHA 4" not in w.inspector.description.text()
 
 
-def test_the_parameter_count_says_it_is_partial_while_there_are_errors(make_window):
+def test_the_parameter_count_says_why_it_is_unavailable_while_there_are_errors(make_window):
     w = make_window(load_preset("tiny-gpt"))
-    assert "incomplete" not in w.counts_label.text()
+    assert "unavailable" not in w.counts_label.text()
     w.session.execute(Disconnect(("layers",), Edge("norm_attn", "y", "attn", "x")))
     w.session.refresh_report()
-    assert "params so far (incomplete" in w.counts_label.text()
+    errors = w.session.report.errors
+    assert errors >= 1
+    assert (f"params unavailable: the graph has {errors} error{'s' * (errors != 1)} "
+            "(see Problems)") in w.counts_label.text()
     assert w.costs.unavailable                      # and Costs says why it shows none
     w.session.undo()
     w.session.refresh_report()
-    assert "incomplete" not in w.counts_label.text()
+    assert "unavailable" not in w.counts_label.text()
 
 
 def test_the_model_page_names_the_preset_an_edited_graph_came_from(make_window, tmp_path):

@@ -20,6 +20,7 @@ from ..graph.switches import (attention_kind_of, describe_model, gqa_choices, kv
 from . import layer_switches as switches
 from .elided_label import ElidedLabel
 from .icons import family_icon
+from .param_count import block_count, model_count_exact
 from .param_editors import ParamEditor, make_editor
 from .scene import GraphScene
 from .session import EditorSession
@@ -221,7 +222,8 @@ class Inspector(QScrollArea):
         params = self.session.report.node_params(self.path, node.id)
         shapes_known = bool(self.session.report.shapes.input_shapes(node.id, self.path))
         if params is not None and (params or shapes_known or not graph_inputs(node)):
-            layout.addWidget(_muted(f"Parameters: <b>{count_label(params)}</b> ({params:,})"))
+            layout.addWidget(_muted(f"Parameters: <b>{_esc(block_count(node, params))}</b> "
+                                    f"({params:,})"))
         elif params is not None:
             layout.addWidget(_muted("Parameters: counted once its input is wired (its width "
                                     "comes from what feeds it)"))
@@ -367,8 +369,8 @@ class Inspector(QScrollArea):
         scheme = switches.positional_scheme(root)
         facts = [f"Positions now: <b>{_esc(str(scheme))}</b>"]
         report = self.session.report
-        if report.cost is not None:
-            facts.append(f"Parameters now: <b>{report.cost.total_params:,}</b>")
+        if model_count_exact(report):  # the one count; with errors, why there is none
+            facts.append(f"Parameters now: <b>{_esc(model_count_exact(report))}</b>")
         if meta.get("family"):
             facts.append(f"Family: <b>{_esc(str(meta['family']))}</b>")
         if meta.get("context_length"):

@@ -11,7 +11,6 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (QApplication, QDockWidget, QLabel, QMainWindow, QMessageBox,
                                QScrollArea, QTabWidget, QToolBar, QVBoxLayout, QWidget)
 
-from .. import __version__
 from ..graph import GraphError, ShowRunGraph
 from ..graph.insert import fits_port
 from . import clipboard, theme
@@ -22,11 +21,13 @@ from .cost_panel import CostPanel
 from .dialogs import CodeDialog
 from .edit_menu import EditMenu
 from .file_menu import FileMenu
+from .help_menu import HelpMenu
 from .inspector import Inspector
 from .lessons_panel import LessonsPanel
 from .palette import Palette
 from .problems import ProblemsPanel
 from .scene import GraphScene
+from .param_count import model_count
 from .search_popup import SearchPopup
 from .text import short_name
 from .session import EditorSession
@@ -61,7 +62,7 @@ def _scrolling(widget: QWidget) -> QScrollArea:
     return area
 
 
-class MainWindow(FileMenu, EditMenu, QMainWindow):
+class MainWindow(FileMenu, EditMenu, HelpMenu, QMainWindow):
     def __init__(self, session: EditorSession | None = None, data_dir: Path | None = None,
                  autosave_interval_ms: int = 30_000):
         super().__init__()
@@ -164,10 +165,7 @@ class MainWindow(FileMenu, EditMenu, QMainWindow):
         view.addSeparator()
         for d in (self.palette_dock, self.lessons_dock, self.inspector_dock, self.problems_dock):
             view.addAction(d.toggleViewAction())
-        help_menu = bar.addMenu("&Help")
-        help_menu.addAction(a.shortcuts)
-        help_menu.addAction("The &course (lessons)", self.show_lessons)
-        help_menu.addAction(a.about)
+        self._build_help_menu(bar)
 
         tools = QToolBar("Main")
         tools.setObjectName("main_toolbar")
@@ -180,30 +178,6 @@ class MainWindow(FileMenu, EditMenu, QMainWindow):
                                      a.delete, None, a.enter_group, a.group, a.ungroup, None,
                                      a.tidy, a.fit]
         self._rebuild_recent_menu()
-
-    def show_lessons(self) -> None:
-        self.lessons_dock.show()
-        self.lessons_dock.raise_()
-
-    def open_lesson(self, graph, changed: list) -> None:
-        """A lesson's base graph on the canvas, the blocks its variants change selected."""
-        if self.maybe_save():
-            self.load_graph(graph)
-            self.scene.select_nodes(changed)
-
-    def train_lesson(self, name: str) -> None:
-        """Lesson ``name``'s variants trained side by side in the Train workspace's Compare."""
-        training = getattr(self, "training", None)
-        if training is None:
-            self.show_error(f"This window has no Train workspace; run tfstudio lesson {name}.")
-            return
-        from .training.workspace import TRAIN
-        panel = training.panel
-        compare = next(panel.tabs.widget(i) for i in range(panel.tabs.count())
-                       if panel.tabs.tabText(i) == "Compare")
-        training.workspace.set_mode(TRAIN)
-        panel.tabs.setCurrentWidget(compare)
-        compare.run_lesson(name)
 
     def _connect(self) -> None:
         s = self.session
@@ -265,13 +239,8 @@ class MainWindow(FileMenu, EditMenu, QMainWindow):
                 self.resizeDocks([self.problems_dock], [PROBLEMS_OPEN_H], Qt.Vertical)
 
     def _show_counts(self, report) -> None:
-        parts = []
-        if report.cost is not None:
-            from .text import count_label
-            # with errors the count covers what can be counted; Costs shows none until the
-            # graph compiles, so the figure says it is partial rather than disagree
-            partial = " so far (incomplete: fix the errors)" if report.errors else ""
-            parts.append(f"{count_label(report.cost.total_params)} params{partial}")
+        # the one count (gui.param_count): with errors it says why there is none, as Costs
+        parts = [text for text in (model_count(report),) if text]
         e, w = report.errors, report.warnings
         parts.append(f"{e} error{'s' * (e != 1)}, {w} warning{'s' * (w != 1)}")
         self.counts_label.setText("  ·  ".join(parts))
@@ -416,29 +385,6 @@ class MainWindow(FileMenu, EditMenu, QMainWindow):
             self.scene.enter_group(selected[0])
         else:
             self.show_message("Select one layer group to enter it")
-
-    def show_shortcuts(self) -> QMessageBox:
-        """Help > Keyboard shortcuts: a table made from the actions (never out of date)."""
-        from html import escape
-        from .actions import shortcut_rows
-        rows = "".join(f"<tr><td>{escape(name)}</td><td>&nbsp;&nbsp;<b>{escape(keys)}</b>"
-                       "</td></tr>" for name, keys in shortcut_rows(self.actions))
-        box = QMessageBox(QMessageBox.NoIcon, "Keyboard shortcuts",
-                          f"<table>{rows}</table><p>On the canvas: Tab or double-click adds a "
-                          "block; Space + drag or the middle button pans; the wheel zooms.</p>",
-                          QMessageBox.Ok, self)
-        box.setModal(False)
-        box.open()
-        self._shortcuts_box = box
-        return box
-
-    def about(self) -> None:
-        QMessageBox.about(
-            self, "About tfstudio",
-            f"<b>tfstudio {__version__}</b><p>Build transformers on a node graph, compile "
-            "them to PyTorch, train them and look inside.</p><p>Tab or double-click: add a "
-            "block · drag port to port: wire · double-click a group: enter it · Ctrl+G: "
-            "group · F: fit view · middle-drag or Space-drag: pan · wheel: zoom</p>")
 
     def closeEvent(self, event) -> None:
         if not self.maybe_save():

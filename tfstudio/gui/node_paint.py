@@ -12,7 +12,7 @@ from . import theme
 from .block_drawing import (BADGE_FONT, PAD, PORT_R, SMALL_FONT, _draw_title, _paint_chevron,
                             _readable_on, ablated_pen, paint_off_badge, scaled_font, text_boost)
 from .icons import paint_badge, paint_family_icon
-from .text import count_label
+from .param_count import block_count
 from .title_fit import fitted_title
 
 
@@ -109,7 +109,7 @@ class NodePainting:
             painter.setFont(small)
             painter.setPen(t.color("node_muted"))
             line = QRectF(PAD, HEADER_H + 2, body.width() - 2 * PAD, SUMMARY_H * min(boost, 1.3))
-            text = self._summary + (f"  ·  {count_label(self.params)} params" if self.params
+            text = self._summary + (f"  ·  {block_count(self.node, self.params)}" if self.params
                                     else "")
             painter.drawText(line, Qt.AlignVCenter | Qt.AlignLeft,
                              QFontMetricsF(small).elidedText(text, Qt.ElideRight, line.width()))
@@ -198,7 +198,7 @@ class NodePainting:
         if self.params:
             rect = QRectF(PAD, top + SUMMARY_H * (lines - 1), self.width - 2 * PAD, SUMMARY_H)
             painter.drawText(rect, Qt.AlignRight | Qt.AlignVCenter,
-                             f"{count_label(self.params)} params")
+                             block_count(self.node, self.params, short=True))
 
     def _paint_telemetry(self, painter, t, body, lod: float) -> None:
         """A band in the measured colour along the bottom edge, its value above it."""

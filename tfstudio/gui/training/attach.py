@@ -152,8 +152,17 @@ class TrainingAttachment:
             explain.start_on((panel.snapshot or {}).get("text", ""))  # else the run's own
             _show_head_roles(panel, model, tokenizer)
         panel.weights_changed.connect(weights)
-        # while a run trains, Explain shows its latest look inside (no weights yet)
-        panel.run_started.connect(lambda run: run.probed.connect(explain.show_snapshot))
+        # while a run trains, Explain shows its latest look inside (no weights yet); hidden, it
+        # keeps the newest and draws it when shown: rebuilding its stage pictures at every look
+        # took 0.6 s of the event loop per look, on every tab (bench_gui_latency, busy machine)
+        unseen: dict = {}
+
+        def probed(snapshot) -> None:
+            if panel.tabs.currentWidget() is explain:
+                explain.show_snapshot(snapshot)
+            else:
+                unseen["look"] = snapshot
+        panel.run_started.connect(lambda run: run.probed.connect(probed))
         # the stage explained is lit on the canvas, and a block clicked there is explained
         from .explain_view import follow_canvas
         follow_canvas(explain, w.scene)
@@ -161,6 +170,8 @@ class TrainingAttachment:
         def shown(index: int) -> None:
             if panel.tabs.widget(index) is compare:  # "current graph" is the one on the canvas
                 compare.base_graph = w.session.root
+            elif panel.tabs.widget(index) is explain and "look" in unseen:
+                explain.show_snapshot(unseen.pop("look"))
         panel.tabs.currentChanged.connect(shown)
         # what Explain switches off is drawn off on the canvas, whichever side switched it
         explain.ablations_changed.connect(lambda names: w.scene.set_ablated(names))

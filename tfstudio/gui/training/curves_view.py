@@ -12,6 +12,8 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QScrol
                                QVBoxLayout, QWidget)
 
 from .colours import series_colour
+from .curve_math import STEP, WALL, X_LABELS, EmaArray, x_of
+from .curve_reading import CurveReader
 from .picture_export import ExportButton
 from .. import theme
 from .plots import (STEP_LINE, layer_style, layout_widget, legend_above, live_plot, pen,
@@ -21,6 +23,7 @@ from .series import RunSeries, write_csv
 
 MIN_DATA_HEIGHT = 200  # px of every plot's data area (a shorter screen scrolls)
 SPEED_WINDOW = 20  # steps in the moving average of tokens / s (single steps are noisy)
+RAW_ALPHA = 60  # the raw curve behind a smoothed one: faint, as in TensorBoard
 EMPTY_HINT = "No run yet: press Train (or open a past run in Runs)"
 
 
@@ -64,10 +67,23 @@ class _Entry:
         self.visible = True
         self.curves: dict[str, pg.PlotDataItem] = {}
         self.arrays = {name: GrowingArray() for name in ("steps", "loss", "lr", "grad_norm",
-                                                         "tokens_per_s")}
+                                                         "tokens_per_s", "elapsed_s")}
+        self.smoothed = {name: EmaArray() for name in ("loss", "grad_norm")}
+        self.drawn: tuple | None = None  # what the curves were last set from (see refresh)
 
     def array(self, name: str) -> np.ndarray:
         return self.arrays[name].sync(getattr(self.series, name))
+
+    def x(self, axis: str) -> np.ndarray:
+        """Each logged step's x: the step, or its wall time."""
+        steps = self.array("steps")
+        if axis != WALL:
+            return steps
+        elapsed = self.array("elapsed_s")
+        return elapsed if len(elapsed) == len(steps) else x_of(self.series, steps, WALL)
+
+    def smooth(self, name: str, weight: float) -> np.ndarray:
+        return self.smoothed[name].sync(self.array(name), weight)
 
 
 class CurvesView(QWidget):
@@ -100,6 +116,9 @@ class CurvesView(QWidget):
         self.summary = QLabel()
         self.summary.setProperty("role", "muted")
         self.summary.setWordWrap(True)  # the run's name and figures never widen the window
+        self.reader = CurveReader(self.plots, list(self.plot_items().values()),
+                                  self.visible_series, self._smoothed_losses, self)
+        self.reader.changed.connect(self._reading_changed)
         self._set_up_controls()
         self._lay_out()
         self._refresh_hints()
@@ -154,6 +173,12 @@ class CurvesView(QWidget):
         bar.setContentsMargins(2, 0, 6, 0)
         bar.addWidget(self.summary, 1)
         bar.addSpacing(8)
+        bar.addWidget(self.reader.smoothing_label)
+        bar.addWidget(self.reader.smoothing)
+        bar.addSpacing(8)
+        bar.addWidget(QLabel("x"))
+        bar.addWidget(self.reader.x_axis)
+        bar.addSpacing(8)
         bar.addWidget(self.log_scale)
         bar.addSpacing(8)
         bar.addWidget(QLabel("Layers of"))
@@ -163,6 +188,8 @@ class CurvesView(QWidget):
         column.setContentsMargins(4, 2, 4, 2)
         column.setSpacing(2)
         column.addLayout(bar)
+        self.reader.text.setContentsMargins(2, 0, 0, 0)
+        column.addWidget(self.reader.text)
         column.addWidget(self.scroll, 1)
 
     # ------------------------------------------------------------------ runs
@@ -173,6 +200,8 @@ class CurvesView(QWidget):
         self._colours += 1
         c = entry.colour
         entry.curves = {
+            "loss_raw": faint_curve(self.loss_plot, c),  # behind the smoothed curve
+            "grad_raw": faint_curve(self.grad_plot, c),
             "loss": step_curve(self.loss_plot, c, series.name),
             "val": self.loss_plot.plot(pen=pen(c, 2, dashed=True), symbol="o", symbolSize=6,
                                        symbolBrush=c, symbolPen=None),
@@ -200,7 +229,8 @@ class CurvesView(QWidget):
 
     def _plot_of(self, curve: str) -> pg.PlotItem:
         return {"loss": self.loss_plot, "val": self.loss_plot, "acc": self.acc_plot,
-                "lr": self.lr_plot, "grad": self.grad_plot, "speed": self.speed_plot}[curve]
+                "lr": self.lr_plot, "grad": self.grad_plot, "speed": self.speed_plot,
+                "loss_raw": self.loss_plot, "grad_raw": self.grad_plot}[curve]
 
     def show_layers_of(self, series: RunSeries) -> None:
         """Draw the per-layer gradient norms of ``series`` (one of the added runs)."""
@@ -212,6 +242,7 @@ class CurvesView(QWidget):
         for entry in self.entries:
             if entry.series is series:
                 entry.visible = visible
+                entry.drawn = None
                 for curve in entry.curves.values():
                     curve.setVisible(visible)
         self.refresh()
@@ -223,23 +254,34 @@ class CurvesView(QWidget):
     def refresh(self) -> None:
         """Redraw from the series: only points added since the last redraw are converted, and
         pyqtgraph draws at most a few points per pixel of what is in view."""
+        axis, weight = self.reader.axis, self.reader.weight
         for entry in self.entries:
             s, c = entry.series, entry.curves
-            if not entry.visible:
+            # a run that logged nothing new (a finished or reopened one) keeps its curves: a
+            # 20,000-step run beside a live one would be converted and downsampled again
+            drawn = (len(s.steps), len(s.val_steps), axis, weight)
+            if not entry.visible or entry.drawn == drawn:
                 continue
-            steps = entry.array("steps")
-            c["loss"].setData(steps, entry.array("loss"))
-            c["val"].setData(np.asarray(s.val_steps, dtype=float),
-                             np.asarray(s.val_loss, dtype=float))
+            entry.drawn = drawn
+            x = entry.x(axis)
+            for name, key in (("loss", "loss"), ("grad", "grad_norm")):
+                raw = entry.array(key)
+                if weight > 0:  # the smoothed curve in the run's colour, the raw one faint
+                    c[name].setData(x, entry.smooth(key, weight))
+                    c[name + "_raw"].setData(x, raw)
+                else:
+                    c[name].setData(x, raw)
+                c[name + "_raw"].setVisible(weight > 0)
+            c["val"].setData(x_of(s, s.val_steps, axis), np.asarray(s.val_loss, dtype=float))
             acc = [(st, a) for st, a in zip(s.val_steps, s.accuracy) if a is not None]
-            c["acc"].setData(np.asarray([a[0] for a in acc], dtype=float),
+            c["acc"].setData(x_of(s, [a[0] for a in acc], axis),
                              np.asarray([a[1] for a in acc], dtype=float))
-            c["lr"].setData(steps, entry.array("lr"))
-            c["grad"].setData(steps, entry.array("grad_norm"))
-            c["speed"].setData(steps, moving_average(entry.array("tokens_per_s")))
+            c["lr"].setData(x, entry.array("lr"))
+            c["speed"].setData(x, moving_average(entry.array("tokens_per_s")))
         self._refresh_layers()
+        # a step axis runs from 0 to the run's last step; wall time has no known end
         self.loss_plot.getViewBox().final_step = max(
-            (s.total_steps for s in self.visible_series()), default=0)
+            (s.total_steps for s in self.visible_series()), default=0) if axis == STEP else 0
         self._refresh_hints()
         self._fit_height()
 
@@ -289,7 +331,8 @@ class CurvesView(QWidget):
                              style=layer_style(i)))
             steps, values = self._layer_arrays(series, name, values)
             n = min(len(values), len(steps))
-            curve.setData(steps[:n], values[:n])
+            x = steps if self.reader.axis == STEP else x_of(series, steps[:n], WALL)
+            curve.setData(x[:n], values[:n])
 
     def _layer_arrays(self, series: RunSeries, name: str, values: list
                       ) -> tuple[np.ndarray, np.ndarray]:
@@ -299,6 +342,20 @@ class CurvesView(QWidget):
             self._layer_cache = {}
         steps = self._layer_cache.setdefault("", GrowingArray()).sync(series.steps)
         return steps, self._layer_cache.setdefault(name, GrowingArray()).sync(values)
+
+    def _smoothed_losses(self) -> dict[str, np.ndarray]:
+        """Each shown run's smoothed loss as drawn, by run name (for the readout)."""
+        weight = self.reader.weight
+        return {e.series.name: e.smooth("loss", weight) for e in self.entries if e.visible}
+
+    def _reading_changed(self) -> None:
+        """The smoothing or the x-axis moved: relabel the x-axis and redraw everything."""
+        label = X_LABELS[self.reader.axis]
+        for plot in (self.acc_plot, self.lr_plot, self.speed_plot):
+            plot.setLabel("bottom", label, color=theme.current().muted_text)
+        self.refresh()
+        if self.entries:
+            self.loss_plot.enableAutoRange(x=True)  # the old axis's range means nothing now
 
     def set_summary(self, text: str, tooltip: str = "") -> None:
         """The header above the plots: the viewed run's name and newest figures (the panel
@@ -320,6 +377,11 @@ class CurvesView(QWidget):
             raise ValueError("no curves to export yet; train or open a run first")
         write_csv(series, path)
 
+
+
+def faint_curve(plot: pg.PlotItem, colour) -> pg.PlotDataItem:
+    """A step curve in ``colour`` drawn faint: the raw values behind their smoothed curve."""
+    return plot.plot(pen=pen(colour, STEP_LINE, alpha=RAW_ALPHA), autoDownsampleFactor=1.5)
 
 
 def place_hint(hint: pg.TextItem, box: pg.ViewBox) -> None:

@@ -383,10 +383,11 @@ class Heatmap(QWidget):
             top = row.max() if row.size and row.max() > 0 else 1.0
             weights = row / top
         labelled = self._rows_to_label()
+        line = QFontMetricsF(bold).height()
         for r in labelled:
             painter.setFont(bold if r == self.hover_row else font)
             painter.setPen(themed_colour("selection") if r == self.hover_row else text_colour)
-            painter.drawText(QRectF(0, area.top() + (r - r0) * ch, area.left() - 6, ch),
+            painter.drawText(row_label_rect(area, r - r0, ch, line),
                              Qt.AlignRight | Qt.AlignVCenter, self.rows[r])
         painter.setFont(font)
         for c in self.visible_cols():
@@ -398,16 +399,9 @@ class Heatmap(QWidget):
                 band = area.top() - self._label_top(area)
                 painter.fillRect(QRectF(x, area.top() - band, cw, band - 2), shade)
             painter.setPen(text_colour)
-            if not self._rotate_cols:
-                painter.drawText(QRectF(x, 2, cw, area.top() - 6),
-                                 Qt.AlignHCenter | Qt.AlignBottom, label)
-                continue
-            painter.save()
-            painter.translate(x + cw / 2, area.top() - 6)
-            painter.rotate(-90)
-            painter.drawText(QRectF(0, -cw / 2, area.top(), cw), Qt.AlignLeft | Qt.AlignVCenter,
-                             label)
-            painter.restore()
+            # a thinned label owns its k cells' width (it would be cut to one cell's)
+            draw_column_label(painter, x + cw / 2, max(cw * self._label_stride, line),
+                              area.top(), label, self._rotate_cols)
 
     def _label_top(self, area: QRectF) -> float:
         return self._title_h
@@ -481,3 +475,27 @@ class HeatmapGrid(QWidget):
             if heatmap.isVisible():
                 geometry = QRectF(heatmap.geometry())
                 heatmap.paint_into(painter, geometry.translated(rect.topLeft()))
+
+
+def row_label_rect(area: QRectF, index: int, ch: float, line: float) -> QRectF:
+    """Where the label of the ``index``-th shown row is drawn: right of nothing, left of the
+    cells, centred on its row and at least a line of text tall (QPainter clips text to its
+    rect: a rect one thinned cell tall drew half glyphs)."""
+    height = max(ch, line)
+    centre = area.top() + (index + 0.5) * ch
+    return QRectF(0, centre - height / 2, area.left() - 6, height)
+
+
+def draw_column_label(painter: QPainter, centre: float, room: float, top: float, label: str,
+                      rotate: bool) -> None:
+    """A column's label above the cells, centred on ``centre``, ``room`` wide (upright) or
+    tall (rotated a quarter turn, reading upwards)."""
+    if not rotate:
+        painter.drawText(QRectF(centre - room / 2, 2, room, top - 6),
+                         Qt.AlignHCenter | Qt.AlignBottom, label)
+        return
+    painter.save()
+    painter.translate(centre, top - 6)
+    painter.rotate(-90)
+    painter.drawText(QRectF(0, -room / 2, top, room), Qt.AlignLeft | Qt.AlignVCenter, label)
+    painter.restore()

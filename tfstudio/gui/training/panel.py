@@ -44,6 +44,7 @@ from .runs_view import RunsView
 from .series import RunSeries
 from .setup_view import SetupView
 from .step_bar import StepBar
+from .strip import show_legend
 from .telemetry import apply_to_scene, legend_text
 
 
@@ -339,7 +340,8 @@ class TrainingPanel(QWidget):
         note = extra if snapshot is None and extra else legend_text(mode) + extra
         self.telemetry_note.setText(note)
         if scene is not None:
-            apply_to_scene(scene, snapshot, mode)
+            shown = apply_to_scene(scene, snapshot, mode)
+            show_legend(scene, shown)
 
     def _tab_shown(self) -> None:
         if self.pacer.pending is not None:

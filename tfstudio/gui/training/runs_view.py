@@ -14,10 +14,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..param_count import RUN_HEADER, RUN_HEADER_TIP
 from .labels import muted
 from .history import RunRecord
 
-COLUMNS = ["Run", "Parameters", "Corpus", "Steps", "Final loss", "Status", "Folder"]
+COLUMNS = ["Run", RUN_HEADER, "Corpus", "Steps", "Final loss", "Status", "Folder"]
 
 
 def _choose_run_folder(parent) -> str:
@@ -42,10 +43,7 @@ class RunsView(QWidget):
         self.note.hide()
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels(COLUMNS)
-        self.tree.headerItem().setToolTip(
-            COLUMNS.index("Parameters"), "Trainable parameters of the model as trained: its "
-            "embedding and output rows sized to the run's tokenizer (the status bar counts the "
-            "graph on the canvas, with the vocabulary it declares)")
+        self.tree.headerItem().setToolTip(COLUMNS.index(RUN_HEADER), RUN_HEADER_TIP)
         self.tree.setRootIsDecorated(False)
         self.tree.setAlternatingRowColors(True)
         self.tree.itemChanged.connect(self._item_changed)

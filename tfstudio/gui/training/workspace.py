@@ -12,9 +12,13 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QToolBar, QWidget
 
+from .strip import StripFitter
+
 BUILD, TRAIN = "build", "train"
 MODES = (BUILD, TRAIN)
-STRIP_HEIGHT = 98      # the canvas strip in Train mode (at least; 12% of a tall window)
+STRIP_HEIGHT = 98      # the canvas strip in Train mode (at least; STRIP_SHARE of a tall window)
+# of the window's height: tiny-gpt's main layer then fits whole at 65% zoom on a 1366x768 screen
+STRIP_SHARE = 17
 SETTINGS_KEY = "workspace/{mode}"
 
 
@@ -42,6 +46,10 @@ class Workspace(QObject):
                                                  "arrange the window for training: the views "
                                                  "get the space, the graph a strip above")}
         self.actions[BUILD].setChecked(True)
+        view = getattr(window, "view", None)
+        # in Train mode the strip refits its blocks whenever it is resized
+        self._fitter = (StripFitter(view, lambda: self.mode == TRAIN)
+                        if view is not None and hasattr(view, "set_zoom") else None)
 
     def _mode_action(self, text: str, mode: str, shortcut: str, tip: str) -> QAction:
         action = QAction(text, self.window, checkable=True)
@@ -77,6 +85,8 @@ class Workspace(QObject):
             self.training_dock.setTitleBarWidget(self._title_bar)
             if not restored:
                 self._default_train()
+            elif self._fitter is not None:  # a restored arrangement: its strip fits too
+                QTimer.singleShot(0, self._fitter.fit)
         else:
             self.training_dock.setTitleBarWidget(None)
             if not restored:
@@ -99,12 +109,11 @@ class Workspace(QObject):
         chrome = sum(bar.sizeHint().height() for bar in (w.menuBar(), w.statusBar()))
         chrome += sum(t.sizeHint().height() for t in w.findChildren(QToolBar)
                       if t.isVisible() and w.toolBarArea(t) == Qt.TopToolBarArea)
-        strip = max(STRIP_HEIGHT, w.height() * 12 // 100)
+        strip = max(STRIP_HEIGHT, w.height() * STRIP_SHARE // 100)
         w.resizeDocks([self.training_dock], [max(300, w.height() - chrome - strip)],
                       Qt.Vertical)
-        view = getattr(w, "view", None)
-        if view is not None and hasattr(view, "fit_to_view"):
-            QTimer.singleShot(0, view.fit_to_view)
+        if self._fitter is not None:
+            QTimer.singleShot(0, self._fitter.fit)  # once the docks have their new sizes
 
     def _default_build(self) -> None:
         for dock in self.editor_docks:

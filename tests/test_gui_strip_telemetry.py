@@ -1,0 +1,131 @@
+"""The canvas strip of the Train workspace shows telemetry where the user is (issue 27, item
+2): the blocks inside the open layer frame are coloured by a real look inside a model, a legend
+on the strip gives the scale, what the number is and each copy's value, and the strip fits its
+blocks on entering the workspace and after a resize."""
+from __future__ import annotations
+
+
+import pytest
+import torch
+from PySide6.QtCore import QRectF
+
+from tfstudio.compiler import compile_graph
+from tfstudio.data import build_tokenizer
+from tfstudio.probes.snapshot import take_snapshot
+from tfstudio.probes.telemetry import node_values
+from tfstudio.gui.training.strip import InnerTelemetry, StripLegend, inner_rects
+from tfstudio.train.pipeline import fit_graph_to_tokenizer
+
+
+def real_look(graph, step=40, scale_layer_1=1.0):
+    """A look inside the window's own model after one backward pass (as a training step's)."""
+    tokenizer = build_tokenizer("byte")
+    torch.manual_seed(0)
+    model = compile_graph(fit_graph_to_tokenizer(graph, tokenizer))
+    ids = torch.randint(0, 256, (2, 16))
+    model(ids).float().logsumexp(-1).mean().backward()
+    if scale_layer_1 != 1.0:  # a layer whose gradients explode
+        blocks = {".".join(map(str, k)): m for k, m in model.blocks()}
+        for p in blocks["layers.1.ffn"].parameters():
+            p.grad.mul_(scale_layer_1)
+    return take_snapshot(model, tokenizer, "hello there", step=step)
+
+
+@pytest.fixture
+def train_window(open_training_window, qtbot):
+    w = open_training_window((1366, 768))
+    w.training.show_panel()
+    qtbot.wait(50)
+    return w
+
+
+def overlay(window) -> InnerTelemetry:
+    item = window.scene.node_items["layers"]
+    return next(c for c in item.childItems() if isinstance(c, InnerTelemetry))
+
+
+def test_the_blocks_inside_the_open_layer_are_coloured_by_a_real_look(train_window, qtbot):
+    w, panel = train_window, train_window.training.panel
+    look = real_look(w.session.root)
+    panel.show_snapshot(look)
+    before = w.view.grab().toImage()
+    panel.telemetry.setCurrentIndex(panel.telemetry.findData("grad_norm"))
+    qtbot.wait(20)
+    after = w.view.grab().toImage()
+    assert before != after  # the strip itself changes (it changed 0 pixels before)
+    inside = node_values(look["grad_norm"], ("layers",), combine="norm")
+    values = overlay(w).values
+    assert set(values) == {n for n, v in inside.items() if v > 0}
+    for node, (colour, label) in values.items():
+        assert label == f"‖g‖ {inside[node]:.3g}"
+    # the largest and smallest values shown are the ends of the blue-to-red scale
+    lowest = min(values, key=lambda n: inside[n])
+    highest = max(values, key=lambda n: inside[n])
+    assert values[highest][0].red() > values[highest][0].blue()
+    assert values[lowest][0].blue() > values[lowest][0].red()
+    legend = w.view.findChild(StripLegend)
+    assert legend.isVisible()
+    shown = [v for v in list(inside.values()) + [
+        v for k, v in node_values(look["grad_norm"], (), combine="norm").items()] if v > 0]
+    assert legend.lines[0] == (f"Gradient norm at step 40, log scale: ‖g‖ {min(shown):.3g} … "
+                               f"{max(shown):.3g}")
+    copies = look["grad_norm"]
+    assert legend.lines[-1] == (f"layers per copy: 0: {copies['layers.0']:.3g} · "
+                                f"1: {copies['layers.1']:.3g}")
+    panel.telemetry.setCurrentIndex(panel.telemetry.findData("off"))
+    assert overlay(w).values == {} and not legend.isVisible()
+
+
+def test_a_layer_whose_gradients_explode_turns_red_and_its_copy_says_so(train_window, qtbot):
+    w, panel = train_window, train_window.training.panel
+    panel.telemetry.setCurrentIndex(panel.telemetry.findData("grad_norm"))
+    panel.show_snapshot(real_look(w.session.root))
+    calm = overlay(w).values["ffn"][1]
+    loud = real_look(w.session.root, scale_layer_1=1000.0)
+    panel.show_snapshot(loud)
+    ffn_colour, ffn_label = overlay(w).values["ffn"]
+    assert ffn_label != calm and ffn_colour.red() > 150 and ffn_colour.blue() < 100
+    per_copy = w.view.findChild(StripLegend).lines[-1]
+    first, second = loud["grad_norm"]["layers.0"], loud["grad_norm"]["layers.1"]
+    assert second > 100 * first and f"1: {second:.3g}" in per_copy
+
+
+def whole_in_view(window) -> bool:
+    item = window.scene.node_items["layers"]
+    port = QRectF(window.view.viewport().rect())
+    for rect in inner_rects(item).values():
+        on_screen = window.view.mapFromScene(item.mapRectToScene(rect)).boundingRect()
+        if not port.contains(QRectF(on_screen)):
+            return False
+    return True
+
+
+def test_the_strip_fits_its_blocks_on_entering_and_after_a_resize(open_training_window, qtbot):
+    w = open_training_window((1366, 768))
+    w.view.set_zoom(1.0)
+    w.view.centerOn(0, 0)
+    assert not whole_in_view(w)  # at 100% the strip cuts the layer's blocks
+    w.training.show_panel()
+    qtbot.waitUntil(lambda: whole_in_view(w), timeout=2000)
+    zoom = w.view.zoom
+    assert 0.5 < zoom <= 1.0  # still legible
+    w.resize(1100, 700)
+    qtbot.waitUntil(lambda: w.view.zoom < zoom - 0.01 and whole_in_view(w), timeout=2000)
+
+
+def test_a_closed_groups_copies_and_the_scale_come_from_the_values_by_hand():
+    from tfstudio.gui.training.strip import legend_lines
+    from tfstudio.gui.training.telemetry import shown_values
+
+    look = {"grad_norm": {"embed": 0.1, "layers.0": 3.0, "layers.1": 4.0,
+                          "layers.0.attn": 1.0, "layers.1.attn": 2.0}}
+    shown = shown_values(look, "grad_norm", (), open_groups=(), groups=("layers",))
+    assert shown.top == {"embed": 0.1, "layers": 5.0}  # sqrt(3² + 4²): both copies' norm
+    assert shown.copies == {"layers": [3.0, 4.0]} and (shown.lo, shown.hi) == (0.1, 5.0)
+    assert legend_lines(shown)[0] == "Gradient norm, log scale: ‖g‖ 0.1 … 5"  # no step known
+    look["step"] = 120
+    assert legend_lines(shown_values(look, "grad_norm"))[0].startswith("Gradient norm at step 120,")
+    assert legend_lines(shown)[-1] == "layers per copy: 0: 3 · 1: 4"
+    opened = shown_values(look, "grad_norm", (), open_groups=("layers",))
+    assert opened.inner == {"layers": {"attn": pytest.approx(5 ** 0.5)}}  # sqrt(1² + 2²)
+    assert shown_values(look, "off") is None

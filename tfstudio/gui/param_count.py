@@ -1,0 +1,65 @@
+"""The model's parameter count: defined once, worded once (no Qt).
+
+The count is the model's trainable parameters, each counted once (a tied output head shares the
+embedding's matrix): the cost model's ``CostReport.total_params``, which equals the trainer's
+figure (``sum(p.numel() for p in model.parameters())``, sent as ``Started.params``) for the same
+graph. Every place that shows a count shows this one, or says what else it counts: a group's
+count covers all its copies and says so with the count per copy; a run's count is that of the
+model as trained, its vocabulary resized to the run's tokenizer; "without embeddings" is the
+cost panel's second figure. While the graph has errors the count is unavailable, and says why.
+"""
+from __future__ import annotations
+
+from .text import count_label
+
+WHAT = "trainable params"
+RUN_HEADER = "Params (as trained)"
+RUN_HEADER_TIP = ("Trainable parameters of the model as trained: its embedding and output rows "
+                  "sized to the run's tokenizer. The status bar counts the graph on the canvas, "
+                  "with the vocabulary it declares: the two agree when the run's tokenizer has "
+                  "that vocabulary.")
+
+
+def unavailable(errors: int) -> str:
+    """Why there is no count: "the graph has 2 errors (see Problems)"."""
+    return f"the graph has {errors} error{'s' * (errors != 1)} (see Problems)"
+
+
+def model_count(report) -> str:
+    """The status bar's words for a ``GraphReport``: "132.9k trainable params", or
+    "params unavailable: the graph has 1 error (see Problems)"; "" without a cost report."""
+    if report.errors:
+        return f"params unavailable: {unavailable(report.errors)}"
+    if report.cost is None:
+        return ""
+    return f"{count_label(report.cost.total_params)} {WHAT}"
+
+
+def model_count_exact(report) -> str:
+    """The model page's figure: "132,864 trainable" or "unavailable: the graph has …"."""
+    if report.errors:
+        return f"unavailable: {unavailable(report.errors)}"
+    if report.cost is None:
+        return ""
+    return f"{report.cost.total_params:,} trainable"
+
+
+def group_count(total: int, repeat: int, short: bool = False) -> str:
+    """A repeated group's count, all copies: "100.0k params (2 copies, 50.0k each)"; ``short``
+    (a closed box): "100.0k params in 2 copies". One copy: "50.0k params"."""
+    if repeat <= 1:
+        return f"{count_label(total)} params"
+    if short:
+        return f"{count_label(total)} params in {repeat} copies"
+    return f"{count_label(total)} params ({repeat} copies, {count_label(total / repeat)} each)"
+
+
+def block_count(node, params: int, short: bool = False) -> str:
+    """A block's count as drawn on it: a group's says it covers all its copies."""
+    if not node.is_group:
+        return f"{count_label(params)} params"
+    try:
+        repeat = max(1, int(node.param("repeat")))
+    except (KeyError, TypeError, ValueError):
+        repeat = 1
+    return group_count(params, repeat, short)

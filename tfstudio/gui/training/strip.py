@@ -1,0 +1,234 @@
+"""The canvas as a strip above the Train workspace's views: telemetry drawn on what it shows,
+a legend on it, and a zoom that fits its blocks.
+
+- The blocks inside an open group frame (the main layer, which is what the strip shows) get a
+  band in their measured colour with the value in it (``InnerTelemetry``, a child item of the
+  frame: the frame's small blocks are drawn by the frame, not items of their own).
+- ``StripLegend`` sits on the strip's top right corner: the colour scale's ends with their
+  values, what the number is, and each copy's own value of an open group.
+- ``fit_strip_view`` zooms so that the open frame's blocks are whole in the strip (else every
+  block), never past 100%.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QObject, QRectF, Qt, QTimer
+from PySide6.QtGui import QColor, QFontMetricsF, QLinearGradient, QPainter, QPen
+from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
+
+from ...graph import GROUP_INPUT, GROUP_OUTPUT
+from .. import theme
+from ..node_item import scaled_font, text_boost
+from .colours import ramp_colour
+from .telemetry import MEANING, MODES, Shown
+
+BAND_H = 18.0  # scene units: the coloured band along a small block's bottom, its value in it
+STRIP_MARGIN = 10.0  # scene units kept around the fitted blocks
+
+
+def inner_rects(frame_item) -> dict[str, QRectF]:
+    """{node id: rect in the frame item's coordinates} of the blocks inside an open frame."""
+    frame = getattr(frame_item, "frame", None)
+    if frame is None:
+        return {}
+    nodes = frame_item.node.subgraph.nodes
+    return {nid: QRectF(x, y, frame.inner_sizes[nid].width, frame.inner_sizes[nid].height)
+            for nid, (x, y) in frame.inner.items()
+            if nid in nodes and nodes[nid].type not in (GROUP_INPUT, GROUP_OUTPUT)}
+
+
+class InnerTelemetry(QGraphicsItem):
+    """Over an open frame: each inside block's colour band and value."""
+
+    def __init__(self, frame_item):
+        super().__init__(frame_item)
+        self.setZValue(5)
+        self.setAcceptedMouseButtons(Qt.NoButton)
+        self.values: dict[str, tuple[QColor, str]] = {}
+
+    def set_values(self, values: dict[str, tuple[QColor, str]]) -> None:
+        if values != self.values:
+            self.prepareGeometryChange()  # the frame may have grown since the last look
+            self.values = dict(values)
+            self.update()
+
+    def boundingRect(self) -> QRectF:
+        return self.parentItem().boundingRect() if self.parentItem() else QRectF()
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
+        font = scaled_font(10 * text_boost(lod))
+        painter.setFont(font)
+        for nid, rect in inner_rects(self.parentItem()).items():
+            if nid not in self.values:
+                continue
+            colour, label = self.values[nid]
+            band = QRectF(rect.left() + 1, rect.bottom() - BAND_H, rect.width() - 2, BAND_H - 1)
+            painter.setPen(Qt.NoPen)
+            painter.setBrush(colour)
+            painter.drawRoundedRect(band, 4, 4)
+            if lod > 0.25:
+                painter.setPen(QColor("white") if colour.lightness() < 110 else QColor("black"))
+                painter.drawText(band.adjusted(8, 0, -4, 0), Qt.AlignVCenter | Qt.AlignLeft,
+                                 label)
+
+
+def apply_inner(scene, shown: Shown | None) -> int:
+    """Colour the blocks inside each open frame of ``scene``; returns how many were coloured."""
+    coloured = 0
+    for node_id, item in getattr(scene, "node_items", {}).items():
+        if not hasattr(item, "childItems"):  # not a graphics item: nothing to draw on
+            continue
+        overlay = next((c for c in item.childItems() if isinstance(c, InnerTelemetry)), None)
+        values = (shown.inner.get(node_id, {}) if shown is not None
+                  and getattr(item, "frame", None) is not None else {})
+        if overlay is None and not values:
+            continue
+        if overlay is None:
+            overlay = InnerTelemetry(item)
+        overlay.set_values({nid: (shown.colour(v), shown.label(v)) for nid, v in values.items()})
+        coloured += len(values)
+    return coloured
+
+
+def legend_lines(shown: Shown | None) -> list[str]:
+    """The legend's words: the scale and what the number is, then each open group's copies."""
+    if shown is None:
+        return []
+    at = f" at step {shown.step:,}" if shown.step is not None else ""
+    lines = [f"{MODES[shown.mode]}{at}, log scale: {shown.label(shown.lo)} … {shown.hi:.3g}",
+             f"{MEANING[shown.mode]}; no unit"]
+    for group, values in shown.copies.items():
+        each = " · ".join(f"{i}: {v:.3g}" for i, v in enumerate(values))
+        lines.append(f"{group} per copy: {each}")
+    return lines
+
+
+class StripLegend(QWidget):
+    """The telemetry legend on the canvas: a blue-to-red bar between the smallest and largest
+    value shown, and the lines of ``legend_lines``. Hidden when nothing is coloured."""
+
+    BAR_W, BAR_H = 120, 10
+
+    def __init__(self, view: QWidget):
+        super().__init__(view)
+        self.setAttribute(Qt.WA_TransparentForMouseEvents)
+        self.lines: list[str] = []
+        self.hide()
+        view.installEventFilter(self)
+
+    def set_shown(self, shown: Shown | None) -> None:
+        self.lines = legend_lines(shown)
+        self.setToolTip("\n".join(self.lines))
+        self.setVisible(bool(self.lines))
+        self._place()
+        self.update()
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Resize:
+            self._place()
+        return False
+
+    def _font(self):
+        return scaled_font(11)
+
+    def _place(self) -> None:
+        fm = QFontMetricsF(self._font())
+        width = int(max([self.BAR_W] + [fm.horizontalAdvance(s) for s in self.lines]) + 24)
+        height = int(self.BAR_H + 8 + fm.lineSpacing() * len(self.lines) + 8)
+        view = self.parentWidget()
+        width = min(width, max(120, view.width() - 40))
+        self.setGeometry(view.width() - width - 22, 4, width, height)
+        self.raise_()
+
+    def paintEvent(self, _event) -> None:
+        t = theme.current()
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.Antialiasing)
+        panel = QColor(t.panel)
+        panel.setAlpha(235)
+        painter.setPen(QPen(QColor(t.color("node_border")), 1))
+        painter.setBrush(panel)
+        painter.drawRoundedRect(QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5), 5, 5)
+        bar = QRectF(8, 6, self.BAR_W, self.BAR_H)
+        gradient = QLinearGradient(bar.topLeft(), bar.topRight())
+        for at in (0.0, 0.25, 0.5, 0.75, 1.0):
+            gradient.setColorAt(at, ramp_colour(at, "diverging"))
+        painter.setPen(Qt.NoPen)
+        painter.setBrush(gradient)
+        painter.drawRect(bar)
+        painter.setFont(self._font())
+        painter.setPen(QColor(t.text))
+        fm = QFontMetricsF(self._font())
+        y = bar.bottom() + 4
+        for line in self.lines:
+            text = fm.elidedText(line, Qt.ElideRight, self.width() - 16)
+            painter.drawText(QRectF(8, y, self.width() - 16, fm.lineSpacing()),
+                             Qt.AlignLeft | Qt.AlignVCenter, text)
+            y += fm.lineSpacing()
+
+
+def show_legend(scene, shown: Shown | None) -> None:
+    """Show ``shown``'s legend on the scene's view (made the first time it is needed)."""
+    views = scene.views() if hasattr(scene, "views") else []
+    if not views:
+        return
+    view = views[0]
+    legend = view.findChild(StripLegend)
+    if legend is None:
+        if shown is None:
+            return
+        legend = StripLegend(view)
+    legend.set_shown(shown)
+
+
+def strip_focus(scene) -> QRectF:
+    """What the strip must show whole: the blocks inside the first open frame (the topmost,
+    then leftmost: the main layer), else every block."""
+    items = list(getattr(scene, "node_items", {}).values())
+    frames = [i for i in items if getattr(i, "frame", None) is not None]
+    if frames:
+        first = min(frames, key=lambda i: (i.y(), i.x()))
+        rect = QRectF()
+        for r in inner_rects(first).values():
+            rect = rect.united(first.mapRectToScene(r))
+        if not rect.isEmpty():
+            return rect
+    rect = QRectF()
+    for item in items:
+        rect = rect.united(item.sceneBoundingRect())
+    return rect
+
+
+def fit_strip_view(view) -> float:
+    """Zoom ``view`` so that ``strip_focus`` is whole in it (never past 100%), centred;
+    returns the zoom."""
+    rect = strip_focus(view.scene())
+    if rect.isEmpty():
+        return view.zoom
+    rect = rect.adjusted(-STRIP_MARGIN, -STRIP_MARGIN, STRIP_MARGIN, STRIP_MARGIN)
+    port = view.viewport().rect()
+    factor = min(1.0, port.width() / rect.width(), port.height() / rect.height())
+    view.set_zoom(factor)
+    view.centerOn(rect.center())
+    return view.zoom
+
+
+class StripFitter(QObject):
+    """Refits the strip whenever the view is resized while ``active()`` (the Train workspace):
+    a resized window or a moved splitter never leaves blocks cut in half."""
+
+    def __init__(self, view, active):
+        super().__init__(view)
+        self.view, self.active = view, active
+        self._timer = QTimer(self, singleShot=True, interval=0)
+        self._timer.timeout.connect(self.fit)
+        view.installEventFilter(self)
+
+    def fit(self) -> None:
+        if self.active():
+            fit_strip_view(self.view)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Resize and self.active():
+            self._timer.start()  # once the layout has settled
+        return False
