@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 
 from .errors import InteropError
+from .folder_files import inside
 from .families import FAMILIES, HFConfig, graph_from_config
 from .report import Report, prepare_out_dir
 from .weights import BERT_TYPE_VOCAB, family_links, load_tensors
@@ -208,24 +209,6 @@ def graph_vocab(graph) -> int:
 
 MAX_CONFIG_BYTES = 16 << 20   # a config.json is a few KB; more is not a model's config
 MAX_HEADER_BYTES = 100 << 20  # safetensors' own limit on its JSON header
-
-
-def inside(folder: Path, name: str) -> Path:
-    """``folder / name`` if it is a regular file whose real path is inside ``folder``; a link
-    out of it is refused, naming it. (A Hugging Face cache snapshot's files are links into its
-    repository's ``blobs/``, which counts as inside.)"""
-    path = folder / name
-    real = path.resolve()
-    root = folder.resolve()
-    roots = [root]
-    if root.parent.name == "snapshots":  # models--org--name/snapshots/REV -> ../../blobs/SHA
-        roots.append(root.parent.parent / "blobs")
-    if not any(real.is_relative_to(r) for r in roots):
-        raise InteropError(f"{path} links outside {folder} (to {real}); copy the file into the "
-                           "folder instead of linking it")
-    if not real.is_file():
-        raise InteropError(f"{path} is not a regular file; a checkpoint folder holds files")
-    return path
 
 
 def read_config(folder: Path) -> HFConfig:
