@@ -177,11 +177,15 @@ class Trainer:
         if cfg.compile:
             train_model = torch.compile(train_model)
         session = Session(
-            device, start.precision, pipeline, model, train_model,
-            make_optimizer(model, cfg.lr, cfg.weight_decay, (cfg.beta1, cfg.beta2), device.type),
-            torch.amp.GradScaler(device.type, enabled=start.precision == "fp16"),
-            self._open_run_folder(start), _layer_parameter_groups(model),
-            _training_flops_per_token(self.graph, cfg.seq_len), peak_flops(device))
+            device=device, precision=start.precision, pipeline=pipeline, model=model,
+            train_model=train_model,
+            optimizer=make_optimizer(model, cfg.lr, cfg.weight_decay, (cfg.beta1, cfg.beta2),
+                                     device.type),
+            scaler=torch.amp.GradScaler(device.type, enabled=start.precision == "fp16"),
+            metrics_log=self._open_run_folder(start),
+            layer_params=_layer_parameter_groups(model),
+            flops_per_token=_training_flops_per_token(self.graph, cfg.seq_len),
+            peak_flops=peak_flops(device))
         if start.checkpoint is not None:
             self._restore(start.checkpoint, session)
         return session
