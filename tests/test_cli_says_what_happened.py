@@ -48,3 +48,15 @@ def test_explain_no_values_writes_no_stage_value(capsys):
     assert [s["name"] for s in bare["stages"]] == [s["name"] for s in full["stages"]]
     for stage in bare["stages"]:
         assert set(stage) == {"name", "formula", "shape", "block", "kind"}, stage
+
+
+def test_compare_and_lesson_with_out_a_file_say_so_in_words(tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("mine")
+    for command in (["compare", "tiny-gpt", "--vary", "norm=pre,post", "--steps", "2"],
+                    ["lesson", "norm", "--steps", "2"]):
+        assert main([*command, "--out", str(afile)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.endswith(f"--out {afile} is a file, not a folder; choose a folder (new or "
+                            "one holding this comparison's runs)"), err
+        assert afile.read_text() == "mine"

@@ -141,6 +141,8 @@ def _run_own(lesson, out: Path | None, prog: str, seeds, steps, say) -> int:
     out = out or Path(f"lesson-{lesson.name}")
     start = time.perf_counter()
     try:
+        from ..experiments.runner import refuse_a_file
+        refuse_a_file(out)
         out.mkdir(parents=True, exist_ok=True)
         result = lesson.run(out, list(seeds or lesson.seeds), steps, say)
     except USER_ERRORS as exc:
