@@ -84,7 +84,7 @@ def test_the_command_line_emits_the_apps_stages_in_its_order(qtbot, capsys):
     from tfstudio.cli import main
     from tfstudio.gui.training.explain_view import ExplainView
 
-    code = main(["explain", "tiny-llama", "--text", TEXT, "--json", "--no-values",
+    code = main(["explain", "tiny-llama", "--text", TEXT, "--json",
                  "--seed", "2", "--position", "5"])
     out, err = capsys.readouterr()
     assert code == 0, err

@@ -4,6 +4,7 @@ safetensors header fault is one line naming its file, exit 2 (the header's lengt
 before anything is read); a .bin that needs code to load is one line without torch's advice."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -178,3 +179,46 @@ def test_an_imported_runs_graph_changed_later_is_refused_in_one_line(hf, tmp_pat
     assert err == (f"tfstudio generate: {graph} was changed after step-00000000 was written "
                    "(its sha256 differs), so the weights no longer mean what they meant; "
                    "restore it from a copy of the run")
+
+
+# the tokenizer files are the folder's own too (export/hf_tokenizer.py reads them)
+def test_a_tokenizer_linked_to_a_system_file_is_refused_naming_the_link(hf, tmp_path, capsys):
+    (hf / "tokenizer.json").symlink_to("/etc/passwd")
+    code, err = import_line(capsys, hf, tmp_path)
+    assert code == 2
+    assert err == (f"tfstudio import-hf: {hf / 'tokenizer.json'} links outside {hf} (to "
+                   "/etc/passwd); copy the file into the folder instead of linking it")
+    assert not (tmp_path / "imported").exists()
+
+
+def test_a_valid_tfstudio_tokenizer_linked_from_elsewhere_is_refused_not_imported(
+        hf, tmp_path, capsys):
+    from tfstudio.data import build_tokenizer
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text(json.dumps(build_tokenizer("byte").to_dict()))
+    (hf / "tfstudio_tokenizer.json").symlink_to(elsewhere)
+    code, err = import_line(capsys, hf, tmp_path)
+    assert code == 2
+    assert err.startswith(f"tfstudio import-hf: {hf / 'tfstudio_tokenizer.json'} links outside")
+    assert not (tmp_path / "imported").exists()
+
+
+def test_a_vocabulary_linked_out_is_refused_when_choosing_a_tokenizer(hf, tmp_path, capsys):
+    """--tokenizer byte reads the folder's vocab.json to find each byte's row."""
+    elsewhere = tmp_path / "vocab.json"
+    elsewhere.write_text(json.dumps({chr(0x100 + i): i for i in range(256)}))
+    (hf / "vocab.json").symlink_to(elsewhere)
+    code = main(["import-hf", str(hf), "--out", str(tmp_path / "imported"), "--tokenizer",
+                 "byte"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert err.startswith(f"tfstudio import-hf: {hf / 'vocab.json'} links outside"), err
+    assert not (tmp_path / "imported").exists()
+
+
+def test_a_tokenizer_that_is_not_json_is_one_line_naming_it(hf, tmp_path, capsys):
+    (hf / "tokenizer.json").write_bytes(b"\xff\xfe not json")
+    code, err = import_line(capsys, hf, tmp_path)
+    assert code == 2
+    assert err.startswith(f"tfstudio import-hf: {hf / 'tokenizer.json'}: cannot be read (not "
+                          "valid JSON")

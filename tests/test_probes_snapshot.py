@@ -104,7 +104,7 @@ def test_a_run_probes_its_tasks_default_example_split_at_the_tasks_separator(tmp
     assert len(snapshot_for_run(trainer)["ids"]["source"]) == 32
     store = SnapshotStore(trainer.run_folder.path)
     store.path(1).unlink()
-    trainer.writes = False        # not the writing process: nothing is saved
+    trainer.session.metrics_log = None   # not the writing process: nothing is saved
     snapshot_for_run(trainer)
     assert store.steps() == []
 

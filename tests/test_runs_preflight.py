@@ -363,3 +363,49 @@ def test_a_model_at_exactly_four_fifths_of_the_memory_is_told_to_shrink(tiny):
         f"the model alone (weights, gradients and AdamW state: {human_bytes(16 * n)}) does "
         "not fit: pick a smaller preset or fewer or narrower layers, or pass "
         "--no-memory-check to try anyway")
+
+
+def repeated(preset: str, copies: int):
+    """``preset`` with its layer group repeated ``copies`` times."""
+    graph = tfstudio.load_graph(preset)
+    for node in graph.nodes.values():
+        if node.is_group:
+            node.params["repeat"] = copies
+    return graph
+
+
+def test_a_repeat_of_1000_is_refused_from_the_cost_model_before_anything_is_built(
+        tmp_path, monkeypatch):
+    """gpt2-small x 1000 (7 billion parameters): the refusal names the estimate, and no
+    model, optimizer or run file was made for it."""
+    import tfstudio.compiler
+
+    def never(*args, **kwargs):
+        raise AssertionError("the model was built before the refusal")
+
+    monkeypatch.setattr(tfstudio.compiler, "compile_graph", never)
+    monkeypatch.setattr(preflight, "available_memory", lambda device: (64 * 10**9, "this machine"))
+    seen = []
+    cfg = TrainConfig(corpus="sample:small", steps=1, batch_size=2, seq_len=16, eval_every=0)
+    end = Trainer(repeated("gpt2-small", 1000), cfg, run_dir=tmp_path / "r",
+                  listeners=[seen.append]).run()
+    assert (end.kind, end.reason) == ("Failed", "refused")
+    assert end.message.startswith("training gpt2-small needs about 11")  # 16 B x 7.1e9 + acts
+    assert "the model alone" in end.message
+    assert [e.kind for e in seen] == ["Failed"]  # no Started: nothing was built
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.slow
+def test_a_repeat_of_1000_is_refused_by_the_command_line_without_allocating(tmp_path):
+    graph = tmp_path / "deep.json"
+    from tfstudio.graph import save_graph
+    save_graph(repeated("gpt2-small", 1000), graph)
+    code, err, peak, seconds = run_measured(["train", str(graph), "--out", str(tmp_path / "r"),
+                                             "--device", "cpu"], tmp_path)
+    print(f"refused in {seconds:.1f}s at {peak / 1e6:.0f} MB peak RSS")
+    assert code == 2, err
+    [line] = err.strip().splitlines()
+    assert line.startswith("tfstudio train: training gpt2-small needs about ")
+    assert peak < 1e9  # 7 billion parameters were never allocated
+    assert not (tmp_path / "r").exists()

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from train_stand_ins import TINY, FixedLogits
+from train_stand_ins import TINY, FixedLogits, stand_in_session
 
 import tfstudio
 from tfstudio.data.masking import IGNORE_INDEX
@@ -40,8 +40,8 @@ def test_the_divergence_message_names_the_checkpoint_that_exists():
 
 def test_step_metrics_report_tokens_per_second_and_model_flops_utilisation():
     trainer, events = _trainer()
-    trainer.model = SimpleNamespace(blocks=lambda: [])
-    trainer._flops_per_token, trainer._peak = 6.0, 1000.0
+    session = stand_in_session(trainer, model=SimpleNamespace(blocks=lambda: []),
+                               flops_per_token=6.0, peak_flops=1000.0)
     trainer.state.step, trainer.state.tokens_seen, trainer.state.grad_norm = 3, 96, 0.5
     trainer.state.layer_norms = {"embed": 0.25}
     clock = time.perf_counter()
@@ -62,7 +62,7 @@ def test_step_metrics_report_tokens_per_second_and_model_flops_utilisation():
     trainer._emit_step(2.5, 0.01, 64, 0.5, 0.0)
     assert events[-1].mfu == pytest.approx(6.0 * 128.0 / (1000.0 * 2))
     trainer.dist = DistInfo()
-    trainer._peak = None                               # unknown peak (CPUs): no MFU
+    session.peak_flops = None                          # unknown peak (CPUs): no MFU
     trainer._emit_step(2.5, 0.01, 64, 0.5, 0.0)
     assert events[-1].mfu is None
 
@@ -70,9 +70,8 @@ def test_step_metrics_report_tokens_per_second_and_model_flops_utilisation():
 def test_router_loads_are_reported_with_the_step_and_balance_loss():
     trainer, events = _trainer()
     moe = SimpleNamespace(last_expert_load=torch.tensor([0.75, 0.25]))
-    trainer.model = SimpleNamespace(blocks=lambda: [(("layers", 0, "moe"), moe),
-                                                    (("embed",), SimpleNamespace())])
-    trainer._peak = None
+    stand_in_session(trainer, model=SimpleNamespace(blocks=lambda: [
+        (("layers", 0, "moe"), moe), (("embed",), SimpleNamespace())]))
     trainer.state.step, trainer.state.aux_loss = 5, 0.125
     trainer._emit_step(1.0, 0.1, 8, 0.1, 0.0)
     router = events[-1]
@@ -82,14 +81,13 @@ def test_router_loads_are_reported_with_the_step_and_balance_loss():
 
 def _eval_trainer(batches, reports_accuracy):
     trainer, events = _trainer(eval_batches=3)
-    trainer.device, trainer.precision = torch.device("cpu"), "fp32"
     asked = []
 
     def val_batches(n, batch_size):
         asked.append((n, batch_size))
         return batches
-    trainer.pipeline = SimpleNamespace(val_batches=val_batches,
-                                       reports_accuracy=reports_accuracy)
+    stand_in_session(trainer, pipeline=SimpleNamespace(val_batches=val_batches,
+                                                       reports_accuracy=reports_accuracy))
     return trainer, events, asked
 
 
@@ -99,7 +97,7 @@ def test_evaluation_averages_the_batch_losses_and_counts_accuracy_over_labels():
     good = Batch((torch.zeros(1, 2),), torch.tensor([[0, 1]]))            # both right
     half = Batch((torch.zeros(1, 2),), torch.tensor([[1, IGNORE_INDEX]]))  # one wrong label
     trainer, events, asked = _eval_trainer([good, half], reports_accuracy=True)
-    trainer.model = model
+    trainer.session.model = model
     model.train()
     trainer.state.step = 9
     trainer._evaluate()
@@ -117,19 +115,20 @@ def test_evaluation_without_accuracy_and_with_huge_or_no_losses():
     logits = torch.tensor([[[200.0, 0.0]]])
     wrong = Batch((torch.zeros(1, 1),), torch.tensor([[1]]))
     trainer, events, _ = _eval_trainer([wrong], reports_accuracy=False)
-    trainer.model = FixedLogits(logits)
+    trainer.session.model = FixedLogits(logits)
     trainer._evaluate()
     assert events[-1].accuracy is None and events[-1].val_loss == pytest.approx(200.0)
     assert events[-1].perplexity == pytest.approx(math.exp(50.0))   # capped, not inf
     nothing, quiet, _ = _eval_trainer([], reports_accuracy=True)
-    nothing.model = FixedLogits(logits)
+    nothing.session.model = FixedLogits(logits)
     nothing._evaluate()
     assert quiet == []
 
 
 def test_out_of_memory_message_names_what_to_reduce():
     trainer, _ = _trainer(batch_size=4, seq_len=32)
-    trainer.device, trainer.state.step = torch.device("cpu"), 2
+    stand_in_session(trainer)
+    trainer.state.step = 2
     assert trainer._oom_message() == (
         "out of memory on cpu at step 3. Reduce the batch size (now 4; keep the effective "
         "batch with grad_accum), the sequence length (now 32) or the model's width/depth; on "
@@ -221,8 +220,8 @@ def _clip_trainer(clip):
         p.grad = None if g is None else torch.tensor(g)
     holder = torch.nn.Module()
     holder.ps = torch.nn.ParameterList(params)
-    trainer.model, trainer.device = holder, torch.device("cpu")
-    trainer._layer_params = {"a": params[:2], "b": params[2:3], "frozen": params[3:]}
+    stand_in_session(trainer, model=holder,
+                     layer_params={"a": params[:2], "b": params[2:3], "frozen": params[3:]})
     return trainer, params
 
 
@@ -300,12 +299,11 @@ def _step_trainer(model, batches, *, momentum=0.0, **cfg):
     def train_batch(n):
         asked.append(n)
         return batches[len(asked) - 1]
-    trainer.pipeline = SimpleNamespace(train_batch=train_batch)
-    trainer.model = trainer.train_model = model
-    trainer.device, trainer.precision = torch.device("cpu"), "fp32"
-    trainer.optimizer = torch.optim.SGD(model.parameters(), lr=1.0, momentum=momentum)
-    trainer.scaler = torch.amp.GradScaler("cpu", enabled=False)
-    trainer._layer_params = {"all": list(model.parameters())}
+    stand_in_session(trainer, pipeline=SimpleNamespace(train_batch=train_batch), model=model,
+                     train_model=model,
+                     optimizer=torch.optim.SGD(model.parameters(), lr=1.0, momentum=momentum),
+                     scaler=torch.amp.GradScaler("cpu", enabled=False),
+                     layer_params={"all": list(model.parameters())})
     return trainer, asked
 
 
@@ -359,12 +357,12 @@ def test_data_parallel_steps_take_this_ranks_rows_and_sync_only_the_last_micro_b
     batches = _micro_batches(3, [[True] * 4] * 3)
     inner = TwoWeights()
     trainer, asked = _step_trainer(inner, batches, grad_accum=3)
-    trainer.train_model = Synced(inner)
+    trainer.session.train_model = Synced(inner)
     trainer.dist = DistInfo(rank=1, world_size=2)
     loss, tokens = trainer._train_step()
     assert asked == [4, 4, 4]                       # the global batch is drawn on every rank
     assert inner.rows_seen == [2, 2, 2]             # rank 1 of 2 keeps rows 2 and 3
-    assert trainer.train_model.skipped == [0, 1]    # no all-reduce before the last micro-batch
+    assert trainer.session.train_model.skipped == [0, 1]    # no all-reduce before the last micro-batch
     assert tokens == 3 * 6 * 2                      # counted over both ranks
     assert devices == [torch.device("cpu")] * 3
     exp_loss, _, g1, _ = _expected(batches, rows=slice(2, 4))
@@ -620,8 +618,8 @@ def test_the_compile_option_trains_the_compiled_module(monkeypatch):
             return self.inner(*args, **kw)
     monkeypatch.setattr(torch, "compile", lambda module: Compiled(module))
     trainer, end, _ = _run(steps=2, compile=True)
-    assert end.reason == "completed" and isinstance(trainer.train_model, Compiled)
-    assert trainer.train_model.inner is trainer.model and len(calls) == 2
+    assert end.reason == "completed" and isinstance(trainer.session.train_model, Compiled)
+    assert trainer.session.train_model.inner is trainer.model and len(calls) == 2
 
 
 def test_a_paused_run_waits_between_steps_until_resumed_or_stopped():

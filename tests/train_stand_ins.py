@@ -31,3 +31,18 @@ class Tied(torch.nn.Module):
         self.emb = torch.nn.Embedding(5, 3)
         self.head = torch.nn.Linear(3, 5)
         self.head.weight = self.emb.weight
+
+
+def stand_in_session(trainer, **parts):
+    """Give a trainer that was never run the built parts a test drives it with (the rest
+    None: a part the test did not give is one the code under test must not touch)."""
+    import dataclasses
+
+    from tfstudio.train.trainer import Session
+
+    fields = {f.name: None for f in dataclasses.fields(Session)}
+    fields.update(device=torch.device("cpu"), precision="fp32", layer_params={},
+                  flops_per_token=0.0)
+    fields.update(parts)
+    trainer.session = Session(**fields)
+    return trainer.session

@@ -61,12 +61,15 @@ def _kv_bytes(params, shapes, bytes_per_value):
 
 def _activations(params, shapes, seq_len):
     """Input, q, k, v and the attention output (fused attention keeps no T x T matrix, only
-    one softmax normaliser per head)."""
+    one softmax normaliser per head). ALiBi's float bias sends torch's attention down a path
+    that keeps each head's row of softmax weights: measured on CPU, the saved tensors grew by
+    about heads x T values per token (bench/bench_preflight_accuracy.py)."""
     d = width(shapes.get("x"))
     if not d:
         return 0
     q, kv = _widths(params, d)
-    return d + 2 * q + 2 * kv + params["heads"]
+    weights = params["heads"] * seq_len if params.get("position") == "alibi" else 0
+    return d + 2 * q + 2 * kv + params["heads"] + weights
 
 
 def _check_heads(ctx, d: int | None, params) -> list:

@@ -227,13 +227,18 @@ def explain(subject: Subject, args) -> dict:
         "walk": walk.to_dict(values=not args.no_values)["steps"],
         # what the app's Walk tab draws, stage by stage: the picked token's row, a number per
         # position, the likeliest tokens (Step.summary)
-        "stages": _named_tops(walk.summaries(), tokenizer),
+        "stages": (_named_tops(walk.summaries(), tokenizer) if not args.no_values else
+                   [{k: stage[k] for k in NO_VALUE_KEYS} for stage in walk.summaries()]),
         "logit_lens": lens.to_dict(),
         "head_scores": {"sequence": f"{min(SCORE_LENGTH, len(pool))} random tokens, repeated",
                         "blocks": scores},
         "embeddings": embeddings,
         "ablation": ablation,
     }
+
+
+# what a stage says without its tensors' values (--no-values)
+NO_VALUE_KEYS = ("name", "formula", "shape", "block", "kind")
 
 
 def _named_tops(stages: list[dict], tokenizer) -> list[dict]:

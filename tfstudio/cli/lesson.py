@@ -114,9 +114,23 @@ def run_lesson(name: str, out: Path | None = None, prog: str = PROG, *,
     for sentence in outcome.summary:
         print(sentence)
     print(f"report: {outcome.page}")
-    say(f"lesson {name} took {time.perf_counter() - start:.0f}s "
-        f"({len(lesson.seeds)} seed(s), {config.steps} steps)")
+    say(what_ran(name, outcome.runs, outcome.reused, len(outcome.failures),
+                 time.perf_counter() - start, f"{len(lesson.seeds)} seed(s), {config.steps} steps"))
     return 1 if outcome.failures else 0
+
+
+def what_ran(name: str, runs: int, reused: int, failed: int, seconds: float,
+             budget: str) -> str:
+    """The lesson's last line: what was trained, reused or failed, and the time it took (a
+    time alone read "took 0s" when every run was reused or refused)."""
+    trained = runs - reused - failed
+    parts = [f"trained {trained} of {runs} run(s) in {seconds:.0f}s" if trained else
+             "trained no run"]
+    if reused:
+        parts.append(f"reused {reused} finished run(s) from its folder")
+    if failed:
+        parts.append(f"{failed} failed (see above)")
+    return f"lesson {name}: {', '.join(parts)} ({budget})"
 
 
 def _run_own(lesson, out: Path | None, prog: str, seeds, steps, say) -> int:
@@ -127,6 +141,8 @@ def _run_own(lesson, out: Path | None, prog: str, seeds, steps, say) -> int:
     out = out or Path(f"lesson-{lesson.name}")
     start = time.perf_counter()
     try:
+        from ..experiments.runner import refuse_a_file
+        refuse_a_file(out)
         out.mkdir(parents=True, exist_ok=True)
         result = lesson.run(out, list(seeds or lesson.seeds), steps, say)
     except USER_ERRORS as exc:

@@ -24,6 +24,8 @@ class Outcome:
     page: Path | None = None          # report.html, once written
     summary: list[str] = field(default_factory=list)   # a lesson's sentences
     commands: int = 0                 # runs printed instead of trained (print_only)
+    runs: int = 0                     # runs planned
+    reused: int = 0                   # of them, complete in the folder already: not trained
 
 
 def plan_runs(label: str, base, varies, seeds: list[int], config: TrainConfig,
@@ -67,6 +69,7 @@ def run_comparison(label: str, base, varies, seeds: list[int], config: TrainConf
     specs = plan_runs(label, base, varies, seeds, config, eval_lengths, out, lesson)
     if print_only:
         return Outcome(commands=runner.print_commands(specs))
+    reused = sum(runner.is_finished(s.run_dir, s.config.steps) for s in specs)
     if jobs > 1:
         failures = runner.train_in_processes(specs, jobs, say)
     else:
@@ -74,4 +77,4 @@ def run_comparison(label: str, base, varies, seeds: list[int], config: TrainConf
     for spec, message in failures:
         say(f"{spec.variant} (seed {spec.seed}) failed: {message}")
     page, summary = write_page(Path(out), draw, target_loss=target_loss, progress=say)
-    return Outcome(failures, page, summary)
+    return Outcome(failures, page, summary, runs=len(specs), reused=reused)

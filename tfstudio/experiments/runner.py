@@ -85,9 +85,18 @@ def config_flags(config: TrainConfig) -> list[str]:
     return flags
 
 
+def refuse_a_file(out: Path) -> None:
+    """--out names the folder of runs and pages: a file there is refused in words (mkdir's
+    own "[Errno 17] File exists" does not say what to do)."""
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} is a file, not a folder; choose a folder (new or one "
+                         "holding this comparison's runs)")
+
+
 def write_plan(out: Path, plan: Plan, variants: list[Variant]) -> list[RunSpec]:
     """Write DIR/compare.json and the variant graphs; refuse a DIR that holds a comparison
     with other settings (its runs would not be comparable with the new ones)."""
+    refuse_a_file(out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / PLAN_FILE
     if path.exists():

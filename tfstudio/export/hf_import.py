@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 
 from .errors import InteropError
+from .folder_files import inside
 from .families import FAMILIES, HFConfig, graph_from_config
 from .report import Report, prepare_out_dir
 from .weights import BERT_TYPE_VOCAB, family_links, load_tensors
@@ -52,8 +53,12 @@ def import_hf(folder, out_dir, *, overwrite: bool = False, tokenizer: str | None
     else:
         graph, model, tokenizer_note = _refit_vocabulary(graph, model, chosen, folder, cfg, spec)
         tokenizer = chosen
-    out = prepare_out_dir(out_dir, overwrite)
-    files = _write_run(out, graph, model, tokenizer, folder)
+    out = Path(out_dir)
+    if overwrite and out.is_dir() and any(out.iterdir()):
+        files = _replace_run(out, graph, model, tokenizer, folder)
+    else:
+        out = prepare_out_dir(out, overwrite)
+        files = _write_run(out, graph, model, tokenizer, folder)
     report = Report("import-hf", out, FAMILIES[cfg.model_type].architecture, files)
     n_params = sum(p.numel() for p in model.parameters())
     report.done.append(f"weights: {len(used)} tensors into {n_params:,} parameters (float32)")
@@ -81,6 +86,39 @@ def _load_weights(graph, cfg: HFConfig, folder: Path):
                            f"know ({', '.join(leftover[:5])}{', ...' if len(leftover) > 5 else ''})"
                            "; it is not a plain " + FAMILIES[family].architecture)
     return model, tensors, used
+
+
+def _replace_run(out: Path, graph, model, tokenizer, folder: Path) -> list[str]:
+    """--force into a folder that holds files: the new run is written into a folder next to
+    it first, so a failed write (a full disk) leaves the earlier run as it was; then the
+    earlier run's files are swapped for the new ones (other files in it are kept). Refused
+    while a training run is writing the folder."""
+    import shutil
+
+    from ..runs.checkpoint import disk_refusal
+    from ..runs.folder import RunFolder
+    from ..runs.lock import RunLocked
+
+    staging = out.parent / f".{out.name}.import-{os.getpid()}.partial"
+    run = RunFolder(out)
+    try:
+        with run.lock():
+            shutil.rmtree(staging, ignore_errors=True)
+            staging.mkdir()
+            files = _write_run(staging, graph, model, tokenizer, folder)
+            run.replace_with(staging)
+    except RunLocked as exc:
+        raise InteropError(str(exc)) from None
+    except Exception as exc:
+        refusal = disk_refusal(exc)
+        if refusal is None:
+            raise
+        fix = "raise the limit" if "ulimit" in refusal else "free space"
+        raise InteropError(f"{refusal.format(where=out)} while writing the import; the run "
+                           f"already there is as it was; {fix} and import again") from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return files
 
 
 def _write_run(out: Path, graph, model, tokenizer, folder: Path) -> list[str]:
@@ -171,24 +209,6 @@ def graph_vocab(graph) -> int:
 
 MAX_CONFIG_BYTES = 16 << 20   # a config.json is a few KB; more is not a model's config
 MAX_HEADER_BYTES = 100 << 20  # safetensors' own limit on its JSON header
-
-
-def inside(folder: Path, name: str) -> Path:
-    """``folder / name`` if it is a regular file whose real path is inside ``folder``; a link
-    out of it is refused, naming it. (A Hugging Face cache snapshot's files are links into its
-    repository's ``blobs/``, which counts as inside.)"""
-    path = folder / name
-    real = path.resolve()
-    root = folder.resolve()
-    roots = [root]
-    if root.parent.name == "snapshots":  # models--org--name/snapshots/REV -> ../../blobs/SHA
-        roots.append(root.parent.parent / "blobs")
-    if not any(real.is_relative_to(r) for r in roots):
-        raise InteropError(f"{path} links outside {folder} (to {real}); copy the file into the "
-                           "folder instead of linking it")
-    if not real.is_file():
-        raise InteropError(f"{path} is not a regular file; a checkpoint folder holds files")
-    return path
 
 
 def read_config(folder: Path) -> HFConfig:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -37,6 +38,7 @@ from typing import Any
 
 from ..data.tokenizer import BOS, EOT, MASK, PAD, SPECIAL_TOKENS, UNK
 from .errors import InteropError
+from .folder_files import NotInside, parse_json, read_bytes_inside, read_json_inside
 
 SIDECAR = "tfstudio_tokenizer.json"
 # GPT-2's pre-tokenizer regex (what ByteLevel(use_regex=True) applies)
@@ -175,19 +177,21 @@ def import_tokenizer(folder: Path) -> tuple[Any | None, str]:
     from ..data.bpe import bpe_from_state
 
     sidecar = folder / SIDECAR
-    if sidecar.exists():
+    if os.path.lexists(sidecar):
         try:
-            tok = tokenizer_from_dict(json.loads(sidecar.read_text("utf-8")), str(sidecar))
+            tok = tokenizer_from_dict(read_json_inside(folder, SIDECAR, _RECOPY), str(sidecar))
         except (DataError, ValueError) as exc:
+            if isinstance(exc, NotInside):
+                raise
             return None, f"tokenizer: {SIDECAR} could not be read ({exc})"
         return tok, f"tokenizer: {tok.name}, restored exactly from {SIDECAR}"
     path = folder / "tokenizer.json"
-    if not path.exists():
+    if not os.path.lexists(path):
         return None, ("tokenizer: the folder has no tokenizer.json, so the run has none "
                       "(import-hf --tokenizer byte gives it one, where the vocabulary allows)")
-    raw = path.read_bytes()
+    raw = read_bytes_inside(folder, "tokenizer.json", _RECOPY)
     try:
-        state, added = _bpe_state(json.loads(raw))
+        state, added = _bpe_state(parse_json(raw, path, _RECOPY))
     except _Unrepresentable as exc:
         return None, f"tokenizer: not carried, {exc}"
     state["corpus_fingerprint"] = hashlib.sha256(raw).hexdigest()
@@ -204,6 +208,9 @@ def import_tokenizer(folder: Path) -> tuple[Any | None, str]:
 
 class _Unrepresentable(ValueError):
     pass
+
+
+_RECOPY = "copy the model's tokenizer files into the folder again"
 
 
 def _bpe_state(data: dict) -> tuple[dict, list[str]]:
@@ -328,13 +335,8 @@ def read_vocabulary(folder: Path, family: str, rows: int) -> Vocabulary:
         tokens = {tok.token_bytes(i): i for i in range(min(tok.ordinary_vocab_size, rows))}
         return Vocabulary(tokens, _below(tok.specials, rows), SIDECAR)
     for name in ("tokenizer.json", "vocab.json"):
-        path = folder / name
-        if path.exists():
-            try:
-                data = json.loads(path.read_text("utf-8"))
-            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-                raise InteropError(f"{path}: cannot be read ({exc}); copy the model's "
-                                   f"{name} again") from None
+        if os.path.lexists(folder / name):
+            data = read_json_inside(folder, name, f"copy the model's {name} again")
             return _vocabulary_of(data if name == "tokenizer.json" else
                                   {"model": {"vocab": data}, "decoder": "ByteLevel"}, rows, name)
     if family == "gpt2" and rows >= 256:
@@ -351,11 +353,12 @@ def read_vocabulary(folder: Path, family: str, rows: int) -> Vocabulary:
 def _sidecar(folder: Path):
     from ..data import DataError, tokenizer_from_dict
     path = folder / SIDECAR
-    if not path.exists():
+    if not os.path.lexists(path):
         return None
+    data = read_json_inside(folder, SIDECAR, "export the run again")
     try:
-        return tokenizer_from_dict(json.loads(path.read_text("utf-8")), str(path))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, DataError) as exc:
+        return tokenizer_from_dict(data, str(path))
+    except DataError as exc:
         raise InteropError(f"{path}: cannot be read ({exc}); export the run again") from None
 
 

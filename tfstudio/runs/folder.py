@@ -80,9 +80,22 @@ class RunFolder:
     def put_back(self, aside: Path) -> None:
         """Undo ``set_aside``: the new run's files go, the earlier run's return as they were."""
         for name in self.RUN_FILES:
+            _remove(self.path / name)
             if os.path.lexists(aside / name):
-                _remove(self.path / name)
                 os.replace(aside / name, self.path / name)
+        shutil.rmtree(aside, ignore_errors=True)
+
+    def replace_with(self, staged: Path) -> None:
+        """Make the run written in ``staged`` (a folder on the same disk) this folder's run:
+        the earlier run's files are set aside, the new ones moved in, then the earlier ones
+        deleted; a move that fails puts them back. Call under the lock."""
+        aside = self.set_aside()
+        try:
+            for item in sorted(staged.iterdir()):
+                os.replace(item, self.path / item.name)
+        except BaseException:
+            self.put_back(aside)
+            raise
         shutil.rmtree(aside, ignore_errors=True)
 
     def recover_replaced(self) -> list[str]:

@@ -20,6 +20,18 @@ from ..graph import Graph
 from ..graph.cost import ADAMW_STATE_BYTES, dtype_bytes, estimate_cost, training_memory
 
 NO_CHECK_HINT = "or pass --no-memory-check to try anyway"
+# Calibration against measured peak RSS on CPU (bench/bench_preflight_accuracy.py, the table
+# in docs/BENCHMARKS.md). What the cost model's activations leave out:
+# - the backward of the cross-entropy holds the gradient of the log-softmax and of the logits
+#   next to both (4 vocab-wide tensors at its start, where the cost model counts 2);
+# - the allocator's slack and the backward's other transients: about a fifth of the
+#   activations (from 0.04 to 0.35 across the presets measured);
+# - torch's own working memory, about 100 MB on a CPU between the check and the first step
+#   (kernels set up, the data, the build's imports): a fixed amount, left to MARGIN's tenth
+#   rather than added to the need (which would refuse small runs on small machines).
+HEAD_GRADIENT_COPIES = 2
+ACTIVATION_SLACK = 0.2
+CPU_RUNTIME = 100 * 10**6
 # a job is refused above this share of the memory available: the rest is the estimate's margin
 # (workspace, allocator slack) and the other programs' (a job admitted at 100% ran out)
 MARGIN = 0.9
@@ -106,14 +118,32 @@ def training_need(graph: Graph, *, batch: int, seq_len: int, precision: str,
     Weights and gradients stay fp32 under autocast (bf16/fp16 only shrink the activations);
     ``sharded`` (FSDP) splits weights, gradients and optimizer state over ``world_size``."""
     full = training_memory(graph, batch=batch, seq_len=seq_len, dtype="float32")
-    if precision in ("bf16", "fp16"):
-        activations = training_memory(graph, batch=batch, seq_len=seq_len,
-                                      dtype="bfloat16").activations
-    else:
-        activations = full.activations
+    nbytes = 2 if precision in ("bf16", "fp16") else 4
+    activations = batch * nbytes * _values_per_row(graph, seq_len)
     share = world_size if sharded else 1
     return Need(full.weights // share, full.gradients // share, full.optimizer // share,
                 activations // max(1, world_size))
+
+
+def _values_per_row(graph: Graph, seq_len: int) -> int:
+    """Values one sequence holds at the step's peak: the cost model's activations, the
+    logits' gradients, and the allocator's slack (see the calibration above)."""
+    kept = training_memory(graph, batch=1, seq_len=seq_len, dtype="float32").activations // 4
+    head = HEAD_GRADIENT_COPIES * _vocab(graph) * seq_len
+    return int(kept * (1 + ACTIVATION_SLACK)) + head
+
+
+def _vocab(graph: Graph) -> int:
+    """The widest output head's vocabulary (0 for a graph without one)."""
+    sizes = [int(node.resolved_params().get("vocab_size") or 0) for _, node in graph.walk()
+             if not node.is_group and node.type != "token_embedding"]
+    return max(sizes, default=0)
+
+
+def estimated_peak_rss(need: Need, resident: int) -> int:
+    """Peak resident memory of a CPU training process that holds ``resident`` bytes when
+    the check runs: that, torch's working memory, and the step's need."""
+    return resident + CPU_RUNTIME + need.total
 
 
 def check_training_memory(graph: Graph, *, batch: int, seq_len: int, grad_accum: int,
@@ -204,4 +234,4 @@ def check_model_memory(graph: Graph, *, device: str = "cpu", dtype: str = "float
 
 
 __all__ = ["MemoryRefusal", "Need", "available_memory", "check_model_memory",
-           "check_training_memory", "human_bytes", "training_need", "ADAMW_STATE_BYTES"]
+           "check_training_memory", "estimated_peak_rss", "human_bytes", "training_need", "ADAMW_STATE_BYTES"]

@@ -23,7 +23,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 import torch
 from torch.nn.utils import clip_grads_with_norm_, get_total_norm
@@ -66,6 +66,31 @@ class RunPosition:
     aux_loss: float = 0.0           # mixture-of-experts balance loss of the last step
 
 
+@dataclass
+class Session:
+    """What a run trains with, built in one place (``Trainer._build``) once every refusal has
+    passed: a trainer has none before, so no part of it is ever half made."""
+    device: torch.device
+    precision: str
+    pipeline: Any                     # train.pipeline.Pipeline: data, tokenizer, objective
+    model: torch.nn.Module
+    train_model: torch.nn.Module      # the model as trained: DDP/FSDP-wrapped, compiled
+    optimizer: torch.optim.Optimizer
+    scaler: torch.amp.GradScaler
+    metrics_log: MetricsLog | None    # set: this process writes the run folder (rank 0)
+    layer_params: dict[str, list[torch.nn.Parameter]]  # per layer, for its gradient norm
+    flops_per_token: float
+    peak_flops: float | None          # of one device (None: unknown, no MFU)
+
+    @property
+    def writes(self) -> bool:
+        return self.metrics_log is not None
+
+    @property
+    def n_params(self) -> int:
+        return sum(p.numel() for p in self.model.parameters())
+
+
 class Trainer:
     def __init__(self, graph: Graph, config: TrainConfig, *, run_dir: str | Path | None = None,
                  resume: bool = False, listeners: Iterable[Listener] = (),
@@ -81,29 +106,22 @@ class Trainer:
         self.tokenizer = tokenizer
         self.corpus = corpus          # already loaded by the caller (else cfg.corpus is loaded)
         self.overwrite = overwrite    # a new run may replace an earlier run in run_dir
-        # built by _build, once every refusal has passed
-        self.device: torch.device | None = None
-        self.precision = ""
-        self.pipeline = None
-        self.objective = ""
-        self.model = None
-        self.train_model = None       # the model as trained: DDP/FSDP-wrapped, compiled
-        self.optimizer: torch.optim.Optimizer | None = None
-        self.scaler: torch.amp.GradScaler | None = None
-        self.writes = False           # this process writes the run folder (rank 0)
-        self.metrics_log: MetricsLog | None = None
-        self.n_params = 0
+        self.session: Session | None = None  # built by _build, once every refusal passed
         self.state = RunPosition()
         self.notes: list[str] = []    # said when the run starts (Started.notes)
         self._replaced: Path | None = None  # an earlier run set aside until our first save
         self._lock = self.run_folder.lock() if self.run_folder and self.dist.is_main else None
-        self._layer_params: dict[str, list[torch.nn.Parameter]] = {}
-        self._flops_per_token = 0.0
-        self._peak: float | None = None
         self._default_probe_text: str | None = None  # cached by tfstudio.probes
         self._pause = threading.Event()
         self._stop = threading.Event()
         self._wake = threading.Condition()
+
+    # what others read of the session (the probes, the app's training process, tests)
+    model = property(lambda self: self.session.model)
+    pipeline = property(lambda self: self.session.pipeline)
+    optimizer = property(lambda self: self.session.optimizer)
+    device = property(lambda self: self.session.device)
+    writes = property(lambda self: self.session is not None and self.session.writes)
 
     @property
     def step(self) -> int:
@@ -137,79 +155,74 @@ class Trainer:
             listener(event)
 
     # ----------------------------------------------------------------- building
-    def _build(self, start: Start) -> None:
+    def _build(self, start: Start) -> Session:
         """Everything the loop needs, from a start that passed every refusal."""
-        from .pipeline import build_pipeline
+        from ..compiler import compile_graph
+        from .pipeline import build_pipeline, fit_graph_to_tokenizer
 
         cfg = self.config = start.config
         torch.manual_seed(cfg.seed)
-        self.device = dist_init(self.dist, start.device)
-        self.precision = start.precision
+        device = dist_init(self.dist, start.device)
         self.notes += start.notes
-        self.pipeline = build_pipeline(start.graph, cfg, tokenizer=start.tokenizer,
-                                       corpus=self.corpus)
-        self.tokenizer = self.pipeline.tokenizer
-        self.objective = self.pipeline.objective
-        self._build_model(start)
-        if start.replace_old and self.dist.is_main:
-            # every check has passed and the run is built: only now does the old run move
-            self._replaced = self.run_folder.set_aside()
-        self._open_run_folder(start)
-        if start.checkpoint is not None:
-            self._restore(start.checkpoint)
-        self.n_params = sum(p.numel() for p in self.model.parameters())
-        self._layer_params = _layer_parameter_groups(self.model)
-        self._flops_per_token = _training_flops_per_token(self.graph, cfg.seq_len)
-        self._peak = peak_flops(self.device)
-
-    def _build_model(self, start: Start) -> None:
-        """The model (vocabulary fitted to the tokenizer), its training wrapper and optimizer."""
-        from ..compiler import compile_graph
-        from .pipeline import fit_graph_to_tokenizer
-
-        cfg = self.config
+        pipeline = build_pipeline(start.graph, cfg, tokenizer=start.tokenizer, corpus=self.corpus)
+        self.tokenizer = pipeline.tokenizer
+        # the model (vocabulary fitted to the tokenizer), its training wrapper and optimizer
         self.graph = fit_graph_to_tokenizer(start.graph, self.tokenizer)
         model = compile_graph(self.graph)
         if cfg.init_from and start.checkpoint is None:
             self.notes += load_weights_from(RunFolder(cfg.init_from), model,
                                             self.tokenizer.vocab_size)
-        self.model = model.to(self.device)
-        self.train_model = wrap_for_training(self.model, self.dist, cfg.parallel, self.device)
-        self.optimizer = make_optimizer(self.model, cfg.lr, cfg.weight_decay,
-                                        (cfg.beta1, cfg.beta2), self.device.type)
-        self.scaler = torch.amp.GradScaler(self.device.type, enabled=self.precision == "fp16")
+        model = model.to(device)
+        train_model = wrap_for_training(model, self.dist, cfg.parallel, device)
         if cfg.compile:
-            self.train_model = torch.compile(self.train_model)
+            train_model = torch.compile(train_model)
+        session = Session(
+            device=device, precision=start.precision, pipeline=pipeline, model=model,
+            train_model=train_model,
+            optimizer=make_optimizer(model, cfg.lr, cfg.weight_decay, (cfg.beta1, cfg.beta2),
+                                     device.type),
+            scaler=torch.amp.GradScaler(device.type, enabled=start.precision == "fp16"),
+            metrics_log=self._open_run_folder(start),
+            layer_params=_layer_parameter_groups(model),
+            flops_per_token=_training_flops_per_token(self.graph, cfg.seq_len),
+            peak_flops=peak_flops(device))
+        if start.checkpoint is not None:
+            self._restore(start.checkpoint, session)
+        return session
 
-    def _open_run_folder(self, start: Start) -> None:
-        """Rank 0 writes: a new run's setup files, or a resumed run's changed config."""
+    def _open_run_folder(self, start: Start) -> MetricsLog | None:
+        """Rank 0 writes: a new run's setup files, or a resumed run's changed config (its
+        metrics log returned); other ranks write nothing (None). A run replacing an earlier one
+        sets it aside only now, once every check has passed and the run is built."""
         folder = self.run_folder
-        self.writes = self.dist.is_main and folder is not None
-        if not self.writes:
-            return
-        self.metrics_log = MetricsLog(folder.metrics_path)
+        if not (self.dist.is_main and folder is not None):
+            return None
+        if start.replace_old:
+            self._replaced = folder.set_aside()
+        log = MetricsLog(folder.metrics_path)
         if start.checkpoint is None:
             folder.write_setup(self.graph, self.config, self.tokenizer)
             folder.metrics_path.unlink(missing_ok=True)
         elif start.config_changed:
             folder.write_config(self.config)  # the new --steps (and the kept lr horizon)
+        return log
 
-    def _restore(self, checkpoint: Path) -> None:
-        saved = load_checkpoint(checkpoint, self.model, self.optimizer, self.device)
+    def _restore(self, checkpoint: Path, session: Session) -> None:
+        saved = load_checkpoint(checkpoint, session.model, session.optimizer, session.device)
         self.state.step = self.state.saved_step = saved["step"]
         self.state.tokens_seen = saved.get("tokens_seen", 0)
-        self.pipeline.load_state_dict(saved["data"])
+        session.pipeline.load_state_dict(saved["data"])
         try:
             set_rng_state(saved["rng"])
             if saved.get("scaler"):
-                self.scaler.load_state_dict(saved["scaler"])
+                session.scaler.load_state_dict(saved["scaler"])
         except (KeyError, TypeError, ValueError, RuntimeError) as exc:
             raise RunRefused(f"{checkpoint / 'state.json'}: its random-number or grad-scaler "
                              f"state does not restore ({type(exc).__name__}: {exc}); start a new "
                              f"run from its weights (--init-from {self.run_folder.path})"
                              ) from None
-        if self.metrics_log:
-            self.metrics_log.truncate_after(self.state.step)
+        if session.metrics_log:
+            session.metrics_log.truncate_after(self.state.step)
 
     # ----------------------------------------------------------------- the run
     def run(self) -> Event:
@@ -264,15 +277,16 @@ class Trainer:
             try:
                 listener(end)
             except OSError:
-                if listener is not self.metrics_log:
+                if self.session is None or listener is not self.session.metrics_log:
                     raise
 
     def _train(self, start: Start, clock: float) -> Finished:
-        self._build(start)
-        if self.metrics_log:
-            self.listeners.append(self.metrics_log)
-        self.emit(Started(self.step, self.config.steps, self.n_params, str(self.device),
-                          self.precision, self.objective, self.graph.meta.get("name", ""),
+        session = self.session = self._build(start)
+        if session.metrics_log:
+            self.listeners.append(session.metrics_log)
+        self.emit(Started(self.step, self.config.steps, session.n_params, str(session.device),
+                          session.precision, session.pipeline.objective,
+                          self.graph.meta.get("name", ""),
                           (self.run_folder.notes if self.run_folder else []) + self.notes))
         last_loss = self._loop(clock)
         reason = "stopped" if self._stop.is_set() else "completed"
@@ -299,7 +313,7 @@ class Trainer:
                 break
             t0 = time.perf_counter()
             lr = self._lr(state.step)
-            for group in self.optimizer.param_groups:
+            for group in self.session.optimizer.param_groups:
                 group["lr"] = lr
             loss, tokens = self._train_step()
             state.step += 1
@@ -318,91 +332,93 @@ class Trainer:
         return last_loss
 
     def _train_step(self) -> tuple[float, int]:
-        cfg = self.config
-        self.train_model.train()
-        self.optimizer.zero_grad(set_to_none=True)
+        cfg, s = self.config, self.session
+        s.train_model.train()
+        s.optimizer.zero_grad(set_to_none=True)
         total_loss, tokens, aux_total = 0.0, 0, 0.0
         for micro in range(cfg.grad_accum):
-            batch = self.pipeline.train_batch(cfg.batch_size)
+            batch = s.pipeline.train_batch(cfg.batch_size)
             if self.dist.enabled:
                 batch = batch.rows(*local_rows(cfg.batch_size, self.dist))
-            batch = batch.to(self.device)
+            batch = batch.to(s.device)
             sync = micro == cfg.grad_accum - 1 or not self.dist.enabled
             # DDP can skip the gradient all-reduce on all but the last micro-batch
-            skip_sync = not sync and hasattr(self.train_model, "no_sync")
-            ctx = self.train_model.no_sync() if skip_sync else contextlib.nullcontext()
+            skip_sync = not sync and hasattr(s.train_model, "no_sync")
+            ctx = s.train_model.no_sync() if skip_sync else contextlib.nullcontext()
             with ctx:
-                with autocast(self.device, self.precision):
-                    loss, _ = loss_and_logits(self.train_model, batch)
-                    aux = self.model.aux_loss()
+                with autocast(s.device, s.precision):
+                    loss, _ = loss_and_logits(s.train_model, batch)
+                    aux = s.model.aux_loss()
                     objective = (loss + aux) / cfg.grad_accum
                 # every rank stops together, or the others would wait forever in all-reduce
-                if not all_ranks_agree(bool(torch.isfinite(loss)), self.dist, self.device):
+                if not all_ranks_agree(bool(torch.isfinite(loss)), self.dist, s.device):
                     raise NonFiniteLoss(self._diverged(f"the loss became {float(loss.detach())}"))
-                self.scaler.scale(objective).backward()
+                s.scaler.scale(objective).backward()
             total_loss += float(loss.detach()) / cfg.grad_accum
             aux_total += float(aux.detach()) / cfg.grad_accum
             tokens += batch.tokens
         self.state.aux_loss = aux_total
-        self.scaler.unscale_(self.optimizer)
+        s.scaler.unscale_(s.optimizer)
         self._measure_and_clip(log=self._logs(self.step + 1) or self._stop.is_set())
         # fp16's scaler skips steps with inf gradients by design; otherwise they would write NaN
         # into the weights (and into the next "good" checkpoint)
         norm = self.state.grad_norm
-        if not self.scaler.is_enabled() and not math.isfinite(norm):
+        if not s.scaler.is_enabled() and not math.isfinite(norm):
             raise NonFiniteLoss(self._diverged(f"the gradient norm became {norm}"))
-        self.scaler.step(self.optimizer)
-        self.scaler.update()
-        return mean_across_ranks(total_loss, self.dist, self.device), tokens * self.dist.world_size
+        s.scaler.step(s.optimizer)
+        s.scaler.update()
+        return mean_across_ranks(total_loss, self.dist, s.device), tokens * self.dist.world_size
 
     def _measure_and_clip(self, log: bool) -> None:
         """Total gradient norm (clipped to ``grad_clip``), and on logged steps each layer's norm.
 
         The per-layer norms are combined into the total, so logging costs one norm per layer."""
-        clip = self.config.grad_clip
+        clip, s = self.config.grad_clip, self.session
         if not log:
-            params = self.model.parameters()
+            params = s.model.parameters()
             norm = (torch.nn.utils.clip_grad_norm_(params, clip) if clip > 0
                     else get_total_norm([p.grad for p in params if p.grad is not None]))
             self.state.grad_norm = float(as_local(norm))
             return
-        layer = {name: get_total_norm(grads) if grads else torch.zeros((), device=self.device)
+        layer = {name: get_total_norm(grads) if grads else torch.zeros((), device=s.device)
                  for name, grads in ((name, [p.grad for p in params if p.grad is not None])
-                                     for name, params in self._layer_params.items())}
+                                     for name, params in s.layer_params.items())}
         total = get_total_norm(list(layer.values()))
         if clip > 0:
-            clip_grads_with_norm_(self.model.parameters(), clip, total)
+            clip_grads_with_norm_(s.model.parameters(), clip, total)
         self.state.layer_norms = {name: float(as_local(n)) for name, n in layer.items()}
         self.state.grad_norm = float(as_local(total))
 
     def _emit_step(self, loss: float, lr: float, tokens: int, dt: float, clock: float) -> None:
         tps = tokens / dt if dt > 0 else 0.0
         # tokens/s counts every rank; the peak is one device's
-        mfu = (self._flops_per_token * tps / (self._peak * self.dist.world_size)
-               if self._peak else None)
+        s = self.session
+        mfu = (s.flops_per_token * tps / (s.peak_flops * self.dist.world_size)
+               if s.peak_flops else None)
         state = self.state
         self.emit(StepMetrics(state.step, loss, lr, state.grad_norm, dict(state.layer_norms), tps,
                               time.perf_counter() - clock, state.tokens_seen, mfu))
-        loads = _router_loads(self.model)
+        loads = _router_loads(s.model)
         if loads:
             self.emit(RouterMetrics(state.step, loads, state.aux_loss))
 
     @torch.no_grad()
     def _evaluate(self) -> None:
-        self.model.eval()
+        s = self.session
+        s.model.eval()
         losses, correct, counted = [], 0, 0
-        for batch in self.pipeline.val_batches(self.config.eval_batches, self.config.batch_size):
-            batch = batch.to(self.device)
-            with autocast(self.device, self.precision):
-                loss, logits = loss_and_logits(self.model, batch)
+        for batch in s.pipeline.val_batches(self.config.eval_batches, self.config.batch_size):
+            batch = batch.to(s.device)
+            with autocast(s.device, s.precision):
+                loss, logits = loss_and_logits(s.model, batch)
             losses.append(float(loss))
             c, n = token_accuracy(logits, batch.labels)
             correct, counted = correct + c, counted + n
-        self.model.train()
+        s.model.train()
         if not losses:
             return
         val = sum(losses) / len(losses)
-        acc = correct / counted if (counted and self.pipeline.reports_accuracy) else None
+        acc = correct / counted if (counted and s.pipeline.reports_accuracy) else None
         self.emit(EvalMetrics(self.step, val, math.exp(min(val, 50.0)), acc))
 
     def _probe(self) -> None:
@@ -419,15 +435,16 @@ class Trainer:
             return
         if self.state.saved_step == self.step:  # resumed and stopped at once: nothing new
             return
-        gathered = full_weights(self.model, self.dist, self.config.parallel)  # all ranks
-        if not self.writes:
+        s = self.session
+        gathered = full_weights(s.model, self.dist, self.config.parallel)  # all ranks
+        if not s.writes:
             return
-        state = {"tokens_seen": self.tokens_seen, "data": self.pipeline.state_dict(),
+        state = {"tokens_seen": self.tokens_seen, "data": s.pipeline.state_dict(),
                  "rng": rng_state(), "config": self.config.to_dict(),
-                 "scaler": self.scaler.state_dict() if self.scaler.is_enabled() else None}
+                 "scaler": s.scaler.state_dict() if s.scaler.is_enabled() else None}
         try:
-            path = save_checkpoint(self.run_folder.checkpoints, self.step, self.model,
-                                   self.optimizer if gathered is None else None, state,
+            path = save_checkpoint(self.run_folder.checkpoints, self.step, s.model,
+                                   s.optimizer if gathered is None else None, state,
                                    self.config.keep_checkpoints, weights=gathered,
                                    setup={"graph.json": self.run_folder.graph_path,
                                           "tokenizer.json": self.run_folder.tokenizer_path})
@@ -465,7 +482,8 @@ class Trainer:
 
     def _oom_message(self) -> str:
         cfg = self.config
-        return (f"out of memory on {self.device} at step {self.step + 1}. Reduce the batch size "
+        where = self.session.device if self.session else self.config.device
+        return (f"out of memory on {where} at step {self.step + 1}. Reduce the batch size "
                 f"(now {cfg.batch_size}; keep the effective batch with grad_accum), the sequence "
                 f"length (now {cfg.seq_len}) or the model's width/depth; on a GPU, bf16 halves "
                 "activation memory")
