@@ -120,7 +120,7 @@ def main() -> int:
     work = args.copy or scratch_copy(args.modules, args.tests)
     if args.copy:  # the checkout's tests as they are now; mutmut traces new ones itself
         shutil.copytree(ROOT / "tests", work / "tests", dirs_exist_ok=True)
-        add_tests(work, args.tests or [])
+        add_tests(work, args.tests) if args.tests else None
     start = time.perf_counter()
     try:
         names = ([n for found in results(work).values() for n, s in found.items()
