@@ -1,17 +1,22 @@
 """What a lesson and the comparison report say when the results are partial or spread: which
 variants finished, why a fit failed, a setting left unsampled, the spread beside each loss, and
-each timing the decode sentence quotes. Made-up results, no training. Written from survivors of
+each timing the decode sentence quotes; an invalid variant refused before anything is written.
+Made-up results, no training. Written from survivors of
 the experiments mutation sample (issue 29)."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import pytest
+
 from tfstudio.experiments import report
+from tfstudio.experiments.compare import plan_runs
 from tfstudio.experiments.lessons import FAILS, LESSONS
 from tfstudio.experiments.lessons.attention import decode_check
 from tfstudio.experiments.results import Comparison, RunResult, VariantResult
 from tfstudio.experiments.runner import Plan
+from tfstudio.presets import load_preset
 
 BASELINES = {"unigram": 3.0, "bigram": 2.0}
 
@@ -82,3 +87,13 @@ def test_a_lesson_trains_its_first_seed_unless_told_another():
     lesson = LESSONS["norm"]
     assert lesson.config().seed == lesson.seeds[0] != lesson.seeds[1]
     assert lesson.config(seed=7).seed == 7
+
+
+def test_a_comparison_with_an_invalid_variant_is_refused_before_anything_is_written(tmp_path):
+    graph = load_preset("tiny-gpt")
+    for _, node in graph.walk():
+        if node.type == "attention":
+            node.params["heads"] = 3                 # 64 does not split into 3 heads
+    with pytest.raises(ValueError, match="variant base is not a valid graph: d_model 64"):
+        plan_runs("x", graph, [], [1], LESSONS["norm"].config(), [], tmp_path / "out")
+    assert not (tmp_path / "out").exists()
