@@ -1,18 +1,18 @@
-"""Mutation score of one module or package with mutmut (3.x): how many small edits of the source
+"""Mutation score of source files or packages with mutmut (3.x): how many small edits of the source
 (a ``<`` to ``<=``, a constant, a dropped call) the tests notice.
 
 mutmut runs, per mutant, the selected tests that reach the mutated function; a mutant they still
 pass on "survived" and points at behaviour no test pins down. The work happens in a scratch copy
-of the repository, so the checkout is never edited. Tests marked slow are left out (each mutant
-reaching them would cost that long).
+of the repository, never in the checkout; slow tests are left out. ``--keep`` keeps the copy;
+``--copy DIR --survivors`` reruns its survivors against the checkout's tests as they are now.
 
-    pip install mutmut
-    python bench/mutation.py tfstudio/train/sampling.py --budget 900
-    python bench/mutation.py tfstudio/runs --tests tests/test_runs_lock.py
+    python bench/mutation.py tfstudio/cli --tests tests/test_cli_errors.py --per-file 4 --keep
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -24,50 +24,35 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# mutmut's exit codes per mutant (mutmut.stats.status_by_exit_code), folded into the columns
-STATUS = {1: "killed", 3: "killed", 37: "killed", 0: "survived", 36: "timeout", 24: "timeout",
-          -24: "timeout", 152: "timeout", 255: "timeout", None: "not run", 2: "not run",
-          33: "no tests", 5: "no tests", 34: "skipped"}
-COLUMNS = ["killed", "survived", "timeout", "no tests", "not run"]
+COLUMNS = ["killed", "timeout", "survived", "no tests", "not checked", "other"]
+SELECTION = "pytest_add_cli_args_test_selection"
 
 
-def default_tests(module: str) -> list[str]:
-    """The test files that import ``module``'s package (tfstudio.train for
-    tfstudio/train/trainer.py)."""
-    package = ".".join(Path(module).with_suffix("").parts[:2])
-    return sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").glob("test_*.py")
-                  if package in p.read_text(encoding="utf-8"))
-
-
-def scratch_copy(module: str, tests: list[str], timeout_multiplier: float) -> Path:
+def scratch_copy(modules: list[str], tests: list[str]) -> Path:
     """A copy of the package, tests, resources and pyproject, with mutmut's settings added."""
     work = Path(tempfile.mkdtemp(prefix="tfstudio-mutmut-"))
     for folder in ("tfstudio", "tests", "resources"):  # resources: the presets tests load
         shutil.copytree(ROOT / folder, work / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    globs = json.dumps([m if m.endswith(".py") else m.rstrip("/") + "/*" for m in modules])
     settings = "\n".join([
-        "", "[tool.mutmut]", 'source_paths = ["tfstudio"]',
-        f"only_mutate = {json.dumps([module if module.endswith('.py') else module + '/*'])}",
-        f"pytest_add_cli_args_test_selection = {json.dumps(tests)}",
-        'pytest_add_cli_args = ["-x", "-q", "-p", "no:cacheprovider", "-m", "not slow"]',
-        'also_copy = ["tests", "resources"]',
+        "", "[tool.mutmut]", 'source_paths = ["tfstudio"]', f"only_mutate = {globs}",
+        f"{SELECTION} = {json.dumps(tests)}", 'also_copy = ["tests", "resources"]',
+        'pytest_add_cli_args = ["-x", "-q", "-p", "no:cacheprovider", "-n", "0", "-m", "not slow"]',
         # forked from mutmut's main process (which ran the suite), rustbpe's thread pool hangs
         'process_isolation = "forkserver"',
-        # a mutant stops after (its tests' time + 1 s) * this: mutmut's 15 makes every endless
-        # loop cost minutes; too little on a loaded machine and slow survivors pass as timeouts
-        f"timeout_multiplier = {timeout_multiplier}", ""])
+        # a mutant stops after (its tests' CPU s + 1) * 2 * this; mutmut's 15: minutes a hang
+        "timeout_multiplier = 10", ""])
     (work / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text() + settings)
     return work
 
 
-def run_mutmut(work: Path, budget: float, max_children: int) -> str:
-    """Runs ``mutmut run`` for at most ``budget`` seconds; says how it ended."""
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "OMP_NUM_THREADS": "1",
-           # killed workers never clean their tmp_path folders: keep them in the scratch copy
-           "PYTEST_DEBUG_TEMPROOT": str(work)}
-    env.pop("PYTHONPATH", None)  # the mutated copy must be the one imported
-    with open(work / "mutmut.log", "w") as log:  # its progress spinner is thousands of lines
+def run_mutmut(work: Path, names: list[str], budget: float, max_children: int) -> str:
+    """Runs ``mutmut run`` (on ``names`` only, if any) for at most ``budget`` s; how it ended."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {  # import the copy's
+        "QT_QPA_PLATFORM": "offscreen", "OMP_NUM_THREADS": "1", "PYTEST_DEBUG_TEMPROOT": str(work)}
+    with open(work / "mutmut.log", "a") as log:  # its progress spinner is thousands of lines
         proc = subprocess.Popen([sys.executable, "-m", "mutmut", "run", "--max-children",
-                                 str(max_children)], cwd=work, env=env, stdout=log,
+                                 str(max_children), *names], cwd=work, env=env, stdout=log,
                                 stderr=subprocess.STDOUT, start_new_session=True)
         try:
             proc.wait(timeout=budget)
@@ -84,63 +69,79 @@ def run_mutmut(work: Path, budget: float, max_children: int) -> str:
             raise
 
 
-def statuses(work: Path) -> dict[str, Counter]:
-    """{source file: how many of its mutants ended how}, from mutmut's .meta files."""
-    found = {}
-    for meta in sorted((work / "mutants").rglob("*.py.meta")):
-        codes = json.loads(meta.read_text()).get("exit_code_by_key", {})
-        found[str(meta.relative_to(work / "mutants"))[:-len(".meta")]] = Counter(
-            STATUS.get(code, "other") for code in codes.values())
-    return found
+def results(work: Path) -> dict[str, dict[str, str]]:
+    """{source file: {mutant: how it ended}}, from mutmut's .meta files."""
+    from mutmut.stats import status_by_exit_code
+    return {str(meta.relative_to(work / "mutants"))[:-len(".meta")]: {n: status_by_exit_code[c] for
+            n, c in json.loads(meta.read_text())["exit_code_by_key"].items()}
+            for meta in sorted((work / "mutants").rglob("*.py.meta"))}
 
 
-def score(c: Counter) -> str:
-    """(killed + timeout) / (killed + survived + timeout): a timeout means the tests failed."""
-    decided = c["killed"] + c["survived"] + c["timeout"]
-    return f"{(c['killed'] + c['timeout']) / decided:.0%}" if decided else "-"
+def add_tests(work: Path, tests: list[str]) -> None:
+    """Adds test files to a kept copy's selection and to mutmut's record of it, so that its
+    verdicts stand (more tests can only kill more) and only the new tests are traced."""
+    toml, stats = work / "pyproject.toml", work / "mutants" / "mutmut-stats.json"
+    old = next(line for line in toml.read_text().splitlines() if line.startswith(SELECTION))
+    selection = json.loads(old.split("=", 1)[1]) + [t for t in tests if t not in old]
+    toml.write_text(toml.read_text().replace(old, f"{SELECTION} = {json.dumps(selection)}"))
+    state = json.loads(stats.read_text())
+    state["config_fingerprint"]["test_selection"] = hashlib.sha256(  # as mutmut 3.8 hashes it
+        repr(tuple(selection)).encode()).hexdigest()[:12]
+    stats.write_text(json.dumps(state))
+
+
+def sample(work: Path, per_file: int) -> list[str]:
+    """``per_file`` mutant names spread evenly over each file's (mutmut makes them all first)."""
+    subprocess.run([sys.executable, "-c", "import mutmut.__main__ as m; m.copy_src_dir(); "
+                    "m.create_mutants(2)"], cwd=work, check=True, stdout=subprocess.DEVNULL)
+    return [list(found)[int((i + 0.5) * max(len(found) / per_file, 1.0))]
+            for found in results(work).values() for i in range(min(per_file, len(found)))]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("module", help="a source file or package folder, e.g. tfstudio/runs")
-    parser.add_argument("--tests", nargs="+", help="test files (default: those importing the "
-                                                   "module's package)")
+    parser.add_argument("modules", nargs="*", help="source files or package folders")
+    parser.add_argument("--tests", nargs="+", help="the test files to run (--copy: to add)")
+    parser.add_argument("--per-file", type=int, help="a sample: N spread over each file's")
+    parser.add_argument("--copy", type=Path, help="work in this kept copy (tests refreshed)")
+    parser.add_argument("--survivors", action="store_true", help="rerun the copy's survivors")
     parser.add_argument("--budget", type=float, default=1800, help="seconds before stopping")
     parser.add_argument("--max-children", type=int, default=2, help="parallel test runs")
-    parser.add_argument("--timeout-multiplier", type=float, default=10.0)
     parser.add_argument("--keep", action="store_true", help="keep the scratch copy")
     args = parser.parse_args()
-    try:
-        import mutmut  # noqa: F401
-    except ImportError:
-        print("mutmut is not installed; run `pip install mutmut` and try again")
+    missing = " ".join(m for m in args.modules if not (ROOT / m).exists()) or "-"[:not args.modules]
+    problem = "mutmut is not installed (pip install mutmut)" if not importlib.util.find_spec(
+        "mutmut") else (f"{args.copy}: not a kept copy" if not (args.copy / "mutants").is_dir()
+                        else "") if args.copy else f"no such source file or folder: {missing}" \
+        if missing else "" if args.tests else "name the test files with --tests"
+    if problem:
+        print(f"{problem}; see --help")
         return 2
-    module = args.module.rstrip("/")
-    if not (ROOT / module).exists():
-        print(f"no such source file or folder: {module}")
-        return 2
-    tests = args.tests or default_tests(module)
-    work = scratch_copy(module, tests, args.timeout_multiplier)
+    work = args.copy or scratch_copy(args.modules, args.tests)
+    if args.copy:  # the checkout's tests as they are now; mutmut traces new ones itself
+        shutil.copytree(ROOT / "tests", work / "tests", dirs_exist_ok=True)
+        add_tests(work, args.tests) if args.tests else None
     start = time.perf_counter()
     try:
-        ended = run_mutmut(work, args.budget, args.max_children)
+        names = ([n for found in results(work).values() for n, s in found.items()
+                  if s == "survived"] if args.survivors else sample(work, args.per_file)
+                 if args.per_file else [])
+        ended = run_mutmut(work, names, args.budget, args.max_children) if names or not \
+            args.survivors else "no survivors"
         if ended.startswith("failed"):
             print((work / "mutmut.log").read_text()[-4000:])
             return 1
-        total: Counter = Counter()
-        print("| file | " + " | ".join(COLUMNS) + " | score |")
-        print("|---" * (len(COLUMNS) + 2) + "|")
-        for source, c in statuses(work).items():
-            total.update(c)
-            print(f"| `{source}` | " + " | ".join(str(c[k]) for k in COLUMNS)
-                  + f" | {score(c)} |")
-        print(f"| **{module}** | " + " | ".join(str(total[k]) for k in COLUMNS)
-              + f" | {score(total)} |")
-        print(f"{time.perf_counter() - start:.0f} s, {ended}; tests: {' '.join(tests)}")
+        rows = {f"`{source}`": Counter(s if s in COLUMNS else "other" for s in found.values())
+                for source, found in results(work).items()}
+        rows["**all**"] = sum(rows.values(), Counter())
+        print(f"| file | {' | '.join(COLUMNS)} | score |\n" + "|---" * (len(COLUMNS) + 2) + "|")
+        for label, c in rows.items():  # score: a timeout counts as killed (the tests failed)
+            decided = c["killed"] + c["survived"] + c["timeout"]
+            score = f"{(c['killed'] + c['timeout']) / decided:.0%}" if decided else "-"
+            print(f"| {label} | " + " | ".join(str(c[k]) for k in COLUMNS) + f" | {score} |")
+        print(f"{time.perf_counter() - start:.0f} s, {ended}; in {work}")
     finally:
-        if args.keep:
-            print(f"scratch copy kept in {work} (its survivors: mutmut results there)")
-        else:
+        if not (args.keep or args.copy):
             shutil.rmtree(work, ignore_errors=True)
     return 0
 
