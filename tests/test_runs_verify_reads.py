@@ -152,10 +152,28 @@ def test_saved_settings_of_the_right_type_load():
     assert (config.lr, config.steps, config.compile, config.corpus) == (1, 7, True, "x")
 
 
-def test_a_checkpoint_without_its_manifest_or_data_position_falls_back(run):
+def test_a_checkpoint_that_lost_its_manifest_falls_back_to_the_one_before(run):
     newest = run / "checkpoints" / "step-00000004"
     (newest / "manifest.json").unlink()
-    edit_json(newest / "state.json", lambda d: d.update(data={}))
+    choice = find_checkpoint(run / "checkpoints")
+    assert step_of(choice.path) == 2
+    assert choice.skipped == [f"{newest / 'manifest.json'} is missing (this checkpoint was "
+                              "written with one)"]
+
+
+def test_the_only_checkpoint_without_its_manifest_is_refused_in_one_line(run, capsys):
+    (run / "checkpoints" / "step-00000004" / "manifest.json").unlink()
+    shutil.rmtree(run / "checkpoints" / "step-00000002")
+    assert main(["generate", str(run), "--max-new-tokens", "2"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "manifest.json is missing" in err, err
+
+
+def test_an_older_checkpoint_without_a_data_position_falls_back(run):
+    """Checkpoints written before manifests: what can be checked is, the data position too."""
+    newest = run / "checkpoints" / "step-00000004"
+    (newest / "manifest.json").unlink()
+    edit_json(newest / "state.json", lambda d: (d.pop("manifest"), d.update(data={})))
     choice = find_checkpoint(run / "checkpoints")
     assert step_of(choice.path) == 2
     assert choice.skipped == [f'{newest / "state.json"} has no "data" position a resume can '

@@ -71,6 +71,7 @@ def test_moe_reports_router_load():
 def test_tiny_t5_learns_reverse_to_99_percent():
     # reverse needs to know left from right in the source: the mirror image of a string has
     # the same letters at the same distances from each other
-    last, _ = train("tiny-t5", corpus="task:reverse", tokenizer="byte", steps=500,
-                    batch_size=32, lr=3e-3, warmup_steps=20, eval_every=500)
+    # 500 steps sat on the edge (0.87 on one CPU, 0.99 on another); at 800 it is 1.0 on both
+    last, _ = train("tiny-t5", corpus="task:reverse", tokenizer="byte", steps=800,
+                    batch_size=32, lr=3e-3, warmup_steps=20, eval_every=800)
     assert last.accuracy >= 0.99, last.accuracy

@@ -164,7 +164,7 @@ def _write_partial(partial: Path, step: int, model: torch.nn.Module,
         save_model(model, str(partial / "model.safetensors"))
     else:
         save_file(_drop_aliases(weights, model), str(partial / "model.safetensors"))
-    full_state = {"step": step, **state}
+    full_state = {"step": step, **state, "manifest": True}   # so a lost manifest is damage
     if optimizer is not None:
         tensors, meta = _optimizer_split(optimizer.state_dict())
         save_file(tensors, str(partial / "optimizer.safetensors"))
@@ -371,6 +371,8 @@ def _verify(path: Path) -> tuple[str, str] | None:
         problem = _manifest_problem(path, manifest)
         if problem is not None:
             return problem
+    elif _written_with_manifest(path):
+        return MANIFEST, "is missing (this checkpoint was written with one)"
     elif not (path / "model.safetensors").is_file():
         return "model.safetensors", "is missing"
     else:  # written before checkpoints carried a manifest: check what can be checked
@@ -378,6 +380,14 @@ def _verify(path: Path) -> tuple[str, str] | None:
         if problem is not None:
             return "model.safetensors", problem
     return _state_problem(path)
+
+
+def _written_with_manifest(path: Path) -> bool:
+    try:
+        state = json.loads((path / "state.json").read_bytes().decode("utf-8"))
+    except (OSError, ValueError):
+        return False    # the state's own damage is found by _state_problem
+    return isinstance(state, dict) and state.get("manifest") is True
 
 
 def _manifest_problem(path: Path, manifest: Path) -> tuple[str, str] | None:

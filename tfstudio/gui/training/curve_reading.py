@@ -15,6 +15,15 @@ SMOOTHING_STEPS = 100  # the slider's positions: weight = position / 100, at mos
 READOUT_HINT = "Point at a plot to read every run's values at that step"
 
 
+class FloatingLabel(QLabel):
+    """A label laid over the plots rather than in a row of its own (a row cost the six plots
+    the height a 1366x768 screen has): it keeps its size fitted to its text."""
+
+    def setText(self, text: str) -> None:
+        super().setText(text)
+        self.adjustSize()
+
+
 class CurveReader(QObject):
     """Owns the smoothing slider, the x-axis picker and the readout line of a curves view.
     ``shown()`` gives the runs drawn, ``smoothed()`` their smoothed loss arrays by name."""
@@ -28,7 +37,7 @@ class CurveReader(QObject):
         self._shown, self._smoothed = shown, smoothed
         self.smoothing = QSlider(Qt.Horizontal)
         self.smoothing.setRange(0, SMOOTHING_STEPS - 1)
-        self.smoothing.setFixedWidth(110)
+        self.smoothing.setFixedWidth(64)
         self.smoothing.setToolTip(
             "Smoothing (exponential moving average, as TensorBoard): the loss and gradient "
             "norm curves drawn smoothed, the raw curve faint behind. 0: raw")
@@ -39,8 +48,10 @@ class CurveReader(QObject):
             self.x_axis.addItem(title, key)
         self.x_axis.setToolTip("The x-axis: the training step, or wall time since the run "
                                "started (from the times in metrics.jsonl)")
-        self.text = QLabel(READOUT_HINT)
+        self.text = FloatingLabel(READOUT_HINT)
         self.text.setProperty("role", "muted")
+        self.text.setAutoFillBackground(True)   # readable over the curves it floats on
+        self.text.setMargin(2)
         self.text.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.lines = []
         colour = theme.current().muted_text

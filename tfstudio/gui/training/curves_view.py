@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QTextOption
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QScrollArea,
                                QVBoxLayout, QWidget)
@@ -21,6 +21,7 @@ from .plots import (STEP_LINE, layer_style, layout_widget, legend_above, live_pl
 from .series import RunSeries, write_csv
 
 
+READOUT_AT = QPoint(56, 2)  # past the loss plot's y-axis, above its data
 MIN_DATA_HEIGHT = 200  # px of every plot's data area (a shorter screen scrolls)
 SPEED_WINDOW = 20  # steps in the moving average of tokens / s (single steps are noisy)
 RAW_ALPHA = 60  # the raw curve behind a smoothed one: faint, as in TensorBoard
@@ -188,9 +189,11 @@ class CurvesView(QWidget):
         column.setContentsMargins(4, 2, 4, 2)
         column.setSpacing(2)
         column.addLayout(bar)
-        self.reader.text.setContentsMargins(2, 0, 0, 0)
-        column.addWidget(self.reader.text)
         column.addWidget(self.scroll, 1)
+        self.reader.text.setParent(self.scroll)   # over the plots' top left; it does not scroll
+        self.reader.text.move(READOUT_AT)
+        self.reader.text.adjustSize()
+        self.reader.text.raise_()
 
     # ------------------------------------------------------------------ runs
     def add_series(self, series: RunSeries) -> None:

@@ -17,8 +17,8 @@ from .strip import StripFitter
 BUILD, TRAIN = "build", "train"
 MODES = (BUILD, TRAIN)
 STRIP_HEIGHT = 98      # the canvas strip in Train mode (at least; STRIP_SHARE of a tall window)
-# of the window's height: tiny-gpt's main layer then fits whole at 65% zoom on a 1366x768 screen
-STRIP_SHARE = 17
+# of the window's height: more would cost the six curves their room on a 1366x768 screen
+STRIP_SHARE = 14
 SETTINGS_KEY = "workspace/{mode}"
 
 
