@@ -44,7 +44,29 @@ class ByteTokenizer(Tokenizer):
         return {}
 
 
-class CharTokenizer(Tokenizer):
+class PieceTable(Tokenizer):
+    """A tokenizer whose ordinary ids index a table of strings (``pieces``: characters,
+    words), followed by the special tokens, ``<|unk|>`` decoding to U+FFFD."""
+
+    pieces: list[str]
+
+    def decode(self, ids) -> str:
+        return "".join(self._piece(int(i)) for i in ids)
+
+    def _piece(self, token_id: int) -> str:
+        if 0 <= token_id < self.ordinary_vocab_size:
+            return self.pieces[token_id]
+        self._check_id(token_id)
+        return REPLACEMENT if self._names[token_id] == UNK else self._names[token_id]
+
+    def token_bytes(self, token_id: int) -> bytes:
+        return self._piece(token_id).encode("utf-8", "surrogatepass")
+
+    def token_strings(self, ids) -> list[str]:
+        return [self._piece(int(i)) for i in ids]
+
+
+class CharTokenizer(PieceTable):
     kind = "char"
 
     def __init__(self, alphabet: str) -> None:
@@ -83,20 +105,9 @@ class CharTokenizer(Tokenizer):
         known = self._codes[pos_clipped] == codes
         return np.where(known, pos_clipped, self.specials[UNK])
 
-    def decode(self, ids) -> str:
-        return "".join(self._piece(int(i)) for i in ids)
-
-    def _piece(self, token_id: int) -> str:
-        if 0 <= token_id < self.ordinary_vocab_size:
-            return self.alphabet[token_id]
-        self._check_id(token_id)
-        return REPLACEMENT if self._names[token_id] == UNK else self._names[token_id]
-
-    def token_bytes(self, token_id: int) -> bytes:
-        return self._piece(token_id).encode("utf-8", "surrogatepass")
-
-    def token_strings(self, ids) -> list[str]:
-        return [self._piece(int(i)) for i in ids]
+    @property
+    def pieces(self) -> list[str]:
+        return self.alphabet
 
     def _state(self) -> dict:
         return {"alphabet": self.alphabet}

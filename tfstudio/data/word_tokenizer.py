@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from .tokenizer import SPECIAL_TOKENS, UNK, Tokenizer, special_ids
+from .simple_tokenizers import PieceTable
+from .tokenizer import SPECIAL_TOKENS, UNK, special_ids
 
-REPLACEMENT = "\ufffd"
 PIECES = re.compile(r" ?\w+| ?[^\w\s]+|\s+(?!\S)|\s+")
 
 
@@ -23,7 +23,7 @@ def pieces(text: str) -> list[str]:
     return PIECES.findall(text)
 
 
-class WordTokenizer(Tokenizer):
+class WordTokenizer(PieceTable):
     kind = "word"
 
     def __init__(self, words: list[str]) -> None:
@@ -62,20 +62,9 @@ class WordTokenizer(Tokenizer):
         unk = self.specials[UNK]
         return [self._ids.get(p, unk) for p in pieces(text)]
 
-    def decode(self, ids) -> str:
-        return "".join(self._piece(int(i)) for i in ids)
-
-    def _piece(self, token_id: int) -> str:
-        if 0 <= token_id < self.ordinary_vocab_size:
-            return self.words[token_id]
-        self._check_id(token_id)
-        return REPLACEMENT if self._names[token_id] == UNK else self._names[token_id]
-
-    def token_bytes(self, token_id: int) -> bytes:
-        return self._piece(token_id).encode("utf-8", "surrogatepass")
-
-    def token_strings(self, ids) -> list[str]:
-        return [self._piece(int(i)) for i in ids]
+    @property
+    def pieces(self) -> list[str]:
+        return self.words
 
     def _state(self) -> dict:
         return {"words": self.words}
