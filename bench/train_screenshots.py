@@ -35,6 +35,7 @@ def main() -> int:
     parser.add_argument("--suffix", default="", help="added to each file name (e.g. -1920x1080)")
     args = parser.parse_args()
 
+    from PySide6.QtCore import QPointF
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -77,7 +78,6 @@ def main() -> int:
     panel.step_bar.slider.setValue(steps.index(middle))
     pump(app, 2.0)
     panel.curves.reader.smoothing.setValue(60)
-    panel.curves.reader.show_at(middle)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     views = {panel.tabs.tabText(i).lower().replace(" ", "_"): panel.tabs.widget(i)
@@ -85,6 +85,12 @@ def main() -> int:
     for tab in args.tabs.split(","):
         panel.tabs.setCurrentWidget(views[tab])
         pump(app, 3.0)
+        if tab == "curves":  # the pointer on the loss plot at the middle step: the readout box
+            box = panel.curves.loss_plot.getViewBox()
+            low, high = box.viewRange()[1]
+            panel.curves.plots.scene().sigMouseMoved.emit(
+                box.mapViewToScene(QPointF(middle, (low + high) / 2)))
+            pump(app, 0.5)
         path = out / f"{TABS[tab]}{args.suffix}.png"
         window.grab().save(str(path))
         print("wrote", path, "·", panel.step_bar.caption.text() if hasattr(

@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from PySide6.QtCore import QPointF
+from PySide6.QtCore import QEvent, QPointF
+from PySide6.QtWidgets import QApplication
 
 from tfstudio.gui.training.curve_math import WALL, ema, readout
 from tfstudio.gui.training.curves_view import CurvesView
@@ -92,6 +93,27 @@ def test_pointing_at_a_plot_reads_the_step_under_the_pointer(qtbot):
                for line in view.reader.lines)
     view.reader.smoothing.setValue(50)  # the readout adds the smoothed value it draws
     assert f"loss 1.5 (smoothed {hand_ema(first.loss, 0.5)[3]:.4g})" in view.reader.text.text()
+
+
+def test_the_readout_is_a_box_beside_the_pointer_that_leaves_with_it(qtbot):
+    view = CurvesView()
+    qtbot.addWidget(view)
+    view.resize(1200, 700)
+    view.show()
+    qtbot.waitExposed(view)
+    view.add_series(run("run A", [4.0, 3.0, 2.0, 1.5, 1.2]))
+    box, readout = view.loss_plot.getViewBox(), view.reader.text
+    box.setXRange(0, 6, padding=0)
+    assert not readout.isVisible()          # nothing read yet: no box over the curves
+    for x in (1.0, 5.5):                    # near the left edge, then the right
+        scene = box.mapViewToScene(QPointF(x, 2.0))
+        view.plots.scene().sigMouseMoved.emit(scene)
+        pointer = view.plots.mapTo(view.scroll, view.plots.mapFromScene(scene))
+        assert readout.isVisible() and "run A: step" in readout.text()
+        assert view.scroll.rect().contains(readout.geometry())        # inside, never cut
+        assert not readout.geometry().contains(pointer)               # beside, not under it
+    QApplication.sendEvent(view.plots, QEvent(QEvent.Leave))
+    assert not readout.isVisible()
 
 
 def test_a_wall_time_axis_places_points_at_the_logged_times(qtbot):

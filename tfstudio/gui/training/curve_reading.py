@@ -5,8 +5,8 @@ pointer, with a vertical line through every plot at that point. The numbers come
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import QComboBox, QLabel, QSlider
+from PySide6.QtCore import QObject, QPoint, Qt, Signal
+from PySide6.QtWidgets import QComboBox, QFrame, QLabel, QSlider
 
 from .. import theme
 from .curve_math import STEP, X_AXES, readout
@@ -15,13 +15,29 @@ SMOOTHING_STEPS = 100  # the slider's positions: weight = position / 100, at mos
 READOUT_HINT = "Point at a plot to read every run's values at that step"
 
 
-class FloatingLabel(QLabel):
-    """A label laid over the plots rather than in a row of its own (a row cost the six plots
-    the height a 1366x768 screen has): it keeps its size fitted to its text."""
+class HoverBox(QLabel):
+    """The readout as a box beside the pointer, as TensorBoard and W&B show it (a row of its
+    own cost the six plots the height a 1366x768 screen has): sized to its text, shown only
+    while the pointer reads a plot, kept inside its parent."""
+
+    OFFSET = QPoint(16, 16)
 
     def setText(self, text: str) -> None:
         super().setText(text)
         self.adjustSize()
+
+    def follow(self, at: QPoint) -> None:
+        """Stand beside ``at`` (parent coordinates), on the side where it fits."""
+        area = self.parentWidget().rect()
+        x = at.x() + self.OFFSET.x()
+        if x + self.width() > area.right():
+            x = at.x() - self.OFFSET.x() - self.width()
+        y = at.y() + self.OFFSET.y()
+        if y + self.height() > area.bottom():
+            y = at.y() - self.OFFSET.y() - self.height()
+        self.move(max(x, 0), max(y, 0))
+        self.setVisible(self.text() != READOUT_HINT)
+        self.raise_()
 
 
 class CurveReader(QObject):
@@ -48,10 +64,11 @@ class CurveReader(QObject):
             self.x_axis.addItem(title, key)
         self.x_axis.setToolTip("The x-axis: the training step, or wall time since the run "
                                "started (from the times in metrics.jsonl)")
-        self.text = FloatingLabel(READOUT_HINT)
+        self.text = HoverBox(READOUT_HINT)
         self.text.setProperty("role", "muted")
         self.text.setAutoFillBackground(True)   # readable over the curves it floats on
-        self.text.setMargin(2)
+        self.text.setFrameShape(QFrame.Shape.StyledPanel)
+        self.text.setMargin(3)
         self.text.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.lines = []
         colour = theme.current().muted_text

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QTextOption
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QScrollArea,
                                QVBoxLayout, QWidget)
@@ -21,7 +21,6 @@ from .plots import (STEP_LINE, layer_style, layout_widget, legend_above, live_pl
 from .series import RunSeries, write_csv
 
 
-READOUT_AT = QPoint(56, 2)  # past the loss plot's y-axis, above its data
 MIN_DATA_HEIGHT = 200  # px of every plot's data area (a shorter screen scrolls)
 SPEED_WINDOW = 20  # steps in the moving average of tokens / s (single steps are noisy)
 RAW_ALPHA = 60  # the raw curve behind a smoothed one: faint, as in TensorBoard
@@ -190,10 +189,19 @@ class CurvesView(QWidget):
         column.setSpacing(2)
         column.addLayout(bar)
         column.addWidget(self.scroll, 1)
-        self.reader.text.setParent(self.scroll)   # over the plots' top left; it does not scroll
-        self.reader.text.move(READOUT_AT)
-        self.reader.text.adjustSize()
-        self.reader.text.raise_()
+        self.reader.text.setParent(self.scroll)   # a box beside the pointer, over the plots
+        self.reader.text.hide()
+        self.plots.scene().sigMouseMoved.connect(self._pointer_moved)
+        self.plots.installEventFilter(self)
+
+    def _pointer_moved(self, scene_pos) -> None:
+        at = self.plots.mapTo(self.scroll, self.plots.mapFromScene(scene_pos))
+        self.reader.text.follow(at)
+
+    def eventFilter(self, watched, event) -> bool:
+        if watched is self.plots and event.type() == QEvent.Leave:
+            self.reader.text.hide()   # the box goes with the pointer
+        return super().eventFilter(watched, event)
 
     # ------------------------------------------------------------------ runs
     def add_series(self, series: RunSeries) -> None:
