@@ -71,7 +71,6 @@ print(json.dumps({"estimate": estimated_peak_rss(need, resident),
 
 @pytest.mark.slow
 @pytest.mark.parametrize("preset,batch,seq_len", [
-    ("tiny-gpt", 8, 64),           # the interpreter and torch are most of it
     ("tiny-alibi-gpt", 64, 256),   # the softmax rows ALiBi keeps
     ("tiny-llama", 128, 256),      # activations are most of it (about 1.5 GB)
 ])

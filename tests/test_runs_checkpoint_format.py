@@ -43,8 +43,11 @@ def folders(directory):
 
 
 def legacy(path):
-    """A checkpoint as written before checkpoints carried a manifest."""
+    """A checkpoint as written before checkpoints carried a manifest (and said so)."""
     (path / ck.MANIFEST).unlink()
+    state = json.loads((path / "state.json").read_text())
+    state.pop("manifest", None)
+    (path / "state.json").write_text(json.dumps(state))
     return path
 
 
