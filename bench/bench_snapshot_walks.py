@@ -29,23 +29,14 @@ from tfstudio.probes.snapshot import WALK_KEPT_EVERY, _separator, walk_summary
 from tfstudio.runs import TrainConfig
 from tfstudio.train.trainer import Trainer
 
-from report import replace_section  # noqa: E402  (bench/ is on sys.path)
+from bench_explain import median_ms  # noqa: E402  (bench/ is on sys.path)
+from report import replace_section  # noqa: E402
 
 SECTION = "## Explain: the walk in each look inside, capped"
 
 
 def folder_bytes(path: Path) -> int:
     return sum(f.stat().st_size for f in path.glob("step-*.npz"))
-
-
-def median_ms(fn, reps: int) -> float:
-    fn()
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
 
 
 def main() -> None:

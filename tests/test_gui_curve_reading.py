@@ -22,6 +22,16 @@ def run(name: str, loss: list[float], elapsed: list[float] | None = None) -> Run
                      val_steps=[2], val_loss=[2.75], accuracy=[None])
 
 
+def shown_view(qtbot) -> CurvesView:
+    """A curves view on screen, so the pointer's scene positions map to its plots."""
+    view = CurvesView()
+    qtbot.addWidget(view)
+    view.resize(1200, 700)
+    view.show()
+    qtbot.waitExposed(view)
+    return view
+
+
 def hand_ema(values, w):
     """TensorBoard's debiased EMA, written out: a = w a + (1-w) v; shown a / (1 - w^k)."""
     out, a, k = [], 0.0, 0
@@ -75,11 +85,7 @@ def test_the_readout_names_each_run_and_its_values_at_the_step(qtbot):
 
 
 def test_pointing_at_a_plot_reads_the_step_under_the_pointer(qtbot):
-    view = CurvesView()
-    qtbot.addWidget(view)
-    view.resize(1200, 700)
-    view.show()
-    qtbot.waitExposed(view)
+    view = shown_view(qtbot)
     first = run("run A", [4.0, 3.0, 2.0, 1.5, 1.2])
     second = run("run B", [5.0, 4.5, 4.0, 3.5, 3.0])
     view.add_series(first)
@@ -96,11 +102,7 @@ def test_pointing_at_a_plot_reads_the_step_under_the_pointer(qtbot):
 
 
 def test_the_readout_is_a_box_beside_the_pointer_that_leaves_with_it(qtbot):
-    view = CurvesView()
-    qtbot.addWidget(view)
-    view.resize(1200, 700)
-    view.show()
-    qtbot.waitExposed(view)
+    view = shown_view(qtbot)
     view.add_series(run("run A", [4.0, 3.0, 2.0, 1.5, 1.2]))
     box, readout = view.loss_plot.getViewBox(), view.reader.text
     box.setXRange(0, 6, padding=0)

@@ -45,25 +45,25 @@ def build_tokenizer(spec: str, corpus=None, **options) -> Tokenizer:
         from .simple_tokenizers import CharTokenizer
         return CharTokenizer.from_corpus(_need_corpus(spec, corpus))
     if kind == "word":
-        try:
-            size = int(arg)
-        except ValueError:
-            raise DataError(f"tokenizer {spec!r}: the word vocabulary size must be an integer, "
-                            f'e.g. "word:2000"') from None
+        size = _vocabulary_size(spec, arg, "word", "word:2000")
         from .word_tokenizer import WordTokenizer
         return WordTokenizer.from_corpus(_need_corpus(spec, corpus), size)
     if kind == "bpe":
-        try:
-            vocab_size = int(arg)
-        except ValueError:
-            raise DataError(f"tokenizer {spec!r}: the BPE vocabulary size must be an integer, "
-                            f'e.g. "bpe:1024"') from None
+        size = _vocabulary_size(spec, arg, "BPE", "bpe:1024")
         from .bpe import train_bpe
-        return train_bpe(_need_corpus(spec, corpus), vocab_size, **options)
+        return train_bpe(_need_corpus(spec, corpus), size, **options)
     if kind == "tiktoken" and arg:
         from .named_encodings import load_named_encoding
         return load_named_encoding(arg)
     raise DataError(f"unknown tokenizer {spec!r}; use {SPEC_HELP}")
+
+
+def _vocabulary_size(spec: str, arg: str, what: str, example: str) -> int:
+    try:
+        return int(arg)
+    except ValueError:
+        raise DataError(f"tokenizer {spec!r}: the {what} vocabulary size must be an integer, "
+                        f'e.g. "{example}"') from None
 
 
 def _need_corpus(spec: str, corpus):

@@ -13,7 +13,7 @@ from ...train.events import RouterMetrics, read_events
 from . import register
 from .course import blocks, setting
 from .lesson import FAILS, HOLDS, UNDECIDED, Check, Lesson, Sample, higher, lower
-from .measures import final_loss, variants
+from .measures import final_loss, unmeasured, variants
 from .training import LESSON_TRAINING
 
 KEY = "ffn_experts"
@@ -105,21 +105,18 @@ def measure(c, progress=lambda line: None) -> None:
     from ..course.experts import expert_tokens
     from ..splits import run_splits
 
-    for v in c.variants:
-        for run in v.runs if v.name != f"{KEY}=dense" else []:
-            path = Path(run.run_dir) / TOKENS_FILE
-            if path.exists():
-                continue
-            progress(f"routing validation text through {run.run_dir}")
-            folder = RunFolder(run.run_dir)
-            model, tokenizer = folder.load_model(), folder.tokenizer()
-            val = run_splits(folder).val
-            layers = expert_tokens(model, val, folder.config().seq_len, top=TOP)
-            name = lambda t: tokenizer.token_strings([t])[0]  # noqa: E731
-            path.write_text(json.dumps({layer: [
-                {"expert": e.expert, "share": e.share,
-                 "top": [[name(t), n, of] for t, n, of in e.top]} for e in experts]
-                for layer, experts in layers.items()}, indent=1), encoding="utf-8")
+    mixtures = [v for v in c.variants if v.name != f"{KEY}=dense"]
+    for run, path in unmeasured(c, TOKENS_FILE, among=mixtures):
+        progress(f"routing validation text through {run.run_dir}")
+        folder = RunFolder(run.run_dir)
+        model, tokenizer = folder.load_model(), folder.tokenizer()
+        val = run_splits(folder).val
+        layers = expert_tokens(model, val, folder.config().seq_len, top=TOP)
+        name = lambda t: tokenizer.token_strings([t])[0]  # noqa: E731
+        path.write_text(json.dumps({layer: [
+            {"expert": e.expert, "share": e.share,
+             "top": [[name(t), n, of] for t, n, of in e.top]} for e in experts]
+            for layer, experts in layers.items()}, indent=1), encoding="utf-8")
 
 
 def token_sentences(tables: dict[str, dict], seed: int) -> list[str]:

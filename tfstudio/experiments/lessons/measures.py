@@ -3,14 +3,27 @@ loss per position bucket, KV-cache bytes, the spread of gradient norms across la
 from __future__ import annotations
 
 import math
+from pathlib import Path
+from typing import Iterable, Iterator
 
-from ..results import Comparison, VariantResult
+from ..results import Comparison, RunResult, VariantResult
 from .lesson import Sample
 
 
 def variants(c: Comparison, key: str) -> dict[str, VariantResult]:
     """{value: variant} for the variants named "KEY=value"."""
     return {v.name.split("=", 1)[1]: v for v in c.variants if v.name.startswith(key + "=")}
+
+
+def unmeasured(c: Comparison, file: str, among: Iterable[VariantResult] | None = None
+               ) -> Iterator[tuple[RunResult, Path]]:
+    """Each run (of ``among``, else of every variant) whose folder holds no ``file`` yet, with
+    that file's path: a lesson measures a trained run once and reads the file after."""
+    for v in (c.variants if among is None else among):
+        for run in v.runs:
+            path = Path(run.run_dir) / file
+            if not path.exists():
+                yield run, path
 
 
 def final_loss(v: VariantResult) -> Sample:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import register
 from .lesson import FAILS, HOLDS, UNDECIDED, Check, Lesson, Sample, higher
-from .measures import variants
+from .measures import unmeasured, variants
 from .training import LESSON_TRAINING
 
 KEY, SCHEMES, FILE, K = "positions", ("learned", "sinusoidal"), "orthogonality.json", 8
@@ -24,10 +24,7 @@ def measure(c, progress=lambda line: None) -> None:
     from ...probes.embeddings import position_angles
     from ...runs import RunFolder
 
-    for run in (r for v in c.variants for r in v.runs):
-        path = Path(run.run_dir) / FILE
-        if path.exists():
-            continue
+    for run, path in unmeasured(c, FILE):
         progress(f"measuring token and position vectors of {run.run_dir}")
         folder = RunFolder(run.run_dir)
         ids = list(range(folder.tokenizer().ordinary_vocab_size))

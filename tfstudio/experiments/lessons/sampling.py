@@ -10,6 +10,7 @@ from pathlib import Path
 from ..course.sampling import DEFAULT_GRID, Setting, sample_table_for_run
 from . import register
 from .lesson import FAILS, HOLDS, UNDECIDED, Check, Lesson, Sample, higher, lower
+from .measures import unmeasured
 from .training import LESSON_TRAINING
 
 CLAIM = ("temperature trades repetition for drift: a low temperature repeats itself, a high "
@@ -25,14 +26,11 @@ ADAPTS = 2.0   # top-p adapts when its kept count spans at least this factor
 
 def measure(c, progress=lambda line: None) -> None:
     """Sample every run at every setting of the grid, unless its sampling.json exists."""
-    for run in (r for v in c.variants for r in v.runs):
-        path = Path(run.run_dir) / FILE
-        if not path.exists():
-            progress(f"sampling {run.run_dir} at {len(DEFAULT_GRID)} settings")
-            rows = sample_table_for_run(run.run_dir, prompts=PROMPTS, grid=DEFAULT_GRID,
-                                        samples=SAMPLES, max_new_tokens=NEW_TOKENS)
-            path.write_text(json.dumps([r.as_dict() for r in rows], indent=1),
-                            encoding="utf-8")
+    for run, path in unmeasured(c, FILE):
+        progress(f"sampling {run.run_dir} at {len(DEFAULT_GRID)} settings")
+        rows = sample_table_for_run(run.run_dir, prompts=PROMPTS, grid=DEFAULT_GRID,
+                                    samples=SAMPLES, max_new_tokens=NEW_TOKENS)
+        path.write_text(json.dumps([r.as_dict() for r in rows], indent=1), encoding="utf-8")
 
 
 def table(run_dir: Path) -> dict[str, dict] | None:

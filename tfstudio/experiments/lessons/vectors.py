@@ -16,6 +16,7 @@ from pathlib import Path
 from ..course.vectors import contextual_drift, static_neighbours
 from . import register
 from .lesson import FAILS, HOLDS, UNDECIDED, Check, Lesson, Sample, higher, lower
+from .measures import unmeasured
 from .training import LESSON_TRAINING
 
 # every word of the stories sample (228 pieces) gets its own id; a larger corpus keeps 2,000
@@ -50,10 +51,7 @@ def measure(c, progress=lambda line: None) -> None:
     from ...data import load_corpus
     from ...runs import RunFolder
 
-    for run in (r for v in c.variants for r in v.runs):
-        path = Path(run.run_dir) / FILE
-        if path.exists():
-            continue
+    for run, path in unmeasured(c, FILE):
         progress(f"following words through {run.run_dir}")
         folder = RunFolder(run.run_dir)
         config = folder.config()
