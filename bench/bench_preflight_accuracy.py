@@ -2,7 +2,7 @@
 
 For each preset, batch and length: a fresh process notes its resident memory when the
 pre-flight would run (interpreter and torch imported, nothing built: ``resident``), trains
-``--steps`` steps, and reports its peak RSS (``ru_maxrss``). The estimate of that peak is
+``--steps`` steps, and reports its peak RSS (``VmHWM``). The estimate of that peak is
 tfstudio.runs.preflight.estimated_peak_rss: the resident memory, torch's working memory and
 the step's need (weights, gradients, AdamW state, activations with the logits' gradients and
 the allocator's slack). A ratio above 1 is a pessimistic estimate, below 1 an optimistic one.
@@ -28,7 +28,7 @@ CASES = ("tiny-gpt:8x64", "tiny-gpt:64x256", "tiny-gpt:256x256", "tiny-gpt:1024x
          "tiny-alibi-gpt:128x256", "tiny-lstm:64x256", "gpt2-small:2x256", "gpt2-small:8x256")
 
 CHILD = r"""
-import json, resource, sys
+import json, sys
 import psutil, torch
 from tfstudio.presets import load_preset
 from tfstudio.runs.config import TrainConfig
@@ -45,7 +45,9 @@ end = trainer.run()
 need = training_need(fit_graph_to_tokenizer(load_preset(preset), trainer.tokenizer),
                      batch=batch, seq_len=length, precision="fp32")
 print(json.dumps({"end": end.kind, "resident": resident, "peak":
-                  resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+                  # VmHWM, not ru_maxrss, which Linux carries over from the parent through exec
+                  next(int(line.split()[1]) * 1024 for line in open("/proc/self/status")
+                       if line.startswith("VmHWM:")),
                   "need": need.total, "estimate": estimated_peak_rss(need, resident)}))
 """
 
@@ -71,7 +73,8 @@ def table(rows: list[dict], steps: int) -> str:
              "tokenizer. Resident: RSS when the pre-flight would run (interpreter and torch "
              "imported, nothing built); the step's need: weights, gradients, AdamW state, "
              "activations with the logits' gradients and a fifth for the allocator; estimate = "
-             "resident + 100 MB of torch working memory + the need; peak: `ru_maxrss` after "
+             "resident + 100 MB of torch working memory + the need; peak: the process's "
+             "high-water RSS (`VmHWM`) after "
              "the steps. Held within 1.5x by tests/test_preflight_calibration.py.", "",
              "| run | resident (MB) | need (MB) | estimate (MB) | peak RSS (MB) "
              "| estimate / peak |",
