@@ -12,12 +12,12 @@ A target is a block as ``model.blocks()`` names it, optionally narrowed to one h
 The switching is done at the model's own hook points (:mod:`tfstudio.nn.hooks`): a function
 attached to a point that returns a tensor replaces what the model computed there. A head is
 zeroed in the attention's "mixed" point (z = A v, [B, H, T, d_head]), an expert at its
-FeedForward's "out" point, a sublayer at its own "out" point. The weights are never touched,
-and the model computes exactly as before when the ``with`` block ends. :func:`ablation_effect` reports the change in loss on the
-text and in the next-token distribution (KL divergence and the top tokens before and after),
-and, given a span, the loss on the span's tokens alone: on a task, the answer tokens, which are
-what training scores (the random prompt characters are never learned, so the loss over the
-whole text mostly measures them).
+FeedForward's "out" point, a sublayer at its own "out" point. The weights are never touched, and
+the model computes exactly as before when the ``with`` block ends. :func:`ablation_effect`
+reports the change in loss on the text and in the next-token distribution (KL divergence and the
+top tokens before and after), and, given a span, the loss on the span's tokens alone: on a task,
+the answer tokens, which are what training scores (the random prompt characters are never
+learned, so the loss over the whole text mostly measures them).
 """
 from __future__ import annotations
 
