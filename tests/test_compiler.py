@@ -195,16 +195,19 @@ def test_initialisation_scales_residual_projections():
     assert torch.all(first.attn.qkv.bias == 0) and torch.all(first.norm_attn.weight == 1)
 
 
-def test_captured_attention_through_the_model():
+def test_attention_weights_read_at_a_hook_point_through_the_model():
+    from tfstudio.nn import attached
+
     model = compile_graph(load_preset("tiny-llama")).eval()
     ids = torch.randint(0, 256, (1, 10))
+    seen = {}
     with torch.no_grad():
         fast = model(ids)
-        for _, attn in model.attention_modules():
-            attn.capture = True
-        slow = model(ids)
+        with attached(model, lambda name, _p, w: seen.update({name: w}),
+                      names={"layers.0.attn.hook_weights", "layers.1.attn.hook_weights"}):
+            slow = model(ids)
     assert torch.allclose(fast, slow, atol=1e-5)
-    w = dict(model.attention_modules())[("layers", 1, "attn")].last_weights
+    w = seen["layers.1.attn.hook_weights"]
     assert w.shape == (1, 4, 10, 10)
     assert torch.allclose(w.sum(-1), torch.ones(1, 4, 10), atol=1e-5)
     assert torch.all(w.triu(1) == 0)

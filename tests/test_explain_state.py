@@ -3,6 +3,7 @@ picked, and a run change leaves nothing of the last run in any view."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
 from tfstudio import probes
@@ -183,3 +184,65 @@ def test_the_lens_is_shaded_by_probability_and_marks_the_answer(qtbot):
     view.tabs.setCurrentIndex(1)
     qtbot.wait(50)
     assert not view.lens.horizontalScrollBar().isVisible()
+
+
+def _checkpoint_steps(run_dir) -> list[int]:
+    """The steps of a run folder's checkpoints, read from their own state.json files."""
+    import json
+    return sorted(json.loads((p / "state.json").read_text())["step"]
+                  for p in (run_dir / "checkpoints").iterdir() if p.is_dir())
+
+
+@pytest.mark.slow   # ~12 s on the shared 2 cores: it trains a 2-step run (finished_run) and
+# loads two runs' weights in the app; the caption's wording is covered fast below
+def test_after_opening_a_run_the_caption_names_that_run_and_its_step_and_flips_with_the_next(
+        window, qtbot, finished_run, tmp_path):
+    import os
+    import shutil
+
+    from gui_runs import WAIT_MS
+    # a second run: the same one without its newest checkpoint, its folder an hour older (Runs
+    # names a run by its graph and the time its config was written)
+    older = tmp_path / "older"
+    shutil.copytree(finished_run, older)
+    *_, newest = sorted(p for p in (older / "checkpoints").iterdir() if p.is_dir())
+    shutil.rmtree(newest)
+    (older / "checkpoints" / "LATEST").write_text(
+        max(p.name for p in (older / "checkpoints").iterdir() if p.is_dir()))
+    written = (finished_run / "config.json").stat().st_mtime - 3600
+    os.utime(older / "config.json", (written, written))
+    steps = {finished_run: _checkpoint_steps(finished_run)[-1], older: _checkpoint_steps(older)[-1]}
+    assert steps[finished_run] != steps[older]
+
+    panel = window.training.panel
+    explain = next(panel.tabs.widget(i) for i in range(panel.tabs.count())
+                   if panel.tabs.tabText(i) == "Explain")
+    panel.tabs.setCurrentWidget(explain)
+    labels = {}
+    for run in (finished_run, older):
+        labels[run] = panel.add_run_folder(str(run)).label
+        qtbot.waitUntil(lambda: explain.model is not None and explain.result is not None
+                        and explain.run_dir == run, timeout=WAIT_MS)
+        caption = explain.caption.text()
+        assert caption == f"{labels[run]} · the weights of step {steps[run]:,}", caption
+        assert not explain.caption.isHidden() and explain.status.isHidden()  # beside the walk
+    assert labels[finished_run] != labels[older]
+    assert labels[finished_run] not in explain.caption.text()
+
+
+def test_the_caption_says_whose_weights_in_each_state(qtbot):
+    from tfstudio.gui.training.explain_view import source_caption
+    tokenizer = build_tokenizer("byte")
+    view = ExplainView()
+    qtbot.addWidget(view)
+    assert view.caption.isHidden()                          # nothing shown: nothing to name
+    model = model_for("tiny-gpt", tokenizer)
+    view.set_model(model, tokenizer)
+    assert view.caption.text() == "Weights not from a run (fresh, or loaded by hand)"
+    view.set_model(model, tokenizer, run="tiny-gpt · 09:41:03", step=300)
+    assert view.caption.text() == "tiny-gpt · 09:41:03 · the weights of step 300"
+    view.set_model(None, None)                              # training starts: weights go
+    look = probes.take_snapshot(model, tokenizer, LONG, step=1200)
+    view.show_snapshot(look, "tiny-gpt · 10:00:00")
+    assert view.caption.text() == source_caption("tiny-gpt · 10:00:00", 1200, training=True)
+    assert view.caption.text().startswith("tiny-gpt · 10:00:00 · step 1,200")

@@ -10,7 +10,7 @@ import torch
 from tfstudio.graph.schema import get_spec
 from tfstudio.nn import (CrossAttention, DecodingCache, FeedForward, MixtureOfExperts, Norm,
                          PositionalEncoding, Recurrent, SelfAttention, TokenEmbedding,
-                         alibi_slopes, apply_rope, rope_angles, sinusoidal_table)
+                         alibi_slopes, apply_rope, attached, rope_angles, sinusoidal_table)
 from tfstudio.nn.heads import LMHead, MLMHead
 
 
@@ -181,16 +181,16 @@ VARIANTS = {
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
-def test_fast_path_equals_explicit_capture_path(variant):
+def test_fast_path_equals_the_explicit_path_a_weights_listener_takes(variant):
     attn = SelfAttention(32, heads=4, **VARIANTS[variant])
     x = torch.randn(2, 9, 32)
     fast = attn(x)
-    assert attn.last_weights is None
-    attn.capture = True
-    slow = attn(x)
+    seen = []
+    with attached(attn, lambda _n, _p, w: seen.append(w.detach()), names={"hook_weights"}):
+        slow = attn(x)
     assert torch.allclose(fast, slow, atol=1e-5)
-    w = attn.last_weights
-    assert w.shape == (2, 4, 9, 9) and not w.requires_grad
+    [w] = seen
+    assert w.shape == (2, 4, 9, 9)
     assert torch.allclose(w.sum(-1), torch.ones(2, 4, 9), atol=1e-5)
     i = torch.arange(9)
     offset = i[:, None] - i[None, :]
@@ -201,15 +201,17 @@ def test_fast_path_equals_explicit_capture_path(variant):
 
 
 def test_cached_attention_equals_full_attention_on_both_paths():
-    for capture in (False, True):
+    for explicit in (False, True):
         attn = SelfAttention(32, heads=4, kv_heads=2, position="rope", window=5).eval()
-        attn.capture = capture
+        listening = attached(attn, lambda *_: None,
+                             names={"hook_weights"} if explicit else set())
         x = torch.randn(1, 12, 32)
-        full = attn(x)
         cache, outs = DecodingCache(), []
-        for a, b in [(0, 4), (4, 5), (5, 12)]:
-            outs.append(attn(x[:, a:b], cache))
-            cache.offset = b
+        with listening:
+            full = attn(x)
+            for a, b in [(0, 4), (4, 5), (5, 12)]:
+                outs.append(attn(x[:, a:b], cache))
+                cache.offset = b
         assert torch.allclose(torch.cat(outs, 1), full, atol=1e-5)
         assert cache.state(attn)["k"].shape[2] == 4  # only window - 1 keys are kept
 
@@ -261,8 +263,12 @@ def test_moe_equals_a_per_token_loop():
                     for w, e in zip(weights, chosen))
             expected[b, t] = y + moe.shared(tok.view(1, 1, 8)).view(8)
     assert torch.allclose(out, expected, atol=1e-5)
-    assert moe.last_assignments.shape == (2, 6, 2)
     assert torch.allclose(moe.last_expert_load.sum(), torch.tensor(2.0))  # each token: 2
+    chosen = []
+    with attached(moe, lambda _n, _p, top_i: chosen.append(top_i), names={"hook_choices"}):
+        moe(x)
+    assert chosen[0].shape == (2, 6, 2)      # [B, T, k], the same experts as the loop chose
+    assert chosen[0][1, 3].tolist() == torch.topk(moe.router.weight @ x[1, 3], 2).indices.tolist()
 
 
 def test_moe_aux_loss_is_the_switch_transformer_formula():

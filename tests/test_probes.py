@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from tfstudio.compiler import compile_graph
+from tfstudio.nn import attached
 from tfstudio.presets import load_preset
 from tfstudio.probes import (
     ActivationRecorder,
@@ -182,7 +183,7 @@ def test_attention_probe_matches_the_fast_path_and_an_independent_computation(pr
     model.train()
     hook.remove()
     maps = attention_maps(model, inputs)
-    assert model.training and not attn.capture and attn.last_weights is None  # left as found
+    assert model.training and "hooked" not in vars(attn)  # left as found
 
     T = len(inputs.ids["tokens"])
     assert set(maps) == {"layers.0.attn", "layers.1.attn"}
@@ -196,9 +197,8 @@ def test_attention_probe_matches_the_fast_path_and_an_independent_computation(pr
     assert (first.query_role, first.key_role, first.cross) == ("tokens", "tokens", False)
 
     # the explicit path the probe uses gives the same logits as the fast path
-    for _, m in model.attention_modules():
-        m.capture = True
-    with torch.no_grad():
+    listen = {f"layers.{i}.attn.hook_weights" for i in (0, 1)}
+    with torch.no_grad(), attached(model, lambda *_: None, names=listen):
         explicit = model.eval()(*inputs.args)
     np.testing.assert_allclose(explicit.numpy(), fast.numpy(), atol=1e-5)
 
@@ -232,21 +232,30 @@ def test_encoder_decoder_attention_is_labelled_by_stream(tokenizer):
 
 # ---------------------------------------------------------------------------- routing, telemetry
 def test_expert_routing_follows_the_router(tokenizer):
+    """What the "choices" point read equals top-k of softmax(x W_router) recomputed from the
+    router's weights on the MoE's input (read at the norm before it)."""
     model = model_of("tiny-mixtral", tokenizer).eval()
-    moe = model.layers[0].moe
+    inputs = probe_inputs(model, tokenizer, TEXT)
     seen = {}
-    hook = moe.register_forward_hook(keep_input(seen, "x"))
-    ids = torch.tensor([tokenizer.encode(TEXT)])
-    with torch.no_grad():
-        model(ids)
-    hook.remove()
-    routing = expert_routing(model)["layers.0.moe"]
-    logits = seen["x"][0] @ moe.router.weight.T                   # [T, E]
-    top2 = torch.topk(logits, 2, dim=-1).indices.numpy()
-    np.testing.assert_array_equal(routing["assignments"], top2)
-    counts = np.bincount(top2.ravel(), minlength=4) / top2.shape[0]
-    np.testing.assert_allclose(routing["load"], counts, atol=1e-6)
-    assert routing["load"].sum() == pytest.approx(2.0)             # top_k = 2 choices per token
+
+    def keep(name, _point, x):   # returns None: the model goes on with its own tensor
+        seen[name] = x[0]
+    with torch.no_grad(), attached(model, keep,
+                                   names={f"layers.{i}.norm_moe.hook_out" for i in (0, 1)}):
+        model(*inputs.args)
+    routing = expert_routing(model, inputs)
+    assert sorted(routing) == ["layers.0.moe", "layers.1.moe"]
+    for i in (0, 1):
+        moe, got = model.layers[i].moe, routing[f"layers.{i}.moe"]
+        x = seen[f"layers.{i}.norm_moe.hook_out"].double()
+        probs = torch.softmax(x @ moe.router.weight.double().T, -1)          # [T, E]
+        top2 = torch.topk(probs, 2, dim=-1).indices.numpy()
+        np.testing.assert_array_equal(got["assignments"], top2)
+        counts = np.bincount(top2.ravel(), minlength=4) / top2.shape[0]
+        np.testing.assert_allclose(got["load"], counts, atol=1e-6)
+        assert got["load"].sum() == pytest.approx(2.0)          # top_k = 2 choices per token
+    assert routing["layers.0.moe"]["assignments"].tolist() != \
+        routing["layers.1.moe"]["assignments"].tolist()          # each layer its own choices
 
 
 def test_snapshot_leaves_router_statistics_of_training(tokenizer):

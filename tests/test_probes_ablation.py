@@ -2,6 +2,8 @@
 and the loss it compares, recomputed here from the model's own logits."""
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 import torch
@@ -9,7 +11,7 @@ import torch.nn.functional as F
 from probe_models import TEXT, block_of, model_of
 
 from tfstudio.probes import probe_inputs
-from tfstudio.probes.ablation import Target, ablation_effect, text_loss
+from tfstudio.probes.ablation import Target, ablated, ablation_effect, text_loss
 
 torch.set_num_threads(1)
 
@@ -119,3 +121,42 @@ def test_the_effect_as_json(gpt):
         "top_before": [list(t) for t in effect.top_before],
         "top_after": [list(t) for t in effect.top_after]}
     assert data["loss_change"] != 0 and data["kl"] > 0  # switching a head off changed both
+
+
+def _zeroed(model, *linears):
+    """A copy of ``model`` whose named Linear weights (and biases) are zero (the head's W_o
+    columns, or a whole output projection): the ablation written into the weights."""
+    twin = copy.deepcopy(model)
+    with torch.no_grad():
+        for name, columns in linears:
+            layer = twin.get_submodule(name)
+            layer.weight[:, columns].zero_()
+            if columns == slice(None) and layer.bias is not None:
+                layer.bias.zero_()
+    return twin
+
+
+@pytest.mark.parametrize("preset,target,point,linears", [
+    ("tiny-gpt", "layers.1.attn:head=2", "layers.1.attn.hook_mixed",
+     [("layers.1.attn.out", slice(32, 48))]),        # head 2 of 4, d_head 16
+    ("tiny-gpt", "layers.0.attn", "layers.0.attn.hook_out", [("layers.0.attn.out", slice(None))]),
+    ("tiny-gpt", "layers.1.ffn", "layers.1.ffn.hook_out", [("layers.1.ffn.down", slice(None))]),
+    ("tiny-mixtral", "layers.0.moe:expert=1", "layers.0.moe.experts.1.hook_out",
+     [("layers.0.moe.experts.1.down", slice(None))]),
+])
+def test_switching_off_at_a_hook_point_equals_zeroing_its_weights(preset, target, point,
+                                                                   linears, tokenizer):
+    model = model_of(preset, tokenizer)
+    inputs = probe_inputs(model, tokenizer, TEXT)
+    if "head" in target:
+        assert block_of(model, "layers.1.attn").head_dim == 16
+    with torch.no_grad():
+        plain = model(*inputs.args)
+        with ablated(model, [target]):
+            assert model.get_submodule(point).fns   # switched off where the model computes it
+            cut = model(*inputs.args)
+        twin = _zeroed(model, *linears)(*inputs.args)
+        again = model(*inputs.args)
+    np.testing.assert_allclose(cut.numpy(), twin.numpy(), atol=1e-6, rtol=0)
+    assert (cut - plain).abs().max() > 1e-3        # it did switch something off
+    assert torch.equal(again, plain)                 # and the model is itself again after

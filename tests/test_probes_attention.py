@@ -86,17 +86,21 @@ def test_a_graph_that_does_not_hold_the_blocks_labels_them_with_the_default(gpt)
                         for a in maps.values())
 
 
-def test_only_the_blocks_listened_to_are_read_and_the_rest_keep_their_fused_path(gpt):
-    from tfstudio.nn import attached
+def test_only_the_blocks_listened_to_are_read_and_the_rest_keep_their_fused_path(gpt,
+                                                                              monkeypatch):
+    from tfstudio.nn import attached, attention
     from tfstudio.probes._util import looking_at
     from tfstudio.probes.attention import AttentionReader
     model, inputs = gpt
     reader = AttentionReader(model)
     second = {n for n in reader.names if n.startswith("layers.1.")}
-    first = dict(model.attention_modules())[("layers", 0, "attn")]
+    fused = []
+    sdpa = attention.F.scaled_dot_product_attention
+    monkeypatch.setattr(attention.F, "scaled_dot_product_attention",
+                        lambda *a, **k: fused.append(1) or sdpa(*a, **k))
     with looking_at(model), attached(model, reader, names=second):
         model(*inputs.args)
-        assert first.last_weights is None   # layer 0 ran fused: no weights were made
+    assert len(fused) == 1                   # layer 0 ran fused, layer 1 explicitly
     assert sorted(reader.maps()) == ["layers.1.attn"]
 
 

@@ -16,8 +16,9 @@ it):
   positions seen. Encoders (bidirectional attention) refuse ``new_cache()``.
 - ``model.aux_loss()``: sum of the MoE load-balancing losses of the last forward (0 if none).
 - ``model.blocks()``: (path_key, module) per node instance, e.g. ("embed",), ("layers", 0) (a
-  group copy), ("layers", 0, "attn"); ``model.attention_modules()``: the attention subset, each
-  with ``capture`` (set True to keep ``last_weights`` [B, H, Tq, Tk]).
+  group copy), ("layers", 0, "attn"); ``model.attention_modules()``: the attention subset,
+  whose weights [B, H, Tq, Tk] a probe reads at each one's "weights" hook point
+  (``tfstudio.nn.hooks``).
 - weight tying: a tied head's ``proj.weight`` IS the embedding's ``weight`` Parameter (the
   embedding feeding the head's stream; for an encoder-decoder the target embedding).
 - init: normal(0, 0.02) Linear/Embedding weights, zero biases, unit norms; residual output

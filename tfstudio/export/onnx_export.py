@@ -72,22 +72,25 @@ def example_length(model) -> int:
 
 @contextlib.contextmanager
 def _traceable(model):
-    from ..nn import MixtureOfExperts
+    """Attention on its explicit path (a function listening at each block's "weights" point
+    makes it so; it changes nothing), and every mixture of experts dense."""
+    from ..nn import MixtureOfExperts, attached
 
-    attention = [m for _, m in model.attention_modules()]
-    captured = [m.capture for m in attention]
+    attention = {id(m) for _, m in model.attention_modules()}
+    weights = {f"{n}.hook_weights" for n, m in model.named_modules() if id(m) in attention}
     moes = [m for m in model.modules() if isinstance(m, MixtureOfExperts)]
-    for m in attention:
-        m.capture = True
     for m in moes:
         m.forward = types.MethodType(_dense_moe_forward, m)
     try:
-        yield
+        with attached(model, _look, names=weights):
+            yield
     finally:
-        for m, flag in zip(attention, captured, strict=True):
-            m.capture, m.last_weights = flag, None
         for m in moes:
             del m.forward  # back to the class's own forward
+
+
+def _look(_name, _point, _weights) -> None:
+    """Listens, so the attention computes its weights explicitly; returns None: keeps them."""
 
 
 def _dense_moe_forward(self, x):

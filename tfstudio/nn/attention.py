@@ -3,10 +3,10 @@ cross-attention.
 
 Fast path: one fused QKV projection and ``F.scaled_dot_product_attention`` (``is_causal=True``
 and no mask tensor for plain causal attention, ``enable_gqa`` instead of repeating K/V). When a
-probe sets ``module.capture = True``, or attaches to a hook point of the attention itself
-(scores, mask, masked scores, weights), the same attention is computed explicitly,
-softmax(Q K^T / sqrt(d_head) + mask) V, and the weights are kept in ``last_weights``
-([B, H, Tq, Tk], detached); tests prove both paths agree.
+probe attaches to a hook point of the attention itself (scores, mask, ALiBi bias, masked
+scores, weights), the same attention is computed explicitly,
+softmax(Q K^T / sqrt(d_head) + mask) V, and the point sees the weights [B, H, Tq, Tk]; tests
+prove both paths agree.
 
 Hook points (:mod:`.hooks`), in the order computed: q, k, v, q and k after RoPE, scores, mask
 (True = may attend), ALiBi bias, masked scores, weights, mixed heads (z = A v) and the output.
@@ -41,8 +41,8 @@ def _check_heads(d_model: int, heads: int, kv_heads: int) -> None:
 class _Attention(nn.Module):
     """What self- and cross-attention share: the head sizes and the attention call.
 
-    The call is fused (``scaled_dot_product_attention``), or explicit while a probe captures
-    the weights."""
+    The call is fused (``scaled_dot_product_attention``), or explicit while a probe listens
+    at a point only the explicit computation has (the weights, say)."""
 
     residual_branch = True  # its output projection writes into the residual stream
     hooked = False          # True while a probe listens at one of its hook points
@@ -50,8 +50,6 @@ class _Attention(nn.Module):
     def _setup(self, heads: int, kv_heads: int, head_dim: int, dropout: float) -> None:
         self.heads, self.kv_heads, self.head_dim = heads, kv_heads, head_dim
         self.dropout = float(dropout)
-        self.capture = False     # set by a probe to keep explicit attention weights
-        self.last_weights = None
 
     def _attention_points(self, mask: str, masked: str) -> dict[str, HookPoint]:
         """The points of the attention itself, from the scores on (``mask`` and ``masked``:
@@ -77,7 +75,7 @@ class _Attention(nn.Module):
         ``mask``: None, bool (True = may attend) or a float bias broadcastable to [B,H,Tq,Tk]."""
         p = self.dropout if self.training else 0.0
         groups = self.heads // self.kv_heads
-        if self.capture or (self.hooked and self._weights_wanted()):
+        if self.hooked and self._weights_wanted():
             return self._attend_explicit(q, k, v, mask, is_causal, p, groups)
         if groups > 1 and not _SDPA_HAS_GQA:
             k, v = k.repeat_interleave(groups, 1), v.repeat_interleave(groups, 1)
@@ -110,7 +108,6 @@ class _Attention(nn.Module):
         weights = torch.softmax(scores.float(), dim=-1).to(q.dtype)
         if self.hooked:
             weights = self.hook_weights(weights)
-        self.last_weights = weights.detach()
         if p > 0:
             weights = F.dropout(weights, p)
         return weights @ v

@@ -89,11 +89,13 @@ class MixtureOfExperts(nn.Module):
     Transformer load balancing, counted over all k choices as Hugging Face's Mixtral does;
     f_i = fraction of tokens routed to expert i, P_i = mean router probability of expert i),
     differentiable through P, equal to aux_loss_weight * k when routing is perfectly even;
-    ``last_expert_load`` [E] = f (detached; sums to k); ``last_assignments`` [B, T, k] = the
-    chosen expert ids, best first.
+    ``last_expert_load`` [E] = f (detached; sums to k), which the trainer's curves read after
+    each step for free (f is computed for the loss anyway). A probe reads the chosen experts at
+    the "choices" point instead.
 
-    Hook points: router logits, router probabilities, the chosen experts [N, k], their weights
-    [N, k], each expert's own points (on the tokens routed to it) and the mixed output."""
+    Hook points: router logits, router probabilities, the chosen experts [B, T, k] (best
+    first), their weights [B, T, k], each expert's own points (on the tokens routed to it) and
+    the mixed output."""
 
     residual_branch = True
     hooked = False
@@ -113,7 +115,6 @@ class MixtureOfExperts(nn.Module):
         self.shared = FeedForward(d_model, d_ff, activation, bias) if shared_expert else None
         self.aux_loss = None
         self.last_expert_load = None
-        self.last_assignments = None
 
     def _hook_points(self) -> dict[str, HookPoint]:
         shared = " + FFN_shared(x)" if self.shared is not None else ""
@@ -149,7 +150,7 @@ class MixtureOfExperts(nn.Module):
             out = out.index_add(0, token, y)
         if self.shared is not None:
             out = out + self.shared(flat)
-        self._keep_statistics(probs, top_i, B, T)
+        self._keep_statistics(probs, top_i)
         out = out.view(B, T, D)
         return self.hook_out(out) if self.hooked else out
 
@@ -157,13 +158,12 @@ class MixtureOfExperts(nn.Module):
     def _hook(point, flat, B: int, T: int):
         return point(flat.view(B, T, -1)).reshape(B * T, -1)
 
-    def _keep_statistics(self, probs, top_i, B: int, T: int) -> None:
+    def _keep_statistics(self, probs, top_i) -> None:
         counts = torch.bincount(top_i.flatten(), minlength=self.num_experts).to(probs.dtype)
         load = counts / top_i.shape[0]                                      # f_i, sums to k
         importance = probs.mean(dim=0)                                      # P_i
         self.aux_loss = self.aux_loss_weight * self.num_experts * (load * importance).sum()
         self.last_expert_load = load.detach()
-        self.last_assignments = top_i.detach().view(B, T, self.top_k)
 
     def extra_repr(self) -> str:
         return f"experts={self.num_experts}, top_k={self.top_k}"

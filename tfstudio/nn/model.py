@@ -69,7 +69,8 @@ class GraphModel(nn.Module):
 
     def attention_modules(self) -> list:
         """The (path_key, module) pairs of blocks() that are self- or cross-attention."""
-        return [(k, m) for k, m in self.blocks() if hasattr(m, "capture")]
+        # duck-typed (their shared ``_attend``), so an exported model.py need not carry both
+        return [(k, m) for k, m in self.blocks() if hasattr(m, "_attend")]
 
     def aux_loss(self) -> torch.Tensor:
         """Sum of the MoE load-balancing losses of the last forward (0 when there are none)."""

@@ -11,25 +11,20 @@ def key_name(key: tuple) -> str:
 
 @contextlib.contextmanager
 def looking_at(model):
-    """Eval mode (no dropout) and no autograd for the duration. Train mode, the attention
-    weights an explicit forward keeps (``last_weights``) and the mixture-of-experts statistics
-    of the last forward are put back afterwards, so a probe taken mid-training changes nothing
-    about the run."""
+    """Eval mode (no dropout) and no autograd for the duration. Train mode and the
+    mixture-of-experts statistics of the last forward (the trainer's curves read them after a
+    step) are put back afterwards, so a probe taken mid-training changes nothing about the
+    run."""
     import torch
 
     was_training = model.training
-    attention = [m for _, m in model.attention_modules()]
-    saved = [(m.capture, m.last_weights) for m in attention]
-    # mixture-of-experts statistics of the last training forward (the trainer reports them)
     routers = [m for _, m in model.blocks() if hasattr(m, "last_expert_load")]
-    router_stats = [(m.aux_loss, m.last_expert_load, m.last_assignments) for m in routers]
+    router_stats = [(m.aux_loss, m.last_expert_load) for m in routers]
     model.eval()
     try:
         with torch.no_grad():
             yield
     finally:
-        for m, (flag, weights) in zip(attention, saved):
-            m.capture, m.last_weights = flag, weights
-        for m, (aux, load, chosen) in zip(routers, router_stats):
-            m.aux_loss, m.last_expert_load, m.last_assignments = aux, load, chosen
+        for m, (aux, load) in zip(routers, router_stats):
+            m.aux_loss, m.last_expert_load = aux, load
         model.train(was_training)

@@ -9,12 +9,15 @@ A target is a block as ``model.blocks()`` names it, optionally narrowed to one h
 - ``layers.1.ffn`` (any attention, feed-forward or MoE block): the whole sublayer's output is
   zeroed, leaving the residual stream to pass it by.
 
-Forward hooks do the switching, so the weights are never touched and the model works normally
-again when the ``with`` block ends. :func:`ablation_effect` reports the change in loss on the
-text and in the next-token distribution (KL divergence and the top tokens before and after),
-and, given a span, the loss on the span's tokens alone: on a task, the answer tokens, which are
-what training scores (the random prompt characters are never learned, so the loss over the
-whole text mostly measures them).
+The switching is done at the model's own hook points (:mod:`tfstudio.nn.hooks`): a function
+attached to a point that returns a tensor replaces what the model computed there. A head is
+zeroed in the attention's "mixed" point (z = A v, [B, H, T, d_head]), an expert at its
+FeedForward's "out" point, a sublayer at its own "out" point. The weights are never touched, and
+the model computes exactly as before when the ``with`` block ends. :func:`ablation_effect`
+reports the change in loss on the text and in the next-token distribution (KL divergence and the
+top tokens before and after), and, given a span, the loss on the span's tokens alone: on a task,
+the answer tokens, which are what training scores (the random prompt characters are never
+learned, so the loss over the whole text mostly measures them).
 """
 from __future__ import annotations
 
@@ -80,34 +83,29 @@ def _module_of(model, target: Target):
 def ablated(model, targets):
     """Inside the ``with`` block the model runs with ``targets`` (Target or text) switched
     off."""
-    handles = []
-    try:
-        for target in targets:
-            target = parse_target(target) if isinstance(target, str) else target
-            module = _module_of(model, target)
-            if target.kind == "head":
-                handles.append(module.out.register_forward_pre_hook(
-                    _zero_head(target.index, module.head_dim)))
-            elif target.kind == "expert":
-                handles.append(module.experts[target.index].register_forward_hook(_zero_output))
-            else:
-                handles.append(module.register_forward_hook(_zero_output))
+    from ..nn import attached
+
+    zeroed: dict[str, list] = {}   # hook point name -> the heads to zero ([None]: all of it)
+    names = {id(m): n for n, m in model.named_modules()}
+    for target in targets:
+        target = parse_target(target) if isinstance(target, str) else target
+        module = names[id(_module_of(model, target))]
+        if target.kind == "head":
+            zeroed.setdefault(f"{module}.hook_mixed", []).append(target.index)
+        elif target.kind == "expert":
+            zeroed.setdefault(f"{module}.experts.{target.index}.hook_out", []).append(None)
+        else:
+            zeroed.setdefault(f"{module}.hook_out", []).append(None)
+
+    def switch_off(name, _point, tensor):
+        if None in zeroed[name]:
+            return tensor * 0
+        tensor = tensor.clone()
+        tensor[:, zeroed[name]] = 0     # [B, H, T, d_head]: those heads' z
+        return tensor
+
+    with attached(model, switch_off, names=set(zeroed)):
         yield model
-    finally:
-        for handle in handles:
-            handle.remove()
-
-
-def _zero_head(head: int, head_dim: int):
-    def hook(module, args):
-        z = args[0].clone()
-        z[..., head * head_dim:(head + 1) * head_dim] = 0
-        return (z, *args[1:])
-    return hook
-
-
-def _zero_output(module, args, output):
-    return output * 0
 
 
 # ---------------------------------------------------------------------------- the effect

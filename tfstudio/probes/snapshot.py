@@ -1,7 +1,7 @@
 """One look inside a model on the probe text, as a plain nested dict, and its files on disk.
 
-A snapshot is taken with one forward pass (attention read at its hook points, activation
-hooks on) and one walk::
+A snapshot is taken with one forward pass (attention and expert routing read at their hook
+points, activation hooks on) and one walk::
 
     {"step": 120, "text": "abcdefgh>hgfedcba", "family": "decoder",
      "tokens": {"tokens": [...strings]}, "ids": {"tokens": int array},
@@ -36,7 +36,7 @@ from ._util import looking_at
 from .attention import AttentionReader
 from .inputs import DEFAULT_MAX_TOKENS, default_probe_text, probe_inputs
 from .positions import position_data
-from .routing import expert_routing
+from .routing import RoutingReader
 from .telemetry import ActivationRecorder, gradient_norms
 
 PROBES_DIR = "probes"
@@ -54,11 +54,10 @@ def take_snapshot(model, tokenizer, text: str, *, step: int = 0,
     from ..nn import attached
 
     inputs = probe_inputs(model, tokenizer, text, max_tokens, separator)
-    reader = AttentionReader(model)
+    reader, router = AttentionReader(model), RoutingReader(model)
     with looking_at(model), attached(model, reader, names=reader.names), \
-            ActivationRecorder(model) as recorder:
+            attached(model, router, names=router.names), ActivationRecorder(model) as recorder:
         logits = model(*inputs.args)
-        experts = expert_routing(model)
     attention = reader.maps()
     length = position_length or max(len(v) for v in inputs.ids.values())
     return {
@@ -67,7 +66,7 @@ def take_snapshot(model, tokenizer, text: str, *, step: int = 0,
         "ids": {role: np.asarray(ids, dtype=np.int64) for role, ids in inputs.ids.items()},
         "attention": {k: m.to_dict() for k, m in attention.items()},
         "positions": shown_positions(model, length),
-        "experts": experts,
+        "experts": router.routing(),
         "activation_rms": recorder.values,
         "grad_norm": gradient_norms(model),
         "next_token_logits": logits[0, -1].float().cpu().numpy().copy(),

@@ -1,9 +1,10 @@
 """Which tokens each expert takes: a trained mixture of experts run over validation text, the
 router's choices counted per layer and expert.
 
-For every token the router of each MoE layer picks ``top_k`` experts (``last_assignments``);
-an expert's tokens are the ids it was picked for. Its share is its count over all picks of that
-layer, and each of its top tokens says how many of that token's occurrences it took.
+For every token the router of each MoE layer picks ``top_k`` experts (read at the layer's
+"choices" hook point); an expert's tokens are the ids it was picked for. Its share is its count
+over all picks of that layer, and each of its top tokens says how many of that token's
+occurrences it took.
 """
 from __future__ import annotations
 
@@ -46,6 +47,7 @@ def route(model, ids: Sequence[int], window: int, windows: int = 16) -> dict[str
     number of experts)."""
     import torch
 
+    from ...nn import attached
     from ...nn.feedforward import MixtureOfExperts
 
     moes = {name: m for name, m in model.named_modules() if isinstance(m, MixtureOfExperts)}
@@ -56,13 +58,15 @@ def route(model, ids: Sequence[int], window: int, windows: int = 16) -> dict[str
         raise ValueError(f"{len(ids)} tokens do not fill one window of {window}")
     batch = torch.tensor(np.asarray(ids[:count * window], dtype=np.int64).reshape(count, window))
     batch = batch.to(next(model.parameters()).device)
+    chosen = {}
+
+    def keep(name, _point, tensor):   # [B, T, k] at "<moe>.hook_choices"
+        chosen[name.rpartition(".")[0]] = tensor.reshape(-1, tensor.shape[-1]).cpu().numpy()
     model.eval()
-    with torch.no_grad():
+    with torch.no_grad(), attached(model, keep, names={f"{n}.hook_choices" for n in moes}):
         model(batch)
     flat = batch.reshape(-1).cpu().numpy()
-    return {name: (flat, m.last_assignments.reshape(flat.size, -1).cpu().numpy(),
-                   m.num_experts)
-            for name, m in moes.items()}
+    return {name: (flat, chosen[name], m.num_experts) for name, m in moes.items()}
 
 
 def expert_tokens(model, ids: Sequence[int], window: int, top: int = 5

@@ -148,7 +148,8 @@ class TrainingAttachment:
 
         def weights(model, tokenizer) -> None:
             run_dir = panel.host.run_dir if model is not None else None  # replays its checkpoints
-            explain.set_model(model, tokenizer, run_dir)
+            explain.set_model(model, tokenizer, run_dir, run=_run_label(panel, run_dir),
+                              step=panel.host.step if model is not None else None)
             explain.start_on((panel.snapshot or {}).get("text", ""))  # else the run's own
             _show_head_roles(panel, model, tokenizer)
         panel.weights_changed.connect(weights)
@@ -159,7 +160,7 @@ class TrainingAttachment:
 
         def probed(snapshot) -> None:
             if panel.tabs.currentWidget() is explain:
-                explain.show_snapshot(snapshot)
+                explain.show_snapshot(snapshot, _run_label(panel))
             else:
                 unseen["look"] = snapshot
         panel.run_started.connect(lambda run: run.probed.connect(probed))
@@ -171,7 +172,7 @@ class TrainingAttachment:
             if panel.tabs.widget(index) is compare:  # "current graph" is the one on the canvas
                 compare.base_graph = w.session.root
             elif panel.tabs.widget(index) is explain and "look" in unseen:
-                explain.show_snapshot(unseen.pop("look"))
+                explain.show_snapshot(unseen.pop("look"), _run_label(panel))
         panel.tabs.currentChanged.connect(shown)
         # what Explain switches off is drawn off on the canvas, whichever side switched it
         explain.ablations_changed.connect(lambda names: w.scene.set_ablated(names))
@@ -314,3 +315,15 @@ def attach(window) -> TrainingAttachment:
     attachment = TrainingAttachment(window)
     window.training = attachment
     return attachment
+
+
+def _run_label(panel, run_dir=None) -> str:
+    """The name Runs gives the run in ``run_dir`` (default: the run whose insides are
+    viewed), else its folder's name; "" for none."""
+    viewed = panel.state.viewed
+    if run_dir is None:
+        return (viewed.label or viewed.path.name) if viewed is not None else ""
+    if viewed is not None and viewed.path == Path(run_dir) and viewed.label:
+        return viewed.label
+    return next((r.label for r in panel.history.records() if Path(r.path) == Path(run_dir)),
+                Path(run_dir).name)

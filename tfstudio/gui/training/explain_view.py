@@ -3,7 +3,8 @@
 whole matrix on demand, :mod:`.explain_matrix`); the logit lens as a shaded table; ablation
 switches with the span the loss is scored on (:mod:`.explain_ablation`); and the embedding map
 (:mod:`.explain_embeddings`). While a run trains it shows the run's latest look inside
-(:meth:`ExplainView.show_snapshot`), with its step.
+(:meth:`ExplainView.show_snapshot`). A caption above it all names, in every state, the run and
+the step whose weights it shows (:func:`source_caption`).
 
 Self-contained: give it a model and its tokenizer (:meth:`ExplainView.set_model`; the model
 must not be training at the time, e.g. :class:`~.model_host.ModelHost`'s) and it computes with
@@ -56,6 +57,17 @@ LENS_HINT = ("Each layer's residual stream read through the final norm and the h
              "likeliest next token and its probability at each position, darker the surer "
              "(hover a cell for the top 5). Bold underlined: already the model's answer there; "
              "where it first appears shows where it is computed.")
+
+
+def source_caption(run: str, step: int | None, training: bool = False) -> str:
+    """Whose weights Explain shows: the run (as Runs names it) and the step they are of;
+    ``training``: a look a running training took, not weights loaded in the app."""
+    if training:
+        return f"{run or 'The run training'} · step {step:,}, its latest look while it trains"
+    if step is None:
+        return (f"{run} · weights of an unknown step" if run else
+                "Weights not from a run (fresh, or loaded by hand)")
+    return f"{run or 'Weights not from a run'} · the weights of step {step:,}"
 
 
 def _with_hint(hint: str, widget: QWidget) -> QWidget:
@@ -135,6 +147,11 @@ class ExplainView(QWidget):
         self._walked_text: str | None = None  # the text the shown walk is of
         self.snapshot_step: int | None = None  # the training step whose look is shown
         self._shown_token = ""                 # ... and the token its walk ends at
+        self.run_name = ""                     # the run the weights (or the look) come from
+        self.weights_step: int | None = None   # ... and the step of the weights
+        self.caption = QLabel()
+        self.caption.setWordWrap(True)
+        self.caption.setToolTip("The run and the step whose weights every Explain tab reads")
 
         self.text = QLineEdit()
         self.text.setPlaceholderText("A text to follow through the model")
@@ -183,6 +200,7 @@ class ExplainView(QWidget):
         self.walk_page = self.walk
         self.status = placeholder(NO_MODEL)
         self._lay_out()
+        self._show_caption()
 
     # the parts whose values change, read where they live
     stage = property(lambda self: self.walk.stage)
@@ -194,6 +212,7 @@ class ExplainView(QWidget):
         look.clicked.connect(self.refresh)
         column = QVBoxLayout(self)
         column.setContentsMargins(6, 6, 6, 6)
+        column.addWidget(self.caption)
         column.addLayout(_row(QLabel("Text"), self.text, look))
         # what is looked at, then how the next token is sampled: two rows, so that the view
         # (and the training dock holding it) stays narrow enough for a 1280-wide window
@@ -207,12 +226,15 @@ class ExplainView(QWidget):
         column.addWidget(self.tabs, 1)
 
     # ------------------------------------------------------------------ input
-    def set_model(self, model, tokenizer, run_dir: str | Path | None = None) -> None:
+    def set_model(self, model, tokenizer, run_dir: str | Path | None = None, *, run: str = "",
+                  step: int | None = None) -> None:
         """The model to explain; ``run_dir``, the run folder its weights come from, lets the
-        embedding map replay the run's checkpoints."""
+        embedding map replay the run's checkpoints; ``run`` names that run and ``step`` the
+        step of the weights, for the caption."""
         had_ablations = bool(self.ablations())
         self.model, self.tokenizer = model, tokenizer
         self.run_dir = Path(run_dir) if run_dir is not None and model is not None else None
+        self.run_name, self.weights_step = (run, step) if model is not None else ("", None)
         # a run change leaves nothing of the last run: its text (another tokenizer may not
         # even have its tokens), its stages, its lens, its map
         self.text.clear()
@@ -232,10 +254,24 @@ class ExplainView(QWidget):
             self.ablations_changed.emit([])
         self.status.setText(NO_TEXT if model is not None else NO_MODEL)
         self.status.show()
+        self._show_caption()
 
-    def show_snapshot(self, snapshot: dict) -> None:
+    def _show_caption(self) -> None:
+        """The caption for the state the view is in: loaded weights, a training look, or
+        nothing yet (hidden)."""
+        if self.model is not None:
+            text = source_caption(self.run_name, self.weights_step)
+        elif self.snapshot_step is not None:
+            text = source_caption(self.run_name, self.snapshot_step, training=True)
+        else:
+            text = ""
+        self.caption.setText(text)
+        self.caption.setVisible(bool(text))
+
+    def show_snapshot(self, snapshot: dict, run: str = "") -> None:
         """While a run trains (its weights are not in the app yet): the walk of its latest look
-        inside, a picture per step of the probe text's last token, and which step it is."""
+        inside, a picture per step of the probe text's last token, and which step it is (of
+        the run named ``run``)."""
         try:
             walk = snapshot.get("walk") if self.model is None else None
             if not walk:   # a look whose file kept no walk: the one shown stays, named
@@ -256,6 +292,8 @@ class ExplainView(QWidget):
             self.walk.show_stages(summaries, [picture(i) for i in range(len(summaries))],
                                   picture, 0)
             self.snapshot_step, self._shown_token = step, tokens[position]
+            self.run_name = run
+            self._show_caption()
             self.status.setText(self._training_status(self._shown_token))
             self.status.show()
             self.tabs.setCurrentIndex(0)
@@ -366,6 +404,7 @@ class ExplainView(QWidget):
 
     def _failed(self, exc: Exception) -> None:
         self._clear_views()   # no card of an earlier text stays under the message
+        self._show_caption()
         self.error = str(exc)
         self.status.setText(f"Cannot explain this: {exc}")
         self.status.show()
