@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
-from .schema import PortSpec, UnknownBlockError, get_spec
+from .schema import ParamView, PortSpec, UnknownBlockError, get_spec
 
 GROUP = "group"
 GROUP_INPUT = "group_input"
@@ -83,6 +83,10 @@ class Node:
         if name in self.params:
             return self.params[name]
         return get_spec(self.type).param(name).default
+
+    def typed_params(self) -> ParamView:
+        """The resolved parameters read as attributes: ``node.typed_params().heads``."""
+        return get_spec(self.type).view(self.params)
 
     def resolved_params(self) -> dict[str, Any]:
         merged = get_spec(self.type).defaults()
