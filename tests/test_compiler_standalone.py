@@ -19,7 +19,7 @@ NN_DIR = Path(tfstudio.nn.__file__).parent
 
 # tiny-mistral's 16-token window and tiny-alibi-gpt's biases take mask paths the others skip
 MODELS = ["tiny-gpt", "tiny-llama", "tiny-mistral", "tiny-alibi-gpt", "tiny-t5", "tiny-mixtral",
-          "tiny-lstm", "tiny-bert"]
+          "tiny-lstm", "tiny-bert", "tiny-window-lm"]
 
 RUNNER = textwrap.dedent('''
     import importlib.util, sys
