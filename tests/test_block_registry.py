@@ -151,3 +151,31 @@ def test_the_standalone_export_copies_the_new_blocks_class_and_runs_without_tfst
     with torch.no_grad():
         expected = model(ids)
     assert torch.allclose(torch.load(tmp_path / "out.pt", weights_only=True), expected, atol=1e-6)
+
+
+def test_a_nodes_parameters_read_as_typed_attributes_with_the_defaults_filled_in():
+    attention = next(n for _, n in load_preset("tiny-llama").walk() if n.type == "attention")
+    assert "rope_scaling" not in attention.params       # left to its default in the file
+    p = attention.typed_params()
+    assert type(p).__name__ == "AttentionParams"
+    assert (p.heads, p.kv_heads, p.position, p.bias) == (4, 2, "rope", False)
+    assert p.rope_scaling == 1.0 and p.rope_scaling_type == "linear"
+    assert dict(p) == attention.resolved_params() and p["heads"] == 4   # still a Mapping
+    with pytest.raises(AttributeError):
+        p.head            # a misspelt name fails where it is read
+    with pytest.raises(AttributeError):
+        p.heads = 8       # a view, not a way to edit the graph
+
+
+def test_a_hook_called_with_a_plain_dict_reads_it_as_the_typed_view():
+    # 64 wide, 4 heads of 16, 1 K/V head: q 64x64, k and v 64x16 each, out 64x64, with biases
+    expected = 64 * 64 + 2 * 64 * 16 + 64 * 64 + (64 + 2 * 16 + 64)
+    count = get_spec("attention").count_params({"heads": 4, "kv_heads": 1}, {"x": ("B", "T", 64)})
+    assert count == expected
+
+
+def test_a_parameter_named_like_a_method_of_the_view_is_refused_by_name():
+    spec = BlockSpec(type="clash", family="residual", title="Clash", description="",
+                     params=(ParamSpec("items", "int", 1, "clashes with Mapping.items"),))
+    with pytest.raises(ValueError, match=r"\['items'\].*rename"):
+        spec.view({})

@@ -366,10 +366,6 @@ def _explain(ctx, *extra: str, run: str | None = None) -> dict:
     return ran.json()
 
 
-def _walk(report: dict, prefix: str) -> list[dict]:
-    return [w for w in report["walk"] if w["name"].startswith(prefix)]
-
-
 def _last_probs(report: dict) -> np.ndarray:
     return np.array(report["walk"][-1]["values"])
 

@@ -19,23 +19,23 @@ BIAS = ParamSpec("bias", "bool", True, "Add a bias to the Q, K, V and output pro
 
 
 def attention_params(params, d: int) -> int:
-    hd = d // params["heads"]
-    q, kv = params["heads"] * hd, params["kv_heads"] * hd
+    hd = d // params.heads
+    q, kv = params.heads * hd, params.kv_heads * hd
     n = d * q + 2 * d * kv + q * d
-    if params["bias"]:
+    if params.bias:
         n += q + 2 * kv + d
     return n
 
 
 def _count(params, shapes):
     d = width(shapes.get("x"))
-    return attention_params(params, d) if d and params["heads"] else 0
+    return attention_params(params, d) if d and params.heads else 0
 
 
 def _widths(params, d: int) -> tuple[int, int]:
     """(query width, key/value width): heads x head size and kv_heads x head size."""
-    hd = d // params["heads"]
-    return params["heads"] * hd, params["kv_heads"] * hd
+    hd = d // params.heads
+    return params.heads * hd, params.kv_heads * hd
 
 
 def _flops(params, shapes, context):
@@ -45,7 +45,7 @@ def _flops(params, shapes, context):
     if not d:
         return 0.0
     q, kv = _widths(params, d)
-    keys = attended_keys(context, params["causal"], params["window"])
+    keys = attended_keys(context, params.causal, params.window)
     return 2.0 * (d * q + 2 * d * kv + q * d) + 4.0 * q * keys
 
 
@@ -54,7 +54,7 @@ def _kv_bytes(params, shapes, bytes_per_value):
     attention generates token by token; a bidirectional encoder keeps no cache. A sliding
     window caps how many tokens are kept, not the size of each."""
     d = width(shapes.get("x"))
-    if not d or not params["causal"]:
+    if not d or not params.causal:
         return 0
     return 2 * _widths(params, d)[1] * bytes_per_value
 
@@ -68,13 +68,13 @@ def _activations(params, shapes, seq_len):
     if not d:
         return 0
     q, kv = _widths(params, d)
-    weights = params["heads"] * seq_len if params.get("position") == "alibi" else 0
-    return d + 2 * q + 2 * kv + params["heads"] + weights
+    weights = params.heads * seq_len if params.position == "alibi" else 0
+    return d + 2 * q + 2 * kv + params.heads + weights
 
 
 def _check_heads(ctx, d: int | None, params) -> list:
     out = []
-    heads, kv = params["heads"], params["kv_heads"]
+    heads, kv = params.heads, params.kv_heads
     if d and (d % heads or heads > d):
         near = divisors_near(d, heads)
         out.append(ctx.error(
@@ -93,19 +93,19 @@ def _check_heads(ctx, d: int | None, params) -> list:
 
 
 def _check(node, shapes, ctx):
-    params = node.resolved_params()
+    params = node.typed_params()
     d = width(shapes.get("x"))
     out = _check_heads(ctx, d, params)
-    if params["position"] == "rope" and d and d % params["heads"] == 0:
-        hd = d // params["heads"]
+    if params.position == "rope" and d and d % params.heads == 0:
+        hd = d // params.heads
         if hd % 2:
             out.append(ctx.error(
                 "rope_odd_head_dim",
                 f"RoPE rotates (even, odd) pairs of each head's dimensions, but the head size "
-                f"is {d} / {params['heads']} = {hd}, an odd number",
+                f"is {d} / {params.heads} = {hd}, an odd number",
                 "choose heads so that d_model / heads is even, or use ALiBi or absolute "
                 "positions instead"))
-        elif hd == 2 and params["rope_scaling_type"] == "ntk":
+        elif hd == 2 and params.rope_scaling_type == "ntk":
             out.append(ctx.error(
                 "ntk_head_dim_too_small",
                 "NTK-aware RoPE scaling raises the base to the power d_head / (d_head - 2), "
@@ -115,32 +115,32 @@ def _check(node, shapes, ctx):
 
 
 def _heads_label(params: Params) -> str:
-    kv = f" / {params['kv_heads']} kv" if params["kv_heads"] != params["heads"] else ""
-    return f"{params['heads']} heads{kv}"
+    kv = f" / {params.kv_heads} kv" if params.kv_heads != params.heads else ""
+    return f"{params.heads} heads{kv}"
 
 
 def _summary(node) -> str:
     """'4 heads / 2 kv · causal · rope · window 64'"""
-    p = node.resolved_params()
-    parts = [_heads_label(p), "causal" if p["causal"] else "bidirectional"]
-    if p["position"] != "none":
-        parts.append(p["position"])
-    if p["window"]:
-        parts.append(f"window {p['window']}")
+    p = node.typed_params()
+    parts = [_heads_label(p), "causal" if p.causal else "bidirectional"]
+    if p.position != "none":
+        parts.append(p.position)
+    if p.window:
+        parts.append(f"window {p.window}")
     return " · ".join(parts)
 
 
 def _head_args(params: Params, width: WidthFn) -> dict:
     """d_model and heads; kv_heads only when it differs (the module's default is heads)."""
-    args = {"d_model": width(), "heads": params["heads"]}
-    if params["kv_heads"] != params["heads"]:
-        args["kv_heads"] = params["kv_heads"]
+    args = {"d_model": width(), "heads": params.heads}
+    if params.kv_heads != params.heads:
+        args["kv_heads"] = params.kv_heads
     return args
 
 
 def _args(params: Params, width: WidthFn) -> dict:
     keys = ["causal", "window", "bias", "dropout", "position"]
-    if params["position"] == "rope":
+    if params.position == "rope":
         keys += ["rope_base", "rope_scaling", "rope_scaling_type"]
     return {**_head_args(params, width), **{k: params[k] for k in keys}}
 
@@ -195,7 +195,7 @@ ATTENTION = register(BlockSpec(
 
 def _cross_count(params, shapes):
     d = width(shapes.get("x"))
-    return attention_params(params, d) if d and params["heads"] else 0
+    return attention_params(params, d) if d and params.heads else 0
 
 
 def _cross_flops(params, shapes, context):
@@ -213,11 +213,11 @@ def _cross_activations(params, shapes, seq_len):
     if not d:
         return 0
     q, kv = _widths(params, d)
-    return 2 * d + 2 * q + 2 * kv + params["heads"]
+    return 2 * d + 2 * q + 2 * kv + params.heads
 
 
 def _cross_check(node, shapes, ctx):
-    params = node.resolved_params()
+    params = node.typed_params()
     d, m = width(shapes.get("x")), width(shapes.get("memory"))
     out = _check_heads(ctx, d, params)
     if d and m and d != m:
@@ -230,7 +230,7 @@ def _cross_check(node, shapes, ctx):
 
 
 def _cross_args(params: Params, width: WidthFn) -> dict:
-    args = {**_head_args(params, width), "bias": params["bias"], "dropout": params["dropout"]}
+    args = {**_head_args(params, width), "bias": params.bias, "dropout": params.dropout}
     if width("memory") != width():
         args["memory_dim"] = width("memory")
     return args
@@ -249,7 +249,7 @@ CROSS_ATTENTION = register(BlockSpec(
     flops=_cross_flops,
     activations=_cross_activations,
     check=_cross_check,
-    summary=lambda node: _heads_label(node.resolved_params()) + " · reads memory",
+    summary=lambda node: _heads_label(node.typed_params()) + " · reads memory",
     keywords="cross xattn attn encoder decoder memory",
     recipe=Recipe("CrossAttention", _cross_args, cache=MEMORY_CACHE,
                   defaults={"heads": 4, "bias": True, "dropout": 0.0}),

@@ -5,9 +5,9 @@ from ..graph.schema import (HIDDEN, IDS, BlockSpec, ParamSpec, Params, PortSpec,
 
 
 def _summary(node) -> str:
-    p = node.resolved_params()
-    scaled = " · ×√d" if p["scale"] else ""
-    return f"{p['vocab_size']} tokens → {p['d_model']} wide{scaled}"
+    p = node.typed_params()
+    scaled = " · ×√d" if p.scale else ""
+    return f"{p.vocab_size} tokens → {p.d_model} wide{scaled}"
 
 
 def _args(params: Params, width: WidthFn) -> dict:
@@ -16,7 +16,7 @@ def _args(params: Params, width: WidthFn) -> dict:
 
 def _infer(params: Params, shapes: Shapes) -> dict[str, Shape]:
     ids = shapes.get("ids")
-    return {"y": (ids[0], ids[1], params["d_model"])} if ids else {}
+    return {"y": (ids[0], ids[1], params.d_model)} if ids else {}
 
 
 TOKEN_EMBEDDING = register(BlockSpec(
@@ -34,7 +34,7 @@ TOKEN_EMBEDDING = register(BlockSpec(
     inputs=(PortSpec("ids", IDS, "token ids"),),
     outputs=(PortSpec("y", HIDDEN, "one vector per token [B, T, d_model]"),),
     infer=_infer,
-    count_params=lambda p, s: p["vocab_size"] * p["d_model"],
+    count_params=lambda p, s: p.vocab_size * p.d_model,
     summary=_summary,
     keywords="embed wte vocab lookup",
     recipe=Recipe("TokenEmbedding", _args, defaults={"scale": False}),

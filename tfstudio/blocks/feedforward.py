@@ -25,28 +25,28 @@ def _moe_args(params: Params, width: WidthFn) -> dict:
 
 
 def _ffn_summary(node) -> str:
-    p = node.resolved_params()
-    return f"{p['activation']} · d_ff {p['d_ff']}"
+    p = node.typed_params()
+    return f"{p.activation} · d_ff {p.d_ff}"
 
 
 def _moe_summary(node) -> str:
-    p = node.resolved_params()
-    return f"{p['experts']} experts · top-{p['top_k']} · {p['activation']}"
+    p = node.typed_params()
+    return f"{p.experts} experts · top-{p.top_k} · {p.activation}"
 
 
 def _ffn_count(params: Params, shapes: Shapes) -> int:
     d = width(shapes.get("x"))
-    return ffn_params(d, params["d_ff"], params["activation"], params["bias"]) if d else 0
+    return ffn_params(d, params.d_ff, params.activation, params.bias) if d else 0
 
 
 def _ffn_flops(params: Params, shapes: Shapes, context: int) -> float:
     d = width(shapes.get("x"))
-    return 2.0 * ffn_matmul_weights(d, params["d_ff"], params["activation"]) if d else 0.0
+    return 2.0 * ffn_matmul_weights(d, params.d_ff, params.activation) if d else 0.0
 
 
 def _ffn_activations(params: Params, shapes: Shapes, seq_len: int) -> float:
     d = width(shapes.get("x"))
-    return ffn_activations(d, params["d_ff"], params["activation"]) if d else 0
+    return ffn_activations(d, params.d_ff, params.activation) if d else 0
 
 
 FEED_FORWARD = register(BlockSpec(
@@ -71,12 +71,12 @@ def _moe_count(params: Params, shapes: Shapes) -> int:
     d = width(shapes.get("x"))
     if not d:
         return 0
-    one = ffn_params(d, params["d_ff"], params["activation"], params["bias"])
-    return d * params["experts"] + one * (params["experts"] + int(params["shared_expert"]))
+    one = ffn_params(d, params.d_ff, params.activation, params.bias)
+    return d * params.experts + one * (params.experts + int(params.shared_expert))
 
 
 def _used_experts(params: Params) -> int:
-    return min(params["top_k"], params["experts"]) + int(params["shared_expert"])
+    return min(params.top_k, params.experts) + int(params.shared_expert)
 
 
 def _moe_flops(params: Params, shapes: Shapes, context: int) -> float:
@@ -85,8 +85,8 @@ def _moe_flops(params: Params, shapes: Shapes, context: int) -> float:
     d = width(shapes.get("x"))
     if not d:
         return 0.0
-    one = ffn_matmul_weights(d, params["d_ff"], params["activation"])
-    return 2.0 * (d * params["experts"] + _used_experts(params) * one)
+    one = ffn_matmul_weights(d, params.d_ff, params.activation)
+    return 2.0 * (d * params.experts + _used_experts(params) * one)
 
 
 def _moe_activations(params: Params, shapes: Shapes, seq_len: int) -> float:
@@ -94,18 +94,18 @@ def _moe_activations(params: Params, shapes: Shapes, seq_len: int) -> float:
     if not d:
         return 0
     # the router's input and scores, then each chosen expert's own copy of its tokens
-    one = ffn_activations(d, params["d_ff"], params["activation"])
-    return d + params["experts"] + _used_experts(params) * one
+    one = ffn_activations(d, params.d_ff, params.activation)
+    return d + params.experts + _used_experts(params) * one
 
 
 def _moe_check(node, shapes: Shapes, ctx) -> list:
-    params = node.resolved_params()
-    if params["top_k"] > params["experts"]:
+    params = node.typed_params()
+    if params.top_k > params.experts:
         return [ctx.error(
             "top_k_exceeds_experts",
-            f"top k is {params['top_k']} but there are only {params['experts']} experts; a "
+            f"top k is {params.top_k} but there are only {params.experts} experts; a "
             "token cannot be routed to more experts than exist",
-            f"lower top k to at most {params['experts']}, or add experts")]
+            f"lower top k to at most {params.experts}, or add experts")]
     return []
 
 

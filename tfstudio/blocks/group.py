@@ -49,7 +49,7 @@ GROUP_OUTPUT = register(BlockSpec(
 
 
 def _boundary_ports(params: Params) -> list[PortSpec]:
-    return [PortSpec(n, k) for n, k in parse_port_list(params["ports"])]
+    return [PortSpec(n, k) for n, k in parse_port_list(params.ports)]
 
 
 GROUP_INPUT.outputs = _boundary_ports

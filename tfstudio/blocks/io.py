@@ -6,7 +6,7 @@ ROLES = ("tokens", "source", "target")
 
 
 def _infer(params: Params, shapes: Shapes) -> dict[str, Shape]:
-    return {"ids": ("B", "S" if params["role"] == "source" else "T")}
+    return {"ids": ("B", "S" if params.role == "source" else "T")}
 
 
 TOKEN_INPUT = register(BlockSpec(
@@ -21,5 +21,5 @@ TOKEN_INPUT = register(BlockSpec(
     outputs=(PortSpec("ids", IDS, "token ids [B, T]"),),
     infer=_infer,
     count_params=lambda p, s: 0,
-    summary=lambda node: f"role: {node.resolved_params()['role']}",
+    summary=lambda node: f"role: {node.typed_params().role}",
 ))

@@ -7,9 +7,9 @@ KINDS = ("layernorm", "rmsnorm")
 
 
 def _args(params: Params, width: WidthFn) -> dict:
-    args = {"d_model": width(), "kind": params["kind"], "eps": params["eps"]}
-    if params["kind"] == "layernorm":  # RMSNorm has no shift to learn
-        args["bias"] = params["bias"]
+    args = {"d_model": width(), "kind": params.kind, "eps": params.eps}
+    if params.kind == "layernorm":  # RMSNorm has no shift to learn
+        args["bias"] = params.bias
     return args
 
 
@@ -17,7 +17,7 @@ def _count(params: Params, shapes: Shapes) -> int:
     d = width(shapes.get("x"))
     if not d:
         return 0
-    return d * (2 if params["kind"] == "layernorm" and params["bias"] else 1)
+    return d * (2 if params.kind == "layernorm" and params.bias else 1)
 
 
 NORM = register(BlockSpec(
@@ -36,7 +36,7 @@ NORM = register(BlockSpec(
     infer=same_as_input(),
     count_params=_count,
     activations=lambda p, s, seq_len: width(s.get("x")) or 0,  # the input, for the gradient
-    summary=lambda node: node.resolved_params()["kind"],
+    summary=lambda node: node.typed_params().kind,
     keywords=("layernorm rmsnorm ln normalization normalisation pre-norm post-norm prenorm "
               "postnorm sandwich"),
     recipe=Recipe("Norm", _args, defaults={"kind": "layernorm", "eps": 1e-5, "bias": True}),

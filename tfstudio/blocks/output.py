@@ -13,16 +13,16 @@ TIE = ParamSpec("tie", "bool", True,
 
 
 def _summary(node) -> str:
-    p = node.resolved_params()
-    return f"{p['vocab_size']} classes" + (" · tied" if p["tie"] else "")
+    p = node.typed_params()
+    return f"{p.vocab_size} classes" + (" · tied" if p.tie else "")
 
 
 def _lm_args(params: Params, width: WidthFn) -> dict:
-    return {"d_model": width(), "vocab_size": params["vocab_size"], "bias": params["bias"]}
+    return {"d_model": width(), "vocab_size": params.vocab_size, "bias": params.bias}
 
 
 def _mlm_args(params: Params, width: WidthFn) -> dict:
-    return {**_lm_args(params, width), "transform": params["transform"], "eps": params["eps"]}
+    return {**_lm_args(params, width), "transform": params.transform, "eps": params.eps}
 
 
 _LM_RECIPE = Recipe("LMHead", _lm_args, defaults={"bias": False})
@@ -30,74 +30,74 @@ _LM_RECIPE = Recipe("LMHead", _lm_args, defaults={"bias": False})
 
 def _infer(params: Params, shapes: Shapes) -> dict[str, Shape]:
     x = shapes.get("x")
-    return {"logits": (x[0], x[1], params["vocab_size"])} if x else {}
+    return {"logits": (x[0], x[1], params.vocab_size)} if x else {}
 
 
 def _lm_count(params: Params, shapes: Shapes) -> int:
     d = width(shapes.get("x"))
     if not d:
         return 0
-    return (0 if params["tie"] else params["vocab_size"] * d) + (
-        params["vocab_size"] if params["bias"] else 0)
+    return (0 if params.tie else params.vocab_size * d) + (
+        params.vocab_size if params.bias else 0)
 
 
 def _mlm_count(params: Params, shapes: Shapes) -> int:
     d = width(shapes.get("x"))
     if not d:
         return 0
-    transform = d * d + d + 2 * d if params["transform"] else 0
+    transform = d * d + d + 2 * d if params.transform else 0
     return transform + _lm_count(params, shapes)
 
 
 def _lm_flops(params: Params, shapes: Shapes, context: int) -> float:
     d = width(shapes.get("x"))
-    return 2.0 * d * params["vocab_size"] if d else 0.0
+    return 2.0 * d * params.vocab_size if d else 0.0
 
 
 def _mlm_flops(params: Params, shapes: Shapes, context: int) -> float:
     d = width(shapes.get("x"))
-    return _lm_flops(params, shapes, context) + (2.0 * d * d if d and params["transform"] else 0)
+    return _lm_flops(params, shapes, context) + (2.0 * d * d if d and params.transform else 0)
 
 
 def _lm_activations(params: Params, shapes: Shapes, seq_len: int) -> float:
     """The input, the logits and their log-softmax for the cross-entropy: per token,
     usually the largest single tensor of a small model."""
     d = width(shapes.get("x"))
-    return d + 2 * params["vocab_size"] if d else 0
+    return d + 2 * params.vocab_size if d else 0
 
 
 def _mlm_activations(params: Params, shapes: Shapes, seq_len: int) -> float:
     d = width(shapes.get("x"))
-    extra = 3 * d if d and params["transform"] else 0  # dense out, GELU out, LayerNorm in
+    extra = 3 * d if d and params.transform else 0  # dense out, GELU out, LayerNorm in
     return _lm_activations(params, shapes, seq_len) + extra
 
 
 def _check_embedding(node, shapes: Shapes, ctx) -> list:
     """Vocabulary and tying against the embedding at the start of this head's stream."""
-    params, out = node.resolved_params(), []
+    params, out = node.typed_params(), []
     emb_id = main_embedding(ctx.graph, node.id)
     if emb_id is None:
-        if params["tie"]:
+        if params.tie:
             out.append(ctx.error(
                 "tie_without_embedding",
                 f"'{node.id}' is tied to the token embedding, but no token embedding starts "
                 "the stream that reaches it, so there is no matrix to share",
                 "wire the head to a stream that starts at a Token embedding, or turn off tie"))
         return out
-    emb = ctx.graph.node(emb_id).resolved_params()
-    if emb["vocab_size"] != params["vocab_size"]:
+    emb = ctx.graph.node(emb_id).typed_params()
+    if emb.vocab_size != params.vocab_size:
         out.append(ctx.error(
             "vocab_mismatch",
-            f"the head predicts {params['vocab_size']} tokens but the embedding '{emb_id}' "
-            f"reads {emb['vocab_size']}; the targets are the same token ids as the input",
+            f"the head predicts {params.vocab_size} tokens but the embedding '{emb_id}' "
+            f"reads {emb.vocab_size}; the targets are the same token ids as the input",
             "set both vocab sizes to the tokenizer's vocabulary"))
     d = width(shapes.get("x"))
-    if params["tie"] and d and d != emb["d_model"]:
+    if params.tie and d and d != emb.d_model:
         out.append(ctx.error(
             "tie_shape_mismatch",
-            f"'{node.id}' is tied to '{emb_id}', whose matrix is {emb['vocab_size']} x "
-            f"{emb['d_model']}, but the stream reaching the head is {d} wide",
-            f"make the last block before the head output {emb['d_model']} wide, or turn off "
+            f"'{node.id}' is tied to '{emb_id}', whose matrix is {emb.vocab_size} x "
+            f"{emb.d_model}, but the stream reaching the head is {d} wide",
+            f"make the last block before the head output {emb.d_model} wide, or turn off "
             "tie"))
     return out
 
@@ -111,7 +111,7 @@ def _check_causal(node, shapes: Shapes, ctx) -> list:
         "and cannot generate",
         f"turn on 'causal' in '{block.id}'", node_id=block.id, inside=path)
         for path, block in stream_blocks(ctx.graph, node.id)
-        if block.type == bt.ATTENTION and not block.param("causal")]
+        if block.type == bt.ATTENTION and not block.typed_params().causal]
 
 
 def _check_bidirectional(node, shapes: Shapes, ctx) -> list:
@@ -122,7 +122,7 @@ def _check_bidirectional(node, shapes: Shapes, ctx) -> list:
         f"attention '{block.id}' is causal and only lets a position see what is left of it",
         f"turn off 'causal' in '{block.id}'", node_id=block.id, inside=path)
         for path, block in stream_blocks(ctx.graph, node.id)
-        if block.type == bt.ATTENTION and block.param("causal")]
+        if block.type == bt.ATTENTION and block.typed_params().causal]
 
 
 def _lm_check(node, shapes: Shapes, ctx) -> list:

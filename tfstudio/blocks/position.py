@@ -8,8 +8,8 @@ SCHEMES = ("none", "sinusoidal", "learned")
 
 
 def _summary(node) -> str:
-    p = node.resolved_params()
-    return p["scheme"] + (f" · {p['max_len']} positions" if p["scheme"] == "learned" else "")
+    p = node.typed_params()
+    return p.scheme + (f" · {p.max_len} positions" if p.scheme == "learned" else "")
 
 
 def _args(params: Params, width: WidthFn) -> dict:
@@ -18,17 +18,17 @@ def _args(params: Params, width: WidthFn) -> dict:
 
 def _count(params: Params, shapes: Shapes) -> int:
     d = width(shapes.get("x"))
-    return params["max_len"] * d if params["scheme"] == "learned" and d else 0
+    return params.max_len * d if params.scheme == "learned" and d else 0
 
 
 def _check(node, shapes: Shapes, ctx) -> list:
-    params = node.resolved_params()
+    params = node.typed_params()
     length = ctx.context_length
-    if params["scheme"] == "learned" and length and params["max_len"] < length:
+    if params.scheme == "learned" and length and params.max_len < length:
         return [ctx.error(
             "learned_positions_too_short",
-            f"the learned position table has {params['max_len']} rows but the model trains on "
-            f"{length} tokens; positions past {params['max_len']} have no vector",
+            f"the learned position table has {params.max_len} rows but the model trains on "
+            f"{length} tokens; positions past {params.max_len} have no vector",
             f"raise max_len to at least {length}, lower the context length, or use sinusoidal "
             "positions, RoPE or ALiBi, which have no length limit")]
     return []

@@ -9,9 +9,9 @@ GATES = {"rnn": 1, "lstm": 4, "gru": 3}
 
 
 def _summary(node) -> str:
-    p = node.resolved_params()
-    return f"{p['cell']} · {p['hidden_size']} wide" + (
-        f" · {p['layers']} layers" if p["layers"] > 1 else "")
+    p = node.typed_params()
+    return f"{p.cell} · {p.hidden_size} wide" + (
+        f" · {p.layers} layers" if p.layers > 1 else "")
 
 
 def _args(params: Params, width: WidthFn) -> dict:
@@ -21,7 +21,7 @@ def _args(params: Params, width: WidthFn) -> dict:
 
 def _infer(params: Params, shapes: Shapes) -> dict[str, Shape]:
     x = shapes.get("x")
-    return {"y": (x[0], x[1], params["hidden_size"])} if x else {}
+    return {"y": (x[0], x[1], params.hidden_size)} if x else {}
 
 
 def _count(params: Params, shapes: Shapes) -> int:
@@ -34,7 +34,7 @@ def _count(params: Params, shapes: Shapes) -> int:
 def _per_layer_sum(params: Params, d: int, per_layer) -> float:
     """Sum ``per_layer(input width, hidden, gates)`` over the stacked layers: the first reads
     the d-wide input, every later one the hidden state."""
-    h, g, n = params["hidden_size"], GATES[params["cell"]], params["layers"]
+    h, g, n = params.hidden_size, GATES[params.cell], params.layers
     return per_layer(d, h, g) + (n - 1) * per_layer(h, h, g)
 
 

@@ -14,13 +14,13 @@ def _sum(params: Params, inputs: Sequence[str]) -> str:
 def _dropout(params: Params, inputs: Sequence[str]) -> str:
     """Written into the forward like nanoGPT's ``F.dropout``; p = 0 writes nothing at all."""
     (x,) = inputs
-    if not params["dropout"]:
+    if not params.dropout:
         return x
-    return f"F.dropout({x}, p={params['dropout']!r}, training=self.training)"
+    return f"F.dropout({x}, p={params.dropout!r}, training=self.training)"
 
 
 def add_inputs(params: Params) -> list[PortSpec]:
-    return [PortSpec(f"in{i + 1}", HIDDEN, "a stream to sum") for i in range(params["n_inputs"])]
+    return [PortSpec(f"in{i + 1}", HIDDEN, "a stream to sum") for i in range(params.n_inputs)]
 
 
 def _add_infer(params: Params, shapes: Shapes) -> dict[str, Shape]:
@@ -60,7 +60,7 @@ ADD = register(BlockSpec(
 
 def _dropout_activations(params: Params, shapes: Shapes, seq_len: int) -> float:
     shape = shapes.get("x")
-    return shape[-1] if params["dropout"] > 0 and shape and isinstance(shape[-1], int) else 0
+    return shape[-1] if params.dropout > 0 and shape and isinstance(shape[-1], int) else 0
 
 
 DROPOUT = register(BlockSpec(
@@ -73,7 +73,7 @@ DROPOUT = register(BlockSpec(
     infer=same_as_input(),
     count_params=lambda p, s: 0,
     activations=_dropout_activations,
-    summary=lambda node: f"p = {node.resolved_params()['dropout']:g}",
+    summary=lambda node: f"p = {node.typed_params().dropout:g}",
     keywords="regularise drop",
     recipe=Recipe(inline=_dropout),
 ))

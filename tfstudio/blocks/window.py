@@ -19,15 +19,15 @@ def _count(params: Params, shapes: Shapes) -> int:
     d = width(shapes.get("x"))
     if not d:
         return 0
-    n = params["window"]
-    pad = (n - 1) * d if params["padding"] == "learned" else 0
-    return n * d * d + (d if params["bias"] else 0) + pad
+    n = params.window
+    pad = (n - 1) * d if params.padding == "learned" else 0
+    return n * d * d + (d if params.bias else 0) + pad
 
 
 def _flops(params: Params, shapes: Shapes, context: int) -> float:
     """One (n d) x d matmul per token; the concatenation is a copy."""
     d = width(shapes.get("x"))
-    return 2.0 * params["window"] * d * d if d else 0.0
+    return 2.0 * params.window * d * d if d else 0.0
 
 
 def _activations(params: Params, shapes: Shapes, seq_len: int) -> float:
@@ -35,12 +35,12 @@ def _activations(params: Params, shapes: Shapes, seq_len: int) -> float:
     d = width(shapes.get("x"))
     if not d:
         return 0
-    return params["window"] * d + d * (1 if params["activation"] == "none" else 2)
+    return params.window * d + d * (1 if params.activation == "none" else 2)
 
 
 def _summary(node) -> str:
-    p = node.resolved_params()
-    return f"last {p['window']} tokens · {p['activation']}"
+    p = node.typed_params()
+    return f"last {p.window} tokens · {p.activation}"
 
 
 FIXED_WINDOW = register(BlockSpec(

@@ -68,7 +68,7 @@ def _rows(graph, report, path=(), depth=0):
         key = (path, node.id)
         yield {
             "path": list(path), "id": node.id, "type": node.type, "depth": depth,
-            "repeat": int(node.param("repeat")) if node.is_group else None,
+            "repeat": int(node.typed_params().repeat) if node.is_group else None,
             "outputs": {port: list(shape)
                         for port, shape in report.shapes.output_shapes(node.id, path).items()},
             "params": report.node_params.get(key, 0),

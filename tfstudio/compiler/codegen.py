@@ -214,7 +214,7 @@ class _ClassWriter:
             raise CompileError(f"group '{self.path[-1]}' needs exactly one Group inputs node; "
                                f"it has {len(ins)}")
         gin = ins[0]
-        ports = parse_port_list(gin.param("ports"))
+        ports = parse_port_list(gin.typed_params().ports)
         if not ports:
             raise CompileError(f"group '{self.path[-1]}' has no inputs; a group takes at least "
                                "the stream it transforms")
@@ -297,7 +297,7 @@ class _ClassWriter:
         return value
 
     def _token_input(self, node) -> None:
-        role = str(node.param("role"))
+        role = str(node.typed_params().role)
         self._output(node, role != "source", self.role_args[role], pending=False)
 
     def _block(self, node) -> None:
@@ -345,7 +345,7 @@ class _ClassWriter:
         writer = _ClassWriter(node.subgraph, self.path + (node.id,), self.ctx, inner_streaming)
         self.ctx.classes.append(writer.write(cls))
         try:
-            repeat = int(get_spec(GROUP).param("repeat").coerce(node.param("repeat")))
+            repeat = int(get_spec(GROUP).param("repeat").coerce(node.typed_params().repeat))
         except ValueError as exc:
             raise CompileError(f"{where(node.id, self.path)}: {exc}") from None
         attr = self.attrs.claim(node.id)

@@ -34,8 +34,8 @@ def plan_model(graph: Graph) -> ModelPlan:
     else:
         family = "encoder" if head.type == bt.MLM_HEAD else "decoder"
     order = ("source", "target") if family == "encoder-decoder" else ("tokens",)
-    tied = _stream_embedding(graph, head) if bool(head.param("tie")) else None
-    return ModelPlan(family, order, head, int(head.param("vocab_size")), tied)
+    tied = _stream_embedding(graph, head) if bool(head.typed_params().tie) else None
+    return ModelPlan(family, order, head, int(head.typed_params().vocab_size), tied)
 
 
 def _check_ids(graph: Graph, path: tuple[str, ...]) -> None:
@@ -56,7 +56,7 @@ def _check_ids(graph: Graph, path: tuple[str, ...]) -> None:
 def _token_roles(graph: Graph) -> dict[str, str]:
     roles: dict[str, str] = {}
     for node in graph.nodes_of_type(bt.TOKEN_INPUT):
-        role = str(node.param("role"))
+        role = str(node.typed_params().role)
         if role in roles:
             raise CompileError(f"{where(node.id)} and node '{roles[role]}' both have the role "
                                f"'{role}'; a model takes one input per role")

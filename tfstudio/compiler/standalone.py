@@ -1,6 +1,11 @@
-"""One self-contained Python file for a compiled model: the classes it builds, copied whole from
-their source (tfstudio.nn's and any plug-in block's), what they read, the generated classes and
-a ``build_model()`` function. It needs torch and nothing of tfstudio."""
+"""One self-contained Python file for a compiled model: the classes it builds, copied from their
+source (tfstudio.nn's and any plug-in block's) with what they read, the generated classes and a
+``build_model()`` function. It needs torch and nothing of tfstudio.
+
+Units are copied whole, as written: a top-level statement, or a method. A class comes without
+its private methods that nothing in the file calls (no ``self._name`` or ``"_name"`` anywhere in
+what is copied, and not an override of a library base such as ``nn.Module``): a hook point's
+table, which only tfstudio's probes read, stays behind. No branch is folded."""
 from __future__ import annotations
 
 import ast
@@ -8,7 +13,7 @@ import builtins
 import inspect
 import sys
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 STANDALONE_HEADER = '''"""A transformer exported by tfstudio; it needs only PyTorch. build_model() makes it with
 fresh weights (tfstudio's init), then model.load_state_dict(state_dict); logits = model(ids) for
@@ -40,6 +45,7 @@ def standalone_source(model) -> str:
     for name in sorted(_names_in(generated) - defined_here):
         if name in namespace:
             copier.bind(name, namespace[name], where="the generated code")
+    copier.call(generated)
     return "\n\n\n".join([
         STANDALONE_HEADER + "\n".join(sorted(copier.imports, key=_import_order)),
         f"# {'-' * 16} the classes this model uses, copied from their source {'-' * 16}\n"
@@ -50,9 +56,17 @@ def standalone_source(model) -> str:
 
 @dataclass
 class _Definition:
-    module: str     # the module it was copied from
-    line: int       # where it starts there
-    text: str       # the top-level statement, with its decorators and the comments above it
+    module: str        # the module it was copied from
+    line: int          # where it starts there
+    lines: list[str]   # the top-level statement, with its decorators and the comments above it
+    # a class's private methods nothing calls yet: name -> [(first, end) of its lines in `lines`]
+    uncalled: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        left_out = {i for spans in self.uncalled.values() for first, end in spans
+                    for i in range(first, end)}
+        return "".join(l for i, l in enumerate(self.lines) if i not in left_out).rstrip()
 
 
 class _Copier:
@@ -66,6 +80,8 @@ class _Copier:
         self._owner: dict[str, str] = {}   # a top-level name in the file -> the module it's from
         self._needs: dict[str, list[str]] = {}   # module -> the modules it takes definitions from
         self._sources: dict[str, tuple[ast.Module, list[str]]] = {}  # module -> parsed, lines
+        self._called: set[str] = set()   # attribute names, strings and names read so far
+        self._waiting: dict[str, list] = {}   # a private method's name -> copy it when called
 
     def in_order(self) -> list[_Definition]:
         """The definitions module by module, each module after those it takes definitions from
@@ -126,12 +142,40 @@ class _Copier:
                                   "top-level definition in its module's source; define it "
                                   "there with def, class or an assignment")
         self._claim(name, f"module {module_name}")
-        for read in sorted(_names_in(statement) - {name}):
-            self._resolve(module, tree, read, f"{name} in {module_name}")
-        first = min([statement.lineno] + [d.lineno for d in
-                                          getattr(statement, "decorator_list", ())]) - 1
-        text = _with_leading_comments(lines, first) + "".join(lines[first:statement.end_lineno])
-        self.definitions.append(_Definition(module_name, first, text.rstrip()))
+        start = _start(lines, statement)
+        definition = _Definition(module_name, start, lines[start:statement.end_lineno])
+        self.definitions.append(definition)
+
+        def use(node: ast.AST) -> None:
+            for read in sorted(_names_in(node) - {name}):
+                self._resolve(module, tree, read, f"{name} in {module_name}")
+            self.call(node)
+
+        if not isinstance(statement, ast.ClassDef):
+            use(statement)
+            return
+        for part in [*statement.decorator_list, *statement.bases, *statement.keywords]:
+            use(part)   # the bases first: which of them are copied decides what overrides
+        cls = getattr(module, name)
+        members = [m for m in statement.body if not _uncalled_candidate(m, cls, self._seen)]
+        if not members:   # a class of private methods only keeps them all
+            members = statement.body
+        for member in statement.body:
+            if member in members or member.name in self._called:
+                use(member)
+                continue
+            span = (_start(lines, member, blank_lines=True) - start, member.end_lineno - start)
+            definition.uncalled.setdefault(member.name, []).append(span)
+            self._waiting.setdefault(member.name, []).append(
+                lambda member=member: (definition.uncalled.pop(member.name, None), use(member)))
+
+    def call(self, node: ast.AST) -> None:
+        """Note what ``node`` may call: attribute names, strings and names. A private method
+        waiting under one of them is copied now (and what it calls, in turn)."""
+        for called in sorted(_called_in(node) - self._called):
+            self._called.add(called)
+            for copy in self._waiting.pop(called, []):
+                copy()
 
     def _resolve(self, module, tree: ast.Module, name: str, where: str) -> None:
         """Define ``name`` as ``module``'s top level binds it; a local variable or a builtin
@@ -156,6 +200,44 @@ class _Copier:
             self._import(name, f"from {statement.module} import {alias.name}{as_name}")
         else:
             self._copy(module.__name__, name, where)
+
+
+def _uncalled_candidate(member: ast.stmt, cls: type, copied: set[tuple[str, str]]) -> bool:
+    """Whether ``member`` is a private method (``_name``, not ``__dunder__``) that no base
+    outside the file defines: torch calls its own privates (``_load_from_state_dict``) by
+    name, so an override of one is always copied."""
+    if not isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    name = member.name
+    if not name.startswith("_") or (name.startswith("__") and name.endswith("__")):
+        return False
+    return not any(name in vars(base) for base in cls.__mro__[1:]
+                   if (base.__module__, base.__qualname__) not in copied)
+
+
+def _called_in(node: ast.AST) -> set[str]:
+    """Every attribute name, string constant and name in ``node``: all a method can be called
+    by (``self._x()``, ``getattr(m, "_x")``, ``f = _x`` in a class body)."""
+    found = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Attribute):
+            found.add(n.attr)
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str):
+            found.add(n.value)
+        elif isinstance(n, ast.Name):
+            found.add(n.id)
+    return found
+
+
+def _start(lines: list[str], statement: ast.stmt, blank_lines: bool = False) -> int:
+    """The index of a statement's first line: its decorators and the comments right above it
+    (they explain it) included, and with ``blank_lines`` the blank lines above those."""
+    first = min([statement.lineno] + [d.lineno for d in
+                                      getattr(statement, "decorator_list", ())]) - 1
+    while first > 0 and (lines[first - 1].lstrip().startswith("#")
+                         or blank_lines and not lines[first - 1].strip()):
+        first -= 1
+    return first
 
 
 def _parsed(module, name: str, where: str) -> tuple[ast.Module, list[str]]:
@@ -214,11 +296,3 @@ def _without_docstring(source: str) -> str:
     if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
         source = "".join(source.splitlines(keepends=True)[first.end_lineno:])
     return source.strip()
-
-
-def _with_leading_comments(lines: list[str], first: int) -> str:
-    """The comment lines right above a statement (they explain it), as text."""
-    start = first
-    while start > 0 and lines[start - 1].lstrip().startswith("#"):
-        start -= 1
-    return "".join(lines[start:first])

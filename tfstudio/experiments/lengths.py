@@ -87,8 +87,8 @@ def check_lengths(lengths: list[int]) -> list[int]:
 
 def learned_limit(graph: Graph) -> int | None:
     """Rows of the smallest learned position table (None without one)."""
-    rows = [int(n.param("max_len")) for _, n in graph.walk()
-            if n.type == "positional_encoding" and n.param("scheme") == "learned"]
+    rows = [int(n.typed_params().max_len) for _, n in graph.walk()
+            if n.type == "positional_encoding" and n.typed_params().scheme == "learned"]
     return min(rows) if rows else None
 
 

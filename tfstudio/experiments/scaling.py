@@ -14,7 +14,7 @@ SCALING_TYPES = ("linear", "ntk")
 
 def rope_attention_nodes(graph: Graph) -> list:
     return [node for _, node in graph.walk()
-            if node.type == bt.ATTENTION and node.param("position") == "rope"]
+            if node.type == bt.ATTENTION and node.typed_params().position == "rope"]
 
 
 def apply_rope_scaling(graph: Graph, factor: float, kind: str = "linear") -> Graph:
@@ -34,6 +34,6 @@ def apply_rope_scaling(graph: Graph, factor: float, kind: str = "linear") -> Gra
                          "--rope-scaling")
     for node in nodes:
         node.params["rope_scaling"] = float(factor)
-        if node.param("rope_scaling_type") != kind:
+        if node.typed_params().rope_scaling_type != kind:
             node.params["rope_scaling_type"] = kind
     return out

@@ -209,7 +209,8 @@ def _same_kind_kv(node: Node, heads: int, path: str) -> int:
     """K/V heads for ``heads`` query heads keeping the block's kind (graph.switches' rule). A
     GQA block keeps its group size; a head count that cannot keep it is refused rather than
     changed, so a variant differs from its base in the one setting asked for."""
-    old_heads, kv = int(node.param("heads")), int(node.param("kv_heads"))
+    attn = node.typed_params()
+    old_heads, kv = int(attn.heads), int(attn.kv_heads)
     if attention_kind_of(old_heads, kv) != "gqa":
         return kv_heads_for(old_heads, kv, heads)
     group = old_heads // kv

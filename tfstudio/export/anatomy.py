@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from ..graph import block_types as bt
 from ..graph.model import GROUP, GROUP_INPUT, GROUP_OUTPUT, Graph, GraphError, Node
+from ..graph.schema import ParamView
 from .errors import ExportRefused, Problem
 
 HEADS = bt.HEAD_TYPES
@@ -33,8 +34,8 @@ class At:
         return tuple(k for k in self.key[:-1] if isinstance(k, str))
 
     @property
-    def params(self) -> dict:
-        return self.node.resolved_params()
+    def params(self) -> ParamView:
+        return self.node.typed_params()
 
     def problem(self, message: str, fix: str = "") -> Problem:
         return Problem(self.node.id, self.groups, message, fix)
@@ -129,7 +130,7 @@ class _StreamReader:
     def start(self) -> tuple[str, str] | None:
         if not self.prefix:
             inputs = [n for n in self.graph.nodes_of_type(bt.TOKEN_INPUT) if n.id in self.needed]
-            if len(inputs) != 1 or inputs[0].param("role") != "tokens":
+            if len(inputs) != 1 or inputs[0].typed_params().role != "tokens":
                 for n in inputs:
                     self.fail(n, "a stock architecture reads one token input (role 'tokens')")
                 return None
@@ -208,7 +209,7 @@ class _StreamReader:
         if len(out_ports) != 1:
             self.fail(node, "a layer group must give exactly one output stream")
             return None
-        for copy in range(int(node.param("repeat"))):
+        for copy in range(int(node.typed_params().repeat)):
             reader = _StreamReader(inner, self.prefix + (node.id, copy), outs[0].id)
             items += reader.read()
             self.problems += reader.problems
@@ -234,7 +235,7 @@ class _StreamReader:
                 self.fail(node, "the residual branch forks or ends before rejoining the stream")
                 return None
             node = following[0]
-        if int(add.param("n_inputs")) != 2:
+        if int(add.typed_params().n_inputs) != 2:
             self.fail(add, "an Add of more than two streams has no stock counterpart")
             return None
         sub = self._sublayer(add, chain)

@@ -56,10 +56,10 @@ def choose_family(an: Anatomy) -> str:
     if not an.layers:
         return "gpt2"
     first = an.layers[0]
-    if first.attn.params["position"] == "rope":
-        return "mistral" if any(layer.attn.params["window"] for layer in an.layers) else "llama"
-    llama_like = (first.norm1.params["kind"] == "rmsnorm"
-                  or first.ffn.params.get("activation") in GATED_TO_HF)
+    if first.attn.params.position == "rope":
+        return "mistral" if any(layer.attn.params.window for layer in an.layers) else "llama"
+    llama_like = (first.norm1.params.kind == "rmsnorm"
+                  or first.ffn.params.activation in GATED_TO_HF)
     return "llama" if llama_like else "gpt2"
 
 
@@ -103,11 +103,11 @@ def _shared_norms(an: Anatomy) -> list[Problem]:
     norms = an.norms()
     if not norms:
         return []
-    kind, eps = norms[0].params["kind"], norms[0].params["eps"]
-    return [n.problem(f"this norm ({n.params['kind']}, eps {n.params['eps']}) differs from the "
+    kind, eps = norms[0].params.kind, norms[0].params.eps
+    return [n.problem(f"this norm ({n.params.kind}, eps {n.params.eps}) differs from the "
                       f"others ({kind}, eps {eps}); a Hugging Face config has one norm kind and "
                       "one eps", "give every norm the same kind and eps")
-            for n in norms if (n.params["kind"], n.params["eps"]) != (kind, eps)]
+            for n in norms if (n.params.kind, n.params.eps) != (kind, eps)]
 
 
 def _needs(at: At | None, ok: bool, message: str, fix: str = "") -> list[Problem]:
@@ -116,7 +116,7 @@ def _needs(at: At | None, ok: bool, message: str, fix: str = "") -> list[Problem
 
 def _common_decoder(an: Anatomy, name: str, norm_kind: str) -> list[Problem]:
     p: list[Problem] = []
-    p += _needs(an.embed, not an.embed.params["scale"],
+    p += _needs(an.embed, not an.embed.params.scale,
                 f"{name} does not scale embeddings by sqrt(d_model)", "turn 'scale' off")
     p += _needs(an.embed_norm, an.embed_norm is None,
                 f"{name} has no norm right after the embedding", "remove this norm")
@@ -128,12 +128,12 @@ def _common_decoder(an: Anatomy, name: str, norm_kind: str) -> list[Problem]:
                 "add a norm before the head")
     if an.layers:
         norm = an.layers[0].norm1
-        p += _needs(norm, norm.params["kind"] == norm_kind, f"{name} uses {norm_kind}",
+        p += _needs(norm, norm.params.kind == norm_kind, f"{name} uses {norm_kind}",
                     f"set every norm's kind to {norm_kind}")
     for layer in an.layers:
         attn = layer.attn.params
-        p += _needs(layer.attn, attn["causal"], f"{name} attention is causal", "turn causal on")
-    p += _needs(an.head, not an.head.params["bias"], f"{name}'s LM head has no bias",
+        p += _needs(layer.attn, attn.causal, f"{name} attention is causal", "turn causal on")
+    p += _needs(an.head, not an.head.params.bias, f"{name}'s LM head has no bias",
                 "turn the head's bias off")
     return p
 
@@ -144,20 +144,20 @@ def _gpt2_rules(an: Anatomy) -> list[Problem]:
         p.append(an.embed.problem("GPT-2 adds a learned position table after the embedding",
                                   "add a Positional encoding node with scheme 'learned'"))
     else:
-        p += _needs(an.positions, an.positions.params["scheme"] == "learned",
+        p += _needs(an.positions, an.positions.params.scheme == "learned",
                     f"GPT-2's positions are a learned table, not "
-                    f"{an.positions.params['scheme']}", "set the scheme to 'learned'")
+                    f"{an.positions.params.scheme}", "set the scheme to 'learned'")
     for layer in an.layers[:1]:
         a, f = layer.attn.params, layer.ffn.params
-        p += _needs(layer.attn, a["kv_heads"] == a["heads"],
+        p += _needs(layer.attn, a.kv_heads == a.heads,
                     "GPT-2 has as many K/V heads as query heads (no GQA/MQA)",
                     "set kv_heads equal to heads")
-        p += _needs(layer.attn, a["position"] == "none",
+        p += _needs(layer.attn, a.position == "none",
                     f"GPT-2 attention has no {a['position']} positions", "set position to none")
-        p += _needs(layer.attn, not a["window"], "GPT-2 attention has no sliding window",
+        p += _needs(layer.attn, not a.window, "GPT-2 attention has no sliding window",
                     "set window to 0")
         p += _needs(layer.ffn, layer.ffn.node.type == bt.FEED_FORWARD
-                    and f["activation"] in PLAIN_TO_HF,
+                    and f.activation in PLAIN_TO_HF,
                     "GPT-2's MLP is Linear -> relu/gelu/gelu_tanh/silu -> Linear (not gated)",
                     "pick a non-gated activation")
     return p
@@ -166,29 +166,29 @@ def _gpt2_rules(an: Anatomy) -> list[Problem]:
 def _llama_like_rules(name: str, biases_allowed: bool, window_allowed: bool, moe: bool):
     def rules(an: Anatomy) -> list[Problem]:
         p = _common_decoder(an, name, "rmsnorm")
-        p += _needs(an.positions, an.positions is None or an.positions.params["scheme"] == "none",
+        p += _needs(an.positions, an.positions is None or an.positions.params.scheme == "none",
                     f"{name} has no absolute positions (RoPE rotates q and k instead)",
                     "remove the positional encoding node")
         for layer in an.layers[:1]:
             a, f = layer.attn.params, layer.ffn.params
-            p += _needs(layer.attn, a["position"] == "rope",
+            p += _needs(layer.attn, a.position == "rope",
                         f"{name} attention uses RoPE, not {a['position']}",
                         "set the attention's position to rope")
-            p += _needs(layer.attn, window_allowed or not a["window"],
+            p += _needs(layer.attn, window_allowed or not a.window,
                         f"{name} has no sliding window", "set window to 0 (or map to Mistral)")
-            p += _needs(layer.attn, biases_allowed or not a["bias"],
+            p += _needs(layer.attn, biases_allowed or not a.bias,
                         f"{name}'s attention projections have no bias", "turn bias off")
             wanted = bt.MOE if moe else bt.FEED_FORWARD
             p += _needs(layer.ffn, layer.ffn.node.type == wanted,
                         f"{name}'s MLP is a {'mixture of experts' if moe else 'single gated FFN'}",
                         f"use a {wanted.replace('_', '-')} block")
-            p += _needs(layer.ffn, f["activation"] in GATED_TO_HF,
+            p += _needs(layer.ffn, f.activation in GATED_TO_HF,
                         f"{name}'s MLP is gated (act(x W_gate) * x W_up)",
                         "pick swiglu, geglu or glu")
-            p += _needs(layer.ffn, biases_allowed or not f["bias"],
+            p += _needs(layer.ffn, biases_allowed or not f.bias,
                         f"{name}'s MLP has no bias", "turn the FFN bias off")
             if moe:
-                p += _needs(layer.ffn, not f["shared_expert"],
+                p += _needs(layer.ffn, not f.shared_expert,
                             f"{name} has no shared expert", "turn shared_expert off")
         return p
     return rules
@@ -196,9 +196,9 @@ def _llama_like_rules(name: str, biases_allowed: bool, window_allowed: bool, moe
 
 def _bert_rules(an: Anatomy) -> list[Problem]:
     p: list[Problem] = []
-    p += _needs(an.embed, not an.embed.params["scale"],
+    p += _needs(an.embed, not an.embed.params.scale,
                 "BERT does not scale embeddings by sqrt(d_model)", "turn 'scale' off")
-    if an.positions is None or an.positions.params["scheme"] != "learned":
+    if an.positions is None or an.positions.params.scheme != "learned":
         p.append((an.positions or an.embed).problem(
             "BERT adds a learned position table after the embedding",
             "add a Positional encoding node with scheme 'learned'"))
@@ -209,22 +209,22 @@ def _bert_rules(an: Anatomy) -> list[Problem]:
                 "BERT is post-norm (Norm(x + F(x)))", "switch the layers to post-norm")
     if an.layers:
         norm = an.layers[0].norm1
-        p += _needs(norm, norm.params["kind"] == "layernorm", "BERT uses layernorm",
+        p += _needs(norm, norm.params.kind == "layernorm", "BERT uses layernorm",
                     "set every norm's kind to layernorm")
     for layer in an.layers[:1]:
         a, f = layer.attn.params, layer.ffn.params
-        p += _needs(layer.attn, not a["causal"], "BERT attention is bidirectional",
+        p += _needs(layer.attn, not a.causal, "BERT attention is bidirectional",
                     "turn causal off")
-        p += _needs(layer.attn, a["kv_heads"] == a["heads"],
+        p += _needs(layer.attn, a.kv_heads == a.heads,
                     "BERT has as many K/V heads as query heads", "set kv_heads equal to heads")
-        p += _needs(layer.attn, a["position"] == "none" and not a["window"],
+        p += _needs(layer.attn, a.position == "none" and not a.window,
                     "BERT attention has no RoPE/ALiBi and no window",
                     "set position to none and window to 0")
         p += _needs(layer.ffn, layer.ffn.node.type == bt.FEED_FORWARD and
-                    f["activation"] == "gelu",
+                    f.activation == "gelu",
                     "BERT's FFN uses exact GELU, and HF applies the same activation inside its "
                     "masked-LM head, where tfstudio always uses GELU", "set activation to gelu")
-    p += _needs(an.head, an.head.params["transform"],
+    p += _needs(an.head, an.head.params.transform,
                 "BERT's masked-LM head has its dense + GELU + LayerNorm transform",
                 "turn the head's transform on")
     return p
@@ -244,7 +244,7 @@ def approximations(family: str, an: Anatomy) -> list[str]:
     """Differences too small to refuse over, said out loud."""
     notes = []
     if family == "bert" and an.layers:
-        eps, head_eps = an.layers[0].norm1.params["eps"], an.head.params["eps"]
+        eps, head_eps = an.layers[0].norm1.params.eps, an.head.params.eps
         if eps != head_eps:
             notes.append(f"the masked-LM head's LayerNorm uses eps {head_eps} and the layers "
                          f"{eps}; HF BERT has one layer_norm_eps={eps} for all norms, so logits "
@@ -256,8 +256,8 @@ def export_config(family: str, an: Anatomy, context: int) -> dict[str, Any]:
     """The ``config.json`` of ``an`` as ``family`` (after :func:`check` found no problem)."""
     fam = FAMILIES[family]
     cfg: dict[str, Any] = {"architectures": [fam.architecture], "model_type": fam.model_type,
-                           "vocab_size": int(an.embed.params["vocab_size"]),
-                           "tie_word_embeddings": bool(an.head.params["tie"]),
+                           "vocab_size": int(an.embed.params.vocab_size),
+                           "tie_word_embeddings": bool(an.head.params.tie),
                            "torch_dtype": "float32", "bos_token_id": None, "eos_token_id": None,
                            "pad_token_id": None}
     if family == "gpt2":
@@ -272,23 +272,23 @@ def export_config(family: str, an: Anatomy, context: int) -> dict[str, Any]:
 def _gpt2_config(an: Anatomy) -> dict[str, Any]:
     layer, pos = an.layers[0], an.positions.params
     a, f = layer.attn.params, layer.ffn.params
-    return dict(n_embd=int(an.embed.params["d_model"]), n_layer=len(an.layers),
-                n_head=a["heads"], n_inner=f["d_ff"], n_positions=pos["max_len"],
-                n_ctx=pos["max_len"], activation_function=PLAIN_TO_HF[f["activation"]],
-                layer_norm_epsilon=layer.norm1.params["eps"], attn_pdrop=a["dropout"],
-                resid_pdrop=f["dropout"], embd_pdrop=pos["dropout"], scale_attn_weights=True,
+    return dict(n_embd=int(an.embed.params.d_model), n_layer=len(an.layers),
+                n_head=a.heads, n_inner=f.d_ff, n_positions=pos.max_len,
+                n_ctx=pos.max_len, activation_function=PLAIN_TO_HF[f.activation],
+                layer_norm_epsilon=layer.norm1.params.eps, attn_pdrop=a.dropout,
+                resid_pdrop=f.dropout, embd_pdrop=pos.dropout, scale_attn_weights=True,
                 scale_attn_by_inverse_layer_idx=False, reorder_and_upcast_attn=False)
 
 
 def _bert_config(an: Anatomy) -> dict[str, Any]:
     layer, pos = an.layers[0], an.positions.params
     a, f = layer.attn.params, layer.ffn.params
-    return dict(hidden_size=int(an.embed.params["d_model"]), num_hidden_layers=len(an.layers),
-                num_attention_heads=a["heads"], intermediate_size=f["d_ff"],
-                hidden_act=PLAIN_TO_HF[f["activation"]], hidden_dropout_prob=f["dropout"],
-                attention_probs_dropout_prob=a["dropout"],
-                max_position_embeddings=pos["max_len"], type_vocab_size=2,
-                layer_norm_eps=layer.norm1.params["eps"],
+    return dict(hidden_size=int(an.embed.params.d_model), num_hidden_layers=len(an.layers),
+                num_attention_heads=a.heads, intermediate_size=f.d_ff,
+                hidden_act=PLAIN_TO_HF[f.activation], hidden_dropout_prob=f.dropout,
+                attention_probs_dropout_prob=a.dropout,
+                max_position_embeddings=pos.max_len, type_vocab_size=2,
+                layer_norm_eps=layer.norm1.params.eps,
                 position_embedding_type="absolute", is_decoder=False)
 
 
@@ -296,19 +296,19 @@ def _llama_like_config(family: str, an: Anatomy, context: int) -> dict[str, Any]
     """LLaMA, Mistral and Mixtral share these keys; each adds its own at the end."""
     layer = an.layers[0]
     a, f = layer.attn.params, layer.ffn.params
-    d, heads = int(an.embed.params["d_model"]), a["heads"]
-    cfg = dict(hidden_size=d, intermediate_size=f["d_ff"], num_hidden_layers=len(an.layers),
-               num_attention_heads=heads, num_key_value_heads=a["kv_heads"],
-               head_dim=d // heads, hidden_act=GATED_TO_HF[f["activation"]],
-               max_position_embeddings=context, rms_norm_eps=layer.norm1.params["eps"],
-               attention_dropout=a["dropout"], **_rope_config(a, d // heads))
+    d, heads = int(an.embed.params.d_model), a.heads
+    cfg = dict(hidden_size=d, intermediate_size=f.d_ff, num_hidden_layers=len(an.layers),
+               num_attention_heads=heads, num_key_value_heads=a.kv_heads,
+               head_dim=d // heads, hidden_act=GATED_TO_HF[f.activation],
+               max_position_embeddings=context, rms_norm_eps=layer.norm1.params.eps,
+               attention_dropout=a.dropout, **_rope_config(a, d // heads))
     if family == "llama":
-        cfg.update(attention_bias=bool(a["bias"]), mlp_bias=bool(f["bias"]))
+        cfg.update(attention_bias=bool(a.bias), mlp_bias=bool(f.bias))
     else:
-        cfg["sliding_window"] = a["window"] or None
+        cfg["sliding_window"] = a.window or None
     if family == "mixtral":
-        cfg.update(num_local_experts=f["experts"], num_experts_per_tok=f["top_k"],
-                   router_aux_loss_coef=f["aux_loss_weight"], router_jitter_noise=0.0,
+        cfg.update(num_local_experts=f.experts, num_experts_per_tok=f.top_k,
+                   router_aux_loss_coef=f.aux_loss_weight, router_jitter_noise=0.0,
                    output_router_logits=False)
     return cfg
 
@@ -316,7 +316,7 @@ def _llama_like_config(family: str, an: Anatomy, context: int) -> dict[str, Any]
 def _rope_config(attn: dict, head_dim: int) -> dict[str, Any]:
     """Both spellings: ``rope_theta``/``rope_scaling`` (transformers 4.x) and
     ``rope_parameters`` (5.x)."""
-    theta, factor = float(attn["rope_base"]), float(attn["rope_scaling"])
+    theta, factor = float(attn.rope_base), float(attn.rope_scaling)
     if attn.get("rope_scaling_type") == "ntk" and factor != 1.0:
         # NTK-aware scaling is a larger base with whole positions: exactly HF's default RoPE
         theta, factor = theta * factor ** (head_dim / (head_dim - 2)), 1.0

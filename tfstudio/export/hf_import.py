@@ -204,7 +204,7 @@ def _refit_note(tokenizer, spec: str, rows: list[int | None], old: int, source: 
 
 def graph_vocab(graph) -> int:
     return int(next(n for _, n in graph.walk() if n.type == "token_embedding")
-               .param("vocab_size"))
+               .typed_params().vocab_size)
 
 
 MAX_CONFIG_BYTES = 16 << 20   # a config.json is a few KB; more is not a model's config

@@ -143,7 +143,7 @@ def family_links(family: str, an: Anatomy, modules: dict) -> list[Link]:
 
 
 def _head_weight(t: _Links, an: Anatomy, name: str) -> None:
-    if not an.head.params["tie"]:
+    if not an.head.params.tie:
         t.tensor(name, t.mod(an.head).proj.weight)
 
 
@@ -244,6 +244,6 @@ def _bert(t: _Links, an: Anatomy, family: str) -> None:
     t.tensor(c + "transform.LayerNorm.weight", head.norm.weight)
     t.tensor(c + "transform.LayerNorm.bias", head.norm.bias)
     t.tensor(c + "bias", head.proj.bias, (head.proj.out_features,))
-    if not an.head.params["tie"]:  # untied, transformers 5 keeps the decoder's bias apart
+    if not an.head.params.tie:  # untied, transformers 5 keeps the decoder's bias apart
         t.tensor(c + "decoder.bias", head.proj.bias, (head.proj.out_features,))
     _head_weight(t, an, c + "decoder.weight")

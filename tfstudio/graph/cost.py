@@ -144,7 +144,7 @@ def _int(value) -> int:
 def _is_table(node) -> bool:
     if node.type in EMBEDDING_TYPES:
         return True
-    return node.type == bt.POSITIONAL_ENCODING and node.param("scheme") == "learned"
+    return node.type == bt.POSITIONAL_ENCODING and node.typed_params().scheme == "learned"
 
 
 def _repeats(graph: Graph, path: tuple[str, ...]) -> int:

@@ -162,7 +162,7 @@ def ungroup_node(graph: Graph, group_id: str) -> Graph:
     before = list(out.nodes)[: list(out.nodes).index(group_id)]
     del out.nodes[group_id]
     out.edges = [e for e in out.edges if group_id not in (e.src, e.dst)]
-    for copy_index in range(int(group.param("repeat"))):
+    for copy_index in range(int(group.typed_params().repeat)):
         _unroll_copy(job, copy_index)
     for e in consumers:
         if e.src_port in job.produced:

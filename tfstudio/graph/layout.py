@@ -753,7 +753,7 @@ def frame_wires(group: Node, frame: Frame) -> list[FrameWire]:
 
 def _boundary_names(group: Node, boundary_type: str) -> list[str]:
     inner = group_boundary(group, boundary_type)
-    return [name for name, _ in parse_port_list(inner.param("ports"))] if inner else []
+    return [name for name, _ in parse_port_list(inner.typed_params().ports)] if inner else []
 
 
 def _height_of(names: list[str], heights: list[float], name: str, fallback: float) -> float:

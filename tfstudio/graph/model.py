@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
-from .schema import PortSpec, UnknownBlockError, get_spec
+from .schema import ParamView, PortSpec, UnknownBlockError, get_spec
 
 GROUP = "group"
 GROUP_INPUT = "group_input"
@@ -83,6 +83,10 @@ class Node:
         if name in self.params:
             return self.params[name]
         return get_spec(self.type).param(name).default
+
+    def typed_params(self) -> ParamView:
+        """The resolved parameters read as attributes: ``node.typed_params().heads``."""
+        return get_spec(self.type).view(self.params)
 
     def resolved_params(self) -> dict[str, Any]:
         merged = get_spec(self.type).defaults()
@@ -157,14 +161,14 @@ class Graph:
         node = self.node(node_id)
         if node.is_group:
             inner = group_boundary(node, GROUP_INPUT)
-            return [PortSpec(n, k) for n, k in parse_port_list(inner.param("ports"))] if inner else []
+            return _boundary_ports(inner)
         return _ports_of(node, get_spec(node.type).input_ports)
 
     def output_ports(self, node_id: str) -> list[PortSpec]:
         node = self.node(node_id)
         if node.is_group:
             inner = group_boundary(node, GROUP_OUTPUT)
-            return [PortSpec(n, k) for n, k in parse_port_list(inner.param("ports"))] if inner else []
+            return _boundary_ports(inner)
         return _ports_of(node, get_spec(node.type).output_ports)
 
     def input_port(self, node_id: str, name: str) -> PortSpec:
@@ -286,6 +290,11 @@ def _ports_of(node: Node, ports_fn) -> list[PortSpec]:
         raise GraphError(f"cannot list the ports of '{node.id}': a parameter holds an invalid "
                          "value; set its parameters again")
     return ports_fn(node.resolved_params())
+
+
+def _boundary_ports(inner: Node | None) -> list[PortSpec]:
+    """A group's ports: those its boundary node inside lists (none without one)."""
+    return [PortSpec(n, k) for n, k in parse_port_list(inner.typed_params().ports)] if inner else []
 
 
 def group_boundary(group: Node, boundary_type: str) -> Node | None:

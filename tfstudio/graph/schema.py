@@ -6,6 +6,8 @@ editors, shape inference and costs, so it never imports a block family directly.
 """
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
@@ -115,7 +117,31 @@ class ParamSpec:
         return out
 
 
-Params = Mapping[str, Any]          # a node's resolved parameters, by name
+class ParamView(Mapping):
+    """A block's parameters read as attributes (``p.heads``); each block type's class is a
+    frozen dataclass generated from its :class:`ParamSpec` list (:meth:`BlockSpec.view`), a
+    parameter left out holding its default. Also a read-only Mapping (``p["heads"]``, ``**p``),
+    for hooks written against dicts and code that walks every parameter."""
+
+    __slots__ = ()
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self.__dataclass_fields__:
+            raise KeyError(name)
+        return getattr(self, name)
+
+    def __iter__(self):
+        return iter(self.__dataclass_fields__)
+
+    def __len__(self) -> int:
+        return len(self.__dataclass_fields__)
+
+
+_PYTHON_TYPES = {"int": int, "float": float, "bool": bool, "choice": str, "str": str}
+# the BlockSpec hooks whose first argument is the parameters
+_PARAMS_HOOKS = ("inputs", "outputs", "infer", "count_params", "flops", "kv_bytes", "activations")
+
+Params = ParamView          # what every hook below is given: a node's resolved parameters
 Shapes = Mapping[str, Shape]        # shapes of a node's connected inputs, by port
 
 # The hooks a block type may give (all pure Python over plain numbers; see BlockSpec).
@@ -211,6 +237,42 @@ class BlockSpec:
     recipe: Recipe | None = None
     internal: bool = False  # not offered in the palette (group boundary nodes)
     extra: dict = field(default_factory=dict)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """Every hook that reads parameters is handed their view, even when called with a dict
+        (and when set after the spec is made: a group boundary's ports)."""
+        if name in _PARAMS_HOOKS and callable(value):
+            value = self._viewing(value)
+        elif name == "recipe" and value is not None:
+            value = dataclasses.replace(value, **{
+                hook: self._viewing(getattr(value, hook)) for hook in ("args", "inline")
+                if getattr(value, hook) is not None})
+        super().__setattr__(name, value)
+
+    def _viewing(self, hook: Callable) -> Callable:
+        @functools.wraps(hook)
+        def called(params: Mapping[str, Any], *rest):
+            return hook(self.view(params), *rest)
+        return called
+
+    @functools.cached_property
+    def _view_class(self) -> type:
+        clashes = [p.name for p in self.params if hasattr(ParamView, p.name)]
+        if clashes:
+            raise ValueError(f"block '{self.type}': parameter names {clashes} are taken by the "
+                             "parameter view's own methods; rename them")
+        name = "".join(w.title() for w in self.type.split("_")) + "Params"
+        return dataclasses.make_dataclass(
+            name, [(p.name, _PYTHON_TYPES.get(p.kind, Any), field(default=p.default))
+                   for p in self.params], bases=(ParamView,), frozen=True, eq=False)
+
+    def view(self, params: Mapping[str, Any]) -> ParamView:
+        """``params`` as this block type's typed view: ``view(p).heads``. Names the block does
+        not have are left out (validation reports them); missing ones hold their default."""
+        if isinstance(params, self._view_class):
+            return params
+        return self._view_class(**{k: v for k, v in params.items()
+                                   if k in self._view_class.__dataclass_fields__})
 
     def param(self, name: str) -> ParamSpec:
         for p in self.params:

@@ -103,7 +103,7 @@ def _infer_group(graph: Graph, node, path, ins: dict[str, tuple], out: ShapeMap)
     in_ports = [p.name for p in graph.input_ports(node.id)]
     out_ports = [p.name for p in graph.output_ports(node.id)]
     # a repeated group feeds its first output back into its first input: the shapes must agree
-    if int(node.param("repeat")) > 1 and in_ports and out_ports:
+    if int(node.typed_params().repeat) > 1 and in_ports and out_ports:
         given, taken = ins.get(in_ports[0]), outs.get(out_ports[0])
         if given is not None and taken is not None and given != taken:
             out._fail((path, node.id),

@@ -81,7 +81,7 @@ def set_attention_kind(layer: Graph, kind: str) -> Graph:
     _choose(kind, ATTENTION_KINDS, "attention kind")
     out = layer.clone()
     for node in _blocks(out, *_ATTENTION_TYPES):
-        heads = int(node.param("heads"))
+        heads = int(node.typed_params().heads)
         node.params["kv_heads"] = {"mha": heads, "mqa": 1, "gqa": gqa_kv_heads(heads)}[kind]
     return out
 
@@ -97,8 +97,9 @@ def set_ffn_kind(layer: Graph, kind: str) -> Graph:
             continue
         spec = get_spec(target)
         kept = {k: v for k, v in node.params.items() if k in ("d_ff", "activation", "bias")}
-        kept.setdefault("activation", node.param("activation"))  # defaults differ by block
-        kept.setdefault("bias", node.param("bias"))
+        ffn = node.typed_params()
+        kept.setdefault("activation", ffn.activation)  # defaults differ by block
+        kept.setdefault("bias", ffn.bias)
         node.type = target
         node.params = {k: spec.param(k).coerce(v) for k, v in kept.items()}
     return out
@@ -129,7 +130,7 @@ def _max_len(root: Graph) -> int:
     """Rows for a new learned table: an existing table's, else the context length."""
     tables = [n for _, n in root.walk() if n.type == bt.POSITIONAL_ENCODING]
     if tables:
-        return max(int(n.param("max_len")) for n in tables)
+        return max(int(n.typed_params().max_len) for n in tables)
     context = root.meta.get("context_length")
     if isinstance(context, int) and not isinstance(context, bool) and context > 0:
         return context
@@ -197,11 +198,11 @@ def set_activation(layer: Graph, family: str, equal_params: bool = True) -> Grap
     _choose(family, ACTIVATION_FAMILIES, "activation")
     out = layer.clone()
     for node in _blocks(out, *_FFN_TYPES):
-        old = str(node.param("activation"))
+        old = str(node.typed_params().activation)
         if activation_family(old) == family:
             continue
         if equal_params and (old in GATED) != (family in GATED):
-            d_ff = int(node.param("d_ff"))
+            d_ff = int(node.typed_params().d_ff)
             node.params["d_ff"] = max(1, round(d_ff * 2 / 3 if family in GATED else d_ff * 3 / 2))
         node.params["activation"] = family
     return out
@@ -229,7 +230,8 @@ def _agreed(values) -> str | None:
 def attention_kind(layer: Graph) -> str | None:
     """"mha", "gqa" or "mqa" when every attention block agrees, "mixed" when not, None when
     the layer has no attention."""
-    return _agreed(attention_kind_of(int(n.param("heads")), int(n.param("kv_heads")))
+    return _agreed(attention_kind_of(int(n.typed_params().heads),
+                                     int(n.typed_params().kv_heads))
                    for n in _blocks(layer, *_ATTENTION_TYPES))
 
 
@@ -238,12 +240,12 @@ def ffn_kind(layer: Graph) -> str | None:
 
 
 def activation_kind(layer: Graph) -> str | None:
-    return _agreed(activation_family(str(n.param("activation")))
+    return _agreed(activation_family(str(n.typed_params().activation))
                    for n in _blocks(layer, *_FFN_TYPES))
 
 
 def norm_kind(graph: Graph) -> str | None:
-    return _agreed(str(n.param("kind")) for n in _blocks(graph, bt.NORM))
+    return _agreed(str(n.typed_params().kind) for n in _blocks(graph, bt.NORM))
 
 
 def placement(layer: Graph) -> str | None:
@@ -258,11 +260,11 @@ def positional_scheme(root: Graph) -> str:
     """How the whole model encodes positions: in attention (rope, alibi) or added (sinusoidal,
     learned); "none" when it does neither."""
     for node in _blocks(root, bt.ATTENTION):
-        if node.param("position") != "none":
-            return node.param("position")
+        if node.typed_params().position != "none":
+            return node.typed_params().position
     for node in _blocks(root, bt.POSITIONAL_ENCODING):
-        if node.param("scheme") != "none":
-            return node.param("scheme")
+        if node.typed_params().scheme != "none":
+            return node.typed_params().scheme
     return "none"
 
 
@@ -288,15 +290,16 @@ _ACTIVATION_NAMES = {"relu": "ReLU", "gelu": "GELU", "gelu_tanh": "GELU", "silu"
 
 
 def _attention_name(node: Node) -> str:
-    heads, kv = int(node.param("heads")), int(node.param("kv_heads"))
+    p = node.typed_params()
+    heads, kv = int(p.heads), int(p.kv_heads)
     kind = attention_kind_of(heads, kv)
     text = {"mha": f"MHA {heads}", "mqa": f"MQA {heads}/1", "gqa": f"GQA {heads}/{kv}"}[kind]
     if node.type == bt.CROSS_ATTENTION:
         return "cross " + text
-    extras = [f"window {node.param('window')}"] if node.param("window") else []
-    if node.param("position") != "none":
-        extras.append(node.param("position").replace("rope", "RoPE").replace("alibi", "ALiBi"))
-    if not node.param("causal"):
+    extras = [f"window {p.window}"] if p.window else []
+    if p.position != "none":
+        extras.append(p.position.replace("rope", "RoPE").replace("alibi", "ALiBi"))
+    if not p.causal:
         extras.append("bidirectional")
     return text + (f" ({', '.join(extras)})" if extras else "")
 
@@ -304,14 +307,15 @@ def _attention_name(node: Node) -> str:
 def _mixer_name(node: Node) -> str | None:
     if node.type in _ATTENTION_TYPES:
         return _attention_name(node)
+    if node.type not in (bt.FEED_FORWARD, bt.MOE, bt.RNN):
+        return None
+    p = node.typed_params()
     if node.type == bt.FEED_FORWARD:
-        return f"{_ACTIVATION_NAMES.get(node.param('activation'), node.param('activation'))} FFN"
+        return f"{_ACTIVATION_NAMES.get(p.activation, p.activation)} FFN"
     if node.type == bt.MOE:
-        act = _ACTIVATION_NAMES.get(node.param("activation"), node.param("activation"))
-        return f"MoE {node.param('experts')}x top-{node.param('top_k')} {act}"
-    if node.type == bt.RNN:
-        return f"{str(node.param('cell')).upper()} {node.param('hidden_size')}"
-    return None
+        act = _ACTIVATION_NAMES.get(p.activation, p.activation)
+        return f"MoE {p.experts}x top-{p.top_k} {act}"
+    return f"{str(p.cell).upper()} {p.hidden_size}"  # an RNN
 
 
 def describe_model(root: Graph) -> str:
@@ -321,7 +325,7 @@ def describe_model(root: Graph) -> str:
     parts = []
     for node in root:
         if node.is_group:
-            repeat = node.param("repeat") or 1
+            repeat = node.typed_params().repeat or 1
             parts.append(f"{repeat} x {node.label} ({layer_summary(node)})")
     scheme = positional_scheme(root)
     if scheme in ("sinusoidal", "learned"):

@@ -333,7 +333,7 @@ def _ports(graph: Graph, boundary: str) -> list[tuple[str, str]]:
     nodes = graph.nodes_of_type(boundary)
     if not nodes:
         return []
-    return parse_port_list(nodes[0].param("ports"))
+    return parse_port_list(nodes[0].typed_params().ports)
 
 
 def describe(diagnostics: Iterable[Diagnostic]) -> str:

@@ -32,7 +32,7 @@ class Breadcrumb(QWidget):
         for i, gid in enumerate(path):
             node = graph.nodes.get(gid)
             label = short_name(node.label if node is not None else gid)
-            repeat = node.param("repeat") if node is not None and node.is_group else 1
+            repeat = node.typed_params().repeat if node is not None and node.is_group else 1
             crumbs.append((f"{label} ×{repeat}" if repeat > 1 else label, path[:i + 1]))
             graph = node.subgraph if node is not None and node.subgraph is not None else graph
         for i, (label, target) in enumerate(crumbs):

@@ -109,7 +109,8 @@ class Inspector(QScrollArea):
         command = SetParam(self.path, self.node_id, name, value, text=f"Set {name}")
         kv_note = ""
         if name == "heads" and node.type in ("attention", "cross_attention"):
-            heads, kv = int(node.param("heads")), int(node.param("kv_heads"))
+            attn = node.typed_params()
+            heads, kv = int(attn.heads), int(attn.kv_heads)
             try:
                 new_kv = kv_heads_for(heads, kv, int(value))
             except (TypeError, ValueError):
@@ -190,7 +191,7 @@ class Inspector(QScrollArea):
         if node.is_group:
             self._group_switches(layout, node)
         if node.type in ("attention", "cross_attention"):
-            self.kv_choices = _muted(_esc(kv_choices_text(int(node.param("heads")))))
+            self.kv_choices = _muted(_esc(kv_choices_text(int(node.typed_params().heads))))
             layout.addWidget(self.kv_choices)
         if spec.params:
             box = QGroupBox("Settings")

@@ -244,7 +244,7 @@ class NodeItem(NodePainting, QGraphicsItem):
         inner = group_boundary(self.node, boundary_type)
         if inner is None:
             return []
-        return [PortSpec(n, k) for n, k in parse_port_list(inner.param("ports"))]
+        return [PortSpec(n, k) for n, k in parse_port_list(inner.typed_params().ports)]
 
     def chevron_rect(self) -> QRectF:
         """Where a group's open / close chevron sits in its header."""

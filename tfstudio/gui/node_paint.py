@@ -151,7 +151,7 @@ class NodePainting:
                                  | Qt.AlignVCenter, name)
 
     def _paint_repeat_pill(self, painter, ink, family) -> float:
-        text = f"× {self.node.param('repeat')}"
+        text = f"× {self.node.typed_params().repeat}"
         fm = QFontMetricsF(BADGE_FONT)
         w = fm.horizontalAdvance(text) + 14
         rect = QRectF(self.width - PAD - w + 4, 6, w, HEADER_H - 12)

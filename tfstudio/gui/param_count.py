@@ -59,7 +59,7 @@ def block_count(node, params: int, short: bool = False) -> str:
     if not node.is_group:
         return f"{count_label(params)} params"
     try:
-        repeat = max(1, int(node.param("repeat")))
+        repeat = max(1, int(node.typed_params().repeat))
     except (KeyError, TypeError, ValueError):
         repeat = 1
     return group_count(params, repeat, short)

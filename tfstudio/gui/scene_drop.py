@@ -120,7 +120,7 @@ class BlockDropping:
         where = ""
         if target.group is not None:
             group = self.graph.node(target.group)
-            copies = group.param("repeat") or 1
+            copies = group.typed_params().repeat or 1
             where = f" inside {group.label}" + (f" (all {copies} copies share it)"
                                                 if copies > 1 else "")
         self.message.emit(f"{'Inserted' if spliced else 'Added'} {node.label}"

@@ -164,7 +164,7 @@ class GraphView(QGraphicsView):
         placed: dict[str, float] = {}
         titles = self._title_rects() if wanted else []
         for marker, (side, item) in zip(self.markers, wanted):
-            repeat = item.node.param("repeat") if item.node.is_group else 1
+            repeat = item.node.typed_params().repeat if item.node.is_group else 1
             label = item.node.label + (f" ×{repeat}" if repeat and repeat > 1 else "")
             marker.setText(f"{ARROWS[side]} {label}")
             marker.setToolTip(f"{label} is out of view: click to show it (or drag with the "

@@ -78,5 +78,5 @@ def _check_narrowing(folder: RunFolder, source_vocab: int, vocab_size: int) -> N
 def _vocab_of(graph: Graph) -> int | None:
     for _, node in graph.walk():
         if node.type == "token_embedding":
-            return int(node.param("vocab_size"))
+            return int(node.typed_params().vocab_size)
     return None

@@ -25,7 +25,7 @@ def ffn_activation(graph, kind: str):
     out = graph.clone()
     for node in blocks(out, bt.FEED_FORWARD):
         if kind in GATED:
-            node.params["d_ff"] = max(1, round(node.param("d_ff") * 2 / 3))
+            node.params["d_ff"] = max(1, round(node.typed_params().d_ff * 2 / 3))
         node.params["activation"] = kind
     return out
 

@@ -37,10 +37,10 @@ def ffn_experts(graph, kind: str):
         return out
     spec = get_spec(bt.MOE)
     for node in blocks(out, bt.FEED_FORWARD):
-        d_ff = node.param("d_ff")
+        ffn = node.typed_params()
         params = {"experts": EXPERTS, "top_k": 1,
-                  "d_ff": d_ff // EXPERTS if kind == "moe-total" else d_ff,
-                  "activation": node.param("activation"), "bias": node.param("bias"),
+                  "d_ff": ffn.d_ff // EXPERTS if kind == "moe-total" else ffn.d_ff,
+                  "activation": ffn.activation, "bias": ffn.bias,
                   "aux_loss_weight": 0.0 if kind == "moe-no-aux" else
                   spec.param("aux_loss_weight").default}
         node.type, node.params = bt.MOE, {k: spec.param(k).coerce(v) for k, v in params.items()}

@@ -35,8 +35,8 @@ def head_groups(graph) -> dict[str, tuple[int, int]]:
             if node.is_group:
                 walk(node.subgraph, prefix + (node.id,))
             elif node.type in ("attention", "cross_attention"):
-                heads = int(node.param("heads") or 1)
-                kv = int(node.param("kv_heads") or heads)
+                heads = int(node.typed_params().heads or 1)
+                kv = int(node.typed_params().kv_heads or heads)
                 out[".".join(prefix + (node.id,))] = (heads, kv)
 
     walk(graph, ())

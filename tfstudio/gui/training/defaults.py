@@ -20,7 +20,7 @@ def graph_family(graph: Graph) -> str:
     types = {n.type for _, n in graph.walk()}
     if "mlm_head" in types:
         return "encoder"
-    roles = {n.param("role") for _, n in graph.walk() if n.type == "token_input"}
+    roles = {n.typed_params().role for _, n in graph.walk() if n.type == "token_input"}
     return "encoder-decoder" if "source" in roles or "seq2seq_head" in types else "decoder"
 
 

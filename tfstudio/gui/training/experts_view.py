@@ -42,7 +42,7 @@ def moe_blocks(graph) -> int:
     count = 0
     for node in graph:
         if node.is_group:
-            count += moe_blocks(node.subgraph) * max(1, int(node.params.get("repeat", 1) or 1))
+            count += moe_blocks(node.subgraph) * max(1, int(node.typed_params().repeat or 1))
         elif node.type == "moe":
             count += 1
     return count
