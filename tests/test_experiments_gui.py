@@ -125,6 +125,8 @@ def test_stop_ends_a_running_comparison_and_says_where_each_run_stopped(qtbot, t
     assert view.run()
     assert view.stop_button.isEnabled() and not view.run_button.isEnabled()
     qtbot.waitUntil(lambda: view.results.steps_done() >= 1, timeout=60_000)
+    joined = []
+    view.runs_ready.connect(joined.extend)
     qtbot.mouseClick(view.stop_button, Qt.LeftButton)
     asked = time.perf_counter()
     qtbot.waitUntil(lambda: not view.busy(), timeout=10_000)
@@ -143,6 +145,8 @@ def test_stop_ends_a_running_comparison_and_says_where_each_run_stopped(qtbot, t
     assert f"Stopped: attention=mha seed 1 at step {end['step']:,} of 100,000" in text
     assert "not started: attention=mqa seed 1" in text and "\n" not in text
     assert view.results.shown is None   # no verdict from runs cut short
+    # the stopped run joins Runs, where its steps can be opened; the one not started does not
+    assert joined == [(str(first), f"attention=mha seed 1 (stopped at step {end['step']})")]
 
 
 def test_a_stopped_comparison_names_each_runs_end_from_its_folder(tmp_path):
