@@ -425,6 +425,7 @@ def main() -> int:
         panel.shutdown()
         return 0
 
+    load_start = os.getloadavg()[0]  # what else the machine runs moves every latency
     probe = LatencyProbe()
     probe.start()  # the idle event loop, for reference (timer resolution, the machine)
     pump(app, 2.0)
@@ -496,6 +497,7 @@ def main() -> int:
         "paired": paired, "leave_cores": run_controller.LEAVE_CORES,
         "leave_cores_asked": args.leave_cores,
         "threads_paired_steps": args.threads_paired, "threads_paired": threads,
+        "load": [load_start, os.getloadavg()[0]],
     }
     panel.shutdown()
     table = markdown(result)
@@ -505,7 +507,9 @@ def main() -> int:
     if args.write:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         from report import replace_section
-        replace_section("## GUI latency while training", intro(result) + "\n\n" + table)
+        replace_section("## GUI latency while training", intro(result) + "\n\n" + table +
+                        f"\n\n`{verdict_line(tabs, paired)}`")
+    print(load_sentence(result).strip())
     print(verdict_line(tabs, paired))
     return 0 if passes(tabs, paired) else 1
 
@@ -644,7 +648,19 @@ def intro(result: dict) -> str:
         "columns, the median ratio, the mean CPU. Targets: p99 < 16 ms on every tab and a "
         "paired median >= 0.97 on every tab; the CLI ratio is shown, not judged. Machine: "
         f"{result['machine']}, Qt offscreen."
-        + alone_sentence(result.get("child_alone_over_cli", [])))
+        + alone_sentence(result.get("child_alone_over_cli", [])) + load_sentence(result))
+
+
+def load_sentence(result: dict) -> str:
+    """The machine's 1-minute load average at the start and the end: on a machine shared with
+    other jobs every latency is an upper bound of what the app alone would show."""
+    if "load" not in result:
+        return ""
+    start, end = result["load"]
+    cores = os.cpu_count() or 1
+    shared = " (more than its cores: the latencies are upper bounds)" \
+        if max(start, end) > cores else ""
+    return f" Load average (1 min): {start:.1f} at the start, {end:.1f} at the end{shared}."
 
 
 def alone_sentence(ratios: list[float]) -> str:

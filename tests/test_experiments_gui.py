@@ -3,9 +3,13 @@ the runs it trains; a task's table has answer accuracy and its report exports; e
 says why; bad input is refused in one line; a lesson fills the form with its own settings."""
 import json
 import statistics
+import time
 from pathlib import Path
 
+from PySide6.QtCore import Qt
+
 from tfstudio import load_graph
+from tfstudio.runs import RunFolder
 from tfstudio.experiments.lessons import LESSONS
 from tfstudio.gui.training.compare_results import LOSS, LOSS_HINT, OTHER_PLOTS
 from tfstudio.gui.training.compare_view import FIXED, CompareView
@@ -106,3 +110,53 @@ def test_a_corpus_that_is_not_there_is_named_in_one_line_and_nothing_is_shown(qt
     assert "no-such-file.txt" in text and "\n" not in text
     assert text.startswith(("Cannot run: ", "Compare failed: "))
     assert view.results.shown is None and view.run_button.isEnabled()
+
+
+def test_stop_ends_a_running_comparison_and_says_where_each_run_stopped(qtbot, tmp_path):
+    view = CompareView(load_graph("tiny-gpt"), out_dir=tmp_path)
+    qtbot.addWidget(view)
+    view.corpus.setCurrentIndex(view.corpus.findData("task:reverse"))
+    view.tokenizer.setCurrentText("byte")
+    view.steps.setValue(100_000)   # hours of training: only Stop ends it within the test
+    view.seeds.setText("1")
+    for value in ("mha", "mqa"):
+        view.boxes[("attention", value)].setChecked(True)
+    assert not view.stop_button.isEnabled()
+    assert view.run()
+    assert view.stop_button.isEnabled() and not view.run_button.isEnabled()
+    qtbot.waitUntil(lambda: view.results.steps_done() >= 1, timeout=60_000)
+    joined = []
+    view.runs_ready.connect(joined.extend)
+    qtbot.mouseClick(view.stop_button, Qt.LeftButton)
+    asked = time.perf_counter()
+    qtbot.waitUntil(lambda: not view.busy(), timeout=10_000)
+    assert time.perf_counter() - asked < 5.0
+    qtbot.waitUntil(lambda: not view.timer.isActive(), timeout=5_000)   # "done" drained
+    assert view.run_button.isEnabled() and not view.stop_button.isEnabled()
+    first = view.folder / "runs" / "attention-mha" / "seed-1"
+    records = _records(first)
+    end = records[-1]
+    assert (end["kind"], end["reason"]) == ("Finished", "stopped")
+    logged = [r["step"] for r in records if r["kind"] == "StepMetrics"]
+    assert logged[-1] == end["step"] and 1 <= end["step"] < 100_000   # its last step logged
+    assert RunFolder(first).latest() is not None                       # and checkpointed
+    assert not (view.folder / "runs" / "attention-mqa" / "seed-1" / "metrics.jsonl").exists()
+    text = view.status.text()
+    assert f"Stopped: attention=mha seed 1 at step {end['step']:,} of 100,000" in text
+    assert "not started: attention=mqa seed 1" in text and "\n" not in text
+    assert view.results.shown is None   # no verdict from runs cut short
+    # the stopped run joins Runs, where its steps can be opened; the one not started does not
+    assert joined == [(str(first), f"attention=mha seed 1 (stopped at step {end['step']})")]
+
+
+def test_a_stopped_comparison_names_each_runs_end_from_its_folder(tmp_path):
+    """The words flip with what the folders hold: a run that completed is not called stopped."""
+    from tfstudio.gui.training.compare_job import RunEnd, stopped_text
+    cut = RunEnd("norm=rmsnorm", 1, tmp_path, "stopped", 1234, 5000)
+    done = RunEnd("norm=layernorm", 1, tmp_path, "completed", 5000, 5000)
+    assert stopped_text([done, cut]) == ("Stopped: norm=rmsnorm seed 1 at step 1,234 of 5,000; "
+                                         "finished: norm=layernorm seed 1. Every step logged "
+                                         "and checkpoint written is kept.")
+    cut.state = "completed"
+    assert stopped_text([done, cut]).startswith("Stopped before the page was written; "
+                                                "finished: norm=layernorm seed 1, norm=rmsnorm")

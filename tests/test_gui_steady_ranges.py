@@ -172,3 +172,46 @@ def test_a_plot_layout_adds_up_the_time_its_paints_take(qtbot):
     widget.viewport().repaint()
     assert widget.take_painting_s() > 0
     assert widget.take_painting_s() == 0.0  # taken: counted from zero again
+
+
+def strokes_of(view: CurvesView) -> list:
+    """Each time a run's curve is stroked (a curve kept as a pixmap is copied, not stroked)."""
+    calls = []
+    for entry in view.entries:
+        for item in (c.curve for c in entry.curves.values()):
+            item.paint = lambda *args, item=item, paint=item.paint: (calls.append(item),
+                                                                     paint(*args))[1]
+    return calls
+
+
+def test_a_run_that_logs_nothing_new_is_copied_from_a_pixmap_not_stroked_again(qtbot):
+    rng = np.random.default_rng(3)
+    done = growing_series(2000, rng)   # a finished run beside a live one
+    live = growing_series(50, rng)
+    live.name = "live"
+    view = curves_of(done, qtbot)
+    view.add_series(live)
+    qtbot.wait(100)                    # the first paint widens the axes: the layout settles
+    view.refresh()                     # nothing new in ``done``: its curves hold still
+    qtbot.wait(100)
+    held = view.entries[0]
+    done_curves = {c.curve for c in held.curves.values() if c.isVisible()}
+    stroked = strokes_of(view)
+    extend(live, 20, rng)
+    view.refresh()
+    view.plots.viewport().repaint()
+    assert view.entries[1].curves["loss"].curve in stroked     # the live run is stroked...
+    assert not done_curves & set(stroked)                      # ...the finished one copied
+    copied = view.plots.grab().toImage()
+    held.hold_still(False)             # stroked directly, as before: the same picture
+    stroked_image = view.plots.grab().toImage()
+    worst = max(max(abs(a.red() - b.red()), abs(a.green() - b.green()), abs(a.blue() - b.blue()))
+                for a, b in ((copied.pixelColor(x, y), stroked_image.pixelColor(x, y))
+                             for y in range(0, copied.height(), 3)
+                             for x in range(0, copied.width(), 3)))
+    assert worst <= 16  # antialiased edges may differ by a shade, nothing more
+    stroked.clear()
+    extend(done, 10, rng)              # the run logs again (resumed): drawn anew
+    view.refresh()
+    view.plots.viewport().repaint()
+    assert held.curves["loss"].curve in stroked

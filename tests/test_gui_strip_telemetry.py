@@ -129,3 +129,34 @@ def test_a_closed_groups_copies_and_the_scale_come_from_the_values_by_hand():
     opened = shown_values(look, "grad_norm", (), open_groups=("layers",))
     assert opened.inner == {"layers": {"attn": pytest.approx(5 ** 0.5)}}  # sqrt(1² + 2²)
     assert shown_values(look, "off") is None
+
+
+def blocks_on_screen(window) -> list[QRectF]:
+    """Every block the strip draws (its top-level blocks and those inside open frames), in
+    the view's own pixels, as much of each as the canvas shows."""
+    view = window.view
+    canvas = QRectF(view.viewport().geometry())
+    rects = []
+    for item in window.scene.node_items.values():
+        scene_rects = [item.sceneBoundingRect()] + [item.mapRectToScene(r)
+                                                    for r in inner_rects(item).values()]
+        for rect in scene_rects:
+            drawn = QRectF(view.mapFromScene(rect).boundingRect()).translated(canvas.topLeft())
+            if drawn.intersects(canvas):
+                rects.append(drawn.intersected(canvas))
+    return rects
+
+
+def test_the_legend_covers_no_block_of_the_strip_at_1366x768(train_window, qtbot):
+    w, panel = train_window, train_window.training.panel
+    panel.show_snapshot(real_look(w.session.root))
+    panel.telemetry.setCurrentIndex(panel.telemetry.findData("grad_norm"))
+    legend = w.view.findChild(StripLegend)
+    assert legend.isVisible()
+    qtbot.waitUntil(lambda: whole_in_view(w), timeout=2000)  # refitted beside the legend
+    blocks = blocks_on_screen(w)
+    assert len(blocks) > len(inner_rects(w.scene.node_items["layers"]))  # the strip's blocks
+    covered = [b for b in blocks if QRectF(legend.geometry()).intersects(b)]
+    assert covered == []
+    panel.telemetry.setCurrentIndex(panel.telemetry.findData("off"))
+    assert w.view.viewportMargins().right() == 0  # the canvas gets its width back

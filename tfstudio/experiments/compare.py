@@ -26,6 +26,7 @@ class Outcome:
     commands: int = 0                 # runs printed instead of trained (print_only)
     runs: int = 0                     # runs planned
     reused: int = 0                   # of them, complete in the folder already: not trained
+    stopped: bool = False             # a Stop ended the training: no page was written
 
 
 def plan_runs(label: str, base, varies, seeds: list[int], config: TrainConfig,
@@ -58,12 +59,14 @@ def run_comparison(label: str, base, varies, seeds: list[int], config: TrainConf
                    eval_lengths: list[int], out: Path, *, draw: Callable, jobs: int = 1,
                    print_only: bool = False, target_loss: float | None = None,
                    lesson: str = "", say: Callable[[str], None] = lambda line: None,
-                   listeners_for: Callable[[runner.RunSpec], list] = lambda spec: []
-                   ) -> Outcome:
+                   listeners_for: Callable[[runner.RunSpec], list] = lambda spec: [],
+                   stop: runner.Stop | None = None) -> Outcome:
     """Plan, train, report; raises one of USER_ERRORS for bad input (before any training, or
     when the corpus cannot be used). Runs that fail are reported in ``Outcome.failures`` and
     the page is written from the ones that finished. ``listeners_for(spec)`` gives the
-    trainer listeners of each run trained in this process (the app's live curves)."""
+    trainer listeners of each run trained in this process (the app's live curves); ``stop``
+    ends that training from another thread, and then no page is written (measuring the
+    finished runs would keep the user waiting after they asked to stop)."""
     from .report import write_page
 
     specs = plan_runs(label, base, varies, seeds, config, eval_lengths, out, lesson)
@@ -73,8 +76,10 @@ def run_comparison(label: str, base, varies, seeds: list[int], config: TrainConf
     if jobs > 1:
         failures = runner.train_in_processes(specs, jobs, say)
     else:
-        failures = runner.train_in_process(specs, say, listeners_for=listeners_for)
+        failures = runner.train_in_process(specs, say, listeners_for=listeners_for, stop=stop)
     for spec, message in failures:
         say(f"{spec.variant} (seed {spec.seed}) failed: {message}")
+    if stop is not None and stop.requested:
+        return Outcome(failures, runs=len(specs), reused=reused, stopped=True)
     page, summary = write_page(Path(out), draw, target_loss=target_loss, progress=say)
     return Outcome(failures, page, summary, runs=len(specs), reused=reused)

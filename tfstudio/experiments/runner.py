@@ -16,6 +16,7 @@ import os
 import shlex
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -154,9 +155,33 @@ def is_finished(run_dir: Path, steps: int) -> bool:
 Progress = Callable[[str], None]
 
 
+class Stop:
+    """Ends a ``train_in_process`` from another thread (the app's Stop): the run training now
+    stops between two steps as ``Trainer.stop`` does (its last step logged, its checkpoint
+    written, so nothing it wrote is lost) and the runs after it are not started."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._trainer = None
+        self.requested = False
+
+    def __call__(self) -> None:
+        with self._lock:
+            self.requested = True
+            if self._trainer is not None:
+                self._trainer.stop()
+
+    def watch(self, trainer) -> None:
+        """``trainer`` is the one training now (a stop already asked reaches it at once)."""
+        with self._lock:
+            self._trainer = trainer
+            if self.requested:
+                trainer.stop()
+
+
 def train_in_process(specs: list[RunSpec], progress: Progress = lambda line: None,
-                     listeners_for: Callable[[RunSpec], list] = lambda spec: []
-                     ) -> list[tuple[RunSpec, str]]:
+                     listeners_for: Callable[[RunSpec], list] = lambda spec: [],
+                     stop: Stop | None = None) -> list[tuple[RunSpec, str]]:
     """Train the unfinished runs one after another; returns (spec, message) for each failure.
 
     The corpus is read and the tokenizer built once for all runs (they share them)."""
@@ -170,12 +195,19 @@ def train_in_process(specs: list[RunSpec], progress: Progress = lambda line: Non
     tokenizer = build_tokenizer(todo[0].config.tokenizer, corpus)
     failures = []
     for i, spec in enumerate(todo, 1):
+        if stop is not None and stop.requested:
+            progress(f"stopped: {len(todo) - i + 1} run(s) not started")
+            break
         progress(f"[{i}/{len(todo)}] training {spec.variant} (seed {spec.seed})")
         trainer = Trainer(load_graph_file(spec.graph_path), spec.config, run_dir=spec.run_dir,
                           tokenizer=tokenizer, corpus=corpus, overwrite=True,
                           listeners=listeners_for(spec))
+        if stop is not None:
+            stop.watch(trainer)
         end = trainer.run()
-        if end.kind == "Failed":
+        if end.kind == "Finished" and end.reason == "stopped":
+            progress(f"      stopped at step {end.step}")
+        elif end.kind == "Failed":
             failures.append((spec, end.message))
             progress(f"      {spec.variant} (seed {spec.seed}) failed: {end.message}")
         else:

@@ -5,7 +5,9 @@ comparison folder read back (``write_page``, as ``tfstudio compare --report``).
 
 The worker only puts events on a queue, which the view drains on the GUI thread:
 ``("say", line)``, ``("step", (variant, seed, step, loss))``, ``("draw", DrawRequest)``,
-``("shown", Shown)``, ``("failed", message)`` and ``("done", None)``. The report's pictures are
+``("shown", Shown)``, ``("stopped", [RunEnd])``, ``("failed", message)`` and ``("done", None)``.
+``stop()`` ends a training comparison: the run training stops between two steps (its last step
+logged and its checkpoint written) and the others are not started. The report's pictures are
 drawn with Qt widgets, which live on the GUI thread only, so ``draw`` is a request the view
 answers (``DrawRequest.answer``) while the worker waits. No Qt is imported here.
 """
@@ -52,6 +54,59 @@ def shown_of(folder: Path, summary: list[str], page: Path | None,
                  list(failures))
 
 
+@dataclass
+class RunEnd:
+    """How one run of a comparison ended, read from its folder's metrics.jsonl."""
+    variant: str
+    seed: int
+    run_dir: Path
+    state: str      # "completed" | "stopped" | "failed" | "not started"
+    step: int       # the last step it logged (0: none)
+    steps: int      # of how many asked
+
+    def __str__(self) -> str:
+        name = f"{self.variant} seed {self.seed}"
+        if self.state == "stopped":
+            return f"{name} at step {self.step:,} of {self.steps:,}"
+        return name
+
+
+def run_ends(folder: Path) -> list[RunEnd]:
+    """Every run of the comparison in ``folder`` as its folder says it ended (its last
+    Finished or Failed event; no metrics: not started)."""
+    from ...experiments.runner import read_plan, run_specs
+    from ...runs import RunFolder
+    from ...train.events import read_events
+
+    ends = []
+    for spec in run_specs(Path(folder), read_plan(Path(folder))):
+        path = RunFolder(spec.run_dir).metrics_path
+        events = read_events(path) if path.exists() else []
+        last = next((e for e in reversed(events) if e.kind in ("Finished", "Failed")), None)
+        if last is None:
+            state, step = "not started", 0
+        elif last.kind == "Failed":
+            state, step = "failed", last.step
+        else:
+            state = "stopped" if last.reason == "stopped" else "completed"
+            step = last.step
+        ends.append(RunEnd(spec.variant, spec.seed, spec.run_dir, state, step,
+                           spec.config.steps))
+    return ends
+
+
+def stopped_text(ends: list[RunEnd]) -> str:
+    """What a stopped comparison says: which runs stopped, at which step, and what is kept."""
+    def named(state: str) -> str:
+        return ", ".join(str(e) for e in ends if e.state == state)
+    parts = [f"{label}: {named(state)}" for state, label in
+             (("stopped", "Stopped"), ("completed", "finished"), ("failed", "failed"),
+              ("not started", "not started")) if named(state)]
+    if not any(e.state == "stopped" for e in ends):
+        parts.insert(0, "Stopped before the page was written")
+    return "; ".join(parts) + ". Every step logged and checkpoint written is kept."
+
+
 class DrawRequest:
     """The report's pictures, asked of the GUI thread by the worker; ``answer(draw)`` runs
     ``draw(folder, data, **options)`` there and hands the worker its result (or error)."""
@@ -84,6 +139,14 @@ class ComparisonJob:
     def __init__(self):
         self.events: queue.SimpleQueue = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
+        self._stop = None  # experiments.runner.Stop of the comparison training now
+
+    def stop(self) -> bool:
+        """Ask the comparison training now to stop; False when none is training."""
+        if self._stop is None or not self.busy():
+            return False
+        self._stop()
+        return True
 
     def busy(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
@@ -95,8 +158,12 @@ class ComparisonJob:
 
     def train(self, label: str, base, varies, seeds: list[int], config, eval_lengths,
               folder: Path, lesson: str = "") -> None:
-        """Train every variant and seed, write the page, then report what to show."""
-        def work() -> Shown:
+        """Train every variant and seed, write the page, then report what to show (after a
+        stop: how each run ended)."""
+        from ...experiments.runner import Stop
+        stop = Stop()
+
+        def work() -> Shown | list[RunEnd]:
             from ...experiments.compare import run_comparison
 
             def listeners(spec):
@@ -111,14 +178,17 @@ class ComparisonJob:
             try:
                 outcome = run_comparison(
                     label, base, varies, seeds, config, eval_lengths, folder, draw=self._draw,
-                    lesson=lesson, listeners_for=listeners,
+                    lesson=lesson, listeners_for=listeners, stop=stop,
                     say=lambda line: self.events.put(("say", line)))
             finally:
                 torch.set_num_threads(threads)
+            if outcome.stopped:
+                return run_ends(folder)
             failed = [f"{spec.variant} (seed {spec.seed}): {message}"
                       for spec, message in outcome.failures]
             return shown_of(folder, outcome.summary, outcome.page, failed)
         self._start(work)
+        self._stop = stop
 
     def read(self, folder: Path) -> None:
         """A comparison trained before (here or by the command line): its page written again
@@ -129,15 +199,18 @@ class ComparisonJob:
                                        progress=lambda line: self.events.put(("say", line)))
             return shown_of(folder, summary, page)
         self._start(work)
+        self._stop = None  # reading back is not training: nothing to stop
 
-    def _start(self, work: Callable[[], Shown]) -> None:
+    def _start(self, work: Callable[[], Shown | list[RunEnd]]) -> None:
         if self.busy():
             raise ValueError("a comparison is already training; wait for it to finish")
 
         def run() -> None:
             from ...experiments.compare import USER_ERRORS
             try:
-                self.events.put(("shown", work()))
+                result = work()
+                self.events.put(("shown", result) if isinstance(result, Shown)
+                                else ("stopped", result))
             except USER_ERRORS as exc:
                 self.events.put(("failed", str(exc)))
             except Exception as exc:  # noqa: BLE001 - shown in the view, never kills the GUI

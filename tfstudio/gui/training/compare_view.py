@@ -26,7 +26,7 @@ from ...experiments.variants import SWITCHES, expand
 from ...graph import Graph
 from ...runs import TrainConfig
 from ..text import short_name
-from .compare_job import ComparisonJob, Shown
+from .compare_job import ComparisonJob, RunEnd, Shown, stopped_text
 from .compare_results import CompareResults
 from .setup_view import TOKENIZERS
 
@@ -76,6 +76,7 @@ class CompareView(QWidget):
         self.claim = QLabel()
         self.switches = self._variant_switches()
         self.run_button = QPushButton("Run")
+        self.stop_button = QPushButton("Stop")
         self.export_button = QPushButton("Export report")
         self.open_folder_button = QPushButton("Open folder…")
         self.progress = QProgressBar()
@@ -121,7 +122,8 @@ class CompareView(QWidget):
         choices.addWidget(self.claim)
         choices.addWidget(self.switches)
         buttons = QHBoxLayout()
-        for button in (self.run_button, self.export_button, self.open_folder_button):
+        for button in (self.run_button, self.stop_button, self.export_button,
+                       self.open_folder_button):
             buttons.addWidget(button)
         buttons.addStretch(1)
         choices.addLayout(buttons)
@@ -135,9 +137,13 @@ class CompareView(QWidget):
         layout.addWidget(left, 0)
         layout.addWidget(self.results, 1)
         self.export_button.setEnabled(False)
+        self.stop_button.setEnabled(False)
+        self.stop_button.setToolTip("stop the run training now after its current step (what "
+                                    "it wrote is kept) and start no other")
         self.open_folder_button.setToolTip("show a comparison trained before, here or by "
                                            "tfstudio compare / tfstudio lesson")
         self.run_button.clicked.connect(self.run)
+        self.stop_button.clicked.connect(self.stop)
         self.export_button.clicked.connect(self.export)
         self.open_folder_button.clicked.connect(self._choose_folder)
         self.lesson.currentIndexChanged.connect(lambda _: self.choose_lesson(
@@ -290,7 +296,7 @@ class CompareView(QWidget):
         cannot start."""
         try:
             if self.busy():
-                raise ValueError("a comparison is training; wait for it to finish")
+                raise ValueError("a comparison is training; wait for it to finish, or Stop it")
             label, base, varies, seeds, config, lengths, lesson = self._plan()
             names = [v.name for v in expand(base, varies)]
             folder = self.out_dir / (time.strftime("%Y%m%d-%H%M%S-") + (lesson or "compare"))
@@ -306,6 +312,16 @@ class CompareView(QWidget):
         self.progress.setValue(0)
         self.progress.show()
         self._started(f"Training {len(names)} variant(s) x {len(seeds)} seed(s) in {folder}")
+        self.stop_button.setEnabled(True)
+        return True
+
+    def stop(self) -> bool:
+        """Stop the comparison training now (the view says how each run ended once the worker
+        is done); False when none is training."""
+        if not self.job.stop():
+            return False
+        self.stop_button.setEnabled(False)
+        self.status.setText("Stopping after the current step ...")
         return True
 
     @staticmethod
@@ -357,11 +373,14 @@ class CompareView(QWidget):
                 payload.answer(draw_report)
             elif kind == "shown":
                 self._show(payload)
+            elif kind == "stopped":
+                self._show_stopped(payload)
             elif kind == "failed":
                 self.status.setText(f"Compare failed: {payload}")
             elif kind == "done":
                 self.timer.stop()
                 self.run_button.setEnabled(True)
+                self.stop_button.setEnabled(False)
                 self.open_folder_button.setEnabled(True)
                 self.progress.hide()
                 if self.results.shown is not None:
@@ -377,6 +396,14 @@ class CompareView(QWidget):
                             (f"; {len(shown.failures)} run(s) failed" if shown.failures else ""))
         self.runs_ready.emit([(str(run_dir), f"{name} seed {seed}")
                               for name, runs in shown.runs.items() for seed, run_dir in runs])
+
+    def _show_stopped(self, ends: list[RunEnd]) -> None:
+        """A stopped comparison: how each run ended, and the runs with steps to look at
+        (finished or stopped) join Runs."""
+        self.status.setText(stopped_text(ends))
+        self.runs_ready.emit([(str(e.run_dir), f"{e.variant} seed {e.seed}"
+                               + (f" (stopped at step {e.step})" if e.state == "stopped" else ""))
+                              for e in ends if e.state in ("completed", "stopped") and e.step])
 
     # ------------------------------------------------------------------ export
     def export(self) -> Path | None:

@@ -8,8 +8,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QTextOption
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QScrollArea,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QGraphicsItem, QHBoxLayout, QLabel,
+                               QScrollArea, QVBoxLayout, QWidget)
 
 from .colours import series_colour
 from .curve_math import STEP, WALL, X_LABELS, EmaArray, x_of
@@ -70,6 +70,8 @@ class _Entry:
                                                          "tokens_per_s", "elapsed_s")}
         self.smoothed = {name: EmaArray() for name in ("loss", "grad_norm")}
         self.drawn: tuple | None = None  # what the curves were last set from (see refresh)
+        self.drawn_val: tuple | None = None  # and the validation points
+        self.cached = False  # its curves kept as pixmaps (see hold_still)
 
     def array(self, name: str) -> np.ndarray:
         return self.arrays[name].sync(getattr(self.series, name))
@@ -84,6 +86,19 @@ class _Entry:
 
     def smooth(self, name: str, weight: float) -> np.ndarray:
         return self.smoothed[name].sync(self.array(name), weight)
+
+    def hold_still(self, still: bool) -> None:
+        """Keep this run's curves as pixmaps while they do not change (a finished or reopened
+        run): every paint of the plots then copies them instead of stroking each again (a
+        20,000-step run beside a live one made every repaint 2.5x as dear). A change of range
+        or size redraws the pixmaps once."""
+        if still == self.cached:
+            return
+        self.cached = still
+        mode = QGraphicsItem.DeviceCoordinateCache if still else QGraphicsItem.NoCache
+        for curve in self.curves.values():
+            curve.curve.setCacheMode(mode)
+            curve.scatter.setCacheMode(mode)
 
 
 class CurvesView(QWidget):
@@ -100,6 +115,7 @@ class CurvesView(QWidget):
         self._make_plots(self.plots.ci)
         self._layer_curves: dict[str, pg.PlotDataItem] = {}
         self._layers_series: RunSeries | None = None
+        self._layers_drawn: tuple | None = None  # what the layer curves were last set from
         self._layer_cache: dict[str, GrowingArray] = {}
         self.hints: dict[str, pg.TextItem] = {}
         for name, plot in self.plot_items().items():
@@ -253,7 +269,7 @@ class CurvesView(QWidget):
         for entry in self.entries:
             if entry.series is series:
                 entry.visible = visible
-                entry.drawn = None
+                entry.drawn = entry.drawn_val = None
                 for curve in entry.curves.values():
                     curve.setVisible(visible)
         self.refresh()
@@ -270,8 +286,19 @@ class CurvesView(QWidget):
             s, c = entry.series, entry.curves
             # a run that logged nothing new (a finished or reopened one) keeps its curves: a
             # 20,000-step run beside a live one would be converted and downsampled again
-            drawn = (len(s.steps), len(s.val_steps), axis, weight)
-            if not entry.visible or entry.drawn == drawn:
+            drawn = (len(s.steps), axis, weight)
+            drawn_val = (len(s.val_steps), axis)
+            if not entry.visible:
+                continue
+            entry.hold_still(entry.drawn == drawn and entry.drawn_val == drawn_val)
+            if entry.drawn_val != drawn_val:  # validations come every Evaluate-every steps
+                entry.drawn_val = drawn_val
+                c["val"].setData(x_of(s, s.val_steps, axis),
+                                 np.asarray(s.val_loss, dtype=float))
+                acc = [(st, a) for st, a in zip(s.val_steps, s.accuracy) if a is not None]
+                c["acc"].setData(x_of(s, [a[0] for a in acc], axis),
+                                 np.asarray([a[1] for a in acc], dtype=float))
+            if entry.drawn == drawn:
                 continue
             entry.drawn = drawn
             x = entry.x(axis)
@@ -283,10 +310,6 @@ class CurvesView(QWidget):
                 else:
                     c[name].setData(x, raw)
                 c[name + "_raw"].setVisible(weight > 0)
-            c["val"].setData(x_of(s, s.val_steps, axis), np.asarray(s.val_loss, dtype=float))
-            acc = [(st, a) for st, a in zip(s.val_steps, s.accuracy) if a is not None]
-            c["acc"].setData(x_of(s, [a[0] for a in acc], axis),
-                             np.asarray([a[1] for a in acc], dtype=float))
             c["lr"].setData(x, entry.array("lr"))
             c["speed"].setData(x, moving_average(entry.array("tokens_per_s")))
         self._refresh_layers()
@@ -326,20 +349,32 @@ class CurvesView(QWidget):
         index = self.layers_of.currentIndex()
         series = self.entries[index].series if 0 <= index < len(self.entries) else None
         layers = dict(series.layer_grad_norms) if series is not None else {}
+        colour = self.entries[index].colour if series is not None else series_colour(0)
+        style = (id(series), colour.name(), len(layers))
+        drawn = (style, len(series.steps) if series else 0, self.reader.axis)
+        still = drawn == self._layers_drawn
+        for curve in self._layer_curves.values():  # as a still run's curves (hold_still)
+            curve.curve.setCacheMode(QGraphicsItem.DeviceCoordinateCache if still
+                                     else QGraphicsItem.NoCache)
+        if still:
+            return
+        restyle = self._layers_drawn is None or self._layers_drawn[0] != style
+        self._layers_drawn = drawn
         for name in list(self._layer_curves):
             if name not in layers:
                 curve = self._layer_curves.pop(name)
                 self.layer_plot.removeItem(curve)
                 self.layer_legend.removeItem(curve)
-        colour = self.entries[index].colour if series is not None else series_colour(0)
         for i, (name, values) in enumerate(layers.items()):  # model order, as the trainer lists
             curve = self._layer_curves.get(name)
             if curve is None:
                 curve = self._layer_curves[name] = step_curve(self.layer_plot, colour, name)
-            # the run's colour (as in every other plot), one line style per layer; past five
-            # layers the styles repeat, thinner
-            curve.setPen(pen(colour, STEP_LINE if i < 5 else STEP_LINE / 2,
-                             style=layer_style(i)))
+                restyle = True
+            if restyle:
+                # the run's colour (as in every other plot), one line style per layer; past
+                # five layers the styles repeat, thinner
+                curve.setPen(pen(colour, STEP_LINE if i < 5 else STEP_LINE / 2,
+                                 style=layer_style(i)))
             steps, values = self._layer_arrays(series, name, values)
             n = min(len(values), len(steps))
             x = steps if self.reader.axis == STEP else x_of(series, steps[:n], WALL)

@@ -4,8 +4,9 @@ a legend on it, and a zoom that fits its blocks.
 - The blocks inside an open group frame (the main layer, which is what the strip shows) get a
   band in their measured colour with the value in it (``InnerTelemetry``, a child item of the
   frame: the frame's small blocks are drawn by the frame, not items of their own).
-- ``StripLegend`` sits on the strip's top right corner: the colour scale's ends with their
-  values, what the number is, and each copy's own value of an open group.
+- ``StripLegend`` sits at the strip's right, in a margin the view keeps for it beside the
+  canvas (``setViewportMargins``), so no block is ever drawn under it: the colour scale's ends
+  with their values, what the number is, and each copy's own value of an open group.
 - ``fit_strip_view`` zooms so that the open frame's blocks are whole in the strip (else every
   block), never past 100%.
 """
@@ -104,10 +105,13 @@ def legend_lines(shown: Shown | None) -> list[str]:
 
 
 class StripLegend(QWidget):
-    """The telemetry legend on the canvas: a blue-to-red bar between the smallest and largest
-    value shown, and the lines of ``legend_lines``. Hidden when nothing is coloured."""
+    """The telemetry legend beside the canvas: a blue-to-red bar between the smallest and
+    largest value shown, and the lines of ``legend_lines``. Hidden, and its margin given back
+    to the canvas, when nothing is coloured."""
 
     BAR_W, BAR_H = 120, 10
+    GAP = 4          # pixels between the canvas, the legend and the view's edge
+    MAX_SHARE = 3    # at most a third of the view's width; longer lines are elided
 
     def __init__(self, view: QWidget):
         super().__init__(view)
@@ -132,12 +136,18 @@ class StripLegend(QWidget):
         return scaled_font(11)
 
     def _place(self) -> None:
+        view = self.parentWidget()
+        if not self.lines:
+            view.setViewportMargins(0, 0, 0, 0)
+            return
         fm = QFontMetricsF(self._font())
         width = int(max([self.BAR_W] + [fm.horizontalAdvance(s) for s in self.lines]) + 24)
+        width = min(width, max(self.BAR_W + 16, view.width() // self.MAX_SHARE))
         height = int(self.BAR_H + 8 + fm.lineSpacing() * len(self.lines) + 8)
-        view = self.parentWidget()
-        width = min(width, max(120, view.width() - 40))
-        self.setGeometry(view.width() - width - 22, 4, width, height)
+        frame = view.frameWidth()
+        view.setViewportMargins(0, 0, width + 2 * self.GAP, 0)  # the canvas ends left of it
+        self.setGeometry(view.width() - frame - self.GAP - width, frame + self.GAP, width,
+                         min(height, view.height() - 2 * (frame + self.GAP)))
         self.raise_()
 
     def paintEvent(self, _event) -> None:
@@ -214,15 +224,16 @@ def fit_strip_view(view) -> float:
 
 
 class StripFitter(QObject):
-    """Refits the strip whenever the view is resized while ``active()`` (the Train workspace):
-    a resized window or a moved splitter never leaves blocks cut in half."""
+    """Refits the strip whenever its canvas is resized while ``active()`` (the Train
+    workspace): a resized window, a moved splitter or the legend's margin coming or going never
+    leaves blocks cut in half."""
 
     def __init__(self, view, active):
         super().__init__(view)
         self.view, self.active = view, active
         self._timer = QTimer(self, singleShot=True, interval=0)
         self._timer.timeout.connect(self.fit)
-        view.installEventFilter(self)
+        view.viewport().installEventFilter(self)  # the viewport: it alone shrinks for a legend
 
     def fit(self) -> None:
         if self.active():
