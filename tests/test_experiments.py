@@ -316,37 +316,6 @@ def test_position_interpolation_then_a_short_fine_tune_recovers_long_contexts(tm
     assert recovered[0] < scaled[0]
 
 
-# ----------------------------------------------------------------------- the positions lesson
-@pytest.mark.slow
-def test_positions_lesson_shows_the_seeds_claims(tmp_path):
-    """Learned, RoPE and ALiBi at the lesson's own settings (sinusoidal, which no claim is
-    about, left out to save a quarter of the time), trained at 64 tokens, evaluated to 256."""
-    from tfstudio.cli.compare import write_report
-    from tfstudio.experiments import runner
-    from tfstudio.experiments.lessons import LESSONS
-    from tfstudio.experiments.results import collect
-
-    lesson = LESSONS["positions"]
-    config = TrainConfig.from_dict({**lesson.config(seed=1337).to_dict(), "eval_every": 400,
-                                    "eval_batches": 2})
-    varies = [("positions", ["learned", "rope", "alibi"])]
-    variants = expand(load_graph(lesson.base), varies)
-    plan = runner.Plan(lesson.base, varies, [1337], config, lesson.eval_lengths,
-                       [{"name": v.name, "slug": v.slug, "settings": list(v.settings)}
-                        for v in variants], lesson="positions")
-    assert runner.train_in_process(runner.write_plan(tmp_path, plan, variants)) == []
-    b = {v.name.split("=", 1)[1]: v.mean_lengths().buckets
-         for v in collect(tmp_path, with_inference=False).variants}
-    page = write_report(tmp_path).read_text()  # the lesson's page: its title and verdict
-    assert lesson.title in page and "Verdict: does not hold here" in page  # sinusoidal left out
-    assert b["alibi"][3] <= 1.15 * b["alibi"][0]            # ALiBi holds to 4x the length
-    assert b["learned"][1] >= 1.8 * b["learned"][0]          # learned jumps at once past 64
-    assert b["learned"][1] >= 0.9 * max(b["learned"][1:])    # ... and no further: a cliff
-    rope = b["rope"]
-    assert rope[0] < rope[1] < rope[2] < rope[3]             # RoPE: worse step by step
-    assert rope[1] / rope[0] < b["learned"][1] / b["learned"][0]  # gradual, not a cliff
-
-
 @pytest.mark.slow
 def test_jobs_train_seeds_as_local_processes_and_the_report_gives_their_spread(tmp_path):
     out = tmp_path / "jobs"
