@@ -22,9 +22,7 @@ FEMALE_PRONOUNS = {"she", "her", "hers", "herself"}
 MALE_PRONOUNS = {"he", "him", "his", "himself"}
 
 
-@pytest.fixture(autouse=True)
-def _cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("TFSTUDIO_CACHE", str(tmp_path / "cache"))
+pytestmark = pytest.mark.usefixtures("private_caches")
 
 
 def test_shipped_stories_regenerate_identically():
