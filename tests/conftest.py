@@ -82,6 +82,14 @@ def open_training_window(qtbot, tmp_path):
     gc.collect()  # the test's Qt objects die here, on the GUI thread
 
 
+@pytest.fixture
+def private_caches(tmp_path, monkeypatch):
+    """tfstudio's cache and tiktoken's in the test's own folder, so a data test neither reads
+    what another run left nor leaves anything (``pytest.mark.usefixtures("private_caches")``)."""
+    monkeypatch.setenv("TFSTUDIO_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "tiktoken-cache"))
+
+
 @pytest.fixture(scope="session")
 def tokenizer():
     """The byte tokenizer (256 ids, no state): what the probe and model tests encode with."""

@@ -13,9 +13,7 @@ from tfstudio.data.simple_tokenizers import CharTokenizer
 from tfstudio.data.token_cache import token_dtype
 
 
-@pytest.fixture(autouse=True)
-def _cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("TFSTUDIO_CACHE", str(tmp_path / "cache"))
+pytestmark = pytest.mark.usefixtures("private_caches")
 
 
 def _large_text(n_bytes):

@@ -22,26 +22,39 @@ FEMALE_PRONOUNS = {"she", "her", "hers", "herself"}
 MALE_PRONOUNS = {"he", "him", "his", "himself"}
 
 
-@pytest.fixture(autouse=True)
-def _cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("TFSTUDIO_CACHE", str(tmp_path / "cache"))
+pytestmark = pytest.mark.usefixtures("private_caches")
+
+
+# (bytes, sha256) of the files stories-small/medium/large.txt shipped until only the largest
+# was kept: each size cut from it must serve the very same text (caches are keyed by content)
+FORMER_FILES = {
+    "small": (100_268, "ac39b758acd284dfd48d4e95ee1734f7fffa04b5483d06e17c13f64a9135fe28"),
+    "medium": (1_000_113, "e14da403032aa97523ba15db512c319bb05802845b2b914390c06004c7e2a57f"),
+    "large": (5_000_140, "e37828edaa1fe3f69155cf04799d5ac393ff7d4a401d89b5c86c8e12e89fae45"),
+}
 
 
 def test_shipped_stories_regenerate_identically():
     generated = storygen.generate_sizes()
+    shipped = storygen.sample_path().read_bytes()
+    assert generated["large"].encode("ascii") == shipped, "stories.txt is stale"
+    assert storygen.sample_texts() == generated
     for size, min_bytes in storygen.SIZES.items():
-        shipped = storygen.sample_path(size).read_bytes()
-        assert generated[size].encode("ascii") == shipped, f"stories-{size}.txt is stale"
-        assert min_bytes <= len(shipped) < min_bytes + 2000
+        assert min_bytes <= len(generated[size]) < min_bytes + 2000
     assert generated["large"].startswith(generated["small"])
     # the sizes are what generating that size alone gives
     assert storygen.generate_text(storygen.SIZES["small"]) == generated["small"]
-    total = sum(storygen.sample_path(s).stat().st_size for s in storygen.SIZES)
-    assert total < 8_000_000
+    assert len(shipped) < 6_000_000
+
+
+def test_each_sample_size_serves_the_bytes_of_its_former_file():
+    for size, (length, digest) in FORMER_FILES.items():
+        data = load_corpus(f"sample:{size}").text().encode("ascii")
+        assert (len(data), hashlib.sha256(data).hexdigest()) == (length, digest), size
 
 
 def test_story_pronouns_agree_with_the_named_people():
-    text = storygen.sample_path("medium").read_text()
+    text = storygen.sample_texts()["medium"]
     stories = [s for s in text.split("\n\n") if s.strip()]
     assert len(stories) > 1000
     used_female = used_male = 0
@@ -69,7 +82,7 @@ def test_builtin_specs_and_picker_list():
         assert expected in specs
     default = load_corpus("sample")
     assert default.spec == "sample:medium"
-    assert default.text() == storygen.sample_path("medium").read_text()
+    assert default.text() == storygen.sample_texts()["medium"]
     from pydoc_data.topics import topics
     pydoc = load_corpus("pydoc")
     assert [("".join(d)) for d in pydoc.documents()] == [topics[k] for k in sorted(topics)]
@@ -192,8 +205,7 @@ def test_the_corpus_picker_lists_every_built_in_choice():
         info = infos.pop(f"sample:{size}")
         assert info.title == f"Stories ({size})"
         assert info.description == STORIES + (" The default." if size == "medium" else "")
-        path = storygen.sample_path(size)
-        assert info.size_bytes == (path.stat().st_size if path.exists() else None)
+        assert info.size_bytes == FORMER_FILES[size][0]
     pydoc = infos.pop("pydoc")
     assert (pydoc.title, pydoc.description, pydoc.size_bytes) == (
         "Python documentation",
@@ -219,12 +231,9 @@ def test_a_task_corpus_is_twenty_thousand_seed_zero_examples_as_text():
 
 
 def test_a_missing_sample_file_has_no_size_yet(monkeypatch, tmp_path):
-    real = storygen.sample_path
-    monkeypatch.setattr(storygen, "sample_path",
-                        lambda size: tmp_path / "gone.txt" if size == "large" else real(size))
+    monkeypatch.setattr(storygen, "sample_path", lambda: tmp_path / "gone.txt")
     sizes = {i.spec: i.size_bytes for i in list_corpora()}
-    assert sizes["sample:large"] is None
-    assert sizes["sample:small"] == real("small").stat().st_size
+    assert [sizes[f"sample:{size}"] for size in storygen.SIZES] == [None, None, None]
 
 
 def test_unknown_error_mode_names_both_choices():
@@ -265,36 +274,35 @@ def test_jsonl_lines_numbers_and_field_errors(tmp_path):
             list(read_jsonl_texts(path, chunk_bytes=3))
 
 
-def test_a_sample_corpus_is_the_shipped_story_file():
+def test_a_sample_corpus_is_the_shipped_stories_up_to_its_size():
     corpus = load_corpus("sample:small")
-    path = storygen.sample_path("small")
     assert (corpus.spec, corpus.title, corpus.kind) == ("sample:small", "Stories (small)",
                                                         "sample")
     assert corpus.description == "Generated short stories (tfstudio.data.storygen)."
-    assert corpus.size_bytes == path.stat().st_size
-    assert corpus.text() == path.read_text(encoding="utf-8")
+    assert corpus.size_bytes == len(corpus.text()) == FORMER_FILES["small"][0]
+    shipped = storygen.sample_path().read_text(encoding="utf-8")
+    assert shipped.startswith(corpus.text())
+    # cut where a story ends: the next byte starts the next story
+    assert corpus.text().endswith(".\n\n") and shipped[len(corpus.text())].isupper()
 
 
 def test_sample_corpus_errors_say_what_exists_and_how_to_regenerate(monkeypatch, tmp_path):
     with pytest.raises(DataError, match=r"^unknown sample size 'huge'; use one of sample:small, "
                                         r"sample:medium, sample:large$"):
         load_corpus("sample:huge")
-    monkeypatch.setattr(storygen, "sample_path", lambda size: tmp_path / f"stories-{size}.txt")
-    with pytest.raises(DataError, match=r"stories-small\.txt is missing from this installation; "
+    monkeypatch.setattr(storygen, "sample_path", lambda: tmp_path / "stories.txt")
+    with pytest.raises(DataError, match=r"stories\.txt is missing from this installation; "
                                         r"regenerate it with python -m tfstudio\.data\.storygen$"):
         load_corpus("sample:small")
 
 
-def test_storygen_main_writes_the_shipped_files(tmp_path, monkeypatch, capsys):
-    shipped = {size: storygen.sample_path(size).read_bytes() for size in storygen.SIZES}
-    monkeypatch.setattr(storygen, "sample_path",
-                        lambda size: tmp_path / "new" / "corpus" / f"stories-{size}.txt")
+def test_storygen_main_writes_the_shipped_file(tmp_path, monkeypatch, capsys):
+    shipped = storygen.sample_path().read_bytes()
+    path = tmp_path / "new" / "corpus" / "stories.txt"
+    monkeypatch.setattr(storygen, "sample_path", lambda: path)
     storygen.main()
-    lines = capsys.readouterr().out.splitlines()
-    assert lines == [f"{tmp_path / 'new' / 'corpus' / f'stories-{size}.txt'}: {len(data):,} bytes"
-                     for size, data in shipped.items()]
-    for size, data in shipped.items():
-        assert (tmp_path / "new" / "corpus" / f"stories-{size}.txt").read_bytes() == data
+    assert capsys.readouterr().out.splitlines() == [f"{path}: 5,000,140 bytes"]
+    assert path.read_bytes() == shipped
 
 
 def test_each_size_ends_with_the_first_story_that_reaches_it(monkeypatch):

@@ -14,9 +14,7 @@ from tfstudio.data.simple_tokenizers import CharTokenizer
 from tfstudio.data.tasks import TASKS, TaskExample, _describe
 
 
-@pytest.fixture(autouse=True)
-def _cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("TFSTUDIO_CACHE", str(tmp_path / "cache"))
+pytestmark = pytest.mark.usefixtures("private_caches")
 
 
 def _balanced_by_counter(s):

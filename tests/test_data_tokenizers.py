@@ -44,10 +44,7 @@ def _random_unicode(rng: random.Random, n: int) -> str:
     return "".join(out)
 
 
-@pytest.fixture(autouse=True)
-def _cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("TFSTUDIO_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "tiktoken-cache"))
+pytestmark = pytest.mark.usefixtures("private_caches")
 
 
 @pytest.fixture(scope="module")

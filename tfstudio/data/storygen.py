@@ -6,8 +6,9 @@ has exactly one possible referent ("Mia gave the lamp to Tom. He put it on the s
 gives attention something concrete to resolve, which the attention views can then show.
 
 The text is plain ASCII. Sizes are prefixes of one stream (``small`` is the first ~100 KB of
-``large``), so a model trained on ``small`` has seen the start of ``large``. The files in
-``resources/corpus/`` are this module's output; regenerate them with
+``large``), so a model trained on ``small`` has seen the start of ``large``. Only the largest is
+shipped, ``resources/corpus/stories.txt``; the smaller sizes are cut from it where
+``generate_sizes`` cuts them. It is this module's output; regenerate it with
 ``python -m tfstudio.data.storygen`` (a test checks that doing so gives identical bytes).
 """
 from __future__ import annotations
@@ -167,27 +168,36 @@ def generate_text(min_bytes: int, seed: int = SEED) -> str:
     return "".join(parts)
 
 
+def cut(full: str, min_bytes: int) -> str:
+    """The stories of ``full`` up to the first that reaches ``min_bytes`` (all of them if none
+    does); stories hold no blank line, so the first one at or after the size ends that story."""
+    return full[:full.find("\n\n", min_bytes - 2) + 2] if min_bytes < len(full) else full
+
+
 def generate_sizes(seed: int = SEED) -> dict[str, str]:
     """The text of every size in ``SIZES``; each is a prefix of the largest (one generation)."""
     full = generate_text(max(SIZES.values()), seed)
-    out = {}
-    for size, min_bytes in SIZES.items():
-        end = full.find("\n\n", min_bytes - 2) + 2 if min_bytes < len(full) else len(full)
-        out[size] = full[:end]
-    return out
+    return {size: cut(full, min_bytes) for size, min_bytes in SIZES.items()}
 
 
-def sample_path(size: str) -> Path:
+def sample_path() -> Path:
+    """The shipped stories: the largest size, which every other size is a prefix of."""
     from .paths import RESOURCE_DIR
-    return RESOURCE_DIR / "corpus" / f"stories-{size}.txt"
+    return RESOURCE_DIR / "corpus" / "stories.txt"
+
+
+def sample_texts() -> dict[str, str]:
+    """The shipped stories of every size in ``SIZES``, cut from the shipped file."""
+    full = sample_path().read_text(encoding="ascii")
+    return {size: cut(full, min_bytes) for size, min_bytes in SIZES.items()}
 
 
 def main() -> None:
-    for size, text in generate_sizes().items():
-        path = sample_path(size)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(text.encode("ascii"))
-        print(f"{path}: {len(text):,} bytes")
+    text = generate_text(max(SIZES.values()))
+    path = sample_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text.encode("ascii"))
+    print(f"{path}: {len(text):,} bytes")
 
 
 if __name__ == "__main__":

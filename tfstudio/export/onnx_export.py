@@ -2,11 +2,12 @@
 onnxscript, which tfstudio does not depend on), then run ``onnx.checker`` on the file.
 
 The graph is traced once, so anything decided in Python during that run is frozen into the
-file. Two tfstudio fast paths decide things from the data and are swapped for equal,
-trace-friendly forms while exporting: attention takes its explicit path (the one probes use,
-tested equal to the fused kernel), and a mixture of experts runs every expert on every token,
-weighted by the router's top-k weights (zero for experts not chosen), instead of skipping
-experts no token chose in the example. The example sequence is longer than every sliding window,
+file. Three tfstudio fast paths are swapped for equal, trace-friendly forms while exporting:
+attention takes its explicit path (the one probes use, tested equal to the fused kernel), RoPE
+turns feature pairs with cos and sin instead of a complex multiply (ONNX has no complex numbers),
+and a mixture of experts runs every expert on every token, weighted by the router's top-k
+weights (zero for experts not chosen), instead of skipping experts no token chose in the
+example. The example sequence is longer than every sliding window,
 so window masks are traced rather than skipped. Batch and length stay dynamic.
 """
 from __future__ import annotations
@@ -73,24 +74,40 @@ def example_length(model) -> int:
 @contextlib.contextmanager
 def _traceable(model):
     """Attention on its explicit path (a function listening at each block's "weights" point
-    makes it so; it changes nothing), and every mixture of experts dense."""
-    from ..nn import MixtureOfExperts, attached
+    makes it so; it changes nothing), RoPE in real arithmetic and every mixture of experts
+    dense."""
+    from ..nn import MixtureOfExperts, SelfAttention, attached
 
     attention = {id(m) for _, m in model.attention_modules()}
     weights = {f"{n}.hook_weights" for n, m in model.named_modules() if id(m) in attention}
-    moes = [m for m in model.modules() if isinstance(m, MixtureOfExperts)]
-    for m in moes:
-        m.forward = types.MethodType(_dense_moe_forward, m)
+    swapped = [(m, "forward", _dense_moe_forward) for m in model.modules()
+               if isinstance(m, MixtureOfExperts)]
+    swapped += [(m, "_rope", _real_rope) for m in model.modules()
+                if isinstance(m, SelfAttention) and m.position == "rope"]
+    for m, name, fn in swapped:
+        setattr(m, name, types.MethodType(fn, m))
     try:
         with attached(model, _look, names=weights):
             yield
     finally:
-        for m in moes:
-            del m.forward  # back to the class's own forward
+        for m, name, _ in swapped:
+            delattr(m, name)  # back to the class's own method
 
 
 def _look(_name, _point, _weights) -> None:
     """Listens, so the attention computes its weights explicitly; returns None: keeps them."""
+
+
+def _real_rope(self, q, k, start: int):
+    """SelfAttention._rope with cos and sin: the same rotation without complex numbers."""
+    import torch
+
+    from ..nn import apply_rope, rope_angles
+
+    positions = torch.arange(start, start + q.shape[2], device=q.device)
+    cos, sin = rope_angles(positions, self.head_dim, self.rope_base, self.rope_scaling,
+                           self.rope_scaling_type)
+    return apply_rope(q, cos, sin), apply_rope(k, cos, sin)
 
 
 def _dense_moe_forward(self, x):

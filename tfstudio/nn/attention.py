@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .hooks import HookPoint
-from .positions import alibi_slopes, apply_rope, rope_angles, rotate_pairs
+from .positions import alibi_slopes, rope_angles, rotate_pairs
 
 # enable_gqa arrived in torch 2.5; older versions repeat K/V instead
 _SDPA_HAS_GQA = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 5)
@@ -183,15 +183,10 @@ class SelfAttention(_Attention):
                 raise ValueError("incremental decoding needs causal attention; this attention "
                                  "is bidirectional, so run the whole sequence without a cache")
             start = cache.offset
-        if self.position == "rope" and torch.onnx.is_in_onnx_export():
-            cos, sin = rope_angles(torch.arange(start, start + T, device=x.device), hd,
-                                   self.rope_base, self.rope_scaling, self.rope_scaling_type)
-            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)  # no complex numbers
-        elif self.position == "rope":
-            rotation = self._rotation(start + T, x.device)[start:]
-            q, k = rotate_pairs(q, rotation), rotate_pairs(k, rotation)
-        if self.hooked and self.position == "rope":
-            q, k = self.hook_q_rotated(q), self.hook_k_rotated(k)
+        if self.position == "rope":
+            q, k = self._rope(q, k, start)
+            if self.hooked:
+                q, k = self.hook_q_rotated(q), self.hook_k_rotated(k)
         if cache is not None:
             k, v = self._extend_cache(cache.state(self), k, v)
         mask, is_causal = self._mask(T, k.shape[2], start, q)
@@ -200,6 +195,12 @@ class SelfAttention(_Attention):
             y = self.hook_mixed(y)
         y = self.out(y.transpose(1, 2).reshape(B, T, H * hd))
         return self.hook_out(y) if self.hooked else y
+
+    def _rope(self, q, k, start: int):
+        """q and k with each feature pair turned by RoPE at positions start, start + 1, ...
+        (the ONNX export swaps in a real-valued form: ONNX has no complex numbers)."""
+        rotation = self._rotation(start + q.shape[2], q.device)[start:]
+        return rotate_pairs(q, rotation), rotate_pairs(k, rotation)
 
     def _rotation(self, length: int, device) -> torch.Tensor:
         """RoPE's cos + i sin for positions 0..length-1, kept between calls.

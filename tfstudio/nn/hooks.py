@@ -4,9 +4,10 @@ In the spirit of TransformerLens's ``HookPoint``: an identity ``nn.Module`` a pr
 function to. A block lists its points in ``_hook_points()`` (name -> ``HookPoint`` with a label
 and a formula); :func:`attached` makes them, sets them on the block as ``hook_<name>`` and sets
 its ``hooked`` flag, and ``forward`` calls them only while the flag is set. So a model nobody
-looks at runs exactly the code it ran before (one attribute test per block), holds no hook
-modules, and a standalone export (which folds ``hooked`` to False) carries none of this. The
-label and formula travel with the point, so a probe that shows the forward pass needs no table
+looks at runs exactly the code it ran before (one attribute test per block) and holds no hook
+modules. A standalone export copies the blocks as written, their ``if self.hooked`` branches
+included (never taken there: nothing in the file sets the flag), but neither ``_hook_points()``
+nor this module. The label and formula travel with the point, so a probe that shows the forward pass needs no table
 of what each block computes; ``per`` says which leading axis (after the batch) is a head:
 "head" for query heads, "kv_head" for key/value heads.
 
@@ -52,8 +53,7 @@ def hook_points(model: nn.Module) -> dict[str, HookPoint]:
 class attached:
     """``with attached(model, fn, names=None) as points:`` attaches ``fn(name, point, tensor)``
     to the hook points of ``model`` (those in ``names``, else all) for the duration; ``points``
-    maps every point's name to it. Afterwards the blocks hold no points and run as before.
-    (A class, not a contextlib generator, so a standalone export needs no extra import.)"""
+    maps every point's name to it. Afterwards the blocks hold no points and run as before."""
 
     def __init__(self, model: nn.Module, fn, names=None):
         self.model, self.fn, self.names = model, fn, names
