@@ -118,3 +118,28 @@ def test_the_embeddings_tab_maps_the_texts_tokens_with_their_neighbours(qtbot):
     assert note.split("Nearest to d by cosine: ")[1].startswith(nearest)
     labels = [item for item in view.embedding_plot.items if hasattr(item, "textItem")]
     assert len(labels) == len(ids)
+
+
+def strip_colours(qtbot, picked: list[float]) -> list[tuple[int, int, int]]:
+    """The colour of each cell of the strip a stage's picture draws for the vector ``picked``."""
+    summary = {"name": "layers.0.ffn: out", "block": "layers.0.ffn", "kind": "vector",
+               "shape": [3, len(picked)], "formula": "y = W2 gelu(W1 x)", "picked": picked}
+    picture = StagePicture(summary, list("abc"), 1)
+    qtbot.addWidget(picture)
+    picture.resize(100 * len(picked), 200)
+    picture.show()
+    (strip,) = picture.pictures
+    image, cell = strip.grab().toImage(), strip.width() / len(picked)
+    return [image.pixelColor(int(cell * (i + 0.5)), strip.height() // 2).getRgb()[:3]
+            for i in range(len(picked))]
+
+
+def test_a_vectors_strip_shows_its_strongest_values_in_full_colour_and_zero_white(qtbot):
+    """The strip's scale is symmetric around 0: the largest |value| is pure red or blue, half
+    of it half as saturated, 0 white, a masked value grey; never a colour out of range."""
+    picked = [-2.0, -1.0, 0.0, 1.0, 2.0, float("nan"), 0.5, -0.5]
+    assert strip_colours(qtbot, picked) == [
+        (0, 0, 255), (127, 127, 255), (255, 255, 255), (255, 127, 127), (255, 0, 0),
+        (160, 160, 160), (255, 191, 191), (191, 191, 255)]
+    assert strip_colours(qtbot, [0.0, 0.0, 0.0, float("inf")]) == [  # no scale: white
+        (255, 255, 255), (255, 255, 255), (255, 255, 255), (160, 160, 160)]
