@@ -143,3 +143,12 @@ def test_a_vectors_strip_shows_its_strongest_values_in_full_colour_and_zero_whit
         (160, 160, 160), (255, 191, 191), (191, 191, 255)]
     assert strip_colours(qtbot, [0.0, 0.0, 0.0, float("inf")]) == [  # no scale: white
         (255, 255, 255), (255, 255, 255), (255, 255, 255), (160, 160, 160)]
+
+
+def test_a_stages_largest_logits_are_labelled_with_their_tokens(qtbot):
+    summary = {"name": "head: logits", "block": "head", "kind": "logits", "shape": [3, 256],
+               "formula": "logits = x W", "top_ids": [104, 105], "top_values": [9.0, 7.5]}
+    picture = StagePicture(summary, list("abc"), 2, token_names=lambda ids: [chr(i) for i in ids])
+    qtbot.addWidget(picture)
+    (bars,) = picture.pictures
+    assert bars.labels == ["h", "i"] and list(bars.values) == [9.0, 7.5]

@@ -100,3 +100,17 @@ def test_a_learned_table_shows_its_trained_rows_and_marks_the_rest_on_request(qt
     assert page.trained_end.isVisible() and page.trained_end.value() == 16.5
     view.show_positions(learned, "an untrained graph", trained=None)  # nothing known: all rows
     assert page.table.matrix.shape == (256, 8) and not view.all_rows.isVisible()
+
+
+def test_the_diverging_ramp_is_blue_below_white_at_zero_and_red_above():
+    blue, white, red = (tuple(int(c) for c in rgb)
+                        for rgb in colour_ramp(np.array([0.0, 0.5, 1.0]), "diverging"))
+    assert white == (247, 247, 247)
+    assert blue[2] > blue[0] and red[0] > red[2]
+
+
+def test_the_mean_of_the_heads_is_titled_with_the_number_of_heads(qtbot):
+    view = AttentionView()
+    qtbot.addWidget(view)
+    view.show_snapshot(encoder_look(tokens=6, heads=2))
+    assert view.heatmap.title.startswith("encoder.0.attn · mean of 2 heads")
