@@ -29,6 +29,13 @@ def test_before_any_run_the_panel_says_so_instead_of_showing_empty_numbers(make_
         assert hint.isVisible() and hint.toPlainText() == EMPTY_HINT, name
 
 
+def test_before_any_run_the_positions_tab_shows_the_canvas_graph_untrained(make_panel, qtbot):
+    panel = make_panel(load_preset("tiny-gpt"))
+    panel.tabs.setCurrentWidget(panel.positions)
+    qtbot.waitUntil(lambda: "untrained" in panel.positions.source.text(), timeout=30_000)
+    assert list(panel.positions.data) == ["learned"]  # tiny-gpt's learned position table
+
+
 def test_experts_tab_before_training_knows_whether_the_graph_has_experts(make_panel):
     spec = json.loads((PRESET_DIR / "tiny-mixtral.json").read_text())
 
