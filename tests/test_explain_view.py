@@ -4,6 +4,7 @@ not raised."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 from PySide6.QtCore import Qt
 
@@ -104,9 +105,15 @@ def test_the_embeddings_tab_maps_the_texts_tokens_with_their_neighbours(qtbot):
     # the coordinates are the rows' projection on their two main directions (PCA by hand)
     rows = model.embed.weight.detach().numpy()[ids]
     centred = rows - rows.mean(0)
-    _, _, vt = np.linalg.svd(centred, full_matrices=False)
+    _, s, vt = np.linalg.svd(centred, full_matrices=False)
     expected = centred @ vt[:2].T
     np.testing.assert_allclose(np.abs(read_out["coords"]), np.abs(expected), atol=1e-4)
+    share = s ** 2 / (s ** 2).sum()   # each axis's share of the variance, as the note says
+    assert f"keep {share[0]:.0%} and {share[1]:.0%} of their variance" in \
+        view.embedding_note.text()
+    (x0, x1), _ = view.embedding_plot.viewRange()  # every point in view, margins alike
+    xs = read_out["coords"][:, 0]
+    assert xs.min() - x0 == pytest.approx(x1 - xs.max()) and xs.min() > x0
     # the nearest neighbour of the picked token (the last, "d") by cosine, computed here
     unit = rows / np.linalg.norm(rows, axis=1, keepdims=True)
     cos = unit @ unit.T
