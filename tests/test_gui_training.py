@@ -309,17 +309,6 @@ def test_tokenizer_preview_shows_tokens_with_their_ids(make_panel, qtbot):
     assert "&gt;" in html  # the separator token, escaped
 
 
-def test_the_preview_names_the_characters_the_tokenizer_does_not_know(make_panel, qtbot):
-    panel = make_panel()
-    panel.setup.select_corpus("task:reverse")
-    panel.setup.tokenizer.setCurrentText("char")
-    panel.setup.probe_text.setText("abc>cbaé€é")
-    panel.setup.refresh_preview()
-    qtbot.waitUntil(lambda: panel.setup.built_tokenizer() is not None, timeout=WAIT_MS)
-    panel.setup.refresh_preview()
-    assert "3 characters not in its vocabulary (é€)" in panel.setup.preview_info.text()
-
-
 def test_a_corpus_file_is_offered_by_name_with_its_path_and_every_precision_reaches_the_run(
         make_panel, tmp_path):
     setup = make_panel().setup

@@ -224,12 +224,13 @@ def test_the_tokenizer_preview_shows_the_probe_text_and_names_unknown_characters
     assert f"for {len(default)} characters" in s.preview_info.text()
     assert "default probe text" in s.preview_info.text()
     assert "quick brown fox" not in s.preview.text()
-    s.probe_text.setText("abc XYZ")  # capitals and a space: not in the task's alphabet
+    s.probe_text.setText("abc XYZX")  # capitals and a space: not in the task's alphabet
     s.refresh_preview()
     qtbot.waitUntil(lambda: "not in its vocabulary" in s.preview_info.text(), timeout=WAIT_MS)
     tokenizer = s.built_tokenizer()
-    unknown = [ch for ch in "abc XYZ" if ch not in tokenizer.alphabet]
-    assert f"{len(unknown)} characters not in its vocabulary" in s.preview_info.text()
+    unknown = [ch for ch in "abc XYZX" if ch not in tokenizer.alphabet]
+    # five unknown characters, each named once
+    assert f"{len(unknown)} characters not in its vocabulary ( XYZ)" in s.preview_info.text()
     assert "first 64" not in s.preview_info.text()
     s.probe_text.setText("abc" * 30)  # 90 characters: the looks inside read 64 of them
     s.refresh_preview()
