@@ -159,3 +159,18 @@ def test_a_stages_largest_logits_are_labelled_with_their_tokens(qtbot):
     qtbot.addWidget(picture)
     (bars,) = picture.pictures
     assert bars.labels == ["h", "i"] and list(bars.values) == [9.0, 7.5]
+
+
+def test_a_probability_card_names_the_likeliest_next_tokens_and_a_token_ids_row_its_ids(qtbot):
+    from tfstudio.gui.training.explain_matrix import StepCard
+    from tfstudio.probes.walk import Step
+    probabilities = Step("sampling: probabilities", "p = softmax(logits / T)",
+                         np.array([0.1, 0.6, 0.0, 0.3]), kind="sampling")
+    card = StepCard(probabilities, list("abcd"), position=3,
+                    token_names=lambda ids: ["tok" + str(i) for i in ids])
+    qtbot.addWidget(card)
+    assert card.picked.text() == "likeliest next: tok1 0.600 · tok3 0.300 · tok0 0.100"
+    ids = Step("embed: token ids", "ids", np.array([[5, 6, 7]]))
+    values = Step("embed: scale", "s", np.array([[0.5, 0.25, 1.0]]))
+    assert StepCard(ids, list("abc")).heatmap.rows == ["id"]
+    assert StepCard(values, list("abc")).heatmap.rows == ["value"]
