@@ -1,5 +1,5 @@
-"""compare's child trainers: they end with their parent, and a run folder another live
-process is writing is left untouched."""
+"""compare's child trainers: they end with their parent, a run folder another live process is
+writing is left untouched, and a child that fails is quoted from its log."""
 from __future__ import annotations
 
 import os
@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,45 @@ def test_a_run_folder_written_by_a_live_process_is_left_alone(tmp_path):
     assert (s.run_dir / "train.log").read_text() == "the live run's log\n"
     assert sorted(p.name for p in s.run_dir.iterdir()) == [".lock", "train.log"]
 
+
+
+
+@dataclass
+class ChildThatPrints(runner.RunSpec):
+    """A run whose child process is ``script`` (a Python one-liner) instead of a trainer."""
+    script: str = ""
+
+    def command(self, executable=None):
+        return [sys.executable, "-c", self.script]
+
+
+def test_a_failing_child_is_quoted_by_its_last_line_and_its_log_is_named(tmp_path):
+    base = spec(tmp_path)
+    said = "print('step 1 loss 5.5'); print('tfstudio train: out of memory'); raise SystemExit(3)"
+    runs = [ChildThatPrints("a", "a", 1, base.graph_path, tmp_path / "a", base.config, said),
+            ChildThatPrints("b", "b", 2, base.graph_path, tmp_path / "b", base.config,
+                            "raise SystemExit(4)"),
+            ChildThatPrints("c", "c", 3, base.graph_path, tmp_path / "c", base.config, "")]
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "train.log").write_text("an earlier attempt's last line\n")
+    lines = []
+    failures = runner.train_in_processes(runs, 1, lines.append)
+    assert failures == [(runs[0], "tfstudio train: out of memory"),
+                        (runs[1], "exit status 4")]   # silent: not the earlier attempt's line
+    assert lines == ["started a (seed 1)", f"a (seed 1) failed; see {tmp_path / 'a' / 'train.log'}",
+                     "started b (seed 2)", f"b (seed 2) failed; see {tmp_path / 'b' / 'train.log'}",
+                     "started c (seed 3)", "finished c (seed 3)"]
+    assert (tmp_path / "b" / "train.log").read_text() == "an earlier attempt's last line\n"
+
+
+@pytest.mark.slow  # a real trainer process: ~3 s of CPU importing torch before it refuses
+def test_a_trainer_that_refuses_is_quoted_from_its_log(tmp_path):
+    s = spec(tmp_path)
+    s.graph_path.write_text("{")  # the trainer refuses the graph file in one line, exit 2
+    failures = runner.train_in_processes([s], 1)
+    assert [run for run, _ in failures] == [s]
+    assert failures[0][1].startswith(f"tfstudio train: {s.graph_path}: not valid JSON")
+    assert (s.run_dir / "train.log").read_text().rstrip() == failures[0][1]
 
 PARENT = textwrap.dedent("""
     import sys

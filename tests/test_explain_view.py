@@ -4,6 +4,7 @@ not raised."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 from PySide6.QtCore import Qt
 
@@ -104,9 +105,15 @@ def test_the_embeddings_tab_maps_the_texts_tokens_with_their_neighbours(qtbot):
     # the coordinates are the rows' projection on their two main directions (PCA by hand)
     rows = model.embed.weight.detach().numpy()[ids]
     centred = rows - rows.mean(0)
-    _, _, vt = np.linalg.svd(centred, full_matrices=False)
+    _, s, vt = np.linalg.svd(centred, full_matrices=False)
     expected = centred @ vt[:2].T
     np.testing.assert_allclose(np.abs(read_out["coords"]), np.abs(expected), atol=1e-4)
+    share = s ** 2 / (s ** 2).sum()   # each axis's share of the variance, as the note says
+    assert f"keep {share[0]:.0%} and {share[1]:.0%} of their variance" in \
+        view.embedding_note.text()
+    (x0, x1), _ = view.embedding_plot.viewRange()  # every point in view, margins alike
+    xs = read_out["coords"][:, 0]
+    assert xs.min() - x0 == pytest.approx(x1 - xs.max()) and xs.min() > x0
     # the nearest neighbour of the picked token (the last, "d") by cosine, computed here
     unit = rows / np.linalg.norm(rows, axis=1, keepdims=True)
     cos = unit @ unit.T
@@ -118,3 +125,52 @@ def test_the_embeddings_tab_maps_the_texts_tokens_with_their_neighbours(qtbot):
     assert note.split("Nearest to d by cosine: ")[1].startswith(nearest)
     labels = [item for item in view.embedding_plot.items if hasattr(item, "textItem")]
     assert len(labels) == len(ids)
+
+
+def strip_colours(qtbot, picked: list[float]) -> list[tuple[int, int, int]]:
+    """The colour of each cell of the strip a stage's picture draws for the vector ``picked``."""
+    summary = {"name": "layers.0.ffn: out", "block": "layers.0.ffn", "kind": "vector",
+               "shape": [3, len(picked)], "formula": "y = W2 gelu(W1 x)", "picked": picked}
+    picture = StagePicture(summary, list("abc"), 1)
+    qtbot.addWidget(picture)
+    picture.resize(100 * len(picked), 200)
+    picture.show()
+    (strip,) = picture.pictures
+    image, cell = strip.grab().toImage(), strip.width() / len(picked)
+    return [image.pixelColor(int(cell * (i + 0.5)), strip.height() // 2).getRgb()[:3]
+            for i in range(len(picked))]
+
+
+def test_a_vectors_strip_shows_its_strongest_values_in_full_colour_and_zero_white(qtbot):
+    """The strip's scale is symmetric around 0: the largest |value| is pure red or blue, half
+    of it half as saturated, 0 white, a masked value grey; never a colour out of range."""
+    picked = [-2.0, -1.0, 0.0, 1.0, 2.0, float("nan"), 0.5, -0.5]
+    assert strip_colours(qtbot, picked) == [
+        (0, 0, 255), (127, 127, 255), (255, 255, 255), (255, 127, 127), (255, 0, 0),
+        (160, 160, 160), (255, 191, 191), (191, 191, 255)]
+    assert strip_colours(qtbot, [0.0, 0.0, 0.0, float("inf")]) == [  # no scale: white
+        (255, 255, 255), (255, 255, 255), (255, 255, 255), (160, 160, 160)]
+
+
+def test_a_stages_largest_logits_are_labelled_with_their_tokens(qtbot):
+    summary = {"name": "head: logits", "block": "head", "kind": "logits", "shape": [3, 256],
+               "formula": "logits = x W", "top_ids": [104, 105], "top_values": [9.0, 7.5]}
+    picture = StagePicture(summary, list("abc"), 2, token_names=lambda ids: [chr(i) for i in ids])
+    qtbot.addWidget(picture)
+    (bars,) = picture.pictures
+    assert bars.labels == ["h", "i"] and list(bars.values) == [9.0, 7.5]
+
+
+def test_a_probability_card_names_the_likeliest_next_tokens_and_a_token_ids_row_its_ids(qtbot):
+    from tfstudio.gui.training.explain_matrix import StepCard
+    from tfstudio.probes.walk import Step
+    probabilities = Step("sampling: probabilities", "p = softmax(logits / T)",
+                         np.array([0.1, 0.6, 0.0, 0.3]), kind="sampling")
+    card = StepCard(probabilities, list("abcd"), position=3,
+                    token_names=lambda ids: ["tok" + str(i) for i in ids])
+    qtbot.addWidget(card)
+    assert card.picked.text() == "likeliest next: tok1 0.600 · tok3 0.300 · tok0 0.100"
+    ids = Step("embed: token ids", "ids", np.array([[5, 6, 7]]))
+    values = Step("embed: scale", "s", np.array([[0.5, 0.25, 1.0]]))
+    assert StepCard(ids, list("abc")).heatmap.rows == ["id"]
+    assert StepCard(values, list("abc")).heatmap.rows == ["value"]

@@ -137,6 +137,7 @@ def test_disconnect_do_undo_redo():
     after = check_undo_redo(doc, Disconnect((), edge))
     assert edge not in after.edges
     assert kinds(events) == ["edge_removed", "edge_added", "edge_removed"]
+    assert [e.edge for e in events] == [edge] * 3  # the canvas redraws the wire named
     with pytest.raises(GraphError, match="there is no wire"):
         doc.execute(Disconnect((), edge))
 

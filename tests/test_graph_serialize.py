@@ -46,6 +46,10 @@ def minimal() -> dict:
 def test_minimal_file_loads():
     g = graph_from_dict(minimal())
     assert list(g.nodes) == ["tokens", "embed"] and len(g.edges) == 1
+    data = minimal()
+    del data["edges"]                     # a graph with no wires yet may leave them out
+    g = graph_from_dict(data)
+    assert list(g.nodes) == ["tokens", "embed"] and g.edges == []
 
 
 def refuse(data, *fragments):
@@ -88,6 +92,8 @@ def test_node_problems():
     refuse(edit(nodes=[nodes[0], {"id": "embed", "type": "token_embedding",
                                   "params": {"d_model": "wide"}}]),
            "node #1 ('embed')", "'d_model' expects a int; got 'wide'")
+    refuse(edit(nodes=[{"id": "g", "type": "group_input", "params": {"ports": ["x"]}}]),
+           "node #0 ('g')", "'ports' expects a str; got ['x']")
     refuse(edit(nodes=[{"id": "n", "type": "norm", "params": {"kind": "batchnorm"}}]),
            "'kind' must be one of layernorm, rmsnorm")
     refuse(edit(nodes=[{"id": "n", "type": "norm", "params": {"colour": 1}}]),

@@ -29,3 +29,51 @@ def test_layer_lines_wear_their_runs_colour_and_a_style_each(qtbot):
         assert {p.color().name() for p in pens} == {entry.colour.name()}  # the run's colour
         assert len({p.style() for p in pens}) == 3                      # a style per layer
         assert entry.curves["loss"].opts["pen"].color().name() == entry.colour.name()
+
+
+def layer_lines(view: CurvesView) -> dict[str, tuple[list, list]]:
+    """The per-layer plot as drawn: each line's name and its points."""
+    return {item.name(): (list(item.xData), list(item.yData))
+            for item in view.layer_plot.listDataItems()}
+
+
+def legend_names(view: CurvesView) -> list[str]:
+    return [label.text for _, label in view.layer_legend.items]
+
+
+def test_choosing_a_run_with_fewer_layers_leaves_none_of_the_other_runs_lines(qtbot):
+    view = CurvesView()
+    qtbot.addWidget(view)
+    deep, shallow = series("deep · 08:00:00", 3), series("shallow · 08:05:00", 2)
+    shallow.layer_grad_norms = {"layers.0": [5.0, 6.0, 7.0], "layers.1": [8.0, 9.0, 10.0]}
+    view.add_series(deep)
+    view.add_series(shallow)   # the newest run's layers are drawn
+    assert layer_lines(view) == {"layers.0": ([1, 2, 3], [5.0, 6.0, 7.0]),
+                                 "layers.1": ([1, 2, 3], [8.0, 9.0, 10.0])}
+    assert legend_names(view) == ["layers.0", "layers.1"]
+    view.show_layers_of(deep)
+    assert layer_lines(view) == {f"layers.{i}": ([1, 2, 3], [0.1 * (i + 1)] * 3)
+                                 for i in range(3)}
+    view.show_layers_of(shallow)
+    assert sorted(layer_lines(view)) == ["layers.0", "layers.1"]
+    assert legend_names(view) == ["layers.0", "layers.1"]
+
+
+def test_layer_lines_follow_the_wall_time_axis(qtbot):
+    from tfstudio.gui.training.curve_math import WALL
+    view = CurvesView()
+    qtbot.addWidget(view)
+    view.add_series(series("tiny-gpt · 08:00:00", 2))
+    view.reader.x_axis.setCurrentIndex(view.reader.x_axis.findData(WALL))
+    assert {name: x for name, (x, _) in layer_lines(view).items()} == {
+        "layers.0": [0.1, 0.2, 0.3], "layers.1": [0.1, 0.2, 0.3]}
+
+
+def test_past_five_layers_the_line_styles_repeat_thinner(qtbot):
+    view = CurvesView()
+    qtbot.addWidget(view)
+    view.add_series(series("tiny-gpt · 08:00:00", 7))
+    widths = [item.opts["pen"].widthF() for item in view.layer_plot.listDataItems()]
+    styles = [item.opts["pen"].style() for item in view.layer_plot.listDataItems()]
+    assert widths[5] == widths[6] == widths[0] / 2 and len(set(widths[:5])) == 1
+    assert styles[5:] == styles[:2]

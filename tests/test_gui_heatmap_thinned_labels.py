@@ -1,6 +1,7 @@
 """Thinned heatmap row labels are whole glyphs (issue 27, item 8): when cells are smaller than a
 line of text and every k-th token is labelled, each label is drawn in a band a line tall centred
-on its row; drawn in the cell's own height, Qt clipped it to half glyphs."""
+on its row; drawn in the cell's own height, Qt clipped it to half glyphs. Whitespace and control
+tokens get visible labels."""
 from __future__ import annotations
 
 import numpy as np
@@ -46,3 +47,11 @@ def test_a_thinned_row_label_is_drawn_whole_around_its_row(qtbot):
     # the glyphs reach past their cell's few pixels: a label cut to the cell would not
     assert band and (min(band) < cell_top - 1 or max(band) > cell_bottom + 1)
     assert max(band) - min(band) + 1 >= 0.6 * QFontMetricsF(_font(heatmap.label_px)).ascent()
+
+
+def test_whitespace_and_control_tokens_are_labelled_visibly(qtbot):
+    heatmap = Heatmap(labels=True)
+    qtbot.addWidget(heatmap)
+    tokens = [" ", "\n", "\t", "a b", "\x01", ""]
+    heatmap.set_data(np.zeros((6, 6)), rows=tokens, cols=tokens)
+    assert heatmap.rows == heatmap.cols == ["␣", "↵", "⇥", "a␣b", "\\x01", "∅"]

@@ -100,3 +100,38 @@ def test_a_learned_table_shows_its_trained_rows_and_marks_the_rest_on_request(qt
     assert page.trained_end.isVisible() and page.trained_end.value() == 16.5
     view.show_positions(learned, "an untrained graph", trained=None)  # nothing known: all rows
     assert page.table.matrix.shape == (256, 8) and not view.all_rows.isVisible()
+
+
+def test_the_diverging_ramp_is_blue_below_white_at_zero_and_red_above():
+    blue, white, red = (tuple(int(c) for c in rgb)
+                        for rgb in colour_ramp(np.array([0.0, 0.5, 1.0]), "diverging"))
+    assert white == (247, 247, 247)
+    assert blue[2] > blue[0] and red[0] > red[2]
+
+
+def test_the_mean_of_the_heads_is_titled_with_the_number_of_heads(qtbot):
+    view = AttentionView()
+    qtbot.addWidget(view)
+    view.show_snapshot(encoder_look(tokens=6, heads=2))
+    assert view.heatmap.title.startswith("encoder.0.attn · mean of 2 heads")
+
+
+def test_every_masked_cell_is_hatched_and_no_allowed_one():
+    from PySide6.QtCore import QRectF
+    from PySide6.QtGui import QColor, QImage, QPainter
+
+    from tfstudio.gui.training.heatmap_paint import paint_mask
+    masked = np.array([[False, True, False, True, True, False, True],
+                       [True, False, False, False, True, True, True]])
+    cell = 16
+    image = QImage(cell * masked.shape[1], cell * masked.shape[0], QImage.Format_RGB32)
+    image.fill(QColor("white"))
+    painter = QPainter(image)
+    paint_mask(painter, masked, QRectF(image.rect()), cell, cell)
+    painter.end()
+    pixels = np.array([[image.pixelColor(x, y).lightness() for x in range(image.width())]
+                       for y in range(image.height())])
+    inked = np.array([[(pixels[r * cell + 1:(r + 1) * cell - 1,
+                                c * cell + 1:(c + 1) * cell - 1] < 255).any()
+                       for c in range(masked.shape[1])] for r in range(masked.shape[0])])
+    assert (inked == masked).all()

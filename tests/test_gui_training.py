@@ -309,6 +309,27 @@ def test_tokenizer_preview_shows_tokens_with_their_ids(make_panel, qtbot):
     assert "&gt;" in html  # the separator token, escaped
 
 
+def test_a_corpus_file_is_offered_by_name_with_its_path_and_every_precision_reaches_the_run(
+        make_panel, tmp_path):
+    setup = make_panel().setup
+    path = str(tmp_path / "my stories.txt")
+    setup.select_corpus(path)
+    index = setup.corpus.currentIndex()
+    assert setup.corpus.itemText(index) == "my stories.txt"
+    assert setup.corpus.itemData(index, Qt.ToolTipRole) == path == setup.corpus_spec()
+    for precision in ("fp16", "bf16", "fp32", "auto"):
+        setup.precision.setCurrentText(precision)
+        assert setup.config().precision == precision
+
+def test_the_setup_starts_a_masked_model_on_text_and_a_tiny_decoder_on_the_reverse_task(
+        make_panel):
+    from tfstudio.data import load_corpus
+    for preset, corpus in (("tiny-bert", "sample:small"), ("tiny-gpt", "task:reverse")):
+        setup = make_panel(load_preset(preset)).setup
+        assert setup.corpus_spec() == corpus
+        assert load_corpus(setup.config().corpus).text  # a corpus that loads
+
+
 def test_hovering_a_query_row_highlights_it(qtbot):
     heatmap = Heatmap()
     qtbot.addWidget(heatmap)

@@ -1,6 +1,7 @@
 """Plots like the best viewers: a colour scale on every heatmap, token labels on the all-heads
-grid, heads that share K/V marked, legends outside the data, a smoothed throughput, and a
-Positions scheme control only when there is a choice."""
+grid, heads that share K/V marked, legends outside the data, a smoothed throughput, a
+Positions scheme control only when there is a choice, and an Export menu whose every entry
+saves its file."""
 from __future__ import annotations
 
 import numpy as np
@@ -183,3 +184,22 @@ def test_the_curves_hints_wrap_inside_their_plots_at_the_laptop_width(qtbot):
             drawn = hint.mapRectToItem(box, hint.textItem.mapRectToParent(
                 hint.textItem.boundingRect()))
             assert box.rect().contains(drawn), (name, hint.toPlainText(), drawn, box.rect())
+
+
+def test_every_entry_of_the_export_menu_saves_its_file(qtbot, tmp_path, monkeypatch):
+    import xml.etree.ElementTree as ET
+
+    from tfstudio.gui.training import picture_export
+    view = CurvesView()
+    qtbot.addWidget(view)
+    view.resize(900, 700)
+    view.add_series(RunSeries("tiny-gpt · 08:00:00", steps=[1, 2], loss=[3.0, 2.0],
+                              lr=[1e-3] * 2, grad_norm=[1.0, 0.9], tokens_per_s=[100.0] * 2,
+                              elapsed_s=[0.1, 0.2], total_steps=2))
+    monkeypatch.setattr(picture_export, "SAVE_DIALOG",
+                        [lambda parent, title, kinds, ext: str(tmp_path / f"curves{ext}")])
+    for action in view.export.menu().actions():
+        action.trigger()
+    assert (tmp_path / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert ET.parse(tmp_path / "curves.svg").getroot().tag.endswith("svg")
+    assert (tmp_path / "curves.csv").read_text().splitlines()[0].startswith("run,step,loss")

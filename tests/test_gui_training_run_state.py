@@ -79,3 +79,11 @@ def test_opening_a_past_run_keeps_nothing_of_the_previous_one():
     assert state.viewed.steps == [5, 10] and state.progress == (12, 12)
     assert state.snapshot is None and state.training_snapshot is None and not state.stale
     assert state.telemetry("grad_norm") == (None, "")
+
+
+def test_an_opened_run_of_one_step_or_of_unknown_length_is_complete():
+    state = WorkspaceState()
+    state.opened(Path("/runs/one"), [1], done=1, total=1)
+    assert state.progress == (1, 1)
+    state.opened(Path("/runs/unknown"), [3], done=3, total=0)  # its config lost: done is all
+    assert state.progress == (3, 3)

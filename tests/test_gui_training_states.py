@@ -29,6 +29,13 @@ def test_before_any_run_the_panel_says_so_instead_of_showing_empty_numbers(make_
         assert hint.isVisible() and hint.toPlainText() == EMPTY_HINT, name
 
 
+def test_before_any_run_the_positions_tab_shows_the_canvas_graph_untrained(make_panel, qtbot):
+    panel = make_panel(load_preset("tiny-gpt"))
+    panel.tabs.setCurrentWidget(panel.positions)
+    qtbot.waitUntil(lambda: "untrained" in panel.positions.source.text(), timeout=30_000)
+    assert list(panel.positions.data) == ["learned"]  # tiny-gpt's learned position table
+
+
 def test_experts_tab_before_training_knows_whether_the_graph_has_experts(make_panel):
     spec = json.loads((PRESET_DIR / "tiny-mixtral.json").read_text())
 
@@ -217,12 +224,13 @@ def test_the_tokenizer_preview_shows_the_probe_text_and_names_unknown_characters
     assert f"for {len(default)} characters" in s.preview_info.text()
     assert "default probe text" in s.preview_info.text()
     assert "quick brown fox" not in s.preview.text()
-    s.probe_text.setText("abc XYZ")  # capitals and a space: not in the task's alphabet
+    s.probe_text.setText("abc XYZX")  # capitals and a space: not in the task's alphabet
     s.refresh_preview()
     qtbot.waitUntil(lambda: "not in its vocabulary" in s.preview_info.text(), timeout=WAIT_MS)
     tokenizer = s.built_tokenizer()
-    unknown = [ch for ch in "abc XYZ" if ch not in tokenizer.alphabet]
-    assert f"{len(unknown)} characters not in its vocabulary" in s.preview_info.text()
+    unknown = [ch for ch in "abc XYZX" if ch not in tokenizer.alphabet]
+    # five unknown characters, each named once
+    assert f"{len(unknown)} characters not in its vocabulary ( XYZ)" in s.preview_info.text()
     assert "first 64" not in s.preview_info.text()
     s.probe_text.setText("abc" * 30)  # 90 characters: the looks inside read 64 of them
     s.refresh_preview()

@@ -43,6 +43,11 @@ def test_train_from_the_menu_edits_refused_while_training_telemetry_on_canvas(wi
     assert training.dock.isVisible()
     run = panel.run
     assert run is not None and stop.isEnabled() and not train.isEnabled()
+    pause = training.pause_action  # the menu pauses and resumes, as the button does
+    pause.trigger()
+    assert run.state == "paused" and pause.isEnabled() and pause.text() == "&Resume"
+    pause.trigger()
+    assert run.state == "running" and pause.text() == "&Pause"
 
     # an edit of the model is refused with a message; moving a block is fine
     session = window.session

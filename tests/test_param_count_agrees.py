@@ -32,6 +32,13 @@ def test_the_cost_models_count_is_the_trainers(preset):
         p.numel() for p in compile_graph(fitted).parameters())
 
 
+def test_a_single_layer_is_counted_once():
+    graph = load_preset("tiny-gpt")
+    graph.node("layers").params["repeat"] = 1
+    assert estimate_cost(graph).total_params == sum(
+        p.numel() for p in compile_graph(graph).parameters())
+
+
 def test_a_groups_count_says_it_covers_every_copy():
     assert group_count(99_968, 2) == "100.0k params (2 copies, 50.0k each)"
     assert group_count(99_968, 2, short=True) == "100.0k params in 2 copies"

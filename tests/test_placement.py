@@ -52,6 +52,13 @@ def test_pre_post_pre_round_trip_gives_the_same_wiring():
     assert list(back.nodes) == list(pre.nodes)  # and the same block order
 
 
+@pytest.mark.parametrize("placement", PLACEMENTS)
+def test_rewriting_to_the_placement_a_layer_has_leaves_every_block_where_it_was(placement):
+    before = template(placement, CROSS, memory=True)
+    after = rewrite_placement(before, placement)
+    assert {n.id: n.pos for n in after} == {n.id: n.pos for n in before}
+
+
 def test_mixers_keep_ids_params_and_cross_attention_keeps_its_memory():
     layer = template("post", CROSS, memory=True)
     layer.node("cross").params["dropout"] = 0.1

@@ -166,6 +166,21 @@ def test_fitting_the_vocabulary_leaves_the_original_graph_alone():
     assert sizes and set(sizes) == {77}
 
 
+def test_a_graph_fitted_to_its_tokenizer_is_the_same_model_and_other_heads_are_not():
+    """A run saves its graph fitted to the tokenizer; reopening it must not count that as
+    another model (the canvas would be replaced), while a change of heads must."""
+    from tfstudio.graph import same_model
+    from tfstudio.train.pipeline import fit_graph_to_tokenizer
+    graph = tfstudio.load_graph("tiny-gpt")
+    assert same_model(fit_graph_to_tokenizer(graph, SimpleNamespace(vocab_size=77)), graph)
+    two_heads = tfstudio.load_graph("tiny-gpt")
+    attn = two_heads.node("layers").subgraph.node("attn")
+    attn.params["heads"], attn.params["kv_heads"] = 2, 2
+    assert not same_model(two_heads, graph)
+    assert not same_model(fit_graph_to_tokenizer(two_heads, SimpleNamespace(vocab_size=256)),
+                          graph)
+
+
 def test_text_lm_takes_a_tail_of_exactly_one_window_and_the_configured_seed():
     pipe = TextLM(np.arange(90), _text_cfg(val_fraction=0.1, seed=5), ByteTokenizer())
     assert len(pipe.val_tokens) == 9                    # seq_len + 1: just enough
