@@ -236,3 +236,21 @@ def test_the_tokenizer_preview_shows_the_probe_text_and_names_unknown_characters
     s.refresh_preview()
     qtbot.waitUntil(lambda: "for 90 characters" in s.preview_info.text(), timeout=WAIT_MS)
     assert "the looks inside read its first 64" in s.preview_info.text()
+
+
+def test_the_tokenizer_picker_offers_every_kind_the_trainer_builds(make_panel, qtbot):
+    """Each kind tfstudio can build (byte, char, word, bpe, tiktoken) is one pick away, and the
+    word tokenizer previews the probe text a word to a token."""
+    from tfstudio.data.tokenizer import KINDS
+
+    panel = make_panel()
+    s = panel.setup
+    offered = [s.tokenizer.itemData(i) for i in range(s.tokenizer.count())]
+    assert {spec.split(":")[0] for spec in offered} == set(KINDS)
+    s.select_corpus("sample:small")
+    s.tokenizer.setCurrentIndex(offered.index("word:2000"))
+    s.probe_text.setText("the cat sat")
+    s.refresh_preview()
+    qtbot.waitUntil(lambda: "for 11 characters" in s.preview_info.text(), timeout=WAIT_MS)
+    assert s.built_tokenizer().name.startswith("word:")
+    assert "3 tokens for 11 characters" in s.preview_info.text()

@@ -156,7 +156,8 @@ def test_bad_tokenizer_choices_are_one_line(tmp_path, capsys):
     bert_with_wordpiece(tmp_path / "bert")
     cases = {("hf", "char"): "char tokenizer is learned from a corpus",
              ("hf", "bpe:300"): "bpe tokenizer is learned from a corpus",
-             ("hf", "word"): "'word' is not a tokenizer import-hf can attach",
+             ("hf", "word:500"): "word tokenizer is learned from a corpus",
+             ("hf", "unigram"): "'unigram' is not a tokenizer import-hf can attach",
              ("bert", "byte"): "has no token for byte 0x00"}
     for (folder, spec), expected in cases.items():
         capsys.readouterr()

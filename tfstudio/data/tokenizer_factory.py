@@ -31,8 +31,18 @@ SPEC_HELP = ('"byte", "char", "word:<vocab size>" (e.g. "word:2000"), "bpe:<voca
              'o200k_base)')
 
 
+LEARNED_KINDS = ("char", "word", "bpe")   # their ids are learned from a corpus
+
+
+def learned_from_corpus(spec: str) -> bool:
+    """Whether the tokenizer ``spec`` names is learned from a corpus (so building it needs
+    one, and a checkpoint made without it has no rows for its ids)."""
+    return spec.strip().partition(":")[0].lower() in LEARNED_KINDS
+
+
 def build_tokenizer(spec: str, corpus=None, **options) -> Tokenizer:
-    """Make the tokenizer ``spec`` names; ``corpus`` is needed by "char" and "bpe:N".
+    """Make the tokenizer ``spec`` names; ``corpus`` is needed by "char", "word:N" and
+    "bpe:N".
 
     ``options`` go to the BPE trainer (``max_train_chars``, ``use_cache``).
     """

@@ -301,9 +301,10 @@ _CONFIG_ROLES = {EOT: "eos_token_id", BOS: "bos_token_id", PAD: "pad_token_id"}
 def tokenizer_for_import(spec: str):
     """The tokenizer ``import-hf --tokenizer SPEC`` names, or an InteropError saying why not."""
     from ..data import DataError, build_tokenizer
+    from ..data.tokenizer_factory import learned_from_corpus
 
     kind = spec.strip().partition(":")[0].lower()
-    if kind in ("char", "bpe"):
+    if learned_from_corpus(spec):
         raise InteropError(f"--tokenizer {spec}: a {kind} tokenizer is learned from a corpus, "
                            "and the checkpoint has no rows for its ids; use --tokenizer "
                            f"{NO_CORPUS_SPECS}")

@@ -33,6 +33,7 @@ from .defaults import checkpoint_schedule, graph_params, suggested_config
 
 TOKENIZERS = [("byte", "Bytes (256 ids; any text)"),
               ("char", "Characters seen in the corpus"),
+              ("word:2000", "Words: the 2,000 commonest of the corpus (others read as <|unk|>)"),
               ("bpe:512", "BPE, 512 ids (trained on the corpus)"),
               ("bpe:2048", "BPE, 2048 ids (trained on the corpus)"),
               ("tiktoken:gpt2", "GPT-2's BPE (50,257 ids)"),
@@ -116,7 +117,7 @@ class SetupView(QWidget):
         for spec, title in TOKENIZERS:
             self.tokenizer.addItem(spec, spec)
             self.tokenizer.setItemData(self.tokenizer.count() - 1, title, Qt.ToolTipRole)
-        self.tokenizer.setToolTip("byte, char, bpe:N or tiktoken:NAME")
+        self.tokenizer.setToolTip("byte, char, word:N, bpe:N or tiktoken:NAME")
         self.tokenizer.currentTextChanged.connect(lambda _: self._schedule_preview())
         self.probe_text.setPlaceholderText("Probe text (empty: an example of the task)")
         self.probe_text.setToolTip("What the attention, positions, next-token and expert views "
@@ -269,8 +270,9 @@ class SetupView(QWidget):
 
         def build():
             from ...data import build_tokenizer, load_corpus
-            needs_corpus = spec.split(":")[0] in ("char", "bpe")
-            return build_tokenizer(spec, load_corpus(corpus) if needs_corpus else None)
+            from ...data.tokenizer_factory import learned_from_corpus
+            return build_tokenizer(spec, load_corpus(corpus) if learned_from_corpus(spec)
+                                   else None)
 
         def done(tokenizer):
             self._tokenizers[key] = tokenizer
