@@ -485,6 +485,17 @@ def _nested_path(edit: Edit) -> Path:
     return ()
 
 
+def agreed_params(model: Graph, block_type: str) -> dict[str, Any]:
+    """The parameters on which every block of ``block_type`` already in ``model`` (at any
+    depth) agrees: what a new one should start with, so a Norm added to a LLaMA-style model is
+    an RMSNorm like its others, not the catalogue's LayerNorm. Empty when it has none."""
+    present = [node.resolved_params() for _, node in model.walk() if node.type == block_type]
+    if not present:
+        return {}
+    return {name: value for name, value in present[0].items()
+            if all(other.get(name) == value for other in present[1:])}
+
+
 def new_node(graph: Graph, block_type: str, pos: tuple[float, float] = (0.0, 0.0),
              node_id: str | None = None, **params: Any) -> Node:
     """A node of ``block_type`` with a fresh id and coerced parameters (not yet added)."""

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import QPointF
 
 from ..graph import AddNode, Edge, Edit, Node, new_node
+from ..graph.edits import agreed_params
 from ..graph.insert import connect_new_edit, splice_edit
 from ..graph.layout import clear_spot
 from ..graph.templates import layer_graph
@@ -98,7 +99,7 @@ class BlockDropping:
         target = self.drop_target(scene_pos, block_type if splice else None)
         graph = self.session.document.graph(target.path)
         corner = self.snapped(scene_pos - QPointF(90, HEADER_H / 2), force=True)
-        node = new_node(graph, block_type, to_graph(corner))
+        node = new_node(graph, block_type, to_graph(corner), **self._agreed(block_type))
         if target.group is not None:  # the frame lays its inside out itself; entered, the
             node.pos = _free_spot(graph, node, target.edge)  # block sits clear of the others
         else:
@@ -128,13 +129,18 @@ class BlockDropping:
                           f"{where}")
         return node.id
 
+    def _agreed(self, block_type: str) -> dict:
+        """What the model's blocks of this type share (a group starts as a standard layer)."""
+        return {} if block_type == "group" else agreed_params(self.session.document.graph(),
+                                                               block_type)
+
     def add_connected(self, block_type: str, loose: LooseWire) -> str | None:
         """Add a block where ``loose`` was let go, wired to its port (one undo step)."""
         if loose.path != self._path:
             return None
         corner = self.snapped(loose.scene_pos - QPointF(0 if loose.from_output else 190,
                                                         HEADER_H + 14), force=True)
-        node = new_node(self.graph, block_type, to_graph(corner))
+        node = new_node(self.graph, block_type, to_graph(corner), **self._agreed(block_type))
         command = connect_new_edit(self._path, node, loose.port, loose.kind, loose.from_output)
         if command is None:
             text = f"{node.label} has no port that fits a wire carrying {loose.kind}"
