@@ -88,6 +88,10 @@ def test_every_view_of_the_insides_names_the_step_of_the_one_slider(make_panel, 
     assert panel.positions.source.text().endswith(f"at step {step}")
     panel.tabs.setCurrentWidget(panel.curves)
     assert not panel.step_bar.isVisible()  # the curves have no step: no bar pretends so
+    # nothing trains: its newest look is only its last, with nothing to follow
+    panel.step_bar.slider.setValue(len(steps) - 1)
+    assert panel.snapshot["step"] == steps[-1]
+    assert not panel.step_bar.follow.isChecked() and not panel.step_bar.follow.isEnabled()
 
 
 def start_long_task_run(panel, probe_every: int, eval_every: int | None = None):
@@ -123,6 +127,9 @@ def test_a_slider_moved_back_during_training_stays_there_and_says_so(make_panel,
     caption = panel.step_bar.caption.text()
     assert f"step {first} of 5,000" in caption and "replay" in caption
     assert panel.positions.source.text().endswith(f"at step {first}")
+    assert panel.step_bar.follow.isEnabled()  # a live run: there is something to follow
+    panel.step_bar.slider.setValue(len(panel.viewed.steps) - 1)  # the newest look: follows
+    assert panel.step_bar.follow.isChecked()
     panel.step_bar.follow.setChecked(True)  # back to the newest look
     assert panel.snapshot["step"] == run.latest_probe["step"] > first
     assert panel.step_bar.shown_step() == panel.snapshot["step"]

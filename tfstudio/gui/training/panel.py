@@ -254,6 +254,7 @@ class TrainingPanel(QWidget):
     def _show_caption(self) -> None:
         """The step bar names what the views of the insides show, and is there only with
         them (Next token with loaded weights reads them, not the slider's step)."""
+        self.step_bar.set_live(self.viewed is None or (self.viewed.live and self.state.active))
         caption = self.state.caption()
         if caption != self.step_bar.caption.text():
             self.step_bar.set_caption(caption)

@@ -18,6 +18,7 @@ class StepBar(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.steps: list[int] = []
+        self.live = True   # the steps are a training run's that is still adding to them
         # one line: a narrow window or a long run name elides it rather than growing wide
         self.caption = ElidedLabel()
         self.caption.setProperty("role", "heading")
@@ -65,8 +66,20 @@ class StepBar(QWidget):
         if quiet:
             self.follow.blockSignals(False)
 
+    def set_live(self, live: bool) -> None:
+        """Whether the steps belong to a run that is training: only then is there anything
+        to follow (a finished or opened run's newest look is just its last)."""
+        if live == self.live:
+            return
+        self.live = live
+        self.follow.setEnabled(live)
+        self.follow.setToolTip("Show each new look as training takes it" if live else
+                               "Nothing shown here is training: its looks are all there are")
+        if not live:
+            self.set_follow(False, quiet=True)
+
     def _slider_moved(self, index: int) -> None:
         if 0 <= index < len(self.steps):
             # back at the newest look of a live run: follow again; anywhere else: replay
-            self.set_follow(index == len(self.steps) - 1)
+            self.set_follow(self.live and index == len(self.steps) - 1)
             self.step_requested.emit(self.steps[index])
