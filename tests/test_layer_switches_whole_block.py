@@ -123,6 +123,20 @@ def test_positions_sit_on_the_model_page_too(make_window):
     assert w.inspector.switch_buttons["position"]["learned"].isChecked()
 
 
+def test_a_model_without_attention_cannot_pick_rope_or_alibi(make_window):
+    """On an LSTM the in-attention schemes are greyed out and say why; a transformer's are
+    live."""
+    for preset, live in (("tiny-lstm", False), ("tiny-gpt", True)):
+        w = make_window(load_preset(preset))
+        w.scene.clearSelection()
+        w.inspector.rebuild()
+        buttons = w.inspector.switch_buttons["position"]
+        for scheme in ("rope", "alibi"):
+            assert buttons[scheme].isEnabled() is live, (preset, scheme)
+            assert ("has none" in buttons[scheme].toolTip()) is not live
+        assert buttons["learned"].isEnabled() and buttons["sinusoidal"].isEnabled()
+
+
 def test_heads_in_the_inspector_keep_mha_and_say_so(make_window):
     w = make_window(load_preset("tiny-gpt"))
     w.scene.enter_group("layers")

@@ -118,12 +118,23 @@ def set_positional_scheme(root: Graph, scheme: str) -> Graph:
     vectors of std 0.02 (norm ~0.16), leaving the variant at unigram level for 150 steps and
     behind a bigram counter at 400. The other schemes keep the embeddings' scale as it was."""
     _choose(scheme, POSITIONAL_SCHEMES, "positional scheme")
+    if scheme not in positional_schemes_for(root):
+        raise ValueError(f"{scheme} acts inside self-attention, and this model has no "
+                         "self-attention; choose sinusoidal, learned or none")
     out = root.clone()
     absolute = scheme in ("sinusoidal", "learned")
     for node in _blocks(out, bt.ATTENTION):
         node.params["position"] = scheme if scheme in ("rope", "alibi") else "none"
     _set_absolute(out, scheme if absolute else None, _max_len(root))
     return out
+
+
+def positional_schemes_for(root: Graph) -> tuple[str, ...]:
+    """The schemes that can encode this model's positions: RoPE and ALiBi act inside
+    self-attention, so a model without it (an LSTM) has only the added ones and none."""
+    if _blocks(root, bt.ATTENTION):
+        return POSITIONAL_SCHEMES
+    return tuple(s for s in POSITIONAL_SCHEMES if s not in ("rope", "alibi"))
 
 
 def _max_len(root: Graph) -> int:

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QFormLayout, QFrame, QGr
 from ..graph import (GraphChange, GraphError, GraphEvent, Macro, ReplaceGraph, SetParam,
                      SetTitle, get_spec)
 from ..graph.switches import (attention_kind_of, describe_model, gqa_choices, kv_heads_for,
-                              set_norm_kind)
+                              positional_schemes_for, set_norm_kind)
 from . import layer_switches as switches
 from .elided_label import ElidedLabel
 from .icons import family_icon
@@ -301,6 +301,12 @@ class Inspector(QScrollArea):
             "How the model knows token order: added absolute encodings (sinusoidal, learned) "
             "or inside attention (RoPE rotates q and k; ALiBi penalises distance).",
             self.switch_positions))
+        possible = positional_schemes_for(root)
+        for scheme, button in self.switch_buttons["position"].items():
+            if scheme not in possible:  # nothing inside attention to act on
+                button.setEnabled(False)
+                button.setToolTip(f"{button.text()} acts inside self-attention, and this "
+                                  "model has none")
         kind = switches.norm_kind(root)
         if kind is not None:
             form.addWidget(QLabel("Norm kind (every norm)"))
