@@ -114,11 +114,21 @@ def write_plan(out: Path, plan: Plan, variants: list[Variant]) -> list[RunSpec]:
         plan.variants = plan.variants + [v for v in old.variants if v["slug"] not in known]
     (out / "variants").mkdir(exist_ok=True)
     for variant in variants:
-        save_graph(variant.graph, out / "variants" / f"{variant.slug}.json")
+        save_graph(variant.graph, variant_path(out, variant.slug))
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(plan.to_dict(), indent=1), encoding="utf-8")
     tmp.replace(path)
     return run_specs(out, plan, only={v.slug for v in variants})
+
+
+def variant_path(out: Path, slug: str) -> Path:
+    """Where a comparison in ``out`` keeps the graph of its variant ``slug``."""
+    return Path(out) / "variants" / f"{slug}.json"
+
+
+def plan_graph(out: Path, slug: str):
+    """The graph of the comparison's variant ``slug`` (a lesson that trains more of it)."""
+    return load_graph_file(variant_path(out, slug))
 
 
 def read_plan(out: Path) -> Plan:
@@ -138,7 +148,7 @@ def run_specs(out: Path, plan: Plan, only: set[str] | None = None) -> list[RunSp
         for seed in plan.seeds:
             config = TrainConfig.from_dict({**plan.config.to_dict(), "seed": seed})
             specs.append(RunSpec(variant["name"], variant["slug"], seed,
-                                 out / "variants" / f"{variant['slug']}.json",
+                                 variant_path(out, variant["slug"]),
                                  out / "runs" / variant["slug"] / f"seed-{seed}", config))
     return specs
 
