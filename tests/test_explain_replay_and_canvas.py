@@ -16,6 +16,7 @@ from tfstudio.data import build_tokenizer
 from tfstudio.gui.training.background import Background
 from tfstudio.gui.training.explain_view import ExplainView
 from tfstudio.presets import load_preset
+from tfstudio.probes import ablation_effect, probe_inputs
 from tfstudio.runs import RunFolder, TrainConfig, load_checkpoint
 from tfstudio.train.pipeline import fit_graph_to_tokenizer
 from tfstudio.train.trainer import Trainer
@@ -185,6 +186,41 @@ def test_blocks_switched_off_in_explain_are_drawn_off_on_the_canvas(open_trainin
     assert explain.ablations() == [] and not scene.node_items["ffn"].ablated
     window.view.context_menu_opening.emit()  # as a right-click does before its menu shows
     assert ablate.text().startswith("Switch off in Explain")
+
+
+def test_the_canvas_ablation_switches_off_exactly_the_selected_blocks(open_training_window,
+                                                                     qtbot):
+    # tiny-t5's decoder: select its self- and cross-attention (not its feed-forward, not the
+    # encoder's blocks), right-click > Switch off in Explain: the report is that ablation's
+    window = open_training_window((1366, 768))
+    window.load_graph(load_preset("tiny-t5"))
+    panel = window.training.panel
+    explain = next(panel.tabs.widget(i) for i in range(panel.tabs.count())
+                   if panel.tabs.tabText(i) == "Explain")
+    tokenizer = build_tokenizer("byte")
+    torch.manual_seed(0)
+    model = compile_graph(fit_graph_to_tokenizer(load_preset("tiny-t5"), tokenizer)).eval()
+    explain.set_model(model, tokenizer)
+    explain.set_text("abcdef>fedc")
+    window.scene.set_path(("decoder",))
+    window.scene.select_nodes(["attn", "cross"])
+    ablate = next(a for a in window.view.context_actions
+                  if a is not None and a.text().startswith("Switch off in Explain"))
+    ablate.trigger()
+    chosen = ["decoder.0.attn", "decoder.0.cross", "decoder.1.attn", "decoder.1.cross"]
+    assert explain.ablations() == chosen  # every copy of each selected block, nothing else
+    qtbot.waitUntil(lambda: "Switched off" in explain.ablation_report.text(), timeout=20_000)
+
+    inputs = probe_inputs(model, tokenizer, "abcdef>fedc")
+    effect = ablation_effect(model, inputs, chosen, tokenizer)
+    lines = explain.ablation_report.text().split("\n")
+    assert lines[0] == f"Switched off: {', '.join(chosen)}."
+    assert lines[1] == (f"Loss on the whole text {effect.loss_before:.4f} → "
+                        f"{effect.loss_after:.4f}.")
+    assert f"KL at position 4: {effect.kl:.4f} nats." in lines  # the target's last token
+    # switching off the whole decoder would read differently: the choice is what was scored
+    everything = ablation_effect(model, inputs, chosen + ["decoder.0.ffn", "decoder.1.ffn"])
+    assert f"{everything.loss_after:.4f}" != f"{effect.loss_after:.4f}"
 
 
 def test_the_walk_follows_the_picked_token_in_numbers(qtbot):
