@@ -36,8 +36,9 @@ BATCH_S = 0.05  # events travel in batches gathered this long: the app drains te
 # what every run imports, imported once by the fork server: the trainer imports the compiler,
 # the pipeline and the probes lazily, and AdamW's constructor imports torch._dynamo (3 s);
 # left out, each run paid ~4.5 s of imports before its first step (measured on 2 cores)
-PRELOAD = ("tfstudio.train.trainer", "tfstudio.train.pipeline", "tfstudio.compiler",
-           "tfstudio.probes", "tfstudio.graph.cost", "torch._dynamo")
+PRELOAD = ("tfstudio.train.trainer", "tfstudio.train.pipeline", "tfstudio.compiler", "tfstudio.nn",
+           "tfstudio.probes", "tfstudio.graph.cost", "tfstudio.data.simple_tokenizers",
+           "torch._dynamo")
 
 
 def _context():
