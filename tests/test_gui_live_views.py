@@ -14,7 +14,7 @@ from tfstudio.presets import load_preset
 torch.set_num_threads(1)
 
 
-def settle(qtbot, ms=150):
+def settle(qtbot, ms=20):
     qtbot.wait(ms)
     QApplication.processEvents()
 
@@ -31,7 +31,7 @@ def test_every_tab_title_is_in_view_whichever_tab_is_current(open_training_windo
     assert bar.count() >= 6
     for current in range(bar.count()):
         panel.tabs.setCurrentIndex(current)
-        settle(qtbot, 60)
+        settle(qtbot)
         arrows = [b for b in bar.findChildren(QToolButton) if b.isVisible()]
         assert not arrows, (size, bar.tabText(current), "the tab bar scrolls")
         for i in range(bar.count()):

@@ -2,18 +2,47 @@
 and its weights come from the newest checkpoint that verifies, saying which one was skipped."""
 from __future__ import annotations
 
+import shutil
+
 import pytest
 import torch
-from gui_runs import WAIT_MS, short_run
+from gui_runs import WAIT_MS
 
 from tfstudio.graph import MoveNodes, SetParam
 from tfstudio.presets import load_preset
 
 torch.set_num_threads(1)
+pytestmark = pytest.mark.xdist_group("past_run")  # one worker trains the shared run once
 
 
-def record_of(panel, run):
-    return next(r for r in panel.history.records() if r.path == str(run.run_dir))
+@pytest.fixture(scope="module")
+def past_run(tmp_path_factory):
+    """An 8-step tiny-gpt run on task:reverse with the app's character tokens (its vocabulary
+    fitted, so not the preset's), checkpoints at steps 4 and 8 both kept. Each test opens a copy
+    of it (``opened``): how the run was trained is not what these tests check."""
+    import tfstudio
+    from tfstudio.runs.config import TrainConfig
+    from tfstudio.train.trainer import Trainer
+
+    run_dir = tmp_path_factory.mktemp("past") / "run"
+    config = TrainConfig(corpus="task:reverse", tokenizer="char", steps=8, batch_size=4,
+                         seq_len=32, eval_every=0, warmup_steps=1, checkpoint_every=4,
+                         keep_checkpoints=2, probe_every=4)
+    assert Trainer(tfstudio.load_graph("tiny-gpt"), config, run_dir=run_dir).run().kind == \
+        "Finished"
+    return run_dir
+
+
+def copy_of(run_dir, tmp_path):
+    return shutil.copytree(run_dir, tmp_path / "run")
+
+
+def opened(panel, run_dir, tmp_path, qtbot):
+    """The panel's record of a copy of ``run_dir``, added from Runs, its weights loaded."""
+    record = panel.add_run_folder(str(copy_of(run_dir, tmp_path)))
+    assert record is not None
+    qtbot.waitUntil(lambda: panel.host.ready, timeout=WAIT_MS)
+    return record
 
 
 def d_ff(window) -> int:
@@ -21,16 +50,15 @@ def d_ff(window) -> int:
 
 
 def test_reopening_a_run_puts_its_graph_on_the_canvas_and_undo_brings_the_users_back(
-        window, qtbot):
+        window, qtbot, past_run, tmp_path):
     panel = window.training.panel
     trained_d_ff = load_preset("tiny-gpt").node("layers").subgraph.node("ffn").param("d_ff")
-    run = short_run(panel, qtbot, steps=4, every=4)
-    qtbot.waitUntil(lambda: panel.host.ready, timeout=WAIT_MS)
+    record = opened(panel, past_run, tmp_path, qtbot)
 
     # the same model on the canvas (moved blocks, the run's fitted vocabulary): nothing changes
     assert window.session.execute(MoveNodes((), {"embed": (500.0, 40.0)}))
     canvas, undo_text = window.session.root, window.session.document.undo_text
-    panel.open_run(record_of(panel, run))
+    panel.open_run(record)
     assert window.session.root is canvas and window.session.document.undo_text == undo_text
     assert window.session.root.node("embed").pos == (500.0, 40.0)
 
@@ -39,7 +67,6 @@ def test_reopening_a_run_puts_its_graph_on_the_canvas_and_undo_brings_the_users_
     assert d_ff(window) == trained_d_ff // 2
     messages = []
     panel._report_message = messages.append
-    record = record_of(panel, run)
     panel.open_run(record)
     assert d_ff(window) == trained_d_ff                      # the canvas is the run's graph
     assert record.label in window.session.document.undo_text  # Edit > Undo names the run
@@ -53,32 +80,24 @@ def test_reopening_a_run_puts_its_graph_on_the_canvas_and_undo_brings_the_users_
     assert window.session.redo() and d_ff(window) == trained_d_ff
 
 
-def test_a_run_whose_graph_cannot_be_read_keeps_the_canvas_and_says_why(window, qtbot):
+def test_a_run_whose_graph_cannot_be_read_keeps_the_canvas_and_says_why(window, qtbot, past_run,
+                                                                         tmp_path):
     panel = window.training.panel
-    run = short_run(panel, qtbot, steps=4, every=4)
-    qtbot.waitUntil(lambda: panel.host.ready, timeout=WAIT_MS)
+    record = opened(panel, past_run, tmp_path, qtbot)
     assert window.session.execute(SetParam(("layers",), "ffn", "d_ff", 96))
-    (run.run_dir / "graph.json").write_text("{not json", encoding="utf-8")
+    (tmp_path / "run" / "graph.json").write_text("{not json", encoding="utf-8")
     messages = []
     panel._report_message = messages.append
-    panel.open_run(record_of(panel, run))
+    panel.open_run(record)
     assert d_ff(window) == 96
     assert any("the canvas keeps your graph" in m and "graph.json" in m for m in messages)
 
 
-def test_a_damaged_newest_checkpoint_is_skipped_and_named(make_panel, qtbot, tmp_path):
+def test_a_damaged_newest_checkpoint_is_skipped_and_named(make_panel, qtbot, past_run,
+                                                          tmp_path):
     from safetensors.torch import load_file
 
-    import tfstudio
-    from tfstudio.runs.config import TrainConfig
-    from tfstudio.train.trainer import Trainer
-
-    run_dir = tmp_path / "run"
-    config = TrainConfig(corpus="sample:small", tokenizer="byte", steps=8, batch_size=2,
-                         seq_len=16, eval_every=0, warmup_steps=1, checkpoint_every=4,
-                         keep_checkpoints=2)
-    assert Trainer(tfstudio.load_graph("tiny-gpt"), config, run_dir=run_dir).run().kind == \
-        "Finished"
+    run_dir = copy_of(past_run, tmp_path)
     older, newer = sorted(p for p in (run_dir / "checkpoints").iterdir() if p.is_dir())
     expected = load_file(older / "model.safetensors")  # read before the newer one is damaged
     damaged = newer / "model.safetensors"
@@ -104,10 +123,10 @@ def test_a_damaged_newest_checkpoint_is_skipped_and_named(make_panel, qtbot, tmp
 
 
 @pytest.mark.slow
-def test_while_a_run_trains_the_canvas_keeps_the_graph_in_training(window, qtbot):
+def test_while_a_run_trains_the_canvas_keeps_the_graph_in_training(window, qtbot, past_run,
+                                                                   tmp_path):
     panel = window.training.panel
-    first = short_run(panel, qtbot, steps=4, every=4)
-    qtbot.waitUntil(lambda: panel.host.ready, timeout=WAIT_MS)
+    past = opened(panel, past_run, tmp_path, qtbot)
     assert window.session.execute(SetParam(("layers",), "ffn", "d_ff", 96))
     panel.setup.steps.setValue(100_000)
     live = panel.train()
@@ -116,7 +135,7 @@ def test_while_a_run_trains_the_canvas_keeps_the_graph_in_training(window, qtbot
         qtbot.waitUntil(lambda: live.state == "running", timeout=WAIT_MS)
         messages = []
         panel._report_message = messages.append
-        panel.open_run(record_of(panel, first))
+        panel.open_run(past)
         assert d_ff(window) == 96  # the graph being trained stays on the canvas
         assert any("the canvas keeps your graph" in m and "training" in m for m in messages)
     finally:

@@ -21,7 +21,7 @@ def fits(hint: QSize) -> bool:
     return hint.width() <= MAX_MIN_SIZE.width() and hint.height() <= MAX_MIN_SIZE.height()
 
 
-def settle(qtbot, ms=150):
+def settle(qtbot, ms=20):
     qtbot.wait(ms)
     QApplication.processEvents()
 
