@@ -45,10 +45,13 @@ def make_panel(qtbot, tmp_path):
         return panel
 
     yield make
+    collections = gc.get_stats()[2]["collections"]
     for panel in panels:
-        panel.shutdown()
         panel.close()
-    gc.collect()  # the test's Qt objects die here, on the GUI thread
+    for panel in panels:
+        panel.shutdown()  # a panel's shutdown ends in a full collection, on the GUI thread
+    if gc.get_stats()[2]["collections"] == collections:  # none did (none was open)
+        gc.collect()  # the test's Qt objects die here, on the GUI thread
 
 
 @pytest.fixture
@@ -75,11 +78,14 @@ def open_training_window(qtbot, tmp_path):
         return w
 
     yield open_window
+    collections = gc.get_stats()[2]["collections"]
+    for w in windows:
+        w.close()
     for w in windows:
         if w.training._panel is not None:
-            w.training._panel.shutdown()
-        w.close()
-    gc.collect()  # the test's Qt objects die here, on the GUI thread
+            w.training._panel.shutdown()  # which ends in a full collection, on the GUI thread
+    if gc.get_stats()[2]["collections"] == collections:  # none did (no panel was open)
+        gc.collect()  # the test's Qt objects die here, on the GUI thread
 
 
 @pytest.fixture
