@@ -116,7 +116,10 @@ def test_checkpoint_survives_being_killed_mid_write(tmp_path):
             save_checkpoint({str(tmp_path)!r}, step, model, opt, {{"marker": step}})
             print(step, flush=True)
     """)
-    for delay in (1.2, 1.9, 2.6):
+    # a save takes ~15 ms and is nearly all writing, so a kill a few tenths of a second in
+    # lands inside some save, at a point of it the test does not choose (checked: writing the
+    # checkpoint in place instead of renaming a finished folder fails here)
+    for delay in (0.2, 0.45, 0.7):
         proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
                                 env={**os.environ, "OMP_NUM_THREADS": "1"})
         proc.stdout.readline()  # the first checkpoint is complete
