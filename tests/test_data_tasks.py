@@ -1,5 +1,6 @@
 """Synthetic tasks: answers checked by independent code, answer masks and seq2seq tensors
-checked against the example strings, exact resume, and reverse learnable in seconds."""
+checked against the example strings, and exact resume. (That a model learns them from these
+batches is tests/test_train_learning.py's.)"""
 import json
 import random
 import re
@@ -128,60 +129,6 @@ def test_task_sampler_resumes_exactly():
     assert held_out == {e.text for e in fresh.eval_examples(64)}
     with pytest.raises(DataError, match="cannot resume"):
         TaskSampler(parse_task("copy"), tok, 8).load_state_dict(state)
-
-
-class _TinyGPT(torch.nn.Module):
-    """2 pre-norm layers, 64 wide, 4 heads, learned positions, tied head."""
-
-    def __init__(self, vocab, d=64, heads=4, layers=2, max_len=64):
-        super().__init__()
-        self.tok = torch.nn.Embedding(vocab, d)
-        self.pos = torch.nn.Embedding(max_len, d)
-        layer = torch.nn.TransformerEncoderLayer(d, heads, 4 * d, dropout=0.0,
-                                                 batch_first=True, norm_first=True)
-        self.blocks = torch.nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
-        self.norm = torch.nn.LayerNorm(d)
-
-    def forward(self, ids):
-        t = ids.shape[1]
-        mask = torch.nn.Transformer.generate_square_subsequent_mask(t)
-        h = self.blocks(self.tok(ids) + self.pos(torch.arange(t)), mask=mask, is_causal=True)
-        return self.norm(h) @ self.tok.weight.T
-
-
-@pytest.fixture
-def one_thread():
-    # a tiny model gains nothing from threads, and on a shared CPU they stall each other
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-@pytest.mark.slow
-def test_reverse_is_learnable_to_99_percent_within_600_steps(one_thread):
-    torch.manual_seed(0)
-    tok = build_tokenizer("byte")
-    sampler = TaskSampler(parse_task("reverse"), tok, batch_size=64, seed=0)
-    held_out = task_lm_batch(sampler.eval_examples(256), tok)
-    model = _TinyGPT(tok.vocab_size)
-    opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.0)
-    accuracy = 0.0
-    for step in range(1, 601):
-        batch = sampler.next_lm_batch()
-        logits = model(batch.inputs)
-        loss = torch.nn.functional.cross_entropy(logits[batch.answer_mask],
-                                                 batch.targets[batch.answer_mask])
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        if step % 50 == 0:
-            with torch.no_grad():
-                pred = model(held_out.inputs).argmax(-1)
-            accuracy = (pred == held_out.targets)[held_out.answer_mask].float().mean().item()
-            if accuracy >= 0.99:
-                break
-    assert accuracy >= 0.99, f"reverse reached only {accuracy:.3f} in {step} steps"
 
 
 # ---------------------------------------------------------------- the edges of each case

@@ -53,30 +53,31 @@ def test_the_lock_is_released_when_its_holder_lets_go(tmp_path):
         pass
 
 
-def train(run_dir, steps):
-    return subprocess.Popen(
-        [sys.executable, "-m", "tfstudio", "train", "tiny-gpt", "--corpus", "sample:small",
-         "--steps", str(steps), "--batch-size", "4", "--seq-len", "32", "--eval-every", "0",
-         "--warmup-steps", "2", "--checkpoint-every", "5", "--device", "cpu",
-         "--out", str(run_dir)],
-        env=ENV, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+def train_args(run_dir, steps):
+    return ["train", "tiny-gpt", "--corpus", "sample:small", "--steps", str(steps),
+            "--batch-size", "4", "--seq-len", "32", "--eval-every", "0", "--warmup-steps", "2",
+            "--checkpoint-every", "5", "--device", "cpu", "--out", str(run_dir)]
 
 
 @pytest.mark.slow
-def test_two_trainings_into_one_folder_one_is_refused_and_nothing_mixes(tmp_path):
+def test_two_trainings_into_one_folder_one_is_refused_and_nothing_mixes(tmp_path, capsys):
+    from tfstudio.cli import main
     run = tmp_path / "R"
-    first = train(run, 40)
+    first = subprocess.Popen([sys.executable, "-m", "tfstudio", *train_args(run, 40)], env=ENV,
+                             stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     line = first.stderr.readline()  # "training tiny-gpt: ..." once it has started
     assert "training" in line, line
     first.send_signal(signal.SIGSTOP)  # hold it mid-run (still holding the lock), whatever
     try:                               # the machine's speed
-        second = train(run, 40)
-        _, second_err = second.communicate(timeout=300)
+        capsys.readouterr()
+        # the second writer is this process: the lock is between processes, not commands
+        second_code = main(train_args(run, 40))
+        second_err = capsys.readouterr().err
     finally:
         first.send_signal(signal.SIGCONT)
     _, first_err = first.communicate(timeout=300)
     assert first.returncode == 0, first_err[-2000:]
-    assert second.returncode == 2
+    assert second_code == 2
     [said] = second_err.strip().splitlines()
     assert said.startswith("tfstudio train: ") and f"(process {first.pid})" in said
     assert "another training run" in said and "Traceback" not in second_err

@@ -5,13 +5,11 @@ failed, killed) leaves the earlier run as it was."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tfstudio.cli import main
 from tfstudio.graph import save_graph
 from tfstudio.presets import load_preset
 from tfstudio.runs.checkpoint import find_checkpoint, step_of
@@ -20,8 +18,6 @@ from tfstudio.runs.folder import RunFolder
 from tfstudio.train.events import Started
 from tfstudio.train.trainer import Trainer
 from train_stand_ins import TINY
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def tiny_config(**changes) -> TrainConfig:
@@ -51,10 +47,13 @@ def run(earlier_run, tmp_path) -> Path:
     return copy
 
 
-def train_cli(*args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
-    return subprocess.run([sys.executable, "-m", "tfstudio", "train", *args], env=env,
-                          capture_output=True, text=True, timeout=180)
+def cli(capsys, *argv: str) -> tuple[int, str, str]:
+    """``tfstudio ARGV`` run in this process (the process is not what these tests check): its
+    exit code, standard output and standard error."""
+    capsys.readouterr()
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
 def graph_with_three_heads(path: Path) -> Path:
@@ -68,25 +67,25 @@ def graph_with_three_heads(path: Path) -> Path:
     return path
 
 
-@pytest.mark.slow
-def test_force_with_a_graph_that_has_errors_leaves_the_earlier_run_as_it_was(run, tmp_path):
+def test_force_with_a_graph_that_has_errors_leaves_the_earlier_run_as_it_was(run, tmp_path,
+                                                                             capsys):
     before = contents(run)
-    done = train_cli(str(graph_with_three_heads(tmp_path / "bad.json")), "--out", str(run),
-                     "--force", "--steps", "2", "--corpus", "sample:small")
-    assert done.returncode == 2, done.stderr
-    assert "does not split evenly into 3 heads" in done.stderr
+    code, _, err = cli(capsys, "train", str(graph_with_three_heads(tmp_path / "bad.json")),
+                       "--out", str(run), "--force", "--steps", "2", "--corpus", "sample:small")
+    assert code == 2, err
+    assert "does not split evenly into 3 heads" in err
     assert contents(run) == before
 
 
-@pytest.mark.slow
-def test_force_with_a_too_short_validation_part_leaves_the_earlier_run_as_it_was(run, tmp_path):
+def test_force_with_a_too_short_validation_part_leaves_the_earlier_run_as_it_was(run, tmp_path,
+                                                                                 capsys):
     corpus = tmp_path / "short.txt"
     corpus.write_text("the cat sat on the mat. " * 12)  # 288 bytes: 29 held out, < 65
     before = contents(run)
-    done = train_cli("tiny-gpt", "--out", str(run), "--force", "--steps", "2", "--corpus",
-                     str(corpus), "--seq-len", "64")
-    assert done.returncode == 2, done.stderr
-    assert "shorter than one window" in done.stderr
+    code, _, err = cli(capsys, "train", "tiny-gpt", "--out", str(run), "--force", "--steps",
+                       "2", "--corpus", str(corpus), "--seq-len", "64")
+    assert code == 2, err
+    assert "shorter than one window" in err
     assert contents(run) == before
 
 
@@ -127,28 +126,22 @@ def test_a_replacement_killed_before_its_first_checkpoint_is_undone_at_the_next_
     assert not list(run.glob(".replaced.*"))
 
 
-def export_cli(*args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
-    return subprocess.run([sys.executable, "-m", "tfstudio", "export", *args], env=env,
-                          capture_output=True, text=True, timeout=180)
-
-
-@pytest.mark.slow
-def test_export_force_writes_its_files_only_once_the_export_has_succeeded(run, tmp_path):
+def test_export_force_writes_its_files_only_once_the_export_has_succeeded(run, tmp_path,
+                                                                          capsys):
     out = tmp_path / "exported"
-    first = export_cli(str(run), "--out", str(out))
-    assert first.returncode == 0, first.stderr
+    code, _, err = cli(capsys, "export", str(run), "--out", str(out))
+    assert code == 0, err
     (out / "notes.txt").write_text("mine")  # a file of the user's, not the export's
     before = contents(out)
-    refused = export_cli(str(graph_with_three_heads(tmp_path / "bad.json")), "--out", str(out),
-                         "--force")
-    assert refused.returncode == 2, refused.stderr
+    code, _, err = cli(capsys, "export", str(graph_with_three_heads(tmp_path / "bad.json")),
+                       "--out", str(out), "--force")
+    assert code == 2, err
     assert contents(out) == before
     (out / "model.safetensors").write_bytes(b"old")
-    again = export_cli(str(run), "--out", str(out), "--force")
-    assert again.returncode == 0, again.stderr
+    code, stdout, err = cli(capsys, "export", str(run), "--out", str(out), "--force")
+    assert code == 0, err
     after = contents(out)
     assert after["model.safetensors"] == before["model.safetensors"]  # rewritten
     assert after["notes.txt"] == b"mine"
     assert sorted(p.name for p in tmp_path.iterdir() if "partial" in p.name) == []
-    assert f"export hf: {out}" in again.stdout
+    assert f"export hf: {out}" in stdout
