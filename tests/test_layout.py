@@ -11,6 +11,7 @@ from tfstudio.graph import (Document, Graph, ReplaceGraph, group_edit, kept_tidy
 from tfstudio.graph.layout import (CANVAS_SCALE, GROUP_WIDTH, NODE_WIDTH, block_size,
                                    overlapping_pairs)
 from tfstudio.graph.model import GROUP_INPUT, GROUP_OUTPUT, Node, graph_at
+from tfstudio.graph.switches import positional_schemes_for
 from tfstudio.graph.templates import layer_graph
 from tfstudio.gui import layer_switches as switches
 from tfstudio.gui.clipboard import fragment, paste_command
@@ -64,7 +65,7 @@ def test_every_switch_of_every_preset_leaves_no_block_overlapping(preset):
             except ValueError:
                 continue  # e.g. an LSTM layer has no norm placement to change
             assert_no_overlap(doc, f"{preset} {path} {key}={choice}")
-    for scheme in switches.POSITION_SCHEMES:
+    for scheme in positional_schemes_for(doc.root):  # RoPE and ALiBi need attention
         doc.execute(kept_tidy(ReplaceGraph((), switches.with_positional_scheme(doc.root, scheme))))
         assert_no_overlap(doc, f"{preset} positions={scheme}")
 
