@@ -44,6 +44,7 @@ RUNNER = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.slow
 def test_standalone_file_reproduces_the_logits_without_tfstudio(tmp_path):
     expected = {}
     for name in MODELS:

@@ -27,6 +27,7 @@ def _large_text(n_bytes):
     return "".join(out)
 
 
+@pytest.mark.slow
 def test_large_file_streams_in_chunks_and_equals_in_memory(tmp_path, monkeypatch):
     text = _large_text(3_000_000)
     path = tmp_path / "big.txt"

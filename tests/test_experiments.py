@@ -295,6 +295,7 @@ def test_train_extends_a_run_with_rope_scaling_from_the_command_line(tmp_path):
     assert attn.params["rope_scaling"] == 2.0 and attn.params["rope_scaling_type"] == "ntk"
 
 
+@pytest.mark.slow
 def test_position_interpolation_then_a_short_fine_tune_recovers_long_contexts(tmp_path):
     from tfstudio.train.trainer import Trainer
 

@@ -2,6 +2,7 @@
 canvas lights the block explained, and a block clicked on the canvas is explained."""
 from __future__ import annotations
 
+import pytest
 import torch
 from PySide6.QtCore import Qt
 
@@ -27,6 +28,7 @@ def test_block_node_drops_copy_indices():
     assert block_node("decoder.0.cross") == (("decoder",), "cross")
 
 
+@pytest.mark.slow
 def test_the_keyboard_walks_every_stage_and_the_canvas_follows(open_training_window, qtbot):
     window = open_training_window((1366, 768))
     explain = explain_of(window)

@@ -91,6 +91,7 @@ RUNNER = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.slow
 def test_standalone_model_py_reproduces_the_logits_without_tfstudio(run_dir, tmp_path):
     tiny_llama = load_preset("tiny-llama")
     state = perturbed(compile_graph(tiny_llama)).state_dict()

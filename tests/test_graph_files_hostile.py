@@ -180,6 +180,7 @@ def test_the_editor_shows_cannot_open_and_keeps_its_graph(make_window, tmp_path)
         assert w.session.root == before
 
 
+@pytest.mark.slow
 def test_launching_with_a_hostile_file_shows_cannot_open_without_a_traceback(tmp_path):
     path = tmp_path / "deep.json"
     path.write_text(HOSTILE["digits_5000"][0])

@@ -44,6 +44,7 @@ def test_tiny_gpt_learns_reverse_to_99_percent():
     assert last.accuracy >= 0.99
 
 
+@pytest.mark.slow
 def test_char_model_beats_unigram_entropy():
     unigram = unigram_entropy(load_corpus("sample:small").text())  # nats per character
     last, _ = train("tiny-gpt", corpus="sample:small", tokenizer="char", steps=200,

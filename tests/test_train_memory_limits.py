@@ -61,6 +61,7 @@ def address_space_limit(soft: int):
     return limit
 
 
+@pytest.mark.slow
 def test_the_address_space_limit_counts_as_available_memory():
     script = ("import psutil, resource\n"
               "from tfstudio.runs.preflight import available_memory\n"
