@@ -107,10 +107,10 @@ def one_mb_of_pydoc():
 def run(reps):
     from tfstudio.data.bpe import SPLIT_PATTERN, train_bpe
     from tfstudio.data.simple_tokenizers import ByteTokenizer
-    from tfstudio.data.storygen import sample_texts
+    from tfstudio.data.storygen import sample_text
 
     texts = {"pydoc prose": one_mb_of_pydoc(),
-             "sample stories": sample_texts()["medium"][:MB]}
+             "sample stories": sample_text("medium")[:MB]}
     rows_train, rows_encode, notes = [], [], []
     for label, text in texts.items():
         corpus = TextCorpus(text)

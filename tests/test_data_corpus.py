@@ -1,6 +1,6 @@
-"""Corpora: the shipped stories regenerate byte for byte and their pronouns agree; user files
-stream, report bad UTF-8 by file and offset, and refuse to be empty; fingerprints follow
-content."""
+"""Corpora: the generated stories are byte for byte the files once shipped and their pronouns
+agree; user files stream, report bad UTF-8 by file and offset, and refuse to be empty;
+fingerprints follow content."""
 import hashlib
 import json
 import random
@@ -25,8 +25,9 @@ MALE_PRONOUNS = {"he", "him", "his", "himself"}
 pytestmark = pytest.mark.usefixtures("private_caches")
 
 
-# (bytes, sha256) of the files stories-small/medium/large.txt shipped until only the largest
-# was kept: each size cut from it must serve the very same text (caches are keyed by content)
+# (bytes, sha256) of the files stories-small/medium/large.txt that tfstudio shipped until the
+# stories were generated on demand: each size must serve the very same text (caches, runs and
+# published lesson numbers are keyed by it), on any Python
 FORMER_FILES = {
     "small": (100_268, "ac39b758acd284dfd48d4e95ee1734f7fffa04b5483d06e17c13f64a9135fe28"),
     "medium": (1_000_113, "e14da403032aa97523ba15db512c319bb05802845b2b914390c06004c7e2a57f"),
@@ -34,17 +35,29 @@ FORMER_FILES = {
 }
 
 
-def test_shipped_stories_regenerate_identically():
-    generated = storygen.generate_sizes()
-    shipped = storygen.sample_path().read_bytes()
-    assert generated["large"].encode("ascii") == shipped, "stories.txt is stale"
-    assert storygen.sample_texts() == generated
+def test_the_sizes_are_prefixes_of_one_stream_each_ending_where_a_story_does():
+    texts = {size: storygen.sample_text(size) for size in storygen.SIZES}
+    assert texts == storygen.generate_sizes()   # generating a size alone = cutting the largest
     for size, min_bytes in storygen.SIZES.items():
-        assert min_bytes <= len(generated[size]) < min_bytes + 2000
-    assert generated["large"].startswith(generated["small"])
-    # the sizes are what generating that size alone gives
-    assert storygen.generate_text(storygen.SIZES["small"]) == generated["small"]
-    assert len(shipped) < 6_000_000
+        assert min_bytes <= len(texts[size]) < min_bytes + 2000
+        assert texts["large"].startswith(texts[size])
+        # cut where a story ends: the next byte starts the next story
+        assert texts[size].endswith(".\n\n")
+    assert texts["large"][len(texts["small"])].isupper()
+
+
+def test_the_draws_are_cpythons_own_on_this_python():
+    # Draws writes CPython's choice/shuffle/randint out on getrandbits so that a new Python
+    # cannot change them; on this Python the two must agree draw for draw
+    ours, theirs = storygen.Draws(7), random.Random(7)
+    for n in (1, 2, 3, 7, 8, 100, 1000):
+        assert ours.choice(range(n)) == theirs.choice(range(n))
+        assert ours.randint(2, n + 2) == theirs.randint(2, n + 2)
+        a, b = list(range(n)), list(range(n))
+        ours.shuffle(a)
+        theirs.shuffle(b)
+        assert a == b
+        assert ours.random() == theirs.random()
 
 
 def test_each_sample_size_serves_the_bytes_of_its_former_file():
@@ -54,7 +67,7 @@ def test_each_sample_size_serves_the_bytes_of_its_former_file():
 
 
 def test_story_pronouns_agree_with_the_named_people():
-    text = storygen.sample_texts()["medium"]
+    text = storygen.sample_text("medium")
     stories = [s for s in text.split("\n\n") if s.strip()]
     assert len(stories) > 1000
     used_female = used_male = 0
@@ -82,7 +95,7 @@ def test_builtin_specs_and_picker_list():
         assert expected in specs
     default = load_corpus("sample")
     assert default.spec == "sample:medium"
-    assert default.text() == storygen.sample_texts()["medium"]
+    assert default.text() == storygen.sample_text("medium")
     from pydoc_data.topics import topics
     pydoc = load_corpus("pydoc")
     assert [("".join(d)) for d in pydoc.documents()] == [topics[k] for k in sorted(topics)]
@@ -205,7 +218,7 @@ def test_the_corpus_picker_lists_every_built_in_choice():
         info = infos.pop(f"sample:{size}")
         assert info.title == f"Stories ({size})"
         assert info.description == STORIES + (" The default." if size == "medium" else "")
-        assert info.size_bytes == FORMER_FILES[size][0]
+        assert info.size_bytes is None   # known once generated
     pydoc = infos.pop("pydoc")
     assert (pydoc.title, pydoc.description, pydoc.size_bytes) == (
         "Python documentation",
@@ -215,8 +228,6 @@ def test_the_corpus_picker_lists_every_built_in_choice():
         info = infos[f"task:{name}"]
         assert (info.title, info.description, info.size_bytes) == (
             f"Task: {name}", cls.description, None)
-    shipped = [i for i in list_corpora() if i.spec.startswith("sample:") and i.size_bytes]
-    assert shipped, "the shipped stories have a size"
 
 
 def test_a_task_corpus_is_twenty_thousand_seed_zero_examples_as_text():
@@ -230,8 +241,8 @@ def test_a_task_corpus_is_twenty_thousand_seed_zero_examples_as_text():
     assert corpus.text() == expected
 
 
-def test_a_missing_sample_file_has_no_size_yet(monkeypatch, tmp_path):
-    monkeypatch.setattr(storygen, "sample_path", lambda: tmp_path / "gone.txt")
+def test_the_picker_lists_the_samples_without_generating_them(monkeypatch):
+    monkeypatch.setattr(storygen, "generate_text", lambda *a, **k: pytest.fail("generated"))
     sizes = {i.spec: i.size_bytes for i in list_corpora()}
     assert [sizes[f"sample:{size}"] for size in storygen.SIZES] == [None, None, None]
 
@@ -274,39 +285,35 @@ def test_jsonl_lines_numbers_and_field_errors(tmp_path):
             list(read_jsonl_texts(path, chunk_bytes=3))
 
 
-def test_a_sample_corpus_is_the_shipped_stories_up_to_its_size():
+def test_a_sample_corpus_is_the_generated_stories_of_its_size():
     corpus = load_corpus("sample:small")
     assert (corpus.spec, corpus.title, corpus.kind) == ("sample:small", "Stories (small)",
                                                         "sample")
     assert corpus.description == "Generated short stories (tfstudio.data.storygen)."
     assert corpus.size_bytes == len(corpus.text()) == FORMER_FILES["small"][0]
-    shipped = storygen.sample_path().read_text(encoding="utf-8")
-    assert shipped.startswith(corpus.text())
-    # cut where a story ends: the next byte starts the next story
-    assert corpus.text().endswith(".\n\n") and shipped[len(corpus.text())].isupper()
+    assert corpus.text() == storygen.generate_text(storygen.SIZES["small"])
 
 
-def test_sample_corpus_errors_say_what_exists_and_how_to_regenerate(monkeypatch, tmp_path):
+def test_an_unknown_sample_size_names_the_sizes_there_are():
     with pytest.raises(DataError, match=r"^unknown sample size 'huge'; use one of sample:small, "
                                         r"sample:medium, sample:large$"):
         load_corpus("sample:huge")
-    monkeypatch.setattr(storygen, "sample_path", lambda: tmp_path / "stories.txt")
-    with pytest.raises(DataError, match=r"stories\.txt is missing from this installation; "
-                                        r"regenerate it with python -m tfstudio\.data\.storygen$"):
-        load_corpus("sample:small")
 
 
-def test_storygen_main_writes_the_shipped_file(tmp_path, monkeypatch, capsys):
-    shipped = storygen.sample_path().read_bytes()
-    path = tmp_path / "new" / "corpus" / "stories.txt"
-    monkeypatch.setattr(storygen, "sample_path", lambda: path)
+def test_storygen_main_prints_the_stories_of_a_size(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", ["storygen", "small"])
     storygen.main()
-    assert capsys.readouterr().out.splitlines() == [f"{path}: 5,000,140 bytes"]
-    assert path.read_bytes() == shipped
+    assert capsys.readouterr().out == storygen.sample_text("small")
+    monkeypatch.setattr(sys, "argv", ["storygen", "huge"])
+    with pytest.raises(SystemExit) as exited:
+        storygen.main()
+    assert exited.value.code == 2
+    assert capsys.readouterr().err == ("unknown size 'huge'; use one of small, medium, "
+                                       "large\n")
 
 
 def test_each_size_ends_with_the_first_story_that_reaches_it(monkeypatch):
-    r = random.Random(3)
+    r = storygen.Draws(3)
     stories = [storygen.story(r) + "\n\n" for _ in range(3)]   # what seed 3 draws, in order
     b1, b2 = len(stories[0]), len(stories[0]) + len(stories[1])
     assert storygen.generate_text(b1, seed=3) == stories[0]          # reached exactly: stop

@@ -81,14 +81,13 @@ class Corpus:
 def list_corpora() -> list[CorpusInfo]:
     """The built-in corpora, for a picker (user files come from a file dialog)."""
     from . import storygen  # here, not at the top: `python -m tfstudio.data.storygen` runs it
-    shipped = storygen.sample_texts() if storygen.sample_path().exists() else {}
     infos = []
     for size in storygen.SIZES:
         infos.append(CorpusInfo(
             f"sample:{size}", f"Stories ({size})",
             "Generated short stories about named people, places and objects; pronouns to "
             "resolve." + (" The default." if size == DEFAULT_SAMPLE_SIZE else ""),
-            len(shipped[size]) if shipped else None))  # ASCII: characters are bytes
+            None))  # known once generated: a picker need not wait for it
     infos.append(CorpusInfo("pydoc", "Python documentation",
                             "The running Python's own help topics (pydoc_data): real English.",
                             None))
@@ -121,11 +120,7 @@ def _sample_corpus(size: str) -> Corpus:
     if size not in storygen.SIZES:
         raise DataError(f"unknown sample size {size!r}; use one of "
                         f"{', '.join('sample:' + s for s in storygen.SIZES)}")
-    path = storygen.sample_path()
-    if not path.exists():
-        raise DataError(f"{path} is missing from this installation; regenerate it with "
-                        f"python -m tfstudio.data.storygen")
-    text = storygen.sample_texts()[size]
+    text = storygen.sample_text(size)
     return Corpus(f"sample:{size}", f"Stories ({size})", "sample",
                   "Generated short stories (tfstudio.data.storygen).", len(text),
                   _single(lambda: iter([text])))

@@ -6,19 +6,52 @@ has exactly one possible referent ("Mia gave the lamp to Tom. He put it on the s
 gives attention something concrete to resolve, which the attention views can then show.
 
 The text is plain ASCII. Sizes are prefixes of one stream (``small`` is the first ~100 KB of
-``large``), so a model trained on ``small`` has seen the start of ``large``. Only the largest is
-shipped, ``resources/corpus/stories.txt``; the smaller sizes are cut from it where
-``generate_sizes`` cuts them. It is this module's output; regenerate it with
-``python -m tfstudio.data.storygen`` (a test checks that doing so gives identical bytes).
+``large``), so a model trained on ``small`` has seen the start of ``large``. Nothing is shipped:
+the text is generated when first read (0.05 s for ``medium``), and every draw is written out
+here from the Mersenne Twister's raw bits (:class:`Draws`), so it cannot change with Python's
+version: a test pins each size's sha256 to the files tfstudio once shipped.
 """
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from pathlib import Path
+from functools import cache
 
 SEED = 20240611
 SIZES = {"small": 100_000, "medium": 1_000_000, "large": 5_000_000}  # bytes, at least
+
+
+class Draws:
+    """The draws a story makes, as CPython 3.11 makes them, written out on ``getrandbits``.
+
+    Python guarantees only ``random()``'s sequence across versions; ``choice``, ``shuffle`` and
+    ``randint`` may change their algorithms, and with them every user's corpus and the runs
+    trained on it. These are those algorithms, on the generator's raw bits."""
+
+    def __init__(self, seed: int):
+        self._rng = random.Random(seed)
+
+    def random(self) -> float:
+        return self._rng.random()
+
+    def below(self, n: int) -> int:
+        """Uniform in 0..n-1: k-bit draws, rejecting those >= n (CPython's _randbelow)."""
+        k = n.bit_length()
+        r = self._rng.getrandbits(k)
+        while r >= n:
+            r = self._rng.getrandbits(k)
+        return r
+
+    def choice(self, seq):
+        return seq[self.below(len(seq))]
+
+    def randint(self, a: int, b: int) -> int:
+        return a + self.below(b - a + 1)
+
+    def shuffle(self, x: list) -> None:
+        for i in reversed(range(1, len(x))):
+            j = self.below(i + 1)
+            x[i], x[j] = x[j], x[i]
 
 
 @dataclass(frozen=True)
@@ -141,7 +174,7 @@ def _ending(r, p, q):
     ))
 
 
-def story(r: random.Random) -> str:
+def story(r: Draws) -> str:
     """One story (a single paragraph) drawn from ``r``."""
     woman = r.choice(PEOPLE[:len(FEMALE_NAMES)])
     man = r.choice(PEOPLE[len(FEMALE_NAMES):])
@@ -159,7 +192,7 @@ def story(r: random.Random) -> str:
 
 def generate_text(min_bytes: int, seed: int = SEED) -> str:
     """Stories separated by blank lines, up to the first story that reaches ``min_bytes``."""
-    r = random.Random(seed)
+    r = Draws(seed)
     parts: list[str] = []
     total = 0
     while total < min_bytes:
@@ -180,24 +213,20 @@ def generate_sizes(seed: int = SEED) -> dict[str, str]:
     return {size: cut(full, min_bytes) for size, min_bytes in SIZES.items()}
 
 
-def sample_path() -> Path:
-    """The shipped stories: the largest size, which every other size is a prefix of."""
-    from .paths import RESOURCE_DIR
-    return RESOURCE_DIR / "corpus" / "stories.txt"
-
-
-def sample_texts() -> dict[str, str]:
-    """The shipped stories of every size in ``SIZES``, cut from the shipped file."""
-    full = sample_path().read_text(encoding="ascii")
-    return {size: cut(full, min_bytes) for size, min_bytes in SIZES.items()}
+@cache
+def sample_text(size: str) -> str:
+    """The stories of sample size ``size`` (a key of ``SIZES``), generated once per process."""
+    return generate_text(SIZES[size])
 
 
 def main() -> None:
-    text = generate_text(max(SIZES.values()))
-    path = sample_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(text.encode("ascii"))
-    print(f"{path}: {len(text):,} bytes")
+    """Write the stories of the size given (default large) to standard output."""
+    import sys
+    size = sys.argv[1] if len(sys.argv) > 1 else "large"
+    if size not in SIZES:
+        print(f"unknown size {size!r}; use one of {', '.join(SIZES)}", file=sys.stderr)
+        sys.exit(2)
+    sys.stdout.write(sample_text(size))
 
 
 if __name__ == "__main__":
