@@ -116,8 +116,9 @@ def test_standalone_model_py_reproduces_the_logits_without_tfstudio(run_dir, tmp
         got = torch.load(tmp_path / name / "logits.pt", weights_only=True)
         assert torch.allclose(got, expected[name], atol=1e-6), name
     lines = (tmp_path / "llama" / "model.py").read_text().splitlines()
-    # only the classes it uses, less their uncalled private methods: 591 lines
-    assert len(lines) <= 596 and max(map(len, lines)) <= 100
+    # issue 25's bound: only the classes it uses, less their uncalled private methods, each
+    # hook point one call (492 lines at this writing; 601 with the hooked-only code paths)
+    assert len(lines) <= 500 and max(map(len, lines)) <= 100
     assert "    x = x + self.attn(self.norm_attn(x), cache)" in "\n".join(lines)
 
 

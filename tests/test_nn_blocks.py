@@ -222,6 +222,17 @@ def test_bidirectional_attention_refuses_a_cache():
         attn(torch.randn(1, 3, 16), DecodingCache())
 
 
+@pytest.mark.parametrize("block", [SelfAttention, CrossAttention])
+@pytest.mark.parametrize("d_model, heads, kv_heads", [(16, 0, 0), (16, 4, 3), (16, 2, 4),
+                                                      (2, 4, 4)])
+def test_heads_that_cannot_share_the_width_are_refused(block, d_model, heads, kv_heads):
+    """No heads, key/value heads that do not divide the query heads (nor fewer of them), more
+    heads than dimensions."""
+    with pytest.raises(ValueError, match=rf"heads \({heads}\) must be a multiple of kv_heads"):
+        block(d_model, heads=heads, kv_heads=kv_heads)
+    assert block(16, heads=4, kv_heads=2).head_dim == 4
+
+
 def test_cross_attention_equals_hand_written_and_caches_the_memory():
     cross = CrossAttention(16, heads=4, kv_heads=2, bias=False)
     x, memory = torch.randn(2, 3, 16), torch.randn(2, 5, 16)

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 
 import tfstudio
 from tfstudio.cli import main
@@ -108,19 +109,21 @@ def test_ntk_scaled_llama_explains_from_the_command_line(tmp_path, capsys):
 def test_a_model_nobody_listens_to_keeps_the_fused_attention(tokenizer, monkeypatch):
     model = compile_graph(fit_graph_to_tokenizer(load_preset("tiny-gpt"), tokenizer)).eval()
     ids = torch.tensor([tokenizer.encode(TEXT)])
-    explicit = []
-    original = SelfAttention._attend_explicit
-    monkeypatch.setattr(SelfAttention, "_attend_explicit",
-                        lambda self, *a: explicit.append(1) or original(self, *a))
+    fused, sdpa = [], F.scaled_dot_product_attention
+    monkeypatch.setattr(F, "scaled_dot_product_attention",
+                        lambda *a, **k: fused.append(1) or sdpa(*a, **k))
+    blocks = len(model.attention_modules())
     with torch.no_grad():
         model(ids)
-        assert not explicit
+        assert len(fused) == blocks
         with attached(model, lambda *a: None, names={"layers.0.attn.hook_out"}):
             model(ids)            # the output needs no weights: still fused
-        assert not explicit
+        assert len(fused) == 2 * blocks
         with attached(model, lambda *a: None, names={"layers.0.attn.hook_weights"}):
             model(ids)
-        assert len(explicit) == 1  # only the block whose weights were asked for
+        assert len(fused) == 3 * blocks - 1  # only the block whose weights were asked for
+        model(ids)
+        assert len(fused) == 4 * blocks - 1  # and afterwards every block is fused again
     assert not any(getattr(m, "hooked", False) for m in model.modules())
     assert not any(p.fns for p in hook_points(model).values())
 

@@ -4,7 +4,7 @@ cross-attention.
 Fast path: one fused QKV projection and ``F.scaled_dot_product_attention`` (``is_causal=True``
 and no mask tensor for plain causal attention, ``enable_gqa`` instead of repeating K/V). When a
 probe attaches to a hook point of the attention itself (scores, mask, ALiBi bias, masked
-scores, weights), the same attention is computed explicitly,
+scores, weights), :mod:`.hooks` computes the same attention explicitly,
 softmax(Q K^T / sqrt(d_head) + mask) V, and the point sees the weights [B, H, Tq, Tk]; tests
 prove both paths agree.
 
@@ -14,13 +14,12 @@ Hook points (:mod:`.hooks`), in the order computed: q, k, v, q and k after RoPE,
 Weight layout: ``qkv.weight`` rows are [all query heads | key heads | value heads], each head
 ``head_dim = d_model // heads`` rows; ``out`` maps heads * head_dim back to d_model.
 """
-import math
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .hooks import HookPoint
+from .hooks import Hooked, HookPoint
 from .positions import alibi_slopes, rope_angles, rotate_pairs
 
 # enable_gqa arrived in torch 2.5; older versions repeat K/V instead
@@ -28,24 +27,16 @@ _SDPA_HAS_GQA = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")
 
 
 def _check_heads(d_model: int, heads: int, kv_heads: int) -> None:
-    if heads < 1 or kv_heads < 1:
-        raise ValueError(f"heads and kv_heads must be at least 1; got {heads} and {kv_heads}")
-    if heads % kv_heads:
-        raise ValueError(f"heads ({heads}) must be a multiple of kv_heads ({kv_heads}): each K/V "
-                         "head serves an equal group of query heads")
-    if d_model < heads:
-        raise ValueError(f"d_model ({d_model}) is smaller than heads ({heads}); each head needs "
-                         "at least one dimension")
+    if not 1 <= kv_heads <= heads <= d_model or heads % kv_heads:
+        raise ValueError(f"heads ({heads}) must be a multiple of kv_heads ({kv_heads}) (each K/V "
+                         f"head serves an equal group of query heads) and at most d_model "
+                         f"({d_model}) (each head needs a dimension)")
 
 
-class _Attention(nn.Module):
-    """What self- and cross-attention share: the head sizes and the attention call.
-
-    The call is fused (``scaled_dot_product_attention``), or explicit while a probe listens
-    at a point only the explicit computation has (the weights, say)."""
+class _Attention(Hooked):
+    """What self- and cross-attention share: the head sizes and the attention call."""
 
     residual_branch = True  # its output projection writes into the residual stream
-    hooked = False          # True while a probe listens at one of its hook points
 
     def _setup(self, heads: int, kv_heads: int, head_dim: int, dropout: float) -> None:
         self.heads, self.kv_heads, self.head_dim = heads, kv_heads, head_dim
@@ -64,61 +55,23 @@ class _Attention(nn.Module):
                 "mixed": HookPoint("weighted values", "z = A v", per="head"),
                 "out": HookPoint("output projection", "y = concat(z_1..z_H) W_o")}
 
-    def _weights_wanted(self) -> bool:
-        """Whether a probe listens at a point only the explicit computation passes."""
-        return any(p.fns for p in (self.hook_scores, self.hook_mask, self.hook_bias,
-                                   self.hook_masked, self.hook_weights))
-
     def _attend(self, q, k, v, mask, is_causal: bool):
-        """Attention of q [B,H,Tq,hd] over k/v [B,KV,Tk,hd].
-
+        """Attention of q [B,H,Tq,hd] over k/v [B,KV,Tk,hd], fused (a probe that reads the
+        weights swaps in the explicit softmax(q k^T / sqrt(hd) + mask) v while it listens).
         ``mask``: None, bool (True = may attend) or a float bias broadcastable to [B,H,Tq,Tk]."""
         p = self.dropout if self.training else 0.0
         groups = self.heads // self.kv_heads
-        if self.hooked and self._weights_wanted():
-            return self._attend_explicit(q, k, v, mask, is_causal, p, groups)
         if groups > 1 and not _SDPA_HAS_GQA:
             k, v = k.repeat_interleave(groups, 1), v.repeat_interleave(groups, 1)
-            groups = 1
-        if groups > 1:
-            return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p,
-                                                  is_causal=is_causal, enable_gqa=True)
+        gqa = {"enable_gqa": True} if groups > 1 and _SDPA_HAS_GQA else {}
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p,
-                                              is_causal=is_causal)
-
-    def _attend_explicit(self, q, k, v, mask, is_causal, p, groups):
-        if groups > 1:  # query head h reads K/V head h // groups, as enable_gqa does
-            k, v = k.repeat_interleave(groups, 1), v.repeat_interleave(groups, 1)
-        scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(q.shape[-1]))
-        if is_causal:
-            mask = torch.ones(q.shape[2], k.shape[2], dtype=torch.bool, device=q.device).tril()
-        if self.hooked:
-            scores = self.hook_scores(scores)
-            allowed = (torch.ones(scores.shape[-2:], dtype=torch.bool, device=q.device)
-                       if mask is None else mask if mask.dtype == torch.bool
-                       else torch.isfinite(mask).reshape(-1, *mask.shape[-2:])[0])
-            self.hook_mask(allowed[None])
-            if mask is not None and mask.dtype != torch.bool:   # an ALiBi bias [H, Tq, Tk]
-                mask = self.hook_bias(mask[None])[0]
-        if mask is not None:
-            scores = (scores.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool
-                      else scores + mask)
-        if self.hooked and mask is not None:
-            scores = self.hook_masked(scores)
-        weights = torch.softmax(scores.float(), dim=-1).to(q.dtype)
-        if self.hooked:
-            weights = self.hook_weights(weights)
-        if p > 0:
-            weights = F.dropout(weights, p)
-        return weights @ v
+                                              is_causal=is_causal, **gqa)
 
 
 class SelfAttention(_Attention):
     """Attention of a sequence over itself. ``window`` > 0 lets token i see keys j with
     i - j < window (itself included); ``position`` is none, rope or alibi; ``dropout`` drops
     attention probabilities while training."""
-
-    hooked = False
 
     def __init__(self, d_model: int, heads: int = 4, kv_heads: int | None = None,
                  causal: bool = True, window: int = 0, bias: bool = True, dropout: float = 0.0,
@@ -131,11 +84,9 @@ class SelfAttention(_Attention):
         if position not in ("none", "rope", "alibi"):
             raise ValueError(f"attention position must be none, rope or alibi; got '{position}'")
         if position == "rope" and head_dim % 2:
-            raise ValueError(f"RoPE rotates feature pairs, so the head size must be even; "
-                             f"d_model {d_model} / {heads} heads gives {head_dim}")
+            raise ValueError(f"RoPE turns feature pairs: d_model / heads ({head_dim}) must be even")
         if rope_scaling_type not in ("linear", "ntk"):
-            raise ValueError(f"rope_scaling_type must be linear or ntk; got "
-                             f"'{rope_scaling_type}'")
+            raise ValueError(f"rope_scaling_type must be linear or ntk; got '{rope_scaling_type}'")
         self._setup(heads, kv_heads, head_dim, dropout)
         self.causal, self.window, self.position = bool(causal), int(window), position
         self.rope_base, self.rope_scaling = float(rope_base), float(rope_scaling)
@@ -175,8 +126,7 @@ class SelfAttention(_Attention):
         q = q.view(B, T, H, hd).transpose(1, 2)
         k = k.view(B, T, KV, hd).transpose(1, 2)
         v = v.view(B, T, KV, hd).transpose(1, 2)
-        if self.hooked:
-            q, k, v = self.hook_q(q), self.hook_k(k), self.hook_v(v)
+        q, k, v = self._at("q", q), self._at("k", k), self._at("v", v)
         start = 0
         if cache is not None:
             if not self.causal:
@@ -185,16 +135,13 @@ class SelfAttention(_Attention):
             start = cache.offset
         if self.position == "rope":
             q, k = self._rope(q, k, start)
-            if self.hooked:
-                q, k = self.hook_q_rotated(q), self.hook_k_rotated(k)
+            q, k = self._at("q_rotated", q), self._at("k_rotated", k)
         if cache is not None:
             k, v = self._extend_cache(cache.state(self), k, v)
         mask, is_causal = self._mask(T, k.shape[2], start, q)
-        y = self._attend(q, k, v, mask, is_causal)
-        if self.hooked:
-            y = self.hook_mixed(y)
+        y = self._at("mixed", self._attend(q, k, v, mask, is_causal))
         y = self.out(y.transpose(1, 2).reshape(B, T, H * hd))
-        return self.hook_out(y) if self.hooked else y
+        return self._at("out", y)
 
     def _rope(self, q, k, start: int):
         """q and k with each feature pair turned by RoPE at positions start, start + 1, ...
@@ -203,10 +150,8 @@ class SelfAttention(_Attention):
         return rotate_pairs(q, rotation), rotate_pairs(k, rotation)
 
     def _rotation(self, length: int, device) -> torch.Tensor:
-        """RoPE's cos + i sin for positions 0..length-1, kept between calls.
-
-        Computed once (and doubled when a longer sequence comes), so a forward never recomputes
-        the angles."""
+        """RoPE's cos + i sin for positions 0..length-1, computed once and kept between calls
+        (doubled when a longer sequence comes)."""
         key = (device, torch.is_inference_mode_enabled())  # inference tensors cannot train
         kept = self._rotations if self._rotations and self._rotations[0] == key else None
         if kept is None or len(kept[1]) < length:
@@ -262,8 +207,6 @@ class CrossAttention(_Attention):
 
     No mask. With a decoding cache the projected memory is computed once and reused."""
 
-    hooked = False
-
     def __init__(self, d_model: int, heads: int = 4, kv_heads: int | None = None,
                  bias: bool = True, dropout: float = 0.0, memory_dim: int | None = None):
         super().__init__()
@@ -304,13 +247,10 @@ class CrossAttention(_Attention):
             v = v.reshape(B, S, KV, hd).transpose(1, 2)
             if state is not None:
                 state["k"], state["v"] = k, v
-        if self.hooked:
-            q, k, v = self.hook_q(q), self.hook_k(k), self.hook_v(v)
-        y = self._attend(q, k, v, None, False)
-        if self.hooked:
-            y = self.hook_mixed(y)
+        q, k, v = self._at("q", q), self._at("k", k), self._at("v", v)
+        y = self._at("mixed", self._attend(q, k, v, None, False))
         y = self.out(y.transpose(1, 2).reshape(B, T, H * hd))
-        return self.hook_out(y) if self.hooked else y
+        return self._at("out", y)
 
     def extra_repr(self) -> str:
         return f"heads={self.heads}, kv_heads={self.kv_heads}, head_dim={self.head_dim}"

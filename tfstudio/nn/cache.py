@@ -2,15 +2,10 @@
 
 
 class DecodingCache:
-    """What a compiled model remembers between ``model(chunk, cache=cache)`` calls.
-
-    ``offset`` counts the positions already consumed on the decoding stream, so the next chunk's
-    tokens sit at absolute positions ``offset, offset + 1, ...`` (RoPE, ALiBi, sliding windows and
-    position tables all use it). Each stateful block (attention keys/values, a recurrent state,
-    cross-attention's projected memory) keeps a private dict from :meth:`state`. An
-    encoder-decoder keeps its encoder output in ``encoded``: the source is read once, on the first
-    call, and later calls reuse it.
-    """
+    """What a compiled model remembers between ``model(chunk, cache=cache)`` calls: ``offset``,
+    the positions already consumed (the next chunk's first absolute position), a dict per stateful
+    block from :meth:`state` (attention keys/values, a recurrent state, projected memory) and an
+    encoder-decoder's encoder output in ``encoded`` (the source is read once)."""
 
     def __init__(self):
         self.offset = 0

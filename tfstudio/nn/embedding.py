@@ -5,15 +5,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .hooks import HookPoint
+from .hooks import Hooked, HookPoint
 from .positions import sinusoidal_table
 
 
-class TokenEmbedding(nn.Embedding):
+class TokenEmbedding(Hooked, nn.Embedding):
     """Token id -> learned vector (``weight`` [vocab, d]); optionally times sqrt(d_model).
     Hook points: the ids and the vectors."""
-
-    hooked = False
 
     def __init__(self, vocab_size: int, d_model: int, scale: bool = False):
         super().__init__(vocab_size, d_model)
@@ -30,28 +28,23 @@ class TokenEmbedding(nn.Embedding):
         try:
             y = F.embedding(ids, self.weight)
         except IndexError:
-            raise ValueError(
-                f"a token id is outside the vocabulary (0..{self.num_embeddings - 1}); "
-                "make the embedding's vocab_size match the tokenizer") from None
+            raise ValueError(f"a token id is outside the vocabulary (0..{self.num_embeddings - 1})"
+                             "; make the embedding's vocab_size match the tokenizer") from None
         if self.scale:
             y = y * math.sqrt(self.embedding_dim)
-        if self.hooked:
-            self.hook_ids(ids)
-            y = self.hook_out(y)
-        return y
+        self._at("ids", ids)
+        return self._at("out", y)
 
     def extra_repr(self) -> str:
         return super().extra_repr() + (", scale=sqrt(d)" if self.scale else "")
 
 
-class PositionalEncoding(nn.Module):
+class PositionalEncoding(Hooked):
     """Adds absolute position information, then dropout.
 
     ``sinusoidal`` (fixed), ``learned`` (a max_len x d table, parameter ``table.weight``) or
     ``none``. With a decoding cache the chunk starts at position ``cache.offset``. Hook points:
     the position vectors added, and the sum."""
-
-    hooked = False
 
     def __init__(self, d_model: int, scheme: str = "sinusoidal", max_len: int = 1024,
                  dropout: float = 0.0):
@@ -84,10 +77,7 @@ class PositionalEncoding(nn.Module):
             p = sinusoidal_table(positions, self.d_model).to(x.dtype)
         else:
             return F.dropout(x, self.dropout, self.training) if self.dropout > 0 else x
-        if self.hooked:
-            x = self.hook_out(x + self.hook_positions(p[None]))
-        else:
-            x = x + p
+        x = self._at("out", x + self._at("positions", p[None]))
         return F.dropout(x, self.dropout, self.training) if self.dropout > 0 else x
 
     def extra_repr(self) -> str:

@@ -3,29 +3,22 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .hooks import HookPoint
+from .hooks import Hooked, HookPoint
 
-ACTIVATIONS = {
-    "relu": F.relu,
-    "gelu": F.gelu,
-    "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
-    "silu": F.silu,
-}
+ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu, "silu": F.silu,
+               "gelu_tanh": lambda x: F.gelu(x, approximate="tanh")}
 # gated variants: act(x W_gate) * (x W_up); the gate's activation per kind
 GATES = {"glu": torch.sigmoid, "geglu": F.gelu, "swiglu": F.silu}
 
 
-class FeedForward(nn.Module):
-    """Linear(d, d_ff) -> activation -> Linear(d_ff, d) -> dropout.
+class FeedForward(Hooked):
+    """Linear(d, d_ff) -> activation -> Linear(d_ff, d) -> dropout; hook points: the up
+    projection (pre-activation), the gate, the activation (what ``down`` reads), the output.
 
     Gated kinds (glu, geglu, swiglu) compute act(x W_gate) * (x W_up) with one fused ``up``
-    Linear(d, 2 d_ff) whose first d_ff output rows are W_gate and the next d_ff rows W_up.
-
-    Hook points: the up projection (pre-activation), the gate (gated kinds), the activation
-    (the hidden vector the down projection reads) and the output."""
+    Linear(d, 2 d_ff) whose first d_ff output rows are W_gate and the next d_ff rows W_up."""
 
     residual_branch = True
-    hooked = False
 
     def __init__(self, d_model: int, d_ff: int, activation: str = "gelu", bias: bool = True,
                  dropout: float = 0.0):
@@ -51,34 +44,21 @@ class FeedForward(nn.Module):
         return [self.down]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if self.hooked:
-            return self._forward_hooked(x)
         h = self.up(x)
         if self.gated:
             gate, up = h.split(self.d_ff, dim=-1)
-            h = GATES[self.activation](gate) * up
+            up = self._at("pre", up)
+            h = self._at("gate", GATES[self.activation](gate)) * up
         else:
-            h = ACTIVATIONS[self.activation](h)
-        y = self.down(h)
-        return F.dropout(y, self.dropout, self.training) if self.dropout > 0 else y
-
-    def _forward_hooked(self, x: torch.Tensor) -> torch.Tensor:
-        """The same computation, each intermediate passed through its hook point."""
-        h = self.up(x)
-        if self.gated:
-            gate, up = h.split(self.d_ff, dim=-1)
-            up = self.hook_pre(up)
-            h = self.hook_gate(GATES[self.activation](gate)) * up
-        else:
-            h = ACTIVATIONS[self.activation](self.hook_pre(h))
-        y = self.hook_out(self.down(self.hook_act(h)))
+            h = ACTIVATIONS[self.activation](self._at("pre", h))
+        y = self._at("out", self.down(self._at("act", h)))
         return F.dropout(y, self.dropout, self.training) if self.dropout > 0 else y
 
     def extra_repr(self) -> str:
         return f"activation={self.activation}"
 
 
-class MixtureOfExperts(nn.Module):
+class MixtureOfExperts(Hooked):
     """A router picks ``top_k`` of ``experts`` FFNs per token and mixes their outputs.
 
     router logits -> softmax -> top-k -> weights renormalised over the chosen k -> weighted sum
@@ -98,7 +78,6 @@ class MixtureOfExperts(nn.Module):
     the mixed output."""
 
     residual_branch = True
-    hooked = False
 
     def __init__(self, d_model: int, experts: int = 4, top_k: int = 2, d_ff: int = 512,
                  activation: str = "swiglu", bias: bool = False, shared_expert: bool = False,
@@ -152,7 +131,7 @@ class MixtureOfExperts(nn.Module):
             out = out + self.shared(flat)
         self._keep_statistics(probs, top_i)
         out = out.view(B, T, D)
-        return self.hook_out(out) if self.hooked else out
+        return self._at("out", out)
 
     @staticmethod
     def _hook(point, flat, B: int, T: int):

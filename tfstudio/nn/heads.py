@@ -3,16 +3,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .hooks import HookPoint
+from .hooks import Hooked, HookPoint
 
 
-class LMHead(nn.Module):
-    """logits = x W^T (+ b), ``proj`` = Linear(d, vocab). Used for lm_head and seq2seq_head.
-
-    Weight tying (:meth:`tie_to`) makes ``proj.weight`` the very Parameter of a token
-    embedding, so the head owns no projection weight of its own. Hook point: the logits."""
-
-    hooked = False
+class LMHead(Hooked):
+    """logits = x W^T (+ b), ``proj`` = Linear(d, vocab), for lm_head and seq2seq_head; hook
+    point: the logits. :meth:`tie_to` makes ``proj.weight`` a token embedding's very Parameter."""
 
     def __init__(self, d_model: int, vocab_size: int, bias: bool = False):
         super().__init__()
@@ -21,10 +17,9 @@ class LMHead(nn.Module):
 
     def tie_to(self, embedding: nn.Embedding) -> None:
         if tuple(embedding.weight.shape) != tuple(self.proj.weight.shape):
-            raise ValueError(
-                f"cannot tie a head of shape {tuple(self.proj.weight.shape)} (vocab x d_model) to "
-                f"an embedding of shape {tuple(embedding.weight.shape)}; make vocab_size and "
-                "d_model equal, or untie the head")
+            raise ValueError(f"cannot tie a head of shape {tuple(self.proj.weight.shape)} (vocab x "
+                             f"d_model) to an embedding of shape {tuple(embedding.weight.shape)}; "
+                             "make vocab_size and d_model equal, or untie the head")
         self.proj.weight = embedding.weight
         self.tied = True
 
@@ -33,14 +28,12 @@ class LMHead(nn.Module):
                                     + (" (tied to the embedding)" if self.tied else ""))}
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.hook_logits(self.proj(x)) if self.hooked else self.proj(x)
+        return self._at("logits", self.proj(x))
 
 
 class MLMHead(LMHead):
     """BERT's masked-LM head: ``dense`` Linear(d, d) -> GELU -> ``norm`` LayerNorm -> ``proj``.
     Without ``transform`` it is a plain projection. Hook points: the transform, the logits."""
-
-    hooked = False
 
     def __init__(self, d_model: int, vocab_size: int, bias: bool = True, transform: bool = True,
                  eps: float = 1e-5):
@@ -54,7 +47,5 @@ class MLMHead(LMHead):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.dense is not None:
-            x = self.norm(F.gelu(self.dense(x)))
-            if self.hooked:
-                x = self.hook_transform(x)
-        return self.hook_logits(self.proj(x)) if self.hooked else self.proj(x)
+            x = self._at("transform", self.norm(F.gelu(self.dense(x))))
+        return self._at("logits", self.proj(x))

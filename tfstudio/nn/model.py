@@ -30,11 +30,9 @@ class GraphLayer(nn.Module):
 
 
 class GraphModel(nn.Module):
-    """A model compiled from a graph (a generated subclass).
-
-    Class attributes set by the generated code: ``family`` ("decoder" | "encoder" |
-    "encoder-decoder"), ``input_roles`` (["tokens"] or ["source", "target"]), ``head_type``
-    ("lm_head" | "mlm_head" | "seq2seq_head"), ``vocab_size``, and ``supports_cache``."""
+    """A model compiled from a graph: a generated subclass sets the class attributes below
+    (family: "decoder" | "encoder" | "encoder-decoder"; head_type: "lm_head" | "mlm_head" |
+    "seq2seq_head"), its blocks and its forward."""
 
     BLOCKS: tuple = ()
     family = "decoder"
@@ -46,11 +44,8 @@ class GraphModel(nn.Module):
     source = ""    # the generated Python source of this class and its layer classes
 
     def blocks(self) -> list:
-        """(path_key, module) for every node instance, in graph order.
-
-        path_key is a tuple of node ids and copy indices: ("embed",), ("layers", 0) for copy 0 of
-        group "layers" (the generated layer module), ("layers", 0, "attn") for a block inside it,
-        deeper for nested groups."""
+        """(path_key, module) for every node instance, in graph order: ("embed",), ("layers", 0)
+        for copy 0 of group "layers" (a generated layer module), ("layers", 0, "attn") inside it."""
         found = []
 
         def walk(owner, prefix):
@@ -84,19 +79,15 @@ class GraphModel(nn.Module):
     def new_cache(self) -> DecodingCache:
         """An empty cache for incremental decoding: ``model(chunk, cache=cache)``."""
         if not self.supports_cache:
-            raise ValueError(f"a {self.family} model reads its whole input at once (its "
-                             "attention is bidirectional), so it has no incremental decoding; "
-                             "call it without a cache")
+            raise ValueError(f"a {self.family} model reads its whole input at once (bidirectional "
+                             "attention): it has no incremental decoding; call it without a cache")
         return DecodingCache()
 
     @torch.no_grad()
     def reset_parameters(self) -> None:
-        """GPT-2's initialisation, the residual projections scaled down.
-
-        normal(0, 0.02) for Linear and Embedding weights, zero biases, norms at one; the
-        projections that write into the residual stream get 0.02 / sqrt(number of residual
-        branches) (GPT-2's 1/sqrt(2 * layers) for a standard decoder). Recurrent cells keep
-        torch's own initialisation."""
+        """GPT-2's initialisation: normal(0, 0.02) Linear and Embedding weights, zero biases,
+        norms at one, and 0.02 / sqrt(residual branches) (GPT-2's 1/sqrt(2 * layers)) for the
+        projections that write into the residual stream. Recurrent cells keep torch's own."""
         for module in self.modules():
             if isinstance(module, nn.Linear):
                 nn.init.normal_(module.weight, 0.0, INIT_STD)

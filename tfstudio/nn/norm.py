@@ -3,19 +3,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .hooks import HookPoint
+from .hooks import Hooked, HookPoint
 
 
-class Norm(nn.Module):
-    """LayerNorm or RMSNorm over the last dimension.
+class Norm(Hooked):
+    """LayerNorm or RMSNorm over the last dimension; hook points: the input and the output.
 
-    ``layernorm``: (x - mean) / sqrt(var + eps) * weight (+ bias).
-    ``rmsnorm``: x / sqrt(mean(x^2) + eps) * weight (no mean, no bias).
-
-    Parameters: ``weight`` [d] and, for a LayerNorm with ``bias``, ``bias`` [d]. Hook points:
-    the input and the output."""
-
-    hooked = False
+    ``layernorm``: (x - mean) / sqrt(var + eps) * weight [d] (+ bias [d], with ``bias``).
+    ``rmsnorm``: x / sqrt(mean(x^2) + eps) * weight [d] (no mean, no bias)."""
 
     def __init__(self, d_model: int, kind: str = "layernorm", eps: float = 1e-5,
                  bias: bool = True):
@@ -35,13 +30,12 @@ class Norm(nn.Module):
                                  else "x / sqrt(mean(x^2) + eps) * g")}
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if self.hooked:
-            x = self.hook_in(x)
+        x = self._at("in", x)
         if self.kind == "layernorm":
             y = F.layer_norm(x, (self.d_model,), self.weight, self.bias, self.eps)
         else:
             y = F.rms_norm(x, (self.d_model,), self.weight, self.eps)
-        return self.hook_out(y) if self.hooked else y
+        return self._at("out", y)
 
     def reset_parameters(self) -> None:
         nn.init.ones_(self.weight)

@@ -17,10 +17,9 @@ def sinusoidal_table(positions: torch.Tensor, d_model: int) -> torch.Tensor:
 
 def rope_angles(positions: torch.Tensor, head_dim: int, base: float, scaling: float,
                 scaling_type: str = "linear"):
-    """cos and sin of pos * w_k with w_k = base^(-2k/head_dim); each [T, head_dim/2].
-
-    ``scaling`` s stretches the context: linear divides the positions by s; ntk (NTK-aware)
-    keeps them and raises the base to base * s^(head_dim / (head_dim - 2))."""
+    """cos and sin of pos * w_k with w_k = base^(-2k/head_dim); each [T, head_dim/2]. ``scaling``
+    s stretches the context: linear divides the positions by s; ntk (NTK-aware) keeps them and
+    raises the base to base * s^(head_dim / (head_dim - 2))."""
     k = torch.arange(0, head_dim, 2, device=positions.device, dtype=torch.float32)
     if scaling_type == "ntk":
         if head_dim <= 2:
@@ -41,20 +40,16 @@ def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.T
 
 
 def rotate_pairs(x: torch.Tensor, rotation: torch.Tensor) -> torch.Tensor:
-    """RoPE as one complex multiply, as in Meta's LLaMA.
-
-    ``x`` [..., T, head_dim] with each (even, odd) pair, read as one complex number, times
-    ``rotation`` [T, head_dim/2] (cos + i sin)."""
+    """RoPE as one complex multiply, as in Meta's LLaMA: each (even, odd) pair of ``x``
+    [..., T, head_dim], read as a complex number, times ``rotation`` (cos + i sin) [T, hd/2]."""
     pairs = torch.view_as_complex(x.float().unflatten(-1, (-1, 2)))
     return torch.view_as_real(pairs * rotation).flatten(-2).to(x.dtype)
 
 
 def alibi_slopes(heads: int) -> list[float]:
-    """ALiBi's per-head slopes (Press et al. 2022).
-
-    For n a power of two: the geometric sequence 2^(-8/n), 2^(-16/n), ..., 2^(-8). Otherwise the
-    paper's recipe: the slopes of the closest smaller power of two m, followed by every other
-    slope of 2m (its odd-numbered terms) until there are n."""
+    """ALiBi's per-head slopes (Press et al. 2022): for n a power of two, 2^(-8/n), 2^(-16/n),
+    ..., 2^(-8); otherwise the paper's recipe: those of the closest smaller power of two m, then
+    every other slope of 2m (its odd-numbered terms) until there are n."""
     def power_of_two(n: int) -> list[float]:
         return [2.0 ** (-8.0 * (i + 1) / n) for i in range(n)]
 

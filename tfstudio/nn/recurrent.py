@@ -2,19 +2,17 @@
 import torch
 from torch import nn
 
-from .hooks import HookPoint
+from .hooks import Hooked, HookPoint
 
 CELLS = {"rnn": nn.RNN, "lstm": nn.LSTM, "gru": nn.GRU}
 
 
-class Recurrent(nn.Module):
+class Recurrent(Hooked):
     """Reads the sequence left to right with torch's batch-first RNN, LSTM or GRU.
 
     ``rnn`` holds the cell (parameter names ``rnn.weight_ih_l0`` ...). With a decoding cache the
     final state is carried over to the next chunk, so feeding a sequence in pieces gives the same
     outputs as feeding it whole. Hook points: the input and the hidden state per position."""
-
-    hooked = False
 
     def __init__(self, d_model: int, cell: str = "lstm", hidden_size: int = 128,
                  layers: int = 1, dropout: float = 0.0):
@@ -35,9 +33,8 @@ class Recurrent(nn.Module):
 
     def forward(self, x: torch.Tensor, cache=None) -> torch.Tensor:
         state = cache.state(self) if cache is not None else None
-        if self.hooked:
-            x = self.hook_in(x)
+        x = self._at("in", x)
         y, final = self.rnn(x, state.get("h") if state is not None else None)
         if state is not None:
             state["h"] = final
-        return self.hook_out(y) if self.hooked else y
+        return self._at("out", y)

@@ -3,13 +3,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .hooks import HookPoint
+from .hooks import Hooked, HookPoint
 
 
-class Add(nn.Module):
+class Add(Hooked):
     """y = in1 + in2 + ...: the residual connection (hook point: the sum)."""
-
-    hooked = False
 
     def _hook_points(self) -> dict[str, HookPoint]:
         return {"out": HookPoint("residual add", "x + F(x)")}
@@ -18,7 +16,7 @@ class Add(nn.Module):
         out = streams[0]
         for s in streams[1:]:
             out = out + s
-        return self.hook_out(out) if self.hooked else out
+        return self._at("out", out)
 
 
 class Dropout(nn.Module):

@@ -3,12 +3,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .hooks import HookPoint
+from .hooks import Hooked, HookPoint
 
 WINDOW_ACTIVATIONS = {"tanh": torch.tanh, "relu": F.relu, "gelu": F.gelu, "none": None}
 
 
-class FixedWindow(nn.Module):
+class FixedWindow(Hooked):
     """y_t = act(W [x_(t-n+1); ...; x_(t-1); x_t] + b): the last ``window`` token vectors,
     concatenated oldest first, projected back to d_model.
 
@@ -16,8 +16,6 @@ class FixedWindow(nn.Module):
     amount of history. Slots before the start of the sequence read ``padding``: zeros, or one
     learned vector per slot (``pad`` [window - 1, d_model]). With a decoding cache the last
     window - 1 inputs are carried over, so a sequence fed in pieces gives the same outputs."""
-
-    hooked = False
 
     def __init__(self, d_model: int, window: int = 4, padding: str = "zero",
                  activation: str = "tanh", bias: bool = True):
@@ -56,12 +54,10 @@ class FixedWindow(nn.Module):
         # windows[b, t] = stream[b, t : t + n], oldest first, flattened to n * D: one shifted
         # slice per slot (Tensor.unfold has no ONNX export at a dynamic length)
         windows = torch.cat([stream[:, i:i + length] for i in range(self.window)], dim=-1)
-        if self.hooked:
-            windows = self.hook_windows(windows)
-        y = self.proj(windows)
+        y = self.proj(self._at("windows", windows))
         act = WINDOW_ACTIVATIONS[self.activation]
         y = act(y) if act is not None else y
-        return self.hook_out(y) if self.hooked else y
+        return self._at("out", y)
 
     def extra_repr(self) -> str:
         return f"window={self.window}, padding={self.padding}, activation={self.activation}"
