@@ -82,3 +82,5 @@ def test_the_whole_course_runs_end_to_end_on_a_tiny_budget(tmp_path, capsys, mon
     # interpolation's fine-tunes keep to a quarter of the training: 1 step here, not 100
     tuned = RunFolder(out / "interpolation" / "runs" / "tune-linear" / "seed-1")
     assert tuned.config().steps == 1 and "then a 1-step fine-tune at 256" in printed
+    tuning = (out / "interpolation" / "report.md").read_text()
+    assert "(2 steps of 16 x 64), then fine-tuned 1 step of 4 x 256;" in tuning

@@ -183,7 +183,7 @@ def table(r: Interpolation) -> tuple[list[str], list[list[str]]]:
     header = ["RoPE scaling", "fine-tune", f"warm-up 0-{WARMUP - 1} (apart)"] + \
         [f"loss at {n}" for n in names]
     rows = []
-    for stage, words in (("before", "none"), ("after", f"{r.tune_steps} steps at {LONG}")):
+    for stage, words in (("before", "none"), ("after", f"{_steps(r.tune_steps)} at {LONG}")):
         for way in WAYS:
             evals = getattr(r, stage)[way]
             warm = statistics.fmean(e.warmup_loss for e in evals)
@@ -193,15 +193,20 @@ def table(r: Interpolation) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+def _steps(n: int) -> str:
+    return f"{n} step" if n == 1 else f"{n} steps"
+
+
 def _write_page(out: Path, r: Interpolation) -> None:
     from ..report import _html_table, _md_table
     lesson = LESSON
     lines = lesson.summarise(r)
     header, rows = table(r)
-    settings = (f"RoPE tiny-gpt trained on {SHORT} tokens ({r.steps} steps of "
-                f"{LESSON_TRAINING['batch_size']} x {SHORT}), then fine-tuned {r.tune_steps} "
-                f"steps of {TUNE_BATCH} x {LONG}; seeds {', '.join(map(str, r.seeds))}; loss is "
-                "mean ± sample standard deviation over seeds.")
+    settings = (f"RoPE tiny-gpt trained on {SHORT} tokens ({_steps(r.steps)} of "
+                f"{LESSON_TRAINING['batch_size']} x {SHORT}), then fine-tuned "
+                f"{_steps(r.tune_steps)} of {TUNE_BATCH} x {LONG}; seeds "
+                f"{', '.join(map(str, r.seeds))}; loss is mean ± sample standard deviation over "
+                "seeds.")
     md = "\n".join([f"# {lesson.title}", "", *lines, "", settings, "", _md_table(header, rows)])
     (out / "report.md").write_text(md + "\n", encoding="utf-8")
     import html
