@@ -7,6 +7,7 @@ import pytest
 from tfstudio.cli import main
 from tfstudio.experiments.lessons import LESSONS
 from tfstudio.experiments.lessons.course import ORDER, estimated_minutes, minutes_text, run_course
+from tfstudio.runs import RunFolder
 
 
 def test_lesson_without_a_name_prints_the_course_in_order(capsys):
@@ -52,10 +53,19 @@ def test_lesson_all_refuses_bad_seeds_in_one_line(capsys):
 
 
 @pytest.mark.slow
-def test_the_whole_course_runs_end_to_end_on_a_tiny_budget(tmp_path, capsys):
+def test_the_whole_course_runs_end_to_end_on_a_tiny_budget(tmp_path, capsys, monkeypatch):
     """Every lesson's own code (its training, its measurements after training, its page) on
     2 steps and one seed: a lesson that cannot run is found here, not by a student. (The norm
-    lesson's lr sweep once read a helper that had been deleted as dead code.)"""
+    lesson's lr sweep once read a helper that had been deleted as dead code.) The two
+    measurements whose size --steps does not set run small too (the same code; at full size
+    they were a third of this test): the sampling grid on one text of 12 tokens per prompt,
+    decode timed at contexts 16 and 64."""
+    from tfstudio.experiments.lessons import attention, sampling
+
+    monkeypatch.setattr(sampling, "SAMPLES", 1)
+    monkeypatch.setattr(sampling, "NEW_TOKENS", 12)
+    monkeypatch.setattr(attention, "CONTEXTS", (16, 64))
+    monkeypatch.setattr(attention, "NO_CACHE_CONTEXTS", (16,))
     out = tmp_path / "course"
     assert main(["lesson", "all", "--steps", "2", "--seeds", "1", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
@@ -67,3 +77,10 @@ def test_the_whole_course_runs_end_to_end_on_a_tiny_budget(tmp_path, capsys):
     assert printed.count("Verdict: ") == len(ORDER)
     assert len(list((out / "vectors").rglob("vectors.json"))) == 1   # measured, one seed
     assert len(list((out / "norm").rglob("lr_sweep.json"))) == 1
+    assert len(list((out / "sampling").rglob("sampling.json"))) == 1
+    assert (out / "attention" / "decode.json").exists()
+    # interpolation's fine-tunes keep to a quarter of the training: 1 step here, not 100
+    tuned = RunFolder(out / "interpolation" / "runs" / "tune-linear" / "seed-1")
+    assert tuned.config().steps == 1 and "then a 1-step fine-tune at 256" in printed
+    tuning = (out / "interpolation" / "report.md").read_text()
+    assert "(2 steps of 16 x 64), then fine-tuned 1 step of 4 x 256;" in tuning

@@ -45,10 +45,14 @@ def test_the_norm_lessons_lr_sweep_runs_one_training_at_a_time():
 
 def test_interpolation_counts_its_own_schedule_serially():
     lesson = LESSONS["interpolation"]
-    found = estimate(lesson, seeds=2, steps=50, overhead=0, in_process=0,
-                     costs={"interpolation": {"short": 0.1, "tune": 0.2}})
-    assert found.cpu_s == pytest.approx(2 * 50 * 0.1 + 2 * 3 * TUNE_STEPS * 0.2)
+    costs = {"interpolation": {"short": 0.1, "tune": 0.2}}
+    found = estimate(lesson, seeds=2, overhead=0, in_process=0, costs=costs)
+    steps = lesson.config().steps
+    assert found.cpu_s == pytest.approx(2 * steps * 0.1 + 2 * 3 * TUNE_STEPS * 0.2)
     assert found.wall_s == pytest.approx(found.cpu_s)
+    # --steps 50 shortens the fine-tunes too: a quarter of the training, as at 400 and 100
+    short = estimate(lesson, seeds=2, steps=50, overhead=0, in_process=0, costs=costs)
+    assert short.cpu_s == pytest.approx(2 * 50 * 0.1 + 2 * 3 * 12 * 0.2)
 
 
 def test_every_run_pays_the_start_up_overhead_once():

@@ -199,7 +199,10 @@ def test_prepare_gives_three_seeds_by_default_and_honours_steps_and_seeds():
     assert run_.label == "tiny-gpt (layers.repeat=4)"
     short = prepare("positions", seeds=[7], steps=10)
     assert short.seeds == [7] and short.config.steps == 10 and short.config.seed == 7
-    assert short.config.eval_every == 10
+    assert short.config.eval_every == 10 and short.config.eval_batches == 8
+    # a run shorter than its evaluation reads no more held-out batches than it trains on
+    assert prepare("positions", steps=3).config.eval_batches == 3
+    assert run_.config.eval_batches == 8
     with pytest.raises(ValueError, match="no lesson .nope.; choose one of .*attention, "):
         prepare("nope")
 

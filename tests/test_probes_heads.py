@@ -117,27 +117,43 @@ def test_models_without_self_attention_on_the_stream():
         head_scores(lstm, [], length=6)
 
 
+def induction_head_missing(by_length: dict) -> list[str]:
+    """What keeps the head scores at lengths 8, 12 and 20 from showing an induction head: one
+    layer-1 head finds the earlier copy by content, at every length. [] when it is there."""
+    layer1 = by_length[12]["layers.1.attn"]["induction"]
+    best = int(np.argmax(layer1))
+    missing = [] if layer1[best] > 0.3 else [f"layers.1 head {best} scores {layer1[best]:.2f}"]
+    for n in (8, 20):  # the same head at other lengths: content, not a fixed offset
+        if by_length[n]["layers.1.attn"]["induction"][best] <= 0.2:
+            missing.append(f"head {best} at length {n}")
+    # layer 0 cannot look up an earlier copy (it has no previous-token heads to read yet)
+    if by_length[12]["layers.0.attn"]["induction"].max() >= 0.15:
+        missing.append("layer 0 scores as an induction head")
+    if layer1[best] <= 2 * by_length[12]["layers.1.attn"]["previous_token"][best]:
+        missing.append(f"head {best} is as much a previous-token head")
+    return missing
+
+
 @pytest.mark.slow
 def test_tiny_induction_trained_forms_an_induction_head():
-    """The preset's recipe (1000 steps; about 30 s on two idle cores, 3 min on a busy one):
-    one layer-1 head finds the earlier copy by content, at every length."""
+    """The preset's recipe (1000 steps, its cosine over all of them), ended at the first
+    evaluation where the head is there, as the learning tests end at their mark: seed 1337
+    has it at step 650, not yet at 600 (about 20 s on two idle cores, 32 s for all 1000)."""
     from tfstudio.presets import INDUCTION_CORPUS
     from tfstudio.runs import TrainConfig
     from tfstudio.train.trainer import Trainer
 
     cfg = TrainConfig(corpus=INDUCTION_CORPUS, tokenizer="byte", steps=1000, batch_size=64,
-                      lr=1e-3, warmup_steps=20, eval_every=1000, eval_batches=2,
+                      lr=1e-3, warmup_steps=20, eval_every=50, eval_batches=2,
                       log_every=100)
     trainer = Trainer(load_preset("tiny-induction"), cfg)
+    pool = build_tokenizer("byte").encode(string.ascii_letters)
+
+    def scores():
+        return {n: head_scores(trainer.model, pool, length=n, seed=1) for n in (8, 12, 20)}
+    trainer.listeners.append(lambda e: e.kind == "EvalMetrics"
+                             and not induction_head_missing(scores()) and trainer.stop())
     end = trainer.run()
     assert end.kind == "Finished", getattr(end, "message", end)
-    pool = build_tokenizer("byte").encode(string.ascii_letters)
-    by_length = {n: head_scores(trainer.model, pool, length=n, seed=1) for n in (8, 12, 20)}
-    layer1 = by_length[12]["layers.1.attn"]["induction"]
-    best = int(np.argmax(layer1))
-    assert layer1[best] > 0.3, by_length
-    for n in (8, 20):  # the same head at other lengths: content, not a fixed offset
-        assert by_length[n]["layers.1.attn"]["induction"][best] > 0.2, by_length
-    # layer 0 cannot look up an earlier copy (it has no previous-token heads to read yet)
-    assert by_length[12]["layers.0.attn"]["induction"].max() < 0.15, by_length
-    assert layer1[best] > 2 * by_length[12]["layers.1.attn"]["previous_token"][best]
+    by_length = scores()
+    assert induction_head_missing(by_length) == [], (end.step, by_length)

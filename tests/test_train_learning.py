@@ -47,8 +47,10 @@ def test_tiny_gpt_learns_reverse_to_99_percent():
 @pytest.mark.slow
 def test_char_model_beats_unigram_entropy():
     unigram = unigram_entropy(load_corpus("sample:small").text())  # nats per character
-    last, _ = train("tiny-gpt", corpus="sample:small", tokenizer="char", steps=200,
-                    batch_size=16, seq_len=64, lr=3e-3, warmup_steps=20, eval_every=200)
+    # below the mark at step 120 of the 200 (seed 1337)
+    last, _ = train("tiny-gpt", lambda e: e.val_loss < 0.7 * unigram, corpus="sample:small",
+                    tokenizer="char", steps=200, batch_size=16, seq_len=64, lr=3e-3,
+                    warmup_steps=20, eval_every=20)
     assert last.val_loss < 0.7 * unigram, (last.val_loss, unigram)
 
 

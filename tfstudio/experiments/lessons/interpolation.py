@@ -4,6 +4,7 @@ its fine-tune. The seed says linear scaling extends the context; the control (th
 fine-tune with no scaling) says how much of the recovery is the fine-tune's."""
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,12 +37,26 @@ class Interpolation:
     before: dict[str, list[lengths.LengthEval]] = field(default_factory=dict)
     after: dict[str, list[lengths.LengthEval]] = field(default_factory=dict)
     baselines: dict[str, float] = field(default_factory=dict)
+    steps: int = LESSON_TRAINING["steps"]     # of the short training
+    tune_steps: int = TUNE_STEPS              # of each fine-tune
 
     def bucket(self, stage: str, way: str, i: int) -> Sample:
         return Sample.of([e.buckets[i] for e in getattr(self, stage)[way]])
 
     def names(self) -> list[str]:
         return next(iter(self.before.values()))[0].bucket_names()
+
+
+def fine_tune_steps(steps: int | None) -> int:
+    """The fine-tune's length: TUNE_STEPS, a quarter of the lesson's training, and still a
+    quarter when --steps changes the training (a 2-step try-out fine-tunes 1 step, not 100)."""
+    if steps is None:
+        return TUNE_STEPS
+    return max(1, steps * TUNE_STEPS // LESSON_TRAINING["steps"])
+
+
+def _tune_warmup(tune_steps: int) -> int:
+    return max(1, tune_steps // 10)   # 10 of its 100 steps
 
 
 def _train(graph, config: TrainConfig, run_dir: Path, say) -> None:
@@ -68,12 +83,13 @@ def _evaluate(run_dir: Path, factor: float = 1.0, kind: str = "linear") -> lengt
 
 def run(out: Path, seeds: list[int], steps: int | None, say) -> Interpolation:
     from ... import load_graph
-    result = Interpolation(list(seeds))
+    tune_len = fine_tune_steps(steps)
+    result = Interpolation(list(seeds), steps=steps or LESSON_TRAINING["steps"],
+                           tune_steps=tune_len)
     base = apply_setting(load_graph("tiny-gpt"), "positions", "rope")
     for seed in seeds:
         short = out / "runs" / "short" / f"seed-{seed}"
-        config = TrainConfig(**{**LESSON_TRAINING, "seed": seed, "eval_every": 100,
-                                **({"steps": steps} if steps else {})})
+        config = dataclasses.replace(LESSON.config(seed, steps), eval_every=100)
         say(f"seed {seed}: RoPE trained at {SHORT} tokens")
         _train(base, config, short, say)
         for way in WAYS:
@@ -85,9 +101,9 @@ def run(out: Path, seeds: list[int], steps: int | None, say) -> Interpolation:
             if way != "none":
                 graph = apply_rope_scaling(graph, FACTOR, way)
             tune = TrainConfig.from_dict({**config.to_dict(), "seq_len": LONG,
-                                          "batch_size": TUNE_BATCH, "steps": TUNE_STEPS,
-                                          "eval_every": TUNE_STEPS, "init_from": str(short),
-                                          "warmup_steps": 10})
+                                          "batch_size": TUNE_BATCH, "steps": tune_len,
+                                          "eval_every": tune_len, "init_from": str(short),
+                                          "warmup_steps": _tune_warmup(tune_len)})
             say(f"seed {seed}: fine-tune at {LONG} tokens, scaling {way}")
             _train(graph, tune, tuned, say)
             result.after.setdefault(way, []).append(_evaluate(tuned))
@@ -106,8 +122,9 @@ def schedule(seeds: int, steps: int | None) -> list:
 
     base = apply_setting(load_graph("tiny-gpt"), "positions", "rope")
     short = TrainConfig(**{**LESSON_TRAINING, **({"steps": steps} if steps else {})})
+    tune_len = fine_tune_steps(steps)
     tune = TrainConfig(**{**LESSON_TRAINING, "seq_len": LONG, "batch_size": TUNE_BATCH,
-                          "steps": TUNE_STEPS, "warmup_steps": 10})
+                          "steps": tune_len, "warmup_steps": _tune_warmup(tune_len)})
     return [Training("short", lambda: base, short, seeds, parallel=False),
             Training("tune", lambda: apply_rope_scaling(base, FACTOR, "linear"), tune,
                      seeds * len(WAYS), parallel=False)]
@@ -140,7 +157,7 @@ def judge(r: Interpolation) -> list[Check]:
         outcome = both(*[lower(tuned(i), control(i)) for i in tuned_past + beyond])
         best = [_best(r, i) for i in range(len(names))]
         checks.append(Check(
-            f"{title} x{FACTOR} then a {TUNE_STEPS}-step fine-tune at {LONG} beats the same "
+            f"{title} x{FACTOR} then a {r.tune_steps}-step fine-tune at {LONG} beats the same "
             "fine-tune without scaling (the control)", outcome,
             f"After the fine-tune, {way}: " + _row(tuned, names) + "; control: " +
             _row(control, names) + ". Best per bucket: " +
@@ -166,7 +183,7 @@ def table(r: Interpolation) -> tuple[list[str], list[list[str]]]:
     header = ["RoPE scaling", "fine-tune", f"warm-up 0-{WARMUP - 1} (apart)"] + \
         [f"loss at {n}" for n in names]
     rows = []
-    for stage, words in (("before", "none"), ("after", f"{TUNE_STEPS} steps at {LONG}")):
+    for stage, words in (("before", "none"), ("after", f"{_steps(r.tune_steps)} at {LONG}")):
         for way in WAYS:
             evals = getattr(r, stage)[way]
             warm = statistics.fmean(e.warmup_loss for e in evals)
@@ -176,15 +193,20 @@ def table(r: Interpolation) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+def _steps(n: int) -> str:
+    return f"{n} step" if n == 1 else f"{n} steps"
+
+
 def _write_page(out: Path, r: Interpolation) -> None:
     from ..report import _html_table, _md_table
     lesson = LESSON
     lines = lesson.summarise(r)
     header, rows = table(r)
-    settings = (f"RoPE tiny-gpt trained on {SHORT} tokens ({LESSON_TRAINING['steps']} steps of "
-                f"{LESSON_TRAINING['batch_size']} x {SHORT}), then fine-tuned {TUNE_STEPS} steps "
-                f"of {TUNE_BATCH} x {LONG}; seeds {', '.join(map(str, r.seeds))}; loss is mean "
-                "± sample standard deviation over seeds.")
+    settings = (f"RoPE tiny-gpt trained on {SHORT} tokens ({_steps(r.steps)} of "
+                f"{LESSON_TRAINING['batch_size']} x {SHORT}), then fine-tuned "
+                f"{_steps(r.tune_steps)} of {TUNE_BATCH} x {LONG}; seeds "
+                f"{', '.join(map(str, r.seeds))}; loss is mean ± sample standard deviation over "
+                "seeds.")
     md = "\n".join([f"# {lesson.title}", "", *lines, "", settings, "", _md_table(header, rows)])
     (out / "report.md").write_text(md + "\n", encoding="utf-8")
     import html

@@ -140,11 +140,14 @@ class Lesson:
 
     def config(self, seed: int | None = None, steps: int | None = None) -> TrainConfig:
         """The lesson's training settings (``steps`` shortens or lengthens it; evaluation
-        keeps its spacing but never waits past the last step)."""
+        keeps its spacing but never waits past the last step, and never reads more batches
+        than the run trains on: a 2-step try-out evaluated 8, four times its training)."""
         settings = {**self.training, "seed": self.seeds[0] if seed is None else seed}
         if steps is not None:
             settings["steps"] = steps
             settings["eval_every"] = max(1, min(settings.get("eval_every", steps), steps))
+            settings["eval_batches"] = min(settings.get("eval_batches",
+                                                        TrainConfig.eval_batches), steps)
         return TrainConfig(**settings)
 
     def verdict(self, comparison) -> Verdict:
