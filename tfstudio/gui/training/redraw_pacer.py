@@ -111,7 +111,8 @@ class RedrawPacer(QObject):
             self.probe_timer.start(int(min(MAX_PROBE_WAIT_MS, wait_s * 1000)))
 
     def show_pending_probe(self) -> None:
-        """Draw the newest live look (now, and paint it, to know what a redraw costs)."""
+        """Draw the newest live look (now, and paint it, to know what a redraw costs). The
+        canvas's recoloured bands paint in the next frame, a task of their own."""
         panel = self.panel
         snapshot, self.pending = self.pending, None
         self.probe_timer.stop()
@@ -123,11 +124,6 @@ class RedrawPacer(QObject):
         view = panel.tabs.currentWidget()
         if view in panel._view_names and view.isVisible():
             view.repaint()
-        views = getattr(panel.scene_source(), "views", None)
-        if callable(views) and panel.telemetry.currentData() != "off":
-            for canvas in views():  # the canvas repaints its coloured blocks too
-                if canvas.isVisible():
-                    canvas.viewport().repaint()
         self._drawn_at = time.perf_counter()
         self._cost_s = self._drawn_at - started
 
