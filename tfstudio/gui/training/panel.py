@@ -104,6 +104,9 @@ class TrainingPanel(QWidget):
         self.refresh_graph()
         self.opened_runs.refresh()
         self.lifecycle.update_buttons()
+        # the step bar only under the views of the insides from the start: hidden at the
+        # first run instead, it gave the curves its height, laid out and redrawn whole
+        self._show_caption()
 
     @property
     def viewed(self) -> ViewedRun | None:

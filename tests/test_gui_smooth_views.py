@@ -1,0 +1,180 @@
+"""The Train workspace's views stay cheap to draw while long runs are shown (issue 27, item 6):
+a run added to the curves lays no plot out again and draws each axis once, a header that
+wraps leaves the plots where they are, and what is hidden (curves behind another tab at a
+run's end, the inspector in the Train workspace, Explain's walk of new weights) is drawn when
+shown, with the data of then."""
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pyqtgraph as pg
+import torch
+from gui_runs import WAIT_MS, short_run
+from PySide6.QtWidgets import QApplication
+
+from tfstudio.gui.training.curves_view import CurvesView
+from tfstudio.gui.training.plots import step_axis_end
+from tfstudio.gui.training.series import RunSeries
+from tfstudio.presets import load_preset
+
+torch.set_num_threads(1)
+
+
+def logged_run(steps: int, name: str) -> RunSeries:
+    """A finished run's curves: a falling loss, a validation every 50 steps, two layers."""
+    rng = np.random.default_rng(0)
+    at = np.arange(1, steps + 1)
+    loss = 3.0 * np.exp(-at / (steps / 4)) + 0.3 + 0.1 * rng.random(steps)
+    series = RunSeries(name, steps=at.tolist(), loss=loss.tolist(), lr=[3e-3] * steps,
+                       grad_norm=(0.5 + 0.2 * rng.random(steps)).tolist(),
+                       tokens_per_s=(20000 + 500 * rng.random(steps)).tolist(),
+                       elapsed_s=(at * 0.02).tolist(), total_steps=steps,
+                       val_steps=list(range(50, steps + 1, 50)), is_task=True)
+    series.val_loss = [float(loss[s - 1]) for s in series.val_steps]
+    series.accuracy = [s / steps for s in series.val_steps]
+    series.layer_grad_norms = {f"layers.{i}": rng.random(steps).tolist() for i in range(2)}
+    return series
+
+
+def shown_curves(qtbot) -> CurvesView:
+    view = CurvesView()
+    qtbot.addWidget(view)
+    view.resize(1040, 620)
+    view.show()
+    qtbot.waitExposed(view)
+    settle(qtbot)
+    return view
+
+
+def settle(qtbot, turns: int = 8) -> None:
+    for _ in range(turns):
+        qtbot.wait(15)
+        QApplication.processEvents()
+
+
+def plot_rects(view: CurvesView) -> dict:
+    return {name: plot.getViewBox().sceneBoundingRect()
+            for name, plot in view.plot_items().items()}
+
+
+def test_the_first_run_added_moves_no_plot(qtbot):
+    """The legends keep a row of entries' room, the y-axes room for labels as wide as
+    "21000" or "0.0064": the first run's entries and numbers fit without laying out again."""
+    view = shown_curves(qtbot)
+    before = plot_rects(view)
+    view.add_series(logged_run(2000, "run 1"))
+    settle(qtbot)
+    assert plot_rects(view) == before
+
+
+def test_each_axis_of_a_long_run_added_is_drawn_once(qtbot, monkeypatch):
+    """A legend widened by a long name lays its column out before the plots fit their ranges,
+    and the step axis ends at the run's last step, not a pen's width past it (a width in steps
+    that changes with the range): each axis is drawn once, not again at the next paints."""
+    view = shown_curves(qtbot)
+    drawn = Counter()
+    paint = pg.AxisItem.paint
+
+    def counted(axis, *args):
+        if axis.picture is None:
+            drawn[id(axis)] += 1
+        return paint(axis, *args)
+    monkeypatch.setattr(pg.AxisItem, "paint", counted)
+    view.add_series(logged_run(20000, "a logged run of 20,000 steps on task:reverse"))
+    settle(qtbot, 12)
+    assert len(drawn) == 12 and set(drawn.values()) == {1}
+    low, high = view.loss_plot.getViewBox().viewRange()[0]
+    assert low < 0 < 20000 < high < 20000 * 1.1  # all of the run, a little padding around it
+
+
+def test_a_step_axis_ends_at_the_runs_last_step_whatever_the_pen_adds():
+    assert step_axis_end(20000 + 33.0, 20000) == 20000  # a pen's half width, in steps
+    assert step_axis_end(2500, 2000) == 2500  # a run resumed past its planned end
+
+
+def test_a_header_that_wraps_to_a_second_line_leaves_the_plots_where_they_are(qtbot):
+    view = shown_curves(qtbot)
+    view.set_summary("run 1 · loss 0.3")
+    settle(qtbot)
+    height, before = view.summary.height(), plot_rects(view)
+    words, text = ["tiny-gpt", "·", "loss", "0.3123", "(step", "20,000)", "·"], "run 1"
+    metrics = view.summary.fontMetrics()
+    while metrics.horizontalAdvance(text) < 1.3 * view.summary.width():
+        text += " " + words[len(text.split()) % len(words)]
+    assert metrics.horizontalAdvance(text) < 1.6 * view.summary.width()  # two lines
+    view.set_summary(text)
+    settle(qtbot)
+    assert view.summary.height() == height and plot_rects(view) == before
+
+
+def test_the_step_bar_is_hidden_under_the_curves_from_the_start(make_panel, qtbot):
+    """Hidden only when the first run updated it, it gave the curves its height then: every
+    plot was laid out and drawn again."""
+    panel = make_panel()
+    qtbot.waitExposed(panel)
+    assert panel.tabs.currentWidget() is panel.curves
+    assert not panel.step_bar.isVisible()
+
+
+def test_curves_behind_another_tab_are_drawn_when_shown_after_a_run(make_panel, qtbot):
+    panel = make_panel()
+    panel.tabs.setCurrentWidget(panel.positions)
+    run = short_run(panel, qtbot, steps=8, every=4)
+    entry = next(e for e in panel.curves.entries if e.series is run.series)
+    assert entry.drawn[0] < len(run.series.steps)  # not drawn behind the tab at the end
+    panel.tabs.setCurrentWidget(panel.curves)
+    raw = entry.curves["loss_raw" if panel.curves.reader.weight > 0 else "loss"]
+    x, y = raw.getData()
+    assert list(x) == run.series.steps and list(y) == run.series.loss  # every step, the last too
+
+
+def test_a_hidden_inspector_locks_at_once_and_is_rebuilt_when_shown(make_window, qtbot,
+                                                                   monkeypatch):
+    w = make_window(load_preset("tiny-gpt"))
+    inspector = w.inspector
+    w.scene.set_path(("layers",))
+    w.scene.select_nodes(["attn"])
+    qtbot.waitUntil(lambda: "heads" in inspector.editors, timeout=5000)
+    w.inspector_dock.hide()  # as the Train workspace does
+    rebuilt = []
+    rebuild = inspector.rebuild
+    monkeypatch.setattr(inspector, "rebuild", lambda: (rebuilt.append(1), rebuild()))
+    inspector.set_locked("A run is training the graph")
+    assert not inspector.editors["heads"].widget.isEnabled()  # read-only at once
+    w.scene.select_nodes(["ffn"])
+    settle(qtbot)
+    assert rebuilt == []  # nothing rebuilt behind the Train workspace
+    w.inspector_dock.show()
+    qtbot.waitUntil(lambda: bool(rebuilt), timeout=5000)
+    assert "d_ff" in inspector.editors and "heads" not in inspector.editors  # the ffn's page
+    assert not any(e.widget.isEnabled() for e in inspector.editors.values())
+    inspector.set_locked(None)
+    qtbot.waitUntil(lambda: inspector.editors["d_ff"].widget.isEnabled(), timeout=5000)
+
+
+def test_explain_walks_new_weights_only_once_it_is_shown(open_training_window, qtbot):
+    """A run's weights load when it ends, usually behind another tab: Explain's walk of them
+    (computed, 40-odd pictures and an embedding map drawn) waits until Explain is shown."""
+    from tfstudio.compiler import compile_graph
+    from tfstudio.data import build_tokenizer
+    from tfstudio.train.pipeline import fit_graph_to_tokenizer
+
+    w = open_training_window((1366, 768))
+    w.training.show_panel()
+    panel = w.training.panel
+    explain = next(panel.tabs.widget(i) for i in range(panel.tabs.count())
+                   if panel.tabs.tabText(i) == "Explain")
+    tokenizer = build_tokenizer("byte")
+    torch.manual_seed(0)
+    model = compile_graph(fit_graph_to_tokenizer(load_preset("tiny-gpt"), tokenizer)).eval()
+    panel.tabs.setCurrentWidget(panel.curves)
+    panel.snapshot = {"text": "abc>cba"}  # the look the weights' walk starts from
+    panel.weights_changed.emit(model, tokenizer)
+    settle(qtbot)
+    panel.background.wait()
+    settle(qtbot)
+    assert explain.model is model and explain.result is None  # nothing walked behind the tab
+    panel.tabs.setCurrentWidget(explain)
+    qtbot.waitUntil(lambda: explain.result is not None, timeout=WAIT_MS)
+    assert explain.result["text"] == "abc>cba" and explain.pictures()
