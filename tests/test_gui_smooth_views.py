@@ -178,3 +178,70 @@ def test_explain_walks_new_weights_only_once_it_is_shown(open_training_window, q
     panel.tabs.setCurrentWidget(explain)
     qtbot.waitUntil(lambda: explain.result is not None, timeout=WAIT_MS)
     assert explain.result["text"] == "abc>cba" and explain.pictures()
+
+
+def write_logged_run(folder, steps: int) -> list[float]:
+    """A run folder holding its setup and its ``metrics.jsonl`` of ``steps`` steps (no
+    weights, no looks); returns the losses."""
+    import json
+
+    from tfstudio.runs.config import TrainConfig
+    from tfstudio.train.events import EvalMetrics, Finished, Started, StepMetrics
+
+    folder.mkdir()
+    config = TrainConfig(steps=steps, corpus="task:reverse", tokenizer="char")
+    (folder / "config.json").write_text(json.dumps(config.to_dict()))
+    losses = [3.0 / (1 + s / 1000) for s in range(1, steps + 1)]
+    events = [Started(0, steps, 1000, "cpu", "fp32", "next token")]
+    for step, loss in enumerate(losses, 1):
+        events.append(StepMetrics(step, loss, 1e-3, 0.5, {"layers.0": 0.1}, 2e4, step * 0.01,
+                                  step * 64))
+        if step % 50 == 0:
+            events.append(EvalMetrics(step, loss, 2.0))
+    events.append(Finished(steps, "completed"))
+    (folder / "metrics.jsonl").write_text("".join(json.dumps(e.to_dict()) + "\n"
+                                                  for e in events))
+    return losses
+
+
+def test_a_long_runs_curves_are_read_off_the_gui_thread_and_shown_whole(make_panel, qtbot,
+                                                                       tmp_path, monkeypatch):
+    import threading
+    from pathlib import Path
+
+    from tfstudio.gui.training import opened_runs
+    from tfstudio.gui.training.history import RunRecord
+
+    losses = write_logged_run(tmp_path / "run", 20000)
+    record = RunRecord(str(tmp_path / "run"), "tiny-gpt", "task:reverse", "char",
+                       "2026-12-02 09:00:00", status="completed", steps=20000)
+    readers = []
+    read = opened_runs.load_series
+    monkeypatch.setattr(opened_runs, "load_series",
+                        lambda r: (readers.append(threading.current_thread()), read(r))[1])
+    panel = make_panel()
+    panel.open_run(record)
+    qtbot.waitUntil(lambda: panel.viewed is not None and panel.viewed.path == Path(record.path),
+                    timeout=WAIT_MS)
+    assert readers and threading.main_thread() not in readers
+    entry = next(e for e in panel.curves.entries if e.series is panel.series_by_path[record.path])
+    assert entry.series.steps == list(range(1, 20001)) and entry.series.loss == losses
+    raw = entry.curves["loss_raw" if panel.curves.reader.weight > 0 else "loss"]
+    x, y = raw.getOriginalDataset()  # (drawn: a few points per pixel, peaks kept)
+    assert list(x) == entry.series.steps and list(y) == losses  # the file's every step
+
+
+def test_a_run_hidden_again_while_its_curves_are_read_stays_hidden(make_panel, qtbot, tmp_path):
+    from tfstudio.gui.training.history import RunRecord
+
+    write_logged_run(tmp_path / "run", 2000)
+    record = RunRecord(str(tmp_path / "run"), "tiny-gpt", "task:reverse", "char",
+                       "2026-12-02 09:00:00", status="completed", steps=2000)
+    panel = make_panel()
+    panel.set_overlay(record, True)
+    panel.set_overlay(record, False)  # before the worker is done
+    panel.background.wait()
+    series = panel.series_by_path[record.path]
+    assert not any(e.series is series and e.visible for e in panel.curves.entries)
+    panel.set_overlay(record, True)  # read once: shown at once
+    assert any(e.series is series and e.visible for e in panel.curves.entries)
