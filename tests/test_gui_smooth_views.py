@@ -245,3 +245,33 @@ def test_a_run_hidden_again_while_its_curves_are_read_stays_hidden(make_panel, q
     assert not any(e.series is series and e.visible for e in panel.curves.entries)
     panel.set_overlay(record, True)  # read once: shown at once
     assert any(e.series is series and e.visible for e in panel.curves.entries)
+
+
+def test_the_progress_bar_shows_a_new_step_painted_with_the_next_frame(qtbot):
+    """A progress bar repaints at once when set, and that repaint painted everything waiting
+    in the window (the canvas, a view) inside the progress line's task."""
+    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtWidgets import QProgressBar
+
+    from tfstudio.gui.training.redraw_pacer import set_quietly
+
+    bar = QProgressBar()
+    qtbot.addWidget(bar)
+    bar.setRange(0, 300)
+    bar.setFormat("%v / %m steps")
+    bar.show()
+    qtbot.waitExposed(bar)
+    settle(qtbot)
+    painted = []
+
+    class Paints(QObject):
+        def eventFilter(self, watched, event):
+            if event.type() == QEvent.Paint:
+                painted.append(bar.text())
+            return False
+    paints = Paints()
+    bar.installEventFilter(paints)
+    set_quietly(bar, 42)
+    assert bar.value() == 42 and painted == []  # nothing painted inside the call...
+    qtbot.waitUntil(lambda: bool(painted), timeout=2000)
+    assert painted[-1] == "42 / 300 steps"  # ...the new step with the next frame

@@ -50,7 +50,7 @@ class RedrawPacer(QObject):
     def on_progress(self) -> None:
         if not self.plot_timer.isActive():  # plots redraw a few times a second, not per drain
             self.plot_timer.start()
-        if not self.label_timer.isActive():  # a progress bar repaints at once when set
+        if not self.label_timer.isActive():  # the progress line follows a run twice a second
             self.label_timer.start()
 
     def show_progress(self) -> None:
@@ -61,7 +61,7 @@ class RedrawPacer(QObject):
         if not series.steps:
             return
         step = series.steps[-1]
-        panel.progress.setValue(step)
+        set_quietly(panel.progress, step)
         eta = series.eta_s()
         recent = series.tokens_per_s[-SPEED_WINDOW:]  # the curve's moving average, not one step
         # the same string as the curves header, set in the same call: one loss on screen
@@ -126,6 +126,15 @@ class RedrawPacer(QObject):
             view.repaint()
         self._drawn_at = time.perf_counter()
         self._cost_s = self._drawn_at - started
+
+
+def set_quietly(bar, value: int) -> None:
+    """``bar.setValue(value)``, painted with the next frame: a progress bar repaints at once
+    when set, and a repaint paints everything then waiting in the window (the canvas, a
+    view), a task of 10-15 ms at every progress line."""
+    bar.setUpdatesEnabled(False)
+    bar.setValue(value)
+    bar.setUpdatesEnabled(True)  # (asks for the paint)
 
 
 def duration(seconds: float) -> str:
