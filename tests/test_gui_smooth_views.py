@@ -275,3 +275,19 @@ def test_the_progress_bar_shows_a_new_step_painted_with_the_next_frame(qtbot):
     assert bar.value() == 42 and painted == []  # nothing painted inside the call...
     qtbot.waitUntil(lambda: bool(painted), timeout=2000)
     assert painted[-1] == "42 / 300 steps"  # ...the new step with the next frame
+
+
+def test_a_runs_newest_look_is_drawn_in_a_task_after_its_last(make_panel, qtbot, monkeypatch):
+    """The run's last task (its end: progress, history, buttons) no longer also draws the
+    look the redraw budget held back: that comes in the next task."""
+    from tfstudio.gui.training import redraw_pacer
+
+    monkeypatch.setattr(redraw_pacer, "PROBE_REDRAW_SHARE", 1e-6)  # looks wait past the end
+    panel = make_panel()
+    panel.tabs.setCurrentWidget(panel.positions)
+    at_end = []
+    panel.run_ended.connect(lambda _event: at_end.append((panel.snapshot or {}).get("step")))
+    run = short_run(panel, qtbot, steps=12, probe_every=2)
+    last = run.latest_probe["step"]
+    assert at_end and at_end[0] != last  # not drawn in the run's last task...
+    assert panel.snapshot["step"] == last  # ...but right after it
