@@ -291,3 +291,18 @@ def test_a_runs_newest_look_is_drawn_in_a_task_after_its_last(make_panel, qtbot,
     last = run.latest_probe["step"]
     assert at_end and at_end[0] != last  # not drawn in the run's last task...
     assert panel.snapshot["step"] == last  # ...but right after it
+
+
+def test_a_look_inside_is_drawn_in_a_task_after_the_drain_that_brings_it(make_panel, qtbot):
+    """The events a run reports are drained in one task; the look among them is drawn in the
+    next (the first look of a run was drawn inside the drain, one long task)."""
+    panel = make_panel()
+    panel.tabs.setCurrentWidget(panel.positions)
+    drawn_in_drain = []
+
+    def probed(look):  # in the drain, after the pacer took the look
+        drawn_in_drain.append((panel.snapshot or {}).get("step") == look["step"])
+    panel.run_started.connect(lambda run: run.probed.connect(probed))
+    run = short_run(panel, qtbot, steps=8, probe_every=2)
+    assert drawn_in_drain and not any(drawn_in_drain)
+    assert panel.snapshot["step"] == run.latest_probe["step"]  # each drawn after all

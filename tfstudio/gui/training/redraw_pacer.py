@@ -109,7 +109,7 @@ class RedrawPacer(QObject):
         wait_s = self._drawn_at + self._cost_s / PROBE_REDRAW_SHARE \
             - time.perf_counter()
         if wait_s <= 0:
-            self.show_pending_probe()
+            self.probe_timer.start(0)  # a task of its own: not in the drain of the events
         elif not self.probe_timer.isActive():
             self.probe_timer.start(int(min(MAX_PROBE_WAIT_MS, wait_s * 1000)))
 
