@@ -306,3 +306,34 @@ def test_a_look_inside_is_drawn_in_a_task_after_the_drain_that_brings_it(make_pa
     run = short_run(panel, qtbot, steps=8, probe_every=2)
     assert drawn_in_drain and not any(drawn_in_drain)
     assert panel.snapshot["step"] == run.latest_probe["step"]  # each drawn after all
+
+
+def test_the_next_token_chart_keeps_its_axes_while_the_candidates_stay(qtbot, monkeypatch):
+    """Each look inside set the chart's ticks and a top of 1.1 times its tallest bar, which
+    redrew both axes at every look: the labels are set when the candidates change, the top
+    moves through 0.1, 0.2, 0.5 and 1."""
+    from tfstudio.gui.training.next_token_view import NextTokenView
+
+    view = NextTokenView()
+    qtbot.addWidget(view)
+    view.resize(900, 600)
+    view.show()
+    qtbot.waitExposed(view)
+
+    def look(probs):
+        view.set_logits(np.log(np.asarray(probs)), lambda i: "abcdefghij"[i])
+        settle(qtbot)
+    look([0.30, 0.25, 0.15, 0.10, 0.08, 0.05, 0.04, 0.02, 0.006, 0.004])
+    drawn = Counter()
+    paint = pg.AxisItem.paint
+
+    def counted(axis, *args):
+        if axis.picture is None:
+            drawn[axis.orientation] += 1
+        return paint(axis, *args)
+    monkeypatch.setattr(pg.AxisItem, "paint", counted)
+    look([0.32, 0.24, 0.14, 0.10, 0.08, 0.05, 0.04, 0.02, 0.006, 0.004])  # the next look
+    assert drawn == Counter() and view.chart.viewRange()[1] == [0.0, 0.5]
+    np.testing.assert_allclose(view.kept_bars.opts["height"][:2], [0.32, 0.24], rtol=1e-5)
+    look([0.70, 0.10, 0.06, 0.05, 0.03, 0.02, 0.02, 0.01, 0.006, 0.004])  # a surer model
+    assert drawn == Counter({"left": 1}) and view.chart.viewRange()[1] == [0.0, 1.0]
