@@ -337,3 +337,41 @@ def test_the_next_token_chart_keeps_its_axes_while_the_candidates_stay(qtbot, mo
     np.testing.assert_allclose(view.kept_bars.opts["height"][:2], [0.32, 0.24], rtol=1e-5)
     look([0.70, 0.10, 0.06, 0.05, 0.03, 0.02, 0.02, 0.01, 0.006, 0.004])  # a surer model
     assert drawn == Counter({"left": 1}) and view.chart.viewRange()[1] == [0.0, 1.0]
+
+
+def test_a_live_look_recolours_the_canvas_in_the_task_after_its_view(open_training_window,
+                                                                     qtbot, monkeypatch):
+    """A look's view is drawn in one task, the canvas recoloured in the next: the two together
+    were the longest task of a run on the views of the insides."""
+    from tfstudio.gui.training.strip import StripLegend
+
+    w = open_training_window((1366, 768))
+    w.training.show_panel()
+    panel = w.training.panel
+    panel.tabs.setCurrentWidget(panel.attention)
+    panel.telemetry.setCurrentIndex(panel.telemetry.findData("grad_norm"))
+    pacer, calls, inside = panel.pacer, [], []
+    draw, recolour = pacer.show_pending_probe, panel.refresh_telemetry
+
+    def drawing():
+        inside.append(1)
+        try:
+            draw()
+        finally:
+            inside.pop()
+
+    def recolouring():
+        calls.append(("recolour in the look's task" if inside else "recolour",
+                      (panel.snapshot or {}).get("step")))
+        recolour()
+    monkeypatch.setattr(pacer, "show_pending_probe", drawing)
+    monkeypatch.setattr(panel, "refresh_telemetry", recolouring)
+    pacer.probe_timer.timeout.disconnect()
+    pacer.probe_timer.timeout.connect(drawing)
+    pacer.recolour_timer.timeout.disconnect()
+    pacer.recolour_timer.timeout.connect(recolouring)
+    run = short_run(panel, qtbot, steps=8, probe_every=2)
+    qtbot.waitUntil(lambda: calls and calls[-1][1] == run.latest_probe["step"], timeout=WAIT_MS)
+    assert calls and all(what == "recolour" for what, _ in calls)
+    legend = w.view.findChild(StripLegend)
+    assert f"at step {run.latest_probe['step']:,}" in legend.lines[0]  # the newest look's colours

@@ -32,6 +32,9 @@ class RedrawPacer(QObject):
         self.label_timer.timeout.connect(self.show_progress)
         self.probe_timer = QTimer(self, singleShot=True)
         self.probe_timer.timeout.connect(self.show_pending_probe)
+        # the canvas is recoloured by a live look in the task after the view's redraw
+        self.recolour_timer = QTimer(self, singleShot=True, interval=0)
+        self.recolour_timer.timeout.connect(panel.refresh_telemetry)
         self.pending: dict | None = None  # the newest live look, not drawn yet
         self._drawn_at = 0.0              # perf_counter() of the last live redraw
         self._cost_s = 0.0                # what that redraw cost
@@ -115,7 +118,7 @@ class RedrawPacer(QObject):
 
     def show_pending_probe(self) -> None:
         """Draw the newest live look (now, and paint it, to know what a redraw costs). The
-        canvas's recoloured bands paint in the next frame, a task of their own."""
+        canvas is recoloured in the next task, and its bands painted in the next frame."""
         panel = self.panel
         snapshot, self.pending = self.pending, None
         self.probe_timer.stop()
@@ -123,10 +126,11 @@ class RedrawPacer(QObject):
                 or not panel.state.follow:
             return
         started = time.perf_counter()
-        panel.show_snapshot(snapshot)
+        panel.show_snapshot(snapshot, recolour=False)
         view = panel.tabs.currentWidget()
         if view in panel._view_names and view.isVisible():
             view.repaint()
+        self.recolour_timer.start()
         self._drawn_at = time.perf_counter()
         self._cost_s = self._drawn_at - started
 
