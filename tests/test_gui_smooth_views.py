@@ -368,10 +368,25 @@ def test_a_live_look_recolours_the_canvas_in_the_task_after_its_view(open_traini
     monkeypatch.setattr(panel, "refresh_telemetry", recolouring)
     pacer.probe_timer.timeout.disconnect()
     pacer.probe_timer.timeout.connect(drawing)
-    pacer.recolour_timer.timeout.disconnect()
-    pacer.recolour_timer.timeout.connect(recolouring)
     run = short_run(panel, qtbot, steps=8, probe_every=2)
     qtbot.waitUntil(lambda: calls and calls[-1][1] == run.latest_probe["step"], timeout=WAIT_MS)
     assert calls and all(what == "recolour" for what, _ in calls)
     legend = w.view.findChild(StripLegend)
     assert f"at step {run.latest_probe['step']:,}" in legend.lines[0]  # the newest look's colours
+
+
+def test_a_views_plot_paints_count_in_the_looks_redraw_budget(make_panel, qtbot):
+    """A plot paints with the next frame, after the look's task: what the shown view's plots
+    spend painting is added to what a look costs (the curves' paints stay the curves')."""
+    panel = make_panel()
+    panel.tabs.setCurrentWidget(panel.next_token)
+    settle(qtbot)
+    pacer = panel.pacer
+    pacer.plots_painting_s()  # from now on
+    panel.curves.plots.take_painting_s()
+    panel.next_token.plots.viewport().repaint()
+    assert pacer.plots_painting_s() > 0 and pacer.plots_painting_s() == 0  # taken once
+    panel.tabs.setCurrentWidget(panel.curves)
+    settle(qtbot)
+    panel.curves.plots.viewport().repaint()
+    assert pacer.plots_painting_s() == 0 and panel.curves.plots.take_painting_s() > 0

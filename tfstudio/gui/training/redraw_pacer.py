@@ -9,6 +9,7 @@ import time
 from PySide6.QtCore import QObject, QTimer
 
 from .curves_view import SPEED_WINDOW
+from .plots import TimedLayoutWidget
 from .run_state import latest_figures
 
 PLOT_REDRAW_MS = 250      # the plots redraw at most this often...
@@ -34,7 +35,7 @@ class RedrawPacer(QObject):
         self.probe_timer.timeout.connect(self.show_pending_probe)
         # the canvas is recoloured by a live look in the task after the view's redraw
         self.recolour_timer = QTimer(self, singleShot=True, interval=0)
-        self.recolour_timer.timeout.connect(panel.refresh_telemetry)
+        self.recolour_timer.timeout.connect(self._recolour)
         self.pending: dict | None = None  # the newest live look, not drawn yet
         self._drawn_at = 0.0              # perf_counter() of the last live redraw
         self._cost_s = 0.0                # what that redraw cost
@@ -109,6 +110,7 @@ class RedrawPacer(QObject):
         if not panel.state.follow:
             return
         self.pending = snapshot
+        self._cost_s += self.plots_painting_s()
         wait_s = self._drawn_at + self._cost_s / PROBE_REDRAW_SHARE \
             - time.perf_counter()
         if wait_s <= 0:
@@ -133,6 +135,20 @@ class RedrawPacer(QObject):
         self.recolour_timer.start()
         self._drawn_at = time.perf_counter()
         self._cost_s = self._drawn_at - started
+
+    def plots_painting_s(self) -> float:
+        """What the shown view's plots spent painting since last asked: a plot paints with
+        the next frame, after the look's task, and that counts as the look's cost too."""
+        view = self.panel.tabs.currentWidget()
+        if view not in self.panel._view_names:
+            return 0.0
+        return sum(plots.take_painting_s() for plots in view.findChildren(TimedLayoutWidget))
+
+    def _recolour(self) -> None:
+        """The canvas coloured by the look just drawn; what it costs counts as the look's."""
+        started = time.perf_counter()
+        self.panel.refresh_telemetry()
+        self._cost_s += time.perf_counter() - started
 
 
 def set_quietly(bar, value: int) -> None:
