@@ -390,3 +390,27 @@ def test_a_views_plot_paints_count_in_the_looks_redraw_budget(make_panel, qtbot)
     settle(qtbot)
     panel.curves.plots.viewport().repaint()
     assert pacer.plots_painting_s() == 0 and panel.curves.plots.take_painting_s() > 0
+
+
+def test_a_run_opened_while_another_is_read_is_the_one_shown(make_panel, qtbot, tmp_path):
+    """Opening a long run, then (before its curves are read) one read before: the second
+    stays shown when the first's curves arrive."""
+    from pathlib import Path
+
+    from tfstudio.gui.training.history import RunRecord
+
+    records = []
+    for name, steps in (("long", 20000), ("short", 200)):
+        write_logged_run(tmp_path / name, steps)
+        records.append(RunRecord(str(tmp_path / name), name, "task:reverse", "char",
+                                 "2026-12-02 09:00:00", status="completed", steps=steps))
+    long, short = records
+    panel = make_panel()
+    panel.open_run(short)
+    panel.background.wait()
+    assert panel.viewed.path == Path(short.path)
+    panel.open_run(long)
+    panel.open_run(short)  # read before: opens at once
+    panel.background.wait()
+    settle(qtbot)
+    assert panel.viewed.path == Path(short.path)

@@ -20,6 +20,7 @@ class OpenedRuns:
     def __init__(self, panel):
         self.panel = panel  # the TrainingPanel whose views show the opened run
         self._reading: set[str] = set()  # runs whose curves were asked for
+        self._opening: str | None = None
 
     def refresh(self) -> None:
         panel = self.panel
@@ -70,6 +71,7 @@ class OpenedRuns:
         its weights; nothing of the previous run stays. (A run not read before shows once
         its curves are read, off the GUI thread.)"""
         panel = self.panel
+        self._opening = record.path  # the run asked for last: one read before it opens no more
         run = panel.run
         if run is not None and run.active and Path(record.path) == run.run_dir:
             panel.state.viewed = ViewedRun(run.run_dir, live=True,
@@ -87,6 +89,8 @@ class OpenedRuns:
 
     def _open(self, record: RunRecord, series: RunSeries) -> None:
         panel = self.panel
+        if self._opening != record.path:
+            return
         canvas = self._show_run_graph(record)  # first: the canvas colours are the run's
         self.set_overlay(record, True)
         panel.curves.show_layers_of(series)
