@@ -22,4 +22,5 @@ def short_run(panel, qtbot, *, steps: int = 6, every: int = 3, probe_every: int 
     run = panel.train()
     assert run is not None
     qtbot.waitUntil(lambda: not run.active, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: panel.pacer.pending is None, timeout=WAIT_MS)  # its newest look
     return run

@@ -306,18 +306,24 @@ def test_the_cached_grid_follows_a_theme_change(make_window, qtbot):
         w.set_dark(False)
 
 
-def test_a_block_asks_for_a_repaint_only_when_its_telemetry_changes(make_window, monkeypatch):
+def test_a_block_repaints_only_its_band_and_only_when_its_telemetry_changes(make_window,
+                                                                            monkeypatch):
     """Every look inside sets every block's colouring, mostly to what it was (always to none
-    when colouring is off): a repaint of the canvas each time cost the training process."""
+    when colouring is off): a repaint of the canvas each time cost the training process. The
+    block itself stays the pixmap it is cached as; the band over it repaints, on a change."""
     from PySide6.QtGui import QColor
+    from PySide6.QtWidgets import QGraphicsItem
     item = make_window(load_preset("tiny-gpt")).scene.node_items["embed"]
-    repaints = []
-    monkeypatch.setattr(item, "update", lambda *args: repaints.append(args))
+    assert item.cacheMode() == QGraphicsItem.DeviceCoordinateCache
+    blocks, bands = [], []
+    monkeypatch.setattr(item, "update", lambda *args: blocks.append(args))
+    monkeypatch.setattr(item.band, "update", lambda *args: bands.append(args))
     item.set_telemetry(None)
-    assert repaints == []
+    assert bands == [] and not item.band.isVisible()
     item.set_telemetry(QColor("#d04040"), "‖g‖ 0.5")
     item.set_telemetry(QColor("#d04040"), "‖g‖ 0.5")
-    assert len(repaints) == 1 and item.telemetry[1] == "‖g‖ 0.5"
+    assert len(bands) == 1 and item.telemetry[1] == "‖g‖ 0.5" and item.band.isVisible()
     item.set_telemetry(QColor("#d04040"), "‖g‖ 0.7")
     item.set_telemetry(None)
-    assert len(repaints) == 3 and item.telemetry is None
+    assert len(bands) == 3 and item.telemetry is None and not item.band.isVisible()
+    assert blocks == []

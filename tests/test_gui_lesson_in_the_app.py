@@ -126,6 +126,7 @@ def test_a_lesson_picked_in_the_app_trains_to_its_verdict_and_flips_with_its_res
     compare.results.table.selectRow(2)
     compare.results.seed.setCurrentIndex(1)
     compare.results.open_button.click()
+    panel.background.wait()  # its curves are read off the GUI thread
     run_dir = folder / "runs" / "attention-mqa" / "seed-2"
     assert panel.viewed.path == run_dir
     assert same_model(window.session.root,

@@ -32,6 +32,8 @@ def test_a_run_of_a_graph_named_with_ten_thousand_characters_reads_as_one_line(
     row = panel.runs.tree.topLevelItem(0).text(0)
     assert "\n" not in row and len(row) <= 48 + len(" · 09:00:00")
     assert row.startswith("xxx") and "…" in row and row.endswith("y · 09:00:00")
+    panel.tabs.setCurrentWidget(panel.attention)  # the step bar shows under the insides' views
+    QApplication.processEvents()
     caption = panel.step_bar.caption
     assert caption.text().startswith(row)        # the run is named as in Runs
     assert _one_line(caption)

@@ -59,6 +59,7 @@ def test_reopening_a_run_puts_its_graph_on_the_canvas_and_undo_brings_the_users_
     assert window.session.execute(MoveNodes((), {"embed": (500.0, 40.0)}))
     canvas, undo_text = window.session.root, window.session.document.undo_text
     panel.open_run(record)
+    panel.background.wait()  # its curves are read off the GUI thread
     assert window.session.root is canvas and window.session.document.undo_text == undo_text
     assert window.session.root.node("embed").pos == (500.0, 40.0)
 
@@ -68,6 +69,7 @@ def test_reopening_a_run_puts_its_graph_on_the_canvas_and_undo_brings_the_users_
     messages = []
     panel._report_message = messages.append
     panel.open_run(record)
+    panel.background.wait()  # its curves are read off the GUI thread
     assert d_ff(window) == trained_d_ff                      # the canvas is the run's graph
     assert record.label in window.session.document.undo_text  # Edit > Undo names the run
     assert any(record.label in m and "Ctrl+Z" in m for m in messages)
@@ -89,6 +91,7 @@ def test_a_run_whose_graph_cannot_be_read_keeps_the_canvas_and_says_why(window, 
     messages = []
     panel._report_message = messages.append
     panel.open_run(record)
+    panel.background.wait()  # its curves are read off the GUI thread
     assert d_ff(window) == 96
     assert any("the canvas keeps your graph" in m and "graph.json" in m for m in messages)
 
@@ -136,6 +139,7 @@ def test_while_a_run_trains_the_canvas_keeps_the_graph_in_training(window, qtbot
         messages = []
         panel._report_message = messages.append
         panel.open_run(past)
+        panel.background.wait()  # its curves are read off the GUI thread
         assert d_ff(window) == 96  # the graph being trained stays on the canvas
         assert any("the canvas keeps your graph" in m and "training" in m for m in messages)
     finally:

@@ -233,6 +233,7 @@ def test_a_past_run_reopens_after_a_restart(make_panel, qtbot, tmp_path):
     assert again.runs.tree.topLevelItemCount() == 1
     again.tabs.setCurrentWidget(again.attention)
     again.open_run(record)
+    again.background.wait()  # its curves are read off the GUI thread
     series = again.curves.entries[0].series
     assert series.loss == losses and series.steps == list(range(1, 13))
     assert again.step_bar.steps == [0, 6, 12]

@@ -143,6 +143,7 @@ def test_reopening_a_past_run_shows_its_own_progress_and_probe_text(make_panel, 
     assert panel.progress.value() == 9
     record = next(r for r in panel.history.records() if r.path == str(first.run_dir))
     panel.open_run(record)
+    panel.background.wait()  # its curves are read off the GUI thread
     assert panel.progress.value() == 6 and panel.progress.maximum() == 6
     assert panel.setup.probe_text.text() == "abc>cba"
     assert panel.attention.text.text() == "abc>cba"

@@ -176,6 +176,7 @@ def test_a_hugging_face_folder_opens_as_a_run_with_its_graph_on_the_canvas(windo
                                       intermediate_size=48)
     transformers.AutoModelForCausalLM.from_config(config).save_pretrained(tmp_path / "hf")
     run_dir = window.training.open_hf_folder(tmp_path / "hf")
+    window.training.panel.background.wait()  # its curves are read off the GUI thread
     assert run_dir is not None and (run_dir / "graph.json").exists()
     graph = window.session.root
     attention = [n for _, n in graph.walk() if n.type == "attention"]

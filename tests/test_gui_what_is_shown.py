@@ -45,6 +45,7 @@ def test_opening_a_past_run_replaces_the_header_setup_preview_and_probe_text(mak
 
     record = record_of(panel, stories)
     panel.open_run(record)
+    panel.background.wait()  # its curves are read off the GUI thread
     header = panel.curves.summary.text()
     assert header.startswith(record.label)
     assert loss_in(header) == f"{stories.series.loss[-1]:.4f}"
@@ -65,6 +66,7 @@ def test_opening_a_past_run_replaces_the_header_setup_preview_and_probe_text(mak
 
     task_record = record_of(panel, task)
     panel.open_run(task_record)  # and back: the task's numbers, accuracy included
+    panel.background.wait()  # its curves are read off the GUI thread
     header = panel.curves.summary.text()
     assert header.startswith(task_record.label) and "acc " in header
     assert loss_in(header) == f"{task.series.loss[-1]:.4f}"
@@ -80,6 +82,7 @@ def test_every_view_of_the_insides_names_the_step_of_the_one_slider(make_panel, 
     told = []  # views outside the package (Explain) follow the state through this signal
     panel.shown_changed.connect(lambda: told.append(panel.state.caption()))
     panel.open_run(record)
+    panel.background.wait()  # its curves are read off the GUI thread
     steps = SnapshotStore(run.run_dir).steps()
     assert panel.step_bar.steps == steps and len(steps) >= 3
     panel.step_bar.slider.setValue(1)

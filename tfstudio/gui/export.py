@@ -1,11 +1,14 @@
 """Export the canvas (the graph level on screen) as a PNG or an SVG picture."""
 from __future__ import annotations
 
+from collections.abc import Iterable
+from contextlib import contextmanager
 from pathlib import Path
 
 from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtWidgets import QGraphicsItem
 
 from . import theme
 from .node_item import NodeItem
@@ -24,13 +27,29 @@ def content_rect(scene) -> QRectF:
     return rect.adjusted(-MARGIN, -MARGIN, MARGIN, MARGIN)
 
 
+@contextmanager
+def uncached(scenes: Iterable):
+    """Items of ``scenes`` kept as pixmaps for the screen (blocks, plot axes) paint afresh
+    meanwhile: a picture gets their drawing (an SVG would get a picture of pixels)."""
+    cached = [(item, item.cacheMode()) for scene in scenes for item in scene.items()
+              if item.cacheMode() != QGraphicsItem.NoCache]
+    for item, _ in cached:
+        item.setCacheMode(QGraphicsItem.NoCache)
+    try:
+        yield
+    finally:
+        for item, mode in cached:
+            item.setCacheMode(mode)
+
+
 def _render(scene, painter: QPainter, source: QRectF, target: QRectF) -> None:
     painter.setRenderHints(QPainter.Antialiasing | QPainter.TextAntialiasing)
     painter.fillRect(target, QColor(theme.current().canvas))
     selected = scene.selectedItems()
     scene.clearSelection()  # a picture shows the model, not what happened to be selected
     try:
-        scene.render(painter, target, source, Qt.KeepAspectRatio)
+        with uncached([scene]):
+            scene.render(painter, target, source, Qt.KeepAspectRatio)
     finally:
         for item in selected:
             item.setSelected(True)

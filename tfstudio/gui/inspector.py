@@ -73,7 +73,8 @@ class Inspector(QScrollArea):
         self.locked_reason: str | None = None  # why the settings are read-only (a run trains)
         self._feedback = None
         self._rebuild_timer = QTimer(self, singleShot=True, interval=0)
-        self._rebuild_timer.timeout.connect(self.rebuild)
+        self._rebuild_timer.timeout.connect(self._rebuild_if_seen)
+        self._stale = False  # a rebuild waits for the inspector to be shown
         session.document.subscribe(self._on_event)
         # new diagnostics refresh only their own box: rebuilding the page would pull the
         # spin box out from under a click on its arrows
@@ -100,7 +101,27 @@ class Inspector(QScrollArea):
         """Read-only settings while ``reason`` holds (a run trains the graph), said on top of
         the page, so no edit is typed only to be refused on commit."""
         self.locked_reason = reason
-        self.rebuild()
+        self._apply_lock()  # at once; the page with its banner when next seen
+        self._rebuild_timer.start()
+
+    def _rebuild_if_seen(self) -> None:
+        # hidden (the Train workspace hides it), a page rebuilt at a run's start and end took
+        # 20-30 ms of the event loop for nothing: it is rebuilt when shown
+        self._stale = not self.isVisible()
+        if not self._stale:
+            self.rebuild()
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if self._stale:
+            self.rebuild()
+
+    def _apply_lock(self) -> None:
+        for editor in self.editors.values():
+            editor.widget.setEnabled(not self.locked_reason)
+        if self.locked_reason:  # (unlocked, a switch that cannot apply stays off: rebuilt)
+            for button in (b for buttons in self.switch_buttons.values() for b in buttons.values()):
+                button.setEnabled(False)
 
     def set_param(self, name: str, value) -> bool:
         """Commit one parameter of the shown node (what an editor does on Enter/click). New
@@ -136,6 +157,7 @@ class Inspector(QScrollArea):
     # ------------------------------------------------------------------ layout
     def rebuild(self) -> None:
         self._rebuild_timer.stop()
+        self._stale = False
         self.editors = {}
         self.switch_buttons = {}
         self._feedback = None
@@ -159,12 +181,7 @@ class Inspector(QScrollArea):
             self.node_id = None
             self._model_page(layout)
         layout.addStretch(1)
-        if self.locked_reason:
-            for editor in self.editors.values():
-                editor.widget.setEnabled(False)
-            for buttons in self.switch_buttons.values():
-                for button in buttons.values():
-                    button.setEnabled(False)
+        self._apply_lock()
         old = self.takeWidget()
         if old is not None:
             old.deleteLater()

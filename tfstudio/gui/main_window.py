@@ -371,7 +371,8 @@ class MainWindow(FileMenu, EditMenu, HelpMenu, QMainWindow):
         theme.apply_theme(QApplication.instance(), name)
         self.settings.setValue("theme", name)
         self.view.viewport().update()
-        self.scene.update()
+        for item in self.scene.items():  # a block cached as a pixmap is painted again
+            item.update()
 
     # ------------------------------------------------------------------ other
     def show_code(self) -> CodeDialog:

@@ -24,7 +24,7 @@ from ..graph.schema import PortSpec
 from . import theme
 from .block_drawing import (ABLATED_OPACITY, PAD, PORT_R, _Mini,  # noqa: F401 (others import)
                             _whole, routed_path, scaled_font, text_boost)
-from .node_paint import NodePainting
+from .node_paint import NodePainting, TelemetryBand
 from .summaries import node_summary, node_tooltip
 from .title_fit import fitted_title, title_font_fitting  # noqa: F401 (tests import it here)
 
@@ -137,9 +137,13 @@ class NodeItem(NodePainting, QGraphicsItem):
         self.setFlags(QGraphicsItem.ItemIsMovable | QGraphicsItem.ItemIsSelectable
                       | QGraphicsItem.ItemSendsGeometryChanges)
         self.setAcceptHoverEvents(True)
+        # painted once into a pixmap, again only when it changes (update()) or the zoom does: a
+        # repaint of the canvas (a run recolours it every few steps) copies the blocks
+        self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
         self._summary = ""
         self._height = 0.0
         self.telemetry: tuple[QColor, str] | None = None  # (colour, label) from training
+        self.band = TelemetryBand(self)  # draws the telemetry, over the cached block
         self.switched_off: list[str] = []  # the Explain switches ablating this block
         self.inner_switched_off: dict[str, list[str]] = {}  # ... and each block of an open group
         self.refresh(graph)
@@ -170,6 +174,7 @@ class NodeItem(NodePainting, QGraphicsItem):
     def refresh(self, graph: Graph) -> None:
         """Rebuild ports and text from the model node (after a parameter or title change)."""
         self.prepareGeometryChange()
+        self.band.prepareGeometryChange()  # it follows the body's bottom edge
         for port in list(self.inputs.values()) + list(self.outputs.values()):
             port.setParentItem(None)
             if port.scene() is not None:
@@ -277,7 +282,8 @@ class NodeItem(NodePainting, QGraphicsItem):
         telemetry = (QColor(colour), label) if colour is not None else None
         if telemetry != self.telemetry:  # (set at every look inside, mostly to the same)
             self.telemetry = telemetry
-            self.update()
+            self.band.setVisible(telemetry is not None)
+            self.band.update()  # the band alone: the block's cached pixmap stays as it is
 
     def set_ablated(self, switched_off: list[str],
                     inner: dict[str, list[str]] | None = None) -> None:

@@ -1,11 +1,13 @@
-"""How a block item paints itself: a closed block (header, ports, summary, telemetry,
-outline, badges) or an open layer group (a frame holding its inside as small blocks). A mixin
-of :class:`~tfstudio.gui.node_item.NodeItem`, which keeps the state and the gestures."""
+"""How a block item paints itself: a closed block (header, ports, summary, outline, badges)
+or an open layer group (a frame holding its inside as small blocks). A mixin of
+:class:`~tfstudio.gui.node_item.NodeItem`, which keeps the state and the gestures. The
+telemetry band a run colours the block with is an item of its own (:class:`TelemetryBand`):
+the block is kept as a pixmap, and a look inside repaints the band alone."""
 from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFontMetricsF, QPainter, QPainterPath, QPen
-from PySide6.QtWidgets import QStyleOptionGraphicsItem
+from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
 from ..graph.layout import HEADER_H, ROW_H, SUMMARY_H
 from . import theme
@@ -67,8 +69,6 @@ class NodePainting:
         if lod > 0.3:  # below that even enlarged text is noise
             self._paint_ports_text(painter, t, boost)
             self._paint_summary(painter, t, boost)
-        if self.telemetry is not None:
-            self._paint_telemetry(painter, t, body, lod)
 
         self._paint_outline(painter, t, body)
         self._paint_badges(painter, t, lod)
@@ -126,8 +126,6 @@ class NodePainting:
             mini.paint(painter, t, boost, lod)
         if lod > 0.3:
             self._paint_frame_port_names(painter, t, boost)
-        if self.telemetry is not None:
-            self._paint_telemetry(painter, t, body, lod)
         self._paint_outline(painter, t, body)
         if self.drop_hint:
             painter.setBrush(Qt.NoBrush)
@@ -200,24 +198,6 @@ class NodePainting:
             painter.drawText(rect, Qt.AlignRight | Qt.AlignVCenter,
                              block_count(self.node, self.params, short=True))
 
-    def _paint_telemetry(self, painter, t, body, lod: float) -> None:
-        """A band in the measured colour along the bottom edge, its value above it."""
-        colour, label = self.telemetry
-        band = QPainterPath()
-        band.addRoundedRect(body, 8, 8)
-        strip = QPainterPath()
-        strip.addRect(QRectF(0, body.bottom() - 8, body.width(), 8))
-        painter.save()
-        painter.setPen(Qt.NoPen)
-        painter.setBrush(colour)
-        painter.drawPath(band.intersected(strip))
-        if lod > 0.3 and label:
-            painter.setPen(t.color("node_text"))
-            painter.setFont(SMALL_FONT)
-            painter.drawText(QRectF(PAD, body.bottom() - 8 - SUMMARY_H, body.width() / 2,
-                                    SUMMARY_H), Qt.AlignLeft | Qt.AlignVCenter, label)
-        painter.restore()
-
     def _paint_outline(self, painter, t, body) -> None:
         painter.setBrush(Qt.NoBrush)
         severity = self.severity
@@ -246,3 +226,43 @@ class NodePainting:
         colour = t.color("error" if severity == "error" else "warning")
         rect = QRectF(self.width - size * 0.6, -size * 0.4, size, size)
         paint_badge(painter, rect, severity, colour)
+
+
+class TelemetryBand(QGraphicsItem):
+    """A band in the measured colour along the bottom edge of a block, its value above it: a
+    child of the block, so that a look inside (every few steps of a run, every block's value
+    new) repaints the bands, while the blocks stay the pixmaps they are cached as."""
+
+    def __init__(self, node_item):
+        super().__init__(node_item)
+        self.setZValue(1)  # under the ports
+        self.setAcceptedMouseButtons(Qt.NoButton)  # presses reach the block
+        self.setVisible(False)
+
+    def boundingRect(self) -> QRectF:
+        body = self.parentItem().body_rect()
+        return QRectF(0, body.bottom() - 8 - SUMMARY_H, body.width(), 8 + SUMMARY_H)
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        block = self.parentItem()
+        if block.telemetry is None:
+            return
+        t = theme.current()
+        body = block.body_rect()
+        colour, label = block.telemetry
+        lod = option.levelOfDetailFromTransform(painter.worldTransform())
+        painter.setRenderHint(QPainter.Antialiasing)
+        band = QPainterPath()
+        band.addRoundedRect(body, 8, 8)
+        strip = QPainterPath()
+        strip.addRect(QRectF(0, body.bottom() - 8, body.width(), 8))
+        painter.setPen(Qt.NoPen)
+        painter.setBrush(colour)
+        painter.drawPath(band.intersected(strip))
+        if lod > 0.3 and label:
+            painter.setPen(t.color("node_text"))
+            painter.setFont(SMALL_FONT)
+            painter.drawText(QRectF(PAD, body.bottom() - 8 - SUMMARY_H, body.width() / 2,
+                                    SUMMARY_H), Qt.AlignLeft | Qt.AlignVCenter, label)
+        painter.setClipRect(self.boundingRect())  # the block's outline over the band, as before
+        block._paint_outline(painter, t, body)

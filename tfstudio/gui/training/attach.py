@@ -146,17 +146,27 @@ class TrainingAttachment:
         explain = ExplainView(panel.background)
         panel.add_view(explain, "Explain")
 
+        # while a run trains, Explain shows its latest look inside (no weights yet); hidden, it
+        # keeps the newest and draws it when shown: rebuilding its stage pictures at every look
+        # took 0.6 s of the event loop per look, on every tab (bench_gui_latency, busy machine).
+        # Likewise the walk of new weights: computed and drawn behind another tab when a run
+        # ended, its pictures and embedding map took 0.2 s of the event loop
+        unseen: dict = {}
+
         def weights(model, tokenizer) -> None:
             run_dir = panel.host.run_dir if model is not None else None  # replays its checkpoints
             explain.set_model(model, tokenizer, run_dir, run=_run_label(panel, run_dir),
                               step=panel.host.step if model is not None else None)
-            explain.start_on((panel.snapshot or {}).get("text", ""))  # else the run's own
+            text = (panel.snapshot or {}).get("text", "")  # else the run's own
+            unseen.pop("walk", None)
+            if model is not None:
+                unseen.pop("look", None)  # the weights' walk replaces a training look's
+            if panel.tabs.currentWidget() is explain:
+                explain.start_on(text)
+            elif model is not None:
+                unseen["walk"] = text
             _show_head_roles(panel, model, tokenizer)
         panel.weights_changed.connect(weights)
-        # while a run trains, Explain shows its latest look inside (no weights yet); hidden, it
-        # keeps the newest and draws it when shown: rebuilding its stage pictures at every look
-        # took 0.6 s of the event loop per look, on every tab (bench_gui_latency, busy machine)
-        unseen: dict = {}
 
         def probed(snapshot) -> None:
             if panel.tabs.currentWidget() is explain:
@@ -171,8 +181,11 @@ class TrainingAttachment:
         def shown(index: int) -> None:
             if panel.tabs.widget(index) is compare:  # "current graph" is the one on the canvas
                 compare.base_graph = w.session.root
-            elif panel.tabs.widget(index) is explain and "look" in unseen:
-                explain.show_snapshot(unseen.pop("look"), _run_label(panel))
+            elif panel.tabs.widget(index) is explain:
+                if "look" in unseen:
+                    explain.show_snapshot(unseen.pop("look"), _run_label(panel))
+                if "walk" in unseen:
+                    explain.start_on(unseen.pop("walk"))
         panel.tabs.currentChanged.connect(shown)
         # what Explain switches off is drawn off on the canvas, whichever side switched it
         explain.ablations_changed.connect(lambda names: w.scene.set_ablated(names))

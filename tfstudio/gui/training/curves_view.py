@@ -132,6 +132,9 @@ class CurvesView(QWidget):
         self.summary = QLabel()
         self.summary.setProperty("role", "muted")
         self.summary.setWordWrap(True)  # the run's name and figures never widen the window
+        # two lines' room from the start: a summary that wrapped to a second line as its
+        # figures grew laid the plots out again, and redrew all their axes
+        self.summary.setMinimumHeight(2 * self.summary.fontMetrics().lineSpacing())
         self.reader = CurveReader(self.plots, list(self.plot_items().values()),
                                   self.visible_series, self._smoothed_losses, self)
         self.reader.changed.connect(self._reading_changed)
@@ -325,6 +328,9 @@ class CurvesView(QWidget):
         need = int(self.plots.ci.effectiveSizeHint(Qt.MinimumSize).height()) + 6
         if need != self.plots.minimumHeight():  # only when a legend grew: a relayout costs
             self.plots.setMinimumHeight(need)
+        # a legend that grew (a run's longer name) widens its column now, before the plots
+        # fit their ranges to their widths and draw: laid out after, it redrew them all again
+        self.plots.ci.layout.activate()
 
     def _refresh_hints(self) -> None:
         """Say why a plot is empty instead of showing bare axes."""

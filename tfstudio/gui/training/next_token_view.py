@@ -43,6 +43,7 @@ class NextTokenView(QWidget):
         self.logits: np.ndarray | None = None
         self.decode = None
         self.state = None  # the last NextTokenView computed
+        self._ticks: list | None = None  # the candidates' labels under the bars
         self._generated_from = 0
         self.prompt = QLineEdit()
         self.source = muted()
@@ -207,10 +208,15 @@ class NextTokenView(QWidget):
         grey = QColor(t.muted_text)
         self.filtered_bars.setOpts(x=x[filtered], height=tempered[filtered], width=0.8,
                                    brush=QBrush(grey, Qt.BDiagPattern), pen=pg.mkPen(grey))
+        # each look inside redrew both axes (new ticks, a new top): the candidates' labels
+        # are set when they change, and the top moves through 0.1, 0.2, 0.5 and 1
         ticks = [(float(i), tick_label(c.text)) for i, c in enumerate(candidates)]
-        self.chart.getAxis("bottom").setTicks([ticks])
+        if ticks != self._ticks:
+            self._ticks = ticks
+            self.chart.getAxis("bottom").setTicks([ticks])
         top = max([0.05, *tempered, *final]) if candidates else 1.0
-        self.chart.setYRange(0, min(1.0, top * 1.1))
+        self.chart.setYRange(0, next((end for end in (0.1, 0.2, 0.5) if end >= top * 1.1), 1.0),
+                             padding=0)
         self.chart.setXRange(-0.6, max(len(candidates), 1) - 0.4, padding=0)
 
     def drawn_bars(self) -> list[tuple[str, float]]:

@@ -104,6 +104,9 @@ class TrainingPanel(QWidget):
         self.refresh_graph()
         self.opened_runs.refresh()
         self.lifecycle.update_buttons()
+        # the step bar only under the views of the insides from the start: hidden at the
+        # first run instead, it gave the curves its height, laid out and redrawn whole
+        self._show_caption()
 
     @property
     def viewed(self) -> ViewedRun | None:
@@ -263,9 +266,10 @@ class TrainingPanel(QWidget):
         shown = view in self._view_names and not (view is self.next_token and self.host.ready)
         self.step_bar.setVisible(shown)
 
-    def show_snapshot(self, snapshot: dict | None) -> None:
+    def show_snapshot(self, snapshot: dict | None, *, recolour: bool = True) -> None:
         """Show a look inside: the visible view redraws now, the others when they are shown
-        (a hidden view's plots would cost the event loop for nothing)."""
+        (a hidden view's plots would cost the event loop for nothing); ``recolour=False``:
+        the caller recolours the canvas (a live look does, in a task of its own)."""
         self.state.show(snapshot)
         if snapshot is None:
             return
@@ -273,7 +277,8 @@ class TrainingPanel(QWidget):
             self.step_bar.set_steps(self.viewed.steps, self.state.shown_step)
         self._show_caption()
         self._refresh_visible_view()
-        self.refresh_telemetry()
+        if recolour:
+            self.refresh_telemetry()
 
     def _refresh_visible_view(self) -> None:
         view = self.tabs.currentWidget()

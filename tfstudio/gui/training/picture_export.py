@@ -9,8 +9,10 @@ from typing import Any
 from PySide6.QtCore import QPoint, QRectF
 from PySide6.QtGui import QPainter
 from PySide6.QtSvg import QSvgGenerator
-from PySide6.QtWidgets import (QFileDialog, QGraphicsItem, QGraphicsView, QMenu, QToolButton,
-                               QWidget)
+from PySide6.QtWidgets import QFileDialog, QGraphicsView, QMenu, QToolButton, QWidget
+
+from ..export import uncached
+
 
 def export_widget(widget: QWidget, path: str | Path) -> Path:
     """Save what ``widget`` shows as a PNG (its pixels) or an SVG (its drawing)."""
@@ -23,17 +25,17 @@ def export_widget(widget: QWidget, path: str | Path) -> Path:
         generator.setViewBox(QRectF(0, 0, widget.width(), widget.height()))
         generator.setTitle("tfstudio")
         painter = QPainter(generator)
-        cached = _drop_item_caches(widget)  # a pixmap-cached item would reach the SVG as one
+        views = [widget] if isinstance(widget, QGraphicsView) else []
+        views += widget.findChildren(QGraphicsView)
         try:  # widgets paint with QPainter: vectors stay vectors
-            if isinstance(widget, QGraphicsView):  # a plot: render its scene as shown
-                widget.render(painter, QRectF(0, 0, widget.width(), widget.height()),
-                              widget.viewport().rect())
-            else:
-                widget.render(painter, QPoint())
+            with uncached(v.scene() for v in views if v.scene() is not None):
+                if isinstance(widget, QGraphicsView):  # a plot: render its scene as shown
+                    widget.render(painter, QRectF(0, 0, widget.width(), widget.height()),
+                                  widget.viewport().rect())
+                else:
+                    widget.render(painter, QPoint())
         finally:
             painter.end()
-            for item, mode in cached:
-                item.setCacheMode(mode)
     elif suffix == ".png":
         image = widget.grab()
         if not image.save(str(path), "PNG"):
@@ -44,18 +46,6 @@ def export_widget(widget: QWidget, path: str | Path) -> Path:
     if not path.exists():
         raise OSError(f"could not write {path}; check the folder exists and is writable")
     return path
-
-
-def _drop_item_caches(widget: QWidget) -> list:
-    """Switch off the pixmap caches of the graphics items ``widget`` shows (plot axes keep one
-    for the screen); returns (item, mode) pairs to restore."""
-    views = [widget] if isinstance(widget, QGraphicsView) else []
-    views += widget.findChildren(QGraphicsView)
-    cached = [(item, item.cacheMode()) for view in views if view.scene() is not None
-              for item in view.scene().items() if item.cacheMode() != QGraphicsItem.NoCache]
-    for item, _ in cached:
-        item.setCacheMode(QGraphicsItem.NoCache)
-    return cached
 
 
 def ask_save_path(parent: QWidget, caption: str, file_filter: str, suffix: str) -> str:

@@ -6,7 +6,8 @@ import math
 import time
 
 import pyqtgraph as pg
-from PySide6.QtGui import QColor, QFont
+from PySide6.QtCore import QSizeF, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetricsF
 from PySide6.QtWidgets import QGraphicsItem, QSizePolicy
 
 from .. import theme
@@ -85,7 +86,11 @@ def step_axis_end(last_step: float, final_step: int) -> float:
     shows 0-100 up to step 95, then 0-200, 0-500, 0-1,000, and all of itself from step 953:
     a handful of moves, where a range that followed the data moved at every refresh."""
     if last_step >= final_step:
-        return float(max(last_step, 1.0))
+        # (a curve's reported end reaches a pen's width past its last step, a width that is
+        # more steps the more the axis shows: followed, it moved the axis again at the next
+        # paint, and redrew every plot's)
+        return float(final_step if last_step <= final_step * (1 + STEADY_SLACK)
+                     else max(last_step, 1.0))
     want = max(last_step, 1.0) * (1 + STEADY_HEADROOM)
     power = 10.0 ** math.floor(math.log10(want))
     end = min(u * power for u in (1, 2, 5, 10) if u * power >= want * (1 - 1e-9))
@@ -123,6 +128,7 @@ class SteadyViewBox(pg.ViewBox):
 
 
 TITLE_HEIGHT = 20
+TICK_ROOM = "-0.0000"  # the widest tick label a y-axis makes room for before any data
 # Curves with a point per step are drawn 1 px wide: Qt strokes a wider antialiased polyline of
 # a noisy curve about 100x slower (2.8 s against 21 ms for 20,000 points, downsampled to 2,700).
 STEP_LINE = 1.0
@@ -150,7 +156,12 @@ def styled_plot(plot: pg.PlotItem, title: str, y_label: str = "", x_label: str =
         # paint of the plot; kept as a pixmap it is redrawn only when its range or size changes
         axis.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
         # an axis that shrank whenever its labels did ("2.5" after "10") re-laid out the whole
-        # layout, and redrew every plot in it, at each change of a live plot's range
+        # layout, and redrew every plot in it, at each change of a live plot's range; one that
+        # widened for the first labels of a run ("0.0064", "21000") did so twice more, so a
+        # y-axis has room for such labels from the start (and still widens for wider ones)
+        if name == "left":
+            axis.textWidth = max(axis.textWidth, QFontMetricsF(font).horizontalAdvance(
+                TICK_ROOM) + 1)
         axis.setStyle(autoReduceTextSpace=False)
     if y_label:
         plot.setLabel("left", y_label, color=t.muted_text)
@@ -178,8 +189,8 @@ def legend_above(layout: pg.GraphicsLayout, plot: pg.PlotItem, row: int, col: in
     """A legend in its own layout cell (above the plot), never over the data; the plot's named
     curves join it as they are added."""
     t = theme.current()
-    item = pg.LegendItem(colCount=columns, labelTextColor=t.text, labelTextSize="9pt",
-                         verSpacing=-6, horSpacing=12)
+    item = RowLegend(colCount=columns, labelTextColor=t.text, labelTextSize="9pt",
+                     verSpacing=-6, horSpacing=12)
     layout.addItem(item, row=row, col=col, colspan=colspan)
     item.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Maximum)  # its rows, no more
     layout.layout.setRowStretchFactor(row, 0)
@@ -188,17 +199,35 @@ def legend_above(layout: pg.GraphicsLayout, plot: pg.PlotItem, row: int, col: in
     return item
 
 
+class RowLegend(pg.LegendItem):
+    """A legend as tall as a row of entries while it has none: the first entry (a run added, a
+    live run's first layers) grew the row, which laid every plot below it out again and
+    redrew all their axes."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._row = 0.0
+        sample = pg.PlotDataItem()
+        self.addItem(sample, " ")
+        self._row = self.effectiveSizeHint(Qt.MinimumSize).height()
+        self.removeItem(sample)
+
+    def sizeHint(self, which, constraint=QSizeF()):
+        hint = super().sizeHint(which, constraint)
+        if which in (Qt.MinimumSize, Qt.PreferredSize) and hint.height() < self._row:
+            hint.setHeight(self._row)
+        return hint
+
+
 def pen(colour: QColor | str, width: float = 2.0, dashed: bool = False, alpha: int = 255,
         style=None):
     c = QColor(colour)
     c.setAlpha(alpha)
-    from PySide6.QtCore import Qt
     return pg.mkPen(c, width=width,
                     style=style if style is not None else Qt.DashLine if dashed else Qt.SolidLine)
 
 
 def layer_style(i: int):
     """The line style of a run's ``i``-th layer: colour names the run, style the layer."""
-    from PySide6.QtCore import Qt
     styles = (Qt.SolidLine, Qt.DashLine, Qt.DotLine, Qt.DashDotLine, Qt.DashDotDotLine)
     return styles[i % len(styles)]

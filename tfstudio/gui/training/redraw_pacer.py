@@ -9,6 +9,7 @@ import time
 from PySide6.QtCore import QObject, QTimer
 
 from .curves_view import SPEED_WINDOW
+from .plots import TimedLayoutWidget
 from .run_state import latest_figures
 
 PLOT_REDRAW_MS = 250      # the plots redraw at most this often...
@@ -32,6 +33,9 @@ class RedrawPacer(QObject):
         self.label_timer.timeout.connect(self.show_progress)
         self.probe_timer = QTimer(self, singleShot=True)
         self.probe_timer.timeout.connect(self.show_pending_probe)
+        # the canvas is recoloured by a live look in the task after the view's redraw
+        self.recolour_timer = QTimer(self, singleShot=True, interval=0)
+        self.recolour_timer.timeout.connect(self._recolour)
         self.pending: dict | None = None  # the newest live look, not drawn yet
         self._drawn_at = 0.0              # perf_counter() of the last live redraw
         self._cost_s = 0.0                # what that redraw cost
@@ -41,16 +45,19 @@ class RedrawPacer(QObject):
         self._drawn_at = self._cost_s = 0.0
 
     def stop(self) -> None:
-        """The run ended: the timers stop, and what they held back is shown now."""
+        """The run ended: the timers stop, and what they held back is shown now (the newest
+        look in a task of its own, next: drawn in the run's last task, it made that one of
+        the longest)."""
         self.plot_timer.stop()
         self.label_timer.stop()
         self.show_progress()
-        self.show_pending_probe()
+        if self.pending is not None:
+            self.probe_timer.start(0)
 
     def on_progress(self) -> None:
         if not self.plot_timer.isActive():  # plots redraw a few times a second, not per drain
             self.plot_timer.start()
-        if not self.label_timer.isActive():  # a progress bar repaints at once when set
+        if not self.label_timer.isActive():  # the progress line follows a run twice a second
             self.label_timer.start()
 
     def show_progress(self) -> None:
@@ -61,7 +68,7 @@ class RedrawPacer(QObject):
         if not series.steps:
             return
         step = series.steps[-1]
-        panel.progress.setValue(step)
+        set_quietly(panel.progress, step)
         eta = series.eta_s()
         recent = series.tokens_per_s[-SPEED_WINDOW:]  # the curve's moving average, not one step
         # the same string as the curves header, set in the same call: one loss on screen
@@ -103,15 +110,17 @@ class RedrawPacer(QObject):
         if not panel.state.follow:
             return
         self.pending = snapshot
+        self._cost_s += self.plots_painting_s()
         wait_s = self._drawn_at + self._cost_s / PROBE_REDRAW_SHARE \
             - time.perf_counter()
         if wait_s <= 0:
-            self.show_pending_probe()
+            self.probe_timer.start(0)  # a task of its own: not in the drain of the events
         elif not self.probe_timer.isActive():
             self.probe_timer.start(int(min(MAX_PROBE_WAIT_MS, wait_s * 1000)))
 
     def show_pending_probe(self) -> None:
-        """Draw the newest live look (now, and paint it, to know what a redraw costs)."""
+        """Draw the newest live look (now, and paint it, to know what a redraw costs). The
+        canvas is recoloured in the next task, and its bands painted in the next frame."""
         panel = self.panel
         snapshot, self.pending = self.pending, None
         self.probe_timer.stop()
@@ -119,17 +128,36 @@ class RedrawPacer(QObject):
                 or not panel.state.follow:
             return
         started = time.perf_counter()
-        panel.show_snapshot(snapshot)
+        panel.show_snapshot(snapshot, recolour=False)
         view = panel.tabs.currentWidget()
         if view in panel._view_names and view.isVisible():
             view.repaint()
-        views = getattr(panel.scene_source(), "views", None)
-        if callable(views) and panel.telemetry.currentData() != "off":
-            for canvas in views():  # the canvas repaints its coloured blocks too
-                if canvas.isVisible():
-                    canvas.viewport().repaint()
+        self.recolour_timer.start()
         self._drawn_at = time.perf_counter()
         self._cost_s = self._drawn_at - started
+
+    def plots_painting_s(self) -> float:
+        """What the shown view's plots spent painting since last asked: a plot paints with
+        the next frame, after the look's task, and that counts as the look's cost too."""
+        view = self.panel.tabs.currentWidget()
+        if view not in self.panel._view_names:
+            return 0.0
+        return sum(plots.take_painting_s() for plots in view.findChildren(TimedLayoutWidget))
+
+    def _recolour(self) -> None:
+        """The canvas coloured by the look just drawn; what it costs counts as the look's."""
+        started = time.perf_counter()
+        self.panel.refresh_telemetry()
+        self._cost_s += time.perf_counter() - started
+
+
+def set_quietly(bar, value: int) -> None:
+    """``bar.setValue(value)``, painted with the next frame: a progress bar repaints at once
+    when set, and a repaint paints everything then waiting in the window (the canvas, a
+    view), a task of 10-15 ms at every progress line."""
+    bar.setUpdatesEnabled(False)
+    bar.setValue(value)
+    bar.setUpdatesEnabled(True)  # (asks for the paint)
 
 
 def duration(seconds: float) -> str:

@@ -138,8 +138,14 @@ class RunLifecycle:
         panel._show_figures()
         panel._show_caption()  # "following training" no more
         gc.unfreeze()  # the run's objects may be collected again
-        panel.curves.refresh()
-        panel.experts.redraw()
+        # a hidden view draws when shown: the curves, drawn afresh behind another tab, took
+        # 30-60 ms of the event loop at the end of every run
+        if panel.curves.isVisible():
+            panel.curves.refresh()
+        else:
+            panel.state.curves_stale = True
+        if panel.experts.isVisible():
+            panel.experts.redraw()
         if failed:
             what = {"nan": "the loss stopped being a number", "oom": "out of memory",
                     "error": "an error"}.get(event.reason, event.reason)

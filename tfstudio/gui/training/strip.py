@@ -117,6 +117,7 @@ class StripLegend(QWidget):
         super().__init__(view)
         self.setAttribute(Qt.WA_TransparentForMouseEvents)
         self.lines: list[str] = []
+        self._width = 0  # grows to its widest lines while shown, shrinks only when hidden
         self.hide()
         view.installEventFilter(self)
 
@@ -138,14 +139,18 @@ class StripLegend(QWidget):
     def _place(self) -> None:
         view = self.parentWidget()
         if not self.lines:
-            view.setViewportMargins(0, 0, 0, 0)
+            self._width = 0
+            _set_right_margin(view, 0)
             return
         fm = QFontMetricsF(self._font())
         width = int(max([self.BAR_W] + [fm.horizontalAdvance(s) for s in self.lines]) + 24)
+        # not narrower at the next look's shorter numbers: each change of width resized the
+        # canvas, which refitted and repainted every block
+        self._width = width = max(self._width, width)
         width = min(width, max(self.BAR_W + 16, view.width() // self.MAX_SHARE))
         height = int(self.BAR_H + 8 + fm.lineSpacing() * len(self.lines) + 8)
         frame = view.frameWidth()
-        view.setViewportMargins(0, 0, width + 2 * self.GAP, 0)  # the canvas ends left of it
+        _set_right_margin(view, width + 2 * self.GAP)  # the canvas ends left of it
         self.setGeometry(view.width() - frame - self.GAP - width, frame + self.GAP, width,
                          min(height, view.height() - 2 * (frame + self.GAP)))
         self.raise_()
@@ -175,6 +180,11 @@ class StripLegend(QWidget):
             painter.drawText(QRectF(8, y, self.width() - 16, fm.lineSpacing()),
                              Qt.AlignLeft | Qt.AlignVCenter, text)
             y += fm.lineSpacing()
+
+
+def _set_right_margin(view, pixels: int) -> None:
+    if view.viewportMargins().right() != pixels:  # (setting lays the view out again)
+        view.setViewportMargins(0, 0, pixels, 0)
 
 
 def show_legend(scene, shown: Shown | None) -> None:
