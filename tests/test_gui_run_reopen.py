@@ -96,6 +96,35 @@ def test_a_run_whose_graph_cannot_be_read_keeps_the_canvas_and_says_why(window, 
     assert any("the canvas keeps your graph" in m and "graph.json" in m for m in messages)
 
 
+def test_a_run_whose_config_went_missing_opens_and_says_run_setup_keeps_the_users(
+        window, qtbot, past_run, tmp_path):
+    panel = window.training.panel
+    record = opened(panel, past_run, tmp_path, qtbot)
+    panel.setup.steps.setValue(777)  # the user's own setting, not the run's 8 steps
+    (tmp_path / "run" / "config.json").unlink()
+    messages = []
+    panel._report_message = messages.append
+    panel.open_run(record)
+    panel.background.wait()  # its curves are read off the GUI thread
+    line = next(m for m in messages if m.startswith(f"Opened {record.label}"))
+    assert "config.json cannot be read, so Run setup keeps your settings" in line
+    assert panel.setup.steps.value() == 777
+    assert panel.viewed.label == record.label and panel.error.isHidden()
+
+
+def test_adding_a_folder_whose_config_is_damaged_is_refused_with_the_file_named(
+        make_panel, past_run, tmp_path):
+    run_dir = copy_of(past_run, tmp_path)
+    (run_dir / "config.json").write_text("{not json", encoding="utf-8")
+    errors = []
+    panel = make_panel()
+    panel.show_error = lambda text, title="": errors.append((title, text))
+    assert panel.add_run_folder(str(run_dir)) is None
+    assert errors == [("Cannot open the run", errors[0][1])]
+    assert "config.json is damaged" in errors[0][1] and "\n" not in errors[0][1]
+    assert str(run_dir) not in [r.path for r in panel.history.records()]
+
+
 def test_a_damaged_newest_checkpoint_is_skipped_and_named(make_panel, qtbot, past_run,
                                                           tmp_path):
     from safetensors.torch import load_file

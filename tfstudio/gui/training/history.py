@@ -99,13 +99,16 @@ class RunHistory:
 
     def record_for_folder(self, path: str | Path) -> RunRecord:
         """A record describing an existing run folder (one the app did not start itself)."""
-        from ...runs.folder import RunFolder  # loads torch: only when a folder is added
+        from ...runs.folder import RunError, RunFolder  # loads torch: only when one is added
 
         folder = RunFolder(path)
         if not folder.exists():
             raise ValueError(f"{path} is not a tfstudio run folder: it has no config.json and "
                              "graph.json. Choose the folder `tfstudio train --out` wrote")
-        config = folder.config()
+        try:
+            config = folder.config()
+        except RunError as exc:  # a damaged config.json: the caller's one clear line
+            raise ValueError(str(exc)) from None
         series = RunSeries.from_events("", read_events(folder.metrics_path))
         name = folder.graph().meta.get("name") or Path(path).name
         started = time.strftime("%Y-%m-%d %H:%M:%S",

@@ -95,11 +95,11 @@ class OpenedRuns:
         self.set_overlay(record, True)
         panel.curves.show_layers_of(series)
         panel.runs.show_overlaid(record.path)
-        from ...runs.folder import RunFolder
+        from ...runs.folder import RunError, RunFolder
         folder = RunFolder(record.path)
         try:
             config = folder.config()
-        except (OSError, ValueError):
+        except (OSError, RunError):  # gone or damaged since it was listed: the rest still shows
             config = None
         done = series.steps[-1] if series.steps else 0
         panel.state.opened(Path(record.path), SnapshotStore(record.path).steps(), done,
@@ -122,8 +122,11 @@ class OpenedRuns:
         else:
             panel.next_token.set_generation_available(False, "This run saved no weights")
         self._show_opened_run(record, config)
+        unread = "" if config is not None else (
+            "; its config.json cannot be read, so Run setup keeps your settings")
         panel.message(f"Opened {record.label}: {len(series.steps):,} logged steps, "
-                      f"{len(panel.viewed.steps)} snapshots" + (f"; {canvas}" if canvas else ""))
+                      f"{len(panel.viewed.steps)} snapshots" + (f"; {canvas}" if canvas else "")
+                      + unread)
 
     def _show_run_graph(self, record: RunRecord) -> str:
         """The canvas shows the graph the run trained, as one undoable edit, unless it already
