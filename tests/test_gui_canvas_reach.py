@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QApplication
 
 from tfstudio.graph.layout import WRAP_WIDTH, block_rects, untangled
 from tfstudio.gui.view import LEGIBLE_ZOOM
-from tfstudio.presets import load_preset
+from tfstudio.presets import load_preset, preset_names
 
 
 @pytest.fixture
@@ -102,3 +102,21 @@ def test_tiny_t5_is_all_on_a_desktop_screen(opened):
     for nid, item in w.scene.node_items.items():
         assert on_screen(w.view, item.sceneBoundingRect()), nid
     assert not visible_markers(w.view)
+
+
+FLAT_PRESETS = [name for name in preset_names()
+                if not any(n.subgraph is not None for n in load_preset(name).nodes.values())]
+
+
+@pytest.mark.parametrize("preset", FLAT_PRESETS)
+def test_a_graph_without_layer_groups_is_whole_on_a_laptop_at_a_legible_zoom(opened, preset):
+    """A flat graph has no pill to point at what is out of view, so all of it is in view: the
+    LM head of tiny-lstm was cut at the right edge when presets stepped 230 units between
+    blocks (1,087 canvas units wide: 64% to fit)."""
+    w = opened(preset, (1366, 768))
+    view, scene = w.view, w.scene
+    assert view.zoom >= LEGIBLE_ZOOM - 1e-6
+    for nid, item in scene.node_items.items():
+        assert on_screen(view, item.drawn_rect()), nid
+    for edge, wire in scene.wire_items.items():
+        assert on_screen(view, wire.drawn_rect()), edge

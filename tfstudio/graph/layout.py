@@ -22,8 +22,9 @@ from .placement import residual_structure
 if TYPE_CHECKING:   # networkx loads on the first layout, not before the editor's first paint
     import networkx as nx
 
-# Preset files lay nodes out on a compact 190-230 unit pitch; the canvas spreads positions by
-# this factor so the wire between two neighbours is long enough to carry its shape label.
+# Graph positions are compact (presets step (NODE_WIDTH + GAP_X) / CANVAS_SCALE between blocks);
+# the canvas spreads them by this factor so the wire between two neighbours is long enough to
+# carry its shape label.
 CANVAS_SCALE = 1.3
 
 # ----------------------------------------------------------------- block geometry (canvas units)

@@ -9,10 +9,12 @@ Placements:
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 from . import block_types as bt
 from .grouping import group_nodes
+from .layout import CANVAS_SCALE, GAP_X, NODE_WIDTH
 from .model import GROUP_INPUT, GROUP_OUTPUT, Edge, Graph, Node, format_port_list
 
 PLACEMENTS = ("pre", "post", "post-in-residual", "sandwich")
@@ -88,6 +90,12 @@ def _sublayer_names(sublayers: Sequence[Sublayer]) -> list[str]:
     return names
 
 
+# the tidy layout's pitch (NODE_WIDTH + GAP_X canvas units) in whole graph units, so that files
+# hold the positions exactly: a row of four blocks (an LSTM LM) then shows whole at a legible
+# zoom on a 1366x768 laptop
+PITCH = float(math.ceil((NODE_WIDTH + GAP_X) / CANVAS_SCALE))
+
+
 class ModelBuilder:
     """Lays out a top-level graph left to right, one node after another."""
 
@@ -101,7 +109,7 @@ class ModelBuilder:
         """Add a node and wire ``inputs`` given as (src, src_port, dst_port)."""
         self.graph.add_node(Node(node_id, block_type, dict(params or {}), (self.x, self.y),
                                  title, subgraph))
-        self.x += 230.0
+        self.x += PITCH
         for src, src_port, dst_port in inputs:
             self.graph.add_edge(Edge(src, src_port, node_id, dst_port))
         return node_id
