@@ -86,6 +86,9 @@ def test_train_tiny_gpt_on_reverse_watch_pause_resume_stop(make_panel, qtbot):
     frozen = steps_logged(panel)
     qtbot.wait(600)
     assert steps_logged(panel) == frozen
+    # the line says so, and counts no time left while nothing moves
+    qtbot.waitUntil(lambda: panel.progress_line.text().endswith("paused"), timeout=WAIT_MS)
+    assert "ETA" not in panel.progress_line.text()
     qtbot.mouseClick(panel.pause_button, Qt.LeftButton)
     assert run.state == "running"
     qtbot.waitUntil(lambda: steps_logged(panel) > frozen + 2, timeout=WAIT_MS)
@@ -137,6 +140,15 @@ def test_sampling_sliders_follow_the_formulas(qtbot):
     assert [t for t, _ in drawn] == [f"t{i}" for i in order[:keep]]
     np.testing.assert_allclose([p for _, p in drawn], probs[:keep] / probs[:keep].sum(),
                                rtol=1e-4)
+
+
+def test_a_special_tokens_bar_label_names_it_whole_when_it_fits():
+    from tfstudio.data.tokenizer import BOS, EOT, MASK, PAD
+    from tfstudio.gui.training.next_token_view import tick_label
+
+    assert [tick_label(t) for t in (MASK, PAD, BOS)] == ["⟨mask⟩", "⟨pad⟩", "⟨bos⟩"]
+    assert tick_label(EOT) == "⟨end⟩"          # endoftext: nine letters, cut to three
+    assert tick_label("hello") == "hel…" and tick_label("ab") == "ab"
 
 
 @pytest.mark.slow

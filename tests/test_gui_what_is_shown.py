@@ -165,6 +165,54 @@ def test_the_progress_line_and_the_curves_header_show_one_loss(make_panel, qtbot
     assert loss_in(line) == loss_in(header) == f"{run.series.loss[-1]:.4f}"
 
 
+def test_a_run_opened_while_another_trains_keeps_its_bar_and_the_line_names_the_live_run(
+        make_panel, qtbot):
+    """The bar under Train is the opened run's; the line below it follows the run training,
+    by name, to its end; and opening the live run again gives the bar back to it."""
+    messages = []
+    panel = make_panel(report_message=messages.append)
+    past = short_run(panel, qtbot, steps=4, every=2)
+    live = start_long_task_run(panel, probe_every=0)
+    live_label = live.series.name  # its label in Runs (listed once its folder is written)
+    qtbot.waitUntil(lambda: len(live.series.steps) > 6, timeout=WAIT_MS)
+    panel.open_run(record_of(panel, past))
+    panel.background.wait()  # its curves are read off the GUI thread
+    step = len(live.series.steps)
+    qtbot.waitUntil(lambda: step_in(panel.progress_line.text()) > step, timeout=WAIT_MS)
+    line = panel.progress_line.text().replace("\u00a0", " ")
+    assert line.startswith(f"{live_label} (training): step ")
+    assert (panel.progress.value(), panel.progress.maximum()) == (4, 4)  # the opened run's
+    assert loss_in(panel.curves.summary.text()) == f"{past.series.loss[-1]:.4f}"
+    panel.stop()
+    qtbot.waitUntil(lambda: not live.active, timeout=WAIT_MS)
+    line = panel.progress_line.text().replace("\u00a0", " ")
+    stopped_at = live.series.steps[-1]
+    assert line.startswith(f"{live_label} (stopped): step {stopped_at:,} of 5,000")
+    assert "ETA" not in line and (panel.progress.value(), panel.progress.maximum()) == (4, 4)
+    assert any(m.startswith(f"{live_label}: stopped at step {stopped_at:,}") for m in messages)
+
+    panel.open_run(record_of(panel, live))
+    panel.background.wait()
+    assert (panel.progress.value(), panel.progress.maximum()) == (stopped_at, 5000)
+    assert panel.progress_line.isHidden()  # the run shown has ended: its bar says it all
+
+
+def test_the_progress_line_is_as_tall_as_its_text_in_a_laptop_column(window, qtbot):
+    """A task run's line (step, loss, validation, accuracy, speed, ETA) takes three lines in
+    the 1366x768 window's controls column; a fixed two-line height cut its first and last."""
+    window.training.show_panel()  # the Train workspace, as the user sees it
+    panel = window.training.panel
+    run = start_long_task_run(panel, eval_every=2, probe_every=0)
+    line = panel.progress_line
+    spacing = line.fontMetrics().lineSpacing()
+    # an update whose text takes three lines at the column's width: the case that was clipped
+    qtbot.waitUntil(lambda: "acc" in line.text() and "ETA" in line.text()
+                    and line.heightForWidth(line.width()) > 2 * spacing, timeout=WAIT_MS)
+    assert line.height() >= line.heightForWidth(line.width())
+    panel.stop()
+    qtbot.waitUntil(lambda: not run.active, timeout=WAIT_MS)
+
+
 @pytest.fixture
 def window(open_training_window):
     return open_training_window((1366, 768))
@@ -205,3 +253,8 @@ def test_head_scores_and_your_text_belong_to_the_step_shown(window, qtbot):
     np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-5)
     # the weights that read your text are the ones the scores measured: they show again
     assert [m.title for m in attention.grid.maps] == titles
+    assert panel.setup.probe_text.text() == attention.text.text() == "hello>"
+    panel.step_bar.slider.setValue(0)  # a stored look: both boxes name the text it read
+    stored = panel.snapshot["text"]
+    assert stored != "hello>"
+    assert panel.setup.probe_text.text() == attention.text.text() == stored

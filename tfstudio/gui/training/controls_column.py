@@ -26,8 +26,8 @@ class ControlsColumn(QScrollArea):
         self.progress.setFormat("no run yet")
         self.status = QLabel("Ready")
         self.status.setWordWrap(True)
-        # step, loss, speed and ETA, twice a second: two lines high whatever the text, so an
-        # update repaints this line only instead of laying out (and repainting) the column
+        # step, loss, speed and ETA, twice a second: its height changes only with its number of
+        # lines (two at least), so an update repaints this line, not the whole column laid out
         self.progress_line = QLabel()
         self.progress_line.setWordWrap(True)
         self.progress_line.hide()

@@ -262,10 +262,12 @@ class NextTokenView(QWidget):
 
 
 def tick_label(text: str, width: int = 4) -> str:
-    """A candidate as a label that fits under its bar: a special token as ⟨its first three
-    letters⟩ (<|endoftext|> -> ⟨end⟩), anything longer than ``width`` cut with an ellipsis."""
+    """A candidate as a label that fits under its bar: a special token as ⟨its name⟩, cut to
+    three letters past ``width`` (<|mask|> -> ⟨mask⟩, <|endoftext|> -> ⟨end⟩), anything else
+    longer than ``width`` cut with an ellipsis."""
     if text.startswith("<|") and text.endswith("|>") and len(text) > 4:
-        return "⟨" + text[2:-2][:3] + "⟩"
+        name = text[2:-2]
+        return "⟨" + (name if len(name) <= width else name[:3]) + "⟩"
     label = display_token(text)
     return label if len(label) <= width else label[:width - 1] + "…"
 

@@ -79,6 +79,9 @@ class OpenedRuns:
                                            label=record.label, total=run.config.steps,
                                            trained_length=run.config.seq_len)
             panel.curves.show_layers_of(run.series)
+            panel.progress.setRange(0, run.config.steps)  # the bar is the live run's again
+            panel.progress.setFormat("%v / %m steps")
+            panel.pacer.show_progress()
             panel._show_figures()
             panel.step_bar.set_follow(True)
             panel._show_caption()
@@ -158,16 +161,15 @@ class OpenedRuns:
         name = short_name(record.label, PROGRESS_NAME_CHARS)
         panel.progress.setFormat(f"%v / %m steps ({name})")
         panel.progress_line.hide()
+        if panel.run is not None and panel.run.active:
+            panel.pacer.show_progress()  # the run training goes on below, by name
         panel.error.hide()
         text = (panel.snapshot or {}).get("text")
         if text is None:
             text = config.probe_text if config is not None else ""
-        panel.setup.probe_text.blockSignals(True)
-        panel.setup.probe_text.setText(text or "")
-        panel.setup.probe_text.blockSignals(False)
+        panel.probe_text.show(text or "")
         if config is not None:  # the tokenizer it saved previews the probe text
             panel.setup.show_run(config, panel.generation.run_tokenizer())
-        panel.attention.set_probe_text(text or "")
         if panel.snapshot is None:
             panel.refresh_telemetry()  # clears the colours the previous run left
 

@@ -36,6 +36,7 @@ from .model_host import ModelHost
 from .next_token_view import NextTokenView
 from .opened_runs import OpenedRuns
 from .positions_view import PositionsView
+from .probe_text import ProbeText
 from .redraw_pacer import RedrawPacer
 from .run_controller import TrainingRun
 from .run_lifecycle import RunLifecycle
@@ -88,6 +89,7 @@ class TrainingPanel(QWidget):
         self.pacer = RedrawPacer(self)
         self.generation = GenerationController(self)
         self.opened_runs = OpenedRuns(self)
+        self.probe_text = ProbeText(self)
 
         self.setup = SetupView(self.background)
         self.curves = CurvesView()
@@ -273,6 +275,7 @@ class TrainingPanel(QWidget):
         self.state.show(snapshot)
         if snapshot is None:
             return
+        self.probe_text.show_look(snapshot.get("text"))
         if self.viewed is not None:  # the handle stands on the step shown, whoever asked
             self.step_bar.set_steps(self.viewed.steps, self.state.shown_step)
         self._show_caption()
@@ -323,18 +326,7 @@ class TrainingPanel(QWidget):
             self.show_snapshot(self.run.latest_probe)
 
     def set_probe_text(self, text: str) -> None:
-        """One probe text for every view; a running trainer reads it at its next look."""
-        if self.setup.probe_text.text() != text:
-            self.setup.probe_text.setText(text)
-        self.attention.set_probe_text(text)
-        if not text.strip():
-            return
-        if self.training:
-            self.run.set_probe_text(text)
-            self.message(f"The next look inside (every {self.run.config.probe_every} steps) "
-                         "reads the new probe text")
-        elif self.host.ready:
-            self.host.snapshot(text, self.show_snapshot, self._job_failed)
+        self.probe_text.set(text)
 
     def refresh_telemetry(self) -> None:
         """Colour the canvas from the newest look that measured what is asked: a look at your

@@ -68,7 +68,10 @@ class RedrawPacer(QObject):
         if not series.steps:
             return
         step = series.steps[-1]
-        set_quietly(panel.progress, step)
+        viewed = panel.viewed
+        other = viewed is not None and viewed.path != panel.run.run_dir  # a past run is shown
+        if not other:  # else the bar is the shown run's
+            set_quietly(panel.progress, step)
         eta = series.eta_s()
         recent = series.tokens_per_s[-SPEED_WINDOW:]  # the curve's moving average, not one step
         # the same string as the curves header, set in the same call: one loss on screen
@@ -79,11 +82,23 @@ class RedrawPacer(QObject):
             parts.append("paused")  # no time left to count while nothing moves
         elif eta is not None and panel.run.active:
             parts.append(f"ETA {duration(eta)}")
-        line = panel.progress_line
-        line.setFixedHeight(2 * line.fontMetrics().lineSpacing())  # a no-op unless the font changed
         # no-break spaces inside each part: a narrow column wraps between parts only
-        line.setText(" · ".join(part.replace(" ", "\u00a0") for part in parts))
-        line.show()
+        text = " · ".join(part.replace(" ", "\u00a0") for part in parts)
+        if other:  # the bar above and the views show another run: name the one this follows
+            run = panel.run
+            state = "training" if run.active else "failed" if run.state == "failed" else \
+                getattr(run.end_event, "reason", run.state)  # "stopped", "completed"
+            text = f"{series.name} ({state}):".replace(" ", "\u00a0") + " " + text
+        line = panel.progress_line
+        line.setText(text)
+        if line.isHidden():  # laid out once as it appears: the width its height depends on
+            line.show()
+            if line.parentWidget() is not None and line.parentWidget().layout() is not None:
+                line.parentWidget().layout().activate()
+        # as tall as its text at the column's width, fixed between changes in its line count:
+        # a height set at each update (twice a second) would lay the column out again each time
+        spacing = line.fontMetrics().lineSpacing()
+        line.setFixedHeight(max(2, round(line.heightForWidth(line.width()) / spacing)) * spacing)
 
     def _redraw_plots(self) -> None:
         panel = self.panel

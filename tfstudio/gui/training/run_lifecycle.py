@@ -151,9 +151,10 @@ class RunLifecycle:
                     "error": "an error"}.get(event.reason, event.reason)
             panel.show_error(f"Training stopped at step {event.step}: {what}.\n{event.message}",
                              "Training failed")
-            panel.message(f"Failed at step {event.step}; the curves so far are kept")
+            panel.message(f"{run.series.name}: failed at step {event.step}; the curves so far "
+                          "are kept")
         else:
-            panel.message(f"Run {event.reason} at step {event.step:,} in "
+            panel.message(f"{run.series.name}: {event.reason} at step {event.step:,} in "
                           f"{duration(event.elapsed_s)}" +
                           (f"; final loss {event.final_loss:.4f}" if event.final_loss else ""))
         if run.run_dir.joinpath("checkpoints", "LATEST").exists() and panel.viewed is not None \
