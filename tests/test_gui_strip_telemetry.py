@@ -11,6 +11,7 @@ from PySide6.QtCore import QRectF
 
 from tfstudio.compiler import compile_graph
 from tfstudio.data import build_tokenizer
+from tfstudio.graph.layout import HEADER_H, SUMMARY_H
 from tfstudio.probes.snapshot import take_snapshot
 from tfstudio.probes.telemetry import node_values
 from tfstudio.gui.training.strip import InnerTelemetry, StripLegend, inner_rects
@@ -111,6 +112,21 @@ def test_the_strip_fits_its_blocks_on_entering_and_after_a_resize(open_training_
     assert 0.5 < zoom <= 1.0  # still legible
     w.resize(1100, 700)
     qtbot.waitUntil(lambda: w.view.zoom < zoom - 0.01 and whole_in_view(w), timeout=2000)
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1920, 1080), (1100, 700)])
+def test_the_strip_cuts_no_line_of_the_layers_title(open_training_window, qtbot, size):
+    """Above the layer's blocks its frame has a title and a parameter count: in the strip they
+    are whole or out of view, never a line cut through its letters (as at 1366x768, where
+    centring the blocks left the count's lower half at the top edge)."""
+    w = open_training_window(size)
+    w.training.show_panel()
+    qtbot.waitUntil(lambda: whole_in_view(w), timeout=2000)
+    frame = w.scene.node_items["layers"]
+    top = frame.scenePos().y()  # the header's top; the count's line ends below it
+    lines = (top, top + HEADER_H + 2 + SUMMARY_H * 1.3)  # (at the largest text boost)
+    shown = w.view.mapToScene(w.view.viewport().rect()).boundingRect()
+    assert not lines[0] < shown.top() < lines[1], (lines, shown)
 
 
 def test_a_closed_groups_copies_and_the_scale_come_from_the_values_by_hand():

@@ -214,7 +214,8 @@ class PositionsView(QWidget):
         self.all_rows = QCheckBox("Rows past the sequence length")
         self.all_rows.setToolTip("A learned table has rows past the run's sequence length that "
                                  "no batch ever reached: they keep their random start. Shown "
-                                 "only on request, after a dashed line")
+                                 "only on request: the waveforms mark where they begin with a "
+                                 "dashed line, the table's title names the first of them")
         self.all_rows.hide()
         self.all_rows.toggled.connect(lambda _: self.redraw())
         self.pages = {"table": _TablePage(), "rope": _RopePage(), "alibi": _AlibiPage()}

@@ -201,13 +201,19 @@ def show_legend(scene, shown: Shown | None) -> None:
     legend.set_shown(shown)
 
 
+def main_frame(scene):
+    """The first open frame (the topmost, then leftmost: the main layer), or None."""
+    frames = [i for i in getattr(scene, "node_items", {}).values()
+              if getattr(i, "frame", None) is not None]
+    return min(frames, key=lambda i: (i.y(), i.x())) if frames else None
+
+
 def strip_focus(scene) -> QRectF:
-    """What the strip must show whole: the blocks inside the first open frame (the topmost,
-    then leftmost: the main layer), else every block."""
+    """What the strip must show whole: the blocks inside the main layer's open frame, else
+    every block."""
     items = list(getattr(scene, "node_items", {}).values())
-    frames = [i for i in items if getattr(i, "frame", None) is not None]
-    if frames:
-        first = min(frames, key=lambda i: (i.y(), i.x()))
+    first = main_frame(scene)
+    if first is not None:
         rect = QRectF()
         for r in inner_rects(first).values():
             rect = rect.united(first.mapRectToScene(r))
@@ -230,6 +236,12 @@ def fit_strip_view(view) -> float:
     factor = min(1.0, port.width() / rect.width(), port.height() / rect.height())
     view.set_zoom(factor)
     view.centerOn(rect.center())
+    frame = main_frame(view.scene())
+    if frame is not None:  # the frame's title lines above its blocks: whole, or not at all
+        blocks_top = rect.top() + STRIP_MARGIN
+        shown = view.mapToScene(view.viewport().rect()).boundingRect()
+        if frame.scenePos().y() < shown.top() < blocks_top:  # the top margin cuts them
+            view.centerOn(rect.center().x(), blocks_top + shown.height() / 2)
     return view.zoom
 
 
