@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 from gui_runs import WAIT_MS, short_run
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QStyle, QStyleOptionComboBox
 
 from tfstudio.probes import SnapshotStore
 from tfstudio.runs.folder import RunFolder
@@ -234,6 +234,16 @@ def test_head_scores_and_your_text_belong_to_the_step_shown(window, qtbot):
     assert titles[0].endswith(f"prev {scores[0]:.2f} · ind "
                               f"{attention.roles[layer]['induction'][0]:.2f}")
     assert "weights of step 6" in attention.info.text()
+
+    # every choice of the Heads box is whole in its text field at 1366x768 ("Head 2 · prev 0"
+    # was cut there)
+    option = QStyleOptionComboBox()
+    attention.head.initStyleOption(option)
+    field = attention.head.style().subControlRect(
+        QStyle.CC_ComboBox, option, QStyle.SC_ComboBoxEditField, attention.head)
+    metrics = attention.head.fontMetrics()
+    for i in range(attention.head.count()):
+        assert metrics.horizontalAdvance(attention.head.itemText(i)) <= field.width(), i
 
     panel.step_bar.slider.setValue(0)  # step 0: the final weights' scores say nothing here
     assert panel.snapshot["step"] == 0

@@ -25,7 +25,8 @@ from .heatmap_paint import paint_colour_bar, paint_mask, scale_range
 from .labels import display_token
 
 LABEL_FONT_PX = 12
-COLOUR_BAR_W = 58   # the colour scale right of the cells: a bar and its tick labels ("-0.19")
+COLOUR_BAR_W = 64   # the colour scale right of the cells: a bar and its labels ("-1.2e-4")
+COLOUR_BAR_LABEL_W = COLOUR_BAR_W - 21  # what the 8-px gap, the 10-px bar and 3 px leave
 TITLE_FONT_PX = 12
 MAX_LABELLED = 96  # more rows or columns than this and labels would overlap: leave them out
 READABLE_PX = 9    # labels never get smaller than this: a small map labels every k-th token;
@@ -370,7 +371,7 @@ class Heatmap(QWidget):
         """The colour bar: what the lightest and darkest cells mean."""
         beside = SCROLLBAR_PX + 2 if self.windowed else 0  # right of the vertical scroll bar
         bar = QRectF(area.right() + 8 + beside, area.top(), 10, max(area.height(), 30))
-        paint_colour_bar(painter, bar, self.kind, self.value_range, COLOUR_BAR_W - 21)
+        paint_colour_bar(painter, bar, self.kind, self.value_range, COLOUR_BAR_LABEL_W)
 
     def _paint_labels(self, painter: QPainter, area: QRectF, cw: float, ch: float) -> None:
         font = _font(self.label_px)

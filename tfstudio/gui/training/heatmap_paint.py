@@ -61,7 +61,19 @@ def paint_colour_bar(painter: QPainter, bar: QRectF, kind: str,
     for value, y, align in ((hi, bar.top(), Qt.AlignTop), (lo, bar.bottom() - 14,
                                                           Qt.AlignBottom)):
         painter.drawText(QRectF(bar.right() + 3, y, label_w, 14), Qt.AlignLeft | align,
-                         f"{value:.2g}")
+                         bar_label(value))
+
+
+def bar_label(value: float) -> str:
+    """A colour bar's end in two significant digits and at most seven characters: powers of
+    ten past three zeros, their exponent unpadded ("-1.2e-4", "3.8e2", "-0.19")."""
+    text = f"{value:.2g}"
+    if "e" not in text and len(text.lstrip("-")) > 6:  # 0.00012
+        text = f"{value:.1e}"
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        text = f"{mantissa}e{int(exponent)}"
+    return text
 
 
 def paint_mask(painter: QPainter, masked: np.ndarray, area: QRectF, cw: float,
