@@ -8,7 +8,7 @@ a legend on it, and a zoom that fits its blocks.
   canvas (``setViewportMargins``), so no block is ever drawn under it: the colour scale's ends
   with their values, what the number is, and each copy's own value of an open group.
 - ``fit_strip_view`` zooms so that the open frame's blocks are whole in the strip (else every
-  block), never past 100%.
+  block), never past 100%, with the frame's title lines whole or out of view.
 """
 from __future__ import annotations
 
