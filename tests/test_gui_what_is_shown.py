@@ -102,6 +102,24 @@ def test_every_view_of_the_insides_names_the_step_of_the_one_slider(make_panel, 
     assert not panel.step_bar.follow.isChecked() and not panel.step_bar.follow.isEnabled()
 
 
+def test_the_next_token_chart_names_the_unknown_token_as_it_names_the_other_specials(
+        make_panel, qtbot):
+    """A character tokenizer's unknown token decodes to U+FFFD, a glyph that names no token;
+    the chart labels it ⟨unk⟩, beside ⟨end⟩, ⟨pad⟩, ⟨mask⟩ and ⟨bos⟩."""
+    from tfstudio.gui.training.next_token_view import tick_label
+
+    panel = make_panel()
+    short_run(panel, qtbot, steps=4, every=2)  # task:reverse in characters: 15 tokens
+    qtbot.waitUntil(lambda: panel.host.ready, timeout=WAIT_MS)
+    panel.tabs.setCurrentWidget(panel.next_token)
+    qtbot.keyClicks(panel.next_token.prompt, "abc>")
+    qtbot.waitUntil(lambda: panel.next_token.state is not None
+                    and "after your prompt" in panel.next_token.source.text(), timeout=WAIT_MS)
+    labels = {tick_label(c.text) for c in panel.next_token.state.candidates}
+    assert {"⟨unk⟩", "⟨end⟩", "⟨pad⟩", "⟨mask⟩", "⟨bos⟩"} <= labels
+    assert "\ufffd" not in labels
+
+
 def start_long_task_run(panel, probe_every: int, eval_every: int | None = None):
     """A 5,000-step task:reverse run (char tokens, 4 x 32), long enough to act on mid-run."""
     s = panel.setup

@@ -111,11 +111,16 @@ class GenerationController:
         panel.next_token.generation_finished("Generation stopped")
 
     def decoder(self):
+        """Each candidate's text for the chart; the unknown token by its name, as the other
+        special tokens are (it decodes to U+FFFD, which names no token)."""
         panel = self.panel
         tokenizer = panel.host.tokenizer if panel.host.ready else self.run_tokenizer()
         if tokenizer is None:
             return str
-        return lambda token_id: tokenizer.token_strings([token_id])[0]
+        from ...data.tokenizer import UNK
+
+        unk = tokenizer.unk_id
+        return lambda token_id: UNK if token_id == unk else tokenizer.token_strings([token_id])[0]
 
     def run_tokenizer(self):
         """The tokenizer the viewed run saved (read once per run folder)."""
