@@ -5,6 +5,7 @@ run's header, Positions following a hidden slider, head scores of the final weig
 labels checked against the data."""
 from __future__ import annotations
 
+import html
 import re
 
 import numpy as np
@@ -34,6 +35,20 @@ def loss_in(text: str) -> str:
 def step_in(text: str) -> int:
     """The step a label names ("step 1,234 of 5,000")."""
     return int(re.search(r"step[\s\u00a0]([\d,]+)", text).group(1).replace(",", ""))
+
+
+def previewed(panel) -> str:
+    """What Run setup's token preview shows: each token's label, joined."""
+    cells = re.findall(r">([^<]*)</span><sub", panel.setup.preview.text())
+    return html.unescape("".join(cells))
+
+
+def previewed_by(tokenizer):
+    """``text`` -> what a preview of it cut by ``tokenizer`` shows (``previewed``)."""
+    from tfstudio.gui.training.labels import display_token
+
+    return lambda text: "".join(display_token(t)
+                                for t in tokenizer.token_strings(tokenizer.encode(text)))
 
 
 def test_opening_a_past_run_replaces_the_header_setup_preview_and_probe_text(make_panel, qtbot):
@@ -282,7 +297,11 @@ def test_head_scores_and_your_text_belong_to_the_step_shown(window, qtbot):
     # the weights that read your text are the ones the scores measured: they show again
     assert [m.title for m in attention.grid.maps] == titles
     assert panel.setup.probe_text.text() == attention.text.text() == "hello>"
+    cut = previewed_by(RunFolder(run.run_dir).tokenizer())
+    qtbot.waitUntil(lambda: previewed(panel) == cut("hello>"), timeout=WAIT_MS)
     panel.step_bar.slider.setValue(0)  # a stored look: both boxes name the text it read
     stored = panel.snapshot["text"]
     assert stored != "hello>"
     assert panel.setup.probe_text.text() == attention.text.text() == stored
+    # and Run setup's token preview cuts that text, not the one it showed before
+    qtbot.waitUntil(lambda: previewed(panel) == cut(stored), timeout=WAIT_MS)

@@ -167,10 +167,6 @@ class AttentionView(QWidget):
             title += f" · prev {roles['previous_token'][h]:.2f} · ind {roles['induction'][h]:.2f}"
         return title
 
-    def set_probe_text(self, text: str) -> None:
-        if self.text.text() != text:
-            self.text.setText(text)
-
     def _text_entered(self) -> None:
         self.probe_text_edited.emit(self.text.text())
 
@@ -193,10 +189,7 @@ class AttentionView(QWidget):
         if current in attention:
             self.layer.setCurrentText(current)
         self.layer.blockSignals(False)
-        self._fill_heads()
-        if snapshot is not None:
-            if snapshot.get("text") and not self.text.hasFocus():
-                self.set_probe_text(snapshot["text"])
+        self._fill_heads()  # (its probe-text box follows the look shown: ProbeText.show_look)
         self.redraw()
 
     def _fill_heads(self) -> None:

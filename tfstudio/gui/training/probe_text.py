@@ -11,9 +11,7 @@ class ProbeText:
         """The user's text, in both boxes; a running trainer reads it at its next look, a
         loaded model now."""
         panel = self.panel
-        if panel.setup.probe_text.text() != text:
-            panel.setup.probe_text.setText(text)
-        panel.attention.set_probe_text(text)
+        self.show(text)
         if not text.strip():
             return
         if panel.training:
@@ -36,9 +34,8 @@ class ProbeText:
         self.show(text)
 
     def show(self, text: str) -> None:
-        """Both boxes name ``text`` (shown, not typed: nothing is sent to a run)."""
+        """Both boxes name ``text``; Run setup previews its tokens. (A text set here is sent to
+        no run: the boxes send on Enter or when left, never on ``setText``.)"""
         for box in (self.panel.setup.probe_text, self.panel.attention.text):
             if box.text() != text:
-                box.blockSignals(True)
                 box.setText(text)
-                box.blockSignals(False)
