@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from ..graph.kinds import ACTIVATIONS, GATED
 from ..graph.schema import HIDDEN, BlockSpec, ParamSpec, PortSpec, register
 
 
@@ -81,8 +82,6 @@ def divisors(n: int) -> list[int]:
     return sorted(set(small + [n // k for k in small]))
 
 
-ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu", "glu", "geglu", "swiglu")
-GATED = ("glu", "geglu", "swiglu")
 
 __all__ = ["BlockSpec", "ParamSpec", "PortSpec", "register", "width", "same_as_input",
            "x_in", "y_out", "dropout_param", "ffn_params", "ffn_matmul_weights", "ffn_activations",

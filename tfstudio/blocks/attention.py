@@ -1,10 +1,10 @@
 """Self-attention (MHA / GQA / MQA, causal or not, windowed, RoPE or ALiBi) and cross-attention."""
-from ..graph import block_types as bt
+from ..graph import block_types as bt, kinds
 from ._common import attended_keys, divisors_near, dropout_param, same_as_input, width, x_in, y_out
 from ..graph.schema import (MEMORY, MEMORY_CACHE, STREAM_CACHE, BlockSpec, ParamSpec, Params,
                             PortSpec, Recipe, WidthFn, register)
 
-POSITIONS = ("none", "rope", "alibi")
+POSITIONS = (kinds.NO_POSITIONS, *kinds.IN_ATTENTION_SCHEMES)
 ROPE_SCALING_TYPES = ("linear", "ntk")
 
 HEADS = ParamSpec("heads", "int", 4,

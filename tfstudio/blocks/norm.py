@@ -1,9 +1,9 @@
 """Normalisation: LayerNorm and RMSNorm."""
-from ..graph import block_types as bt
+from ..graph import block_types as bt, kinds
 from ._common import same_as_input, width, x_in, y_out
 from ..graph.schema import BlockSpec, ParamSpec, Params, Recipe, Shapes, WidthFn, register
 
-KINDS = ("layernorm", "rmsnorm")
+KINDS = kinds.NORM_KINDS
 
 
 def _args(params: Params, width: WidthFn) -> dict:

@@ -1,10 +1,10 @@
 """Absolute positional encodings added to the token embeddings."""
-from ..graph import block_types as bt
+from ..graph import block_types as bt, kinds
 from ._common import width, same_as_input, dropout_param, x_in, y_out
 from ..graph.schema import (STREAM_CACHE, BlockSpec, ParamSpec, Params, Recipe, Shapes,
                             WidthFn, register)
 
-SCHEMES = ("none", "sinusoidal", "learned")
+SCHEMES = (kinds.NO_POSITIONS, *kinds.ABSOLUTE_SCHEMES)
 
 
 def _summary(node) -> str:

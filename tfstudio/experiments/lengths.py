@@ -19,6 +19,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from ..graph import block_types as bt, kinds
 from ..compiler import compile_graph
 from ..data import eval_windows
 from ..graph import Graph
@@ -88,7 +89,7 @@ def check_lengths(lengths: list[int]) -> list[int]:
 def learned_limit(graph: Graph) -> int | None:
     """Rows of the smallest learned position table (None without one)."""
     rows = [int(n.typed_params().max_len) for _, n in graph.walk()
-            if n.type == "positional_encoding" and n.typed_params().scheme == "learned"]
+            if n.type == bt.POSITIONAL_ENCODING and n.typed_params().scheme == kinds.LEARNED]
     return min(rows) if rows else None
 
 

@@ -7,14 +7,14 @@ stretches the frequency base instead, keeping the fast-turning pairs nearly as t
 from __future__ import annotations
 
 from ..graph import Graph
-from ..graph import block_types as bt
+from ..graph import block_types as bt, kinds
 
 SCALING_TYPES = ("linear", "ntk")
 
 
 def rope_attention_nodes(graph: Graph) -> list:
     return [node for _, node in graph.walk()
-            if node.type == bt.ATTENTION and node.typed_params().position == "rope"]
+            if node.type == bt.ATTENTION and node.typed_params().position == kinds.ROPE]
 
 
 def apply_rope_scaling(graph: Graph, factor: float, kind: str = "linear") -> Graph:

@@ -13,19 +13,20 @@ from dataclasses import dataclass
 
 from ..graph import Graph, Node
 from ..graph import block_types as bt
-from ..graph.placement import PLACEMENTS, residual_structure, rewrite_placement
+from ..graph.kinds import DENSE_FFN, GQA, MOE_FFN, PLACEMENTS
+from ..graph.placement import residual_structure, rewrite_placement
 from ..graph.schema import get_spec
 from ..graph.switches import (ATTENTION_KINDS, POSITIONAL_SCHEMES, attention_kind_of,
                               kv_heads_for, set_attention_kind, set_ffn_kind,
                               set_positional_scheme)
 
-FFN_CHOICES = {"dense": "ffn", "moe": "moe"}  # the issue's names -> the switch's
+FFN_CHOICES = {"dense": DENSE_FFN, "moe": MOE_FFN}  # the issue's names -> the switch's
 SWITCHES = {
     "attention": ATTENTION_KINDS,
     "norm": PLACEMENTS,
     "positions": POSITIONAL_SCHEMES,
     "ffn": tuple(FFN_CHOICES),
-    "activation": get_spec("feed_forward").param("activation").choices,
+    "activation": get_spec(bt.FEED_FORWARD).param("activation").choices,
 }
 
 
@@ -132,7 +133,7 @@ def _norm(graph: Graph, placement: str) -> Graph:
 
 
 def _ffn(graph: Graph, kind: str) -> Graph:
-    if not _nodes(graph, "feed_forward", "moe"):
+    if not _nodes(graph, *bt.FFN_TYPES):
         raise VariantError("ffn=... needs feed-forward blocks; this graph has none")
     return _layers(graph, lambda layer: set_ffn_kind(layer, FFN_CHOICES[kind]))
 
@@ -140,7 +141,7 @@ def _ffn(graph: Graph, kind: str) -> Graph:
 def _activation(graph: Graph, name: str) -> Graph:
     """Every FFN (dense or expert) with ``name`` as its activation, nothing else changed."""
     out = graph.clone()
-    blocks = _nodes(out, "feed_forward", "moe")
+    blocks = _nodes(out, *bt.FFN_TYPES)
     if not blocks:
         raise VariantError("activation=... needs feed-forward blocks; this graph has none")
     for node in blocks:
@@ -211,7 +212,7 @@ def _same_kind_kv(node: Node, heads: int, path: str) -> int:
     changed, so a variant differs from its base in the one setting asked for."""
     attn = node.typed_params()
     old_heads, kv = int(attn.heads), int(attn.kv_heads)
-    if attention_kind_of(old_heads, kv) != "gqa":
+    if attention_kind_of(old_heads, kv) != GQA:
         return kv_heads_for(old_heads, kv, heads)
     group = old_heads // kv
     if heads % group:

@@ -22,3 +22,5 @@ MLM_HEAD = "mlm_head"
 SEQ2SEQ_HEAD = "seq2seq_head"
 
 HEAD_TYPES = (LM_HEAD, MLM_HEAD, SEQ2SEQ_HEAD)
+ATTENTION_TYPES = (ATTENTION, CROSS_ATTENTION)  # blocks with heads and K/V heads
+FFN_TYPES = (FEED_FORWARD, MOE)                 # blocks with d_ff and an activation

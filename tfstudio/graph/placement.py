@@ -19,11 +19,12 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 
+from . import block_types as bt
+from .kinds import MIXED, NO_NORM, PLACEMENTS, POST, POST_IN_RESIDUAL, PRE, SANDWICH
 from .model import GROUP_INPUT, Edge, Graph, GraphError, Node
 from .streams import main_input_edge
 
-PLACEMENTS = ("pre", "post", "post-in-residual", "sandwich")
-NORM, ADD = "norm", "add"
+NORM, ADD = bt.NORM, bt.ADD
 
 Port = tuple[str, str]  # (node id, port name)
 
@@ -53,11 +54,27 @@ class Sublayer:
 
     @property
     def placement(self) -> str:
-        if self.post_norm:
-            return "post" if not (self.pre_norm or self.out_norm) else "mixed"
-        if self.out_norm:
-            return "sandwich" if self.pre_norm else "post-in-residual"
-        return "pre" if self.pre_norm else "none"
+        return sublayer_placement(bool(self.pre_norm), bool(self.out_norm), bool(self.post_norm))
+
+
+def sublayer_placement(pre_norm: bool, out_norm: bool, post_norm: bool) -> str:
+    """The placement of one residual sublayer from where its norms sit: before F
+    (``pre_norm``), on F's output inside the residual (``out_norm``), after the Add
+    (``post_norm``). "mixed" for a norm after the Add and one around F; "none" for no norm.
+    The one rule: layers here and the Hugging Face reader (``export/anatomy.py``) both ask it."""
+    if post_norm:
+        return POST if not (pre_norm or out_norm) else MIXED
+    if out_norm:
+        return SANDWICH if pre_norm else POST_IN_RESIDUAL
+    return PRE if pre_norm else NO_NORM
+
+
+def agreed_placement(placements) -> str:
+    """The placement every sublayer has; "mixed" when they differ, "none" when there are none."""
+    kinds = set(placements)
+    if not kinds:
+        return NO_NORM
+    return kinds.pop() if len(kinds) == 1 else MIXED
 
 
 @dataclass
@@ -159,12 +176,9 @@ def identify_placement(layer: Graph) -> str:
     "mixed" when they differ (or one has norms both around F and after the Add); "none" when
     the layer has no residual sublayers or no norms in them."""
     structure = residual_structure(layer)
-    if structure is None or not structure.sublayers:
-        return "none"
-    kinds = {sub.placement for sub in structure.sublayers}
-    if len(kinds) == 1:
-        return kinds.pop()
-    return "mixed"
+    if structure is None:
+        return NO_NORM
+    return agreed_placement(sub.placement for sub in structure.sublayers)
 
 
 def rewrite_placement(layer: Graph, placement: str, *, norm: dict | None = None) -> Graph:
@@ -226,15 +240,15 @@ class _Rewriter:
         main_id = primary or f"norm_{sub.chain[0]}"
         first, last = sub.chain[0], sub.chain[-1]
         branch_in: Port = stream
-        if self.placement in ("pre", "sandwich"):
+        if self.placement in (PRE, SANDWICH):
             nid = self.add_norm(main_id, params, anchor=first, offset=-0.5, dx=-95.0,
                                 same_role=main_id == sub.pre_norm)
             self.wire(stream, (nid, "x"))
             branch_in = (nid, "y")
         self.wire(branch_in, (first, sub.entry_port))
         branch_out: Port = (last, sub.exit_port)
-        if self.placement in ("sandwich", "post-in-residual"):
-            if self.placement == "post-in-residual":
+        if self.placement in (SANDWICH, POST_IN_RESIDUAL):
+            if self.placement == POST_IN_RESIDUAL:
                 out_id, out_params = main_id, params  # the one norm moves onto F's output
             else:  # sandwich: a second norm, or the one already on F's output
                 kept = sub.out_norm if sub.out_norm and sub.out_norm != main_id else None
@@ -247,7 +261,7 @@ class _Rewriter:
         self.wire(stream, (sub.add, sub.skip_port))
         self.wire(branch_out, (sub.add, sub.branch_port))
         stream = (sub.add, "y")
-        if self.placement == "post":
+        if self.placement == POST:
             nid = self.add_norm(main_id, params, anchor=sub.add, offset=0.5, dx=95.0,
                                 same_role=main_id == sub.post_norm)
             self.wire(stream, (nid, "x"))
@@ -272,7 +286,3 @@ class _Rewriter:
         if edge not in self.out.edges:
             self.out.add_edge(edge)
 
-
-PLACEMENT_NAMES = {"pre": "pre-norm", "post": "post-norm",
-                   "post-in-residual": "post-norm in the residual", "sandwich": "sandwich norm",
-                   "mixed": "mixed norms", "none": "no norm"}

@@ -11,19 +11,15 @@ header and the experiments' variants all ask these functions.
 from __future__ import annotations
 
 from . import block_types as bt
+from .kinds import (ACTIVATION_FAMILIES, ACTIVATION_LABELS, ATTENTION_KINDS, FFN_KINDS, GATED,
+                    NORM_KIND_LABELS, NORM_KINDS, PLACEMENT_NAMES, POSITIONAL_SCHEME_LABELS,
+                    POSITIONAL_SCHEMES)
 from .model import GROUP, Edge, Graph, Node
-from .placement import PLACEMENT_NAMES, identify_placement, residual_structure, rewrite_placement
+from .placement import identify_placement, residual_structure, rewrite_placement
 from .schema import get_spec
 
-ATTENTION_KINDS = ("mha", "gqa", "mqa")
-FFN_KINDS = ("ffn", "moe")  # the switch's own words, not type names
-POSITIONAL_SCHEMES = ("sinusoidal", "learned", "rope", "alibi", "none")
-# the activation switch's families ("gelu" covers gelu_tanh); gated ones have three matrices
-ACTIVATION_FAMILIES = ("relu", "gelu", "silu", "glu", "geglu", "swiglu")
-GATED = ("glu", "geglu", "swiglu")  # the same as blocks/_common.py's (a test holds them equal)
-NORM_KINDS = ("layernorm", "rmsnorm")
-_ATTENTION_TYPES = (bt.ATTENTION, bt.CROSS_ATTENTION)
-_FFN_TYPES = (bt.FEED_FORWARD, bt.MOE)
+_ATTENTION_TYPES = bt.ATTENTION_TYPES
+_FFN_TYPES = bt.FFN_TYPES
 
 
 def _blocks(graph: Graph, *types: str):
@@ -296,8 +292,6 @@ def switch_layer(layer: Graph, key: str, choice: str, equal_params: bool = True)
 
 
 # ----------------------------------------------------------------------- naming a layer
-_ACTIVATION_NAMES = {"relu": "ReLU", "gelu": "GELU", "gelu_tanh": "GELU", "silu": "SiLU",
-                     "glu": "GLU", "geglu": "GEGLU", "swiglu": "SwiGLU"}
 
 
 def _attention_name(node: Node) -> str:
@@ -309,7 +303,7 @@ def _attention_name(node: Node) -> str:
         return "cross " + text
     extras = [f"window {p.window}"] if p.window else []
     if p.position != "none":
-        extras.append(p.position.replace("rope", "RoPE").replace("alibi", "ALiBi"))
+        extras.append(POSITIONAL_SCHEME_LABELS.get(p.position, p.position))
     if not p.causal:
         extras.append("bidirectional")
     return text + (f" ({', '.join(extras)})" if extras else "")
@@ -322,9 +316,9 @@ def _mixer_name(node: Node) -> str | None:
         return None
     p = node.typed_params()
     if node.type == bt.FEED_FORWARD:
-        return f"{_ACTIVATION_NAMES.get(p.activation, p.activation)} FFN"
+        return f"{ACTIVATION_LABELS.get(p.activation, p.activation)} FFN"
     if node.type == bt.MOE:
-        act = _ACTIVATION_NAMES.get(p.activation, p.activation)
+        act = ACTIVATION_LABELS.get(p.activation, p.activation)
         return f"MoE {p.experts}x top-{p.top_k} {act}"
     return f"{str(p.cell).upper()} {p.hidden_size}"  # an RNN
 
@@ -345,7 +339,7 @@ def describe_model(root: Graph) -> str:
         parts.append("no positions")
     kind = norm_kind(root)
     if kind in NORM_KINDS:
-        parts.append({"layernorm": "LayerNorm", "rmsnorm": "RMSNorm"}[kind])
+        parts.append(NORM_KIND_LABELS[kind])
     return "; ".join(parts) or "no layers yet"
 
 

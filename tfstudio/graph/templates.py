@@ -14,10 +14,10 @@ from typing import Any, Sequence
 
 from . import block_types as bt
 from .grouping import group_nodes
+from .kinds import PLACEMENTS
 from .layout import CANVAS_SCALE, GAP_X, NODE_WIDTH
 from .model import GROUP_INPUT, GROUP_OUTPUT, Edge, Graph, Node, format_port_list
 
-PLACEMENTS = ("pre", "post", "post-in-residual", "sandwich")
 MIXER_TYPES = (bt.ATTENTION, bt.CROSS_ATTENTION, bt.FEED_FORWARD, bt.MOE, bt.RNN)
 
 Sublayer = tuple[str, dict[str, Any]]  # (block type, params)

@@ -4,18 +4,17 @@ order the buttons appear."""
 from __future__ import annotations
 
 from ..graph import Graph
+from ..graph import kinds
 from ..graph.switches import (activation_kind, attention_kind, ffn_kind, norm_kind, placement,
                               positional_scheme, set_positional_scheme, switch_layer)
 
 # value -> button label, in the order the buttons appear
-ATTENTION_KINDS = {"mha": "MHA", "gqa": "GQA", "mqa": "MQA"}
-FFN_KINDS = {"ffn": "FFN", "moe": "MoE"}
-ACTIVATIONS = {"relu": "ReLU", "gelu": "GELU", "silu": "SiLU", "glu": "GLU", "geglu": "GEGLU",
-               "swiglu": "SwiGLU"}
-PLACEMENTS = {"pre": "Pre", "post": "Post", "post-in-residual": "In res", "sandwich": "Both"}
-NORM_KINDS = {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm"}
-POSITION_SCHEMES = {"sinusoidal": "Sinusoidal", "learned": "Learned", "rope": "RoPE",
-                    "alibi": "ALiBi", "none": "None"}
+ATTENTION_KINDS = {k: kinds.ATTENTION_KIND_LABELS[k] for k in kinds.ATTENTION_KINDS}
+FFN_KINDS = {k: kinds.FFN_KIND_LABELS[k] for k in kinds.FFN_KINDS}
+ACTIVATIONS = {k: kinds.ACTIVATION_LABELS[k] for k in kinds.ACTIVATION_FAMILIES}
+PLACEMENTS = {k: kinds.PLACEMENT_LABELS[k] for k in kinds.PLACEMENTS}
+NORM_KINDS = {k: kinds.NORM_KIND_LABELS[k] for k in kinds.NORM_KINDS}
+POSITION_SCHEMES = {k: kinds.POSITIONAL_SCHEME_LABELS[k] for k in kinds.POSITIONAL_SCHEMES}
 
 
 # what each switch is called in words: the search offers "Set decoder layer's attention to

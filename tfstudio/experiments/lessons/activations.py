@@ -3,7 +3,7 @@ a plain one has two, so its inner width is cut to 2/3 (Shazeer 2020), and all fo
 same budget."""
 from __future__ import annotations
 
-from ...blocks._common import GATED
+from ...graph.kinds import ACTIVATION_LABELS, GATED, GEGLU, GELU, RELU, SWIGLU
 from ...graph import block_types as bt
 from . import register
 from .course import blocks, setting
@@ -12,8 +12,8 @@ from .measures import final_loss, variants
 from .training import LESSON_TRAINING
 
 KEY = "ffn_activation"
-KINDS = ("relu", "gelu", "swiglu", "geglu")
-NAMES = {"relu": "ReLU", "gelu": "GELU", "swiglu": "SwiGLU", "geglu": "GEGLU"}
+KINDS = (RELU, GELU, SWIGLU, GEGLU)
+NAMES = {k: ACTIVATION_LABELS[k] for k in KINDS}
 CLAIM = ("gated feed-forward layers (SwiGLU, GEGLU) reach a lower loss than ReLU or GELU at the "
          "same parameter count, which is why LLaMA-style blocks use SwiGLU with d_ff cut to 2/3.")
 EQUAL = 0.01   # parameter counts within 1% count as equal
@@ -45,8 +45,8 @@ def judge(c) -> list[Check]:
     loss = {k: final_loss(v[k]) for k in KINDS}
     words = {HOLDS: "lower by more than the spread", FAILS: "higher by more than the spread",
              UNDECIDED: "within the spread"}
-    for gated in ("swiglu", "geglu"):
-        for plain in ("relu", "gelu"):
+    for gated in (SWIGLU, GEGLU):
+        for plain in (RELU, GELU):
             outcome = lower(loss[gated], loss[plain])
             checks.append(Check(
                 f"{NAMES[gated]} beats {NAMES[plain]}", outcome,

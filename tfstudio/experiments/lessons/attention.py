@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ...graph.kinds import ATTENTION_KINDS
 from . import register
 from .lesson import FAILS, HOLDS, UNDECIDED, Check, Lesson, Sample, both, higher, lower
 from .measures import final_loss, kv_bytes, variants
@@ -18,7 +19,7 @@ DECODE_FILE = "decode.json"
 
 CLAIM = ("the KV cache per token is 2 x layers x kv_heads x head_dim x bytes, which is why "
          "MQA/GQA exist: fewer K/V heads shrink it, GQA the middle ground between MHA and MQA.")
-KINDS = ("mha", "gqa", "mqa")
+KINDS = ATTENTION_KINDS
 
 
 def judge(c) -> list[Check]:

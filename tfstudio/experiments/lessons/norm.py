@@ -7,6 +7,7 @@ import json
 import math
 from pathlib import Path
 
+from ...graph.kinds import PLACEMENT_NAMES, POST, POST_IN_RESIDUAL, PRE
 from . import register
 from .lesson import FAILS, HOLDS, UNDECIDED, Check, Lesson, Sample, higher, lower
 from .measures import factor, final_loss, log_spread, variants
@@ -16,8 +17,8 @@ CLAIM = ("the residual y = x + F(x) keeps an identity gradient path: pre-norm "
          "(y = x + F(Norm(x))) and post-norm in the residual (y = x + Norm(F(x))) keep it, "
          "post-norm (y = Norm(x + F(x))) sends every gradient through each layer's norm, so "
          "the first two train more stably at a high learning rate.")
-PLACEMENTS = ("pre", "post", "post-in-residual")
-NAMES = {"pre": "pre-norm", "post": "post-norm", "post-in-residual": "post-norm in the residual"}
+PLACEMENTS = (PRE, POST, POST_IN_RESIDUAL)   # the placements the claim is about (no sandwich)
+NAMES = {p: PLACEMENT_NAMES[p] for p in PLACEMENTS}
 
 
 def judge(c) -> list[Check]:
@@ -32,12 +33,12 @@ def judge(c) -> list[Check]:
     seen = ", ".join(f"{NAMES[p]} {loss[p].text()}" for p in PLACEMENTS)
     checks = [Check(f"At lr {lr:g} {NAMES[p]} trains better than post-norm",
                     lower(loss[p], loss["post"]), f"Validation loss: {seen}{counted}.")
-              for p in ("pre", "post-in-residual")]
+              for p in (PRE, POST_IN_RESIDUAL)]
     spread = {p: log_spread(v[p]) for p in PLACEMENTS}
     if None in spread.values():
         return checks
     shown = ", ".join(f"{NAMES[p]} {_factors(spread[p])}" for p in PLACEMENTS)
-    for p in ("pre", "post-in-residual"):
+    for p in (PRE, POST_IN_RESIDUAL):
         wider = higher(spread["post"], spread[p])
         reading = {HOLDS: f"post-norm's layers end further apart than {NAMES[p]}'s, as the "
                           "claim's cause predicts",

@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ...graph.kinds import LEARNED, SINUSOIDAL
 from . import register
 from .lesson import FAILS, HOLDS, UNDECIDED, Check, Lesson, Sample, higher
 from .measures import unmeasured, variants
 from .training import LESSON_TRAINING
 
-KEY, SCHEMES, FILE, K = "positions", ("learned", "sinusoidal"), "orthogonality.json", 8
+KEY, SCHEMES, FILE, K = "positions", (LEARNED, SINUSOIDAL), "orthogonality.json", 8
 CLAIM = ("token and position vectors are nearly orthogonal, so their sum keeps both: the model "
          "can read the token and its position back from it.")
 

@@ -2,6 +2,7 @@
 and evaluated to 256, each scheme's part of the seed's claim checked against its buckets."""
 from __future__ import annotations
 
+from ...graph.kinds import ALIBI, LEARNED, ROPE, SINUSOIDAL
 from . import register
 from .lesson import FAILS, HOLDS, UNDECIDED, Check, Lesson, both, higher, lower
 from .measures import bucket, final_loss, ratio, variants
@@ -9,7 +10,7 @@ from .training import LESSON_TRAINING
 
 CLAIM = ("learned tables fail past max_len; sinusoidal \"runs\" but degrades; RoPE degrades "
          "gradually; ALiBi is the most stable.")
-SCHEMES = ("learned", "sinusoidal", "rope", "alibi")
+SCHEMES = (LEARNED, SINUSOIDAL, ROPE, ALIBI)
 
 
 def judge(c) -> list[Check]:
@@ -58,7 +59,7 @@ def judge(c) -> list[Check]:
         f"({worst.mean:.3f}) is {_against(worst, unigram)} the unigram counter ({unigram:.3f})."))
 
     alibi = ratio(v["alibi"], last, 0)
-    others = {s: ratio(v[s], last, 0) for s in ("learned", "sinusoidal", "rope")}
+    others = {s: ratio(v[s], last, 0) for s in SCHEMES if s != ALIBI}
     others = {s: r for s, r in others.items() if r is not None}
     checks.append(Check(
         "ALiBi is the most stable", both(*[lower(alibi, r) for r in others.values()]),
