@@ -13,13 +13,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..graph import block_types as bt
+from ..graph.kinds import MIXED, PLACEMENT_NAMES, POST, POST_IN_RESIDUAL, PRE, SANDWICH
 from ..graph.model import GROUP, GROUP_INPUT, GROUP_OUTPUT, Graph, GraphError, Node
+from ..graph.placement import agreed_placement, sublayer_placement
 from ..graph.schema import ParamView
 from .errors import ExportRefused, Problem
 
 HEADS = bt.HEAD_TYPES
 MIXERS = (bt.ATTENTION, bt.FEED_FORWARD, bt.MOE)
 PASS_THROUGH = (bt.DROPOUT,)  # identity at inference; HF keeps its own dropout settings
+STOCK_PLACEMENTS = (PRE, POST)  # the placements Hugging Face's architectures have
+_FORMULAS = {POST_IN_RESIDUAL: ", y = x + Norm(F(x))", SANDWICH: ", y = x + Norm(F(Norm(x)))"}
 
 
 @dataclass(frozen=True)
@@ -302,24 +306,35 @@ def _assemble(items: list, problems: list[Problem], kind: str) -> Anatomy | None
 
 
 def _placement(blocks, problems) -> tuple[str, At | None]:
-    """pre: every branch starts with a norm and a final norm closes the stack. post: every add
-    is followed by a norm. Anything else is refused on the first sublayer that differs."""
+    """The stack's norm placement, each sublayer read by graph/placement.py's rule (its norm
+    before the mixer, on the mixer's output, after its Add). The norm after the last Add of a
+    pre-norm stack is its final norm (GPT-2's ln_f), not a post-norm. Only pre and post have
+    stock architectures: anything else is refused on the first sublayer that has another."""
     if not blocks:
         return "", None
-    subs = [s for s, _ in blocks]
-    if all(s.pre_norm and not s.out_norm for s in subs) and \
-            all(after is None for _, after in blocks[:-1]):
-        return "pre", blocks[-1][1]
-    if all(not s.pre_norm and not s.out_norm for s in subs) and \
-            all(after is not None for _, after in blocks):
-        return "post", None
-    odd = next((s for s, after in blocks if s.out_norm or (s.pre_norm and after)), subs[0])
-    named = (" (post-norm in the residual, y = x + Norm(F(x)))"
-             if odd.out_norm and not odd.pre_norm else "")
+    placements = [_sublayer_placement(s, after) for s, after in blocks[:-1]]
+    last, closing = blocks[-1]
+    if agreed_placement([*placements, _sublayer_placement(last, None)]) == PRE:
+        return PRE, closing
+    placements.append(_sublayer_placement(last, closing))
+    if agreed_placement(placements) == POST:
+        return POST, None
+    at = next((i for i, p in enumerate(placements) if p not in STOCK_PLACEMENTS),
+              next((i for i, p in enumerate(placements) if p != placements[0]), 0))
+    odd, seen = blocks[at][0], placements[at]
+    if at == len(blocks) - 1 and seen == MIXED:  # its after-norm read as a final norm
+        seen = _sublayer_placement(last, None)
+    named = f" ({PLACEMENT_NAMES[seen]}{_FORMULAS.get(seen, '')})" \
+        if seen not in STOCK_PLACEMENTS else ""
     problems.append(odd.mixer.problem(
         f"this layer's norm placement{named} is neither pre-norm (GPT-2, LLaMA) nor post-norm "
         "(BERT), and no stock architecture has it", "switch the layer to pre- or post-norm"))
     return "", None
+
+
+def _sublayer_placement(sub: Sublayer, after: At | None) -> str:
+    return sublayer_placement(sub.pre_norm is not None, sub.out_norm is not None,
+                              after is not None)
 
 
 def _pair_layers(blocks, placement: str, problems) -> list[Layer]:
@@ -335,8 +350,8 @@ def _pair_layers(blocks, placement: str, problems) -> list[Layer]:
                                           "feed-forward (or MoE) sublayer"))
             continue
         (sub2, after2) = second
-        if placement == "pre":
+        if placement == PRE:
             layers.append(Layer(first.mixer, sub2.mixer, first.pre_norm, sub2.pre_norm))
-        elif placement == "post":
+        elif placement == POST:
             layers.append(Layer(first.mixer, sub2.mixer, after1, after2))
     return layers

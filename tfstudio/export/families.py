@@ -14,6 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..graph import block_types as bt
+from ..graph.kinds import (GEGLU, GELU, GELU_TANH, GLU, LAYERNORM, LEARNED, NO_POSITIONS, POST,
+                          PRE, RELU, RMSNORM, ROPE, SILU, SWIGLU)
 from ..graph.model import Graph
 from ..graph.templates import transformer_lm
 from .anatomy import Anatomy, At
@@ -39,11 +41,11 @@ FAMILIES = {f.name: f for f in (
 )}
 
 # tfstudio activation <-> HF hidden_act. Gated kinds: HF's MLP computes act(gate) * up.
-PLAIN_TO_HF = {"relu": "relu", "gelu": "gelu", "gelu_tanh": "gelu_new", "silu": "silu"}
-GATED_TO_HF = {"swiglu": "silu", "geglu": "gelu", "glu": "sigmoid"}
-HF_TO_PLAIN = {"relu": "relu", "gelu": "gelu", "gelu_new": "gelu_tanh",
-               "gelu_pytorch_tanh": "gelu_tanh", "silu": "silu", "swish": "silu"}
-HF_TO_GATED = {"silu": "swiglu", "swish": "swiglu", "gelu": "geglu", "sigmoid": "glu"}
+PLAIN_TO_HF = {RELU: "relu", GELU: "gelu", GELU_TANH: "gelu_new", SILU: "silu"}
+GATED_TO_HF = {SWIGLU: "silu", GEGLU: "gelu", GLU: "sigmoid"}
+HF_TO_PLAIN = {"relu": RELU, "gelu": GELU, "gelu_new": GELU_TANH,
+               "gelu_pytorch_tanh": GELU_TANH, "silu": SILU, "swish": SILU}
+HF_TO_GATED = {"silu": SWIGLU, "swish": SWIGLU, "gelu": GEGLU, "sigmoid": GLU}
 
 
 # ================================================================================ export side
@@ -56,9 +58,9 @@ def choose_family(an: Anatomy) -> str:
     if not an.layers:
         return "gpt2"
     first = an.layers[0]
-    if first.attn.params.position == "rope":
+    if first.attn.params.position == ROPE:
         return "mistral" if any(layer.attn.params.window for layer in an.layers) else "llama"
-    llama_like = (first.norm1.params.kind == "rmsnorm"
+    llama_like = (first.norm1.params.kind == RMSNORM
                   or first.ffn.params.activation in GATED_TO_HF)
     return "llama" if llama_like else "gpt2"
 
@@ -120,10 +122,10 @@ def _common_decoder(an: Anatomy, name: str, norm_kind: str) -> list[Problem]:
                 f"{name} does not scale embeddings by sqrt(d_model)", "turn 'scale' off")
     p += _needs(an.embed_norm, an.embed_norm is None,
                 f"{name} has no norm right after the embedding", "remove this norm")
-    p += _needs(an.layers[0].attn if an.layers else an.head, an.placement == "pre",
+    p += _needs(an.layers[0].attn if an.layers else an.head, an.placement == PRE,
                 f"{name} is pre-norm (x + F(Norm(x))) with a final norm",
                 "switch the layers to pre-norm")
-    p += _needs(an.head, an.placement != "pre" or an.final_norm is not None,
+    p += _needs(an.head, an.placement != PRE or an.final_norm is not None,
                 f"{name} normalises the stream once more before the head",
                 "add a norm before the head")
     if an.layers:
@@ -139,12 +141,12 @@ def _common_decoder(an: Anatomy, name: str, norm_kind: str) -> list[Problem]:
 
 
 def _gpt2_rules(an: Anatomy) -> list[Problem]:
-    p = _common_decoder(an, "GPT-2", "layernorm")
+    p = _common_decoder(an, "GPT-2", LAYERNORM)
     if an.positions is None:
         p.append(an.embed.problem("GPT-2 adds a learned position table after the embedding",
                                   "add a Positional encoding node with scheme 'learned'"))
     else:
-        p += _needs(an.positions, an.positions.params.scheme == "learned",
+        p += _needs(an.positions, an.positions.params.scheme == LEARNED,
                     f"GPT-2's positions are a learned table, not "
                     f"{an.positions.params.scheme}", "set the scheme to 'learned'")
     for layer in an.layers[:1]:
@@ -165,13 +167,13 @@ def _gpt2_rules(an: Anatomy) -> list[Problem]:
 
 def _llama_like_rules(name: str, biases_allowed: bool, window_allowed: bool, moe: bool):
     def rules(an: Anatomy) -> list[Problem]:
-        p = _common_decoder(an, name, "rmsnorm")
+        p = _common_decoder(an, name, RMSNORM)
         p += _needs(an.positions, an.positions is None or an.positions.params.scheme == "none",
                     f"{name} has no absolute positions (RoPE rotates q and k instead)",
                     "remove the positional encoding node")
         for layer in an.layers[:1]:
             a, f = layer.attn.params, layer.ffn.params
-            p += _needs(layer.attn, a.position == "rope",
+            p += _needs(layer.attn, a.position == ROPE,
                         f"{name} attention uses RoPE, not {a['position']}",
                         "set the attention's position to rope")
             p += _needs(layer.attn, window_allowed or not a.window,
@@ -198,18 +200,18 @@ def _bert_rules(an: Anatomy) -> list[Problem]:
     p: list[Problem] = []
     p += _needs(an.embed, not an.embed.params.scale,
                 "BERT does not scale embeddings by sqrt(d_model)", "turn 'scale' off")
-    if an.positions is None or an.positions.params.scheme != "learned":
+    if an.positions is None or an.positions.params.scheme != LEARNED:
         p.append((an.positions or an.embed).problem(
             "BERT adds a learned position table after the embedding",
             "add a Positional encoding node with scheme 'learned'"))
     if an.embed_norm is None:
         p.append(an.embed.problem("BERT normalises the embeddings (LayerNorm) before the first "
                                   "layer", "add a LayerNorm after the positions"))
-    p += _needs(an.layers[0].attn if an.layers else an.head, an.placement == "post",
+    p += _needs(an.layers[0].attn if an.layers else an.head, an.placement == POST,
                 "BERT is post-norm (Norm(x + F(x)))", "switch the layers to post-norm")
     if an.layers:
         norm = an.layers[0].norm1
-        p += _needs(norm, norm.params.kind == "layernorm", "BERT uses layernorm",
+        p += _needs(norm, norm.params.kind == LAYERNORM, "BERT uses layernorm",
                     "set every norm's kind to layernorm")
     for layer in an.layers[:1]:
         a, f = layer.attn.params, layer.ffn.params
@@ -221,7 +223,7 @@ def _bert_rules(an: Anatomy) -> list[Problem]:
                     "BERT attention has no RoPE/ALiBi and no window",
                     "set position to none and window to 0")
         p += _needs(layer.ffn, layer.ffn.node.type == bt.FEED_FORWARD and
-                    f.activation == "gelu",
+                    f.activation == GELU,
                     "BERT's FFN uses exact GELU, and HF applies the same activation inside its "
                     "masked-LM head, where tfstudio always uses GELU", "set activation to gelu")
     p += _needs(an.head, an.head.params.transform,
@@ -417,7 +419,7 @@ def _gpt2_graph(cfg: HFConfig, name: str):
         name=name, description=_description(cfg), vocab=int(cfg.need("vocab_size")),
         d_model=d, layers=int(cfg.need("n_layer")), heads=int(cfg.need("n_head")),
         d_ff=int(cfg.get("n_inner") or 4 * d), activation=HF_TO_PLAIN[act],
-        norm_kind="layernorm", placement="pre", pos_scheme="learned",
+        norm_kind=LAYERNORM, placement=PRE, pos_scheme=LEARNED,
         max_len=int(cfg.get("n_positions")), tie=bool(cfg.get("tie_word_embeddings")),
         bias=True, eps=float(cfg.get("layer_norm_epsilon")))
     _set(graph, bt.ATTENTION, dropout=float(cfg.get("attn_pdrop")))
@@ -441,8 +443,8 @@ def _bert_graph(cfg: HFConfig, name: str):
         name=name, description=_description(cfg), encoder=True,
         vocab=int(cfg.need("vocab_size")), d_model=int(cfg.need("hidden_size")),
         layers=int(cfg.need("num_hidden_layers")), heads=int(cfg.need("num_attention_heads")),
-        d_ff=int(cfg.need("intermediate_size")), activation="gelu", norm_kind="layernorm",
-        placement="post", pos_scheme="learned", max_len=int(cfg.get("max_position_embeddings")),
+        d_ff=int(cfg.need("intermediate_size")), activation=GELU, norm_kind=LAYERNORM,
+        placement=POST, pos_scheme=LEARNED, max_len=int(cfg.get("max_position_embeddings")),
         tie=bool(cfg.get("tie_word_embeddings")), bias=True, embed_norm=True, eps=eps,
         mlm_transform=True)
     _set(graph, bt.ATTENTION, dropout=float(cfg.get("attention_probs_dropout_prob")))
@@ -464,7 +466,7 @@ def _llama_like_graph(cfg: HFConfig, name: str):
         d_model=d, layers=int(cfg.need("num_hidden_layers")), heads=heads,
         kv_heads=int(cfg.get("num_key_value_heads") or heads),
         d_ff=int(cfg.need("intermediate_size")), activation=act,
-        norm_kind="rmsnorm", placement="pre", pos_scheme="none", attn_position="rope",
+        norm_kind=RMSNORM, placement=PRE, pos_scheme=NO_POSITIONS, attn_position=ROPE,
         rope_base=theta, max_len=int(cfg.get("max_position_embeddings")),
         tie=bool(cfg.get("tie_word_embeddings")), bias=attn_bias, window=_read_window(cfg),
         moe=_read_experts(cfg), eps=float(cfg.get("rms_norm_eps")))
