@@ -19,6 +19,7 @@ import os
 import re
 from pathlib import Path
 
+from ..graph import block_types as bt
 from .errors import InteropError
 from .folder_files import inside
 from .families import FAMILIES, HFConfig, graph_from_config
@@ -203,7 +204,7 @@ def _refit_note(tokenizer, spec: str, rows: list[int | None], old: int, source: 
 
 
 def graph_vocab(graph) -> int:
-    return int(next(n for _, n in graph.walk() if n.type == "token_embedding")
+    return int(next(n for _, n in graph.walk() if n.type == bt.TOKEN_EMBEDDING)
                .typed_params().vocab_size)
 
 

@@ -16,6 +16,7 @@ import contextlib
 import types
 import warnings
 
+from ..graph.kinds import LEARNED, ROPE
 from .errors import InteropError
 from .report import Report, prepare_out_dir
 from .source import resolve_source
@@ -66,7 +67,7 @@ def example_length(model) -> int:
     """A traced length past every sliding window and within every learned position table."""
     windows = [getattr(m, "window", 0) for _, m in model.attention_modules()]
     tables = [m.max_len for m in model.modules()
-              if type(m).__name__ == "PositionalEncoding" and m.scheme == "learned"]
+              if type(m).__name__ == "PositionalEncoding" and m.scheme == LEARNED]
     length = max([8, *[w + 2 for w in windows]])
     return min([length, *tables])
 
@@ -83,7 +84,7 @@ def _traceable(model):
     swapped = [(m, "forward", _dense_moe_forward) for m in model.modules()
                if isinstance(m, MixtureOfExperts)]
     swapped += [(m, "_rope", _real_rope) for m in model.modules()
-                if isinstance(m, SelfAttention) and m.position == "rope"]
+                if isinstance(m, SelfAttention) and m.position == ROPE]
     for m, name, fn in swapped:
         setattr(m, name, types.MethodType(fn, m))
     try:

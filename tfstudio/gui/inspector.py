@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QFormLayout, QFrame, QGr
                                QHBoxLayout, QLabel, QLineEdit, QPushButton, QScrollArea,
                                QVBoxLayout, QWidget)
 
+from ..graph import block_types as bt
 from ..graph import (GraphChange, GraphError, GraphEvent, Macro, ReplaceGraph, SetParam,
                      SetTitle, get_spec)
 from ..graph.switches import (attention_kind_of, describe_model, gqa_choices, kv_heads_for,
@@ -129,7 +130,7 @@ class Inspector(QScrollArea):
         node = self.session.document.graph(self.path).node(self.node_id)
         command = SetParam(self.path, self.node_id, name, value, text=f"Set {name}")
         kv_note = ""
-        if name == "heads" and node.type in ("attention", "cross_attention"):
+        if name == "heads" and node.type in bt.ATTENTION_TYPES:
             attn = node.typed_params()
             heads, kv = int(attn.heads), int(attn.kv_heads)
             try:
@@ -207,7 +208,7 @@ class Inspector(QScrollArea):
         self.refresh_feedback()
         if node.is_group:
             self._group_switches(layout, node)
-        if node.type in ("attention", "cross_attention"):
+        if node.type in bt.ATTENTION_TYPES:
             self.kv_choices = _muted(_esc(kv_choices_text(int(node.typed_params().heads))))
             layout.addWidget(self.kv_choices)
         if spec.params:

@@ -9,7 +9,9 @@ from dataclasses import dataclass
 from PySide6.QtCore import QPointF
 
 from ..graph import AddNode, Edge, Edit, Node, new_node
+from ..graph import block_types as bt
 from ..graph.edits import agreed_params
+from ..graph.kinds import PRE
 from ..graph.insert import connect_new_edit, splice_edit
 from ..graph.layout import clear_spot
 from ..graph.templates import layer_graph
@@ -106,7 +108,7 @@ class BlockDropping:
             node.pos = clear_spot(graph, node, node.pos)  # never on top of another block
         if block_type == "group":
             # a fresh group holds a standard layer, so there is something to enter and edit
-            node.subgraph = layer_graph([("attention", {}), ("feed_forward", {})], "pre")
+            node.subgraph = layer_graph([(bt.ATTENTION, {}), (bt.FEED_FORWARD, {})], PRE)
             node.params["repeat"] = 1
         command: Edit | None = None
         if target.edge is not None:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..graph.kinds import ABSOLUTE_SCHEMES
 from ._util import looking_at
 
 
@@ -158,7 +159,7 @@ def position_angles(model, ids: list[int], length: int = 64) -> dict | None:
     from .positions import position_data
 
     tables = {s: d for s, d in position_data(model, length).items()
-              if s in ("learned", "sinusoidal")}
+              if s in ABSOLUTE_SCHEMES}
     if not tables:
         return None
     scheme, data = next(iter(tables.items()))

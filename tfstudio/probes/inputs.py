@@ -9,6 +9,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from ..graph.kinds import LEARNED
+
 DEFAULT_SEPARATOR = ">"
 DEFAULT_MAX_TOKENS = 64
 FALLBACK_TEXT = "The quick brown fox jumps over the lazy dog."
@@ -25,7 +27,7 @@ class ProbeInputs:
 def max_positions(model) -> int | None:
     """The longest input a learned position table allows (None: no limit)."""
     limits = [m.max_len for _, m in model.blocks()
-              if getattr(m, "scheme", None) == "learned" and hasattr(m, "max_len")]
+              if getattr(m, "scheme", None) == LEARNED and hasattr(m, "max_len")]
     return min(limits) if limits else None
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..graph.kinds import ABSOLUTE_SCHEMES, ALIBI, IN_ATTENTION_SCHEMES, LEARNED, ROPE, SINUSOIDAL
 from ._util import key_name, looking_at
 
 
@@ -30,25 +31,24 @@ def position_data(model, length: int = 64, *, table_rows: int | None = None
             scheme = _scheme_of(module)
             if scheme is None or scheme in out:
                 continue  # the first block of each scheme stands for the rest
-            reader = {"sinusoidal": _table, "learned": _table, "rope": _rope,
-                      "alibi": _alibi}[scheme]
-            rows = table_rows if table_rows and scheme == "learned" else length
+            reader = {SINUSOIDAL: _table, LEARNED: _table, ROPE: _rope,
+                      ALIBI: _alibi}[scheme]
+            rows = table_rows if table_rows and scheme == LEARNED else length
             out[scheme] = {"block": key_name(key), **reader(module, rows)}
     return out
 
 
 def _scheme_of(module) -> str | None:
-    if type(module).__name__ == "PositionalEncoding" and module.scheme in ("sinusoidal",
-                                                                            "learned"):
+    if type(module).__name__ == "PositionalEncoding" and module.scheme in ABSOLUTE_SCHEMES:
         return module.scheme
     position = getattr(module, "position", None)
-    return position if position in ("rope", "alibi") else None
+    return position if position in IN_ATTENTION_SCHEMES else None
 
 
 def _table(module, length: int) -> dict:
     import torch
 
-    if module.scheme == "learned":
+    if module.scheme == LEARNED:
         length = min(length, module.max_len)
     device = _device_of(module)
     table = module(torch.zeros(1, length, module.d_model, device=device))[0].float().cpu()

@@ -21,9 +21,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph import Graph
+from ..graph import block_types as bt
 from ..graph.model import GROUP_INPUT, GROUP_OUTPUT, graph_at
 
-TOKEN_INPUT = "token_input"
+TOKEN_INPUT = bt.TOKEN_INPUT
 _MAX_HOPS = 10_000  # a valid graph is acyclic; this only guards against a malformed one
 
 

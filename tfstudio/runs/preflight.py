@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..graph import Graph
+from ..graph import block_types as bt
 from ..graph.cost import ADAMW_STATE_BYTES, dtype_bytes, estimate_cost, training_memory
 
 NO_CHECK_HINT = "or pass --no-memory-check to try anyway"
@@ -136,7 +137,7 @@ def _values_per_row(graph: Graph, seq_len: int) -> int:
 def _vocab(graph: Graph) -> int:
     """The widest output head's vocabulary (0 for a graph without one)."""
     sizes = [int(node.resolved_params().get("vocab_size") or 0) for _, node in graph.walk()
-             if not node.is_group and node.type != "token_embedding"]
+             if not node.is_group and node.type != bt.TOKEN_EMBEDDING]
     return max(sizes, default=0)
 
 

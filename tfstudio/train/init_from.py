@@ -13,6 +13,7 @@ import torch
 from safetensors.torch import load_file
 
 from ..graph import Graph
+from ..graph import block_types as bt
 from ..runs.checkpoint import is_tied_alias
 from ..runs.folder import RunFolder
 from .start import RunRefused
@@ -77,6 +78,6 @@ def _check_narrowing(folder: RunFolder, source_vocab: int, vocab_size: int) -> N
 
 def _vocab_of(graph: Graph) -> int | None:
     for _, node in graph.walk():
-        if node.type == "token_embedding":
+        if node.type == bt.TOKEN_EMBEDDING:
             return int(node.typed_params().vocab_size)
     return None

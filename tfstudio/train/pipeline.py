@@ -15,10 +15,11 @@ import torch
 from ..data import (DataError, TaskSampler, WindowSampler, build_tokenizer, eval_windows, load_corpus,
                     mlm_batch, split_train_val, token_array)
 from ..graph import Graph
+from ..graph import block_types as bt
 from ..runs.config import TrainConfig
 from .objectives import IGNORE, Batch
 
-OBJECTIVE_OF_HEAD = {"lm_head": "causal-lm", "mlm_head": "masked-lm", "seq2seq_head": "seq2seq"}
+OBJECTIVE_OF_HEAD = {bt.LM_HEAD: "causal-lm", bt.MLM_HEAD: "masked-lm", bt.SEQ2SEQ_HEAD: "seq2seq"}
 
 
 def graph_objective(graph: Graph) -> str:

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...graph import block_types as bt
 from .labels import muted, placeholder
 from .picture_export import ExportButton
 from .heatmap import Heatmap, HeatmapGrid
@@ -34,7 +35,7 @@ def head_groups(graph) -> dict[str, tuple[int, int]]:
         for node in g:
             if node.is_group:
                 walk(node.subgraph, prefix + (node.id,))
-            elif node.type in ("attention", "cross_attention"):
+            elif node.type in bt.ATTENTION_TYPES:
                 heads = int(node.typed_params().heads or 1)
                 kv = int(node.typed_params().kv_heads or heads)
                 out[".".join(prefix + (node.id,))] = (heads, kv)

@@ -7,6 +7,7 @@ and a gentler learning rate.
 """
 from __future__ import annotations
 
+from ...graph import block_types as bt
 from ...graph import Graph
 from ...runs.config import TrainConfig
 
@@ -18,10 +19,10 @@ REPLAY_CHECKPOINTS = 5       # checkpoints over an in-app run (plus the final on
 def graph_family(graph: Graph) -> str:
     """"decoder", "encoder" or "encoder-decoder", from the head and the token inputs."""
     types = {n.type for _, n in graph.walk()}
-    if "mlm_head" in types:
+    if bt.MLM_HEAD in types:
         return "encoder"
-    roles = {n.typed_params().role for _, n in graph.walk() if n.type == "token_input"}
-    return "encoder-decoder" if "source" in roles or "seq2seq_head" in types else "decoder"
+    roles = {n.typed_params().role for _, n in graph.walk() if n.type == bt.TOKEN_INPUT}
+    return "encoder-decoder" if "source" in roles or bt.SEQ2SEQ_HEAD in types else "decoder"
 
 
 def graph_params(graph: Graph) -> int | None:

@@ -9,6 +9,7 @@ import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
+from ...graph import block_types as bt
 from .colours import series_colour
 from .labels import display_token, muted, placeholder
 from .picture_export import ExportButton
@@ -43,7 +44,7 @@ def moe_blocks(graph) -> int:
     for node in graph:
         if node.is_group:
             count += moe_blocks(node.subgraph) * max(1, int(node.typed_params().repeat or 1))
-        elif node.type == "moe":
+        elif node.type == bt.MOE:
             count += 1
     return count
 

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...graph.kinds import ABSOLUTE_SCHEMES, LEARNED, SINUSOIDAL
 from .colours import series_colour
 from .labels import muted, placeholder
 from .picture_export import ExportButton
@@ -104,7 +105,7 @@ class _TablePage(QWidget):
         the rows past it never reached a batch and keep their random start, so they are left
         out unless ``all_rows``, and then marked."""
         table = np.asarray(data["table"], dtype=float)
-        untrained = scheme == "learned" and trained is not None and 0 < trained < len(table)
+        untrained = scheme == LEARNED and trained is not None and 0 < trained < len(table)
         if untrained and not all_rows:
             table = table[:trained]
         positions = np.arange(table.shape[0])
@@ -126,7 +127,7 @@ class _TablePage(QWidget):
         if bound != self._bound:
             self._bound = bound
             self.wave_plot.setYRange(-bound, bound, padding=0.02)
-        what = "fixed sin/cos" if scheme == "sinusoidal" else "learned, changes as it trains"
+        what = "fixed sin/cos" if scheme == SINUSOIDAL else "learned, changes as it trains"
         title = title_html(f"Waveforms per dimension ({what})")
         if self.wave_plot.titleLabel.text != title:  # a new title re-lays out the plot
             self.wave_plot.setTitle(title)
@@ -285,8 +286,8 @@ class PositionsView(QWidget):
                                    "sees the tokens as a set (a recurrent model reads them in "
                                    "order instead).")
             return
-        page = self.pages["table" if scheme in ("sinusoidal", "learned") else scheme]
-        rows = len(self.data[scheme].get("table", ())) if scheme == "learned" else 0
+        page = self.pages["table" if scheme in ABSOLUTE_SCHEMES else scheme]
+        rows = len(self.data[scheme].get("table", ())) if scheme == LEARNED else 0
         self.all_rows.setVisible(self.trained is not None and 0 < self.trained < rows)
         if page is self.pages["table"]:
             page.display(scheme, self.data[scheme], self.trained, self.all_rows.isChecked())
