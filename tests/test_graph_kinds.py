@@ -95,6 +95,8 @@ def raw_kinds(source: str) -> list[tuple[int, str, str]]:
     def compared(node: ast.Compare) -> None:
         operands = [node.left, *node.comparators]
         for i, op in enumerate(operands):
+            if not isinstance(op, (ast.Constant, ast.Tuple, ast.List, ast.Set)):
+                continue
             others = " ".join(ast.unparse(o) for j, o in enumerate(operands) if j != i)
             if isinstance(op, ast.Constant) and _axes_of(op.value):
                 value = op.value
@@ -209,6 +211,13 @@ def test_the_torch_modules_accept_exactly_the_homes_kinds():
         assert norm.Norm(4, kind=kind).kind == kind
     with pytest.raises(ValueError):
         norm.Norm(4, kind="batchnorm")
+
+
+def test_every_activation_has_one_hugging_face_word():
+    from tfstudio.export.families import GATED_TO_HF, PLAIN_TO_HF
+
+    assert set(GATED_TO_HF) == set(kinds.GATED)
+    assert set(PLAIN_TO_HF) == set(kinds.ACTIVATIONS) - set(kinds.GATED)
 
 
 def test_every_value_of_an_axis_has_its_label():

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..graph import block_types as bt
-from ..graph.kinds import (GEGLU, GELU, GELU_TANH, GLU, LAYERNORM, LEARNED, NO_POSITIONS, POST,
-                          PRE, RELU, RMSNORM, ROPE, SILU, SWIGLU)
+from ..graph.kinds import (GATED, GEGLU, GELU, GELU_TANH, GLU, LAYERNORM, LEARNED, NO_POSITIONS,
+                          POST, PRE, RELU, RMSNORM, ROPE, SILU, SWIGLU)
 from ..graph.model import Graph
 from ..graph.templates import transformer_lm
 from .anatomy import Anatomy, At
@@ -61,7 +61,7 @@ def choose_family(an: Anatomy) -> str:
     if first.attn.params.position == ROPE:
         return "mistral" if any(layer.attn.params.window for layer in an.layers) else "llama"
     llama_like = (first.norm1.params.kind == RMSNORM
-                  or first.ffn.params.activation in GATED_TO_HF)
+                  or first.ffn.params.activation in GATED)
     return "llama" if llama_like else "gpt2"
 
 
@@ -184,7 +184,7 @@ def _llama_like_rules(name: str, biases_allowed: bool, window_allowed: bool, moe
             p += _needs(layer.ffn, layer.ffn.node.type == wanted,
                         f"{name}'s MLP is a {'mixture of experts' if moe else 'single gated FFN'}",
                         f"use a {wanted.replace('_', '-')} block")
-            p += _needs(layer.ffn, f.activation in GATED_TO_HF,
+            p += _needs(layer.ffn, f.activation in GATED,
                         f"{name}'s MLP is gated (act(x W_gate) * x W_up)",
                         "pick swiglu, geglu or glu")
             p += _needs(layer.ffn, biases_allowed or not f.bias,
