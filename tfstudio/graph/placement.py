@@ -20,7 +20,7 @@ import copy
 from dataclasses import dataclass
 
 from . import block_types as bt
-from .kinds import MIXED, NO_NORM, PLACEMENTS, POST, POST_IN_RESIDUAL, PRE, SANDWICH
+from .kinds import LAYERNORM, MIXED, NO_NORM, PLACEMENTS, POST, POST_IN_RESIDUAL, PRE, SANDWICH
 from .model import GROUP_INPUT, Edge, Graph, GraphError, Node
 from .streams import main_input_edge
 
@@ -203,7 +203,7 @@ class _Rewriter:
         self.out = layer.clone()
         any_norm = next((layer.nodes[n] for s in structure.sublayers for n in s.norms), None)
         self.default_norm = dict(any_norm.params) if any_norm else dict(norm or
-                                                                        {"kind": "layernorm"})
+                                                                        {"kind": LAYERNORM})
         self.rank = {nid: float(i) for i, nid in enumerate(layer.nodes)}
 
     def run(self) -> Graph:

@@ -14,7 +14,8 @@ from typing import Any, Sequence
 
 from . import block_types as bt
 from .grouping import group_nodes
-from .kinds import PLACEMENTS
+from .kinds import (GELU, LAYERNORM, LEARNED, NO_POSITIONS, PLACEMENTS, POST, POST_IN_RESIDUAL,
+                    PRE, RELU, SANDWICH, SINUSOIDAL)
 from .layout import CANVAS_SCALE, GAP_X, NODE_WIDTH
 from .model import GROUP_INPUT, GROUP_OUTPUT, Edge, Graph, Node, format_port_list
 
@@ -25,14 +26,14 @@ Sublayer = tuple[str, dict[str, Any]]  # (block type, params)
 _DX, _DY = 190.0, 0.0
 
 
-def layer_graph(sublayers: Sequence[Sublayer], placement: str = "pre",
+def layer_graph(sublayers: Sequence[Sublayer], placement: str = PRE,
                 norm: dict[str, Any] | None = None, memory: bool = False) -> Graph:
     """One residual layer: each sublayer F becomes a residual branch with norms per placement.
 
     A cross_attention sublayer reads the group's ``memory`` input."""
     if placement not in PLACEMENTS:
         raise ValueError(f"placement must be one of {', '.join(PLACEMENTS)}; got '{placement}'")
-    layer = _LayerWriter(dict(norm or {"kind": "layernorm"}), placement)
+    layer = _LayerWriter(dict(norm or {"kind": LAYERNORM}), placement)
     ports = [("x", "hidden")] + ([("memory", "memory")] if memory else [])
     layer.g.add_node(Node("inputs", GROUP_INPUT, {"ports": format_port_list(ports)}, (0.0, 0.0)))
     stream = ("inputs", "x")
@@ -62,19 +63,19 @@ class _LayerWriter:
                  params: dict) -> tuple[str, str]:
         """stream + F(stream), with the norms the placement puts around F and after the sum."""
         branch = stream
-        if self.placement in ("pre", "sandwich"):
+        if self.placement in (PRE, SANDWICH):
             branch = self.add(f"norm_{name}", bt.NORM, self.norm, branch, 90.0)
         branch = self.add(name, block_type, params, branch, 90.0)
         if block_type == bt.CROSS_ATTENTION:
             self.g.add_edge(Edge("inputs", "memory", name, "memory"))
-        if self.placement == "sandwich":
+        if self.placement == SANDWICH:
             branch = self.add(f"norm_{name}_out", bt.NORM, self.norm, branch, 90.0)
-        if self.placement == "post-in-residual":
+        if self.placement == POST_IN_RESIDUAL:
             branch = self.add(f"norm_{name}", bt.NORM, self.norm, branch, 90.0)
         total, _ = self.add(f"add_{name}", bt.ADD, {}, None)
         self.g.add_edge(Edge(*stream, total, "in1"))
         self.g.add_edge(Edge(*branch, total, "in2"))
-        if self.placement == "post":
+        if self.placement == POST:
             return self.add(f"norm_{name}", bt.NORM, self.norm, (total, "y"))
         return total, "y"
 
@@ -140,7 +141,7 @@ def _embed(b: ModelBuilder, prefix: str, role: str, vocab: int, d_model: int, po
     emb = b.add(f"{prefix}embed", bt.TOKEN_EMBEDDING,
                 {"vocab_size": vocab, "d_model": d_model, "scale": scale}, [(inp, "ids", "ids")])
     stream = (emb, "y")
-    if pos_scheme != "none":
+    if pos_scheme != NO_POSITIONS:
         pos = b.add(f"{prefix}pos", bt.POSITIONAL_ENCODING, {"scheme": pos_scheme,
                                                             "max_len": max_len},
                     [(*stream, "x")])
@@ -152,9 +153,9 @@ def _embed(b: ModelBuilder, prefix: str, role: str, vocab: int, d_model: int, po
 
 
 def transformer_lm(*, name: str, description: str, vocab: int, d_model: int, layers: int,
-                   heads: int, d_ff: int, kv_heads: int | None = None, activation: str = "gelu",
-                   norm_kind: str = "layernorm", placement: str = "pre",
-                   pos_scheme: str = "learned", attn_position: str = "none",
+                   heads: int, d_ff: int, kv_heads: int | None = None, activation: str = GELU,
+                   norm_kind: str = LAYERNORM, placement: str = PRE,
+                   pos_scheme: str = LEARNED, attn_position: str = NO_POSITIONS,
                    rope_base: float = 10000.0, max_len: int = 1024, context: int | None = None,
                    tie: bool = True, bias: bool = True, window: int = 0,
                    moe: dict | None = None, encoder: bool = False, scale_embed: bool = False,
@@ -181,7 +182,7 @@ def transformer_lm(*, name: str, description: str, vocab: int, d_model: int, lay
         b.add("layers", "group", {"repeat": layers}, [(*stream, "x")], lg,
               title="encoder layer" if encoder else "decoder layer")
     stream = ("layers", "y")
-    if placement != "post":
+    if placement != POST:
         stream = (b.add("final_norm", bt.NORM, norm, [(*stream, "x")]), "y")
     if encoder:
         b.add("head", bt.MLM_HEAD, {"vocab_size": vocab, "tie": tie, "transform": mlm_transform,
@@ -194,9 +195,10 @@ def transformer_lm(*, name: str, description: str, vocab: int, d_model: int, lay
 
 def encoder_decoder(*, name: str, description: str, vocab: int, d_model: int,
                     encoder_layers: int, decoder_layers: int, heads: int, d_ff: int,
-                    activation: str = "relu", norm_kind: str = "layernorm",
-                    placement: str = "post", pos_scheme: str = "sinusoidal",
-                    attn_position: str = "none", max_len: int = 512, context: int | None = None,
+                    activation: str = RELU, norm_kind: str = LAYERNORM,
+                    placement: str = POST, pos_scheme: str = SINUSOIDAL,
+                    attn_position: str = NO_POSITIONS, max_len: int = 512,
+                    context: int | None = None,
                     tie: bool = True, bias: bool = True, scale_embed: bool = False,
                     kv_heads: int | None = None, eps: float = 1e-5) -> Graph:
     norm = {"kind": norm_kind, "eps": eps, "bias": bias}
@@ -208,7 +210,7 @@ def encoder_decoder(*, name: str, description: str, vocab: int, d_model: int,
     b.add("encoder", "group", {"repeat": encoder_layers}, [(*src, "x")], enc,
           title="encoder layer")
     memory = ("encoder", "y")
-    if placement != "post":
+    if placement != POST:
         memory = (b.add("encoder_norm", bt.NORM, norm, [(*memory, "x")]), "y")
     b.row(260.0)
     tgt = _embed(b, "tgt_", "target", vocab, d_model, pos_scheme, max_len, scale_embed, None)
@@ -219,7 +221,7 @@ def encoder_decoder(*, name: str, description: str, vocab: int, d_model: int,
     b.add("decoder", "group", {"repeat": decoder_layers}, [(*tgt, "x"), (*memory, "memory")],
           dec, title="decoder layer")
     stream = ("decoder", "y")
-    if placement != "post":
+    if placement != POST:
         stream = (b.add("decoder_norm", bt.NORM, norm, [(*stream, "x")]), "y")
     b.add("head", bt.SEQ2SEQ_HEAD, {"vocab_size": vocab, "tie": tie}, [(*stream, "x")])
     return b.graph
@@ -230,7 +232,7 @@ def recurrent_lm(*, name: str, description: str, vocab: int, d_model: int, hidde
                  context: int = 256) -> Graph:
     b = ModelBuilder({"name": name, "description": description, "family": "decoder",
                       "context_length": context})
-    stream = _embed(b, "", "tokens", vocab, d_model, "none", context, False, None)
+    stream = _embed(b, "", "tokens", vocab, d_model, NO_POSITIONS, context, False, None)
     r = b.add("rnn", bt.RNN, {"cell": cell, "hidden_size": hidden, "layers": layers},
               [(*stream, "x")])
     b.add("head", bt.LM_HEAD, {"vocab_size": vocab, "tie": tie}, [(r, "y", "x")])
