@@ -319,8 +319,9 @@ def _placement(blocks, problems) -> tuple[str, At | None]:
     placements.append(_sublayer_placement(last, closing))
     if agreed_placement(placements) == POST:
         return POST, None
-    at = next((i for i, p in enumerate(placements) if p not in STOCK_PLACEMENTS),
-              next((i for i, p in enumerate(placements) if p != placements[0]), 0))
+    unstocked = [i for i, p in enumerate(placements) if p not in STOCK_PLACEMENTS]
+    differing = [i for i, p in enumerate(placements) if p != placements[0]]
+    at = (unstocked or differing or [0])[0]
     odd, seen = blocks[at][0], placements[at]
     if at == len(blocks) - 1 and seen == MIXED:  # its after-norm read as a final norm
         seen = _sublayer_placement(last, None)

@@ -71,10 +71,10 @@ def sublayer_placement(pre_norm: bool, out_norm: bool, post_norm: bool) -> str:
 
 def agreed_placement(placements) -> str:
     """The placement every sublayer has; "mixed" when they differ, "none" when there are none."""
-    kinds = set(placements)
-    if not kinds:
+    seen = set(placements)
+    if not seen:
         return NO_NORM
-    return kinds.pop() if len(kinds) == 1 else MIXED
+    return seen.pop() if len(seen) == 1 else MIXED
 
 
 @dataclass
