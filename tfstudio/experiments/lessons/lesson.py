@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from ...runs import TrainConfig
-from .significance import ALPHA, FAILS, HOLDS, POWER, UNDECIDED, Test, holm, test
+from .significance import ALPHA, FAILS, HOLDS, POWER, UNDECIDED, Test, holm, t_test
 
 FACT = "fact"
 VERDICTS = {HOLDS: "holds here", FAILS: "does not hold here", "mixed": "mixed"}
@@ -60,7 +60,7 @@ def lower(a: Sample, b: Sample | float, *, paired: bool = False, digits: int = 3
     tested with the one-sample t; ``paired`` pairs two samples seed by seed (one model per
     seed measured two ways)."""
     other = b.values if isinstance(b, Sample) else float(b)
-    return test(a.values, other, claimed=-1, paired=paired, digits=digits)
+    return t_test(a.values, other, claimed=-1, paired=paired, digits=digits)
 
 
 def higher(a: Sample, b: Sample | float, *, paired: bool = False, digits: int = 3) -> Test:

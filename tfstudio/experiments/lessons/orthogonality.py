@@ -100,9 +100,9 @@ def _equivalent(above, margin: float) -> tuple[str, str]:
     95% interval ends below ``margin``, else UNDECIDED (with what left it so)."""
     if above.outcome == HOLDS:
         return FAILS, ""
-    if above.detectable is not None and above.high < margin:
+    if above.tested and above.high < margin:
         return HOLDS, ""
-    if above.detectable is None:
+    if not above.tested:
         return UNDECIDED, "one seed: no interval"
     return UNDECIDED, (f"the interval's upper end {above.high:.3f} is not below the margin "
                        f"{margin:.3f}")

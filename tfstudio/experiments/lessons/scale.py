@@ -7,7 +7,6 @@ from ..course.scale import Curvature, PowerLaw, fit_curvature, fit_power_law, lo
 from . import register
 from .course import blocks, setting
 from .lesson import FAILS, HOLDS, UNDECIDED, Check, Lesson, Paper, Test, lower
-from .significance import detectable
 from .measures import final_loss, variants
 from .training import LESSON_TRAINING
 
@@ -66,7 +65,7 @@ def power_law_check(fit: PowerLaw, bend: Curvature, sizes: list[int], means: lis
     (a saturating or steepening curve) or the exponent's interval lies below zero."""
     bend_test = Test("t-test of the bend (quadratic term in log-log)", bend.change,
                      *bend.interval, bend.p, (fit.points,),
-                     detectable(bend.se, bend.df) if bend.se > 0 else 0.0, claimed=0,
+                     ("t", bend.se, bend.df), claimed=0,
                      unit="run")
     lo, hi = fit.interval
     local = ", ".join(f"{x:.2f}" for x in local_exponents(sizes, means))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import numbers
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -40,7 +41,9 @@ class Test:
     high: float
     p: float               # two-sided
     n: tuple[int, ...]     # seeds behind each side (one entry against a fixed number)
-    detectable: float | None   # smallest |difference| found with POWER probability; None: 1 seed
+    # what the power behind ``detectable`` needs: ("welch", sd_a, sd_b, n_a, n_b) or
+    # ("t", se, df); () where one seed leaves nothing to test
+    spread: tuple = ()
     claimed: int = -1      # the sign the claim needs (-1: a below b, +1: a above b)
     alpha: float = ALPHA   # the threshold (Holm lowers it)
     family: int = 1        # how many tests the threshold was corrected for
@@ -48,8 +51,22 @@ class Test:
     unit: str = "seed"     # what n counts
 
     @property
+    def tested(self) -> bool:
+        return bool(self.spread)
+
+    @property
     def decided(self) -> bool:
-        return self.detectable is not None and self.p < self.alpha
+        return self.tested and self.p < self.alpha
+
+    @property
+    def detectable(self) -> float | None:
+        """The smallest true difference this test finds with POWER chance at the observed
+        spread (None: untested)."""
+        if not self.spread:
+            return None
+        if self.spread[0] == "welch":
+            return welch_detectable(*self.spread[1:], self.alpha)
+        return detectable(*self.spread[1:], self.alpha)
 
     @property
     def outcome(self) -> str:
@@ -70,21 +87,21 @@ class Test:
 
     def why_undecided(self) -> str:
         """What left it undecided, for the check's label."""
-        if self.detectable is None:
+        if not self.tested:
             return f"one {self.unit} a side: no spread to test against"
         corrected = f", Holm over {self.family}" if self.family > 1 else ""
-        return f"p = {self.p:.2g}, not below {self.alpha:.2g}{corrected}; {self.seeds()}"
+        return f"p {_p(self.p)}, not below {self.alpha:.3g}{corrected}; {self.seeds()}"
 
     def text(self) -> str:
         """'difference -0.190 (95% CI -0.221 to -0.159), Welch's t p = 0.0003, n=3 seeds each'
         and, when undecided, the difference these seeds could have detected."""
         d = self.digits
-        if self.detectable is None:
+        if not self.tested:
             return f"difference {self.difference:+.{d}f}, untested ({self.seeds()}: no spread)"
-        threshold = (f" against Holm's threshold {self.alpha:.2g} for {self.family} buckets"
+        threshold = (f" against Holm's threshold {self.alpha:.3g} for {self.family} buckets"
                      if self.family > 1 else "")
         line = (f"difference {self.difference:+.{d}f} (95% CI {self.low:+.{d}f} to "
-                f"{self.high:+.{d}f}), {self.kind} p = {_p(self.p)}{threshold}, {self.seeds()}")
+                f"{self.high:+.{d}f}), {self.kind} p {_p(self.p)}{threshold}, {self.seeds()}")
         if not self.decided:
             line += (f"; these seeds would detect a difference of {self.detectable:.{d}f} or "
                      f"more with {POWER:.0%} power")
@@ -92,53 +109,54 @@ class Test:
 
 
 def _p(p: float) -> str:
-    return "< 0.0001" if p < 1e-4 else f"{p:.2g}"
+    """"< 0.0001" or "= 0.021"."""
+    return "< 0.0001" if p < 1e-4 else f"= {p:.2g}"
 
 
-def test(a: Sequence[float], b: Sequence[float] | float, *, claimed: int = -1,
+def t_test(a: Sequence[float], b: Sequence[float] | float, *, claimed: int = -1,
          paired: bool = False, alpha: float = ALPHA, digits: int = 3) -> Test:
     """``a`` against ``b`` (values over seeds, or a fixed number), two-sided. ``claimed`` is the
     sign of a - b the claim needs."""
     a = [float(x) for x in a]
-    fixed = not isinstance(b, (list, tuple))
+    fixed = isinstance(b, numbers.Real)
     b_values = [float(b)] if fixed else [float(x) for x in b]
     mean_a, mean_b = sum(a) / len(a), sum(b_values) / len(b_values)
     diff = mean_a - mean_b
     if fixed:
         kind, n = "one-sample t", (len(a),)
         if len(a) < 2:
-            return Test(kind, diff, diff, diff, 1.0, n, None, claimed, alpha, 1, digits)
+            return Test(kind, diff, diff, diff, 1.0, n, (), claimed, alpha, 1, digits)
         df, se = len(a) - 1, _sd(a) / math.sqrt(len(a))
         run = lambda: stats.ttest_1samp(a, mean_b)  # noqa: E731
-        found = lambda: detectable(se, df, alpha)  # noqa: E731
+        spread = ("t", se, df)
     elif paired:
         if len(a) != len(b_values):
             raise ValueError("a paired test needs one value per seed on both sides")
         kind, n = "paired t", (len(a),)
         deltas = [x - y for x, y in zip(a, b_values)]
         if len(a) < 2:
-            return Test(kind, diff, diff, diff, 1.0, n, None, claimed, alpha, 1, digits)
+            return Test(kind, diff, diff, diff, 1.0, n, (), claimed, alpha, 1, digits)
         df, se = len(a) - 1, _sd(deltas) / math.sqrt(len(a))
         run = lambda: stats.ttest_rel(a, b_values)  # noqa: E731
-        found = lambda: detectable(se, df, alpha)  # noqa: E731
+        spread = ("t", se, df)
     else:
         kind, n = "Welch's t", (len(a), len(b_values))
         if min(n) < 2:
-            return Test(kind, diff, diff, diff, 1.0, n, None, claimed, alpha, 1, digits)
+            return Test(kind, diff, diff, diff, 1.0, n, (), claimed, alpha, 1, digits)
         va, vb = _sd(a) ** 2 / len(a), _sd(b_values) ** 2 / len(b_values)
         se = math.sqrt(va + vb)
         df = ((va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b_values) - 1))
               if se > 0 else len(a) + len(b_values) - 2)
         run = lambda: stats.ttest_ind(a, b_values, equal_var=False)  # noqa: E731
-        found = lambda: welch_detectable(_sd(a), _sd(b_values), *n, alpha)  # noqa: E731
+        spread = ("welch", _sd(a), _sd(b_values), *n)
     if se == 0 or se < 1e-12 * max(abs(mean_a), abs(mean_b), 1e-300):
         # every seed gave the same value: the difference is exact
         p = 1.0 if diff == 0 else 0.0
-        return Test(kind, diff, diff, diff, p, n, 0.0, claimed, alpha, 1, digits)
+        return Test(kind, diff, diff, diff, p, n, ("t", 0.0, df), claimed, alpha, 1, digits)
     result = run()
     half = stats.t.ppf(0.975, df) * se
     return Test(kind, diff, float(diff - half), float(diff + half), float(result.pvalue), n,
-                found(), claimed, alpha, 1, digits)
+                spread, claimed, alpha, 1, digits)
 
 
 def _sd(values: Sequence[float]) -> float:
@@ -205,6 +223,7 @@ def detectable(se: float, df: float, alpha: float = ALPHA, target: float = POWER
     return _smallest(lambda e: power(e, se, df, alpha), se, target)
 
 
+@functools.lru_cache(maxsize=1024)
 def welch_detectable(sd_a: float, sd_b: float, n_a: int, n_b: int, alpha: float = ALPHA,
                      target: float = POWER) -> float:
     """The smallest true difference Welch's t finds with ``target`` chance."""
