@@ -152,8 +152,8 @@ def judge(r: Interpolation) -> list[Check]:
     checks.append(Check(
         f"Linear x{FACTOR} reads longer contexts without retraining (up to {LONG})",
         both(learns, *reads),
-        f"Before any fine-tune, linear x{FACTOR}: " + _row(lin, names, judged) +
-        "; unscaled: " + _row(none, names, judged) + f"; counting single characters gives "
+        f"Before any fine-tune, linear x{FACTOR}: " + _row(lin, names, [inside, *judged]) +
+        "; unscaled: " + _row(none, names, [inside, *judged]) + f"; counting single characters gives "
         f"{unigram:.3f}" + (f" (linear x{FACTOR} is worse than that even at {names[inside]})"
                             if learns.outcome == FAILS else "") + "." +
         _also(names, beyond, ("linear", lin), ("unscaled", none)), tests=(learns, *reads)))
