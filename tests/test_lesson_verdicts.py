@@ -158,7 +158,8 @@ def test_norm_checks_post_in_residual_on_its_own_numbers():
 def positions(**buckets_by_scheme):
     runs = {}
     for scheme, (final, buckets) in buckets_by_scheme.items():
-        runs[scheme] = [run(s, final + n, buckets=[b + n for b in buckets])
+        runs[scheme] = [run(s, final + n, buckets=[None if b is None else b + n
+                                                   for b in buckets])
                         for s, n in zip((1, 2, 3), (0.0, 0.01, -0.01))]
     return comparison("positions", "positions", runs)
 
@@ -196,6 +197,20 @@ def test_positions_alibi_check_follows_its_ratio():
     assert LESSONS["positions"].verdict(positions(**flatter)).checks[4].outcome == FAILS
     worse = {**HOLDING, "alibi": (1.32, [1.32, 2.0, 2.5, 3.0])}
     assert LESSONS["positions"].verdict(positions(**worse)).checks[4].outcome == FAILS
+
+
+def test_learned_positions_are_tested_with_max_len_equal_to_the_training_length():
+    from tfstudio.experiments.lengths import learned_limit
+    from tfstudio.experiments.variants import expand
+    run_ = prepare("positions")
+    learned = next(v.graph for v in expand(run_.base, run_.varies) if v.name.endswith("learned"))
+    assert learned_limit(learned) == run_.config.seq_len == 64
+    # no rows past 64: a fact, not counted; with a longer table the losses decide it
+    short = {**HOLDING, "learned": (1.31, [1.30, None, None, None])}
+    verdict = LESSONS["positions"].verdict(positions(**short))
+    assert verdict.facts[0].claim == "Learned positions fail past max_len"
+    assert "64 rows, the training length (64)" in verdict.facts[0].sentence
+    assert verdict.word == "holds here" and len(verdict.checks) == 4
 
 
 def test_one_seed_decides_nothing_and_says_so():
