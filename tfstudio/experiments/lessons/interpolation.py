@@ -153,8 +153,8 @@ def judge(r: Interpolation) -> list[Check]:
         f"Linear x{FACTOR} reads longer contexts without retraining (up to {LONG})",
         both(learns, *reads),
         f"Before any fine-tune, linear x{FACTOR}: " + _row(lin, names, [inside, *judged]) +
-        "; unscaled: " + _row(none, names, [inside, *judged]) + f"; counting single characters gives "
-        f"{unigram:.3f}" + (f" (linear x{FACTOR} is worse than that even at {names[inside]})"
+        "; unscaled: " + _row(none, names, [inside, *judged]) +
+        f"; counting single characters gives {unigram:.3f}" + (f" (linear x{FACTOR} is worse than that even at {names[inside]})"
                             if learns.outcome == FAILS else "") + "." +
         _also(names, beyond, ("linear", lin), ("unscaled", none)), tests=(learns, *reads)))
     control = lambda i: r.bucket("after", "none", i)  # noqa: E731

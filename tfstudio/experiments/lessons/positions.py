@@ -3,7 +3,8 @@ and evaluated to 256, each scheme's part of the seed's claim checked against its
 from __future__ import annotations
 
 from . import register
-from .lesson import FAILS, HOLDS, UNDECIDED, Check, Lesson, Paper, both, fact, higher, holm, lower
+from .lesson import (FAILS, HOLDS, UNDECIDED, Check, Lesson, Paper, both, fact, higher, holm,
+                     lower)
 from .measures import bucket, final_loss, ratio, variants
 from .training import LESSON_TRAINING
 
