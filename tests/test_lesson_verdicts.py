@@ -362,3 +362,41 @@ def test_norm_compares_gradient_spreads_as_powers_of_ten():
     assert "tested in log10" in checks[2].sentence
     assert "would detect a difference of" in checks[2].text()
     assert "post-norm x6.3e+04" in checks[2].sentence  # (5e7 * 1e5 * 50) ** (1/3)
+
+
+# ------------------------------------------------------------------------- beside the paper
+def test_the_page_says_whether_the_run_agrees_with_each_paper_and_at_what_scale():
+    def paper_line(c, cite):
+        return next(x for x in LESSONS["attention"].summarise(c) if x.startswith(
+            f"Published: {cite}"))
+    paid = paper_line(attention(1.20, 1.30, 1.40), "Shazeer 2019")
+    assert "This run agrees with the paper." in paid
+    assert "Measured here: models of 1,000 parameters, 409,600 training tokens each (on the " \
+           "sample corpus); the paper: Transformer translation and language models." in paid
+    free = paper_line(attention(1.40, 1.30, 1.20), "Shazeer 2019")   # MQA better than MHA
+    assert "This run differs from the paper." in free
+    level = paper_line(attention(1.30, 1.30, 1.30, noise=(0.0, 0.05, -0.05)), "Shazeer 2019")
+    assert "neither agrees nor differs: the seeds did not decide every check" in level
+    # GQA's paper speaks to the middle-ground check only
+    assert "This run agrees with the paper." in paper_line(attention(1.40, 1.30, 1.20),
+                                                           "Ainslie et al. 2023")
+
+
+def test_every_lesson_comparing_architectures_names_its_paper():
+    for name in ("history", "positions", "interpolation", "attention", "norm", "activations",
+                 "experts", "scale"):
+        assert LESSONS[name].papers, name
+        for paper in LESSONS[name].papers:
+            claims = {c for c in paper.checks}
+            assert paper.cite and paper.measured and paper.scale and claims <= CLAIMS[name]
+
+
+CLAIMS = {   # each paper's checks are claims its lesson really makes
+    "history": {"A neural LM over a window beats counting trigrams",
+                "The LSTM's gates beat a plain RNN"},
+    "positions": {"Sinusoidal positions run past the training length but degrade",
+                  "RoPE degrades gradually", "ALiBi is the most stable"},
+    "attention": {"Sharing K/V heads costs some quality",
+                  "GQA is the middle ground between MHA and MQA (in loss and cache size)"},
+    "interpolation": set(), "norm": set(), "activations": set(), "experts": set(),
+    "scale": set()}
