@@ -289,8 +289,12 @@ def test_interpolation_verdict_holds_when_scaling_beats_its_control():
               "ntk": [0.65, 0.9, 1.0, 1.1, 2.9]}
     after = {"none": [0.6, 0.9, 1.0, 1.1, 2.0], "linear": [0.55, 0.5, 0.5, 0.5, 0.9],
              "ntk": [0.55, 0.5, 0.5, 0.5, 0.9]}
-    verdict = LESSONS["interpolation"].verdict(interpolation(before, after))
+    r = interpolation(before, after)
+    verdict = LESSONS["interpolation"].verdict(r)
     assert verdict.word == "holds here", verdict.sentences()
+    paper = next(x for x in LESSONS["interpolation"].summarise(r) if x.startswith("Published"))
+    assert "This run agrees with the paper. Measured here: tiny-gpt with RoPE, 409,600 " \
+           "training tokens at 64 then 102,400 fine-tuning tokens at 256" in paper
     assert "64-127 linear (tied with NTK)" in verdict.checks[1].sentence
 
 

@@ -46,6 +46,13 @@ class Interpolation:
     def names(self) -> list[str]:
         return next(iter(self.before.values()))[0].bucket_names()
 
+    def scale(self) -> str:
+        """The budget beside the paper's: tokens trained short, then fine-tuned long."""
+        short = self.steps * LESSON_TRAINING["batch_size"] * SHORT
+        return (f"tiny-gpt with RoPE, {short:,} training tokens at {SHORT} then "
+                f"{self.tune_steps * TUNE_BATCH * LONG:,} fine-tuning tokens at {LONG} "
+                f"(on the {LESSON_TRAINING['corpus']} corpus)")
+
 
 def fine_tune_steps(steps: int | None) -> int:
     """The fine-tune's length: TUNE_STEPS, a quarter of the lesson's training, and still a

@@ -244,7 +244,10 @@ class Lesson:
 
 def scale_here(comparison) -> str:
     """"models of 70,000 to 110,000 parameters, 409,600 training tokens each": the size and
-    budget of this comparison, from its plan and variants ("" where neither is known)."""
+    budget of this comparison, from its plan and variants ("" where neither is known); a
+    lesson's own result says it with its ``scale()``."""
+    if callable(getattr(comparison, "scale", None)):
+        return comparison.scale()
     parts = []
     params = [v.params for v in getattr(comparison, "variants", []) if v.params]
     if params:
