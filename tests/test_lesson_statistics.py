@@ -100,7 +100,7 @@ def test_holm_keeps_a_claim_over_buckets_to_five_percent_and_finds_a_real_effect
     assert tests[0].outcome == HOLDS and tests[0].family == 4
     assert tests[0].alpha == pytest.approx(0.05 / 4)
     assert all(t.outcome == UNDECIDED for t in tests[1:])
-    assert "Holm's threshold 0.0125 for 4 buckets" in tests[0].text()
+    assert "Holm's threshold 0.0125 for 4 tests" in tests[0].text()
 
 
 def test_sentences_give_the_difference_interval_p_and_seeds_and_the_detectable_difference():

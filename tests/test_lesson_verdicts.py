@@ -173,6 +173,11 @@ HOLDING = dict(learned=(1.31, [1.30, 2.60, 2.65, 2.66]),
 def test_positions_verdict_holds_on_the_seeds_picture():
     lines = LESSONS["positions"].summarise(positions(**HOLDING))
     assert "Verdict: holds here" in lines[1], lines
+    # a check resting on several tests names each one, and Holm's threshold where corrected
+    rope = next(x for x in lines if x.startswith("RoPE degrades gradually"))
+    assert "Test (positions 192-255 against the unigram counter): difference -0.712" in rope
+    assert "against Holm's threshold 0.05 for 3 tests" in rope
+    assert "Test (alibi): difference -0.740" in lines[3]
 
 
 def test_positions_verdict_flips_on_the_issues_sinusoidal_and_rope_numbers():

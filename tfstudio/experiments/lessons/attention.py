@@ -61,7 +61,8 @@ def middle_ground(loss: dict[str, Sample], kv: dict[str, int | None]) -> Check:
     the worse, or better than the better), and is undecided when it lies outside but no test
     separates it."""
     worse, better = sorted(("mha", "mqa"), key=lambda k: loss[k].mean, reverse=True)
-    above, below = higher(loss["gqa"], loss[worse]), lower(loss["gqa"], loss[better])
+    above = higher(loss["gqa"], loss[worse]).named(f"GQA against {worse.upper()}")
+    below = lower(loss["gqa"], loss[better]).named(f"GQA against {better.upper()}")
     inside = loss[better].mean <= loss["gqa"].mean <= loss[worse].mean
     cache = None not in kv.values() and kv["mha"] > kv["gqa"] > kv["mqa"]
     if inside:
@@ -116,7 +117,8 @@ def decode_check(data: dict) -> Check:
     ms = {(r["kind"], r["context"], r["cache"]): Sample.of(r["ms"]) for r in data["rows"]}
     top = max(r["context"] for r in data["rows"])
     mha, gqa, mqa = (ms[(k, top, True)] for k in KINDS)
-    tests = (lower(mqa, mha, digits=1), lower(gqa, mha, digits=1))
+    tests = (lower(mqa, mha, digits=1).named("MQA against MHA"),
+             lower(gqa, mha, digits=1).named("GQA against MHA"))
     outcome = both(*tests)
     recompute = max((r["context"] for r in data["rows"] if not r["cache"]), default=None)
     saved = ""

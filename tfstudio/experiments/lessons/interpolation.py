@@ -154,8 +154,8 @@ def judge(r: Interpolation) -> list[Check]:
     checks = []
     lin = lambda i: r.bucket("before", "linear", i)  # noqa: E731
     none = lambda i: r.bucket("before", "none", i)  # noqa: E731
-    learns = lower(lin(inside), unigram)
-    reads = holm([lower(lin(i), none(i)) for i in judged])
+    learns = lower(lin(inside), unigram).named(f"{names[inside]} against the unigram counter")
+    reads = holm([lower(lin(i), none(i)).named(f"{names[i]} against unscaled") for i in judged])
     checks.append(Check(
         f"Linear x{FACTOR} reads longer contexts without retraining (up to {LONG})",
         both(learns, *reads),
@@ -167,7 +167,8 @@ def judge(r: Interpolation) -> list[Check]:
     control = lambda i: r.bucket("after", "none", i)  # noqa: E731
     for way, title in (("linear", "Linear"), ("ntk", "NTK")):
         tuned = lambda i, way=way: r.bucket("after", way, i)  # noqa: E731
-        tests = holm([lower(tuned(i), control(i)) for i in judged])
+        tests = holm([lower(tuned(i), control(i)).named(f"{names[i]} against the control")
+                      for i in judged])
         wins = sum(t.outcome == HOLDS for t in tests)
         best = [_best(r, i) for i in range(len(names))]
         checks.append(Check(

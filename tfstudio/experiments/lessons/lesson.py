@@ -112,7 +112,8 @@ class Check:
     def text(self) -> str:
         """The check's line: claim, label, numbers, then each test's difference, interval,
         p-value and seeds."""
-        tested = "".join(f" Test: {t.text()}." for t in self.tests)
+        tested = "".join(f" Test{f' ({t.label})' if t.label else ''}: {t.text()}."
+                         for t in self.tests)
         return f"{self.claim}: {self.label}. {self.sentence}{tested}"
 
 

@@ -36,7 +36,8 @@ def judge(c) -> list[Check]:
                            f"({train}): past position {MAX_LEN - 1} the model cannot be "
                            "evaluated at all."))
     else:
-        jump, above = higher(learned_jump, 1.0, digits=2), higher(first_past, bigram)
+        jump = higher(learned_jump, 1.0, digits=2).named(f"{names[1]} over {names[0]} against 1")
+        above = higher(first_past, bigram).named(f"{names[1]} against the bigram counter")
         checks.append(Check(
             "Learned positions fail past the training length", both(jump, above),
             f"Learned: {bucket(v['learned'], 0).text()} at {names[0]}, "
@@ -44,7 +45,8 @@ def judge(c) -> list[Check]:
             f"bigram counter's {bigram:.3f}.", tests=(jump, above)))
 
     sin_jump, sin_past = ratio(v["sinusoidal"], 1, 0), bucket(v["sinusoidal"], 1)
-    degrades, runs = higher(sin_jump, 1.0, digits=2), lower(sin_past, unigram)
+    degrades = higher(sin_jump, 1.0, digits=2).named(f"{names[1]} over {names[0]} against 1")
+    runs = lower(sin_past, unigram).named(f"{names[1]} against the unigram counter")
     checks.append(Check(
         "Sinusoidal positions run past the training length but degrade", both(degrades, runs),
         f"Sinusoidal: {sin_past.text()} at {names[1]}, {sin_jump.text(2)} times its loss at "
@@ -54,8 +56,10 @@ def judge(c) -> list[Check]:
     rope_jump = ratio(v["rope"], 1, 0)
     # every bucket past the training length below counting characters: one test per bucket,
     # Holm-corrected for their number
-    readable = holm([lower(b, unigram) for b in rope[1:]])
-    gradual = [lower(rope_jump, learned_jump, digits=2)] if learned_jump else []
+    readable = holm([lower(b, unigram).named(f"{n} against the unigram counter")
+                     for b, n in zip(rope[1:], names[1:])])
+    gradual = ([lower(rope_jump, learned_jump, digits=2).named("first step against learned's")]
+               if learned_jump else [])
     worst = max(rope[1:], key=lambda b: b.mean)
     worst_test = readable[rope[1:].index(worst)]
     checks.append(Check(
@@ -69,7 +73,7 @@ def judge(c) -> list[Check]:
     alibi = ratio(v["alibi"], last, 0)
     others = {s: ratio(v[s], last, 0) for s in ("learned", "sinusoidal", "rope")}
     others = {s: r for s, r in others.items() if r is not None}
-    steadier = holm([lower(alibi, r, digits=2) for r in others.values()])
+    steadier = holm([lower(alibi, r, digits=2).named(f"against {s}") for s, r in others.items()])
     checks.append(Check(
         "ALiBi is the most stable", both(*steadier),
         f"Loss at {names[last]} over loss at {names[0]}: ALiBi {alibi.text(2)}, " +
@@ -80,7 +84,7 @@ def judge(c) -> list[Check]:
 def _stands_alone(v, bigram: float) -> Check:
     """Every scheme must learn more than counting character pairs, or the comparison is not
     fair to it (a sinusoidal table that drowns the token vectors, say)."""
-    tests = {s: lower(final_loss(v[s]), bigram) for s in SCHEMES}
+    tests = {s: lower(final_loss(v[s]), bigram).named(s) for s in SCHEMES}
     behind = [s for s, t in tests.items() if t.outcome != HOLDS]
     words = ", ".join(f"{s} {final_loss(v[s]).text()}" for s in SCHEMES)
     tail = (" Each beats it." if not behind else

@@ -85,7 +85,9 @@ def judge_tables(tables: list[dict[str, dict]], repeats: list[dict[str, dict]]
     rep = {s: each(repeats, s, lambda row: _mean(row["char_repetition"])) for s in REPEAT_GRID}
     chars = min(len(text) for t in repeats for row in t.values() for text in row["texts"])
     known = {s: each(tables, s, lambda row: _mean(row["known"])) for s in (MID, HIGH)}
-    cool, greedy = (higher(rep[s], rep[MID], paired=True) for s in (COOL, GREEDY))
+    cool, greedy = (higher(rep[s], rep[MID], paired=True).named(
+        f"{'greedy' if s.temperature == 0 else s.label} against {MID.label}")
+        for s in (COOL, GREEDY))
     drifts = lower(known[HIGH], known[MID], paired=True)
     span = {s: each(tables, s, lambda row: row["kept_max"] / max(row["kept_min"], 1))
             for s in (TOP_K, TOP_P)}

@@ -50,6 +50,7 @@ class Test:
     family: int = 1        # how many tests the threshold was corrected for
     digits: int = 3
     unit: str = "seed"     # what n counts
+    label: str = ""        # what it compares, where a check quotes several ("RoPE at 64-127")
 
     @property
     def tested(self) -> bool:
@@ -75,6 +76,9 @@ class Test:
             return UNDECIDED
         return HOLDS if math.copysign(1, self.difference) == self.claimed else FAILS
 
+    def named(self, label: str) -> "Test":
+        return dataclasses.replace(self, label=label)
+
     def flipped(self) -> "Test":
         """The same test of the claim that ``a`` lies the other way."""
         return dataclasses.replace(self, claimed=-self.claimed)
@@ -99,7 +103,7 @@ class Test:
         d = self.digits
         if not self.tested:
             return f"difference {self.difference:+.{d}f}, untested ({self.seeds()}: no spread)"
-        threshold = (f" against Holm's threshold {self.alpha:.3g} for {self.family} buckets"
+        threshold = (f" against Holm's threshold {self.alpha:.3g} for {self.family} tests"
                      if self.family > 1 else "")
         line = (f"difference {self.difference:+.{d}f} (95% CI {self.low:+.{d}f} to "
                 f"{self.high:+.{d}f}), {self.kind} p {_p(self.p)}{threshold}, {self.seeds()}")
