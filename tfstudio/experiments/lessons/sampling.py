@@ -91,7 +91,7 @@ def judge_tables(tables: list[dict[str, dict]], repeats: list[dict[str, dict]]
     drifts = lower(known[HIGH], known[MID], paired=True)
     span = {s: each(tables, s, lambda row: row["kept_max"] / max(row["kept_min"], 1))
             for s in (TOP_K, TOP_P)}
-    adapts = higher(span[TOP_P], ADAPTS, digits=1)
+    adapts = higher(span[TOP_P], ADAPTS, digits=2)
     ranges = {s: (min(t[s.label]["kept_min"] for t in tables),
                   max(t[s.label]["kept_max"] for t in tables)) for s in (TOP_K, TOP_P)}
     words = {HOLDS: "as claimed", FAILS: "the other way round",
