@@ -101,6 +101,12 @@ def test_holm_keeps_a_claim_over_buckets_to_five_percent_and_finds_a_real_effect
     assert tests[0].alpha == pytest.approx(0.05 / 4)
     assert all(t.outcome == UNDECIDED for t in tests[1:])
     assert "Holm's threshold 0.0125 for 4 tests" in tests[0].text()
+    # a p below its own threshold stays undecided once the step-down has stopped before it
+    stopped = holm([replace(tests[1], p=0.03), replace(tests[1], p=0.04)])
+    assert [t.decided for t in stopped] == [False, False]     # 0.03 > 0.025: stop
+    assert stopped[1].alpha == 0.05 and stopped[1].p < 0.05
+    assert "Holm's step-down over 2 tests stopped" in Check("c", stopped[1], "s",
+                                                             tests=(stopped[1],)).label
 
 
 def test_sentences_give_the_difference_interval_p_and_seeds_and_the_detectable_difference():

@@ -51,6 +51,7 @@ class Test:
     digits: int = 3
     unit: str = "seed"     # what n counts
     label: str = ""        # what it compares, where a check quotes several ("RoPE at 64-127")
+    stopped: bool = False  # Holm's step-down stopped before it: undecided whatever its p
 
     @property
     def tested(self) -> bool:
@@ -58,7 +59,7 @@ class Test:
 
     @property
     def decided(self) -> bool:
-        return self.tested and self.p < self.alpha
+        return self.tested and not self.stopped and self.p < self.alpha
 
     @property
     def detectable(self) -> float | None:
@@ -94,6 +95,9 @@ class Test:
         """What left it undecided, for the check's label."""
         if not self.tested:
             return f"one {self.unit} a side: no spread to test against"
+        if self.stopped and self.p < self.alpha:
+            return (f"p {_p(self.p)}, but Holm's step-down over {self.family} tests stopped at a "
+                    f"smaller p; {self.seeds()}")
         corrected = f", Holm over {self.family}" if self.family > 1 else ""
         return f"p {_p(self.p)}, not below {self.alpha:.3g}{corrected}; {self.seeds()}"
 
@@ -265,8 +269,7 @@ def holm(tests: Sequence[Test], alpha: float = ALPHA) -> list[Test]:
     stopped = False
     for rank, i in enumerate(order):
         threshold = alpha / (m - rank)
-        stopped = stopped or not tests[i].p < threshold
         # once a step is not below its threshold, every later one stays undecided
-        out[i] = dataclasses.replace(tests[i], family=m,
-                                     alpha=min(threshold, tests[i].p) if stopped else threshold)
+        stopped = stopped or not tests[i].p < threshold
+        out[i] = dataclasses.replace(tests[i], family=m, alpha=threshold, stopped=stopped)
     return [t for t in out if t is not None]
