@@ -155,7 +155,9 @@ def judge(r: Interpolation) -> list[Check]:
     lin = lambda i: r.bucket("before", "linear", i)  # noqa: E731
     none = lambda i: r.bucket("before", "none", i)  # noqa: E731
     learns = lower(lin(inside), unigram).named(f"{names[inside]} against the unigram counter")
-    reads = holm([lower(lin(i), none(i)).named(f"{names[i]} against unscaled") for i in judged])
+    # each seed's short model is read (and fine-tuned) every way: the ways pair by seed
+    reads = holm([lower(lin(i), none(i), paired=True).named(f"{names[i]} against unscaled")
+                  for i in judged])
     checks.append(Check(
         f"Linear x{FACTOR} reads longer contexts without retraining (up to {LONG})",
         both(learns, *reads),
@@ -167,8 +169,8 @@ def judge(r: Interpolation) -> list[Check]:
     control = lambda i: r.bucket("after", "none", i)  # noqa: E731
     for way, title in (("linear", "Linear"), ("ntk", "NTK")):
         tuned = lambda i, way=way: r.bucket("after", way, i)  # noqa: E731
-        tests = holm([lower(tuned(i), control(i)).named(f"{names[i]} against the control")
-                      for i in judged])
+        tests = holm([lower(tuned(i), control(i), paired=True).named(
+            f"{names[i]} against the control") for i in judged])
         wins = sum(t.outcome == HOLDS for t in tests)
         best = [_best(r, i) for i in range(len(names))]
         checks.append(Check(
@@ -201,7 +203,7 @@ def _best(r: Interpolation, i: int) -> str:
     samples = {w: r.bucket("after", w, i) for w in WAYS}
     first = min(samples, key=lambda w: samples[w].mean)
     tied = [w for w in WAYS if w != first and
-            lower(samples[first], samples[w]).outcome != HOLDS]
+            lower(samples[first], samples[w], paired=True).outcome != HOLDS]
     label = {"none": "no scaling", "linear": "linear", "ntk": "NTK"}
     return label[first] + (f" (tied with {', '.join(label[w] for w in tied)})" if tied else "")
 
