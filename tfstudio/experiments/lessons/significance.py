@@ -4,7 +4,8 @@ smallest difference the seeds could have detected.
 Between two variants: Welch's t (scipy.stats.ttest_ind, equal_var=False). Variants that are
 different models share a seed's batch order but not its weights, so pairing by seed buys little,
 and with 3 seeds a paired test has 2 degrees of freedom where Welch's has up to 4; ``paired=True``
-(scipy.stats.ttest_rel) is for measurements of one model per seed (the sampling lesson's settings).
+(scipy.stats.ttest_rel) is for one model per seed measured several ways (the sampling lesson's
+settings, the vectors lesson's layers, the interpolation lesson's scalings of one short model).
 Against a fixed number (a counted baseline, a ratio of 1): the one-sample t
 (scipy.stats.ttest_1samp). A difference decides a check when p < ALPHA: the check holds when the
 difference lies the claimed way and fails when it lies the other way, so a true difference of zero
@@ -45,7 +46,7 @@ class Test:
     # what the power behind ``detectable`` needs: ("welch", sd_a, sd_b, n_a, n_b) or
     # ("t", se, df); () where one seed leaves nothing to test
     spread: tuple = ()
-    claimed: int = -1      # the sign the claim needs (-1: a below b, +1: a above b)
+    claimed: int = -1      # the sign the claim needs (-1: a below b, +1: a above b, 0: equal)
     alpha: float = ALPHA   # the threshold (Holm lowers it)
     family: int = 1        # how many tests the threshold was corrected for
     digits: int = 3
@@ -94,7 +95,7 @@ class Test:
     def why_undecided(self) -> str:
         """What left it undecided, for the check's label."""
         if not self.tested:
-            return f"one {self.unit} a side: no spread to test against"
+            return f"one {self.unit}: no spread to test against"
         if self.stopped and self.p < self.alpha:
             return (f"p {_p(self.p)}, but Holm's step-down over {self.family} tests stopped at a "
                     f"smaller p; {self.seeds()}")
