@@ -86,8 +86,9 @@ def test_a_lesson_missing_a_variant_says_only_what_it_shows():
     assert lines[1:3] == [
         "Verdict: does not hold here (1 do not of 1 checks; a difference counts when a "
         "two-sided t-test gives p < 0.05 (Welch's between variants, one-sample against a "
-        "counted baseline; Holm's correction over a claim's buckets), so a true difference of "
-        "zero decides a check 5% of the time).",
+        "counted baseline, paired where one model per seed is measured several ways; Holm's "
+        "correction over a claim's buckets), so a true difference of zero decides a check 5% "
+        "of the time).",
         "MHA, GQA and MQA were trained: does not hold. Only mha, mqa finished."]
     assert all(x.startswith("Published: ") for x in lines[3:])
     one = comparison("norm", [variant("norm", "pre", 1.5, grads={"layers.0": 1.0})])

@@ -22,8 +22,9 @@ FACT = "fact"
 VERDICTS = {HOLDS: "holds here", FAILS: "does not hold here", "mixed": "mixed"}
 DEFAULT_SEEDS = (1, 2, 3)
 RULE = (f"a difference counts when a two-sided t-test gives p < {ALPHA:g} (Welch's between "
-        "variants, one-sample against a counted baseline; Holm's correction over a claim's "
-        "buckets), so a true difference of zero decides a check 5% of the time")
+        "variants, one-sample against a counted baseline, paired where one model per seed is "
+        "measured several ways; Holm's correction over a claim's buckets), so a true difference "
+        "of zero decides a check 5% of the time")
 
 __all__ = ["HOLDS", "FAILS", "UNDECIDED", "FACT", "ALPHA", "POWER", "Test", "holm", "Sample",
            "lower", "higher", "both", "outcome_of", "Check", "fact", "Verdict", "Paper",
