@@ -58,12 +58,13 @@ def test_the_whole_course_runs_end_to_end_on_a_tiny_budget(tmp_path, capsys, mon
     2 steps and one seed: a lesson that cannot run is found here, not by a student. (The norm
     lesson's lr sweep once read a helper that had been deleted as dead code.) The two
     measurements whose size --steps does not set run small too (the same code; at full size
-    they were a third of this test): the sampling grid on one text of 12 tokens per prompt,
-    decode timed at contexts 16 and 64."""
+    they were a third of this test): the sampling grid on one text of 12 tokens per prompt
+    and its repetition texts of 24, decode timed at contexts 16 and 64."""
     from tfstudio.experiments.lessons import attention, sampling
 
     monkeypatch.setattr(sampling, "SAMPLES", 1)
     monkeypatch.setattr(sampling, "NEW_TOKENS", 12)
+    monkeypatch.setattr(sampling, "REPEAT_CHARS", 24)
     monkeypatch.setattr(attention, "CONTEXTS", (16, 64))
     monkeypatch.setattr(attention, "NO_CACHE_CONTEXTS", (16,))
     out = tmp_path / "course"
@@ -78,6 +79,7 @@ def test_the_whole_course_runs_end_to_end_on_a_tiny_budget(tmp_path, capsys, mon
     assert len(list((out / "vectors").rglob("vectors.json"))) == 1   # measured, one seed
     assert len(list((out / "norm").rglob("lr_sweep.json"))) == 1
     assert len(list((out / "sampling").rglob("sampling.json"))) == 1
+    assert len(list((out / "sampling").rglob("repetition.json"))) == 1
     assert (out / "attention" / "decode.json").exists()
     # interpolation's fine-tunes keep to a quarter of the training: 1 step here, not 100
     tuned = RunFolder(out / "interpolation" / "runs" / "tune-linear" / "seed-1")

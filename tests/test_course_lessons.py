@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tfstudio.experiments.lessons import FAILS, HOLDS, LESSONS, UNDECIDED, prepare
+from tfstudio.experiments.lessons import FACT, FAILS, HOLDS, LESSONS, UNDECIDED, prepare
 from tfstudio.experiments.lessons import experts as experts_lesson
 from tfstudio.experiments.lessons import sampling as sampling_lesson
 from tfstudio.experiments.lessons import vectors as vectors_lesson
@@ -88,7 +88,7 @@ def activations(relu, gelu, swiglu, geglu, params=(1000, 1000, 1004, 1004)):
 
 def test_activations_verdict_holds_when_gated_wins_at_equal_parameters():
     c = activations(1.50, 1.48, 1.40, 1.41)
-    assert outcomes("activations", c) == [HOLDS] * 5
+    assert outcomes("activations", c) == [FACT] + [HOLDS] * 4   # equal parameters: a fact
     lines = LESSONS["activations"].summarise(c)
     assert "Verdict: holds here" in lines[1]
     assert any("SwiGLU 1.400 ± 0.010 against ReLU 1.500 ± 0.010" in x for x in lines)
@@ -205,37 +205,58 @@ def row(rep, known, kept=(40, 40)):
     return {"repetition": [rep], "known": [known], "kept_min": kept[0], "kept_max": kept[1]}
 
 
+# the measurements: repeated character 8-grams 0.239 at T=0.2, 0.056 at T=0.5, 0.004 at
+# T=1.0, over 600-character texts
+SPANS = (0.0, 0.02, -0.02)   # top-p's span, seed by seed
+
+
 def sampling_tables(low_rep, mid_rep, mid_known, high_known, top_p=(2, 40)):
     tables = []
-    for n in NOISE:
-        tables.append({"T=0.5": row(low_rep + n, 0.9), "T=1": row(mid_rep + n, mid_known + n),
+    for n, s in zip(NOISE, SPANS):
+        kept = (top_p[0], round(top_p[1] * (1 + s)))
+        tables.append({"T=0.5": row(0.0, 0.9), "T=1": row(0.0, mid_known + n),
                        "T=2": row(0.0, high_known + n), "T=1, top-k 40": row(0, 0, (40, 40)),
-                       "T=1, top-p 0.9": row(0, 0, top_p)})
+                       "T=1, top-p 0.9": row(0, 0, kept)})
     return tables
 
 
+def repeat_tables(greedy, low_rep, mid_rep, hot=0.0, seeds=NOISE):
+    text = "x" * 600
+    return [{label: {"char_repetition": [rep + n / 10], "texts": [text]}
+             for label, rep in (("T=0", greedy), ("T=0.5", low_rep), ("T=1", mid_rep),
+                                ("T=1.5", hot))} for n in seeds]
+
+
 def test_sampling_verdict_holds_on_the_seeds_picture():
-    checks = sampling_lesson.judge_tables(sampling_tables(0.30, 0.05, 0.9, 0.4))
-    assert [c.outcome for c in checks] == [HOLDS, HOLDS, HOLDS]
+    checks = sampling_lesson.judge_tables(sampling_tables(0.30, 0.05, 0.9, 0.4),
+                                          repeat_tables(0.40, 0.056, 0.004))
+    assert [c.outcome for c in checks] == [HOLDS, HOLDS, HOLDS, FACT]
+    assert "greedy 0.400 ± 0.001, T=0.5 0.056 ± 0.001, T=1 0.004 ± 0.001, T=1.5" in \
+        checks[0].sentence and "600 characters or more" in checks[0].sentence
     assert "T=2 0.400 ± 0.010, T=1 0.900 ± 0.010" in checks[1].sentence
-    assert "T=1, top-p 0.9: 2 to 40" in checks[2].sentence
+    assert "T=1, top-p 0.9: 2 to 41" in checks[2].sentence
+    assert "paired t" in checks[0].text() and "n=3 seeds" in checks[0].text()
 
 
 def test_sampling_verdict_flips_with_the_numbers():
-    checks = sampling_lesson.judge_tables(sampling_tables(0.05, 0.30, 0.4, 0.9, top_p=(40, 40)))
-    assert [c.outcome for c in checks] == [FAILS, FAILS, UNDECIDED]
-    # top-p moving from 40 to 45 kept tokens is beyond the spread but no adapting
-    slight = sampling_lesson.judge_tables(sampling_tables(0.3, 0.05, 0.9, 0.4, top_p=(40, 45)))
-    assert slight[2].outcome == UNDECIDED and "x2 or more" in slight[2].sentence
+    checks = sampling_lesson.judge_tables(sampling_tables(0.05, 0.30, 0.4, 0.9, top_p=(40, 40)),
+                                          repeat_tables(0.004, 0.004, 0.30))
+    assert [c.outcome for c in checks] == [FAILS, FAILS, FAILS, FACT]
+    # top-p spanning 40 to 46 moves, but by less than the x2 that counts as adapting
+    slight = sampling_lesson.judge_tables(sampling_tables(0.3, 0.05, 0.9, 0.4, top_p=(40, 46)),
+                                          repeat_tables(0.4, 0.056, 0.004))
+    assert slight[2].outcome == FAILS and "tested against x2" in slight[2].sentence
 
 
 def test_sampling_judge_reads_each_runs_table_from_its_folder(tmp_path):
     dirs = {}
-    for seed, table in zip((1, 2, 3), sampling_tables(0.30, 0.05, 0.9, 0.4)):
+    for seed, table, repeats in zip((1, 2, 3), sampling_tables(0.30, 0.05, 0.9, 0.4),
+                                    repeat_tables(0.4, 0.056, 0.004)):
         folder = tmp_path / str(seed)
         folder.mkdir()
-        (folder / "sampling.json").write_text(json.dumps(
-            [{"setting": label, **values} for label, values in table.items()]))
+        for name, rows in (("sampling.json", table), ("repetition.json", repeats)):
+            (folder / name).write_text(json.dumps(
+                [{"setting": label, **values} for label, values in rows.items()]))
         dirs[("", seed)] = folder
     c = comparison("sampling", "", {"": 1.0}, dirs=dirs)
     assert "Verdict: holds here" in LESSONS["sampling"].summarise(c)[1]
@@ -251,10 +272,11 @@ def test_measured_lessons_measure_only_runs_without_their_file(tmp_path, monkeyp
     for seed in (1, 2, 3):
         (tmp_path / str(seed)).mkdir()
     (tmp_path / "1" / "sampling.json").write_text("[]")
+    (tmp_path / "2" / "repetition.json").write_text("[]")
     c = comparison("sampling", "", {"": 1.0},
                    dirs={("", s): tmp_path / str(s) for s in (1, 2, 3)})
     sampling_lesson.measure(c)
-    assert sampled == [tmp_path / "2", tmp_path / "3"]
+    assert sampled == [tmp_path / "2", tmp_path / "3", tmp_path / "1", tmp_path / "3"]
     assert json.loads((tmp_path / "3" / "sampling.json").read_text()) == []
 
 
@@ -270,7 +292,7 @@ def vectors_table(entry, last, held_entry, held_last, between, static=0.0):
 def test_vectors_verdict_holds_when_drift_grows_from_context_and_stays_below_the_spread():
     tables = [vectors_table(0.05 + n, 0.30 + n, 0.0, 0.20 + n, 0.60) for n in NOISE]
     checks = vectors_lesson.judge_tables(tables)
-    assert [c.outcome for c in checks] == [HOLDS] * 3
+    assert [c.outcome for c in checks] == [FACT, HOLDS, HOLDS]   # a table lookup: a fact
     assert "'t': 'd' 0.41" in checks[0].sentence
     assert "0.2000 ± 0.0100 after layers.1, against 0.0000 ± 0.0000 at pos" in checks[1].sentence
     assert "0.3000 ± 0.0100 after layers.1, 0.0500 ± 0.0100 at pos" in checks[1].sentence
@@ -280,9 +302,11 @@ def test_vectors_verdict_flips_with_the_numbers():
     tables = [vectors_table(0.30 + n, 0.05 + n, 0.0, 0.0, 0.01, static=0.2) for n in NOISE]
     assert [c.outcome for c in vectors_lesson.judge_tables(tables)] == [FAILS, UNDECIDED, FAILS]
     tables = [vectors_table(0.30, 0.05, 0.3 + n, 0.1 + n, 0.6) for n in NOISE]
-    assert [c.outcome for c in vectors_lesson.judge_tables(tables)] == [HOLDS, FAILS, HOLDS]
-    tiny = [vectors_table(0.3, 0.05, 0.0, 0.0004 + n / 100, 0.6) for n in NOISE]  # beyond the
-    assert vectors_lesson.judge_tables(tiny)[1].outcome == UNDECIDED       # spread, too small
+    assert [c.outcome for c in vectors_lesson.judge_tables(tables)] == [FACT, FAILS, HOLDS]
+    tiny = [vectors_table(0.3, 0.05, 0.0, 0.0004 + n / 100, 0.6) for n in NOISE]  # decided by
+    check = vectors_lesson.judge_tables(tiny)[1]                           # the test, too small
+    assert check.outcome == UNDECIDED
+    assert check.label == "not decided (the drift 0.0004 is below 0.001)"
 
 
 def test_vectors_drift_that_falls_back_at_a_middle_layer_is_not_layer_by_layer():

@@ -59,3 +59,44 @@ def test_t_quantiles_fall_toward_the_normal_one():
     assert t975(2) == 4.303 and t975(30) == 2.042
     assert t975(60) == pytest.approx(2.000, abs=0.002) and t975(1000) == pytest.approx(1.96,
                                                                                        abs=0.01)
+
+
+# ------------------------------------------------------------------------- power law or not
+def runs(curve, seed):
+    """Five widths x three seeds of ``curve(N)`` with 1% multiplicative noise."""
+    rng = np.random.default_rng(seed)
+    n = np.repeat([2e4, 4e4, 8e4, 1.6e5, 3.2e5], 3)
+    return n, curve(n) * np.exp(rng.normal(0, 0.01, n.size))
+
+
+def test_a_true_power_law_passes_and_a_saturating_curve_fails():
+    from tfstudio.experiments.course.scale import fit_curvature
+    from tfstudio.experiments.lessons import FAILS, HOLDS
+    from tfstudio.experiments.lessons.scale import power_law_check
+
+    def judged(curve, seed):
+        n, loss = runs(curve, seed)
+        sizes = sorted(set(n))
+        means = [float(np.mean(loss[n == s])) for s in sizes]
+        return power_law_check(fit_power_law(n, loss), fit_curvature(n, loss), sizes, means)
+
+    law = [judged(lambda n: 12.0 * n ** -0.2, s).outcome for s in range(20)]
+    assert law.count(HOLDS) >= 17          # the bend test errs ~5% of the time on a true law
+    # L = 1 + 40 N^-0.4 (a floor at 1): its local exponent falls as the loss nears the floor
+    floor = [judged(lambda n: 1.0 + 40.0 * n ** -0.4, s) for s in range(10)]
+    assert [c.outcome for c in floor].count(FAILS) >= 9
+    assert "not a power law here" in floor[0].sentence
+    assert "local exponent moves from 0.16 to 0.09" in floor[0].sentence
+
+
+def test_the_bend_is_the_change_of_the_local_exponent_across_the_sizes():
+    from tfstudio.experiments.course.scale import fit_curvature, local_exponents
+    n = np.array([1e4, 1e5, 1e6, 1e4, 1e5, 1e6])
+    straight = fit_curvature(n, 5.0 * n ** -0.1)
+    assert straight.change == pytest.approx(0.0, abs=1e-9)
+    assert straight.start == pytest.approx(0.1) and straight.end == pytest.approx(0.1)
+    # log L = -0.1 x - 0.01 x^2 (x centred log N): the exponent grows by 0.02 * ln(100)
+    x = np.log(n) - np.log(n).mean()
+    bent = fit_curvature(n, np.exp(-0.1 * x - 0.01 * x ** 2))
+    assert bent.change == pytest.approx(0.02 * math.log(100))
+    assert local_exponents([1e4, 1e5], [2.0, 2.0 * 10 ** -0.1]) == pytest.approx([0.1])

@@ -17,7 +17,7 @@ def flat(name, seconds):
 def test_variants_times_seeds_times_steps_shared_over_two_cores():
     lesson = LESSONS["activations"]                      # 4 variants x 3 seeds, no extras
     steps = lesson.config().steps
-    found = estimate(lesson, costs=flat("activations", 0.05), overhead=0, in_process=0)
+    found = estimate(lesson, 3, costs=flat("activations", 0.05), overhead=0, in_process=0)
     assert found.steps == 12 * steps
     assert found.cpu_s == pytest.approx(12 * steps * 0.05)
     assert found.wall_s == pytest.approx(6 * steps * 0.05)   # 6 runs on each core
@@ -57,8 +57,8 @@ def test_interpolation_counts_its_own_schedule_serially():
 
 def test_every_run_pays_the_start_up_overhead_once():
     lesson = LESSONS["activations"]
-    bare = estimate(lesson, costs=flat("activations", 0.05), overhead=0, in_process=0)
-    paid = estimate(lesson, costs=flat("activations", 0.05), overhead=4.0, in_process=0)
+    bare = estimate(lesson, 3, costs=flat("activations", 0.05), overhead=0, in_process=0)
+    paid = estimate(lesson, 3, costs=flat("activations", 0.05), overhead=4.0, in_process=0)
     assert paid.cpu_s - bare.cpu_s == pytest.approx(12 * 4.0)
     assert paid.wall_s - bare.wall_s == pytest.approx(6 * 4.0)
 

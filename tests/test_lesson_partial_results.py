@@ -62,9 +62,12 @@ def test_sampling_names_a_setting_left_unsampled(tmp_path):
     rows = [{"setting": label, "repetition": [0.1], "known": [0.5], "kept_min": 40,
              "kept_max": 40} for label in ("T=0.5", "T=1", "T=2", "T=1, top-k 40")]
     (tmp_path / "sampling.json").write_text(json.dumps(rows))
+    (tmp_path / "repetition.json").write_text(json.dumps(
+        [{"setting": label, "char_repetition": [0.1], "texts": ["x" * 600]}
+         for label in ("T=0", "T=0.5", "T=1")]))
     (check,) = LESSONS["sampling"].judge(comparison("sampling", "x", {"a": [1.0]},
                                                     dirs={1: tmp_path}))
-    assert check.outcome == FAILS and check.sentence == "Missing: T=1, top-p 0.9."
+    assert check.outcome == FAILS and check.sentence == "Missing: T=1, top-p 0.9, T=1.5."
 
 
 def test_the_report_shows_the_spread_over_seeds_beside_each_loss():

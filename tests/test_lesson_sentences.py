@@ -42,7 +42,7 @@ def test_attention_lesson_says_what_the_losses_show(mha, mqa):
     c = comparison("attention", [variant("attention", "mha", mha, kv=4096),
                                  variant("attention", "gqa", 2.0, kv=2048),
                                  variant("attention", "mqa", mqa, kv=1024)])
-    cost = LESSONS["attention"].verdict(c).checks[1]
+    cost = LESSONS["attention"].verdict(c).checks[0]
     assert cost.claim == "Sharing K/V heads costs some quality"
     assert f"MHA {mha:.3f} ± 0.010, GQA 2.000 ± 0.010, MQA {mqa:.3f} ± 0.010" in cost.sentence
     paid, free = "MQA pays for its smaller cache in quality", "sharing K/V cost nothing"
@@ -83,12 +83,16 @@ def test_a_lesson_missing_a_variant_says_only_what_it_shows():
     two = comparison("attention", [variant("attention", "mha", 1.9, kv=4096),
                                    variant("attention", "mqa", 2.1, kv=1024)])
     lines = LESSONS["attention"].summarise(two)
-    assert lines[1:] == [
-        "Verdict: does not hold here (1 do not of 1 checks; a difference counts when it is "
-        "larger than the two spreads added (sample standard deviation over seeds)).",
+    assert lines[1:3] == [
+        "Verdict: does not hold here (1 do not of 1 checks; a difference counts when a "
+        "two-sided t-test gives p < 0.05 (Welch's between variants, one-sample against a "
+        "counted baseline, paired where one model per seed is measured several ways; Holm's "
+        "correction over a claim's buckets), so a true difference of zero decides a check 5% "
+        "of the time).",
         "MHA, GQA and MQA were trained: does not hold. Only mha, mqa finished."]
+    assert all(x.startswith("Published: ") for x in lines[3:])
     one = comparison("norm", [variant("norm", "pre", 1.5, grads={"layers.0": 1.0})])
     lines = LESSONS["norm"].summarise(one)
-    assert lines[2:] == ["All three placements were trained: does not hold. Only pre "
-                         "finished."]
+    assert lines[2:3] == ["All three placements were trained: does not hold. Only pre "
+                          "finished."]
     assert not any("1.500" in x or "1.900" in x or "bytes" in x for x in lines[1:])

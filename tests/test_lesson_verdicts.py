@@ -45,15 +45,16 @@ def spread(values, *, noise=(0.0, 0.01, -0.01)):
 
 
 # ------------------------------------------------------------------------- the rule itself
-def test_a_difference_counts_only_beyond_the_two_spreads_added():
-    a, b = Sample.of([1.0, 1.1, 1.2]), Sample.of([1.3, 1.4, 1.5])  # spreads 0.1 each
-    assert lower(a, b) == HOLDS and higher(b, a) == HOLDS  # gap 0.3 > 0.1 + 0.1
-    close = Sample.of([1.15, 1.25, 1.35])                   # gap 0.15 < 0.2
-    assert lower(a, close) == UNDECIDED and higher(close, a) == UNDECIDED
-    far = Sample.of([1.5, 1.6, 1.7])                        # gap 0.5 > 0.2
-    assert lower(a, far) == HOLDS and higher(a, far) == FAILS and lower(far, a) == FAILS
-    assert lower(Sample.of([1.0]), far) == UNDECIDED        # one seed: nothing counts
-    assert lower(a, 1.5) == HOLDS and lower(a, 1.15) == UNDECIDED  # a baseline has no spread
+# (its error rate and power: tests/test_lesson_statistics.py)
+def test_a_difference_counts_when_the_t_test_gives_p_below_five_percent():
+    a, b = Sample.of([1.0, 1.1, 1.2]), Sample.of([1.3, 1.4, 1.5])  # Welch p = 0.021
+    assert lower(a, b).outcome == HOLDS and higher(b, a).outcome == HOLDS
+    close = Sample.of([1.15, 1.25, 1.35])                   # p = 0.14
+    assert lower(a, close).outcome == UNDECIDED and higher(close, a).outcome == UNDECIDED
+    far = Sample.of([1.5, 1.6, 1.7])
+    assert higher(a, far).outcome == FAILS and lower(far, a).outcome == FAILS
+    assert lower(Sample.of([1.0]), far).outcome == UNDECIDED        # one seed: nothing counts
+    assert lower(a, 1.5).outcome == HOLDS and lower(a, 1.15).outcome == UNDECIDED
 
 
 def test_verdict_words_follow_the_checks():
@@ -84,18 +85,32 @@ def test_attention_verdict_flips_when_gqa_is_best_within_noise_and_mqa_costs_not
     c = attention(1.292, 1.210, 1.286, noise=(0.0, 0.047, -0.047))
     verdict = LESSONS["attention"].verdict(c)
     assert verdict.word == "mixed"
-    cost = verdict.checks[1]
-    assert cost.outcome == UNDECIDED and "within the seeds' spread" in cost.sentence
+    cost = verdict.checks[0]
+    assert cost.outcome == UNDECIDED and "does not separate MQA from MHA" in cost.sentence
+    assert cost.label.startswith("not decided (p = ")
     better = LESSONS["attention"].verdict(attention(1.40, 1.41, 1.20))
-    assert better.checks[1].outcome == FAILS and "MQA came out better" in better.checks[1].sentence
-    worse_gqa = LESSONS["attention"].verdict(attention(1.20, 1.40, 1.40))
-    assert worse_gqa.checks[2].outcome == FAILS
-    assert "GQA is worse than MHA" in worse_gqa.checks[2].sentence
+    assert better.checks[0].outcome == FAILS and "MQA came out better" in better.checks[0].sentence
+    worse_gqa = LESSONS["attention"].verdict(attention(1.20, 1.60, 1.40))
+    assert worse_gqa.checks[1].outcome == FAILS
+    assert "GQA is worse than MQA, the worse of the two" in worse_gqa.checks[1].sentence
 
 
-def test_attention_cache_check_fails_when_the_cache_does_not_shrink():
+def test_attention_cache_is_a_fact_that_fails_only_when_the_cache_does_not_shrink():
+    shrinks = LESSONS["attention"].verdict(attention(1.2, 1.21, 1.4))
+    assert shrinks.facts[0].claim == "Fewer K/V heads shrink the KV cache"
+    assert all(c.claim != shrinks.facts[0].claim for c in shrinks.checks)
     verdict = LESSONS["attention"].verdict(attention(1.2, 1.21, 1.4, kv=(1024, 1024, 1024)))
     assert verdict.checks[0].outcome == FAILS and "1:1:1" in verdict.checks[0].sentence
+
+
+def test_gqa_is_the_middle_ground_when_its_loss_lies_between_mha_and_mqa():
+    # the issue's case: GQA between the two in cache size and loss, printed "does not hold"
+    between = LESSONS["attention"].verdict(attention(1.20, 1.30, 1.40)).checks[1]
+    assert between.outcome == HOLDS and "lies between MHA's and MQA's" in between.sentence
+    better = LESSONS["attention"].verdict(attention(1.40, 1.10, 1.30)).checks[1]
+    assert better.outcome == FAILS and "better than MQA, the better of the two" in better.sentence
+    near = LESSONS["attention"].verdict(attention(1.20, 1.19, 1.40)).checks[1]
+    assert near.outcome == UNDECIDED and near.label.startswith("not decided (GQA's mean lies")
 
 
 # ------------------------------------------------------------------------- norm
@@ -143,7 +158,8 @@ def test_norm_checks_post_in_residual_on_its_own_numbers():
 def positions(**buckets_by_scheme):
     runs = {}
     for scheme, (final, buckets) in buckets_by_scheme.items():
-        runs[scheme] = [run(s, final + n, buckets=[b + n for b in buckets])
+        runs[scheme] = [run(s, final + n, buckets=[None if b is None else b + n
+                                                   for b in buckets])
                         for s, n in zip((1, 2, 3), (0.0, 0.01, -0.01))]
     return comparison("positions", "positions", runs)
 
@@ -157,6 +173,11 @@ HOLDING = dict(learned=(1.31, [1.30, 2.60, 2.65, 2.66]),
 def test_positions_verdict_holds_on_the_seeds_picture():
     lines = LESSONS["positions"].summarise(positions(**HOLDING))
     assert "Verdict: holds here" in lines[1], lines
+    # a check resting on several tests names each one, and Holm's threshold where corrected
+    rope = next(x for x in lines if x.startswith("RoPE degrades gradually"))
+    assert "Test (positions 192-255 against the unigram counter): difference -0.712" in rope
+    assert "against Holm's threshold 0.05 for 3 tests" in rope
+    assert "Test (alibi): difference -0.740" in lines[2]
 
 
 def test_positions_verdict_flips_on_the_issues_sinusoidal_and_rope_numbers():
@@ -181,6 +202,20 @@ def test_positions_alibi_check_follows_its_ratio():
     assert LESSONS["positions"].verdict(positions(**flatter)).checks[4].outcome == FAILS
     worse = {**HOLDING, "alibi": (1.32, [1.32, 2.0, 2.5, 3.0])}
     assert LESSONS["positions"].verdict(positions(**worse)).checks[4].outcome == FAILS
+
+
+def test_learned_positions_are_tested_with_max_len_equal_to_the_training_length():
+    from tfstudio.experiments.lengths import learned_limit
+    from tfstudio.experiments.variants import expand
+    run_ = prepare("positions")
+    learned = next(v.graph for v in expand(run_.base, run_.varies) if v.name.endswith("learned"))
+    assert learned_limit(learned) == run_.config.seq_len == 64
+    # no rows past 64: a fact, not counted; with a longer table the losses decide it
+    short = {**HOLDING, "learned": (1.31, [1.30, None, None, None])}
+    verdict = LESSONS["positions"].verdict(positions(**short))
+    assert verdict.facts[0].claim == "Learned positions fail past max_len"
+    assert "64 rows, the training length (64)" in verdict.facts[0].sentence
+    assert verdict.word == "holds here" and len(verdict.checks) == 4
 
 
 def test_one_seed_decides_nothing_and_says_so():
@@ -210,18 +245,24 @@ def test_prepare_gives_three_seeds_by_default_and_honours_steps_and_seeds():
 def test_every_lesson_states_its_claim_and_source():
     for lesson in LESSONS.values():
         assert lesson.claim and lesson.source.startswith("project seed")
-        assert len(lesson.seeds) == 3 and not math.isnan(lesson.config().lr)
+        assert len(lesson.seeds) >= 2 and not math.isnan(lesson.config().lr)
 
 
 # ------------------------------------------------------------------------- interpolation
+# each way's seeds scatter on their own (a seed's short model is shared by its ways, but its
+# fine-tunes and scalings are not), so the paired differences keep a spread
+WAY_NOISE = {"none": (0.0, 0.01, -0.01), "linear": (0.01, -0.01, 0.0),
+             "ntk": (-0.01, 0.0, 0.01)}
+
+
 def interpolation(before: dict, after: dict):
     from tfstudio.experiments.lessons.interpolation import LENGTHS, Interpolation
 
-    def evals(buckets):
+    def evals(way, buckets):
         return [LengthEval(64, LENGTHS, [b + n for b in buckets], [1.0] * 512, 8, warmup=16,
-                           warmup_loss=3.0) for n in (0.0, 0.01, -0.01)]
-    return Interpolation([1, 2, 3], {w: evals(b) for w, b in before.items()},
-                         {w: evals(b) for w, b in after.items()}, BASELINES)
+                           warmup_loss=3.0) for n in WAY_NOISE[way]]
+    return Interpolation([1, 2, 3], {w: evals(w, b) for w, b in before.items()},
+                         {w: evals(w, b) for w, b in after.items()}, BASELINES)
 
 
 # the issue's table: the control (fine-tune, no scaling) wins in every bucket, and linear x4
@@ -239,9 +280,19 @@ def test_interpolation_verdict_does_not_hold_on_the_issues_numbers():
     untrained, linear, ntk = verdict.checks
     assert untrained.outcome == FAILS and "worse than that even at 16-63" in untrained.sentence
     assert linear.outcome == FAILS and "3.481" in untrained.sentence
-    assert ntk.outcome == FAILS  # NTK wins inside 256 by less than the spread, loses past it
+    # NTK is lower in every bucket up to 256 by 0.014-0.022 (spread 0.01): no test decides
+    # that, and its loss past 256 is reported, never judged
+    assert ntk.outcome == UNDECIDED and "lower in 0 of 3 buckets" in ntk.sentence
+    assert "Also measured past L_test = 256 (not judged): ntk 2.289" in ntk.sentence
     assert "256-511 no scaling" in linear.sentence
-    assert verdict.word == "does not hold here"
+    assert verdict.word == "mixed"
+
+
+def test_interpolation_judges_each_way_up_to_l_test_only():
+    after = {**ISSUE_AFTER, "ntk": [0.553, 0.30, 0.30, 0.30, 2.289]}   # wins to 256, not past
+    ntk = LESSONS["interpolation"].verdict(interpolation(ISSUE_BEFORE, after)).checks[2]
+    assert ntk.outcome == HOLDS and "lower in 3 of 3 buckets" in ntk.sentence
+    assert all(t.family == 3 for t in ntk.tests)       # Holm over the three buckets judged
 
 
 def test_interpolation_verdict_holds_when_scaling_beats_its_control():
@@ -249,8 +300,12 @@ def test_interpolation_verdict_holds_when_scaling_beats_its_control():
               "ntk": [0.65, 0.9, 1.0, 1.1, 2.9]}
     after = {"none": [0.6, 0.9, 1.0, 1.1, 2.0], "linear": [0.55, 0.5, 0.5, 0.5, 0.9],
              "ntk": [0.55, 0.5, 0.5, 0.5, 0.9]}
-    verdict = LESSONS["interpolation"].verdict(interpolation(before, after))
+    r = interpolation(before, after)
+    verdict = LESSONS["interpolation"].verdict(r)
     assert verdict.word == "holds here", verdict.sentences()
+    paper = next(x for x in LESSONS["interpolation"].summarise(r) if x.startswith("Published"))
+    assert "This run agrees with the paper. Measured here: tiny-gpt with RoPE, 409,600 " \
+           "training tokens at 64 then 102,400 fine-tuning tokens at 256" in paper
     assert "64-127 linear (tied with NTK)" in verdict.checks[1].sentence
 
 
@@ -284,11 +339,11 @@ def test_attention_lesson_reads_the_decode_timings_from_its_folder(tmp_path):
     import json
     c = attention(1.20, 1.21, 1.40)
     c.out = tmp_path
-    assert len(LESSONS["attention"].verdict(c).checks) == 3  # none timed yet
+    assert len(LESSONS["attention"].verdict(c).checks) == 2  # none timed yet
     (tmp_path / "decode.json").write_text(json.dumps(decode_data(
         {"mha": [150, 151, 152], "gqa": [90, 91, 92], "mqa": [60, 61, 62]})))
     verdict = LESSONS["attention"].verdict(c)
-    assert len(verdict.checks) == 4 and verdict.word == "holds here"
+    assert len(verdict.checks) == 3 and verdict.word == "holds here"
 
 
 def test_norm_notes_report_the_lr_sweep_from_its_file(tmp_path):
@@ -316,5 +371,47 @@ def test_norm_compares_gradient_spreads_as_powers_of_ten():
                                     "post": runs(3.0, (5e7, 1e5, 50)),
                                     "post-in-residual": runs(2.1, (3, 4, 5))})
     checks = LESSONS["norm"].verdict(c).checks
-    assert checks[2].outcome == HOLDS and "geometric mean" in checks[2].sentence
+    # in log10 the post-norm seeds still spread by 3.0: Welch's p = 0.16 with 3 seeds, which
+    # decides nothing, and the sentence says how large a gap these seeds could have found
+    assert checks[2].outcome == UNDECIDED and "geometric mean" in checks[2].sentence
+    assert "tested in log10" in checks[2].sentence
+    assert "would detect a difference of" in checks[2].text()
     assert "post-norm x6.3e+04" in checks[2].sentence  # (5e7 * 1e5 * 50) ** (1/3)
+
+
+# ------------------------------------------------------------------------- beside the paper
+def test_the_page_says_whether_the_run_agrees_with_each_paper_and_at_what_scale():
+    def paper_line(c, cite):
+        return next(x for x in LESSONS["attention"].summarise(c) if x.startswith(
+            f"Published: {cite}"))
+    paid = paper_line(attention(1.20, 1.30, 1.40), "Shazeer 2019")
+    assert "This run agrees with the paper." in paid
+    assert "Measured here: models of 1,000 parameters, 409,600 training tokens each (on the " \
+           "sample corpus); the paper: Transformer translation and language models." in paid
+    free = paper_line(attention(1.40, 1.30, 1.20), "Shazeer 2019")   # MQA better than MHA
+    assert "This run differs from the paper." in free
+    level = paper_line(attention(1.30, 1.30, 1.30, noise=(0.0, 0.05, -0.05)), "Shazeer 2019")
+    assert "neither agrees nor differs: the seeds did not decide every check" in level
+    # GQA's paper speaks to the middle-ground check only
+    assert "This run agrees with the paper." in paper_line(attention(1.40, 1.30, 1.20),
+                                                           "Ainslie et al. 2023")
+
+
+def test_every_lesson_comparing_architectures_names_its_paper():
+    for name in ("history", "positions", "interpolation", "attention", "norm", "activations",
+                 "experts", "scale"):
+        assert LESSONS[name].papers, name
+        for paper in LESSONS[name].papers:
+            claims = {c for c in paper.checks}
+            assert paper.cite and paper.measured and paper.scale and claims <= CLAIMS[name]
+
+
+CLAIMS = {   # each paper's checks are claims its lesson really makes
+    "history": {"A neural LM over a window beats counting trigrams",
+                "The LSTM's gates beat a plain RNN"},
+    "positions": {"Sinusoidal positions run past the training length but degrade",
+                  "RoPE degrades gradually", "ALiBi is the most stable"},
+    "attention": {"Sharing K/V heads costs some quality",
+                  "GQA is the middle ground between MHA and MQA (in loss and cache size)"},
+    "interpolation": set(), "norm": set(), "activations": set(), "experts": set(),
+    "scale": set()}

@@ -1,6 +1,7 @@
 """The positions lesson at its own settings, trained once for both checks (its five schemes,
 1337 as the seed): every positional scheme of tiny-gpt learns more than counting character
-pairs, and the buckets past the training length show each scheme's part of the seed's claim."""
+pairs, and the buckets past the training length show each scheme's part of the seed's claim
+(the learned table has the training length's 64 rows, so it has no bucket past it)."""
 from __future__ import annotations
 
 import pytest
@@ -50,8 +51,8 @@ def test_positions_lesson_shows_the_seeds_claims(positions):
     assert lesson.title in page
     assert f"Verdict: {lesson.verdict(c).word}" in page
     assert b["alibi"][3] <= 1.15 * b["alibi"][0]            # ALiBi holds to 4x the length
-    assert b["learned"][1] >= 1.8 * b["learned"][0]          # learned jumps at once past 64
-    assert b["learned"][1] >= 0.9 * max(b["learned"][1:])    # ... and no further: a cliff
+    # the learned table has max_len = 64 rows, the training length: nothing past it runs
+    assert b["learned"][0] is not None and b["learned"][1:] == [None, None, None]
+    assert any(f.claim == "Learned positions fail past max_len" for f in lesson.verdict(c).facts)
     rope = b["rope"]
     assert rope[0] < rope[1] < rope[2] < rope[3]             # RoPE: worse step by step
-    assert rope[1] / rope[0] < b["learned"][1] / b["learned"][0]  # gradual, not a cliff

@@ -6,6 +6,9 @@ Per text, over its words (runs of letters, lower-cased):
                       the texts of one setting, n-grams never crossing two texts
     repetition        seq-rep-4 (Welleck et al. 2019): the share of a text's word 4-grams that
                       already occurred earlier in it, = 1 - distinct-4 of that text
+    char repetition   the same on characters: the share of a text's character 8-grams seen
+                      earlier in it (a character model's 100-character texts hold too few
+                      words to repeat a word 4-gram; 600 characters at a low temperature do)
     known words       the share of its words found in the training corpus
     log-probability   the mean of log p(token | what came before) under the model itself at
                       temperature 1, unfiltered: how typical of the model the text is
@@ -50,6 +53,12 @@ def distinct_n(texts: Iterable[Sequence[str]], n: int) -> float:
 def repetition_rate(text_words: Sequence[str], n: int = 4) -> float:
     """The share of the text's word n-grams that repeat one earlier in it (seq-rep-n)."""
     grams = ngrams(list(text_words), n)
+    return 1.0 - len(set(grams)) / len(grams) if grams else 0.0
+
+
+def char_repetition(text: str, n: int = 8) -> float:
+    """The share of ``text``'s character n-grams that repeat one earlier in it."""
+    grams = [text[i:i + n] for i in range(len(text) - n + 1)]
     return 1.0 - len(set(grams)) / len(grams) if grams else 0.0
 
 
@@ -128,6 +137,7 @@ class SamplingRow:
     known: list[float] = field(default_factory=list)
     log_prob: list[float] = field(default_factory=list)
     kept: list[int] = field(default_factory=list)       # every step of every text
+    char_repetition: list[float] = field(default_factory=list)
 
     @staticmethod
     def _mean(values: Sequence[float]) -> float:
@@ -151,7 +161,7 @@ class SamplingRow:
                 "distinct_1": self.distinct_1, "distinct_2": self.distinct_2,
                 "repetition": self.repetition, "known": self.known, "log_prob": self.log_prob,
                 "kept_min": min(self.kept, default=0), "kept_max": max(self.kept, default=0),
-                "texts": self.texts}
+                "char_repetition": self.char_repetition, "texts": self.texts}
 
 
 def measure_texts(setting: Setting, texts: list[str], vocabulary: set[str],
@@ -161,7 +171,8 @@ def measure_texts(setting: Setting, texts: list[str], vocabulary: set[str],
     split = [words(t) for t in texts]
     return SamplingRow(setting, list(texts), distinct_n(split, 1), distinct_n(split, 2),
                        [repetition_rate(w) for w in split],
-                       [known_share(w, vocabulary) for w in split], list(log_probs), list(kept))
+                       [known_share(w, vocabulary) for w in split], list(log_probs), list(kept),
+                       [char_repetition(t) for t in texts])
 
 
 def sample_table(model, tokenizer, vocabulary: set[str], *, prompts: Sequence[str],

@@ -72,3 +72,58 @@ def fit_power_law(params: Sequence[float], losses: Sequence[float]) -> PowerLaw:
     r2 = 1.0 - float((residuals ** 2).sum()) / total if total > 0 else 1.0
     return PowerLaw(-float(slope), (-float(slope) - half, -float(slope) + half),
                     math.exp(float(intercept)), r2, len(x))
+
+
+@dataclass(frozen=True)
+class Curvature:
+    """How far log L against log N bends: the quadratic term of log L = b0 + b1 x + b2 x^2
+    (x = log N, centred), as the change in the local exponent -dlog L/dlog N from the
+    smallest model to the largest, with its 95% interval and two-sided p (Student's t, n - 3
+    degrees of freedom). A power law has none; a curve that flattens toward a floor
+    (L = E + a N^-alpha) loses exponent as N grows (a negative change), one that steepens
+    gains it."""
+    change: float                 # local exponent at the largest N minus at the smallest
+    interval: tuple[float, float]
+    p: float
+    se: float                     # the change's standard error
+    df: int
+    start: float                  # the fitted local exponent at the smallest and largest N
+    end: float
+
+
+def fit_curvature(params: Sequence[float], losses: Sequence[float]) -> Curvature:
+    """Fit the quadratic in log-log to (params[i], losses[i]); needs three sizes or more and
+    at least four runs."""
+    from scipy import stats
+
+    n = np.asarray(params, dtype=np.float64)
+    loss = np.asarray(losses, dtype=np.float64)
+    if len(np.unique(n)) < 3 or len(n) < 4:
+        raise ValueError("a bend needs at least three sizes and four runs")
+    if not (np.all(n > 0) and np.all(loss > 0) and np.all(np.isfinite(loss))):
+        raise ValueError("parameter counts and losses must be positive and finite to take logs")
+    x = np.log(n) - np.log(n).mean()
+    y = np.log(loss)
+    design = np.stack([np.ones_like(x), x, x ** 2], axis=1)
+    coef, *_ = np.linalg.lstsq(design, y, rcond=None)
+    residuals = y - design @ coef
+    df = len(x) - 3
+    sigma2 = float((residuals ** 2).sum()) / df
+    cov = sigma2 * np.linalg.inv(design.T @ design)
+    span = float(x.max() - x.min())
+    # local exponent at x: -(b1 + 2 b2 x); its change over the range: -2 b2 span
+    change, se = -2 * coef[2] * span, 2 * span * math.sqrt(max(float(cov[2, 2]), 0.0))
+    half = float(stats.t.ppf(0.975, df)) * se
+    if se > 0:
+        p = float(2 * stats.t.sf(abs(change) / se, df))
+    else:
+        p = 1.0 if change == 0 else 0.0
+    local = lambda at: -(coef[1] + 2 * coef[2] * at)  # noqa: E731
+    return Curvature(float(change), (float(change - half), float(change + half)), p, float(se),
+                     df, float(local(x.min())), float(local(x.max())))
+
+
+def local_exponents(sizes: Sequence[float], mean_losses: Sequence[float]) -> list[float]:
+    """-dlog L / dlog N between each pair of neighbouring sizes (a power law's are equal)."""
+    return [-(math.log(b) - math.log(a)) / (math.log(m) - math.log(n))
+            for n, m, a, b in zip(sizes, sizes[1:], mean_losses, mean_losses[1:])]

@@ -11,8 +11,10 @@ A lesson module, in short (see ``attention.py``)::
     def judge(c):                        # c: results.Comparison of the finished runs
         v = measures.variants(c, "attention")
         a, b = measures.final_loss(v["mha"]), measures.final_loss(v["mqa"])
-        return [Check("MQA costs quality", higher(b, a),   # decided by the seeds' spread
-                      f"MHA {a.text()}, MQA {b.text()}.")]  # numbers, never a fixed verdict
+        cost = higher(b, a)                 # Welch's t over the seeds: p, interval, power
+        return [Check("MQA costs quality", cost.outcome,
+                      f"MHA {a.text()}, MQA {b.text()}.",  # numbers, never a fixed verdict
+                      tests=(cost,))]                      # quoted after the sentence
 
     register(Lesson("name", "Lesson: ...", CLAIM, "project seed, section ...", "tiny-gpt",
                     [("attention", ["mha", "mqa"])], LESSON_TRAINING, judge))
@@ -29,15 +31,15 @@ from dataclasses import dataclass
 
 from ...graph import Graph
 from ...runs import TrainConfig
-from .lesson import (DEFAULT_SEEDS, FAILS, HOLDS, UNDECIDED, Check, Lesson, Sample, Verdict,
-                     both, higher, lower)
+from .lesson import (DEFAULT_SEEDS, FACT, FAILS, HOLDS, UNDECIDED, Check, Lesson, Paper, Sample,
+                     Test, Verdict, both, fact, higher, lower)
 
 __all__ = ["LESSONS", "Lesson", "Check", "Verdict", "Sample", "LessonRun", "prepare",
-           "register", "lower", "higher", "both", "HOLDS", "FAILS", "UNDECIDED",
-           "DEFAULT_SEEDS"]
+           "register", "lower", "higher", "both", "fact", "Paper", "Test", "HOLDS", "FAILS",
+           "UNDECIDED", "FACT", "DEFAULT_SEEDS"]
 
 # modules of this package that are not lessons
-_FRAMEWORK = {"lesson", "measures", "training", "cost", "step_costs"}
+_FRAMEWORK = {"lesson", "significance", "measures", "training", "cost", "step_costs"}
 
 
 LESSONS: dict[str, Lesson] = {}

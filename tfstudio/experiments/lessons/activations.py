@@ -7,7 +7,7 @@ from ...graph.kinds import ACTIVATION_LABELS, GATED, GEGLU, GELU, RELU, SWIGLU
 from ...graph import block_types as bt
 from . import register
 from .course import blocks, setting
-from .lesson import FAILS, HOLDS, UNDECIDED, Check, Lesson, lower
+from .lesson import FAILS, HOLDS, UNDECIDED, Check, Lesson, Paper, fact, lower
 from .measures import final_loss, variants
 from .training import LESSON_TRAINING
 
@@ -38,24 +38,35 @@ def judge(c) -> list[Check]:
     params = {k: v[k].params for k in KINDS}
     gap = (max(params.values()) - min(params.values())) / min(params.values())
     counts = ", ".join(f"{NAMES[k]} {params[k]:,}" for k in KINDS)
-    checks = [Check("The four variants have the same parameter count",
-                    HOLDS if gap <= EQUAL else FAILS,
-                    f"Parameters: {counts} ({gap:.1%} apart; within {EQUAL:.0%} counts as "
-                    "equal).")]
+    # equal by construction (the 2/3 width): shown as a fact, a failure only if it breaks
+    checks = [fact("The four variants have the same parameter count", gap <= EQUAL,
+                   f"Parameters: {counts} ({gap:.1%} apart; within {EQUAL:.0%} counts as "
+                   "equal).")]
     loss = {k: final_loss(v[k]) for k in KINDS}
-    words = {HOLDS: "lower by more than the spread", FAILS: "higher by more than the spread",
-             UNDECIDED: "within the spread"}
+    words = {HOLDS: "lower", FAILS: "higher", UNDECIDED: "not separated by the test"}
     for gated in (SWIGLU, GEGLU):
         for plain in (RELU, GELU):
-            outcome = lower(loss[gated], loss[plain])
+            tested = lower(loss[gated], loss[plain])
             checks.append(Check(
-                f"{NAMES[gated]} beats {NAMES[plain]}", outcome,
+                f"{NAMES[gated]} beats {NAMES[plain]}", tested,
                 f"Validation loss {NAMES[gated]} {loss[gated].text()} against {NAMES[plain]} "
-                f"{loss[plain].text()}: {words[outcome]}."))
+                f"{loss[plain].text()}: {words[tested.outcome]}.", tests=(tested,)))
     return checks
+
+
+PAPER = Paper(
+    "Shazeer 2020, GLU Variants Improve Transformer",
+    "in the T5 setup (span-filling pre-training on C4, then fine-tuning), GEGLU and SwiGLU "
+    "reached a better held-out log-perplexity than ReLU and GELU feed-forward layers at the "
+    "same parameter and operation count (inner width 2048 against 3072)",
+    "a 12+12-layer encoder-decoder with d_model 768, pre-trained 524,288 steps")
 
 
 register(Lesson(
     "activations", "Lesson: ReLU, GELU, SwiGLU and GEGLU at equal parameters", CLAIM,
     "project seed, the modern block (SwiGLU)", "tiny-gpt",
-    [(KEY, list(KINDS))], LESSON_TRAINING, judge))
+    [(KEY, list(KINDS))], LESSON_TRAINING, judge, papers=(PAPER,),
+    # the smallest gated-over-plain gap measured is SwiGLU's 0.149 over ReLU (docs/BENCHMARKS.md,
+    # 400 steps, 3 seeds), the seeds spreading 0.035-0.069 (mean 0.053): Welch's t finds 0.15
+    # with power 0.63 / 0.88 at 3 / 4 seeds (significance.welch_power), so 4
+    seeds=(1, 2, 3, 4)))

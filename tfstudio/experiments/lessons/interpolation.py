@@ -18,7 +18,7 @@ from ..scaling import apply_rope_scaling
 from ..splits import run_splits
 from ..variants import apply_setting
 from . import register
-from .lesson import FAILS, HOLDS, Check, Lesson, Sample, both, lower
+from .lesson import FAILS, HOLDS, Check, Lesson, Paper, Sample, both, holm, lower
 from .training import LESSON_TRAINING
 
 CLAIM = ("RoPE linear scaling (position interpolation): angle = (pos/s) * w_k, s = L_test / "
@@ -45,6 +45,13 @@ class Interpolation:
 
     def names(self) -> list[str]:
         return next(iter(self.before.values()))[0].bucket_names()
+
+    def scale(self) -> str:
+        """The budget beside the paper's: tokens trained short, then fine-tuned long."""
+        short = self.steps * LESSON_TRAINING["batch_size"] * SHORT
+        return (f"tiny-gpt with RoPE, {short:,} training tokens at {SHORT} then "
+                f"{self.tune_steps * TUNE_BATCH * LONG:,} fine-tuning tokens at {LONG} "
+                f"(on the {LESSON_TRAINING['corpus']} corpus)")
 
 
 def fine_tune_steps(steps: int | None) -> int:
@@ -136,44 +143,67 @@ def _folder(path: Path):
 
 
 def judge(r: Interpolation) -> list[Check]:
+    """Each way judged on its own range, up to L_test = FACTOR x SHORT = LONG: one test per
+    bucket past SHORT, Holm-corrected for their number; buckets past LONG are reported as also
+    measured, never judged."""
     names = r.names()
     unigram = r.baselines["unigram"]
-    inside, past = 0, [i for i, end in enumerate(LENGTHS) if end > SHORT]
-    tuned_past = [i for i in past if LENGTHS[i] <= LONG]
+    inside = 0
+    judged = [i for i, end in enumerate(LENGTHS) if SHORT < end <= LONG]
     beyond = [i for i, end in enumerate(LENGTHS) if end > LONG]
     checks = []
     lin = lambda i: r.bucket("before", "linear", i)  # noqa: E731
     none = lambda i: r.bucket("before", "none", i)  # noqa: E731
-    untrained = both(lower(lin(inside), unigram), *[lower(lin(i), none(i)) for i in past])
+    learns = lower(lin(inside), unigram).named(f"{names[inside]} against the unigram counter")
+    # each seed's short model is read (and fine-tuned) every way: the ways pair by seed
+    reads = holm([lower(lin(i), none(i), paired=True).named(f"{names[i]} against unscaled")
+                  for i in judged])
     checks.append(Check(
-        f"Linear x{FACTOR} reads longer contexts without retraining", untrained,
-        f"Before any fine-tune, linear x{FACTOR}: " + _row(lin, names) +
-        f"; unscaled: " + _row(none, names) + f"; counting single characters gives "
-        f"{unigram:.3f}" + (f" (linear x{FACTOR} is worse than that even at {names[inside]})"
-                            if lower(lin(inside), unigram) == FAILS else "") + "."))
+        f"Linear x{FACTOR} reads longer contexts without retraining (up to {LONG})",
+        both(learns, *reads),
+        f"Before any fine-tune, linear x{FACTOR}: " + _row(lin, names, [inside, *judged]) +
+        "; unscaled: " + _row(none, names, [inside, *judged]) +
+        f"; counting single characters gives {unigram:.3f}" + (f" (linear x{FACTOR} is worse than that even at {names[inside]})"
+                            if learns.outcome == FAILS else "") + "." +
+        _also(names, beyond, ("linear", lin), ("unscaled", none)), tests=(learns, *reads)))
     control = lambda i: r.bucket("after", "none", i)  # noqa: E731
     for way, title in (("linear", "Linear"), ("ntk", "NTK")):
         tuned = lambda i, way=way: r.bucket("after", way, i)  # noqa: E731
-        outcome = both(*[lower(tuned(i), control(i)) for i in tuned_past + beyond])
+        tests = holm([lower(tuned(i), control(i), paired=True).named(
+            f"{names[i]} against the control") for i in judged])
+        wins = sum(t.outcome == HOLDS for t in tests)
         best = [_best(r, i) for i in range(len(names))]
         checks.append(Check(
             f"{title} x{FACTOR} then a {r.tune_steps}-step fine-tune at {LONG} beats the same "
-            "fine-tune without scaling (the control)", outcome,
-            f"After the fine-tune, {way}: " + _row(tuned, names) + "; control: " +
-            _row(control, names) + ". Best per bucket: " +
-            ", ".join(f"{n} {b}" for n, b in zip(names, best)) + "."))
+            f"fine-tune without scaling (the control), up to {LONG}", both(*tests),
+            f"After the fine-tune, {way}: " + _row(tuned, names, judged) + "; control: " +
+            _row(control, names, judged) + f"; lower in {wins} of {len(judged)} buckets by the "
+            "test. Best per bucket: " +
+            ", ".join(f"{names[i]} {best[i]}" for i in range(len(names))) + "." +
+            _also(names, beyond, (way, tuned), ("control", control)), tests=tuple(tests)))
     return checks
 
 
-def _row(sample_at, names) -> str:
-    return ", ".join(f"{sample_at(i).text()} at {n}" for i, n in enumerate(names))
+def _row(sample_at, names, which=None) -> str:
+    which = range(len(names)) if which is None else which
+    return ", ".join(f"{sample_at(i).text()} at {names[i]}" for i in which)
+
+
+def _also(names, beyond, *rows) -> str:
+    """The buckets past L_test, as measured and not judged."""
+    if not beyond:
+        return ""
+    return (f" Also measured past L_test = {LONG} (not judged): " +
+            "; ".join(f"{label} {_row(at, names, beyond)}" for label, at in rows) + ".")
 
 
 def _best(r: Interpolation, i: int) -> str:
-    """The way with the lowest mean after the fine-tune, or a tie when the spread allows."""
+    """The way with the lowest mean after the fine-tune, or a tie where the test does not
+    separate it from another."""
     samples = {w: r.bucket("after", w, i) for w in WAYS}
     first = min(samples, key=lambda w: samples[w].mean)
-    tied = [w for w in WAYS if w != first and lower(samples[first], samples[w]) != HOLDS]
+    tied = [w for w in WAYS if w != first and
+            lower(samples[first], samples[w], paired=True).outcome != HOLDS]
     label = {"none": "no scaling", "linear": "linear", "ntk": "NTK"}
     return label[first] + (f" (tied with {', '.join(label[w] for w in tied)})" if tied else "")
 
@@ -217,7 +247,16 @@ def _write_page(out: Path, r: Interpolation) -> None:
     (out / "report.html").write_text(page, encoding="utf-8")
 
 
+PAPER = Paper(
+    "Chen et al. 2023, Extending Context Window of Large Language Models via Positional "
+    "Interpolation",
+    "linearly down-scaling RoPE's positions extended LLaMA's 2,048-token window up to 32,768 "
+    "with fine-tuning within 1,000 steps, rather than extrapolating past the trained positions "
+    "(which can give catastrophically high attention scores)",
+    "LLaMA 7B to 65B")
+
+
 LESSON = register(Lesson(
     "interpolation", "Lesson: RoPE position interpolation, with its control", CLAIM,
     "project seed, section 3, Positional encodings: RoPE", "tiny-gpt", [], LESSON_TRAINING,
-    judge, eval_lengths=LENGTHS, run=run, schedule=schedule))
+    judge, eval_lengths=LENGTHS, run=run, schedule=schedule, papers=(PAPER,)))

@@ -3,9 +3,11 @@ a verdict computed from the runs.
 
 A lesson names its variants and training; ``judge`` turns the finished comparison into checks,
 one per part of the claim, each with the sentence that reports it (built from the numbers, never
-written in advance). A difference between two variants counts only when it is larger than the
-two seeds' spreads added (sample standard deviations); with one seed nothing counts, since
-there is no spread to tell a difference from noise.
+written in advance). A difference decides a check when a two-sided t-test gives p < 0.05
+(``significance``: Welch's t between variants, the one-sample t against a counted baseline,
+Holm's correction over a claim's buckets), and each check quotes the difference, its 95%
+interval, the p-value and the seeds. A statement true by construction (equal parameter counts
+by design, a cache size from tensor shapes) is a ``fact``: shown, never counted.
 """
 from __future__ import annotations
 
@@ -14,12 +16,19 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from ...runs import TrainConfig
+from .significance import ALPHA, FAILS, HOLDS, POWER, UNDECIDED, Test, holm, t_test
 
-HOLDS, FAILS, UNDECIDED = "holds", "fails", "undecided"
+FACT = "fact"
 VERDICTS = {HOLDS: "holds here", FAILS: "does not hold here", "mixed": "mixed"}
 DEFAULT_SEEDS = (1, 2, 3)
-RULE = ("a difference counts when it is larger than the two spreads added (sample standard "
-        "deviation over seeds)")
+RULE = (f"a difference counts when a two-sided t-test gives p < {ALPHA:g} (Welch's between "
+        "variants, one-sample against a counted baseline, paired where one model per seed is "
+        "measured several ways; Holm's correction over a claim's buckets), so a true difference "
+        "of zero decides a check 5% of the time")
+
+__all__ = ["HOLDS", "FAILS", "UNDECIDED", "FACT", "ALPHA", "POWER", "Test", "holm", "Sample",
+           "lower", "higher", "both", "outcome_of", "Check", "fact", "Verdict", "Paper",
+           "Lesson", "DEFAULT_SEEDS", "RULE"]
 
 
 @dataclass(frozen=True)
@@ -46,27 +55,27 @@ class Sample:
         return f"{self.mean:.{digits}f} ± {self.spread:.{digits}f}"
 
 
-def lower(a: Sample, b: Sample | float) -> str:
-    """Whether ``a`` is below ``b`` by more than their spreads: HOLDS (it is), FAILS (``a`` is
-    above ``b`` by more than the spreads) or UNDECIDED (within the spreads, or one seed).
-    ``b`` may be a fixed number (a counting baseline), which has no spread."""
-    b_mean, b_spread = (b.mean, b.spread) if isinstance(b, Sample) else (float(b), 0.0)
-    if a.spread is None or (isinstance(b, Sample) and b_spread is None):
-        return UNDECIDED
-    gap = b_mean - a.mean
-    if abs(gap) <= a.spread + b_spread:
-        return UNDECIDED
-    return HOLDS if gap > 0 else FAILS
+def lower(a: Sample, b: Sample | float, *, paired: bool = False, digits: int = 3) -> Test:
+    """The test of "``a`` lies below ``b``": its ``outcome`` is HOLDS (p < ALPHA, a below),
+    FAILS (p < ALPHA, a above) or UNDECIDED. ``b`` may be a fixed number (a counted baseline),
+    tested with the one-sample t; ``paired`` pairs two samples seed by seed (one model per
+    seed measured two ways)."""
+    other = b.values if isinstance(b, Sample) else float(b)
+    return t_test(a.values, other, claimed=-1, paired=paired, digits=digits)
 
 
-def higher(a: Sample, b: Sample | float) -> str:
-    """``lower`` the other way round: whether ``a`` is above ``b`` by more than the spreads."""
-    flip = {HOLDS: FAILS, FAILS: HOLDS, UNDECIDED: UNDECIDED}
-    return flip[lower(a, b)]
+def higher(a: Sample, b: Sample | float, *, paired: bool = False, digits: int = 3) -> Test:
+    """``lower`` the other way round: the test of "``a`` lies above ``b``"."""
+    return lower(a, b, paired=paired, digits=digits).flipped()
 
 
-def both(*outcomes: str) -> str:
+def outcome_of(result: Test | str) -> str:
+    return result.outcome if isinstance(result, Test) else result
+
+
+def both(*results: Test | str) -> str:
     """HOLDS when every part holds, FAILS when any part fails, else UNDECIDED."""
+    outcomes = [outcome_of(r) for r in results]
     if FAILS in outcomes:
         return FAILS
     return HOLDS if all(o == HOLDS for o in outcomes) else UNDECIDED
@@ -74,37 +83,101 @@ def both(*outcomes: str) -> str:
 
 @dataclass(frozen=True)
 class Check:
-    """One part of a lesson's claim, tested: what would support it, how it came out, and the
-    sentence that reports the numbers that decided it."""
+    """One part of a lesson's claim, tested: what would support it, how it came out, the
+    sentence that reports the numbers, and the tests that decided it (each quoted after the
+    sentence). ``why`` names what left an undecided check undecided when it is not a test's
+    p-value (a threshold, a missing measurement)."""
     claim: str
-    outcome: str          # HOLDS, FAILS or UNDECIDED
+    outcome: str          # HOLDS, FAILS, UNDECIDED or FACT
     sentence: str
+    tests: tuple[Test, ...] = ()
+    why: str = ""
+
+    def __post_init__(self):
+        object.__setattr__(self, "outcome", outcome_of(self.outcome))
+        object.__setattr__(self, "tests", tuple(self.tests))
 
     @property
     def label(self) -> str:
+        if self.outcome == UNDECIDED:
+            return f"not decided ({self.why or self._undecided_test()})"
         return {HOLDS: "holds", FAILS: "does not hold",
-                UNDECIDED: "not decided (within the spread)"}[self.outcome]
+                FACT: "a fact (true by construction; not counted)"}[self.outcome]
+
+    def _undecided_test(self) -> str:
+        open_ = [t for t in self.tests if t.outcome == UNDECIDED]
+        if not open_:
+            return "no test decided it"
+        return max(open_, key=lambda t: t.p).why_undecided()
+
+    def text(self) -> str:
+        """The check's line: claim, label, numbers, then each test's difference, interval,
+        p-value and seeds."""
+        tested = "".join(f" Test{f' ({t.label})' if t.label else ''}: {t.text()}."
+                         for t in self.tests)
+        return f"{self.claim}: {self.label}. {self.sentence}{tested}"
+
+
+def fact(claim: str, true: bool, sentence: str) -> Check:
+    """A statement true by construction: a FACT when it is (shown, never counted in the
+    verdict); when it is not, the comparison is not what it was built to be, and that fails."""
+    return Check(claim, FACT if true else FAILS, sentence)
+
+
+@dataclass(frozen=True)
+class Paper:
+    """The published result behind a lesson's claim: who, what they measured, at what scale
+    (numbers looked up in the paper, never invented)."""
+    cite: str            # "Shazeer 2020, GLU Variants Improve Transformer"
+    measured: str        # what it measured and found
+    scale: str           # model size and training budget
+    checks: tuple[str, ...] = ()   # the claims of the checks it speaks to (empty: every one)
+
+    def sentence(self, verdict: "Verdict", here: str) -> str:
+        """Whether this run agrees with the paper, from the verdict's checks; a difference is
+        set beside what was measured here against the paper's scale."""
+        counted = [c for c in verdict.checks if not self.checks or c.claim in self.checks]
+        held = [c.claim for c in counted if c.outcome == HOLDS]
+        failed = [c.claim for c in counted if c.outcome == FAILS]
+        if counted and len(held) == len(counted):
+            reading = "agrees with the paper"
+        elif counted and len(failed) == len(counted):
+            reading = "differs from the paper"
+        elif failed:
+            reading = (f"differs from the paper in part (does not hold: {'; '.join(failed)})")
+        else:
+            reading = "neither agrees nor differs: the seeds did not decide " + \
+                ("every check" if not held else "some checks")
+        scale = f" Measured here: {here}; the paper: {self.scale}." if here else \
+            f" The paper's scale: {self.scale}."
+        return f"Published: {self.cite}: {self.measured}. This run {reading}.{scale}"
 
 
 @dataclass(frozen=True)
 class Verdict:
     word: str             # "holds here", "does not hold here" or "mixed"
-    checks: tuple[Check, ...]
+    checks: tuple[Check, ...]          # the counted checks
+    facts: tuple[Check, ...] = ()      # true by construction, shown apart
 
     @classmethod
     def of(cls, checks: Sequence[Check]) -> "Verdict":
-        outcomes = {c.outcome for c in checks}
+        counted = tuple(c for c in checks if c.outcome != FACT)
+        facts = tuple(c for c in checks if c.outcome == FACT)
+        outcomes = {c.outcome for c in counted}
         key = (HOLDS if outcomes == {HOLDS} else FAILS if outcomes == {FAILS} else "mixed")
-        return cls(VERDICTS[key], tuple(checks))
+        return cls(VERDICTS[key], counted, facts)
 
     def sentences(self) -> list[str]:
-        """The verdict line, then each check: its claim, its outcome, its numbers."""
+        """The verdict line, then each check: its claim, its outcome, its numbers and tests;
+        then the facts, apart."""
         counts = {label: sum(c.outcome == o for c in self.checks)
                   for o, label in ((HOLDS, "hold"), (FAILS, "do not"), (UNDECIDED, "undecided"))}
         tally = ", ".join(f"{n} {label}" for label, n in counts.items() if n)
-        lines = [f"Verdict: {self.word} ({tally} of {len(self.checks)} checks; "
-                 f"{RULE})."]
-        lines += [f"{c.claim}: {c.label}. {c.sentence}" for c in self.checks]
+        lines = [f"Verdict: {self.word} ({tally} of {len(self.checks)} checks; {RULE})."]
+        lines += [c.text() for c in self.checks]
+        if self.facts:
+            lines.append("Facts (true by construction, not counted in the verdict): " +
+                         " ".join(f"{c.claim}: {c.sentence}" for c in self.facts))
         return lines
 
 
@@ -120,6 +193,7 @@ class Lesson:
     varies: list[tuple[str, list[str]]]
     training: dict                               # TrainConfig fields
     judge: Callable[..., list[Check]]
+    papers: tuple[Paper, ...] = ()               # the published results beside this one
     base_edits: list[tuple[str, str]] = field(default_factory=list)  # applied to the base first
     eval_lengths: list[int] = field(default_factory=list)
     grad_norms: bool = False                     # draw per-layer gradient norms
@@ -158,11 +232,33 @@ class Lesson:
         seeds = len(comparison.seeds if hasattr(comparison, "seeds") else
                     comparison.plan.seeds)
         head = f"Claim ({self.source}): {self.claim}"
-        lines = [head, *self.verdict(comparison).sentences()]
+        verdict = self.verdict(comparison)
+        lines = [head, *verdict.sentences()]
+        lines += [paper.sentence(verdict, scale_here(comparison)) for paper in self.papers]
         if self.notes is not None:
             lines += [f"Also measured (not part of the verdict): {n}" for n in
                       self.notes(comparison)]
         if seeds < 2:
-            lines.append("One seed gives no spread, so no difference counts; run 3 seeds "
-                         "(the default) to decide.")
+            lines.append(f"One seed gives no spread, so no difference counts; run "
+                         f"{len(self.seeds)} seeds (the default) to decide.")
         return lines
+
+
+def scale_here(comparison) -> str:
+    """"models of 70,000 to 110,000 parameters, 409,600 training tokens each": the size and
+    budget of this comparison, from its plan and variants ("" where neither is known); a
+    lesson's own result says it with its ``scale()``."""
+    if callable(getattr(comparison, "scale", None)):
+        return comparison.scale()
+    parts = []
+    params = [v.params for v in getattr(comparison, "variants", []) if v.params]
+    if params:
+        lo, hi = min(params), max(params)
+        parts.append(f"models of {lo:,} parameters" if lo == hi else
+                     f"models of {lo:,} to {hi:,} parameters")
+    plan = getattr(comparison, "plan", None)
+    config = getattr(plan, "config", None)
+    if config is not None:
+        parts.append(f"{config.steps * config.batch_size * config.seq_len:,} training tokens "
+                     f"each (on the {config.corpus} corpus)")
+    return ", ".join(parts)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ...graph.kinds import PLACEMENT_NAMES, POST, POST_IN_RESIDUAL, PRE
 from . import register
-from .lesson import FAILS, HOLDS, UNDECIDED, Check, Lesson, Sample, higher, lower
+from .lesson import FAILS, HOLDS, UNDECIDED, Check, Lesson, Paper, Sample, higher, lower
 from .measures import factor, final_loss, log_spread, variants
 from .training import LESSON_TRAINING
 
@@ -31,26 +31,29 @@ def judge(c) -> list[Check]:
     unigram = c.baselines.get("unigram")
     counted = f"; counting single characters gives {unigram:.3f}" if unigram else ""
     seen = ", ".join(f"{NAMES[p]} {loss[p].text()}" for p in PLACEMENTS)
-    checks = [Check(f"At lr {lr:g} {NAMES[p]} trains better than post-norm",
-                    lower(loss[p], loss["post"]), f"Validation loss: {seen}{counted}.")
-              for p in (PRE, POST_IN_RESIDUAL)]
+    checks = []
+    for p in (PRE, POST_IN_RESIDUAL):
+        tested = lower(loss[p], loss["post"])
+        checks.append(Check(f"At lr {lr:g} {NAMES[p]} trains better than post-norm", tested,
+                            f"Validation loss: {seen}{counted}.", tests=(tested,)))
     spread = {p: log_spread(v[p]) for p in PLACEMENTS}
     if None in spread.values():
         return checks
     shown = ", ".join(f"{NAMES[p]} {_factors(spread[p])}" for p in PLACEMENTS)
     for p in (PRE, POST_IN_RESIDUAL):
-        wider = higher(spread["post"], spread[p])
+        tested = higher(spread["post"], spread[p], digits=2)
+        wider = tested.outcome
         reading = {HOLDS: f"post-norm's layers end further apart than {NAMES[p]}'s, as the "
                           "claim's cause predicts",
                    FAILS: f"{NAMES[p]}'s layers end further apart than post-norm's, so the "
                           "spread of gradients does not explain a gap between them here",
-                   UNDECIDED: f"post-norm's and {NAMES[p]}'s spreads are within the seeds' "
-                              "spread of each other, so they do not explain a gap here"}[wider]
+                   UNDECIDED: f"the test does not separate post-norm's and {NAMES[p]}'s "
+                              "spreads, so they do not explain a gap here"}[wider]
         checks.append(Check(
             f"Post-norm's gradients differ more from layer to layer than {NAMES[p]}'s", wider,
             f"Largest over smallest per-layer gradient norm at the last logged step, same lr "
-            f"{lr:g} (geometric mean over seeds, ± the spread of its log10): {shown}: "
-            f"{reading}."))
+            f"{lr:g} (geometric mean over seeds, ± the spread of its log10; tested in log10): "
+            f"{shown}: {reading}.", tests=(tested,)))
     return checks
 
 
@@ -128,9 +131,17 @@ def _factors(log10: Sample) -> str:
     return mean if log10.spread is None else f"{mean} (± {log10.spread:.2g} in log10)"
 
 
+PAPER = Paper(
+    "Xiong et al. 2020, On Layer Normalization in the Transformer Architecture",
+    "at initialisation the post-LN Transformer's expected gradients near the output are large, "
+    "so it needs a learning-rate warm-up; pre-LN's are well-behaved, and pre-LN trained "
+    "without warm-up reached comparable results in less training time",
+    "Transformer machine translation and BERT pre-training")
+
+
 register(Lesson(
     "norm", "Lesson: pre-norm, post-norm and post-norm in the residual", CLAIM,
     "project seed, section 3, Normalisation and residuals (placements: section 2)", "tiny-gpt",
     [("norm", list(PLACEMENTS))], {**LESSON_TRAINING, "lr": 1e-2, "warmup_steps": 10},
     judge, base_edits=[("layers.repeat", "4")], grad_norms=True, measure=measure,
-    notes=notes, schedule=schedule))
+    notes=notes, schedule=schedule, papers=(PAPER,)))

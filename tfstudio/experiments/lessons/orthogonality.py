@@ -51,40 +51,38 @@ def judge(c) -> list[Check]:
 
 
 def judge_tables(tables: dict[str, list[dict]]) -> list[Check]:
-    """Two checks per scheme from its per-seed measurements: mean |cos| no higher than random
-    vectors' (beyond the seeds' spread and two of the random draws' standard deviations), and
-    the top-K subspace share no higher than chance (beyond the seeds' spread)."""
+    """Two checks per scheme from its per-seed measurements, each an equivalence test: mean
+    |cos| holds when its 95% interval against random vectors' lies within two of the random
+    draws' standard deviations, fails when a test puts it above random's; the top-K subspace
+    share holds when its interval lies below twice chance, fails when a test puts it above
+    that."""
     checks = []
     for scheme, rows in tables.items():
         cos = Sample.of([r["mean_abs_cosine"] for r in rows])
         rand = sum(r["random_mean_abs_cosine"] for r in rows) / len(rows)
         rand_spread = max(r["random_spread"] for r in rows)
         angle = sum(r["mean_angle_degrees"] for r in rows) / len(rows)
-        if cos.spread is None:
-            outcome = UNDECIDED
-        elif cos.mean - rand > cos.spread + 2 * rand_spread:
-            outcome = FAILS
-        else:
-            outcome = HOLDS
+        above = higher(cos, rand)
+        margin = 2 * rand_spread
+        outcome, why = _equivalent(above, margin)
         words = {HOLDS: "no more aligned than random vectors: near orthogonal",
                  FAILS: f"{cos.mean / rand:.1f} times as aligned as random vectors: not "
                         "orthogonal",
-                 UNDECIDED: "one seed gives no spread"}[outcome]
+                 UNDECIDED: "not shown either way"}[outcome]
         checks.append(Check(
             f"{scheme.capitalize()} position vectors are as near orthogonal to the token "
             "vectors as random vectors", outcome,
             f"Mean |cos| over every token row and position {cos.text()} against "
             f"{rand:.3f} ± {rand_spread:.3f} for random vectors of the same dimension and count "
             f"(mean angle {angle:.1f} degrees, which would read 'orthogonal' either way): "
-            f"{words}."))
+            f"{words} (holds when the difference's interval ends below two random spreads, "
+            f"{margin:.3f}).", tests=(above,), why=why))
         shares = [next((s for s in r["subspace"] if s["k"] == K), None) for r in rows]
         if None in shares:
             continue
         share, chance = Sample.of([s["share"] for s in shares]), shares[0]["chance"]
         above = higher(share, chance)
-        outcome = {HOLDS: FAILS, FAILS: HOLDS, UNDECIDED: UNDECIDED}[above]
-        if share.spread is not None and above == UNDECIDED:
-            outcome = HOLDS          # within the spread of chance: nothing concentrated there
+        outcome, why = _equivalent(above, chance)
         checks.append(Check(
             f"{scheme.capitalize()} positions keep out of the token vectors' main directions",
             outcome,
@@ -92,8 +90,23 @@ def judge_tables(tables: dict[str, list[dict]]) -> list[Check]:
             f"directions: {share.text()} against {chance:.3f} by chance "
             f"({K}/{round(K / chance)}): " +
             {HOLDS: "no more than chance", FAILS: f"{share.mean / chance:.1f} times chance",
-             UNDECIDED: "one seed gives no spread"}[outcome] + "."))
+             UNDECIDED: "not shown either way"}[outcome] +
+            " (holds when the difference's interval ends below chance itself, i.e. the share "
+            "below twice chance).", tests=(above,), why=why))
     return checks
+
+
+def _equivalent(above, margin: float) -> tuple[str, str]:
+    """FAILS when the test puts the measure above its reference, HOLDS when the difference's
+    95% interval ends below ``margin``, else UNDECIDED (with what left it so)."""
+    if above.outcome == HOLDS:
+        return FAILS, ""
+    if above.tested and above.high < margin:
+        return HOLDS, ""
+    if not above.tested:
+        return UNDECIDED, "one seed: no interval"
+    return UNDECIDED, (f"the interval's upper end {above.high:.3f} is not below the margin "
+                       f"{margin:.3f}")
 
 
 register(Lesson(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..course.sampling import DEFAULT_GRID, Setting, sample_table_for_run
 from . import register
-from .lesson import FAILS, HOLDS, UNDECIDED, Check, Lesson, Sample, higher, lower
+from .lesson import FAILS, HOLDS, UNDECIDED, Check, Lesson, Sample, both, fact, higher, lower
 from .measures import unmeasured
 from .training import LESSON_TRAINING
 
@@ -22,20 +22,32 @@ TOP_K, TOP_P = Setting(1.0, top_k=40), Setting(1.0, top_p=0.9)
 FILE = "sampling.json"
 SAMPLES, NEW_TOKENS = 2, 100   # texts per prompt and setting, tokens each (1.2 CPU s/setting)
 ADAPTS = 2.0   # top-p adapts when its kept count spans at least this factor
+# repetition needs long texts: greedy and three temperatures, 600 characters each (a character
+# model's 100-character texts repeat no word 4-gram, greedy included)
+REPEAT_FILE, REPEAT_CHARS = "repetition.json", 600
+GREEDY, COOL, HOT = Setting(0.0), Setting(0.5), Setting(1.5)
+REPEAT_GRID = (GREEDY, COOL, MID, HOT)
 
 
 def measure(c, progress=lambda line: None) -> None:
-    """Sample every run at every setting of the grid, unless its sampling.json exists."""
+    """Sample every run at every setting of the grid, unless its sampling.json exists, and at
+    REPEAT_GRID in texts of REPEAT_CHARS characters, unless its repetition.json exists."""
     for run, path in unmeasured(c, FILE):
         progress(f"sampling {run.run_dir} at {len(DEFAULT_GRID)} settings")
         rows = sample_table_for_run(run.run_dir, prompts=PROMPTS, grid=DEFAULT_GRID,
                                     samples=SAMPLES, max_new_tokens=NEW_TOKENS)
         path.write_text(json.dumps([r.as_dict() for r in rows], indent=1), encoding="utf-8")
+    for run, path in unmeasured(c, REPEAT_FILE):
+        progress(f"sampling {REPEAT_CHARS}-character texts from {run.run_dir}")
+        rows = sample_table_for_run(run.run_dir, prompts=PROMPTS, grid=REPEAT_GRID,
+                                    # a token decodes to a character or more
+                                    samples=SAMPLES, max_new_tokens=REPEAT_CHARS)
+        path.write_text(json.dumps([r.as_dict() for r in rows], indent=1), encoding="utf-8")
 
 
-def table(run_dir: Path) -> dict[str, dict] | None:
+def table(run_dir: Path, file: str = FILE) -> dict[str, dict] | None:
     """The run's measurements by setting label (None before ``measure``)."""
-    path = Path(run_dir) / FILE
+    path = Path(run_dir) / file
     if not path.exists():
         return None
     return {row["setting"]: row for row in json.loads(path.read_text("utf-8"))}
@@ -50,45 +62,61 @@ def judge(c) -> list[Check]:
     if not runs:
         return [Check("A model was trained to sample from", FAILS, "No run finished.")]
     tables = [table(r.run_dir) for r in runs]
-    if None in tables:
-        return [Check("Every run was sampled", FAILS, f"No {FILE} in a run folder; write the "
-                      "page again (tfstudio compare --report DIR) to sample it.")]
+    repeats = [table(r.run_dir, REPEAT_FILE) for r in runs]
+    if None in tables or None in repeats:
+        missing = FILE if None in tables else REPEAT_FILE
+        return [Check("Every run was sampled", FAILS, f"No {missing} in a run folder; write "
+                      "the page again (tfstudio compare --report DIR) to sample it.")]
     missing = [s.label for s in (LOW, MID, HIGH, TOP_K, TOP_P) if s.label not in tables[0]]
+    missing += [s.label for s in REPEAT_GRID if s.label not in repeats[0]]
     if missing:
         return [Check("Every setting was sampled", FAILS, f"Missing: {', '.join(missing)}.")]
-    return judge_tables(tables)
+    return judge_tables(tables, repeats)
 
 
-def judge_tables(tables: list[dict[str, dict]]) -> list[Check]:
-    """The checks from one measurement table per seed (setting label -> row)."""
-    def each(setting: Setting, measure) -> Sample:
-        return Sample.of([measure(t[setting.label]) for t in tables])
+def judge_tables(tables: list[dict[str, dict]], repeats: list[dict[str, dict]]
+                 ) -> list[Check]:
+    """The checks from one measurement table per seed (setting label -> row) and one table of
+    long texts per seed (REPEAT_GRID). Settings are compared seed by seed (paired t): each
+    seed's model is sampled at every setting."""
+    def each(rows, setting: Setting, measure) -> Sample:
+        return Sample.of([measure(t[setting.label]) for t in rows])
 
-    rep = {s: each(s, lambda row: _mean(row["repetition"])) for s in (LOW, MID)}
-    known = {s: each(s, lambda row: _mean(row["known"])) for s in (MID, HIGH)}
-    repeats = higher(rep[LOW], rep[MID])
-    drifts = lower(known[HIGH], known[MID])
-    span = {s: each(s, lambda row: row["kept_max"] / max(row["kept_min"], 1))
+    rep = {s: each(repeats, s, lambda row: _mean(row["char_repetition"])) for s in REPEAT_GRID}
+    chars = min(len(text) for t in repeats for row in t.values() for text in row["texts"])
+    known = {s: each(tables, s, lambda row: _mean(row["known"])) for s in (MID, HIGH)}
+    cool, greedy = (higher(rep[s], rep[MID], paired=True).named(
+        f"{'greedy' if s.temperature == 0 else s.label} against {MID.label}")
+        for s in (COOL, GREEDY))
+    drifts = lower(known[HIGH], known[MID], paired=True)
+    span = {s: each(tables, s, lambda row: row["kept_max"] / max(row["kept_min"], 1))
             for s in (TOP_K, TOP_P)}
-    adapts = higher(span[TOP_P], span[TOP_K])
-    if adapts == HOLDS and span[TOP_P].mean < ADAPTS:
-        adapts = UNDECIDED   # it moves, but by less than the factor that counts as adapting
+    adapts = higher(span[TOP_P], ADAPTS, digits=2)
     ranges = {s: (min(t[s.label]["kept_min"] for t in tables),
                   max(t[s.label]["kept_max"] for t in tables)) for s in (TOP_K, TOP_P)}
     words = {HOLDS: "as claimed", FAILS: "the other way round",
-             UNDECIDED: "within the seeds' spread"}
+             UNDECIDED: "not separated by the test"}
+    shown = ", ".join(f"{'greedy' if s.temperature == 0 else s.label} {rep[s].text()}"
+                      for s in REPEAT_GRID)
+    repeats_outcome = both(cool, greedy)
+    texts = len(repeats[0][MID.label]["texts"])
     return [
-        Check("A low temperature repeats itself", repeats,
-              f"Share of word 4-grams repeated within a text: {LOW.label} "
-              f"{rep[LOW].text()}, {MID.label} {rep[MID].text()}: {words[repeats]}."),
+        Check("A low temperature repeats itself", repeats_outcome,
+              f"Share of character 8-grams repeated within a text ({texts} texts per seed and "
+              f"setting, {chars} characters or more each): "
+              f"{shown}: {words[repeats_outcome]}.", tests=(cool, greedy)),
         Check("A high temperature drifts away from the corpus", drifts,
               f"Share of words found in the corpus: {HIGH.label} {known[HIGH].text()}, "
-              f"{MID.label} {known[MID].text()}: {words[drifts]}."),
-        Check("Top-p adapts where top-k cannot", adapts,
+              f"{MID.label} {known[MID].text()}: {words[drifts.outcome]}.", tests=(drifts,)),
+        Check("Top-p adapts: its kept count spans a factor of "
+              f"{ADAPTS:g} or more", adapts,
               f"Tokens kept per step: {TOP_P.label}: {ranges[TOP_P][0]} to {ranges[TOP_P][1]} "
-              f"(largest over smallest {span[TOP_P].text(1)}); {TOP_K.label}: "
-              f"{ranges[TOP_K][0]} to {ranges[TOP_K][1]} ({span[TOP_K].text(1)}): "
-              f"{words[adapts]} (adapting means a span of x{ADAPTS:g} or more)."),
+              f"(largest over smallest {span[TOP_P].text(1)}, tested against x{ADAPTS:g}): "
+              f"{words[adapts.outcome]}.", tests=(adapts,)),
+        # top-k keeps k wherever it is: true by construction
+        fact("Top-k keeps the same count at every step", ranges[TOP_K][0] == ranges[TOP_K][1],
+             f"{TOP_K.label}: {ranges[TOP_K][0]} to {ranges[TOP_K][1]} tokens kept per step "
+             f"(largest over smallest {span[TOP_K].text(1)})."),
     ]
 
 

@@ -3,10 +3,10 @@ loss against parameters with a fitted power law, and what each width cost in tok
 from __future__ import annotations
 
 from ...graph import block_types as bt
-from ..course.scale import fit_power_law
+from ..course.scale import Curvature, PowerLaw, fit_curvature, fit_power_law, local_exponents
 from . import register
 from .course import blocks, setting
-from .lesson import FAILS, HOLDS, UNDECIDED, Check, Lesson, lower
+from .lesson import FAILS, HOLDS, UNDECIDED, Check, Lesson, Paper, Test, lower
 from .measures import final_loss, variants
 from .training import LESSON_TRAINING
 
@@ -38,31 +38,63 @@ def judge(c) -> list[Check]:
     params = [v[w].params for w in done for _ in v[w].val_losses]
     losses = [loss for w in done for loss in v[w].val_losses]
     try:
-        fit = fit_power_law(params, losses)
+        fit, bend = fit_power_law(params, losses), fit_curvature(params, losses)
     except ValueError as exc:
         return [Check("Loss falls as a power of parameters", FAILS, f"No fit: {exc}.")]
-    lo, hi = fit.interval
-    outcome = HOLDS if lo > 0 else FAILS if hi < 0 else UNDECIDED
-    reading = {HOLDS: "the exponent's interval lies above zero: bigger is better here",
-               FAILS: "the exponent's interval lies below zero: bigger is worse here",
-               UNDECIDED: "the exponent's interval includes zero: no trend is shown"}[outcome]
     table = "; ".join(f"{w} wide: {v[w].params:,} parameters, loss {final_loss(v[w]).text()}, "
                       f"{v[w].tokens_per_s:,.0f} tokens/s" for w in done)
     smallest, largest = done[0], done[-1]
     bigger = lower(final_loss(v[largest]), final_loss(v[smallest]))
     return [
-        Check("Loss falls as a power of parameters", outcome,
-              f"Fit over every run: {fit.text()}; {reading}. {table}."),
+        power_law_check(fit, bend, [v[w].params for w in done],
+                        [final_loss(v[w]).mean for w in done], table),
         Check(f"The {largest}-wide model beats the {smallest}-wide one", bigger,
               f"{final_loss(v[largest]).text()} against {final_loss(v[smallest]).text()}, "
               f"training at {v[largest].tokens_per_s:,.0f} against "
               f"{v[smallest].tokens_per_s:,.0f} tokens/s ("
               f"{v[smallest].tokens_per_s / max(v[largest].tokens_per_s, 1e-9):.2g}x the time "
-              "per token)."),
+              "per token).", tests=(bigger,)),
     ]
+
+
+def power_law_check(fit: PowerLaw, bend: Curvature, sizes: list[int], means: list[float],
+                    table: str = "") -> Check:
+    """A power law is a straight line in log-log: its local exponent is the same at every size.
+    It holds when the exponent's interval lies above zero and the test of the bend (the change
+    of the local exponent across the sizes) finds none; it fails when the bend is significant
+    (a saturating or steepening curve) or the exponent's interval lies below zero."""
+    bend_test = Test("t-test of the bend (quadratic term in log-log)", bend.change,
+                     *bend.interval, bend.p, (fit.points,),
+                     ("t", bend.se, bend.df), claimed=0,
+                     unit="run")
+    lo, hi = fit.interval
+    local = ", ".join(f"{x:.2f}" for x in local_exponents(sizes, means))
+    if hi < 0:
+        outcome, reading = FAILS, "the exponent's interval lies below zero: bigger is worse here"
+    elif bend_test.decided:
+        outcome = FAILS
+        reading = (f"the local exponent moves from {bend.start:.2f} to {bend.end:.2f} across "
+                   "the sizes, more than the seeds allow for one exponent: not a power law here")
+    elif lo > 0:
+        outcome, reading = HOLDS, ("the exponent's interval lies above zero and the test finds "
+                                   "no bend: one exponent fits every size")
+    else:
+        outcome, reading = UNDECIDED, "the exponent's interval includes zero: no trend is shown"
+    return Check("Loss falls as a power of parameters", outcome,
+                 f"Fit over every run: {fit.text()}; local exponents between neighbouring "
+                 f"widths {local}; {reading}." + (f" {table}." if table else ""),
+                 tests=(bend_test,), why="the exponent's interval includes zero")
+
+
+PAPER = Paper(
+    "Kaplan et al. 2020, Scaling Laws for Neural Language Models",
+    "test loss fell as a smooth power law in the non-embedding parameter count when neither "
+    "data nor compute held it back, over models spanning about seven orders of magnitude",
+    "Transformer language models spanning about seven orders of magnitude in size and "
+    "compute")
 
 
 register(Lesson(
     "scale", "Lesson: loss against parameters", CLAIM,
     "project seed, GPT-1 to GPT-3 (scale)", "tiny-gpt",
-    [(KEY, list(WIDTHS))], LESSON_TRAINING, judge))
+    [(KEY, list(WIDTHS))], LESSON_TRAINING, judge, papers=(PAPER,)))

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..course.vectors import contextual_drift, static_neighbours
 from . import register
-from .lesson import FAILS, HOLDS, UNDECIDED, Check, Lesson, Sample, higher, lower
+from .lesson import FAILS, HOLDS, UNDECIDED, Check, Lesson, Sample, fact, higher, lower
 from .measures import unmeasured
 from .training import LESSON_TRAINING
 
@@ -90,20 +90,24 @@ def judge_tables(tables: list[dict]) -> list[Check]:
     between = at("between_words", -1)
     near = "; ".join(f"'{t}': " + ", ".join(f"'{n}' {c:.2f}" for n, c in ns)
                      for t, ns in first["neighbours"].items())
-    context, itself = higher(held_last, held_entry), lower(last, between)
+    # each seed's model measured at both layers: paired by seed
+    drift_test = higher(held_last, held_entry, paired=True, digits=4)
+    itself = lower(last, between, paired=True, digits=4)
+    context, why = drift_test.outcome, ""
     if context == HOLDS and held_last.mean < DRIFT:
-        context = UNDECIDED
+        context, why = UNDECIDED, f"the drift {held_last.mean:.2g} is below {DRIFT:g}"
     layers = first["layers"]
     held = [at("same_position", i).mean for i in range(1, len(layers))]
     rising = all(b >= a for a, b in zip(held, held[1:]))
     words = {HOLDS: "as claimed", FAILS: "the other way round",
-             UNDECIDED: f"within the seeds' spread or below {DRIFT:g}"}
+             UNDECIDED: why or "not separated by the test"}
     if context == HOLDS and not rising:   # apart at the end, but not layer by layer
-        context = UNDECIDED
-        words = {**words, UNDECIDED: "apart at the end, but not rising at every layer"}
+        context, why = UNDECIDED, "apart at the end, but not rising at every layer"
+        words = {**words, UNDECIDED: why}
     steps = ", ".join(f"{name} {x:.4f}" for name, x in zip(layers[1:], held))
     return [
-        Check("The input vector is static", HOLDS if static < STATIC else FAILS,
+        # one row per token: the input vector is static by construction
+        fact("The input vector is static", static < STATIC,
               f"Mean cosine distance between the occurrences of {', '.join(first['words'])} "
               f"({first['sentences']} sentences) at the {layers[0]}: {static:.2g} (the table "
               f"has one row per token). Nearest rows by cosine: {near}."),
@@ -112,11 +116,12 @@ def judge_tables(tables: list[dict]) -> list[Check]:
               f"after {layers[-1]}, against {held_entry.text(4)} at {layers[1]}: "
               f"{words[context]} (layer by layer: {steps}). Where the positions differ too: "
               f"{last.text(4)} after {layers[-1]}, {entry.text(4)} at {layers[1]} (the "
-              "position table's part)."),
+              "position table's part).", tests=(drift_test,), why=why),
         Check("A word stays closer to itself than to other words", itself,
               f"After {layers[-1]}: same word {last.text(4)}, different words "
               f"{between.text(4)}: " + {HOLDS: "as claimed", FAILS: "the other way round",
-                                        UNDECIDED: "within the seeds' spread"}[itself] + "."),
+                                        UNDECIDED: "not separated by the test"}[itself.outcome]
+              + ".", tests=(itself,)),
     ]
 
 register(Lesson(
