@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ...graph.kinds import ATTENTION_KINDS
+from ...graph.kinds import ATTENTION_KINDS, MHA, MQA
 from . import register
 from .lesson import FAILS, HOLDS, UNDECIDED, Check, Lesson, Paper, Sample, both, fact, higher, lower
 from .measures import final_loss, kv_bytes, variants
@@ -61,7 +61,7 @@ def middle_ground(loss: dict[str, Sample], kv: dict[str, int | None]) -> Check:
     GQA's mean loss lies between theirs, fails when a test puts GQA outside both (worse than
     the worse, or better than the better), and is undecided when it lies outside but no test
     separates it."""
-    worse, better = sorted(("mha", "mqa"), key=lambda k: loss[k].mean, reverse=True)
+    worse, better = sorted((MHA, MQA), key=lambda k: loss[k].mean, reverse=True)
     above = higher(loss["gqa"], loss[worse]).named(f"GQA against {worse.upper()}")
     below = lower(loss["gqa"], loss[better]).named(f"GQA against {better.upper()}")
     inside = loss[better].mean <= loss["gqa"].mean <= loss[worse].mean
