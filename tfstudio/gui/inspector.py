@@ -13,10 +13,9 @@ from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QFormLayout, QFrame, QGr
                                QHBoxLayout, QLabel, QLineEdit, QPushButton, QScrollArea,
                                QVBoxLayout, QWidget)
 
-from ..graph import (GraphChange, GraphError, GraphEvent, Macro, ReplaceGraph, SetParam,
-                     SetTitle, get_spec)
-from ..graph.switches import (attention_kind_of, describe_model, gqa_choices, kv_heads_for,
-                              positional_schemes_for, set_norm_kind)
+from ..graph import GraphChange, GraphError, GraphEvent, ReplaceGraph, SetTitle, get_spec
+from ..graph.edit_rules import set_param_edit
+from ..graph.switches import describe_model, gqa_choices, positional_schemes_for, set_norm_kind
 from . import layer_switches as switches
 from .elided_label import ElidedLabel
 from .icons import family_icon
@@ -124,31 +123,13 @@ class Inspector(QScrollArea):
                 button.setEnabled(False)
 
     def set_param(self, name: str, value) -> bool:
-        """Commit one parameter of the shown node (what an editor does on Enter/click). New
-        heads keep the attention's kind: its K/V heads follow in the same step."""
-        node = self.session.document.graph(self.path).node(self.node_id)
-        command = SetParam(self.path, self.node_id, name, value, text=f"Set {name}")
-        kv_note = ""
-        if name == "heads" and node.type in ("attention", "cross_attention"):
-            attn = node.typed_params()
-            heads, kv = int(attn.heads), int(attn.kv_heads)
-            try:
-                new_kv = kv_heads_for(heads, kv, int(value))
-            except (TypeError, ValueError):
-                new_kv = kv
-            if new_kv != kv:
-                command = Macro([SetParam(self.path, self.node_id, "kv_heads", new_kv),
-                                 command], text=f"Set heads to {value}")
-            kind, new_kind = attention_kind_of(heads, kv), attention_kind_of(int(value), new_kv)
-            if new_kv != kv or kind != new_kind:
-                kv_note = f"K/V heads {kv} → {new_kv}" + (
-                    f" (still {new_kind.upper()})" if kind == new_kind else
-                    f": {value} heads cannot be grouped, so {kind.upper()} became "
-                    f"{new_kind.upper()}; choose heads with a divisor between 1 and heads "
-                    "for GQA")
-        ok = self.session.execute(command)
-        if ok and kv_note:
-            self.session.message.emit(kv_note)
+        """Commit one parameter of the shown node (what an editor does on Enter/click): the
+        edit and its sentence are ``graph.edit_rules``'s (new heads keep the attention's kind)."""
+        graph = self.session.document.graph(self.path)
+        ruled = set_param_edit(graph, self.path, self.node_id, name, value)
+        ok = self.session.execute(ruled.edit)
+        if ok and ruled.message:
+            self.session.message.emit(ruled.message)
         if not ok and self.node_id is not None and name in self.editors:
             node = self.session.document.graph(self.path).node(self.node_id)
             self.editors[name].show(node.param(name))

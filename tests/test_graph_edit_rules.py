@@ -1,0 +1,83 @@
+"""Edit rules decided in graph/ (no widget): a head change keeps the kind the user chose, and
+brings GQA back after a head count that could not be grouped took it away."""
+from __future__ import annotations
+
+from tfstudio.graph import Document
+from tfstudio.graph.edit_rules import heads_edit, remembered_group, set_param_edit
+from tfstudio.graph.switches import attention_kind, set_attention_kind
+from tfstudio.presets import load_preset
+
+LAYER = ("layers",)
+
+
+def _llama() -> Document:
+    return Document(load_preset("tiny-llama"))
+
+
+def _heads(doc: Document, value: int) -> str:
+    ruled = heads_edit(doc.graph(LAYER), LAYER, "attn", value)
+    doc.execute(ruled.edit)
+    return ruled.message
+
+
+def _attn(doc: Document) -> tuple[int, int]:
+    node = doc.graph(LAYER).node("attn")
+    return int(node.param("heads")), int(node.param("kv_heads"))
+
+
+def test_heads_five_makes_gqa_into_mqa_and_four_restores_gqa_four_two():
+    doc = _llama()
+    assert _attn(doc) == (4, 2)
+    message = _heads(doc, 5)
+    assert _attn(doc) == (5, 1)
+    assert "GQA became MQA" in message and "5 heads cannot be grouped" in message
+    message = _heads(doc, 4)
+    assert _attn(doc) == (4, 2)
+    assert "MQA became GQA again (2 heads per K/V head)" in message
+    # the round trip again: a message each time the kind changes
+    assert "GQA became MQA" in _heads(doc, 7)
+    assert "MQA became GQA again" in _heads(doc, 8)
+    assert _attn(doc) == (8, 4)  # the group size chosen (2) where it divides
+
+
+def test_the_restored_grouping_is_the_one_nearest_the_group_size_chosen():
+    doc = _llama()
+    doc.execute(set_param_edit(doc.graph(LAYER), LAYER, "attn", "heads", 12).edit)
+    doc.execute(set_param_edit(doc.graph(LAYER), LAYER, "attn", "kv_heads", 3).edit)
+    assert _attn(doc) == (12, 3)  # 4 heads per K/V head
+    _heads(doc, 7)
+    assert remembered_group(doc.graph(LAYER), "attn") == 4
+    _heads(doc, 6)  # 6 heads: groups of 2 (kv 3) or 3 (kv 2); 3 is nearer 4
+    assert _attn(doc) == (6, 2)
+    assert remembered_group(doc.graph(LAYER), "attn") is None
+
+
+def test_undo_takes_back_the_heads_and_the_memory_in_one_step():
+    doc = _llama()
+    _heads(doc, 5)
+    assert doc.undo_text == "Set heads to 5"
+    doc.undo()
+    assert _attn(doc) == (4, 2)
+    assert remembered_group(doc.graph(LAYER), "attn") is None
+    doc.redo()
+    assert remembered_group(doc.graph(LAYER), "attn") == 2
+
+
+def test_mqa_chosen_by_hand_or_by_the_switch_is_kept():
+    doc = _llama()
+    _heads(doc, 5)
+    doc.execute(set_param_edit(doc.graph(LAYER), LAYER, "attn", "kv_heads", 1).edit)
+    assert remembered_group(doc.graph(LAYER), "attn") is None  # K/V heads set: the user's kind
+    assert _heads(doc, 4) == ""
+    assert _attn(doc) == (4, 1)
+    doc = _llama()
+    _heads(doc, 5)
+    layer = set_attention_kind(doc.graph(LAYER), "mqa")
+    assert remembered_group(layer, "attn") is None
+    assert attention_kind(layer) == "mqa"
+
+
+def test_mha_and_gqa_that_divide_say_what_they_stay():
+    doc = Document(load_preset("tiny-gpt"))
+    assert _heads(doc, 8) == "K/V heads 4 → 8 (still MHA)"
+    assert _heads(doc, 8) == ""  # no change, no sentence
