@@ -173,3 +173,33 @@ def test_a_new_layer_group_from_the_palette_holds_a_standard_layer(make_window):
     expected = layer_graph([("attention", {}), ("feed_forward", {})], "pre")
     assert sorted(inside.edges) == sorted(expected.edges)
     assert w.scene.selected_node_ids() == [gid]
+
+
+def test_the_status_bar_follows_every_edit_and_undo(make_window, qtbot):
+    from PySide6.QtCore import QPointF, Qt
+    from PySide6.QtGui import QKeySequence
+    from PySide6.QtTest import QTest
+
+    from tfstudio.graph import MoveNodes
+    from tfstudio.presets import load_preset
+
+    w = make_window(load_preset("tiny-gpt"))
+    status = w.statusBar().currentMessage
+    w.open_search(QPointF(-2000, -2000))
+    QTest.keyClicks(w.search.edit, "dropout")
+    QTest.keyClick(w.search.edit, Qt.Key_Return)
+    assert status().startswith("Added Dropout")
+    # Ctrl+Z (offscreen, the popup leaves no active window for a key to reach: its action)
+    assert QKeySequence(QKeySequence.StandardKey.Undo) in w.actions.undo.shortcuts()
+    w.actions.undo.trigger()
+    assert status() == "Undid: Add Dropout"                      # not "Added Dropout" still
+    w.actions.redo.trigger()
+    assert status() == "Redid: Add Dropout"
+    # a refused wire says why, until the next edit
+    assert not w.scene.connect_ports("tokens", "ids", "head", "x")
+    refusal = status()
+    assert "takes hidden" in refusal
+    w.scene.run(MoveNodes((), {"head": (0.0, 900.0)}))
+    assert status() == "Move"
+    assert not w.session.execute(MoveNodes((), {"nowhere": (0.0, 0.0)}))
+    assert "nowhere" in status()

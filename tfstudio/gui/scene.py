@@ -280,9 +280,9 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
     def run(self, command: Edit, near: QPointF | None = None) -> bool:
         """Execute an edit; a refusal goes to the status bar and, with ``near``, onto the canvas."""
         refusal = self.session.try_execute(command)
+        self.message.emit(refusal or command.text)  # never an earlier state's sentence
         if refusal is None:
             return True
-        self.message.emit(refusal)
         if near is not None:
             self.show_note(refusal, near)
         return False
