@@ -198,6 +198,8 @@ class MainWindow(FileMenu, EditMenu, HelpMenu, QMainWindow):
         self.scene.path_changed.connect(lambda _: QTimer.singleShot(0, self.view.fit_to_view))
         self.breadcrumb.navigate.connect(self.scene.set_path)
         self.palette.block_activated.connect(self.add_block_at_centre)
+        self.palette.setting_chosen.connect(self.apply_setting)
+        self.palette.layer_name = self._layer_target_name
         self.search.chosen.connect(self._search_chosen)
         self.search.setting_chosen.connect(self.apply_setting)
         self.search.layer_name = self._layer_target_name
