@@ -203,3 +203,25 @@ def test_the_status_bar_follows_every_edit_and_undo(make_window, qtbot):
     assert status() == "Move"
     assert not w.session.execute(MoveNodes((), {"nowhere": (0.0, 0.0)}))
     assert "nowhere" in status()
+
+
+def test_counts_say_unavailable_everywhere_at_once_under_an_error(make_window):
+    from tfstudio.graph import SetParam
+    from tfstudio.presets import load_preset
+
+    w = make_window(load_preset("tiny-gpt"))
+    group = w.scene.node_items["layers"]
+    assert "2 copies" in group.count_text()                     # a count while the graph is valid
+    w.session.execute(SetParam(("layers",), "attn", "heads", 3))  # 64 is not a multiple of 3
+    w.session.refresh_report()
+    w.scene.select_nodes(["layers"])
+    w.inspector.rebuild()
+    texts = " ".join(label.text() for label in w.inspector.findChildren(QLabel))
+    assert w.session.report.errors
+    assert group.count_text() == "params unavailable"           # the open frame's header
+    assert group.count_text(short=True) == "params unavailable"
+    assert "Parameters: params unavailable" in texts             # the inspector
+    assert "params unavailable" in w.counts_label.text()         # the status bar
+    w.session.undo()
+    w.session.refresh_report()
+    assert "2 copies" in group.count_text()

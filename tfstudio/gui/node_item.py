@@ -25,6 +25,7 @@ from . import theme
 from .block_drawing import (ABLATED_OPACITY, PAD, PORT_R, _Mini,  # noqa: F401 (others import)
                             _whole, routed_path, scaled_font, text_boost)
 from .node_paint import NodePainting, TelemetryBand
+from .param_count import shown_count
 from .summaries import node_summary, node_tooltip
 from .title_fit import fitted_title, title_font_fitting  # noqa: F401 (tests import it here)
 
@@ -134,6 +135,7 @@ class NodeItem(NodePainting, QGraphicsItem):
         self.inner_diagnostics: list = []  # problems inside a group, shown as a smaller badge
         self.inner_block_severity: dict[str, str] = {}  # ... and on the small block that has it
         self.params: int | None = None
+        self.errors = 0  # the graph's errors: while there are any, no count is drawn
         self.setFlags(QGraphicsItem.ItemIsMovable | QGraphicsItem.ItemIsSelectable
                       | QGraphicsItem.ItemSendsGeometryChanges)
         self.setAcceptHoverEvents(True)
@@ -263,13 +265,18 @@ class NodeItem(NodePainting, QGraphicsItem):
             return
         super().mousePressEvent(event)
 
+    def count_text(self, short: bool = False) -> str:
+        """The count drawn on this block (an open frame's header, a box's footer)."""
+        return shown_count(self.node, self.params, self.errors, short)
+
     def set_feedback(self, diagnostics, inner_diagnostics, params: int | None,
-                     inner_severity: dict[str, str] | None = None) -> None:
+                     inner_severity: dict[str, str] | None = None, errors: int = 0) -> None:
         """Problems of this block, of its inside, and (an open frame) the worst per block
         inside, drawn on that small block."""
         self.diagnostics = list(diagnostics)
         self.inner_diagnostics = list(inner_diagnostics)
         self.params = params
+        self.errors = errors
         self.inner_block_severity = dict(inner_severity or {})
         for mini in self._minis:
             mini.severity = self.inner_block_severity.get(mini.node.id)
@@ -299,7 +306,8 @@ class NodeItem(NodePainting, QGraphicsItem):
         self.update()
 
     def _update_tooltip(self) -> None:
-        tip = node_tooltip(self.node, self.diagnostics + self.inner_diagnostics, self.params)
+        tip = node_tooltip(self.node, self.diagnostics + self.inner_diagnostics,
+                           None if self.errors else self.params)
         off = self.switched_off + [n for names in self.inner_switched_off.values() for n in names]
         if off:
             tip = tip.removesuffix("</qt>") + (

@@ -225,7 +225,7 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
             mine = [d for d in here if d.node_id == nid]
             inner = report.diagnostics_below(self._path, nid) if item.node.is_group else []
             item.set_feedback(mine, inner, report.node_params(self._path, nid),
-                              _by_inner_block(inner, self._path + (nid,)))
+                              _by_inner_block(inner, self._path + (nid,)), report.errors)
         for edge, wire in self.wire_items.items():
             shape = report.shapes.edge_shape(edge, self._path)
             wire.set_label(shape_label(shape) if shape else "")
