@@ -80,12 +80,16 @@ class Inspector(QScrollArea):
         session.report_ready.connect(lambda _: self.refresh_feedback())
         scene.selectionChanged.connect(self._rebuild_timer.start)
         scene.path_changed.connect(lambda _: self._rebuild_timer.start())
+        scene.inspected_changed.connect(self._rebuild_timer.start)
+        self._path: tuple[str, ...] = scene.path
         self.rebuild()
 
     # ------------------------------------------------------------------ model
     @property
     def path(self) -> tuple[str, ...]:
-        return self.scene.path
+        """The level of the block shown: the canvas's, or an open frame's inside when a block
+        in it was clicked."""
+        return self._path
 
     def _on_event(self, ev: GraphEvent) -> None:
         if (ev.kind is GraphChange.PARAM_CHANGED and ev.path == self.path and ev.node_id == self.node_id
@@ -146,7 +150,7 @@ class Inspector(QScrollArea):
         layout = QVBoxLayout(body)
         layout.setContentsMargins(10, 10, 10, 10)
         layout.setSpacing(8)
-        ids = self.scene.selected_node_ids()
+        self._path, ids = self.scene.inspected()
         graph = self.session.document.graph(self.path)
         if self.locked_reason:
             banner = _muted(_esc(self.locked_reason))

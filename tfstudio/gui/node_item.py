@@ -257,6 +257,15 @@ class NodeItem(NodePainting, QGraphicsItem):
         """Where a group's open / close chevron sits in its header."""
         return QRectF(PAD - 4, 5, 20, 20)
 
+    def mini_at(self, item_pos: QPointF) -> str | None:
+        """The id of the small block of this open frame under ``item_pos`` (None: none)."""
+        return next((m.node.id for m in self._minis if m.rect.contains(item_pos)), None)
+
+    def set_inner_selected(self, node_id: str | None) -> None:
+        for mini in self._minis:
+            mini.selected = mini.node.id == node_id
+        self.update()
+
     def mousePressEvent(self, event):
         if (self.node.is_group and event.button() == Qt.LeftButton
                 and self.chevron_rect().contains(event.pos()) and self.scene() is not None):
@@ -264,6 +273,14 @@ class NodeItem(NodePainting, QGraphicsItem):
             event.accept()
             return
         super().mousePressEvent(event)
+        scene = self.scene()
+        if scene is None or event.button() != Qt.LeftButton or event.modifiers():
+            return
+        inner = self.mini_at(event.pos())
+        if inner is not None:  # one click edits the block inside, as it looks editable
+            scene.select_inner(self.node.id, inner)
+        elif scene.inner_selected is not None:
+            scene.clear_inner()
 
     def count_text(self, short: bool = False) -> str:
         """The count drawn on this block (an open frame's header, a box's footer)."""
@@ -354,7 +371,10 @@ class NodeItem(NodePainting, QGraphicsItem):
 
     def mouseDoubleClickEvent(self, event):
         if self.node.is_group:
-            self.scene().enter_group(self.node.id)
+            inner, scene = self.mini_at(event.pos()), self.scene()
+            scene.enter_group(self.node.id)
+            if inner is not None:  # inside, the block double-clicked is the one selected
+                scene.select_nodes([inner])
             event.accept()
         else:
             super().mouseDoubleClickEvent(event)

@@ -46,6 +46,7 @@ def _by_inner_block(diagnostics, prefix: tuple[str, ...]) -> dict[str, str]:
 
 class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
     path_changed = Signal(tuple)
+    inspected_changed = Signal()  # the block the inspector shows changed (an inner block)
     message = Signal(str)
     wire_released = Signal(object)  # a LooseWire: a new wire let go in empty space
 
@@ -59,6 +60,9 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
         self._obstacles: dict[str, tuple[float, float, float, float]] = {}  # what wires avoid
         self._lanes: dict[Edge, list[Lane]] = {}  # routed wires' runs and legs
         self._path: tuple[str, ...] = ()
+        # a block inside an open frame, clicked: (group id, its id); the group is selected
+        self.inner_selected: tuple[str, str] | None = None
+        self.selectionChanged.connect(self._drop_stale_inner)
         self._switched_off: tuple[str, ...] = ()  # Explain's ablation switches (set_ablated)
         self._drag: _WireDrag | None = None
         self._toast: _Toast | None = None
@@ -111,6 +115,7 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
 
     # ------------------------------------------------------------------ building
     def rebuild(self) -> None:
+        self.clear_inner()
         selected = set(self.selected_node_ids())
         self._cancel_drag()
         self._toast = None  # clear() below deletes it
@@ -289,6 +294,9 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
 
 
     def delete_selected(self) -> bool:
+        if self.inner_selected is not None:  # the block clicked inside a frame, not the layer
+            group, inner = self.inner_selected
+            return self.run(RemoveNodes(self._path + (group,), [inner]))
         ids = self.selected_node_ids()
         boundary = [n for n in ids if self.graph.node(n).type in (GROUP_INPUT, GROUP_OUTPUT)]
         if boundary:
@@ -308,6 +316,37 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
     # ------------------------------------------------------------------ selection
     def selected_node_ids(self) -> list[str]:
         return [i.node.id for i in self.selectedItems() if isinstance(i, NodeItem)]
+
+    def inspected(self) -> tuple[tuple[str, ...], list[str]]:
+        """What the inspector shows: (the level's path, the selected ids there); a block
+        clicked inside an open frame is shown at the group's inside."""
+        if self.inner_selected is not None:
+            group, inner = self.inner_selected
+            return self._path + (group,), [inner]
+        return self._path, self.selected_node_ids()
+
+    def select_inner(self, group: str, inner: str) -> None:
+        """Select block ``inner`` inside the open frame of ``group`` (one click on it): the
+        group is the selected item (it moves as one), the inspector shows the inner block."""
+        if self.selected_node_ids() != [group]:
+            self.select_nodes([group])
+        self.inner_selected = (group, inner)
+        self.node_items[group].set_inner_selected(inner)
+        self.inspected_changed.emit()
+
+    def clear_inner(self) -> None:
+        if self.inner_selected is None:
+            return
+        item = self.node_items.get(self.inner_selected[0])
+        self.inner_selected = None
+        if item is not None:
+            item.set_inner_selected(None)
+        self.inspected_changed.emit()
+
+    def _drop_stale_inner(self) -> None:
+        if (self.inner_selected is not None
+                and self.selected_node_ids() != [self.inner_selected[0]]):
+            self.clear_inner()
 
     def select_nodes(self, ids) -> None:
         ids = set(ids)
