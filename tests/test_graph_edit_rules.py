@@ -81,3 +81,41 @@ def test_mha_and_gqa_that_divide_say_what_they_stay():
     doc = Document(load_preset("tiny-gpt"))
     assert _heads(doc, 8) == "K/V heads 4 → 8 (still MHA)"
     assert _heads(doc, 8) == ""  # no change, no sentence
+
+
+def _problem(graph, code):
+    from tfstudio.graph import validate
+    return next(d for d in validate(graph) if d.code == code)
+
+
+def test_a_problem_with_one_obvious_fix_is_fixed_in_one_undo_step():
+    from tfstudio.graph import validate
+    from tfstudio.graph.edit_rules import fix_edit, fix_text
+    doc = Document(load_preset("tiny-gpt"))
+    doc.execute(set_param_edit(doc.graph(LAYER), LAYER, "attn", "heads", 3).edit)
+    problem = _problem(doc.root, "heads_divide_d_model")     # 64 / 3
+    assert problem.fix == ("heads", 4)                        # nearest divisor, the larger on a tie
+    assert fix_text(problem) == "Set heads to 4"
+    doc.execute(fix_edit(doc.root, problem).edit)
+    assert _attn(doc) == (4, 4)                               # MHA kept through the rule
+    assert not [d for d in validate(doc.root) if d.severity == "error"]
+    doc.undo()
+    assert _attn(doc) == (3, 3)
+
+
+def test_each_fixable_rule_names_a_fix_that_clears_it():
+    from tfstudio.graph import validate
+    from tfstudio.graph.edit_rules import fix_edit
+    cases = [("kv_heads_divide_heads", "kv_heads", 3), ("heads_divide_d_model", "heads", 5)]
+    for code, name, value in cases:
+        doc = Document(load_preset("tiny-llama"))
+        doc.execute(set_param_edit(doc.graph(LAYER), LAYER, "attn", name, value).edit)
+        problem = _problem(doc.root, code)
+        doc.execute(fix_edit(doc.root, problem).edit)
+        assert code not in {d.code for d in validate(doc.root)}, code
+    doc = Document(load_preset("tiny-gpt"))
+    doc.execute(set_param_edit(doc.graph(LAYER), LAYER, "attn", "causal", False).edit)
+    problem = _problem(doc.root, "decoder_not_causal")
+    assert fix_edit(doc.root, problem) is not None
+    doc.execute(fix_edit(doc.root, problem).edit)
+    assert "decoder_not_causal" not in {d.code for d in validate(doc.root)}

@@ -225,3 +225,23 @@ def test_counts_say_unavailable_everywhere_at_once_under_an_error(make_window):
     w.session.undo()
     w.session.refresh_report()
     assert "2 copies" in group.count_text()
+
+
+def test_the_problems_fix_button_applies_the_fix_as_one_undoable_edit(make_window):
+    from tfstudio.graph.edit_rules import set_param_edit
+
+    w = make_window(load_preset("tiny-gpt"))
+    layer = ("layers",)
+    w.session.execute(set_param_edit(w.session.document.graph(layer), layer, "attn", "heads",
+                                     3).edit)                   # MHA 3/3: 64 / 3 is no width
+    w.session.refresh_report()
+    buttons = w.problems.fix_buttons()
+    assert [b.text() for b in buttons] == ["Set heads to 4"]
+    buttons[0].click()
+    w.session.refresh_report()
+    assert w.session.report.errors == 0
+    assert w.problems.fix_buttons() == []
+    attn = w.session.root.node("layers").subgraph.node("attn")
+    assert (attn.param("heads"), attn.param("kv_heads")) == (4, 4)
+    w.session.undo()
+    assert w.session.root.node("layers").subgraph.node("attn").param("heads") == 3

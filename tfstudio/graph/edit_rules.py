@@ -17,7 +17,7 @@ from typing import Any
 
 from . import block_types as bt
 from .edits import Edit, Macro, Path, SetParam
-from .model import Graph
+from .model import Graph, GraphError, graph_at
 from .switches import KV_GROUPS, attention_kind_of, gqa_choices, kv_heads_for
 _ATTENTION_TYPES = (bt.ATTENTION, bt.CROSS_ATTENTION)
 
@@ -142,3 +142,33 @@ def heads_edit(graph: Graph, path: Path, node_id: str, new_heads: int) -> RuledE
         commands.append(memory)
     edit = commands[0] if len(commands) == 1 else Macro(commands, text=text)
     return RuledEdit(edit, message)
+
+
+def fix_edit(root: Graph, diagnostic) -> RuledEdit | None:
+    """The edit that applies a problem's one obvious fix (``Diagnostic.fix``), through the
+    same rules as an edit by hand (new heads keep the attention's kind); None when the
+    problem has no single fix or its block is gone."""
+    if diagnostic.fix is None or diagnostic.node_id is None:
+        return None
+    path = tuple(diagnostic.path or ())
+    try:
+        graph = graph_at(root, path)
+    except GraphError:
+        return None
+    if diagnostic.node_id not in graph:
+        return None
+    name, value = diagnostic.fix
+    ruled = set_param_edit(graph, path, diagnostic.node_id, name, value)
+    text = f"Fix: set {name} of {diagnostic.node_id} to {value}"
+    edit = ruled.edit
+    edit.text = text
+    return RuledEdit(edit, ruled.message)
+
+
+def fix_text(diagnostic) -> str:
+    """What a problem's Fix button says it will do ("Set heads to 4"); "" without a fix."""
+    if diagnostic.fix is None:
+        return ""
+    name, value = diagnostic.fix
+    shown = "on" if value is True else "off" if value is False else value
+    return f"Set {name.replace('_', ' ')} to {shown}"
