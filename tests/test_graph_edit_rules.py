@@ -119,3 +119,45 @@ def test_each_fixable_rule_names_a_fix_that_clears_it():
     assert fix_edit(doc.root, problem) is not None
     doc.execute(fix_edit(doc.root, problem).edit)
     assert "decoder_not_causal" not in {d.code for d in validate(doc.root)}
+
+
+def _drawn(name: str):
+    from tfstudio.graph.layout import untangled
+    return untangled(load_preset(name))  # as the editor opens it (open frames need room)
+
+
+def test_a_move_onto_another_block_snaps_to_the_nearest_free_spot():
+    from tfstudio.graph.edit_rules import move_edit
+    from tfstudio.graph.layout import block_rects, overlapping_pairs
+    doc = Document(_drawn("tiny-gpt"))
+    root = doc.root
+    target = root.node("final_norm").pos
+    ruled = move_edit(root, (), {"pos": target})              # right on top of the Norm
+    doc.execute(ruled.edit)
+    assert overlapping_pairs(doc.root) == []
+    assert "nearest free spot" in ruled.message
+    x, y, _, _ = block_rects(doc.root)["pos"]
+    tx, ty, tw, th = block_rects(_drawn("tiny-gpt"))["final_norm"]
+    # beside the Norm, not thrown far away: within a block's size of where it was dropped
+    assert abs(x - tx) <= tw + 60 and abs(y - ty) <= th + 60
+    # a move to a free spot is kept as it is
+    far = (target[0], target[1] + 2000.0)
+    ruled = move_edit(doc.root, (), {"pos": far})
+    assert ruled.edit.positions["pos"] == far and ruled.message == ""
+
+
+def test_a_move_of_several_blocks_keeps_them_together_and_clear():
+    from tfstudio.graph.edit_rules import move_edit
+    from tfstudio.graph.layout import overlapping_pairs
+    doc = Document(_drawn("tiny-gpt"))
+    root = doc.root
+    dx, dy = (root.node("head").pos[0] - root.node("tokens").pos[0],
+              root.node("head").pos[1] - root.node("tokens").pos[1])
+    moved = {nid: (root.node(nid).pos[0] + dx, root.node(nid).pos[1] + dy)
+             for nid in ("tokens", "embed")}
+    ruled = move_edit(root, (), moved)
+    doc.execute(ruled.edit)
+    assert overlapping_pairs(doc.root) == []
+    new = ruled.edit.positions
+    assert (new["embed"][0] - new["tokens"][0], new["embed"][1] - new["tokens"][1]) == (
+        moved["embed"][0] - moved["tokens"][0], moved["embed"][1] - moved["tokens"][1])

@@ -12,11 +12,12 @@ chosen. Setting the K/V heads by hand is the user choosing a kind: it forgets th
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from . import block_types as bt
-from .edits import Edit, Macro, Path, SetParam
+from . import layout
+from .edits import Edit, Macro, MoveNodes, Path, SetParam
 from .model import Graph, GraphError, graph_at
 from .switches import KV_GROUPS, attention_kind_of, gqa_choices, kv_heads_for
 _ATTENTION_TYPES = (bt.ATTENTION, bt.CROSS_ATTENTION)
@@ -172,3 +173,19 @@ def fix_text(diagnostic) -> str:
     name, value = diagnostic.fix
     shown = "on" if value is True else "off" if value is False else value
     return f"Set {name.replace('_', ' ')} to {shown}"
+
+
+def move_edit(graph: Graph, path: Path, moved: dict[str, tuple[float, float]],
+              text: str = "Move") -> RuledEdit:
+    """Move blocks of ``graph`` (the level at ``path``) to ``moved``'s positions, together,
+    snapped clear of every other block when they would land on one: blocks never overlap
+    (``layout.nearest_room``). The message says when the drop point was not free."""
+    piece = Graph(nodes={nid: replace(graph.node(nid), pos=tuple(pos))
+                         for nid, pos in moved.items()})
+    others = Graph(nodes={k: v for k, v in graph.nodes.items() if k not in moved},
+                   meta=graph.meta)
+    dx, dy = layout.nearest_room(others, piece, (0.0, 0.0))
+    final = {nid: (round(x + dx, 2), round(y + dy, 2)) for nid, (x, y) in moved.items()}
+    message = "" if (dx, dy) == (0.0, 0.0) else (
+        "Moved to the nearest free spot: blocks never overlap")
+    return RuledEdit(MoveNodes(path, final, text=text), message)

@@ -410,6 +410,37 @@ def room_for(graph: Graph, piece: Graph, offset: Position) -> Position:
     return (dx, dy)
 
 
+def nearest_room(graph: Graph, piece: Graph, offset: Position) -> Position:
+    """The offset nearest ``offset`` where ``piece`` (blocks being moved, positioned as in
+    their own graph) overlaps none of ``graph``'s blocks, as node editors snap a dropped
+    block clear: where it is when that is free, else against the side of a block in the way
+    (left, right, above or below it), else below everything in the way (``room_for``)."""
+    rects = list(block_rects(graph).values())
+    own = list(block_rects(piece).values())
+    if not own:
+        return offset
+
+    def free(dx: float, dy: float) -> bool:
+        moved = [(x + dx * CANVAS_SCALE, y + dy * CANVAS_SCALE, w, h) for x, y, w, h in own]
+        return not any(_intersect(m, r, WIRE_ROOM) for m in moved for r in rects)
+
+    dx, dy = offset
+    if free(dx, dy):
+        return offset
+    left = min(x for x, _, _, _ in own) / CANVAS_SCALE
+    top = min(y for _, y, _, _ in own) / CANVAS_SCALE
+    width = (max(x + w for x, _, w, _ in own) / CANVAS_SCALE) - left
+    height = (max(y + h for _, y, _, h in own) / CANVAS_SCALE) - top
+    room = (WIRE_ROOM + 1) / CANVAS_SCALE
+    candidates = []
+    for x, y, w, h in rects:
+        x, y, w, h = (v / CANVAS_SCALE for v in (x, y, w, h))
+        candidates += [(x - room - width - left, dy), (x + w + room - left, dy),
+                       (dx, y - room - height - top), (dx, y + h + room - top)]
+    candidates.sort(key=lambda c: (c[0] - dx) ** 2 + (c[1] - dy) ** 2)
+    return next((c for c in candidates if free(*c)), None) or room_for(graph, piece, offset)
+
+
 def clear_spot(graph: Graph, node: Node, near: Position) -> Position:
     """A position at or below ``near`` where ``node`` (not yet in ``graph``) overlaps no block
     of ``graph``: where a new or moved block goes, so that none sits on another."""

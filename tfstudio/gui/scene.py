@@ -14,7 +14,8 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
 
 from ..graph import (GROUP_INPUT, GROUP_OUTPUT, Disconnect, Edge, Edit, GraphChange,
-                     GraphError, GraphEvent, Macro, MoveNodes, Node, RemoveNodes)
+                     GraphError, GraphEvent, Macro, Node, RemoveNodes)
+from ..graph.edit_rules import move_edit
 from ..graph.layout import Lane
 from .canvas_units import SPREAD, to_graph, to_scene  # noqa: F401 (others import them here)
 from .graph_report import GraphReport
@@ -375,7 +376,12 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
                 moved[nid] = to_graph(item.pos())
         if not moved:
             return False
-        done = self.run(MoveNodes(self._path, moved))
+        ruled = move_edit(graph, self._path, moved)  # clear of the others: never on top
+        done = self.run(ruled.edit)
+        for nid in moved:  # where the move put them (snapped), or back where they were
+            self.node_items[nid].setPos(to_scene(self.graph.node(nid).pos))
+        if done and ruled.message:
+            self.message.emit(ruled.message)
         self._place_all_wires()  # a moved block may now stand in another wire's way
         return done
 
