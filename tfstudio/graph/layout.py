@@ -43,6 +43,9 @@ WIRE_ROOM = 28.0
 # a model's top level wraps at this width: at 70% zoom it fits the canvas of a 1366x768 window
 # (whose docks leave the canvas about 710 pixels)
 WRAP_WIDTH = 1000.0
+# what a 1366x768 laptop's canvas shows at the legible zoom (70%), margins off (canvas units):
+# a wrapped layout is chosen to fit this box
+LAPTOP_BOX = (1000.0, 800.0)
 
 # a layer group drawn open: its inside as small read-only blocks in a frame, as compact as
 # their words allow (so tiny-t5's encoder and decoder are whole on a 1366x768 laptop at 70%)
@@ -312,6 +315,19 @@ def layered_positions(graph: Graph, sizes: Mapping[str, BlockSize], gap_x: float
     return {n: (placed[n][0] - left, placed[n][1]) for n in graph.nodes}
 
 
+def _best_wrap(graph: Graph, sizes: Mapping[str, BlockSize]) -> dict[str, Position]:
+    """The wrapped layout that shows largest in ``LAPTOP_BOX``: bands of the wrap width, or
+    wider ones when narrow bands stack taller than the box (a layer of four sublayers)."""
+    best, best_scale = None, -1.0
+    for wrap in (WRAP_WIDTH, WRAP_WIDTH * 1.25, WRAP_WIDTH * 1.5, WRAP_WIDTH * 2):
+        placed = layered_positions(graph, sizes, wrap=wrap)
+        scale = _laptop_scale(*_extent((x, y, sizes[n].width, sizes[n].height)
+                                       for n, (x, y) in placed.items()))
+        if scale > best_scale + 0.01:
+            best, best_scale = placed, scale
+    return best
+
+
 def _is_source(dag: nx.DiGraph, n: str) -> bool:
     return not any(True for _ in dag.predecessors(n))
 
@@ -380,14 +396,13 @@ def overlapping_pairs(graph: Graph, margin: float = 0.0) -> list[tuple[str, str]
 
 
 def tidy_positions(graph: Graph) -> dict[str, Position]:
-    """New graph positions for every block: laid out in layers, the whole kept where the
-    graph's top-left corner was."""
+    """New graph positions for every block: laid out in layers, wrapped into bands no wider
+    than a laptop's canvas at a legible zoom (a layer's inside too, entered: its eight blocks
+    in a row were twice that), the whole kept where the graph's top-left corner was."""
     if not graph.nodes:
         return {}
     sizes = {nid: block_size(graph, nid) for nid in graph.nodes}
-    structure = residual_structure(graph)
-    is_layer = structure is not None and bool(structure.sublayers)
-    placed = layered_positions(graph, sizes, wrap=None if is_layer else WRAP_WIDTH)
+    placed = _best_wrap(graph, sizes)
     x0 = min(n.pos[0] for n in graph.nodes.values())
     y0 = min(n.pos[1] for n in graph.nodes.values())
     return {nid: (round(x0 + x / CANVAS_SCALE, 2), round(y0 + y / CANVAS_SCALE, 2))
@@ -450,6 +465,33 @@ def clear_spot(graph: Graph, node: Node, near: Position) -> Position:
     others = Graph(nodes={k: v for k, v in graph.nodes.items() if k != node.id},
                    edges=[], meta=graph.meta)
     return room_for(others, piece, near)
+
+
+def _extent(rects) -> tuple[float, float]:
+    rects = list(rects)
+    return (max(x + w for x, _, w, _ in rects) - min(x for x, _, _, _ in rects),
+            max(y + h for _, y, _, h in rects) - min(y for _, y, _, _ in rects))
+
+
+def _laptop_scale(width: float, height: float) -> float:
+    """How large a picture of ``width`` x ``height`` shows in ``LAPTOP_BOX`` (1: whole)."""
+    return min(1.0, LAPTOP_BOX[0] / width, LAPTOP_BOX[1] / height)
+
+
+def too_wide(graph: Graph) -> bool:
+    """Whether a laptop shows the level only in part at a legible zoom (it runs past
+    ``LAPTOP_BOX``) while the tidy layout would show more of it."""
+    rects = block_rects(graph)
+    if not rects:
+        return False
+    now = _laptop_scale(*_extent(rects.values()))
+    if now >= 1.0:
+        return False
+    sizes = {nid: block_size(graph, nid) for nid in graph.nodes}
+    tidy = _best_wrap(graph, sizes)
+    then = _laptop_scale(*_extent((x, y, sizes[n].width, sizes[n].height)
+                                  for n, (x, y) in tidy.items()))
+    return then > now + 0.01
 
 
 def needs_tidy(graph: Graph) -> bool:
@@ -671,13 +713,14 @@ def _near_box(blocks: list[Rect], points: list[Position], pad: float) -> list[Re
 
 
 def untangled(root: Graph) -> Graph:
-    """``root`` with every level whose blocks would overlap as drawn laid out afresh (a file
-    laid out for closed groups meets open frames); other levels keep their positions."""
+    """``root`` with every level whose blocks would overlap as drawn (a file laid out for
+    closed groups meets open frames), or that runs past the wrap width, laid out afresh;
+    other levels keep their positions."""
     out = root.clone()
     levels = [()] + [path + (node.id,) for path, node in out.walk() if node.subgraph is not None]
     for path in sorted(levels, key=len, reverse=True):  # insides first: frames size by them
         graph = graph_at(out, path)
-        if needs_tidy(graph):
+        if needs_tidy(graph) or too_wide(graph):
             for nid, pos in tidy_positions(graph).items():
                 graph.nodes[nid].pos = pos
     return out

@@ -212,6 +212,7 @@ class MainWindow(FileMenu, EditMenu, HelpMenu, QMainWindow):
         self.inspector.group_requested.connect(self.group_selection)
         self.problems.activated.connect(self.go_to_node)
         self.problems.fix_requested.connect(self.apply_fix)
+        self.view.refit_allowed = self._builds  # the Train workspace's strip fits itself
         self.costs.node_activated.connect(self.go_to_node)
         QGuiApplication.clipboard().dataChanged.connect(self._update_actions)
 
@@ -352,6 +353,11 @@ class MainWindow(FileMenu, EditMenu, HelpMenu, QMainWindow):
     def _layer_target_name(self) -> str | None:
         target = self.layer_target()
         return self.session.document.graph(target[0]).node(target[1]).label if target else None
+
+    def _builds(self) -> bool:
+        """Whether the canvas is the Build workspace's (not the Train workspace's strip)."""
+        workspace = getattr(getattr(self, "training", None), "workspace", None)
+        return getattr(workspace, "mode", "build") == "build"
 
     def apply_fix(self, diagnostic) -> bool:
         """A problem's Fix button: its one obvious fix as one undoable edit."""
