@@ -176,15 +176,16 @@ def fix_text(diagnostic) -> str:
 
 
 def move_edit(graph: Graph, path: Path, moved: dict[str, tuple[float, float]],
-              text: str = "Move") -> RuledEdit:
+              text: str = "Move", grid: float | None = None) -> RuledEdit:
     """Move blocks of ``graph`` (the level at ``path``) to ``moved``'s positions, together,
     snapped clear of every other block when they would land on one: blocks never overlap
-    (``layout.nearest_room``). The message says when the drop point was not free."""
+    (``layout.nearest_room``; on ``grid``, canvas units, when the canvas snaps). The message
+    says when the drop point was not free."""
     piece = Graph(nodes={nid: replace(graph.node(nid), pos=tuple(pos))
                          for nid, pos in moved.items()})
     others = Graph(nodes={k: v for k, v in graph.nodes.items() if k not in moved},
                    meta=graph.meta)
-    dx, dy = layout.nearest_room(others, piece, (0.0, 0.0))
+    dx, dy = layout.nearest_room(others, piece, (0.0, 0.0), grid=grid)
     final = {nid: (round(x + dx, 2), round(y + dy, 2)) for nid, (x, y) in moved.items()}
     message = "" if (dx, dy) == (0.0, 0.0) else (
         "Moved to the nearest free spot: blocks never overlap")

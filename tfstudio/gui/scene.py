@@ -376,11 +376,15 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
                 moved[nid] = to_graph(item.pos())
         if not moved:
             return False
-        ruled = move_edit(graph, self._path, moved)  # clear of the others: never on top
+        ruled = move_edit(graph, self._path, moved,  # clear of the others: never on top
+                          grid=GRID if self.snap_to_grid else None)
+        for nid, pos in ruled.edit.positions.items():  # where it lands (snapped on the grid)
+            self.node_items[nid].setPos(self.snapped(to_scene(pos), force=True))
         done = self.run(ruled.edit)
-        for nid in moved:  # where the move put them (snapped), or back where they were
-            self.node_items[nid].setPos(to_scene(self.graph.node(nid).pos))
-        if done and ruled.message:
+        if not done:  # refused: back where they were
+            for nid in moved:
+                self.node_items[nid].setPos(to_scene(self.graph.node(nid).pos))
+        elif ruled.message:
             self.message.emit(ruled.message)
         self._place_all_wires()  # a moved block may now stand in another wire's way
         return done
