@@ -19,7 +19,7 @@ from ..graph.switches import describe_model, gqa_choices, positional_schemes_for
 from . import layer_switches as switches
 from .elided_label import ElidedLabel
 from .icons import family_icon
-from .param_count import UNAVAILABLE, block_count, model_count_exact, unavailable
+from .param_count import block_count, model_count_exact, unavailable
 from .param_editors import ParamEditor, make_editor
 from .scene import GraphScene
 from .session import EditorSession
@@ -226,7 +226,7 @@ class Inspector(QScrollArea):
         shapes_known = bool(self.session.report.shapes.input_shapes(node.id, self.path))
         errors = self.session.report.errors
         if errors and params is not None:  # as the status bar and the block say
-            layout.addWidget(_muted(f"Parameters: {UNAVAILABLE} ({_esc(unavailable(errors))})"))
+            layout.addWidget(_muted(f"Parameters: unavailable: {_esc(unavailable(errors))}"))
         elif params is not None and (params or shapes_known or not graph_inputs(node)):
             layout.addWidget(_muted(f"Parameters: <b>{_esc(block_count(node, params))}</b> "
                                     f"({params:,})"))
