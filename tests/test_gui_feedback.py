@@ -220,7 +220,7 @@ def test_counts_say_unavailable_everywhere_at_once_under_an_error(make_window):
     assert w.session.report.errors
     assert group.count_text() == "params unavailable"           # the open frame's header
     assert group.count_text(short=True) == "params unavailable"
-    assert "Parameters: unavailable: the graph has 1 error" in texts  # the inspector
+    assert "Parameters: unavailable: the graph has 2 errors" in texts  # the inspector
     assert "params unavailable" in w.counts_label.text()         # the status bar
     w.session.undo()
     w.session.refresh_report()
