@@ -261,6 +261,13 @@ class NodeItem(NodePainting, QGraphicsItem):
         """The id of the small block of this open frame under ``item_pos`` (None: none)."""
         return next((m.node.id for m in self._minis if m.rect.contains(item_pos)), None)
 
+    def mini_nearest(self, item_pos: QPointF) -> str | None:
+        """The id of the small block of this open frame nearest ``item_pos`` (None: none)."""
+        def distance(mini) -> float:
+            d = mini.rect.center() - item_pos
+            return d.x() ** 2 + d.y() ** 2
+        return min(self._minis, key=distance).node.id if self._minis else None
+
     def set_inner_selected(self, node_id: str | None) -> None:
         for mini in self._minis:
             mini.selected = mini.node.id == node_id
