@@ -151,3 +151,16 @@ def test_each_toolbar_word_means_one_thing(window):
              if not a.isSeparator() and a.isVisible()]
     assert len(words) == len(set(words)), words
     assert "start training" in words and "train" in words
+
+
+def test_the_shortcut_list_names_the_workspaces_and_stays_the_same_after_an_edit(
+        open_training_window):
+    from tfstudio.graph import SetParam
+    w = open_training_window()
+    rows = dict(shortcut_rows(w.actions, w))
+    assert rows["Build workspace"] == "Ctrl+1" and rows["Train workspace"] == "Ctrl+2"
+    w.session.execute(SetParam(("layers",), "attn", "heads", 8))
+    assert w.actions.undo.text() == "&Undo Change parameter"  # the menu says what it undoes
+    box = w.show_shortcuts()
+    assert dict(shortcut_rows(w.actions, w)) == rows          # the list does not
+    assert "Undo Change" not in box.text() and "Ctrl+1" in box.text()

@@ -201,3 +201,21 @@ def test_a_wire_pulled_from_a_free_input_into_space_adds_a_block_that_feeds_it(m
     w.search.accept_current()
     new = w.session.root.edge_into("head", "x")
     assert new is not None and w.session.root.node(new.src).type == "norm"
+
+
+def test_a_block_dropped_on_a_frame_sits_beside_the_block_it_was_dropped_by(make_window):
+    """Dropped on an open frame's empty part just under the Self-attention, the block goes
+    inside the group and, entered, stands next to the Self-attention (it went to the level's
+    bottom-left corner, in the last band)."""
+    from tfstudio.graph.layout import NODE_WIDTH, block_rects
+    w = make_window(load_preset("tiny-gpt"))
+    frame = w.scene.node_items["layers"]
+    attn = next(m for m in frame._minis if m.node.id == "attn")
+    spot = frame.mapToScene(attn.rect.center().x(), attn.rect.bottom() + 12)
+    nid = w.scene.add_block("dropout", spot)
+    inside = w.session.root.node("layers").subgraph
+    assert nid in inside.nodes
+    rects = block_rects(inside)
+    centre = lambda r: (r[0] + r[2] / 2, r[1] + r[3] / 2)  # noqa: E731
+    dx, dy = (a - b for a, b in zip(centre(rects[nid]), centre(rects["attn"])))
+    assert (dx * dx + dy * dy) ** 0.5 < 2 * NODE_WIDTH      # a block's width or so away

@@ -173,3 +173,75 @@ def test_a_new_layer_group_from_the_palette_holds_a_standard_layer(make_window):
     expected = layer_graph([("attention", {}), ("feed_forward", {})], "pre")
     assert sorted(inside.edges) == sorted(expected.edges)
     assert w.scene.selected_node_ids() == [gid]
+
+
+def test_the_status_bar_follows_every_edit_and_undo(make_window, qtbot):
+    from PySide6.QtCore import QPointF, Qt
+    from PySide6.QtGui import QKeySequence
+    from PySide6.QtTest import QTest
+
+    from tfstudio.graph import MoveNodes
+    from tfstudio.presets import load_preset
+
+    w = make_window(load_preset("tiny-gpt"))
+    status = w.statusBar().currentMessage
+    w.open_search(QPointF(-2000, -2000))
+    QTest.keyClicks(w.search.edit, "dropout")
+    QTest.keyClick(w.search.edit, Qt.Key_Return)
+    assert status().startswith("Added Dropout")
+    # Ctrl+Z (offscreen, the popup leaves no active window for a key to reach: its action)
+    assert QKeySequence(QKeySequence.StandardKey.Undo) in w.actions.undo.shortcuts()
+    w.actions.undo.trigger()
+    assert status() == "Undid: Add Dropout"                      # not "Added Dropout" still
+    w.actions.redo.trigger()
+    assert status() == "Redid: Add Dropout"
+    # a refused wire says why, until the next edit
+    assert not w.scene.connect_ports("tokens", "ids", "head", "x")
+    refusal = status()
+    assert "takes hidden" in refusal
+    w.scene.run(MoveNodes((), {"head": (0.0, 900.0)}))
+    assert status() == "Move"
+    assert not w.session.execute(MoveNodes((), {"nowhere": (0.0, 0.0)}))
+    assert "nowhere" in status()
+
+
+def test_counts_say_unavailable_everywhere_at_once_under_an_error(make_window):
+    from tfstudio.graph import SetParam
+    from tfstudio.presets import load_preset
+
+    w = make_window(load_preset("tiny-gpt"))
+    group = w.scene.node_items["layers"]
+    assert "2 copies" in group.count_text()                     # a count while the graph is valid
+    w.session.execute(SetParam(("layers",), "attn", "heads", 3))  # 64 is not a multiple of 3
+    w.session.refresh_report()
+    w.scene.select_nodes(["layers"])
+    w.inspector.rebuild()
+    texts = " ".join(label.text() for label in w.inspector.findChildren(QLabel))
+    assert w.session.report.errors
+    assert group.count_text() == "params unavailable"           # the open frame's header
+    assert group.count_text(short=True) == "params unavailable"
+    assert "Parameters: unavailable: the graph has 2 errors" in texts  # the inspector
+    assert "params unavailable" in w.counts_label.text()         # the status bar
+    w.session.undo()
+    w.session.refresh_report()
+    assert "2 copies" in group.count_text()
+
+
+def test_the_problems_fix_button_applies_the_fix_as_one_undoable_edit(make_window):
+    from tfstudio.graph.edit_rules import set_param_edit
+
+    w = make_window(load_preset("tiny-gpt"))
+    layer = ("layers",)
+    w.session.execute(set_param_edit(w.session.document.graph(layer), layer, "attn", "heads",
+                                     3).edit)                   # MHA 3/3: 64 / 3 is no width
+    w.session.refresh_report()
+    buttons = w.problems.fix_buttons()
+    assert [b.text() for b in buttons] == ["Set heads to 4"]
+    buttons[0].click()
+    w.session.refresh_report()
+    assert w.session.report.errors == 0
+    assert w.problems.fix_buttons() == []
+    attn = w.session.root.node("layers").subgraph.node("attn")
+    assert (attn.param("heads"), attn.param("kv_heads")) == (4, 4)
+    w.session.undo()
+    assert w.session.root.node("layers").subgraph.node("attn").param("heads") == 3

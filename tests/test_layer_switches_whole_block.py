@@ -170,3 +170,17 @@ def test_the_attention_page_offers_the_valid_kv_choices(make_window):
     w.inspector.set_param("heads", 7)
     w.inspector.rebuild()
     assert "GQA: none (7 heads cannot be split into groups)" in w.inspector.kv_choices.text()
+
+
+def test_heads_in_the_inspector_bring_back_gqa_after_a_count_that_cannot_be_grouped(make_window):
+    w = make_window(load_preset("tiny-llama"))
+    w.scene.enter_group("layers")
+    w.scene.select_nodes(["attn"])
+    w.inspector.rebuild()
+    attn = lambda: w.session.root.node("layers").subgraph.node("attn")  # noqa: E731
+    assert w.inspector.set_param("heads", 5)
+    assert (attn().param("heads"), attn().param("kv_heads")) == (5, 1)
+    assert "GQA became MQA" in w.statusBar().currentMessage()
+    assert w.inspector.set_param("heads", 4)
+    assert (attn().param("heads"), attn().param("kv_heads")) == (4, 2)
+    assert "MQA became GQA again" in w.statusBar().currentMessage()

@@ -8,8 +8,8 @@ import pytest
 import tfstudio  # noqa: F401  (registers the block schemas)
 from tfstudio.graph import (Document, Graph, ReplaceGraph, group_edit, kept_tidy, tidy_edit,
                             ungroup_edit)
-from tfstudio.graph.layout import (CANVAS_SCALE, GROUP_WIDTH, NODE_WIDTH, block_size,
-                                   overlapping_pairs)
+from tfstudio.graph.layout import (CANVAS_SCALE, GROUP_WIDTH, NODE_WIDTH, WRAP_WIDTH,
+                                   block_size, overlapping_pairs, tidy_positions)
 from tfstudio.graph.model import GROUP_INPUT, GROUP_OUTPUT, Node, graph_at
 from tfstudio.graph.switches import positional_schemes_for
 from tfstudio.graph.templates import layer_graph
@@ -85,6 +85,11 @@ def test_group_ungroup_and_paste_leave_no_block_overlapping(preset):
     assert_no_overlap(doc, f"{preset} paste")
 
 
+def _reads_forward(a, b) -> bool:
+    """``b`` comes after ``a`` in reading order: further right, or in a band further down."""
+    return b[0] > a[0] or b[1] > a[1]
+
+
 def test_post_norm_switch_would_overlap_without_the_tidy_and_keeps_the_spine_straight():
     root = load_preset("tiny-gpt")
     layer = root.nodes["layers"].subgraph
@@ -94,15 +99,16 @@ def test_post_norm_switch_would_overlap_without_the_tidy_and_keeps_the_spine_str
     switch(doc, ("layers",), "placement", "post")
     inside = doc.graph(("layers",))
     assert not overlapping_pairs(inside)
-    # the stream: inputs -> add -> norm -> add -> norm -> outputs, all on one row
+    # the stream: inputs -> add -> norm -> add -> norm -> outputs, read as text is: along
+    # one row, wrapped into bands below one another no wider than a laptop's canvas
     stream = ["inputs", "add_attn", "norm_attn", "add_ffn", "norm_ffn", "outputs"]
-    assert len({inside.nodes[n].pos[1] for n in stream}) == 1
-    xs = [inside.nodes[n].pos[0] for n in stream]
-    assert xs == sorted(xs) and len(set(xs)) == len(xs)
+    for a, b in zip(stream, stream[1:]):
+        assert _reads_forward(inside.nodes[a].pos, inside.nodes[b].pos), (a, b)
+    assert len({inside.nodes[n].pos[1] for n in stream}) < len(stream)  # rows, not a stair
     # the branches sit off that row, each after what feeds it
     assert inside.nodes["attn"].pos[1] != inside.nodes["add_attn"].pos[1]
-    assert inside.nodes["inputs"].pos[0] < inside.nodes["attn"].pos[0] < inside.nodes[
-        "add_attn"].pos[0]
+    assert _reads_forward(inside.nodes["inputs"].pos, inside.nodes["attn"].pos)
+    assert _reads_forward(inside.nodes["attn"].pos, inside.nodes["add_attn"].pos)
     doc.undo()
     assert doc.graph(("layers",)) == layer  # the tidy is undone with the switch
 
@@ -115,12 +121,15 @@ def test_tidy_lays_a_hand_built_pile_out_in_wire_order():
     doc.execute(tidy_edit(doc, ("g",)))
     inside = doc.graph(("g",))
     assert not overlapping_pairs(inside)
-    for e in inside.edges:  # every wire runs left to right
-        assert inside.nodes[e.src].pos[0] < inside.nodes[e.dst].pos[0], e
+    for e in inside.edges:  # every wire runs forward: rightwards, or on to a band below
+        assert _reads_forward(inside.nodes[e.src].pos, inside.nodes[e.dst].pos), e
     first = inside.nodes_of_type(GROUP_INPUT)[0].id
     last = inside.nodes_of_type(GROUP_OUTPUT)[0].id
     assert min(n.pos[0] for n in inside) == inside.nodes[first].pos[0] == 0.0
-    assert max(n.pos[0] for n in inside) == inside.nodes[last].pos[0]
+    assert inside.nodes[last].pos[1] == max(n.pos[1] for n in inside
+                                            if n.type != "feed_forward" and n.type != "norm")
+    width = max(p[0] for p in tidy_positions(inside).values()) * CANVAS_SCALE
+    assert width <= WRAP_WIDTH  # wrapped: eight blocks in a row were twice a laptop's canvas
     doc.undo()
     assert all(n.pos == (0.0, 0.0) for n in doc.graph(("g",)))
 

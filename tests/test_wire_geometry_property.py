@@ -1,7 +1,8 @@
-"""Wires that never pass under a block: random edit sequences (add, wire, switch, group,
-delete, move; at the top level or inside a layer group), made as the editor makes them, leave
-every level drawn with no wire through a block, no two blocks overlapping and no two shape
-labels overlapping: the top level, each group's inside as drawn when entered
+"""Wires that never pass under a block: random edit sequences (add, drop on a wire, wire,
+switch, group, delete, move; at the top level or inside a layer group, which is what a drop
+into its open frame edits), made as the editor makes them, leave every level drawn with no
+wire through a block, no two blocks overlapping, no two shape labels overlapping, no label on
+a block and no two wires sharing a run: the top level, each group's inside as drawn when entered
 (graph.layout.draw_level) and each open frame's small blocks and wires as drawn at the level
 holding it (graph.layout.draw_frame, the routing the canvas uses; no labels inside a frame)."""
 from __future__ import annotations
@@ -12,10 +13,11 @@ from hypothesis import strategies as st
 
 from tfstudio.graph import (AddNode, Connect, Document, Edge, GraphError, MoveNodes, RemoveNodes,
                             ReplaceGraph, group_edit, kept_tidy, new_node)
+from tfstudio.graph.insert import splice_edit
 from tfstudio.graph.layout import (CANVAS_SCALE, LANE_GAP, NODE_WIDTH, _crosses, clear_spot,
-                                   draw_frame, draw_level, needs_tidy, overlapping_labels,
-                                   overlapping_pairs, route_lanes, wire_route,
-                                   wires_through_blocks)
+                                   draw_frame, draw_level, labels_on_blocks, needs_tidy,
+                                   overlapping_labels, overlapping_pairs, route_lanes,
+                                   shared_runs, wire_route, wires_through_blocks)
 from tfstudio.graph.model import graph_at
 from tfstudio.graph.layout import untangled
 from tfstudio.graph.schema import kind_accepts
@@ -31,6 +33,8 @@ where = st.integers(0, 3)
 edit = st.one_of(
     st.tuples(st.just("add"), st.sampled_from(BLOCKS), st.floats(-300, 1500),
               st.floats(-300, 600), where),
+    st.tuples(st.just("splice"), st.sampled_from(("dropout", "norm", "feed_forward")),
+              st.integers(0, 10_000), where),
     st.tuples(st.just("wire"), st.integers(0, 10_000), st.integers(0, 10_000), where),
     st.tuples(st.just("switch"), st.sampled_from(SWITCHES)),
     st.tuples(st.just("group"), st.integers(0, 10_000), where),
@@ -57,6 +61,14 @@ def _apply(doc: Document, step) -> None:
         node = new_node(g, step[1], (step[2], step[3]))
         node.pos = clear_spot(g, node, node.pos)
         command = AddNode(path, node)
+    elif kind == "splice":  # a block dropped on a wire: at the wire's middle, clear
+        if not g.edges:
+            return
+        edge = g.edges[step[2] % len(g.edges)]
+        a, b = g.node(edge.src).pos, g.node(edge.dst).pos
+        node = new_node(g, step[1], ((a[0] + b[0]) / 2, (a[1] + b[1]) / 2))
+        node.pos = clear_spot(g, node, node.pos)
+        command = splice_edit(g, path, node, edge) or AddNode(path, node)
     elif kind == "wire":
         outs = [(n, p) for n in g.nodes for p in g.output_ports(n)]
         ins = [(n, p) for n in g.nodes for p in g.input_ports(n)]
@@ -106,6 +118,8 @@ def _check(steps) -> None:
         assert overlapping_pairs(graph) == [], path
         assert wires_through_blocks(drawing) == [], path
         assert overlapping_labels(drawing) == [], path
+        assert labels_on_blocks(drawing) == [], path
+        assert shared_runs(drawing) == [], path
         for group in (n for n in graph if n.is_group and n.subgraph is not None
                       and len(n.subgraph.nodes)):
             frame = draw_frame(graph, group.id)

@@ -76,6 +76,12 @@ def divisors_near(n: int, target: float, count: int = 3) -> list[int]:
     return sorted(sorted(divisors(n), key=lambda k: (abs(k - target), k))[:count])
 
 
+def nearest_divisor(n: int, target: int) -> int:
+    """The divisor of ``n`` nearest ``target``, the larger on a tie (64 and 3 heads: 4); the
+    one value a Fix button sets."""
+    return min(divisors(n), key=lambda k: (abs(k - target), -k))
+
+
 def divisors(n: int) -> list[int]:
     """All divisors of ``n`` in increasing order (found up to sqrt(n): d_model may be huge)."""
     small = [k for k in range(1, int(n ** 0.5) + 1) if n % k == 0]

@@ -1,6 +1,7 @@
 """Self-attention (MHA / GQA / MQA, causal or not, windowed, RoPE or ALiBi) and cross-attention."""
 from ..graph import block_types as bt, kinds
-from ._common import attended_keys, divisors_near, dropout_param, same_as_input, width, x_in, y_out
+from ._common import (attended_keys, divisors_near, dropout_param, nearest_divisor,
+                      same_as_input, width, x_in, y_out)
 from ..graph.schema import (MEMORY, MEMORY_CACHE, STREAM_CACHE, BlockSpec, ParamSpec, Params,
                             PortSpec, Recipe, WidthFn, register)
 
@@ -81,14 +82,16 @@ def _check_heads(ctx, d: int | None, params) -> list:
             "heads_divide_d_model",
             f"d_model {d} does not split evenly into {heads} heads ({d} / {heads} = "
             f"{d / heads:.2f}); every head needs the same whole number of dimensions",
-            f"set heads to a divisor of {d}, e.g. {' or '.join(map(str, near))}"))
+            f"set heads to a divisor of {d}, e.g. {' or '.join(map(str, near))}",
+            fix=("heads", nearest_divisor(d, heads))))
     if heads % kv or kv > heads:
         out.append(ctx.error(
             "kv_heads_divide_heads",
             f"kv heads ({kv}) must divide heads ({heads}) so each K/V head serves the same "
             "number of query heads",
             f"set kv heads to a divisor of {heads}: 1 (MQA), {heads} (MHA) or one in between "
-            f"(GQA), e.g. {' or '.join(map(str, divisors_near(heads, heads / 2)))}"))
+            f"(GQA), e.g. {' or '.join(map(str, divisors_near(heads, heads / 2)))}",
+            fix=("kv_heads", nearest_divisor(heads, kv))))
     return out
 
 

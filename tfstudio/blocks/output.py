@@ -109,7 +109,8 @@ def _check_causal(node, shapes: Shapes, ctx) -> list:
         f"'{node.id}' predicts the next token, but the attention '{block.id}' it reads is not "
         "causal: every position sees the token it must predict, so the model learns to copy "
         "and cannot generate",
-        f"turn on 'causal' in '{block.id}'", node_id=block.id, inside=path)
+        f"turn on 'causal' in '{block.id}'", node_id=block.id, inside=path,
+        fix=("causal", True))
         for path, block in stream_blocks(ctx.graph, node.id)
         if block.type == bt.ATTENTION and not block.typed_params().causal]
 

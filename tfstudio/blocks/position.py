@@ -30,7 +30,7 @@ def _check(node, shapes: Shapes, ctx) -> list:
             f"the learned position table has {params.max_len} rows but the model trains on "
             f"{length} tokens; positions past {params.max_len} have no vector",
             f"raise max_len to at least {length}, lower the context length, or use sinusoidal "
-            "positions, RoPE or ALiBi, which have no length limit")]
+            "positions, RoPE or ALiBi, which have no length limit", fix=("max_len", length))]
     return []
 
 

@@ -10,7 +10,9 @@ from them are in canvas units; graph positions are canvas positions / :data:`CAN
 """
 from __future__ import annotations
 
+
 import heapq
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Mapping
 
@@ -43,6 +45,9 @@ WIRE_ROOM = 28.0
 # a model's top level wraps at this width: at 70% zoom it fits the canvas of a 1366x768 window
 # (whose docks leave the canvas about 710 pixels)
 WRAP_WIDTH = 1000.0
+# what a 1366x768 laptop's canvas shows at the legible zoom (70%), margins off (canvas units):
+# a wrapped layout is chosen to fit this box
+LAPTOP_BOX = (1000.0, 800.0)
 
 # a layer group drawn open: its inside as small read-only blocks in a frame, as compact as
 # their words allow (so tiny-t5's encoder and decoder are whole on a 1366x768 laptop at 70%)
@@ -312,6 +317,19 @@ def layered_positions(graph: Graph, sizes: Mapping[str, BlockSize], gap_x: float
     return {n: (placed[n][0] - left, placed[n][1]) for n in graph.nodes}
 
 
+def _best_wrap(graph: Graph, sizes: Mapping[str, BlockSize]) -> dict[str, Position]:
+    """The wrapped layout that shows largest in ``LAPTOP_BOX``: bands of the wrap width, or
+    wider ones when narrow bands stack taller than the box (a layer of four sublayers)."""
+    best, best_scale = None, -1.0
+    for wrap in (WRAP_WIDTH, WRAP_WIDTH * 1.25, WRAP_WIDTH * 1.5, WRAP_WIDTH * 2):
+        placed = layered_positions(graph, sizes, wrap=wrap)
+        scale = _laptop_scale(*_extent((x, y, sizes[n].width, sizes[n].height)
+                                       for n, (x, y) in placed.items()))
+        if scale > best_scale + 0.01:
+            best, best_scale = placed, scale
+    return best
+
+
 def _is_source(dag: nx.DiGraph, n: str) -> bool:
     return not any(True for _ in dag.predecessors(n))
 
@@ -380,14 +398,13 @@ def overlapping_pairs(graph: Graph, margin: float = 0.0) -> list[tuple[str, str]
 
 
 def tidy_positions(graph: Graph) -> dict[str, Position]:
-    """New graph positions for every block: laid out in layers, the whole kept where the
-    graph's top-left corner was."""
+    """New graph positions for every block: laid out in layers, wrapped into bands no wider
+    than a laptop's canvas at a legible zoom (a layer's inside too, entered: its eight blocks
+    in a row were twice that), the whole kept where the graph's top-left corner was."""
     if not graph.nodes:
         return {}
     sizes = {nid: block_size(graph, nid) for nid in graph.nodes}
-    structure = residual_structure(graph)
-    is_layer = structure is not None and bool(structure.sublayers)
-    placed = layered_positions(graph, sizes, wrap=None if is_layer else WRAP_WIDTH)
+    placed = _best_wrap(graph, sizes)
     x0 = min(n.pos[0] for n in graph.nodes.values())
     y0 = min(n.pos[1] for n in graph.nodes.values())
     return {nid: (round(x0 + x / CANVAS_SCALE, 2), round(y0 + y / CANVAS_SCALE, 2))
@@ -410,15 +427,84 @@ def room_for(graph: Graph, piece: Graph, offset: Position) -> Position:
     return (dx, dy)
 
 
+def nearest_room(graph: Graph, piece: Graph, offset: Position,
+                 margin: float = WIRE_ROOM, grid: float | None = None) -> Position:
+    """The offset nearest ``offset`` where ``piece`` (blocks being moved, positioned as in
+    their own graph) overlaps none of ``graph``'s blocks, as node editors snap a dropped
+    block clear: where it is when that is free, else against the side of a block in the way
+    (left, right, above or below it), else below everything in the way (``room_for``);
+    ``margin`` apart from the others at least; with ``grid`` (canvas units), the piece's
+    corner on the grid, as a snapped drag puts it."""
+    rects = list(block_rects(graph).values())
+    own = list(block_rects(piece).values())
+    if not own:
+        return offset
+
+    def free(dx: float, dy: float) -> bool:
+        moved = [(x + dx * CANVAS_SCALE, y + dy * CANVAS_SCALE, w, h) for x, y, w, h in own]
+        return not any(_intersect(m, r, margin) for m in moved for r in rects)
+
+    dx, dy = offset
+    if free(dx, dy):
+        return offset
+    left = min(x for x, _, _, _ in own) / CANVAS_SCALE
+    top = min(y for _, y, _, _ in own) / CANVAS_SCALE
+    width = (max(x + w for x, _, w, _ in own) / CANVAS_SCALE) - left
+    height = (max(y + h for _, y, _, h in own) / CANVAS_SCALE) - top
+    room = (margin + 1) / CANVAS_SCALE
+    candidates = []
+    for x, y, w, h in rects:
+        x, y, w, h = (v / CANVAS_SCALE for v in (x, y, w, h))
+        candidates += [(x - room - width - left, dy), (x + w + room - left, dy),
+                       (dx, y - room - height - top), (dx, y + h + room - top)]
+    if grid:
+        def on_grid(value: float, corner: float, up: bool) -> float:
+            at = (corner + value) * CANVAS_SCALE / grid
+            return (math.ceil(at) if up else math.floor(at)) * grid / CANVAS_SCALE - corner
+        candidates = [(on_grid(cx, left, cx > dx), on_grid(cy, top, cy > dy)) if (cx, cy) != (
+            dx, dy) else (cx, cy) for cx, cy in candidates]
+    candidates.sort(key=lambda c: (c[0] - dx) ** 2 + (c[1] - dy) ** 2)
+    return next((c for c in candidates if free(*c)), None) or room_for(graph, piece, offset)
+
+
 def clear_spot(graph: Graph, node: Node, near: Position) -> Position:
-    """A position at or below ``near`` where ``node`` (not yet in ``graph``) overlaps no block
-    of ``graph``: where a new or moved block goes, so that none sits on another."""
+    """The position nearest ``near`` where ``node`` (not yet in ``graph``) overlaps no block
+    of ``graph``: where a new block goes, so that none sits on another and the others stay
+    where they are (a splice lands beside the wire it went into, not below everything)."""
     piece = Graph()
     piece.nodes[node.id] = Node(node.id, node.type, dict(node.params), (0.0, 0.0), node.title,
                                 node.subgraph)
     others = Graph(nodes={k: v for k, v in graph.nodes.items() if k != node.id},
                    edges=[], meta=graph.meta)
-    return room_for(others, piece, near)
+    # a layer's gap apart: room for the wires into it and their shape labels
+    return nearest_room(others, piece, near, margin=GAP_X)
+
+
+def _extent(rects) -> tuple[float, float]:
+    rects = list(rects)
+    return (max(x + w for x, _, w, _ in rects) - min(x for x, _, _, _ in rects),
+            max(y + h for _, y, _, h in rects) - min(y for _, y, _, _ in rects))
+
+
+def _laptop_scale(width: float, height: float) -> float:
+    """How large a picture of ``width`` x ``height`` shows in ``LAPTOP_BOX`` (1: whole)."""
+    return min(1.0, LAPTOP_BOX[0] / width, LAPTOP_BOX[1] / height)
+
+
+def too_wide(graph: Graph) -> bool:
+    """Whether a laptop shows the level only in part at a legible zoom (it runs past
+    ``LAPTOP_BOX``) while the tidy layout would show more of it."""
+    rects = block_rects(graph)
+    if not rects:
+        return False
+    now = _laptop_scale(*_extent(rects.values()))
+    if now >= 1.0:
+        return False
+    sizes = {nid: block_size(graph, nid) for nid in graph.nodes}
+    tidy = _best_wrap(graph, sizes)
+    then = _laptop_scale(*_extent((x, y, sizes[n].width, sizes[n].height)
+                                  for n, (x, y) in tidy.items()))
+    return then > now + 0.01
 
 
 def needs_tidy(graph: Graph) -> bool:
@@ -509,8 +595,10 @@ def wire_route(start: Position, end: Position, obstacles: Iterable[Rect],
             if _on_busy_leg(a, start[1], y, legs) or _on_busy_leg(b, y, end[1], legs):
                 continue
             return route
-    # no single channel: find the way around (a block between the ends' rows, say)
-    return _maze_route(start, end, walls, clearance, leads[0]) or first
+    # no single channel: find the way around (a block between the ends' rows, say), off the
+    # other wires' runs if it can be
+    return (_maze_route(start, end, walls, clearance, leads[0], lanes)
+            or _maze_route(start, end, walls, clearance, leads[0]) or first)
 
 
 def _on_busy_leg(x: float, y0: float, y1: float, legs: list[Lane]) -> bool:
@@ -535,19 +623,30 @@ def route_lanes(route: list[Position] | None) -> list[Lane]:
 
 
 def _maze_route(start: Position, end: Position, blocks: list[Rect], clearance: float,
-                lead: float) -> list[Position] | None:
+                lead: float, lanes: Iterable[Lane] = ()) -> list[Position] | None:
     """The shortest orthogonal way from ``start`` to ``end`` around ``blocks`` (bends cost
-    extra), along lines ``clearance`` off the blocks' edges: Dijkstra on the grid those
+    extra), along lines ``clearance`` off the blocks' edges and LANE_GAP off other wires'
+    runs (``lanes``, never run along, crossing them is fine): Dijkstra on the grid those
     lines make. None when there is none."""
+    lanes = list(lanes)
     a, b = (start[0] + lead, start[1]), (end[0] - lead, end[1])
     xs = sorted({a[0], b[0], *(v for r in blocks for v in (r[0] - clearance,
-                                                           r[0] + r[2] + clearance))})
+                                                           r[0] + r[2] + clearance)),
+                 *(lane[1] + s * LANE_GAP for lane in lanes if lane[0] == 1 for s in (-1, 1))})
     ys = sorted({a[1], b[1], *(v for r in blocks for v in (r[1] - clearance,
-                                                           r[1] + r[3] + clearance))})
+                                                           r[1] + r[3] + clearance)),
+                 *(lane[1] + s * LANE_GAP for lane in lanes if lane[0] == 0 for s in (-1, 1))})
     pad = clearance / 2
 
+    def along_a_lane(p: Position, q: Position) -> bool:
+        axis = 0 if p[1] == q[1] else 1
+        at, lo, hi = (p[1], min(p[0], q[0]), max(p[0], q[0])) if axis == 0 else (
+            p[0], min(p[1], q[1]), max(p[1], q[1]))
+        return any(lane[0] == axis and abs(lane[1] - at) < LANE_GAP - 0.5
+                   and lane[2] < hi and lane[3] > lo for lane in lanes)
+
     def clear(p: Position, q: Position) -> bool:
-        return not _crosses([p, p, q, q], blocks, pad)
+        return not _crosses([p, p, q, q], blocks, pad) and not along_a_lane(p, q)
 
     goal = (xs.index(b[0]), ys.index(b[1]))
     first = (xs.index(a[0]), ys.index(a[1]), 0)  # 0: moving horizontally, 1: vertically
@@ -640,13 +739,14 @@ def _near_box(blocks: list[Rect], points: list[Position], pad: float) -> list[Re
 
 
 def untangled(root: Graph) -> Graph:
-    """``root`` with every level whose blocks would overlap as drawn laid out afresh (a file
-    laid out for closed groups meets open frames); other levels keep their positions."""
+    """``root`` with every level whose blocks would overlap as drawn (a file laid out for
+    closed groups meets open frames), or that runs past the wrap width, laid out afresh;
+    other levels keep their positions."""
     out = root.clone()
     levels = [()] + [path + (node.id,) for path, node in out.walk() if node.subgraph is not None]
     for path in sorted(levels, key=len, reverse=True):  # insides first: frames size by them
         graph = graph_at(out, path)
-        if needs_tidy(graph):
+        if needs_tidy(graph) or too_wide(graph):
             for nid, pos in tidy_positions(graph).items():
                 graph.nodes[nid].pos = pos
     return out
@@ -707,16 +807,71 @@ def draw_level(graph: Graph, label_size: tuple[float, float] = (48.0, 14.0)) -> 
         route = wire_route(start, end, others, ends=[padded[e.src], padded[e.dst]], lanes=lanes)
         lanes.extend(route_lanes(route))
         wires[e] = route if route else bezier_points(start, end)
-    w, h = label_size
-    for e in sorted(wires, key=lambda e: wire_length(wires[e])):  # as the canvas places them
-        points = wires[e]
-        for at, below in LABEL_PLACES:  # the middle, else along or back, clear of the others
-            mid = _along(points, at)
-            box = (mid[0] - w / 2, mid[1] + 3 if below else mid[1] - h - 3, w, h)
-            if not any(_intersect(box, other) for other in labels.values()):
-                break
-        labels[e] = box
+    placed = place_labels(wires, {e: label_size for e in wires}, blocks.values())
+    labels = {e: box for e, (_, _, box) in placed.items()}
     return Drawing(blocks, wires, labels)
+
+
+def place_labels(wires: Mapping[Edge, list[Position]],
+                 sizes: Mapping[Edge, tuple[float, float]],
+                 blocks: Iterable[Rect]) -> dict[Edge, tuple[float, bool, Rect]]:
+    """Where each wire's shape label goes: (how far along, below the wire?, its box). The
+    shortest wires first; each at the first of LABEL_PLACES clear of the labels placed
+    before it and of every block (a label under a block or a frame is cut); failing that,
+    clear of the blocks; failing that, the middle. The canvas places its labels with this
+    (``gui/scene_wires.py``) and the property test checks its result (``draw_level``)."""
+    blocks = list(blocks)
+    taken: list[Rect] = []
+    out: dict[Edge, tuple[float, bool, Rect]] = {}
+    for e in sorted(wires, key=lambda e: wire_length(wires[e])):
+        points, (w, h) = wires[e], sizes[e]
+        options = []
+        for at, below in LABEL_PLACES:  # the middle, else along or back, above, below
+            mid = _along(points, at)
+            options.append((at, below, (mid[0] - w / 2, mid[1] + 3 if below else mid[1] - h - 3,
+                                        w, h)))
+        off_blocks = [o for o in options if not any(_intersect(o[2], b) for b in blocks)]
+        clear = [o for o in off_blocks if not any(_intersect(o[2], t) for t in taken)]
+        choice = (clear or off_blocks or options)[0]
+        out[e] = choice
+        taken.append(choice[2])
+    return out
+
+
+def shared_runs(drawing: Drawing, near: float = 2.0,
+                min_length: float = 8.0) -> list[tuple[Edge, Edge]]:
+    """Pairs of wires (from different outputs into different inputs: a fork shares its
+    start by design) with a straight run on one line, closer than ``near``, along more than
+    ``min_length``: the eye cannot tell which way either goes. The stubs out of and into the
+    ports are left out, as ``route_lanes`` leaves them out: each lies on its port's row."""
+    runs = {}
+    for e, points in drawing.wires.items():
+        out = []
+        inner = points[1:-1]
+        for (x0, y0), (x1, y1) in zip(inner, inner[1:]):
+            if y0 == y1 and x0 != x1:
+                out.append((0, y0, min(x0, x1), max(x0, x1)))
+            elif x0 == x1 and y0 != y1:
+                out.append((1, x0, min(y0, y1), max(y0, y1)))
+        runs[e] = out
+    pairs = []
+    edges = list(runs)
+    for i, a in enumerate(edges):
+        for b in edges[i + 1:]:
+            if (a.src, a.src_port) == (b.src, b.src_port) or (a.dst, a.dst_port) == (
+                    b.dst, b.dst_port):
+                continue
+            if any(ra[0] == rb[0] and abs(ra[1] - rb[1]) < near
+                   and min(ra[3], rb[3]) - max(ra[2], rb[2]) > min_length
+                   for ra in runs[a] for rb in runs[b]):
+                pairs.append((a, b))
+    return pairs
+
+
+def labels_on_blocks(drawing: Drawing) -> list[tuple[Edge, str]]:
+    """(wire, block) for each shape label drawn over a block (cut by it, or hiding it)."""
+    return [(e, nid) for e, box in drawing.labels.items()
+            for nid, r in drawing.blocks.items() if _intersect(box, r)]
 
 
 FrameWire = tuple[Edge, Position, Position, "list[Position] | None"]
@@ -781,7 +936,7 @@ def draw_frame(graph: Graph, group_id: str) -> Drawing:
 # where along its wire a shape label goes: the middle unless another label is there. The
 # shortest wires are labelled first: a long one has room further along (a wire passing down
 # between two close blocks would otherwise take the short wire's only spot)
-LABEL_SPOTS = (0.5, 0.35, 0.65, 0.2, 0.8)
+LABEL_SPOTS = (0.5, 0.35, 0.65, 0.2, 0.8, 0.1, 0.9)
 # (where along, below the wire?): above it first, then below (two short wires crossing
 # between the same blocks have every spot above taken by the other's label)
 LABEL_PLACES = (tuple((at, False) for at in LABEL_SPOTS)

@@ -20,6 +20,9 @@ from .schema import get_spec
 
 _ATTENTION_TYPES = bt.ATTENTION_TYPES
 _FFN_TYPES = bt.FFN_TYPES
+# a level's meta key: {attention id: heads per K/V head} the user chose before a head count
+# that cannot be grouped made GQA into MQA (``edit_rules.heads_edit`` restores it)
+KV_GROUPS = "kv_groups"
 
 
 def _blocks(graph: Graph, *types: str):
@@ -79,6 +82,10 @@ def set_attention_kind(layer: Graph, kind: str) -> Graph:
     for node in _blocks(out, *_ATTENTION_TYPES):
         heads = int(node.typed_params().heads)
         node.params["kv_heads"] = {"mha": heads, "mqa": 1, "gqa": gqa_kv_heads(heads)}[kind]
+    out.meta.pop(KV_GROUPS, None)  # the user chose the kind: no earlier GQA to bring back
+    for _, node in out.walk():
+        if node.subgraph is not None:
+            node.subgraph.meta.pop(KV_GROUPS, None)
     return out
 
 

@@ -17,7 +17,7 @@ tie_shape_mismatch, decoder_not_causal, encoder_causal (warning).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable
 
 from . import block_types as bt
 from .model import (GROUP, GROUP_INPUT, GROUP_OUTPUT, Graph, GraphError, Node, kind_words,
@@ -36,6 +36,9 @@ class Diagnostic:
     node_id: str | None           # the node it is about (None: the whole graph)
     path: tuple[str, ...] = ()    # group ids leading to the graph holding node_id (() = top level)
     code: str = ""                # stable rule id, e.g. "heads_divide_d_model"
+    # the one obvious fix, when there is one: set parameter ``fix[0]`` of ``node_id`` to
+    # ``fix[1]`` (``edit_rules.fix_edit`` makes it an edit; the Problems panel's Fix button)
+    fix: tuple[str, Any] | None = None
 
     @property
     def where(self) -> str:
@@ -59,9 +62,11 @@ class CheckContext:
     shapes: ShapeMap
 
     def error(self, code: str, message: str, hint: str, *, node_id: str | None = None,
-              inside: tuple[str, ...] = ()) -> Diagnostic:
-        """An error about this node, or about ``node_id`` found ``inside`` its groups."""
-        return Diagnostic(ERROR, message, hint, node_id or self.node.id, self.path + inside, code)
+              inside: tuple[str, ...] = (), fix: tuple[str, Any] | None = None) -> Diagnostic:
+        """An error about this node, or about ``node_id`` found ``inside`` its groups;
+        ``fix`` its one obvious fix (parameter, value) when it has one."""
+        return Diagnostic(ERROR, message, hint, node_id or self.node.id, self.path + inside, code,
+                          fix)
 
     def warning(self, code: str, message: str, hint: str, *, node_id: str | None = None,
                 inside: tuple[str, ...] = ()) -> Diagnostic:

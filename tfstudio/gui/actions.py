@@ -9,6 +9,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QWidget
 
 K = QKeySequence.StandardKey
 
@@ -95,12 +96,19 @@ def _with(standard, *extra: str) -> list[QKeySequence]:
     return keys
 
 
-def shortcut_rows(actions: SimpleNamespace) -> list[tuple[str, str]]:
-    """(command, keys) for every action that has a key, in menu order: the Help menu's list
-    is made from the actions themselves, so it cannot fall behind them."""
+def shortcut_rows(actions: SimpleNamespace, window=None) -> list[tuple[str, str]]:
+    """(command, keys) for every action that has a key, in menu order, then the window's own
+    actions that have one (the Build/Train workspaces' Ctrl+1/Ctrl+2): the Help menu's list is
+    made from the actions themselves, so it cannot fall behind them. A command is named by its
+    steady name (Undo, never "Undo Add Dropout", which the menu shows for the moment)."""
+    mine = list(vars(actions).values())
+    others = [] if window is None else [a for a in QWidget.actions(window) if a not in mine]
     rows = []
-    for action in vars(actions).values():
+    for action in mine + others:
         keys = [k.toString(QKeySequence.NativeText) for k in action.shortcuts()]
-        if keys:
-            rows.append((action.text().replace("&", "").rstrip("…"), ", ".join(keys)))
+        if not keys:
+            continue
+        name = (action.iconText() if action in mine
+                else action.toolTip().split(" (")[0].split(" — ")[0])
+        rows.append((name.replace("&", "").rstrip("…").rstrip("."), ", ".join(keys)))
     return rows

@@ -53,8 +53,9 @@ def _readable_on(colour: QColor) -> QColor:
 
 
 class _Mini:
-    """A block inside an open group, drawn small and read-only (double-click the group to edit
-    it): a colour strip of its family, its title and its summary on up to two lines."""
+    """A block inside an open group, drawn small (a click shows it in the inspector, a
+    double-click enters the group with it selected): a colour strip of its family, its title
+    and its summary on up to two lines."""
 
     def __init__(self, rect: QRectF, node: Node, summary: str, switched_off: list[str],
                  severity: str | None = None):
@@ -64,6 +65,7 @@ class _Mini:
         self.family = get_spec(node.type).family
         self.switched_off = switched_off  # the Explain switches ablating it, if any
         self.severity = severity  # "error" / "warning": its worst problem, drawn on it
+        self.selected = False  # clicked: the inspector shows it
 
     def paint(self, painter: QPainter, t, boost: float, lod: float) -> None:
         painter.save()
@@ -77,6 +79,10 @@ class _Mini:
             painter.drawRoundedRect(self.rect, 6, 6)
             paint_off_badge(painter, t, QPointF(self.rect.center().x(), self.rect.top()),
                             self.switched_off)
+        if self.selected:
+            painter.setBrush(Qt.NoBrush)
+            painter.setPen(QPen(t.color("accent"), 2.5))
+            painter.drawRoundedRect(self.rect.adjusted(-3, -3, 3, 3), 8, 8)
         if self.severity:
             colour = t.color("error" if self.severity == "error" else "warning")
             painter.setBrush(Qt.NoBrush)

@@ -75,8 +75,23 @@ def block_score(query: str, spec: BlockSpec, descriptions: bool = True) -> float
     return max(scores) if scores else None
 
 
+def names_a_word(query: str, *texts: str) -> bool:
+    """Whether some word of ``query`` is spelled out whole in one of ``texts`` (not only
+    its letters scattered in order)."""
+    words = [w for w in query.lower().split() if w]
+    return any(w in t.lower() for w in words for t in texts)
+
+
+def _names_a_word_of(query: str, spec: BlockSpec) -> bool:
+    return names_a_word(query, spec.title, spec.type, spec.family, spec.keywords,
+                        spec.description)
+
+
 def rank_blocks(query: str, specs: Iterable[BlockSpec]) -> list[BlockSpec]:
-    """Blocks matching ``query``, best first (ties keep catalogue order)."""
-    scored = [(block_score(query, s), i, s) for i, s in enumerate(specs)]
-    return [s for score, i, s in sorted(((sc, i, s) for sc, i, s in scored if sc is not None),
-                                         key=lambda item: (-item[0], item[1]))]
+    """Blocks matching ``query``, best first (ties keep catalogue order). When any block has
+    a word of the query spelled out, blocks whose letters merely spell it in order are left
+    out ("rope" lists no Mixture of expe(r)ts (r)o(u)ter); a typo still finds its block."""
+    scored = [(sc, i, s) for i, s in enumerate(specs)
+              if (sc := block_score(query, s)) is not None]
+    worded = [item for item in scored if _names_a_word_of(query, item[2])]
+    return [s for _, _, s in sorted(worded or scored, key=lambda item: (-item[0], item[1]))]

@@ -45,11 +45,12 @@ class HelpMenu:
         compare.run_lesson(name)
 
     def show_shortcuts(self) -> QMessageBox:
-        """Help > Keyboard shortcuts: a table made from the actions (never out of date)."""
+        """Help > Keyboard shortcuts: a table made from the actions (never out of date), the
+        window's workspaces (Ctrl+1, Ctrl+2) included."""
         from html import escape
         from .actions import shortcut_rows
         rows = "".join(f"<tr><td>{escape(name)}</td><td>&nbsp;&nbsp;<b>{escape(keys)}</b>"
-                       "</td></tr>" for name, keys in shortcut_rows(self.actions))
+                       "</td></tr>" for name, keys in shortcut_rows(self.actions, self))
         box = QMessageBox(QMessageBox.NoIcon, "Keyboard shortcuts",
                           f"<table>{rows}</table><p>On the canvas: Tab or double-click adds a "
                           "block; Space + drag or the middle button pans; the wheel zooms.</p>",

@@ -14,14 +14,13 @@ from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QFormLayout, QFrame, QGr
                                QVBoxLayout, QWidget)
 
 from ..graph import block_types as bt
-from ..graph import (GraphChange, GraphError, GraphEvent, Macro, ReplaceGraph, SetParam,
-                     SetTitle, get_spec)
-from ..graph.switches import (attention_kind_of, describe_model, gqa_choices, kv_heads_for,
-                              positional_schemes_for, set_norm_kind)
+from ..graph import GraphChange, GraphError, GraphEvent, ReplaceGraph, SetTitle, get_spec
+from ..graph.edit_rules import set_param_edit
+from ..graph.switches import describe_model, gqa_choices, positional_schemes_for, set_norm_kind
 from . import layer_switches as switches
 from .elided_label import ElidedLabel
 from .icons import family_icon
-from .param_count import block_count, model_count_exact
+from .param_count import block_count, model_count_exact, unavailable
 from .param_editors import ParamEditor, make_editor
 from .scene import GraphScene
 from .session import EditorSession
@@ -82,12 +81,16 @@ class Inspector(QScrollArea):
         session.report_ready.connect(lambda _: self.refresh_feedback())
         scene.selectionChanged.connect(self._rebuild_timer.start)
         scene.path_changed.connect(lambda _: self._rebuild_timer.start())
+        scene.inspected_changed.connect(self._rebuild_timer.start)
+        self._path: tuple[str, ...] = scene.path
         self.rebuild()
 
     # ------------------------------------------------------------------ model
     @property
     def path(self) -> tuple[str, ...]:
-        return self.scene.path
+        """The level of the block shown: the canvas's, or an open frame's inside when a block
+        in it was clicked."""
+        return self._path
 
     def _on_event(self, ev: GraphEvent) -> None:
         if (ev.kind is GraphChange.PARAM_CHANGED and ev.path == self.path and ev.node_id == self.node_id
@@ -125,31 +128,13 @@ class Inspector(QScrollArea):
                 button.setEnabled(False)
 
     def set_param(self, name: str, value) -> bool:
-        """Commit one parameter of the shown node (what an editor does on Enter/click). New
-        heads keep the attention's kind: its K/V heads follow in the same step."""
-        node = self.session.document.graph(self.path).node(self.node_id)
-        command = SetParam(self.path, self.node_id, name, value, text=f"Set {name}")
-        kv_note = ""
-        if name == "heads" and node.type in bt.ATTENTION_TYPES:
-            attn = node.typed_params()
-            heads, kv = int(attn.heads), int(attn.kv_heads)
-            try:
-                new_kv = kv_heads_for(heads, kv, int(value))
-            except (TypeError, ValueError):
-                new_kv = kv
-            if new_kv != kv:
-                command = Macro([SetParam(self.path, self.node_id, "kv_heads", new_kv),
-                                 command], text=f"Set heads to {value}")
-            kind, new_kind = attention_kind_of(heads, kv), attention_kind_of(int(value), new_kv)
-            if new_kv != kv or kind != new_kind:
-                kv_note = f"K/V heads {kv} → {new_kv}" + (
-                    f" (still {new_kind.upper()})" if kind == new_kind else
-                    f": {value} heads cannot be grouped, so {kind.upper()} became "
-                    f"{new_kind.upper()}; choose heads with a divisor between 1 and heads "
-                    "for GQA")
-        ok = self.session.execute(command)
-        if ok and kv_note:
-            self.session.message.emit(kv_note)
+        """Commit one parameter of the shown node (what an editor does on Enter/click): the
+        edit and its sentence are ``graph.edit_rules``'s (new heads keep the attention's kind)."""
+        graph = self.session.document.graph(self.path)
+        ruled = set_param_edit(graph, self.path, self.node_id, name, value)
+        ok = self.session.execute(ruled.edit)
+        if ok and ruled.message:
+            self.session.message.emit(ruled.message)
         if not ok and self.node_id is not None and name in self.editors:
             node = self.session.document.graph(self.path).node(self.node_id)
             self.editors[name].show(node.param(name))
@@ -166,7 +151,7 @@ class Inspector(QScrollArea):
         layout = QVBoxLayout(body)
         layout.setContentsMargins(10, 10, 10, 10)
         layout.setSpacing(8)
-        ids = self.scene.selected_node_ids()
+        self._path, ids = self.scene.inspected()
         graph = self.session.document.graph(self.path)
         if self.locked_reason:
             banner = _muted(_esc(self.locked_reason))
@@ -240,7 +225,10 @@ class Inspector(QScrollArea):
         node = graph.node(self.node_id)
         params = self.session.report.node_params(self.path, node.id)
         shapes_known = bool(self.session.report.shapes.input_shapes(node.id, self.path))
-        if params is not None and (params or shapes_known or not graph_inputs(node)):
+        errors = self.session.report.errors
+        if errors and params is not None:  # as the status bar and the block say
+            layout.addWidget(_muted(f"Parameters: unavailable: {_esc(unavailable(errors))}"))
+        elif params is not None and (params or shapes_known or not graph_inputs(node)):
             layout.addWidget(_muted(f"Parameters: <b>{_esc(block_count(node, params))}</b> "
                                     f"({params:,})"))
         elif params is not None:

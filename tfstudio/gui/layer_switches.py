@@ -3,10 +3,13 @@
 order the buttons appear."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..graph import Graph
 from ..graph import kinds
 from ..graph.switches import (activation_kind, attention_kind, ffn_kind, norm_kind, placement,
                               positional_scheme, set_positional_scheme, switch_layer)
+from .fuzzy import WHOLE_WORD, WORD_START, fuzzy_score, names_a_word
 
 # value -> button label, in the order the buttons appear
 ATTENTION_KINDS = {k: kinds.ATTENTION_KIND_LABELS[k] for k in kinds.ATTENTION_KINDS}
@@ -51,6 +54,39 @@ def setting_text(key: str, value: str, layer: str | None) -> str:
     return f"Set {whose} {SWITCH_TITLES[key]} to {switch_choices(key)[value]}"
 
 
+@dataclass(frozen=True)
+class SettingHit:
+    """A switch setting a search query names: ``exact`` when a word of the query is a whole
+    word of the setting ("rope", "gqa", "post-norm"), which ranks it above every block."""
+
+    key: str
+    value: str
+    text: str
+    score: float
+
+    @property
+    def exact(self) -> bool:
+        return self.score >= WHOLE_WORD
+
+
+def matching_settings(query: str, layer: str | None) -> list[SettingHit]:
+    """The switch settings a word of ``query`` names, best first, each with its result text
+    (the search popup's and the palette's one reading); a layer's only when there is a layer
+    (named ``layer``) to set."""
+    if not query.strip():
+        return []
+    hits = []
+    for key in LAYER_KEYS + MODEL_KEYS:
+        if key in LAYER_KEYS and layer is None:
+            continue
+        for value in switch_choices(key):
+            words = setting_words(key, value)
+            score = fuzzy_score(query, words)
+            if score is not None and score >= WORD_START and names_a_word(query, words):
+                hits.append(SettingHit(key, value, setting_text(key, value, layer), score))
+    return sorted(hits, key=lambda h: -h.score)
+
+
 def rewrite(layer: Graph, key: str, choice: str, equal_params: bool = True) -> Graph:
     """The layer with switch ``key`` ("attention", "ffn", "activation", "placement") set to
     ``choice`` (kept for callers of the older name; see graph.switches.switch_layer)."""
@@ -63,5 +99,5 @@ def with_positional_scheme(root: Graph, scheme: str) -> Graph:
 
 __all__ = ["ATTENTION_KINDS", "FFN_KINDS", "ACTIVATIONS", "PLACEMENTS", "NORM_KINDS",
            "POSITION_SCHEMES", "LAYER_KEYS", "MODEL_KEYS", "switch_choices", "setting_words",
-           "setting_text", "rewrite", "with_positional_scheme", "attention_kind", "ffn_kind",
+           "setting_text", "SettingHit", "matching_settings", "rewrite", "with_positional_scheme", "attention_kind", "ffn_kind",
            "activation_kind", "norm_kind", "placement", "positional_scheme"]

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (QApplication, QDockWidget, QLabel, QMainWindow, Q
                                QScrollArea, QTabWidget, QToolBar, QVBoxLayout, QWidget)
 
 from ..graph import GraphError, ShowRunGraph
+from ..graph.edit_rules import fix_edit
 from ..graph.insert import fits_port
 from . import clipboard, theme
 from .actions import create_actions
@@ -198,6 +199,8 @@ class MainWindow(FileMenu, EditMenu, HelpMenu, QMainWindow):
         self.scene.path_changed.connect(lambda _: QTimer.singleShot(0, self.view.fit_to_view))
         self.breadcrumb.navigate.connect(self.scene.set_path)
         self.palette.block_activated.connect(self.add_block_at_centre)
+        self.palette.setting_chosen.connect(self.apply_setting)
+        self.palette.layer_name = self._layer_target_name
         self.search.chosen.connect(self._search_chosen)
         self.search.setting_chosen.connect(self.apply_setting)
         self.search.layer_name = self._layer_target_name
@@ -208,6 +211,8 @@ class MainWindow(FileMenu, EditMenu, HelpMenu, QMainWindow):
         self.inspector.enter_group.connect(self.scene.enter_group)
         self.inspector.group_requested.connect(self.group_selection)
         self.problems.activated.connect(self.go_to_node)
+        self.problems.fix_requested.connect(self.apply_fix)
+        self.view.refit_allowed = self._builds  # the Train workspace's strip fits itself
         self.costs.node_activated.connect(self.go_to_node)
         QGuiApplication.clipboard().dataChanged.connect(self._update_actions)
 
@@ -348,6 +353,22 @@ class MainWindow(FileMenu, EditMenu, HelpMenu, QMainWindow):
     def _layer_target_name(self) -> str | None:
         target = self.layer_target()
         return self.session.document.graph(target[0]).node(target[1]).label if target else None
+
+    def _builds(self) -> bool:
+        """Whether the canvas is the Build workspace's (not the Train workspace's strip)."""
+        workspace = getattr(getattr(self, "training", None), "workspace", None)
+        return getattr(workspace, "mode", "build") == "build"
+
+    def apply_fix(self, diagnostic) -> bool:
+        """A problem's Fix button: its one obvious fix as one undoable edit."""
+        ruled = fix_edit(self.session.root, diagnostic)
+        if ruled is None:
+            self.show_message(f"No single fix applies to: {diagnostic.message}")
+            return False
+        done = self.session.execute(ruled.edit)
+        if done and ruled.message:
+            self.show_message(ruled.message)
+        return done
 
     def apply_setting(self, key: str, value: str) -> bool:
         """Set switch ``key`` to ``value`` (a setting chosen in the search): on the layer

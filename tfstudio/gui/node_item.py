@@ -25,6 +25,7 @@ from . import theme
 from .block_drawing import (ABLATED_OPACITY, PAD, PORT_R, _Mini,  # noqa: F401 (others import)
                             _whole, routed_path, scaled_font, text_boost)
 from .node_paint import NodePainting, TelemetryBand
+from .param_count import shown_count
 from .summaries import node_summary, node_tooltip
 from .title_fit import fitted_title, title_font_fitting  # noqa: F401 (tests import it here)
 
@@ -134,6 +135,7 @@ class NodeItem(NodePainting, QGraphicsItem):
         self.inner_diagnostics: list = []  # problems inside a group, shown as a smaller badge
         self.inner_block_severity: dict[str, str] = {}  # ... and on the small block that has it
         self.params: int | None = None
+        self.errors = 0  # the graph's errors: while there are any, no count is drawn
         self.setFlags(QGraphicsItem.ItemIsMovable | QGraphicsItem.ItemIsSelectable
                       | QGraphicsItem.ItemSendsGeometryChanges)
         self.setAcceptHoverEvents(True)
@@ -255,6 +257,22 @@ class NodeItem(NodePainting, QGraphicsItem):
         """Where a group's open / close chevron sits in its header."""
         return QRectF(PAD - 4, 5, 20, 20)
 
+    def mini_at(self, item_pos: QPointF) -> str | None:
+        """The id of the small block of this open frame under ``item_pos`` (None: none)."""
+        return next((m.node.id for m in self._minis if m.rect.contains(item_pos)), None)
+
+    def mini_nearest(self, item_pos: QPointF) -> str | None:
+        """The id of the small block of this open frame nearest ``item_pos`` (None: none)."""
+        def distance(mini) -> float:
+            d = mini.rect.center() - item_pos
+            return d.x() ** 2 + d.y() ** 2
+        return min(self._minis, key=distance).node.id if self._minis else None
+
+    def set_inner_selected(self, node_id: str | None) -> None:
+        for mini in self._minis:
+            mini.selected = mini.node.id == node_id
+        self.update()
+
     def mousePressEvent(self, event):
         if (self.node.is_group and event.button() == Qt.LeftButton
                 and self.chevron_rect().contains(event.pos()) and self.scene() is not None):
@@ -262,14 +280,27 @@ class NodeItem(NodePainting, QGraphicsItem):
             event.accept()
             return
         super().mousePressEvent(event)
+        scene = self.scene()
+        if scene is None or event.button() != Qt.LeftButton or event.modifiers():
+            return
+        inner = self.mini_at(event.pos())
+        if inner is not None:  # one click edits the block inside, as it looks editable
+            scene.select_inner(self.node.id, inner)
+        elif scene.inner_selected is not None:
+            scene.clear_inner()
+
+    def count_text(self, short: bool = False) -> str:
+        """The count drawn on this block (an open frame's header, a box's footer)."""
+        return shown_count(self.node, self.params, self.errors, short)
 
     def set_feedback(self, diagnostics, inner_diagnostics, params: int | None,
-                     inner_severity: dict[str, str] | None = None) -> None:
+                     inner_severity: dict[str, str] | None = None, errors: int = 0) -> None:
         """Problems of this block, of its inside, and (an open frame) the worst per block
         inside, drawn on that small block."""
         self.diagnostics = list(diagnostics)
         self.inner_diagnostics = list(inner_diagnostics)
         self.params = params
+        self.errors = errors
         self.inner_block_severity = dict(inner_severity or {})
         for mini in self._minis:
             mini.severity = self.inner_block_severity.get(mini.node.id)
@@ -299,7 +330,8 @@ class NodeItem(NodePainting, QGraphicsItem):
         self.update()
 
     def _update_tooltip(self) -> None:
-        tip = node_tooltip(self.node, self.diagnostics + self.inner_diagnostics, self.params)
+        tip = node_tooltip(self.node, self.diagnostics + self.inner_diagnostics,
+                           None if self.errors else self.params)
         off = self.switched_off + [n for names in self.inner_switched_off.values() for n in names]
         if off:
             tip = tip.removesuffix("</qt>") + (
@@ -346,7 +378,10 @@ class NodeItem(NodePainting, QGraphicsItem):
 
     def mouseDoubleClickEvent(self, event):
         if self.node.is_group:
-            self.scene().enter_group(self.node.id)
+            inner, scene = self.mini_at(event.pos()), self.scene()
+            scene.enter_group(self.node.id)
+            if inner is not None:  # inside, the block double-clicked is the one selected
+                scene.select_nodes([inner])
             event.accept()
         else:
             super().mouseDoubleClickEvent(event)

@@ -14,7 +14,6 @@ from . import theme
 from .block_drawing import (BADGE_FONT, PAD, PORT_R, SMALL_FONT, _draw_title, _paint_chevron,
                             _readable_on, ablated_pen, paint_off_badge, scaled_font, text_boost)
 from .icons import paint_badge, paint_family_icon
-from .param_count import block_count
 from .title_fit import fitted_title
 
 
@@ -109,8 +108,8 @@ class NodePainting:
             painter.setFont(small)
             painter.setPen(t.color("node_muted"))
             line = QRectF(PAD, HEADER_H + 2, body.width() - 2 * PAD, SUMMARY_H * min(boost, 1.3))
-            text = self._summary + (f"  ·  {block_count(self.node, self.params)}" if self.params
-                                    else "")
+            count = self.count_text()
+            text = self._summary + (f"  ·  {count}" if count else "")
             painter.drawText(line, Qt.AlignVCenter | Qt.AlignLeft,
                              QFontMetricsF(small).elidedText(text, Qt.ElideRight, line.width()))
         painter.setBrush(Qt.NoBrush)
@@ -193,10 +192,10 @@ class NodePainting:
         painter.setFont(SMALL_FONT)
         rect = QRectF(PAD, top, self.width - 2 * PAD, SUMMARY_H * (lines - 1))
         painter.drawText(rect, Qt.AlignLeft | Qt.AlignTop | Qt.TextWordWrap, self._summary)
-        if self.params:
+        count = self.count_text(short=True)
+        if count:
             rect = QRectF(PAD, top + SUMMARY_H * (lines - 1), self.width - 2 * PAD, SUMMARY_H)
-            painter.drawText(rect, Qt.AlignRight | Qt.AlignVCenter,
-                             block_count(self.node, self.params, short=True))
+            painter.drawText(rect, Qt.AlignRight | Qt.AlignVCenter, count)
 
     def _paint_outline(self, painter, t, body) -> None:
         painter.setBrush(Qt.NoBrush)

@@ -1,18 +1,23 @@
 """The block palette: every block of the catalogue by family, filtered as you type, dragged
-onto the canvas (or double-clicked to drop at the centre of the view)."""
+onto the canvas (or double-clicked to drop at the centre of the view). The field finds the
+switch settings a query names too ("rope": Set the model's positions to RoPE), listed on top;
+Enter applies a setting the query names exactly, else adds the best block."""
 from __future__ import annotations
+
+from typing import Callable
 
 from PySide6.QtCore import QMimeData, Qt, Signal
 from PySide6.QtWidgets import QLineEdit, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from ..graph import families
-from . import theme
+from . import layer_switches, theme
 from .fuzzy import WHOLE_WORD, block_score
 from .icons import family_icon
 from .view import BLOCK_MIME
 
 TYPE_ROLE = Qt.UserRole + 1
 SPEC_ROLE = Qt.UserRole + 2
+SETTING_ROLE = Qt.UserRole + 3  # (switch key, value) on a setting's row
 CLOSE_MATCH = 40.0  # fuzzy_score's tier for a substring, a word start or initials
 
 
@@ -35,6 +40,7 @@ def block_mime(block_type: str) -> QMimeData:
 
 class Palette(QWidget):
     block_activated = Signal(str)  # double-click or Enter: add this block type
+    setting_chosen = Signal(str, str)  # switch key, value: a setting's row activated
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -49,12 +55,22 @@ class Palette(QWidget):
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(self.search)
         layout.addWidget(self.tree)
+        # the layer group a layer setting would change (its name), None when there is none
+        self.layer_name: Callable[[], str | None] = lambda: None
+        self._settings: list = []
         self._populate()
         self.search.textChanged.connect(self.filter)
         self.search.returnPressed.connect(self._activate_first)
         self.tree.itemActivated.connect(self._activated)
 
     def _populate(self) -> None:
+        self.settings_top = QTreeWidgetItem(["Settings"])
+        self.settings_top.setFlags(Qt.ItemIsEnabled)
+        font = self.settings_top.font(0)
+        font.setBold(True)
+        self.settings_top.setFont(0, font)
+        self.tree.addTopLevelItem(self.settings_top)
+        self.settings_top.setHidden(True)
         by_family = families()
         order = [f for f in theme.FAMILY_ORDER if f in by_family] + sorted(
             f for f in by_family if f not in theme.FAMILY_ORDER)
@@ -81,16 +97,37 @@ class Palette(QWidget):
         out = []
         for i in range(self.tree.topLevelItemCount()):
             top = self.tree.topLevelItem(i)
+            if top is self.settings_top:
+                continue
             out.extend(top.child(j) for j in range(top.childCount()))
         return out
 
     def visible_types(self) -> list[str]:
         return [i.data(0, TYPE_ROLE) for i in self.block_items() if not i.isHidden()]
 
+    def visible_settings(self) -> list[str]:
+        """The settings' rows shown, in order (their texts)."""
+        top = self.settings_top
+        return [top.child(j).text(0) for j in range(top.childCount())]
+
+    def _show_settings(self, text: str) -> None:
+        self._settings = layer_switches.matching_settings(text, self.layer_name())
+        top = self.settings_top
+        top.takeChildren()
+        for hit in self._settings:
+            item = QTreeWidgetItem(["⚙ " + hit.text])
+            item.setData(0, SETTING_ROLE, (hit.key, hit.value))
+            item.setToolTip(0, "Changes this setting (one undo step); double-click applies it.")
+            item.setFlags(Qt.ItemIsEnabled | Qt.ItemIsSelectable)
+            top.addChild(item)
+        top.setHidden(not self._settings)
+        top.setExpanded(True)
+
     def filter(self, text: str) -> None:
-        """Show the blocks matching ``text``: the blocks that have it as a whole word when
-        any do, else close matches (a word's start, initials), else every letters-in-order
-        match."""
+        """Show the settings the query names, and the blocks matching ``text``: the blocks
+        that have it as a whole word when any do, else close matches (a word's start,
+        initials), else every letters-in-order match."""
+        self._show_settings(text)
         scores = {}
         for child in self.block_items():
             score = block_score(text, child.data(0, SPEC_ROLE), descriptions=False)
@@ -103,6 +140,8 @@ class Palette(QWidget):
         self._scores = scores
         for i in range(self.tree.topLevelItemCount()):
             top = self.tree.topLevelItem(i)
+            if top is self.settings_top:
+                continue
             shown = 0
             for j in range(top.childCount()):
                 child = top.child(j)
@@ -112,13 +151,22 @@ class Palette(QWidget):
             top.setHidden(shown == 0)
 
     def _activate_first(self) -> None:
-        """Enter in the search field adds the best match."""
+        """Enter in the search field applies a setting the query names exactly ("rope"),
+        else adds the best block."""
+        exact = [h for h in self._settings if h.exact]
+        if exact:
+            self.setting_chosen.emit(exact[0].key, exact[0].value)
+            return
         visible = self.visible_types()
         if visible:
             scores = getattr(self, "_scores", {})
             self.block_activated.emit(max(visible, key=lambda t: scores.get(t, 0.0)))
 
     def _activated(self, item: QTreeWidgetItem, column: int) -> None:
+        setting = item.data(0, SETTING_ROLE)
+        if setting:
+            self.setting_chosen.emit(*setting)
+            return
         block_type = item.data(0, TYPE_ROLE)
         if block_type:
             self.block_activated.emit(block_type)

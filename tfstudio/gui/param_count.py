@@ -54,6 +54,18 @@ def group_count(total: int, repeat: int, short: bool = False) -> str:
     return f"{count_label(total)} params ({repeat} copies, {count_label(total / repeat)} each)"
 
 
+UNAVAILABLE = "params unavailable"
+
+
+def shown_count(node, params: int | None, errors: int, short: bool = False) -> str:
+    """A block's count wherever it is drawn (header, footer, inspector): "params unavailable"
+    while the graph has errors, as the status bar says at the same moment; "" when nothing
+    is counted."""
+    if errors:
+        return UNAVAILABLE
+    return block_count(node, params, short) if params else ""
+
+
 def block_count(node, params: int, short: bool = False) -> str:
     """A block's count as drawn on it: a group's says it covers all its copies."""
     if not node.is_group:

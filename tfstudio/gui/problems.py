@@ -1,11 +1,14 @@
-"""The problems panel: every diagnostic of the whole model, errors first, each with its fix.
-Clicking one opens the group that holds the block and selects it. With no problems it is one
+"""The problems panel: every diagnostic of the whole model, errors first, each with its fix;
+a problem with one obvious fix has a button that applies it as one undoable edit. Clicking one
+opens the group that holds the block and selects it. With no problems it is one
 line ("No problems: this graph compiles."), so an empty list takes no room from the canvas."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QLabel, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QLabel, QPushButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout,
+                               QWidget)
 
+from ..graph.edit_rules import fix_text
 from .graph_report import GraphReport
 from .icons import severity_icon
 
@@ -14,13 +17,14 @@ DIAG_ROLE = Qt.UserRole + 1
 
 class ProblemsPanel(QWidget):
     activated = Signal(tuple, object)  # (path, node_id or None)
+    fix_requested = Signal(object)     # a Diagnostic whose one obvious fix is to be applied
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.summary = QLabel()
         self.summary.setProperty("role", "muted")
         self.tree = QTreeWidget()
-        self.tree.setHeaderLabels(["Problem", "Fix", "Where"])
+        self.tree.setHeaderLabels(["Problem", "Fix", "Where", ""])
         self.tree.setRootIsDecorated(False)
         self.tree.setAlternatingRowColors(True)
         self.tree.setWordWrap(True)
@@ -43,6 +47,11 @@ class ProblemsPanel(QWidget):
             item.setToolTip(1, d.hint)
             item.setData(0, DIAG_ROLE, d)
             self.tree.addTopLevelItem(item)
+            if d.fix is not None:  # one obvious fix: a button applies it (one undo step)
+                button = QPushButton(fix_text(d))
+                button.setToolTip(f"{fix_text(d)} in {d.where} (one undo step)")
+                button.clicked.connect(lambda _=False, d=d: self.fix_requested.emit(d))
+                self.tree.setItemWidget(item, 3, button)
         for failure in report.failures:
             item = QTreeWidgetItem([failure, "please report this; the graph may be unusual",
                                     "analysis"])
@@ -67,6 +76,11 @@ class ProblemsPanel(QWidget):
         return [self.tree.topLevelItem(i).data(0, DIAG_ROLE)
                 for i in range(self.tree.topLevelItemCount())
                 if self.tree.topLevelItem(i).data(0, DIAG_ROLE) is not None]
+
+    def fix_buttons(self) -> list[QPushButton]:
+        """The rows' Fix buttons, in row order (rows without one skipped)."""
+        items = (self.tree.topLevelItem(i) for i in range(self.tree.topLevelItemCount()))
+        return [b for b in (self.tree.itemWidget(item, 3) for item in items) if b is not None]
 
     def activate_row(self, row: int) -> None:
         """What a click on row ``row`` does."""

@@ -14,7 +14,8 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
 
 from ..graph import (GROUP_INPUT, GROUP_OUTPUT, Disconnect, Edge, Edit, GraphChange,
-                     GraphError, GraphEvent, Macro, MoveNodes, Node, RemoveNodes)
+                     GraphError, GraphEvent, Macro, Node, RemoveNodes)
+from ..graph.edit_rules import move_edit
 from ..graph.layout import Lane
 from .canvas_units import SPREAD, to_graph, to_scene  # noqa: F401 (others import them here)
 from .graph_report import GraphReport
@@ -46,6 +47,7 @@ def _by_inner_block(diagnostics, prefix: tuple[str, ...]) -> dict[str, str]:
 
 class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
     path_changed = Signal(tuple)
+    inspected_changed = Signal()  # the block the inspector shows changed (an inner block)
     message = Signal(str)
     wire_released = Signal(object)  # a LooseWire: a new wire let go in empty space
 
@@ -59,6 +61,9 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
         self._obstacles: dict[str, tuple[float, float, float, float]] = {}  # what wires avoid
         self._lanes: dict[Edge, list[Lane]] = {}  # routed wires' runs and legs
         self._path: tuple[str, ...] = ()
+        # a block inside an open frame, clicked: (group id, its id); the group is selected
+        self.inner_selected: tuple[str, str] | None = None
+        self.selectionChanged.connect(self._drop_stale_inner)
         self._switched_off: tuple[str, ...] = ()  # Explain's ablation switches (set_ablated)
         self._drag: _WireDrag | None = None
         self._toast: _Toast | None = None
@@ -111,6 +116,7 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
 
     # ------------------------------------------------------------------ building
     def rebuild(self) -> None:
+        self.clear_inner()
         selected = set(self.selected_node_ids())
         self._cancel_drag()
         self._toast = None  # clear() below deletes it
@@ -225,7 +231,7 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
             mine = [d for d in here if d.node_id == nid]
             inner = report.diagnostics_below(self._path, nid) if item.node.is_group else []
             item.set_feedback(mine, inner, report.node_params(self._path, nid),
-                              _by_inner_block(inner, self._path + (nid,)))
+                              _by_inner_block(inner, self._path + (nid,)), report.errors)
         for edge, wire in self.wire_items.items():
             shape = report.shapes.edge_shape(edge, self._path)
             wire.set_label(shape_label(shape) if shape else "")
@@ -280,15 +286,18 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
     def run(self, command: Edit, near: QPointF | None = None) -> bool:
         """Execute an edit; a refusal goes to the status bar and, with ``near``, onto the canvas."""
         refusal = self.session.try_execute(command)
+        self.message.emit(refusal or command.text)  # never an earlier state's sentence
         if refusal is None:
             return True
-        self.message.emit(refusal)
         if near is not None:
             self.show_note(refusal, near)
         return False
 
 
     def delete_selected(self) -> bool:
+        if self.inner_selected is not None:  # the block clicked inside a frame, not the layer
+            group, inner = self.inner_selected
+            return self.run(RemoveNodes(self._path + (group,), [inner]))
         ids = self.selected_node_ids()
         boundary = [n for n in ids if self.graph.node(n).type in (GROUP_INPUT, GROUP_OUTPUT)]
         if boundary:
@@ -308,6 +317,37 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
     # ------------------------------------------------------------------ selection
     def selected_node_ids(self) -> list[str]:
         return [i.node.id for i in self.selectedItems() if isinstance(i, NodeItem)]
+
+    def inspected(self) -> tuple[tuple[str, ...], list[str]]:
+        """What the inspector shows: (the level's path, the selected ids there); a block
+        clicked inside an open frame is shown at the group's inside."""
+        if self.inner_selected is not None:
+            group, inner = self.inner_selected
+            return self._path + (group,), [inner]
+        return self._path, self.selected_node_ids()
+
+    def select_inner(self, group: str, inner: str) -> None:
+        """Select block ``inner`` inside the open frame of ``group`` (one click on it): the
+        group is the selected item (it moves as one), the inspector shows the inner block."""
+        if self.selected_node_ids() != [group]:
+            self.select_nodes([group])
+        self.inner_selected = (group, inner)
+        self.node_items[group].set_inner_selected(inner)
+        self.inspected_changed.emit()
+
+    def clear_inner(self) -> None:
+        if self.inner_selected is None:
+            return
+        item = self.node_items.get(self.inner_selected[0])
+        self.inner_selected = None
+        if item is not None:
+            item.set_inner_selected(None)
+        self.inspected_changed.emit()
+
+    def _drop_stale_inner(self) -> None:
+        if (self.inner_selected is not None
+                and self.selected_node_ids() != [self.inner_selected[0]]):
+            self.clear_inner()
 
     def select_nodes(self, ids) -> None:
         ids = set(ids)
@@ -336,7 +376,16 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
                 moved[nid] = to_graph(item.pos())
         if not moved:
             return False
-        done = self.run(MoveNodes(self._path, moved))
+        ruled = move_edit(graph, self._path, moved,  # clear of the others: never on top
+                          grid=GRID if self.snap_to_grid else None)
+        for nid, pos in ruled.edit.positions.items():  # where it lands (snapped on the grid)
+            self.node_items[nid].setPos(self.snapped(to_scene(pos), force=True))
+        done = self.run(ruled.edit)
+        if not done:  # refused: back where they were
+            for nid in moved:
+                self.node_items[nid].setPos(to_scene(self.graph.node(nid).pos))
+        elif ruled.message:
+            self.message.emit(ruled.message)
         self._place_all_wires()  # a moved block may now stand in another wire's way
         return done
 

@@ -31,14 +31,18 @@ class DropTarget:
     group: str | None = None
 
 
-def _free_spot(graph, node: Node, edge: Edge | None) -> tuple[float, float]:
+def _free_spot(graph, node: Node, edge: Edge | None,
+               near: str | None = None) -> tuple[float, float]:
     """Where a block added inside a group sits when the group is entered: between the ends
-    of the wire it was spliced into, else under the others; clear of every block."""
+    of the wire it was spliced into, else beside the block ``near`` it was dropped (the small
+    block of the frame nearest the drop point), else under the others; clear of every block."""
     if not graph.nodes:
         return (0.0, 0.0)
     if edge is not None and edge.src in graph and edge.dst in graph:
         a, b = graph.node(edge.src).pos, graph.node(edge.dst).pos
         start = ((a[0] + b[0]) / 2, (a[1] + b[1]) / 2)
+    elif near is not None and near in graph:
+        start = graph.node(near).pos
     else:
         start = (min(n.pos[0] for n in graph), max(n.pos[1] for n in graph))
     return clear_spot(graph, node, start)
@@ -103,7 +107,9 @@ class BlockDropping:
         corner = self.snapped(scene_pos - QPointF(90, HEADER_H / 2), force=True)
         node = new_node(graph, block_type, to_graph(corner), **self._agreed(block_type))
         if target.group is not None:  # the frame lays its inside out itself; entered, the
-            node.pos = _free_spot(graph, node, target.edge)  # block sits clear of the others
+            near = self.node_items[target.group].mini_nearest(  # block sits by where it went
+                self.node_items[target.group].mapFromScene(scene_pos))
+            node.pos = _free_spot(graph, node, target.edge, near)
         else:
             node.pos = clear_spot(graph, node, node.pos)  # never on top of another block
         if block_type == "group":

@@ -3,10 +3,8 @@
 label off the others' labels. A mixin of :class:`~tfstudio.gui.scene.GraphScene`."""
 from __future__ import annotations
 
-from PySide6.QtCore import QRectF
-
 from ..graph import Edge
-from ..graph.layout import LABEL_PLACES, route_lanes, wire_route
+from ..graph.layout import place_labels, route_lanes, wire_route
 from .node_item import HEADER_H, PORT_R
 from .wire_item import WireItem
 
@@ -76,16 +74,17 @@ class WirePlacement:
             port.update()
 
     def _place_labels(self) -> None:
-        """Each wire's label at the middle of its wire, or further along or back where
-        another label already is, above the wire, then below it (graph.layout.LABEL_PLACES, as
-        draw_level places them)."""
-        taken: list[QRectF] = []
-        for wire in sorted(self.wire_items.values(), key=lambda w: w.length()):  # shortest first
-            if not wire.label:
-                continue
-            for at, below in LABEL_PLACES:
-                box = wire.label_rect(at, below)
-                if not any(box.intersects(other) for other in taken):
-                    break
-            wire.set_label_at(at, below)
-            taken.append(box)
+        """Each wire's label where graph.layout.place_labels puts it (the function the
+        property test checks through draw_level): off the other labels and off every block."""
+        labelled = {w.edge: w for w in self.wire_items.values() if w.label}
+        sizes = {}
+        for edge, wire in labelled.items():
+            box = wire.label_rect(0.5, False)
+            sizes[edge] = (box.width(), box.height())
+        blocks = []
+        for item in self.node_items.values():
+            r = item.mapRectToScene(item.body_rect())
+            blocks.append((r.x(), r.y(), r.width(), r.height()))
+        placed = place_labels({e: w.points() for e, w in labelled.items()}, sizes, blocks)
+        for edge, (at, below, _) in placed.items():
+            labelled[edge].set_label_at(at, below)

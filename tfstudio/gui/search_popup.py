@@ -1,7 +1,7 @@
 """Search-to-add: a small popup at the cursor (double-click or Tab on the canvas); type a few
-letters, Enter adds the best match where the popup was opened. A word that names a switch's
-setting ("gqa", "rope", "rmsnorm") also offers that setting, right after the best block:
-"Set decoder layer's attention to GQA"."""
+letters, Enter takes the top row. A word that is a switch's setting ("gqa", "rope", "rmsnorm")
+puts that setting on top ("Set decoder layer's attention to GQA"), so Enter applies it; a
+setting the query only starts comes right after the best block."""
 from __future__ import annotations
 
 from typing import Callable
@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QFrame, QLabel, QLineEdit, QListWidget, QListWidge
 
 from ..graph import BlockSpec, all_specs
 from . import layer_switches
-from .fuzzy import WORD_START, fuzzy_score, rank_blocks
+from .fuzzy import rank_blocks
 from .icons import family_icon
 
 SETTING_ROLE = Qt.UserRole + 2  # (switch key, value) on a result that sets a switch
@@ -62,40 +62,35 @@ class SearchPopup(QFrame):
         self.edit.setFocus()
 
     def update_results(self, text: str) -> None:
+        """Settings the query names exactly first ("rope": Set the model's positions to
+        RoPE, which Enter applies), then the blocks, the best block before looser settings."""
         self.list.clear()
+        settings = layer_switches.matching_settings(text, self.layer_name()) \
+            if self._settings else []
+        exact = [h for h in settings if h.exact]
+        for hit in exact:
+            self.list.addItem(self._setting_item(hit))
         for spec in rank_blocks(text, self._specs):
             item = QListWidgetItem(family_icon(spec.family), spec.title)
             item.setData(Qt.UserRole, spec.type)
             item.setData(Qt.UserRole + 1, spec.description)
             item.setToolTip(spec.description)
             self.list.addItem(item)
-        for row, (key, value, words) in enumerate(self._matching_settings(text)):
-            item = QListWidgetItem("⚙ " + words)
-            item.setData(SETTING_ROLE, (key, value))
-            item.setData(Qt.UserRole + 1, "Changes this setting (one undo step); Enter or a "
-                                          "double-click applies it.")
-            self.list.insertItem(min(1 + row, self.list.count()), item)
+        after_block = min(len(exact) + 1, self.list.count())
+        for row, hit in enumerate(h for h in settings if not h.exact):
+            self.list.insertItem(after_block + row, self._setting_item(hit))
         if self.list.count():
             self.list.setCurrentRow(0)
         else:
             self.hint.setText("No block matches; try a word like attention, norm or ffn.")
 
-    def _matching_settings(self, text: str) -> list[tuple[str, str, str]]:
-        """The switch settings that a word of the query names, best first, each with its
-        result text; a layer's only when there is a layer to set."""
-        if not self._settings or not text.strip():
-            return []
-        layer = self.layer_name()
-        hits = []
-        for key in layer_switches.LAYER_KEYS + layer_switches.MODEL_KEYS:
-            if key in layer_switches.LAYER_KEYS and layer is None:
-                continue
-            for value in layer_switches.switch_choices(key):
-                score = fuzzy_score(text, layer_switches.setting_words(key, value))
-                if score is not None and score >= WORD_START:
-                    hits.append((-score, key, value))
-        return [(key, value, layer_switches.setting_text(key, value, layer))
-                for _, key, value in sorted(hits)]
+    @staticmethod
+    def _setting_item(hit) -> QListWidgetItem:
+        item = QListWidgetItem("⚙ " + hit.text)
+        item.setData(SETTING_ROLE, (hit.key, hit.value))
+        item.setData(Qt.UserRole + 1, "Changes this setting (one undo step); Enter or a "
+                                      "double-click applies it.")
+        return item
 
     def result_types(self) -> list[str]:
         """The block types among the results, in order."""

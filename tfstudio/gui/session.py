@@ -50,10 +50,11 @@ class EditorSession(QObject):
         return self.document.root
 
     def execute(self, command: Edit) -> bool:
-        """Run an edit; a refused one (bad wire, bad value) becomes a message, not a crash."""
+        """Run an edit; a refused one (bad wire, bad value) becomes a message, not a crash.
+        Either way the status bar is told, so it never keeps a sentence about an earlier state
+        (a caller with more to say, "Added Norm", says it after)."""
         refusal = self.try_execute(command)
-        if refusal:
-            self.message.emit(refusal)
+        self.message.emit(refusal or command.text)
         return refusal is None
 
     def try_execute(self, command: Edit) -> str | None:
@@ -80,8 +81,10 @@ class EditorSession(QObject):
         if refusal:
             self.message.emit(refusal)
             return False
+        text = self.document.undo_text
         done = self.document.undo()
         self._after_change()
+        self.message.emit(f"Undid: {text}" if done else "Nothing to undo")
         return done
 
     def redo(self) -> bool:
@@ -89,8 +92,10 @@ class EditorSession(QObject):
         if refusal:
             self.message.emit(refusal)
             return False
+        text = self.document.redo_text
         done = self.document.redo()
         self._after_change()
+        self.message.emit(f"Redid: {text}" if done else "Nothing to redo")
         return done
 
     def _on_event(self, event: GraphEvent) -> None:

@@ -7,6 +7,8 @@ shown from its main layer; a pill at the edge of the canvas names each layer gro
 rather than a pan the user has to guess at."""
 from __future__ import annotations
 
+from typing import Callable
+
 from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QMouseEvent, QPainter, QPen, QWheelEvent
 from PySide6.QtWidgets import QGraphicsView, QMenu, QPushButton
@@ -52,6 +54,14 @@ class GraphView(QGraphicsView):
         self.context_actions: list = []   # the main window's edit actions, for right-click
         self._space_down = False
         self._pan_from: QPointF | None = None
+        # a fitted view stays fitted when the panels around it change its size, until the
+        # user zooms or pans; ``refit_allowed`` says when another fit owns the view (the
+        # Train workspace's strip)
+        self.keeps_fit = False
+        self._fitting = False
+        self.refit_allowed: Callable[[], bool] = lambda: True
+        self._refit_timer = QTimer(self, singleShot=True, interval=0)
+        self._refit_timer.timeout.connect(self._refit)
         # pills at the canvas's edges naming the layer groups out of view (see update_markers)
         self.markers: list[QPushButton] = []
         self._markers_timer = QTimer(self, singleShot=True, interval=0)
@@ -69,6 +79,7 @@ class GraphView(QGraphicsView):
 
     def set_zoom(self, factor: float) -> None:
         """Zoom to ``factor`` (1 = 100%) around the centre of the view (menu and keys)."""
+        self.keeps_fit = self._fitting
         factor = max(MIN_ZOOM, min(MAX_ZOOM, factor))
         self.setTransformationAnchor(QGraphicsView.AnchorViewCenter)
         self.scale(factor / self.zoom, factor / self.zoom)
@@ -78,7 +89,12 @@ class GraphView(QGraphicsView):
     def zoom_by(self, steps: float) -> None:
         self.set_zoom(self.zoom * (1.15 ** steps))
 
+    def _refit(self) -> None:
+        if self.keeps_fit and self.refit_allowed():
+            self.fit_to_view()
+
     def wheelEvent(self, event: QWheelEvent) -> None:
+        self.keeps_fit = False
         steps = event.angleDelta().y() / 120.0
         if steps:
             self.zoom_at(self.zoom * (1.15 ** steps), event.position())
@@ -97,7 +113,16 @@ class GraphView(QGraphicsView):
 
     def fit_to_view(self) -> None:
         """Show every block, never magnified past 100% nor shrunk below a legible zoom; a graph
-        too big for that is shown around its largest open group (the main layer)."""
+        too big for that is shown around its largest open group (the main layer). The view
+        keeps the fit through changes of its size until the user zooms or pans."""
+        self._fitting = True
+        try:
+            self._fit()
+        finally:
+            self._fitting = False
+        self.keeps_fit = True
+
+    def _fit(self) -> None:
         items = [i for i in self.scene().items() if isinstance(i, NodeItem)]
         if not items:
             self.resetTransform()
@@ -239,6 +264,8 @@ class GraphView(QGraphicsView):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._markers_timer.start()
+        if self.keeps_fit:  # the Problems panel grew, a dock closed: show it all again
+            self._refit_timer.start()
 
     def center_on_node(self, node_id: str) -> None:
         item = self.graph_scene().node_items.get(node_id)
@@ -277,6 +304,7 @@ class GraphView(QGraphicsView):
         if event.button() == Qt.MiddleButton or (self._space_down
                                                  and event.button() == Qt.LeftButton):
             self._pan_from = event.position()
+            self.keeps_fit = False  # the user chose what to look at
             self.viewport().setCursor(Qt.ClosedHandCursor)
             event.accept()
             return

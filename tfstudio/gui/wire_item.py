@@ -9,6 +9,7 @@ from PySide6.QtGui import QBrush, QFont, QFontMetricsF, QPainter, QPainterPath, 
 from PySide6.QtWidgets import QGraphicsItem
 
 from ..graph import Edge
+from ..graph.layout import bezier_points
 from . import theme
 from .node_item import routed_path, scaled_font, text_boost
 
@@ -60,6 +61,13 @@ class WireItem(QGraphicsItem):
 
     def length(self) -> float:
         return self._path.length()
+
+    def points(self) -> list[tuple[float, float]]:
+        """The wire as the layout sees it (scene units): a routed wire's corners, else
+        points along its curve."""
+        if self.corners:
+            return list(self.corners)
+        return bezier_points((self._start.x(), self._start.y()), (self._end.x(), self._end.y()))
 
     def drawn_rect(self) -> QRectF:
         """The wire's line in scene coordinates (a routed wire may pass left of every block:

@@ -1,0 +1,163 @@
+"""Edit rules decided in graph/ (no widget): a head change keeps the kind the user chose, and
+brings GQA back after a head count that could not be grouped took it away."""
+from __future__ import annotations
+
+from tfstudio.graph import Document
+from tfstudio.graph.edit_rules import heads_edit, remembered_group, set_param_edit
+from tfstudio.graph.switches import attention_kind, set_attention_kind
+from tfstudio.presets import load_preset
+
+LAYER = ("layers",)
+
+
+def _llama() -> Document:
+    return Document(load_preset("tiny-llama"))
+
+
+def _heads(doc: Document, value: int) -> str:
+    ruled = heads_edit(doc.graph(LAYER), LAYER, "attn", value)
+    doc.execute(ruled.edit)
+    return ruled.message
+
+
+def _attn(doc: Document) -> tuple[int, int]:
+    node = doc.graph(LAYER).node("attn")
+    return int(node.param("heads")), int(node.param("kv_heads"))
+
+
+def test_heads_five_makes_gqa_into_mqa_and_four_restores_gqa_four_two():
+    doc = _llama()
+    assert _attn(doc) == (4, 2)
+    message = _heads(doc, 5)
+    assert _attn(doc) == (5, 1)
+    assert "GQA became MQA" in message and "5 heads cannot be grouped" in message
+    message = _heads(doc, 4)
+    assert _attn(doc) == (4, 2)
+    assert "MQA became GQA again (2 heads per K/V head)" in message
+    # the round trip again: a message each time the kind changes
+    assert "GQA became MQA" in _heads(doc, 7)
+    assert "MQA became GQA again" in _heads(doc, 8)
+    assert _attn(doc) == (8, 4)  # the group size chosen (2) where it divides
+
+
+def test_the_restored_grouping_is_the_one_nearest_the_group_size_chosen():
+    doc = _llama()
+    doc.execute(set_param_edit(doc.graph(LAYER), LAYER, "attn", "heads", 12).edit)
+    doc.execute(set_param_edit(doc.graph(LAYER), LAYER, "attn", "kv_heads", 3).edit)
+    assert _attn(doc) == (12, 3)  # 4 heads per K/V head
+    _heads(doc, 7)
+    assert remembered_group(doc.graph(LAYER), "attn") == 4
+    _heads(doc, 6)  # 6 heads: groups of 2 (kv 3) or 3 (kv 2); 3 is nearer 4
+    assert _attn(doc) == (6, 2)
+    assert remembered_group(doc.graph(LAYER), "attn") is None
+
+
+def test_undo_takes_back_the_heads_and_the_memory_in_one_step():
+    doc = _llama()
+    _heads(doc, 5)
+    assert doc.undo_text == "Set heads to 5"
+    doc.undo()
+    assert _attn(doc) == (4, 2)
+    assert remembered_group(doc.graph(LAYER), "attn") is None
+    doc.redo()
+    assert remembered_group(doc.graph(LAYER), "attn") == 2
+
+
+def test_mqa_chosen_by_hand_or_by_the_switch_is_kept():
+    doc = _llama()
+    _heads(doc, 5)
+    doc.execute(set_param_edit(doc.graph(LAYER), LAYER, "attn", "kv_heads", 1).edit)
+    assert remembered_group(doc.graph(LAYER), "attn") is None  # K/V heads set: the user's kind
+    assert _heads(doc, 4) == ""
+    assert _attn(doc) == (4, 1)
+    doc = _llama()
+    _heads(doc, 5)
+    layer = set_attention_kind(doc.graph(LAYER), "mqa")
+    assert remembered_group(layer, "attn") is None
+    assert attention_kind(layer) == "mqa"
+
+
+def test_mha_and_gqa_that_divide_say_what_they_stay():
+    doc = Document(load_preset("tiny-gpt"))
+    assert _heads(doc, 8) == "K/V heads 4 → 8 (still MHA)"
+    assert _heads(doc, 8) == ""  # no change, no sentence
+
+
+def _problem(graph, code):
+    from tfstudio.graph import validate
+    return next(d for d in validate(graph) if d.code == code)
+
+
+def test_a_problem_with_one_obvious_fix_is_fixed_in_one_undo_step():
+    from tfstudio.graph import validate
+    from tfstudio.graph.edit_rules import fix_edit, fix_text
+    doc = Document(load_preset("tiny-gpt"))
+    doc.execute(set_param_edit(doc.graph(LAYER), LAYER, "attn", "heads", 3).edit)
+    problem = _problem(doc.root, "heads_divide_d_model")     # 64 / 3
+    assert problem.fix == ("heads", 4)                        # nearest divisor, the larger on a tie
+    assert fix_text(problem) == "Set heads to 4"
+    doc.execute(fix_edit(doc.root, problem).edit)
+    assert _attn(doc) == (4, 4)                               # MHA kept through the rule
+    assert not [d for d in validate(doc.root) if d.severity == "error"]
+    doc.undo()
+    assert _attn(doc) == (3, 3)
+
+
+def test_each_fixable_rule_names_a_fix_that_clears_it():
+    from tfstudio.graph import validate
+    from tfstudio.graph.edit_rules import fix_edit
+    cases = [("kv_heads_divide_heads", "kv_heads", 3), ("heads_divide_d_model", "heads", 5)]
+    for code, name, value in cases:
+        doc = Document(load_preset("tiny-llama"))
+        doc.execute(set_param_edit(doc.graph(LAYER), LAYER, "attn", name, value).edit)
+        problem = _problem(doc.root, code)
+        doc.execute(fix_edit(doc.root, problem).edit)
+        assert code not in {d.code for d in validate(doc.root)}, code
+    doc = Document(load_preset("tiny-gpt"))
+    doc.execute(set_param_edit(doc.graph(LAYER), LAYER, "attn", "causal", False).edit)
+    problem = _problem(doc.root, "decoder_not_causal")
+    assert fix_edit(doc.root, problem) is not None
+    doc.execute(fix_edit(doc.root, problem).edit)
+    assert "decoder_not_causal" not in {d.code for d in validate(doc.root)}
+
+
+def _drawn(name: str):
+    from tfstudio.graph.layout import untangled
+    return untangled(load_preset(name))  # as the editor opens it (open frames need room)
+
+
+def test_a_move_onto_another_block_snaps_to_the_nearest_free_spot():
+    from tfstudio.graph.edit_rules import move_edit
+    from tfstudio.graph.layout import block_rects, overlapping_pairs
+    doc = Document(_drawn("tiny-gpt"))
+    root = doc.root
+    target = root.node("final_norm").pos
+    ruled = move_edit(root, (), {"pos": target})              # right on top of the Norm
+    doc.execute(ruled.edit)
+    assert overlapping_pairs(doc.root) == []
+    assert "nearest free spot" in ruled.message
+    x, y, _, _ = block_rects(doc.root)["pos"]
+    tx, ty, tw, th = block_rects(_drawn("tiny-gpt"))["final_norm"]
+    # beside the Norm, not thrown far away: within a block's size of where it was dropped
+    assert abs(x - tx) <= tw + 60 and abs(y - ty) <= th + 60
+    # a move to a free spot is kept as it is
+    far = (target[0], target[1] + 2000.0)
+    ruled = move_edit(doc.root, (), {"pos": far})
+    assert ruled.edit.positions["pos"] == far and ruled.message == ""
+
+
+def test_a_move_of_several_blocks_keeps_them_together_and_clear():
+    from tfstudio.graph.edit_rules import move_edit
+    from tfstudio.graph.layout import overlapping_pairs
+    doc = Document(_drawn("tiny-gpt"))
+    root = doc.root
+    dx, dy = (root.node("head").pos[0] - root.node("tokens").pos[0],
+              root.node("head").pos[1] - root.node("tokens").pos[1])
+    moved = {nid: (root.node(nid).pos[0] + dx, root.node(nid).pos[1] + dy)
+             for nid in ("tokens", "embed")}
+    ruled = move_edit(root, (), moved)
+    doc.execute(ruled.edit)
+    assert overlapping_pairs(doc.root) == []
+    new = ruled.edit.positions
+    assert (new["embed"][0] - new["tokens"][0], new["embed"][1] - new["tokens"][1]) == (
+        moved["embed"][0] - moved["tokens"][0], moved["embed"][1] - moved["tokens"][1])

@@ -1,0 +1,57 @@
+"""Every preset, and every group of every preset entered, shows whole on a 1366x768 laptop at
+a legible zoom (the fit never goes under 70%): a level that cannot fit is wrapped into bands
+(``layout.tidy_positions``), which the editor applies as it opens a file (``untangled``)."""
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QRectF
+
+from tfstudio.gui.node_item import NodeItem
+from tfstudio.gui.view import LEGIBLE_ZOOM
+from tfstudio.gui.wire_item import WireItem
+from tfstudio.presets import load_preset, preset_names
+
+# not whole yet, each for a reason the wrap cannot reach (see notes/editor.md):
+NOT_WHOLE = {
+    # the layer's open frame alone (four sublayers in a row of small blocks) is 1310 wide
+    ("gpt3-style-local", ()), ("tiny-gpt3-local", ()),
+    # 14 full-size blocks: 1000 x 1032 in bands of the wrap width, 1270 x 866 wider
+    ("gpt3-style-local", ("layers",)), ("tiny-gpt3-local", ("layers",)),
+    # the decoder's inside is 888 tall where the canvas shows 883 at 70%
+    ("t5-small", ("decoder",)), ("tiny-t5", ("decoder",)),
+    # encoder over decoder: 918 tall
+    ("tiny-transformer", ()), ("transformer-base", ()),
+}
+
+
+def _levels(name: str) -> list[tuple[str, ...]]:
+    root = load_preset(name)
+    return [()] + [(n.id,) for n in root.nodes.values() if n.is_group]
+
+
+CASES = [(name, path) for name in preset_names() for path in _levels(name)]
+pytestmark = pytest.mark.slow  # 51 windows, 0.3 s each
+
+
+def _shown_whole(w) -> bool:
+    rect = QRectF()
+    for item in w.scene.items():
+        if isinstance(item, NodeItem) or (isinstance(item, WireItem) and item.edge):
+            rect = rect.united(item.drawn_rect())
+    shown = w.view.mapToScene(w.view.viewport().rect()).boundingRect()
+    return shown.contains(rect)
+
+
+@pytest.mark.parametrize("name, path", [
+    pytest.param(n, p, marks=pytest.mark.xfail(strict=True, reason="not whole yet"))
+    if (n, p) in NOT_WHOLE else (n, p) for n, p in CASES],
+    ids=["/".join((n,) + p) for n, p in CASES])
+def test_each_preset_and_group_is_whole_at_1366x768(make_window, qtbot, name, path):
+    w = make_window(load_preset(name))
+    w.resize(1366, 768)
+    qtbot.wait(10)
+    if path:
+        w.scene.set_path(path)
+    w.view.fit_to_view()
+    assert w.view.zoom >= LEGIBLE_ZOOM - 1e-6
+    assert _shown_whole(w), (name, path, round(w.view.zoom, 2))

@@ -1,0 +1,47 @@
+"""A fitted canvas stays fitted when the panels around it change its size (the Problems
+panel opening to its list under a new error), until the user zooms or pans."""
+from __future__ import annotations
+
+from PySide6.QtCore import QRectF
+
+from tfstudio.gui.node_item import NodeItem
+from tfstudio.presets import load_preset
+
+
+def _everything_shown(w) -> bool:
+    rect = QRectF()
+    for item in w.scene.items():
+        if isinstance(item, NodeItem):
+            rect = rect.united(item.drawn_rect())
+    shown = w.view.mapToScene(w.view.viewport().rect()).boundingRect()
+    return shown.contains(rect)
+
+
+def test_the_canvas_refits_when_the_problems_panel_grows(make_window, qtbot):
+    from tfstudio.graph import SetParam
+    w = make_window(load_preset("tiny-gpt"))
+    w.resize(1920, 640)   # wide: the fit is set by the canvas's height
+    qtbot.wait(50)
+    w.view.fit_to_view()
+    before, height = w.view.zoom, w.view.viewport().height()
+    assert _everything_shown(w) and 0.8 < before < 1.0, before
+    w.session.execute(SetParam(("layers",), "attn", "heads", 3))   # an error: Problems opens
+    w.session.refresh_report()
+    qtbot.waitUntil(lambda: w.view.viewport().height() < height - 40)
+    qtbot.waitUntil(lambda: w.view.zoom < before - 0.01)            # refitted to the new size
+    assert _everything_shown(w) and w.view.keeps_fit
+    after = w.view.zoom
+    w.view.fit_to_view()
+    assert abs(w.view.zoom - after) < 1e-6                          # as a fit of the new size
+
+
+def test_a_zoom_by_the_user_is_kept_through_a_resize(make_window, qtbot):
+    w = make_window(load_preset("tiny-gpt"))
+    w.view.fit_to_view()
+    assert w.view.keeps_fit
+    w.view.zoom_by(2)
+    zoom = w.view.zoom
+    assert not w.view.keeps_fit
+    w.resize(1200, 700)
+    qtbot.wait(20)
+    assert abs(w.view.zoom - zoom) < 1e-6
