@@ -159,6 +159,25 @@ def test_a_private_method_nothing_calls_stays_behind_and_the_rest_are_copied(mon
         assert torch.allclose(built(ids), model(ids), atol=1e-6)
 
 
+@pytest.mark.parametrize("weighting", ["probability", "renormalised"])
+def test_standalone_top_1_mixture_weights_its_experts_as_the_compiled_one(weighting):
+    from tfstudio.graph.templates import transformer_lm
+
+    graph = transformer_lm(name="s", description="", vocab=64, d_model=32, layers=1, heads=4,
+                           d_ff=32, max_len=32, moe={"experts": 4, "top_k": 1,
+                                                     "weighting": weighting})
+    model = compile_graph(graph).eval()
+    source = standalone_source(model)
+    assert (f"weighting='{weighting}'" in source) == (weighting == "probability")  # else default
+    namespace = {}
+    exec(compile(source, "model.py", "exec"), namespace)
+    built = namespace["build_model"]().eval()
+    built.load_state_dict(model.state_dict())
+    ids = torch.randint(0, 64, (2, 9))
+    with torch.no_grad():
+        assert torch.allclose(built(ids), model(ids), atol=1e-6)
+
+
 def test_a_block_class_defined_inside_a_function_is_refused_by_name(monkeypatch):
     def make_class():
         class Local(torch.nn.Module):

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from collections.abc import Callable
 from typing import Any
 
+from ..blocks.feedforward import moe_weighting
 from ..graph import block_types as bt
 from ..graph.model import Graph
 from ..graph.templates import transformer_lm
@@ -190,6 +191,10 @@ def _llama_like_rules(name: str, biases_allowed: bool, window_allowed: bool, moe
             if moe:
                 p += _needs(layer.ffn, not f.shared_expert,
                             f"{name} has no shared expert", "turn shared_expert off")
+                p += _needs(layer.ffn, moe_weighting(f) == "renormalised",
+                            f"{name} weights the chosen experts by their probabilities "
+                            "renormalised over the chosen k, not by the router's probability "
+                            "(Switch)", "set weighting to renormalised")
         return p
     return rules
 
@@ -499,7 +504,10 @@ def _read_experts(cfg: HFConfig) -> dict[str, Any] | None:
         return None
     return {"experts": int(cfg.get("num_local_experts")),
             "top_k": int(cfg.get("num_experts_per_tok")),
-            "aux_loss_weight": float(cfg.get("router_aux_loss_coef"))}
+            "aux_loss_weight": float(cfg.get("router_aux_loss_coef")),
+            # transformers' Mixtral always divides the chosen k probabilities by their sum (it
+            # has no norm_topk_prob switch; that flag is Qwen-MoE's, which tfstudio cannot hold)
+            "weighting": "renormalised"}
 
 
 def _read_rope(cfg: HFConfig) -> tuple[float, float]:

@@ -9,6 +9,9 @@ ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu, "silu": F.silu,
                "gelu_tanh": lambda x: F.gelu(x, approximate="tanh")}
 # gated variants: act(x W_gate) * (x W_up); the gate's activation per kind
 GATES = {"glu": torch.sigmoid, "geglu": F.gelu, "swiglu": F.silu}
+# how a mixture weights its chosen experts: over the chosen k (Mixtral), or by the router's
+# probability itself (Switch Transformer; with top-1 the only one whose router the loss trains)
+WEIGHTINGS = ("renormalised", "probability")
 
 
 class FeedForward(Hooked):
@@ -61,9 +64,12 @@ class FeedForward(Hooked):
 class MixtureOfExperts(Hooked):
     """A router picks ``top_k`` of ``experts`` FFNs per token and mixes their outputs.
 
-    router logits -> softmax -> top-k -> weights renormalised over the chosen k -> weighted sum
-    of those experts' outputs (+ a shared expert every token uses, if any). Tokens are grouped
-    per expert with index_select / index_add, never looped over one by one.
+    router logits -> softmax -> top-k -> weights -> weighted sum of those experts' outputs (+ a
+    shared expert every token uses, if any). ``weighting`` "renormalised" divides the chosen
+    probabilities by their sum (Mixtral: w = p / sum(p_chosen)); "probability" keeps the
+    router's probability (Switch Transformer: w = p). With top-1, renormalised weights are all
+    p / p = 1, so the loss sends the router no gradient. Tokens are grouped per expert with
+    index_select / index_add, never looped over one by one.
 
     After each forward: ``aux_loss`` = aux_loss_weight * E * sum_i f_i * P_i (Switch
     Transformer load balancing, counted over all k choices as Hugging Face's Mixtral does;
@@ -81,12 +87,15 @@ class MixtureOfExperts(Hooked):
 
     def __init__(self, d_model: int, experts: int = 4, top_k: int = 2, d_ff: int = 512,
                  activation: str = "swiglu", bias: bool = False, shared_expert: bool = False,
-                 aux_loss_weight: float = 0.01):
+                 aux_loss_weight: float = 0.01, weighting: str = "renormalised"):
         super().__init__()
         if not 1 <= top_k <= experts:
             raise ValueError(f"top_k ({top_k}) must be between 1 and the number of experts "
                              f"({experts})")
-        self.num_experts, self.top_k = experts, top_k
+        if weighting not in WEIGHTINGS:
+            raise ValueError(f"weighting must be one of {', '.join(WEIGHTINGS)}; "
+                             f"got '{weighting}'")
+        self.num_experts, self.top_k, self.weighting = experts, top_k, weighting
         self.aux_loss_weight = float(aux_loss_weight)
         self.router = nn.Linear(d_model, experts, bias=False)
         self.experts = nn.ModuleList(
@@ -100,7 +109,9 @@ class MixtureOfExperts(Hooked):
         return {"router": HookPoint("router logits", "r = x W_router"),
                 "probs": HookPoint("router probabilities", "softmax(r)"),
                 "choices": HookPoint("chosen experts", f"the top {self.top_k} experts per token"),
-                "weights": HookPoint("expert weights", "w = p_chosen / sum(p_chosen)"),
+                "weights": HookPoint("expert weights", {
+                    "renormalised": "w = p_chosen / sum(p_chosen)",
+                    "probability": "w = p_chosen (the router's probability)"}[self.weighting]),
                 "out": HookPoint("mixture output", f"y = sum_k w_k FFN_(e_k)(x){shared}")}
 
     def residual_projections(self) -> list[nn.Linear]:
@@ -113,9 +124,8 @@ class MixtureOfExperts(Hooked):
         logits = self.router(flat)
         if self.hooked:  # the points see [B, T, ...], as every other block's do
             logits = self._hook(self.hook_router, logits, B, T)
-        probs = torch.softmax(logits.float(), dim=-1)                      # [N, E]
-        top_p, top_i = probs.topk(self.top_k, dim=-1)                      # [N, k]
-        weights = (top_p / top_p.sum(dim=-1, keepdim=True)).to(x.dtype)
+        probs, top_i, weights = self.route(logits)
+        weights = weights.to(x.dtype)
         if self.hooked:
             probs = self._hook(self.hook_probs, probs, B, T)
             top_i = self._hook(self.hook_choices, top_i, B, T)
@@ -133,6 +143,14 @@ class MixtureOfExperts(Hooked):
         out = out.view(B, T, D)
         return self._at("out", out)
 
+    def route(self, logits: torch.Tensor):
+        """(probabilities [N, E], chosen experts [N, k] best first, their weights [N, k])."""
+        probs = torch.softmax(logits.float(), dim=-1)
+        top_p, top_i = probs.topk(self.top_k, dim=-1)
+        if self.weighting == "renormalised":
+            top_p = top_p / top_p.sum(dim=-1, keepdim=True)
+        return probs, top_i, top_p
+
     @staticmethod
     def _hook(point, flat, B: int, T: int):
         return point(flat.view(B, T, -1)).reshape(B * T, -1)
@@ -145,4 +163,4 @@ class MixtureOfExperts(Hooked):
         self.last_expert_load = load.detach()
 
     def extra_repr(self) -> str:
-        return f"experts={self.num_experts}, top_k={self.top_k}"
+        return f"experts={self.num_experts}, top_k={self.top_k}, weighting={self.weighting}"
