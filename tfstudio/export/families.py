@@ -27,7 +27,6 @@ class Family:
     model_type: str
     architecture: str
     auto_class: str          # the transformers Auto class that loads it
-    exportable: bool = True
 
 
 FAMILIES = {f.name: f for f in (
@@ -35,7 +34,7 @@ FAMILIES = {f.name: f for f in (
     Family("llama", "llama", "LlamaForCausalLM", "AutoModelForCausalLM"),
     Family("mistral", "mistral", "MistralForCausalLM", "AutoModelForCausalLM"),
     Family("mixtral", "mixtral", "MixtralForCausalLM", "AutoModelForCausalLM"),
-    Family("qwen2", "qwen2", "Qwen2ForCausalLM", "AutoModelForCausalLM", exportable=False),
+    Family("qwen2", "qwen2", "Qwen2ForCausalLM", "AutoModelForCausalLM"),  # import only
     Family("bert", "bert", "BertForMaskedLM", "AutoModelForMaskedLM"),
 )}
 

@@ -3,7 +3,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .hooks import Hooked, HookPoint
+from .hooks import Hooked, HookLabel
 
 ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu, "silu": F.silu,
                "gelu_tanh": lambda x: F.gelu(x, approximate="tanh")}
@@ -15,11 +15,9 @@ WEIGHTINGS = ("renormalised", "probability")
 
 
 class FeedForward(Hooked):
-    """Linear(d, d_ff) -> activation -> Linear(d_ff, d) -> dropout; hook points: the up
-    projection (pre-activation), the gate, the activation (what ``down`` reads), the output.
-
-    Gated kinds (glu, geglu, swiglu) compute act(x W_gate) * (x W_up) with one fused ``up``
-    Linear(d, 2 d_ff) whose first d_ff output rows are W_gate and the next d_ff rows W_up."""
+    """Linear(d, d_ff) -> activation -> Linear(d_ff, d) -> dropout. Gated kinds (glu, geglu,
+    swiglu) compute act(x W_gate) * (x W_up) with one fused ``up`` Linear(d, 2 d_ff) whose first
+    d_ff output rows are W_gate and the next d_ff rows W_up."""
 
     residual_branch = True
 
@@ -33,15 +31,16 @@ class FeedForward(Hooked):
         self.gated = activation in GATES
         self.up = nn.Linear(d_model, (2 if self.gated else 1) * d_ff, bias=bias)
         self.down = nn.Linear(d_ff, d_model, bias=bias)
+        self._declare("pre", "gate", "act", "out")
 
-    def _hook_points(self) -> dict[str, HookPoint]:
+    def _hook_labels(self) -> dict[str, HookLabel]:
         b = " + b" if self.up.bias is not None else ""
         gate = {"glu": "sigmoid", "geglu": "gelu", "swiglu": "silu"}.get(self.activation)
-        return {"pre": HookPoint("up projection", f"u = x W_up{b}"),
-                "gate": HookPoint("gate", f"g = {gate}(x W_gate{b})"),
-                "act": HookPoint("gated" if self.gated else "activation",
+        return {"pre": HookLabel("up projection", f"u = x W_up{b}"),
+                "gate": HookLabel("gate", f"g = {gate}(x W_gate{b})"),
+                "act": HookLabel("gated" if self.gated else "activation",
                                  "h = g * u" if self.gated else f"h = {self.activation}(u)"),
-                "out": HookPoint("down projection", f"y = h W_down{b}")}
+                "out": HookLabel("down projection", f"y = h W_down{b}")}
 
     def residual_projections(self) -> list[nn.Linear]:
         return [self.down]
@@ -50,11 +49,11 @@ class FeedForward(Hooked):
         h = self.up(x)
         if self.gated:
             gate, up = h.split(self.d_ff, dim=-1)
-            up = self._at("pre", up)
-            h = self._at("gate", GATES[self.activation](gate)) * up
+            up = self.hook_pre(up)
+            h = self.hook_gate(GATES[self.activation](gate)) * up
         else:
-            h = ACTIVATIONS[self.activation](self._at("pre", h))
-        y = self._at("out", self.down(self._at("act", h)))
+            h = ACTIVATIONS[self.activation](self.hook_pre(h))
+        y = self.hook_out(self.down(self.hook_act(h)))
         return F.dropout(y, self.dropout, self.training) if self.dropout > 0 else y
 
     def extra_repr(self) -> str:
@@ -103,16 +102,17 @@ class MixtureOfExperts(Hooked):
         self.shared = FeedForward(d_model, d_ff, activation, bias) if shared_expert else None
         self.aux_loss = None
         self.last_expert_load = None
+        self._declare("router", "probs", "choices", "weights", "out")
 
-    def _hook_points(self) -> dict[str, HookPoint]:
+    def _hook_labels(self) -> dict[str, HookLabel]:
         shared = " + FFN_shared(x)" if self.shared is not None else ""
-        return {"router": HookPoint("router logits", "r = x W_router"),
-                "probs": HookPoint("router probabilities", "softmax(r)"),
-                "choices": HookPoint("chosen experts", f"the top {self.top_k} experts per token"),
-                "weights": HookPoint("expert weights", {
+        return {"router": HookLabel("router logits", "r = x W_router"),
+                "probs": HookLabel("router probabilities", "softmax(r)"),
+                "choices": HookLabel("chosen experts", f"the top {self.top_k} experts per token"),
+                "weights": HookLabel("expert weights", {
                     "renormalised": "w = p_chosen / sum(p_chosen)",
                     "probability": "w = p_chosen (the router's probability)"}[self.weighting]),
-                "out": HookPoint("mixture output", f"y = sum_k w_k FFN_(e_k)(x){shared}")}
+                "out": HookLabel("mixture output", f"y = sum_k w_k FFN_(e_k)(x){shared}")}
 
     def residual_projections(self) -> list[nn.Linear]:
         everyone = [*self.experts] + ([self.shared] if self.shared is not None else [])
@@ -121,15 +121,12 @@ class MixtureOfExperts(Hooked):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         B, T, D = x.shape
         flat = x.reshape(-1, D)
-        logits = self.router(flat)
-        if self.hooked:  # the points see [B, T, ...], as every other block's do
-            logits = self._hook(self.hook_router, logits, B, T)
+        # the points see [B, T, ...], as every other block's do
+        logits = self._hook(self.hook_router, self.router(flat), B, T)
         probs, top_i, weights = self.route(logits)
-        weights = weights.to(x.dtype)
-        if self.hooked:
-            probs = self._hook(self.hook_probs, probs, B, T)
-            top_i = self._hook(self.hook_choices, top_i, B, T)
-            weights = self._hook(self.hook_weights, weights, B, T)
+        probs = self._hook(self.hook_probs, probs, B, T)
+        top_i = self._hook(self.hook_choices, top_i, B, T)
+        weights = self._hook(self.hook_weights, weights.to(x.dtype), B, T)
         out = torch.zeros_like(flat)
         for e, expert in enumerate(self.experts):
             # an expert with no tokens still runs on an empty batch: its weights then get zero
@@ -141,7 +138,7 @@ class MixtureOfExperts(Hooked):
             out = out + self.shared(flat)
         self._keep_statistics(probs, top_i)
         out = out.view(B, T, D)
-        return self._at("out", out)
+        return self.hook_out(out)
 
     def route(self, logits: torch.Tensor):
         """(probabilities [N, E], chosen experts [N, k] best first, their weights [N, k])."""
@@ -153,7 +150,7 @@ class MixtureOfExperts(Hooked):
 
     @staticmethod
     def _hook(point, flat, B: int, T: int):
-        return point(flat.view(B, T, -1)).reshape(B * T, -1)
+        return point(flat.view(B, T, -1)).reshape(B * T, -1) if point.fns else flat
 
     def _keep_statistics(self, probs, top_i) -> None:
         counts = torch.bincount(top_i.flatten(), minlength=self.num_experts).to(probs.dtype)
