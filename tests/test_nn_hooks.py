@@ -95,3 +95,44 @@ def test_the_explicit_attention_equals_the_fused_one(preset):
     assert len(pattern) == len(model.attention_modules())
     assert all(torch.allclose(a.sum(-1), torch.ones(())) for a in pattern)   # rows: softmax
     assert torch.allclose(explicit, fused, atol=2e-5), (explicit - fused).abs().max()
+
+
+def test_the_architecture_documents_every_blocks_points():
+    import re
+
+    import tfstudio.nn as nn_blocks
+
+    doc = (Path(tfstudio.__file__).parent.parent / "docs" / "ARCHITECTURE.md").read_text()
+    section = doc.split("## Hook points", 1)[1].split("\n## ", 1)[0]
+    table = {m[1]: set(re.sub(r"\(.*\)", "", m[2]).replace(" ", "").split(","))
+             for m in re.finditer(r"^\| `(\w+)`[^|]*\| ([^|]+) \|$", section, re.M)}
+    made = {"SelfAttention": dict(d_model=8, position="rope"), "CrossAttention": dict(d_model=8),
+            "FeedForward": dict(d_model=8, d_ff=8), "MixtureOfExperts": dict(d_model=8),
+            "LMHead": dict(d_model=8, vocab_size=8), "MLMHead": dict(d_model=8, vocab_size=8),
+            "TokenEmbedding": dict(vocab_size=8, d_model=8), "Norm": dict(d_model=8),
+            "PositionalEncoding": dict(d_model=8), "Recurrent": dict(d_model=8),
+            "FixedWindow": dict(d_model=8), "Add": {}, "GraphLayer": {}}
+    hooked = {name for name, cls in vars(nn_blocks).items() if not name.startswith("_")
+              if isinstance(cls, type) and issubclass(cls, Hooked) and cls is not Hooked}
+    assert set(table) == set(made) == hooked
+    for name, kwargs in made.items():
+        block = getattr(nn_blocks, name)(**kwargs)
+        own = {n.removeprefix("hook_") for n, m in block.named_children()
+               if isinstance(m, HookPoint)}
+        assert table[name] == own, name
+
+
+def test_a_copied_model_has_its_own_points():
+    """A point is kept in the block's __dict__ as well as among its submodules (so reading it
+    skips nn.Module.__getattr__); a deep copy must still give the copy its own points."""
+    import copy
+
+    model = compile_graph(load_preset("tiny-gpt")).eval()
+    twin = copy.deepcopy(model)
+    attn = twin.layers[0].attn
+    assert attn.hook_weights is attn._modules["hook_weights"]
+    assert attn.hook_weights is not model.layers[0].attn.hook_weights
+    seen = []
+    with torch.no_grad(), attached(twin, lambda n, _p, _x: seen.append(n)):
+        model(*inputs(model))
+    assert seen == []   # listening to the copy hears nothing of the original

@@ -6,8 +6,10 @@ and its one forward passes each tensor through its point. An empty point is a lo
 list (it skips ``nn.Module``'s call machinery), so a model nobody looks at runs as fast as one
 without points. :func:`attached` adds functions to the points, and takes them off again; it
 never replaces a method. Attention computes its scores and weights explicitly only while a
-function listens at one of its pattern's points (:data:`PATTERN`); otherwise it takes the fused
-kernel, with the same mask (:mod:`.attention`).
+function listens at a point of its pattern (scores, mask, bias, masked, weights); otherwise it
+takes the fused kernel, with the same mask (:mod:`.attention`). A block keeps each point in its
+``__dict__`` as well as among its submodules, so reading ``self.hook_q`` skips
+``nn.Module.__getattr__`` (about 0.5 us a point instead of 3 on a loaded 2-core machine).
 
 What a point shows (a label, a formula, and ``per``: which leading axis after the batch is a
 head, "head" for query heads, "kv_head" for key/value heads) is the block's ``_hook_labels()``
@@ -25,9 +27,6 @@ pre-hook and a forward hook that :func:`attached` registers and removes.
 from dataclasses import dataclass
 
 from torch import nn
-
-# the points of an attention's pattern: only its explicit computation passes them
-PATTERN = ("scores", "mask", "bias", "masked", "weights")
 
 
 class HookPoint(nn.Module):
@@ -49,8 +48,8 @@ class Hooked(nn.Module):
     """A block with hook points ``hook_<name>``, declared in its ``__init__``."""
 
     def _declare(self, *names: str) -> None:
-        for name in names:
-            setattr(self, "hook_" + name, HookPoint())
+        for name in names:   # in __dict__ too: read without nn.Module's slow __getattr__
+            self._modules["hook_" + name] = self.__dict__["hook_" + name] = HookPoint()
 
 
 @dataclass
