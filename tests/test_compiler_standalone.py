@@ -11,8 +11,8 @@ import torch
 import tfstudio.nn
 from tfstudio.compiler import compile_graph, standalone_source
 from tfstudio.compiler.standalone import StandaloneError
-from tfstudio.nn import (MODULES, DecodingCache, GraphModel, LMHead, Norm, SelfAttention,
-                         TokenEmbedding, rotate_pairs)
+from tfstudio.nn import (MODULES, DecodingCache, GraphModel, HookPoint, LMHead, Norm,
+                         SelfAttention, TokenEmbedding, rotate_pairs)
 from tfstudio.nn.hooks import Hooked
 from tfstudio.presets import load_preset
 
@@ -82,17 +82,17 @@ def test_standalone_file_holds_only_the_classes_the_model_uses_each_whole():
     source = standalone_source(model)
     for unused in ("class CrossAttention", "class MixtureOfExperts", "class Recurrent",
                    "class MLMHead", "class PositionalEncoding", "def sinusoidal_table",
-                   "class Add", "class Dropout", "Do not edit by hand", "class HookPoint",
-                   "def _hook_points", "def _attention_points"):
+                   "class Add", "class Dropout", "Do not edit by hand", "class HookLabel",
+                   "def _hook_labels", "def _attention_points", "def attached"):
         assert unused not in source, unused
     for used in (SelfAttention, Norm, tfstudio.nn.FeedForward, LMHead, TokenEmbedding,
-                 DecodingCache, GraphModel, rotate_pairs, Hooked):
+                 DecodingCache, GraphModel, rotate_pairs, Hooked, HookPoint):
         members = [used] if inspect.isfunction(used) else [
-            m for n, m in vars(used).items() if inspect.isfunction(m) and n != "_hook_points"]
+            m for n, m in vars(used).items() if inspect.isfunction(m) and n != "_hook_labels"]
         for member in members:   # each copied as written
             assert textwrap.indent(textwrap.dedent(inspect.getsource(member)),
                                    "    " * (member is not used)) in source, member.__qualname__
-    assert "    def _rotation(" in source and "    def _at(" in source  # called
+    assert "    def _rotation(" in source and "    def _declare(" in source  # called
     lines = source.splitlines()
     package = sum(len(f.read_text().splitlines()) for f in NN_DIR.glob("*.py"))
     assert len(lines) < package, (len(lines), package)  # not the whole tfstudio.nn package
@@ -155,6 +155,25 @@ def test_a_private_method_nothing_calls_stays_behind_and_the_rest_are_copied(mon
     built = namespace["build_model"]().eval()
     built.load_state_dict(model.state_dict())
     ids = torch.randint(0, 256, (2, 7))
+    with torch.no_grad():
+        assert torch.allclose(built(ids), model(ids), atol=1e-6)
+
+
+@pytest.mark.parametrize("weighting", ["probability", "renormalised"])
+def test_standalone_top_1_mixture_weights_its_experts_as_the_compiled_one(weighting):
+    from tfstudio.graph.templates import transformer_lm
+
+    graph = transformer_lm(name="s", description="", vocab=64, d_model=32, layers=1, heads=4,
+                           d_ff=32, max_len=32, moe={"experts": 4, "top_k": 1,
+                                                     "weighting": weighting})
+    model = compile_graph(graph).eval()
+    source = standalone_source(model)
+    assert (f"weighting='{weighting}'" in source) == (weighting == "probability")  # else default
+    namespace = {}
+    exec(compile(source, "model.py", "exec"), namespace)
+    built = namespace["build_model"]().eval()
+    built.load_state_dict(model.state_dict())
+    ids = torch.randint(0, 64, (2, 9))
     with torch.no_grad():
         assert torch.allclose(built(ids), model(ids), atol=1e-6)
 

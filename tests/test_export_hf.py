@@ -134,6 +134,45 @@ def test_import_of_a_saved_transformers_model_gives_the_same_logits(tmp_path, mo
     assert family == {"qwen2": "llama", "bert-untied": "bert"}.get(model_type, model_type)
 
 
+@pytest.mark.parametrize("top_k", [1, 2])
+def test_mixtral_round_trip_keeps_its_renormalised_weights(tmp_path, top_k):
+    """HF -> tfstudio -> HF at top-1 and top-2: Mixtral divides the chosen probabilities by
+    their sum (top-1: every weight 1), and both hops give HF's logits."""
+    from tfstudio.graph.validate import validate
+
+    config = transformers.MixtralConfig(
+        vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, intermediate_size=40, num_local_experts=4,
+        num_experts_per_tok=top_k, bos_token_id=None, eos_token_id=None)
+    torch.manual_seed(0)
+    hf = perturbed(transformers.AutoModelForCausalLM.from_config(config), seed=6)
+    hf.save_pretrained(tmp_path / "hf")
+    import_hf(tmp_path / "hf", tmp_path / "run")
+    run = RunFolder(tmp_path / "run")
+    moes = [n for _, n in run.graph().walk() if n.type == "moe"]
+    assert {(n.params["top_k"], n.params["weighting"]) for n in moes} == {(top_k, "renormalised")}
+    warned = {d.code for d in validate(run.graph())}
+    assert ("router_without_gradient" in warned) == (top_k == 1)
+    export_hf(tmp_path / "run", tmp_path / "back")
+    back = transformers.AutoModelForCausalLM.from_pretrained(tmp_path / "back").eval()
+    with torch.no_grad():
+        theirs, ours, again = hf(ids()).logits, run.load_model()(ids()), back(ids()).logits
+    assert theirs.std() > 0.1
+    assert torch.allclose(ours, theirs, atol=1e-4), (ours - theirs).abs().max()
+    assert torch.allclose(again, theirs, atol=1e-4), (again - theirs).abs().max()
+
+
+def test_a_switch_weighted_mixture_is_refused_as_mixtral():
+    graph = transformer_lm(name="s", kv_heads=1, d_ff=40, activation="swiglu", bias=False,
+                           moe={"experts": 4, "top_k": 1}, **ROPE, **SMALL)
+    with pytest.raises(ExportRefused) as caught:   # top-1 built in tfstudio: Switch weights
+        hf_plan(graph)
+    assert caught.value.node_ids == ["moe"] and "set weighting to renormalised" in str(
+        caught.value)
+    set_param(graph, "moe", weighting="renormalised")
+    assert hf_plan(graph)[0] == "mixtral"
+
+
 def test_refusal_names_the_offending_node():
     graph = load_preset("tiny-llama")
     for _, node in graph.walk():

@@ -148,6 +148,19 @@ def test_top_k_larger_than_experts():
     assert "5" in d.message and "4 experts" in d.message
 
 
+def test_top_1_with_renormalised_weights_warns_that_the_router_gets_no_gradient():
+    g = load_preset("tiny-mixtral")
+    moe = g.node("layers").subgraph.node("moe")
+    moe.params.update(top_k=1, weighting="renormalised")
+    d = only(validate(g), "router_without_gradient")
+    assert d.severity == "warning" and "no gradient from the loss" in d.message
+    assert "probability" in d.hint and (d.node_id, d.path) == ("moe", ("layers",))
+    for fixed in ({"weighting": "probability"}, {"weighting": "auto"}, {"top_k": 2}):
+        moe.params.update(fixed)
+        assert "router_without_gradient" not in codes(validate(g)), fixed
+        moe.params.update(top_k=1, weighting="renormalised")
+
+
 def test_vocab_mismatch_between_embedding_and_head():
     g = load_preset("tiny-gpt")
     g.node("head").params["vocab_size"] = 300

@@ -19,9 +19,24 @@ def _ffn_args(params: Params, width: WidthFn) -> dict:
                                                           "dropout")}}
 
 
+# how the chosen experts' outputs are weighted: "auto" (a block that never chose, as every
+# graph saved before the choice existed) is the router's probability for top-1, the only
+# weighting whose router the loss trains there, and renormalised over the chosen k otherwise
+WEIGHTINGS = ("auto", "renormalised", "probability")
+WEIGHTING_NAMES = {"renormalised": "Mixtral", "probability": "Switch"}
+
+
+def moe_weighting(params: Params) -> str:
+    """The weighting a mixture computes with: "renormalised" or "probability"."""
+    if params.weighting != "auto":
+        return params.weighting
+    return "probability" if params.top_k == 1 else "renormalised"
+
+
 def _moe_args(params: Params, width: WidthFn) -> dict:
     keys = ("experts", "top_k", "d_ff", "activation", "bias", "shared_expert", "aux_loss_weight")
-    return {"d_model": width(), **{k: params[k] for k in keys}}
+    return {"d_model": width(), **{k: params[k] for k in keys},
+            "weighting": moe_weighting(params)}
 
 
 def _ffn_summary(node) -> str:
@@ -31,7 +46,7 @@ def _ffn_summary(node) -> str:
 
 def _moe_summary(node) -> str:
     p = node.typed_params()
-    return f"{p.experts} experts · top-{p.top_k} · {p.activation}"
+    return f"{p.experts}x top-{p.top_k} {WEIGHTING_NAMES[moe_weighting(p)]} · {p.activation}"
 
 
 def _ffn_count(params: Params, shapes: Shapes) -> int:
@@ -106,14 +121,22 @@ def _moe_check(node, shapes: Shapes, ctx) -> list:
             f"top k is {params.top_k} but there are only {params.experts} experts; a "
             "token cannot be routed to more experts than exist",
             f"lower top k to at most {params.experts}, or add experts")]
+    if params.top_k == 1 and moe_weighting(params) == "renormalised" and params.experts > 1:
+        return [ctx.warning(
+            "router_without_gradient",
+            "top-1 with renormalised weights: the chosen expert's weight is p / p = 1 for "
+            "every token, so the router gets no gradient from the loss (only the auxiliary "
+            "loss moves it) and never learns which expert suits a token",
+            "set weighting to probability (Switch Transformer: the output is scaled by the "
+            "router's probability) or auto, or raise top k to 2")]
     return []
 
 
 MOE = register(BlockSpec(
     type=bt.MOE, family="feedforward", title="Mixture of experts",
     description="A router scores E expert FFNs per token, keeps the top-k, and mixes their "
-                "outputs with softmax weights over the chosen ones. More parameters, the same "
-                "compute per token as top_k FFNs.",
+                "outputs by the router's softmax weights (renormalised over the chosen ones, "
+                "or as they are). More parameters, the same compute per token as top_k FFNs.",
     params=(
         ParamSpec("experts", "int", 4, "Number of expert FFNs (E).", minimum=1),
         ParamSpec("top_k", "int", 2, "Experts used per token.", minimum=1, label="top k"),
@@ -125,6 +148,12 @@ MOE = register(BlockSpec(
         ParamSpec("aux_loss_weight", "float", 0.01,
                   "Weight of the load-balancing loss (E * sum_i f_i * P_i) added to the "
                   "training loss so experts get used evenly.", minimum=0.0),
+        ParamSpec("weighting", "choice", "auto",
+                  "How the chosen experts' outputs are weighted. renormalised: the router's "
+                  "probabilities divided by their sum over the chosen k (Mixtral; with top-1 "
+                  "every weight is 1, so the router gets no gradient from the loss). "
+                  "probability: the router's probability itself (Switch Transformer). auto: "
+                  "probability for top-1, renormalised otherwise.", choices=WEIGHTINGS),
     ),
     inputs=(x_in(),),
     outputs=(y_out(),),
@@ -134,8 +163,8 @@ MOE = register(BlockSpec(
     activations=_moe_activations,
     check=_moe_check,
     summary=_moe_summary,
-    keywords="moe experts router mixture routing top-k sparse",
+    keywords="moe experts router mixture routing top-k sparse switch mixtral weighting",
     recipe=Recipe("MixtureOfExperts", _moe_args, defaults={
         "experts": 4, "top_k": 2, "d_ff": 512, "activation": "swiglu", "bias": False,
-        "shared_expert": False, "aux_loss_weight": 0.01}),
+        "shared_expert": False, "aux_loss_weight": 0.01, "weighting": "renormalised"}),
 ))

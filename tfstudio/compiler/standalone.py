@@ -15,10 +15,10 @@ import sys
 import types
 from dataclasses import dataclass, field
 
-STANDALONE_HEADER = '''"""A transformer exported by tfstudio; it needs only PyTorch. build_model() makes it with
-fresh weights (tfstudio's init), then model.load_state_dict(state_dict); logits = model(ids) for
-ids [batch, length] (an encoder-decoder takes model(src_ids, tgt_ids)). Incremental decoding:
-cache = model.new_cache(); model(chunk, cache=cache) gives the logits of the new positions."""
+STANDALONE_HEADER = '''"""A transformer exported by tfstudio. build_model() needs only
+PyTorch: it makes the model with fresh weights (then model.load_state_dict(state_dict)); logits =
+model(ids), ids [batch, length] (an encoder-decoder: model(src_ids, tgt_ids)); decoding: cache =
+model.new_cache(); model(chunk, cache=cache) gives the logits of the new positions."""
 from __future__ import annotations
 '''
 BUILD = ('def build_model():\n'
@@ -49,9 +49,21 @@ def standalone_source(model) -> str:
     return "\n\n\n".join([
         STANDALONE_HEADER + "\n".join(sorted(copier.imports, key=_import_order)),
         f"# {'-' * 16} the classes this model uses, copied from their source {'-' * 16}\n"
-        + "\n\n\n".join(d.text for d in copier.in_order()),
+        + _joined(copier.in_order()),
         f"# {'-' * 16} generated from the graph {'-' * 16}\n{_without_docstring(model.source)}",
         BUILD])
+
+
+def _joined(definitions: list[_Definition]) -> str:
+    """The definitions two blank lines apart, except those that follow each other in their
+    source with nothing between them (a group of constants stays as written)."""
+    out, previous = "", None
+    for d in definitions:
+        if previous is not None:
+            adjacent = (d.module, d.line) == (previous.module, previous.line + len(previous.lines))
+            out += "\n" if adjacent else "\n\n\n"
+        out, previous = out + d.text, d
+    return out
 
 
 @dataclass

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import BinaryIO, Iterator
 
 CACHE_ENV = "TFSTUDIO_CACHE"
-RESOURCE_DIR = Path(__file__).resolve().parent.parent.parent / "resources"
 
 
 def cache_dir(sub: str = "") -> Path:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from collections.abc import Callable
 from typing import Any
 
+from ..blocks.feedforward import moe_weighting
 from ..graph import block_types as bt
 from ..graph.kinds import (GATED, GEGLU, GELU, GELU_TANH, GLU, LAYERNORM, LEARNED, NO_POSITIONS,
                           POST, PRE, RELU, RMSNORM, ROPE, SILU, SWIGLU)
@@ -28,7 +29,6 @@ class Family:
     model_type: str
     architecture: str
     auto_class: str          # the transformers Auto class that loads it
-    exportable: bool = True
 
 
 FAMILIES = {f.name: f for f in (
@@ -36,7 +36,7 @@ FAMILIES = {f.name: f for f in (
     Family("llama", "llama", "LlamaForCausalLM", "AutoModelForCausalLM"),
     Family("mistral", "mistral", "MistralForCausalLM", "AutoModelForCausalLM"),
     Family("mixtral", "mixtral", "MixtralForCausalLM", "AutoModelForCausalLM"),
-    Family("qwen2", "qwen2", "Qwen2ForCausalLM", "AutoModelForCausalLM", exportable=False),
+    Family("qwen2", "qwen2", "Qwen2ForCausalLM", "AutoModelForCausalLM"),  # import only
     Family("bert", "bert", "BertForMaskedLM", "AutoModelForMaskedLM"),
 )}
 
@@ -192,6 +192,10 @@ def _llama_like_rules(name: str, biases_allowed: bool, window_allowed: bool, moe
             if moe:
                 p += _needs(layer.ffn, not f.shared_expert,
                             f"{name} has no shared expert", "turn shared_expert off")
+                p += _needs(layer.ffn, moe_weighting(f) == "renormalised",
+                            f"{name} weights the chosen experts by their probabilities "
+                            "renormalised over the chosen k, not by the router's probability "
+                            "(Switch)", "set weighting to renormalised")
         return p
     return rules
 
@@ -501,7 +505,10 @@ def _read_experts(cfg: HFConfig) -> dict[str, Any] | None:
         return None
     return {"experts": int(cfg.get("num_local_experts")),
             "top_k": int(cfg.get("num_experts_per_tok")),
-            "aux_loss_weight": float(cfg.get("router_aux_loss_coef"))}
+            "aux_loss_weight": float(cfg.get("router_aux_loss_coef")),
+            # transformers' Mixtral always divides the chosen k probabilities by their sum (it
+            # has no norm_topk_prob switch; that flag is Qwen-MoE's, which tfstudio cannot hold)
+            "weighting": "renormalised"}
 
 
 def _read_rope(cfg: HFConfig) -> tuple[float, float]:

@@ -112,15 +112,14 @@ def _real_rope(self, q, k, start: int):
 
 
 def _dense_moe_forward(self, x):
-    """MixtureOfExperts.forward without data-dependent branches: the same top-k softmax
-    weights, applied to every expert's output (zero where not chosen)."""
+    """MixtureOfExperts.forward without data-dependent branches: the same top-k
+    weights (:meth:`route`), applied to every expert's output (zero where not chosen)."""
     import torch
 
     B, T, D = x.shape
     flat = x.reshape(-1, D)
-    probs = torch.softmax(self.router(flat).float(), dim=-1)
-    top_p, top_i = probs.topk(self.top_k, dim=-1)
-    weights = (top_p / top_p.sum(dim=-1, keepdim=True)).to(x.dtype)
+    _, top_i, weights = self.route(self.router(flat))
+    weights = weights.to(x.dtype)
     mix = torch.zeros(flat.shape[0], self.num_experts, dtype=x.dtype).scatter(1, top_i, weights)
     out = torch.zeros_like(flat)
     for e, expert in enumerate(self.experts):

@@ -9,13 +9,12 @@ from .source import resolve_source
 LOADER = '''
 
 def load_model(weights=None, device="cpu"):
-    """The model with the exported weights (model.safetensors here by default), in eval mode."""
-    from pathlib import Path
-
+    """The model with the weights in model.safetensors (read with safetensors), in eval mode."""
+    import os
     from safetensors.torch import load_model as load_weights
 
     model = build_model()
-    path = Path(weights) if weights else Path(__file__).with_name("model.safetensors")
+    path = weights or os.path.join(os.path.dirname(os.path.abspath(__file__)), "model.safetensors")
     load_weights(model, str(path), device=device)  # tied weights are stored once
     return model.to(device).eval()
 '''

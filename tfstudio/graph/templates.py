@@ -131,7 +131,8 @@ def _ffn(d_ff, activation, bias, moe=None):
         return (bt.MOE, {"experts": moe["experts"], "top_k": moe["top_k"], "d_ff": d_ff,
                         "activation": activation, "bias": bias,
                         "shared_expert": moe.get("shared_expert", False),
-                        "aux_loss_weight": moe.get("aux_loss_weight", 0.01)})
+                        "aux_loss_weight": moe.get("aux_loss_weight", 0.01),
+                        **({"weighting": moe["weighting"]} if "weighting" in moe else {})})
     return (bt.FEED_FORWARD, {"d_ff": d_ff, "activation": activation, "bias": bias})
 
 

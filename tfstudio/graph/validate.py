@@ -11,8 +11,9 @@ port_kind_mismatch, cross_attention_without_memory, group_boundary, boundary_out
 repeat_shape_changes, unknown_block, unknown_param, bad_param, bad_context_length,
 shape_inference, check_failed, no_output_head, unused_output (warning). Blocks: width_mismatch
 (Add), heads_divide_d_model, kv_heads_divide_heads, rope_odd_head_dim, cross_memory_width,
-top_k_exceeds_experts, learned_positions_too_short, vocab_mismatch, tie_without_embedding,
-tie_shape_mismatch, decoder_not_causal, encoder_causal (warning).
+top_k_exceeds_experts, router_without_gradient (warning), learned_positions_too_short,
+vocab_mismatch, tie_without_embedding, tie_shape_mismatch, decoder_not_causal, encoder_causal
+(warning).
 """
 from __future__ import annotations
 

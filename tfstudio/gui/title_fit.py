@@ -8,8 +8,6 @@ from functools import lru_cache
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QFontMetricsF
 
-TITLE_LINES = 2  # past two lines a title is elided at the end of the second
-
 
 @lru_cache(maxsize=64)
 def bold_font(pixels: int) -> QFont:

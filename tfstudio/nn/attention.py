@@ -1,12 +1,11 @@
 """Self-attention (MHA / GQA / MQA; causal or bidirectional; sliding window; RoPE or ALiBi) and
 cross-attention.
 
-Fast path: one fused QKV projection and ``F.scaled_dot_product_attention`` (``is_causal=True``
-and no mask tensor for plain causal attention, ``enable_gqa`` instead of repeating K/V). When a
-probe attaches to a hook point of the attention itself (scores, mask, ALiBi bias, masked
-scores, weights), :mod:`.hooks` computes the same attention explicitly,
-softmax(Q K^T / sqrt(d_head) + mask) V, and the point sees the weights [B, H, Tq, Tk]; tests
-prove both paths agree.
+One fused QKV projection, then softmax(Q K^T / sqrt(d_head) + mask) V in one place,
+:meth:`_Attention._attend`: ``F.scaled_dot_product_attention`` with the mask (``is_causal=True``
+and no mask tensor for plain causal attention, ``enable_gqa`` instead of repeating K/V), or,
+while a probe listens at a point of the attention pattern (scores, mask, ALiBi bias, masked
+scores, weights), the same mask applied step by step so the points see [B, H, Tq, Tk].
 
 Hook points (:mod:`.hooks`), in the order computed: q, k, v, q and k after RoPE, scores, mask
 (True = may attend), ALiBi bias, masked scores, weights, mixed heads (z = A v) and the output.
@@ -15,22 +14,17 @@ Weight layout: ``qkv.weight`` rows are [all query heads | key heads | value head
 ``head_dim = d_model // heads`` rows; ``out`` maps heads * head_dim back to d_model.
 """
 
+import math
+
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .hooks import Hooked, HookPoint
+from .hooks import Hooked, HookLabel
 from .positions import alibi_slopes, rope_angles, rotate_pairs
 
 # enable_gqa arrived in torch 2.5; older versions repeat K/V instead
 _SDPA_HAS_GQA = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 5)
-
-
-def _check_heads(d_model: int, heads: int, kv_heads: int) -> None:
-    if not 1 <= kv_heads <= heads <= d_model or heads % kv_heads:
-        raise ValueError(f"heads ({heads}) must be a multiple of kv_heads ({kv_heads}) (each K/V "
-                         f"head serves an equal group of query heads) and at most d_model "
-                         f"({d_model}) (each head needs a dimension)")
 
 
 class _Attention(Hooked):
@@ -38,56 +32,72 @@ class _Attention(Hooked):
 
     residual_branch = True  # its output projection writes into the residual stream
 
-    def _setup(self, heads: int, kv_heads: int, head_dim: int, dropout: float) -> None:
-        self.heads, self.kv_heads, self.head_dim = heads, kv_heads, head_dim
+    def _setup(self, d_model: int, heads: int, kv_heads: int | None, dropout: float) -> None:
+        kv_heads = kv_heads or heads
+        if not 1 <= kv_heads <= heads <= d_model or heads % kv_heads:
+            raise ValueError(f"heads ({heads}) must be a multiple of kv_heads ({kv_heads}) "
+                             "(each K/V head serves an equal group of query heads) and at most "
+                             f"d_model ({d_model}) (each head needs a dimension)")
+        self.heads, self.kv_heads, self.head_dim = heads, kv_heads, d_model // heads
         self.dropout = float(dropout)
+        self._declare("q", "k", "v", "scores", "mask", "bias", "masked", "weights", "mixed",
+                      "out")
 
-    def _attention_points(self, mask: str, masked: str) -> dict[str, HookPoint]:
+    def _attention_points(self, mask: str, masked: str) -> dict[str, HookLabel]:
         """The points of the attention itself, from the scores on (``mask`` and ``masked``:
         the formulas of the mask and of the masked scores)."""
-        return {"scores": HookPoint("scores", "S = q k^T / sqrt(d_head)", per="head"),
-                "mask": HookPoint("mask", mask),
-                "bias": HookPoint("ALiBi bias", "B[i, j] = -m_h |i - j| (m_h: this head's "
+        return {"scores": HookLabel("scores", "S = q k^T / sqrt(d_head)", per="head"),
+                "mask": HookLabel("mask", mask),
+                "bias": HookLabel("ALiBi bias", "B[i, j] = -m_h |i - j| (m_h: this head's "
                                   "slope), -inf where masked", per="head"),
-                "masked": HookPoint("masked scores", masked, per="head"),
-                "weights": HookPoint("softmax", "A = softmax(masked scores) per row",
+                "masked": HookLabel("masked scores", masked, per="head"),
+                "weights": HookLabel("softmax", "A = softmax(masked scores) per row",
                                      per="head"),
-                "mixed": HookPoint("weighted values", "z = A v", per="head"),
-                "out": HookPoint("output projection", "y = concat(z_1..z_H) W_o")}
+                "mixed": HookLabel("weighted values", "z = A v", per="head"),
+                "out": HookLabel("output projection", "y = concat(z_1..z_H) W_o")}
 
     def _attend(self, q, k, v, mask, is_causal: bool):
-        """Attention of q [B,H,Tq,hd] over k/v [B,KV,Tk,hd], fused (a probe that reads the
-        weights swaps in the explicit softmax(q k^T / sqrt(hd) + mask) v while it listens).
-        ``mask``: None, bool (True = may attend) or a float bias broadcastable to [B,H,Tq,Tk]."""
-        p = self.dropout if self.training else 0.0
-        groups = self.heads // self.kv_heads
-        if groups > 1 and not _SDPA_HAS_GQA:
+        """softmax(q k^T / sqrt(hd) + mask) v, q [B,H,Tq,hd], k/v [B,KV,Tk,hd], mask None, bool
+        or ALiBi's [H,Tq,Tk]: fused, unless one listens at a point only the explicit form passes."""
+        p, groups = (self.dropout if self.training else 0.0), self.heads // self.kv_heads
+        fused = not any(point.fns for point in (self.hook_scores, self.hook_mask, self.hook_bias,
+                                                self.hook_masked, self.hook_weights))
+        if groups > 1 and not (fused and _SDPA_HAS_GQA):  # query head h reads K/V head h // groups
             k, v = k.repeat_interleave(groups, 1), v.repeat_interleave(groups, 1)
-        gqa = {"enable_gqa": True} if groups > 1 and _SDPA_HAS_GQA else {}
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p,
-                                              is_causal=is_causal, **gqa)
+        if fused:
+            gqa = {"enable_gqa": True} if k.shape[1] < q.shape[1] else {}
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p,
+                                                  is_causal=is_causal, **gqa)
+        if mask is None:   # every key, or (is_causal) key j <= query i
+            mask = torch.ones(q.shape[2], k.shape[2], dtype=torch.bool, device=q.device)
+            mask = mask.tril() if is_causal else mask
+        scores = self.hook_scores((q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(q.shape[-1])))
+        alibi = mask.dtype != torch.bool   # a bias [H, Tq, Tk], -inf where masked
+        self.hook_mask(torch.isfinite(mask[:1]) if alibi else mask[None])
+        scores = self.hook_masked(scores + self.hook_bias(mask[None])[0] if alibi
+                                  else scores.masked_fill(~mask, float("-inf")))
+        weights = self.hook_weights(torch.softmax(scores.float(), dim=-1).to(q.dtype))
+        return F.dropout(weights, p) @ v if p > 0 else weights @ v
 
 
 class SelfAttention(_Attention):
-    """Attention of a sequence over itself. ``window`` > 0 lets token i see keys j with
-    i - j < window (itself included); ``position`` is none, rope or alibi; ``dropout`` drops
-    attention probabilities while training."""
+    """Attention of a sequence over itself: ``window`` > 0 lets token i see keys j with
+    i - j < window (itself included); ``position``: none, rope or alibi."""
 
     def __init__(self, d_model: int, heads: int = 4, kv_heads: int | None = None,
                  causal: bool = True, window: int = 0, bias: bool = True, dropout: float = 0.0,
                  position: str = "none", rope_base: float = 10000.0, rope_scaling: float = 1.0,
                  rope_scaling_type: str = "linear"):
         super().__init__()
-        kv_heads = kv_heads or heads
-        _check_heads(d_model, heads, kv_heads)
-        head_dim = d_model // heads
+        self._setup(d_model, heads, kv_heads, dropout)
+        head_dim, kv_heads = self.head_dim, self.kv_heads
         if position not in ("none", "rope", "alibi"):
             raise ValueError(f"attention position must be none, rope or alibi; got '{position}'")
         if position == "rope" and head_dim % 2:
             raise ValueError(f"RoPE turns feature pairs: d_model / heads ({head_dim}) must be even")
         if rope_scaling_type not in ("linear", "ntk"):
             raise ValueError(f"rope_scaling_type must be linear or ntk; got '{rope_scaling_type}'")
-        self._setup(heads, kv_heads, head_dim, dropout)
+        self._declare("q_rotated", "k_rotated")
         self.causal, self.window, self.position = bool(causal), int(window), position
         self.rope_base, self.rope_scaling = float(rope_base), float(rope_scaling)
         self.rope_scaling_type = rope_scaling_type
@@ -98,8 +108,8 @@ class SelfAttention(_Attention):
     def residual_projections(self) -> list[nn.Linear]:
         return [self.out]
 
-    def _hook_points(self) -> dict[str, HookPoint]:
-        """Its points (see :mod:`.hooks`), made when a probe attaches to them."""
+    def _hook_labels(self) -> dict[str, HookLabel]:
+        """What its points show (see :mod:`.hooks`)."""
         scaled = {"linear": f" / {self.rope_scaling:g}",
                   "ntk": f", base NTK-scaled by {self.rope_scaling:g}"}[self.rope_scaling_type]
         turn = ("pair (2i, 2i+1) at position t turned by t * base^(-2i/d_head)"
@@ -107,11 +117,11 @@ class SelfAttention(_Attention):
         mask = ("M[i, j] = query i may attend to key j" + (" (causal)" if self.causal else "")
                 + (f" (window {self.window})" if self.window else ""))
         bias = " + B" if self.position == "alibi" else ""
-        points = {"q": HookPoint("q", "q = x W_q (this head's rows of qkv)", per="head"),
-                  "k": HookPoint("k", "k = x W_k (K/V head {kv_head})", per="kv_head"),
-                  "v": HookPoint("v", "v = x W_v (K/V head {kv_head})", per="kv_head"),
-                  "q_rotated": HookPoint("q rotated (RoPE)", turn, per="head"),
-                  "k_rotated": HookPoint("k rotated (RoPE)", turn, per="kv_head"),
+        points = {"q": HookLabel("q", "q = x W_q (this head's rows of qkv)", per="head"),
+                  "k": HookLabel("k", "k = x W_k (K/V head {kv_head})", per="kv_head"),
+                  "v": HookLabel("v", "v = x W_v (K/V head {kv_head})", per="kv_head"),
+                  "q_rotated": HookLabel("q rotated (RoPE)", turn, per="head"),
+                  "k_rotated": HookLabel("k rotated (RoPE)", turn, per="kv_head"),
                   **self._attention_points(mask, f"S{bias}, -inf where M is False")}
         points["weights"].formula = f"A = softmax(S{bias}, masked -inf) per row"
         if self.position == "alibi":
@@ -126,7 +136,7 @@ class SelfAttention(_Attention):
         q = q.view(B, T, H, hd).transpose(1, 2)
         k = k.view(B, T, KV, hd).transpose(1, 2)
         v = v.view(B, T, KV, hd).transpose(1, 2)
-        q, k, v = self._at("q", q), self._at("k", k), self._at("v", v)
+        q, k, v = self.hook_q(q), self.hook_k(k), self.hook_v(v)
         start = 0
         if cache is not None:
             if not self.causal:
@@ -135,23 +145,21 @@ class SelfAttention(_Attention):
             start = cache.offset
         if self.position == "rope":
             q, k = self._rope(q, k, start)
-            q, k = self._at("q_rotated", q), self._at("k_rotated", k)
+            q, k = self.hook_q_rotated(q), self.hook_k_rotated(k)
         if cache is not None:
             k, v = self._extend_cache(cache.state(self), k, v)
         mask, is_causal = self._mask(T, k.shape[2], start, q)
-        y = self._at("mixed", self._attend(q, k, v, mask, is_causal))
+        y = self.hook_mixed(self._attend(q, k, v, mask, is_causal))
         y = self.out(y.transpose(1, 2).reshape(B, T, H * hd))
-        return self._at("out", y)
+        return self.hook_out(y)
 
     def _rope(self, q, k, start: int):
-        """q and k with each feature pair turned by RoPE at positions start, start + 1, ...
-        (the ONNX export swaps in a real-valued form: ONNX has no complex numbers)."""
+        """q, k turned by RoPE at positions start.. (ONNX export: a real form; no complex there)"""
         rotation = self._rotation(start + q.shape[2], q.device)[start:]
         return rotate_pairs(q, rotation), rotate_pairs(k, rotation)
 
     def _rotation(self, length: int, device) -> torch.Tensor:
-        """RoPE's cos + i sin for positions 0..length-1, computed once and kept between calls
-        (doubled when a longer sequence comes)."""
+        """RoPE's cos + i sin for positions 0..length-1, kept (doubled for a longer sequence)."""
         key = (device, torch.is_inference_mode_enabled())  # inference tensors cannot train
         kept = self._rotations if self._rotations and self._rotations[0] == key else None
         if kept is None or len(kept[1]) < length:
@@ -210,10 +218,8 @@ class CrossAttention(_Attention):
     def __init__(self, d_model: int, heads: int = 4, kv_heads: int | None = None,
                  bias: bool = True, dropout: float = 0.0, memory_dim: int | None = None):
         super().__init__()
-        kv_heads = kv_heads or heads
-        _check_heads(d_model, heads, kv_heads)
-        head_dim = d_model // heads
-        self._setup(heads, kv_heads, head_dim, dropout)
+        self._setup(d_model, heads, kv_heads, dropout)
+        head_dim, kv_heads = self.head_dim, self.kv_heads
         self.q = nn.Linear(d_model, heads * head_dim, bias=bias)
         self.kv = nn.Linear(memory_dim or d_model, 2 * kv_heads * head_dim, bias=bias)
         self.out = nn.Linear(heads * head_dim, d_model, bias=bias)
@@ -221,12 +227,12 @@ class CrossAttention(_Attention):
     def residual_projections(self) -> list[nn.Linear]:
         return [self.out]
 
-    def _hook_points(self) -> dict[str, HookPoint]:
-        """Its points (see :mod:`.hooks`), made when a probe attaches to them."""
-        points = {"q": HookPoint("q", "q = x W_q (queries from the target)", per="head"),
-                  "k": HookPoint("k", "k = memory W_k (keys from the source, K/V head "
+    def _hook_labels(self) -> dict[str, HookLabel]:
+        """What its points show (see :mod:`.hooks`)."""
+        points = {"q": HookLabel("q", "q = x W_q (queries from the target)", per="head"),
+                  "k": HookLabel("k", "k = memory W_k (keys from the source, K/V head "
                                  "{kv_head})", per="kv_head"),
-                  "v": HookPoint("v", "v = memory W_v (values from the source)",
+                  "v": HookLabel("v", "v = memory W_v (values from the source)",
                                  per="kv_head"),
                   **self._attention_points("every query may attend to every source token",
                                            "S (no mask)")}
@@ -247,10 +253,10 @@ class CrossAttention(_Attention):
             v = v.reshape(B, S, KV, hd).transpose(1, 2)
             if state is not None:
                 state["k"], state["v"] = k, v
-        q, k, v = self._at("q", q), self._at("k", k), self._at("v", v)
-        y = self._at("mixed", self._attend(q, k, v, None, False))
+        q, k, v = self.hook_q(q), self.hook_k(k), self.hook_v(v)
+        y = self.hook_mixed(self._attend(q, k, v, None, False))
         y = self.out(y.transpose(1, 2).reshape(B, T, H * hd))
-        return self._at("out", y)
+        return self.hook_out(y)
 
     def extra_repr(self) -> str:
         return f"heads={self.heads}, kv_heads={self.kv_heads}, head_dim={self.head_dim}"

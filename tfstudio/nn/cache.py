@@ -2,15 +2,12 @@
 
 
 class DecodingCache:
-    """What a compiled model remembers between ``model(chunk, cache=cache)`` calls: ``offset``,
-    the positions already consumed (the next chunk's first absolute position), a dict per stateful
-    block from :meth:`state` (attention keys/values, a recurrent state, projected memory) and an
-    encoder-decoder's encoder output in ``encoded`` (the source is read once)."""
+    """What a compiled model remembers between ``model(chunk, cache=cache)`` calls: ``offset``
+    (the positions consumed: the next chunk's first), a dict per stateful block from :meth:`state`
+    (keys/values, a recurrent state, projected memory), an encoder-decoder's ``encoded`` source."""
 
     def __init__(self):
-        self.offset = 0
-        self.encoded = None
-        self._states = {}
+        self.offset, self.encoded, self._states = 0, None, {}
 
     def state(self, module) -> dict:
         """The dict in which ``module`` keeps its state across calls (created empty)."""

@@ -5,21 +5,21 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .hooks import Hooked, HookPoint
+from .hooks import Hooked, HookLabel
 from .positions import sinusoidal_table
 
 
 class TokenEmbedding(Hooked, nn.Embedding):
-    """Token id -> learned vector (``weight`` [vocab, d]); optionally times sqrt(d_model).
-    Hook points: the ids and the vectors."""
+    """Token id -> learned vector (``weight`` [vocab, d]); optionally times sqrt(d_model)."""
 
     def __init__(self, vocab_size: int, d_model: int, scale: bool = False):
         super().__init__(vocab_size, d_model)
         self.scale = bool(scale)
+        self._declare("ids", "out")
 
-    def _hook_points(self) -> dict[str, HookPoint]:
-        return {"ids": HookPoint("token ids", "id_t = tokenizer(text)_t"),
-                "out": HookPoint("embedding", "x_t = E[id_t]"
+    def _hook_labels(self) -> dict[str, HookLabel]:
+        return {"ids": HookLabel("token ids", "id_t = tokenizer(text)_t"),
+                "out": HookLabel("embedding", "x_t = E[id_t]"
                                  + (" * sqrt(d)" if self.scale else ""))}
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
@@ -32,8 +32,8 @@ class TokenEmbedding(Hooked, nn.Embedding):
                              "; make the embedding's vocab_size match the tokenizer") from None
         if self.scale:
             y = y * math.sqrt(self.embedding_dim)
-        self._at("ids", ids)
-        return self._at("out", y)
+        self.hook_ids(ids)
+        return self.hook_out(y)
 
     def extra_repr(self) -> str:
         return super().extra_repr() + (", scale=sqrt(d)" if self.scale else "")
@@ -54,13 +54,14 @@ class PositionalEncoding(Hooked):
                              f"got '{scheme}'")
         self.d_model, self.scheme, self.max_len, self.dropout = d_model, scheme, max_len, dropout
         self.table = nn.Embedding(max_len, d_model) if scheme == "learned" else None
+        self._declare("positions", "out")
 
-    def _hook_points(self) -> dict[str, HookPoint]:
-        return {"positions": HookPoint("position vectors", "p_t = P[t] (learned table)"
+    def _hook_labels(self) -> dict[str, HookLabel]:
+        return {"positions": HookLabel("position vectors", "p_t = P[t] (learned table)"
                                        if self.scheme == "learned" else
                                        "p_(t,2k) = sin(t / 10000^(2k/d)), "
                                        "p_(t,2k+1) = cos(...)"),
-                "out": HookPoint("embedding + position", "x_t + p_t")}
+                "out": HookLabel("embedding + position", "x_t + p_t")}
 
     def forward(self, x: torch.Tensor, cache=None) -> torch.Tensor:
         start = cache.offset if cache is not None else 0
@@ -77,7 +78,7 @@ class PositionalEncoding(Hooked):
             p = sinusoidal_table(positions, self.d_model).to(x.dtype)
         else:
             return F.dropout(x, self.dropout, self.training) if self.dropout > 0 else x
-        x = self._at("out", x + self._at("positions", p[None]))
+        x = self.hook_out(x + self.hook_positions(p[None]))
         return F.dropout(x, self.dropout, self.training) if self.dropout > 0 else x
 
     def extra_repr(self) -> str:

@@ -3,20 +3,21 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .hooks import Hooked, HookPoint
+from .hooks import Hooked, HookLabel
 
 ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu, "silu": F.silu,
                "gelu_tanh": lambda x: F.gelu(x, approximate="tanh")}
 # gated variants: act(x W_gate) * (x W_up); the gate's activation per kind
 GATES = {"glu": torch.sigmoid, "geglu": F.gelu, "swiglu": F.silu}
+# how a mixture weights its chosen experts: over the chosen k (Mixtral), or by the router's
+# probability itself (Switch Transformer; with top-1 the only one whose router the loss trains)
+WEIGHTINGS = ("renormalised", "probability")
 
 
 class FeedForward(Hooked):
-    """Linear(d, d_ff) -> activation -> Linear(d_ff, d) -> dropout; hook points: the up
-    projection (pre-activation), the gate, the activation (what ``down`` reads), the output.
-
-    Gated kinds (glu, geglu, swiglu) compute act(x W_gate) * (x W_up) with one fused ``up``
-    Linear(d, 2 d_ff) whose first d_ff output rows are W_gate and the next d_ff rows W_up."""
+    """Linear(d, d_ff) -> activation -> Linear(d_ff, d) -> dropout. Gated kinds (glu, geglu,
+    swiglu) compute act(x W_gate) * (x W_up) with one fused ``up`` Linear(d, 2 d_ff) whose first
+    d_ff output rows are W_gate and the next d_ff rows W_up."""
 
     residual_branch = True
 
@@ -30,15 +31,16 @@ class FeedForward(Hooked):
         self.gated = activation in GATES
         self.up = nn.Linear(d_model, (2 if self.gated else 1) * d_ff, bias=bias)
         self.down = nn.Linear(d_ff, d_model, bias=bias)
+        self._declare("pre", "gate", "act", "out")
 
-    def _hook_points(self) -> dict[str, HookPoint]:
+    def _hook_labels(self) -> dict[str, HookLabel]:
         b = " + b" if self.up.bias is not None else ""
         gate = {"glu": "sigmoid", "geglu": "gelu", "swiglu": "silu"}.get(self.activation)
-        return {"pre": HookPoint("up projection", f"u = x W_up{b}"),
-                "gate": HookPoint("gate", f"g = {gate}(x W_gate{b})"),
-                "act": HookPoint("gated" if self.gated else "activation",
+        return {"pre": HookLabel("up projection", f"u = x W_up{b}"),
+                "gate": HookLabel("gate", f"g = {gate}(x W_gate{b})"),
+                "act": HookLabel("gated" if self.gated else "activation",
                                  "h = g * u" if self.gated else f"h = {self.activation}(u)"),
-                "out": HookPoint("down projection", f"y = h W_down{b}")}
+                "out": HookLabel("down projection", f"y = h W_down{b}")}
 
     def residual_projections(self) -> list[nn.Linear]:
         return [self.down]
@@ -47,11 +49,11 @@ class FeedForward(Hooked):
         h = self.up(x)
         if self.gated:
             gate, up = h.split(self.d_ff, dim=-1)
-            up = self._at("pre", up)
-            h = self._at("gate", GATES[self.activation](gate)) * up
+            up = self.hook_pre(up)
+            h = self.hook_gate(GATES[self.activation](gate)) * up
         else:
-            h = ACTIVATIONS[self.activation](self._at("pre", h))
-        y = self._at("out", self.down(self._at("act", h)))
+            h = ACTIVATIONS[self.activation](self.hook_pre(h))
+        y = self.hook_out(self.down(self.hook_act(h)))
         return F.dropout(y, self.dropout, self.training) if self.dropout > 0 else y
 
     def extra_repr(self) -> str:
@@ -61,9 +63,12 @@ class FeedForward(Hooked):
 class MixtureOfExperts(Hooked):
     """A router picks ``top_k`` of ``experts`` FFNs per token and mixes their outputs.
 
-    router logits -> softmax -> top-k -> weights renormalised over the chosen k -> weighted sum
-    of those experts' outputs (+ a shared expert every token uses, if any). Tokens are grouped
-    per expert with index_select / index_add, never looped over one by one.
+    router logits -> softmax -> top-k -> weights -> weighted sum of those experts' outputs (+ a
+    shared expert every token uses, if any). ``weighting`` "renormalised" divides the chosen
+    probabilities by their sum (Mixtral: w = p / sum(p_chosen)); "probability" keeps the
+    router's probability (Switch Transformer: w = p). With top-1, renormalised weights are all
+    p / p = 1, so the loss sends the router no gradient. Tokens are grouped per expert with
+    index_select / index_add, never looped over one by one.
 
     After each forward: ``aux_loss`` = aux_loss_weight * E * sum_i f_i * P_i (Switch
     Transformer load balancing, counted over all k choices as Hugging Face's Mixtral does;
@@ -81,12 +86,15 @@ class MixtureOfExperts(Hooked):
 
     def __init__(self, d_model: int, experts: int = 4, top_k: int = 2, d_ff: int = 512,
                  activation: str = "swiglu", bias: bool = False, shared_expert: bool = False,
-                 aux_loss_weight: float = 0.01):
+                 aux_loss_weight: float = 0.01, weighting: str = "renormalised"):
         super().__init__()
         if not 1 <= top_k <= experts:
             raise ValueError(f"top_k ({top_k}) must be between 1 and the number of experts "
                              f"({experts})")
-        self.num_experts, self.top_k = experts, top_k
+        if weighting not in WEIGHTINGS:
+            raise ValueError(f"weighting must be one of {', '.join(WEIGHTINGS)}; "
+                             f"got '{weighting}'")
+        self.num_experts, self.top_k, self.weighting = experts, top_k, weighting
         self.aux_loss_weight = float(aux_loss_weight)
         self.router = nn.Linear(d_model, experts, bias=False)
         self.experts = nn.ModuleList(
@@ -94,14 +102,17 @@ class MixtureOfExperts(Hooked):
         self.shared = FeedForward(d_model, d_ff, activation, bias) if shared_expert else None
         self.aux_loss = None
         self.last_expert_load = None
+        self._declare("router", "probs", "choices", "weights", "out")
 
-    def _hook_points(self) -> dict[str, HookPoint]:
+    def _hook_labels(self) -> dict[str, HookLabel]:
         shared = " + FFN_shared(x)" if self.shared is not None else ""
-        return {"router": HookPoint("router logits", "r = x W_router"),
-                "probs": HookPoint("router probabilities", "softmax(r)"),
-                "choices": HookPoint("chosen experts", f"the top {self.top_k} experts per token"),
-                "weights": HookPoint("expert weights", "w = p_chosen / sum(p_chosen)"),
-                "out": HookPoint("mixture output", f"y = sum_k w_k FFN_(e_k)(x){shared}")}
+        return {"router": HookLabel("router logits", "r = x W_router"),
+                "probs": HookLabel("router probabilities", "softmax(r)"),
+                "choices": HookLabel("chosen experts", f"the top {self.top_k} experts per token"),
+                "weights": HookLabel("expert weights", {
+                    "renormalised": "w = p_chosen / sum(p_chosen)",
+                    "probability": "w = p_chosen (the router's probability)"}[self.weighting]),
+                "out": HookLabel("mixture output", f"y = sum_k w_k FFN_(e_k)(x){shared}")}
 
     def residual_projections(self) -> list[nn.Linear]:
         everyone = [*self.experts] + ([self.shared] if self.shared is not None else [])
@@ -110,16 +121,12 @@ class MixtureOfExperts(Hooked):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         B, T, D = x.shape
         flat = x.reshape(-1, D)
-        logits = self.router(flat)
-        if self.hooked:  # the points see [B, T, ...], as every other block's do
-            logits = self._hook(self.hook_router, logits, B, T)
-        probs = torch.softmax(logits.float(), dim=-1)                      # [N, E]
-        top_p, top_i = probs.topk(self.top_k, dim=-1)                      # [N, k]
-        weights = (top_p / top_p.sum(dim=-1, keepdim=True)).to(x.dtype)
-        if self.hooked:
-            probs = self._hook(self.hook_probs, probs, B, T)
-            top_i = self._hook(self.hook_choices, top_i, B, T)
-            weights = self._hook(self.hook_weights, weights, B, T)
+        # the points see [B, T, ...], as every other block's do
+        logits = self._hook(self.hook_router, self.router(flat), B, T)
+        probs, top_i, weights = self.route(logits)
+        probs = self._hook(self.hook_probs, probs, B, T)
+        top_i = self._hook(self.hook_choices, top_i, B, T)
+        weights = self._hook(self.hook_weights, weights.to(x.dtype), B, T)
         out = torch.zeros_like(flat)
         for e, expert in enumerate(self.experts):
             # an expert with no tokens still runs on an empty batch: its weights then get zero
@@ -131,11 +138,19 @@ class MixtureOfExperts(Hooked):
             out = out + self.shared(flat)
         self._keep_statistics(probs, top_i)
         out = out.view(B, T, D)
-        return self._at("out", out)
+        return self.hook_out(out)
+
+    def route(self, logits: torch.Tensor):
+        """(probabilities [N, E], chosen experts [N, k] best first, their weights [N, k])."""
+        probs = torch.softmax(logits.float(), dim=-1)
+        top_p, top_i = probs.topk(self.top_k, dim=-1)
+        if self.weighting == "renormalised":
+            top_p = top_p / top_p.sum(dim=-1, keepdim=True)
+        return probs, top_i, top_p
 
     @staticmethod
     def _hook(point, flat, B: int, T: int):
-        return point(flat.view(B, T, -1)).reshape(B * T, -1)
+        return point(flat.view(B, T, -1)).reshape(B * T, -1) if point.fns else flat
 
     def _keep_statistics(self, probs, top_i) -> None:
         counts = torch.bincount(top_i.flatten(), minlength=self.num_experts).to(probs.dtype)
@@ -145,4 +160,4 @@ class MixtureOfExperts(Hooked):
         self.last_expert_load = load.detach()
 
     def extra_repr(self) -> str:
-        return f"experts={self.num_experts}, top_k={self.top_k}"
+        return f"experts={self.num_experts}, top_k={self.top_k}, weighting={self.weighting}"

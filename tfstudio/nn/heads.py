@@ -3,17 +3,17 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .hooks import Hooked, HookPoint
+from .hooks import Hooked, HookLabel
 
 
 class LMHead(Hooked):
-    """logits = x W^T (+ b), ``proj`` = Linear(d, vocab), for lm_head and seq2seq_head; hook
-    point: the logits. :meth:`tie_to` makes ``proj.weight`` a token embedding's very Parameter."""
+    """logits = x W^T (+ b) (``proj``); :meth:`tie_to` makes it share an embedding's Parameter."""
 
     def __init__(self, d_model: int, vocab_size: int, bias: bool = False):
         super().__init__()
         self.proj = nn.Linear(d_model, vocab_size, bias=bias)
         self.tied = False
+        self._declare("logits")
 
     def tie_to(self, embedding: nn.Embedding) -> None:
         if tuple(embedding.weight.shape) != tuple(self.proj.weight.shape):
@@ -23,12 +23,12 @@ class LMHead(Hooked):
         self.proj.weight = embedding.weight
         self.tied = True
 
-    def _hook_points(self) -> dict[str, HookPoint]:
-        return {"logits": HookPoint("logits", "l = x W_vocab^T"
+    def _hook_labels(self) -> dict[str, HookLabel]:
+        return {"logits": HookLabel("logits", "l = x W_vocab^T"
                                     + (" (tied to the embedding)" if self.tied else ""))}
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self._at("logits", self.proj(x))
+        return self.hook_logits(self.proj(x))
 
 
 class MLMHead(LMHead):
@@ -40,12 +40,13 @@ class MLMHead(LMHead):
         super().__init__(d_model, vocab_size, bias)
         self.dense = nn.Linear(d_model, d_model) if transform else None
         self.norm = nn.LayerNorm(d_model, eps=eps) if transform else None
+        self._declare("transform")
 
-    def _hook_points(self) -> dict[str, HookPoint]:
-        return {"transform": HookPoint("transform", "LayerNorm(gelu(x W_dense + b))"),
-                **super()._hook_points()}
+    def _hook_labels(self) -> dict[str, HookLabel]:
+        return {"transform": HookLabel("transform", "LayerNorm(gelu(x W_dense + b))"),
+                **super()._hook_labels()}
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.dense is not None:
-            x = self._at("transform", self.norm(F.gelu(self.dense(x))))
-        return self._at("logits", self.proj(x))
+            x = self.hook_transform(self.norm(F.gelu(self.dense(x))))
+        return self.hook_logits(self.proj(x))

@@ -11,28 +11,31 @@ import torch
 from torch import nn
 
 from .cache import DecodingCache
-from .hooks import HookPoint
+from .hooks import Hooked, HookLabel
 from .norm import Norm
 
 INIT_STD = 0.02
 
 
-class GraphLayer(nn.Module):
+class GraphLayer(Hooked):
     """One copy of a group's sub-graph (a generated subclass)."""
 
     BLOCKS: tuple = ()
     hooked_from_outside = True   # its forward is generated: forward hooks feed its points
 
-    def _hook_points(self) -> dict:
-        return {"in": HookPoint("stream in", "x entering this layer"),
-                "out": HookPoint("residual stream", "x after this layer: its input plus what "
+    def __init__(self):
+        super().__init__()
+        self._declare("in", "out")
+
+    def _hook_labels(self) -> dict[str, HookLabel]:
+        return {"in": HookLabel("stream in", "x entering this layer"),
+                "out": HookLabel("residual stream", "x after this layer: its input plus what "
                                  "each branch added")}
 
 
 class GraphModel(nn.Module):
-    """A model compiled from a graph: a generated subclass sets the class attributes below
-    (family: "decoder" | "encoder" | "encoder-decoder"; head_type: "lm_head" | "mlm_head" |
-    "seq2seq_head"), its blocks and its forward."""
+    """A model compiled from a graph: a generated subclass sets its blocks, forward and the class
+    attributes below (family: decoder | encoder | encoder-decoder; head_type: lm_head | ...)."""
 
     BLOCKS: tuple = ()
     family = "decoder"
@@ -45,7 +48,7 @@ class GraphModel(nn.Module):
 
     def blocks(self) -> list:
         """(path_key, module) for every node instance, in graph order: ("embed",), ("layers", 0)
-        for copy 0 of group "layers" (a generated layer module), ("layers", 0, "attn") inside it."""
+        for copy 0 of group "layers" (a generated layer), ("layers", 0, "attn") inside it."""
         found = []
 
         def walk(owner, prefix):
@@ -70,8 +73,8 @@ class GraphModel(nn.Module):
     def aux_loss(self) -> torch.Tensor:
         """Sum of the MoE load-balancing losses of the last forward (0 when there are none)."""
         # duck-typed, so an exported model.py need not carry the MoE code to have this method
-        losses = [m.aux_loss for m in self.modules()
-                  if isinstance(getattr(m, "aux_loss", None), torch.Tensor)]
+        losses = [vars(m)["aux_loss"] for m in self.modules()   # (getattr would raise and
+                  if isinstance(vars(m).get("aux_loss"), torch.Tensor)]   # catch per module)
         if not losses:
             return torch.zeros((), device=next(self.parameters()).device)
         return torch.stack(losses).sum()
@@ -85,9 +88,8 @@ class GraphModel(nn.Module):
 
     @torch.no_grad()
     def reset_parameters(self) -> None:
-        """GPT-2's initialisation: normal(0, 0.02) Linear and Embedding weights, zero biases,
-        norms at one, and 0.02 / sqrt(residual branches) (GPT-2's 1/sqrt(2 * layers)) for the
-        projections that write into the residual stream. Recurrent cells keep torch's own."""
+        """GPT-2's init: normal(0, 0.02) Linear and Embedding weights, zero biases, norms at one,
+        0.02 / sqrt(residual branches) for projections into the stream; RNN cells keep theirs."""
         for module in self.modules():
             if isinstance(module, nn.Linear):
                 nn.init.normal_(module.weight, 0.0, INIT_STD)

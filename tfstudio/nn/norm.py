@@ -3,14 +3,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .hooks import Hooked, HookPoint
+from .hooks import Hooked, HookLabel
 
 
 class Norm(Hooked):
-    """LayerNorm or RMSNorm over the last dimension; hook points: the input and the output.
-
-    ``layernorm``: (x - mean) / sqrt(var + eps) * weight [d] (+ bias [d], with ``bias``).
-    ``rmsnorm``: x / sqrt(mean(x^2) + eps) * weight [d] (no mean, no bias)."""
+    """LayerNorm or RMSNorm over the last dimension. ``layernorm``: (x - mean) / sqrt(var + eps)
+    * weight [d] (+ bias [d], with ``bias``); ``rmsnorm``: x / sqrt(mean(x^2) + eps) * weight [d]
+    (no mean, no bias)."""
 
     def __init__(self, d_model: int, kind: str = "layernorm", eps: float = 1e-5,
                  bias: bool = True):
@@ -21,21 +20,22 @@ class Norm(Hooked):
         self.weight = nn.Parameter(torch.ones(d_model))
         self.bias = (nn.Parameter(torch.zeros(d_model))
                      if kind == "layernorm" and bias else None)
+        self._declare("in", "out")
 
-    def _hook_points(self) -> dict[str, HookPoint]:
-        return {"in": HookPoint("input", "x"),
-                "out": HookPoint("output", "(x - mean(x)) / sqrt(var(x) + eps) * g"
+    def _hook_labels(self) -> dict[str, HookLabel]:
+        return {"in": HookLabel("input", "x"),
+                "out": HookLabel("output", "(x - mean(x)) / sqrt(var(x) + eps) * g"
                                  + (" + b" if self.bias is not None else "")
                                  if self.kind == "layernorm"
                                  else "x / sqrt(mean(x^2) + eps) * g")}
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = self._at("in", x)
+        x = self.hook_in(x)
         if self.kind == "layernorm":
             y = F.layer_norm(x, (self.d_model,), self.weight, self.bias, self.eps)
         else:
             y = F.rms_norm(x, (self.d_model,), self.weight, self.eps)
-        return self._at("out", y)
+        return self.hook_out(y)
 
     def reset_parameters(self) -> None:
         nn.init.ones_(self.weight)

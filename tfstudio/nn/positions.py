@@ -17,9 +17,8 @@ def sinusoidal_table(positions: torch.Tensor, d_model: int) -> torch.Tensor:
 
 def rope_angles(positions: torch.Tensor, head_dim: int, base: float, scaling: float,
                 scaling_type: str = "linear"):
-    """cos and sin of pos * w_k with w_k = base^(-2k/head_dim); each [T, head_dim/2]. ``scaling``
-    s stretches the context: linear divides the positions by s; ntk (NTK-aware) keeps them and
-    raises the base to base * s^(head_dim / (head_dim - 2))."""
+    """cos, sin of pos * base^(-2k/head_dim), each [T, head_dim/2]; ``scaling`` s stretches the
+    context: linear divides pos by s, ntk (NTK-aware) raises base to base * s^(hd / (hd - 2))."""
     k = torch.arange(0, head_dim, 2, device=positions.device, dtype=torch.float32)
     if scaling_type == "ntk":
         if head_dim <= 2:
@@ -40,20 +39,14 @@ def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.T
 
 
 def rotate_pairs(x: torch.Tensor, rotation: torch.Tensor) -> torch.Tensor:
-    """RoPE as one complex multiply, as in Meta's LLaMA: each (even, odd) pair of ``x``
-    [..., T, head_dim], read as a complex number, times ``rotation`` (cos + i sin) [T, hd/2]."""
+    """RoPE as one complex multiply, as LLaMA: x's pairs [..., T, hd] times rotation [T, hd/2]."""
     pairs = torch.view_as_complex(x.float().unflatten(-1, (-1, 2)))
     return torch.view_as_real(pairs * rotation).flatten(-2).to(x.dtype)
 
 
 def alibi_slopes(heads: int) -> list[float]:
-    """ALiBi's per-head slopes (Press et al. 2022): for n a power of two, 2^(-8/n), 2^(-16/n),
-    ..., 2^(-8); otherwise the paper's recipe: those of the closest smaller power of two m, then
-    every other slope of 2m (its odd-numbered terms) until there are n."""
-    def power_of_two(n: int) -> list[float]:
-        return [2.0 ** (-8.0 * (i + 1) / n) for i in range(n)]
-
-    if heads & (heads - 1) == 0:
-        return power_of_two(heads)
-    m = 2 ** int(math.floor(math.log2(heads)))
-    return power_of_two(m) + power_of_two(2 * m)[0::2][: heads - m]
+    """ALiBi's slopes (Press et al. 2022), m the largest power of two <= heads: 2^(-8/m), 2^(-16/m),
+    ..., 2^(-8), then every other slope of 2m (2^(-4/m), 2^(-12/m), ...) until there are heads."""
+    m = 2 ** (heads.bit_length() - 1)
+    return ([2.0 ** (-8.0 * (i + 1) / m) for i in range(m)]
+            + [2.0 ** (-4.0 * (2 * i + 1) / m) for i in range(heads - m)])

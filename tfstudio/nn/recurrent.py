@@ -2,7 +2,7 @@
 import torch
 from torch import nn
 
-from .hooks import Hooked, HookPoint
+from .hooks import Hooked, HookLabel
 
 CELLS = {"rnn": nn.RNN, "lstm": nn.LSTM, "gru": nn.GRU}
 
@@ -23,18 +23,19 @@ class Recurrent(Hooked):
         # torch applies this dropout between stacked layers only
         self.rnn = CELLS[cell](d_model, hidden_size, num_layers=layers, batch_first=True,
                                dropout=float(dropout) if layers > 1 else 0.0)
+        self._declare("in", "out")
 
-    def _hook_points(self) -> dict[str, HookPoint]:
-        return {"in": HookPoint("input", "x"),
-                "out": HookPoint("hidden state", {
+    def _hook_labels(self) -> dict[str, HookLabel]:
+        return {"in": HookLabel("input", "x"),
+                "out": HookLabel("hidden state", {
                     "lstm": "h_t = o_t * tanh(c_t), c_t = f_t * c_(t-1) + i_t * g_t",
                     "gru": "h_t = (1 - z_t) * n_t + z_t * h_(t-1)",
                     "rnn": "h_t = tanh(x_t W_ih + h_(t-1) W_hh + b)"}[self.cell])}
 
     def forward(self, x: torch.Tensor, cache=None) -> torch.Tensor:
         state = cache.state(self) if cache is not None else None
-        x = self._at("in", x)
+        x = self.hook_in(x)
         y, final = self.rnn(x, state.get("h") if state is not None else None)
         if state is not None:
             state["h"] = final
-        return self._at("out", y)
+        return self.hook_out(y)

@@ -3,20 +3,24 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .hooks import Hooked, HookPoint
+from .hooks import Hooked, HookLabel
 
 
 class Add(Hooked):
     """y = in1 + in2 + ...: the residual connection (hook point: the sum)."""
 
-    def _hook_points(self) -> dict[str, HookPoint]:
-        return {"out": HookPoint("residual add", "x + F(x)")}
+    def __init__(self):
+        super().__init__()
+        self._declare("out")
+
+    def _hook_labels(self) -> dict[str, HookLabel]:
+        return {"out": HookLabel("residual add", "x + F(x)")}
 
     def forward(self, *streams: torch.Tensor) -> torch.Tensor:
         out = streams[0]
         for s in streams[1:]:
             out = out + s
-        return self._at("out", out)
+        return self.hook_out(out)
 
 
 class Dropout(nn.Module):

@@ -3,7 +3,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .hooks import Hooked, HookPoint
+from .hooks import Hooked, HookLabel
 
 WINDOW_ACTIVATIONS = {"tanh": torch.tanh, "relu": F.relu, "gelu": F.gelu, "none": None}
 
@@ -31,15 +31,16 @@ class FixedWindow(Hooked):
         self.proj = nn.Linear(window * d_model, d_model, bias=bias)
         learned = padding == "learned" and window > 1
         self.pad = nn.Parameter(torch.randn(window - 1, d_model) * 0.02) if learned else None
+        self._declare("windows", "out")
 
-    def _hook_points(self) -> dict[str, HookPoint]:
-        """Its points (see :mod:`.hooks`), made when a probe attaches to them."""
+    def _hook_labels(self) -> dict[str, HookLabel]:
+        """What its points show (see :mod:`.hooks`)."""
         before = ("learned vectors before the start" if self.pad is not None
                   else "zeros before the start")
         act = "W w_t + b" if self.activation == "none" else f"{self.activation}(W w_t + b)"
-        return {"windows": HookPoint("window", f"w_t = [x_(t-{self.window - 1}); ...; x_t] "
+        return {"windows": HookLabel("window", f"w_t = [x_(t-{self.window - 1}); ...; x_t] "
                                                f"({before})"),
-                "out": HookPoint("output", f"y_t = {act}")}
+                "out": HookLabel("output", f"y_t = {act}")}
 
     def forward(self, x: torch.Tensor, cache=None) -> torch.Tensor:
         batch, length, d = x.shape
@@ -54,10 +55,10 @@ class FixedWindow(Hooked):
         # windows[b, t] = stream[b, t : t + n], oldest first, flattened to n * D: one shifted
         # slice per slot (Tensor.unfold has no ONNX export at a dynamic length)
         windows = torch.cat([stream[:, i:i + length] for i in range(self.window)], dim=-1)
-        y = self.proj(self._at("windows", windows))
+        y = self.proj(self.hook_windows(windows))
         act = WINDOW_ACTIVATIONS[self.activation]
         y = act(y) if act is not None else y
-        return self._at("out", y)
+        return self.hook_out(y)
 
     def extra_repr(self) -> str:
         return f"window={self.window}, padding={self.padding}, activation={self.activation}"

@@ -197,7 +197,6 @@ class ExplainView(QWidget):
         self.tabs.addTab(_with_hint(LENS_HINT, self.lens), "Logit lens")
         self.tabs.addTab(self.ablation, "Ablation")
         self.tabs.addTab(self.embeddings, "Embeddings")
-        self.walk_page = self.walk
         self.status = placeholder(NO_MODEL)
         self._lay_out()
         self._show_caption()

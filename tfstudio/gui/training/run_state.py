@@ -140,11 +140,6 @@ class WorkspaceState:
                              "replay (training goes on: tick Follow training)")
         return " · ".join(parts)
 
-    def roles_apply(self) -> bool:
-        """Whether head scores measured on the loaded weights describe the look on screen
-        (they were measured at ``weights_step``; a replayed earlier step has other weights)."""
-        return self.weights_step is not None and self.shown_step == self.weights_step
-
     def progress_text(self) -> str:
         return "no run yet" if self.progress is None else "%v / %m steps"
 
