@@ -10,11 +10,12 @@ from tfstudio.export import import_hf
 from tfstudio.probes import ProbeInputs, forward_walk, logit_lens
 from tfstudio.runs import RunFolder
 
-import transformers
 torch.set_num_threads(1)
 
 
 def test_imported_gpt2_walk_matches_transformers(tmp_path):
+    import transformers  # a second of import: here, not at collection
+
     config = transformers.GPT2Config(vocab_size=97, n_embd=32, n_layer=2, n_head=4,
                                      n_positions=64, activation_function="gelu_new",
                                      bos_token_id=None, eos_token_id=None)

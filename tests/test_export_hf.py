@@ -14,8 +14,15 @@ from tfstudio.presets import load_preset
 from tfstudio.runs.folder import RunFolder
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before transformers loads: never download
-import transformers  # noqa: E402 - a test dependency (pyproject [test])
-transformers.logging.set_verbosity_error()
+transformers = None  # a test dependency (pyproject [test]), loaded by the fixture below
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _transformers():
+    """transformers takes a second to import: the first test here loads it, not collection."""
+    global transformers
+    import transformers
+    transformers.logging.set_verbosity_error()
 
 VOCAB = 300
 SMALL = dict(description="", vocab=VOCAB, d_model=32, layers=2, heads=4, max_len=64)

@@ -4,7 +4,6 @@ ids tfstudio trained with, and the model's config.json agrees with the tokenizer
 import json
 
 import pytest
-import transformers
 
 from tfstudio.data import build_tokenizer, load_corpus
 
@@ -20,6 +19,7 @@ def test_special_ids_read_back_through_auto_tokenizer(tmp_path, corpus, spec):
 
     tokenizer = build_tokenizer(spec, corpus)
     export_files(tokenizer, tmp_path, 64)
+    import transformers  # a second of import: here, not at collection
     hf = transformers.AutoTokenizer.from_pretrained(tmp_path)
     ids = tokenizer.specials
     assert (hf.eos_token_id, hf.bos_token_id, hf.pad_token_id) == (
@@ -40,6 +40,7 @@ def test_an_exported_model_stops_on_the_tokenizers_end_of_text(tmp_path, corpus)
         if "vocab_size" in node.params:
             node.params["vocab_size"] = tokenizer.vocab_size
     export_hf(graph, tmp_path / "hf", tokenizer=tokenizer)
+    import transformers  # a second of import: here, not at collection
     hf = transformers.AutoTokenizer.from_pretrained(tmp_path / "hf")
     config = json.loads((tmp_path / "hf" / "config.json").read_text())
     assert config["eos_token_id"] == hf.eos_token_id == 256

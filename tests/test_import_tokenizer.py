@@ -13,10 +13,18 @@ from tfstudio.export import InteropError, import_hf
 from tfstudio.runs.folder import RunFolder
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before transformers loads: never download
-import transformers
 import tokenizers
-# GPT-2's byte -> printable-character table, from transformers' own GPT-2 tokenizer conversion
-from transformers.convert_slow_tokenizer import bytes_to_unicode  # noqa: E402
+
+transformers = bytes_to_unicode = None  # loaded by the fixture below
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _transformers():
+    """transformers takes a second to import: the first test here loads it, not collection."""
+    global transformers, bytes_to_unicode
+    import transformers
+    # GPT-2's byte -> printable-character table, from transformers' own GPT-2 tokenizer conversion
+    from transformers.convert_slow_tokenizer import bytes_to_unicode
 
 TEXT = "Once upon a time, Ünïcödé 日本語\tand\n\x00\x7f bytes."
 

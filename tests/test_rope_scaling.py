@@ -12,8 +12,7 @@ from tfstudio.export import export_hf
 from tfstudio.graph.templates import transformer_lm
 from tfstudio.nn import SelfAttention, rope_angles
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-import transformers  # noqa: E402 - a test dependency (pyproject [test])
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before transformers loads: never download
 
 
 def expected_angles(positions, head_dim, base, scale, kind):
@@ -68,6 +67,7 @@ def test_ntk_scaled_model_exports_to_transformers_with_the_same_logits(tmp_path)
     export_hf(model, tmp_path)
     config = json.loads((tmp_path / "config.json").read_text())
     assert config["rope_theta"] == pytest.approx(10000.0 * 4.0 ** (8 / 6))
+    import transformers  # a test dependency (pyproject [test]); a second of import: here
     hf = transformers.AutoModelForCausalLM.from_pretrained(tmp_path).eval()
     ids = torch.randint(0, 300, (2, 20), generator=torch.Generator().manual_seed(1))
     with torch.no_grad():

@@ -6,7 +6,6 @@ from types import SimpleNamespace
 import pytest
 import tokenizers
 import torch
-import transformers
 from padded_run import padded_byte_run
 from train_stand_ins import TINY
 
@@ -35,6 +34,7 @@ def imported(tmp_path_factory):
     (root / "hf").mkdir()
     tok.save(str(root / "hf" / "tokenizer.json"))
     torch.manual_seed(0)
+    import transformers  # a second of import: here, not at collection
     hf = transformers.GPT2LMHeadModel(transformers.GPT2Config(
         vocab_size=tok.get_vocab_size(), n_embd=32, n_layer=2, n_head=4, n_positions=64))
     hf.save_pretrained(root / "hf")
