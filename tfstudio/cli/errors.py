@@ -34,6 +34,28 @@ def check_out_folder(path: str | Path, flag: str = "--out") -> None:
         raise UsageError(f"{flag} {path} is a file, not a folder; choose another {flag}")
 
 
+def check_out_apart(out: str | Path, reads: dict[str, str | Path | None],
+                    flag: str = "--out") -> None:
+    """A command never writes where it reads: ``out`` must not be, contain or lie inside any
+    path in ``reads`` (what it names, e.g. "the run export reads" -> path). Refused in one line,
+    --force or not: replacing an input's files would lose what it holds."""
+    target = Path(out).expanduser().resolve()
+    for what, path in reads.items():
+        if not path or not Path(path).exists():
+            continue
+        source = Path(path).expanduser().resolve()
+        if target == source:
+            where = "is"
+        elif source.is_relative_to(target):
+            where = "contains"
+        elif target.is_relative_to(source) and source.is_dir():
+            where = "lies inside"
+        else:
+            continue
+        raise UsageError(f"{flag} {out} {where} {what} ({path}), and writing there would "
+                         f"replace what it reads, --force or not; choose a {flag} outside it")
+
+
 def report_usage(command: str, message: str) -> int:
     print(f"{prog(command)}: {message}", file=sys.stderr)
     return USAGE_EXIT

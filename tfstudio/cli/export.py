@@ -9,7 +9,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from .errors import UsageError
+from .errors import UsageError, check_out_apart
 
 FORMATS = ("hf", "pytorch", "onnx")
 
@@ -29,6 +29,8 @@ def configure(parser) -> None:
 def run(args) -> int:
     from ..export.errors import InteropError
 
+    if Path(args.source).is_dir():
+        check_out_apart(args.out, {"the run export reads": args.source})
     export = _exporter(args.format)
     _print_checkpoint_notes(args.source)
     try:

@@ -7,7 +7,7 @@ import os
 import shlex
 from pathlib import Path
 
-from .errors import UsageError
+from .errors import UsageError, check_out_apart
 
 
 def configure(parser) -> None:
@@ -34,6 +34,7 @@ def run(args) -> int:
     from ..export.hf_import import import_hf
 
     out = args.out or f"{Path(args.folder).resolve().name}-tfstudio"
+    check_out_apart(out, {"the model import-hf reads": args.folder})
     try:
         report = import_hf(args.folder, out, overwrite=args.force, tokenizer=args.tokenizer,
                            memory_check=not args.no_memory_check)

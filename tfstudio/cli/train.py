@@ -10,7 +10,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from ..runs.config import TrainConfig
-from .errors import USAGE_EXIT, UsageError, check_out_folder, report_bug
+from .errors import USAGE_EXIT, UsageError, check_out_apart, check_out_folder, report_bug
 from .checks import check_device
 from .progress import TrainingProgress
 
@@ -147,6 +147,8 @@ def run(args) -> int:
     config = config_from_args(args)
     dist = from_environment()
     check_out_folder(args.out)
+    if not args.resume:
+        check_out_apart(args.out, _inputs(args))
     if config.device != "auto":
         check_device(config.device)
     try:
@@ -183,6 +185,16 @@ def run(args) -> int:
     elif dist.is_main:
         print(f"run folder: {args.out}", file=sys.stderr)
     return 0
+
+
+def _inputs(args) -> dict[str, str]:
+    """What a new run reads from disk, which --force would set aside and delete with the old
+    run: the run --init-from names, a corpus file or folder, a graph file (but not the old
+    run's own graph.json, which the new run writes again)."""
+    reads = {"the run --init-from reads": args.init_from, "the corpus train reads": args.corpus}
+    if Path(args.graph).resolve() != (Path(args.out) / "graph.json").resolve():
+        reads["the graph file train reads"] = args.graph
+    return reads
 
 
 def stopped_line(step: int, saved_step: int | None) -> str:
