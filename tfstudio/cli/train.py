@@ -172,7 +172,8 @@ def run(args) -> int:
     # forever for each other; there the signal ends the processes as before
     say = (lambda line: print(f"tfstudio train: {line}", file=sys.stderr)) if dist.is_main \
         else None
-    with StopOnSignals(trainer.stop, say) if not dist.enabled else _NoSignals() as signals:
+    stopping = StopOnSignals(trainer.stop, say, abandon=trainer.abandon)
+    with stopping if not dist.enabled else _NoSignals() as signals:
         end = trainer.run()
     if isinstance(end, Failed):
         return failure_exit(end) if dist.is_main else 1
