@@ -58,7 +58,7 @@ def test_a_full_disk_while_saving_ends_in_one_line_and_keeps_the_previous_checkp
     full_disk_after(monkeypatch, saves=1, error=error)
     end = Trainer(load_preset("tiny-gpt"), tiny_config(), run_dir=run).run()
     assert isinstance(end, Failed) and end.reason == "disk"
-    assert end.message == (f"no space left on the disk of {run} while saving step 4; the "
+    assert end.message == (f"the disk of {run} is full while saving step 4; the "
                            "previous checkpoint (step 2) is intact; free space and --resume")
     assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["LATEST", "step-00000002"]
     assert (run / "checkpoints" / "LATEST").read_text() == "step-00000002"
@@ -72,7 +72,7 @@ def test_a_full_disk_before_any_checkpoint_says_that_none_was_written(tmp_path, 
     run = tmp_path / "run"
     full_disk_after(monkeypatch, saves=0, error=ENOSPC)
     end = Trainer(load_preset("tiny-gpt"), tiny_config(), run_dir=run).run()
-    assert end.message == (f"no space left on the disk of {run} while saving step 2; no "
+    assert end.message == (f"the disk of {run} is full while saving step 2; no "
                            "checkpoint of this run was written yet; free space and train again")
     assert list((run / "checkpoints").iterdir()) == []
 
@@ -102,20 +102,22 @@ def test_a_full_disk_while_writing_metrics_names_the_file(tmp_path, monkeypatch)
     monkeypatch.setattr(MetricsLog, "__call__", write)
     end = Trainer(load_preset("tiny-gpt"), tiny_config(log_every=1), run_dir=run).run()
     assert end.reason == "disk"
-    assert end.message == (f"no space left on the disk of {run / 'metrics.jsonl'} at step 3; "
+    assert end.message == (f"the disk of {run / 'metrics.jsonl'} is full at step 3; "
                            "the previous checkpoint (step 2) is intact; free space and --resume")
 
 
 @pytest.mark.parametrize("error, expected", [
-    (OSError(errno.ENOSPC, "x"), "no space left on the disk of {where}"),
+    (OSError(errno.ENOSPC, "x"), "the disk of {where} is full"),
     (OSError(errno.EFBIG, "x"), "a file in {where} would pass the file-size limit (ulimit -f)"),
     (OSError(errno.EDQUOT, "x"), "the disk quota for {where} is used up"),
     (SafetensorError("Error while serializing: I/O error: File too large (os error 27)"),
      "a file in {where} would pass the file-size limit (ulimit -f)"),
     (SafetensorError('IoError(Os { code: 28, kind: StorageFull, message: "No space" })'),
-     "no space left on the disk of {where}"),
-    (OSError(errno.EACCES, "x"), None),
-    (SafetensorError("Error while serializing: (os error 13)"), None),
+     "the disk of {where} is full"),
+    (OSError(errno.EACCES, "x"), "{where} may not be written here (permission denied)"),
+    (OSError(errno.EROFS, "x"), "{where} is on a read-only disk"),
+    (OSError(errno.ENOENT, "x"), None),
+    (SafetensorError("Error while serializing: (os error 2)"), None),
     (ValueError("os error 28"), None),
 ])
 def test_only_writes_the_disk_refused_are_called_a_full_disk(error, expected):

@@ -96,7 +96,7 @@ def _replace_run(out: Path, graph, model, tokenizer, folder: Path) -> list[str]:
     while a training run is writing the folder."""
     import shutil
 
-    from ..runs.checkpoint import disk_refusal
+    from ..runs.checkpoint import disk_line
     from ..runs.folder import RunFolder
     from ..runs.lock import RunLocked
 
@@ -111,12 +111,11 @@ def _replace_run(out: Path, graph, model, tokenizer, folder: Path) -> list[str]:
     except RunLocked as exc:
         raise InteropError(str(exc)) from None
     except Exception as exc:
-        refusal = disk_refusal(exc)
-        if refusal is None:
+        line = disk_line(exc, out, "while writing the import", "the run already there is as "
+                         "it was", "import again")
+        if line is None:
             raise
-        fix = "raise the limit" if "ulimit" in refusal else "free space"
-        raise InteropError(f"{refusal.format(where=out)} while writing the import; the run "
-                           f"already there is as it was; {fix} and import again") from None
+        raise InteropError(line) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return files

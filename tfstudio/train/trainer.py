@@ -35,8 +35,8 @@ import torch
 from torch.nn.utils import clip_grads_with_norm_, get_total_norm
 
 from ..graph import Graph
-from ..runs.checkpoint import (disk_refusal, load_checkpoint, rng_state, save_checkpoint,
-                               set_rng_state)
+from ..runs.checkpoint import (disk_line, disk_refusal, load_checkpoint, rng_state,
+                               save_checkpoint, set_rng_state)
 from ..runs.config import TrainConfig
 from ..runs.folder import RunFolder
 from .device import autocast, peak_flops
@@ -277,10 +277,9 @@ class Trainer:
         except (torch.OutOfMemoryError, MemoryError):
             end = Failed(self.step, "oom", self._oom_message())
         except Exception as exc:  # noqa: BLE001 - reported to the user, never swallowed silently
-            refusal = disk_refusal(exc)
-            if refusal:
+            if disk_refusal(exc):
                 end = Failed(self.step, "disk", self._disk_message(
-                    refusal, f"at step {self.step}", getattr(exc, "filename", None)))
+                    exc, f"at step {self.step}", getattr(exc, "filename", None)))
             elif _CPU_OOM in str(exc):  # torch's CPU allocator says it as a RuntimeError
                 end = Failed(self.step, "oom", self._oom_message())
             else:
@@ -503,10 +502,9 @@ class Trainer:
                                    setup={"graph.json": self.run_folder.graph_path,
                                           "tokenizer.json": self.run_folder.tokenizer_path})
         except Exception as exc:
-            refusal = disk_refusal(exc)
-            if refusal is None:
+            if disk_refusal(exc) is None:
                 raise
-            raise DiskRefused(self._disk_message(refusal, f"while saving step {self.step}")
+            raise DiskRefused(self._disk_message(exc, f"while saving step {self.step}")
                               ) from None
         self.state.saved_step = self.step
         if self._replaced is not None:  # the new run is on disk: the old one may go now
@@ -522,17 +520,15 @@ class Trainer:
         return (f"{what} at step {self.step + 1}. Training stopped; {kept}. Lower the learning "
                 f"rate (now {self.config.lr:g}), keep gradient clipping on, or use fp32")
 
-    def _disk_message(self, refusal: str, when: str, file: str | None = None) -> str:
+    def _disk_message(self, exc: BaseException, when: str, file: str | None = None) -> str:
         """One line for a write the disk refused: what, where, what is kept, what to do."""
         where = file or (self.run_folder.path if self.run_folder else "the run folder")
-        what = refusal.format(where=where)
-        fix = "raise the limit" if "ulimit" in refusal else "free space"
         saved = self.state.saved_step
         if saved is None:
-            return (f"{what} {when}; no checkpoint of this run was written yet; {fix} and "
-                    "train again")
-        return (f"{what} {when}; the previous checkpoint (step {saved}) is intact; {fix} and "
-                "--resume")
+            return disk_line(exc, where, when, "no checkpoint of this run was written yet",
+                             "train again")
+        return disk_line(exc, where, when, f"the previous checkpoint (step {saved}) is intact",
+                         "--resume")
 
     def _oom_message(self) -> str:
         cfg = self.config
