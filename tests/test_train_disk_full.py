@@ -17,7 +17,8 @@ from safetensors import SafetensorError
 
 import tfstudio.runs.checkpoint as checkpoint_module
 from tfstudio.presets import load_preset
-from tfstudio.runs.checkpoint import disk_refusal, find_checkpoint
+from tfstudio.runs.checkpoint import find_checkpoint
+from tfstudio.runs.disk import disk_refusal
 from tfstudio.runs.config import TrainConfig
 from tfstudio.train.events import Failed, MetricsLog, read_events
 from tfstudio.train.trainer import Trainer

@@ -97,7 +97,7 @@ def _replace_run(out: Path, graph, model, tokenizer, folder: Path) -> list[str]:
     while a training run is writing the folder."""
     import shutil
 
-    from ..runs.checkpoint import disk_line
+    from ..runs.disk import disk_line
     from ..runs.folder import RunFolder
     from ..runs.lock import RunLocked
 

@@ -52,7 +52,7 @@ def _write_onnx(model, path: Path, opset: int) -> None:
     import onnx
     import torch
 
-    from ..runs.checkpoint import disk_refusal
+    from ..runs.disk import disk_refusal
 
     length = example_length(model)
     ids = torch.randint(0, model.vocab_size, (2, length),

@@ -33,7 +33,7 @@ def write_staged(out_dir, overwrite: bool, what: str, write: Callable[[Path, Pat
         result = write(staging, out)
         _move_into_place(staging, out)
     except Exception as exc:
-        from ..runs.checkpoint import disk_line
+        from ..runs.disk import disk_line
         kept = f"{out} is as it was" if held else f"nothing was left in {out}"
         line = disk_line(exc, out, f"while writing the {what}", kept, f"{what} again")
         if line is None:

@@ -35,8 +35,8 @@ import torch
 from torch.nn.utils import clip_grads_with_norm_, get_total_norm
 
 from ..graph import Graph
-from ..runs.checkpoint import (disk_line, disk_refusal, load_checkpoint, rng_state,
-                               save_checkpoint, set_rng_state)
+from ..runs.checkpoint import load_checkpoint, rng_state, save_checkpoint, set_rng_state
+from ..runs.disk import disk_line, disk_refusal
 from ..runs.config import TrainConfig
 from ..runs.folder import RunFolder
 from .device import autocast, peak_flops
