@@ -165,3 +165,27 @@ def test_a_file_size_limit_is_a_clear_line_and_exit_2(tmp_path):
         "again")
     assert list((run / "checkpoints").iterdir()) == []  # no half-written folder left
     assert find_checkpoint(run / "checkpoints").path is None
+
+
+def test_a_write_no_command_caught_is_still_one_line_naming_its_folder(tmp_path):
+    from tfstudio.cli import refused_write
+    report = tmp_path / "compare" / "report.md"
+    assert refused_write(OSError(errno.ENOSPC, "No space left on device", str(report))) == (
+        f"the disk of {report.parent} is full while writing report.md; the files written "
+        "before it are whole; free space and run it again")
+    assert refused_write(OSError(errno.ENOENT, "No such file", str(report))) is None
+
+
+def test_a_whole_write_the_disk_refuses_leaves_the_file_as_it_was(tmp_path):
+    from tfstudio.runs.disk import write_whole
+    page = tmp_path / "report.html"
+    write_whole(page, "the earlier report")
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1000, hard))
+    try:
+        with pytest.raises(OSError) as refused:
+            write_whole(page, "x" * 5000)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    assert refused.value.errno == errno.EFBIG
+    assert page.read_text() == "the earlier report" and sorted(tmp_path.iterdir()) == [page]

@@ -24,6 +24,7 @@ from ..compiler import compile_graph
 from ..data import eval_windows
 from ..graph import Graph
 from ..runs import RunFolder, load_checkpoint
+from ..runs.disk import write_whole
 from .scaling import apply_rope_scaling
 from .splits import run_splits
 
@@ -180,9 +181,7 @@ def result_path(run_dir: str | Path, rope_scaling: float = 1.0,
 
 
 def save(result: LengthEval, path: Path) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(result.to_dict(), indent=1), encoding="utf-8")
-    tmp.replace(path)
+    write_whole(path, json.dumps(result.to_dict(), indent=1))
 
 
 def load(path: Path) -> LengthEval:

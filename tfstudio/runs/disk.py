@@ -4,7 +4,9 @@ save and screenshot use it too."""
 from __future__ import annotations
 
 import errno
+import os
 import re
+from pathlib import Path
 
 # a write the disk refused: full, over the quota, past the file-size limit (ulimit -f),
 # read-only or not ours to write; each with what to do about it
@@ -45,3 +47,16 @@ def disk_line(exc: BaseException, where, when: str, kept: str, again: str) -> st
         return None
     refusal, fix = _DISK_ERRNOS[number]
     return f"{refusal.format(where=where)} {when}; {kept}; {fix} and {again}"
+
+
+def write_whole(path, text: str) -> None:
+    """Write ``text`` to ``path`` beside it first and rename it into place: a write the disk
+    refuses leaves the file as it was and nothing half-written beside it."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
