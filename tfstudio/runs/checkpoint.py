@@ -20,7 +20,9 @@ the newest intact one) and one line for each newer one it skipped, saying why.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -196,12 +198,44 @@ def _write_manifest(folder: Path, setup: dict[str, Path]) -> None:
 def _prune(directory: Path, keep_last: int, keep: str) -> None:
     done = sorted((p for p in directory.iterdir() if p.is_dir() and _NAME.fullmatch(p.name)),
                   key=lambda p: name_order(p.name))
+    if _readers(directory):  # a reader holds them: they are pruned at a later save
+        done = []
     for old in done[:-keep_last] if keep_last > 0 else []:
         if old.name != keep:
             shutil.rmtree(old, ignore_errors=True)
     for partial in directory.glob(".step-*.partial"):
         if _abandoned(partial):
             shutil.rmtree(partial, ignore_errors=True)
+
+
+_READER = re.compile(r"\.reader\.(\d+)\.\d+")
+_reader_count = itertools.count()
+
+
+@contextlib.contextmanager
+def held_from_rotation(directory: Path):
+    """While the block runs, a training run saving into ``directory`` deletes none of its
+    checkpoints (a reader is loading one). A mark file names the reading process, so a reader
+    that was killed holds nothing; a folder the reader may not write is read without one."""
+    mark = Path(directory) / f".reader.{os.getpid()}.{next(_reader_count)}"
+    try:
+        mark.touch()
+    except OSError:
+        mark = None
+    try:
+        yield
+    finally:
+        if mark is not None:
+            mark.unlink(missing_ok=True)
+
+
+def _readers(directory: Path) -> bool:
+    """Whether a live process holds ``directory``'s checkpoints from rotation."""
+    for mark in directory.glob(".reader.*"):
+        match = _READER.fullmatch(mark.name)
+        if match and _alive(int(match.group(1))):
+            return True
+    return False
 
 
 def remove_abandoned_partials(directory: Path) -> None:
@@ -346,6 +380,13 @@ def checkpoint_problem(path: Path) -> tuple[str, str] | None:
 
 
 def _verify(path: Path) -> tuple[str, str] | None:
+    try:
+        return _verify_files(path)
+    except FileNotFoundError as exc:  # deleted while it was read (rotated by a live run)
+        return Path(exc.filename or path).name, "is missing (deleted while it was read)"
+
+
+def _verify_files(path: Path) -> tuple[str, str] | None:
     manifest = path / MANIFEST
     if manifest.exists():
         problem = _manifest_problem(path, manifest)
