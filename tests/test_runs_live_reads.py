@@ -169,7 +169,7 @@ def test_eight_commands_read_a_run_while_it_trains(tmp_path):
         commands = []
         for i in range(2):
             commands += [cli("generate", str(run), "--prompt", "Once", "--max-new-tokens", "8"),
-                         cli("eval", str(run), "--max-windows", "2"),
+                         cli("eval", str(run), "--lengths", "16,32"),
                          cli("explain", str(run), "--text", "Once upon a time"),
                          cli("export", str(run), "--out", str(tmp_path / f"hf{i}"))]
         readers = [subprocess.Popen(c, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

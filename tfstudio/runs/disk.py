@@ -53,7 +53,7 @@ def write_whole(path, text: str) -> None:
     """Write ``text`` to ``path`` beside it first and rename it into place: a write the disk
     refuses leaves the file as it was and nothing half-written beside it."""
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # two writers never share it
     try:
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)
