@@ -4,30 +4,18 @@ EFBIG) every format ends in one line naming the folder, exit 2, with no half-wri
 the final name, no temporary folder left, and a folder that held an earlier export as it was."""
 from __future__ import annotations
 
-import contextlib
 import errno
 import hashlib
 import os
-import resource
 
 import pytest
 
 from tfstudio.cli import main
 from tfstudio.export.errors import InteropError
 from tfstudio.export.staging import write_staged
+from train_stand_ins import file_size_limit
 
 LIMIT = 100_000  # bytes: tiny-gpt's weights are ~530 KB, its config and tokenizer far less
-
-
-@contextlib.contextmanager
-def file_size_limit(limit: int):
-    """This process's soft RLIMIT_FSIZE lowered to ``limit`` bytes, then put back."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
-    try:
-        yield
-    finally:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
 
 
 def fingerprint(folder):

@@ -154,19 +154,15 @@ def test_settings_remember_recent_files_across_windows(make_window, tmp_path):
 def test_saving_onto_a_full_disk_says_so_and_keeps_the_saved_file(make_window, tmp_path):
     """A real file-size limit (``ulimit -f``) in this process: the save is refused in one
     sentence naming the folder, and the file saved before is left whole (no .tmp beside it)."""
-    import resource
+    from train_stand_ins import file_size_limit
     w = make_window(load_preset("tiny-gpt"))
     target = tmp_path / "model.json"
     w.ask_save_path = lambda *a, **k: str(target)
     assert w.save()
     saved = target.read_bytes()
     edit(w)
-    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (len(saved) // 2, hard))
-    try:
+    with file_size_limit(len(saved) // 2):
         assert not w.save()
-    finally:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
     assert w.last_error == (f"a file in {tmp_path} would pass the file-size limit (ulimit -f) "
                             "while saving model.json; model.json is as it was; raise the limit "
                             "and save again")

@@ -22,7 +22,7 @@ from tfstudio.runs.disk import disk_refusal
 from tfstudio.runs.config import TrainConfig
 from tfstudio.train.events import Failed, MetricsLog, read_events
 from tfstudio.train.trainer import Trainer
-from train_stand_ins import TINY
+from train_stand_ins import TINY, file_size_limit
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -180,12 +180,23 @@ def test_a_whole_write_the_disk_refuses_leaves_the_file_as_it_was(tmp_path):
     from tfstudio.runs.disk import write_whole
     page = tmp_path / "report.html"
     write_whole(page, "the earlier report")
-    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (1000, hard))
-    try:
-        with pytest.raises(OSError) as refused:
-            write_whole(page, "x" * 5000)
-    finally:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    with file_size_limit(1000), pytest.raises(OSError) as refused:
+        write_whole(page, "x" * 5000)
     assert refused.value.errno == errno.EFBIG
     assert page.read_text() == "the earlier report" and sorted(tmp_path.iterdir()) == [page]
+
+
+def test_a_comparison_whose_every_run_the_disk_refused_says_why_in_its_last_line(tmp_path,
+                                                                                capsys):
+    from tfstudio.cli import main
+    out = tmp_path / "cmp"
+    with file_size_limit(300_000):  # tiny-gpt's checkpoint weights are ~530 KB
+        code = main(["compare", "tiny-gpt", "--vary", "norm=pre,post", "--out", str(out),
+                     "--steps", "2", "--seeds", "1", "--corpus", "sample:small", "--tokenizer",
+                     "byte", "--batch-size", "2", "--seq-len", "16"])
+    assert code == 2
+    run = out / "runs" / "norm-pre" / "seed-1"
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "tfstudio compare: every run failed; the first, norm=pre (seed 1): a file in "
+        f"{run} would pass the file-size limit (ulimit -f) while saving step 2; no checkpoint "
+        "of this run was written yet; raise the limit and train again")

@@ -210,7 +210,8 @@ def _write_picture(pixmap, path: Path) -> str | None:
         from ..runs.disk import disk_line  # (the runs package loads torch: only when needed)
         tmp.unlink(missing_ok=True)
         kept = f"{path.name} is as it was" if path.exists() else "no picture was written"
-        return (disk_line(exc, path.parent, f"while writing {path.name}", kept, "try again")
+        return (disk_line(exc, path.absolute().parent, f"while writing {path.name}", kept,
+                          "try again")
                 or f"cannot write {path} ({exc.strerror or exc}); choose another path")
     return None
 
