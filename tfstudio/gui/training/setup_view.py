@@ -239,7 +239,7 @@ class SetupView(QWidget):
         cfg = TrainConfig(corpus=self.corpus_spec(), tokenizer=self.tokenizer.currentText().strip(),
                           steps=self.steps.value(), batch_size=self.batch.value(),
                           seq_len=self.seq_len.value(), lr=self.lr.value(),
-                          warmup_steps=min(self.warmup.value(), self.steps.value()),
+                          warmup_steps=self.warmup.value(),
                           eval_every=self.eval_every.value(),
                           probe_every=self.probe_every.value(),
                           probe_text=self.probe_text.text(), seed=self.seed.value(),
