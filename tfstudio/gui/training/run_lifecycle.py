@@ -4,11 +4,10 @@ views. One run at a time; the panel asks here whether the graph may be edited no
 from __future__ import annotations
 
 import gc
-import time
 
 from ...graph import Edit, Graph
 from ...train.events import Failed
-from .history import RunRecord
+from .history import RunRecord, folder_started
 from .redraw_pacer import duration
 from .run_controller import TrainingRun
 
@@ -32,7 +31,7 @@ class RunLifecycle:
         name = str(graph.meta.get("name") or "graph")
         run_dir = panel.history.new_run_dir(name)
         record = RunRecord(str(run_dir), name, config.corpus, config.tokenizer,
-                           time.strftime("%Y-%m-%d %H:%M:%S"), status="running")
+                           folder_started(run_dir), status="running")
         run = TrainingRun(graph, config, run_dir, name=record.label,
                           tokenizer=panel.setup.built_tokenizer(), parent=panel)
         run.started.connect(self._on_started)
