@@ -212,10 +212,15 @@ class SetupView(QWidget):
             return
         self._last_corpus = index
 
-    def show_run(self, config: TrainConfig, tokenizer=None) -> None:
+    def show_run(self, config: TrainConfig, tokenizer=None, graph: Graph | None = None) -> None:
         """An opened run's setup replaces the form's: its corpus, tokenizer, steps and
         hyper-parameters, and its probe text previewed by the tokenizer it saved (``tokenizer``;
-        None: rebuilt from the spec). Train then trains that recipe again."""
+        None: rebuilt from the spec). Train then trains that recipe again. The form belongs
+        to the run's ``graph`` from now on: its graph arriving on the canvas (at once or
+        later) keeps these settings instead of putting that graph's defaults over them."""
+        if graph is not None:
+            self.graph = graph
+            self._graph_name = str(graph.meta.get("name") or "")
         if tokenizer is not None:
             self._tokenizers[(config.tokenizer, config.corpus)] = tokenizer
         self.select_corpus(config.corpus)
