@@ -310,6 +310,10 @@ class TrainingPanel(QWidget):
                     and self.host.step == want):
                 self.next_token.set_logits(None, str, now.caption("next_token"))
                 self.generation.load_weights(run.path, step=want)
+            elif self.next_token.logits is not None:  # the same weights, named for this step
+                self.next_token.source.setText(f"{self.view_caption('next_token')} · after "
+                                               "your prompt")
+        self.shown_changed.emit()
 
     def show_snapshot(self, snapshot: dict | None, *, recolour: bool = True) -> None:
         """Show a look inside: the visible view redraws now, the others when they are shown
