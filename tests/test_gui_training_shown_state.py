@@ -31,35 +31,14 @@ def test_a_run_added_from_disk_is_named_by_its_folder_time_not_a_file_mtime(fini
 # ---------------------------------------------------------------------- runs made once
 import pytest  # noqa: E402
 import torch  # noqa: E402
-from gui_runs import WAIT_MS  # noqa: E402
+from gui_runs import WAIT_MS, past_runs  # noqa: E402
 
 torch.set_num_threads(1)
 
 
-def train_folder(path, preset, **settings):
-    """A real run of ``preset`` into ``path`` with the trainer every caller uses."""
-    import tfstudio
-    from tfstudio.runs.config import TrainConfig
-    from tfstudio.train.trainer import Trainer
-    config = TrainConfig(**{"corpus": "sample:small", "tokenizer": "byte", "batch_size": 2,
-                            "seq_len": 16, "eval_every": 0, **settings})
-    assert Trainer(tfstudio.load_graph(preset), config, run_dir=path).run().kind == "Finished"
-    return path
-
-
 @pytest.fixture(scope="module")
 def made_runs(tmp_path_factory):
-    """Two past runs, as a user finds them: LOOKS, tiny-gpt on task:reverse (char tokens), 8
-    steps, a look every 2 steps, checkpoints at 4 and 8 (kept: 0? no; 4 and 8); BARE,
-    tiny-llama trained from the command line on sample:small (byte tokens), 6 steps, no look
-    inside, warm-up 50 (cut to 6), its probe text its own."""
-    root = tmp_path_factory.mktemp("made")
-    looks = train_folder(root / "20261206-042800-tiny-gpt", "tiny-gpt", corpus="task:reverse",
-                         tokenizer="char", steps=8, probe_every=2, checkpoint_every=4,
-                         keep_checkpoints=0, warmup_steps=1, probe_text="abc>cba")
-    bare = train_folder(root / "20261206-043125-tiny-llama", "tiny-llama", steps=6,
-                        warmup_steps=50, probe_text="Eva visited the old mill by the river.")
-    return {"looks": looks, "bare": bare}
+    return past_runs(tmp_path_factory.mktemp("made"))
 
 
 def add(panel, path, qtbot, tmp_path):

@@ -101,6 +101,18 @@ class SetupView(QWidget):
         self._set_up_data_choices()
         self._set_up_training_choices()
         self._lay_out()
+        # the opened run's settings the form shows, until the user edits one of them
+        self.run_config: TrainConfig | None = None
+        self._filling = False  # the form is being filled (defaults, a run): not an edit
+        for box in (self.steps, self.batch, self.seq_len, self.lr, self.warmup,
+                    self.eval_every, self.probe_every, self.seed):
+            box.valueChanged.connect(self._edited)
+        self.corpus.currentIndexChanged.connect(self._edited)
+        self.tokenizer.currentTextChanged.connect(self._edited)
+
+    def _edited(self, *_) -> None:
+        if not self._filling:
+            self.run_config = None
 
     def _set_up_data_choices(self) -> None:
         """Corpus, tokenizer and probe text, with the live tokenizer preview."""
@@ -170,11 +182,21 @@ class SetupView(QWidget):
         name = str(graph.meta.get("name") or "")
         if name != self._graph_name:
             self._graph_name = name
-            self.apply_defaults()
+            if self.run_config is None:  # an opened run's settings stay until edited
+                self.apply_defaults()
 
     def apply_defaults(self, force: bool = False) -> None:
         if self.graph is None:
             return
+        self._filling = True
+        try:
+            self._fill_defaults()
+        finally:
+            self._filling = False
+        if force:
+            self.run_config = None
+
+    def _fill_defaults(self) -> None:
         cfg = suggested_config(self.graph, gpu=any(d != "cpu" and d != "auto"
                                                    for d in _devices()))
         self.select_corpus(cfg.corpus)
@@ -221,6 +243,16 @@ class SetupView(QWidget):
         if graph is not None:
             self.graph = graph
             self._graph_name = str(graph.meta.get("name") or "")
+        self._filling = True
+        try:
+            self._fill_run(config, tokenizer)
+        finally:
+            self._filling = False
+        self.run_config = config
+        self._preview_timer.stop()
+        self.refresh_preview()  # now: a cached tokenizer answers at once
+
+    def _fill_run(self, config: TrainConfig, tokenizer) -> None:
         if tokenizer is not None:
             self._tokenizers[(config.tokenizer, config.corpus)] = tokenizer
         self.select_corpus(config.corpus)
@@ -231,8 +263,6 @@ class SetupView(QWidget):
                            (self.probe_every, config.probe_every), (self.seed, config.seed)):
             box.setValue(int(value))
         self.lr.setValue(float(config.lr))
-        self._preview_timer.stop()
-        self.refresh_preview()  # now: a cached tokenizer answers at once
 
     # ------------------------------------------------------------------ the configuration
     def corpus_spec(self) -> str:
