@@ -9,6 +9,7 @@ stopping too). Hypothesis shrinks a failing sequence to the shortest that fails.
 """
 from __future__ import annotations
 
+import os
 import shutil
 
 import numpy as np
@@ -44,7 +45,8 @@ def settle(panel, qtbot):
                 and (run is None or not run.active))
     qtbot.waitUntil(idle, timeout=WAIT_MS)
     qtbot.wait(1)   # the results' queued slots
-    qtbot.waitUntil(lambda: not panel.background.busy, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: not panel.background.busy
+                    and not panel.setup._preview_timer.isActive(), timeout=WAIT_MS)
 
 
 def check_shown(window, panel):
@@ -100,15 +102,40 @@ def check_shown(window, panel):
             s.probe_text.text() != config.probe_text
 
 
-def sequences(window, made_runs, qtbot, tmp_path, *, train: bool):
-    """The machine, on one window; ``train``: training and stopping are actions too."""
-    panel = window.training.panel
+def fresh_window(qtbot, data_dir):
+    """The app as launched: tiny-gpt on the canvas, the Train workspace shown, 1366x768."""
+    from tfstudio.gui.main_window import MainWindow
+    from tfstudio.gui.session import EditorSession
+    from tfstudio.gui.training.attach import attach
+    from tfstudio.presets import load_preset
+    window = MainWindow(EditorSession(load_preset("tiny-gpt")), data_dir=data_dir)
+    window.ask_unsaved = lambda: "discard"
+    attach(window)
+    window.resize(1366, 768)
+    window.show()
+    qtbot.waitExposed(window)
+    window.training.show_panel()
+    return window
+
+
+def sequences(made_runs, qtbot, tmp_path, *, train: bool):
+    """The machine: each sequence on a window of its own (nothing carried over, so a failing
+    sequence shrinks to its shortest); ``train``: training and stopping are actions too."""
     counter = iter(range(1_000_000))
+    window = panel = None
 
     class TrainWorkspace(RuleBasedStateMachine):
         @initialize()
-        def show(self):
-            window.training.show_panel()
+        def launch(self):
+            nonlocal window, panel
+            window = fresh_window(qtbot, tmp_path / f"app{next(counter)}")
+            panel = window.training.panel
+
+        def teardown(self):
+            if window is not None:
+                window.close()
+                panel.shutdown()
+                window.deleteLater()
 
         def _add(self, source, name=None):
             copy = shutil.copytree(source, tmp_path / f"{next(counter)}" / source.name)
@@ -176,9 +203,9 @@ def sequences(window, made_runs, qtbot, tmp_path, *, train: bool):
 
 
 def test_a_few_sequences_of_user_actions_keep_every_view_on_the_shown_state(
-        window, made_runs, qtbot, tmp_path):
+        made_runs, qtbot, tmp_path):
     from hypothesis.stateful import run_state_machine_as_test
-    machine = sequences(window, made_runs, qtbot, tmp_path, train=False)
+    machine = sequences(made_runs, qtbot, tmp_path, train=False)
     run_state_machine_as_test(machine, settings=settings(
         max_examples=3, stateful_step_count=5, deadline=None, derandomize=True,
         suppress_health_check=list(HealthCheck)))
@@ -186,9 +213,9 @@ def test_a_few_sequences_of_user_actions_keep_every_view_on_the_shown_state(
 
 @pytest.mark.slow
 def test_three_hundred_sequences_with_training_keep_every_view_on_the_shown_state(
-        window, made_runs, qtbot, tmp_path):
+        made_runs, qtbot, tmp_path):
     from hypothesis.stateful import run_state_machine_as_test
-    machine = sequences(window, made_runs, qtbot, tmp_path, train=True)
+    machine = sequences(made_runs, qtbot, tmp_path, train=True)
     run_state_machine_as_test(machine, settings=settings(
-        max_examples=300, stateful_step_count=6, deadline=None, database=None,
+        max_examples=int(os.environ.get("TRAIN_SEQUENCES", 300)), stateful_step_count=6, deadline=None, database=None,
         suppress_health_check=list(HealthCheck)))
