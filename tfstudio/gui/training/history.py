@@ -149,6 +149,13 @@ def folder_started(path: str | Path) -> str:
     return f"{y}-{mo}-{d} {h}:{mi}:{s}"
 
 
+def corpus_name(spec: str) -> str:
+    """One name for one corpus: "sample" is the medium stories, listed as "sample:medium"
+    (the app's Train writes the one, ``tfstudio train --corpus sample`` the other)."""
+    from ...data.corpus import DEFAULT_SAMPLE_SIZE  # (pure Python, no torch)
+    return f"sample:{DEFAULT_SAMPLE_SIZE}" if spec.strip() == "sample" else spec
+
+
 def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.")[:40]
 
