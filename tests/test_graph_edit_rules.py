@@ -121,6 +121,22 @@ def test_each_fixable_rule_names_a_fix_that_clears_it():
     assert "decoder_not_causal" not in {d.code for d in validate(doc.root)}
 
 
+def test_top_k_over_the_experts_is_fixed_by_setting_top_k_to_the_experts():
+    from tfstudio.graph import validate
+    from tfstudio.graph.edit_rules import fix_edit, fix_text
+    for experts, top_k in ((4, 6), (3, 5)):
+        doc = Document(load_preset("tiny-mixtral"))
+        doc.execute(set_param_edit(doc.graph(LAYER), LAYER, "moe", "experts", experts).edit)
+        doc.execute(set_param_edit(doc.graph(LAYER), LAYER, "moe", "top_k", top_k).edit)
+        problem = _problem(doc.root, "top_k_exceeds_experts")
+        assert fix_text(problem) == f"Set top k to {experts}"
+        doc.execute(fix_edit(doc.root, problem).edit)
+        assert doc.graph(LAYER).node("moe").param("top_k") == experts
+        assert "top_k_exceeds_experts" not in {d.code for d in validate(doc.root)}
+        doc.undo()                                            # one undo step
+        assert doc.graph(LAYER).node("moe").param("top_k") == top_k
+
+
 def _drawn(name: str):
     from tfstudio.graph.layout import untangled
     return untangled(load_preset(name))  # as the editor opens it (open frames need room)
