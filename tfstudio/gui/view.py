@@ -122,6 +122,21 @@ class GraphView(QGraphicsView):
             self._fitting = False
         self.keeps_fit = True
 
+    def _drawn(self) -> QRectF:
+        """What the level draws: its blocks and wires (labels and legs included)."""
+        rect = QRectF()
+        for item in self.scene().items():
+            if isinstance(item, NodeItem) or (isinstance(item, WireItem) and item.edge):
+                rect = rect.united(item.drawn_rect())
+        return rect
+
+    def spare_height(self) -> int:
+        """Pixels of height the canvas can give up and still show the whole level at the
+        legible zoom (what a panel opening below it may take without cutting the picture);
+        a few pixels are kept for the fit's rounding."""
+        need = self._drawn().height() * LEGIBLE_ZOOM + 4
+        return max(0, int(self.viewport().height() - need))
+
     def _fit(self) -> None:
         items = [i for i in self.scene().items() if isinstance(i, NodeItem)]
         if not items:
@@ -129,10 +144,7 @@ class GraphView(QGraphicsView):
             self.centerOn(0, 0)
             self.zoom_changed.emit(self.zoom)
             return
-        rect = QRectF()
-        wires = [i for i in self.scene().items() if isinstance(i, WireItem) and i.edge]
-        for item in items + wires:
-            rect = rect.united(item.drawn_rect())
+        rect = self._drawn()
         tight = QRectF(rect)
         rect.adjust(-40, -40, 40, 40)
         self.fitInView(rect, Qt.KeepAspectRatio)
