@@ -149,6 +149,27 @@ def test_a_block_dropped_on_a_top_level_wire_is_spliced_in(make_window):
         w.statusBar().currentMessage())
 
 
+def test_a_dropout_dropped_on_the_embeddings_wire_goes_in_line(make_window):
+    """Issue 40's case through a real drop: Dropout onto tiny-gpt's Token embedding ->
+    Positional encoding wire stands between them on their row (it landed beside the wire,
+    later below the LM head); Positional encoding moved along, the status bar says so."""
+    w = _window(make_window)
+    wire = w.scene.wire_items[Edge("embed", "y", "pos", "x")]
+    point = wire.mapToScene(wire._path.pointAtPercent(0.5))
+    w.view.centerOn(point)
+    at = _view_point(w, point)
+    before = {n: w.scene.node_items[n].sceneBoundingRect() for n in ("embed", "pos", "layers")}
+    _drag_over(w, "dropout", at)
+    _drop(w, "dropout", at)
+    (drop,) = [n.id for n in w.session.root if n.type == "dropout"]
+    embed, new, pos = (w.scene.node_items[n].sceneBoundingRect() for n in ("embed", drop, "pos"))
+    assert embed.top() == new.top() == pos.top()              # one row
+    assert embed.right() < new.left() and new.right() < pos.left()
+    assert pos.left() > before["pos"].left()                  # moved along
+    assert w.scene.node_items["layers"].sceneBoundingRect() == before["layers"]
+    assert "moved along to make room" in w.statusBar().currentMessage()
+
+
 def _mouse(w, kind, button, buttons, scene_pos: QPointF) -> None:
     at = QPointF(_view_point(w, scene_pos))
     event = QMouseEvent(kind, at, w.view.viewport().mapToGlobal(at), button, buttons,

@@ -508,6 +508,41 @@ def clear_spot(graph: Graph, node: Node, near: Position) -> Position:
     return nearest_room(others, piece, near, margin=GAP_X)
 
 
+def is_tidy(graph: Graph, near: float = 0.5) -> bool:
+    """Whether every block of ``graph`` is where the tidy layout puts it (a preset as
+    opened, a level after a tidy or an in-line splice)."""
+    tidy = tidy_positions(graph)
+    return all(abs(tidy[n][0] - node.pos[0]) <= near and abs(tidy[n][1] - node.pos[1]) <= near
+               for n, node in graph.nodes.items())
+
+
+def in_line(before: Graph, after: Graph, node_id: str, edge: Edge) -> dict[str, Position] | None:
+    """Positions that put ``node_id``, spliced into the wire ``edge`` (``after`` is ``before``
+    with the splice made), in line on that wire: the blocks downstream shift along to make
+    room and every other block keeps its place in the reading order. A tidy level is laid out
+    afresh (its bands wrap again); a level arranged by hand has the wire's reader and the
+    blocks right of it on its row shifted right by the new block's width and a gap. None when
+    that would make blocks overlap (the caller then puts the block beside the wire)."""
+    if edge.dst not in before or node_id not in after:
+        return None
+    if is_tidy(before):
+        return tidy_positions(after)
+    rects = block_rects(before)
+    x, y, _, h = rects[edge.dst]
+    size = block_size(after, node_id)
+    shift = (size.width + GAP_X) / CANVAS_SCALE
+    anchor = block_size(before, edge.dst).anchor
+    out = {n: pos for n, pos in ((k, v.pos) for k, v in after.nodes.items())}
+    for n, (bx, by, _, bh) in rects.items():
+        if bx >= x - 1.0 and by < y + h and y < by + bh:  # the reader and the rest of its row
+            out[n] = (round(out[n][0] + shift, 2), out[n][1])
+    out[node_id] = (round(x / CANVAS_SCALE, 2), round((y + anchor - size.anchor) / CANVAS_SCALE, 2))
+    placed = after.clone()
+    for n, pos in out.items():
+        placed.nodes[n].pos = pos
+    return out if not overlapping_pairs(placed, WIRE_ROOM) else None
+
+
 def _extent(rects) -> tuple[float, float]:
     rects = list(rects)
     return (max(x + w for x, _, w, _ in rects) - min(x for x, _, _, _ in rects),
