@@ -78,3 +78,25 @@ def test_the_problems_panel_opens_only_as_far_as_the_fitted_picture_allows(make_
         assert (dock < PROBLEMS_OPEN_H - 5) == whole_and_short, dock
         assert _whole_with_wires(w)
         w.close()
+
+
+def test_a_fitted_view_fits_again_when_a_splice_moves_blocks_out_of_it(make_window, qtbot):
+    """Dropout spliced in line into tiny-gpt's embeddings row at 1366x768 moves Positional
+    encoding to the right edge, its wire past it: the fitted view fits again; a view the
+    user zoomed stays as it was."""
+    from tfstudio.graph import Edge
+    for fitted in (True, False):
+        w = make_window(load_preset("tiny-gpt"))
+        w.resize(1366, 768)
+        qtbot.wait(20)
+        w.view.fit_to_view()
+        if not fitted:
+            w.view.set_zoom(0.9)
+        transform = w.view.transform()
+        wire = w.scene.wire_items[Edge("embed", "y", "pos", "x")]
+        w.scene.add_block("dropout", wire.mapToScene(wire._path.pointAtPercent(0.5)),
+                          splice=True)
+        qtbot.wait(30)
+        assert _whole_with_wires(w) == fitted
+        assert (w.view.transform() == transform) != fitted
+        w.close()

@@ -272,6 +272,7 @@ class MainWindow(FileMenu, EditMenu, HelpMenu, QMainWindow):
 
     def _on_document_event(self, event) -> None:
         self._update_actions()
+        self.view.keep_whole()  # once the edit is drawn: refit if it now runs out of view
         if self.scene.path:  # a renamed group or a new repeat count shows in the breadcrumb
             self._refresh_breadcrumb()
 

@@ -62,6 +62,8 @@ class GraphView(QGraphicsView):
         self.refit_allowed: Callable[[], bool] = lambda: True
         self._refit_timer = QTimer(self, singleShot=True, interval=0)
         self._refit_timer.timeout.connect(self._refit)
+        self._whole_timer = QTimer(self, singleShot=True, interval=0)
+        self._whole_timer.timeout.connect(self._refit_if_cut)
         # pills at the canvas's edges naming the layer groups out of view (see update_markers)
         self.markers: list[QPushButton] = []
         self._markers_timer = QTimer(self, singleShot=True, interval=0)
@@ -92,6 +94,17 @@ class GraphView(QGraphicsView):
     def _refit(self) -> None:
         if self.keeps_fit and self.refit_allowed():
             self.fit_to_view()
+
+    def keep_whole(self) -> None:
+        """After an edit: a fitted view whose picture now runs past its edges (a block spliced
+        in line moved the rest along) fits again; a view the user zoomed or panned stays."""
+        if self.keeps_fit:
+            self._whole_timer.start()
+
+    def _refit_if_cut(self) -> None:
+        shown = self.mapToScene(self.viewport().rect()).boundingRect()
+        if not shown.contains(self._drawn()):
+            self._refit()
 
     def wheelEvent(self, event: QWheelEvent) -> None:
         self.keeps_fit = False
