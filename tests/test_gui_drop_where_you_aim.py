@@ -240,3 +240,20 @@ def test_a_block_dropped_on_a_frame_sits_beside_the_block_it_was_dropped_by(make
     centre = lambda r: (r[0] + r[2] / 2, r[1] + r[3] / 2)  # noqa: E731
     dx, dy = (a - b for a, b in zip(centre(rects[nid]), centre(rects["attn"])))
     assert (dx * dx + dy * dy) ** 0.5 < 2 * NODE_WIDTH      # a block's width or so away
+
+
+def test_a_block_dropped_on_a_frame_shows_in_the_frame_by_the_block_it_was_dropped_by(
+        make_window):
+    """In the open frame itself (not entered), the block dropped by the Feed-forward stands
+    in the Feed-forward's column (it stood at the frame's bottom-left, by the group's input,
+    as seen in a real drag under Xvfb)."""
+    w = make_window(load_preset("tiny-gpt"))
+    frame = w.scene.node_items["layers"]
+    ffn = next(m for m in frame._minis if m.node.id == "ffn")
+    spot = frame.mapToScene(ffn.rect.center().x(), ffn.rect.bottom() + 12)
+    nid = w.scene.add_block("norm", spot)
+    frame = w.scene.node_items["layers"]                     # redrawn with the new block
+    minis = {m.node.id: m.rect for m in frame._minis}
+    assert nid in minis
+    assert abs(minis[nid].center().x() - minis["ffn"].center().x()) < minis["ffn"].width()
+    assert minis[nid].center().x() > minis["add_attn"].right()

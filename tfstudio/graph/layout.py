@@ -230,6 +230,19 @@ def _layers(dag: nx.DiGraph, on_spine: set[str], pull: bool = True) -> dict[str,
     return layer
 
 
+def _loose_by_their_place(graph: Graph, dag: nx.DiGraph, layer: dict[str, int]) -> None:
+    """A block with no wires yet (just dropped into an open frame) takes the column of the
+    wired block nearest where it was put, not the first column: it shows where it went."""
+    wired = [n for n in layer if dag.degree(n)]
+    for n in layer:
+        if dag.degree(n) or not wired or dag.nodes[n].get("type") in (GROUP_INPUT, GROUP_OUTPUT):
+            continue
+        x, y = graph.nodes[n].pos
+        near = min(wired, key=lambda m: (graph.nodes[m].pos[0] - x) ** 2
+                   + (graph.nodes[m].pos[1] - y) ** 2)
+        layer[n] = layer[near]
+
+
 def _outputs_last(dag: nx.DiGraph, layer: dict[str, int]) -> None:
     """A group's output block in a column after every other block: its port is on the
     frame's right edge, and a wire into it needs the room before that edge clear (an edited
@@ -302,6 +315,7 @@ def layered_positions(graph: Graph, sizes: Mapping[str, BlockSize], gap_x: float
     # reader in a later band: a whole band of rows would otherwise hold it alone (tiny-t5's
     # target embedding sits under the source's, its wire runs down to the decoder)
     layer = _layers(dag, on_spine, pull=wrap is None)
+    _loose_by_their_place(graph, dag, layer)
     row = _rows(graph, dag, layer, on_spine)
     widths = [max(sizes[n].width for n in layer if layer[n] == k)
               for k in range(max(layer.values()) + 1)]
