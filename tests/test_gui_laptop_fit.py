@@ -43,3 +43,16 @@ def test_each_preset_and_group_is_whole_at_1366x768(make_window, qtbot, name, pa
     w.view.fit_to_view()
     assert w.view.zoom >= LEGIBLE_ZOOM - 1e-6
     assert _shown_whole(w), (name, path, round(w.view.zoom, 2))
+
+
+@pytest.mark.parametrize("name", ["tiny-induction", "tiny-window-lm"])
+def test_the_model_page_fits_its_panel_at_1366x768(make_window, qtbot, name):
+    """A description holding a command line (tiny-induction's corpus spec, an alphabet spelled
+    out) widened the Details page past its panel: every line, the switches included, was cut
+    on the right. Its long words break now, so nothing scrolls sideways."""
+    w = make_window(load_preset(name))
+    w.resize(1366, 768)
+    qtbot.wait(30)
+    page = w.inspector.widget()
+    assert page.width() <= w.inspector.viewport().width() + 1, (page.width(),
+                                                                 w.inspector.viewport().width())
