@@ -39,7 +39,8 @@ __all__ = ["LESSONS", "Lesson", "Check", "Verdict", "Sample", "LessonRun", "prep
            "UNDECIDED", "FACT", "DEFAULT_SEEDS"]
 
 # modules of this package that are not lessons
-_FRAMEWORK = {"lesson", "significance", "measures", "training", "cost", "step_costs"}
+_FRAMEWORK = {"lesson", "significance", "measures", "training", "cost", "step_costs",
+              "lr_record", "budget"}
 
 
 LESSONS: dict[str, Lesson] = {}
@@ -66,11 +67,12 @@ class LessonRun:
     eval_lengths: list[int]
 
 
-def prepare(name: str, *, seeds: list[int] | None = None, steps: int | None = None
-            ) -> LessonRun:
+def prepare(name: str, *, seeds: list[int] | None = None, steps: int | None = None,
+            budget: float = 1) -> LessonRun:
     """Lesson ``name`` ready to train: its base graph with its edits, its variants, its seeds
-    (3 by default) and its training settings (``steps`` overrides its length). Raises
-    ValueError naming the lessons there are when ``name`` is not one."""
+    (3 by default) and its training settings (``steps`` overrides its length; ``budget``
+    multiplies it, 4 for ``--budget 4x``). Raises ValueError naming the lessons there are
+    when ``name`` is not one."""
     from ... import load_graph
     from ..variants import apply_setting
 
@@ -83,6 +85,10 @@ def prepare(name: str, *, seeds: list[int] | None = None, steps: int | None = No
                          f"tfstudio lesson {name}")
     if steps is not None and steps < 1:
         raise ValueError(f"--steps must be at least 1; got {steps}")
+    if budget <= 0:
+        raise ValueError(f"--budget must be above 0 (such as 4x); got {budget:g}")
+    if budget != 1:
+        steps = max(1, round((steps or lesson.training["steps"]) * budget))
     base = load_graph(lesson.base)
     for key, value in lesson.base_edits:
         base = apply_setting(base, key, value)
