@@ -105,7 +105,8 @@ def _settings(c: Comparison) -> str:
     varied = "; ".join(f"{k} = {', '.join(v)}" for k, v in c.plan.varies)
     return (f"Base **{c.plan.base}**, varying {varied}. Every run: corpus `{cfg.corpus}`, "
             f"tokenizer `{cfg.tokenizer}`, {cfg.steps} steps of {cfg.batch_size} x {cfg.seq_len} "
-            f"tokens, lr {cfg.lr:g}, seeds {', '.join(map(str, c.plan.seeds))}.")
+            f"tokens, {c.lr_text()}, seeds {', '.join(map(str, c.plan.seeds))}. "
+            f"{c.token_budget()}").strip()
 
 
 def _md_table(header: list[str], rows: list[list[str]]) -> str:

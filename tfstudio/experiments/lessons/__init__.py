@@ -25,6 +25,7 @@ see ``interpolation.py``); ``measure=`` takes extra measurements once the runs a
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import pkgutil
 from dataclasses import dataclass
@@ -65,6 +66,8 @@ class LessonRun:
     seeds: list[int]
     config: TrainConfig              # the first seed's; each run takes its own seed
     eval_lengths: list[int]
+    lrs: dict[str, float] = dataclasses.field(default_factory=dict)  # variant -> its own lr
+    lrs_budget: float = 0            # the budget the lrs were swept at (0: none recorded)
 
 
 def prepare(name: str, *, seeds: list[int] | None = None, steps: int | None = None,
@@ -93,8 +96,10 @@ def prepare(name: str, *, seeds: list[int] | None = None, steps: int | None = No
     for key, value in lesson.base_edits:
         base = apply_setting(base, key, value)
     label = lesson.base + "".join(f" ({k}={v})" for k, v in lesson.base_edits)
+    from .lr_record import chosen_lrs
+    lrs, swept_at = chosen_lrs(name, budget)
     return LessonRun(name, label, base, list(lesson.varies), seeds,
-                     lesson.config(seeds[0], steps), list(lesson.eval_lengths))
+                     lesson.config(seeds[0], steps), list(lesson.eval_lengths), lrs, swept_at)
 
 
 # every lesson module registers itself on import (after ``register`` exists)
