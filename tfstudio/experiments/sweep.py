@@ -2,8 +2,8 @@
 
 Every variant trains at each lr of a log-spaced grid over the seeds, with the comparison's own
 steps and batch; the lr with the lowest mean loss on the *selection* split wins. When the best
-lr lies at an edge of the grid, the grid is widened on that side (one half-decade at a time)
-and the new lrs trained, so a chosen lr is never an edge the grid did not look past.
+lr lies at an edge of the grid, the grid is widened on that side (to the next value of the
+1, 3, 10 series: a half-decade at a time) and the new lrs trained, so a chosen lr is never an edge the grid did not look past.
 
 Splits: the sweep trains on the first ``1 - 2 * val_fraction`` of the tokens and chooses on
 the next ``val_fraction``; the comparison reports on the last ``val_fraction`` (its validation
@@ -29,7 +29,6 @@ from ..runs import TrainConfig
 
 DEFAULT_GRID = (1e-3, 3e-3, 1e-2, 3e-2)
 DEFAULT_SEEDS = (1, 2)
-WIDEN = math.sqrt(10)        # one half-decade past the edge
 MAX_WIDENINGS = 2            # per side: the grid stops growing after this many
 
 
@@ -96,6 +95,18 @@ class VariantSweep:
     def from_dict(cls, data: dict) -> "VariantSweep":
         return cls(data["name"], [LrPoint.from_dict(p) for p in data["points"]],
                    {"low": 0, "high": 0, **data.get("widened", {})})
+
+
+def next_lr(lr: float, up: bool) -> float:
+    """The next value past ``lr`` on the 1, 3, 10, 30 series (0.03 -> 0.1, 0.003 -> 0.001);
+    a value off the series moves a half-decade."""
+    exponent = math.floor(math.log10(lr) + 1e-9)
+    mantissa = lr / 10 ** exponent
+    series = [1, 3, 10] if up else [3, 1, 0.3]
+    for here, there in zip(series, series[1:]):
+        if math.isclose(mantissa, here, rel_tol=1e-6):
+            return float(f"{there * 10 ** exponent:.6g}")
+    return lr * math.sqrt(10) if up else lr / math.sqrt(10)
 
 
 def edge_is_settled(sweep: VariantSweep) -> bool:
@@ -175,7 +186,8 @@ def sweep_variant(name: str, graph: Graph, config: TrainConfig, *,
         edge = result.at_edge()
         if widen and edge and result.widened[edge] < MAX_WIDENINGS:
             result.widened[edge] += 1
-            lr = result.grid[0] / WIDEN if edge == "low" else result.grid[-1] * WIDEN
+            lr = next_lr(result.grid[0], up=False) if edge == "low" else \
+                next_lr(result.grid[-1], up=True)
             progress(f"{name}: best lr {result.chosen_lr:.3g} is the grid's {edge} edge; "
                      f"widening to {lr:.3g}")
             todo = [lr]
@@ -216,3 +228,45 @@ def table(sweeps: list[VariantSweep]) -> list[str]:
             cells.append(f"**{text}**" if point is s.best else text)
         lines.append(f"| {s.name} | " + " | ".join(cells) + f" | {s.chosen_lr:.3g} |")
     return lines
+
+
+SWEEP_FILE = "lr_sweep.json"     # in a comparison's folder: the sweep of compare --tune-lr
+
+
+def tune(out, variants: list[tuple[str, Graph]], config: TrainConfig, *, grid=DEFAULT_GRID,
+         seeds=DEFAULT_SEEDS, progress: Progress = lambda line: None,
+         train: Callable = train_one) -> dict[str, float]:
+    """``compare --tune-lr``: sweep the comparison's variants, keep the sweep in
+    OUT/lr_sweep.json (reused when it holds every variant at these settings), and return each
+    variant's chosen lr by name."""
+    import json
+    from pathlib import Path
+
+    path = Path(out) / SWEEP_FILE
+    settings = {"steps": config.steps, "batch_size": config.batch_size,
+                "seq_len": config.seq_len, "corpus": config.corpus,
+                "tokenizer": config.tokenizer, "grid": sorted(grid), "seeds": list(seeds)}
+    if path.exists():
+        kept = json.loads(path.read_text(encoding="utf-8"))
+        names = {v["name"] for v in kept["variants"]}
+        if kept["settings"] == settings and names >= {n for n, _ in variants}:
+            progress(f"lr sweep: reusing {path}")
+            return {v["name"]: VariantSweep.from_dict(v).chosen_lr for v in kept["variants"]}
+    sweeps = sweep(variants, config, grid=grid, seeds=seeds, progress=progress, train=train)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"settings": settings,
+                                "variants": [s.to_dict() for s in sweeps]}, indent=1),
+                    encoding="utf-8")
+    return {s.name: s.chosen_lr for s in sweeps}
+
+
+def saved_table(out) -> list[str]:
+    """The markdown table of the sweep kept in OUT (none: [])."""
+    import json
+    from pathlib import Path
+
+    path = Path(out) / SWEEP_FILE
+    if not path.exists():
+        return []
+    kept = json.loads(path.read_text(encoding="utf-8"))
+    return table([VariantSweep.from_dict(v) for v in kept["variants"]])
