@@ -166,9 +166,10 @@ Progress = Callable[[str], None]
 def sweep_variant(name: str, graph: Graph, config: TrainConfig, *,
                   grid=DEFAULT_GRID, seeds=DEFAULT_SEEDS, widen: bool = True,
                   progress: Progress = lambda line: None, tokenizer=None, corpus=None,
-                  train: Callable = train_one) -> VariantSweep:
+                  train: Callable | None = None) -> VariantSweep:
     """Train ``graph`` at each lr of ``grid`` and each seed; widen the grid past an edge that
     wins (up to MAX_WIDENINGS half-decades a side)."""
+    train = train or train_one
     result = VariantSweep(name)
     todo = sorted(grid)
     while todo:
@@ -196,7 +197,7 @@ def sweep_variant(name: str, graph: Graph, config: TrainConfig, *,
 
 def sweep(variants: list[tuple[str, Graph]], config: TrainConfig, *, grid=DEFAULT_GRID,
           seeds=DEFAULT_SEEDS, progress: Progress = lambda line: None,
-          train: Callable = train_one,
+          train: Callable | None = None,
           on_variant: Callable[[VariantSweep], None] = lambda s: None) -> list[VariantSweep]:
     """Sweep every (name, graph) with the comparison's ``config`` (its steps, batch and
     corpus); the corpus is read and the tokenizer built once. ``on_variant`` gets each
@@ -235,7 +236,7 @@ SWEEP_FILE = "lr_sweep.json"     # in a comparison's folder: the sweep of compar
 
 def tune(out, variants: list[tuple[str, Graph]], config: TrainConfig, *, grid=DEFAULT_GRID,
          seeds=DEFAULT_SEEDS, progress: Progress = lambda line: None,
-         train: Callable = train_one) -> dict[str, float]:
+         train: Callable | None = None) -> dict[str, float]:
     """``compare --tune-lr``: sweep the comparison's variants, keep the sweep in
     OUT/lr_sweep.json (reused when it holds every variant at these settings), and return each
     variant's chosen lr by name."""
