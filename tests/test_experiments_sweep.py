@@ -209,3 +209,15 @@ def test_the_token_budget_is_computed_against_the_counted_training_split():
     text = comparison({"a": flat}).token_budget()
     assert "409,600 tokens" in text and "900,103" in text and "2.2x as many" in text
     assert "0.5x of it" in comparison({"a": flat}, counted=204_800).token_budget()
+
+
+def test_the_lesson_says_where_its_lrs_come_from():
+    from tfstudio.cli.lesson import lr_line
+    name = swept_lesson()
+    at_one = lr_line(prepare(name), 1)
+    assert at_one.startswith(f"lesson {name}: each variant at its own lr from the recorded "
+                             "sweep") and "none recorded at" not in at_one
+    assert "swept at 1x, none recorded at 4x" in lr_line(prepare(name, budget=4), 4)
+    bare = prepare(name)
+    bare.lrs = {}
+    assert "no lr sweep recorded; every variant trains at lr" in lr_line(bare, 1)
