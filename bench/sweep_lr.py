@@ -10,6 +10,7 @@ recorded sweeps as markdown for docs/BENCHMARKS.md.
     nice -n 5 python bench/sweep_lr.py all                   # every lesson with variants
     python bench/sweep_lr.py history --budget 4x             # the sweep for --budget 4x
     python bench/sweep_lr.py --table                         # the record, as markdown
+    python bench/sweep_lr.py --table --write                 # ... into docs/BENCHMARKS.md
 """
 from __future__ import annotations
 
@@ -31,8 +32,12 @@ def main(argv=None) -> int:
     parser.add_argument("--steps", type=int, default=None, help="steps (a try-out)")
     parser.add_argument("--only", default="", help="comma-separated variant names")
     parser.add_argument("--table", action="store_true", help="print the record as markdown")
+    parser.add_argument("--write", action="store_true",
+                        help="with --table: replace the record's section of docs/BENCHMARKS.md")
     args = parser.parse_args(argv)
     if args.table:
+        if args.write:
+            lr_record.write_docs()
         print("\n".join(lr_record.markdown()))
         return 0
     import torch

@@ -221,3 +221,11 @@ def test_the_lesson_says_where_its_lrs_come_from():
     bare = prepare(name)
     bare.lrs = {}
     assert "no lr sweep recorded; every variant trains at lr" in lr_line(bare, 1)
+
+
+def test_benchmarks_doc_shows_the_recorded_sweeps_as_recorded():
+    from pathlib import Path
+    docs = Path(__file__).resolve().parents[1] / "docs" / "BENCHMARKS.md"
+    section = lr_record.docs_section(docs.read_text(encoding="utf-8"))
+    assert section == "\n".join(lr_record.markdown()).strip("\n"), \
+        "run python bench/sweep_lr.py --table --write"

@@ -94,6 +94,38 @@ def markdown(path: Path = RECORD_PATH) -> list[str]:
                   f"seeds {', '.join(map(str, item['seeds']))}", "",
                   f"`{item['command']}` ({item['date']}); grid "
                   f"{', '.join(f'{x:g}' for x in item['grid'])}, widened past an edge that won. "
-                  f"Selection loss (mean ± spread over seeds) on {item['chosen_on']}; the "
+                  f"Selection loss (mean ± spread over seeds) on the {item['chosen_on']}; the "
                   f"lessons report on the {item['reported_on']}.", "", *table(sweeps), ""]
     return lines
+
+
+SECTION_HEAD = """## Lessons: each variant's own best lr (issue 38)
+
+Every lesson variant trains at the lr its sweep chose: `bench/sweep_lr.py` trains it at each lr
+of a log-spaced grid over 2 seeds at the lesson's own steps, chooses the lowest mean loss on
+the selection split (the tenth of the text just before the validation split; the sweep's runs
+train on the text before that), and widens the grid past an edge that wins. The lessons report
+on the validation split, which the choice never saw. The record is
+`tfstudio/experiments/lessons/lr_sweeps.json`; this section is written from it."""
+DOCS_START, DOCS_END = "<!-- lr-sweeps: bench/sweep_lr.py --table --write -->", "<!-- /lr-sweeps -->"
+
+
+def docs_section(text: str) -> str:
+    """The record's section of docs/BENCHMARKS.md (between its markers; "" when absent)."""
+    if DOCS_START not in text or DOCS_END not in text:
+        return ""
+    return text.split(DOCS_START, 1)[1].split(DOCS_END, 1)[0].strip("\n")
+
+
+def write_docs(docs: Path | None = None, path: Path = RECORD_PATH) -> None:
+    """Replace the record's section of docs/BENCHMARKS.md with ``markdown()`` (appended
+    under SECTION_HEAD the first time)."""
+    docs = docs or Path(__file__).resolve().parents[3] / "docs" / "BENCHMARKS.md"
+    text = docs.read_text(encoding="utf-8")
+    block = DOCS_START + "\n" + "\n".join(markdown(path)).strip("\n") + "\n" + DOCS_END
+    if DOCS_START in text and DOCS_END in text:
+        head, rest = text.split(DOCS_START, 1)
+        text = head + block + rest.split(DOCS_END, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n" + SECTION_HEAD + "\n\n" + block + "\n"
+    docs.write_text(text, encoding="utf-8")
