@@ -229,3 +229,15 @@ def test_benchmarks_doc_shows_the_recorded_sweeps_as_recorded():
     section = lr_record.docs_section(docs.read_text(encoding="utf-8"))
     assert section == "\n".join(lr_record.markdown()).strip("\n"), \
         "run python bench/sweep_lr.py --table --write"
+
+
+def test_tune_lr_on_a_synthetic_task_is_refused_in_one_line(tmp_path, capsys):
+    assert main(["compare", "tiny-gpt", "--vary", "attention=mha,mqa", "--corpus",
+                 "task:reverse", "--steps", "2", "--tune-lr", "--out", str(tmp_path / "t")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--tune-lr chooses each lr on held-out text" in err[0]
+
+
+def test_a_variant_that_fails_at_every_lr_is_named_not_given_an_lr():
+    with pytest.raises(ValueError, match="v: no lr of the sweep"):
+        run_sweep(1.0, diverge_above=0.0)

@@ -183,6 +183,11 @@ def sweep_variant(name: str, graph: Graph, config: TrainConfig, *,
                          f"({time.perf_counter() - start:.0f}s)")
             result.points.append(LrPoint(lr, losses))
         result.points.sort(key=lambda p: p.lr)
+        if not any(math.isfinite(p.mean) for p in result.points):
+            tried = ", ".join(f"{p.lr:g}" for p in result.points)
+            raise ValueError(f"{name}: no lr of the sweep ({tried}) finished training; check "
+                             "that the variant trains at all (tfstudio train) before tuning "
+                             "its lr")
         todo = []
         edge = result.at_edge()
         if widen and edge and result.widened[edge] < MAX_WIDENINGS:
@@ -205,6 +210,10 @@ def sweep(variants: list[tuple[str, Graph]], config: TrainConfig, *, grid=DEFAUL
     from ..data import build_tokenizer, load_corpus
 
     corpus = load_corpus(config.corpus, errors=config.corpus_errors)
+    if corpus.task is not None:
+        raise ValueError(f"--tune-lr chooses each lr on held-out text, and {config.corpus} is "
+                         "a synthetic task with none; choose --lr yourself, or tune on a text "
+                         "corpus")
     tokenizer = build_tokenizer(config.tokenizer, corpus)
     results = []
     for name, graph in variants:
