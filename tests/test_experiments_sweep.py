@@ -241,3 +241,17 @@ def test_tune_lr_on_a_synthetic_task_is_refused_in_one_line(tmp_path, capsys):
 def test_a_variant_that_fails_at_every_lr_is_named_not_given_an_lr():
     with pytest.raises(ValueError, match="v: no lr of the sweep"):
         run_sweep(1.0, diverge_above=0.0)
+
+
+def test_a_folder_holding_a_variant_at_another_lr_is_refused(tmp_path):
+    from tfstudio import load_graph
+    from tfstudio.experiments.compare import plan_runs
+    config = TrainConfig(steps=2)
+    args = ("tiny-gpt", load_graph("tiny-gpt"), [("attention", ["mha", "mqa"])], [1], config,
+            [], tmp_path)
+    specs = plan_runs(*args, lrs={"attention=mqa": 0.03})
+    assert {s.variant: s.config.lr for s in specs} == {"attention=mha": config.lr,
+                                                      "attention=mqa": 0.03}
+    plan_runs(*args, lrs={"attention=mqa": 0.03})          # the same lrs: the same comparison
+    with pytest.raises(ValueError, match="holds attention=mqa trained at lr 0.03 \\(now 0.01\\)"):
+        plan_runs(*args, lrs={"attention=mqa": 0.01})
