@@ -10,7 +10,8 @@ from pathlib import Path
 
 from ..runs import CheckpointError, RunError
 from ..runs.config import TrainConfig
-from .train import SETTING_HELP
+from . import values
+from .train import SETTING_HELP, setting_type
 
 PROG = "tfstudio compare"
 # what bad input (a corpus, a folder, a changed graph) raises: one line, exit 2
@@ -32,12 +33,12 @@ def configure(parser) -> None:
     parser.add_argument("--seeds", default=None,
                         help="comma-separated seeds, each variant trained once per seed "
                              f"(default: {TrainConfig.seed}; a lesson's: 1,2,3)")
-    parser.add_argument("--jobs", type=int, default=1,
+    parser.add_argument("--jobs", type=values.positive_int, default=1,
                         help="train this many runs at once as local processes (default 1)")
     parser.add_argument("--eval-lengths", default="",
                         help="e.g. 64,128,192,256: loss per position bucket and a loss-against-"
                              "position plot")
-    parser.add_argument("--target-loss", type=float, default=None,
+    parser.add_argument("--target-loss", type=values.finite_float, default=None,
                         help="validation loss for the 'steps to target' column (default: the "
                              "worst variant's final loss, which every variant reaches)")
     parser.add_argument("--print-commands", action="store_true",
@@ -54,7 +55,7 @@ def configure(parser) -> None:
     for name in TRAINING_FLAGS:
         value = getattr(defaults, name)
         # None: not given (a lesson refuses a flag given; a plain comparison takes the default)
-        parser.add_argument("--" + name.replace("_", "-"), type=type(value), default=None,
+        parser.add_argument("--" + name.replace("_", "-"), type=setting_type(name), default=None,
                             help=SETTING_HELP[name] + f"; the same for every variant "
                                                       f"(default: {value})")
 

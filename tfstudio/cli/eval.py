@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import sys
 
+from . import values
+
 PROG = "tfstudio eval"
 
 
@@ -13,7 +15,7 @@ def configure(parser) -> None:
     parser.add_argument("run", help="a run folder (from tfstudio train)")
     parser.add_argument("--lengths", default="",
                         help="bucket ends, e.g. 64,128,256,512 (default: 1-4 training lengths)")
-    parser.add_argument("--rope-scaling", type=float, default=1.0,
+    parser.add_argument("--rope-scaling", type=values.positive_float, default=1.0,
                         help="scale RoPE positions by this factor (no training), e.g. 4")
     parser.add_argument("--rope-scaling-type", choices=("linear", "ntk"), default="linear",
                         help="linear (position interpolation) or ntk (stretch the base)")

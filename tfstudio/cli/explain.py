@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from . import values
+
 PROG = "tfstudio explain"
 SCORE_LENGTH = 12   # tokens per half of the repeated sequence the head scores read
 PREVIEW = 6         # numbers shown per tensor in the text summary
@@ -29,19 +31,19 @@ def configure(parser) -> None:
     parser.add_argument("--text", default=None,
                         help="the text to explain (default: the run's probe text, or an "
                              "example of its task)")
-    parser.add_argument("--position", type=int, default=-1, metavar="N",
+    parser.add_argument("--position", type=values.any_int, default=-1, metavar="N",
                         help="the token whose next-token prediction is followed (default: the "
                              "last; negative counts from the end)")
-    parser.add_argument("--layer", type=int, default=None, metavar="L",
+    parser.add_argument("--layer", type=values.non_negative_int, default=None, metavar="L",
                         help="open up the attention of this layer only (default: every layer)")
-    parser.add_argument("--head", type=int, default=0, metavar="H",
+    parser.add_argument("--head", type=values.non_negative_int, default=0, metavar="H",
                         help="the attention head opened up (default 0)")
-    parser.add_argument("--temperature", type=float, default=1.0,
+    parser.add_argument("--temperature", type=values.temperature, default=1.0,
                         help="divide the logits by this for the last step's probabilities "
                              "(0: greedy)")
-    parser.add_argument("--top-k", type=int, default=0,
+    parser.add_argument("--top-k", type=values.non_negative_int, default=0,
                         help="keep only the k likeliest tokens in the last step (0: all)")
-    parser.add_argument("--top-p", type=float, default=1.0,
+    parser.add_argument("--top-p", type=values.top_p, default=1.0,
                         help="keep the likeliest tokens whose probabilities add up to p in the "
                              "last step (1: all)")
     parser.add_argument("--ablate", action="append", default=[], metavar="TARGET",
@@ -62,7 +64,7 @@ def configure(parser) -> None:
                              "and shapes only)")
     parser.add_argument("--tokenizer", default="byte",
                         help="tokenizer for a preset or graph file (a run uses its own)")
-    parser.add_argument("--seed", type=int, default=0,
+    parser.add_argument("--seed", type=values.seed, default=0,
                         help="seed of the fresh weights of a preset or graph file")
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from . import values
 from .checks import check_device
 from .errors import UsageError
 
@@ -21,22 +22,22 @@ def configure(parser) -> None:
     parser.add_argument("--prompt", default="",
                         help="text to continue (decoder) or the source text (encoder-decoder); "
                              "default: empty (a decoder starts from the end-of-text token)")
-    parser.add_argument("--temperature", type=float, default=0.8,
+    parser.add_argument("--temperature", type=values.temperature, default=0.8,
                         help="divide the logits by this before sampling; 0 always takes the "
                              "likeliest token (greedy)")
-    parser.add_argument("--top-k", type=int, default=0,
+    parser.add_argument("--top-k", type=values.non_negative_int, default=0,
                         help="sample only among the k likeliest tokens; 0 keeps all")
-    parser.add_argument("--top-p", type=float, default=1.0,
+    parser.add_argument("--top-p", type=values.top_p, default=1.0,
                         help="sample only among the likeliest tokens whose probabilities add up "
                              "to p (nucleus sampling), between 0 (exclusive) and 1; 1 keeps all")
-    parser.add_argument("--max-new-tokens", type=int, default=200,
+    parser.add_argument("--max-new-tokens", type=values.positive_int, default=200,
                         help="stop after this many new tokens (any number: past the trained "
                              "length the model reads a sliding window)")
     parser.add_argument("--stop", action="append", metavar="TEXT",
                         help="stop when the output contains TEXT (not printed); repeatable; "
                              "\\n and \\t stand for a newline and a tab; default: the newline "
                              "that ends an answer for task runs, else none (--stop '' for none)")
-    parser.add_argument("--seed", type=int, default=None,
+    parser.add_argument("--seed", type=values.seed, default=None,
                         help="random seed, for repeatable samples (default: a fresh one each run)")
     parser.add_argument("--device", default="cpu",
                         help="where to run the model: cpu, cuda, cuda:N, mps or auto (the best "

@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 
+from . import values
 from .errors import UsageError
 
 
@@ -22,12 +23,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--screenshot", metavar="PATH",
                         help="render the window offscreen to this PNG and exit (needs no "
                              "display); default: open the window")
-    parser.add_argument("--size", default="1600x1000", metavar="WxH",
+    parser.add_argument("--size", type=values.window_size, default="1600x1000", metavar="WxH",
                         help="window size, width x height in pixels, for --screenshot")
     parser.add_argument("--open-group", metavar="ID",
                         help="show the inside of this top-level group (e.g. layers); default: "
                              "the top level")
-    parser.add_argument("--train", type=_positive, metavar="STEPS",
+    parser.add_argument("--train", type=values.positive_int, metavar="STEPS",
                         help="with --screenshot: train the graph STEPS steps first (the run "
                              "setup's defaults for it), then take the picture; default: no "
                              "training")
@@ -35,24 +36,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
                                           "experts", "runs", "compare", "explain"),
                         help="with --train: the training view to show (default: curves)")
     parser.add_argument("--startup-report", action="store_true", help=argparse.SUPPRESS)
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number of steps >= 1; got '{text}'")
-    return value
-
-
-def window_size(text: str) -> tuple[int, int]:
-    try:
-        w, h = (int(v) for v in text.lower().split("x"))
-    except ValueError:
-        raise UsageError(f"--size must look like 1600x1000; got '{text}'") from None
-    return w, h
 
 
 def check_display(screenshot: str | None) -> None:
@@ -67,7 +50,6 @@ def check_display(screenshot: str | None) -> None:
 
 
 def run(args) -> int:
-    args.size = window_size(args.size)
     if (args.train or args.tab) and not args.screenshot:
         raise UsageError("--train and --tab go with --screenshot (they render a picture after "
                          "a short run); to train interactively, press Train in the window")

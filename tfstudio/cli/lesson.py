@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+from . import values
+
 PROG = "tfstudio lesson"
 
 
@@ -21,9 +23,9 @@ def configure(parser) -> None:
                         help="comma-separated seeds; the verdict needs two or more, since "
                              "only the spread over seeds says whether a difference counts "
                              "(default: %(default)s)")
-    parser.add_argument("--steps", type=int, default=None,
+    parser.add_argument("--steps", type=values.positive_int, default=None,
                         help="training steps of every run (default: the lesson's own)")
-    parser.add_argument("--jobs", type=int, default=1,
+    parser.add_argument("--jobs", type=values.positive_int, default=1,
                         help="train this many runs at once as local processes (default 1)")
     parser.add_argument("--out", help="folder for its runs and page (default lesson-NAME)")
 

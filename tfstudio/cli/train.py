@@ -10,6 +10,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from ..runs.config import TrainConfig
+from . import values
 from .errors import USAGE_EXIT, UsageError, check_out_folder, report_bug
 from .checks import check_device
 from .progress import TrainingProgress
@@ -61,6 +62,25 @@ SETTING_HELP = {
                        "(the refusal names both numbers)",
 }
 _CHOICES = {"precision": ("auto", "fp32", "bf16", "fp16"), "parallel": ("ddp", "fsdp")}
+# what each numeric setting's flag accepts (checked as it is read: one line, exit 2); every
+# numeric TrainConfig field has one, which a test checks
+SETTING_TYPES = {
+    "steps": values.positive_int, "batch_size": values.positive_int,
+    "seq_len": values.positive_int, "grad_accum": values.positive_int,
+    "eval_batches": values.positive_int, "log_every": values.positive_int,
+    "lr_decay_steps": values.non_negative_int, "warmup_steps": values.non_negative_int,
+    "eval_every": values.non_negative_int, "checkpoint_every": values.non_negative_int,
+    "keep_checkpoints": values.non_negative_int, "probe_every": values.non_negative_int,
+    "lr": values.positive_float, "min_lr_ratio": values.ratio,
+    "weight_decay": values.non_negative_float, "beta1": values.beta, "beta2": values.beta,
+    "grad_clip": values.non_negative_float, "val_fraction": values.open_ratio,
+    "seed": values.run_seed,
+}
+
+
+def setting_type(name: str):
+    """The ``type=`` of TrainConfig field ``name``'s flag (str for the text settings)."""
+    return SETTING_TYPES.get(name, str)
 
 
 def configure(parser) -> None:
@@ -79,7 +99,7 @@ def configure(parser) -> None:
     parser.add_argument("--errors", choices=("strict", "replace"), default="strict",
                         help="what to do with invalid UTF-8 in corpus files: strict stops and "
                              "names the file, replace reads it as U+FFFD")
-    parser.add_argument("--rope-scaling", type=float, default=1.0,
+    parser.add_argument("--rope-scaling", type=values.positive_float, default=1.0,
                         help="stretch RoPE positions by this factor before training (position "
                              "interpolation), e.g. 4 with --init-from and a 4x --seq-len; "
                              "default 1: as the graph says")
@@ -95,7 +115,8 @@ def configure(parser) -> None:
         if isinstance(value, bool):
             parser.add_argument(flag, action="store_true", default=value, help=SETTING_HELP[f.name])
         else:
-            parser.add_argument(flag, type=type(value), default=value, help=SETTING_HELP[f.name],
+            parser.add_argument(flag, type=setting_type(f.name), default=value,
+                                help=SETTING_HELP[f.name],
                                 choices=_CHOICES.get(f.name))
     parser.set_defaults(steps=None)  # None: a new run's default, or a resumed run's own
 
