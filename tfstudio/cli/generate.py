@@ -50,7 +50,6 @@ def configure(parser) -> None:
 def run(args) -> int:
     from ..train.generation import fit_to_window, stream_text
 
-    check_sampling(args)
     device = check_device(args.device)
     folder = _run_folder(args.run_dir)
     model, tokenizer, config = _load(folder, device, memory_check=not args.no_memory_check)
@@ -80,18 +79,6 @@ def run(args) -> int:
         sys.stdout.flush()
     sys.stdout.write("\n")
     return 0
-
-
-def check_sampling(args) -> None:
-    if args.max_new_tokens < 1:
-        raise UsageError(f"--max-new-tokens must be at least 1; got {args.max_new_tokens}")
-    if args.temperature < 0:
-        raise UsageError(f"--temperature must be 0 (greedy) or more; got {args.temperature}")
-    if not 0 < args.top_p <= 1:
-        raise UsageError(f"--top-p must be above 0 and at most 1 (1 keeps every token); "
-                         f"got {args.top_p}")
-    if args.top_k < 0:
-        raise UsageError(f"--top-k must be 0 (every token) or more; got {args.top_k}")
 
 
 def _run_folder(path: str):
