@@ -9,7 +9,8 @@ import importlib
 import sys
 from pathlib import Path
 
-from .errors import USAGE_EXIT, Parser, UsageError, report_internal, report_usage
+from .errors import (USAGE_EXIT, Parser, UsageError, os_error_line, report_internal,
+                     report_usage)
 from .help import HelpFormatter
 
 # name -> (module with configure(parser) and run(args) -> int, one-line help)
@@ -66,6 +67,9 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `tfstudio inspect llama | head`: the reader left, nothing to say
         sys.stderr.close()
         return 0
+    except OSError as exc:  # a path the machine refused (read-only, full, no permission)
+        line = os_error_line(exc)
+        return report_usage(args.command, line) if line else report_internal(args.command)
     except Exception:  # a bug: one line, the traceback kept in a log file
         return report_internal(args.command)
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import errno
+import re
 import sys
 import traceback
 from pathlib import Path
@@ -32,6 +34,52 @@ def check_out_folder(path: str | Path, flag: str = "--out") -> None:
     in one line (not "[Errno 17] File exists" once the work is done)."""
     if Path(path).exists() and not Path(path).is_dir():
         raise UsageError(f"{flag} {path} is a file, not a folder; choose another {flag}")
+
+
+# what an OS error means for the path it names, and what to do (the raw "[Errno 30] ..." is
+# neither); errors outside this table are left to the internal-error report
+_OS_REASONS = {
+    errno.EROFS: ("is on a read-only file system", "choose a folder you can write"),
+    errno.EACCES: ("is not open to this user (permission denied)", "choose a path you can use"),
+    errno.EPERM: ("is not open to this user (operation not permitted)",
+                  "choose a path you can use"),
+    errno.ENOSPC: ("cannot be written: the disk is full", "free some space or choose another disk"),
+    errno.EDQUOT: ("cannot be written: the disk quota is used up",
+                   "free some space or choose another disk"),
+    errno.EFBIG: ("cannot be written: the file-size limit (ulimit -f) is reached",
+                  "raise the limit or choose a smaller output"),
+    errno.ENOENT: ("does not exist", "check the path"),
+    errno.ENOTDIR: ("is not a folder (a part of the path is a file)", "check the path"),
+    errno.EISDIR: ("is a folder, not a file", "give a file's path"),
+    errno.EEXIST: ("already exists", "choose another path"),
+    errno.ENAMETOOLONG: ("is too long a name for the file system", "choose a shorter path"),
+}
+
+
+def os_error_line(exc: OSError) -> str | None:
+    """``exc`` as a sentence naming its path and what to do, or None when it is not an error
+    of the path (then it is a bug, reported as one)."""
+    reason = _OS_REASONS.get(exc.errno)
+    if reason is None:
+        return None
+    what, fix = reason
+    path = exc.filename if exc.filename not in (None, "") else "a file it writes"
+    return f"{path} {what}; {fix}"
+
+
+def os_error_from_text(text: str) -> OSError | None:
+    """The OSError that ``str(exc)`` (``[Errno 30] Read-only file system: 'PATH'``) came
+    from, for errors that reach us only as text (a trainer's Failed event)."""
+    match = re.match(r"\[Errno (\d+)\] ([^:]+)(?:: '(.*)')?$", text.strip())
+    if not match:
+        return None
+    return OSError(int(match[1]), match[2], match[3])
+
+
+def user_message(exc: Exception) -> str:
+    """What an error the user can act on says: an OS error as a sentence, else its text."""
+    line = os_error_line(exc) if isinstance(exc, OSError) else None
+    return line or " ".join(str(exc).split())
 
 
 def report_usage(command: str, message: str) -> int:

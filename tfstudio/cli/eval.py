@@ -7,6 +7,8 @@ from __future__ import annotations
 import sys
 
 from . import values
+from .checks import check_device
+from .errors import UsageError, user_message
 
 PROG = "tfstudio eval"
 
@@ -33,12 +35,13 @@ def run(args) -> int:
               f"'{args.lengths}'", file=sys.stderr)
         return 2
     try:
-        _check_run(args.run, args.device)
+        device = str(check_device(args.device))
+        _check_run(args.run, device)
         result = lengths.evaluate_run(args.run, bucket_ends, rope_scaling=args.rope_scaling,
                                       rope_scaling_type=args.rope_scaling_type,
-                                      device=args.device)
-    except (ValueError, OSError, CheckpointError, RunError) as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
+                                      device=device)
+    except (ValueError, OSError, CheckpointError, RunError, UsageError) as exc:
+        print(f"{PROG}: {user_message(exc)}", file=sys.stderr)
         return 2
     path = lengths.result_path(args.run, args.rope_scaling, args.rope_scaling_type)
     scaled = (f", RoPE scaled x{args.rope_scaling:g} ({args.rope_scaling_type})"

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from . import values
+from .errors import user_message
 
 PROG = "tfstudio explain"
 SCORE_LENGTH = 12   # tokens per half of the repeated sequence the head scores read
@@ -114,7 +115,7 @@ def load_subject(args) -> Subject:
         return _fresh(args)
     except (RunError, CheckpointError, GraphFileError, CompileError, DataError, MemoryRefusal,
             OSError) as exc:
-        raise UserError(_one_line(exc)) from None
+        raise UserError(user_message(exc)) from None
 
 
 def _fresh(args) -> Subject:
@@ -134,10 +135,6 @@ def _fresh(args) -> Subject:
     torch.manual_seed(args.seed)
     model = compile_graph(fitted).eval()
     return Subject(model, tokenizer, f"{args.run} (fresh weights, seed {args.seed})", None)
-
-
-def _one_line(exc: Exception) -> str:
-    return " ".join(str(exc).split())
 
 
 def _task(subject: Subject):
@@ -215,7 +212,7 @@ def explain(subject: Subject, args) -> dict:
                                            walk.position, span=span, span_label=label).to_dict()
                     if args.ablate else None)
     except ValueError as exc:
-        raise UserError(_one_line(exc)) from None
+        raise UserError(user_message(exc)) from None
     if args.layer is not None and not any(s.name.endswith(": scores") for s in walk.steps):
         raise UserError(f"layer {args.layer} has no attention to open up; choose a layer "
                         "between 0 and the number of layers - 1, or leave --layer out")

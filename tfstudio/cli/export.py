@@ -9,7 +9,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from .errors import UsageError
+from .errors import UsageError, user_message
 
 FORMATS = ("hf", "pytorch", "onnx")
 
@@ -36,7 +36,7 @@ def run(args) -> int:
         report = (_export_then_replace(export, args.source, Path(args.out)) if args.force
                   else export(args.source, args.out, overwrite=False))
     except (InteropError, OSError, ValueError) as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(user_message(exc)) from None
     print(report)
     return 0
 

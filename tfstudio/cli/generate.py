@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import values
 from .checks import check_device
-from .errors import UsageError
+from .errors import UsageError, user_message
 
 ESCAPES = {"\\n": "\n", "\\t": "\t"}
 
@@ -102,7 +102,7 @@ def _load(folder, device, memory_check: bool):
         return (folder.load_model(str(device), memory_check=memory_check), folder.tokenizer(),
                 folder.config())
     except (RunError, CheckpointError, OSError, ValueError) as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(user_message(exc)) from None
 
 
 def _stops(given: list[str] | None, corpus: str) -> list[str]:

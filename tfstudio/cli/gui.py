@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from . import values
 from .errors import UsageError
@@ -49,10 +50,23 @@ def check_display(screenshot: str | None) -> None:
                          "QT_QPA_PLATFORM=offscreen)")
 
 
+def check_screenshot_path(path: str) -> None:
+    """Refuse a --screenshot that cannot be a new file before the window is rendered."""
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"--screenshot {path} is a folder; give a file name such as "
+                         f"{target / 'window.png'}")
+    if not target.parent.is_dir():
+        raise UsageError(f"--screenshot {path}: the folder {target.parent} does not exist; "
+                         "create it or choose another path")
+
+
 def run(args) -> int:
     if (args.train or args.tab) and not args.screenshot:
         raise UsageError("--train and --tab go with --screenshot (they render a picture after "
                          "a short run); to train interactively, press Train in the window")
     check_display(args.screenshot)
+    if args.screenshot:
+        check_screenshot_path(args.screenshot)
     from ..gui.launch import run as launch
     return launch(args)

@@ -7,7 +7,7 @@ import os
 import shlex
 from pathlib import Path
 
-from .errors import UsageError
+from .errors import UsageError, user_message
 
 
 def configure(parser) -> None:
@@ -38,7 +38,7 @@ def run(args) -> int:
         report = import_hf(args.folder, out, overwrite=args.force, tokenizer=args.tokenizer,
                            memory_check=not args.no_memory_check)
     except (InteropError, OSError, ValueError) as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(user_message(exc)) from None
     print(report)
     for line in next_steps(args.folder, out):
         print(line)

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from ..runs.config import TrainConfig
 from . import values
-from .errors import USAGE_EXIT, UsageError, check_out_folder, report_bug
+from .errors import (USAGE_EXIT, UsageError, check_out_folder, os_error_from_text,
+                     os_error_line, report_bug, user_message)
 from .checks import check_device
 from .progress import TrainingProgress
 
@@ -133,18 +134,18 @@ def config_from_args(args) -> TrainConfig:
 
 
 def failure_exit(event) -> int:
-    """Print a failed run's one line; 2 when the user can fix it, 1 when training itself
-    failed (diverged, out of memory), 3 for a bug."""
-    message, code = event.message, 1
-    if event.reason in ("refused", "disk"):  # the pre-flight, a locked folder, a full disk...
-        code = USAGE_EXIT
-    elif event.reason == "error":
-        name, _, rest = message.partition(": ")
+    """Print a failed run's one line and exit 2 (a refusal, a full disk, a loss that became
+    NaN, out of memory: each says what to change), or 3 for a bug. The README's scheme has no
+    exit 1: a diverged run is bad luck with a fix, not an error of the program."""
+    message = event.message
+    if event.reason == "error":
+        name, _, message = message.partition(": ")
         if name not in _USER_ERRORS:
-            return report_bug("train", message, event.details or message)
-        message, code = rest, USAGE_EXIT
+            return report_bug("train", event.message, event.details or event.message)
+    os_error = os_error_from_text(message)  # "[Errno 30] ...: 'PATH'" as a sentence
+    message = (os_error and os_error_line(os_error)) or message
     print(f"tfstudio train: {message}", file=sys.stderr)
-    return code
+    return USAGE_EXIT
 
 
 # the trainer reports an exception as "Name: message"; these names are mistakes in the input:
@@ -182,8 +183,11 @@ def run(args) -> int:
         if not args.resume and not starts_from_run:
             corpus = load_corpus(config.corpus, errors=config.corpus_errors)
             tokenizer = build_tokenizer(config.tokenizer, corpus)
+            capped = capped_vocabulary_note(config.tokenizer, tokenizer)
+            if capped and dist.is_main:
+                print(f"tfstudio train: note: {capped}", file=sys.stderr)
     except (ValueError, OSError) as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(user_message(exc)) from None
     listeners = [_WithNotes(TrainingProgress())] if dist.is_main else []
     trainer = Trainer(graph, config, run_dir=args.out, resume=args.resume, listeners=listeners,
                       dist=dist, tokenizer=tokenizer, corpus=corpus, overwrite=args.force)
@@ -204,6 +208,19 @@ def run(args) -> int:
     elif dist.is_main:
         print(f"run folder: {args.out}", file=sys.stderr)
     return 0
+
+
+def capped_vocabulary_note(spec: str, tokenizer) -> str:
+    """A line when ``word:N`` asked for more words than the corpus has ('' otherwise): the
+    vocabulary is every word it has, which a user asking for N should know."""
+    kind, _, size = spec.strip().partition(":")
+    if kind.lower() != "word" or not size.isdigit():
+        return ""
+    asked, got = int(size), tokenizer.ordinary_vocab_size
+    if got >= asked:
+        return ""
+    return (f"--tokenizer {spec} asks for {asked:,} words, but the corpus has {got:,} distinct "
+            f"words: the vocabulary is capped at those {got:,} (as --tokenizer word:{got})")
 
 
 def stopped_line(step: int, saved_step: int | None) -> str:

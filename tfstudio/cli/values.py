@@ -11,8 +11,10 @@ import math
 
 from ..graph.serialize import MAX_SIZE as MAX_COUNT  # the largest size a graph may hold
 
+FLOAT32_MAX = 3.4e38           # torch computes in float32: a larger lr or clip overflows it
+TINY = 1.2e-38                 # float32's smallest normal number: 1e-300 would become 0
 MAX_SEED = 2**64 - 1           # torch.Generator.manual_seed takes 0 .. 2^64-1
-MAX_RUN_SEED = 2**32 - 1      # a run's batch order seeds torch with seed x 1,000,003 + step
+MAX_RUN_SEED = 2**32 - 1       # a run's batch order seeds torch with seed x 1,000,003 + step
 MIN_TEMPERATURE = 1e-3         # already greedy in effect; far smaller T overflows logits / T
 MAX_TEMPERATURE = 100.0        # above it every token is about equally likely: noise, not text
 MIN_TOP_P = 1e-6               # already keeps the top token alone; 1e-300 rounded to 0, none
@@ -26,21 +28,21 @@ def _checked(text: str, accepts: str, ok, whole: bool = False):
         value = int(text) if whole else float(text)
     except (ValueError, OverflowError):
         value = None
-    if value is None or not math.isfinite(value) or not ok(value):
+    if value is None or not math.isfinite(value) or abs(value) > FLOAT32_MAX or not ok(value):
         raise argparse.ArgumentTypeError(f"takes {accepts}; got '{text}'")
     return value
 
 
 def finite_float(text: str) -> float:
-    return _checked(text, "a finite number", lambda v: True)
+    return _checked(text, "a number from -3.4e38 to 3.4e38", lambda v: True)
 
 
 def positive_float(text: str) -> float:
-    return _checked(text, "a finite number above 0", lambda v: v > 0)
+    return _checked(text, "a number from 1.2e-38 to 3.4e38", lambda v: v >= TINY)
 
 
 def non_negative_float(text: str) -> float:
-    return _checked(text, "a finite number of 0 or more", lambda v: v >= 0)
+    return _checked(text, "0 or a number from 1.2e-38 to 3.4e38", lambda v: v == 0 or v >= TINY)
 
 
 def ratio(text: str) -> float:

@@ -179,8 +179,9 @@ def _screenshot(window, path: str, fit: bool = True) -> None:
     if panel is not None:
         panel.shutdown()
     if not ok:
-        print(f"tfstudio: could not write {path}", file=sys.stderr)
-        QApplication.exit(1)
+        print(f"tfstudio gui: could not write the screenshot {path}; choose a --screenshot path "
+              f"on a disk you can write, with room for it", file=sys.stderr)
+        QApplication.exit(2)  # the scheme's user-fixable failure (0 / 2 / 3 / 130)
         return
     print(path)
     QApplication.exit(0)
