@@ -21,7 +21,7 @@ def configure(parser) -> None:
                         help="scale RoPE positions by this factor (no training), e.g. 4")
     parser.add_argument("--rope-scaling-type", choices=("linear", "ntk"), default="linear",
                         help="linear (position interpolation) or ntk (stretch the base)")
-    parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or mps")
+    parser.add_argument("--device", type=values.device, default="cpu", help="cpu, cuda, cuda:N or mps")
 
 
 def run(args) -> int:

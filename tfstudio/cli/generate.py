@@ -39,7 +39,7 @@ def configure(parser) -> None:
                              "that ends an answer for task runs, else none (--stop '' for none)")
     parser.add_argument("--seed", type=values.seed, default=None,
                         help="random seed, for repeatable samples (default: a fresh one each run)")
-    parser.add_argument("--device", default="cpu",
+    parser.add_argument("--device", type=values.device, default="cpu",
                         help="where to run the model: cpu, cuda, cuda:N, mps or auto (the best "
                              "available)")
     parser.add_argument("--no-memory-check", action="store_true",

@@ -13,7 +13,6 @@ from ..runs.config import TrainConfig
 from . import values
 from .errors import (USAGE_EXIT, UsageError, check_out_folder, os_error_from_text,
                      os_error_line, report_bug, user_message)
-from .checks import check_device
 from .progress import TrainingProgress
 
 # what each training setting does, for -h (HelpFormatter appends choices and defaults); the
@@ -75,7 +74,7 @@ SETTING_TYPES = {
     "lr": values.positive_float, "min_lr_ratio": values.ratio,
     "weight_decay": values.non_negative_float, "beta1": values.beta, "beta2": values.beta,
     "grad_clip": values.non_negative_float, "val_fraction": values.open_ratio,
-    "seed": values.run_seed,
+    "seed": values.run_seed, "device": values.device,
 }
 
 
@@ -169,8 +168,6 @@ def run(args) -> int:
     config = config_from_args(args)
     dist = from_environment()
     check_out_folder(args.out)
-    if config.device != "auto":
-        check_device(config.device)
     try:
         config.check()
         graph = load_graph(args.graph)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 
 from ..graph.serialize import MAX_SIZE as MAX_COUNT  # the largest size a graph may hold
 
@@ -96,6 +97,28 @@ def temperature(text: str) -> float:
 def top_p(text: str) -> float:
     return _checked(text, f"a number from {MIN_TOP_P:g} to 1 (1 keeps every token)",
                     lambda v: MIN_TOP_P <= v <= 1)
+
+
+DEVICE_NAMES = "auto, cpu, cuda, cuda:N or mps"
+
+
+def device(text: str) -> str:
+    """A device this machine has (the name, unchanged): torch's other names (meta, xla...) and
+    a GPU that is not there are refused here, not by an exception halfway through a run."""
+    if not re.fullmatch(r"auto|cpu|mps|cuda(:\d{1,4})?", text):
+        raise argparse.ArgumentTypeError(f"takes {DEVICE_NAMES}; got '{text}'")
+    if text in ("auto", "cpu"):
+        return text  # without importing torch: `-h` and the GUI's flags stay fast
+    from ..train.device import pick_device
+    try:
+        picked = pick_device(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    import torch
+    if picked.type == "cuda" and (picked.index or 0) >= torch.cuda.device_count():
+        raise argparse.ArgumentTypeError(f"this machine has {torch.cuda.device_count()} CUDA "
+                                         f"GPU(s), so no '{text}'; use cuda:0 or auto")
+    return text
 
 
 def window_size(text: str) -> tuple[int, int]:
