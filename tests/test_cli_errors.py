@@ -78,7 +78,7 @@ def test_stop_text_ends_the_output(gpt_run, capsys):
 @pytest.mark.parametrize("extra,says", [
     (["--device", "foo"], "argument --device: takes auto, cpu, cuda, cuda:N or mps"),
     (["--precision", "fp64"], "argument --precision: invalid choice"),
-    (["--lr", "abc"], "argument --lr: takes a number from 1.2e-38 to 3.4e38; got 'abc'; see `tfstudio train -h`"),
+    (["--lr", "abc"], "argument --lr: takes a number from 1.2e-38 to 10; got 'abc'; see `tfstudio train -h`"),
 ])
 def test_train_refuses_bad_options_in_one_line(tmp_path, capsys, extra, says):
     assert main(["train", "tiny-gpt", "--out", str(tmp_path / "r"), *TINY, *extra]) == 2

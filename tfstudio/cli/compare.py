@@ -11,7 +11,7 @@ from pathlib import Path
 from ..runs import CheckpointError, RunError
 from ..runs.config import TrainConfig
 from . import values
-from .train import SETTING_HELP, setting_type
+from .train import SETTING_CHOICES, SETTING_HELP, setting_type
 
 PROG = "tfstudio compare"
 # what bad input (a corpus, a folder, a changed graph) raises: one line, exit 2
@@ -21,16 +21,16 @@ TRAINING_FLAGS = ("corpus", "tokenizer", "steps", "batch_size", "seq_len", "lr",
 
 
 def configure(parser) -> None:
-    parser.add_argument("base", nargs="?", help="a preset name or a graph .json file")
+    parser.add_argument("base", nargs="?", type=values.path, help="a preset name or a graph .json file")
     parser.add_argument("--vary", action="append", default=[], metavar="KEY=v1,v2",
                         help="attention=mha,gqa,mqa; norm=pre,post,post-in-residual,sandwich; "
                              "positions=learned,sinusoidal,rope,alibi,none; ffn=dense,moe; "
                              "activation=gelu,swiglu; or a parameter path such as "
                              "layers.attn.heads=2,4,8 (repeatable: every combination is "
                              "trained)")
-    parser.add_argument("--out", help="folder for the runs and the report (required, except "
+    parser.add_argument("--out", type=values.path, help="folder for the runs and the report (required, except "
                                       "for --report and --lesson: default lesson-NAME)")
-    parser.add_argument("--seeds", default=None,
+    parser.add_argument("--seeds", type=values.run_seeds, default=None,
                         help="comma-separated seeds, each variant trained once per seed "
                              f"(default: {TrainConfig.seed}; a lesson's: 1,2,3)")
     parser.add_argument("--jobs", type=values.positive_int, default=1,
@@ -43,7 +43,7 @@ def configure(parser) -> None:
                              "worst variant's final loss, which every variant reaches)")
     parser.add_argument("--print-commands", action="store_true",
                         help="print the tfstudio train commands instead of running them")
-    parser.add_argument("--report", metavar="DIR",
+    parser.add_argument("--report", type=values.path, metavar="DIR",
                         help="collect the finished runs of the comparison in DIR and write its "
                              "report instead of training (default: train, then report)")
     parser.add_argument("--lesson", metavar="NAME",
@@ -56,6 +56,7 @@ def configure(parser) -> None:
         value = getattr(defaults, name)
         # None: not given (a lesson refuses a flag given; a plain comparison takes the default)
         parser.add_argument("--" + name.replace("_", "-"), type=setting_type(name), default=None,
+                            choices=SETTING_CHOICES.get(name),
                             help=SETTING_HELP[name] + f"; the same for every variant "
                                                       f"(default: {value})")
 

@@ -7,14 +7,14 @@ from __future__ import annotations
 import sys
 
 from . import values
-from .checks import check_device
+from .checks import check_device, say_what_is_used
 from .errors import UsageError, user_message
 
 PROG = "tfstudio eval"
 
 
 def configure(parser) -> None:
-    parser.add_argument("run", help="a run folder (from tfstudio train)")
+    parser.add_argument("run", type=values.path, help="a run folder (from tfstudio train)")
     parser.add_argument("--lengths", default="",
                         help="bucket ends, e.g. 64,128,256,512 (default: 1-4 training lengths)")
     parser.add_argument("--rope-scaling", type=values.positive_float, default=1.0,
@@ -36,7 +36,7 @@ def run(args) -> int:
         return 2
     try:
         device = str(check_device(args.device))
-        _check_run(args.run, device)
+        _check_run(args.run, args.device, device)
         result = lengths.evaluate_run(args.run, bucket_ends, rope_scaling=args.rope_scaling,
                                       rope_scaling_type=args.rope_scaling_type,
                                       device=device)
@@ -63,13 +63,15 @@ def run(args) -> int:
     return 0
 
 
-def _check_run(run: str, device: str) -> None:
+def _check_run(run: str, asked_device: str, device: str) -> None:
     """The run's graph, tokenizer and settings are the ones its newest checkpoint was trained
-    with (RunError naming the changed file otherwise), and its model fits in memory."""
+    with (RunError naming the changed file otherwise), and its model fits in memory; says
+    which checkpoint and device are used when they are not the ones asked for."""
     from ..runs import RunFolder
     from ..runs.preflight import check_model_memory
     folder = RunFolder(run)
     if folder.exists():
+        say_what_is_used(PROG, folder, asked_device, device)
         check_model_memory(folder.graph(), device=device, copies=2, what=f"evaluating {run}")
         choice = folder.checkpoint()
         if choice.path is not None:

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from . import values
+from .checks import say_what_is_used
 from .errors import user_message
 
 PROG = "tfstudio explain"
@@ -26,10 +27,10 @@ PREVIEW = 6         # numbers shown per tensor in the text summary
 
 
 def configure(parser) -> None:
-    parser.add_argument("run", metavar="RUN", help="a run folder written by `tfstudio train` "
+    parser.add_argument("run", metavar="RUN", type=values.path, help="a run folder written by `tfstudio train` "
                                                    "(or a preset name / graph .json: fresh "
                                                    "weights)")
-    parser.add_argument("--text", default=None,
+    parser.add_argument("--text", type=values.some_text, default=None,
                         help="the text to explain (default: the run's probe text, or an "
                              "example of its task)")
     parser.add_argument("--position", type=values.any_int, default=-1, metavar="N",
@@ -53,7 +54,7 @@ def configure(parser) -> None:
     parser.add_argument("--score-span", default=None, metavar="A:B",
                         help="with --ablate, also score the tokens at positions A..B-1 alone "
                              "(default: a task's answer tokens, after its separator)")
-    parser.add_argument("--compare", default=None, metavar="TEXT",
+    parser.add_argument("--compare", type=values.some_text, default=None, metavar="TEXT",
                         help="a second text holding the same token: follow it through the "
                              "layers in both and print the cosine per layer (default: none)")
     parser.add_argument("--replay", action="store_true",
@@ -111,6 +112,7 @@ def load_subject(args) -> Subject:
                 raise UserError(f"{path} is not a run folder (no graph.json/config.json); "
                                 "pass a folder written by `tfstudio train`, or a preset name")
             model = folder.load_model("cpu")
+            say_what_is_used(PROG, folder)
             return Subject(model, folder.tokenizer(), f"run {path}", path, folder.config())
         return _fresh(args)
     except (RunError, CheckpointError, GraphFileError, CompileError, DataError, MemoryRefusal,

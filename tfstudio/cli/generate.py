@@ -10,14 +10,14 @@ import sys
 from pathlib import Path
 
 from . import values
-from .checks import check_device
+from .checks import check_device, say_what_is_used
 from .errors import UsageError, user_message
 
 ESCAPES = {"\\n": "\n", "\\t": "\t"}
 
 
 def configure(parser) -> None:
-    parser.add_argument("run_dir", help="a run folder written by `tfstudio train` or "
+    parser.add_argument("run_dir", type=values.path, help="a run folder written by `tfstudio train` or "
                                         "`tfstudio import-hf`")
     parser.add_argument("--prompt", default="",
                         help="text to continue (decoder) or the source text (encoder-decoder); "
@@ -53,8 +53,7 @@ def run(args) -> int:
     device = check_device(args.device)
     folder = _run_folder(args.run_dir)
     model, tokenizer, config = _load(folder, device, memory_check=not args.no_memory_check)
-    for note in folder.notes:  # a damaged newer checkpoint passed over
-        print(f"tfstudio generate: note: {note}", file=sys.stderr)
+    say_what_is_used("tfstudio generate", folder, args.device, device)
     if model.family == "encoder":
         from ..train.generation import encoder_only_message
         raise UsageError(f"{encoder_only_message()}; "
@@ -65,6 +64,10 @@ def run(args) -> int:
         print(f"tfstudio generate: note: the prompt is {len(text_ids):,} tokens and this run was "
               f"trained on {window}; the model reads only its last {window}", file=sys.stderr)
         text_ids = fit_to_window(text_ids, window)
+    if len(text_ids) + args.max_new_tokens > window:
+        print(f"tfstudio generate: note: this run was trained on {window}-token windows; once "
+              f"the text passes {window} tokens the model reads only its last {window} or fewer (a "
+              f"sliding window: it has never seen later positions)", file=sys.stderr)
     if model.family == "encoder-decoder":
         source, prompt = text_ids, [tokenizer.bos_id]
     else:

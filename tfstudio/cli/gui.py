@@ -12,16 +12,16 @@ from .errors import UsageError
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", nargs="?", help="a graph file (.json) to open; default: the "
+    parser.add_argument("file", nargs="?", type=values.path, help="a graph file (.json) to open; default: the "
                                                 "--preset")
     parser.add_argument("--preset", help="start from this built-in architecture "
                         "(see `tfstudio presets`); default: tiny-gpt")
-    parser.add_argument("--file", dest="file_option", metavar="FILE",
+    parser.add_argument("--file", dest="file_option", metavar="FILE", type=values.path,
                         help="a graph file (.json) to open, as the positional FILE; default: "
                              "none")
     parser.add_argument("--theme", choices=("light", "dark"),
                         help="colour theme (default: the last one used, else light)")
-    parser.add_argument("--screenshot", metavar="PATH",
+    parser.add_argument("--screenshot", metavar="PATH", type=values.path,
                         help="render the window offscreen to this PNG and exit (needs no "
                              "display); default: open the window")
     parser.add_argument("--size", type=values.window_size, default="1600x1000", metavar="WxH",

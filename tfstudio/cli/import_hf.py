@@ -7,13 +7,14 @@ import os
 import shlex
 from pathlib import Path
 
+from . import values
 from .errors import UsageError, user_message
 
 
 def configure(parser) -> None:
-    parser.add_argument("folder", help="a local Hugging Face model folder (config.json + "
+    parser.add_argument("folder", type=values.path, help="a local Hugging Face model folder (config.json + "
                                        "model.safetensors)")
-    parser.add_argument("--out", default=None,
+    parser.add_argument("--out", type=values.path, default=None,
                         help="run folder to write (default: ./<folder name>-tfstudio)")
     parser.add_argument("--force", action="store_true",
                         help="write into --out even if it already holds files")

@@ -10,7 +10,7 @@ from . import values
 
 
 def configure(parser) -> None:
-    parser.add_argument("graph", metavar="GRAPH", help="a preset name or a path to a .json graph")
+    parser.add_argument("graph", metavar="GRAPH", type=values.path, help="a preset name or a path to a .json graph")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead")
     parser.add_argument("--context-length", type=values.positive_int, default=None, metavar="N",
                         help="cost FLOPs and check position tables at this length "

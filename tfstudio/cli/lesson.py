@@ -19,7 +19,7 @@ def configure(parser) -> None:
     parser.add_argument("name", nargs="?", choices=sorted(LESSONS) + ["all"],
                         help="which lesson; 'all' runs the course into --out (course.html); "
                              "none lists the course")
-    parser.add_argument("--seeds", default=",".join(map(str, DEFAULT_SEEDS)),
+    parser.add_argument("--seeds", type=values.run_seeds, default=",".join(map(str, DEFAULT_SEEDS)),
                         help="comma-separated seeds; the verdict needs two or more, since "
                              "only the spread over seeds says whether a difference counts "
                              "(default: %(default)s)")
@@ -27,7 +27,7 @@ def configure(parser) -> None:
                         help="training steps of every run (default: the lesson's own)")
     parser.add_argument("--jobs", type=values.positive_int, default=1,
                         help="train this many runs at once as local processes (default 1)")
-    parser.add_argument("--out", help="folder for its runs and page (default lesson-NAME)")
+    parser.add_argument("--out", type=values.path, help="folder for its runs and page (default lesson-NAME)")
 
 
 def _seeds(text: str) -> list[int]:

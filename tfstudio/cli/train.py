@@ -61,7 +61,8 @@ SETTING_HELP = {
     "no_memory_check": "train even when the memory pre-flight predicts the run will not fit "
                        "(the refusal names both numbers)",
 }
-_CHOICES = {"precision": ("auto", "fp32", "bf16", "fp16"), "parallel": ("ddp", "fsdp")}
+SETTING_CHOICES = {"precision": ("auto", "fp32", "bf16", "fp16"),
+                   "parallel": ("ddp", "fsdp")}
 # what each numeric setting's flag accepts (checked as it is read: one line, exit 2); every
 # numeric TrainConfig field has one, which a test checks
 SETTING_TYPES = {
@@ -71,10 +72,11 @@ SETTING_TYPES = {
     "lr_decay_steps": values.non_negative_int, "warmup_steps": values.non_negative_int,
     "eval_every": values.non_negative_int, "checkpoint_every": values.non_negative_int,
     "keep_checkpoints": values.non_negative_int, "probe_every": values.non_negative_int,
-    "lr": values.positive_float, "min_lr_ratio": values.ratio,
+    "lr": values.learning_rate, "min_lr_ratio": values.ratio,
     "weight_decay": values.non_negative_float, "beta1": values.beta, "beta2": values.beta,
     "grad_clip": values.non_negative_float, "val_fraction": values.open_ratio,
-    "seed": values.run_seed, "device": values.device,
+    "seed": values.run_seed, "device": values.device, "corpus": values.path,
+    "init_from": values.optional_path,
 }
 
 
@@ -84,9 +86,9 @@ def setting_type(name: str):
 
 
 def configure(parser) -> None:
-    parser.add_argument("graph", help="a preset name (see `tfstudio presets`) or a graph .json "
+    parser.add_argument("graph", type=values.path, help="a preset name (see `tfstudio presets`) or a graph .json "
                                       "file")
-    parser.add_argument("--out", required=True, help="run folder to write (or resume); "
+    parser.add_argument("--out", type=values.path, required=True, help="run folder to write (or resume); "
                                                      "created if missing")
     parser.add_argument("--resume", action="store_true",
                         help="continue the run in --out from its newest intact checkpoint (the "
@@ -117,7 +119,7 @@ def configure(parser) -> None:
         else:
             parser.add_argument(flag, type=setting_type(f.name), default=value,
                                 help=SETTING_HELP[f.name],
-                                choices=_CHOICES.get(f.name))
+                                choices=SETTING_CHOICES.get(f.name))
     parser.set_defaults(steps=None)  # None: a new run's default, or a resumed run's own
 
 

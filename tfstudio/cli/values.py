@@ -16,6 +16,7 @@ FLOAT32_MAX = 3.4e38           # torch computes in float32: a larger lr or clip 
 TINY = 1.2e-38                 # float32's smallest normal number: 1e-300 would become 0
 MAX_SEED = 2**64 - 1           # torch.Generator.manual_seed takes 0 .. 2^64-1
 MAX_RUN_SEED = 2**32 - 1       # a run's batch order seeds torch with seed x 1,000,003 + step
+MAX_LR = 10.0                  # tiny-gpt trains at 10; 1000 diverged at step 3, 2^70 at once
 MIN_TEMPERATURE = 1e-3         # already greedy in effect; far smaller T overflows logits / T
 MAX_TEMPERATURE = 100.0        # above it every token is about equally likely: noise, not text
 MIN_TOP_P = 1e-6               # already keeps the top token alone; 1e-300 rounded to 0, none
@@ -86,6 +87,42 @@ def run_seed(text: str) -> int:
     """A training run's seed, small enough that every step's derived seed fits torch's range."""
     return _checked(text, f"a whole number from 0 to {MAX_RUN_SEED:,}",
                     lambda v: 0 <= v <= MAX_RUN_SEED, whole=True)
+
+
+def learning_rate(text: str) -> float:
+    return _checked(text, f"a number from {TINY:g} to {MAX_LR:g}", lambda v: TINY <= v <= MAX_LR)
+
+
+def run_seeds(text: str) -> str:
+    """Comma-separated run seeds (the text, unchanged: the commands read the list)."""
+    try:
+        for part in text.split(","):
+            if part.strip():
+                run_seed(part.strip())
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"takes comma-separated whole numbers from 0 to {MAX_RUN_SEED:,} such as 1,2,3; "
+            f"got '{text}'") from None
+    return text
+
+
+def path(text: str) -> str:
+    """A file or folder name: an empty one would silently mean the current folder."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("takes a path; got an empty one")
+    return text
+
+
+def optional_path(text: str) -> str:
+    """A path that may be left empty ('' is the setting's "none")."""
+    return text if text == "" else path(text)
+
+
+def some_text(text: str) -> str:
+    """Text to read (a probe, a prompt to compare): blank gives the model nothing."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"takes some text; got '{text}'")
+    return text
 
 
 def temperature(text: str) -> float:
