@@ -10,11 +10,11 @@ step, so a value that is accepted finishes in a second. The fast tier runs a fix
 from __future__ import annotations
 
 import argparse
-import os
 import random
 from pathlib import Path
 
 import pytest
+from odd_paths import FULL_DEVICE, read_only_folder
 
 from tfstudio.cli import COMMANDS, build_parser, main
 
@@ -84,24 +84,11 @@ class Places:
         self.run, self.hf, self.tmp = run, hf, tmp
         (tmp / "a-file.txt").write_text("not a folder, not a graph\n")
         self.odd = {MISSING: str(tmp / "no-such-thing"), A_FILE: str(tmp / "a-file.txt"),
-                    READ_ONLY: str(read_only_folder(tmp) / "new"), FULL_DISK: "/dev/full"}
+                    READ_ONLY: str(read_only_folder(tmp) / "new"), FULL_DISK: str(FULL_DEVICE)}
 
     def fill(self, text: str) -> str:
         text = self.odd.get(text, text)
         return text.format(run=self.run, hf=self.hf, out=self.tmp / "out", tmp=self.tmp)
-
-
-def read_only_folder(tmp: Path) -> Path:
-    """A folder nothing can be created in: mode 555, or for root (whom modes do not stop)
-    sysfs, which refuses new entries to everyone."""
-    folder = tmp / "read-only"
-    folder.mkdir(exist_ok=True)
-    folder.chmod(0o555)
-    if not os.access(folder, os.W_OK):
-        return folder
-    if Path("/sys/fs").is_dir():
-        return Path("/sys/fs")
-    pytest.skip("no read-only folder on this machine (root, and no sysfs)")
 
 
 @pytest.fixture(scope="module")
