@@ -153,3 +153,13 @@ def test_a_screenshot_that_cannot_be_written_exits_2_with_a_line(tmp_path):
     assert done.stderr.strip().splitlines()[-1] == (
         f"tfstudio gui: could not write the screenshot {FULL_DEVICE}; choose a --screenshot "
         "path on a disk you can write, with room for it")
+
+
+def test_every_numeric_training_setting_has_a_checked_flag():
+    from dataclasses import fields
+
+    from tfstudio.cli.train import SETTING_TYPES
+    from tfstudio.runs.config import TrainConfig
+    numeric = {f.name for f in fields(TrainConfig)
+               if type(getattr(TrainConfig(), f.name)) in (int, float)}
+    assert numeric <= set(SETTING_TYPES), numeric - set(SETTING_TYPES)
