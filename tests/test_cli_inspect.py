@@ -73,7 +73,7 @@ def test_unreadable_and_unknown_graphs(tmp_path, capsys):
     assert main(["inspect", "tiny-gpt", "--dtype", "float13"]) == 2
     assert "unknown dtype 'float13'" in capsys.readouterr().err
     assert main(["inspect", "tiny-gpt", "--batch", "0"]) == 2
-    assert "--batch must be at least 1" in capsys.readouterr().err
+    assert "argument --batch: takes a whole number from 1" in capsys.readouterr().err
 
 
 def test_inspect_and_the_pre_flight_give_one_estimate(capsys):

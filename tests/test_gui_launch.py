@@ -116,7 +116,7 @@ def test_a_screenshot_past_the_file_size_limit_is_one_line_and_keeps_the_old_pic
         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, 20_000)))
     assert result.returncode == 2, result.stderr
     assert result.stderr.strip().splitlines()[-1] == (
-        f"tfstudio: a file in {tmp_path} would pass the file-size limit (ulimit -f) while "
+        f"tfstudio gui: a file in {tmp_path} would pass the file-size limit (ulimit -f) while "
         "writing shot.png; shot.png is as it was; raise the limit and try again")
     assert out.read_bytes() == b"the earlier picture"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d", "shot.png"]

@@ -9,7 +9,8 @@ import importlib
 import sys
 from pathlib import Path
 
-from .errors import USAGE_EXIT, Parser, UsageError, report_internal, report_usage
+from .errors import (USAGE_EXIT, Parser, UsageError, os_error_line, report_internal,
+                     report_usage)
 from .help import HelpFormatter
 
 # name -> (module with configure(parser) and run(args) -> int, one-line help)
@@ -66,10 +67,10 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `tfstudio inspect llama | head`: the reader left, nothing to say
         sys.stderr.close()
         return 0
-    except Exception as exc:  # a bug: one line, the traceback kept in a log file
-        refusal = refused_write(exc)
-        if refusal:  # unless the disk refused a write: that is said like every other
-            return report_usage(args.command, refusal)
+    except Exception as exc:  # a bug, unless the machine refused a path: said in one line
+        line = refused_write(exc) or (os_error_line(exc) if isinstance(exc, OSError) else None)
+        if line:
+            return report_usage(args.command, line)
         return report_internal(args.command)
 
 

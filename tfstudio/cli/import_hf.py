@@ -7,13 +7,14 @@ import os
 import shlex
 from pathlib import Path
 
-from .errors import UsageError, check_out_apart
+from . import values
+from .errors import UsageError, check_out_apart, user_message
 
 
 def configure(parser) -> None:
-    parser.add_argument("folder", help="a local Hugging Face model folder (config.json + "
+    parser.add_argument("folder", type=values.path, help="a local Hugging Face model folder (config.json + "
                                        "model.safetensors)")
-    parser.add_argument("--out", default=None,
+    parser.add_argument("--out", type=values.path, default=None,
                         help="run folder to write (default: ./<folder name>-tfstudio)")
     parser.add_argument("--force", action="store_true",
                         help="write into --out even if it already holds files")
@@ -39,7 +40,7 @@ def run(args) -> int:
         report = import_hf(args.folder, out, overwrite=args.force, tokenizer=args.tokenizer,
                            memory_check=not args.no_memory_check)
     except (InteropError, OSError, ValueError) as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(user_message(exc)) from None
     print(report)
     for line in next_steps(args.folder, out):
         print(line)

@@ -6,16 +6,18 @@ from __future__ import annotations
 import json
 import sys
 
+from . import values
+
 
 def configure(parser) -> None:
-    parser.add_argument("graph", metavar="GRAPH", help="a preset name or a path to a .json graph")
+    parser.add_argument("graph", metavar="GRAPH", type=values.path, help="a preset name or a path to a .json graph")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead")
-    parser.add_argument("--context-length", type=int, default=None, metavar="N",
+    parser.add_argument("--context-length", type=values.positive_int, default=None, metavar="N",
                         help="cost FLOPs and check position tables at this length "
                              "(default: the graph's context_length)")
-    parser.add_argument("--batch", type=int, default=8, metavar="N",
+    parser.add_argument("--batch", type=values.positive_int, default=8, metavar="N",
                         help="batch size for the training-memory estimate (default 8)")
-    parser.add_argument("--seq-len", type=int, default=None, metavar="N",
+    parser.add_argument("--seq-len", type=values.positive_int, default=None, metavar="N",
                         help="sequence length for the training-memory estimate "
                              "(default: the context length)")
     parser.add_argument("--dtype", default="float32",
@@ -27,7 +29,6 @@ def configure(parser) -> None:
 
 def run(args) -> int:
     from ..graph import GraphFileError
-    from ..graph.serialize import MAX_SIZE
     from ..graph.cost import estimate_cost, dtype_bytes
     from ..graph.validate import has_errors, validate
     from ..presets import load_preset_or_file
@@ -41,12 +42,6 @@ def run(args) -> int:
     try:
         for name in (args.dtype, args.kv_dtype):
             dtype_bytes(name)
-        for flag, value in (("--batch", args.batch), ("--seq-len", args.seq_len),
-                            ("--context-length", args.context_length)):
-            if value is not None and value < 1:
-                raise ValueError(f"{flag} must be at least 1; got {value}")
-            if value is not None and value > MAX_SIZE:
-                raise ValueError(f"{flag} must be at most {MAX_SIZE:,}; got {value:.3g}")
     except ValueError as exc:
         print(f"tfstudio inspect: {exc}", file=sys.stderr)
         return 2

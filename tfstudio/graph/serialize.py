@@ -81,6 +81,9 @@ def save_graph(graph: Graph, path: str | Path) -> None:
 # ------------------------------------------------------------------------------------ reading
 def load_graph_file(path: str | Path) -> Graph:
     path = Path(path)
+    if path.exists() and not path.is_file():  # a device such as /dev/zero never ends
+        raise GraphFileError(f"{path}: not a regular file (a folder or a device); a tfstudio "
+                             "graph is a JSON file")
     try:
         raw = path.read_bytes()
     except OSError as exc:

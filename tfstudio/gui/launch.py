@@ -180,7 +180,7 @@ def _screenshot(window, path: str, fit: bool = True) -> None:
     if panel is not None:
         panel.shutdown()
     if refusal:
-        print(f"tfstudio: {refusal}", file=sys.stderr)
+        print(f"tfstudio gui: {refusal}", file=sys.stderr)
         QApplication.exit(2)
         return
     print(path)
@@ -202,6 +202,8 @@ def _write_picture(pixmap, path: Path) -> str | None:
     if not pixmap.save(buffer, fmt):
         return (f"cannot write a {path.suffix or 'suffix-less'} picture ({path}); name it "
                 ".png or .jpg")
+    if path.exists() and not path.is_file():  # a device or a folder is never renamed over
+        return f"--screenshot {path} is not a file; name a .png or .jpg file to write"
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         tmp.write_bytes(bytes(data))

@@ -39,6 +39,16 @@ def disk_refusal(exc: BaseException) -> str | None:
     return None if number is None else _DISK_ERRNOS[number][0]
 
 
+def disk_sentence(exc: BaseException, where) -> str | None:
+    """What the disk refused and the fix, for a path: "the disk of X is full; free space";
+    None for another error."""
+    number = _disk_errno(exc)
+    if number is None:
+        return None
+    refusal, fix = _DISK_ERRNOS[number]
+    return f"{refusal.format(where=where)}; {fix}"
+
+
 def disk_line(exc: BaseException, where, when: str, kept: str, again: str) -> str | None:
     """The one line every write path says when the disk refused a write: what and where,
     when, what was kept, what to do ("free space and import again"); None for another error."""
