@@ -138,8 +138,8 @@ def test_a_failed_run_exits_2_with_its_line(capsys, reason, message):
 def test_an_os_error_in_a_failed_run_reads_as_a_sentence(capsys):
     event = Failed(0, "error", "OSError: [Errno 30] Read-only file system: '/mnt/ro/run'")
     assert failure_exit(event) == 2
-    assert one_line(capsys) == ("tfstudio train: /mnt/ro/run is on a read-only file system; "
-                                "choose a folder you can write")
+    assert one_line(capsys) == ("tfstudio train: /mnt/ro/run is on a read-only disk; "
+                                "choose a writable folder")
 
 
 @pytest.mark.slow  # renders the window: 3-8 s

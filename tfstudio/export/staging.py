@@ -37,6 +37,8 @@ def write_staged(out_dir, overwrite: bool, what: str, write: Callable[[Path, Pat
         kept = f"{out} is as it was" if held else f"nothing was left in {out}"
         line = disk_line(exc, out, f"while writing the {what}", kept, f"{what} again")
         if line is None:
+            if isinstance(exc, OSError) and exc.filename:  # named by the folder the user gave
+                exc.filename = str(exc.filename).replace(str(staging), str(out))
             raise
         raise InteropError(line) from None
     finally:
