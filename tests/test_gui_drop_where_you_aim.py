@@ -120,6 +120,15 @@ def test_a_dropout_dropped_on_the_residual_wire_is_spliced_in_one_undo_step(make
     assert residual not in inside.edges
     assert Edge("add_attn", "y", drop, "x") in inside.edges
     assert Edge(drop, "y", "add_ffn", "in1") in inside.edges
+    # entered, it reads between the two Adds (right of one on its row, or in a band between
+    # theirs), where it stood beside the wire
+    from tfstudio.graph.layout import block_rects
+    rects = block_rects(inside)
+
+    def reads_before(p, q) -> bool:
+        return (p[1] == q[1] and p[0] + p[2] < q[0]) or p[1] + p[3] < q[1]
+    a, d, b = rects["add_attn"], rects[drop], rects["add_ffn"]
+    assert reads_before(a, d) and reads_before(d, b), (a, d, b)
     assert w.session.document.undo_text.startswith("Insert Dropout")
     w.session.undo()
     assert dumps(w.session.root) == before

@@ -1,10 +1,11 @@
-"""Wires that never pass under a block: random edit sequences (add, drop on a wire (in line
-at the top level, as the canvas splices), wire, switch, group, delete, move; at the top level
-or inside a layer group, which is what a drop into its open frame edits), made as the editor makes them, leave every level drawn with no
-wire through a block, no two blocks overlapping, no two shape labels overlapping, no label on
-a block and no two wires sharing a run: the top level, each group's inside as drawn when entered
-(graph.layout.draw_level) and each open frame's small blocks and wires as drawn at the level
-holding it (graph.layout.draw_frame, the routing the canvas uses; no labels inside a frame)."""
+"""Wires that never pass under a block: random edit sequences (add, drop on a wire (in line,
+as the canvas splices), wire, switch, group, delete, move; at the top level or inside a layer
+group, which is what a drop into its open frame edits), made as the editor makes them, leave
+every level drawn with no wire through a block, no two blocks overlapping, no two shape labels
+overlapping, no label on a block and no two wires sharing a run: the top level, each group's
+inside as drawn when entered (graph.layout.draw_level) and each open frame's small blocks and
+wires as drawn at the level holding it (graph.layout.draw_frame, the routing the canvas uses;
+no labels inside a frame)."""
 from __future__ import annotations
 
 import pytest
@@ -14,7 +15,6 @@ from hypothesis import strategies as st
 from tfstudio.graph import (AddNode, Connect, Document, Edge, GraphError, MoveNodes, RemoveNodes,
                             ReplaceGraph, group_edit, kept_tidy, new_node)
 from tfstudio.graph.edit_rules import splice_in_line_edit
-from tfstudio.graph.insert import splice_edit
 from tfstudio.graph.layout import (CANVAS_SCALE, LANE_GAP, NODE_WIDTH, _crosses, clear_spot,
                                    draw_frame, draw_level, labels_on_blocks, needs_tidy,
                                    overlapping_labels, overlapping_pairs, route_lanes,
@@ -68,13 +68,12 @@ def _apply(doc: Document, step) -> None:
         edge = g.edges[step[2] % len(g.edges)]
         a, b = g.node(edge.src).pos, g.node(edge.dst).pos
         node = new_node(g, step[1], ((a[0] + b[0]) / 2, (a[1] + b[1]) / 2))
-        if not path:  # on a wire of the level shown: in line, as the canvas does
-            ruled = splice_in_line_edit(g, path, node, edge)
-            if ruled is not None:
-                doc.execute(kept_tidy(ruled.edit))
-                return
-        node.pos = clear_spot(g, node, node.pos)  # into a frame's wire: beside it, clear
-        command = splice_edit(g, path, node, edge) or AddNode(path, node)
+        ruled = splice_in_line_edit(g, path, node, edge)  # in line, as the canvas splices
+        if ruled is not None:
+            doc.execute(kept_tidy(ruled.edit))
+            return
+        node.pos = clear_spot(g, node, node.pos)
+        command = AddNode(path, node)
     elif kind == "wire":
         outs = [(n, p) for n in g.nodes for p in g.output_ports(n)]
         ins = [(n, p) for n in g.nodes for p in g.input_ports(n)]
@@ -227,3 +226,11 @@ def test_a_wire_drawn_inside_a_group_makes_its_frame_room_at_the_level_above():
     grows); the blocks beside the frame at the top level move out of its way, as they do
     when a block is added inside."""
     _check([("add", "attention", -25.2, 134.9, 1), ("wire", 1, 924, 2)])
+
+
+def test_two_blocks_without_wires_in_a_wrapped_level_do_not_land_on_one_spot():
+    """The property run's case once blocks without wires took the column nearest where they
+    were put: the Token input left without a reader and a new Norm both waited "in front of"
+    the next band, on one spot. A block with no wires now stays in its own band."""
+    _check([("group", 2, 0), ("delete", 0, 0), ("splice", "dropout", 0, 0),
+            ("add", "norm", 0.0, 0.0, 0), ("add", "norm", 0.0, 0.0, 0), ("group", 0, 0)])

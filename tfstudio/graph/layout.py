@@ -327,6 +327,7 @@ def layered_positions(graph: Graph, sizes: Mapping[str, BlockSize], gap_x: float
     # of the band before (a decoder's token input beside its embedding)
     ahead = {n: band_of[layer[n]] + 1 for n in graph.nodes
              if n not in on_spine and _is_source(dag, n) and band_of[layer[n]] + 1 < len(bands)
+             and dag.out_degree(n)  # a block with no wires stays in its own band
              and all(layer[r] == bands[band_of[layer[n]] + 1][0] for r in dag.successors(n))}
     placed: dict[str, Position] = {}
     top = 0.0

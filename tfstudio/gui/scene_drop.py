@@ -119,14 +119,12 @@ class BlockDropping:
             node.params["repeat"] = 1
         command: Edit | None = None
         moved = ""
-        if target.edge is not None and target.group is None:  # on a wire of the level shown
+        if target.edge is not None:  # on a wire, of this level or inside an open frame
             ruled = splice_in_line_edit(graph, target.path, node, target.edge)
-            if ruled is None:
-                node.pos = clear_spot(graph, node, node.pos)
-            else:
+            if ruled is not None:
                 command, moved = ruled.edit, ruled.message
-        elif target.edge is not None:
-            command = splice_edit(graph, target.path, node, target.edge)
+            elif target.group is None:
+                node.pos = clear_spot(graph, node, node.pos)
         spliced = command is not None
         if command is None:
             command = AddNode(target.path, node, text=f"Add {node.label}")
