@@ -316,3 +316,29 @@ def test_two_sigints_before_the_first_checkpoint_save_the_steps_trained(tmp_path
     assert saved is not None, err
     assert err.strip().splitlines()[-1] == (f"tfstudio train: stopped at step {step_of(saved)}; "
                                             "checkpoint saved; continue with --resume")
+
+
+def test_a_run_stopped_by_sigint_resumes_as_if_never_stopped(tmp_path):
+    """Fast, in this process with a real signal: SIGINT at step 3 saves step 3; the resumed
+    run's steps 4 and 5 have the losses of a run that was never stopped (same data position,
+    random state and optimizer moments)."""
+    from tfstudio.train.signals import StopOnSignals
+
+    def losses(trainer):
+        return {e.step: e.loss for e in read_events(trainer.run_folder.path / "metrics.jsonl")
+                if isinstance(e, StepMetrics)}
+    config = tiny_config(steps=5, log_every=1, checkpoint_every=0)
+    straight = Trainer(load_preset("tiny-gpt"), config, run_dir=tmp_path / "straight")
+    assert straight.run().reason == "completed"
+    stopped = Trainer(load_preset("tiny-gpt"), config, run_dir=tmp_path / "stopped")
+    stopped.listeners.append(lambda e: os.kill(os.getpid(), signal.SIGINT)
+                             if isinstance(e, StepMetrics) and e.step == 3 else None)
+    with StopOnSignals(stopped.stop, abandon=stopped.abandon) as signals:
+        end = stopped.run()
+    assert signals.received == signal.SIGINT and (end.reason, end.step) == ("stopped", 3)
+    assert step_of(find_checkpoint(tmp_path / "stopped" / "checkpoints").path) == 3
+    resumed = Trainer(load_preset("tiny-gpt"), config, run_dir=tmp_path / "stopped",
+                      resume=True)
+    assert resumed.run().reason == "completed"
+    assert logged_steps(tmp_path / "stopped") == [1, 2, 3, 4, 5]
+    assert [losses(resumed)[s] for s in (4, 5)] == [losses(straight)[s] for s in (4, 5)]
