@@ -1,8 +1,10 @@
-"""Stopping is saving: a real ``tfstudio train`` sent SIGINT, SIGTERM or SIGHUP finishes its
-step, saves a checkpoint and its metrics line, says so in one line and exits 128 + the signal;
-``--resume`` then continues from that step. A second signal ends the process at once, losing
-nothing already saved. The app's training process obeys the same signals, and a lock left by a
-writer that died is taken over with a note naming it and the step resumed from."""
+"""Stopping is saving: a real ``tfstudio train`` sent SIGINT, SIGTERM or SIGHUP stops at its
+next micro-batch (a step it interrupts is given up), saves a checkpoint and its metrics line,
+says so in one line and exits 128 + the signal; ``--resume`` then continues from that step. A
+second signal gives up the forward pass in progress and still saves the last whole step; a third
+ends the process at once, losing nothing already saved. The app's training process obeys the
+same signals, and a lock left by a writer that died is taken over with a note naming it and the
+step resumed from."""
 from __future__ import annotations
 
 import os
@@ -305,7 +307,7 @@ def test_two_sigints_before_the_first_checkpoint_save_the_steps_trained(tmp_path
     proc = start_training(run, "--checkpoint-every", "0", "--grad-accum", "50")
     proc.send_signal(signal.SIGINT)
     lines = []
-    while not lines or "stopping after this step" not in lines[-1]:
+    while not lines or "stopping at the next micro-batch" not in lines[-1]:
         lines.append(proc.stderr.readline())
         assert lines[-1], "".join(lines)
     proc.send_signal(signal.SIGINT)  # the second press, once the first was heard
