@@ -55,7 +55,9 @@ from tfstudio.runs.config import TrainConfig
 from tfstudio.runs.preflight import estimated_peak_rss, training_need
 from tfstudio.train.pipeline import fit_graph_to_tokenizer
 from tfstudio.train.trainer import Trainer
-preset, batch, length = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+from tfstudio.data import build_tokenizer, load_corpus
+from tfstudio.data.simple_tokenizers import ByteTokenizer
+preset, batch, length, spec = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 
 
 def peak_rss():
@@ -69,8 +71,15 @@ def peak_rss():
 config = TrainConfig(corpus="sample:small", tokenizer="byte", steps=2, batch_size=batch,
                      seq_len=length, warmup_steps=0, eval_every=0, device="cpu",
                      precision="fp32", no_memory_check=True)
+corpus = load_corpus("sample:small")
+if spec.startswith("wide:"):  # byte ids under a head this many rows wide (GPT-2's: 50,257)
+    class Wide(ByteTokenizer):
+        ordinary_vocab_size = int(spec.split(":")[1])
+    tokenizer = Wide()
+else:
+    tokenizer = build_tokenizer(spec, corpus)
 resident = psutil.Process().memory_info().rss
-trainer = Trainer(load_preset(preset), config)
+trainer = Trainer(load_preset(preset), config, tokenizer=tokenizer, corpus=corpus)
 assert trainer.run().kind == "Finished"
 need = training_need(fit_graph_to_tokenizer(load_preset(preset), trainer.tokenizer),
                      batch=batch, seq_len=length, precision="fp32")
@@ -80,15 +89,19 @@ print(json.dumps({"estimate": estimated_peak_rss(need, resident),
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("preset,batch,seq_len", [
-    ("tiny-gpt", 8, 64),           # the interpreter and torch are most of it
-    ("tiny-alibi-gpt", 64, 256),   # the softmax rows ALiBi keeps
-    ("tiny-llama", 128, 256),      # activations are most of it (about 1.5 GB)
+@pytest.mark.parametrize("preset,batch,seq_len,tokenizer", [
+    ("tiny-gpt", 8, 64, "byte"),           # the interpreter and torch are most of it
+    ("tiny-alibi-gpt", 64, 256, "byte"),   # the softmax rows ALiBi keeps
+    ("tiny-llama", 128, 256, "byte"),      # activations are most of it (about 1.5 GB)
+    ("tiny-llama", 128, 256, "char"),      # a 52-token vocabulary
+    ("tiny-gpt", 64, 256, "bpe:2000"),     # BPE (761 tokens on this corpus)
+    ("tiny-gpt", 8, 256, "wide:50257"),    # GPT-2's head width: the logits' term dominates
 ])
 def test_the_estimated_peak_is_within_one_and_a_half_times_the_measured_peak_rss(
-        preset, batch, seq_len):
+        preset, batch, seq_len, tokenizer):
     # each case is its own process: its high-water RSS is the peak of the process that trained
-    done = subprocess.run([sys.executable, "-c", CHILD, preset, str(batch), str(seq_len)],
+    done = subprocess.run([sys.executable, "-c", CHILD, preset, str(batch), str(seq_len),
+                           tokenizer],
                           env=dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1"),
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr

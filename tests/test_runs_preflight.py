@@ -409,3 +409,25 @@ def test_a_repeat_of_1000_is_refused_by_the_command_line_without_allocating(tmp_
     assert line.startswith("tfstudio train: training gpt2-small needs about ")
     assert peak < 1e9  # 7 billion parameters were never allocated
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("vocab", [50257, 8000])
+def test_a_wide_head_counts_four_vocabulary_wide_values_a_token(vocab):
+    """At the backward's start a step holds the logits, their log-softmax and the gradients of
+    both: four vocabulary-wide fp32 values per token. Widening the LM head from 256 rows to
+    GPT-2's 50,257 must add at least that to the pre-flight's activations (the weights' growth
+    is counted apart); the cost model alone counts two, so a pre-flight that drops its head
+    term falls short (a character vocabulary hides it: 256 x 16 bytes is small)."""
+    from types import SimpleNamespace
+
+    from tfstudio.train.pipeline import fit_graph_to_tokenizer
+    graph = tfstudio.load_graph("tiny-gpt")
+    batch, seq_len = 8, 256
+
+    def activations(rows):
+        fitted = fit_graph_to_tokenizer(graph, SimpleNamespace(vocab_size=rows))
+        return preflight.training_need(fitted, batch=batch, seq_len=seq_len,
+                                       precision="fp32").activations
+    added = activations(vocab) - activations(256)
+    held = 4 * 4 * batch * seq_len * (vocab - 256)
+    assert held <= added <= 1.5 * held

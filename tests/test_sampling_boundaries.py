@@ -180,3 +180,20 @@ def test_next_token_view_defaults_and_greedy():
     assert greedy.entropy == 0.0 and greedy.kept == 1
     # temperature 0 and 1 show the model's own probabilities as the tempered ones
     assert greedy.candidates[1].prob_tempered == pytest.approx(float(probs[1]))
+
+
+def test_top_p_keeps_the_likeliest_tokens_wherever_they_sit_in_the_vocabulary():
+    """Probabilities 0.1, 0.6, 0.3 (ids 0, 1, 2) and p = 0.7: ids 1 and 2 reach it (0.9); id 0,
+    the least likely, goes, though it comes first. Each row of a batch is its own case."""
+    probs = torch.tensor([[0.1, 0.6, 0.3], [0.3, 0.1, 0.6], [0.6, 0.3, 0.1]])
+    filtered = apply_filters(probs.log(), top_p=0.7)
+    assert torch.isfinite(filtered).tolist() == [[False, True, True], [True, False, True],
+                                                 [True, True, False]]
+
+
+def test_top_k_keeps_each_rows_own_k_likeliest():
+    logits = torch.tensor([[5.0, 1.0, 3.0, 4.0], [0.0, 9.0, 8.0, -1.0]])
+    assert torch.isfinite(apply_filters(logits, top_k=2)).tolist() == [
+        [True, False, False, True], [False, True, True, False]]
+    assert torch.isfinite(apply_filters(logits, top_k=3)).tolist() == [
+        [True, False, True, True], [True, True, True, False]]

@@ -200,3 +200,36 @@ def test_a_comparison_whose_every_run_the_disk_refused_says_why_in_its_last_line
         "tfstudio compare: every run failed; the first, norm=pre (seed 1): a file in "
         f"{run} would pass the file-size limit (ulimit -f) while saving step 2; no checkpoint "
         "of this run was written yet; raise the limit and train again")
+
+
+def test_a_run_folder_on_a_read_only_disk_is_one_sentence_not_the_os_error(tmp_path,
+                                                                           monkeypatch):
+    """EROFS as the run takes its folder (a read-only --out): the issue's raw
+    "[Errno 30] Read-only file system: ..." becomes the sentence every write path says."""
+    from tfstudio.runs.lock import RunLock
+    run = tmp_path / "run"
+
+    def read_only(self):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(run))
+    monkeypatch.setattr(RunLock, "acquire", read_only)
+    end = Trainer(load_preset("tiny-gpt"), tiny_config(), run_dir=run).run()
+    assert (end.reason, end.message) == ("refused", (
+        f"{run} is on a read-only disk as the run starts; nothing was trained; choose a "
+        "writable folder and train again"))
+
+
+def test_a_whole_write_on_a_read_only_disk_raises_the_writes_own_error(tmp_path,
+                                                                       monkeypatch):
+    """On a read-only disk the clean-up's unlink fails too; the error said is the write's (a
+    screenshot whose clean-up raised left the app running, never exiting)."""
+    from pathlib import Path as P
+
+    from tfstudio.runs.disk import write_whole
+
+    def refuse(self, *args, **kwargs):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(self))
+    monkeypatch.setattr(P, "write_text", refuse)
+    monkeypatch.setattr(P, "unlink", refuse)
+    with pytest.raises(OSError) as refused:
+        write_whole(tmp_path / "report.md", "text")
+    assert refused.value.errno == errno.EROFS and refused.value.__context__ is None

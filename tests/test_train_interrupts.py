@@ -1,8 +1,10 @@
-"""Stopping is saving: a real ``tfstudio train`` sent SIGINT, SIGTERM or SIGHUP finishes its
-step, saves a checkpoint and its metrics line, says so in one line and exits 128 + the signal;
-``--resume`` then continues from that step. A second signal ends the process at once, losing
-nothing already saved. The app's training process obeys the same signals, and a lock left by a
-writer that died is taken over with a note naming it and the step resumed from."""
+"""Stopping is saving: a real ``tfstudio train`` sent SIGINT, SIGTERM or SIGHUP stops at its
+next micro-batch (a step it interrupts is given up), saves a checkpoint and its metrics line,
+says so in one line and exits 128 + the signal; ``--resume`` then continues from that step. A
+second signal gives up the forward pass in progress and still saves the last whole step; a third
+ends the process at once, losing nothing already saved. The app's training process obeys the
+same signals, and a lock left by a writer that died is taken over with a note naming it and the
+step resumed from."""
 from __future__ import annotations
 
 import os
@@ -305,7 +307,7 @@ def test_two_sigints_before_the_first_checkpoint_save_the_steps_trained(tmp_path
     proc = start_training(run, "--checkpoint-every", "0", "--grad-accum", "50")
     proc.send_signal(signal.SIGINT)
     lines = []
-    while not lines or "stopping after this step" not in lines[-1]:
+    while not lines or "stopping at the next micro-batch" not in lines[-1]:
         lines.append(proc.stderr.readline())
         assert lines[-1], "".join(lines)
     proc.send_signal(signal.SIGINT)  # the second press, once the first was heard
@@ -316,3 +318,29 @@ def test_two_sigints_before_the_first_checkpoint_save_the_steps_trained(tmp_path
     assert saved is not None, err
     assert err.strip().splitlines()[-1] == (f"tfstudio train: stopped at step {step_of(saved)}; "
                                             "checkpoint saved; continue with --resume")
+
+
+def test_a_run_stopped_by_sigint_resumes_as_if_never_stopped(tmp_path):
+    """Fast, in this process with a real signal: SIGINT at step 3 saves step 3; the resumed
+    run's steps 4 and 5 have the losses of a run that was never stopped (same data position,
+    random state and optimizer moments)."""
+    from tfstudio.train.signals import StopOnSignals
+
+    def losses(trainer):
+        return {e.step: e.loss for e in read_events(trainer.run_folder.path / "metrics.jsonl")
+                if isinstance(e, StepMetrics)}
+    config = tiny_config(steps=5, log_every=1, checkpoint_every=0)
+    straight = Trainer(load_preset("tiny-gpt"), config, run_dir=tmp_path / "straight")
+    assert straight.run().reason == "completed"
+    stopped = Trainer(load_preset("tiny-gpt"), config, run_dir=tmp_path / "stopped")
+    stopped.listeners.append(lambda e: os.kill(os.getpid(), signal.SIGINT)
+                             if isinstance(e, StepMetrics) and e.step == 3 else None)
+    with StopOnSignals(stopped.stop, abandon=stopped.abandon) as signals:
+        end = stopped.run()
+    assert signals.received == signal.SIGINT and (end.reason, end.step) == ("stopped", 3)
+    assert step_of(find_checkpoint(tmp_path / "stopped" / "checkpoints").path) == 3
+    resumed = Trainer(load_preset("tiny-gpt"), config, run_dir=tmp_path / "stopped",
+                      resume=True)
+    assert resumed.run().reason == "completed"
+    assert logged_steps(tmp_path / "stopped") == [1, 2, 3, 4, 5]
+    assert [losses(resumed)[s] for s in (4, 5)] == [losses(straight)[s] for s in (4, 5)]

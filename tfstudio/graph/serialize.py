@@ -74,7 +74,10 @@ def save_graph(graph: Graph, path: str | Path) -> None:
         tmp.write_text(dumps(graph), encoding="utf-8")
         tmp.replace(path)
     except BaseException:
-        tmp.unlink(missing_ok=True)  # a full disk gets its space back; the old file stays
+        try:  # a full disk gets its space back; the old file stays
+            tmp.unlink(missing_ok=True)
+        except OSError:  # a read-only disk: it was never made
+            pass
         raise
 
 

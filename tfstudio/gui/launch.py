@@ -209,8 +209,8 @@ def _write_picture(pixmap, path: Path) -> str | None:
         tmp.write_bytes(bytes(data))
         os.replace(tmp, path)
     except OSError as exc:
-        from ..runs.disk import disk_line  # (the runs package loads torch: only when needed)
-        tmp.unlink(missing_ok=True)
+        from ..runs.disk import disk_line, remove_quietly
+        remove_quietly(tmp)
         kept = f"{path.name} is as it was" if path.exists() else "no picture was written"
         return (disk_line(exc, path.absolute().parent, f"while writing {path.name}", kept,
                           "try again")

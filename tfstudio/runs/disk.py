@@ -68,5 +68,14 @@ def write_whole(path, text: str) -> None:
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        remove_quietly(tmp)
         raise
+
+
+def remove_quietly(path) -> None:
+    """Delete a temporary file a failed write left, if it can be (on a read-only disk it was
+    never made, and unlink itself fails there): the write's own error is the one to say."""
+    try:
+        Path(path).unlink(missing_ok=True)
+    except OSError:
+        pass

@@ -72,5 +72,7 @@ class StopOnSignals:
         self.received = signum
         self.stop()
         if self.say:
-            self.say(f"{signal.Signals(signum).name}: stopping after this step and saving a "
-                     "checkpoint (send it again to quit at once)")
+            again = ("give up the step in progress" if self.abandon is not None
+                     else "quit at once")
+            self.say(f"{signal.Signals(signum).name}: stopping at the next micro-batch and "
+                     f"saving the last whole step (send it again to {again})")

@@ -16,6 +16,7 @@ import torch
 from ..graph import Graph
 from ..runs.checkpoint import CheckpointError, read_state, step_of
 from ..runs.config import KEPT_ON_RESUME, TrainConfig
+from ..runs.disk import disk_line
 from ..runs.folder import RunError, RunFolder
 from ..runs.lock import RunLock, RunLocked
 from ..runs.preflight import check_training_memory
@@ -77,8 +78,11 @@ def plan_start(graph: Graph, config: TrainConfig, *, folder: RunFolder | None, r
     except RunRefused:
         raise
     except (RunLocked, RunError, CheckpointError, ValueError, OSError) as exc:
-        # user errors (bad settings, devices, files, memory): said in their own words
-        raise RunRefused(str(exc)) from None
+        # user errors (bad settings, devices, files, memory): said in their own words; a run
+        # folder the disk refuses (read-only, full) in the words every write path uses
+        where = getattr(exc, "filename", None) or (folder.path if folder else "the run folder")
+        line = disk_line(exc, where, "as the run starts", "nothing was trained", "train again")
+        raise RunRefused(line or str(exc)) from None
 
 
 def _died_note(pid: int, start: Start) -> str:

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from ...graph.kinds import ATTENTION_KINDS, MHA, MQA
+from ...runs.disk import write_whole
 from . import register
 from .lesson import FAILS, HOLDS, UNDECIDED, Check, Lesson, Paper, Sample, both, fact, higher, lower
 from .measures import final_loss, kv_bytes, variants
@@ -108,8 +109,8 @@ def measure(c, progress=lambda line: None) -> None:
                 ms = [decode_ms_per_token(model, context, use_cache=cache)
                       for _ in range(REPEATS if cache else 1)]
                 rows.append({"kind": kind, "context": context, "cache": cache, "ms": ms})
-    path.write_text(json.dumps({**DECODE, "dtype": "float32", "threads": torch.get_num_threads(),
-                                "rows": rows}, indent=1), encoding="utf-8")
+    write_whole(path, json.dumps({**DECODE, "dtype": "float32",
+                                  "threads": torch.get_num_threads(), "rows": rows}, indent=1))
 
 
 def decode_check(data: dict) -> Check:

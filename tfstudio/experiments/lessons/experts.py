@@ -9,6 +9,7 @@ from pathlib import Path
 from ...graph import block_types as bt
 from ...graph.schema import get_spec
 from ...runs import RunFolder
+from ...runs.disk import write_whole
 from ...train.events import RouterMetrics, read_events
 from . import register
 from .course import blocks, setting
@@ -114,10 +115,10 @@ def measure(c, progress=lambda line: None) -> None:
         val = run_splits(folder).val
         layers = expert_tokens(model, val, folder.config().seq_len, top=TOP)
         name = lambda t: tokenizer.token_strings([t])[0]  # noqa: E731
-        path.write_text(json.dumps({layer: [
+        write_whole(path, json.dumps({layer: [
             {"expert": e.expert, "share": e.share,
              "top": [[name(t), n, of] for t, n, of in e.top]} for e in experts]
-            for layer, experts in layers.items()}, indent=1), encoding="utf-8")
+            for layer, experts in layers.items()}, indent=1))
 
 
 def token_sentences(tables: dict[str, dict], seed: int) -> list[str]:

@@ -9,6 +9,7 @@ import math
 from pathlib import Path
 
 from ...graph.kinds import PLACEMENT_NAMES, POST, POST_IN_RESIDUAL, PRE
+from ...runs.disk import write_whole
 from . import register
 from .lesson import FAILS, HOLDS, UNDECIDED, Check, Lesson, Paper, Sample, higher, lower
 from .measures import factor, final_loss, log_spread, variants
@@ -96,8 +97,7 @@ def measure(c, progress=lambda line: None) -> None:
             final = evals[-1] if evals else None
             ok = final is not None and math.isfinite(final) and end.kind != "Failed"
             losses.setdefault(placement, {})[f"{lr:g}"] = final if ok else None
-    path.write_text(json.dumps({"steps": steps, "seed": 1, "losses": losses}, indent=1),
-                    encoding="utf-8")
+    write_whole(path, json.dumps({"steps": steps, "seed": 1, "losses": losses}, indent=1))
 
 
 def schedule(seeds: int, steps: int | None) -> list:

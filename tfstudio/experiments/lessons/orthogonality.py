@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from ...graph.kinds import LEARNED, SINUSOIDAL
+from ...runs.disk import write_whole
 from . import register
 from .lesson import FAILS, HOLDS, UNDECIDED, Check, Lesson, Sample, higher
 from .measures import unmeasured, variants
@@ -34,7 +35,7 @@ def measure(c, progress=lambda line: None) -> None:
             continue
         keep = ("scheme", "mean_abs_cosine", "mean_angle_degrees", "random_mean_abs_cosine",
                 "random_spread", "subspace")
-        path.write_text(json.dumps({k: angles[k] for k in keep}, indent=1), encoding="utf-8")
+        write_whole(path, json.dumps({k: angles[k] for k in keep}, indent=1))
 
 
 def judge(c) -> list[Check]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ...runs.disk import write_whole
 from ..course.sampling import DEFAULT_GRID, Setting, sample_table_for_run
 from . import register
 from .lesson import FAILS, HOLDS, UNDECIDED, Check, Lesson, Sample, both, fact, higher, lower
@@ -36,13 +37,13 @@ def measure(c, progress=lambda line: None) -> None:
         progress(f"sampling {run.run_dir} at {len(DEFAULT_GRID)} settings")
         rows = sample_table_for_run(run.run_dir, prompts=PROMPTS, grid=DEFAULT_GRID,
                                     samples=SAMPLES, max_new_tokens=NEW_TOKENS)
-        path.write_text(json.dumps([r.as_dict() for r in rows], indent=1), encoding="utf-8")
+        write_whole(path, json.dumps([r.as_dict() for r in rows], indent=1))
     for run, path in unmeasured(c, REPEAT_FILE):
         progress(f"sampling {REPEAT_CHARS}-character texts from {run.run_dir}")
         rows = sample_table_for_run(run.run_dir, prompts=PROMPTS, grid=REPEAT_GRID,
                                     # a token decodes to a character or more
                                     samples=SAMPLES, max_new_tokens=REPEAT_CHARS)
-        path.write_text(json.dumps([r.as_dict() for r in rows], indent=1), encoding="utf-8")
+        write_whole(path, json.dumps([r.as_dict() for r in rows], indent=1))
 
 
 def table(run_dir: Path, file: str = FILE) -> dict[str, dict] | None:

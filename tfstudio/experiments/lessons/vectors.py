@@ -13,6 +13,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from ...runs.disk import write_whole
 from ..course.vectors import contextual_drift, static_neighbours
 from . import register
 from .lesson import FAILS, HOLDS, UNDECIDED, Check, Lesson, Sample, fact, higher, lower
@@ -64,7 +65,7 @@ def measure(c, progress=lambda line: None) -> None:
                   "between_words": drift.between_words, "same_position": drift.same_position,
                   "words": words, "sentences": len(texts),
                   "neighbours": {t: [[n, c] for n, c in near[t]] for t in near}}
-        path.write_text(json.dumps(result, indent=1), encoding="utf-8")
+        write_whole(path, json.dumps(result, indent=1))
 
 
 def judge(c) -> list[Check]:
