@@ -10,6 +10,7 @@ step, so a value that is accepted finishes in a second. The fast tier runs a fix
 from __future__ import annotations
 
 import argparse
+import os
 import random
 from pathlib import Path
 
@@ -129,6 +130,9 @@ def run_case(command, flag, value, trained, tmp_path, monkeypatch, capsys):
     except SystemExit as exc:  # main returns its code; anything raising past it is a finding
         code = exc.code
     err = capsys.readouterr().err
+    if os.environ.get("TFSTUDIO_FUZZ_TALLY"):  # for the closing note: code per case
+        with open(os.environ["TFSTUDIO_FUZZ_TALLY"], "a", encoding="utf-8") as tally:
+            tally.write(f"{code}\t{command}\t{flag}\t{value!r}\n")
     where = f"tfstudio {' '.join(argv)}\n{err}"
     assert code in ALLOWED_EXITS, where
     assert "Traceback" not in err and "internal error" not in err, where
