@@ -138,8 +138,8 @@ def test_a_failed_run_exits_2_with_its_line(capsys, reason, message):
 def test_an_os_error_in_a_failed_run_reads_as_a_sentence(capsys):
     event = Failed(0, "error", "OSError: [Errno 30] Read-only file system: '/mnt/ro/run'")
     assert failure_exit(event) == 2
-    assert one_line(capsys) == ("tfstudio train: /mnt/ro/run is on a read-only file system; "
-                                "choose a folder you can write")
+    assert one_line(capsys) == ("tfstudio train: /mnt/ro/run is on a read-only disk; "
+                                "choose a writable folder")
 
 
 @pytest.mark.slow  # renders the window: 3-8 s
@@ -151,8 +151,9 @@ def test_a_screenshot_that_cannot_be_written_exits_2_with_a_line(tmp_path):
                           env=gui_env(tmp_path))
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().splitlines()[-1] == (
-        f"tfstudio gui: could not write the screenshot {FULL_DEVICE}; choose a --screenshot "
-        "path on a disk you can write, with room for it")
+        f"tfstudio gui: --screenshot {FULL_DEVICE} is not a file; name a .png or .jpg file to "
+        "write")
+    assert FULL_DEVICE.is_char_device()  # the device is still there, never renamed over
 
 
 def test_every_numeric_training_setting_has_a_checked_flag():

@@ -63,9 +63,10 @@ def test_norm_lesson_quotes_each_placements_own_spread(pre_spread, post_spread):
                             variant("norm", "post", 2.5, grads=norms(post_spread)),
                             variant("norm", "post-in-residual", 1.7, grads=norms(20.0))])
     pre_trains, _, pre_spreads, _ = LESSONS["norm"].verdict(c).checks
-    assert ("Validation loss: pre-norm 1.500 ± 0.010, post-norm 2.500 ± 0.010, post-norm in "
-            "the residual 1.700 ± 0.010; counting single characters gives 3.000."
+    assert ("Validation loss (same lr 0.01): pre-norm 1.500 ± 0.010, post-norm 2.500 ± 0.010, "
+            "post-norm in the residual 1.700 ± 0.010; counting single characters gives 3.000."
             == pre_trains.sentence)
+    assert pre_trains.claim == "At lr 0.01 pre-norm trains better than post-norm"
     factor = lambda x: f"x{x:.2g}" if x < 10 else f"x{x:,.0f}"  # noqa: E731
     for name, spread in (("pre-norm", pre_spread), ("post-norm", post_spread),
                          ("post-norm in the residual", 20.0)):
@@ -76,6 +77,20 @@ def test_norm_lesson_quotes_each_placements_own_spread(pre_spread, post_spread):
             pre_spreads.sentence
     else:
         assert pre_spreads.outcome == FAILS and "does not explain a gap" in pre_spreads.sentence
+
+
+def test_norm_lesson_names_each_placements_own_lr_when_they_differ():
+    c = comparison("norm", [variant("norm", p, 1.5 + i / 10)
+                            for i, p in enumerate(("pre", "post", "post-in-residual"))])
+    c.plan.variants = [{"name": f"norm={p}", "slug": p, "settings": [], "lr": lr}
+                       for p, lr in (("pre", 0.03), ("post", 0.003), ("post-in-residual", 0.01))]
+    first = LESSONS["norm"].verdict(c).checks[0]
+    assert first.claim == "At its own best lr pre-norm trains better than post-norm"
+    assert first.sentence.startswith("Validation loss (each at its own lr (pre-norm 0.03, "
+                                     "post-norm 0.003, post-norm in the residual 0.01)):")
+    lines = LESSONS["norm"].summarise(c)
+    assert any(x.startswith("Trained with each variant at its own best lr from an lr sweep "
+                            "(norm=pre 0.03, norm=post 0.003") for x in lines)
 
 
 # ------------------------------------------------------------------------- a missing variant
@@ -90,7 +105,9 @@ def test_a_lesson_missing_a_variant_says_only_what_it_shows():
         "correction over a claim's buckets), so a true difference of zero decides a check 5% "
         "of the time).",
         "MHA, GQA and MQA were trained: does not hold. Only mha, mqa finished."]
-    assert all(x.startswith("Published: ") for x in lines[3:])
+    published = [x for x in lines[3:] if x.startswith("Published: ")]
+    assert published and lines[3:3 + len(published)] == published
+    assert lines[3 + len(published)].startswith("Trained with lr ")
     one = comparison("norm", [variant("norm", "pre", 1.5, grads={"layers.0": 1.0})])
     lines = LESSONS["norm"].summarise(one)
     assert lines[2:3] == ["All three placements were trained: does not hold. Only pre "

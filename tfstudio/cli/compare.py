@@ -41,6 +41,11 @@ def configure(parser) -> None:
     parser.add_argument("--target-loss", type=values.finite_float, default=None,
                         help="validation loss for the 'steps to target' column (default: the "
                              "worst variant's final loss, which every variant reaches)")
+    parser.add_argument("--tune-lr", action="store_true",
+                        help="first sweep each variant's lr (4 log-spaced values, widened past "
+                             "an edge that wins, 2 seeds, chosen on text apart from the "
+                             "validation split), then train each variant at its own best lr; "
+                             "the sweep's table goes on the report (DIR/lr_sweep.json)")
     parser.add_argument("--print-commands", action="store_true",
                         help="print the tfstudio train commands instead of running them")
     parser.add_argument("--report", type=values.path, metavar="DIR",
@@ -90,10 +95,27 @@ def run(args) -> int:
             print(f"report: {report_path}")
             return 0
         plan_args = _plan_from_args(args)
+        lrs = _tune(*plan_args) if args.tune_lr else None
     except USER_ERRORS as exc:
         return fail(str(exc))
     return compare(*plan_args, jobs=args.jobs, print_only=args.print_commands,
-                   target_loss=args.target_loss)
+                   target_loss=args.target_loss, lrs=lrs)
+
+
+def _tune(base_name, base, varies, seeds, config, eval_lengths, out) -> dict[str, float]:
+    """--tune-lr: each variant's best lr from the sweep (experiments.sweep, as the lessons')."""
+    import torch
+
+    from ..experiments.runner import refuse_a_file
+    from ..experiments.sweep import tune
+    from ..experiments.variants import expand
+
+    refuse_a_file(out)
+    torch.set_num_threads(1)   # tiny models: one thread each is fastest on a shared CPU
+    say = lambda line: print(f"lr sweep: {line}", file=sys.stderr, flush=True)  # noqa: E731
+    lrs = tune(out, [(v.name, v.graph) for v in expand(base, varies)], config, progress=say)
+    say("chosen: " + ", ".join(f"{name} {lr:g}" for name, lr in lrs.items()))
+    return lrs
 
 
 # the training flags a lesson takes; the others are part of what its claim was measured with
@@ -106,6 +128,7 @@ def _refuse_for_lesson(args) -> None:
              if name not in LESSON_TAKES and getattr(args, name) is not None]
     given += [flag for flag, value in (("--vary", args.vary), ("--eval-lengths",
               args.eval_lengths), ("--target-loss", args.target_loss), ("--report", args.report),
+              ("--tune-lr (a lesson trains at its recorded sweep's lrs)", args.tune_lr),
               ("a base graph", args.base)) if value]
     if given:
         raise ValueError(f"--lesson {args.lesson} fixes its own graph and training, so it "
@@ -142,7 +165,8 @@ def _plan_from_args(args):
 
 def compare(base_name: str, base, varies, seeds: list[int], config: TrainConfig,
             eval_lengths: list[int], out: Path, *, jobs: int = 1, print_only: bool = False,
-            target_loss: float | None = None, lesson: str = "", prog: str = PROG) -> int:
+            target_loss: float | None = None, lesson: str = "", prog: str = PROG,
+            lrs: dict[str, float] | None = None) -> int:
     """Build the variants, train what is missing, write the report; the exit status."""
     from ..experiments.compare import run_comparison
     from ..gui.report_plots import draw_report
@@ -151,7 +175,7 @@ def compare(base_name: str, base, varies, seeds: list[int], config: TrainConfig,
     try:
         outcome = run_comparison(base_name, base, varies, seeds, config, eval_lengths, out,
                                  draw=draw_report, jobs=jobs, print_only=print_only,
-                                 target_loss=target_loss, lesson=lesson, say=say)
+                                 target_loss=target_loss, lesson=lesson, say=say, lrs=lrs)
     except USER_ERRORS as exc:
         return fail(str(exc), prog)
     if print_only:

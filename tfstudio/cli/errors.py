@@ -36,18 +36,35 @@ def check_out_folder(path: str | Path, flag: str = "--out") -> None:
         raise UsageError(f"{flag} {path} is a file, not a folder; choose another {flag}")
 
 
+def check_out_apart(out: str | Path, reads: dict[str, str | Path | None],
+                    flag: str = "--out") -> None:
+    """A command never writes where it reads: ``out`` must not be, contain or lie inside any
+    path in ``reads`` (what it names, e.g. "the run export reads" -> path). Refused in one line,
+    --force or not: replacing an input's files would lose what it holds."""
+    target = Path(out).expanduser().resolve()
+    for what, path in reads.items():
+        if not path or not Path(path).exists():
+            continue
+        source = Path(path).expanduser().resolve()
+        if target == source:
+            where = "is"
+        elif source.is_relative_to(target):
+            where = "contains"
+        elif target.is_relative_to(source) and source.is_dir():
+            where = "lies inside"
+        else:
+            continue
+        raise UsageError(f"{flag} {out} {where} {what} ({path}), and writing there would "
+                         f"replace what it reads, --force or not; choose a {flag} outside it")
+
+
 # what an OS error means for the path it names, and what to do (the raw "[Errno 30] ..." is
-# neither); errors outside this table are left to the internal-error report
+# neither); a write the disk refused (full, quota, file-size limit, read-only, permission) is
+# said by runs/disk.py, the one home of those; errors outside both are left to the
+# internal-error report
 _OS_REASONS = {
-    errno.EROFS: ("is on a read-only file system", "choose a folder you can write"),
-    errno.EACCES: ("is not open to this user (permission denied)", "choose a path you can use"),
     errno.EPERM: ("is not open to this user (operation not permitted)",
                   "choose a path you can use"),
-    errno.ENOSPC: ("cannot be written: the disk is full", "free some space or choose another disk"),
-    errno.EDQUOT: ("cannot be written: the disk quota is used up",
-                   "free some space or choose another disk"),
-    errno.EFBIG: ("cannot be written: the file-size limit (ulimit -f) is reached",
-                  "raise the limit or choose a smaller output"),
     errno.ENOENT: ("does not exist", "check the path"),
     errno.ENOTDIR: ("is not a folder (a part of the path is a file)", "check the path"),
     errno.EISDIR: ("is a folder, not a file", "give a file's path"),
@@ -59,11 +76,15 @@ _OS_REASONS = {
 def os_error_line(exc: OSError) -> str | None:
     """``exc`` as a sentence naming its path and what to do, or None when it is not an error
     of the path (then it is a bug, reported as one)."""
+    from ..runs.disk import disk_sentence
+    path = exc.filename if exc.filename not in (None, "") else "a file it writes"
+    refused = disk_sentence(exc, path)
+    if refused:
+        return refused
     reason = _OS_REASONS.get(exc.errno)
     if reason is None:
         return None
     what, fix = reason
-    path = exc.filename if exc.filename not in (None, "") else "a file it writes"
     return f"{path} {what}; {fix}"
 
 

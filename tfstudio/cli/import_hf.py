@@ -8,7 +8,7 @@ import shlex
 from pathlib import Path
 
 from . import values
-from .errors import UsageError, user_message
+from .errors import UsageError, check_out_apart, user_message
 
 
 def configure(parser) -> None:
@@ -35,6 +35,7 @@ def run(args) -> int:
     from ..export.hf_import import import_hf
 
     out = args.out or f"{Path(args.folder).resolve().name}-tfstudio"
+    check_out_apart(out, {"the model import-hf reads": args.folder})
     try:
         report = import_hf(args.folder, out, overwrite=args.force, tokenizer=args.tokenizer,
                            memory_check=not args.no_memory_check)

@@ -29,9 +29,10 @@ def configure(parser) -> None:
 
 def run(args) -> int:
     from ..graph import GraphFileError
-    from ..graph.cost import estimate_cost, dtype_bytes, training_memory
+    from ..graph.cost import estimate_cost, dtype_bytes
     from ..graph.validate import has_errors, validate
     from ..presets import load_preset_or_file
+    from ..runs.preflight import training_need
 
     try:
         graph = load_preset_or_file(args.graph)
@@ -47,7 +48,10 @@ def run(args) -> int:
     diagnostics = validate(graph, context_length=args.context_length)
     report = estimate_cost(graph, context_length=args.context_length, dtype=args.kv_dtype)
     seq_len = args.seq_len or report.context_length
-    memory = training_memory(graph, batch=args.batch, seq_len=seq_len, dtype=args.dtype)
+    # the pre-flight's own estimate (one function for both): weights, gradients and AdamW
+    # state in fp32 as the trainer keeps them, activations in --dtype (autocast)
+    precision = "bf16" if dtype_bytes(args.dtype) == 2 else "fp32"
+    memory = training_need(graph, batch=args.batch, seq_len=seq_len, precision=precision)
     rows = list(_rows(graph, report))
     if args.json:
         print(json.dumps(_as_json(graph, diagnostics, rows, report, memory, args, seq_len),
@@ -88,7 +92,9 @@ def _as_json(graph, diagnostics, rows, report, memory, args, seq_len) -> dict:
         "kv_cache_bytes_per_token": report.kv_cache_bytes_per_token,
         "kv_dtype": args.kv_dtype,
         "training_memory": {"batch": args.batch, "seq_len": seq_len, "dtype": args.dtype,
-                            **memory.as_dict()},
+                            "weights": memory.weights, "gradients": memory.gradients,
+                            "optimizer": memory.optimizer, "activations": memory.activations,
+                            "total": memory.total},
     }
 
 
@@ -124,7 +130,8 @@ def _as_text(graph, diagnostics, rows, report, memory, args, seq_len) -> str:
         f"({_bytes(report.kv_cache_bytes_per_token * report.context_length)} for "
         f"{report.context_length} tokens)",
         f"Training memory     {_bytes(memory.total)} for batch {args.batch} x {seq_len} tokens "
-        f"in {args.dtype} with AdamW:",
+        f"in {args.dtype} with AdamW (the pre-flight's estimate: fp32 weights, activations "
+        f"with the logits' gradients and the allocator's slack):",
         f"  weights {_bytes(memory.weights)}, gradients {_bytes(memory.gradients)}, "
         f"optimizer {_bytes(memory.optimizer)}, activations {_bytes(memory.activations)}",
     ]

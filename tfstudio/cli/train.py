@@ -11,8 +11,9 @@ from pathlib import Path
 
 from ..runs.config import TrainConfig
 from . import values
-from .errors import (USAGE_EXIT, UsageError, check_out_folder, os_error_from_text,
-                     os_error_line, report_bug, user_message)
+from .checks import check_device
+from .errors import (USAGE_EXIT, UsageError, check_out_apart, check_out_folder,
+                     os_error_from_text, os_error_line, report_bug, user_message)
 from .progress import TrainingProgress
 
 # what each training setting does, for -h (HelpFormatter appends choices and defaults); the
@@ -170,6 +171,10 @@ def run(args) -> int:
     config = config_from_args(args)
     dist = from_environment()
     check_out_folder(args.out)
+    if not args.resume:
+        check_out_apart(args.out, _inputs(args))
+    if config.device != "auto":
+        check_device(config.device)
     try:
         config.check()
         graph = load_graph(args.graph)
@@ -194,7 +199,8 @@ def run(args) -> int:
     # forever for each other; there the signal ends the processes as before
     say = (lambda line: print(f"tfstudio train: {line}", file=sys.stderr)) if dist.is_main \
         else None
-    with StopOnSignals(trainer.stop, say) if not dist.enabled else _NoSignals() as signals:
+    stopping = StopOnSignals(trainer.stop, say, abandon=trainer.abandon)
+    with stopping if not dist.enabled else _NoSignals() as signals:
         end = trainer.run()
     if isinstance(end, Failed):
         return failure_exit(end) if dist.is_main else 1
@@ -207,6 +213,16 @@ def run(args) -> int:
     elif dist.is_main:
         print(f"run folder: {args.out}", file=sys.stderr)
     return 0
+
+
+def _inputs(args) -> dict[str, str]:
+    """What a new run reads from disk, which --force would set aside and delete with the old
+    run: the run --init-from names, a corpus file or folder, a graph file (but not the old
+    run's own graph.json, which the new run writes again)."""
+    reads = {"the run --init-from reads": args.init_from, "the corpus train reads": args.corpus}
+    if Path(args.graph).resolve() != (Path(args.out) / "graph.json").resolve():
+        reads["the graph file train reads"] = args.graph
+    return reads
 
 
 def capped_vocabulary_note(spec: str, tokenizer) -> str:

@@ -30,10 +30,12 @@ class Outcome:
 
 
 def plan_runs(label: str, base, varies, seeds: list[int], config: TrainConfig,
-              eval_lengths: list[int], out: Path, lesson: str = "") -> list[runner.RunSpec]:
+              eval_lengths: list[int], out: Path, lesson: str = "",
+              lrs: dict[str, float] | None = None) -> list[runner.RunSpec]:
     """Check every variant, write DIR/compare.json and the variant graphs; the runs to train.
-    Raises one of USER_ERRORS for a variant that is not a valid graph or a DIR that holds
-    another comparison."""
+    ``lrs`` gives variants their own lr by name (from an lr sweep; a lesson's come from its
+    record when not given), the others train at ``config.lr``. Raises one of USER_ERRORS for
+    a variant that is not a valid graph or a DIR that holds another comparison."""
     from ..graph import validate
 
     variants = expand(base, varies)
@@ -49,8 +51,13 @@ def plan_runs(label: str, base, varies, seeds: list[int], config: TrainConfig,
             raise ValueError(f"--eval-lengths measures loss by position along a token stream, "
                              f"and {config.corpus} is a synthetic task scored on its answers; "
                              "drop --eval-lengths (the report gives answer accuracy)")
+    if lrs is None and lesson:
+        from .lessons.lr_record import chosen_lrs
+        lrs = chosen_lrs(lesson)[0]
+    lrs = lrs or {}
     plan = runner.Plan(label, varies, seeds, config, eval_lengths,
-                       [{"name": v.name, "slug": v.slug, "settings": list(v.settings)}
+                       [{"name": v.name, "slug": v.slug, "settings": list(v.settings),
+                         **({"lr": lrs[v.name]} if v.name in lrs else {})}
                         for v in variants], lesson)
     return runner.write_plan(out, plan, variants)
 
@@ -60,7 +67,8 @@ def run_comparison(label: str, base, varies, seeds: list[int], config: TrainConf
                    print_only: bool = False, target_loss: float | None = None,
                    lesson: str = "", say: Callable[[str], None] = lambda line: None,
                    listeners_for: Callable[[runner.RunSpec], list] = lambda spec: [],
-                   stop: runner.Stop | None = None) -> Outcome:
+                   stop: runner.Stop | None = None,
+                   lrs: dict[str, float] | None = None) -> Outcome:
     """Plan, train, report; raises one of USER_ERRORS for bad input (before any training, or
     when the corpus cannot be used). Runs that fail are reported in ``Outcome.failures`` and
     the page is written from the ones that finished. ``listeners_for(spec)`` gives the
@@ -69,7 +77,7 @@ def run_comparison(label: str, base, varies, seeds: list[int], config: TrainConf
     finished runs would keep the user waiting after they asked to stop)."""
     from .report import write_page
 
-    specs = plan_runs(label, base, varies, seeds, config, eval_lengths, out, lesson)
+    specs = plan_runs(label, base, varies, seeds, config, eval_lengths, out, lesson, lrs)
     if print_only:
         return Outcome(commands=runner.print_commands(specs))
     reused = sum(runner.is_finished(s.run_dir, s.config.steps) for s in specs)
@@ -81,5 +89,9 @@ def run_comparison(label: str, base, varies, seeds: list[int], config: TrainConf
         say(f"{spec.variant} (seed {spec.seed}) failed: {message}")
     if stop is not None and stop.requested:
         return Outcome(failures, runs=len(specs), reused=reused, stopped=True)
+    if failures and len(failures) == len(specs):  # nothing to report: say why in the last line
+        spec, message = failures[0]
+        raise ValueError(f"every run failed; the first, {spec.variant} (seed {spec.seed}): "
+                         f"{message}")
     page, summary = write_page(Path(out), draw, target_loss=target_loss, progress=say)
     return Outcome(failures, page, summary, runs=len(specs), reused=reused)

@@ -6,7 +6,9 @@ from __future__ import annotations
 import html as html_lib
 from pathlib import Path
 
+from ..runs.disk import write_whole
 from .results import COST_DTYPE, Comparison, VariantResult, collect
+from .sweep import saved_table
 
 COLUMNS = ("variant", "seeds", "parameters", "FLOPs/token", f"KV bytes/token ({COST_DTYPE})",
            "KV at context (measured / model)", "generation tok/s (timed to context)",
@@ -105,7 +107,8 @@ def _settings(c: Comparison) -> str:
     varied = "; ".join(f"{k} = {', '.join(v)}" for k, v in c.plan.varies)
     return (f"Base **{c.plan.base}**, varying {varied}. Every run: corpus `{cfg.corpus}`, "
             f"tokenizer `{cfg.tokenizer}`, {cfg.steps} steps of {cfg.batch_size} x {cfg.seq_len} "
-            f"tokens, lr {cfg.lr:g}, seeds {', '.join(map(str, c.plan.seeds))}.")
+            f"tokens, {c.lr_text()}, seeds {', '.join(map(str, c.plan.seeds))}. "
+            f"{c.token_budget()}").strip()
 
 
 def _md_table(header: list[str], rows: list[list[str]]) -> str:
@@ -130,6 +133,11 @@ def _notes(c: Comparison) -> list[str]:
         notes.append(f"{ACCURACY.capitalize()}: share of the task's answer tokens predicted "
                      "right (argmax) at the last evaluation; on a task, the loss too is "
                      "counted on the answer tokens only.")
+    from .lessons.measures import still_learning_sentence
+    # a lesson says it among its sentences
+    learning = still_learning_sentence(c) if not c.plan.lesson else ""
+    if learning:
+        notes.append(learning)
     if c.missing:
         notes.append(f"{len(c.missing)} run(s) not finished yet and left out: " +
                      ", ".join(f"{s.variant} seed {s.seed}" for s in c.missing[:6]))
@@ -150,6 +158,10 @@ def markdown(c: Comparison, pictures: dict[str, str], title: str = "Comparison",
     for caption, header, body in lesson_tables(c):
         parts += [f"## {caption}", "", _md_table(header, body), ""]
     parts += [f"- {n}" for n in _notes(c)] + [""]
+    swept = saved_table(c.out)
+    if swept:
+        parts += ["## Learning-rate sweep (selection loss per lr, mean ± spread over seeds; "
+                  "each variant trained at its chosen lr)", "", *swept, ""]
     if c.baselines:
         parts += ["## Counting baselines (validation cross-entropy, nats/token)", "",
                   _md_table(list(c.baselines), [[f"{x:.3f}" for x in c.baselines.values()]]), ""]
@@ -211,8 +223,8 @@ def write(c: Comparison, pictures: dict[str, str], title: str = "Comparison",
           summary: list[str] = ()) -> tuple[Path, Path]:
     """Write report.md and report.html into the comparison folder; returns their paths."""
     md, page = c.out / "report.md", c.out / "report.html"
-    md.write_text(markdown(c, pictures, title, summary), encoding="utf-8")
-    page.write_text(html(c, pictures, title, summary), encoding="utf-8")
+    write_whole(md, markdown(c, pictures, title, summary))
+    write_whole(page, html(c, pictures, title, summary))
     return md, page
 
 

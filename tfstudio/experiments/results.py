@@ -13,7 +13,7 @@ from ..runs import RunFolder
 from ..train.events import read_events
 from . import inference, lengths
 from .baselines import ngram_cross_entropies
-from .runner import Plan, RunSpec, is_finished, read_plan, run_specs
+from .runner import Plan, RunSpec, is_finished, read_plan, run_specs, variant_lr
 from .splits import run_splits
 
 # the dtype the report's predicted KV bytes are counted in: the runs' own on a CPU
@@ -105,6 +105,39 @@ class Comparison:
     baselines: dict[str, float]
     target_loss: float | None
     missing: list[RunSpec] = field(default_factory=list)
+    counted_tokens: int = 0       # the training split the n-gram baselines are counted on
+
+    def token_budget(self) -> str:
+        """The tokens each network trains on against those the counted baselines count
+        ("" without baselines): the trigram counts the whole training split once, a network
+        sees steps x batch x length tokens, so the two budgets differ."""
+        cfg = self.plan.config
+        seen = cfg.steps * cfg.batch_size * cfg.seq_len
+        if not self.baselines or not self.counted_tokens or not seen:
+            return ""
+        ratio = self.counted_tokens / seen
+        return (f"Token budget: each network trains on {seen:,} tokens ({cfg.steps} steps x "
+                f"{cfg.batch_size} x {cfg.seq_len}); the counted n-gram baselines count every "
+                f"token of the training split, {self.counted_tokens:,}, "
+                f"{ratio:.1f}x {'as many' if ratio >= 1 else 'of it'}.")
+
+    def lrs(self) -> dict[str, float]:
+        """The variants with their own lr (from an lr sweep), by name; the others train at
+        the plan's shared lr."""
+        return {v["name"]: variant_lr(self.plan, v) for v in self.plan.variants if "lr" in v}
+
+    def lr_text(self) -> str:
+        """"lr 0.003" when every variant shares it, else each swept variant's own lr (and
+        the shared one of those not swept)."""
+        own = self.lrs()
+        if not own:
+            return f"lr {self.plan.config.lr:g}"
+        shared = [v["name"] for v in self.plan.variants if v["name"] not in own]
+        text = "each variant at its own best lr from an lr sweep (" + \
+            ", ".join(f"{name} {lr:g}" for name, lr in own.items()) + ")"
+        if shared:
+            text += f"; not swept, at lr {self.plan.config.lr:g}: {', '.join(shared)}"
+        return text
 
 
 def is_task(corpus: str) -> bool:
@@ -157,7 +190,7 @@ def collect(out: Path, *, target_loss: float | None = None, with_inference: bool
             progress=lambda line: None) -> Comparison:
     """Read every finished run of the comparison in ``out`` (measuring what is missing)."""
     plan = read_plan(out)
-    variants, missing, baselines = [], [], {}
+    variants, missing, baselines, counted = [], [], {}, 0
     for entry in plan.variants:
         specs = run_specs(out, plan, only={entry["slug"]})
         done = [s for s in specs if is_finished(s.run_dir, s.config.steps)]
@@ -177,7 +210,8 @@ def collect(out: Path, *, target_loss: float | None = None, with_inference: bool
         if not baselines and not is_task(plan.config.corpus):
             splits = run_splits(RunFolder(done[0].run_dir))
             baselines = ngram_cross_entropies(splits.train, splits.val, splits.vocab_size)
+            counted = len(splits.train)
     if target_loss is None and variants:
         finals = [v.val_loss for v in variants if v.val_loss is not None]
         target_loss = max(finals) if finals else None
-    return Comparison(Path(out), plan, variants, baselines, target_loss, missing)
+    return Comparison(Path(out), plan, variants, baselines, target_loss, missing, counted)

@@ -24,6 +24,7 @@ from typing import Callable
 
 from ..graph import load_graph_file, save_graph
 from ..runs import RunFolder, TrainConfig
+from ..runs.disk import write_whole
 from ..train.events import read_events
 from .variants import Variant
 
@@ -56,7 +57,7 @@ class Plan:
     seeds: list[int]
     config: TrainConfig
     eval_lengths: list[int]
-    variants: list[dict]  # name, slug, settings of each variant, in order
+    variants: list[dict]  # name, slug, settings of each variant, in order; "lr" when its own
     lesson: str = ""      # the built-in lesson this comparison is, so its page keeps its words
 
     def to_dict(self) -> dict:
@@ -109,15 +110,21 @@ def write_plan(out: Path, plan: Plan, variants: list[Variant]) -> list[RunSpec]:
             raise ValueError(f"{out} holds a comparison with {name}={getattr(old.config, name)} "
                              f"(now {getattr(plan.config, name)}); use another --out, or delete "
                              f"{out} to start over")
+        old_lrs = {v["slug"]: variant_lr(old, v) for v in old.variants}
+        moved = [v for v in plan.variants
+                 if v["slug"] in old_lrs and old_lrs[v["slug"]] != variant_lr(plan, v)]
+        if moved:
+            v = moved[0]
+            raise ValueError(f"{out} holds {v['name']} trained at lr "
+                             f"{old_lrs[v['slug']]:g} (now {variant_lr(plan, v):g}); use "
+                             f"another --out, or delete {out} to start over")
         plan.seeds = sorted(set(old.seeds) | set(plan.seeds))
         known = {v["slug"] for v in plan.variants}
         plan.variants = plan.variants + [v for v in old.variants if v["slug"] not in known]
     (out / "variants").mkdir(exist_ok=True)
     for variant in variants:
         save_graph(variant.graph, variant_path(out, variant.slug))
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(plan.to_dict(), indent=1), encoding="utf-8")
-    tmp.replace(path)
+    write_whole(path, json.dumps(plan.to_dict(), indent=1))
     return run_specs(out, plan, only={v.slug for v in variants})
 
 
@@ -139,14 +146,20 @@ def read_plan(out: Path) -> Plan:
     return Plan.from_dict(json.loads(path.read_text(encoding="utf-8")))
 
 
+def variant_lr(plan: Plan, variant: dict) -> float:
+    """The lr ``variant`` trains at: its own (from an lr sweep) or the plan's shared one."""
+    return float(variant.get("lr", plan.config.lr))
+
+
 def run_specs(out: Path, plan: Plan, only: set[str] | None = None) -> list[RunSpec]:
-    """Every (variant, seed) run of ``plan``, variant by variant."""
+    """Every (variant, seed) run of ``plan``, variant by variant, each at its own lr."""
     specs = []
     for variant in plan.variants:
         if only is not None and variant["slug"] not in only:
             continue
         for seed in plan.seeds:
-            config = TrainConfig.from_dict({**plan.config.to_dict(), "seed": seed})
+            config = TrainConfig.from_dict({**plan.config.to_dict(), "seed": seed,
+                                            "lr": variant_lr(plan, variant)})
             specs.append(RunSpec(variant["name"], variant["slug"], seed,
                                  variant_path(out, variant["slug"]),
                                  out / "runs" / variant["slug"] / f"seed-{seed}", config))

@@ -70,8 +70,12 @@ def save_graph(graph: Graph, path: str | Path) -> None:
     """Write atomically: a crash mid-save leaves the previous file intact."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(dumps(graph), encoding="utf-8")
-    tmp.replace(path)
+    try:
+        tmp.write_text(dumps(graph), encoding="utf-8")
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # a full disk gets its space back; the old file stays
+        raise
 
 
 # ------------------------------------------------------------------------------------ reading

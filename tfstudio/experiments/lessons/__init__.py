@@ -25,6 +25,7 @@ see ``interpolation.py``); ``measure=`` takes extra measurements once the runs a
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import pkgutil
 from dataclasses import dataclass
@@ -39,7 +40,8 @@ __all__ = ["LESSONS", "Lesson", "Check", "Verdict", "Sample", "LessonRun", "prep
            "UNDECIDED", "FACT", "DEFAULT_SEEDS"]
 
 # modules of this package that are not lessons
-_FRAMEWORK = {"lesson", "significance", "measures", "training", "cost", "step_costs"}
+_FRAMEWORK = {"lesson", "significance", "measures", "training", "cost", "step_costs",
+              "lr_record", "budget"}
 
 
 LESSONS: dict[str, Lesson] = {}
@@ -64,13 +66,16 @@ class LessonRun:
     seeds: list[int]
     config: TrainConfig              # the first seed's; each run takes its own seed
     eval_lengths: list[int]
+    lrs: dict[str, float] = dataclasses.field(default_factory=dict)  # variant -> its own lr
+    lrs_budget: float = 0            # the budget the lrs were swept at (0: none recorded)
 
 
-def prepare(name: str, *, seeds: list[int] | None = None, steps: int | None = None
-            ) -> LessonRun:
+def prepare(name: str, *, seeds: list[int] | None = None, steps: int | None = None,
+            budget: float = 1) -> LessonRun:
     """Lesson ``name`` ready to train: its base graph with its edits, its variants, its seeds
-    (3 by default) and its training settings (``steps`` overrides its length). Raises
-    ValueError naming the lessons there are when ``name`` is not one."""
+    (3 by default) and its training settings (``steps`` overrides its length; ``budget``
+    multiplies it, 4 for ``--budget 4x``). Raises ValueError naming the lessons there are
+    when ``name`` is not one."""
     from ... import load_graph
     from ..variants import apply_setting
 
@@ -83,12 +88,18 @@ def prepare(name: str, *, seeds: list[int] | None = None, steps: int | None = No
                          f"tfstudio lesson {name}")
     if steps is not None and steps < 1:
         raise ValueError(f"--steps must be at least 1; got {steps}")
+    if budget <= 0:
+        raise ValueError(f"--budget must be above 0 (such as 4x); got {budget:g}")
+    if budget != 1:
+        steps = max(1, round((steps or lesson.training["steps"]) * budget))
     base = load_graph(lesson.base)
     for key, value in lesson.base_edits:
         base = apply_setting(base, key, value)
     label = lesson.base + "".join(f" ({k}={v})" for k, v in lesson.base_edits)
+    from .lr_record import chosen_lrs
+    lrs, swept_at = chosen_lrs(name, budget)
     return LessonRun(name, label, base, list(lesson.varies), seeds,
-                     lesson.config(seeds[0], steps), list(lesson.eval_lengths))
+                     lesson.config(seeds[0], steps), list(lesson.eval_lengths), lrs, swept_at)
 
 
 # every lesson module registers itself on import (after ``register`` exists)

@@ -9,6 +9,7 @@ one training at a time, so its CPU time is its wall time.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Callable
 
@@ -36,8 +37,9 @@ class Training:
 
 def trainings(lesson, seeds: int | None = None, steps: int | None = None) -> list[Training]:
     """Everything lesson ``lesson`` trains with ``seeds`` seeds (its own count by default) and
-    ``steps`` steps a run (its own by default): one Training per variant, plus what its
-    ``schedule`` adds (a lesson that trains on its own schedule gives all of it there)."""
+    ``steps`` steps a run (its own by default): one Training per variant, at the variant's
+    own recorded lr, plus what its ``schedule`` adds (a lesson that trains on its own
+    schedule gives all of it there)."""
     from ..variants import expand
     from . import prepare
 
@@ -46,9 +48,12 @@ def trainings(lesson, seeds: int | None = None, steps: int | None = None) -> lis
     if lesson.run is None:
         run = prepare(lesson.name, seeds=list(range(1, seeds + 1)), steps=steps)
         for variant in (expand(run.base, run.varies) if run.varies else []):
-            found.append(Training(variant.name, lambda g=variant.graph: g, run.config, seeds))
+            config = dataclasses.replace(run.config,
+                                         lr=run.lrs.get(variant.name, run.config.lr))
+            found.append(Training(variant.name, lambda g=variant.graph: g, config, seeds))
         if not run.varies:
-            found.append(Training("base", lambda g=run.base: g, run.config, seeds))
+            found.append(Training("base", lambda g=run.base: g, dataclasses.replace(
+                run.config, lr=run.lrs.get("base", run.config.lr)), seeds))
     if lesson.schedule is not None:
         found += lesson.schedule(seeds, steps)
     return found

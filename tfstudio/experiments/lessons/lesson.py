@@ -235,6 +235,7 @@ class Lesson:
         verdict = self.verdict(comparison)
         lines = [head, *verdict.sentences()]
         lines += [paper.sentence(verdict, scale_here(comparison)) for paper in self.papers]
+        lines += training_lines(comparison)
         if self.notes is not None:
             lines += [f"Also measured (not part of the verdict): {n}" for n in
                       self.notes(comparison)]
@@ -242,6 +243,18 @@ class Lesson:
             lines.append(f"One seed gives no spread, so no difference counts; run "
                          f"{len(self.seeds)} seeds (the default) to decide.")
         return lines
+
+
+def training_lines(comparison) -> list[str]:
+    """How the runs were trained, where the comparison knows: each variant's lr, the token
+    budget against the counted baselines', and the variants still learning at the end."""
+    if not callable(getattr(comparison, "lr_text", None)):
+        return []
+    from .measures import still_learning_sentence
+
+    lines = [f"Trained with {comparison.lr_text()}."]
+    lines += [s for s in (comparison.token_budget(), still_learning_sentence(comparison)) if s]
+    return lines
 
 
 def scale_here(comparison) -> str:

@@ -80,3 +80,72 @@ def log_spread(v: VariantResult) -> Sample | None:
 def factor(x: float) -> str:
     """×2.8, ×140, ×1.2e+05: a ratio as it is, never rounded to a power of ten."""
     return f"x{x:.2g}" if x < 10 else f"x{x:,.0f}" if x < 1e4 else f"x{x:.2g}"
+
+
+LAST_SHARE = 0.25   # "the end" of a curve: its last quarter of steps
+
+
+def late_slope(curve: list[tuple[int, float]], share: float = LAST_SHARE
+               ) -> tuple[float, float, int] | None:
+    """(slope per step, one-sided p that it is below zero, last step) of a straight line
+    fitted to the curve's last ``share`` of steps; None with fewer than 4 points there. A
+    curve still falling beyond its noise has a negative slope with p < ALPHA."""
+    from scipy import stats
+
+    if not curve:
+        return None
+    last = curve[-1][0]
+    tail = [(s, x) for s, x in curve if s >= last * (1 - share) and math.isfinite(x)]
+    if len(tail) < 4 or len({s for s, _ in tail}) < 2:
+        return None
+    fit = stats.linregress([s for s, _ in tail], [x for _, x in tail])
+    if not math.isfinite(fit.pvalue):       # a curve flat to the last digit
+        return 0.0, 1.0, last
+    one_sided = fit.pvalue / 2 if fit.slope < 0 else 1 - fit.pvalue / 2
+    return float(fit.slope), float(one_sided), last
+
+
+def mean_curve(v: VariantResult) -> list[tuple[int, float]]:
+    """The training-loss curve averaged over the seeds, step by step (steps every seed
+    logged)."""
+    by_step: dict[int, list[float]] = {}
+    for r in v.runs:
+        for step, loss in r.train_curve:
+            by_step.setdefault(step, []).append(loss)
+    return [(s, sum(xs) / len(xs)) for s, xs in sorted(by_step.items())
+            if len(xs) == len(v.runs)]
+
+
+def still_learning(c: Comparison) -> list[tuple[str, float, float, int]]:
+    """(variant, slope per 100 steps, p, last step) of each variant whose mean training loss
+    still falls over the last quarter of its steps beyond its noise (p < ALPHA)."""
+    from .significance import ALPHA
+
+    found = []
+    for v in c.variants:
+        fit = late_slope(mean_curve(v))
+        if fit is not None and fit[0] < 0 and fit[1] < ALPHA:
+            found.append((v.name, 100 * fit[0], fit[1], fit[2]))
+    return found
+
+
+def still_learning_sentence(c: Comparison) -> str:
+    """"Still learning at step 400: ..." naming each variant whose loss still falls at the
+    end (its order against the others may change with more steps), or that none does."""
+    from .significance import ALPHA
+
+    if not any(late_slope(mean_curve(v)) for v in c.variants):
+        return ""    # too few logged steps at the end to fit a line
+    falling = still_learning(c)
+    last = max((r.train_curve[-1][0] for v in c.variants for r in v.runs if r.train_curve),
+               default=0)
+    quarter = f"steps {round(last * (1 - LAST_SHARE))}-{last}"
+    if not falling:
+        return (f"Not learning any more at step {last}: no variant's training loss falls over "
+                f"the last quarter ({quarter}) beyond its noise (a fitted line's slope, "
+                f"p < {ALPHA:g}).")
+    named = "; ".join(f"{name} ({slope:+.3f} per 100 steps, p = {p:.2g})"
+                      for name, slope, p, _ in falling)
+    return (f"Still learning at step {last}: the training loss of {named} still falls over "
+            f"the last quarter ({quarter}) beyond its noise, so the order may change with more "
+            f"steps (--budget 4x).")

@@ -1,6 +1,7 @@
 """Norm placement at a high learning rate: pre-norm, post-norm and post-norm in the residual
 (y = x + Norm(F(x))), their validation loss and how far apart their layers' gradient norms
-end, at the same lr for all three."""
+end, each at its own best lr from the recorded sweep (or the lesson's shared lr where none is
+recorded); the notes give the lr at which each stops learning."""
 from __future__ import annotations
 
 import json
@@ -26,7 +27,12 @@ def judge(c) -> list[Check]:
     if not set(PLACEMENTS) <= set(v):
         return [Check("All three placements were trained", FAILS,
                       f"Only {', '.join(sorted(v)) or 'none'} finished.")]
-    lr = c.plan.config.lr
+    own = c.lrs()
+    lrs = {p: own.get(f"norm={p}", c.plan.config.lr) for p in PLACEMENTS}
+    at = (f"At lr {lrs[PRE]:g}" if len(set(lrs.values())) == 1 else "At its own best lr")
+    lr_words = (f"same lr {lrs[PRE]:g}" if len(set(lrs.values())) == 1 else
+                "each at its own lr (" + ", ".join(f"{NAMES[p]} {lrs[p]:g}"
+                                                   for p in PLACEMENTS) + ")")
     loss = {p: final_loss(v[p]) for p in PLACEMENTS}
     unigram = c.baselines.get("unigram")
     counted = f"; counting single characters gives {unigram:.3f}" if unigram else ""
@@ -34,8 +40,9 @@ def judge(c) -> list[Check]:
     checks = []
     for p in (PRE, POST_IN_RESIDUAL):
         tested = lower(loss[p], loss["post"])
-        checks.append(Check(f"At lr {lr:g} {NAMES[p]} trains better than post-norm", tested,
-                            f"Validation loss: {seen}{counted}.", tests=(tested,)))
+        checks.append(Check(f"{at} {NAMES[p]} trains better than post-norm", tested,
+                            f"Validation loss ({lr_words}): {seen}{counted}.",
+                            tests=(tested,)))
     spread = {p: log_spread(v[p]) for p in PLACEMENTS}
     if None in spread.values():
         return checks
@@ -51,8 +58,8 @@ def judge(c) -> list[Check]:
                               "spreads, so they do not explain a gap here"}[wider]
         checks.append(Check(
             f"Post-norm's gradients differ more from layer to layer than {NAMES[p]}'s", wider,
-            f"Largest over smallest per-layer gradient norm at the last logged step, same lr "
-            f"{lr:g} (geometric mean over seeds, ± the spread of its log10; tested in log10): "
+            f"Largest over smallest per-layer gradient norm at the last logged step, {lr_words} "
+            f"(geometric mean over seeds, ± the spread of its log10; tested in log10): "
             f"{shown}: {reading}.", tests=(tested,)))
     return checks
 

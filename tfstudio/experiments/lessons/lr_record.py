@@ -1,0 +1,131 @@
+"""The lessons' recorded lr sweeps (``lr_sweeps.json`` beside this module, written by
+``bench/sweep_lr.py``): for each lesson and budget, the command, date, grid, seeds, every
+variant's selection loss per lr and the lr chosen. A lesson trains each variant at its chosen
+lr; this module is the one place that reads or writes the record."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+RECORD_PATH = Path(__file__).with_name("lr_sweeps.json")
+# lessons with a variant that has no recorded sweep yet (it trains at LESSON_TRAINING's
+# shared lr and the page says so); a test keeps this list true both ways
+NOT_SWEPT = frozenset({"attention", "positions", "norm", "activations", "experts",
+                       "orthogonality", "scale", "sampling", "vectors"})
+
+
+def key(lesson: str, budget: float = 1) -> str:
+    """The record's key: "history" at the lesson's own budget, "history@4x" at four times it."""
+    return lesson if budget == 1 else f"{lesson}@{budget:g}x"
+
+
+def load(path: Path = RECORD_PATH) -> dict:
+    """Every recorded sweep, by key (empty when nothing is recorded)."""
+    if not path.exists():
+        return {}
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def entry(lesson: str, budget: float = 1, path: Path = RECORD_PATH) -> dict | None:
+    return load(path).get(key(lesson, budget))
+
+
+def chosen_lrs(lesson: str, budget: float = 1, path: Path = RECORD_PATH
+               ) -> tuple[dict[str, float], float]:
+    """({variant name: chosen lr}, the budget those lrs were swept at): the sweep at
+    ``budget`` when one is recorded, else the one at the lesson's own budget (1), else
+    ({}, 0)."""
+    for b in (budget, 1):
+        found = entry(lesson, b, path)
+        if found:
+            return {name: v["lr"] for name, v in found["variants"].items()}, b
+    return {}, 0
+
+
+def save_variant(lesson: str, budget: float, header: dict, sweep: dict,
+                 path: Path = RECORD_PATH) -> None:
+    """Add (or replace) one variant's sweep under the lesson's key; ``header`` (command,
+    date, grid, seeds, steps) replaces the entry's. Written whole through a temporary file."""
+    record = load(path)
+    item = record.setdefault(key(lesson, budget), {"variants": {}})
+    item.update(header)
+    item["variants"][sweep["name"]] = sweep
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def sweep_lesson(name: str, *, budget: float = 1, steps: int | None = None, grid=None,
+                 seeds=None, only: list[str] | None = None, command: str = "",
+                 progress=lambda line: None, path: Path = RECORD_PATH) -> list:
+    """Sweep every variant of lesson ``name`` at its own steps (times ``budget``) and record
+    each as it finishes; returns the sweeps. ``only`` limits it to the variants named."""
+    import datetime
+
+    from .. import sweep as lr_sweep
+    from ..variants import expand
+    from . import prepare
+
+    run = prepare(name, budget=budget, steps=steps)
+    grid = tuple(grid or lr_sweep.DEFAULT_GRID)
+    seeds = tuple(seeds or lr_sweep.DEFAULT_SEEDS)
+    variants = [(v.name, v.graph) for v in expand(run.base, run.varies)
+                if not only or v.name in only]
+    header = {"command": command, "date": datetime.datetime.now(datetime.timezone.utc)
+              .strftime("%Y-%m-%d %H:%M UTC"), "grid": list(grid), "seeds": list(seeds),
+              "steps": run.config.steps, "batch_size": run.config.batch_size,
+              "seq_len": run.config.seq_len, "budget": budget,
+              "chosen_on": "selection split (the text just before the validation split)",
+              "reported_on": "validation split"}
+    return lr_sweep.sweep(variants, run.config, grid=grid, seeds=seeds, progress=progress,
+                          on_variant=lambda s: save_variant(name, budget, header, s.to_dict(),
+                                                            path))
+
+
+def markdown(path: Path = RECORD_PATH) -> list[str]:
+    """The record as markdown (docs/BENCHMARKS.md): per lesson its command, date, grid and
+    seeds, then the table of selection losses per lr with the chosen lr."""
+    from ..sweep import VariantSweep, table
+
+    lines = []
+    for name, item in sorted(load(path).items()):
+        sweeps = [VariantSweep.from_dict(v) for v in item["variants"].values()]
+        lines += [f"#### {name}: {len(sweeps)} variant(s), {item['steps']} steps, "
+                  f"seeds {', '.join(map(str, item['seeds']))}", "",
+                  f"`{item['command']}` ({item['date']}); grid "
+                  f"{', '.join(f'{x:g}' for x in item['grid'])}, widened past an edge that won. "
+                  f"Selection loss (mean ± spread over seeds) on the {item['chosen_on']}; the "
+                  f"lessons report on the {item['reported_on']}.", "", *table(sweeps), ""]
+    return lines
+
+
+SECTION_HEAD = """## Lessons: each variant's own best lr (issue 38)
+
+Every lesson variant trains at the lr its sweep chose: `bench/sweep_lr.py` trains it at each lr
+of a log-spaced grid over 2 seeds at the lesson's own steps, chooses the lowest mean loss on
+the selection split (the tenth of the text just before the validation split; the sweep's runs
+train on the text before that), and widens the grid past an edge that wins. The lessons report
+on the validation split, which the choice never saw. The record is
+`tfstudio/experiments/lessons/lr_sweeps.json`; this section is written from it."""
+DOCS_START, DOCS_END = "<!-- lr-sweeps: bench/sweep_lr.py --table --write -->", "<!-- /lr-sweeps -->"
+
+
+def docs_section(text: str) -> str:
+    """The record's section of docs/BENCHMARKS.md (between its markers; "" when absent)."""
+    if DOCS_START not in text or DOCS_END not in text:
+        return ""
+    return text.split(DOCS_START, 1)[1].split(DOCS_END, 1)[0].strip("\n")
+
+
+def write_docs(docs: Path | None = None, path: Path = RECORD_PATH) -> None:
+    """Replace the record's section of docs/BENCHMARKS.md with ``markdown()`` (appended
+    under SECTION_HEAD the first time)."""
+    docs = docs or Path(__file__).resolve().parents[3] / "docs" / "BENCHMARKS.md"
+    text = docs.read_text(encoding="utf-8")
+    block = DOCS_START + "\n" + "\n".join(markdown(path)).strip("\n") + "\n" + DOCS_END
+    if DOCS_START in text and DOCS_END in text:
+        head, rest = text.split(DOCS_START, 1)
+        text = head + block + rest.split(DOCS_END, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n" + SECTION_HEAD + "\n\n" + block + "\n"
+    docs.write_text(text, encoding="utf-8")

@@ -1,0 +1,282 @@
+"""Each variant's own best learning rate, from a recorded sweep.
+
+Every variant trains at each lr of a log-spaced grid over the seeds, with the comparison's own
+steps and batch; the lr with the lowest mean loss on the *selection* split wins. When the best
+lr lies at an edge of the grid, the grid is widened on that side (to the next value of the
+1, 3, 10 series: a half-decade at a time) and the new lrs trained, so a chosen lr is never an edge the grid did not look past.
+
+Splits: the sweep trains on the first ``1 - 2 * val_fraction`` of the tokens and chooses on
+the next ``val_fraction``; the comparison reports on the last ``val_fraction`` (its validation
+split), which the sweep never scores on. So the choice and the reported loss come from
+separate text.
+
+``tfstudio compare --tune-lr`` and ``bench/sweep_lr.py`` (the lessons' record) both call
+``sweep``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from ..graph import Graph
+from ..runs import TrainConfig
+
+DEFAULT_GRID = (1e-3, 3e-3, 1e-2, 3e-2)
+DEFAULT_SEEDS = (1, 2)
+MAX_WIDENINGS = 2            # per side: the grid stops growing after this many
+
+
+@dataclass
+class LrPoint:
+    """One lr of one variant: the selection loss of each seed (inf where the run diverged)."""
+    lr: float
+    losses: list[float]
+
+    @property
+    def mean(self) -> float:
+        return statistics.fmean(self.losses) if self.losses else math.inf
+
+    @property
+    def spread(self) -> float | None:
+        finite = [x for x in self.losses if math.isfinite(x)]
+        return statistics.stdev(finite) if len(finite) > 1 and len(finite) == len(self.losses) \
+            else None
+
+    def text(self) -> str:
+        if not math.isfinite(self.mean):
+            return "diverged"
+        return f"{self.mean:.3f}" + (f" ± {self.spread:.3f}" if self.spread is not None else "")
+
+    def to_dict(self) -> dict:
+        return {"lr": self.lr, "losses": [x if math.isfinite(x) else None for x in self.losses]}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "LrPoint":
+        return cls(float(data["lr"]),
+                   [math.inf if x is None else float(x) for x in data["losses"]])
+
+
+@dataclass
+class VariantSweep:
+    """The sweep of one variant: every lr tried (ascending) and the one chosen."""
+    name: str
+    points: list[LrPoint] = field(default_factory=list)
+    widened: dict[str, int] = field(default_factory=lambda: {"low": 0, "high": 0})
+
+    @property
+    def grid(self) -> list[float]:
+        return [p.lr for p in self.points]
+
+    @property
+    def best(self) -> LrPoint:
+        return min(self.points, key=lambda p: p.mean)
+
+    @property
+    def chosen_lr(self) -> float:
+        return self.best.lr
+
+    def at_edge(self) -> str:
+        """"low" or "high" when the best lr is the grid's smallest or largest, else ""."""
+        if self.best is self.points[0]:
+            return "low"
+        return "high" if self.best is self.points[-1] else ""
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "lr": self.chosen_lr, "at_edge": self.at_edge(),
+                "widened": dict(self.widened), "points": [p.to_dict() for p in self.points]}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "VariantSweep":
+        return cls(data["name"], [LrPoint.from_dict(p) for p in data["points"]],
+                   {"low": 0, "high": 0, **data.get("widened", {})})
+
+
+def next_lr(lr: float, up: bool) -> float:
+    """The next value past ``lr`` on the 1, 3, 10, 30 series (0.03 -> 0.1, 0.003 -> 0.001);
+    a value off the series moves a half-decade."""
+    exponent = math.floor(math.log10(lr) + 1e-9)
+    mantissa = lr / 10 ** exponent
+    series = [1, 3, 10] if up else [3, 1, 0.3]
+    for here, there in zip(series, series[1:]):
+        if math.isclose(mantissa, here, rel_tol=1e-6):
+            return float(f"{there * 10 ** exponent:.6g}")
+    return lr * math.sqrt(10) if up else lr / math.sqrt(10)
+
+
+def edge_is_settled(sweep: VariantSweep) -> bool:
+    """A best lr at the grid's edge stands only once the grid was widened past that edge as
+    far as the sweep widens it (MAX_WIDENINGS half-decades)."""
+    edge = sweep.at_edge()
+    return not edge or sweep.widened.get(edge, 0) >= MAX_WIDENINGS
+
+
+def selection_config(config: TrainConfig, lr: float, seed: int) -> TrainConfig:
+    """The sweep's run of ``config`` at ``lr`` and ``seed``: its validation part doubled, so
+    training never sees the comparison's validation split nor the selection split before it;
+    evaluated only at the end (the sweep scores the selection split itself)."""
+    return dataclasses.replace(config, lr=lr, seed=seed, val_fraction=2 * config.val_fraction,
+                               eval_every=config.steps, probe_every=0)
+
+
+def selection_tokens(val_tokens: np.ndarray) -> np.ndarray:
+    """The first half of the sweep run's validation part: the text the choice is made on
+    (the second half is the comparison's own validation split)."""
+    return val_tokens[: len(val_tokens) // 2]
+
+
+def selection_loss(model, tokens: np.ndarray, config: TrainConfig) -> float:
+    """Mean cross-entropy of ``model`` on fixed windows of ``tokens``."""
+    import torch
+
+    from ..data.windows import eval_windows
+    from ..train.objectives import Batch, loss_and_logits
+
+    model.eval()
+    losses = []
+    with torch.no_grad():
+        for x, y in eval_windows(tokens, config.seq_len, config.batch_size,
+                                 config.eval_batches):
+            loss, _ = loss_and_logits(model, Batch((x,), y))
+            losses.append(float(loss))
+    return statistics.fmean(losses) if losses else math.inf
+
+
+def train_one(graph: Graph, config: TrainConfig, tokenizer=None, corpus=None) -> float:
+    """Train ``graph`` with ``config`` (no run folder) and return its selection loss (inf
+    when the run failed, e.g. a loss that went to NaN at too high an lr)."""
+    from ..train.trainer import Trainer
+
+    trainer = Trainer(graph, config, tokenizer=tokenizer, corpus=corpus)
+    end = trainer.run()
+    if end.kind != "Finished" or trainer.session is None:
+        return math.inf
+    loss = selection_loss(trainer.model, selection_tokens(trainer.pipeline.val_tokens), config)
+    return loss if math.isfinite(loss) else math.inf
+
+
+Progress = Callable[[str], None]
+
+
+def sweep_variant(name: str, graph: Graph, config: TrainConfig, *,
+                  grid=DEFAULT_GRID, seeds=DEFAULT_SEEDS, widen: bool = True,
+                  progress: Progress = lambda line: None, tokenizer=None, corpus=None,
+                  train: Callable | None = None) -> VariantSweep:
+    """Train ``graph`` at each lr of ``grid`` and each seed; widen the grid past an edge that
+    wins (up to MAX_WIDENINGS half-decades a side)."""
+    train = train or train_one
+    result = VariantSweep(name)
+    todo = sorted(grid)
+    while todo:
+        for lr in todo:
+            losses = []
+            for seed in seeds:
+                start = time.perf_counter()
+                loss = train(graph, selection_config(config, lr, seed), tokenizer, corpus)
+                losses.append(loss)
+                progress(f"{name}: lr {lr:.3g} seed {seed}: selection loss {loss:.4f} "
+                         f"({time.perf_counter() - start:.0f}s)")
+            result.points.append(LrPoint(lr, losses))
+        result.points.sort(key=lambda p: p.lr)
+        if not any(math.isfinite(p.mean) for p in result.points):
+            tried = ", ".join(f"{p.lr:g}" for p in result.points)
+            raise ValueError(f"{name}: no lr of the sweep ({tried}) finished training; check "
+                             "that the variant trains at all (tfstudio train) before tuning "
+                             "its lr")
+        todo = []
+        edge = result.at_edge()
+        if widen and edge and result.widened[edge] < MAX_WIDENINGS:
+            result.widened[edge] += 1
+            lr = next_lr(result.grid[0], up=False) if edge == "low" else \
+                next_lr(result.grid[-1], up=True)
+            progress(f"{name}: best lr {result.chosen_lr:.3g} is the grid's {edge} edge; "
+                     f"widening to {lr:.3g}")
+            todo = [lr]
+    return result
+
+
+def sweep(variants: list[tuple[str, Graph]], config: TrainConfig, *, grid=DEFAULT_GRID,
+          seeds=DEFAULT_SEEDS, progress: Progress = lambda line: None,
+          train: Callable | None = None,
+          on_variant: Callable[[VariantSweep], None] = lambda s: None) -> list[VariantSweep]:
+    """Sweep every (name, graph) with the comparison's ``config`` (its steps, batch and
+    corpus); the corpus is read and the tokenizer built once. ``on_variant`` gets each
+    variant's sweep as it finishes (a long sweep saves as it goes)."""
+    from ..data import build_tokenizer, load_corpus
+
+    corpus = load_corpus(config.corpus, errors=config.corpus_errors)
+    if corpus.task is not None:
+        raise ValueError(f"--tune-lr chooses each lr on held-out text, and {config.corpus} is "
+                         "a synthetic task with none; choose --lr yourself, or tune on a text "
+                         "corpus")
+    tokenizer = build_tokenizer(config.tokenizer, corpus)
+    results = []
+    for name, graph in variants:
+        results.append(sweep_variant(name, graph, config, grid=grid, seeds=seeds,
+                                     progress=progress, tokenizer=tokenizer, corpus=corpus,
+                                     train=train))
+        on_variant(results[-1])
+    return results
+
+
+def table(sweeps: list[VariantSweep]) -> list[str]:
+    """A markdown table: a row per variant, its selection loss (mean ± spread over seeds) at
+    each lr tried, the chosen lr in bold."""
+    lrs = sorted({p.lr for s in sweeps for p in s.points})
+    lines = ["| variant | " + " | ".join(f"{lr:.3g}" for lr in lrs) + " | chosen lr |",
+             "|---" * (len(lrs) + 2) + "|"]
+    for s in sweeps:
+        cells = []
+        for lr in lrs:
+            point = next((p for p in s.points if math.isclose(p.lr, lr)), None)
+            text = "" if point is None else point.text()
+            cells.append(f"**{text}**" if point is s.best else text)
+        lines.append(f"| {s.name} | " + " | ".join(cells) + f" | {s.chosen_lr:.3g} |")
+    return lines
+
+
+SWEEP_FILE = "lr_sweep.json"     # in a comparison's folder: the sweep of compare --tune-lr
+
+
+def tune(out, variants: list[tuple[str, Graph]], config: TrainConfig, *, grid=DEFAULT_GRID,
+         seeds=DEFAULT_SEEDS, progress: Progress = lambda line: None,
+         train: Callable | None = None) -> dict[str, float]:
+    """``compare --tune-lr``: sweep the comparison's variants, keep the sweep in
+    OUT/lr_sweep.json (reused when it holds every variant at these settings), and return each
+    variant's chosen lr by name."""
+    import json
+    from pathlib import Path
+
+    path = Path(out) / SWEEP_FILE
+    settings = {"steps": config.steps, "batch_size": config.batch_size,
+                "seq_len": config.seq_len, "corpus": config.corpus,
+                "tokenizer": config.tokenizer, "grid": sorted(grid), "seeds": list(seeds)}
+    if path.exists():
+        kept = json.loads(path.read_text(encoding="utf-8"))
+        names = {v["name"] for v in kept["variants"]}
+        if kept["settings"] == settings and names >= {n for n, _ in variants}:
+            progress(f"lr sweep: reusing {path}")
+            return {v["name"]: VariantSweep.from_dict(v).chosen_lr for v in kept["variants"]}
+    sweeps = sweep(variants, config, grid=grid, seeds=seeds, progress=progress, train=train)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"settings": settings,
+                                "variants": [s.to_dict() for s in sweeps]}, indent=1),
+                    encoding="utf-8")
+    return {s.name: s.chosen_lr for s in sweeps}
+
+
+def saved_table(out) -> list[str]:
+    """The markdown table of the sweep kept in OUT (none: [])."""
+    import json
+    from pathlib import Path
+
+    path = Path(out) / SWEEP_FILE
+    if not path.exists():
+        return []
+    kept = json.loads(path.read_text(encoding="utf-8"))
+    return table([VariantSweep.from_dict(v) for v in kept["variants"]])
