@@ -144,9 +144,11 @@ def run_case(command, flag, value, trained, tmp_path, monkeypatch, capsys):
 
 
 def names_what_to_change(line: str, command: str, flag: str, value: str) -> bool:
-    """The refusal names the flag, the value (a path), or the flag that fixes it (a corpus too
-    short for --seq-len): a line a user can act on."""
+    """The refusal names the flag, the value (a path, or the folder it would go in), or the
+    flag that fixes it (a corpus too short for --seq-len): a line a user can act on."""
     if (not flag.startswith("#") and flag in line) or (value or "''") in line:
+        return True
+    if "/" in value and f"{Path(value).parent} " in line:  # "/ro may not be written here"
         return True
     return any(other in line for other in fuzzed_arguments(command) if other.startswith("--"))
 
