@@ -10,6 +10,7 @@ step, so a value that is accepted finishes in a second. The fast tier runs a fix
 from __future__ import annotations
 
 import argparse
+import os
 import random
 from pathlib import Path
 
@@ -129,6 +130,9 @@ def run_case(command, flag, value, trained, tmp_path, monkeypatch, capsys):
     except SystemExit as exc:  # main returns its code; anything raising past it is a finding
         code = exc.code
     err = capsys.readouterr().err
+    if os.environ.get("TFSTUDIO_FUZZ_TALLY"):  # for the closing note: code per case
+        with open(os.environ["TFSTUDIO_FUZZ_TALLY"], "a", encoding="utf-8") as tally:
+            tally.write(f"{code}\t{command}\t{flag}\t{value!r}\n")
     where = f"tfstudio {' '.join(argv)}\n{err}"
     assert code in ALLOWED_EXITS, where
     assert "Traceback" not in err and "internal error" not in err, where
@@ -140,9 +144,11 @@ def run_case(command, flag, value, trained, tmp_path, monkeypatch, capsys):
 
 
 def names_what_to_change(line: str, command: str, flag: str, value: str) -> bool:
-    """The refusal names the flag, the value (a path), or the flag that fixes it (a corpus too
-    short for --seq-len): a line a user can act on."""
+    """The refusal names the flag, the value (a path, or the folder it would go in), or the
+    flag that fixes it (a corpus too short for --seq-len): a line a user can act on."""
     if (not flag.startswith("#") and flag in line) or (value or "''") in line:
+        return True
+    if "/" in value and f"{Path(value).parent} " in line:  # "/ro may not be written here"
         return True
     return any(other in line for other in fuzzed_arguments(command) if other.startswith("--"))
 

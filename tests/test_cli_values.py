@@ -164,3 +164,21 @@ def test_every_numeric_training_setting_has_a_checked_flag():
     numeric = {f.name for f in fields(TrainConfig)
                if type(getattr(TrainConfig(), f.name)) in (int, float)}
     assert numeric <= set(SETTING_TYPES), numeric - set(SETTING_TYPES)
+
+
+@pytest.mark.parametrize("command", ["generate", "explain"])
+def test_a_run_whose_last_update_diverged_is_one_line_not_an_internal_error(
+        run, tmp_path_factory, capsys, command):
+    diverged = tmp_path_factory.getbasetemp() / "diverged"
+    if not diverged.exists():  # one step whose weight decay blows the weights up
+        assert main(["train", "tiny-gpt", "--out", str(diverged), *TINY, "--lr", "10",
+                     "--warmup-steps", "0", "--weight-decay", "1e30"]) == 0
+    small = ["--max-new-tokens", "2"] if command == "generate" else ["--text", "ab"]
+    for folder, code in ((diverged, 2), (run, 0)):
+        capsys.readouterr()
+        assert main([command, str(folder), *small]) == code
+        if code == 2:
+            assert one_line(capsys) == (
+                f"tfstudio {command}: {folder}: the checkpoint's weights give inf or NaN "
+                "outputs: training diverged before it was saved; train again with a lower --lr "
+                "or --weight-decay")

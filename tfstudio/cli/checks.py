@@ -31,3 +31,16 @@ def say_what_is_used(prog: str, folder, asked_device: str | None = None, device=
         print(f"{prog}: note: {note}", file=sys.stderr)
     if asked_device is not None and str(device) != asked_device:
         print(f"{prog}: note: --device {asked_device}: using {device}", file=sys.stderr)
+
+
+def check_finite_outputs(model, run) -> None:
+    """Refuse a model whose weights give inf or NaN logits on one token (a run whose last
+    update diverged saved such weights): sampling from it fails, and every number is NaN."""
+    import torch
+    ids = torch.zeros(1, 1, dtype=torch.long, device=next(model.parameters()).device)
+    with torch.no_grad():
+        logits = model(ids, ids) if model.family == "encoder-decoder" else model(ids)
+    if not torch.isfinite(logits).all():
+        raise UsageError(f"{run}: the checkpoint's weights give inf or NaN outputs: training "
+                         "diverged before it was saved; train again with a lower --lr or "
+                         "--weight-decay")

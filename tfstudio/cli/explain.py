@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from . import values
-from .checks import say_what_is_used
+from .checks import check_finite_outputs, say_what_is_used
 from .errors import user_message
 
 PROG = "tfstudio explain"
@@ -113,6 +113,7 @@ def load_subject(args) -> Subject:
                                 "pass a folder written by `tfstudio train`, or a preset name")
             model = folder.load_model("cpu")
             say_what_is_used(PROG, folder)
+            check_finite_outputs(model, path)
             return Subject(model, folder.tokenizer(), f"run {path}", path, folder.config())
         return _fresh(args)
     except (RunError, CheckpointError, GraphFileError, CompileError, DataError, MemoryRefusal,

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from . import values
-from .checks import check_device, say_what_is_used
+from .checks import check_device, check_finite_outputs, say_what_is_used
 from .errors import UsageError, user_message
 
 ESCAPES = {"\\n": "\n", "\\t": "\t"}
@@ -54,6 +54,7 @@ def run(args) -> int:
     folder = _run_folder(args.run_dir)
     model, tokenizer, config = _load(folder, device, memory_check=not args.no_memory_check)
     say_what_is_used("tfstudio generate", folder, args.device, device)
+    check_finite_outputs(model, args.run_dir)
     if model.family == "encoder":
         from ..train.generation import encoder_only_message
         raise UsageError(f"{encoder_only_message()}; "

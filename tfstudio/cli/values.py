@@ -109,7 +109,7 @@ def run_seeds(text: str) -> str:
 def path(text: str) -> str:
     """A file or folder name: an empty one would silently mean the current folder."""
     if not text.strip():
-        raise argparse.ArgumentTypeError("takes a path; got an empty one")
+        raise argparse.ArgumentTypeError(f"takes a path; got '{text}'")
     return text
 
 
