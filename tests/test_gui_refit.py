@@ -110,6 +110,7 @@ def test_with_no_height_to_spare_the_problems_panel_is_one_line_naming_the_probl
     at its usual height; with the problem gone the line says so."""
     import html
     from tfstudio.graph import SetParam
+    from tfstudio.graph.edit_rules import fix_text
     from tfstudio.gui.main_window import PROBLEMS_OPEN_H
     w = make_window(load_preset("tiny-t5"))
     w.resize(1366, 768)
@@ -132,3 +133,11 @@ def test_with_no_height_to_spare_the_problems_panel_is_one_line_naming_the_probl
     w.session.refresh_report()
     qtbot.waitUntil(lambda: not w.problems.has_problems)
     assert "No problems" in w.problems.summary.text()
+    w.session.redo()                                           # the problem again: one line
+    w.session.refresh_report()
+    qtbot.waitUntil(lambda: w.problems.has_problems)
+    assert w.problems.brief and fix_text(first) in w.problems.summary.text()
+    w.problems.summary.linkActivated.emit("fix")               # its fix, from the line
+    w.session.refresh_report()
+    qtbot.waitUntil(lambda: not w.problems.has_problems)
+    assert w.session.root.node("decoder").subgraph.node("attn").param("heads") != 3
