@@ -12,6 +12,7 @@ from __future__ import annotations
 
 
 import heapq
+import itertools
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Mapping
@@ -135,10 +136,14 @@ def group_frame(graph: Graph, group_id: str) -> Frame:
     inside = group.subgraph if group.subgraph is not None else Graph()
     sizes = {nid: _mini_size(n) for nid, n in inside.nodes.items()}
     placed = layered_positions(inside, sizes, INNER_GAP_X, INNER_GAP_Y)
-    if placed and _extent((x, y, sizes[n].width, sizes[n].height)
-                          for n, (x, y) in placed.items())[0] > FRAME_WRAP:
+    if placed and _placed_extent(placed, sizes)[0] > FRAME_WRAP:
         # four sublayers in a row (gpt3-style-local) run past a laptop's canvas: two bands
-        placed = layered_positions(inside, sizes, INNER_GAP_X, INNER_GAP_Y, wrap=FRAME_WRAP)
+        filled, even = (layered_positions(inside, sizes, INNER_GAP_X, INNER_GAP_Y,
+                                          wrap=FRAME_WRAP, balance=balance)
+                        for balance in (False, True))
+        # even bands are never wider: two sublayers and two, where that is no taller
+        no_taller = _placed_extent(even, sizes)[1] <= _placed_extent(filled, sizes)[1] + 0.5
+        placed = even if no_taller else filled
     top = HEADER_H + SUMMARY_H + FRAME_PAD
     inner = {nid: (x + FRAME_PAD, y + top) for nid, (x, y) in placed.items()}
     right = max((inner[n][0] + sizes[n].width for n in inner), default=FRAME_PAD)
@@ -300,13 +305,16 @@ def _nearest_free(target: float, taken: set[int]) -> int:
 
 def layered_positions(graph: Graph, sizes: Mapping[str, BlockSize], gap_x: float = GAP_X,
                       gap_y: float = GAP_Y, wrap: float | None = None,
-                      chain: bool = False, band_gap: float = BAND_GAP) -> dict[str, Position]:
+                      chain: bool = False, band_gap: float = BAND_GAP,
+                      balance: bool = False) -> dict[str, Position]:
     """Top-left corners (canvas units, the whole starting at 0, 0) laying ``graph`` out in
     layers with the spine on one row, every block's main port on its row's line. With
     ``wrap``, layers that would run past that width continue in a band below (as text wraps),
     so a whole model fits a laptop's canvas at a legible zoom. With ``chain`` the spine is
     the longest chain of blocks even in a layer (its sublayers in line, the residual wires
-    routed past them): a row per band, where the stream's row and its branches' take two."""
+    routed past them): a row per band, where the stream's row and its branches' take two.
+    With ``balance`` the bands are as even as their number allows (two sublayers and two,
+    not three and one)."""
     if not graph.nodes:
         return {}
     dag = _acyclic(graph)
@@ -321,7 +329,8 @@ def layered_positions(graph: Graph, sizes: Mapping[str, BlockSize], gap_x: float
               for k in range(max(layer.values()) + 1)]
     # a layer wider than ``wrap`` (an open layer group) sets the picture's width anyway: the
     # bands may fill that width, rather than leave short blocks alone on rows of their own
-    bands = _bands(widths, gap_x, max(wrap, max(widths)) if wrap is not None else None)
+    bands = _bands(widths, gap_x, max(wrap, max(widths)) if wrap is not None else None,
+                   balance)
     band_of = {k: i for i, band in enumerate(bands) for k in band}
     # a source whose readers open the next band waits in front of them there, not at the end
     # of the band before (a decoder's token input beside its embedding)
@@ -361,11 +370,12 @@ def _best_wrap(graph: Graph, sizes: Mapping[str, BlockSize]) -> dict[str, Positi
     then rows and bands closer (an encoder over a decoder)."""
     best, best_scale = None, -1.0
     for chain, gap_y, band_gap in WRAP_TRIES:
-        for wrap in (WRAP_WIDTH, WRAP_WIDTH * 1.25, WRAP_WIDTH * 1.5, WRAP_WIDTH * 2):
+        for wrap, balance in itertools.product(
+                (WRAP_WIDTH, WRAP_WIDTH * 1.25, WRAP_WIDTH * 1.5, WRAP_WIDTH * 2), (True, False)):
+            # even bands first: kept unless the bands filled in turn show larger
             placed = layered_positions(graph, sizes, gap_y=gap_y, wrap=wrap, chain=chain,
-                                       band_gap=band_gap)
-            scale = _laptop_scale(*_extent((x, y, sizes[n].width, sizes[n].height)
-                                           for n, (x, y) in placed.items()))
+                                       band_gap=band_gap, balance=balance)
+            scale = _laptop_scale(*_placed_extent(placed, sizes))
             if scale > best_scale + 0.01:
                 best, best_scale = placed, scale
         if best_scale >= 1.0:
@@ -377,13 +387,31 @@ def _is_source(dag: nx.DiGraph, n: str) -> bool:
     return not any(True for _ in dag.predecessors(n))
 
 
-def _bands(widths: list[float], gap: float, wrap: float | None) -> list[list[int]]:
+def _bands(widths: list[float], gap: float, wrap: float | None,
+           balance: bool = False) -> list[list[int]]:
     """Consecutive layers grouped so that each group is at most ``wrap`` wide (a layer wider
-    than that has a band to itself)."""
+    than that has a band to itself); with ``balance``, as many bands as that takes, each as
+    narrow as they can all be."""
+    bands = _filled_bands(widths, gap, wrap)
+    if not balance or wrap is None or len(bands) < 2:
+        return bands
+    # the narrowest width that needs no more bands: every span of consecutive layers is a
+    # candidate, and the first that keeps the count spreads the layers evenly
+    spans = sorted({sum(widths[i:j]) + gap * (j - i - 1)
+                    for i in range(len(widths)) for j in range(i + 1, len(widths) + 1)})
+    for width in (w for w in spans if w <= wrap):
+        even = _filled_bands(widths, gap, width)
+        if len(even) <= len(bands):
+            return even
+    return bands
+
+
+def _filled_bands(widths: list[float], gap: float, wrap: float | None) -> list[list[int]]:
+    """Each band filled to ``wrap`` before the next one starts (as text wraps)."""
     bands: list[list[int]] = [[]]
     used = 0.0
     for k, w in enumerate(widths):
-        if bands[-1] and wrap is not None and used + gap + w > wrap:
+        if bands[-1] and wrap is not None and used + gap + w > wrap + 1e-6:
             bands.append([])
             used = 0.0
         used += (gap if bands[-1] else 0.0) + w
@@ -564,6 +592,11 @@ def _extent(rects) -> tuple[float, float]:
             max(y + h for _, y, _, h in rects) - min(y for _, y, _, _ in rects))
 
 
+def _placed_extent(placed: Mapping[str, Position],
+                   sizes: Mapping[str, BlockSize]) -> tuple[float, float]:
+    return _extent((x, y, sizes[n].width, sizes[n].height) for n, (x, y) in placed.items())
+
+
 def _laptop_scale(width: float, height: float) -> float:
     """How large a picture of ``width`` x ``height`` shows in ``LAPTOP_BOX`` (1: whole)."""
     return min(1.0, LAPTOP_BOX[0] / width, LAPTOP_BOX[1] / height)
@@ -580,8 +613,7 @@ def too_wide(graph: Graph) -> bool:
         return False
     sizes = {nid: block_size(graph, nid) for nid in graph.nodes}
     tidy = _best_wrap(graph, sizes)
-    then = _laptop_scale(*_extent((x, y, sizes[n].width, sizes[n].height)
-                                  for n, (x, y) in tidy.items()))
+    then = _laptop_scale(*_placed_extent(tidy, sizes))
     return then > now + 0.01
 
 
