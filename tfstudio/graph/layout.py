@@ -927,22 +927,22 @@ def place_labels(wires: Mapping[Edge, list[Position]],
                  blocks: Iterable[Rect]) -> dict[Edge, tuple[float, bool, Rect]]:
     """Where each wire's shape label goes: (how far along, below the wire?, its box). The
     shortest wires first; each at the first of LABEL_PLACES clear of the labels placed
-    before it and of every block (a label under a block or a frame is cut); failing that,
+    before it and of every block (a label under a block or a frame is cut), over the fewest
+    other wires (a label over a crossing wire reads as that wire's); failing that,
     clear of the blocks; failing that, the middle. The canvas places its labels with this
     (``gui/scene_wires.py``) and the property test checks its result (``draw_level``)."""
     blocks = list(blocks)
     taken: list[Rect] = []
     out: dict[Edge, tuple[float, bool, Rect]] = {}
+    samples = {e: _samples(points, 4.0) for e, points in wires.items()}
     for e in sorted(wires, key=lambda e: wire_length(wires[e])):
-        points, (w, h) = wires[e], sizes[e]
-        options = []
-        for at, below in LABEL_PLACES:  # the middle, else along or back, above, below
-            mid = _along(points, at)
-            options.append((at, below, (mid[0] - w / 2, mid[1] + 3 if below else mid[1] - h - 3,
-                                        w, h)))
+        options = label_spots(wires[e], sizes[e])
         off_blocks = [o for o in options if not any(_intersect(o[2], b) for b in blocks)]
         clear = [o for o in off_blocks if not any(_intersect(o[2], t) for t in taken)]
-        choice = (clear or off_blocks or options)[0]
+        if clear:  # the first crossing the fewest other wires (none, where it can)
+            choice = min(clear, key=lambda o: len(_crossing_wires(e, o[2], samples)))
+        else:
+            choice = (off_blocks or options)[0]
         out[e] = choice
         taken.append(choice[2])
     return out
@@ -976,6 +976,36 @@ def shared_runs(drawing: Drawing, near: float = 2.0,
                    for ra in runs[a] for rb in runs[b]):
                 pairs.append((a, b))
     return pairs
+
+
+def label_spots(points: list[Position],
+                size: tuple[float, float]) -> list[tuple[float, bool, Rect]]:
+    """The places a label of ``size`` may take on a wire, in the order tried: (how far
+    along, below the wire?, its box); the middle, else along or back, above, then below."""
+    w, h = size
+    spots = []
+    for at, below in LABEL_PLACES:
+        mid = _along(points, at)
+        spots.append((at, below, (mid[0] - w / 2, mid[1] + 3 if below else mid[1] - h - 3,
+                                  w, h)))
+    return spots
+
+
+def _crossing_wires(edge: Edge, box: Rect,
+                    samples: Mapping[Edge, list[Position]]) -> list[Edge]:
+    """The wires, other than ``edge`` and its forks (they carry its shape), that run through
+    ``box`` (more than a unit inside it)."""
+    inner = (box[0] + 1, box[1] + 1, box[2] - 2, box[3] - 2)
+    return [o for o, points in samples.items()
+            if (o.src, o.src_port) != (edge.src, edge.src_port)
+            and any(_inside(p, inner, 0.0) for p in points)]
+
+
+def labels_on_wires(drawing: Drawing) -> list[tuple[Edge, Edge]]:
+    """(labelled wire, other wire) for each shape label drawn over another wire's run."""
+    samples = {e: _samples(points, 4.0) for e, points in drawing.wires.items()}
+    return [(e, o) for e, box in drawing.labels.items()
+            for o in _crossing_wires(e, box, samples)]
 
 
 def labels_on_blocks(drawing: Drawing) -> list[tuple[Edge, str]]:
