@@ -371,8 +371,9 @@ def _best_wrap(graph: Graph, sizes: Mapping[str, BlockSize]) -> dict[str, Positi
     best, best_scale = None, -1.0
     for chain, gap_y, band_gap in WRAP_TRIES:
         for wrap, balance in itertools.product(
-                (WRAP_WIDTH, WRAP_WIDTH * 1.25, WRAP_WIDTH * 1.5, WRAP_WIDTH * 2), (True, False)):
-            # even bands first: kept unless the bands filled in turn show larger
+                (WRAP_WIDTH, WRAP_WIDTH * 1.25, WRAP_WIDTH * 1.5, WRAP_WIDTH * 2), (False, True)):
+            # even bands where they show larger (a level that fits keeps its filled bands:
+            # a block spliced in line stays on its row)
             placed = layered_positions(graph, sizes, gap_y=gap_y, wrap=wrap, chain=chain,
                                        band_gap=band_gap, balance=balance)
             scale = _laptop_scale(*_placed_extent(placed, sizes))
@@ -411,7 +412,7 @@ def _filled_bands(widths: list[float], gap: float, wrap: float | None) -> list[l
     bands: list[list[int]] = [[]]
     used = 0.0
     for k, w in enumerate(widths):
-        if bands[-1] and wrap is not None and used + gap + w > wrap + 1e-6:
+        if bands[-1] and wrap is not None and used + gap + w > wrap:
             bands.append([])
             used = 0.0
         used += (gap if bands[-1] else 0.0) + w
