@@ -121,6 +121,20 @@ def test_each_fixable_rule_names_a_fix_that_clears_it():
     assert "decoder_not_causal" not in {d.code for d in validate(doc.root)}
 
 
+def test_heads_set_raw_under_the_kv_heads_are_fixed_to_one_kv_head_each():
+    """A raw heads change (a file, a script's SetParam) leaves 3 heads with 4 K/V heads: the
+    heads fix went through a group size of 3 // 4 = 0 and divided by it (the Problems line's
+    Fix link raised ZeroDivisionError); it now gives each head its K/V head."""
+    from tfstudio.graph import SetParam, validate
+    from tfstudio.graph.edit_rules import fix_edit
+    doc = Document(load_preset("tiny-gpt"))
+    doc.execute(SetParam(LAYER, "attn", "heads", 3))
+    problem = _problem(doc.root, "heads_divide_d_model")
+    doc.execute(fix_edit(doc.root, problem).edit)
+    assert _attn(doc) == (4, 4)
+    assert not [d for d in validate(doc.root) if d.severity == "error"]
+
+
 def test_top_k_over_the_experts_is_fixed_by_setting_top_k_to_the_experts():
     from tfstudio.graph import validate
     from tfstudio.graph.edit_rules import fix_edit, fix_text

@@ -266,3 +266,31 @@ def test_a_block_dropped_on_a_frame_shows_in_the_frame_by_the_block_it_was_dropp
     assert nid in minis
     assert abs(minis[nid].center().x() - minis["ffn"].center().x()) < minis["ffn"].width()
     assert minis[nid].center().x() > minis["add_attn"].right()
+
+
+def test_a_dropped_block_is_selected_and_the_inspector_shows_it(make_window, qtbot):
+    """A block dropped from the palette becomes the selected block, wherever it went: on a
+    top-level wire, onto an open frame, onto a wire inside the frame (the inspector kept the
+    block selected before the drop, LM head here, after the last two)."""
+    w = _window(make_window)
+    frame = w.scene.node_items["layers"]
+    top_wire = w.scene.wire_items[Edge("embed", "y", "pos", "x")]
+    aims = [("dropout", lambda: top_wire.mapToScene(top_wire._path.pointAtPercent(0.5)), ()),
+            ("norm", lambda: frame.mapToScene(frame.body_rect().bottomRight()
+                                              - QPointF(20, 12)), ("layers",)),
+            ("dropout", lambda: _inner_wire_point(w, "layers",
+                                                  Edge("add_attn", "y", "add_ffn", "in1")),
+             ("layers",))]
+    for block_type, aim, path in aims:
+        w.scene.select_nodes(["head"])
+        qtbot.waitUntil(lambda: w.inspector.node_id == "head")
+        before = set(w.session.document.graph(path).nodes)
+        point = aim()
+        w.view.centerOn(point)
+        _drag_over(w, block_type, _view_point(w, point))
+        _drop(w, block_type, _view_point(w, point))
+        (new,) = _new_ids(before, w.session.document.graph(path))
+        qtbot.waitUntil(lambda: w.inspector.node_id == new)
+        assert w.inspector.path == path and w.scene.inspected() == (path, [new])
+        if path:  # inside the frame: the block drawn selected in it
+            assert w.scene.node_items["layers"].isSelected()

@@ -100,3 +100,44 @@ def test_a_fitted_view_fits_again_when_a_splice_moves_blocks_out_of_it(make_wind
         assert _whole_with_wires(w) == fitted
         assert (w.view.transform() == transform) != fitted
         w.close()
+
+
+def test_with_no_height_to_spare_the_problems_panel_is_one_line_naming_the_problem(make_window,
+                                                                                    qtbot):
+    """tiny-t5 at 1366x768 leaves the canvas under 84 px to spare: a problem keeps the panel
+    to its one line, which names the problem and links to the list; the encoder-decoder
+    stays whole (the panel at 84 px cut its top row and decoder). "List all" opens the list
+    at its usual height; with the problem gone the line says so."""
+    import html
+    from tfstudio.graph import SetParam
+    from tfstudio.graph.edit_rules import fix_text
+    from tfstudio.gui.main_window import PROBLEMS_OPEN_H
+    w = make_window(load_preset("tiny-t5"))
+    w.resize(1366, 768)
+    qtbot.wait(20)
+    w.view.fit_to_view()
+    before = (w.view.viewport().height(), w.problems_dock.height())
+    w.session.execute(SetParam(("decoder",), "attn", "heads", 3))
+    w.session.refresh_report()
+    qtbot.waitUntil(lambda: w.problems.has_problems)
+    qtbot.wait(50)
+    first = w.problems.diagnostics()[0]
+    assert w.problems.brief and w.problems.tree.isHidden()
+    assert html.escape(first.message[:40]) in w.problems.summary.text()
+    assert (w.view.viewport().height(), w.problems_dock.height()) == before
+    assert _whole_with_wires(w)
+    w.problems.summary.linkActivated.emit("list")              # what a click on the link does
+    qtbot.waitUntil(lambda: w.problems_dock.height() >= PROBLEMS_OPEN_H - 5)
+    assert not w.problems.brief and w.problems.tree.isVisible()
+    w.session.undo()
+    w.session.refresh_report()
+    qtbot.waitUntil(lambda: not w.problems.has_problems)
+    assert "No problems" in w.problems.summary.text()
+    w.session.redo()                                           # the problem again: one line
+    w.session.refresh_report()
+    qtbot.waitUntil(lambda: w.problems.has_problems)
+    assert w.problems.brief and fix_text(first) in w.problems.summary.text()
+    w.problems.summary.linkActivated.emit("fix")               # its fix, from the line
+    w.session.refresh_report()
+    qtbot.waitUntil(lambda: not w.problems.has_problems)
+    assert w.session.root.node("decoder").subgraph.node("attn").param("heads") != 3

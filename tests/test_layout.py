@@ -203,6 +203,22 @@ def test_an_open_frame_of_four_sublayers_wraps_and_its_stream_leaves_from_the_la
     assert small.output_ys == small.input_ys
 
 
+def test_an_open_frame_of_four_sublayers_wraps_two_and_two():
+    """gpt3-style-local's layer drawn open wrapped three sublayers and one (1025 wide, the
+    last band mostly empty): the bands are even, the dense layer's two sublayers over the
+    local layer's two, as tall as before and narrower, so the model shows larger."""
+    from tfstudio.graph.layout import group_frame
+    root = load_preset("gpt3-style-local")
+    frame = group_frame(root, "layers")
+    inside = root.node("layers").subgraph
+    bands: dict[float, set[str]] = {}
+    for nid in ("attn", "ffn", "attn2", "ffn2"):
+        bands.setdefault(frame.inner[nid][1], set()).add(inside.node(nid).type)
+    from tfstudio.graph.block_types import ATTENTION, FEED_FORWARD
+    assert [sorted(b) for b in bands.values()] == [sorted((ATTENTION, FEED_FORWARD))] * 2, bands
+    assert frame.size.width < WRAP_WIDTH * 0.7, frame.size
+
+
 def test_a_layer_too_tall_with_its_stream_on_a_row_puts_its_sublayers_in_line():
     """Entered, four sublayers with the stream on one row and the branches on another took
     1000 x 1032 (a laptop shows about 1074 x 883): in line they take a row per band."""

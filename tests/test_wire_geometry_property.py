@@ -16,7 +16,8 @@ from tfstudio.graph import (AddNode, Connect, Document, Edge, GraphError, MoveNo
                             ReplaceGraph, group_edit, kept_tidy, new_node)
 from tfstudio.graph.edit_rules import splice_in_line_edit
 from tfstudio.graph.layout import (CANVAS_SCALE, LANE_GAP, NODE_WIDTH, _crosses, clear_spot,
-                                   draw_frame, draw_level, labels_on_blocks, needs_tidy,
+                                   Drawing, draw_frame, draw_level, label_spots,
+                                   labels_on_blocks, labels_on_wires, needs_tidy,
                                    overlapping_labels, overlapping_pairs, route_lanes,
                                    shared_runs, wire_route, wires_through_blocks)
 from tfstudio.graph.model import graph_at
@@ -112,6 +113,22 @@ def _apply(doc: Document, step) -> None:
         pass  # a refused edit changes nothing
 
 
+def _meets(a, b) -> bool:
+    return a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and a[1] < b[1] + b[3] and b[1] < a[1] + a[3]
+
+
+def _a_spot_off_the_wires(drawing, edge: Edge) -> bool:
+    """Whether ``edge``'s label had a spot on its wire clear of every block, every other
+    label and every other wire (a label over a wire is allowed only where none had)."""
+    others = [box for e, box in drawing.labels.items() if e != edge]
+    for _, _, box in label_spots(drawing.wires[edge], drawing.labels[edge][2:]):
+        if any(_meets(box, b) for b in [*drawing.blocks.values(), *others]):
+            continue
+        if not labels_on_wires(Drawing(drawing.blocks, drawing.wires, {edge: box})):
+            return True
+    return False
+
+
 def _check(steps) -> None:
     doc = Document(untangled(load_preset("tiny-gpt")))
     for step in steps:
@@ -124,6 +141,7 @@ def _check(steps) -> None:
         assert wires_through_blocks(drawing) == [], path
         assert overlapping_labels(drawing) == [], path
         assert labels_on_blocks(drawing) == [], path
+        assert not [e for e, _ in labels_on_wires(drawing) if _a_spot_off_the_wires(drawing, e)]
         assert shared_runs(drawing) == [], path
         for group in (n for n in graph if n.is_group and n.subgraph is not None
                       and len(n.subgraph.nodes)):
@@ -234,3 +252,13 @@ def test_two_blocks_without_wires_in_a_wrapped_level_do_not_land_on_one_spot():
     the next band, on one spot. A block with no wires now stays in its own band."""
     _check([("group", 2, 0), ("delete", 0, 0), ("splice", "dropout", 0, 0),
             ("add", "norm", 0.0, 0.0, 0), ("add", "norm", 0.0, 0.0, 0), ("group", 0, 0)])
+
+
+def test_no_label_of_t5s_decoder_sits_over_another_wire():
+    """t5-small's decoder entered: "B×T×512" sat over the vertical residual at the
+    Cross-attention's right, and six more labels over other wires' runs; each takes a spot
+    off the other wires now."""
+    decoder = untangled(load_preset("t5-small")).node("decoder").subgraph
+    drawing = draw_level(decoder)
+    assert labels_on_wires(drawing) == []
+    assert labels_on_blocks(drawing) == [] and overlapping_labels(drawing) == []

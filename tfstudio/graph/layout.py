@@ -12,6 +12,7 @@ from __future__ import annotations
 
 
 import heapq
+import itertools
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Mapping
@@ -135,10 +136,14 @@ def group_frame(graph: Graph, group_id: str) -> Frame:
     inside = group.subgraph if group.subgraph is not None else Graph()
     sizes = {nid: _mini_size(n) for nid, n in inside.nodes.items()}
     placed = layered_positions(inside, sizes, INNER_GAP_X, INNER_GAP_Y)
-    if placed and _extent((x, y, sizes[n].width, sizes[n].height)
-                          for n, (x, y) in placed.items())[0] > FRAME_WRAP:
+    if placed and _placed_extent(placed, sizes)[0] > FRAME_WRAP:
         # four sublayers in a row (gpt3-style-local) run past a laptop's canvas: two bands
-        placed = layered_positions(inside, sizes, INNER_GAP_X, INNER_GAP_Y, wrap=FRAME_WRAP)
+        filled, even = (layered_positions(inside, sizes, INNER_GAP_X, INNER_GAP_Y,
+                                          wrap=FRAME_WRAP, balance=balance)
+                        for balance in (False, True))
+        # even bands are never wider: two sublayers and two, where that is no taller
+        no_taller = _placed_extent(even, sizes)[1] <= _placed_extent(filled, sizes)[1] + 0.5
+        placed = even if no_taller else filled
     top = HEADER_H + SUMMARY_H + FRAME_PAD
     inner = {nid: (x + FRAME_PAD, y + top) for nid, (x, y) in placed.items()}
     right = max((inner[n][0] + sizes[n].width for n in inner), default=FRAME_PAD)
@@ -300,13 +305,16 @@ def _nearest_free(target: float, taken: set[int]) -> int:
 
 def layered_positions(graph: Graph, sizes: Mapping[str, BlockSize], gap_x: float = GAP_X,
                       gap_y: float = GAP_Y, wrap: float | None = None,
-                      chain: bool = False, band_gap: float = BAND_GAP) -> dict[str, Position]:
+                      chain: bool = False, band_gap: float = BAND_GAP,
+                      balance: bool = False) -> dict[str, Position]:
     """Top-left corners (canvas units, the whole starting at 0, 0) laying ``graph`` out in
     layers with the spine on one row, every block's main port on its row's line. With
     ``wrap``, layers that would run past that width continue in a band below (as text wraps),
     so a whole model fits a laptop's canvas at a legible zoom. With ``chain`` the spine is
     the longest chain of blocks even in a layer (its sublayers in line, the residual wires
-    routed past them): a row per band, where the stream's row and its branches' take two."""
+    routed past them): a row per band, where the stream's row and its branches' take two.
+    With ``balance`` the bands are as even as their number allows (two sublayers and two,
+    not three and one)."""
     if not graph.nodes:
         return {}
     dag = _acyclic(graph)
@@ -321,7 +329,8 @@ def layered_positions(graph: Graph, sizes: Mapping[str, BlockSize], gap_x: float
               for k in range(max(layer.values()) + 1)]
     # a layer wider than ``wrap`` (an open layer group) sets the picture's width anyway: the
     # bands may fill that width, rather than leave short blocks alone on rows of their own
-    bands = _bands(widths, gap_x, max(wrap, max(widths)) if wrap is not None else None)
+    bands = _bands(widths, gap_x, max(wrap, max(widths)) if wrap is not None else None,
+                   balance)
     band_of = {k: i for i, band in enumerate(bands) for k in band}
     # a source whose readers open the next band waits in front of them there, not at the end
     # of the band before (a decoder's token input beside its embedding)
@@ -361,11 +370,13 @@ def _best_wrap(graph: Graph, sizes: Mapping[str, BlockSize]) -> dict[str, Positi
     then rows and bands closer (an encoder over a decoder)."""
     best, best_scale = None, -1.0
     for chain, gap_y, band_gap in WRAP_TRIES:
-        for wrap in (WRAP_WIDTH, WRAP_WIDTH * 1.25, WRAP_WIDTH * 1.5, WRAP_WIDTH * 2):
+        for wrap, balance in itertools.product(
+                (WRAP_WIDTH, WRAP_WIDTH * 1.25, WRAP_WIDTH * 1.5, WRAP_WIDTH * 2), (False, True)):
+            # even bands where they show larger (a level that fits keeps its filled bands:
+            # a block spliced in line stays on its row)
             placed = layered_positions(graph, sizes, gap_y=gap_y, wrap=wrap, chain=chain,
-                                       band_gap=band_gap)
-            scale = _laptop_scale(*_extent((x, y, sizes[n].width, sizes[n].height)
-                                           for n, (x, y) in placed.items()))
+                                       band_gap=band_gap, balance=balance)
+            scale = _laptop_scale(*_placed_extent(placed, sizes))
             if scale > best_scale + 0.01:
                 best, best_scale = placed, scale
         if best_scale >= 1.0:
@@ -377,9 +388,27 @@ def _is_source(dag: nx.DiGraph, n: str) -> bool:
     return not any(True for _ in dag.predecessors(n))
 
 
-def _bands(widths: list[float], gap: float, wrap: float | None) -> list[list[int]]:
+def _bands(widths: list[float], gap: float, wrap: float | None,
+           balance: bool = False) -> list[list[int]]:
     """Consecutive layers grouped so that each group is at most ``wrap`` wide (a layer wider
-    than that has a band to itself)."""
+    than that has a band to itself); with ``balance``, as many bands as that takes, each as
+    narrow as they can all be."""
+    bands = _filled_bands(widths, gap, wrap)
+    if not balance or wrap is None or len(bands) < 2:
+        return bands
+    # the narrowest width that needs no more bands: every span of consecutive layers is a
+    # candidate, and the first that keeps the count spreads the layers evenly
+    spans = sorted({sum(widths[i:j]) + gap * (j - i - 1)
+                    for i in range(len(widths)) for j in range(i + 1, len(widths) + 1)})
+    for width in (w for w in spans if w <= wrap):
+        even = _filled_bands(widths, gap, width)
+        if len(even) <= len(bands):
+            return even
+    return bands
+
+
+def _filled_bands(widths: list[float], gap: float, wrap: float | None) -> list[list[int]]:
+    """Each band filled to ``wrap`` before the next one starts (as text wraps)."""
     bands: list[list[int]] = [[]]
     used = 0.0
     for k, w in enumerate(widths):
@@ -564,6 +593,11 @@ def _extent(rects) -> tuple[float, float]:
             max(y + h for _, y, _, h in rects) - min(y for _, y, _, _ in rects))
 
 
+def _placed_extent(placed: Mapping[str, Position],
+                   sizes: Mapping[str, BlockSize]) -> tuple[float, float]:
+    return _extent((x, y, sizes[n].width, sizes[n].height) for n, (x, y) in placed.items())
+
+
 def _laptop_scale(width: float, height: float) -> float:
     """How large a picture of ``width`` x ``height`` shows in ``LAPTOP_BOX`` (1: whole)."""
     return min(1.0, LAPTOP_BOX[0] / width, LAPTOP_BOX[1] / height)
@@ -580,8 +614,7 @@ def too_wide(graph: Graph) -> bool:
         return False
     sizes = {nid: block_size(graph, nid) for nid in graph.nodes}
     tidy = _best_wrap(graph, sizes)
-    then = _laptop_scale(*_extent((x, y, sizes[n].width, sizes[n].height)
-                                  for n, (x, y) in tidy.items()))
+    then = _laptop_scale(*_placed_extent(tidy, sizes))
     return then > now + 0.01
 
 
@@ -895,22 +928,22 @@ def place_labels(wires: Mapping[Edge, list[Position]],
                  blocks: Iterable[Rect]) -> dict[Edge, tuple[float, bool, Rect]]:
     """Where each wire's shape label goes: (how far along, below the wire?, its box). The
     shortest wires first; each at the first of LABEL_PLACES clear of the labels placed
-    before it and of every block (a label under a block or a frame is cut); failing that,
+    before it and of every block (a label under a block or a frame is cut), over the fewest
+    other wires (a label over a crossing wire reads as that wire's); failing that,
     clear of the blocks; failing that, the middle. The canvas places its labels with this
     (``gui/scene_wires.py``) and the property test checks its result (``draw_level``)."""
     blocks = list(blocks)
     taken: list[Rect] = []
     out: dict[Edge, tuple[float, bool, Rect]] = {}
+    samples = {e: _samples(points, 4.0) for e, points in wires.items()}
     for e in sorted(wires, key=lambda e: wire_length(wires[e])):
-        points, (w, h) = wires[e], sizes[e]
-        options = []
-        for at, below in LABEL_PLACES:  # the middle, else along or back, above, below
-            mid = _along(points, at)
-            options.append((at, below, (mid[0] - w / 2, mid[1] + 3 if below else mid[1] - h - 3,
-                                        w, h)))
+        options = label_spots(wires[e], sizes[e])
         off_blocks = [o for o in options if not any(_intersect(o[2], b) for b in blocks)]
         clear = [o for o in off_blocks if not any(_intersect(o[2], t) for t in taken)]
-        choice = (clear or off_blocks or options)[0]
+        if clear:  # the first crossing the fewest other wires (none, where it can)
+            choice = min(clear, key=lambda o: len(_crossing_wires(e, o[2], samples)))
+        else:
+            choice = (off_blocks or options)[0]
         out[e] = choice
         taken.append(choice[2])
     return out
@@ -944,6 +977,36 @@ def shared_runs(drawing: Drawing, near: float = 2.0,
                    for ra in runs[a] for rb in runs[b]):
                 pairs.append((a, b))
     return pairs
+
+
+def label_spots(points: list[Position],
+                size: tuple[float, float]) -> list[tuple[float, bool, Rect]]:
+    """The places a label of ``size`` may take on a wire, in the order tried: (how far
+    along, below the wire?, its box); the middle, else along or back, above, then below."""
+    w, h = size
+    spots = []
+    for at, below in LABEL_PLACES:
+        mid = _along(points, at)
+        spots.append((at, below, (mid[0] - w / 2, mid[1] + 3 if below else mid[1] - h - 3,
+                                  w, h)))
+    return spots
+
+
+def _crossing_wires(edge: Edge, box: Rect,
+                    samples: Mapping[Edge, list[Position]]) -> list[Edge]:
+    """The wires, other than ``edge`` and its forks (they carry its shape), that run through
+    ``box`` (more than a unit inside it)."""
+    inner = (box[0] + 1, box[1] + 1, box[2] - 2, box[3] - 2)
+    return [o for o, points in samples.items()
+            if (o.src, o.src_port) != (edge.src, edge.src_port)
+            and any(_inside(p, inner, 0.0) for p in points)]
+
+
+def labels_on_wires(drawing: Drawing) -> list[tuple[Edge, Edge]]:
+    """(labelled wire, other wire) for each shape label drawn over another wire's run."""
+    samples = {e: _samples(points, 4.0) for e, points in drawing.wires.items()}
+    return [(e, o) for e, box in drawing.labels.items()
+            for o in _crossing_wires(e, box, samples)]
 
 
 def labels_on_blocks(drawing: Drawing) -> list[tuple[Edge, str]]:

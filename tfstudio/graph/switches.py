@@ -58,7 +58,7 @@ def kv_heads_for(heads: int, kv_heads: int, new_heads: int) -> int:
     keeping its kind: MHA stays MHA, MQA stays MQA, GQA keeps its group size (heads per K/V
     head) when it divides ``new_heads``, else takes :func:`gqa_kv_heads`."""
     kind = attention_kind_of(heads, kv_heads)
-    if kind == "mha":
+    if kind == "mha" or kv_heads > heads:  # more K/V heads than heads (set raw): a head each
         return new_heads
     if kind == "mqa":
         return 1

@@ -213,6 +213,7 @@ class MainWindow(FileMenu, EditMenu, HelpMenu, QMainWindow):
         self.inspector.group_requested.connect(self.group_selection)
         self.problems.activated.connect(self.go_to_node)
         self.problems.fix_requested.connect(self.apply_fix)
+        self.problems.list_requested.connect(self._list_problems)
         self.view.refit_allowed = self._builds  # the Train workspace's strip fits itself
         self.costs.node_activated.connect(self.go_to_node)
         QGuiApplication.clipboard().dataChanged.connect(self._update_actions)
@@ -232,26 +233,40 @@ class MainWindow(FileMenu, EditMenu, HelpMenu, QMainWindow):
 
     def _fit_problems_dock(self, _report=None) -> None:
         """The Problems dock as one line while there is nothing to list; opened to its list
-        (PROBLEMS_OPEN_H) when the first problem appears."""
+        (PROBLEMS_OPEN_H, or as far as the fitted picture allows) when the first problem
+        appears, or kept to one line naming it where the canvas has no height to spare (an
+        encoder-decoder on a 1366x768 laptop) until the user asks for the list."""
+        panel = self.problems
         was = getattr(self, "_problems_collapsed", None)
-        collapsed = self.problems.collapsed
-        self._problems_collapsed = collapsed
+        if not panel.has_problems:
+            panel.set_brief(False)
+        elif was is not False and not panel.brief:  # the first problem: list, or one line
+            room = self._problems_open_height()
+            panel.set_brief(room < PROBLEMS_MIN_H)
+        self._problems_collapsed = collapsed = panel.collapsed
         if collapsed:
-            line = self.problems.summary.sizeHint().height() + 12
-            self.problems.setMaximumHeight(line)
+            line = panel.summary.sizeHint().height() + 12
+            panel.setMaximumHeight(line)
         else:
-            self.problems.setMaximumHeight(16777215)  # QWIDGETSIZE_MAX: the user may resize
+            panel.setMaximumHeight(16777215)  # QWIDGETSIZE_MAX: the user may resize
             if was is not False:
                 self.resizeDocks([self.problems_dock], [self._problems_open_height()],
                                  Qt.Vertical)
 
+    def _list_problems(self) -> None:
+        """The brief line's "List all": the list at its usual height (the canvas refits)."""
+        self.problems.set_brief(False)
+        self._problems_collapsed = False
+        self.problems.setMaximumHeight(16777215)
+        self.resizeDocks([self.problems_dock], [PROBLEMS_OPEN_H], Qt.Vertical)
+
     def _problems_open_height(self) -> int:
-        """PROBLEMS_OPEN_H, or less where the fitted canvas would then cut its picture (an
-        encoder-decoder on a 1366x768 laptop): never under a line and a problem's row."""
+        """PROBLEMS_OPEN_H, or less where the fitted canvas would then cut its picture; under
+        PROBLEMS_MIN_H (a line and a problem's row) where even that would cut it."""
         if not self.view.keeps_fit:
             return PROBLEMS_OPEN_H
         room = self.problems_dock.height() + self.view.spare_height()
-        return max(PROBLEMS_MIN_H, min(PROBLEMS_OPEN_H, room))
+        return min(PROBLEMS_OPEN_H, room)
 
     def _show_counts(self, report) -> None:
         # the one count (gui.param_count): with errors it says why there is none, as Costs

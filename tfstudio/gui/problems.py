@@ -1,28 +1,40 @@
 """The problems panel: every diagnostic of the whole model, errors first, each with its fix;
 a problem with one obvious fix has a button that applies it as one undoable edit. Clicking one
 opens the group that holds the block and selects it. With no problems it is one
-line ("No problems: this graph compiles."), so an empty list takes no room from the canvas."""
+line ("No problems: this graph compiles."), so an empty list takes no room from the canvas;
+brief (where the canvas has no height to spare), the line names the first problem, with links
+to its fix and to the whole list."""
 from __future__ import annotations
 
+import html
+
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QLabel, QPushButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (QLabel, QPushButton, QSizePolicy, QTreeWidget, QTreeWidgetItem,
+                               QVBoxLayout, QWidget)
 
 from ..graph.edit_rules import fix_text
 from .graph_report import GraphReport
 from .icons import severity_icon
 
 DIAG_ROLE = Qt.UserRole + 1
+BRIEF_CHARS = 80  # the first problem's words on the brief line, so its links stay in view
 
 
 class ProblemsPanel(QWidget):
     activated = Signal(tuple, object)  # (path, node_id or None)
     fix_requested = Signal(object)     # a Diagnostic whose one obvious fix is to be applied
+    list_requested = Signal()          # the brief line's "List all": open to the list
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.summary = QLabel()
         self.summary.setProperty("role", "muted")
+        # a long first problem is cut at the panel's edge, never widens the window
+        self.summary.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        self.summary.linkActivated.connect(self._link)
+        self.brief = False
+        self._counts = ""
+        self._empty, self._first = True, None
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels(["Problem", "Fix", "Where", ""])
         self.tree.setRootIsDecorated(False)
@@ -58,18 +70,52 @@ class ProblemsPanel(QWidget):
             item.setIcon(0, severity_icon("warning"))
             self.tree.addTopLevelItem(item)
         errors, warnings = report.errors, report.warnings
-        empty = not report.diagnostics and not report.failures
-        self.tree.setVisible(not empty)
-        if empty:
+        self._empty = not report.diagnostics and not report.failures
+        self._first = ordered[0] if ordered else None
+        self._counts = (f"{errors} error{'s' * (errors != 1)}, "
+                        f"{warnings} warning{'s' * (warnings != 1)}")
+        self._show_summary()
+
+    def set_brief(self, brief: bool) -> None:
+        """Down to one line naming the first problem (the canvas has no height to spare), or
+        the whole list."""
+        self.brief = brief
+        self._show_summary()
+
+    def _show_summary(self) -> None:
+        self.tree.setVisible(not self._empty and not self.brief)
+        self.summary.setToolTip("")
+        if self._empty:
             self.summary.setText("No problems: this graph compiles.")
+        elif not self.brief:
+            self.summary.setText(f"{self._counts}. Click one to go to its block.")
         else:
-            self.summary.setText(f"{errors} error{'s' * (errors != 1)}, "
-                                 f"{warnings} warning{'s' * (warnings != 1)}. "
-                                 "Click one to go to its block.")
+            first = self._first
+            links = ["<a href='list'>List all</a>"]
+            text = self._counts + "."
+            if first is not None:
+                if first.fix is not None:
+                    links.insert(0, f"<a href='fix'>{html.escape(fix_text(first))}</a>")
+                message = first.message if len(first.message) <= BRIEF_CHARS else (
+                    first.message[:BRIEF_CHARS - 1].rstrip() + "…")
+                text = (f"{self._counts}: {html.escape(message)} "
+                        f"({html.escape(first.where)})")
+                self.summary.setToolTip(f"{first.severity}: {first.message}\n{first.hint}")
+            self.summary.setText(text + " — " + " · ".join(links))
+
+    def _link(self, href: str) -> None:
+        if href == "fix" and self._first is not None and self._first.fix is not None:
+            self.fix_requested.emit(self._first)
+        elif href == "list":
+            self.list_requested.emit()
+
+    @property
+    def has_problems(self) -> bool:
+        return not self._empty
 
     @property
     def collapsed(self) -> bool:
-        """Whether the panel is down to its one summary line (nothing to list)."""
+        """Whether the panel is down to its one summary line (nothing to list, or brief)."""
         return self.tree.isHidden()
 
     def diagnostics(self) -> list:

@@ -130,8 +130,10 @@ class BlockDropping:
             command = AddNode(target.path, node, text=f"Add {node.label}")
         if not self.run(command, scene_pos):
             return None
-        if target.group is None:
+        if target.group is None:  # the new block is what the inspector shows next
             self.select_nodes([node.id])
+        elif target.group in self.node_items:
+            self.select_inner(target.group, node.id)
         where = ""
         if target.group is not None:
             group = self.graph.node(target.group)
