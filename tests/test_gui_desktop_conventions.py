@@ -135,7 +135,7 @@ def test_a_pill_at_the_canvas_edge_never_covers_a_block_title(make_window, qtbot
                 w.view.centerOn(w.scene.node_items[centre_on].sceneBoundingRect().topLeft())
             w.view.update_markers()
             QApplication.processEvents()
-            titles = w.view._title_rects()
+            titles = w.view.edge_markers.title_rects()
             for marker in (m for m in w.view.markers if m.isVisible()):
                 seen += 1
                 box = QRectF(marker.geometry())

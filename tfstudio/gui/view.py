@@ -14,6 +14,7 @@ from PySide6.QtGui import QKeyEvent, QMouseEvent, QPainter, QPen, QWheelEvent
 from PySide6.QtWidgets import QGraphicsView, QMenu, QPushButton
 
 from . import theme
+from .edge_markers import EdgeMarkers
 from .node_item import NodeItem
 from .scene import GRID, GraphScene
 from .wire_item import WireItem
@@ -23,11 +24,6 @@ MIN_ZOOM, MAX_ZOOM = 0.08, 3.0
 # fit-to-view stops here: below it titles and wire shapes are no longer legible, so a graph
 # that does not fit is shown from its main layer and the rest is a pan away
 LEGIBLE_ZOOM = 0.7
-# an open layer group with less than this share of its area in view gets a pill at the edge
-# (a quarter out of view hides whole blocks: t5-small's decoder at 71% on a 1366x768 laptop)
-MARKED_BELOW = 0.75
-MARKER_MIN_VIEW_H = 150  # a canvas shrunk to a strip (the Train workspace) shows no pills
-ARROWS = {"below": "▼", "above": "▲", "right": "▶", "left": "◀"}
 
 
 class GraphView(QGraphicsView):
@@ -64,12 +60,19 @@ class GraphView(QGraphicsView):
         self._refit_timer.timeout.connect(self._refit)
         self._whole_timer = QTimer(self, singleShot=True, interval=0)
         self._whole_timer.timeout.connect(self._refit_if_cut)
-        # pills at the canvas's edges naming the layer groups out of view (see update_markers)
-        self.markers: list[QPushButton] = []
+        self.edge_markers = EdgeMarkers(self)
         self._markers_timer = QTimer(self, singleShot=True, interval=0)
         self._markers_timer.timeout.connect(self.update_markers)
         scene.changed.connect(lambda _region: self._markers_timer.start())
         self.zoom_changed.connect(lambda _zoom: self._markers_timer.start())
+
+    @property
+    def markers(self) -> list[QPushButton]:
+        """The pills at the canvas's edges naming the layer groups out of view."""
+        return self.edge_markers.pills
+
+    def update_markers(self) -> None:
+        self.edge_markers.update()
 
     def graph_scene(self) -> GraphScene:
         return self.scene()
@@ -187,86 +190,6 @@ class GraphView(QGraphicsView):
         if focus.width() > visible.width() - 20:
             focus = QRectF(focus.left() - 10, focus.top(), visible.width(), focus.height())
         return focus
-
-    # ------------------------------------------------------------------ groups out of view
-    def update_markers(self) -> None:
-        """One pill per open layer group mostly out of view, on the edge towards it."""
-        visible = self.mapToScene(self.viewport().rect()).boundingRect()
-        wanted: list[tuple[str, object]] = []
-        if self.viewport().height() >= MARKER_MIN_VIEW_H:
-            for item in self.scene().items():
-                if isinstance(item, NodeItem) and item.node.is_group and item.frame is not None:
-                    side = _side_out_of_view(item.drawn_rect(), visible)
-                    if side is not None:
-                        wanted.append((side, item))
-        while len(self.markers) < len(wanted):
-            marker = QPushButton(self.viewport())
-            marker.setObjectName("edge_marker")
-            marker.setCursor(Qt.PointingHandCursor)
-            marker.clicked.connect(lambda _=False, m=marker: self.show_item(m.property("item")))
-            self.markers.append(marker)
-        for marker in self.markers[len(wanted):]:
-            marker.hide()
-            marker.setProperty("item", None)
-        t = theme.current()
-        style = (f"QPushButton#edge_marker {{ background: {t.accent}; color: white; "
-                 "border: none; border-radius: 11px; padding: 3px 12px; font-weight: bold; }")
-        placed: dict[str, float] = {}
-        titles = self._title_rects() if wanted else []
-        for marker, (side, item) in zip(self.markers, wanted):
-            repeat = item.node.typed_params().repeat if item.node.is_group else 1
-            label = item.node.label + (f" ×{repeat}" if repeat and repeat > 1 else "")
-            marker.setText(f"{ARROWS[side]} {label}")
-            marker.setToolTip(f"{label} is out of view: click to show it (or drag with the "
-                              "middle button, or Space + drag, to pan)")
-            marker.setStyleSheet(style)
-            marker.setProperty("item", item)
-            marker.adjustSize()
-            self._place_marker(marker, side, placed, titles)
-            marker.show()
-            marker.raise_()
-
-    def _place_marker(self, marker: QPushButton, side: str, placed: dict[str, float],
-                      titles: list | None = None) -> None:
-        """Along its edge, after the pills already there (from the middle of a horizontal
-        edge, from the top of a vertical one), slid along the edge off any block's title
-        (``titles``, in viewport pixels) when a free stretch of the edge has room."""
-        area = self.viewport().rect()
-        w, h, margin = marker.width(), marker.height(), 8
-        offset = placed.get(side, 0.0)
-        if side in ("below", "above"):
-            x = area.center().x() - w / 2 + offset
-            y = area.bottom() - h - margin if side == "below" else margin
-            steps = [(dx, 0) for k in range(0, area.width(), 16) for dx in (k, -k)]
-            placed[side] = offset + w + margin
-        else:
-            x = area.right() - w - margin if side == "right" else margin
-            y = area.top() + margin + 30 + offset
-            steps = [(0, dy) for k in range(0, area.height(), 16) for dy in (k, -k)]
-            placed[side] = offset + h + margin
-        for dx, dy in steps:
-            spot = QRectF(x + dx, y + dy, w, h)
-            if not area.contains(spot.toRect()):
-                continue
-            if not any(spot.intersects(t) for t in titles or []):
-                x, y = x + dx, y + dy
-                break
-        marker.move(int(x), int(y))
-
-    def _title_rects(self) -> list[QRectF]:
-        """Where block titles are on screen: each block's header, each small block's title
-        line inside an open frame (what a pill must not cover)."""
-        rects = []
-        for item in self.scene().items():
-            if not isinstance(item, NodeItem):
-                continue
-            header = item.mapRectToScene(QRectF(0, 0, item.width, 30))
-            rects.append(self.mapFromScene(header).boundingRect())
-            for mini in item._minis:
-                line = item.mapRectToScene(QRectF(mini.rect.x(), mini.rect.y(),
-                                                  mini.rect.width(), 24))
-                rects.append(self.mapFromScene(line).boundingRect())
-        return [QRectF(r) for r in rects]
 
     def show_item(self, item) -> None:
         """Bring a block into view at a legible zoom: whole when it fits, else from its
@@ -437,18 +360,3 @@ class GraphView(QGraphicsView):
                                      splice=True)
         event.acceptProposedAction()
         self.setFocus()
-
-
-def _side_out_of_view(rect: QRectF, visible: QRectF) -> str | None:
-    """The edge of ``visible`` towards ``rect`` when less than MARKED_BELOW of it is in view
-    (None: it is in view): the side its centre lies beyond, measured in view widths and
-    heights (a wide layer cut at the right but hanging below reads "below")."""
-    shown = rect.intersected(visible)
-    area = rect.width() * rect.height()
-    if area <= 0 or shown.width() * shown.height() >= MARKED_BELOW * area:
-        return None
-    dx = (rect.center().x() - visible.center().x()) / max(visible.width(), 1.0)
-    dy = (rect.center().y() - visible.center().y()) / max(visible.height(), 1.0)
-    if abs(dy) >= abs(dx):
-        return "below" if dy > 0 else "above"
-    return "right" if dx > 0 else "left"
