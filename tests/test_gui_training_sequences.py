@@ -67,9 +67,11 @@ def check_shown(window, panel):
     # the look on screen is the shown run's look at the shown step, on the shown text
     look = panel.state.snapshot
     step = now.look_step()
+    # a view drawn is the look shown, or out of date and redrawn when shown (hidden)
+    for widget, key in ((panel.attention, "attention"), (panel.experts, "experts")):
+        assert widget.snapshot is None or widget.snapshot is look or key in panel.state.stale
     if step is None:
         assert look is None
-        assert panel.attention.snapshot is None or view is not panel.attention
     else:
         assert look is not None and int(look["step"]) == step and look["text"] == now.text
         if not look.get("custom"):
