@@ -83,7 +83,8 @@ def check_shown(window, panel):
             assert panel.attention.snapshot is look
     # the weights that Next token and Explain run: the checkpoint kept at (or nearest) the step
     weights = now.weights_step()
-    if not run.live and weights is not None and panel.host.ready:
+    if not run.live and weights is not None:
+        assert panel.host.ready   # (settled: the weights the views run are loaded)
         assert panel.host.run_dir == run.path and panel.host.step == weights
         assert panel.host.checkpoint == kept_checkpoints(run.path)[weights]
         if view is panel.next_token and panel.next_token.logits is not None:
