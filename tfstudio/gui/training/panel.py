@@ -349,9 +349,10 @@ class TrainingPanel(QWidget):
             self.attention.show_snapshot(snapshot)
         elif view is self.positions:
             trained = self.viewed.trained_length if self.viewed is not None else 0
+            name = self.shown.now.run.name if self.shown.now.run is not None else ""
             self.positions.show_positions(snapshot.get("positions"),
-                                          f"{self.view_caption('positions')}: the model's own "
-                                          "tensors", trained or None)
+                                          f"{name}: the model's own tensors {where}",
+                                          trained or None)
         elif view is self.experts:
             self.experts.show_snapshot(snapshot)
         elif view is self.next_token and not self.host.ready and self.run is not None:
