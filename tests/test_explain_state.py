@@ -224,7 +224,9 @@ def test_after_opening_a_run_the_caption_names_that_run_and_its_step_and_flips_w
         qtbot.waitUntil(lambda: explain.model is not None and explain.result is not None
                         and explain.run_dir == run, timeout=WAIT_MS)
         caption = explain.caption.text()
-        assert caption == f"{labels[run]} · the weights of step {steps[run]:,}", caption
+        # the Train workspace writes it: run, step of how many (the step bar's own words)
+        assert caption.startswith(f"{labels[run]} · the weights of step {steps[run]:,} of "), \
+            caption
         assert not explain.caption.isHidden() and explain.status.isHidden()  # beside the walk
     assert labels[finished_run] != labels[older]
     assert labels[finished_run] not in explain.caption.text()

@@ -265,8 +265,13 @@ def test_a_past_run_reopens_after_a_restart(make_panel, qtbot, tmp_path):
     QApplication.processEvents()
     folder = RunFolder(run.run_dir)
     model, tokenizer = folder.load_model(), folder.tokenizer()
+    # the slider stands at step 0: the weights are the checkpoint kept nearest to it
+    from tfstudio.runs.checkpoint import load_checkpoint
+    nearest = min(int(p.name[5:]) for p in folder.checkpoints.glob("step-*"))
+    assert again.host.step == nearest
+    load_checkpoint(folder.checkpoints / f"step-{nearest:08d}", model)
     with torch.no_grad():
-        logits = model(*probe_inputs(model, tokenizer, "abcdefgh>").args)[0, -1]
+        logits = model.eval()(*probe_inputs(model, tokenizer, "abcdefgh>").args)[0, -1]
     np.testing.assert_allclose(again.next_token.logits, logits.numpy(), atol=1e-5)
 
     # generation streams text from the same weights (greedy: the argmax every time)

@@ -67,9 +67,11 @@ def check_shown(window, panel):
     # the look on screen is the shown run's look at the shown step, on the shown text
     look = panel.state.snapshot
     step = now.look_step()
+    # a view drawn is the look shown, or out of date and redrawn when shown (hidden)
+    for widget, key in ((panel.attention, "attention"), (panel.experts, "experts")):
+        assert widget.snapshot is None or widget.snapshot is look or key in panel.state.stale
     if step is None:
         assert look is None
-        assert panel.attention.snapshot is None or view is not panel.attention
     else:
         assert look is not None and int(look["step"]) == step and look["text"] == now.text
         if not look.get("custom"):
@@ -81,7 +83,8 @@ def check_shown(window, panel):
             assert panel.attention.snapshot is look
     # the weights that Next token and Explain run: the checkpoint kept at (or nearest) the step
     weights = now.weights_step()
-    if not run.live and weights is not None and panel.host.ready:
+    if not run.live and weights is not None:
+        assert panel.host.ready   # (settled: the weights the views run are loaded)
         assert panel.host.run_dir == run.path and panel.host.step == weights
         assert panel.host.checkpoint == kept_checkpoints(run.path)[weights]
         if view is panel.next_token and panel.next_token.logits is not None:

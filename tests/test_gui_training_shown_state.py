@@ -6,6 +6,12 @@ from __future__ import annotations
 import os
 import shutil
 
+import pytest
+import torch
+from gui_runs import WAIT_MS, past_runs
+
+torch.set_num_threads(1)
+
 
 def test_a_run_added_from_disk_is_named_by_its_folder_time_not_a_file_mtime(finished_run,
                                                                             tmp_path):
@@ -22,20 +28,13 @@ def test_a_run_added_from_disk_is_named_by_its_folder_time_not_a_file_mtime(fini
     named = shutil.copytree(finished_run, tmp_path / "R")
     assert history.record_for_folder(named).label == "tiny-gpt · R"
     # and a run the app trains is named by the folder it makes
-    run_dir = history.new_run_dir("tiny-gpt")
     from tfstudio.gui.training.history import folder_started
+    run_dir = history.new_run_dir("tiny-gpt")
     assert folder_started(run_dir)[11:] == run_dir.name[9:11] + ":" + run_dir.name[11:13] + \
         ":" + run_dir.name[13:15]
 
 
 # ---------------------------------------------------------------------- runs made once
-import pytest  # noqa: E402
-import torch  # noqa: E402
-from gui_runs import WAIT_MS, past_runs  # noqa: E402
-
-torch.set_num_threads(1)
-
-
 @pytest.fixture(scope="module")
 def made_runs(tmp_path_factory):
     return past_runs(tmp_path_factory.mktemp("made"))

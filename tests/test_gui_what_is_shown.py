@@ -284,7 +284,17 @@ def test_head_scores_and_your_text_belong_to_the_step_shown(window, qtbot):
     assert "shown at that step only" in attention.info.text()
     assert all("prev" not in attention.head.itemText(i) for i in range(attention.head.count()))
 
-    # Look on your own text: read by the loaded weights (step 6); the handle goes there
+    # the slider is the step of the weights too: at step 0 they are the checkpoint kept
+    # nearest to it, and the caption of Next token says which
+    qtbot.waitUntil(lambda: panel.host.ready and not panel.background.busy, timeout=WAIT_MS)
+    nearest = panel.shown.now.weights_step()
+    assert panel.host.step == nearest != 6
+    assert panel.view_caption("next_token").endswith("(the nearest kept to step 0)")
+
+    # Look on your own text: read by the weights of the step shown (back at step 6)
+    panel.step_bar.slider.setValue(panel.step_bar.steps.index(6))
+    qtbot.waitUntil(lambda: panel.host.ready and panel.host.step == 6
+                    and not panel.background.busy, timeout=WAIT_MS)
     attention.text.setText("hello>")
     attention.look.click()
     qtbot.waitUntil(lambda: bool(panel.snapshot.get("custom")), timeout=WAIT_MS)

@@ -33,7 +33,7 @@ class GenerationController:
             panel.state.weights_step = panel.host.step
             panel._show_caption()
             if panel.snapshot is None and panel.tabs.currentWidget() is panel.positions:
-                panel._show_run_positions()  # the run's own tensors, now they are here
+                panel.shown_views.show_run_positions()  # the run's own tensors, now they are here
             panel.message((note or f"Loaded the weights of step {panel.host.step:,}: type a "
                                    "prompt, move the sliders, generate")
                           + (f"; {opened}" if opened else ""))

@@ -44,7 +44,8 @@ from .run_state import ViewedRun, WorkspaceState, latest_figures
 from .runs_view import RunsView
 from .series import RunSeries
 from .setup_view import SetupView
-from .shown_state import STEP_VIEWS, ShownState
+from .shown_state import ShownState
+from .shown_views import ShownViews
 from .step_bar import StepBar
 from .strip import show_legend
 from .telemetry import apply_to_scene, legend_text
@@ -84,7 +85,6 @@ class TrainingPanel(QWidget):
         self.state = WorkspaceState()  # the live run's lifecycle and the look on screen
         # which run, step and text every view shows, and the captions that name them
         self.shown = ShownState()
-        self.shown.listen(self._shown_moved)
         self._error_box: QMessageBox | None = None
         self.series_by_path: dict[str, RunSeries] = {}
         self.shown_paths: set[str] = set()
@@ -94,6 +94,7 @@ class TrainingPanel(QWidget):
         self.generation = GenerationController(self)
         self.opened_runs = OpenedRuns(self)
         self.probe_text = ProbeText(self)
+        self.shown_views = ShownViews(self)  # draws each transition of ``shown``
 
         self.setup = SetupView(self.background)
         self.curves = CurvesView()
@@ -233,7 +234,7 @@ class TrainingPanel(QWidget):
         self.experts.set_graph(graph)
         self.attention.set_graph(graph)
         if self.viewed is None and self.tabs.currentWidget() is self.positions:
-            self._preview_positions()  # (a run shown: its own, see _show_run_positions)
+            self.shown_views.preview_positions()  # (a run shown: its own, see _show_run_positions)
 
     def set_blocked(self, reason: str | None) -> None:
         """Train is disabled while the graph has an error; ``reason`` says which (None: fine)."""
@@ -287,34 +288,6 @@ class TrainingPanel(QWidget):
             self.shown_changed.emit()
         self.step_bar.setVisible(view in self._step_views)
 
-    def _shown_moved(self, before, now) -> None:
-        """One transition of the shown state: a look view with no look for the shown run
-        shows its empty state (never an older run's look), and the weight views load the
-        checkpoint kept at the step (or the nearest kept one)."""
-        if now.look_step() is None:
-            self.state.snapshot = None
-            self.state.stale = set()
-            reason = now.caption("attention")
-            self.attention.show_empty(reason)
-            self.experts.show_snapshot(None)
-            if self.tabs.currentWidget() is self.positions:
-                self._show_run_positions()
-            else:
-                self.positions.show_unavailable("")  # drawn afresh when shown
-        run = now.run
-        want = now.weights_step()
-        if run is not None and not run.live and want is not None and (
-                before.run is None or before.run.path != run.path
-                or before.weights_step() != want):
-            if not (self.host.ready and self.host.run_dir == run.path
-                    and self.host.step == want):
-                self.next_token.set_logits(None, str, now.caption("next_token"))
-                self.generation.load_weights(run.path, step=want)
-            elif self.next_token.logits is not None:  # the same weights, named for this step
-                self.next_token.source.setText(f"{self.view_caption('next_token')} · after "
-                                               "your prompt")
-        self.shown_changed.emit()
-
     def show_snapshot(self, snapshot: dict | None, *, recolour: bool = True) -> None:
         """Show a look inside: the visible view redraws now, the others when they are shown
         (a hidden view's plots would cost the event loop for nothing); ``recolour=False``:
@@ -349,9 +322,10 @@ class TrainingPanel(QWidget):
             self.attention.show_snapshot(snapshot)
         elif view is self.positions:
             trained = self.viewed.trained_length if self.viewed is not None else 0
+            name = self.shown.now.run.name if self.shown.now.run is not None else ""
             self.positions.show_positions(snapshot.get("positions"),
-                                          f"{self.view_caption('positions')}: the model's own "
-                                          "tensors", trained or None)
+                                          f"{name}: the model's own tensors {where}",
+                                          trained or None)
         elif view is self.experts:
             self.experts.show_snapshot(snapshot)
         elif view is self.next_token and not self.host.ready and self.run is not None:
@@ -415,49 +389,7 @@ class TrainingPanel(QWidget):
         elif widget is self.experts:
             self.experts.redraw()
         elif widget is self.positions and self.snapshot is None:
-            self._show_run_positions()
-
-    def _show_run_positions(self) -> None:
-        """Positions without a look on screen: the shown run's own tensors (its loaded
-        weights), or the canvas's untrained graph when no run is shown."""
-        run = self.shown.now.run
-        if run is None:
-            self._preview_positions()
-            return
-        host = self.host
-        if not (host.ready and host.run_dir == run.path):
-            self.positions.show_unavailable(f"{run.name}: its positions appear when its weights "
-                                            "load" if run.checkpoints or run.live else
-                                            f"{run.name} saved no weights to read them from")
-            return
-        model, caption = host.model, self.view_caption("next_token")
-        length = run.config.seq_len if run.config is not None else 64
-
-        def job():
-            from ...probes.snapshot import shown_positions
-            return shown_positions(model, length)
-
-        self.background.submit(
-            job, lambda data: self.positions.show_positions(
-                data, f"{caption}: the model's own tensors", length),
-            key="positions-preview", error=lambda exc: self.positions.show_unavailable(
-                f"The positions of {run.name} cannot be read: {exc}"))
-
-    def _preview_positions(self) -> None:
-        """Before any run: the positions of the graph on the canvas, freshly initialised."""
-        graph = self.graph_source()
-
-        def job():
-            from ...compiler import compile_graph
-            from ...probes.snapshot import shown_positions
-            length = min(64, int(graph.meta.get("context_length") or 64))
-            return shown_positions(compile_graph(graph), length)
-
-        self.background.submit(
-            job, lambda data: self.positions.show_positions(
-                data, "The graph on the canvas, untrained (learned tables start random)"),
-            key="positions-preview", error=lambda exc: self.positions.show_unavailable(
-                f"The positions appear once the graph can be built; now: {exc}"))
+            self.shown_views.show_run_positions()
 
     def _job_failed(self, exc: Exception) -> None:
         self.message(f"{exc}")

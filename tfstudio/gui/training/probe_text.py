@@ -20,6 +20,9 @@ class ProbeText:
                           "reads the new probe text")
         elif panel.host.ready:
             panel.host.snapshot(text, panel.show_snapshot, panel._job_failed)
+        elif panel.shown.now.weights_step() is not None:  # the step's weights are loading
+            panel.message(f"The weights of step {panel.shown.now.weights_step():,} are still "
+                          "loading: press Look again once they are in")
 
     def show_look(self, text: str | None) -> None:
         """Both boxes name ``text``, the text of the look shown; not while the user types in
