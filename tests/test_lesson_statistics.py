@@ -6,11 +6,12 @@ draws, independent of the code's own simulation)."""
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 from dataclasses import replace
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from tfstudio.experiments.lessons import (FACT, FAILS, HOLDS, UNDECIDED, Check, Sample, Verdict,
                                           fact, higher, lower)
@@ -21,7 +22,15 @@ DRAWS = 4000                              # simulated comparisons per rate
 MC = 3 * math.sqrt(0.05 * 0.95 / DRAWS)   # three Monte Carlo standard errors at 5% (0.010)
 
 
-def test_welch_test_matches_the_textbook_formula():
+@pytest.fixture(scope="module")
+def stats():
+    """scipy.stats, the reference the lessons' numbers are checked against (imported by the tests
+    that use it: 0.7 s of CPU that collecting would otherwise pay)."""
+    from scipy import stats
+    return stats
+
+
+def test_welch_test_matches_the_textbook_formula(stats):
     a, b = [1.0, 1.1, 1.2], [1.3, 1.4, 1.5]
     t = lower(Sample.of(a), Sample.of(b))
     se = math.sqrt(np.var(a, ddof=1) / 3 + np.var(b, ddof=1) / 3)
@@ -34,7 +43,7 @@ def test_welch_test_matches_the_textbook_formula():
     assert lower(Sample.of(b), Sample.of(a)).outcome == FAILS
 
 
-def test_a_fixed_baseline_is_met_with_the_one_sample_t_and_one_seed_decides_nothing():
+def test_a_fixed_baseline_is_met_with_the_one_sample_t_and_one_seed_decides_nothing(stats):
     t = lower(Sample.of([1.0, 1.1, 1.2]), 1.5)
     assert t.kind == "one-sample t"
     assert t.p == pytest.approx(stats.ttest_1samp([1.0, 1.1, 1.2], 1.5).pvalue)
@@ -43,7 +52,7 @@ def test_a_fixed_baseline_is_met_with_the_one_sample_t_and_one_seed_decides_noth
     assert one.outcome == UNDECIDED and "no spread" in one.text()
 
 
-def test_paired_test_pairs_seed_by_seed():
+def test_paired_test_pairs_seed_by_seed(stats):
     a, b = [0.30, 0.50, 0.70], [0.25, 0.44, 0.66]   # a shared seed effect, a steady gap
     assert higher(Sample.of(a), Sample.of(b), paired=True).outcome == HOLDS
     assert higher(Sample.of(a), Sample.of(b)).outcome == UNDECIDED   # Welch sees the seeds
@@ -52,7 +61,7 @@ def test_paired_test_pairs_seed_by_seed():
 
 
 @pytest.mark.parametrize("n", [2, 3, 5])
-def test_no_true_difference_decides_at_most_five_percent_of_checks(n):
+def test_no_true_difference_decides_at_most_five_percent_of_checks(n, stats):
     rng = np.random.default_rng(n)
     a, b = rng.normal(0, 1, (DRAWS, n)), rng.normal(0, 1, (DRAWS, n))
     few = 400   # the lessons' own rule, call by call (2 ms each), on the first draws
@@ -65,7 +74,7 @@ def test_no_true_difference_decides_at_most_five_percent_of_checks(n):
 
 @pytest.mark.parametrize("n, sd_b", [(3, 1.0), (3, 0.2), (5, 1.0)])
 def test_a_difference_as_large_as_the_stated_detectable_one_is_found_80_percent_of_the_time(
-        n, sd_b):
+        n, sd_b, stats):
     effect = welch_detectable(1.0, sd_b, n, n)
     rng = np.random.default_rng(100 + n)
     a, b = rng.normal(0, 1, (DRAWS, n)), rng.normal(effect, sd_b, (DRAWS, n))
@@ -75,7 +84,7 @@ def test_a_difference_as_large_as_the_stated_detectable_one_is_found_80_percent_
     assert np.mean(stats.ttest_ind(a, half, axis=1, equal_var=False).pvalue < 0.05) < 0.5
 
 
-def test_one_sample_power_is_the_noncentral_t_and_seeds_needed_is_the_first_to_reach_80():
+def test_one_sample_power_is_the_noncentral_t_and_seeds_needed_is_the_first_to_reach_80(stats):
     effect = detectable(1 / math.sqrt(3), 2)
     rng = np.random.default_rng(7)
     found = np.mean(stats.ttest_1samp(rng.normal(effect, 1, (DRAWS, 3)), 0, axis=1).pvalue < 0.05)
@@ -85,7 +94,7 @@ def test_one_sample_power_is_the_noncentral_t_and_seeds_needed_is_the_first_to_r
     assert power(0.0, 1.0, 4) == pytest.approx(0.05)
 
 
-def test_holm_keeps_a_claim_over_buckets_to_five_percent_and_finds_a_real_effect():
+def test_holm_keeps_a_claim_over_buckets_to_five_percent_and_finds_a_real_effect(stats):
     rng = np.random.default_rng(11)
     # four null buckets, three seeds a side: Welch's p-values from scipy, then Holm
     p = stats.ttest_ind(rng.normal(0, 1, (DRAWS, 4, 3)), rng.normal(0, 1, (DRAWS, 4, 3)),
@@ -138,3 +147,21 @@ def test_facts_are_shown_apart_and_never_counted():
                         "construction."
     broken = Verdict.of([Check("a", HOLDS, "x"), fact("b", False, "not equal.")])
     assert broken.word == "mixed" and broken.checks[1].outcome == FAILS
+
+
+FIRST_T_TEST = """
+import sys
+from tfstudio.experiments.lessons import Sample, lower
+print("scipy" in sys.modules)
+lower(Sample.of([1.0, 1.1, 1.2]), Sample.of([1.3, 1.4, 1.5]))
+print("scipy" in sys.modules)
+"""
+
+
+def test_the_lessons_import_without_scipy_and_load_it_for_their_first_t_test():
+    """scipy.stats costs 0.7 s of CPU, twice the lessons: every CLI start and every test
+    collection that imports a lesson would pay it."""
+    out = subprocess.run([sys.executable, "-c", FIRST_T_TEST], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "True"]
