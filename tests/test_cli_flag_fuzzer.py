@@ -6,7 +6,9 @@ exit 1 or exit 3 ("internal error").
 The commands and flags are read from the argparse parsers themselves, so a new flag is fuzzed
 without a change here. Each case runs in this process (``main(argv)``) on a tiny run with one
 step, so a value that is accepted finishes in a second. The fast tier runs a fixed sample of the
-(command, flag, value) cases; the slow tier runs all of them."""
+(command, flag, value) cases; the slow tier runs every (command, flag) pair once, each with a
+value the seed picks; ``TFSTUDIO_FUZZ_ALL=1`` makes the slow tier run every triple (1,456 on
+this code: about 10 minutes, past the suite's 5-minute budget, so run on demand)."""
 from __future__ import annotations
 
 import argparse
@@ -153,8 +155,18 @@ def names_what_to_change(line: str, command: str, flag: str, value: str) -> bool
     return any(other in line for other in fuzzed_arguments(command) if other.startswith("--"))
 
 
+def one_value_per_flag(cases: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """Every (command, flag) pair once, with one of its odd values picked by a fixed seed."""
+    by_flag: dict[tuple[str, str], list] = {}
+    for case in cases:
+        by_flag.setdefault(case[:2], []).append(case)
+    pick = random.Random(7)
+    return [pick.choice(group) for group in by_flag.values()]
+
+
 CASES = all_cases()
 SAMPLE = random.Random(42).sample([c for c in CASES if c[0] != "gui"], 30)  # GUI: slow tier
+SLOW_CASES = CASES if os.environ.get("TFSTUDIO_FUZZ_ALL") == "1" else one_value_per_flag(CASES)
 
 
 @pytest.mark.parametrize("command,flag,value", SAMPLE)
@@ -164,7 +176,7 @@ def test_a_sample_of_odd_flag_values_ends_in_one_line_or_success(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("command,flag,value", CASES)
-def test_every_odd_flag_value_ends_in_one_line_or_success(
+@pytest.mark.parametrize("command,flag,value", SLOW_CASES)
+def test_every_flag_with_an_odd_value_ends_in_one_line_or_success(
         command, flag, value, trained, tmp_path, monkeypatch, capsys):
     run_case(command, flag, value, trained, tmp_path, monkeypatch, capsys)
