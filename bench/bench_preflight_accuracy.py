@@ -96,7 +96,7 @@ def table(rows: list[dict], steps: int) -> str:
              "activations with the logits' gradients and a fifth for the allocator; estimate = "
              "resident + 100 MB of torch working memory + the need; peak: the process's "
              "high-water RSS (`VmHWM`) after "
-             "the steps. Held within 1.5x by tests/test_preflight_calibration.py.", "",
+             "the steps. Held within 1.5x by tests/runs/test_preflight.py.", "",
              "| run | vocabulary | resident (MB) | need (MB) | estimate (MB) | peak RSS (MB) "
              "| estimate / peak |",
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]

@@ -7,7 +7,7 @@ document gets a time limit; going past it counts as a hang.
     python bench/fuzz_graphs.py [--n 10000] [--seed 0] [--no-write]
 
 prints the counts by outcome and writes them into the "Fuzzing graph files" section of
-docs/BENCHMARKS.md. ``tests/test_graph_fuzz.py`` runs the same documents (a few hundred per
+docs/BENCHMARKS.md. ``tests/graph/test_fuzz.py`` runs the same documents (a few hundred per
 run) through the same :func:`outcome`. The documents come from a hypothesis strategy,
 :func:`mutated_documents`: one to three changes to the tree of a preset (a value replaced by a
 hostile one, an entry deleted, a parameter set, a node retyped, a wire moved, groups nested or
@@ -400,7 +400,7 @@ that loads must also pass through validation, the cost model, `tfstudio inspect`
 `--json`, exit 0 or 1, output to UTF-8 streams) and, when valid and small (at most
 {COMPILE_MAX_PARAMS:,} parameters and sizes up to {COMPILE_MAX_SIZE:,}), `compile_graph`; each
 document has 20 s before it counts as a hang. Target: 0 stray exceptions and 0 hangs.
-`tests/test_graph_fuzz.py` runs 200 documents of the same strategy in every test run.
+`tests/graph/test_fuzz.py` runs 200 documents of the same strategy in every test run.
 
 | outcome | documents |
 |---|---:|

@@ -6,7 +6,7 @@ pass on "survived" and points at behaviour no test pins down. The work happens i
 of the repository, never in the checkout; slow tests are left out. ``--keep`` keeps the copy;
 ``--copy DIR --survivors`` reruns its survivors against the checkout's tests as they are now.
 
-    python bench/mutation.py tfstudio/cli --tests tests/test_cli_errors.py --per-file 4 --keep
+    python bench/mutation.py tfstudio/cli --tests tests/cli/test_errors.py --per-file 4 --keep
 """
 from __future__ import annotations
 

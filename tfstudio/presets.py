@@ -194,7 +194,7 @@ def attention_only_lm(*, name: str, description: str, vocab: int, d_model: int, 
     return b.graph
 
 
-# The recipe that forms its induction head (measured; see tests/test_probes_heads.py): 52 letters
+# The recipe that forms its induction head (measured; see tests/probes/test_heads.py): 52 letters
 # so a string rarely repeats a letter, lengths 8-24 so no fixed offset finds the earlier copy.
 INDUCTION_CORPUS = ("task:induction:min_len=8,max_len=24,"
                     "letters=abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")

@@ -1,0 +1,257 @@
+"""The lr sweep (experiments.sweep): each variant's lr is the grid's best on the selection
+split, the grid widens past a winning edge, the record covers every lesson variant, and the
+lessons, ``compare --tune-lr`` and ``lesson --budget`` train at what it chose."""
+from __future__ import annotations
+
+import json
+import math
+import random
+
+import numpy as np
+import pytest
+
+from tfstudio.cli import main
+from tfstudio.data import split_train_val
+from tfstudio.experiments import sweep as lr_sweep
+from tfstudio.experiments.lessons import LESSONS, lr_record, prepare
+from tfstudio.experiments.lessons.budget import parse_budget
+from tfstudio.experiments.lessons.cost import trainings
+from tfstudio.experiments.lessons.measures import late_slope, still_learning_sentence
+from tfstudio.experiments.results import Comparison, RunResult, VariantResult
+from tfstudio.experiments.runner import Plan
+from tfstudio.experiments.variants import expand
+from tfstudio.runs import TrainConfig
+
+
+def bowl(best: float, diverge_above: float = math.inf):
+    """A fake training: selection loss is the squared distance (in decades) from ``best``,
+    plus a seed-sized wobble; inf (diverged) above ``diverge_above``."""
+    def train(graph, config, tokenizer=None, corpus=None):
+        if config.lr > diverge_above:
+            return math.inf
+        return (math.log10(config.lr) - math.log10(best)) ** 2 + 0.001 * config.seed
+    return train
+
+
+def run_sweep(best, **kw):
+    return lr_sweep.sweep_variant("v", None, TrainConfig(steps=5), train=bowl(best, **kw))
+
+
+def test_the_chosen_lr_is_the_grids_lowest_mean_selection_loss():
+    s = run_sweep(0.01)
+    assert s.grid == [1e-3, 3e-3, 1e-2, 3e-2]          # an inner best: nothing widened
+    assert s.chosen_lr == 0.01 and s.at_edge() == "" and lr_sweep.edge_is_settled(s)
+    assert all(len(p.losses) == 2 for p in s.points)   # every lr over both seeds
+
+
+def test_a_best_lr_at_the_edge_widens_the_grid_until_it_is_inside():
+    s = run_sweep(0.1)
+    assert s.grid == [1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3]
+    assert s.chosen_lr == 0.1 and s.at_edge() == ""
+    low = run_sweep(1e-4)
+    assert low.grid[:3] == [1e-4, 3e-4, 1e-3] and low.chosen_lr == 1e-4
+
+
+def test_an_edge_still_winning_after_the_widest_grid_is_settled_only_then():
+    s = run_sweep(10.0)
+    assert s.grid[-1] == 0.3 and s.at_edge() == "high"    # widened twice, still the edge
+    assert lr_sweep.edge_is_settled(s)
+    unwidened = lr_sweep.VariantSweep("v", s.points[:4])  # the first grid only
+    assert unwidened.at_edge() == "high" and not lr_sweep.edge_is_settled(unwidened)
+
+
+def test_a_diverged_lr_never_wins():
+    s = run_sweep(1.0, diverge_above=0.02)
+    assert s.chosen_lr == 0.01 and s.points[-1].text() == "diverged"
+
+
+def test_the_sweep_chooses_on_text_apart_from_the_validation_split_it_reports_on():
+    tokens = np.arange(10_000)
+    config = TrainConfig(val_fraction=0.1)
+    swept = lr_sweep.selection_config(config, 0.01, 1)
+    sweep_train, sweep_val = split_train_val(tokens, swept.val_fraction)
+    chosen_on = lr_sweep.selection_tokens(sweep_val)
+    _, reported_on = split_train_val(tokens, config.val_fraction)
+    assert not set(chosen_on) & set(reported_on)
+    assert not set(sweep_train) & (set(chosen_on) | set(reported_on))
+    assert len(chosen_on) == len(reported_on) == 1000
+
+
+def lesson_variants(name):
+    run = prepare(name)
+    return [v.name for v in expand(run.base, run.varies)]
+
+
+@pytest.mark.parametrize("name", sorted(n for n, lesson in LESSONS.items() if lesson.run is None))
+def test_every_lesson_variant_has_a_recorded_sweep_unless_listed_as_not_swept(name):
+    item = lr_record.entry(name) or {"variants": {}}
+    variants = lesson_variants(name)
+    missing = [v for v in variants if v not in item["variants"]]
+    if name in lr_record.NOT_SWEPT:
+        assert missing, f"every variant of {name} is recorded: take it off NOT_SWEPT"
+    else:
+        assert not missing, f"{name}: no lr sweep recorded for {missing} (bench/sweep_lr.py)"
+    if not item["variants"]:
+        return
+    assert len(item["seeds"]) >= 2 and item["steps"] == LESSONS[name].training["steps"]
+    for variant in variants:
+        if variant not in item["variants"]:
+            continue
+        s = lr_sweep.VariantSweep.from_dict(item["variants"][variant])
+        assert len(s.grid) >= 4 and all(len(p.losses) >= 2 for p in s.points)
+        ratios = [b / a for a, b in zip(s.grid, s.grid[1:])]
+        assert all(2.5 < r < 3.7 for r in ratios), f"{name} {variant}: not log-spaced"
+        assert lr_sweep.edge_is_settled(s), f"{name} {variant}: best lr at an unwidened edge"
+
+
+def swept_lesson():
+    return next(n for n, lesson in LESSONS.items() if lesson.run is None and lesson.varies
+                and lr_record.entry(n))
+
+
+def test_a_lesson_trains_each_variant_at_its_recorded_lr(tmp_path, capsys):
+    name = swept_lesson()
+    lrs, _ = lr_record.chosen_lrs(name)
+    out = tmp_path / "l"
+    assert main(["compare", "--lesson", name, "--steps", "3", "--seeds", "1",
+                 "--print-commands", "--out", str(out)]) == 0
+    plan = json.loads((out / "compare.json").read_text())
+    commands = capsys.readouterr().out.splitlines()
+    for variant in plan["variants"]:
+        if variant["name"] not in lrs:       # not swept yet: the shared lr, said on its page
+            assert "lr" not in variant
+            continue
+        lr = lrs[variant["name"]]
+        assert variant["lr"] == lr
+        line = next(c for c in commands if f"variants/{variant['slug']}.json" in c)
+        # train leaves a setting at its default unwritten
+        assert f"--lr {lr}" in line if lr != TrainConfig.lr else "--lr" not in line
+
+
+def test_the_estimate_counts_each_variant_at_its_recorded_lr():
+    lrs, _ = lr_record.chosen_lrs(swept_lesson())
+    assert lrs
+    for t in trainings(LESSONS[swept_lesson()]):
+        if t.key in lrs:
+            assert t.config.lr == lrs[t.key]
+
+
+def test_budget_multiplies_a_lessons_steps_on_the_same_path(tmp_path, capsys):
+    assert parse_budget("4x") == 4 and parse_budget("0.5") == 0.5
+    assert prepare("attention", budget=4).config.steps == 4 * LESSONS["attention"].training[
+        "steps"]
+    from tfstudio.cli.lesson import run_lesson
+    out = tmp_path / "b"
+    assert run_lesson("attention", out, seeds=[1], steps=5, budget=4, print_only=True) == 0
+    plan = json.loads((out / "compare.json").read_text())
+    assert plan["config"]["steps"] == 20
+    assert "--steps 20" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("bad", ["x", "0", "-2x", "nanx"])
+def test_a_bad_budget_is_refused_in_one_line(bad, tmp_path, capsys):
+    assert main(["lesson", "attention", "--budget", bad, "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--budget" in err[0]
+    assert not (tmp_path / "o").exists()
+
+
+def test_compare_tune_lr_trains_each_variant_at_its_own_swept_lr(tmp_path, monkeypatch,
+                                                                 capsys):
+    # a fake training whose best lr differs by variant: MQA's best 0.03, MHA's 0.01
+    def train(graph, config, tokenizer=None, corpus=None):
+        mqa = any(n.params.get("kv_heads") == 1 for _, n in graph.walk())
+        return bowl(0.03 if mqa else 0.01)(graph, config)
+    monkeypatch.setattr(lr_sweep, "train_one", train)
+    out = tmp_path / "c"
+    assert main(["compare", "tiny-gpt", "--vary", "attention=mha,mqa", "--steps", "2",
+                 "--seeds", "1", "--tune-lr", "--print-commands", "--out", str(out)]) == 0
+    plan = json.loads((out / "compare.json").read_text())
+    assert {v["name"]: v["lr"] for v in plan["variants"]} == {"attention=mha": 0.01,
+                                                              "attention=mqa": 0.03}
+    commands = capsys.readouterr().out.splitlines()
+    assert any("--lr 0.01" in c and "attention-mha" in c for c in commands)
+    assert any("--lr 0.03" in c and "attention-mqa" in c for c in commands)
+    assert "| attention=mqa |" in "\n".join(lr_sweep.saved_table(out))
+
+
+def comparison(curves, counted=900_103, steps=400):
+    config = TrainConfig(steps=steps, batch_size=16, seq_len=64)
+    plan = Plan("tiny-gpt", [("k", list(curves))], [1, 2], config, [], [
+        {"name": f"k={n}", "slug": n, "settings": []} for n in curves])
+    variants = [VariantResult(f"k={n}", n, [RunResult(seed, "", 1, curve(seed), [], {}, 1.0)
+                                           for seed in (1, 2)], 1.0, 1)
+                for n, curve in curves.items()]
+    return Comparison(None, plan, variants, {"trigram": 1.18}, None, [], counted)
+
+
+def flat(seed):
+    # noise with no trend: a fixed wobble (random noise would read "falling" 5% of the time,
+    # the test's stated error rate)
+    return [(s, 1.0 + 0.05 * math.sin(1.7 * s + seed)) for s in range(1, 401)]
+
+
+def falling(seed):
+    rng = random.Random(seed)
+    return [(s, 2.0 - 0.002 * s + 0.05 * rng.gauss(0, 1)) for s in range(1, 401)]
+
+
+def test_a_curve_still_falling_at_the_end_says_still_learning_and_a_flat_one_does_not():
+    assert late_slope(falling(1))[1] < 0.05 and late_slope(flat(1))[1] > 0.05
+    learning = still_learning_sentence(comparison({"a": falling, "b": flat}))
+    assert learning.startswith("Still learning at step 400") and "k=a" in learning
+    assert "k=b" not in learning
+    settled = still_learning_sentence(comparison({"a": flat, "b": flat}))
+    assert settled.startswith("Not learning any more at step 400")
+
+
+def test_the_token_budget_is_computed_against_the_counted_training_split():
+    text = comparison({"a": flat}).token_budget()
+    assert "409,600 tokens" in text and "900,103" in text and "2.2x as many" in text
+    assert "0.5x of it" in comparison({"a": flat}, counted=204_800).token_budget()
+
+
+def test_the_lesson_says_where_its_lrs_come_from():
+    from tfstudio.cli.lesson import lr_line
+    name = swept_lesson()
+    at_one = lr_line(prepare(name), 1)
+    assert at_one.startswith(f"lesson {name}: each variant at its own lr from the recorded "
+                             "sweep") and "none recorded at" not in at_one
+    assert "swept at 1x, none recorded at 4x" in lr_line(prepare(name, budget=4), 4)
+    bare = prepare(name)
+    bare.lrs = {}
+    assert "no lr sweep recorded; every variant trains at lr" in lr_line(bare, 1)
+
+
+def test_benchmarks_doc_shows_the_recorded_sweeps_as_recorded():
+    from pathlib import Path
+    docs = Path(__file__).resolve().parents[2] / "docs" / "BENCHMARKS.md"
+    section = lr_record.docs_section(docs.read_text(encoding="utf-8"))
+    assert section == "\n".join(lr_record.markdown()).strip("\n"), \
+        "run python bench/sweep_lr.py --table --write"
+
+
+def test_tune_lr_on_a_synthetic_task_is_refused_in_one_line(tmp_path, capsys):
+    assert main(["compare", "tiny-gpt", "--vary", "attention=mha,mqa", "--corpus",
+                 "task:reverse", "--steps", "2", "--tune-lr", "--out", str(tmp_path / "t")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--tune-lr chooses each lr on held-out text" in err[0]
+
+
+def test_a_variant_that_fails_at_every_lr_is_named_not_given_an_lr():
+    with pytest.raises(ValueError, match="v: no lr of the sweep"):
+        run_sweep(1.0, diverge_above=0.0)
+
+
+def test_a_folder_holding_a_variant_at_another_lr_is_refused(tmp_path):
+    from tfstudio import load_graph
+    from tfstudio.experiments.compare import plan_runs
+    config = TrainConfig(steps=2)
+    args = ("tiny-gpt", load_graph("tiny-gpt"), [("attention", ["mha", "mqa"])], [1], config,
+            [], tmp_path)
+    specs = plan_runs(*args, lrs={"attention=mqa": 0.03})
+    assert {s.variant: s.config.lr for s in specs} == {"attention=mha": config.lr,
+                                                      "attention=mqa": 0.03}
+    plan_runs(*args, lrs={"attention=mqa": 0.03})          # the same lrs: the same comparison
+    with pytest.raises(ValueError, match="holds attention=mqa trained at lr 0.03 \\(now 0.01\\)"):
+        plan_runs(*args, lrs={"attention=mqa": 0.01})

@@ -1,0 +1,72 @@
+"""The layers of docs/ARCHITECTURE.md: a package imports only from packages below it (checked on
+the source)."""
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "tfstudio"
+
+# the package root's API (tfstudio.load_graph, compile_graph) and the presets it loads: usable by
+# every layer above the compiler
+ROOT = {"presets", "load_graph", "compile_graph", "__version__"}
+# each package with the tfstudio packages it may import (its own and those below it)
+ALLOWED = {
+    "graph": {"graph"},
+    "blocks": {"blocks", "graph"},
+    "nn": {"nn"},  # torch only: exports inline these modules
+    "compiler": {"compiler", "nn", "blocks", "graph"},
+    "data": {"data"},
+    "runs": {"runs", "data", "compiler", "graph"},
+    "export": {"export", "runs", "data", "compiler", "nn", "blocks", "graph"} | ROOT,
+    "probes": {"probes", "runs", "data", "compiler", "nn", "blocks", "graph"} | ROOT,
+    "train": {"train", "probes", "runs", "data", "compiler", "nn", "blocks", "graph"} | ROOT,
+    "experiments": {"experiments", "train", "probes", "runs", "data", "compiler", "nn", "blocks",
+                    "graph"} | ROOT,
+    "gui": {"gui", "experiments", "train", "probes", "export", "runs", "data", "compiler", "nn",
+            "blocks", "graph"} | ROOT,
+    # the command line sits on top: every sub-command may use any layer
+    "cli": {"cli", "gui", "experiments", "train", "probes", "export", "runs", "data", "compiler",
+            "nn", "blocks", "graph"} | ROOT,
+}
+
+
+def tfstudio_imports(path: Path) -> set[str]:
+    """The tfstudio packages a module imports, resolved from absolute and relative imports."""
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = parts[:len(parts) - node.level]
+                target = list(base) + (node.module.split(".") if node.module else [])
+                if len(target) == 1:  # "from .. import x": x is the package
+                    target += [alias.name for alias in node.names][:1]
+            else:
+                target = (node.module or "").split(".")
+            if target[0] == "tfstudio" and len(target) > 1:
+                found.add(target[1])
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                names = alias.name.split(".")
+                if names[0] == "tfstudio" and len(names) > 1:
+                    found.add(names[1])
+    return found
+
+
+@pytest.mark.parametrize("layer", sorted(ALLOWED))
+def test_layer_imports_only_downwards(layer):
+    bad = {}
+    for path in sorted((PACKAGE / layer).rglob("*.py")):
+        upward = tfstudio_imports(path) - ALLOWED[layer]
+        if upward:
+            bad[str(path.relative_to(PACKAGE))] = sorted(upward)
+    assert not bad, f"imports against docs/ARCHITECTURE.md's layer order: {bad}"
+
+
+def test_only_the_gui_imports_qt():
+    for path in PACKAGE.rglob("*.py"):
+        if "gui" in path.relative_to(PACKAGE).parts:
+            continue
+        text = path.read_text()
+        assert "PySide6" not in text and "pyqtgraph" not in text, path
