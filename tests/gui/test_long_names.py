@@ -26,7 +26,7 @@ def test_a_run_of_a_graph_named_with_ten_thousand_characters_reads_as_one_line(
     panel.runs.set_records([record], {record.path})
     panel.tabs.setCurrentWidget(panel.runs)
     panel.state.started(Path(record.path), 6, record.label)
-    panel.step_bar.set_caption(panel.state.caption())
+    panel.shown.start_run(Path(record.path), record.label, 6)  # the shown state names the run
     QApplication.processEvents()
 
     row = panel.runs.tree.topLevelItem(0).text(0)
