@@ -1,13 +1,17 @@
 """How close the memory pre-flight's training estimate is to what a CPU run really takes.
 
-For each preset, batch and length: a fresh process notes its resident memory when the
+For each preset, batch, length and tokenizer (byte, char, bpe:N, and ``wide:50257``: byte ids
+under a 50,257-row embedding and LM head, GPT-2's width, since GPT-2's vocabulary files are not
+on this machine and the memory depends on the head's width, not on which ids are fed): a fresh
+process notes its resident memory when the
 pre-flight would run (interpreter and torch imported, nothing built: ``resident``), trains
 ``--steps`` steps, and reports its peak RSS (``VmHWM``). The estimate of that peak is
 tfstudio.runs.preflight.estimated_peak_rss: the resident memory, torch's working memory and
 the step's need (weights, gradients, AdamW state, activations with the logits' gradients and
 the allocator's slack). A ratio above 1 is a pessimistic estimate, below 1 an optimistic one.
 
-    python bench/bench_preflight_accuracy.py [--cases tiny-gpt:64x256,...] [--steps 2] [--write]
+    python bench/bench_preflight_accuracy.py [--cases tiny-gpt:64x256:char,...] [--steps 2]
+        [--write]
 """
 from __future__ import annotations
 
@@ -23,9 +27,13 @@ from report import replace_section  # noqa: E402  (bench/ is on sys.path)
 
 TITLE = "## Memory pre-flight: estimate vs measured peak (CPU)"
 ROOT = Path(__file__).resolve().parent.parent
-CASES = ("tiny-gpt:8x64", "tiny-gpt:64x256", "tiny-gpt:256x256", "tiny-gpt:1024x256",
-         "tiny-llama:64x256", "tiny-llama:256x256", "tiny-mixtral:64x256",
-         "tiny-alibi-gpt:128x256", "tiny-lstm:64x256", "gpt2-small:2x256", "gpt2-small:8x256")
+CASES = ("tiny-gpt:8x64:byte", "tiny-gpt:64x256:byte", "tiny-gpt:256x256:byte",
+         "tiny-gpt:1024x256:byte", "tiny-llama:64x256:byte", "tiny-llama:256x256:byte",
+         "tiny-mixtral:64x256:byte", "tiny-alibi-gpt:128x256:byte", "tiny-lstm:64x256:byte",
+         "gpt2-small:2x256:byte", "gpt2-small:8x256:byte", "tiny-gpt:64x256:char",
+         "tiny-llama:128x256:char", "tiny-gpt:64x256:bpe:2000", "tiny-gpt:8x256:wide:50257",
+         "tiny-gpt:32x256:wide:50257", "tiny-llama:16x256:wide:50257",
+         "gpt2-small:2x256:wide:50257")
 
 CHILD = r"""
 import json, sys
@@ -35,16 +43,26 @@ from tfstudio.runs.config import TrainConfig
 from tfstudio.runs.preflight import estimated_peak_rss, training_need
 from tfstudio.train.pipeline import fit_graph_to_tokenizer
 from tfstudio.train.trainer import Trainer
+from tfstudio.data import build_tokenizer, load_corpus
+from tfstudio.data.simple_tokenizers import ByteTokenizer
 preset, batch, length, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+spec = sys.argv[5]
 config = TrainConfig(corpus="sample:small", tokenizer="byte", steps=steps, batch_size=batch,
                      seq_len=length, warmup_steps=0, eval_every=0, device="cpu",
                      precision="fp32", no_memory_check=True)
+corpus = load_corpus("sample:small")
+if spec.startswith("wide:"):  # byte ids under a head of this many rows
+    class Wide(ByteTokenizer):
+        ordinary_vocab_size = int(spec.split(":")[1])
+    tokenizer = Wide()
+else:
+    tokenizer = build_tokenizer(spec, corpus)
 resident = psutil.Process().memory_info().rss
-trainer = Trainer(load_preset(preset), config)
+trainer = Trainer(load_preset(preset), config, tokenizer=tokenizer, corpus=corpus)
 end = trainer.run()
 need = training_need(fit_graph_to_tokenizer(load_preset(preset), trainer.tokenizer),
                      batch=batch, seq_len=length, precision="fp32")
-print(json.dumps({"end": end.kind, "resident": resident, "peak":
+print(json.dumps({"end": end.kind, "vocab": tokenizer.vocab_size, "resident": resident, "peak":
                   # VmHWM, not ru_maxrss, which Linux carries over from the parent through exec
                   next(int(line.split()[1]) * 1024 for line in open("/proc/self/status")
                        if line.startswith("VmHWM:")),
@@ -53,10 +71,11 @@ print(json.dumps({"end": end.kind, "resident": resident, "peak":
 
 
 def measure(case: str, steps: int) -> dict:
-    preset, shape = case.split(":")
+    preset, shape, tokenizer = case.split(":", 2)
     batch, length = shape.split("x")
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
-    done = subprocess.run([sys.executable, "-c", CHILD, preset, batch, length, str(steps)],
+    done = subprocess.run([sys.executable, "-c", CHILD, preset, batch, length, str(steps),
+                           tokenizer],
                           env=env, capture_output=True, text=True, timeout=1800)
     if done.returncode != 0:
         raise SystemExit(f"{case}: {done.stderr.strip().splitlines()[-1:]}")
@@ -69,18 +88,21 @@ def table(rows: list[dict], steps: int) -> str:
     mb = 1e6
     lines = [f"Command: `nice python bench/bench_preflight_accuracy.py --steps {steps} --write` "
              f"on {platform.machine()} with {os.cpu_count()} CPU cores, Python "
-             f"{platform.python_version()}, fp32, one torch thread, corpus sample:small, byte "
-             "tokenizer. Resident: RSS when the pre-flight would run (interpreter and torch "
+             f"{platform.python_version()}, fp32, one torch thread, corpus sample:small; the "
+             "run's tokenizer and the vocabulary (the LM head's rows) it gives are in the "
+             "first columns (wide:50257: byte ids under GPT-2's 50,257-row head, whose files "
+             "are not on this machine). Resident: RSS when the pre-flight would run (interpreter and torch "
              "imported, nothing built); the step's need: weights, gradients, AdamW state, "
              "activations with the logits' gradients and a fifth for the allocator; estimate = "
              "resident + 100 MB of torch working memory + the need; peak: the process's "
              "high-water RSS (`VmHWM`) after "
              "the steps. Held within 1.5x by tests/test_preflight_calibration.py.", "",
-             "| run | resident (MB) | need (MB) | estimate (MB) | peak RSS (MB) "
+             "| run | vocabulary | resident (MB) | need (MB) | estimate (MB) | peak RSS (MB) "
              "| estimate / peak |",
-             "| --- | ---: | ---: | ---: | ---: | ---: |"]
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in rows:
-        lines.append(f"| {r['case']} | {r['resident'] / mb:,.0f} | {r['need'] / mb:,.0f} | "
+        lines.append(f"| {r['case']} | {r['vocab']:,} | {r['resident'] / mb:,.0f} | "
+                     f"{r['need'] / mb:,.0f} | "
                      f"{r['estimate'] / mb:,.0f} | {r['peak'] / mb:,.0f} | "
                      f"{r['estimate'] / r['peak']:.2f} |")
     return "\n".join(lines) + "\n"

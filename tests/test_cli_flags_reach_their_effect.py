@@ -714,6 +714,12 @@ REASONS[("compare", "jobs")] = ("how many runs train at once: the same runs and 
                                 "either way; lesson --jobs is checked below (the same "
                                 "run_comparison), tests/test_experiments.py trains seeds as two "
                                 "processes")
+REASONS[("compare", "tune_lr")] = ("sweeps each variant's lr before training it: tests/"
+                                   "test_experiments_sweep.py trains each variant at its own "
+                                   "swept lr (test_compare_tune_lr_trains_each_variant_at_...)")
+REASONS[("lesson", "budget")] = ("multiplies a lesson's steps: tests/test_experiments_sweep.py "
+                                 "(test_budget_multiplies_a_lessons_steps_on_the_same_path, and a "
+                                 "bad budget refused in one line)")
 
 
 # ------------------------------------------------------------------------------ lessons

@@ -91,6 +91,33 @@ PARENT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_each_child_is_started_to_receive_sigterm_when_its_parent_dies(tmp_path):
+    """The fast half of the test below: the child asks the kernel which signal its parent's
+    death sends it (prctl PR_GET_PDEATHSIG), and says it in its log."""
+    base = spec(tmp_path)
+    asks = ("import ctypes; n = ctypes.c_int(); "
+            "ctypes.CDLL(None).prctl(2, ctypes.byref(n)); print('death signal', n.value)")
+    child = ChildThatPrints("a", "a", 1, base.graph_path, tmp_path / "a", base.config, asks)
+    assert runner.train_in_processes([child], 1) == []
+    assert (tmp_path / "a" / "train.log").read_text().strip() == f"death signal {signal.SIGTERM}"
+
+
+def wait_for(condition, what: str, timeout: float = 300.0) -> None:
+    """Poll ``condition`` until it holds; the bound only stops a broken run from hanging."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"{what} did not happen in {timeout:.0f} s"
+        time.sleep(0.05)
+
+
+def _lock_pid(lock: Path) -> int | None:
+    try:
+        return int(lock.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 @pytest.mark.slow
 def test_the_child_trainer_dies_with_its_parent(tmp_path):
     s = spec(tmp_path)
@@ -99,19 +126,16 @@ def test_the_child_trainer_dies_with_its_parent(tmp_path):
                               env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert parent.stdout.readline().startswith("started v")
     lock = s.run_dir / ".lock"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not (lock.exists() and lock.read_text().strip()):
-        time.sleep(0.2)
-    child = int(lock.read_text())  # the trainer's PID, written when it took the folder
+    # the trainer's PID, written when it took the folder (its signal handlers are set by then)
+    wait_for(lambda: _lock_pid(lock) is not None, "the child trainer taking its run folder")
+    child = _lock_pid(lock)
     os.kill(parent.pid, signal.SIGKILL)
     parent.wait()
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and _alive(child):
-        time.sleep(0.2)
-    survived = _alive(child)
-    if survived:
-        os.kill(child, signal.SIGKILL)  # leave no trainer behind when this fails
-    assert not survived
+    try:
+        wait_for(lambda: not _alive(child), "the child trainer ending after its parent")
+    finally:
+        if _alive(child):
+            os.kill(child, signal.SIGKILL)  # leave no trainer behind when this fails
 
 
 def _alive(pid: int) -> bool:

@@ -98,8 +98,8 @@ def test_text_summary(capsys, run_dir):
     (["tiny-gpt", "--layer", "5"], "layer 5 has no attention"),
     (["tiny-gpt", "--ablate", "layers.0.norm_attn"], "not an attention, feed-forward or MoE"),
     (["tiny-gpt", "--text", "abc", "--compare", "xyz"], "does not occur in the --compare"),
-    (["tiny-gpt", "--text", "   "], "the probe text is empty"),
-    (["tiny-gpt", "--top-p", "0"], "top_p"),
+    (["tiny-gpt", "--text", "   "], "argument --text: takes some text; got '   '"),
+    (["tiny-gpt", "--top-p", "0"], "argument --top-p: takes a number from"),
 ])
 def test_user_errors_are_one_line_and_exit_2(capsys, argv, match):
     code, out, err = explain(capsys, *argv)

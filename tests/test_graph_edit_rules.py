@@ -121,6 +121,22 @@ def test_each_fixable_rule_names_a_fix_that_clears_it():
     assert "decoder_not_causal" not in {d.code for d in validate(doc.root)}
 
 
+def test_top_k_over_the_experts_is_fixed_by_setting_top_k_to_the_experts():
+    from tfstudio.graph import validate
+    from tfstudio.graph.edit_rules import fix_edit, fix_text
+    for experts, top_k in ((4, 6), (3, 5)):
+        doc = Document(load_preset("tiny-mixtral"))
+        doc.execute(set_param_edit(doc.graph(LAYER), LAYER, "moe", "experts", experts).edit)
+        doc.execute(set_param_edit(doc.graph(LAYER), LAYER, "moe", "top_k", top_k).edit)
+        problem = _problem(doc.root, "top_k_exceeds_experts")
+        assert fix_text(problem) == f"Set top k to {experts}"
+        doc.execute(fix_edit(doc.root, problem).edit)
+        assert doc.graph(LAYER).node("moe").param("top_k") == experts
+        assert "top_k_exceeds_experts" not in {d.code for d in validate(doc.root)}
+        doc.undo()                                            # one undo step
+        assert doc.graph(LAYER).node("moe").param("top_k") == top_k
+
+
 def _drawn(name: str):
     from tfstudio.graph.layout import untangled
     return untangled(load_preset(name))  # as the editor opens it (open frames need room)
@@ -161,3 +177,71 @@ def test_a_move_of_several_blocks_keeps_them_together_and_clear():
     new = ruled.edit.positions
     assert (new["embed"][0] - new["tokens"][0], new["embed"][1] - new["tokens"][1]) == (
         moved["embed"][0] - moved["tokens"][0], moved["embed"][1] - moved["tokens"][1])
+
+
+# ---------------------------------------------------------------- a drop on a wire, in line
+def _before(a, b) -> bool:
+    """Block rectangle ``a`` reads before ``b``: left of it on a shared row, or in a band
+    above it."""
+    same_row = a[1] < b[1] + b[3] and b[1] < a[1] + a[3]
+    return (same_row and a[0] + a[2] <= b[0]) or a[1] + a[3] <= b[1]
+
+
+def _splice_in_line(doc: Document, block: str, src: str, dst: str):
+    from tfstudio.graph import new_node
+    from tfstudio.graph.edit_rules import splice_in_line_edit
+    graph = doc.root
+    edge = next(e for e in graph.edges if (e.src, e.dst) == (src, dst))
+    node = new_node(graph, block, (900.0, 900.0))          # dropped far from the wire
+    ruled = splice_in_line_edit(graph, (), node, edge)
+    doc.execute(ruled.edit)
+    return node.id, ruled
+
+
+def test_a_block_dropped_on_a_top_level_wire_goes_in_line_the_rest_keeping_their_order():
+    """The issue's case: tiny-gpt, Dropout onto Token embedding -> Positional encoding, then
+    MoE onto pos -> layers. Each lands between the wire's ends in reading order (Dropout on
+    the embeddings' row, Positional encoding moved along), the untouched blocks keep their
+    order, and the drawing has no wire through a block, no shared run, no label on a block."""
+    from tfstudio.graph.layout import (block_rects, draw_level, labels_on_blocks,
+                                       overlapping_labels, overlapping_pairs, shared_runs,
+                                       wires_through_blocks)
+    doc = Document(_drawn("tiny-gpt"))
+    for block, src, dst in (("dropout", "embed", "pos"), ("moe", "pos", "layers")):
+        old = block_rects(doc.root)
+        new, ruled = _splice_in_line(doc, block, src, dst)
+        rects = block_rects(doc.root)
+        assert _before(rects[src], rects[new]) and _before(rects[new], rects[dst]), block
+        assert "moved along" in ruled.message
+        for a in old:
+            for b in old:
+                if _before(old[a], old[b]):
+                    assert not _before(rects[b], rects[a]), (block, a, b)
+        drawing = draw_level(doc.root)
+        assert overlapping_pairs(doc.root) == []
+        assert wires_through_blocks(drawing) == [] and shared_runs(drawing) == []
+        assert labels_on_blocks(drawing) == [] and overlapping_labels(drawing) == []
+    rects = block_rects(doc.root)
+    embed, dropout, pos = rects["embed"], rects["dropout1"], rects["pos"]
+    assert embed[1] == dropout[1] == pos[1]                    # one row, in line
+    doc.undo()
+    doc.undo()                                                 # each splice one undo step
+    assert block_rects(doc.root) == block_rects(_drawn("tiny-gpt"))
+
+
+def test_on_a_row_arranged_by_hand_the_reader_and_the_rest_of_its_row_move_along():
+    """A level whose blocks are not where the tidy layout puts them keeps its arrangement:
+    the wire's reader and the blocks right of it on its row shift by the new block's width
+    and a gap; the blocks on other rows stay."""
+    from tfstudio.graph.layout import CANVAS_SCALE, GAP_X, NODE_WIDTH, is_tidy
+    root = _drawn("tiny-gpt")
+    root.node("head").pos = (root.node("head").pos[0] + 300.0, root.node("head").pos[1] + 40.0)
+    assert not is_tidy(root)
+    doc = Document(root)
+    before = {n: v.pos for n, v in root.nodes.items()}
+    new, _ = _splice_in_line(doc, "dropout", "embed", "pos")
+    after = {n: v.pos for n, v in doc.root.nodes.items()}
+    step = round((NODE_WIDTH + GAP_X) / CANVAS_SCALE, 2)
+    assert after["pos"] == (round(before["pos"][0] + step, 2), before["pos"][1])
+    assert after[new] == before["pos"]                          # in the reader's place
+    assert all(after[n] == before[n] for n in ("tokens", "embed", "layers", "final_norm", "head"))

@@ -123,7 +123,7 @@ def test_inspect_exit_codes_valid_and_invalid(tmp_path, capsys):
                                   .__setitem__("heads", 5)))
     assert main(["inspect", str(path)]) == 1
     assert main(["inspect", "tiny-gpt", "--batch", str(10 ** 80)]) == 2
-    assert "--batch must be at most 2,147,483,647" in capsys.readouterr().err
+    assert "--batch: takes a whole number from 1 to 2,147,483,647" in capsys.readouterr().err
 
 
 def test_sizes_at_the_limit_load_and_inspect_prints_their_costs(tmp_path, capsys):

@@ -132,3 +132,19 @@ def test_a_wall_time_axis_places_points_at_the_logged_times(qtbot):
     assert view.lr_plot.getAxis("bottom").labelText.startswith("wall time")
     # 9 s is nearer step 3 (10 s) than step 2 (2 s), though 9 as a step would be past the end
     assert readout([series], 9.0, WALL).startswith("tiny-gpt · 08:00:00: step 3 (10.0 s)")
+
+
+def test_each_curves_x_axis_title_fits_its_plot_at_1366x768(open_training_window, qtbot):
+    """The third plot's axis title was cut ("…since the run start") on wall time."""
+    from tfstudio.gui.training.curve_math import WALL
+    window = open_training_window((1366, 768))
+    window.training.show_panel()
+    curves = window.training.panel.curves
+    reader = curves.reader
+    reader.x_axis.setCurrentIndex(reader.x_axis.findData(WALL))
+    qtbot.wait(50)
+    for plot in (curves.acc_plot, curves.lr_plot, curves.speed_plot):
+        axis = plot.getAxis("bottom")
+        title = axis.label.toPlainText()
+        assert "since" in title, title
+        assert axis.label.boundingRect().width() <= axis.geometry().width(), title

@@ -149,6 +149,27 @@ def test_a_block_dropped_on_a_top_level_wire_is_spliced_in(make_window):
         w.statusBar().currentMessage())
 
 
+def test_a_dropout_dropped_on_the_embeddings_wire_goes_in_line(make_window):
+    """Issue 40's case through a real drop: Dropout onto tiny-gpt's Token embedding ->
+    Positional encoding wire stands between them on their row (it landed beside the wire,
+    later below the LM head); Positional encoding moved along, the status bar says so."""
+    w = _window(make_window)
+    wire = w.scene.wire_items[Edge("embed", "y", "pos", "x")]
+    point = wire.mapToScene(wire._path.pointAtPercent(0.5))
+    w.view.centerOn(point)
+    at = _view_point(w, point)
+    before = {n: w.scene.node_items[n].sceneBoundingRect() for n in ("embed", "pos", "layers")}
+    _drag_over(w, "dropout", at)
+    _drop(w, "dropout", at)
+    (drop,) = [n.id for n in w.session.root if n.type == "dropout"]
+    embed, new, pos = (w.scene.node_items[n].sceneBoundingRect() for n in ("embed", drop, "pos"))
+    assert embed.top() == new.top() == pos.top()              # one row
+    assert embed.right() < new.left() and new.right() < pos.left()
+    assert pos.left() > before["pos"].left()                  # moved along
+    assert w.scene.node_items["layers"].sceneBoundingRect() == before["layers"]
+    assert "moved along to make room" in w.statusBar().currentMessage()
+
+
 def _mouse(w, kind, button, buttons, scene_pos: QPointF) -> None:
     at = QPointF(_view_point(w, scene_pos))
     event = QMouseEvent(kind, at, w.view.viewport().mapToGlobal(at), button, buttons,
@@ -219,3 +240,20 @@ def test_a_block_dropped_on_a_frame_sits_beside_the_block_it_was_dropped_by(make
     centre = lambda r: (r[0] + r[2] / 2, r[1] + r[3] / 2)  # noqa: E731
     dx, dy = (a - b for a, b in zip(centre(rects[nid]), centre(rects["attn"])))
     assert (dx * dx + dy * dy) ** 0.5 < 2 * NODE_WIDTH      # a block's width or so away
+
+
+def test_a_block_dropped_on_a_frame_shows_in_the_frame_by_the_block_it_was_dropped_by(
+        make_window):
+    """In the open frame itself (not entered), the block dropped by the Feed-forward stands
+    in the Feed-forward's column (it stood at the frame's bottom-left, by the group's input,
+    as seen in a real drag under Xvfb)."""
+    w = make_window(load_preset("tiny-gpt"))
+    frame = w.scene.node_items["layers"]
+    ffn = next(m for m in frame._minis if m.node.id == "ffn")
+    spot = frame.mapToScene(ffn.rect.center().x(), ffn.rect.bottom() + 12)
+    nid = w.scene.add_block("norm", spot)
+    frame = w.scene.node_items["layers"]                     # redrawn with the new block
+    minis = {m.node.id: m.rect for m in frame._minis}
+    assert nid in minis
+    assert abs(minis[nid].center().x() - minis["ffn"].center().x()) < minis["ffn"].width()
+    assert minis[nid].center().x() > minis["add_attn"].right()

@@ -149,3 +149,22 @@ def test_settings_remember_recent_files_across_windows(make_window, tmp_path):
     assert w2.recent_files() == []
     assert "no longer exists" in w2.last_error
     json.dumps(w2.recent_files())
+
+
+def test_saving_onto_a_full_disk_says_so_and_keeps_the_saved_file(make_window, tmp_path):
+    """A real file-size limit (``ulimit -f``) in this process: the save is refused in one
+    sentence naming the folder, and the file saved before is left whole (no .tmp beside it)."""
+    from train_stand_ins import file_size_limit
+    w = make_window(load_preset("tiny-gpt"))
+    target = tmp_path / "model.json"
+    w.ask_save_path = lambda *a, **k: str(target)
+    assert w.save()
+    saved = target.read_bytes()
+    edit(w)
+    with file_size_limit(len(saved) // 2):
+        assert not w.save()
+    assert w.last_error == (f"a file in {tmp_path} would pass the file-size limit (ulimit -f) "
+                            "while saving model.json; model.json is as it was; raise the limit "
+                            "and save again")
+    assert target.read_bytes() == saved and not list(tmp_path.glob("*.tmp"))
+    assert w.session.dirty

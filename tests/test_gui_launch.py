@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from PySide6.QtGui import QColor, QImage
 
 from tfstudio.graph import dumps
@@ -99,3 +100,23 @@ def test_none_refcount_guard(qapp):
         assert applied and sys.getrefcount(None) > 2**39
     else:
         assert not applied
+
+
+@pytest.mark.slow
+def test_a_screenshot_past_the_file_size_limit_is_one_line_and_keeps_the_old_picture(tmp_path):
+    """``ulimit -f``: the PNG cannot be written whole; exit 2 (not 1), one line naming the
+    folder, and the picture already there is left as it was."""
+    import resource
+    out = tmp_path / "shot.png"
+    out.write_bytes(b"the earlier picture")
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", TFSTUDIO_DATA_DIR=str(tmp_path / "d"))
+    result = subprocess.run(
+        [sys.executable, "-m", "tfstudio", "gui", "--screenshot", str(out), "--size", "800x600"],
+        capture_output=True, text=True, timeout=60, env=env,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, 20_000)))
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"tfstudio gui: a file in {tmp_path} would pass the file-size limit (ulimit -f) while "
+        "writing shot.png; shot.png is as it was; raise the limit and try again")
+    assert out.read_bytes() == b"the earlier picture"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d", "shot.png"]

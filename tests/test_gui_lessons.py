@@ -2,6 +2,8 @@
 base graph put on the canvas with the blocks its variants change selected."""
 from __future__ import annotations
 
+import html
+
 from tfstudio.experiments.lessons import LESSONS
 from tfstudio.experiments.lessons.course import ORDER
 from tfstudio.graph.compare import same_model
@@ -68,3 +70,24 @@ def test_train_it_starts_the_lesson_in_the_compare_view(open_training_window, mo
     assert started == ["activations"]
     assert panel.tabs.tabText(panel.tabs.currentIndex()) == "Compare"
     assert window.training.dock.isVisible()
+
+
+def test_the_course_at_1366x768_keeps_the_window_size_and_shows_the_whole_claim(
+        open_training_window, qtbot):
+    """Help > The course in the Train workspace grew a 1366x768 window to 1366x774 (the
+    claim's wrapped label set the dock's minimum height) and cut the claim off at "Claim:
+    gated feed-forward layers"."""
+    window = open_training_window((1366, 768))
+    window.training.show_panel()
+    qtbot.wait(50)
+    before = window.size()
+    window.show_lessons()
+    for name in ORDER:
+        panel = _pick(window, name)
+        qtbot.wait(10)
+        assert window.size() == before, name
+        # the whole text reachable: the label is as tall as its wrapped text needs, in a
+        # scroll area when the dock is shorter
+        label = panel.details
+        assert label.height() >= label.heightForWidth(label.width()), name
+        assert html.escape(LESSONS[name].claim) in label.text()

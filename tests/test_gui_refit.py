@@ -45,3 +45,58 @@ def test_a_zoom_by_the_user_is_kept_through_a_resize(make_window, qtbot):
     w.resize(1200, 700)
     qtbot.wait(20)
     assert abs(w.view.zoom - zoom) < 1e-6
+
+
+def _whole_with_wires(w) -> bool:
+    from tfstudio.gui.wire_item import WireItem
+    rect = QRectF()
+    for item in w.scene.items():
+        if isinstance(item, NodeItem) or (isinstance(item, WireItem) and item.edge):
+            rect = rect.united(item.drawn_rect())
+    return w.view.mapToScene(w.view.viewport().rect()).boundingRect().contains(rect)
+
+
+def test_the_problems_panel_opens_only_as_far_as_the_fitted_picture_allows(make_window, qtbot):
+    """tiny-t5 at the legible zoom fills most of the canvas: a problem opens the panel short
+    of its usual 150 px, so the encoder-decoder stays whole (at 150 its top row and decoder
+    were cut); on a window with room to spare it opens to its usual height."""
+    from tfstudio.graph import SetParam
+    from tfstudio.gui.main_window import PROBLEMS_MIN_H, PROBLEMS_OPEN_H
+    for height, whole_and_short in ((830, True), (1000, False)):
+        w = make_window(load_preset("tiny-t5"))
+        w.resize(1366, height)
+        qtbot.wait(20)
+        w.view.fit_to_view()
+        assert _whole_with_wires(w)
+        before = w.view.viewport().height()
+        w.session.execute(SetParam(("decoder",), "attn", "heads", 3))
+        w.session.refresh_report()
+        qtbot.waitUntil(lambda: w.view.viewport().height() < before - 20)
+        qtbot.wait(50)
+        dock = w.problems_dock.height()
+        assert PROBLEMS_MIN_H <= dock, dock
+        assert (dock < PROBLEMS_OPEN_H - 5) == whole_and_short, dock
+        assert _whole_with_wires(w)
+        w.close()
+
+
+def test_a_fitted_view_fits_again_when_a_splice_moves_blocks_out_of_it(make_window, qtbot):
+    """Dropout spliced in line into tiny-gpt's embeddings row at 1366x768 moves Positional
+    encoding to the right edge, its wire past it: the fitted view fits again; a view the
+    user zoomed stays as it was."""
+    from tfstudio.graph import Edge
+    for fitted in (True, False):
+        w = make_window(load_preset("tiny-gpt"))
+        w.resize(1366, 768)
+        qtbot.wait(20)
+        w.view.fit_to_view()
+        if not fitted:
+            w.view.set_zoom(0.9)
+        transform = w.view.transform()
+        wire = w.scene.wire_items[Edge("embed", "y", "pos", "x")]
+        w.scene.add_block("dropout", wire.mapToScene(wire._path.pointAtPercent(0.5)),
+                          splice=True)
+        qtbot.wait(30)
+        assert _whole_with_wires(w) == fitted
+        assert (w.view.transform() == transform) != fitted
+        w.close()

@@ -77,7 +77,7 @@ def test_a_full_disk_during_a_force_import_leaves_the_earlier_run_as_it_was(
     before = contents(old_run)
     assert main(["import-hf", str(exported), "--out", str(old_run), "--force"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err == (f"tfstudio import-hf: no space left on the disk of {old_run} while writing "
+    assert err == (f"tfstudio import-hf: the disk of {old_run} is full while writing "
                    "the import; the run already there is as it was; free space and import "
                    "again")
     assert contents(old_run) == before

@@ -176,3 +176,49 @@ def test_the_top_level_wraps_into_bands_no_wider_than_the_wrap_width():
     layer = boxes["layers"]
     assert boxes["embed"][1] + boxes["embed"][3] <= layer[1]
     assert boxes["head"][1] >= layer[1] + layer[3]
+
+
+def _extent(graph: Graph, positions) -> tuple[float, float]:
+    boxes = [(x * CANVAS_SCALE, y * CANVAS_SCALE, block_size(graph, n).width,
+              block_size(graph, n).height) for n, (x, y) in positions.items()]
+    return (max(x + w for x, _, w, _ in boxes) - min(x for x, _, _, _ in boxes),
+            max(y + h for _, y, _, h in boxes) - min(y for _, y, _, _ in boxes))
+
+
+def test_an_open_frame_of_four_sublayers_wraps_and_its_stream_leaves_from_the_last_band():
+    """gpt3-style-local's layer drawn open was 1310 wide in one row: it wraps into bands no
+    wider than a laptop's canvas, and its output port sits on the last band's row."""
+    from tfstudio.graph.layout import group_frame
+    root = load_preset("tiny-gpt3-local")
+    frame = group_frame(root, "layers")
+    assert frame.size.width <= WRAP_WIDTH
+    inside = root.node("layers").subgraph
+    out = inside.nodes_of_type(GROUP_OUTPUT)[0].id
+    inp = inside.nodes_of_type(GROUP_INPUT)[0].id
+    assert frame.inner[out][1] > frame.inner[inp][1]                 # a band below
+    assert frame.output_ys[0] == frame.inner[out][1] + frame.inner_sizes[out].anchor
+    assert frame.input_ys[0] == frame.inner[inp][1] + frame.inner_sizes[inp].anchor
+    # a frame that fits (tiny-gpt's layer) keeps one row: both ports on one line
+    small = group_frame(load_preset("tiny-gpt"), "layers")
+    assert small.output_ys == small.input_ys
+
+
+def test_a_layer_too_tall_with_its_stream_on_a_row_puts_its_sublayers_in_line():
+    """Entered, four sublayers with the stream on one row and the branches on another took
+    1000 x 1032 (a laptop shows about 1074 x 883): in line they take a row per band."""
+    layer = load_preset("tiny-gpt3-local").node("layers").subgraph
+    width, height = _extent(layer, tidy_positions(layer))
+    assert width <= WRAP_WIDTH + 0.1 and height <= 800, (width, height)  # positions round
+    in_line = tidy_positions(layer)
+    assert in_line["attn"][1] == in_line["add_attn"][1]
+    # a layer that fits with its stream on a row keeps it there, the branch on its own row
+    small = load_preset("tiny-gpt").node("layers").subgraph
+    tidy = tidy_positions(small)
+    assert tidy["inputs"][1] == tidy["add_attn"][1] != tidy["attn"][1]
+
+
+def test_an_encoder_over_a_decoder_takes_closer_rows_and_bands_to_fit_a_laptop():
+    """tiny-transformer's top level was 918 tall (a laptop shows 883 at 70%)."""
+    from tfstudio.graph.layout import untangled
+    root = untangled(load_preset("tiny-transformer"))
+    assert _extent(root, tidy_positions(root))[1] <= 870

@@ -33,4 +33,4 @@ def test_compare_lesson_refuses_the_flags_its_claim_fixes(tmp_path, capsys):
 def test_lesson_refuses_bad_seeds_in_one_line(tmp_path, capsys):
     assert main(["lesson", "norm", "--seeds", "1,x", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "--seeds takes comma-separated whole numbers" in err[0]
+    assert len(err) == 1 and "argument --seeds: takes comma-separated whole numbers" in err[0]

@@ -38,7 +38,7 @@ def test_a_snapshot_holds_what_the_views_draw(gpt, tokenizer):
     assert steps[0]["name"] == "embed: token ids"
     assert steps[0]["picked"].tolist() == [tokenizer.encode("abcab")[4]]
     last = steps[-1]       # the sampler's distribution (no filter by default): the top 15
-    assert last["name"] == "probabilities at position 4 after top-k 0 and top-p 1"
+    assert last["name"] == "probabilities at position 4, no filter (top-k and top-p off)"
     row = logits[0, -1].double().numpy()
     p = np.exp(row - row.max()) / np.exp(row - row.max()).sum()
     top = np.argsort(-p, kind="stable")[:15]

@@ -360,7 +360,7 @@ def test_the_walk_defaults_positions_and_heads(gpt, tokenizer):
     np.testing.assert_allclose(walk.logits, fused, rtol=1e-6, atol=1e-6 * np.abs(fused).max())
     assert walk.step("layers.0.attn: head 0: scores").shape == (5, 5)
     last = walk.steps[-1]
-    assert last.name == "probabilities at position 4 after top-k 0 and top-p 1"
+    assert last.name == "probabilities at position 4, no filter (top-k and top-p off)"
     np.testing.assert_allclose(last.value, walk.step("probabilities at position 4").value)
     assert forward_walk(model, inputs, position=-5).position == 0
     for outside in (5, -6):
@@ -623,9 +623,9 @@ def test_the_walk_of_a_sliding_window_and_a_greedy_head(tokenizer):
     assert mask.formula == "M[i, j] = query i may attend to key j (causal) (window 16)"
     # temperature 0: no temperature step, the final distribution is the argmax alone
     sampling = [s.name for s in walk.steps if s.kind == "sampling"]
-    assert sampling == ["probabilities at position 2",
-                        "probabilities at position 2 after top-k 0 and top-p 1"]
-    greedy = steps["probabilities at position 2 after top-k 0 and top-p 1"].value
+    greedy_name = "probabilities at position 2, greedy (temperature 0): the likeliest token alone"
+    assert sampling == ["probabilities at position 2", greedy_name]
+    greedy = steps[greedy_name].value
     assert greedy.argmax() == walk.logits[2].argmax() and greedy.sum() == greedy.max() == 1
     # an untied head says so
     untied = graph_file([TOKENS, {"id": "embed", "type": "token_embedding",
@@ -976,3 +976,16 @@ def test_every_block_of_a_compiled_graph_is_walked_inline_sums_and_foreign_block
     assert_steps(steps, "head", "lm_head", [
         ("head: logits", "l = x W_vocab^T (tied to the embedding)",
          0.5 * normed @ f64(block_of(model, "embed").weight).T)])
+
+
+def test_the_last_sampling_card_names_the_filters_that_ran_or_says_none_did():
+    """It read "after top-k 0 and top-p 1" when both filters were off."""
+    from tfstudio.probes.walk import sampling_steps
+    row = np.array([2.0, 1.0, 0.5, -1.0])
+    names = {(k, p): sampling_steps(row, 3, 1.0, k, p)[-1].name
+             for k, p in ((0, 1.0), (2, 1.0), (0, 0.5), (2, 0.5))}
+    assert names == {(0, 1.0): "probabilities at position 3, no filter (top-k and top-p off)",
+                     (2, 1.0): "probabilities at position 3 after top-k 2",
+                     (0, 0.5): "probabilities at position 3 after top-p 0.5",
+                     (2, 0.5): "probabilities at position 3 after top-k 2 and top-p 0.5"}
+    assert sampling_steps(row, 3, 0.0, 0, 1.0)[-1].name.endswith("the likeliest token alone")

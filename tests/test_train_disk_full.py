@@ -17,11 +17,12 @@ from safetensors import SafetensorError
 
 import tfstudio.runs.checkpoint as checkpoint_module
 from tfstudio.presets import load_preset
-from tfstudio.runs.checkpoint import disk_refusal, find_checkpoint
+from tfstudio.runs.checkpoint import find_checkpoint
+from tfstudio.runs.disk import disk_refusal
 from tfstudio.runs.config import TrainConfig
 from tfstudio.train.events import Failed, MetricsLog, read_events
 from tfstudio.train.trainer import Trainer
-from train_stand_ins import TINY
+from train_stand_ins import TINY, file_size_limit
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -58,7 +59,7 @@ def test_a_full_disk_while_saving_ends_in_one_line_and_keeps_the_previous_checkp
     full_disk_after(monkeypatch, saves=1, error=error)
     end = Trainer(load_preset("tiny-gpt"), tiny_config(), run_dir=run).run()
     assert isinstance(end, Failed) and end.reason == "disk"
-    assert end.message == (f"no space left on the disk of {run} while saving step 4; the "
+    assert end.message == (f"the disk of {run} is full while saving step 4; the "
                            "previous checkpoint (step 2) is intact; free space and --resume")
     assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["LATEST", "step-00000002"]
     assert (run / "checkpoints" / "LATEST").read_text() == "step-00000002"
@@ -72,7 +73,7 @@ def test_a_full_disk_before_any_checkpoint_says_that_none_was_written(tmp_path, 
     run = tmp_path / "run"
     full_disk_after(monkeypatch, saves=0, error=ENOSPC)
     end = Trainer(load_preset("tiny-gpt"), tiny_config(), run_dir=run).run()
-    assert end.message == (f"no space left on the disk of {run} while saving step 2; no "
+    assert end.message == (f"the disk of {run} is full while saving step 2; no "
                            "checkpoint of this run was written yet; free space and train again")
     assert list((run / "checkpoints").iterdir()) == []
 
@@ -102,20 +103,22 @@ def test_a_full_disk_while_writing_metrics_names_the_file(tmp_path, monkeypatch)
     monkeypatch.setattr(MetricsLog, "__call__", write)
     end = Trainer(load_preset("tiny-gpt"), tiny_config(log_every=1), run_dir=run).run()
     assert end.reason == "disk"
-    assert end.message == (f"no space left on the disk of {run / 'metrics.jsonl'} at step 3; "
+    assert end.message == (f"the disk of {run / 'metrics.jsonl'} is full at step 3; "
                            "the previous checkpoint (step 2) is intact; free space and --resume")
 
 
 @pytest.mark.parametrize("error, expected", [
-    (OSError(errno.ENOSPC, "x"), "no space left on the disk of {where}"),
+    (OSError(errno.ENOSPC, "x"), "the disk of {where} is full"),
     (OSError(errno.EFBIG, "x"), "a file in {where} would pass the file-size limit (ulimit -f)"),
     (OSError(errno.EDQUOT, "x"), "the disk quota for {where} is used up"),
     (SafetensorError("Error while serializing: I/O error: File too large (os error 27)"),
      "a file in {where} would pass the file-size limit (ulimit -f)"),
     (SafetensorError('IoError(Os { code: 28, kind: StorageFull, message: "No space" })'),
-     "no space left on the disk of {where}"),
-    (OSError(errno.EACCES, "x"), None),
-    (SafetensorError("Error while serializing: (os error 13)"), None),
+     "the disk of {where} is full"),
+    (OSError(errno.EACCES, "x"), "{where} may not be written here (permission denied)"),
+    (OSError(errno.EROFS, "x"), "{where} is on a read-only disk"),
+    (OSError(errno.ENOENT, "x"), None),
+    (SafetensorError("Error while serializing: (os error 2)"), None),
     (ValueError("os error 28"), None),
 ])
 def test_only_writes_the_disk_refused_are_called_a_full_disk(error, expected):
@@ -162,3 +165,38 @@ def test_a_file_size_limit_is_a_clear_line_and_exit_2(tmp_path):
         "again")
     assert list((run / "checkpoints").iterdir()) == []  # no half-written folder left
     assert find_checkpoint(run / "checkpoints").path is None
+
+
+def test_a_write_no_command_caught_is_still_one_line_naming_its_folder(tmp_path):
+    from tfstudio.cli import refused_write
+    report = tmp_path / "compare" / "report.md"
+    assert refused_write(OSError(errno.ENOSPC, "No space left on device", str(report))) == (
+        f"the disk of {report.parent} is full while writing report.md; the files written "
+        "before it are whole; free space and run it again")
+    assert refused_write(OSError(errno.ENOENT, "No such file", str(report))) is None
+
+
+def test_a_whole_write_the_disk_refuses_leaves_the_file_as_it_was(tmp_path):
+    from tfstudio.runs.disk import write_whole
+    page = tmp_path / "report.html"
+    write_whole(page, "the earlier report")
+    with file_size_limit(1000), pytest.raises(OSError) as refused:
+        write_whole(page, "x" * 5000)
+    assert refused.value.errno == errno.EFBIG
+    assert page.read_text() == "the earlier report" and sorted(tmp_path.iterdir()) == [page]
+
+
+def test_a_comparison_whose_every_run_the_disk_refused_says_why_in_its_last_line(tmp_path,
+                                                                                capsys):
+    from tfstudio.cli import main
+    out = tmp_path / "cmp"
+    with file_size_limit(300_000):  # tiny-gpt's checkpoint weights are ~530 KB
+        code = main(["compare", "tiny-gpt", "--vary", "norm=pre,post", "--out", str(out),
+                     "--steps", "2", "--seeds", "1", "--corpus", "sample:small", "--tokenizer",
+                     "byte", "--batch-size", "2", "--seq-len", "16"])
+    assert code == 2
+    run = out / "runs" / "norm-pre" / "seed-1"
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "tfstudio compare: every run failed; the first, norm=pre (seed 1): a file in "
+        f"{run} would pass the file-size limit (ulimit -f) while saving step 2; no checkpoint "
+        "of this run was written yet; raise the limit and train again")

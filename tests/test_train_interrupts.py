@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -177,3 +178,141 @@ def test_a_dead_writers_lock_is_taken_over_with_a_note_naming_it_and_the_step(tm
 def test_the_stopped_line_says_what_is_on_disk(step, saved, line):
     from tfstudio.cli.train import stopped_line
     assert stopped_line(step, saved) == line
+
+
+def sampler_step(trainer) -> int:
+    """Micro-batches the run's data has served (0 before the data is built)."""
+    try:
+        return trainer.pipeline.state_dict()["sampler"]["step"]
+    except AttributeError:
+        return 0
+
+
+def signal_when(condition, *signums, timeout: float = 60.0) -> threading.Thread:
+    """A thread that sends this process ``signums`` once ``condition()`` holds (polled)."""
+    def watch():
+        deadline = time.monotonic() + timeout
+        while not condition() and time.monotonic() < deadline:
+            time.sleep(0.005)
+        sent.append(time.monotonic())
+        for signum in signums:
+            os.kill(os.getpid(), signum)
+    sent: list[float] = []
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.sent = sent
+    thread.start()
+    return thread
+
+
+def test_a_stop_between_micro_batches_answers_at_once_and_gives_the_step_up(tmp_path):
+    """SIGTERM lands inside a step of 5,000 micro-batches (the old loop ran them all first)."""
+    from tfstudio.train.signals import StopOnSignals
+    trainer = Trainer(load_preset("tiny-gpt"), tiny_config(steps=2, grad_accum=5000),
+                      run_dir=tmp_path / "run")
+    watcher = signal_when(lambda: trainer.session is not None and sampler_step(trainer) >= 3,
+                          signal.SIGTERM)
+    with StopOnSignals(trainer.stop, abandon=trainer.abandon) as signals:
+        end = trainer.run()
+    answered = time.monotonic() - watcher.sent[0]
+    assert signals.received == signal.SIGTERM
+    assert isinstance(end, Finished) and end.reason == "stopped" and end.step == 0
+    assert answered < 2.0, f"the stop took {answered:.1f} s"
+    assert sampler_step(trainer) == 0  # the given-up step's micro-batches are put back
+
+
+def test_a_second_sigint_before_any_checkpoint_still_saves_the_last_whole_step(tmp_path):
+    """Two Ctrl+C inside a forward pass, no checkpoint yet (--checkpoint-every 0): the second
+    gives the step up at once (the old handler ended the process, saving nothing); the run
+    saves the steps before it, and resuming continues with no gap."""
+    from tfstudio.runs.checkpoint import read_state
+    from tfstudio.train.signals import StopOnSignals
+    run, accum = tmp_path / "run", 4
+    config = tiny_config(steps=100000, grad_accum=accum, checkpoint_every=0, log_every=1)
+    trainer = Trainer(load_preset("tiny-gpt"), config, run_dir=run)
+    forwards_after = []
+
+    def press_twice(module, inputs):
+        if forwards_after:
+            forwards_after.append(1)
+        elif trainer.step >= 2 and sampler_step(trainer) % accum == 2:
+            forwards_after.append(0)
+            # os.kill from this thread runs the handler before it returns: two presses,
+            # the second while this forward pass is still going
+            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGINT)
+            forwards_after.append("the forward pass went on")
+
+    def on_start(event):
+        if isinstance(event, Started):
+            trainer.model.register_forward_pre_hook(press_twice)
+    trainer.listeners.append(on_start)
+    with StopOnSignals(trainer.stop, abandon=trainer.abandon) as signals:
+        end = trainer.run()
+    assert signals.abandoned and end.reason == "stopped" and end.step >= 2, end
+    assert forwards_after == [0], forwards_after  # cut short at the second press
+    saved = find_checkpoint(run / "checkpoints").path
+    assert saved is not None and step_of(saved) == end.step
+    # the data position is that of the whole steps: the half step's batches were put back
+    assert read_state(saved)["data"]["sampler"]["step"] == end.step * accum
+    again = Trainer(load_preset("tiny-gpt"), tiny_config(**{**config.to_dict(),
+                                                             "steps": end.step + 1}),
+                    run_dir=run, resume=True)
+    assert again.run().reason == "completed"
+    assert logged_steps(run)[-2:] == [end.step, end.step + 1]
+
+
+def test_a_third_signal_ends_the_process_at_once(tmp_path):
+    script = ("import os, signal, time\n"
+              "from tfstudio.train.signals import StopOnSignals\n"
+              "calls = []\n"
+              "with StopOnSignals(lambda: calls.append('stop'),\n"
+              "                   abandon=lambda: calls.append('abandon')) as s:\n"
+              "    for _ in range(2):\n"
+              "        os.kill(os.getpid(), signal.SIGTERM)\n"
+              "        time.sleep(0.05)\n"
+              "    assert calls == ['stop', 'abandon'], calls\n"
+              "    os.kill(os.getpid(), signal.SIGINT)\n"
+              "    time.sleep(5)\n"
+              "raise SystemExit(0)\n")
+    done = subprocess.run([sys.executable, "-c", script], env=cli_env(), capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 130, done.stderr
+
+
+@pytest.mark.slow
+def test_sigterm_is_answered_within_seconds_with_a_billion_micro_batches(tmp_path):
+    run = tmp_path / "run"
+    proc = subprocess.Popen(train_command(run, "--grad-accum", "1000000000", "--steps", "2"),
+                            env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 120
+    while not ((run / "metrics.jsonl").exists() and any(
+            isinstance(e, Started) for e in read_events(run / "metrics.jsonl"))):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert time.monotonic() - sent < 10, err
+    assert proc.returncode == 143, err
+    assert err.strip().splitlines()[-1] == ("tfstudio train: stopped at step 0, before any "
+                                            "training step; nothing to save")
+
+
+@pytest.mark.slow
+def test_two_sigints_before_the_first_checkpoint_save_the_steps_trained(tmp_path):
+    run = tmp_path / "run"
+    proc = start_training(run, "--checkpoint-every", "0", "--grad-accum", "50")
+    proc.send_signal(signal.SIGINT)
+    lines = []
+    while not lines or "stopping after this step" not in lines[-1]:
+        lines.append(proc.stderr.readline())
+        assert lines[-1], "".join(lines)
+    proc.send_signal(signal.SIGINT)  # the second press, once the first was heard
+    _, err = proc.communicate(timeout=60)
+    err = "".join(lines) + err
+    assert proc.returncode == 130, err
+    saved = find_checkpoint(run / "checkpoints").path
+    assert saved is not None, err
+    assert err.strip().splitlines()[-1] == (f"tfstudio train: stopped at step {step_of(saved)}; "
+                                            "checkpoint saved; continue with --resume")

@@ -249,3 +249,27 @@ def test_a_planned_sharded_run_under_torchrun_refuses_probes_and_resuming(run_co
     assert str(resumed.value) == FSDP_RESUME
     new = _plan(TrainConfig(**fsdp), RunFolder(tmp_path / "new"), dist=TWO_RANKS)
     assert new.checkpoint is None and new.config.parallel == "fsdp"
+
+
+def test_a_warm_up_longer_than_the_run_is_cut_to_its_steps_once_for_every_caller(tmp_path):
+    """30 steps with warm-up 50 never reached the learning rate asked for (0.0015 at step 25
+    against 0.003): the plan every caller goes through (CLI, the app's Train, Compare's
+    variants) cuts it, says so, and config.json keeps the cut value."""
+    from tfstudio.runs.folder import RunFolder
+    from tfstudio.train.events import StepMetrics
+    from tfstudio.train.trainer import Trainer
+
+    long_warmup = TrainConfig(**{**TINY, "steps": 4, "warmup_steps": 50, "lr": 0.003})
+    start = _plan(long_warmup, RunFolder(tmp_path / "plan"), tokenizer=ByteTokenizer())
+    assert start.config.warmup_steps == 4
+    assert any("warm-up cut from 50 to 4 steps" in note for note in start.notes)
+    within = TrainConfig(**{**TINY, "steps": 4, "warmup_steps": 3})
+    assert _plan(within, RunFolder(tmp_path / "p2"), tokenizer=ByteTokenizer()).notes == []
+
+    rates = []
+    trainer = Trainer(tfstudio.load_graph("tiny-gpt"), long_warmup, run_dir=tmp_path / "run",
+                      listeners=[lambda e: isinstance(e, StepMetrics) and rates.append(e.lr)])
+    assert trainer.run().reason == "completed"
+    assert rates[-1] == pytest.approx(0.003)        # the rate asked for, at the last step
+    assert rates == sorted(rates)
+    assert RunFolder(tmp_path / "run").config().warmup_steps == 4

@@ -183,6 +183,22 @@ def test_heads_on_a_gqa_base_with_groups_of_four_keep_groups_of_four():
         apply_setting(base, "layers.attn.heads", "6")
 
 
+def test_heads_follow_the_editors_rule_so_a_remembered_gqa_comes_back():
+    """A layer the editor made MQA (heads 5 cannot be grouped) remembers its GQA; varying its
+    heads to 4 gets GQA 4/2 back, as the inspector's head change does (edit_rules.heads_edit),
+    not MQA 4/1, and the memory is spent as it is in the editor."""
+    from tfstudio.graph import Document
+    from tfstudio.graph.edit_rules import heads_edit, remembered_group
+    doc = Document(load_preset("tiny-llama"))
+    doc.execute(heads_edit(doc.graph(("layers",)), ("layers",), "attn", 5).edit)
+    assert heads_kv(doc.root) == {(5, 1)}                     # MQA, GQA remembered
+    varied = apply_setting(doc.root, "layers.attn.heads", "4")
+    doc.execute(heads_edit(doc.graph(("layers",)), ("layers",), "attn", 4).edit)
+    assert heads_kv(varied) == heads_kv(doc.root) == {(4, 2)}
+    layer = varied.nodes["layers"].subgraph
+    assert remembered_group(layer, "attn") is None
+
+
 def test_a_parameter_path_sets_only_its_parameter():
     base = load_preset("tiny-llama")
     graph = apply_setting(base, "layers.ffn.d_ff", "96")

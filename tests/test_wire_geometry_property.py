@@ -1,6 +1,6 @@
-"""Wires that never pass under a block: random edit sequences (add, drop on a wire, wire,
-switch, group, delete, move; at the top level or inside a layer group, which is what a drop
-into its open frame edits), made as the editor makes them, leave every level drawn with no
+"""Wires that never pass under a block: random edit sequences (add, drop on a wire (in line
+at the top level, as the canvas splices), wire, switch, group, delete, move; at the top level
+or inside a layer group, which is what a drop into its open frame edits), made as the editor makes them, leave every level drawn with no
 wire through a block, no two blocks overlapping, no two shape labels overlapping, no label on
 a block and no two wires sharing a run: the top level, each group's inside as drawn when entered
 (graph.layout.draw_level) and each open frame's small blocks and wires as drawn at the level
@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from tfstudio.graph import (AddNode, Connect, Document, Edge, GraphError, MoveNodes, RemoveNodes,
                             ReplaceGraph, group_edit, kept_tidy, new_node)
+from tfstudio.graph.edit_rules import splice_in_line_edit
 from tfstudio.graph.insert import splice_edit
 from tfstudio.graph.layout import (CANVAS_SCALE, LANE_GAP, NODE_WIDTH, _crosses, clear_spot,
                                    draw_frame, draw_level, labels_on_blocks, needs_tidy,
@@ -61,13 +62,18 @@ def _apply(doc: Document, step) -> None:
         node = new_node(g, step[1], (step[2], step[3]))
         node.pos = clear_spot(g, node, node.pos)
         command = AddNode(path, node)
-    elif kind == "splice":  # a block dropped on a wire: at the wire's middle, clear
+    elif kind == "splice":  # a block dropped on a wire: at the wire's middle
         if not g.edges:
             return
         edge = g.edges[step[2] % len(g.edges)]
         a, b = g.node(edge.src).pos, g.node(edge.dst).pos
         node = new_node(g, step[1], ((a[0] + b[0]) / 2, (a[1] + b[1]) / 2))
-        node.pos = clear_spot(g, node, node.pos)
+        if not path:  # on a wire of the level shown: in line, as the canvas does
+            ruled = splice_in_line_edit(g, path, node, edge)
+            if ruled is not None:
+                doc.execute(kept_tidy(ruled.edit))
+                return
+        node.pos = clear_spot(g, node, node.pos)  # into a frame's wire: beside it, clear
         command = splice_edit(g, path, node, edge) or AddNode(path, node)
     elif kind == "wire":
         outs = [(n, p) for n in g.nodes for p in g.output_ports(n)]

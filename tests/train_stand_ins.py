@@ -1,5 +1,8 @@
-"""Stand-ins shared by the training tests: a tiny run's settings, the second of two ranks, a
+"""Stand-ins shared by the training tests: a tiny run's settings, a real file-size limit, the second of two ranks, a
 model whose logits are fixed, a model whose head is tied to its embedding."""
+import contextlib
+import resource
+
 import torch
 
 from tfstudio.train.distributed import DistInfo
@@ -7,6 +10,21 @@ from tfstudio.train.distributed import DistInfo
 # tiny-gpt on the small stories, byte tokens: a step takes milliseconds
 TINY = dict(corpus="sample:small", tokenizer="byte", batch_size=2, seq_len=16,
             warmup_steps=0, eval_every=0)
+
+
+
+@contextlib.contextmanager
+def file_size_limit(limit: int):
+    """This process's soft RLIMIT_FSIZE (``ulimit -f``) lowered to ``limit`` bytes, then put
+    back: a real limit, under which a longer write fails with EFBIG (Python ignores
+    SIGXFSZ)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+
 
 TWO_RANKS = DistInfo(rank=1, world_size=2, local_rank=1)
 

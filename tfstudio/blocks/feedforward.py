@@ -120,7 +120,8 @@ def _moe_check(node, shapes: Shapes, ctx) -> list:
             "top_k_exceeds_experts",
             f"top k is {params.top_k} but there are only {params.experts} experts; a "
             "token cannot be routed to more experts than exist",
-            f"lower top k to at most {params.experts}, or add experts")]
+            f"lower top k to at most {params.experts}, or add experts",
+            fix=("top_k", params.experts))]
     if params.top_k == 1 and moe_weighting(params) == "renormalised" and params.experts > 1:
         return [ctx.warning(
             "router_without_gradient",

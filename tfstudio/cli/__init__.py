@@ -9,7 +9,8 @@ import importlib
 import sys
 from pathlib import Path
 
-from .errors import USAGE_EXIT, Parser, UsageError, report_internal, report_usage
+from .errors import (USAGE_EXIT, Parser, UsageError, os_error_line, report_internal,
+                     report_usage)
 from .help import HelpFormatter
 
 # name -> (module with configure(parser) and run(args) -> int, one-line help)
@@ -66,8 +67,23 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `tfstudio inspect llama | head`: the reader left, nothing to say
         sys.stderr.close()
         return 0
-    except Exception:  # a bug: one line, the traceback kept in a log file
+    except Exception as exc:  # a bug, unless the machine refused a path: said in one line
+        line = refused_write(exc) or (os_error_line(exc) if isinstance(exc, OSError) else None)
+        if line:
+            return report_usage(args.command, line)
         return report_internal(args.command)
+
+
+def refused_write(exc: BaseException) -> str | None:
+    """The one line for a write the disk refused that no command caught itself (a report, a
+    lesson's page), naming the file's folder; None for any other error."""
+    from ..runs.disk import disk_refusal, disk_line
+    if disk_refusal(exc) is None:
+        return None
+    name = getattr(exc, "filename", None)
+    where = Path(name).parent if name else "the output folder"
+    when = f"while writing {Path(name).name}" if name else "while writing"
+    return disk_line(exc, where, when, "the files written before it are whole", "run it again")
 
 
 def _with_command(argv: list[str]) -> list[str]:

@@ -19,3 +19,15 @@ def check_device(name: str):
         return pick_device(name)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+
+
+def say_what_is_used(prog: str, folder, asked_device: str | None = None, device=None) -> None:
+    """One line for each thing used that is not the one asked for: an older checkpoint than
+    the newest (each damaged newer one passed over, with the one used instead) and a device
+    other than the name given (``auto``, resolved). Nothing when both are as asked."""
+    import sys
+    folder.checkpoint()  # fills folder.notes
+    for note in folder.notes:
+        print(f"{prog}: note: {note}", file=sys.stderr)
+    if asked_device is not None and str(device) != asked_device:
+        print(f"{prog}: note: --device {asked_device}: using {device}", file=sys.stderr)

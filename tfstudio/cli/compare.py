@@ -10,7 +10,8 @@ from pathlib import Path
 
 from ..runs import CheckpointError, RunError
 from ..runs.config import TrainConfig
-from .train import SETTING_HELP
+from . import values
+from .train import SETTING_CHOICES, SETTING_HELP, setting_type
 
 PROG = "tfstudio compare"
 # what bad input (a corpus, a folder, a changed graph) raises: one line, exit 2
@@ -20,24 +21,24 @@ TRAINING_FLAGS = ("corpus", "tokenizer", "steps", "batch_size", "seq_len", "lr",
 
 
 def configure(parser) -> None:
-    parser.add_argument("base", nargs="?", help="a preset name or a graph .json file")
+    parser.add_argument("base", nargs="?", type=values.path, help="a preset name or a graph .json file")
     parser.add_argument("--vary", action="append", default=[], metavar="KEY=v1,v2",
                         help="attention=mha,gqa,mqa; norm=pre,post,post-in-residual,sandwich; "
                              "positions=learned,sinusoidal,rope,alibi,none; ffn=dense,moe; "
                              "activation=gelu,swiglu; or a parameter path such as "
                              "layers.attn.heads=2,4,8 (repeatable: every combination is "
                              "trained)")
-    parser.add_argument("--out", help="folder for the runs and the report (required, except "
+    parser.add_argument("--out", type=values.path, help="folder for the runs and the report (required, except "
                                       "for --report and --lesson: default lesson-NAME)")
-    parser.add_argument("--seeds", default=None,
+    parser.add_argument("--seeds", type=values.run_seeds, default=None,
                         help="comma-separated seeds, each variant trained once per seed "
                              f"(default: {TrainConfig.seed}; a lesson's: 1,2,3)")
-    parser.add_argument("--jobs", type=int, default=1,
+    parser.add_argument("--jobs", type=values.positive_int, default=1,
                         help="train this many runs at once as local processes (default 1)")
     parser.add_argument("--eval-lengths", default="",
                         help="e.g. 64,128,192,256: loss per position bucket and a loss-against-"
                              "position plot")
-    parser.add_argument("--target-loss", type=float, default=None,
+    parser.add_argument("--target-loss", type=values.finite_float, default=None,
                         help="validation loss for the 'steps to target' column (default: the "
                              "worst variant's final loss, which every variant reaches)")
     parser.add_argument("--tune-lr", action="store_true",
@@ -47,7 +48,7 @@ def configure(parser) -> None:
                              "the sweep's table goes on the report (DIR/lr_sweep.json)")
     parser.add_argument("--print-commands", action="store_true",
                         help="print the tfstudio train commands instead of running them")
-    parser.add_argument("--report", metavar="DIR",
+    parser.add_argument("--report", type=values.path, metavar="DIR",
                         help="collect the finished runs of the comparison in DIR and write its "
                              "report instead of training (default: train, then report)")
     parser.add_argument("--lesson", metavar="NAME",
@@ -59,7 +60,8 @@ def configure(parser) -> None:
     for name in TRAINING_FLAGS:
         value = getattr(defaults, name)
         # None: not given (a lesson refuses a flag given; a plain comparison takes the default)
-        parser.add_argument("--" + name.replace("_", "-"), type=type(value), default=None,
+        parser.add_argument("--" + name.replace("_", "-"), type=setting_type(name), default=None,
+                            choices=SETTING_CHOICES.get(name),
                             help=SETTING_HELP[name] + f"; the same for every variant "
                                                       f"(default: {value})")
 

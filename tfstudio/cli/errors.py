@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import errno
+import re
 import sys
 import traceback
 from pathlib import Path
@@ -32,6 +34,73 @@ def check_out_folder(path: str | Path, flag: str = "--out") -> None:
     in one line (not "[Errno 17] File exists" once the work is done)."""
     if Path(path).exists() and not Path(path).is_dir():
         raise UsageError(f"{flag} {path} is a file, not a folder; choose another {flag}")
+
+
+def check_out_apart(out: str | Path, reads: dict[str, str | Path | None],
+                    flag: str = "--out") -> None:
+    """A command never writes where it reads: ``out`` must not be, contain or lie inside any
+    path in ``reads`` (what it names, e.g. "the run export reads" -> path). Refused in one line,
+    --force or not: replacing an input's files would lose what it holds."""
+    target = Path(out).expanduser().resolve()
+    for what, path in reads.items():
+        if not path or not Path(path).exists():
+            continue
+        source = Path(path).expanduser().resolve()
+        if target == source:
+            where = "is"
+        elif source.is_relative_to(target):
+            where = "contains"
+        elif target.is_relative_to(source) and source.is_dir():
+            where = "lies inside"
+        else:
+            continue
+        raise UsageError(f"{flag} {out} {where} {what} ({path}), and writing there would "
+                         f"replace what it reads, --force or not; choose a {flag} outside it")
+
+
+# what an OS error means for the path it names, and what to do (the raw "[Errno 30] ..." is
+# neither); a write the disk refused (full, quota, file-size limit, read-only, permission) is
+# said by runs/disk.py, the one home of those; errors outside both are left to the
+# internal-error report
+_OS_REASONS = {
+    errno.EPERM: ("is not open to this user (operation not permitted)",
+                  "choose a path you can use"),
+    errno.ENOENT: ("does not exist", "check the path"),
+    errno.ENOTDIR: ("is not a folder (a part of the path is a file)", "check the path"),
+    errno.EISDIR: ("is a folder, not a file", "give a file's path"),
+    errno.EEXIST: ("already exists", "choose another path"),
+    errno.ENAMETOOLONG: ("is too long a name for the file system", "choose a shorter path"),
+}
+
+
+def os_error_line(exc: OSError) -> str | None:
+    """``exc`` as a sentence naming its path and what to do, or None when it is not an error
+    of the path (then it is a bug, reported as one)."""
+    from ..runs.disk import disk_sentence
+    path = exc.filename if exc.filename not in (None, "") else "a file it writes"
+    refused = disk_sentence(exc, path)
+    if refused:
+        return refused
+    reason = _OS_REASONS.get(exc.errno)
+    if reason is None:
+        return None
+    what, fix = reason
+    return f"{path} {what}; {fix}"
+
+
+def os_error_from_text(text: str) -> OSError | None:
+    """The OSError that ``str(exc)`` (``[Errno 30] Read-only file system: 'PATH'``) came
+    from, for errors that reach us only as text (a trainer's Failed event)."""
+    match = re.match(r"\[Errno (\d+)\] ([^:]+)(?:: '(.*)')?$", text.strip())
+    if not match:
+        return None
+    return OSError(int(match[1]), match[2], match[3])
+
+
+def user_message(exc: Exception) -> str:
+    """What an error the user can act on says: an OS error as a sentence, else its text."""
+    line = os_error_line(exc) if isinstance(exc, OSError) else None
+    return line or " ".join(str(exc).split())
 
 
 def report_usage(command: str, message: str) -> int:

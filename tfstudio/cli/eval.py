@@ -6,18 +6,22 @@ from __future__ import annotations
 
 import sys
 
+from . import values
+from .checks import check_device, say_what_is_used
+from .errors import UsageError, user_message
+
 PROG = "tfstudio eval"
 
 
 def configure(parser) -> None:
-    parser.add_argument("run", help="a run folder (from tfstudio train)")
+    parser.add_argument("run", type=values.path, help="a run folder (from tfstudio train)")
     parser.add_argument("--lengths", default="",
                         help="bucket ends, e.g. 64,128,256,512 (default: 1-4 training lengths)")
-    parser.add_argument("--rope-scaling", type=float, default=1.0,
+    parser.add_argument("--rope-scaling", type=values.positive_float, default=1.0,
                         help="scale RoPE positions by this factor (no training), e.g. 4")
     parser.add_argument("--rope-scaling-type", choices=("linear", "ntk"), default="linear",
                         help="linear (position interpolation) or ntk (stretch the base)")
-    parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or mps")
+    parser.add_argument("--device", type=values.device, default="cpu", help="cpu, cuda, cuda:N or mps")
 
 
 def run(args) -> int:
@@ -31,12 +35,13 @@ def run(args) -> int:
               f"'{args.lengths}'", file=sys.stderr)
         return 2
     try:
-        _check_run(args.run, args.device)
+        device = str(check_device(args.device))
+        _check_run(args.run, args.device, device)
         result = lengths.evaluate_run(args.run, bucket_ends, rope_scaling=args.rope_scaling,
                                       rope_scaling_type=args.rope_scaling_type,
-                                      device=args.device)
-    except (ValueError, OSError, CheckpointError, RunError) as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
+                                      device=device)
+    except (ValueError, OSError, CheckpointError, RunError, UsageError) as exc:
+        print(f"{PROG}: {user_message(exc)}", file=sys.stderr)
         return 2
     path = lengths.result_path(args.run, args.rope_scaling, args.rope_scaling_type)
     scaled = (f", RoPE scaled x{args.rope_scaling:g} ({args.rope_scaling_type})"
@@ -58,13 +63,15 @@ def run(args) -> int:
     return 0
 
 
-def _check_run(run: str, device: str) -> None:
+def _check_run(run: str, asked_device: str, device: str) -> None:
     """The run's graph, tokenizer and settings are the ones its newest checkpoint was trained
-    with (RunError naming the changed file otherwise), and its model fits in memory."""
+    with (RunError naming the changed file otherwise), and its model fits in memory; says
+    which checkpoint and device are used when they are not the ones asked for."""
     from ..runs import RunFolder
     from ..runs.preflight import check_model_memory
     folder = RunFolder(run)
     if folder.exists():
+        say_what_is_used(PROG, folder, asked_device, device)
         check_model_memory(folder.graph(), device=device, copies=2, what=f"evaluating {run}")
         choice = folder.checkpoint()
         if choice.path is not None:

@@ -17,31 +17,35 @@ from pathlib import Path
 
 import numpy as np
 
+from . import values
+from .checks import say_what_is_used
+from .errors import user_message
+
 PROG = "tfstudio explain"
 SCORE_LENGTH = 12   # tokens per half of the repeated sequence the head scores read
 PREVIEW = 6         # numbers shown per tensor in the text summary
 
 
 def configure(parser) -> None:
-    parser.add_argument("run", metavar="RUN", help="a run folder written by `tfstudio train` "
+    parser.add_argument("run", metavar="RUN", type=values.path, help="a run folder written by `tfstudio train` "
                                                    "(or a preset name / graph .json: fresh "
                                                    "weights)")
-    parser.add_argument("--text", default=None,
+    parser.add_argument("--text", type=values.some_text, default=None,
                         help="the text to explain (default: the run's probe text, or an "
                              "example of its task)")
-    parser.add_argument("--position", type=int, default=-1, metavar="N",
+    parser.add_argument("--position", type=values.any_int, default=-1, metavar="N",
                         help="the token whose next-token prediction is followed (default: the "
                              "last; negative counts from the end)")
-    parser.add_argument("--layer", type=int, default=None, metavar="L",
+    parser.add_argument("--layer", type=values.non_negative_int, default=None, metavar="L",
                         help="open up the attention of this layer only (default: every layer)")
-    parser.add_argument("--head", type=int, default=0, metavar="H",
+    parser.add_argument("--head", type=values.non_negative_int, default=0, metavar="H",
                         help="the attention head opened up (default 0)")
-    parser.add_argument("--temperature", type=float, default=1.0,
+    parser.add_argument("--temperature", type=values.temperature, default=1.0,
                         help="divide the logits by this for the last step's probabilities "
                              "(0: greedy)")
-    parser.add_argument("--top-k", type=int, default=0,
+    parser.add_argument("--top-k", type=values.non_negative_int, default=0,
                         help="keep only the k likeliest tokens in the last step (0: all)")
-    parser.add_argument("--top-p", type=float, default=1.0,
+    parser.add_argument("--top-p", type=values.top_p, default=1.0,
                         help="keep the likeliest tokens whose probabilities add up to p in the "
                              "last step (1: all)")
     parser.add_argument("--ablate", action="append", default=[], metavar="TARGET",
@@ -50,7 +54,7 @@ def configure(parser) -> None:
     parser.add_argument("--score-span", default=None, metavar="A:B",
                         help="with --ablate, also score the tokens at positions A..B-1 alone "
                              "(default: a task's answer tokens, after its separator)")
-    parser.add_argument("--compare", default=None, metavar="TEXT",
+    parser.add_argument("--compare", type=values.some_text, default=None, metavar="TEXT",
                         help="a second text holding the same token: follow it through the "
                              "layers in both and print the cosine per layer (default: none)")
     parser.add_argument("--replay", action="store_true",
@@ -62,7 +66,7 @@ def configure(parser) -> None:
                              "and shapes only)")
     parser.add_argument("--tokenizer", default="byte",
                         help="tokenizer for a preset or graph file (a run uses its own)")
-    parser.add_argument("--seed", type=int, default=0,
+    parser.add_argument("--seed", type=values.seed, default=0,
                         help="seed of the fresh weights of a preset or graph file")
 
 
@@ -108,11 +112,12 @@ def load_subject(args) -> Subject:
                 raise UserError(f"{path} is not a run folder (no graph.json/config.json); "
                                 "pass a folder written by `tfstudio train`, or a preset name")
             model = folder.load_model("cpu")
+            say_what_is_used(PROG, folder)
             return Subject(model, folder.tokenizer(), f"run {path}", path, folder.config())
         return _fresh(args)
     except (RunError, CheckpointError, GraphFileError, CompileError, DataError, MemoryRefusal,
             OSError) as exc:
-        raise UserError(_one_line(exc)) from None
+        raise UserError(user_message(exc)) from None
 
 
 def _fresh(args) -> Subject:
@@ -132,10 +137,6 @@ def _fresh(args) -> Subject:
     torch.manual_seed(args.seed)
     model = compile_graph(fitted).eval()
     return Subject(model, tokenizer, f"{args.run} (fresh weights, seed {args.seed})", None)
-
-
-def _one_line(exc: Exception) -> str:
-    return " ".join(str(exc).split())
 
 
 def _task(subject: Subject):
@@ -213,7 +214,7 @@ def explain(subject: Subject, args) -> dict:
                                            walk.position, span=span, span_label=label).to_dict()
                     if args.ablate else None)
     except ValueError as exc:
-        raise UserError(_one_line(exc)) from None
+        raise UserError(user_message(exc)) from None
     if args.layer is not None and not any(s.name.endswith(": scores") for s in walk.steps):
         raise UserError(f"layer {args.layer} has no attention to open up; choose a layer "
                         "between 0 and the number of layers - 1, or leave --layer out")

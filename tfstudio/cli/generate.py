@@ -9,36 +9,37 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .checks import check_device
-from .errors import UsageError
+from . import values
+from .checks import check_device, say_what_is_used
+from .errors import UsageError, user_message
 
 ESCAPES = {"\\n": "\n", "\\t": "\t"}
 
 
 def configure(parser) -> None:
-    parser.add_argument("run_dir", help="a run folder written by `tfstudio train` or "
+    parser.add_argument("run_dir", type=values.path, help="a run folder written by `tfstudio train` or "
                                         "`tfstudio import-hf`")
     parser.add_argument("--prompt", default="",
                         help="text to continue (decoder) or the source text (encoder-decoder); "
                              "default: empty (a decoder starts from the end-of-text token)")
-    parser.add_argument("--temperature", type=float, default=0.8,
+    parser.add_argument("--temperature", type=values.temperature, default=0.8,
                         help="divide the logits by this before sampling; 0 always takes the "
                              "likeliest token (greedy)")
-    parser.add_argument("--top-k", type=int, default=0,
+    parser.add_argument("--top-k", type=values.non_negative_int, default=0,
                         help="sample only among the k likeliest tokens; 0 keeps all")
-    parser.add_argument("--top-p", type=float, default=1.0,
+    parser.add_argument("--top-p", type=values.top_p, default=1.0,
                         help="sample only among the likeliest tokens whose probabilities add up "
                              "to p (nucleus sampling), between 0 (exclusive) and 1; 1 keeps all")
-    parser.add_argument("--max-new-tokens", type=int, default=200,
+    parser.add_argument("--max-new-tokens", type=values.positive_int, default=200,
                         help="stop after this many new tokens (any number: past the trained "
                              "length the model reads a sliding window)")
     parser.add_argument("--stop", action="append", metavar="TEXT",
                         help="stop when the output contains TEXT (not printed); repeatable; "
                              "\\n and \\t stand for a newline and a tab; default: the newline "
                              "that ends an answer for task runs, else none (--stop '' for none)")
-    parser.add_argument("--seed", type=int, default=None,
+    parser.add_argument("--seed", type=values.seed, default=None,
                         help="random seed, for repeatable samples (default: a fresh one each run)")
-    parser.add_argument("--device", default="cpu",
+    parser.add_argument("--device", type=values.device, default="cpu",
                         help="where to run the model: cpu, cuda, cuda:N, mps or auto (the best "
                              "available)")
     parser.add_argument("--no-memory-check", action="store_true",
@@ -49,12 +50,10 @@ def configure(parser) -> None:
 def run(args) -> int:
     from ..train.generation import fit_to_window, stream_text
 
-    check_sampling(args)
     device = check_device(args.device)
     folder = _run_folder(args.run_dir)
     model, tokenizer, config = _load(folder, device, memory_check=not args.no_memory_check)
-    for note in folder.notes:  # a damaged newer checkpoint passed over
-        print(f"tfstudio generate: note: {note}", file=sys.stderr)
+    say_what_is_used("tfstudio generate", folder, args.device, device)
     if model.family == "encoder":
         from ..train.generation import encoder_only_message
         raise UsageError(f"{encoder_only_message()}; "
@@ -65,6 +64,10 @@ def run(args) -> int:
         print(f"tfstudio generate: note: the prompt is {len(text_ids):,} tokens and this run was "
               f"trained on {window}; the model reads only its last {window}", file=sys.stderr)
         text_ids = fit_to_window(text_ids, window)
+    if len(text_ids) + args.max_new_tokens > window:
+        print(f"tfstudio generate: note: this run was trained on {window}-token windows; once "
+              f"the text passes {window} tokens the model reads only its last {window} or fewer (a "
+              f"sliding window: it has never seen later positions)", file=sys.stderr)
     if model.family == "encoder-decoder":
         source, prompt = text_ids, [tokenizer.bos_id]
     else:
@@ -79,18 +82,6 @@ def run(args) -> int:
         sys.stdout.flush()
     sys.stdout.write("\n")
     return 0
-
-
-def check_sampling(args) -> None:
-    if args.max_new_tokens < 1:
-        raise UsageError(f"--max-new-tokens must be at least 1; got {args.max_new_tokens}")
-    if args.temperature < 0:
-        raise UsageError(f"--temperature must be 0 (greedy) or more; got {args.temperature}")
-    if not 0 < args.top_p <= 1:
-        raise UsageError(f"--top-p must be above 0 and at most 1 (1 keeps every token); "
-                         f"got {args.top_p}")
-    if args.top_k < 0:
-        raise UsageError(f"--top-k must be 0 (every token) or more; got {args.top_k}")
 
 
 def _run_folder(path: str):
@@ -114,7 +105,7 @@ def _load(folder, device, memory_check: bool):
         return (folder.load_model(str(device), memory_check=memory_check), folder.tokenizer(),
                 folder.config())
     except (RunError, CheckpointError, OSError, ValueError) as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(user_message(exc)) from None
 
 
 def _stops(given: list[str] | None, corpus: str) -> list[str]:

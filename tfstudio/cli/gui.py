@@ -5,29 +5,31 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
+from . import values
 from .errors import UsageError
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", nargs="?", help="a graph file (.json) to open; default: the "
+    parser.add_argument("file", nargs="?", type=values.path, help="a graph file (.json) to open; default: the "
                                                 "--preset")
     parser.add_argument("--preset", help="start from this built-in architecture "
                         "(see `tfstudio presets`); default: tiny-gpt")
-    parser.add_argument("--file", dest="file_option", metavar="FILE",
+    parser.add_argument("--file", dest="file_option", metavar="FILE", type=values.path,
                         help="a graph file (.json) to open, as the positional FILE; default: "
                              "none")
     parser.add_argument("--theme", choices=("light", "dark"),
                         help="colour theme (default: the last one used, else light)")
-    parser.add_argument("--screenshot", metavar="PATH",
+    parser.add_argument("--screenshot", metavar="PATH", type=values.path,
                         help="render the window offscreen to this PNG and exit (needs no "
                              "display); default: open the window")
-    parser.add_argument("--size", default="1600x1000", metavar="WxH",
+    parser.add_argument("--size", type=values.window_size, default="1600x1000", metavar="WxH",
                         help="window size, width x height in pixels, for --screenshot")
     parser.add_argument("--open-group", metavar="ID",
                         help="show the inside of this top-level group (e.g. layers); default: "
                              "the top level")
-    parser.add_argument("--train", type=_positive, metavar="STEPS",
+    parser.add_argument("--train", type=values.positive_int, metavar="STEPS",
                         help="with --screenshot: train the graph STEPS steps first (the run "
                              "setup's defaults for it), then take the picture; default: no "
                              "training")
@@ -35,24 +37,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
                                           "experts", "runs", "compare", "explain"),
                         help="with --train: the training view to show (default: curves)")
     parser.add_argument("--startup-report", action="store_true", help=argparse.SUPPRESS)
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number of steps >= 1; got '{text}'")
-    return value
-
-
-def window_size(text: str) -> tuple[int, int]:
-    try:
-        w, h = (int(v) for v in text.lower().split("x"))
-    except ValueError:
-        raise UsageError(f"--size must look like 1600x1000; got '{text}'") from None
-    return w, h
 
 
 def check_display(screenshot: str | None) -> None:
@@ -66,11 +50,23 @@ def check_display(screenshot: str | None) -> None:
                          "QT_QPA_PLATFORM=offscreen)")
 
 
+def check_screenshot_path(path: str) -> None:
+    """Refuse a --screenshot that cannot be a new file before the window is rendered."""
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"--screenshot {path} is a folder; give a file name such as "
+                         f"{target / 'window.png'}")
+    if not target.parent.is_dir():
+        raise UsageError(f"--screenshot {path}: the folder {target.parent} does not exist; "
+                         "create it or choose another path")
+
+
 def run(args) -> int:
-    args.size = window_size(args.size)
     if (args.train or args.tab) and not args.screenshot:
         raise UsageError("--train and --tab go with --screenshot (they render a picture after "
                          "a short run); to train interactively, press Train in the window")
     check_display(args.screenshot)
+    if args.screenshot:
+        check_screenshot_path(args.screenshot)
     from ..gui.launch import run as launch
     return launch(args)

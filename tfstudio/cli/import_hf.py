@@ -7,13 +7,14 @@ import os
 import shlex
 from pathlib import Path
 
-from .errors import UsageError
+from . import values
+from .errors import UsageError, check_out_apart, user_message
 
 
 def configure(parser) -> None:
-    parser.add_argument("folder", help="a local Hugging Face model folder (config.json + "
+    parser.add_argument("folder", type=values.path, help="a local Hugging Face model folder (config.json + "
                                        "model.safetensors)")
-    parser.add_argument("--out", default=None,
+    parser.add_argument("--out", type=values.path, default=None,
                         help="run folder to write (default: ./<folder name>-tfstudio)")
     parser.add_argument("--force", action="store_true",
                         help="write into --out even if it already holds files")
@@ -34,11 +35,12 @@ def run(args) -> int:
     from ..export.hf_import import import_hf
 
     out = args.out or f"{Path(args.folder).resolve().name}-tfstudio"
+    check_out_apart(out, {"the model import-hf reads": args.folder})
     try:
         report = import_hf(args.folder, out, overwrite=args.force, tokenizer=args.tokenizer,
                            memory_check=not args.no_memory_check)
     except (InteropError, OSError, ValueError) as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(user_message(exc)) from None
     print(report)
     for line in next_steps(args.folder, out):
         print(line)

@@ -6,16 +6,18 @@ from __future__ import annotations
 import json
 import sys
 
+from . import values
+
 
 def configure(parser) -> None:
-    parser.add_argument("graph", metavar="GRAPH", help="a preset name or a path to a .json graph")
+    parser.add_argument("graph", metavar="GRAPH", type=values.path, help="a preset name or a path to a .json graph")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead")
-    parser.add_argument("--context-length", type=int, default=None, metavar="N",
+    parser.add_argument("--context-length", type=values.positive_int, default=None, metavar="N",
                         help="cost FLOPs and check position tables at this length "
                              "(default: the graph's context_length)")
-    parser.add_argument("--batch", type=int, default=8, metavar="N",
+    parser.add_argument("--batch", type=values.positive_int, default=8, metavar="N",
                         help="batch size for the training-memory estimate (default 8)")
-    parser.add_argument("--seq-len", type=int, default=None, metavar="N",
+    parser.add_argument("--seq-len", type=values.positive_int, default=None, metavar="N",
                         help="sequence length for the training-memory estimate "
                              "(default: the context length)")
     parser.add_argument("--dtype", default="float32",
@@ -27,10 +29,10 @@ def configure(parser) -> None:
 
 def run(args) -> int:
     from ..graph import GraphFileError
-    from ..graph.serialize import MAX_SIZE
-    from ..graph.cost import estimate_cost, dtype_bytes, training_memory
+    from ..graph.cost import estimate_cost, dtype_bytes
     from ..graph.validate import has_errors, validate
     from ..presets import load_preset_or_file
+    from ..runs.preflight import training_need
 
     try:
         graph = load_preset_or_file(args.graph)
@@ -40,19 +42,16 @@ def run(args) -> int:
     try:
         for name in (args.dtype, args.kv_dtype):
             dtype_bytes(name)
-        for flag, value in (("--batch", args.batch), ("--seq-len", args.seq_len),
-                            ("--context-length", args.context_length)):
-            if value is not None and value < 1:
-                raise ValueError(f"{flag} must be at least 1; got {value}")
-            if value is not None and value > MAX_SIZE:
-                raise ValueError(f"{flag} must be at most {MAX_SIZE:,}; got {value:.3g}")
     except ValueError as exc:
         print(f"tfstudio inspect: {exc}", file=sys.stderr)
         return 2
     diagnostics = validate(graph, context_length=args.context_length)
     report = estimate_cost(graph, context_length=args.context_length, dtype=args.kv_dtype)
     seq_len = args.seq_len or report.context_length
-    memory = training_memory(graph, batch=args.batch, seq_len=seq_len, dtype=args.dtype)
+    # the pre-flight's own estimate (one function for both): weights, gradients and AdamW
+    # state in fp32 as the trainer keeps them, activations in --dtype (autocast)
+    precision = "bf16" if dtype_bytes(args.dtype) == 2 else "fp32"
+    memory = training_need(graph, batch=args.batch, seq_len=seq_len, precision=precision)
     rows = list(_rows(graph, report))
     if args.json:
         print(json.dumps(_as_json(graph, diagnostics, rows, report, memory, args, seq_len),
@@ -93,7 +92,9 @@ def _as_json(graph, diagnostics, rows, report, memory, args, seq_len) -> dict:
         "kv_cache_bytes_per_token": report.kv_cache_bytes_per_token,
         "kv_dtype": args.kv_dtype,
         "training_memory": {"batch": args.batch, "seq_len": seq_len, "dtype": args.dtype,
-                            **memory.as_dict()},
+                            "weights": memory.weights, "gradients": memory.gradients,
+                            "optimizer": memory.optimizer, "activations": memory.activations,
+                            "total": memory.total},
     }
 
 
@@ -129,7 +130,8 @@ def _as_text(graph, diagnostics, rows, report, memory, args, seq_len) -> str:
         f"({_bytes(report.kv_cache_bytes_per_token * report.context_length)} for "
         f"{report.context_length} tokens)",
         f"Training memory     {_bytes(memory.total)} for batch {args.batch} x {seq_len} tokens "
-        f"in {args.dtype} with AdamW:",
+        f"in {args.dtype} with AdamW (the pre-flight's estimate: fp32 weights, activations "
+        f"with the logits' gradients and the allocator's slack):",
         f"  weights {_bytes(memory.weights)}, gradients {_bytes(memory.gradients)}, "
         f"optimizer {_bytes(memory.optimizer)}, activations {_bytes(memory.activations)}",
     ]

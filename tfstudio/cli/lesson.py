@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+from . import values
+
 PROG = "tfstudio lesson"
 
 
@@ -18,20 +20,20 @@ def configure(parser) -> None:
     parser.add_argument("name", nargs="?", choices=sorted(LESSONS) + ["all"],
                         help="which lesson; 'all' runs the course into --out (course.html); "
                              "none lists the course")
-    parser.add_argument("--seeds", default=",".join(map(str, DEFAULT_SEEDS)),
+    parser.add_argument("--seeds", type=values.run_seeds, default=",".join(map(str, DEFAULT_SEEDS)),
                         help="comma-separated seeds; the verdict needs two or more, since "
                              "only the spread over seeds says whether a difference counts "
                              "(default: %(default)s)")
-    parser.add_argument("--steps", type=int, default=None,
+    parser.add_argument("--steps", type=values.positive_int, default=None,
                         help="training steps of every run (default: the lesson's own)")
     parser.add_argument("--budget", default="1x",
                         help="a multiple of the lesson's own steps, e.g. 4x for a faster "
                              "machine; each variant keeps its lr from the sweep recorded at "
                              "that budget (bench/sweep_lr.py --budget 4x), else at 1x "
                              "(default: %(default)s)")
-    parser.add_argument("--jobs", type=int, default=1,
+    parser.add_argument("--jobs", type=values.positive_int, default=1,
                         help="train this many runs at once as local processes (default 1)")
-    parser.add_argument("--out", help="folder for its runs and page (default lesson-NAME)")
+    parser.add_argument("--out", type=values.path, help="folder for its runs and page (default lesson-NAME)")
 
 
 def _seeds(text: str) -> list[int]:

@@ -10,8 +10,10 @@ from dataclasses import fields
 from pathlib import Path
 
 from ..runs.config import TrainConfig
-from .errors import USAGE_EXIT, UsageError, check_out_folder, report_bug
+from . import values
 from .checks import check_device
+from .errors import (USAGE_EXIT, UsageError, check_out_apart, check_out_folder,
+                     os_error_from_text, os_error_line, report_bug, user_message)
 from .progress import TrainingProgress
 
 # what each training setting does, for -h (HelpFormatter appends choices and defaults); the
@@ -60,13 +62,34 @@ SETTING_HELP = {
     "no_memory_check": "train even when the memory pre-flight predicts the run will not fit "
                        "(the refusal names both numbers)",
 }
-_CHOICES = {"precision": ("auto", "fp32", "bf16", "fp16"), "parallel": ("ddp", "fsdp")}
+SETTING_CHOICES = {"precision": ("auto", "fp32", "bf16", "fp16"),
+                   "parallel": ("ddp", "fsdp")}
+# what each numeric setting's flag accepts (checked as it is read: one line, exit 2); every
+# numeric TrainConfig field has one, which a test checks
+SETTING_TYPES = {
+    "steps": values.positive_int, "batch_size": values.positive_int,
+    "seq_len": values.positive_int, "grad_accum": values.positive_int,
+    "eval_batches": values.positive_int, "log_every": values.positive_int,
+    "lr_decay_steps": values.non_negative_int, "warmup_steps": values.non_negative_int,
+    "eval_every": values.non_negative_int, "checkpoint_every": values.non_negative_int,
+    "keep_checkpoints": values.non_negative_int, "probe_every": values.non_negative_int,
+    "lr": values.learning_rate, "min_lr_ratio": values.ratio,
+    "weight_decay": values.non_negative_float, "beta1": values.beta, "beta2": values.beta,
+    "grad_clip": values.non_negative_float, "val_fraction": values.open_ratio,
+    "seed": values.run_seed, "device": values.device, "corpus": values.path,
+    "init_from": values.optional_path,
+}
+
+
+def setting_type(name: str):
+    """The ``type=`` of TrainConfig field ``name``'s flag (str for the text settings)."""
+    return SETTING_TYPES.get(name, str)
 
 
 def configure(parser) -> None:
-    parser.add_argument("graph", help="a preset name (see `tfstudio presets`) or a graph .json "
+    parser.add_argument("graph", type=values.path, help="a preset name (see `tfstudio presets`) or a graph .json "
                                       "file")
-    parser.add_argument("--out", required=True, help="run folder to write (or resume); "
+    parser.add_argument("--out", type=values.path, required=True, help="run folder to write (or resume); "
                                                      "created if missing")
     parser.add_argument("--resume", action="store_true",
                         help="continue the run in --out from its newest intact checkpoint (the "
@@ -79,7 +102,7 @@ def configure(parser) -> None:
     parser.add_argument("--errors", choices=("strict", "replace"), default="strict",
                         help="what to do with invalid UTF-8 in corpus files: strict stops and "
                              "names the file, replace reads it as U+FFFD")
-    parser.add_argument("--rope-scaling", type=float, default=1.0,
+    parser.add_argument("--rope-scaling", type=values.positive_float, default=1.0,
                         help="stretch RoPE positions by this factor before training (position "
                              "interpolation), e.g. 4 with --init-from and a 4x --seq-len; "
                              "default 1: as the graph says")
@@ -95,8 +118,9 @@ def configure(parser) -> None:
         if isinstance(value, bool):
             parser.add_argument(flag, action="store_true", default=value, help=SETTING_HELP[f.name])
         else:
-            parser.add_argument(flag, type=type(value), default=value, help=SETTING_HELP[f.name],
-                                choices=_CHOICES.get(f.name))
+            parser.add_argument(flag, type=setting_type(f.name), default=value,
+                                help=SETTING_HELP[f.name],
+                                choices=SETTING_CHOICES.get(f.name))
     parser.set_defaults(steps=None)  # None: a new run's default, or a resumed run's own
 
 
@@ -112,18 +136,18 @@ def config_from_args(args) -> TrainConfig:
 
 
 def failure_exit(event) -> int:
-    """Print a failed run's one line; 2 when the user can fix it, 1 when training itself
-    failed (diverged, out of memory), 3 for a bug."""
-    message, code = event.message, 1
-    if event.reason in ("refused", "disk"):  # the pre-flight, a locked folder, a full disk...
-        code = USAGE_EXIT
-    elif event.reason == "error":
-        name, _, rest = message.partition(": ")
+    """Print a failed run's one line and exit 2 (a refusal, a full disk, a loss that became
+    NaN, out of memory: each says what to change), or 3 for a bug. The README's scheme has no
+    exit 1: a diverged run is bad luck with a fix, not an error of the program."""
+    message = event.message
+    if event.reason == "error":
+        name, _, message = message.partition(": ")
         if name not in _USER_ERRORS:
-            return report_bug("train", message, event.details or message)
-        message, code = rest, USAGE_EXIT
+            return report_bug("train", event.message, event.details or event.message)
+    os_error = os_error_from_text(message)  # "[Errno 30] ...: 'PATH'" as a sentence
+    message = (os_error and os_error_line(os_error)) or message
     print(f"tfstudio train: {message}", file=sys.stderr)
-    return code
+    return USAGE_EXIT
 
 
 # the trainer reports an exception as "Name: message"; these names are mistakes in the input:
@@ -147,6 +171,8 @@ def run(args) -> int:
     config = config_from_args(args)
     dist = from_environment()
     check_out_folder(args.out)
+    if not args.resume:
+        check_out_apart(args.out, _inputs(args))
     if config.device != "auto":
         check_device(config.device)
     try:
@@ -161,8 +187,11 @@ def run(args) -> int:
         if not args.resume and not starts_from_run:
             corpus = load_corpus(config.corpus, errors=config.corpus_errors)
             tokenizer = build_tokenizer(config.tokenizer, corpus)
+            capped = capped_vocabulary_note(config.tokenizer, tokenizer)
+            if capped and dist.is_main:
+                print(f"tfstudio train: note: {capped}", file=sys.stderr)
     except (ValueError, OSError) as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(user_message(exc)) from None
     listeners = [_WithNotes(TrainingProgress())] if dist.is_main else []
     trainer = Trainer(graph, config, run_dir=args.out, resume=args.resume, listeners=listeners,
                       dist=dist, tokenizer=tokenizer, corpus=corpus, overwrite=args.force)
@@ -170,7 +199,8 @@ def run(args) -> int:
     # forever for each other; there the signal ends the processes as before
     say = (lambda line: print(f"tfstudio train: {line}", file=sys.stderr)) if dist.is_main \
         else None
-    with StopOnSignals(trainer.stop, say) if not dist.enabled else _NoSignals() as signals:
+    stopping = StopOnSignals(trainer.stop, say, abandon=trainer.abandon)
+    with stopping if not dist.enabled else _NoSignals() as signals:
         end = trainer.run()
     if isinstance(end, Failed):
         return failure_exit(end) if dist.is_main else 1
@@ -183,6 +213,29 @@ def run(args) -> int:
     elif dist.is_main:
         print(f"run folder: {args.out}", file=sys.stderr)
     return 0
+
+
+def _inputs(args) -> dict[str, str]:
+    """What a new run reads from disk, which --force would set aside and delete with the old
+    run: the run --init-from names, a corpus file or folder, a graph file (but not the old
+    run's own graph.json, which the new run writes again)."""
+    reads = {"the run --init-from reads": args.init_from, "the corpus train reads": args.corpus}
+    if Path(args.graph).resolve() != (Path(args.out) / "graph.json").resolve():
+        reads["the graph file train reads"] = args.graph
+    return reads
+
+
+def capped_vocabulary_note(spec: str, tokenizer) -> str:
+    """A line when ``word:N`` asked for more words than the corpus has ('' otherwise): the
+    vocabulary is every word it has, which a user asking for N should know."""
+    kind, _, size = spec.strip().partition(":")
+    if kind.lower() != "word" or not size.isdigit():
+        return ""
+    asked, got = int(size), tokenizer.ordinary_vocab_size
+    if got >= asked:
+        return ""
+    return (f"--tokenizer {spec} asks for {asked:,} words, but the corpus has {got:,} distinct "
+            f"words: the vocabulary is capped at those {got:,} (as --tokenizer word:{got})")
 
 
 def stopped_line(step: int, saved_step: int | None) -> str:

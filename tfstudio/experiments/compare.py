@@ -89,5 +89,9 @@ def run_comparison(label: str, base, varies, seeds: list[int], config: TrainConf
         say(f"{spec.variant} (seed {spec.seed}) failed: {message}")
     if stop is not None and stop.requested:
         return Outcome(failures, runs=len(specs), reused=reused, stopped=True)
+    if failures and len(failures) == len(specs):  # nothing to report: say why in the last line
+        spec, message = failures[0]
+        raise ValueError(f"every run failed; the first, {spec.variant} (seed {spec.seed}): "
+                         f"{message}")
     page, summary = write_page(Path(out), draw, target_loss=target_loss, progress=say)
     return Outcome(failures, page, summary, runs=len(specs), reused=reused)

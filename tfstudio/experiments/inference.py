@@ -14,6 +14,7 @@ from ..graph import Graph
 from ..graph.cost import estimate_cost
 from ..nn.attention import SelfAttention
 from ..runs import RunFolder
+from ..runs.disk import write_whole
 from ..train.generation import generate_ids
 
 WARMUP_TOKENS = 4
@@ -75,7 +76,7 @@ def result_path(run_dir: str | Path) -> Path:
 
 
 def save(result: InferenceCost, path: Path) -> None:
-    path.write_text(json.dumps(result.to_dict(), indent=1), encoding="utf-8")
+    write_whole(path, json.dumps(result.to_dict(), indent=1))
 
 
 def load(path: Path) -> InferenceCost:

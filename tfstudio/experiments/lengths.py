@@ -23,7 +23,8 @@ from ..graph import block_types as bt, kinds
 from ..compiler import compile_graph
 from ..data import eval_windows
 from ..graph import Graph
-from ..runs import RunFolder, load_checkpoint
+from ..runs import RunFolder
+from ..runs.disk import write_whole
 from .scaling import apply_rope_scaling
 from .splits import run_splits
 
@@ -162,7 +163,7 @@ def evaluate_run(run_dir: str | Path, lengths: list[int] | None = None, *,
     if checkpoint is None:
         raise ValueError(f"{folder.path} has no checkpoint yet; train it first")
     model = compile_graph(graph)
-    load_checkpoint(checkpoint, model)
+    folder.load_weights(model)  # held from a live run's rotation while it loads
     model = model.to(device).eval()
     train_length = folder.config().seq_len
     result = evaluate_model(model, graph, run_splits(folder).val, train_length,
@@ -180,9 +181,7 @@ def result_path(run_dir: str | Path, rope_scaling: float = 1.0,
 
 
 def save(result: LengthEval, path: Path) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(result.to_dict(), indent=1), encoding="utf-8")
-    tmp.replace(path)
+    write_whole(path, json.dumps(result.to_dict(), indent=1))
 
 
 def load(path: Path) -> LengthEval:

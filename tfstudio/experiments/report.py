@@ -6,6 +6,7 @@ from __future__ import annotations
 import html as html_lib
 from pathlib import Path
 
+from ..runs.disk import write_whole
 from .results import COST_DTYPE, Comparison, VariantResult, collect
 from .sweep import saved_table
 
@@ -222,8 +223,8 @@ def write(c: Comparison, pictures: dict[str, str], title: str = "Comparison",
           summary: list[str] = ()) -> tuple[Path, Path]:
     """Write report.md and report.html into the comparison folder; returns their paths."""
     md, page = c.out / "report.md", c.out / "report.html"
-    md.write_text(markdown(c, pictures, title, summary), encoding="utf-8")
-    page.write_text(html(c, pictures, title, summary), encoding="utf-8")
+    write_whole(md, markdown(c, pictures, title, summary))
+    write_whole(page, html(c, pictures, title, summary))
     return md, page
 
 

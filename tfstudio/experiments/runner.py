@@ -24,6 +24,7 @@ from typing import Callable
 
 from ..graph import load_graph_file, save_graph
 from ..runs import RunFolder, TrainConfig
+from ..runs.disk import write_whole
 from ..train.events import read_events
 from .variants import Variant
 
@@ -123,9 +124,7 @@ def write_plan(out: Path, plan: Plan, variants: list[Variant]) -> list[RunSpec]:
     (out / "variants").mkdir(exist_ok=True)
     for variant in variants:
         save_graph(variant.graph, variant_path(out, variant.slug))
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(plan.to_dict(), indent=1), encoding="utf-8")
-    tmp.replace(path)
+    write_whole(path, json.dumps(plan.to_dict(), indent=1))
     return run_specs(out, plan, only={v.slug for v in variants})
 
 

@@ -11,13 +11,14 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from ..graph import Graph, Node
+from ..graph import Document, Graph, Node
 from ..graph import block_types as bt
+from ..graph.edit_rules import heads_edit
 from ..graph.kinds import DENSE_FFN, GQA, MOE_FFN, PLACEMENTS
 from ..graph.placement import residual_structure, rewrite_placement
 from ..graph.schema import get_spec
 from ..graph.switches import (ATTENTION_KINDS, POSITIONAL_SCHEMES, attention_kind_of,
-                              kv_heads_for, set_attention_kind, set_ffn_kind,
+                              set_attention_kind, set_ffn_kind,
                               set_positional_scheme)
 
 FFN_CHOICES = {"dense": DENSE_FFN, "moe": MOE_FFN}  # the issue's names -> the switch's
@@ -191,7 +192,10 @@ def set_parameter(graph: Graph, path: str, text: str) -> Graph:
         except (TypeError, ValueError) as exc:
             raise VariantError(f"--vary {path}={text}: {exc}") from None
     if param == "heads" and node.type in (bt.ATTENTION, bt.CROSS_ATTENTION):
-        node.params["kv_heads"] = _same_kind_kv(node, int(value), path)
+        _refuse_a_new_grouping(node, int(value), path)
+        # the editor's own rule (the inspector and the command line ask it too)
+        Document(out).execute(heads_edit(where, tuple(node_path[:-1]), node.id, int(value)).edit)
+        return out
     node.params[param] = value
     return out
 
@@ -206,14 +210,14 @@ def _whole(text: str, path: str) -> int:
     return value
 
 
-def _same_kind_kv(node: Node, heads: int, path: str) -> int:
-    """K/V heads for ``heads`` query heads keeping the block's kind (graph.switches' rule). A
-    GQA block keeps its group size; a head count that cannot keep it is refused rather than
-    changed, so a variant differs from its base in the one setting asked for."""
+def _refuse_a_new_grouping(node: Node, heads: int, path: str) -> None:
+    """The rule (``edit_rules.heads_edit``) keeps the block's kind where it can; a GQA block
+    keeps its group size. Where it would have to regroup (or make GQA into MQA) a variant is
+    refused rather than changed, so it differs from its base in the one setting asked for."""
     attn = node.typed_params()
     old_heads, kv = int(attn.heads), int(attn.kv_heads)
     if attention_kind_of(old_heads, kv) != GQA:
-        return kv_heads_for(old_heads, kv, heads)
+        return
     group = old_heads // kv
     if heads % group:
         raise VariantError(f"--vary {path}={heads}: this GQA block shares each K/V head among "
@@ -223,4 +227,3 @@ def _same_kind_kv(node: Node, heads: int, path: str) -> int:
         raise VariantError(f"--vary {path}={heads}: this GQA block shares each K/V head among "
                            f"{group} query heads, so {heads} heads would leave one K/V head "
                            f"(MQA); vary attention=mqa for that, or choose more heads")
-    return heads // group

@@ -8,12 +8,14 @@ laid out the way the stock checkpoints on the Hub are (Mixtral's experts as
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from .anatomy import read_anatomy
 from .errors import ExportRefused
 from .families import FAMILIES, approximations, check, choose_family, export_config
-from .report import Report, prepare_out_dir
+from .report import Report
 from .source import resolve_source
+from .staging import write_staged
 from .weights import export_tensors, family_links
 
 DEFAULT_CONTEXT = 2048
@@ -35,15 +37,23 @@ def export_hf(source, out_dir, *, state_dict: dict | None = None, tokenizer=None
               overwrite: bool = False) -> Report:
     """Write ``source`` (a run folder, compiled model, Graph, preset name or graph .json;
     ``state_dict`` replaces its weights) as a Hugging Face model folder."""
-    from safetensors.torch import save_file
-
     src = resolve_source(source, state_dict, tokenizer)
     family, anatomy = hf_plan(src.graph)
-    context = int(src.graph.meta.get("context_length") or DEFAULT_CONTEXT)
-    config = export_config(family, anatomy, context)
+    config = export_config(family, anatomy, _context(src))
     tensors = export_tensors(family_links(family, anatomy, dict(src.model.blocks())))
-    out = prepare_out_dir(out_dir, overwrite)
-    report = Report("export hf", out, FAMILIES[family].architecture)
+    report = write_staged(out_dir, overwrite, "export",
+                          lambda staging, out: _write_hf(src, family, anatomy, config, tensors,
+                                                         staging, out))
+    report.out_dir = Path(out_dir)
+    return report
+
+
+def _write_hf(src, family: str, anatomy, config: dict, tensors: dict, out: Path,
+              shown: Path) -> Report:
+    """The Hugging Face folder's files in ``out`` (to be moved to ``shown``)."""
+    from safetensors.torch import save_file
+
+    report = Report("export hf", shown, FAMILIES[family].architecture)
     report.done.append(f"weights: {len(tensors)} tensors, "
                        f"{sum(t.numel() for t in tensors.values()):,} values, float32"
                        + ("" if src.trained else " (freshly initialised: the source had no "
@@ -51,7 +61,7 @@ def export_hf(source, out_dir, *, state_dict: dict | None = None, tokenizer=None
     if src.tokenizer is not None:
         from .hf_tokenizer import export_files
         _special_ids(config, src.tokenizer)
-        files, note = export_files(src.tokenizer, out, context)
+        files, note = export_files(src.tokenizer, out, _context(src))
         report.files += files
         report.done.append(note)
     else:
@@ -61,11 +71,15 @@ def export_hf(source, out_dir, *, state_dict: dict | None = None, tokenizer=None
     (out / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
     report.files[:0] = ["config.json", "model.safetensors"]
     report.done.append(f"loads with transformers.{FAMILIES[family].auto_class}"
-                       f".from_pretrained('{out}')")
+                       f".from_pretrained('{shown}')")
     report.left_out += ["training state (optimizer moments, step, metrics)",
                         "the graph's layout (node positions, titles)"]
     report.approximations += approximations(family, anatomy)
     return report
+
+
+def _context(src) -> int:
+    return int(src.graph.meta.get("context_length") or DEFAULT_CONTEXT)
 
 
 def _special_ids(config: dict, tokenizer) -> None:

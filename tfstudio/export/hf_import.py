@@ -23,7 +23,8 @@ from ..graph import block_types as bt
 from .errors import InteropError
 from .folder_files import inside
 from .families import FAMILIES, HFConfig, graph_from_config
-from .report import Report, prepare_out_dir
+from .report import Report
+from .staging import write_staged
 from .weights import BERT_TYPE_VOCAB, family_links, load_tensors
 
 # tensors a checkpoint may carry that hold no model weight, or belong to parts (BERT's pooler
@@ -58,8 +59,8 @@ def import_hf(folder, out_dir, *, overwrite: bool = False, tokenizer: str | None
     if overwrite and out.is_dir() and any(out.iterdir()):
         files = _replace_run(out, graph, model, tokenizer, folder)
     else:
-        out = prepare_out_dir(out, overwrite)
-        files = _write_run(out, graph, model, tokenizer, folder)
+        files = write_staged(out, overwrite, "import", lambda staging, _: _write_run(
+            staging, graph, model, tokenizer, folder))
     report = Report("import-hf", out, FAMILIES[cfg.model_type].architecture, files)
     n_params = sum(p.numel() for p in model.parameters())
     report.done.append(f"weights: {len(used)} tensors into {n_params:,} parameters (float32)")
@@ -96,7 +97,7 @@ def _replace_run(out: Path, graph, model, tokenizer, folder: Path) -> list[str]:
     while a training run is writing the folder."""
     import shutil
 
-    from ..runs.checkpoint import disk_refusal
+    from ..runs.disk import disk_line
     from ..runs.folder import RunFolder
     from ..runs.lock import RunLocked
 
@@ -111,12 +112,11 @@ def _replace_run(out: Path, graph, model, tokenizer, folder: Path) -> list[str]:
     except RunLocked as exc:
         raise InteropError(str(exc)) from None
     except Exception as exc:
-        refusal = disk_refusal(exc)
-        if refusal is None:
+        line = disk_line(exc, out, "while writing the import", "the run already there is as "
+                         "it was", "import again")
+        if line is None:
             raise
-        fix = "raise the limit" if "ulimit" in refusal else "free space"
-        raise InteropError(f"{refusal.format(where=out)} while writing the import; the run "
-                           f"already there is as it was; {fix} and import again") from None
+        raise InteropError(line) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return files

@@ -15,11 +15,13 @@ from __future__ import annotations
 import contextlib
 import types
 import warnings
+from pathlib import Path
 
 from ..graph.kinds import LEARNED, ROPE
 from .errors import InteropError
-from .report import Report, prepare_out_dir
+from .report import Report
 from .source import resolve_source
+from .staging import write_staged
 
 OPSET = 18
 
@@ -27,17 +29,31 @@ OPSET = 18
 def export_onnx(source, out_dir, *, state_dict: dict | None = None, overwrite: bool = False,
                 opset: int = OPSET) -> Report:
     """Write ``model.onnx`` (inputs ``ids`` [batch, length] int64, output ``logits``)."""
-    import onnx
-    import torch
-
     src = resolve_source(source, state_dict)
     model = src.model
     if model.family == "encoder-decoder":
         raise InteropError("ONNX export takes decoder-only (and encoder-only) graphs; an "
                            "encoder-decoder needs two inputs and a decoding loop; export it "
                            "with --format pytorch")
-    out = prepare_out_dir(out_dir, overwrite)
-    path = out / "model.onnx"
+    write_staged(out_dir, overwrite, "export", lambda staging, out: _write_onnx(
+        model, staging / "model.onnx", opset))
+    report = Report("export onnx", Path(out_dir), None, ["model.onnx"])
+    report.done.append(f"{model.family} model, opset {opset}, inputs ids [batch, length] -> "
+                       f"logits [batch, length, {model.vocab_size}]; passes onnx.checker")
+    report.left_out += ["the decoding cache (each call reads the whole sequence)",
+                        "the tokenizer"]
+    if not src.trained:
+        report.done.append("weights are freshly initialised (the source had no trained ones)")
+    return report
+
+
+def _write_onnx(model, path: Path, opset: int) -> None:
+    """Trace ``model`` into the ONNX file ``path`` and check it."""
+    import onnx
+    import torch
+
+    from ..runs.disk import disk_refusal
+
     length = example_length(model)
     ids = torch.randint(0, model.vocab_size, (2, length),
                         generator=torch.Generator().manual_seed(0))
@@ -50,17 +66,11 @@ def export_onnx(source, out_dir, *, state_dict: dict | None = None, overwrite: b
                               dynamic_axes={"ids": {0: "batch", 1: "length"},
                                             "logits": {0: "batch", 1: "length"}})
     except Exception as exc:  # the exporter raises many kinds; say which block and why
+        if disk_refusal(exc):
+            raise  # said in one line by write_staged
         raise InteropError(f"ONNX export failed: {type(exc).__name__}: {str(exc)[:500]}") \
             from None
     onnx.checker.check_model(str(path))
-    report = Report("export onnx", out, None, ["model.onnx"])
-    report.done.append(f"{model.family} model, opset {opset}, inputs ids [batch, length] -> "
-                       f"logits [batch, length, {model.vocab_size}]; passes onnx.checker")
-    report.left_out += ["the decoding cache (each call reads the whole sequence)",
-                        "the tokenizer"]
-    if not src.trained:
-        report.done.append("weights are freshly initialised (the source had no trained ones)")
-    return report
 
 
 def example_length(model) -> int:

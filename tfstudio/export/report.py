@@ -27,15 +27,3 @@ class Report:
     def __str__(self) -> str:
         return "\n".join(self.lines())
 
-
-def prepare_out_dir(path, overwrite: bool) -> Path:
-    """Create ``path``; an existing non-empty folder is only written into with ``overwrite``."""
-    from .errors import InteropError
-    path = Path(path)
-    if path.exists() and not path.is_dir():
-        raise InteropError(f"{path} exists and is not a folder; choose another --out")
-    if path.is_dir() and any(path.iterdir()) and not overwrite:
-        raise InteropError(f"{path} already has files in it; choose an empty folder or pass "
-                           "--force to overwrite")
-    path.mkdir(parents=True, exist_ok=True)
-    return path

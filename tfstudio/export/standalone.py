@@ -3,8 +3,11 @@ tfstudio.nn blocks it uses inlined) and ``model.safetensors``. Running it needs 
 safetensors package, nothing of tfstudio."""
 from __future__ import annotations
 
-from .report import Report, prepare_out_dir
+from pathlib import Path
+
+from .report import Report
 from .source import resolve_source
+from .staging import write_staged
 
 LOADER = '''
 
@@ -29,12 +32,14 @@ def export_pytorch(source, out_dir, *, state_dict: dict | None = None,
 
     src = resolve_source(source, state_dict)
     text = standalone_source(src.model) + LOADER
-    out = prepare_out_dir(out_dir, overwrite)
-    (out / "model.py").write_text(text, encoding="utf-8")
-    save_model(src.model, str(out / "model.safetensors"))
+
+    def write(staging: Path, out: Path) -> None:
+        (staging / "model.py").write_text(text, encoding="utf-8")
+        save_model(src.model, str(staging / "model.safetensors"))
+    write_staged(out_dir, overwrite, "export", write)
     family = src.model.family
     call = "model(src_ids, tgt_ids)" if family == "encoder-decoder" else "model(ids)"
-    report = Report("export pytorch", out, None, ["model.py", "model.safetensors"])
+    report = Report("export pytorch", Path(out_dir), None, ["model.py", "model.safetensors"])
     report.done.append(f"{family} model: `from model import load_model; model = load_model(); "
                        f"logits = {call}` (needs torch + safetensors only)")
     if not src.trained:

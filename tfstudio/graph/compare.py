@@ -16,17 +16,20 @@ LABEL_META = ("name", "description")   # a graph's labels, not its model
 FITTED_PARAMS = ("vocab_size",)        # set to the tokenizer's by training
 
 
-def model_signature(graph: Graph) -> dict[str, Any]:
-    """What ``graph`` computes, as plain data that compares with ``==``."""
+def model_signature(graph: Graph, fitted: bool = False) -> dict[str, Any]:
+    """What ``graph`` computes, as plain data that compares with ``==`` (``fitted``: the
+    vocabulary size too, so that equal signatures count the same parameters)."""
     nodes = {}
     for node in graph.nodes.values():
-        params = {k: v for k, v in node.resolved_params().items() if k not in FITTED_PARAMS}
-        nodes[node.id] = (node.type, params,
-                          model_signature(node.subgraph) if node.subgraph is not None else None)
+        params = {k: v for k, v in node.resolved_params().items()
+                  if fitted or k not in FITTED_PARAMS}
+        nodes[node.id] = (node.type, params, model_signature(node.subgraph, fitted)
+                          if node.subgraph is not None else None)
     meta = {k: v for k, v in graph.meta.items() if k not in LABEL_META}
     return {"nodes": nodes, "edges": sorted(graph.edges), "meta": meta}
 
 
-def same_model(a: Graph, b: Graph) -> bool:
-    """True when ``a`` and ``b`` compile to the same model (layout and labels aside)."""
-    return model_signature(a) == model_signature(b)
+def same_model(a: Graph, b: Graph, fitted: bool = False) -> bool:
+    """True when ``a`` and ``b`` compile to the same model (layout and labels aside;
+    ``fitted``: the same vocabulary size too)."""
+    return model_signature(a, fitted) == model_signature(b, fitted)

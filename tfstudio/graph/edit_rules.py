@@ -17,8 +17,9 @@ from typing import Any
 
 from . import block_types as bt
 from . import layout
-from .edits import Edit, Macro, MoveNodes, Path, SetParam
-from .model import Graph, GraphError, graph_at
+from .edits import Document, Edit, Macro, MoveNodes, Path, SetParam
+from .insert import splice_edit
+from .model import Edge, Graph, GraphError, Node, graph_at
 from .switches import KV_GROUPS, attention_kind_of, gqa_choices, kv_heads_for
 _ATTENTION_TYPES = (bt.ATTENTION, bt.CROSS_ATTENTION)
 
@@ -190,3 +191,28 @@ def move_edit(graph: Graph, path: Path, moved: dict[str, tuple[float, float]],
     message = "" if (dx, dy) == (0.0, 0.0) else (
         "Moved to the nearest free spot: blocks never overlap")
     return RuledEdit(MoveNodes(path, final, text=text), message)
+
+
+def splice_in_line_edit(graph: Graph, path: Path, node: Node, edge: Edge) -> RuledEdit | None:
+    """A block dropped on a wire of the level shown (``graph``, at ``path``): spliced into
+    it, in line (``layout.in_line``: the blocks downstream shift along to make room), or,
+    where in line would make blocks overlap, beside the wire at ``node.pos`` kept clear of
+    every block. None when its ports do not fit the wire. One undo step."""
+    scratch = graph.clone()
+    # where the wire's reader is: the tidy layout keeps the level's corner, not the drop's
+    probe = replace(node, params=dict(node.params), pos=graph.node(edge.dst).pos)
+    trial = splice_edit(scratch, (), probe, edge)
+    if trial is None:
+        return None
+    Document(scratch).execute(trial)
+    placed = layout.in_line(graph, scratch, node.id, edge)
+    if placed is None:
+        node.pos = layout.clear_spot(graph, node, node.pos)
+        return RuledEdit(splice_edit(graph, path, node, edge))
+    node.pos = placed[node.id]
+    moves = {n: pos for n, pos in placed.items() if n in graph and graph.node(n).pos != pos}
+    splice = splice_edit(graph, path, node, edge)
+    if not moves:
+        return RuledEdit(splice)
+    return RuledEdit(Macro([splice, MoveNodes(path, moves, text="Make room")], text=splice.text),
+                     "the blocks after it moved along to make room")

@@ -38,6 +38,9 @@ SUMMARY_H = 17.0
 GAP_X = 80.0      # between layers: room for a wire's shape label
 GAP_Y = 40.0      # between rows
 BAND_GAP = 46.0   # between the bands of a wrapped layout: the channel its wires run along
+# the wrapped layouts tried in turn until one shows whole on a laptop: (sublayers in line,
+# row gap, band gap); the closest still leaves a channel two wires and a label fit in
+WRAP_TRIES = ((False, GAP_Y, BAND_GAP), (True, GAP_Y, BAND_GAP), (True, 24.0, 34.0))
 # the least room between two blocks: a wire leaves a port for LEADS[0] (24) before it turns,
 # and its leg keeps half a clearance off the other block's ports (10 + 6, less the 12 the
 # port stub may come close)
@@ -60,6 +63,8 @@ FRAME_FOOT = 4.0
 INNER_GAP_X = 12.0
 INNER_GAP_Y = 8.0
 BOUNDARY_W = 1.0  # the group's own input / output blocks are points on the frame's edges
+# an open frame's inside wider than this wraps into bands: the frame then fits the wrap width
+FRAME_WRAP = WRAP_WIDTH - 2 * FRAME_PAD
 
 Position = tuple[float, float]
 
@@ -130,6 +135,10 @@ def group_frame(graph: Graph, group_id: str) -> Frame:
     inside = group.subgraph if group.subgraph is not None else Graph()
     sizes = {nid: _mini_size(n) for nid, n in inside.nodes.items()}
     placed = layered_positions(inside, sizes, INNER_GAP_X, INNER_GAP_Y)
+    if placed and _extent((x, y, sizes[n].width, sizes[n].height)
+                          for n, (x, y) in placed.items())[0] > FRAME_WRAP:
+        # four sublayers in a row (gpt3-style-local) run past a laptop's canvas: two bands
+        placed = layered_positions(inside, sizes, INNER_GAP_X, INNER_GAP_Y, wrap=FRAME_WRAP)
     top = HEADER_H + SUMMARY_H + FRAME_PAD
     inner = {nid: (x + FRAME_PAD, y + top) for nid, (x, y) in placed.items()}
     right = max((inner[n][0] + sizes[n].width for n in inner), default=FRAME_PAD)
@@ -138,7 +147,9 @@ def group_frame(graph: Graph, group_id: str) -> Frame:
     ins = _port_count(graph.input_ports, group_id)
     outs = _port_count(graph.output_ports, group_id)
     input_ys = [stream + ROW_H * i for i in range(ins)]
-    output_ys = [stream + ROW_H * i for i in range(outs)]
+    # the stream leaves where it ends: the last band's row when the inside is wrapped
+    out_stream = _stream_height(inside, inner, sizes, top, GROUP_OUTPUT, stream)
+    output_ys = [out_stream + ROW_H * i for i in range(outs)]
     height = max(bottom, *(input_ys or [0]), *(output_ys or [0])) + FRAME_PAD + FRAME_FOOT
     width = max(GROUP_WIDTH, right + FRAME_PAD)
     return Frame(BlockSize(width, height, stream), inner, sizes, input_ys, output_ys)
@@ -152,12 +163,14 @@ def _port_count(ports_fn, node_id: str) -> int:
 
 
 def _stream_height(inside: Graph, inner: Mapping[str, Position],
-                   sizes: Mapping[str, BlockSize], top: float) -> float:
-    """Where the inside's stream enters: the group input block's anchor (else the top)."""
-    starts = inside.nodes_of_type(GROUP_INPUT)
-    if starts and starts[0].id in inner:
-        return inner[starts[0].id][1] + sizes[starts[0].id].anchor
-    return top + MINI_H / 2
+                   sizes: Mapping[str, BlockSize], top: float, boundary: str = GROUP_INPUT,
+                   default: float | None = None) -> float:
+    """Where the inside's stream enters (or, for the group output, leaves): the boundary
+    block's anchor (else ``default``, else the top)."""
+    ends = inside.nodes_of_type(boundary)
+    if ends and ends[0].id in inner:
+        return inner[ends[0].id][1] + sizes[ends[0].id].anchor
+    return default if default is not None else top + MINI_H / 2
 
 
 # ----------------------------------------------------------------- the layered layout
@@ -192,6 +205,12 @@ def spine(graph: Graph, dag: nx.DiGraph | None = None) -> list[str]:
             path += [sub.add] + ([sub.post_norm] if sub.post_norm else [])
         ends = [n.id for n in graph.nodes_of_type(GROUP_OUTPUT) if dag.has_edge(path[-1], n.id)]
         return path + ends[:1]
+    return _longest_chain(dag)
+
+
+def _longest_chain(dag: nx.DiGraph) -> list[str]:
+    import networkx as nx
+
     return nx.dag_longest_path(dag) if len(dag) else []
 
 
@@ -209,6 +228,19 @@ def _layers(dag: nx.DiGraph, on_spine: set[str], pull: bool = True) -> dict[str,
         if n not in on_spine and readers:
             layer[n] = max(layer[n], min(layer[r] for r in readers) - 1)
     return layer
+
+
+def _loose_by_their_place(graph: Graph, dag: nx.DiGraph, layer: dict[str, int]) -> None:
+    """A block with no wires yet (just dropped into an open frame) takes the column of the
+    wired block nearest where it was put, not the first column: it shows where it went."""
+    wired = [n for n in layer if dag.degree(n)]
+    for n in layer:
+        if dag.degree(n) or not wired or dag.nodes[n].get("type") in (GROUP_INPUT, GROUP_OUTPUT):
+            continue
+        x, y = graph.nodes[n].pos
+        near = min(wired, key=lambda m: (graph.nodes[m].pos[0] - x) ** 2
+                   + (graph.nodes[m].pos[1] - y) ** 2)
+        layer[n] = layer[near]
 
 
 def _outputs_last(dag: nx.DiGraph, layer: dict[str, int]) -> None:
@@ -267,19 +299,23 @@ def _nearest_free(target: float, taken: set[int]) -> int:
 
 
 def layered_positions(graph: Graph, sizes: Mapping[str, BlockSize], gap_x: float = GAP_X,
-                      gap_y: float = GAP_Y, wrap: float | None = None) -> dict[str, Position]:
+                      gap_y: float = GAP_Y, wrap: float | None = None,
+                      chain: bool = False, band_gap: float = BAND_GAP) -> dict[str, Position]:
     """Top-left corners (canvas units, the whole starting at 0, 0) laying ``graph`` out in
     layers with the spine on one row, every block's main port on its row's line. With
     ``wrap``, layers that would run past that width continue in a band below (as text wraps),
-    so a whole model fits a laptop's canvas at a legible zoom."""
+    so a whole model fits a laptop's canvas at a legible zoom. With ``chain`` the spine is
+    the longest chain of blocks even in a layer (its sublayers in line, the residual wires
+    routed past them): a row per band, where the stream's row and its branches' take two."""
     if not graph.nodes:
         return {}
     dag = _acyclic(graph)
-    on_spine = set(spine(graph, dag))
+    on_spine = set(_longest_chain(dag) if chain else spine(graph, dag))
     # wrapped, a block off the spine stays in its own column rather than wait beside its
     # reader in a later band: a whole band of rows would otherwise hold it alone (tiny-t5's
     # target embedding sits under the source's, its wire runs down to the decoder)
     layer = _layers(dag, on_spine, pull=wrap is None)
+    _loose_by_their_place(graph, dag, layer)
     row = _rows(graph, dag, layer, on_spine)
     widths = [max(sizes[n].width for n in layer if layer[n] == k)
               for k in range(max(layer.values()) + 1)]
@@ -312,21 +348,27 @@ def layered_positions(graph: Graph, sizes: Mapping[str, BlockSize], gap_x: float
                 if n not in on_spine and _is_source(dag, n):
                     x += widths[layer[n]] - sizes[n].width  # a source waits beside its reader
             placed[n] = (x, tops[n] + shift)
-        top += max(tops[n] + sizes[n].height for n in members) - min(tops.values()) + BAND_GAP
+        top += max(tops[n] + sizes[n].height for n in members) - min(tops.values()) + band_gap
     left = min(x for x, _ in placed.values())
     return {n: (placed[n][0] - left, placed[n][1]) for n in graph.nodes}
 
 
 def _best_wrap(graph: Graph, sizes: Mapping[str, BlockSize]) -> dict[str, Position]:
     """The wrapped layout that shows largest in ``LAPTOP_BOX``: bands of the wrap width, or
-    wider ones when narrow bands stack taller than the box (a layer of four sublayers)."""
+    wider ones when narrow bands stack taller than the box; when none shows whole, the
+    sublayers in line (``chain``), a row per band (a layer of four sublayers, a decoder),
+    then rows and bands closer (an encoder over a decoder)."""
     best, best_scale = None, -1.0
-    for wrap in (WRAP_WIDTH, WRAP_WIDTH * 1.25, WRAP_WIDTH * 1.5, WRAP_WIDTH * 2):
-        placed = layered_positions(graph, sizes, wrap=wrap)
-        scale = _laptop_scale(*_extent((x, y, sizes[n].width, sizes[n].height)
-                                       for n, (x, y) in placed.items()))
-        if scale > best_scale + 0.01:
-            best, best_scale = placed, scale
+    for chain, gap_y, band_gap in WRAP_TRIES:
+        for wrap in (WRAP_WIDTH, WRAP_WIDTH * 1.25, WRAP_WIDTH * 1.5, WRAP_WIDTH * 2):
+            placed = layered_positions(graph, sizes, gap_y=gap_y, wrap=wrap, chain=chain,
+                                       band_gap=band_gap)
+            scale = _laptop_scale(*_extent((x, y, sizes[n].width, sizes[n].height)
+                                           for n, (x, y) in placed.items()))
+            if scale > best_scale + 0.01:
+                best, best_scale = placed, scale
+        if best_scale >= 1.0:
+            break
     return best
 
 
@@ -478,6 +520,41 @@ def clear_spot(graph: Graph, node: Node, near: Position) -> Position:
                    edges=[], meta=graph.meta)
     # a layer's gap apart: room for the wires into it and their shape labels
     return nearest_room(others, piece, near, margin=GAP_X)
+
+
+def is_tidy(graph: Graph, near: float = 0.5) -> bool:
+    """Whether every block of ``graph`` is where the tidy layout puts it (a preset as
+    opened, a level after a tidy or an in-line splice)."""
+    tidy = tidy_positions(graph)
+    return all(abs(tidy[n][0] - node.pos[0]) <= near and abs(tidy[n][1] - node.pos[1]) <= near
+               for n, node in graph.nodes.items())
+
+
+def in_line(before: Graph, after: Graph, node_id: str, edge: Edge) -> dict[str, Position] | None:
+    """Positions that put ``node_id``, spliced into the wire ``edge`` (``after`` is ``before``
+    with the splice made), in line on that wire: the blocks downstream shift along to make
+    room and every other block keeps its place in the reading order. A tidy level is laid out
+    afresh (its bands wrap again); a level arranged by hand has the wire's reader and the
+    blocks right of it on its row shifted right by the new block's width and a gap. None when
+    that would make blocks overlap (the caller then puts the block beside the wire)."""
+    if edge.dst not in before or node_id not in after:
+        return None
+    if is_tidy(before):
+        return tidy_positions(after)
+    rects = block_rects(before)
+    x, y, _, h = rects[edge.dst]
+    size = block_size(after, node_id)
+    shift = (size.width + GAP_X) / CANVAS_SCALE
+    anchor = block_size(before, edge.dst).anchor
+    out = {n: pos for n, pos in ((k, v.pos) for k, v in after.nodes.items())}
+    for n, (bx, by, _, bh) in rects.items():
+        if bx >= x - 1.0 and by < y + h and y < by + bh:  # the reader and the rest of its row
+            out[n] = (round(out[n][0] + shift, 2), out[n][1])
+    out[node_id] = (round(x / CANVAS_SCALE, 2), round((y + anchor - size.anchor) / CANVAS_SCALE, 2))
+    placed = after.clone()
+    for n, pos in out.items():
+        placed.nodes[n].pos = pos
+    return out if not overlapping_pairs(placed, WIRE_ROOM) else None
 
 
 def _extent(rects) -> tuple[float, float]:

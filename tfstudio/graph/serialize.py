@@ -70,13 +70,20 @@ def save_graph(graph: Graph, path: str | Path) -> None:
     """Write atomically: a crash mid-save leaves the previous file intact."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(dumps(graph), encoding="utf-8")
-    tmp.replace(path)
+    try:
+        tmp.write_text(dumps(graph), encoding="utf-8")
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # a full disk gets its space back; the old file stays
+        raise
 
 
 # ------------------------------------------------------------------------------------ reading
 def load_graph_file(path: str | Path) -> Graph:
     path = Path(path)
+    if path.exists() and not path.is_file():  # a device such as /dev/zero never ends
+        raise GraphFileError(f"{path}: not a regular file (a folder or a device); a tfstudio "
+                             "graph is a JSON file")
     try:
         raw = path.read_bytes()
     except OSError as exc:

@@ -113,8 +113,11 @@ class FileMenu:
         try:
             self.session.save(path)
         except OSError as exc:
-            self.show_error(f"Could not save {path}: {exc.strerror or exc}. Choose another "
-                            "folder or file name.", "Save failed")
+            from ..runs.disk import disk_line
+            kept = f"{path.name} is as it was" if path.exists() else "no file was written"
+            line = disk_line(exc, path.parent, f"while saving {path.name}", kept, "save again")
+            self.show_error(line or f"Could not save {path}: {exc.strerror or exc}. Choose "
+                            "another folder or file name.", "Save failed")
             return False
         self._remember(path)
         self.show_message(f"Saved {path}")

@@ -7,6 +7,7 @@ Every change is a command on the document; the canvas and the problems panel upd
 from __future__ import annotations
 
 import html
+import re
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QFormLayout, QFrame, QGroupBox,
@@ -29,6 +30,16 @@ from .text import count_label, short_name
 
 def _esc(text) -> str:
     return html.escape(str(text), quote=False)
+
+
+def _breakable(text: str) -> str:
+    """``text`` with a line break allowed after the commas, colons and equals signs of a
+    long word, and every 16 letters of a longer run (a command line in a preset's
+    description widened the panel past the screen at 1366x768, cutting its lines)."""
+    def breaks(word: re.Match) -> str:
+        marked = re.sub(r"([,:=])", "\\1\u200b", word.group(0))
+        return re.sub(r"(\w{16})(?=\w)", "\\1\u200b", marked)  # an alphabet spelled out
+    return re.sub(r"\S{28,}", breaks, text)
 
 
 def graph_inputs(node) -> bool:
@@ -374,11 +385,11 @@ class Inspector(QScrollArea):
         if edited and meta.get("description"):  # the words it came with no longer hold
             layout.addWidget(_muted(f"<i>As loaded, before your edits (from "
                                     f"{_esc(origin)}):</i> "
-                                    + _esc(str(meta["description"]))))
+                                    + _breakable(_esc(str(meta["description"])))))
         elif meta.get("from"):
             layout.addWidget(_muted(f"<i>From {_esc(short_name(meta['from']))}</i>"))
         elif meta.get("description"):
-            layout.addWidget(_muted(_esc(str(meta["description"]))))
+            layout.addWidget(_muted(_breakable(_esc(str(meta["description"])))))
         scheme = switches.positional_scheme(root)
         facts = [f"Positions now: <b>{_esc(str(scheme))}</b>"]
         report = self.session.report

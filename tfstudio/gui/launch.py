@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from pathlib import Path
 
 
 def run(args) -> int:
@@ -172,18 +173,49 @@ def _screenshot(window, path: str, fit: bool = True) -> None:
     if fit:
         window.view.fit_to_view()
     QApplication.processEvents()
-    ok = window.grab().save(path)
+    refusal = _write_picture(window.grab(), Path(path))
     window.session.document.mark_clean()  # nothing to save or recover from a picture
     window.autosave.timer.stop()
     panel = getattr(window, "training_panel", None)
     if panel is not None:
         panel.shutdown()
-    if not ok:
-        print(f"tfstudio: could not write {path}", file=sys.stderr)
-        QApplication.exit(1)
+    if refusal:
+        print(f"tfstudio gui: {refusal}", file=sys.stderr)
+        QApplication.exit(2)
         return
     print(path)
     QApplication.exit(0)
+
+
+def _write_picture(pixmap, path: Path) -> str | None:
+    """Encode ``pixmap`` in the format ``path``'s suffix names and write it beside ``path``,
+    then rename it into place (a full disk leaves the earlier picture whole); the one line
+    saying why it could not be written, or None."""
+    import os
+
+    from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    fmt = path.suffix.lstrip(".").upper() or "PNG"
+    if not pixmap.save(buffer, fmt):
+        return (f"cannot write a {path.suffix or 'suffix-less'} picture ({path}); name it "
+                ".png or .jpg")
+    if path.exists() and not path.is_file():  # a device or a folder is never renamed over
+        return f"--screenshot {path} is not a file; name a .png or .jpg file to write"
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_bytes(bytes(data))
+        os.replace(tmp, path)
+    except OSError as exc:
+        from ..runs.disk import disk_line  # (the runs package loads torch: only when needed)
+        tmp.unlink(missing_ok=True)
+        kept = f"{path.name} is as it was" if path.exists() else "no picture was written"
+        return (disk_line(exc, path.absolute().parent, f"while writing {path.name}", kept,
+                          "try again")
+                or f"cannot write {path} ({exc.strerror or exc}); choose another path")
+    return None
 
 
 def _report_first_paint(window, started: float, QEvent, QObject) -> None:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QLabel, QListWidget, QListWidgetItem, QPushButton, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (QLabel, QListWidget, QListWidgetItem, QPushButton, QScrollArea,
+                               QVBoxLayout, QWidget)
 
 NAME_ROLE = Qt.UserRole + 1
 EMPTY_HINT = ("Pick a lesson to read its claim. Each re-runs one idea of the story on your "
@@ -43,7 +43,13 @@ class LessonsPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.list, 2)
-        layout.addWidget(self.details, 3)
+        # a long claim scrolls: its wrapped label never sets the dock's (and so the window's)
+        # height; in it, 1366x768 grew to 1366x774 and the claim was cut off
+        details = QScrollArea()
+        details.setWidget(self.details)
+        details.setWidgetResizable(True)
+        details.setFrameShape(QScrollArea.NoFrame)
+        layout.addWidget(details, 3)
         layout.addWidget(self.open_button)
         layout.addWidget(self.train_button)
         self.list.currentItemChanged.connect(lambda item, _: self.show_lesson(

@@ -35,6 +35,7 @@ from .session import EditorSession
 from .view import GraphView
 
 PROBLEMS_OPEN_H = 150  # the Problems dock's height when it has problems to list
+PROBLEMS_MIN_H = 84    # the least it opens to: its summary line, the table's header and a row
 
 
 def default_data_dir() -> Path:
@@ -241,7 +242,16 @@ class MainWindow(FileMenu, EditMenu, HelpMenu, QMainWindow):
         else:
             self.problems.setMaximumHeight(16777215)  # QWIDGETSIZE_MAX: the user may resize
             if was is not False:
-                self.resizeDocks([self.problems_dock], [PROBLEMS_OPEN_H], Qt.Vertical)
+                self.resizeDocks([self.problems_dock], [self._problems_open_height()],
+                                 Qt.Vertical)
+
+    def _problems_open_height(self) -> int:
+        """PROBLEMS_OPEN_H, or less where the fitted canvas would then cut its picture (an
+        encoder-decoder on a 1366x768 laptop): never under a line and a problem's row."""
+        if not self.view.keeps_fit:
+            return PROBLEMS_OPEN_H
+        room = self.problems_dock.height() + self.view.spare_height()
+        return max(PROBLEMS_MIN_H, min(PROBLEMS_OPEN_H, room))
 
     def _show_counts(self, report) -> None:
         # the one count (gui.param_count): with errors it says why there is none, as Costs
@@ -262,6 +272,7 @@ class MainWindow(FileMenu, EditMenu, HelpMenu, QMainWindow):
 
     def _on_document_event(self, event) -> None:
         self._update_actions()
+        self.view.keep_whole()  # once the edit is drawn: refit if it now runs out of view
         if self.scene.path:  # a renamed group or a new repeat count shows in the breadcrumb
             self._refresh_breadcrumb()
 

@@ -10,6 +10,7 @@ from PySide6.QtCore import QPointF
 
 from ..graph import AddNode, Edge, Edit, Node, new_node
 from ..graph import block_types as bt
+from ..graph.edit_rules import splice_in_line_edit
 from ..graph.edits import agreed_params
 from ..graph.kinds import PRE
 from ..graph.insert import connect_new_edit, splice_edit
@@ -110,14 +111,21 @@ class BlockDropping:
             near = self.node_items[target.group].mini_nearest(  # block sits by where it went
                 self.node_items[target.group].mapFromScene(scene_pos))
             node.pos = _free_spot(graph, node, target.edge, near)
-        else:
+        elif target.edge is None:
             node.pos = clear_spot(graph, node, node.pos)  # never on top of another block
         if block_type == "group":
             # a fresh group holds a standard layer, so there is something to enter and edit
             node.subgraph = layer_graph([(bt.ATTENTION, {}), (bt.FEED_FORWARD, {})], PRE)
             node.params["repeat"] = 1
         command: Edit | None = None
-        if target.edge is not None:
+        moved = ""
+        if target.edge is not None and target.group is None:  # on a wire of the level shown
+            ruled = splice_in_line_edit(graph, target.path, node, target.edge)
+            if ruled is None:
+                node.pos = clear_spot(graph, node, node.pos)
+            else:
+                command, moved = ruled.edit, ruled.message
+        elif target.edge is not None:
             command = splice_edit(graph, target.path, node, target.edge)
         spliced = command is not None
         if command is None:
@@ -134,7 +142,7 @@ class BlockDropping:
                                                 if copies > 1 else "")
         self.message.emit(f"{'Inserted' if spliced else 'Added'} {node.label}"
                           f"{' into the wire ' + _wire_words(target.edge) if spliced else ''}"
-                          f"{where}")
+                          f"{where}{'; ' + moved if moved else ''}")
         return node.id
 
     def _agreed(self, block_type: str) -> dict:

@@ -62,6 +62,8 @@ class GraphView(QGraphicsView):
         self.refit_allowed: Callable[[], bool] = lambda: True
         self._refit_timer = QTimer(self, singleShot=True, interval=0)
         self._refit_timer.timeout.connect(self._refit)
+        self._whole_timer = QTimer(self, singleShot=True, interval=0)
+        self._whole_timer.timeout.connect(self._refit_if_cut)
         # pills at the canvas's edges naming the layer groups out of view (see update_markers)
         self.markers: list[QPushButton] = []
         self._markers_timer = QTimer(self, singleShot=True, interval=0)
@@ -93,6 +95,17 @@ class GraphView(QGraphicsView):
         if self.keeps_fit and self.refit_allowed():
             self.fit_to_view()
 
+    def keep_whole(self) -> None:
+        """After an edit: a fitted view whose picture now runs past its edges (a block spliced
+        in line moved the rest along) fits again; a view the user zoomed or panned stays."""
+        if self.keeps_fit:
+            self._whole_timer.start()
+
+    def _refit_if_cut(self) -> None:
+        shown = self.mapToScene(self.viewport().rect()).boundingRect()
+        if not shown.contains(self._drawn()):
+            self._refit()
+
     def wheelEvent(self, event: QWheelEvent) -> None:
         self.keeps_fit = False
         steps = event.angleDelta().y() / 120.0
@@ -122,6 +135,21 @@ class GraphView(QGraphicsView):
             self._fitting = False
         self.keeps_fit = True
 
+    def _drawn(self) -> QRectF:
+        """What the level draws: its blocks and wires (labels and legs included)."""
+        rect = QRectF()
+        for item in self.scene().items():
+            if isinstance(item, NodeItem) or (isinstance(item, WireItem) and item.edge):
+                rect = rect.united(item.drawn_rect())
+        return rect
+
+    def spare_height(self) -> int:
+        """Pixels of height the canvas can give up and still show the whole level at the
+        legible zoom (what a panel opening below it may take without cutting the picture);
+        a few pixels are kept for the fit's rounding."""
+        need = self._drawn().height() * LEGIBLE_ZOOM + 4
+        return max(0, int(self.viewport().height() - need))
+
     def _fit(self) -> None:
         items = [i for i in self.scene().items() if isinstance(i, NodeItem)]
         if not items:
@@ -129,10 +157,7 @@ class GraphView(QGraphicsView):
             self.centerOn(0, 0)
             self.zoom_changed.emit(self.zoom)
             return
-        rect = QRectF()
-        wires = [i for i in self.scene().items() if isinstance(i, WireItem) and i.edge]
-        for item in items + wires:
-            rect = rect.united(item.drawn_rect())
+        rect = self._drawn()
         tight = QRectF(rect)
         rect.adjust(-40, -40, 40, 40)
         self.fitInView(rect, Qt.KeepAspectRatio)

@@ -340,10 +340,22 @@ def sampling_steps(row: np.ndarray, position: int, temperature: float, top_k: in
         steps.append(Step(f"probabilities at {at} after temperature {temperature:g}",
                           f"softmax(l / {temperature:g})", softmax(row / temperature), "",
                           "sampling"))
-    steps.append(Step(f"probabilities at {at} after top-k {top_k} and top-p {top_p:g}",
+    steps.append(Step(filtered_name(at, temperature, top_k, top_p),
                       "keep the k likeliest, then the smallest set reaching p; renormalise",
                       filtered_probabilities(row, temperature, top_k, top_p), "", "sampling"))
     return steps
+
+
+def filtered_name(at: str, temperature: float, top_k: int, top_p: float) -> str:
+    """The last sampling card's title: the filters that ran ("after top-k 5 and top-p 0.5"),
+    that none did (top-k 0 and top-p 1 keep every token), or greedy decoding's one token."""
+    if temperature <= 0:
+        return f"probabilities at {at}, greedy (temperature 0): the likeliest token alone"
+    filters = ([f"top-k {top_k}"] if top_k > 0 else []) + ([f"top-p {top_p:g}"] if top_p < 1
+                                                           else [])
+    if not filters:
+        return f"probabilities at {at}, no filter (top-k and top-p off)"
+    return f"probabilities at {at} after {' and '.join(filters)}"
 
 
 # ---------------------------------------------------------------------------- sampling

@@ -6,14 +6,20 @@
 sits below the trainer, the probes and the exporters, which all read runs, and above the data
 layer and the compiler, which it uses to rebuild a run's tokenizer and model.
 """
-from .checkpoint import (CheckpointChoice, CheckpointError, find_checkpoint, latest_checkpoint,
-                         load_checkpoint, save_checkpoint)
-from .config import TrainConfig
-from .folder import RunError, RunFolder
-from .lock import RunLock, RunLocked
-from .preflight import MemoryRefusal, check_model_memory, check_training_memory
+import importlib
 
-__all__ = ["CheckpointChoice", "CheckpointError", "find_checkpoint", "latest_checkpoint",
-           "load_checkpoint", "save_checkpoint", "TrainConfig", "RunError", "RunFolder",
-           "RunLock", "RunLocked", "MemoryRefusal", "check_model_memory",
-           "check_training_memory"]
+# each name is imported from its module when first used, so a torch-free part (the memory
+# pre-flight that `tfstudio inspect` shares, the refused-write words) loads without torch
+_HOMES = {"CheckpointChoice": "checkpoint", "CheckpointError": "checkpoint",
+          "find_checkpoint": "checkpoint", "latest_checkpoint": "checkpoint",
+          "load_checkpoint": "checkpoint", "save_checkpoint": "checkpoint",
+          "TrainConfig": "config", "RunError": "folder", "RunFolder": "folder",
+          "RunLock": "lock", "RunLocked": "lock", "MemoryRefusal": "preflight",
+          "check_model_memory": "preflight", "check_training_memory": "preflight"}
+__all__ = list(_HOMES)
+
+
+def __getattr__(name: str):
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)

@@ -20,8 +20,9 @@ the newest intact one) and one line for each newer one it skipped, saying why.
 """
 from __future__ import annotations
 
-import errno
+import contextlib
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -42,25 +43,6 @@ _PARTIAL = re.compile(r"\.(step-\d{8,}(?:\.\d+)?)\.(\d+)\.partial")
 
 class CheckpointError(RuntimeError):
     pass
-
-
-# a write the disk refused: full, over the quota, or past the file-size limit (ulimit -f)
-_DISK_ERRNOS = {errno.ENOSPC: "no space left on the disk of {where}",
-                errno.EDQUOT: "the disk quota for {where} is used up",
-                errno.EFBIG: "a file in {where} would pass the file-size limit (ulimit -f)"}
-# how safetensors' Rust side names the OS's error: "(os error 28)", or "Os { code: 28, ..."
-_OS_ERROR = re.compile(r"os error (\d+)|Os \{ code: (\d+)")
-
-
-def disk_refusal(exc: BaseException) -> str | None:
-    """What a failed write says when the disk refused it (full, quota, file-size limit), in
-    words with a ``{where}`` to fill; None for any other error. safetensors reports these as
-    SafetensorError text."""
-    number = exc.errno if isinstance(exc, OSError) else None
-    if number is None and isinstance(exc, SafetensorError):
-        match = _OS_ERROR.search(str(exc))
-        number = int(match.group(1) or match.group(2)) if match else None
-    return _DISK_ERRNOS.get(number)
 
 
 def _fsync_dir(path: Path) -> None:
@@ -216,12 +198,44 @@ def _write_manifest(folder: Path, setup: dict[str, Path]) -> None:
 def _prune(directory: Path, keep_last: int, keep: str) -> None:
     done = sorted((p for p in directory.iterdir() if p.is_dir() and _NAME.fullmatch(p.name)),
                   key=lambda p: name_order(p.name))
+    if _readers(directory):  # a reader holds them: they are pruned at a later save
+        done = []
     for old in done[:-keep_last] if keep_last > 0 else []:
         if old.name != keep:
             shutil.rmtree(old, ignore_errors=True)
     for partial in directory.glob(".step-*.partial"):
         if _abandoned(partial):
             shutil.rmtree(partial, ignore_errors=True)
+
+
+_READER = re.compile(r"\.reader\.(\d+)\.\d+")
+_reader_count = itertools.count()
+
+
+@contextlib.contextmanager
+def held_from_rotation(directory: Path):
+    """While the block runs, a training run saving into ``directory`` deletes none of its
+    checkpoints (a reader is loading one). A mark file names the reading process, so a reader
+    that was killed holds nothing; a folder the reader may not write is read without one."""
+    mark = Path(directory) / f".reader.{os.getpid()}.{next(_reader_count)}"
+    try:
+        mark.touch()
+    except OSError:
+        mark = None
+    try:
+        yield
+    finally:
+        if mark is not None:
+            mark.unlink(missing_ok=True)
+
+
+def _readers(directory: Path) -> bool:
+    """Whether a live process holds ``directory``'s checkpoints from rotation."""
+    for mark in directory.glob(".reader.*"):
+        match = _READER.fullmatch(mark.name)
+        if match and _alive(int(match.group(1))):
+            return True
+    return False
 
 
 def remove_abandoned_partials(directory: Path) -> None:
@@ -366,6 +380,13 @@ def checkpoint_problem(path: Path) -> tuple[str, str] | None:
 
 
 def _verify(path: Path) -> tuple[str, str] | None:
+    try:
+        return _verify_files(path)
+    except FileNotFoundError as exc:  # deleted while it was read (rotated by a live run)
+        return Path(exc.filename or path).name, "is missing (deleted while it was read)"
+
+
+def _verify_files(path: Path) -> tuple[str, str] | None:
     manifest = path / MANIFEST
     if manifest.exists():
         problem = _manifest_problem(path, manifest)

@@ -20,8 +20,9 @@ import shutil
 from pathlib import Path
 
 from ..graph import Graph, load_graph_file, save_graph
-from .checkpoint import (CheckpointChoice, find_checkpoint, load_checkpoint, read_state,
-                         remove_abandoned_partials, setup_problem, step_of)
+from .checkpoint import (CheckpointChoice, CheckpointError, find_checkpoint, held_from_rotation,
+                         load_checkpoint, read_state, remove_abandoned_partials, setup_problem,
+                         step_of)
 from .config import KEPT_ON_RESUME, TrainConfig
 
 
@@ -232,8 +233,26 @@ class RunFolder:
             from .preflight import check_model_memory
             check_model_memory(graph, device=device, what=f"loading {self.path}")
         model = compile_graph(graph)
-        load_checkpoint(choice.path, model, device=device)
+        self.load_weights(model, device)
         return model.to(device).eval()
+
+    def load_weights(self, model, device: str = "cpu") -> Path:
+        """Load the newest intact checkpoint into ``model``; its path. A run that trains
+        meanwhile keeps its checkpoints while this reads (``held_from_rotation``); one that
+        was deleted just before the hold is retried once on the newest then."""
+        retried = False
+        while True:
+            with held_from_rotation(self.checkpoints):
+                choice = self.checkpoint()
+                if choice.path is None:
+                    raise RunError(self.no_checkpoint_message(choice))
+                try:
+                    load_checkpoint(choice.path, model, device=device)
+                    return choice.path
+                except (CheckpointError, OSError):
+                    if retried or choice.path.exists():
+                        raise
+            retried = True
 
 
 def _remove(path: Path) -> None:

@@ -151,8 +151,9 @@ def _child_main(events_out, commands_in, graph: Graph, config: TrainConfig, run_
     else:
         threading.Thread(target=_obey, args=(commands_in, trainer), daemon=True).start()
         # Ctrl+C in the app's terminal reaches this process too; like the app's Stop, a signal
-        # (SIGINT, SIGTERM, SIGHUP) finishes the step and saves; a second one ends it at once
-        with StopOnSignals(trainer.stop):
+        # (SIGINT, SIGTERM, SIGHUP) ends the step and saves; a second one gives up the step at once
+        # and saves the last whole one
+        with StopOnSignals(trainer.stop, abandon=trainer.abandon):
             trainer.run()  # emits Finished or Failed itself; never raises for training faults
     outbox.put(None)
     writer.join()

@@ -7,7 +7,7 @@ works from the graph alone (tfstudio.runs.preflight), so a 175B preset is refuse
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +69,7 @@ def plan_start(graph: Graph, config: TrainConfig, *, folder: RunFolder | None, r
             start = _new(graph, config, folder, overwrite, tokenizer, device, precision)
         if lock is not None and lock.previous_holder is not None:
             notes.insert(0, _died_note(lock.previous_holder, start))
-        start.notes = notes
+        start.notes = notes + start.notes
         _check_parallel(start.config, dist, start.checkpoint is not None)
         if not start.finished_note and not start.config.no_memory_check:
             _check_memory(start, dist)
@@ -111,7 +111,21 @@ def _new(graph, config, folder, overwrite, tokenizer, device, precision) -> Star
             # and config.json names the tokenizer used, not the flag's default
             config = TrainConfig.from_dict({**config.to_dict(),
                                             "tokenizer": source.config().tokenizer})
-    return Start(config, graph, tokenizer, device, precision, replace_old=replace_old)
+    config, clamped = clamp_warmup(config)
+    return Start(config, graph, tokenizer, device, precision, replace_old=replace_old,
+                 notes=[clamped] if clamped else [])
+
+
+def clamp_warmup(config: TrainConfig) -> tuple[TrainConfig, str]:
+    """A warm-up longer than the run never reaches the learning rate asked for (30 steps
+    with warm-up 50 peaked at 0.6 of it): a new run's warm-up is cut to its steps, here, for
+    every caller (the CLI, the app's Train, Compare's variants), and config.json keeps the cut
+    value, so a resume continues the same schedule. Returns (config, the note saying so)."""
+    if config.warmup_steps <= config.steps:
+        return config, ""
+    note = (f"warm-up cut from {config.warmup_steps:,} to {config.steps:,} steps (the run's "
+            "length), so the learning rate reaches the one asked for")
+    return replace(config, warmup_steps=config.steps), note
 
 
 def _resumed(requested: TrainConfig, folder, dist, device, precision) -> Start:

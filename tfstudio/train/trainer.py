@@ -3,7 +3,12 @@
 ``Trainer(graph, config, run_dir=...).run()`` trains until ``config.steps`` or until ``stop()`` is
 called, emitting events (events.py) to its listeners and to ``metrics.jsonl``. ``pause()``,
 ``resume()`` and ``stop()`` are thread-safe and take effect between steps, so another thread can
-steer a run (the app's training process obeys its commands that way, see child.py).
+steer a run (the app's training process obeys its commands that way, see child.py). A stop is
+also seen between a step's micro-batches and between evaluation batches: a step it interrupts
+is given up (its data position and random state put back), so even a step of a billion
+micro-batches answers a stop at once and the checkpoint holds the last whole step.
+``abandon()`` (a second Ctrl+C) gives up the step in progress without waiting for its
+micro-batch to end.
 
 A run goes: refusals (start.py: settings, the run folder's lock, resume, memory; nothing is
 built yet), building (pipeline, model, optimizer, restored state), the loop, the last
@@ -16,6 +21,7 @@ ends before that puts it back.
 from __future__ import annotations
 
 import contextlib
+import copy
 import math
 import shutil
 import threading
@@ -29,8 +35,8 @@ import torch
 from torch.nn.utils import clip_grads_with_norm_, get_total_norm
 
 from ..graph import Graph
-from ..runs.checkpoint import (disk_refusal, load_checkpoint, rng_state, save_checkpoint,
-                               set_rng_state)
+from ..runs.checkpoint import load_checkpoint, rng_state, save_checkpoint, set_rng_state
+from ..runs.disk import disk_line, disk_refusal
 from ..runs.config import TrainConfig
 from ..runs.folder import RunFolder
 from .device import autocast, peak_flops
@@ -53,6 +59,10 @@ class NonFiniteLoss(RuntimeError):
 
 class DiskRefused(RuntimeError):
     """A write to the run folder the disk refused (full, quota, file-size limit)."""
+
+
+class StepAbandoned(Exception):
+    """A stop that came in the middle of a step or an evaluation: that work is given up."""
 
 
 @dataclass
@@ -115,6 +125,8 @@ class Trainer:
         self._pause = threading.Event()
         self._stop = threading.Event()
         self._wake = threading.Condition()
+        self._abandonable = False       # in a forward/backward pass that a stop may cut short
+        self._thread: int | None = None  # the thread that runs the loop
 
     # what others read of the session (the probes, the app's training process, tests)
     model = property(lambda self: self.session.model)
@@ -144,6 +156,23 @@ class Trainer:
         with self._wake:
             self._stop.set()
             self._wake.notify_all()
+
+    def abandon(self) -> None:
+        """Stop, and give up the step in progress now rather than at its next micro-batch
+        (a second Ctrl+C): called by a signal handler, which runs between two operations of
+        the thread that trains. Only a forward or backward pass is cut short, never an
+        optimizer step or a save, so the run still saves its last whole step."""
+        self.stop()
+        if self._abandonable and threading.get_ident() == self._thread:
+            raise StepAbandoned()
+
+    @contextlib.contextmanager
+    def _may_abandon(self):
+        self._abandonable = True
+        try:
+            yield
+        finally:
+            self._abandonable = False
 
     def _wait_while_paused(self) -> None:
         with self._wake:
@@ -229,6 +258,7 @@ class Trainer:
         """Train; returns the final event (Finished or Failed). Never raises for training faults."""
         clock = time.perf_counter()
         end: Event | None = None
+        self._thread = threading.get_ident()
         try:
             start = plan_start(self.graph, self.config, folder=self.run_folder,
                                resume=self.resume_requested, overwrite=self.overwrite,
@@ -247,10 +277,9 @@ class Trainer:
         except (torch.OutOfMemoryError, MemoryError):
             end = Failed(self.step, "oom", self._oom_message())
         except Exception as exc:  # noqa: BLE001 - reported to the user, never swallowed silently
-            refusal = disk_refusal(exc)
-            if refusal:
+            if disk_refusal(exc):
                 end = Failed(self.step, "disk", self._disk_message(
-                    refusal, f"at step {self.step}", getattr(exc, "filename", None)))
+                    exc, f"at step {self.step}", getattr(exc, "filename", None)))
             elif _CPU_OOM in str(exc):  # torch's CPU allocator says it as a RuntimeError
                 end = Failed(self.step, "oom", self._oom_message())
             else:
@@ -315,7 +344,12 @@ class Trainer:
             lr = self._lr(state.step)
             for group in self.session.optimizer.param_groups:
                 group["lr"] = lr
-            loss, tokens = self._train_step()
+            position = self._position()
+            try:
+                loss, tokens = self._train_step()
+            except StepAbandoned:  # stopped mid-step: the checkpoint holds the step before
+                self._put_back(position)
+                break
             state.step += 1
             state.tokens_seen += tokens
             last_loss = loss
@@ -331,12 +365,26 @@ class Trainer:
                 self._checkpoint()
         return last_loss
 
+    def _position(self) -> tuple[dict, torch.Tensor]:
+        """The data position and random state before a step, to put back if it is given up."""
+        return copy.deepcopy(self.session.pipeline.state_dict()), torch.get_rng_state()
+
+    def _put_back(self, position: tuple[dict, torch.Tensor]) -> None:
+        data, rng = position
+        self._abandonable = False
+        self.session.pipeline.load_state_dict(data)
+        torch.set_rng_state(rng)
+        self.session.optimizer.zero_grad(set_to_none=True)
+
     def _train_step(self) -> tuple[float, int]:
         cfg, s = self.config, self.session
         s.train_model.train()
         s.optimizer.zero_grad(set_to_none=True)
         total_loss, tokens, aux_total = 0.0, 0, 0.0
         for micro in range(cfg.grad_accum):
+            # a stop between micro-batches gives the step up (ranks would have to agree)
+            if micro and self._stop.is_set() and not self.dist.enabled:
+                raise StepAbandoned()
             batch = s.pipeline.train_batch(cfg.batch_size)
             if self.dist.enabled:
                 batch = batch.rows(*local_rows(cfg.batch_size, self.dist))
@@ -345,7 +393,7 @@ class Trainer:
             # DDP can skip the gradient all-reduce on all but the last micro-batch
             skip_sync = not sync and hasattr(s.train_model, "no_sync")
             ctx = s.train_model.no_sync() if skip_sync else contextlib.nullcontext()
-            with ctx:
+            with ctx, self._may_abandon():
                 with autocast(s.device, s.precision):
                     loss, _ = loss_and_logits(s.train_model, batch)
                     aux = s.model.aux_loss()
@@ -407,13 +455,18 @@ class Trainer:
         s = self.session
         s.model.eval()
         losses, correct, counted = [], 0, 0
-        for batch in s.pipeline.val_batches(self.config.eval_batches, self.config.batch_size):
-            batch = batch.to(s.device)
-            with autocast(s.device, s.precision):
-                loss, logits = loss_and_logits(s.model, batch)
-            losses.append(float(loss))
-            c, n = token_accuracy(logits, batch.labels)
-            correct, counted = correct + c, counted + n
+        try:
+            for batch in s.pipeline.val_batches(self.config.eval_batches, self.config.batch_size):
+                if self._stop.is_set() and not self.dist.enabled:
+                    raise StepAbandoned()  # a stop: no loss of part of the batches is shown
+                batch = batch.to(s.device)
+                with autocast(s.device, s.precision), self._may_abandon():
+                    loss, logits = loss_and_logits(s.model, batch)
+                losses.append(float(loss))
+                c, n = token_accuracy(logits, batch.labels)
+                correct, counted = correct + c, counted + n
+        except StepAbandoned:
+            losses, self._abandonable = [], False
         s.model.train()
         if not losses:
             return
@@ -449,10 +502,9 @@ class Trainer:
                                    setup={"graph.json": self.run_folder.graph_path,
                                           "tokenizer.json": self.run_folder.tokenizer_path})
         except Exception as exc:
-            refusal = disk_refusal(exc)
-            if refusal is None:
+            if disk_refusal(exc) is None:
                 raise
-            raise DiskRefused(self._disk_message(refusal, f"while saving step {self.step}")
+            raise DiskRefused(self._disk_message(exc, f"while saving step {self.step}")
                               ) from None
         self.state.saved_step = self.step
         if self._replaced is not None:  # the new run is on disk: the old one may go now
@@ -468,17 +520,15 @@ class Trainer:
         return (f"{what} at step {self.step + 1}. Training stopped; {kept}. Lower the learning "
                 f"rate (now {self.config.lr:g}), keep gradient clipping on, or use fp32")
 
-    def _disk_message(self, refusal: str, when: str, file: str | None = None) -> str:
+    def _disk_message(self, exc: BaseException, when: str, file: str | None = None) -> str:
         """One line for a write the disk refused: what, where, what is kept, what to do."""
         where = file or (self.run_folder.path if self.run_folder else "the run folder")
-        what = refusal.format(where=where)
-        fix = "raise the limit" if "ulimit" in refusal else "free space"
         saved = self.state.saved_step
         if saved is None:
-            return (f"{what} {when}; no checkpoint of this run was written yet; {fix} and "
-                    "train again")
-        return (f"{what} {when}; the previous checkpoint (step {saved}) is intact; {fix} and "
-                "--resume")
+            return disk_line(exc, where, when, "no checkpoint of this run was written yet",
+                             "train again")
+        return disk_line(exc, where, when, f"the previous checkpoint (step {saved}) is intact",
+                         "--resume")
 
     def _oom_message(self) -> str:
         cfg = self.config

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Callable
 
 from ...graph import Graph
+from ...runs.disk import write_whole
 from ..variants import LESSON_SETTINGS, VariantError
 
 # the story's order: counting and early neural LMs, static then contextual vectors, the
@@ -170,7 +171,7 @@ def write_course_page(out: Path, entries: list[CourseEntry]) -> Path:
         "</tr>", *rows, "</table></body></html>"])
     path = Path(out) / "course.html"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(page, encoding="utf-8")
+    write_whole(path, page)
     return path
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ...graph import load_graph_file
 from ...runs import TrainConfig
+from ...runs.disk import write_whole
 from .. import lengths
 from ..baselines import ngram_cross_entropies
 from ..runner import is_finished
@@ -238,13 +239,13 @@ def _write_page(out: Path, r: Interpolation) -> None:
                 f"{', '.join(map(str, r.seeds))}; loss is mean ± sample standard deviation over "
                 "seeds.")
     md = "\n".join([f"# {lesson.title}", "", *lines, "", settings, "", _md_table(header, rows)])
-    (out / "report.md").write_text(md + "\n", encoding="utf-8")
+    write_whole(out / "report.md", md + "\n")
     import html
     page = (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(lesson.title)}"
             f"</title></head><body><h1>{html.escape(lesson.title)}</h1>" +
             "".join(f"<p>{html.escape(x)}</p>" for x in lines) +
             f"<p>{html.escape(settings)}</p>{_html_table(header, rows)}</body></html>")
-    (out / "report.html").write_text(page, encoding="utf-8")
+    write_whole(out / "report.html", page)
 
 
 PAPER = Paper(

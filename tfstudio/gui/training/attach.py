@@ -145,6 +145,9 @@ class TrainingAttachment:
         compare.open_requested.connect(lambda path, name: open_variant(panel, path, name))
         explain = ExplainView(panel.background)
         panel.add_view(explain, "Explain")
+        panel.add_step_view(explain, "explain")  # the step bar's step is its weights' too
+        panel.shown_changed.connect(
+            lambda: explain.set_weights_caption(panel.view_caption("explain")))
 
         # while a run trains, Explain shows its latest look inside (no weights yet); hidden, it
         # keeps the newest and draws it when shown: rebuilding its stage pictures at every look
@@ -156,7 +159,9 @@ class TrainingAttachment:
         def weights(model, tokenizer) -> None:
             run_dir = panel.host.run_dir if model is not None else None  # replays its checkpoints
             explain.set_model(model, tokenizer, run_dir, run=_run_label(panel, run_dir),
-                              step=panel.host.step if model is not None else None)
+                              step=panel.host.step if model is not None else None,
+                              caption=panel.view_caption("explain") if model is not None
+                              else "")
             text = (panel.snapshot or {}).get("text", "")  # else the run's own
             unseen.pop("walk", None)
             if model is not None:

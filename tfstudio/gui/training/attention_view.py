@@ -193,6 +193,12 @@ class AttentionView(QWidget):
         self._fill_heads()  # (its probe-text box follows the look shown: ProbeText.show_look)
         self.redraw()
 
+    def show_empty(self, reason: str) -> None:
+        """No look for the run shown: the empty page says why (``reason``), and nothing of
+        an earlier look stays (its map, its layers, its heads)."""
+        self.show_snapshot(None)
+        self.empty.setText(reason)
+
     def _fill_heads(self) -> None:
         entry = self._entry()
         heads = entry["weights"].shape[0] if entry is not None else 0

@@ -148,6 +148,7 @@ class ExplainView(QWidget):
         self.snapshot_step: int | None = None  # the training step whose look is shown
         self._shown_token = ""                 # ... and the token its walk ends at
         self.run_name = ""                     # the run the weights (or the look) come from
+        self.weights_caption = ""              # the caption the Train workspace wrote for them
         self.weights_step: int | None = None   # ... and the step of the weights
         self.caption = QLabel()
         self.caption.setWordWrap(True)
@@ -226,11 +227,13 @@ class ExplainView(QWidget):
 
     # ------------------------------------------------------------------ input
     def set_model(self, model, tokenizer, run_dir: str | Path | None = None, *, run: str = "",
-                  step: int | None = None) -> None:
+                  step: int | None = None, caption: str = "") -> None:
         """The model to explain; ``run_dir``, the run folder its weights come from, lets the
         embedding map replay the run's checkpoints; ``run`` names that run and ``step`` the
-        step of the weights, for the caption."""
+        step of the weights, for the caption (``caption``: the whole caption, as the Train
+        workspace's shown state writes it)."""
         had_ablations = bool(self.ablations())
+        self.weights_caption = caption if model is not None else ""
         self.model, self.tokenizer = model, tokenizer
         self.run_dir = Path(run_dir) if run_dir is not None and model is not None else None
         self.run_name, self.weights_step = (run, step) if model is not None else ("", None)
@@ -255,11 +258,18 @@ class ExplainView(QWidget):
         self.status.show()
         self._show_caption()
 
+    def set_weights_caption(self, caption: str) -> None:
+        """The Train workspace's caption for the weights loaded (another step asked for
+        may have the same nearest checkpoint: the weights stay, the caption says so)."""
+        if self.model is not None and caption != self.weights_caption:
+            self.weights_caption = caption
+            self._show_caption()
+
     def _show_caption(self) -> None:
         """The caption for the state the view is in: loaded weights, a training look, or
         nothing yet (hidden)."""
         if self.model is not None:
-            text = source_caption(self.run_name, self.weights_step)
+            text = self.weights_caption or source_caption(self.run_name, self.weights_step)
         elif self.snapshot_step is not None:
             text = source_caption(self.run_name, self.snapshot_step, training=True)
         else:

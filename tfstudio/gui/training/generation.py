@@ -12,8 +12,9 @@ class GenerationController:
         self._generated: list[int] = []
         self._tokenizer_cache: tuple[Path | None, object] = (None, None)
 
-    def load_weights(self, run_dir: Path, opened: str = "") -> None:
-        """Load the run's weights; ``opened`` is added to the line saying so."""
+    def load_weights(self, run_dir: Path, opened: str = "", step: int | None = None) -> None:
+        """Load the run's weights (``step``: those kept at that step, else the nearest kept
+        ones); ``opened`` is added to the line saying so."""
         panel = self.panel
         def ready():
             if panel.host.model.family == "encoder":
@@ -31,13 +32,15 @@ class GenerationController:
             panel.runs.set_note(str(run_dir), note)
             panel.state.weights_step = panel.host.step
             panel._show_caption()
+            if panel.snapshot is None and panel.tabs.currentWidget() is panel.positions:
+                panel._show_run_positions()  # the run's own tensors, now they are here
             panel.message((note or f"Loaded the weights of step {panel.host.step:,}: type a "
                                    "prompt, move the sliders, generate")
                           + (f"; {opened}" if opened else ""))
             panel.weights_changed.emit(panel.host.model, panel.host.tokenizer)
 
         panel.state.weights_step = None
-        panel.host.load(run_dir, ready, panel._job_failed)
+        panel.host.load(run_dir, ready, panel._job_failed, step=step)
 
     @staticmethod
     def task_prompt(run_dir: Path, text: str) -> str:
@@ -58,11 +61,7 @@ class GenerationController:
         host = panel.host
         if not host.ready or not prompt:
             return
-        viewed = panel.viewed
-        label = viewed.label if viewed is not None else ""
-        total = f" of {viewed.total:,}" if viewed is not None and viewed.total else ""
-        source = (f"{label} · the weights of step {host.step:,}{total} (its newest checkpoint) "
-                  "after your prompt")
+        source = f"{panel.view_caption('next_token')} · after your prompt"
         # the answer is decoded by the tokenizer of the weights that computed it, and dropped
         # if other weights were loaded meanwhile (another run opened)
         decode, run_dir = self.decoder(), host.run_dir

@@ -111,8 +111,7 @@ class RunHistory:
             raise ValueError(str(exc)) from None
         series = RunSeries.from_events("", read_events(folder.metrics_path))
         name = folder.graph().meta.get("name") or Path(path).name
-        started = time.strftime("%Y-%m-%d %H:%M:%S",
-                                time.localtime(folder.config_path.stat().st_mtime))
+        started = folder_started(path)
         status = series.end.split(" ")[0] if series.end else "unknown"
         return RunRecord(str(Path(path)), str(name), config.corpus, config.tokenizer, started,
                          series.params, status, series.steps[-1] if series.steps else 0,
@@ -133,6 +132,28 @@ class RunHistory:
         tmp = self.file.with_suffix(".tmp")
         tmp.write_text(json.dumps(entries, indent=1), encoding="utf-8")
         os.replace(tmp, self.file)
+
+
+FOLDER_TIME = re.compile(r"^(\d{4})(\d{2})(\d{2})-(\d{2})(\d{2})(\d{2})(?:-|$)")
+
+
+def folder_started(path: str | Path) -> str:
+    """When the run started, from its folder's own name ("20261206-043347-tiny-gpt": the
+    time ``new_run_dir`` stamped it with, "2026-12-06 04:33:47"); "" for a folder named
+    otherwise (its label then shows the folder's name). Never a file's modification time: the
+    window that trained a run and one that added it after a restart name it alike."""
+    match = FOLDER_TIME.match(Path(path).name)
+    if match is None:
+        return ""
+    y, mo, d, h, mi, s = match.groups()
+    return f"{y}-{mo}-{d} {h}:{mi}:{s}"
+
+
+def corpus_name(spec: str) -> str:
+    """One name for one corpus: "sample" is the medium stories, listed as "sample:medium"
+    (the app's Train writes the one, ``tfstudio train --corpus sample`` the other)."""
+    from ...data.corpus import DEFAULT_SAMPLE_SIZE  # (pure Python, no torch)
+    return f"sample:{DEFAULT_SAMPLE_SIZE}" if spec.strip() == "sample" else spec
 
 
 def _safe(name: str) -> str:

@@ -33,8 +33,9 @@ class ModelHost:
         self.model = self.tokenizer = self.run_dir = self.checkpoint = None
         self.skipped = []
 
-    def load(self, run_dir: str | Path, done, error) -> None:
-        """Load the run's newest weights in the background; ``done()`` once ready."""
+    def load(self, run_dir: str | Path, done, error, step: int | None = None) -> None:
+        """Load the run's newest weights (``step``: the intact checkpoint kept nearest to
+        that step) in the background; ``done()`` once ready."""
         run_dir = Path(run_dir)
 
         def job():
@@ -44,6 +45,12 @@ class ModelHost:
             folder = RunFolder(run_dir)
             model = folder.load_model("cpu")
             choice = folder.checkpoint()  # the one load_model read (verified once, cached)
+            if step is not None:
+                choice = nearest_checkpoint(folder, step, choice)
+                if choice.path is not None:
+                    from ...runs.checkpoint import load_checkpoint
+                    load_checkpoint(choice.path, model, device="cpu")
+                    model.eval()
             state = json.loads((choice.path / "state.json").read_text(encoding="utf-8"))
             return (model, folder.tokenizer(), int(state.get("step", 0)),
                     folder.trained_length(), choice)
@@ -114,3 +121,22 @@ class ModelHost:
         if self._generation is not None:
             self.background.cancel(self._generation)
             self._generation = None
+
+
+
+def nearest_checkpoint(folder, step: int, newest):
+    """The intact checkpoint kept nearest to ``step`` (an earlier one on a tie; damaged ones
+    passed over), as a CheckpointChoice; ``newest`` (the folder's own choice) when it is
+    that one."""
+    from dataclasses import replace
+
+    from ...runs.checkpoint import checkpoint_problem
+    from .shown_state import kept_checkpoints
+    kept = kept_checkpoints(folder.path)
+    for best in sorted(kept, key=lambda s: (abs(s - step), s)):
+        path = kept[best]
+        if path == newest.path:
+            return newest
+        if checkpoint_problem(path) is None:
+            return replace(newest, path=path, skipped=[])
+    return newest

@@ -11,6 +11,7 @@ from ...probes import SnapshotStore
 from ..text import short_name
 from .history import RunRecord, load_series
 from .run_state import ViewedRun
+from .shown_state import kept_checkpoints
 from .series import RunSeries
 
 PROGRESS_NAME_CHARS = 24  # "tiny-gpt · 09:41:03" whole; a longer name elided in its middle
@@ -74,10 +75,12 @@ class OpenedRuns:
         self._opening = record.path  # the run asked for last: one read before it opens no more
         run = panel.run
         if run is not None and run.active and Path(record.path) == run.run_dir:
-            panel.state.viewed = ViewedRun(run.run_dir, live=True,
-                                           steps=SnapshotStore(run.run_dir).steps(),
+            looks = SnapshotStore(run.run_dir).steps()
+            panel.state.viewed = ViewedRun(run.run_dir, live=True, steps=looks,
                                            label=record.label, total=run.config.steps,
                                            trained_length=run.config.seq_len)
+            panel.shown.start_run(run.run_dir, record.label, run.config.steps, run.graph,
+                                  run.config, looks)
             panel.curves.show_layers_of(run.series)
             panel.progress.setRange(0, run.config.steps)  # the bar is the live run's again
             panel.progress.setFormat("%v / %m steps")
@@ -104,31 +107,36 @@ class OpenedRuns:
             config = folder.config()
         except (OSError, RunError):  # gone or damaged since it was listed: the rest still shows
             config = None
+        try:
+            graph = folder.graph()
+        except (OSError, ValueError):
+            graph = None
         done = series.steps[-1] if series.steps else 0
-        panel.state.opened(Path(record.path), SnapshotStore(record.path).steps(), done,
-                           series.total_steps, record.label,
+        looks = SnapshotStore(record.path).steps()
+        panel.state.opened(Path(record.path), looks, done, series.total_steps, record.label,
                            trained_length=config.seq_len if config is not None else 0)
         panel.experts.set_series(series)
         panel.step_bar.set_follow(False, quiet=True)
         panel.host.clear()
         panel.weights_changed.emit(None, None)
         panel._show_figures()
-        if panel.viewed.steps:
-            last = panel.viewed.steps[-1]
-            panel.step_bar.set_steps(panel.viewed.steps, last)
-            panel.show_step(last)
+        self._show_opened_run(record, config, graph)
+        # one transition: the run, its newest look (else its newest weights), its text;
+        # the views with nothing of it show their empty state, the weights load
+        panel.shown.open_run(Path(record.path), record.label, panel.viewed.total, graph,
+                             config, looks, kept_checkpoints(record.path))
+        if looks:
+            panel.step_bar.set_steps(looks, looks[-1])
+            panel.show_step(looks[-1])
         else:
             panel.step_bar.set_steps([])
             panel._show_caption()
-        if folder.has_checkpoints():  # intact or not: loading says which
-            panel.generation.load_weights(panel.viewed.path, canvas)
-        else:
+        if not folder.has_checkpoints():
             panel.next_token.set_generation_available(False, "This run saved no weights")
-        self._show_opened_run(record, config)
         unread = "" if config is not None else (
             "; its config.json cannot be read, so Run setup keeps your settings")
         panel.message(f"Opened {record.label}: {len(series.steps):,} logged steps, "
-                      f"{len(panel.viewed.steps)} snapshots" + (f"; {canvas}" if canvas else "")
+                      f"{len(looks)} snapshots" + (f"; {canvas}" if canvas else "")
                       + unread)
 
     def _show_run_graph(self, record: RunRecord) -> str:
@@ -143,16 +151,18 @@ class OpenedRuns:
             graph = RunFolder(record.path).graph()
         except (OSError, ValueError) as exc:  # GraphFileError is a ValueError
             return f"the canvas keeps your graph: the run's graph cannot be read ({exc})"
-        if same_model(graph, panel.graph_source()):
+        # its vocabulary too: the canvas (and the status bar's parameter count) is the run's
+        # own graph, whatever graph was on the canvas before
+        if same_model(graph, panel.graph_source(), fitted=True):
             return ""
         refusal = panel._edit_graph(ShowRunGraph((), graph, run=record.label))
         if refusal:
             return f"the canvas keeps your graph ({refusal})"
         return f"the canvas shows the graph of {record.label} (Ctrl+Z brings yours back)"
 
-    def _show_opened_run(self, record: RunRecord, config) -> None:
-        """Progress, setup (the run's ``config``, None: unreadable), probe text and canvas
-        colours are the opened run's."""
+    def _show_opened_run(self, record: RunRecord, config, graph) -> None:
+        """Progress, setup (the run's ``config``, None: unreadable, previewed with the
+        tokenizer it saved), probe text and canvas colours are the opened run's."""
         panel = self.panel
         done, total = panel.state.progress
         panel.progress.setRange(0, total)
@@ -164,14 +174,10 @@ class OpenedRuns:
         if panel.run is not None and panel.run.active:
             panel.pacer.show_progress()  # the run training goes on below, by name
         panel.error.hide()
-        text = (panel.snapshot or {}).get("text")
-        if text is None:
-            text = config.probe_text if config is not None else ""
-        panel.probe_text.show(text or "")
+        panel.probe_text.show(config.probe_text if config is not None else "")
         if config is not None:  # the tokenizer it saved previews the probe text
-            panel.setup.show_run(config, panel.generation.run_tokenizer())
-        if panel.snapshot is None:
-            panel.refresh_telemetry()  # clears the colours the previous run left
+            panel.setup.show_run(config, panel.generation.run_tokenizer(), graph)
+        panel.refresh_telemetry()  # clears the colours the previous run left
 
     def forget_run(self, record: RunRecord) -> None:
         panel = self.panel

@@ -44,6 +44,7 @@ from .run_state import ViewedRun, WorkspaceState, latest_figures
 from .runs_view import RunsView
 from .series import RunSeries
 from .setup_view import SetupView
+from .shown_state import STEP_VIEWS, ShownState
 from .step_bar import StepBar
 from .strip import show_legend
 from .telemetry import apply_to_scene, legend_text
@@ -80,7 +81,10 @@ class TrainingPanel(QWidget):
         self.background = Background(self)
         self.host = ModelHost(self.background)
         self.run: TrainingRun | None = None
-        self.state = WorkspaceState()  # what is viewed and shown, decided without Qt
+        self.state = WorkspaceState()  # the live run's lifecycle and the look on screen
+        # which run, step and text every view shows, and the captions that name them
+        self.shown = ShownState()
+        self.shown.listen(self._shown_moved)
         self._error_box: QMessageBox | None = None
         self.series_by_path: dict[str, RunSeries] = {}
         self.shown_paths: set[str] = set()
@@ -101,6 +105,7 @@ class TrainingPanel(QWidget):
         self.step_bar = StepBar()  # the one step control of every view of the insides
         self._view_names = {self.attention: "attention", self.positions: "positions",
                             self.experts: "experts", self.next_token: "next_token"}
+        self._step_views = dict(self._view_names)  # every tab the step bar drives (+ Explain)
         self._build()
         self._connect()
         self.refresh_graph()
@@ -228,7 +233,7 @@ class TrainingPanel(QWidget):
         self.experts.set_graph(graph)
         self.attention.set_graph(graph)
         if self.viewed is None and self.tabs.currentWidget() is self.positions:
-            self._preview_positions()
+            self._preview_positions()  # (a run shown: its own, see _show_run_positions)
 
     def set_blocked(self, reason: str | None) -> None:
         """Train is disabled while the graph has an error; ``reason`` says which (None: fine)."""
@@ -256,17 +261,59 @@ class TrainingPanel(QWidget):
                                     "evaluation (each with its step)")
         return figures
 
+    def add_step_view(self, view: QWidget, name: str) -> None:
+        """``view`` (a tab) reads the step bar's step: the bar shows under it, captioned for it
+        (``name``: one of shown_state.STEP_VIEWS)."""
+        self._step_views[view] = name
+
+    def view_caption(self, name: str) -> str:
+        """What the view ``name`` shows, named by the shown state (live runs add whether the
+        views follow training)."""
+        caption = self.shown.now.caption(name)
+        if self.viewed is not None and self.viewed.live and self.state.active \
+                and self.shown.now.look_step() is not None:
+            caption += (" · following training" if self.state.follow else
+                        " · replay (training goes on: tick Follow training)")
+        return caption
+
     def _show_caption(self) -> None:
-        """The step bar names what the views of the insides show, and is there only with
-        them (Next token with loaded weights reads them, not the slider's step)."""
+        """The step bar names what the current view shows, and is there under every view
+        that reads its step (the looks inside, and the views that run the weights)."""
         self.step_bar.set_live(self.viewed is None or (self.viewed.live and self.state.active))
-        caption = self.state.caption()
+        view = self.tabs.currentWidget()
+        caption = self.view_caption(self._step_views.get(view, "attention"))
         if caption != self.step_bar.caption.text():
             self.step_bar.set_caption(caption)
             self.shown_changed.emit()
-        view = self.tabs.currentWidget()
-        shown = view in self._view_names and not (view is self.next_token and self.host.ready)
-        self.step_bar.setVisible(shown)
+        self.step_bar.setVisible(view in self._step_views)
+
+    def _shown_moved(self, before, now) -> None:
+        """One transition of the shown state: a look view with no look for the shown run
+        shows its empty state (never an older run's look), and the weight views load the
+        checkpoint kept at the step (or the nearest kept one)."""
+        if now.look_step() is None:
+            self.state.snapshot = None
+            self.state.stale = set()
+            reason = now.caption("attention")
+            self.attention.show_empty(reason)
+            self.experts.show_snapshot(None)
+            if self.tabs.currentWidget() is self.positions:
+                self._show_run_positions()
+            else:
+                self.positions.show_unavailable("")  # drawn afresh when shown
+        run = now.run
+        want = now.weights_step()
+        if run is not None and not run.live and want is not None and (
+                before.run is None or before.run.path != run.path
+                or before.weights_step() != want):
+            if not (self.host.ready and self.host.run_dir == run.path
+                    and self.host.step == want):
+                self.next_token.set_logits(None, str, now.caption("next_token"))
+                self.generation.load_weights(run.path, step=want)
+            elif self.next_token.logits is not None:  # the same weights, named for this step
+                self.next_token.source.setText(f"{self.view_caption('next_token')} · after "
+                                               "your prompt")
+        self.shown_changed.emit()
 
     def show_snapshot(self, snapshot: dict | None, *, recolour: bool = True) -> None:
         """Show a look inside: the visible view redraws now, the others when they are shown
@@ -275,6 +322,13 @@ class TrainingPanel(QWidget):
         self.state.show(snapshot)
         if snapshot is None:
             return
+        text, step = str(snapshot.get("text") or ""), int(snapshot.get("step", 0))
+        if snapshot.get("custom"):
+            self.shown.looked(text)
+        elif self.viewed is not None and self.viewed.live:
+            self.shown.look_arrived(step, text)
+        else:
+            self.shown.slider_moved(step, text)
         self.probe_text.show_look(snapshot.get("text"))
         if self.viewed is not None:  # the handle stands on the step shown, whoever asked
             self.step_bar.set_steps(self.viewed.steps, self.state.shown_step)
@@ -290,13 +344,14 @@ class TrainingPanel(QWidget):
             return
         snapshot = self.snapshot
         where = "now, on your text" if snapshot.get("custom") else \
-            f"at step {snapshot.get('step', 0)}"
+            f"at step {snapshot.get('step', 0):,}"
         if view is self.attention:
             self.attention.show_snapshot(snapshot)
         elif view is self.positions:
             trained = self.viewed.trained_length if self.viewed is not None else 0
             self.positions.show_positions(snapshot.get("positions"),
-                                          f"The model's own tensors {where}", trained or None)
+                                          f"{self.view_caption('positions')}: the model's own "
+                                          "tensors", trained or None)
         elif view is self.experts:
             self.experts.show_snapshot(snapshot)
         elif view is self.next_token and not self.host.ready and self.run is not None:
@@ -360,7 +415,33 @@ class TrainingPanel(QWidget):
         elif widget is self.experts:
             self.experts.redraw()
         elif widget is self.positions and self.snapshot is None:
+            self._show_run_positions()
+
+    def _show_run_positions(self) -> None:
+        """Positions without a look on screen: the shown run's own tensors (its loaded
+        weights), or the canvas's untrained graph when no run is shown."""
+        run = self.shown.now.run
+        if run is None:
             self._preview_positions()
+            return
+        host = self.host
+        if not (host.ready and host.run_dir == run.path):
+            self.positions.show_unavailable(f"{run.name}: its positions appear when its weights "
+                                            "load" if run.checkpoints or run.live else
+                                            f"{run.name} saved no weights to read them from")
+            return
+        model, caption = host.model, self.view_caption("next_token")
+        length = run.config.seq_len if run.config is not None else 64
+
+        def job():
+            from ...probes.snapshot import shown_positions
+            return shown_positions(model, length)
+
+        self.background.submit(
+            job, lambda data: self.positions.show_positions(
+                data, f"{caption}: the model's own tensors", length),
+            key="positions-preview", error=lambda exc: self.positions.show_unavailable(
+                f"The positions of {run.name} cannot be read: {exc}"))
 
     def _preview_positions(self) -> None:
         """Before any run: the positions of the graph on the canvas, freshly initialised."""

@@ -120,6 +120,7 @@ class RedrawPacer(QObject):
             return
         step = int(snapshot.get("step", 0))
         panel.state.probed(step)
+        panel.shown.look_arrived(step, str(snapshot.get("text") or ""), follow=False)
         # the handle stays on the look drawn; it moves when the newest one is drawn (paced)
         panel.step_bar.set_steps(panel.viewed.steps)
         if not panel.state.follow:

@@ -4,13 +4,13 @@ views. One run at a time; the panel asks here whether the graph may be edited no
 from __future__ import annotations
 
 import gc
-import time
 
 from ...graph import Edit, Graph
 from ...train.events import Failed
-from .history import RunRecord
+from .history import RunRecord, folder_started
 from .redraw_pacer import duration
 from .run_controller import TrainingRun
+from .shown_state import kept_checkpoints
 
 
 class RunLifecycle:
@@ -32,7 +32,7 @@ class RunLifecycle:
         name = str(graph.meta.get("name") or "graph")
         run_dir = panel.history.new_run_dir(name)
         record = RunRecord(str(run_dir), name, config.corpus, config.tokenizer,
-                           time.strftime("%Y-%m-%d %H:%M:%S"), status="running")
+                           folder_started(run_dir), status="running")
         run = TrainingRun(graph, config, run_dir, name=record.label,
                           tokenizer=panel.setup.built_tokenizer(), parent=panel)
         run.started.connect(self._on_started)
@@ -48,6 +48,7 @@ class RunLifecycle:
         panel.curves.add_series(run.series)
         panel.curves.show_layers_of(run.series)
         panel.state.started(run_dir, config.steps, record.label, config.seq_len)
+        panel.shown.start_run(run_dir, record.label, config.steps, graph, config)
         panel.experts.set_series(run.series)
         panel.host.clear()
         panel.weights_changed.emit(None, None)
@@ -157,9 +158,10 @@ class RunLifecycle:
             panel.message(f"{run.series.name}: {event.reason} at step {event.step:,} in "
                           f"{duration(event.elapsed_s)}" +
                           (f"; final loss {event.final_loss:.4f}" if event.final_loss else ""))
-        if run.run_dir.joinpath("checkpoints", "LATEST").exists() and panel.viewed is not None \
-                and panel.viewed.path == run.run_dir:
-            panel.generation.load_weights(run.run_dir)
+        if panel.viewed is not None and panel.viewed.path == run.run_dir:
+            # its weights kept: the weight views load them (the step the slider stands on)
+            panel.shown.run_ended(kept_checkpoints(run.run_dir))
+            panel._show_caption()
         panel.run_ended.emit(event)
 
     def set_probe_every(self, steps: int) -> None:

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 
 from ..param_count import RUN_HEADER, RUN_HEADER_TIP
 from .labels import muted
-from .history import RunRecord
+from .history import RunRecord, corpus_name
 
 COLUMNS = ["Run", RUN_HEADER, "Corpus", "Steps", "Final loss", "Status", "Folder"]
 
@@ -81,7 +81,8 @@ class RunsView(QWidget):
             params = f"{record.params:,}" if record.params else ""
             note = self.notes.get(record.path, "")
             status = f"{record.status} ⚠ older checkpoint used" if note else record.status
-            item = QTreeWidgetItem([record.label, params, record.corpus, str(record.steps), loss,
+            item = QTreeWidgetItem([record.label, params, corpus_name(record.corpus),
+                                    str(record.steps), loss,
                                     status, record.path])
             if note:
                 item.setToolTip(COLUMNS.index("Status"), note)

@@ -101,6 +101,18 @@ class SetupView(QWidget):
         self._set_up_data_choices()
         self._set_up_training_choices()
         self._lay_out()
+        # the opened run's settings the form shows, until the user edits one of them
+        self.run_config: TrainConfig | None = None
+        self._filling = False  # the form is being filled (defaults, a run): not an edit
+        for box in (self.steps, self.batch, self.seq_len, self.lr, self.warmup,
+                    self.eval_every, self.probe_every, self.seed):
+            box.valueChanged.connect(self._edited)
+        self.corpus.currentIndexChanged.connect(self._edited)
+        self.tokenizer.currentTextChanged.connect(self._edited)
+
+    def _edited(self, *_) -> None:
+        if not self._filling:
+            self.run_config = None
 
     def _set_up_data_choices(self) -> None:
         """Corpus, tokenizer and probe text, with the live tokenizer preview."""
@@ -170,11 +182,21 @@ class SetupView(QWidget):
         name = str(graph.meta.get("name") or "")
         if name != self._graph_name:
             self._graph_name = name
-            self.apply_defaults()
+            if self.run_config is None:  # an opened run's settings stay until edited
+                self.apply_defaults()
 
     def apply_defaults(self, force: bool = False) -> None:
         if self.graph is None:
             return
+        self._filling = True
+        try:
+            self._fill_defaults()
+        finally:
+            self._filling = False
+        if force:
+            self.run_config = None
+
+    def _fill_defaults(self) -> None:
         cfg = suggested_config(self.graph, gpu=any(d != "cpu" and d != "auto"
                                                    for d in _devices()))
         self.select_corpus(cfg.corpus)
@@ -212,10 +234,25 @@ class SetupView(QWidget):
             return
         self._last_corpus = index
 
-    def show_run(self, config: TrainConfig, tokenizer=None) -> None:
+    def show_run(self, config: TrainConfig, tokenizer=None, graph: Graph | None = None) -> None:
         """An opened run's setup replaces the form's: its corpus, tokenizer, steps and
         hyper-parameters, and its probe text previewed by the tokenizer it saved (``tokenizer``;
-        None: rebuilt from the spec). Train then trains that recipe again."""
+        None: rebuilt from the spec). Train then trains that recipe again. The form belongs
+        to the run's ``graph`` from now on: its graph arriving on the canvas (at once or
+        later) keeps these settings instead of putting that graph's defaults over them."""
+        if graph is not None:
+            self.graph = graph
+            self._graph_name = str(graph.meta.get("name") or "")
+        self._filling = True
+        try:
+            self._fill_run(config, tokenizer)
+        finally:
+            self._filling = False
+        self.run_config = config
+        self._preview_timer.stop()
+        self.refresh_preview()  # now: a cached tokenizer answers at once
+
+    def _fill_run(self, config: TrainConfig, tokenizer) -> None:
         if tokenizer is not None:
             self._tokenizers[(config.tokenizer, config.corpus)] = tokenizer
         self.select_corpus(config.corpus)
@@ -226,8 +263,6 @@ class SetupView(QWidget):
                            (self.probe_every, config.probe_every), (self.seed, config.seed)):
             box.setValue(int(value))
         self.lr.setValue(float(config.lr))
-        self._preview_timer.stop()
-        self.refresh_preview()  # now: a cached tokenizer answers at once
 
     # ------------------------------------------------------------------ the configuration
     def corpus_spec(self) -> str:
@@ -239,7 +274,7 @@ class SetupView(QWidget):
         cfg = TrainConfig(corpus=self.corpus_spec(), tokenizer=self.tokenizer.currentText().strip(),
                           steps=self.steps.value(), batch_size=self.batch.value(),
                           seq_len=self.seq_len.value(), lr=self.lr.value(),
-                          warmup_steps=min(self.warmup.value(), self.steps.value()),
+                          warmup_steps=self.warmup.value(),
                           eval_every=self.eval_every.value(),
                           probe_every=self.probe_every.value(),
                           probe_text=self.probe_text.text(), seed=self.seed.value(),

@@ -79,6 +79,11 @@ class Workspace(QObject):
         breadcrumb = getattr(self.window, "breadcrumb", None)
         if breadcrumb is not None:  # the strip shows the top level; its height goes to the views
             breadcrumb.setVisible(mode == BUILD)
+        # in Train mode a dock on the left (the course) takes the window's whole height
+        # beside the training views: next to the canvas strip alone, its minimum height grew
+        # a 1366x768 window to 774 and cut the lesson's claim off
+        self.window.setCorner(Qt.BottomLeftCorner, Qt.LeftDockWidgetArea if mode == TRAIN
+                              else Qt.BottomDockWidgetArea)
         state = self._states.get(mode)
         restored = state is not None and self.window.restoreState(state)
         if mode == TRAIN:

@@ -1,0 +1,221 @@
+"""Random sequences of what a user does in the Train workspace, with real widgets: open a past
+run with or without looks, open a Compare variant, move the step slider, Look with a new text,
+switch tabs, undo on the canvas, train, stop. After every action each view's run, step and
+text, and its caption, must be what the shown state (gui/training/shown_state.py) says, and
+the data drawn must be the run's own files: its kept look, its kept checkpoint, its config.
+
+The fast tier walks a few short sequences on runs made once; the slow tier 300 (training and
+stopping too). Hypothesis shrinks a failing sequence to the shortest that fails.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+
+import numpy as np
+import pytest
+import torch
+from gui_runs import WAIT_MS, past_runs
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+
+torch.set_num_threads(1)
+pytestmark = pytest.mark.xdist_group("train_sequences")
+
+TABS = ("Curves", "Attention", "Positions", "Next token", "Experts", "Runs", "Compare",
+        "Explain")
+TEXTS = ("abc>cba", "the mill", "Eva visited the old mill by the river.", "zz>zz")
+
+
+@pytest.fixture(scope="module")
+def made_runs(tmp_path_factory):
+    return past_runs(tmp_path_factory.mktemp("sequences"))
+
+
+def tab_titled(panel, title):
+    return next((i for i in range(panel.tabs.count()) if panel.tabs.tabText(i) == title), None)
+
+
+def settle(panel, qtbot):
+    """Every job the last action started has delivered (weights, looks, tokenizer previews)."""
+    def idle():
+        run = panel.run
+        return (not panel.background.busy and panel.pacer.pending is None
+                and (run is None or not run.active))
+    qtbot.waitUntil(idle, timeout=WAIT_MS)
+    qtbot.wait(1)   # the results' queued slots
+    qtbot.waitUntil(lambda: not panel.background.busy
+                    and not panel.setup._preview_timer.isActive(), timeout=WAIT_MS)
+
+
+def check_shown(window, panel):
+    """Each view against the shown state, and the shown state against the run's files."""
+    from tfstudio.gui.training.shown_state import kept_checkpoints
+    from tfstudio.probes import SnapshotStore
+    now = panel.shown.now
+    run = now.run
+    view = panel.tabs.currentWidget()
+    name = panel._step_views.get(view)
+    # the step bar: under every view that reads the step, naming what that view shows
+    assert panel.step_bar.isVisible() == (name is not None)
+    if name is not None:
+        assert panel.step_bar.caption.text() == panel.view_caption(name)
+    if run is None:
+        return
+    assert run.name in panel.view_caption("attention")
+    # the look on screen is the shown run's look at the shown step, on the shown text
+    look = panel.state.snapshot
+    step = now.look_step()
+    if step is None:
+        assert look is None
+        assert panel.attention.snapshot is None or view is not panel.attention
+    else:
+        assert look is not None and int(look["step"]) == step and look["text"] == now.text
+        if not look.get("custom"):
+            kept = SnapshotStore(run.path).load(step)
+            key = next(iter(kept["attention"]))
+            assert np.array_equal(np.asarray(look["attention"][key]["weights"]),
+                                  np.asarray(kept["attention"][key]["weights"]))
+        if view is panel.attention:
+            assert panel.attention.snapshot is look
+    # the weights that Next token and Explain run: the checkpoint kept at (or nearest) the step
+    weights = now.weights_step()
+    if not run.live and weights is not None and panel.host.ready:
+        assert panel.host.run_dir == run.path and panel.host.step == weights
+        assert panel.host.checkpoint == kept_checkpoints(run.path)[weights]
+        if view is panel.next_token and panel.next_token.logits is not None:
+            assert panel.next_token.source.text().startswith(panel.view_caption("next_token"))
+    if name == "explain" and view.model is not None:
+        assert view.caption.text() == panel.view_caption("explain")
+    if view is panel.positions and look is None and panel.positions.source.text():
+        assert run.name in panel.positions.source.text()
+        assert "untrained" not in panel.positions.source.text()
+    # Run setup: the shown run's settings (config.json), until the user edits them
+    config = run.config
+    if config is not None and panel.setup.run_config is not None:
+        s = panel.setup
+        assert (s.tokenizer.currentText(), s.steps.value(), s.warmup.value()) == \
+            (config.tokenizer, config.steps, config.warmup_steps)
+        assert s.corpus_spec().split(":")[0] == config.corpus.split(":")[0]
+        assert "not in its vocabulary" not in s.preview_info.text() or \
+            s.probe_text.text() != config.probe_text
+
+
+def fresh_window(qtbot, data_dir):
+    """The app as launched: tiny-gpt on the canvas, the Train workspace shown, 1366x768."""
+    from tfstudio.gui.main_window import MainWindow
+    from tfstudio.gui.session import EditorSession
+    from tfstudio.gui.training.attach import attach
+    from tfstudio.presets import load_preset
+    window = MainWindow(EditorSession(load_preset("tiny-gpt")), data_dir=data_dir)
+    window.ask_unsaved = lambda: "discard"
+    attach(window)
+    window.resize(1366, 768)
+    window.show()
+    qtbot.waitExposed(window)
+    window.training.show_panel()
+    return window
+
+
+def sequences(made_runs, qtbot, tmp_path, *, train: bool):
+    """The machine: each sequence on a window of its own (nothing carried over, so a failing
+    sequence shrinks to its shortest); ``train``: training and stopping are actions too."""
+    counter = iter(range(1_000_000))
+    window = panel = None
+
+    class TrainWorkspace(RuleBasedStateMachine):
+        @initialize()
+        def launch(self):
+            nonlocal window, panel
+            window = fresh_window(qtbot, tmp_path / f"app{next(counter)}")
+            panel = window.training.panel
+
+        def teardown(self):
+            if window is not None:
+                window.close()
+                panel.shutdown()
+                window.deleteLater()
+
+        def _add(self, source, name=None):
+            copy = shutil.copytree(source, tmp_path / f"{next(counter)}" / source.name)
+            if name is None:
+                panel.add_run_folder(str(copy))
+            else:  # Compare's "Open this variant"
+                from tfstudio.gui.training.compare_view import open_variant
+                open_variant(panel, str(copy), name)
+            settle(panel, qtbot)
+
+        @rule()
+        def open_run_with_looks(self):
+            self._add(made_runs["looks"])
+
+        @rule()
+        def open_run_without_looks(self):
+            self._add(made_runs["bare"])
+
+        @rule()
+        def open_compare_variant(self):
+            self._add(made_runs["looks"], name="gelu seed 1")
+
+        @rule(where=st.floats(0, 1))
+        def move_slider(self, where):
+            steps = panel.step_bar.steps
+            if steps and panel.step_bar.slider.isEnabled():
+                panel.step_bar.slider.setValue(round(where * (len(steps) - 1)))
+                settle(panel, qtbot)
+
+        @rule(text=st.sampled_from(TEXTS))
+        def look(self, text):
+            panel.attention.text.setText(text)
+            panel.attention.look.click()
+            settle(panel, qtbot)
+
+        @rule(title=st.sampled_from(TABS))
+        def switch_tab(self, title):
+            index = tab_titled(panel, title)
+            if index is not None:
+                panel.tabs.setCurrentIndex(index)
+                settle(panel, qtbot)
+
+        @rule()
+        def undo_on_canvas(self):
+            window.session.undo()
+            settle(panel, qtbot)
+
+        if train:
+            @rule(stop=st.booleans())
+            def train_a_run(self, stop):
+                from gui_runs import short_run
+                if stop:
+                    run = panel.train()
+                    if run is not None:
+                        panel.stop()
+                else:
+                    short_run(panel, qtbot, steps=4, every=2)
+                settle(panel, qtbot)
+
+        @invariant()
+        def views_show_the_shown_state(self):
+            check_shown(window, panel)
+
+    return TrainWorkspace
+
+
+def test_a_few_sequences_of_user_actions_keep_every_view_on_the_shown_state(
+        made_runs, qtbot, tmp_path):
+    from hypothesis.stateful import run_state_machine_as_test
+    machine = sequences(made_runs, qtbot, tmp_path, train=False)
+    run_state_machine_as_test(machine, settings=settings(
+        max_examples=3, stateful_step_count=5, deadline=None, derandomize=True,
+        suppress_health_check=list(HealthCheck)))
+
+
+@pytest.mark.slow
+def test_three_hundred_sequences_with_training_keep_every_view_on_the_shown_state(
+        made_runs, qtbot, tmp_path):
+    from hypothesis.stateful import run_state_machine_as_test
+    machine = sequences(made_runs, qtbot, tmp_path, train=True)
+    run_state_machine_as_test(machine, settings=settings(
+        max_examples=int(os.environ.get("TRAIN_SEQUENCES", 300)), stateful_step_count=6, deadline=None, database=None,
+        suppress_health_check=list(HealthCheck)))

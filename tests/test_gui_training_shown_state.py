@@ -1,0 +1,176 @@
+"""One shown state for the Train workspace (issue 39): which run, which step, which text, held
+in a Qt-free model (gui/training/shown_state.py), and each case the issue found in the
+transitions between runs, steps and texts."""
+from __future__ import annotations
+
+import os
+import shutil
+
+
+def test_a_run_added_from_disk_is_named_by_its_folder_time_not_a_file_mtime(finished_run,
+                                                                            tmp_path):
+    """The window that trained a run calls it "tiny-gpt · 04:33:47" (folder 20261206-043347);
+    added after a restart it read the time config.json was last modified (04:34:16)."""
+    from tfstudio.gui.training.history import RunHistory
+
+    stamped = shutil.copytree(finished_run, tmp_path / "runs" / "20261206-043347-tiny-gpt")
+    later = os.stat(stamped / "config.json").st_mtime + 29
+    os.utime(stamped / "config.json", (later, later))
+    history = RunHistory(tmp_path)
+    assert history.record_for_folder(stamped).label == "tiny-gpt · 04:33:47"
+    # a folder the CLI named: its own name, never a modification time
+    named = shutil.copytree(finished_run, tmp_path / "R")
+    assert history.record_for_folder(named).label == "tiny-gpt · R"
+    # and a run the app trains is named by the folder it makes
+    run_dir = history.new_run_dir("tiny-gpt")
+    from tfstudio.gui.training.history import folder_started
+    assert folder_started(run_dir)[11:] == run_dir.name[9:11] + ":" + run_dir.name[11:13] + \
+        ":" + run_dir.name[13:15]
+
+
+# ---------------------------------------------------------------------- runs made once
+import pytest  # noqa: E402
+import torch  # noqa: E402
+from gui_runs import WAIT_MS, past_runs  # noqa: E402
+
+torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="module")
+def made_runs(tmp_path_factory):
+    return past_runs(tmp_path_factory.mktemp("made"))
+
+
+def add(panel, path, qtbot, tmp_path):
+    """Runs > Add folder on a copy of ``path`` (copied: each test owns its folders); waits
+    for its weights."""
+    copy = shutil.copytree(path, tmp_path / "runs" / path.name)
+    record = panel.add_run_folder(str(copy))
+    assert record is not None
+    qtbot.waitUntil(lambda: panel.host.ready and panel.host.run_dir == copy, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: not panel.background.busy, timeout=WAIT_MS)
+    return record, copy
+
+
+def slide_to(panel, step, qtbot):
+    """The user drags the step bar's handle to ``step`` and waits for every view."""
+    panel.step_bar.slider.setValue(panel.step_bar.steps.index(step))
+    qtbot.waitUntil(lambda: not panel.background.busy and panel.host.ready, timeout=WAIT_MS)
+
+
+def tab(panel, title):
+    for i in range(panel.tabs.count()):
+        if panel.tabs.tabText(i) == title:
+            panel.tabs.setCurrentIndex(i)
+            return panel.tabs.widget(i)
+    raise AssertionError(title)
+
+
+def test_opening_a_run_without_looks_leaves_nothing_of_the_previous_runs_attention(
+        window, made_runs, qtbot, tmp_path):
+    """Attention drew the first run's step-4 map under the caption of a run with no looks
+    (OpenedRuns._open never cleared the view's snapshot); and said "Press Train" although
+    Look works on the opened run's weights."""
+    panel = window.training.panel
+    window.training.show_panel()
+    tab(panel, "Attention")
+    add(panel, made_runs["looks"], qtbot, tmp_path)
+    slide_to(panel, 4, qtbot)
+    assert panel.attention.snapshot is not None and panel.attention.snapshot["step"] == 4
+    record, _ = add(panel, made_runs["bare"], qtbot, tmp_path)
+    assert panel.attention.snapshot is None
+    assert panel.attention.stack.currentWidget() is panel.attention.empty
+    empty = panel.attention.empty.text()
+    assert record.label in empty and "press Look" in empty and "Press Train" not in empty
+    assert panel.step_bar.caption.text() == f"{record.label} · " + \
+        "no look inside kept: press Look to read the probe text with the weights of step 6"
+    # Look works there, and its look is named as the user's text on those weights
+    panel.set_probe_text("the mill")
+    qtbot.waitUntil(lambda: panel.attention.snapshot is not None, timeout=WAIT_MS)
+    assert panel.attention.snapshot["text"] == "the mill"
+    assert panel.step_bar.caption.text() == f"{record.label} · step 6 of 6 · your text, read now"
+
+
+def test_the_step_slider_drives_next_token_and_explain_and_its_bar_shows_on_them(
+        window, made_runs, qtbot, tmp_path):
+    """Next token and Explain stayed on "the weights of step 8 of 8" while Attention followed
+    the slider to step 2, and the step bar was hidden on those two tabs."""
+    panel = window.training.panel
+    window.training.show_panel()
+    record, copy = add(panel, made_runs["looks"], qtbot, tmp_path)
+    assert panel.host.step == 8
+    slide_to(panel, 4, qtbot)
+    assert panel.host.step == 4                       # the checkpoint kept at step 4
+    for title, name in (("Next token", "next_token"), ("Explain", "explain")):
+        tab(panel, title)
+        assert panel.step_bar.isVisible(), title
+        assert panel.step_bar.caption.text() == f"{record.label} · the weights of step 4 of 8"
+    slide_to(panel, 2, qtbot)                          # no checkpoint at 2: the nearest, 4
+    assert panel.host.step == 4
+    explain = tab(panel, "Explain")
+    said = f"{record.label} · the weights of step 4 of 8 (the nearest kept to step 2)"
+    assert panel.step_bar.caption.text() == said
+    assert explain.caption.text() == said
+    slide_to(panel, 8, qtbot)
+    assert panel.host.step == 8
+    tab(panel, "Next token")
+    qtbot.waitUntil(lambda: "step 8 of 8" in panel.next_token.source.text(), timeout=WAIT_MS)
+    # the weights the chart ran are those of the checkpoint the caption names
+    from tfstudio.runs.checkpoint import load_checkpoint
+    from tfstudio.runs.folder import RunFolder
+    model = RunFolder(copy).graph()
+    from tfstudio.compiler import compile_graph
+    model = compile_graph(model)
+    load_checkpoint(copy / "checkpoints" / "step-00000008", model)
+    for name, value in model.state_dict().items():
+        assert torch.equal(value, panel.host.model.state_dict()[name]), name
+
+
+def test_run_setup_shows_the_opened_runs_own_settings_and_preview(window, made_runs, qtbot,
+                                                                  tmp_path):
+    """Opening a run trained on sample:small / byte / 6 steps showed the form's defaults
+    (task:reverse / char / 400 steps), mixing one run's probe text with another's
+    tokenizer under a false "characters not in its vocabulary" warning."""
+    panel = window.training.panel
+    window.training.show_panel()
+    add(panel, made_runs["looks"], qtbot, tmp_path)
+    add(panel, made_runs["bare"], qtbot, tmp_path)
+    window.session.report_ready.emit(window.session.report)  # the canvas's report arrives late
+    qtbot.wait(50)
+    s = panel.setup
+    assert (s.corpus_spec(), s.tokenizer.currentText(), s.steps.value(), s.warmup.value()) == \
+        ("sample:small", "byte", 6, 6)
+    assert s.probe_text.text() == "Eva visited the old mill by the river."
+    qtbot.waitUntil(lambda: "byte" in s.preview_info.text(), timeout=WAIT_MS)
+    assert "not in its vocabulary" not in s.preview_info.text()
+
+
+def test_positions_of_an_opened_run_are_its_own_tensors(window, made_runs, qtbot, tmp_path):
+    """Positions said "The graph on the canvas, untrained" for an opened run with no look."""
+    panel = window.training.panel
+    window.training.show_panel()
+    record, copy = add(panel, made_runs["bare"], qtbot, tmp_path)
+    tab(panel, "Positions")
+    qtbot.waitUntil(lambda: record.label in panel.positions.source.text(), timeout=WAIT_MS)
+    assert "untrained" not in panel.positions.source.text()
+    # the RoPE tables tiny-llama's weights give, not a fresh graph's
+    from tfstudio.probes.snapshot import shown_positions
+    from tfstudio.runs.folder import RunFolder
+    expected = shown_positions(RunFolder(copy).load_model(), 16)
+    assert set(panel.positions.data) == set(expected)
+
+
+def test_the_parameter_count_is_the_opened_runs_own_whatever_the_canvas_held(
+        window, made_runs, qtbot, tmp_path):
+    """The status bar read 132.9k after one launch and 119.8k after another for one opened
+    run: the canvas kept a graph equal but for its vocabulary."""
+    from tfstudio.graph.cost import estimate_cost
+    from tfstudio.gui.text import count_label
+    from tfstudio.presets import load_preset
+    from tfstudio.runs.folder import RunFolder
+    window.load_graph(load_preset("tiny-llama"))          # the preset's vocabulary
+    panel = window.training.panel
+    window.training.show_panel()
+    _, copy = add(panel, made_runs["bare"], qtbot, tmp_path)
+    own = estimate_cost(RunFolder(copy).graph()).total_params
+    qtbot.waitUntil(lambda: count_label(own) in window.counts_label.text(), timeout=WAIT_MS)

@@ -1,0 +1,206 @@
+"""What the Train workspace shows, as one model without Qt: the run (its folder, its own
+name, its graph, setup and tokenizer, whether it is training), the step the views read and the
+text they read. Each thing a user does that changes what is shown is one transition here:
+starting a run, opening one (from Runs or as a Compare variant), a look arriving from
+training, the step slider, Look on a new text. The views render from it and their captions
+are written here, so no view can name one run and draw another.
+
+Two kinds of view read the step: the looks inside (attention, positions, experts) show the
+look kept at that step; the views that run the weights (next token, explain) load the
+checkpoint kept at that step, else the nearest one kept, and say which. A view with nothing
+for the shown run (no look kept, no weights saved) shows its empty state, never an older
+run's data. Plain listeners (callables) hear every transition. No PySide6 import here.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+CHECKPOINTS = "checkpoints"
+
+LOOK_VIEWS = ("attention", "positions", "experts")   # show the look kept at the step
+WEIGHT_VIEWS = ("next_token", "explain")             # run the weights kept at (or near) it
+STEP_VIEWS = LOOK_VIEWS + WEIGHT_VIEWS               # every view the step bar drives
+
+
+@dataclass(frozen=True)
+class ShownRun:
+    """The run the workspace shows."""
+    path: Path
+    name: str                      # "tiny-gpt · 04:33:47": its folder's time, never an mtime
+    live: bool                     # training right now
+    total: int = 0                 # the steps it was set to train
+    graph: Any = None              # its own graph (graph.json), fitted vocabulary and all
+    config: Any = None             # its TrainConfig (config.json); None: unreadable
+    looks: tuple[int, ...] = ()    # steps that kept a look inside
+    checkpoints: tuple[int, ...] = ()  # steps whose weights were kept
+
+    @property
+    def tokenizer(self) -> str:
+        return self.config.tokenizer if self.config is not None else ""
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One moment of the workspace: the run, the step the slider stands on, the text read."""
+    run: ShownRun | None = None
+    step: int | None = None        # the slider's step (None: no look and no weights yet)
+    text: str = ""                 # the text the looks read (the run's probe text at first)
+    custom_at: int | None = None   # Look read ``text`` now, with the weights of this step
+
+    # ------------------------------------------------------------------ what each view reads
+    def look_step(self) -> int | None:
+        """The step of the look the look views show (None: none kept for this run)."""
+        if self.run is None:
+            return None
+        if self.custom_at is not None:
+            return self.custom_at
+        return self.step if self.step in self.run.looks else None
+
+    def weights_step(self) -> int | None:
+        """The checkpoint the weight views run: the one kept at the slider's step, else the
+        nearest kept one (an earlier one on a tie); None: no weights kept (yet)."""
+        run = self.run
+        if run is None or not run.checkpoints or (run.live and self.step is None):
+            return None
+        if self.step is None:
+            return run.checkpoints[-1]
+        return min(run.checkpoints, key=lambda s: (abs(s - self.step), s))
+
+    def view_step(self, view: str) -> int | None:
+        """While a run trains there are no weights to run: every view shows its looks."""
+        if view in WEIGHT_VIEWS and self.run is not None and not self.run.live:
+            return self.weights_step()
+        return self.look_step()
+
+    def shows(self, view: str) -> tuple[Path | None, int | None, str]:
+        """(run folder, step, text) ``view`` must show; step None: its empty state."""
+        step = self.view_step(view)
+        return (self.run.path if self.run else None, step, self.text if step is not None else "")
+
+    # ------------------------------------------------------------------ captions
+    def caption(self, view: str = "attention") -> str:
+        """The line naming what ``view`` shows: "tiny-gpt · 04:33:47 · step 30 of 60", "… ·
+        the weights of step 40 of 60 (the nearest kept to step 30)", or what to do."""
+        run = self.run
+        if run is None:
+            return "No run yet: press Train, or open a past run in Runs"
+        of = f" of {run.total:,}" if run.total else ""
+        step = self.view_step(view)
+        if view in WEIGHT_VIEWS and not run.live:
+            if step is None:
+                return f"{run.name} · this run saved no weights"
+            near = ""
+            if self.step is not None and step != self.step:
+                near = f" (the nearest kept to step {self.step:,})"
+            return f"{run.name} · the weights of step {step:,}{of}{near}"
+        if step is None:
+            return f"{run.name} · {self.empty_reason()}"
+        said = f"{run.name} · step {step:,}{of}"
+        return said + (" · your text, read now" if self.custom_at is not None else "")
+
+    def empty_reason(self) -> str:
+        """Why the look views are empty for the shown run, and what to do."""
+        run = self.run
+        if run is None:
+            return "No run yet: press Train, or open a past run in Runs"
+        if run.live:
+            return f"no look inside yet (training, {run.total:,} steps)"
+        if self.step is not None and run.looks:
+            return f"no look kept at step {self.step:,}"
+        if run.checkpoints:
+            return ("no look inside kept: press Look to read the probe text with the weights "
+                    f"of step {run.checkpoints[-1]:,}")
+        return "no look inside kept, and no weights saved to read one with"
+
+
+@dataclass
+class ShownState:
+    """The transitions; ``now`` is the moment shown. Listeners hear ``(before, now)``."""
+    now: Shown = field(default_factory=Shown)
+    listeners: list[Callable[[Shown, Shown], None]] = field(default_factory=list)
+
+    def listen(self, listener: Callable[[Shown, Shown], None]) -> None:
+        self.listeners.append(listener)
+
+    def _become(self, now: Shown) -> Shown:
+        before, self.now = self.now, now
+        for listener in list(self.listeners):
+            listener(before, now)
+        return now
+
+    # ------------------------------------------------------------------ transitions
+    def start_run(self, path: Path, name: str, total: int, graph=None, config=None,
+                  looks=()) -> Shown:
+        """Train: a new live run, nothing looked at yet; it reads the setup's probe text.
+        (Back to the run training after opening another: the ``looks`` it kept so far.)"""
+        run = ShownRun(Path(path), name, True, total, graph, config, tuple(sorted(looks)))
+        return self._become(Shown(run, None, config.probe_text if config else ""))
+
+    def open_run(self, path: Path, name: str, total: int, graph=None, config=None,
+                 looks=(), checkpoints=(), text: str = "") -> Shown:
+        """A past run (from Runs, or a Compare variant): its newest look (else its newest
+        weights) and the text that look read (else its own probe text). Nothing of the
+        previous run stays."""
+        looks, checkpoints = tuple(sorted(looks)), tuple(sorted(checkpoints))
+        run = ShownRun(Path(path), name, False, total, graph, config, looks, checkpoints)
+        step = looks[-1] if looks else (checkpoints[-1] if checkpoints else None)
+        own = config.probe_text if config is not None else ""
+        return self._become(Shown(run, step, text or own))
+
+    def look_arrived(self, step: int, text: str, follow: bool = True) -> Shown:
+        """The run training kept a look at ``step`` (its last one may be drawn just after it
+        ended); followed, the views move to it."""
+        now = self.now
+        if now.run is None:
+            return now
+        run = replace(now.run, looks=tuple(sorted(set(now.run.looks) | {step})))
+        if not follow:
+            return self._become(replace(now, run=run))
+        return self._become(Shown(run, step, text))
+
+    def run_ended(self, checkpoints) -> Shown:
+        """The live run stopped: its weights are kept; the step stays where it was."""
+        now = self.now
+        if now.run is None:
+            return now
+        run = replace(now.run, live=False, checkpoints=tuple(sorted(checkpoints)))
+        step = now.step if now.step is not None else (run.checkpoints[-1]
+                                                      if run.checkpoints else None)
+        return self._become(replace(now, run=run, step=step))
+
+    def slider_moved(self, step: int, text: str) -> Shown:
+        """The step bar: every view reads ``step`` (the look views the look kept there, which
+        read ``text``; the weight views its checkpoint or the nearest kept one)."""
+        now = self.now
+        if now.run is None:
+            return now
+        return self._become(Shown(now.run, step, text or now.text))
+
+    def looked(self, text: str) -> Shown:
+        """Look: ``text`` read now with the weights the weight views run."""
+        now = self.now
+        at = now.weights_step()
+        if now.run is None or at is None:
+            return now
+        return self._become(replace(now, text=text, custom_at=at))
+
+
+def kept_checkpoints(run_dir: str | Path) -> dict[int, Path]:
+    """{step: folder} of the checkpoints a run folder keeps (read from their names; loading
+    verifies them and passes over a damaged one)."""
+    from ...runs.checkpoint import name_order
+    folder = Path(run_dir) / CHECKPOINTS
+    kept: dict[int, Path] = {}
+    if not folder.is_dir():
+        return kept
+    for path in sorted(folder.iterdir(), key=lambda p: p.name):
+        try:
+            step, _copy = name_order(path.name)
+        except ValueError:
+            continue  # LATEST, a half-written partial
+        if path.is_dir():
+            kept[step] = path
+    return kept
