@@ -34,3 +34,16 @@ def test_lesson_refuses_bad_seeds_in_one_line(tmp_path, capsys):
     assert main(["lesson", "norm", "--seeds", "1,x", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "argument --seeds: takes comma-separated whole numbers" in err[0]
+
+
+def test_lesson_without_seeds_trains_the_lessons_own_seeds(monkeypatch):
+    import tfstudio.cli.lesson as lesson_cli
+    from tfstudio.experiments.lessons import LESSONS, prepare
+    asked = {}
+    monkeypatch.setattr(lesson_cli, "run_lesson",
+                        lambda name, out, **kw: asked.update(kw) or 0)
+    assert main(["lesson", "history", "--steps", "2"]) == 0
+    assert asked["seeds"] is None
+    assert prepare("history", seeds=asked["seeds"]).seeds == list(LESSONS["history"].seeds)
+    assert len(LESSONS["history"].seeds) == 4          # chosen for power, not the default 3
+    assert main(["lesson", "history", "--seeds", "5,6"]) == 0 and asked["seeds"] == [5, 6]

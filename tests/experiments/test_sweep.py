@@ -255,3 +255,30 @@ def test_a_folder_holding_a_variant_at_another_lr_is_refused(tmp_path):
     plan_runs(*args, lrs={"attention=mqa": 0.03})          # the same lrs: the same comparison
     with pytest.raises(ValueError, match="holds attention=mqa trained at lr 0.03 \\(now 0.01\\)"):
         plan_runs(*args, lrs={"attention=mqa": 0.01})
+
+
+def test_a_variant_already_swept_as_another_lessons_variant_takes_its_record(tmp_path):
+    record = tmp_path / "record.json"
+    calls = []
+
+    def train(graph, config, tokenizer=None, corpus=None):
+        calls.append(config.lr)
+        return bowl(0.01)(graph, config)
+    lr_record.sweep_lesson("attention", steps=3, only=["attention=mha"], path=record,
+                           train=train)
+    trained = len(calls)
+    assert trained == 8                                   # 4 lrs x 2 seeds
+    # orthogonality's learned positions are tiny-gpt as it is: attention=mha's very model
+    lr_record.sweep_lesson("orthogonality", steps=3, only=["positions=learned"], path=record,
+                           train=train)
+    assert len(calls) == trained
+    kept = lr_record.entry("orthogonality", path=record)["variants"]["positions=learned"]
+    assert kept["same_as"] == "attention attention=mha" and kept["lr"] == 0.01
+    # a different model trains
+    lr_record.sweep_lesson("orthogonality", steps=3, only=["positions=sinusoidal"],
+                           path=record, train=train)
+    assert len(calls) == trained + 8
+    # a different training (steps) does not take the record either
+    lr_record.sweep_lesson("positions", steps=4, only=["positions=learned"], path=record,
+                           train=train)
+    assert len(calls) == trained + 16

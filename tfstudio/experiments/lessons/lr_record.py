@@ -10,8 +10,7 @@ from pathlib import Path
 RECORD_PATH = Path(__file__).with_name("lr_sweeps.json")
 # lessons with a variant that has no recorded sweep yet (it trains at LESSON_TRAINING's
 # shared lr and the page says so); a test keeps this list true both ways
-NOT_SWEPT = frozenset({"attention", "positions", "norm", "activations", "experts",
-                       "orthogonality", "scale", "sampling", "vectors"})
+NOT_SWEPT: frozenset[str] = frozenset()
 
 
 def key(lesson: str, budget: float = 1) -> str:
@@ -55,11 +54,42 @@ def save_variant(lesson: str, budget: float, header: dict, sweep: dict,
     tmp.replace(path)
 
 
+# what must match for two sweeps to be the same sweep (the lr and seed are the sweep's own)
+SAME_TRAINING = ("corpus", "tokenizer", "steps", "batch_size", "seq_len", "warmup_steps",
+                 "val_fraction", "min_lr_ratio", "lr_decay_steps", "grad_accum", "eval_batches")
+
+
+def recorded_twin(graph, config, grid, seeds, path: Path = RECORD_PATH
+                  ) -> tuple[str, dict] | None:
+    """("lesson variant", its recorded sweep) of a variant already swept that is the same
+    model with the same training, grid and seeds (a lesson's base is often another lesson's
+    variant: the runs would repeat to the last digit), or None."""
+    from ...graph.compare import same_model
+    from ..variants import expand
+    from . import LESSONS, prepare
+
+    for name, item in load(path).items():
+        lesson = LESSONS.get(name.split("@")[0])
+        if lesson is None or lesson.run is not None or list(item["grid"]) != list(grid) or \
+                list(item["seeds"]) != list(seeds):
+            continue
+        run = prepare(lesson.name, steps=item["steps"])
+        if any(getattr(run.config, f) != getattr(config, f) for f in SAME_TRAINING):
+            continue
+        for variant in expand(run.base, run.varies):
+            if variant.name in item["variants"] and same_model(variant.graph, graph, True):
+                return f"{name} {variant.name}", item["variants"][variant.name]
+    return None
+
+
 def sweep_lesson(name: str, *, budget: float = 1, steps: int | None = None, grid=None,
                  seeds=None, only: list[str] | None = None, command: str = "",
-                 progress=lambda line: None, path: Path = RECORD_PATH) -> list:
+                 progress=lambda line: None, path: Path = RECORD_PATH,
+                 train=None) -> list:
     """Sweep every variant of lesson ``name`` at its own steps (times ``budget``) and record
-    each as it finishes; returns the sweeps. ``only`` limits it to the variants named."""
+    each as it finishes; returns the sweeps. ``only`` limits it to the variants named. A
+    variant that is the same model as one already recorded at the same training takes that
+    record (noted as ``same_as``) instead of training again."""
     import datetime
 
     from .. import sweep as lr_sweep
@@ -69,17 +99,28 @@ def sweep_lesson(name: str, *, budget: float = 1, steps: int | None = None, grid
     run = prepare(name, budget=budget, steps=steps)
     grid = tuple(grid or lr_sweep.DEFAULT_GRID)
     seeds = tuple(seeds or lr_sweep.DEFAULT_SEEDS)
-    variants = [(v.name, v.graph) for v in expand(run.base, run.varies)
-                if not only or v.name in only]
     header = {"command": command, "date": datetime.datetime.now(datetime.timezone.utc)
               .strftime("%Y-%m-%d %H:%M UTC"), "grid": list(grid), "seeds": list(seeds),
               "steps": run.config.steps, "batch_size": run.config.batch_size,
               "seq_len": run.config.seq_len, "budget": budget,
               "chosen_on": "selection split (the text just before the validation split)",
               "reported_on": "validation split"}
-    return lr_sweep.sweep(variants, run.config, grid=grid, seeds=seeds, progress=progress,
-                          on_variant=lambda s: save_variant(name, budget, header, s.to_dict(),
-                                                            path))
+    sweeps = []
+    for v in expand(run.base, run.varies):
+        if only and v.name not in only:
+            continue
+        twin = recorded_twin(v.graph, run.config, grid, seeds, path)
+        if twin is not None:
+            progress(f"{v.name}: the same model and training as {twin[0]}; its sweep is kept")
+            recorded = {**twin[1], "name": v.name, "same_as": twin[0]}
+            save_variant(name, budget, header, recorded, path)
+            sweeps.append(lr_sweep.VariantSweep.from_dict(recorded))
+            continue
+        sweeps += lr_sweep.sweep([(v.name, v.graph)], run.config, grid=grid, seeds=seeds,
+                                 progress=progress, train=train,
+                                 on_variant=lambda s: save_variant(name, budget, header,
+                                                                   s.to_dict(), path))
+    return sweeps
 
 
 def markdown(path: Path = RECORD_PATH) -> list[str]:
