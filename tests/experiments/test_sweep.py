@@ -282,3 +282,14 @@ def test_a_variant_already_swept_as_another_lessons_variant_takes_its_record(tmp
     lr_record.sweep_lesson("positions", steps=4, only=["positions=learned"], path=record,
                            train=train)
     assert len(calls) == trained + 16
+
+
+def test_a_norm_lesson_folder_holding_its_own_lr_sweep_gets_a_report_with_no_tuned_table(
+        tmp_path):
+    """The norm lesson keeps its measure, lr_sweep.json (a 60-step sweep of each placement), in
+    its folder; the course's report once read it as compare --tune-lr's sweep and died on it
+    (KeyError 'variants', exit 3, at the course's seventh lesson)."""
+    from tfstudio.experiments.lessons.norm import SWEEP_FILE as NORM_SWEEP
+    (tmp_path / NORM_SWEEP).write_text(json.dumps({"steps": 60, "seed": 1, "losses": {}}))
+    assert lr_sweep.SWEEP_FILE != NORM_SWEEP
+    assert lr_sweep.saved_table(tmp_path) == []

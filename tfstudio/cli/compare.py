@@ -45,7 +45,7 @@ def configure(parser) -> None:
                         help="first sweep each variant's lr (4 log-spaced values, widened past "
                              "an edge that wins, 2 seeds, chosen on text apart from the "
                              "validation split), then train each variant at its own best lr; "
-                             "the sweep's table goes on the report (DIR/lr_sweep.json)")
+                             "the sweep's table goes on the report (DIR/tuned_lrs.json)")
     parser.add_argument("--print-commands", action="store_true",
                         help="print the tfstudio train commands instead of running them")
     parser.add_argument("--report", type=values.path, metavar="DIR",

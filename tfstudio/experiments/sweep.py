@@ -240,14 +240,16 @@ def table(sweeps: list[VariantSweep]) -> list[str]:
     return lines
 
 
-SWEEP_FILE = "lr_sweep.json"     # in a comparison's folder: the sweep of compare --tune-lr
+# in a comparison's folder: compare --tune-lr's sweep (apart from the norm lesson's own
+# lr_sweep.json, a measure of its claim, which a course writes into the lesson's folder)
+SWEEP_FILE = "tuned_lrs.json"
 
 
 def tune(out, variants: list[tuple[str, Graph]], config: TrainConfig, *, grid=DEFAULT_GRID,
          seeds=DEFAULT_SEEDS, progress: Progress = lambda line: None,
          train: Callable | None = None) -> dict[str, float]:
     """``compare --tune-lr``: sweep the comparison's variants, keep the sweep in
-    OUT/lr_sweep.json (reused when it holds every variant at these settings), and return each
+    OUT/tuned_lrs.json (reused when it holds every variant at these settings), and return each
     variant's chosen lr by name."""
     import json
     from pathlib import Path
