@@ -29,9 +29,9 @@ pytestmark = pytest.mark.xdist_group("train_sequences")
 TABS = ("Curves", "Attention", "Positions", "Next token", "Experts", "Runs", "Compare",
         "Explain")
 # the tabs that read the step come up more often than the others (each tab still comes up)
-TABS_OFTEN = TABS + ("Attention", "Positions", "Next token", "Explain")
+TABS_OFTEN = ("Attention", "Positions", "Next token", "Explain") + TABS
 # a run without looks comes up as often as the two with (the issue's cases open one after those)
-OPENED = ("looks", "bare", "bare", "variant")
+OPENED = ("bare", "looks", "bare", "variant")
 TEXTS = ("abc>cba", "the mill", "Eva visited the old mill by the river.", "zz>zz")
 
 
@@ -79,6 +79,8 @@ def check_shown(window, panel):
         assert widget.snapshot is None or widget.snapshot is look or key in panel.state.stale
     if step is None:
         assert look is None
+        if not run.live:  # attention's empty page names the shown run (never "Press Train")
+            assert run.name in panel.attention.empty.text()
     else:
         assert look is not None and int(look["step"]) == step and look["text"] == now.text
         if not look.get("custom"):
@@ -160,14 +162,17 @@ def sequences(made_runs, qtbot, tmp_path, *, train: bool):
                 open_variant(panel, str(copy), name)
             settle(panel, qtbot)
 
-        @rule(which=st.sampled_from(OPENED))
-        def open_a_run(self, which):
+        @rule(which=st.sampled_from(OPENED), then=st.sampled_from(TABS_OFTEN))
+        def open_a_run(self, which, then):
             """A past run with looks, one trained from the command line without any, or a
-            Compare variant (a run with looks opened under the variant's name)."""
+            Compare variant (a run with looks opened under the variant's name); then a tab,
+            as a user looks at what the run shows (the views are checked after both)."""
             if which == "variant":
                 self._add(made_runs["looks"], name="gelu seed 1")
             else:
                 self._add(made_runs[which])
+            check_shown(window, panel)
+            self.switch_tab(then)
 
         @precondition(lambda self: panel.step_bar.slider.isEnabled()
                       and len(panel.step_bar.steps) > 1)
