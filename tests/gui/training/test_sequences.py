@@ -20,13 +20,18 @@ import torch
 from gui_runs import WAIT_MS, past_runs
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from hypothesis.stateful import (RuleBasedStateMachine, initialize, invariant,
+                                 precondition, rule)
 
 torch.set_num_threads(1)
 pytestmark = pytest.mark.xdist_group("train_sequences")
 
 TABS = ("Curves", "Attention", "Positions", "Next token", "Experts", "Runs", "Compare",
         "Explain")
+# the tabs that read the step come up more often than the others (each tab still comes up)
+TABS_OFTEN = ("Attention", "Positions", "Next token", "Explain") + TABS
+# a run without looks comes up as often as the two with (the issue's cases open one after those)
+OPENED = ("bare", "looks", "bare", "variant")
 TEXTS = ("abc>cba", "the mill", "Eva visited the old mill by the river.", "zz>zz")
 
 
@@ -74,6 +79,8 @@ def check_shown(window, panel):
         assert widget.snapshot is None or widget.snapshot is look or key in panel.state.stale
     if step is None:
         assert look is None
+        if not run.live:  # attention's empty page names the shown run (never "Press Train")
+            assert run.name in panel.attention.empty.text()
     else:
         assert look is not None and int(look["step"]) == step and look["text"] == now.text
         if not look.get("custom"):
@@ -130,11 +137,15 @@ def sequences(made_runs, qtbot, tmp_path, *, train: bool):
     window = panel = None
 
     class TrainWorkspace(RuleBasedStateMachine):
-        @initialize()
-        def launch(self):
+        @initialize(tab=st.sampled_from(TABS_OFTEN))
+        def launch(self, tab):
+            """The app as launched, a past run with looks opened, and one tab shown: every
+            sequence starts where the issue's cases start."""
             nonlocal window, panel
             window = fresh_window(qtbot, tmp_path / f"app{next(counter)}")
             panel = window.training.panel
+            self._add(made_runs["looks"])
+            self.switch_tab(tab)
 
         def teardown(self):
             if window is not None:
@@ -151,24 +162,25 @@ def sequences(made_runs, qtbot, tmp_path, *, train: bool):
                 open_variant(panel, str(copy), name)
             settle(panel, qtbot)
 
-        @rule()
-        def open_run_with_looks(self):
-            self._add(made_runs["looks"])
+        @rule(which=st.sampled_from(OPENED), then=st.sampled_from(TABS_OFTEN))
+        def open_a_run(self, which, then):
+            """A past run with looks, one trained from the command line without any, or a
+            Compare variant (a run with looks opened under the variant's name); then a tab,
+            as a user looks at what the run shows (the views are checked after both)."""
+            if which == "variant":
+                self._add(made_runs["looks"], name="gelu seed 1")
+            else:
+                self._add(made_runs[which])
+            check_shown(window, panel)
+            self.switch_tab(then)
 
-        @rule()
-        def open_run_without_looks(self):
-            self._add(made_runs["bare"])
-
-        @rule()
-        def open_compare_variant(self):
-            self._add(made_runs["looks"], name="gelu seed 1")
-
+        @precondition(lambda self: panel.step_bar.slider.isEnabled()
+                      and len(panel.step_bar.steps) > 1)
         @rule(where=st.floats(0, 1))
         def move_slider(self, where):
             steps = panel.step_bar.steps
-            if steps and panel.step_bar.slider.isEnabled():
-                panel.step_bar.slider.setValue(round(where * (len(steps) - 1)))
-                settle(panel, qtbot)
+            panel.step_bar.slider.setValue(round(where * (len(steps) - 1)))
+            settle(panel, qtbot)
 
         @rule(text=st.sampled_from(TEXTS))
         def look(self, text):
@@ -176,13 +188,14 @@ def sequences(made_runs, qtbot, tmp_path, *, train: bool):
             panel.attention.look.click()
             settle(panel, qtbot)
 
-        @rule(title=st.sampled_from(TABS))
+        @rule(title=st.sampled_from(TABS_OFTEN))
         def switch_tab(self, title):
             index = tab_titled(panel, title)
             if index is not None:
                 panel.tabs.setCurrentIndex(index)
                 settle(panel, qtbot)
 
+        @precondition(lambda self: window.session.document.can_undo)
         @rule()
         def undo_on_canvas(self):
             window.session.undo()
@@ -212,7 +225,7 @@ def test_a_few_sequences_of_user_actions_keep_every_view_on_the_shown_state(
     from hypothesis.stateful import run_state_machine_as_test
     machine = sequences(made_runs, qtbot, tmp_path, train=False)
     run_state_machine_as_test(machine, settings=settings(
-        max_examples=3, stateful_step_count=5, deadline=None, derandomize=True,
+        max_examples=4, stateful_step_count=10, deadline=None, derandomize=True,
         suppress_health_check=list(HealthCheck)))
 
 

@@ -125,6 +125,23 @@ def test_the_step_slider_drives_next_token_and_explain_and_its_bar_shows_on_them
         assert torch.equal(value, panel.host.model.state_dict()[name]), name
 
 
+def test_next_tokens_caption_follows_the_slider_between_steps_of_one_kept_checkpoint(
+        window, made_runs, qtbot, tmp_path):
+    """Steps 6 and 0 both read the checkpoint kept at 4: sliding from 6 to 0 loaded nothing
+    and left Next token saying "the nearest kept to step 6" (found by test_sequences)."""
+    panel = window.training.panel
+    window.training.show_panel()
+    record, _ = add(panel, made_runs["looks"], qtbot, tmp_path)
+    tab(panel, "Next token")
+    slide_to(panel, 6, qtbot)
+    qtbot.waitUntil(lambda: "nearest kept to step 6" in panel.next_token.source.text(),
+                    timeout=WAIT_MS)
+    slide_to(panel, 0, qtbot)
+    assert panel.host.step == 4
+    said = f"{record.label} · the weights of step 4 of 8 (the nearest kept to step 0)"
+    qtbot.waitUntil(lambda: panel.next_token.source.text().startswith(said), timeout=2000)
+
+
 def test_run_setup_shows_the_opened_runs_own_settings_and_preview(window, made_runs, qtbot,
                                                                   tmp_path):
     """Opening a run trained on sample:small / byte / 6 steps showed the form's defaults

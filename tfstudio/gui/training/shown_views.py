@@ -27,14 +27,16 @@ class ShownViews:
                 panel.positions.show_unavailable("")  # drawn afresh when shown
         run = now.run
         want = now.weights_step()
-        if run is not None and not run.live and want is not None and (
-                before.run is None or before.run.path != run.path
-                or before.weights_step() != want):
-            if not (panel.host.ready and panel.host.run_dir == run.path
-                    and panel.host.step == want):
+        if run is not None and not run.live and want is not None:
+            other_weights = (before.run is None or before.run.path != run.path
+                             or before.weights_step() != want)
+            if other_weights and not (panel.host.ready and panel.host.run_dir == run.path
+                                      and panel.host.step == want):
                 panel.next_token.set_logits(None, str, now.caption("next_token"))
                 panel.generation.load_weights(run.path, step=want)
-            elif panel.next_token.logits is not None:  # the same weights, named for this step
+            elif panel.next_token.logits is not None and panel.host.run_dir == run.path:
+                # the same weights (a step that keeps the same nearest checkpoint, too),
+                # named for this step
                 panel.next_token.source.setText(f"{panel.view_caption('next_token')} · after "
                                                 "your prompt")
         panel.shown_changed.emit()
