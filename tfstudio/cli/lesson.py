@@ -1,8 +1,8 @@
 """``tfstudio lesson NAME [--seeds 1,2,3] [--steps N] [--budget 4x] [--jobs J] [--out DIR]``:
 a built-in lesson, trained over its seeds with each variant at its own recorded lr
 (``lessons.lr_record``), ending on a page (DIR/report.html) with its claim, the verdict
-computed from the runs ("holds here", "does not hold here" or "mixed") and the numbers that
-decided it."""
+computed from the runs ("holds here", "does not hold here", "not decided here" or "mixed")
+and the numbers that decided it."""
 from __future__ import annotations
 
 import dataclasses

@@ -19,7 +19,8 @@ from ...runs import TrainConfig
 from .significance import ALPHA, FAILS, HOLDS, POWER, UNDECIDED, Test, holm, t_test
 
 FACT = "fact"
-VERDICTS = {HOLDS: "holds here", FAILS: "does not hold here", "mixed": "mixed"}
+VERDICTS = {HOLDS: "holds here", FAILS: "does not hold here", UNDECIDED: "not decided here",
+            "mixed": "mixed"}
 DEFAULT_SEEDS = (1, 2, 3)
 RULE = (f"a difference counts when a two-sided t-test gives p < {ALPHA:g} (Welch's between "
         "variants, one-sample against a counted baseline, paired where one model per seed is "
@@ -155,7 +156,7 @@ class Paper:
 
 @dataclass(frozen=True)
 class Verdict:
-    word: str             # "holds here", "does not hold here" or "mixed"
+    word: str             # "holds here", "does not hold here", "not decided here" or "mixed"
     checks: tuple[Check, ...]          # the counted checks
     facts: tuple[Check, ...] = ()      # true by construction, shown apart
 
@@ -164,7 +165,8 @@ class Verdict:
         counted = tuple(c for c in checks if c.outcome != FACT)
         facts = tuple(c for c in checks if c.outcome == FACT)
         outcomes = {c.outcome for c in counted}
-        key = (HOLDS if outcomes == {HOLDS} else FAILS if outcomes == {FAILS} else "mixed")
+        # one outcome for every check names it (every check undecided is no verdict, not a mix)
+        key = outcomes.pop() if len(outcomes) == 1 else "mixed"
         return cls(VERDICTS[key], counted, facts)
 
     def sentences(self) -> list[str]:
