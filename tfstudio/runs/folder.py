@@ -224,10 +224,7 @@ class RunFolder:
         if not self.exists():
             raise RunError(f"{self.path} is not a tfstudio run folder (no config.json/graph.json)")
         from ..compiler import compile_graph
-        choice = self.checkpoint()
-        if choice.path is None:
-            raise RunError(self.no_checkpoint_message(choice))
-        self.check_setup(choice.path)
+        self._with_newest(self.check_setup)  # under the hold: a live run may rotate it away
         graph = self.graph()
         if memory_check:
             from .preflight import check_model_memory
@@ -240,6 +237,12 @@ class RunFolder:
         """Load the newest intact checkpoint into ``model``; its path. A run that trains
         meanwhile keeps its checkpoints while this reads (``held_from_rotation``); one that
         was deleted just before the hold is retried once on the newest then."""
+        return self._with_newest(lambda path: load_checkpoint(path, model, device=device))
+
+    def _with_newest(self, read) -> Path:
+        """``read(path)`` of the newest intact checkpoint, kept from rotation while it reads
+        (``held_from_rotation``); a checkpoint deleted just before the hold is retried once on
+        the newest then. Its path."""
         retried = False
         while True:
             with held_from_rotation(self.checkpoints):
@@ -247,9 +250,9 @@ class RunFolder:
                 if choice.path is None:
                     raise RunError(self.no_checkpoint_message(choice))
                 try:
-                    load_checkpoint(choice.path, model, device=device)
+                    read(choice.path)
                     return choice.path
-                except (CheckpointError, OSError):
+                except (CheckpointError, RunError, OSError):
                     if retried or choice.path.exists():
                         raise
             retried = True
