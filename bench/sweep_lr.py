@@ -11,6 +11,7 @@ recorded sweeps as markdown for docs/BENCHMARKS.md.
     python bench/sweep_lr.py history --budget 4x             # the sweep for --budget 4x
     python bench/sweep_lr.py --table                         # the record, as markdown
     python bench/sweep_lr.py --table --write                 # ... into docs/BENCHMARKS.md
+    python bench/sweep_lr.py --rechoose                      # the choice rule again, no training
 """
 from __future__ import annotations
 
@@ -34,7 +35,12 @@ def main(argv=None) -> int:
     parser.add_argument("--table", action="store_true", help="print the record as markdown")
     parser.add_argument("--write", action="store_true",
                         help="with --table: replace the record's section of docs/BENCHMARKS.md")
+    parser.add_argument("--rechoose", action="store_true",
+                        help="apply the choice rule again to the recorded losses")
     args = parser.parse_args(argv)
+    if args.rechoose:
+        print("\n".join(lr_record.rechoose()) or "every recorded lr is the rule's choice")
+        return 0
     if args.table:
         if args.write:
             lr_record.write_docs()

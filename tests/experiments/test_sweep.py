@@ -60,6 +60,36 @@ def test_an_edge_still_winning_after_the_widest_grid_is_settled_only_then():
     assert unwidened.at_edge() == "high" and not lr_sweep.edge_is_settled(unwidened)
 
 
+def test_a_smaller_lr_within_one_standard_error_of_the_best_is_chosen():
+    # the history record's GPT-2: 0.03 wins by 0.006 on two seeds whose spread is 0.013
+    gpt2 = lr_sweep.VariantSweep("gpt2", [lr_sweep.LrPoint(0.01, [0.626, 0.626]),
+                                          lr_sweep.LrPoint(0.03, [0.629, 0.611]),
+                                          lr_sweep.LrPoint(0.1, [2.243, 2.370])])
+    assert gpt2.best.lr == 0.03 and gpt2.chosen_lr == 0.01
+    # the same win beyond one standard error (0.0092) keeps the larger lr
+    clear = lr_sweep.VariantSweep("gpt2", [lr_sweep.LrPoint(0.01, [0.632, 0.632]),
+                                           *gpt2.points[1:]])
+    assert clear.chosen_lr == 0.03
+    # seeds with no spread give no tolerance: the lowest mean wins, however close
+    exact = lr_sweep.VariantSweep("w", [lr_sweep.LrPoint(0.03, [0.680, 0.680]),
+                                        lr_sweep.LrPoint(0.1, [0.679, 0.679])])
+    assert exact.chosen_lr == 0.1
+
+
+def test_the_table_bolds_the_chosen_lr_and_italicises_a_different_lowest_mean():
+    gpt2 = lr_sweep.VariantSweep("gpt2", [lr_sweep.LrPoint(0.01, [0.626, 0.626]),
+                                          lr_sweep.LrPoint(0.03, [0.629, 0.611])])
+    row = lr_sweep.table([gpt2])[-1]
+    assert "**0.626 ± 0.000**" in row and "*0.620 ± 0.013*" in row and row.endswith("| 0.01 |")
+
+
+def test_every_recorded_lr_is_the_rules_choice_from_its_own_losses():
+    for key, item in lr_record.load().items():
+        for name, variant in item["variants"].items():
+            assert variant["lr"] == lr_sweep.VariantSweep.from_dict(variant).chosen_lr, \
+                f"{key} {name}"
+
+
 def test_a_diverged_lr_never_wins():
     s = run_sweep(1.0, diverge_above=0.02)
     assert s.chosen_lr == 0.01 and s.points[-1].text() == "diverged"

@@ -54,6 +54,24 @@ def save_variant(lesson: str, budget: float, header: dict, sweep: dict,
     tmp.replace(path)
 
 
+def rechoose(path: Path = RECORD_PATH) -> list[str]:
+    """Apply the sweep's choice rule again to every recorded variant's own losses (no run is
+    trained) and write the record back; returns a line per lr that changed."""
+    from ..sweep import VariantSweep
+
+    record, changed = load(path), []
+    for name, item in record.items():
+        for variant, sweep in item["variants"].items():
+            chosen = VariantSweep.from_dict(sweep)
+            if sweep["lr"] != chosen.chosen_lr:
+                changed.append(f"{name} {variant}: {sweep['lr']:g} -> {chosen.chosen_lr:g}")
+            sweep.update(lr=chosen.chosen_lr, at_edge=chosen.at_edge())
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return changed
+
+
 # what must match for two sweeps to be the same sweep (the lr and seed are the sweep's own)
 SAME_TRAINING = ("corpus", "tokenizer", "steps", "batch_size", "seq_len", "warmup_steps",
                  "val_fraction", "min_lr_ratio", "lr_decay_steps", "grad_accum", "eval_batches")
@@ -143,9 +161,13 @@ def markdown(path: Path = RECORD_PATH) -> list[str]:
 SECTION_HEAD = """## Lessons: each variant's own best lr (issue 38)
 
 Every lesson variant trains at the lr its sweep chose: `bench/sweep_lr.py` trains it at each lr
-of a log-spaced grid over 2 seeds at the lesson's own steps, chooses the lowest mean loss on
-the selection split (the tenth of the text just before the validation split; the sweep's runs
-train on the text before that), and widens the grid past an edge that wins. The lessons report
+of a log-spaced grid over 2 seeds at the lesson's own steps and scores it on the selection
+split (the tenth of the text just before the validation split; the sweep's runs train on the
+text before that). The chosen lr (bold) is the smallest whose mean loss lies within one
+standard error of the lowest mean (italic where it differs): the one-standard-error rule
+(Hastie, Tibshirani & Friedman, *Elements of Statistical Learning* 7.10), because a larger lr
+that wins inside its seeds' noise sits next to the divergence cliff. The grid is widened past
+an edge where the lowest mean lies. The lessons report
 on the validation split, which the choice never saw. The record is
 `tfstudio/experiments/lessons/lr_sweeps.json`; this section is written from it."""
 DOCS_START, DOCS_END = "<!-- lr-sweeps: bench/sweep_lr.py --table --write -->", "<!-- /lr-sweeps -->"
