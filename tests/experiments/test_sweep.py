@@ -16,7 +16,8 @@ from tfstudio.experiments import sweep as lr_sweep
 from tfstudio.experiments.lessons import LESSONS, lr_record, prepare
 from tfstudio.experiments.lessons.budget import parse_budget
 from tfstudio.experiments.lessons.cost import trainings
-from tfstudio.experiments.lessons.measures import late_slope, still_learning_sentence
+from tfstudio.experiments.lessons.measures import (late_slope, order_sentence, order_settled,
+                                                   still_learning_sentence)
 from tfstudio.experiments.results import Comparison, RunResult, VariantResult
 from tfstudio.experiments.runner import Plan
 from tfstudio.experiments.variants import expand
@@ -233,6 +234,34 @@ def test_a_curve_still_falling_at_the_end_says_still_learning_and_a_flat_one_doe
     assert "k=b" not in learning
     settled = still_learning_sentence(comparison({"a": flat, "b": flat}))
     assert settled.startswith("Not learning any more at step 400")
+
+
+def validated(curves: dict[str, list[float]]):
+    """A comparison whose variant NAME has validation losses ``curves[NAME]`` at steps 50,
+    100, ... (both seeds alike)."""
+    c = comparison({n: flat for n in curves})
+    for v in c.variants:
+        for r in v.runs:
+            r.val_curve = [(50 * (i + 1), x) for i, x in enumerate(curves[v.name[2:]])]
+    return c
+
+
+def test_the_order_settles_at_the_first_evaluation_after_its_last_change():
+    # b leads until step 100, a passes it at 150 and stays ahead to 400
+    c = validated({"a": [3.0, 2.5, 1.9, 1.7, 1.6, 1.5, 1.4, 1.3],
+                   "b": [2.9, 2.4, 2.0, 1.8, 1.7, 1.6, 1.5, 1.4]})
+    assert order_settled(c) == (150, 400, ("k=a", "k=b"))
+    assert "settled at step 150 of 400 (the last change: k=a passed k=b)" in order_sentence(c)
+    # the pass moved to the last evaluation: not settled
+    late = validated({"a": [3.0, 2.5, 2.1, 1.9, 1.8, 1.7, 1.6, 1.3],
+                      "b": [2.9, 2.4, 2.0, 1.8, 1.7, 1.6, 1.5, 1.4]})
+    assert order_settled(late) == (400, 400, ("k=a", "k=b"))
+    assert order_sentence(late).startswith("The order by mean validation loss had not "
+                                           "settled by step 400")
+    # never changed
+    same = validated({"a": [2.0] * 8, "b": [2.5] * 8})
+    assert order_settled(same) == (50, 400, None)
+    assert "the same at every evaluation from step 50 to 400" in order_sentence(same)
 
 
 def test_the_token_budget_is_computed_against_the_counted_training_split():

@@ -249,13 +249,15 @@ class Lesson:
 
 def training_lines(comparison) -> list[str]:
     """How the runs were trained, where the comparison knows: each variant's lr, the token
-    budget against the counted baselines', and the variants still learning at the end."""
+    budget against the counted baselines', the variants still learning at the end and the step
+    at which their order settled."""
     if not callable(getattr(comparison, "lr_text", None)):
         return []
-    from .measures import still_learning_sentence
+    from .measures import order_sentence, still_learning_sentence
 
     lines = [f"Trained with {comparison.lr_text()}."]
-    lines += [s for s in (comparison.token_budget(), still_learning_sentence(comparison)) if s]
+    lines += [s for s in (comparison.token_budget(), still_learning_sentence(comparison),
+                          order_sentence(comparison)) if s]
     return lines
 
 

@@ -116,6 +116,55 @@ def mean_curve(v: VariantResult) -> list[tuple[int, float]]:
             if len(xs) == len(v.runs)]
 
 
+def mean_val_curve(v: VariantResult) -> dict[int, float]:
+    """{step: validation loss averaged over the seeds} at the steps every seed evaluated."""
+    by_step: dict[int, list[float]] = {}
+    for r in v.runs:
+        for step, loss in r.val_curve:
+            by_step.setdefault(step, []).append(loss)
+    return {s: sum(xs) / len(xs) for s, xs in sorted(by_step.items()) if len(xs) == len(v.runs)}
+
+
+def order_settled(c: Comparison) -> tuple[int, int, tuple[str, str] | None] | None:
+    """(step, last step, last swap) for the variants' order by mean validation loss: from
+    ``step`` on, every evaluation ranks them as the last one does; ``last swap`` is the pair
+    (later winner, earlier winner) whose places changed last (None when the order never
+    changed). None with fewer than two variants or two shared evaluations."""
+    curves = {v.name: mean_val_curve(v) for v in c.variants}
+    steps = sorted(set.intersection(*(set(curve) for curve in curves.values()))) \
+        if len(curves) > 1 else []
+    if len(steps) < 2:
+        return None
+    orders = [sorted(curves, key=lambda name: curves[name][s]) for s in steps]
+    settled = len(steps) - 1
+    while settled > 0 and orders[settled - 1] == orders[-1]:
+        settled -= 1
+    if settled == 0:
+        return steps[0], steps[-1], None
+    before, after = orders[settled - 1], orders[settled]
+    swapped = next((a, b) for a, b in ((x, y) for i, x in enumerate(after) for y in after[i:])
+                   if before.index(a) > before.index(b))
+    return steps[settled], steps[-1], swapped
+
+
+def order_sentence(c: Comparison) -> str:
+    """When the variants' order settled: "The order by validation loss settled at step 150 of
+    400 ..." or that it changed until the last evaluation (more steps may change it)."""
+    found = order_settled(c)
+    if found is None:
+        return ""
+    step, last, swap = found
+    if swap is None:
+        return (f"The order by mean validation loss is the same at every evaluation from step "
+                f"{step} to {last}.")
+    passed = f"{swap[0]} passed {swap[1]}"
+    if step == last:
+        return (f"The order by mean validation loss had not settled by step {last}: {passed} "
+                f"at the last evaluation, so more steps (--budget 4x) may change it.")
+    return (f"The order by mean validation loss settled at step {step} of {last} (the last "
+            f"change: {passed}); every later evaluation ranks the variants the same.")
+
+
 def still_learning(c: Comparison) -> list[tuple[str, float, float, int]]:
     """(variant, slope per 100 steps, p, last step) of each variant whose mean training loss
     still falls over the last quarter of its steps beyond its noise (p < ALPHA)."""
