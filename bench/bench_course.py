@@ -87,6 +87,48 @@ def in_process_overhead() -> float:
         return time.process_time() - start
 
 
+def after_training_cost(name: str) -> float:
+    """CPU seconds per run that comparison lesson ``name`` spends once its runs are trained:
+    collecting them (length and inference measures), its own ``measure`` step (sampling's
+    texts, vectors' hidden states) and drawing its page; timed on one seed of 3 steps, since
+    none of it depends on how long a run trained."""
+    import contextlib
+    import io
+    import shlex
+    import subprocess
+
+    from tfstudio.cli.lesson import run_lesson
+    from tfstudio.experiments.lessons.course import cpu_seconds
+    from tfstudio.experiments.report import write_page
+    from tfstudio.gui.report_plots import draw_report
+
+    with tempfile.TemporaryDirectory() as folder:
+        out, printed = Path(folder) / name, io.StringIO()
+        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
+            run_lesson(name, out, seeds=[1], steps=3, print_only=True)
+        commands = [line for line in printed.getvalue().splitlines()
+                    if line.startswith("tfstudio train")]
+        for command in commands:
+            subprocess.run([sys.executable, "-m", *shlex.split(command)], check=True,
+                           capture_output=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+        start = cpu_seconds()
+        write_page(out, draw_report)
+        return (cpu_seconds() - start) / max(len(commands), 1)
+
+
+def after_training_costs(only: list[str] | None = None) -> dict[str, float]:
+    """``after_training_cost`` of every lesson that is one comparison of runs."""
+    from tfstudio.experiments.lessons.course import course
+
+    costs = {}
+    for lesson in course():
+        if lesson.run is None and not (only and lesson.name not in only):
+            costs[lesson.name] = round(after_training_cost(lesson.name), 2)
+            print(f"{lesson.name:14s} after training {costs[lesson.name]:.2f} CPU s/run",
+                  flush=True)
+    return costs
+
+
 def step_costs(steps: int, only: list[str] | None = None) -> dict[str, dict[str, float]]:
     """CPU seconds per step of every training of every lesson (``cost.trainings``)."""
     from tfstudio.experiments.lessons.cost import trainings
@@ -106,7 +148,8 @@ def step_costs(steps: int, only: list[str] | None = None) -> dict[str, dict[str,
 
 
 def write_costs(costs: dict[str, dict[str, float]], note: str,
-                overhead: float | None = None, in_process: float | None = None) -> Path:
+                overhead: float | None = None, in_process: float | None = None,
+                after: dict[str, float] | None = None) -> Path:
     import pprint
 
     import tfstudio.experiments.lessons.step_costs as module
@@ -122,6 +165,10 @@ def write_costs(costs: dict[str, dict[str, float]], note: str,
         "# the same for a training inside the lesson's own, already started process\n"
         "IN_PROCESS_OVERHEAD = "
         f"{round(module.IN_PROCESS_OVERHEAD if in_process is None else in_process, 2)!r}\n"
+        "# CPU seconds per run a comparison lesson spends after training (collecting and\n"
+        "# measuring its runs, drawing its page), one run after another in its own process\n"
+        f"AFTER_TRAINING: dict[str, float] = "
+        f"{pprint.pformat({**module.AFTER_TRAINING, **(after or {})}, width=96)}\n"
         f"COSTS: dict[str, dict[str, float]] = {pprint.pformat(merged, width=96)}\n",
         encoding="utf-8")
     return path
@@ -169,11 +216,12 @@ def main() -> int:
         overhead, in_process = run_overhead(), in_process_overhead()
         print(f"a one-step tfstudio train process: {overhead:.2f} CPU s; a one-step training "
               f"in a started process: {in_process:.2f} CPU s")
+        after = after_training_costs([x for x in args.lessons.split(",") if x])
         if args.write:
             note = (f"{time.strftime('%Y-%m-%d')} on {platform.machine()} "
                     f"({os.cpu_count()} cores), one torch thread, median of "
                     f"{args.steps or 12} steps")
-            print(f"wrote {write_costs(costs, note, overhead, in_process)}")
+            print(f"wrote {write_costs(costs, note, overhead, in_process, after)}")
         return 0
     seeds = [int(s) for s in args.seeds.split(",")]
     return course(Path(args.out), seeds, args.steps, args.jobs)

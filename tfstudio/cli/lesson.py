@@ -73,11 +73,18 @@ def run_course(out: Path, seeds: list[int] | None, steps: int | None, jobs: int,
     """Every lesson in the course's order into OUT/NAME, then OUT/course.html."""
     from functools import partial
 
+    from ..experiments.lessons.cost import estimate
     from ..experiments.lessons.course import course_step, run_course as run_all
+
+    def estimated_cpu(lesson) -> float | None:
+        own = steps or lesson.training.get("steps")
+        found = estimate(lesson, len(seeds) if seeds else None,
+                         round(own * budget) if own else None)
+        return found.cpu_s if found.steps else None
 
     status, page, _ = run_all(out, course_step(partial(run_lesson, budget=budget), seeds,
                                                steps, jobs),
-                              say=lambda line: print(line, flush=True))
+                              say=lambda line: print(line, flush=True), estimate=estimated_cpu)
     print(f"course: {page}")
     return status
 

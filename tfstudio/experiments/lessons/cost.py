@@ -78,19 +78,23 @@ class Estimate:
 
 def estimate(lesson, seeds: int | None = None, steps: int | None = None,
              costs: dict[str, dict[str, float]] | None = None,
-             overhead: float | None = None, in_process: float | None = None) -> Estimate:
+             overhead: float | None = None, in_process: float | None = None,
+             after: dict[str, float] | None = None) -> Estimate:
     """Lesson ``lesson``'s training time: each training's steps times its measured CPU seconds
     per step (``costs``: lesson -> key -> seconds; ``step_costs.COSTS`` by default), plus
     CPU seconds per run besides its steps: ``overhead`` for each separate ``tfstudio train``
     process (``step_costs.RUN_OVERHEAD``: start-up, data, evaluation), and ``in_process``
-    for a training inside the lesson's own process (``step_costs.IN_PROCESS_OVERHEAD``). Wall time on CORES cores: the variants' runs shared out over the cores, the
-    rest one after another. Sampling and the other measurements after training are not
-    counted (the bench's full runs say how much they add)."""
-    from .step_costs import COSTS, IN_PROCESS_OVERHEAD, RUN_OVERHEAD
+    for a training inside the lesson's own process (``step_costs.IN_PROCESS_OVERHEAD``), and
+    ``after`` per run of the variants for what the lesson does once they are trained
+    (``step_costs.AFTER_TRAINING``: collecting and measuring each run, sampling's texts
+    among them, and drawing the page). Wall time on CORES cores: the variants' runs shared
+    out over the cores, the rest one after another."""
+    from .step_costs import AFTER_TRAINING, COSTS, IN_PROCESS_OVERHEAD, RUN_OVERHEAD
 
     table = (COSTS if costs is None else costs).get(lesson.name, {})
     extra = RUN_OVERHEAD if overhead is None else overhead
     inside = IN_PROCESS_OVERHEAD if in_process is None else in_process
+    per_run_after = (AFTER_TRAINING if after is None else after).get(lesson.name, 0.0)
     workers, serial = [0.0] * CORES, 0.0     # each core's busy seconds; the one-at-a-time part
     steps_total, missing = 0, []
     for t in trainings(lesson, seeds, steps):
@@ -104,4 +108,5 @@ def estimate(lesson, seeds: int | None = None, steps: int | None = None,
             continue
         for _ in range(t.runs):   # the runner starts each run on the first core free
             workers[workers.index(min(workers))] += run
+        serial += t.runs * per_run_after
     return Estimate(sum(workers) + serial, max(workers) + serial, steps_total, tuple(missing))

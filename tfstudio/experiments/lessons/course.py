@@ -4,6 +4,7 @@ build its variants like any switch)."""
 from __future__ import annotations
 
 import html as html_lib
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,6 +94,26 @@ class CourseEntry:
     seconds: float
     verdict: str         # the lesson's verdict line, or why there is none
     cpu_seconds: float = 0.0   # user + system CPU of this process and its children
+    estimate_cpu_s: float | None = None   # the lesson's own estimate (cost.estimate), CPU s
+    load: float | None = None  # the machine's 5-minute load average as the lesson ended
+
+    def time_text(self) -> str:
+        """Its wall and CPU time against the estimate, and whether the machine was busy: "312 s
+        (598 s CPU; estimated 560 s CPU: 1.07x, within 25%; load 1.6 on 2 cores)"."""
+        parts = [f"{self.cpu_seconds:.0f} s CPU"]
+        if self.estimate_cpu_s:
+            ratio = self.cpu_seconds / self.estimate_cpu_s
+            within = "within" if abs(ratio - 1) <= ESTIMATE_TOLERANCE else "outside"
+            parts.append(f"estimated {self.estimate_cpu_s:.0f} s CPU: {ratio:.2f}x, {within} "
+                         f"{ESTIMATE_TOLERANCE:.0%}")
+        if self.load is not None:
+            cores = os.cpu_count() or 1
+            busy = ": busy, more work than cores" if self.load > cores else ""
+            parts.append(f"load {self.load:.1f} on {cores} cores{busy}")
+        return f"{self.seconds:.0f} s ({'; '.join(parts)})"
+
+
+ESTIMATE_TOLERANCE = 0.25   # a lesson's estimate should be within this share of its CPU time
 
 
 def cpu_seconds() -> float:
@@ -125,11 +146,13 @@ def course_step(run_lesson: Callable[..., int], seeds: list[int], steps: int | N
 
 
 def run_course(out: Path, run_one: Callable[[str, Path], tuple[int, list[str]]],
-               say: Callable[[str], None] = lambda line: None
+               say: Callable[[str], None] = lambda line: None,
+               estimate: Callable[..., float | None] = lambda lesson: None
                ) -> tuple[int, Path, list[CourseEntry]]:
     """Run every lesson in order with ``run_one(name, folder) -> (exit status, the sentences
     it printed)`` (each into ``out/NAME``; finished runs are reused), then write
-    ``out/course.html``. Returns the worst exit status, the page and each lesson's entry."""
+    ``out/course.html``; ``estimate(lesson)`` gives its estimated CPU seconds (None: not
+    shown). Returns the worst exit status, the page and each lesson's entry."""
     entries = []
     for lesson in course():
         folder = Path(out) / lesson.name
@@ -139,7 +162,8 @@ def run_course(out: Path, run_one: Callable[[str, Path], tuple[int, list[str]]],
         verdict = next((line for line in sentences if line.startswith("Verdict:")),
                        f"no verdict: the lesson ended with exit status {status}")
         entries.append(CourseEntry(lesson.name, folder, status, time.perf_counter() - start,
-                                   verdict, cpu_seconds() - cpu))
+                                   verdict, cpu_seconds() - cpu, estimate(lesson),
+                                   os.getloadavg()[1]))
     page = write_course_page(Path(out), entries)
     return max((e.status for e in entries), default=0), page, entries
 
@@ -158,7 +182,7 @@ def write_course_page(out: Path, entries: list[CourseEntry]) -> Path:
                 if report.exists() else esc(lesson.title) + " (no page: the lesson failed)")
         rows.append(f"<tr><td>{i}</td><td>{link}<br><small>{esc(lesson.source)}</small></td>"
                     f"<td>{esc(lesson.claim)}</td><td>{esc(e.verdict)}</td>"
-                    f"<td>{e.seconds:.0f} s ({e.cpu_seconds:.0f} s CPU)</td></tr>")
+                    f"<td>{esc(e.time_text())}</td></tr>")
     total = sum(e.seconds for e in entries)
     page = "\n".join([
         "<!doctype html><html><head><meta charset='utf-8'><title>tfstudio course</title>",

@@ -6,6 +6,9 @@ MEASURED = ('2026-12-02 on x86_64 (2 cores, shared: load average 2.6 to 6.6), on
 RUN_OVERHEAD = 7.78
 # the same for a training inside the lesson's own, already started process
 IN_PROCESS_OVERHEAD = 0.18
+# CPU seconds per run a comparison lesson spends after training (collecting and
+# measuring its runs, drawing its page), one run after another in its own process
+AFTER_TRAINING: dict[str, float] = {}
 COSTS: dict[str, dict[str, float]] = {'activations': {'ffn_activation=geglu': 0.03306,
                  'ffn_activation=gelu': 0.03143,
                  'ffn_activation=relu': 0.02786,
