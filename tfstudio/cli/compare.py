@@ -44,7 +44,8 @@ def configure(parser) -> None:
     parser.add_argument("--tune-lr", action="store_true",
                         help="first sweep each variant's lr (4 log-spaced values, widened past "
                              "an edge that wins, 2 seeds, chosen on text apart from the "
-                             "validation split), then train each variant at its own best lr; "
+                             "validation split; the smallest lr within one standard error of the lowest "
+                             "mean loss), then train each variant at its own lr; "
                              "the sweep's table goes on the report (DIR/tuned_lrs.json)")
     parser.add_argument("--print-commands", action="store_true",
                         help="print the tfstudio train commands instead of running them")

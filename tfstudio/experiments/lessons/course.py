@@ -52,7 +52,7 @@ def total_text(seeds: int | None = None, steps: int | None = None) -> str:
     found = [estimate(lesson, seeds, steps) for lesson in course()]
     wall, cpu = sum(e.wall_s for e in found), sum(e.cpu_s for e in found)
     return (f"The course: ~{wall / 60:.0f} min on 2 cores ({cpu / 60:.0f} CPU-min: training "
-            "steps and each run's start-up; the measurements after training add to it)")
+            "steps, each run's start-up and the measurements after training)")
 
 
 def setting(key: str, choices: tuple[str, ...]):

@@ -1,14 +1,22 @@
 """CPU seconds per training step of every model the course trains, by lesson and training key
 (``cost.trainings``); written by ``python bench/bench_course.py --step-time --write``."""
-MEASURED = ('2026-12-02 on x86_64 (2 cores, shared: load average 2.6 to 6.6), one torch thread, '
-            'median of 12 steps')
+MEASURED = '2026-12-02 on x86_64 (2 cores, shared: load average 2.6 to 6.6), one torch thread, median of 12 steps'
 # CPU seconds every run pays besides its steps (start-up, data, evaluation)
 RUN_OVERHEAD = 7.78
 # the same for a training inside the lesson's own, already started process
 IN_PROCESS_OVERHEAD = 0.18
 # CPU seconds per run a comparison lesson spends after training (collecting and
 # measuring its runs, drawing its page), one run after another in its own process
-AFTER_TRAINING: dict[str, float] = {}
+AFTER_TRAINING: dict[str, float] = {'activations': 0.16,
+ 'attention': 2.04,
+ 'experts': 0.23,
+ 'history': 0.3,
+ 'norm': 1.52,
+ 'orthogonality': 0.28,
+ 'positions': 0.33,
+ 'sampling': 19.83,
+ 'scale': 0.15,
+ 'vectors': 0.54}
 COSTS: dict[str, dict[str, float]] = {'activations': {'ffn_activation=geglu': 0.03306,
                  'ffn_activation=gelu': 0.03143,
                  'ffn_activation=relu': 0.02786,
