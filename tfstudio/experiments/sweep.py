@@ -209,7 +209,7 @@ def sweep_variant(name: str, graph: Graph, config: TrainConfig, *,
             result.widened[edge] += 1
             lr = next_lr(result.grid[0], up=False) if edge == "low" else \
                 next_lr(result.grid[-1], up=True)
-            progress(f"{name}: best lr {result.chosen_lr:.3g} is the grid's {edge} edge; "
+            progress(f"{name}: best lr {result.best.lr:.3g} is the grid's {edge} edge; "
                      f"widening to {lr:.3g}")
             todo = [lr]
     return result

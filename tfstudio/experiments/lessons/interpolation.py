@@ -30,6 +30,7 @@ LENGTHS = [64, 128, 192, 256, 512]
 WARMUP = lengths.warmup_positions(SHORT)   # the same warm-up for every evaluation
 TUNE_STEPS, TUNE_BATCH = 100, 4            # 4 x 256 tokens a step, as 16 x 64 in training
 WAYS = ("none", "linear", "ntk")           # no scaling (the control), linear, NTK
+SHORT_RUN = "short"                        # its runs' folder and its name in the lr record
 # each training's lr grid for its sweep (bench/sweep_lr.py interpolation): the short model's
 # is the comparison lessons' (the positions lesson's RoPE variant is this very model and
 # training, so its recorded sweep is kept: lr_record.recorded_twin); a fine-tune starts from
@@ -96,9 +97,6 @@ def fine_tune_steps(steps: int | None) -> int:
 
 def _tune_warmup(tune_steps: int) -> int:
     return max(1, tune_steps // 10)   # 10 of its 100 steps
-
-
-SHORT_RUN = "short"
 
 
 def tune_name(way: str) -> str:
