@@ -34,7 +34,8 @@ SHORT_RUN = "short"                        # its runs' folder and its name in th
 # each training's lr grid for its sweep (bench/sweep_lr.py interpolation): the short model's
 # is the comparison lessons' (the positions lesson's RoPE variant is this very model and
 # training, so its recorded sweep is kept: lr_record.recorded_twin); a fine-tune starts from
-# a trained model, so its grid reaches from the lessons' shared lr down
+# a trained model, so its grid starts at the lessons' shared lr and goes down (the sweep
+# widens it upwards where its top wins)
 SHORT_GRID = (3e-3, 1e-2, 3e-2, 1e-1)
 TUNE_GRID = (1e-4, 3e-4, 1e-3, 3e-3)
 
