@@ -318,9 +318,11 @@ def test_the_interpolation_page_names_each_trainings_lr_and_where_it_came_from()
     r.lrs = {"short": 0.03, "tune-none": 0.001, "tune-linear": 0.0003, "tune-ntk": 0.003}
     r.same_as = {"short": "positions positions=rope"}
     line = next(x for x in lesson.summarise(r) if x.startswith("Trained with "))
-    assert ("short 0.03, as swept for positions positions=rope: the same model and training; "
-            "tune-none 0.001; tune-linear 0.0003; tune-ntk 0.003)") in line
-    assert "fine-tunes' at 256 tokens" in line and "not swept" not in line
+    assert line == ("Trained with each training at its own best lr from its recorded lr "
+                    "sweep, chosen on the selection split (short 0.03, as swept for positions "
+                    "positions=rope: the same model and training; fine-tunes at 256 tokens "
+                    "from the short model: tune-none 0.001, tune-linear 0.0003, tune-ntk "
+                    "0.003).")
     # a fine-tune with no recorded sweep trains at the shared lr, and the page says which
     del r.lrs["tune-ntk"]
     line = next(x for x in lesson.summarise(r) if x.startswith("Trained with "))

@@ -73,15 +73,17 @@ class Interpolation:
         if not self.lrs:
             return f"lr {self.shared_lr:g} (no lr sweep recorded: python bench/sweep_lr.py " \
                    "interpolation)"
-        own = []
-        for name in names:
-            if name in self.lrs:
-                kept = f", as swept for {self.same_as[name]}: the same model and training" \
-                    if name in self.same_as else ""
-                own.append(f"{name} {self.lrs[name]:g}{kept}")
-        text = ("each training at its own best lr from an lr sweep chosen on the selection "
-                f"split, the fine-tunes' at {LONG} tokens from the short model (" +
-                "; ".join(own) + ")")
+        def own(name: str) -> str:
+            kept = f", as swept for {self.same_as[name]}: the same model and training" \
+                if name in self.same_as else ""
+            return f"{name} {self.lrs[name]:g}{kept}"
+        parts = [own(SHORT_RUN)] if SHORT_RUN in self.lrs else []
+        tunes = [own(n) for n in names[1:] if n in self.lrs]
+        if tunes:
+            parts.append(f"fine-tunes at {LONG} tokens from the short model: " +
+                         ", ".join(tunes))
+        text = ("each training at its own best lr from its recorded lr sweep, chosen on the "
+                "selection split (" + "; ".join(parts) + ")")
         shared = [n for n in names if n not in self.lrs]
         if shared:
             text += f"; not swept, at lr {self.shared_lr:g}: {', '.join(shared)}"
