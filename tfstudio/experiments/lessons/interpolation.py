@@ -1,7 +1,10 @@
 """RoPE position interpolation with its control: a RoPE model trained at 64 tokens, then
 fine-tuned at 256 three ways (RoPE as trained, linear x4, NTK x4), each also evaluated before
 its fine-tune. The seed says linear scaling extends the context; the control (the same
-fine-tune with no scaling) says how much of the recovery is the fine-tune's."""
+fine-tune with no scaling) says how much of the recovery is the fine-tune's. Each training
+runs at its own lr from the recorded sweep (``python bench/sweep_lr.py interpolation``): the
+short model at the positions lesson's RoPE choice (the same model and training), each
+fine-tune at the lr its own sweep chose at 256 tokens."""
 from __future__ import annotations
 
 import dataclasses
