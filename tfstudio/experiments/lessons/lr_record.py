@@ -196,9 +196,11 @@ def _sweep_own(lesson, *, budget, steps, grid, seeds, only, header, progress, pa
         return {**{k: v for k, v in mine.items() if v != header[k]},
                 **({"starts_from": t.start} if t.start else {})}
 
-    def save(t: Swept):
-        return lambda s: save_variant(lesson.name, budget, header, {**s.to_dict(), **own(t)},
-                                      path)
+    by_name = {t.name: t for t in trainings}
+
+    def save(recorded: dict) -> None:
+        save_variant(lesson.name, budget, header, {**recorded, **own(by_name[recorded["name"]])},
+                     path)
 
     wanted = [t for t in trainings if not only or t.name in only]
     sweeps, chosen = [], {}
@@ -209,18 +211,19 @@ def _sweep_own(lesson, *, budget, steps, grid, seeds, only, header, progress, pa
         if twin is not None:
             progress(f"{t.name}: the same model and training as {twin[0]}; its sweep is kept")
             recorded = {**twin[1], "name": t.name, "same_as": twin[0]}
-            save_variant(lesson.name, budget, header, recorded, path)
+            save(recorded)
             sweeps.append(lr_sweep.VariantSweep.from_dict(recorded))
         else:
             sweeps += lr_sweep.sweep([(t.name, t.graph)], t.config, grid=t.grid, seeds=seeds,
-                                     progress=progress, train=train, on_variant=save(t))
+                                     progress=progress, train=train,
+                                     on_variant=lambda s: save(s.to_dict()))
         chosen[t.name] = sweeps[-1].chosen_lr
     for start in dict.fromkeys(t.start for t in wanted if t.start):
         tunes = [t for t in wanted if t.start == start]
         if any(t.config != tunes[0].config or t.grid != tunes[0].grid for t in tunes):
             raise ValueError(f"lesson {lesson.name}: the fine-tunes of {start} differ in "
                              "training or grid; sweep them apart (--only)")
-        begin = next(t for t in trainings if t.name == start)
+        begin = by_name[start]
         if start not in chosen:
             recorded = chosen_lrs(lesson.name, budget, path)[0]
             if start not in recorded:
@@ -230,7 +233,7 @@ def _sweep_own(lesson, *, budget, steps, grid, seeds, only, header, progress, pa
         sweeps += lr_sweep.sweep_fine_tunes(
             (begin.graph, begin.config, chosen[start]), [(t.name, t.graph) for t in tunes],
             tunes[0].config, grid=tunes[0].grid, seeds=seeds, progress=progress, train=train,
-            on_variant=lambda s: save(next(t for t in tunes if t.name == s.name))(s))
+            on_variant=lambda s: save(s.to_dict()))
     return sweeps
 
 
