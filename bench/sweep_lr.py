@@ -8,6 +8,7 @@ recorded sweeps as markdown for docs/BENCHMARKS.md.
 
     nice -n 5 python bench/sweep_lr.py history               # one lesson
     nice -n 5 python bench/sweep_lr.py all                   # every lesson with variants
+    nice -n 5 python bench/sweep_lr.py interpolation         # its short model and fine-tunes
     python bench/sweep_lr.py history --budget 4x             # the sweep for --budget 4x
     python bench/sweep_lr.py --table                         # the record, as markdown
     python bench/sweep_lr.py --table --write                 # ... into docs/BENCHMARKS.md
@@ -27,7 +28,9 @@ def main(argv=None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("lessons", nargs="*", help="lesson names, or 'all'")
-    parser.add_argument("--grid", default=",".join(f"{x:g}" for x in DEFAULT_GRID))
+    parser.add_argument("--grid", default=None, help="the lrs to try (default "
+                        f"{','.join(f'{x:g}' for x in DEFAULT_GRID)}; a lesson that trains "
+                        "itself, such as interpolation, sweeps on its own grids)")
     parser.add_argument("--seeds", default=",".join(map(str, DEFAULT_SEEDS)))
     parser.add_argument("--budget", default="1x", help="times each lesson's steps (4x)")
     parser.add_argument("--steps", type=int, default=None, help="steps (a try-out)")
@@ -48,16 +51,23 @@ def main(argv=None) -> int:
         return 0
     import torch
     torch.set_num_threads(1)
-    names = [n for n, lesson in LESSONS.items() if lesson.run is None] \
+    names = [n for n, lesson in LESSONS.items() if lesson.run is None or lesson.sweeps] \
         if args.lessons == ["all"] else args.lessons
     command = shlex.join(["python", "bench/sweep_lr.py", *(argv or sys.argv[1:])])
     for name in names:
-        lr_record.sweep_lesson(
-            name, budget=parse_budget(args.budget), steps=args.steps,
-            grid=[float(x) for x in args.grid.split(",")],
-            seeds=[int(x) for x in args.seeds.split(",")],
-            only=[x.strip() for x in args.only.split(",") if x.strip()], command=command,
-            progress=lambda line: print(f"{name}: {line}", flush=True))
+        # 'all --grid' leaves a lesson that trains itself on its own grids
+        own_grids = args.lessons == ["all"] and LESSONS[name].run is not None
+        try:
+            lr_record.sweep_lesson(
+                name, budget=parse_budget(args.budget), steps=args.steps,
+                grid=[float(x) for x in args.grid.split(",")] if args.grid and not own_grids
+                else None,
+                seeds=[int(x) for x in args.seeds.split(",")],
+                only=[x.strip() for x in args.only.split(",") if x.strip()], command=command,
+                progress=lambda line: print(f"{name}: {line}", flush=True))
+        except ValueError as exc:
+            print(f"sweep_lr.py: {exc}", file=sys.stderr)
+            return 2
     return 0
 
 

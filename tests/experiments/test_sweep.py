@@ -108,12 +108,18 @@ def test_the_sweep_chooses_on_text_apart_from_the_validation_split_it_reports_on
     assert len(chosen_on) == len(reported_on) == 1000
 
 
-def lesson_variants(name):
+def lesson_variants(name) -> dict[str, tuple[int, str]]:
+    """Each training lesson ``name`` takes an lr for: {name: (its steps, what it starts
+    from)}; a lesson that trains itself names them in ``Lesson.sweeps``."""
+    lesson = LESSONS[name]
+    if lesson.run is not None:
+        assert lesson.sweeps is not None, f"{name} trains itself and names no training to sweep"
+        return {t.name: (t.config.steps, t.start) for t in lesson.sweeps(None)}
     run = prepare(name)
-    return [v.name for v in expand(run.base, run.varies)]
+    return {v.name: (run.config.steps, "") for v in expand(run.base, run.varies)}
 
 
-@pytest.mark.parametrize("name", sorted(n for n, lesson in LESSONS.items() if lesson.run is None))
+@pytest.mark.parametrize("name", sorted(LESSONS))
 def test_every_lesson_variant_has_a_recorded_sweep_unless_listed_as_not_swept(name):
     item = lr_record.entry(name) or {"variants": {}}
     variants = lesson_variants(name)
@@ -125,10 +131,13 @@ def test_every_lesson_variant_has_a_recorded_sweep_unless_listed_as_not_swept(na
     if not item["variants"]:
         return
     assert len(item["seeds"]) >= 2 and item["steps"] == LESSONS[name].training["steps"]
-    for variant in variants:
+    for variant, (steps, start) in variants.items():
         if variant not in item["variants"]:
             continue
-        s = lr_sweep.VariantSweep.from_dict(item["variants"][variant])
+        recorded = item["variants"][variant]
+        assert lr_record.settings_of(item, recorded)["steps"] == steps, f"{name} {variant}"
+        assert recorded.get("starts_from", "") == start, f"{name} {variant}"
+        s = lr_sweep.VariantSweep.from_dict(recorded)
         assert len(s.grid) >= 4 and all(len(p.losses) >= 2 for p in s.points)
         ratios = [b / a for a, b in zip(s.grid, s.grid[1:])]
         assert all(2.5 < r < 3.7 for r in ratios), f"{name} {variant}: not log-spaced"
@@ -341,6 +350,90 @@ def test_a_variant_already_swept_as_another_lessons_variant_takes_its_record(tmp
     lr_record.sweep_lesson("positions", steps=4, only=["positions=learned"], path=record,
                            train=train)
     assert len(calls) == trained + 16
+
+
+@pytest.mark.slow   # trains the fine-tunes' start, 3 steps on each of 2 seeds
+def test_interpolations_short_model_keeps_its_twins_sweep_and_each_fine_tune_is_swept_from_it(
+        tmp_path):
+    from tfstudio.experiments.lessons.interpolation import TUNE_GRID, WAYS
+    from tfstudio.runs import RunFolder
+    record = tmp_path / "record.json"
+    calls, starts = [], []
+
+    def train(graph, config, tokenizer=None, corpus=None):
+        calls.append(config)
+        if config.init_from:     # the start's folder lasts only as long as the sweep
+            start = RunFolder(config.init_from).config()
+            starts.append((start.seed, start.lr, start.val_fraction))
+        return bowl(0.01 if config.seq_len == 64 else 3e-4)(graph, config)
+    # positions=rope is the interpolation lesson's short model, trained alike
+    lr_record.sweep_lesson("positions", steps=3, only=["positions=rope"], path=record,
+                           train=train, grid=list(LESSONS["interpolation"].sweeps(3)[0].grid))
+    del calls[:]
+    lr_record.sweep_lesson("interpolation", steps=3, path=record, train=train)
+    item = lr_record.entry("interpolation", path=record)
+    short = item["variants"]["short"]
+    assert short["same_as"] == "positions positions=rope" and short["lr"] == 0.01
+    assert {c.seq_len for c in calls} == {256}           # the short model was not swept again
+    # each way swept on its own grid, 2 seeds, at 256 tokens; 3e-4 is inner: nothing widened
+    assert len(calls) == len(WAYS) * len(TUNE_GRID) * 2
+    for way in WAYS:
+        tune = item["variants"][f"tune-{way}"]
+        assert tune["lr"] == 3e-4 and tune["starts_from"] == "short"
+        assert lr_record.settings_of(item, tune) == {"steps": 1, "batch_size": 4,
+                                                     "seq_len": 256, "grid": list(TUNE_GRID)}
+    # each seed's fine-tunes start from that seed's short model, trained at its chosen lr on
+    # the sweep's training split (so the selection split stays unseen)
+    assert starts == [(c.seed, 0.01, 0.2) for c in calls]
+    assert all(c.val_fraction == 0.2 for c in calls)
+    assert lr_record.chosen_lrs("interpolation", path=record)[0] == {
+        "short": 0.01, "tune-linear": 3e-4, "tune-none": 3e-4, "tune-ntk": 3e-4}
+    table = "\n".join(lr_record.markdown(record))
+    assert "Fine-tunes of short, each seed's runs starting from its model trained at its " \
+           "chosen lr: 1 step of 4 x 256 tokens, grid 0.0001, 0.0003, 0.001, 0.003" in table
+
+
+def test_a_grid_for_a_lesson_that_sweeps_its_own_grids_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="sweeps each of its trainings on its own grid"):
+        lr_record.sweep_lesson("interpolation", steps=3, grid=[0.01, 0.03],
+                               path=tmp_path / "r.json", train=bowl(0.01))
+
+
+def test_the_interpolation_lesson_trains_and_estimates_each_training_at_its_recorded_lr():
+    from tfstudio.experiments.lessons.interpolation import recorded_lrs, trainings as planned
+    lesson = LESSONS["interpolation"]
+    lrs, same_as = recorded_lrs()
+    recorded = lr_record.chosen_lrs("interpolation")[0]
+    assert lrs == recorded and set(lrs) == {t.name for t in planned()}
+    # the short model is the positions lesson's RoPE variant: its lr is that sweep's choice
+    assert same_as["short"] == "positions positions=rope"
+    assert lrs["short"] == lr_record.chosen_lrs("positions")[0]["positions=rope"]
+    assert [t.config.lr for t in trainings(lesson)] == [lrs[t.name] for t in planned()]
+
+
+@pytest.mark.slow   # trains the lesson: 2 steps, then 3 fine-tunes of 1 step
+def test_the_interpolation_lesson_trains_each_run_at_its_lr_and_refuses_a_folder_at_another(
+        tmp_path, capsys, monkeypatch):
+    from tfstudio.experiments.lessons import interpolation
+    from tfstudio.runs import RunFolder
+    lrs, _ = interpolation.recorded_lrs()
+    out = tmp_path / "i"
+    assert main(["lesson", "interpolation", "--steps", "2", "--seeds", "1", "--out",
+                 str(out)]) == 0
+    for name, lr in lrs.items():
+        assert RunFolder(out / "runs" / name / "seed-1").config().lr == lr, name
+    printed = capsys.readouterr().out
+    assert f"tune-ntk {lrs['tune-ntk']:g}" in next(
+        x for x in printed.splitlines() if x.startswith("Trained with "))
+    # the record moved: the runs in the folder were trained at other lrs
+    monkeypatch.setattr(interpolation, "recorded_lrs",
+                        lambda: ({**lrs, "short": lrs["short"] / 3}, {}))
+    assert main(["lesson", "interpolation", "--steps", "2", "--seeds", "1", "--out",
+                 str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].endswith(f"seed-1 holds a run trained at lr {lrs['short']:g} (now "
+                            f"{lrs['short'] / 3:g}); use another --out, or delete it to start "
+                            "over")
 
 
 def test_a_norm_lesson_folder_holding_its_own_lr_sweep_gets_a_report_with_no_tuned_table(

@@ -16,7 +16,8 @@ split), which the sweep never scores on. So the choice and the reported loss com
 separate text.
 
 ``tfstudio compare --tune-lr`` and ``bench/sweep_lr.py`` (the lessons' record) both call
-``sweep``.
+``sweep``; a fine-tune's sweep (``sweep_fine_tunes``) trains the model it starts from once per
+seed on the same training split, then calls it with each run starting from that model.
 """
 from __future__ import annotations
 
@@ -208,7 +209,7 @@ def sweep_variant(name: str, graph: Graph, config: TrainConfig, *,
             result.widened[edge] += 1
             lr = next_lr(result.grid[0], up=False) if edge == "low" else \
                 next_lr(result.grid[-1], up=True)
-            progress(f"{name}: best lr {result.chosen_lr:.3g} is the grid's {edge} edge; "
+            progress(f"{name}: best lr {result.best.lr:.3g} is the grid's {edge} edge; "
                      f"widening to {lr:.3g}")
             todo = [lr]
     return result
@@ -221,14 +222,7 @@ def sweep(variants: list[tuple[str, Graph]], config: TrainConfig, *, grid=DEFAUL
     """Sweep every (name, graph) with the comparison's ``config`` (its steps, batch and
     corpus); the corpus is read and the tokenizer built once. ``on_variant`` gets each
     variant's sweep as it finishes (a long sweep saves as it goes)."""
-    from ..data import build_tokenizer, load_corpus
-
-    corpus = load_corpus(config.corpus, errors=config.corpus_errors)
-    if corpus.task is not None:
-        raise ValueError(f"--tune-lr chooses each lr on held-out text, and {config.corpus} is "
-                         "a synthetic task with none; choose --lr yourself, or tune on a text "
-                         "corpus")
-    tokenizer = build_tokenizer(config.tokenizer, corpus)
+    corpus, tokenizer = _text_of(config)
     results = []
     for name, graph in variants:
         results.append(sweep_variant(name, graph, config, grid=grid, seeds=seeds,
@@ -236,6 +230,67 @@ def sweep(variants: list[tuple[str, Graph]], config: TrainConfig, *, grid=DEFAUL
                                      train=train))
         on_variant(results[-1])
     return results
+
+
+def _text_of(config: TrainConfig):
+    """(corpus, tokenizer) of ``config``, refused for a synthetic task (no held-out text)."""
+    from ..data import build_tokenizer, load_corpus
+
+    corpus = load_corpus(config.corpus, errors=config.corpus_errors)
+    if corpus.task is not None:
+        raise ValueError(f"--tune-lr chooses each lr on held-out text, and {config.corpus} is "
+                         "a synthetic task with none; choose --lr yourself, or tune on a text "
+                         "corpus")
+    return corpus, build_tokenizer(config.tokenizer, corpus)
+
+
+def starting_from(starts: dict[int, str], train: Callable | None = None) -> Callable:
+    """The sweep's training of a fine-tune: each seed's run starts from that seed's model in
+    ``starts`` (a run folder), otherwise trained as ``train`` (``train_one``) trains."""
+    def fine_tune(graph, config, tokenizer=None, corpus=None):
+        start = dataclasses.replace(config, init_from=starts[config.seed])
+        return (train or train_one)(graph, start, tokenizer, corpus)
+    return fine_tune
+
+
+def train_start(graph: Graph, config: TrainConfig, lr: float, seed: int, run_dir,
+                tokenizer=None, corpus=None) -> str:
+    """The model a fine-tune's sweep starts from: ``graph`` trained as the sweep trains it
+    (``selection_config``: on the text before the selection split, which it never sees) at
+    ``lr`` and ``seed``, kept in ``run_dir``; returns that folder."""
+    from ..train.trainer import Trainer
+
+    end = Trainer(graph, selection_config(config, lr, seed), run_dir=run_dir,
+                  tokenizer=tokenizer, corpus=corpus).run()
+    if end.kind != "Finished":
+        raise ValueError(f"the model the fine-tunes start from did not train at lr {lr:g}, "
+                         f"seed {seed}: {getattr(end, 'message', end.kind)}")
+    return str(run_dir)
+
+
+def sweep_fine_tunes(start: tuple[Graph, TrainConfig, float], tunes: list[tuple[str, Graph]],
+                     config: TrainConfig, *, grid=DEFAULT_GRID, seeds=DEFAULT_SEEDS,
+                     progress: Progress = lambda line: None, train: Callable | None = None,
+                     on_variant: Callable[[VariantSweep], None] = lambda s: None
+                     ) -> list[VariantSweep]:
+    """Sweep fine-tunes (``tunes``, each trained with ``config``) of one model: ``start``
+    (its graph, config and chosen lr) is trained once per seed on the sweep's training split,
+    then every tune's run of that seed starts from it (``sweep``, ``starting_from``)."""
+    import tempfile
+    from pathlib import Path
+
+    corpus, tokenizer = _text_of(config)
+    graph, start_config, lr = start
+    with tempfile.TemporaryDirectory() as folder:
+        starts = {}
+        for seed in seeds:
+            began = time.perf_counter()
+            starts[seed] = train_start(graph, start_config, lr, seed, Path(folder) / str(seed),
+                                       tokenizer, corpus)
+            progress(f"the start of the fine-tunes: lr {lr:g} seed {seed} trained "
+                     f"({time.perf_counter() - began:.0f}s)")
+        return sweep(tunes, config, grid=grid, seeds=seeds, progress=progress,
+                     train=starting_from(starts, train), on_variant=on_variant)
 
 
 def table(sweeps: list[VariantSweep]) -> list[str]:

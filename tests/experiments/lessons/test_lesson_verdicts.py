@@ -312,6 +312,27 @@ def test_interpolation_verdict_holds_when_scaling_beats_its_control():
     assert "64-127 linear (tied with NTK)" in verdict.checks[1].sentence
 
 
+def test_the_interpolation_page_names_each_trainings_lr_and_where_it_came_from():
+    lesson = LESSONS["interpolation"]
+    r = interpolation(ISSUE_BEFORE, ISSUE_AFTER)
+    r.lrs = {"short": 0.03, "tune-none": 0.001, "tune-linear": 0.0003, "tune-ntk": 0.003}
+    r.same_as = {"short": "positions positions=rope"}
+    line = next(x for x in lesson.summarise(r) if x.startswith("Trained with "))
+    assert line == ("Trained with each training at its own best lr from its recorded lr "
+                    "sweep, chosen on the selection split (short 0.03, as swept for positions "
+                    "positions=rope: the same model and training; fine-tunes at 256 tokens "
+                    "from the short model: tune-none 0.001, tune-linear 0.0003, tune-ntk "
+                    "0.003).")
+    # a fine-tune with no recorded sweep trains at the shared lr, and the page says which
+    del r.lrs["tune-ntk"]
+    line = next(x for x in lesson.summarise(r) if x.startswith("Trained with "))
+    assert line.endswith("; not swept, at lr 0.003: tune-ntk.") and "tune-ntk 0.003" not in line
+    r.lrs, r.same_as = {}, {}
+    line = next(x for x in lesson.summarise(r) if x.startswith("Trained with "))
+    assert line == ("Trained with lr 0.003 (no lr sweep recorded: python bench/sweep_lr.py "
+                    "interpolation).")
+
+
 # ------------------------------------------------------------------------- decode speed
 def decode_data(ms_at_2048: dict[str, list[float]]) -> dict:
     rows = [{"kind": k, "context": 2048, "cache": True, "ms": ms}

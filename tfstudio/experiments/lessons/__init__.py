@@ -20,7 +20,8 @@ A lesson module, in short (see ``attention.py``)::
                     [("attention", ["mha", "mqa"])], LESSON_TRAINING, judge))
 
 A lesson that is not one comparison of variants gives ``run=`` (it trains and measures itself,
-see ``interpolation.py``); ``measure=`` takes extra measurements once the runs are in, and
+see ``interpolation.py``) and names its trainings in ``sweeps=``, so each trains at the lr its
+recorded sweep chose; ``measure=`` takes extra measurements once the runs are in, and
 ``notes=`` adds measured sentences that do not enter the verdict.
 """
 from __future__ import annotations

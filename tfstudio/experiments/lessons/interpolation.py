@@ -1,7 +1,10 @@
 """RoPE position interpolation with its control: a RoPE model trained at 64 tokens, then
 fine-tuned at 256 three ways (RoPE as trained, linear x4, NTK x4), each also evaluated before
 its fine-tune. The seed says linear scaling extends the context; the control (the same
-fine-tune with no scaling) says how much of the recovery is the fine-tune's."""
+fine-tune with no scaling) says how much of the recovery is the fine-tune's. Each training
+runs at its own lr from the recorded sweep (``python bench/sweep_lr.py interpolation``): the
+short model at the positions lesson's RoPE choice (the same model and training), each
+fine-tune at the lr its own sweep chose at 256 tokens."""
 from __future__ import annotations
 
 import dataclasses
@@ -18,8 +21,9 @@ from ..runner import is_finished
 from ..scaling import apply_rope_scaling
 from ..splits import run_splits
 from ..variants import apply_setting
-from . import register
+from . import lr_record, register
 from .lesson import FAILS, HOLDS, Check, Lesson, Paper, Sample, both, holm, lower
+from .lr_record import Swept
 from .training import LESSON_TRAINING
 
 CLAIM = ("RoPE linear scaling (position interpolation): angle = (pos/s) * w_k, s = L_test / "
@@ -29,6 +33,14 @@ LENGTHS = [64, 128, 192, 256, 512]
 WARMUP = lengths.warmup_positions(SHORT)   # the same warm-up for every evaluation
 TUNE_STEPS, TUNE_BATCH = 100, 4            # 4 x 256 tokens a step, as 16 x 64 in training
 WAYS = ("none", "linear", "ntk")           # no scaling (the control), linear, NTK
+SHORT_RUN = "short"                        # its runs' folder and its name in the lr record
+# each training's lr grid for its sweep (bench/sweep_lr.py interpolation): the short model's
+# is the comparison lessons' (the positions lesson's RoPE variant is this very model and
+# training, so its recorded sweep is kept: lr_record.recorded_twin); a fine-tune starts from
+# a trained model, so its grid starts at the lessons' shared lr and goes down (the sweep
+# widens it upwards where its top wins)
+SHORT_GRID = (3e-3, 1e-2, 3e-2, 1e-1)
+TUNE_GRID = (1e-4, 3e-4, 1e-3, 3e-3)
 
 
 @dataclass
@@ -40,6 +52,9 @@ class Interpolation:
     baselines: dict[str, float] = field(default_factory=dict)
     steps: int = LESSON_TRAINING["steps"]     # of the short training
     tune_steps: int = TUNE_STEPS              # of each fine-tune
+    lrs: dict[str, float] = field(default_factory=dict)     # training -> its recorded lr
+    same_as: dict[str, str] = field(default_factory=dict)   # training -> the sweep it kept
+    shared_lr: float = LESSON_TRAINING["lr"]  # of the trainings with no recorded sweep
 
     def bucket(self, stage: str, way: str, i: int) -> Sample:
         return Sample.of([e.buckets[i] for e in getattr(self, stage)[way]])
@@ -54,6 +69,29 @@ class Interpolation:
                 f"{self.tune_steps * TUNE_BATCH * LONG:,} fine-tuning tokens at {LONG} "
                 f"(on the {LESSON_TRAINING['corpus']} corpus)")
 
+    def lr_text(self) -> str:
+        """Each training's lr and where it came from: the recorded sweep (the fine-tunes
+        chosen at LONG tokens) or, for a training with none, the lessons' shared lr."""
+        names = [SHORT_RUN, *map(tune_name, WAYS)]
+        if not self.lrs:
+            return f"lr {self.shared_lr:g} (no lr sweep recorded: python bench/sweep_lr.py " \
+                   "interpolation)"
+        def own(name: str) -> str:
+            kept = f", as swept for {self.same_as[name]}: the same model and training" \
+                if name in self.same_as else ""
+            return f"{name} {self.lrs[name]:g}{kept}"
+        parts = [own(SHORT_RUN)] if SHORT_RUN in self.lrs else []
+        tunes = [own(n) for n in names[1:] if n in self.lrs]
+        if tunes:
+            parts.append(f"fine-tunes at {LONG} tokens from the short model: " +
+                         ", ".join(tunes))
+        text = ("each training at its own best lr from its recorded lr sweep, chosen on the "
+                "selection split (" + "; ".join(parts) + ")")
+        shared = [n for n in names if n not in self.lrs]
+        if shared:
+            text += f"; not swept, at lr {self.shared_lr:g}: {', '.join(shared)}"
+        return text
+
 
 def fine_tune_steps(steps: int | None) -> int:
     """The fine-tune's length: TUNE_STEPS, a quarter of the lesson's training, and still a
@@ -67,8 +105,44 @@ def _tune_warmup(tune_steps: int) -> int:
     return max(1, tune_steps // 10)   # 10 of its 100 steps
 
 
+def tune_name(way: str) -> str:
+    return f"tune-{way}"
+
+
+def trainings(steps: int | None = None) -> list[Swept]:
+    """What the lesson trains, its seed and lr aside: the short RoPE model, then a fine-tune
+    at LONG tokens per way starting from it; each is swept for its lr on its own grid."""
+    from ... import load_graph
+
+    base = apply_setting(load_graph("tiny-gpt"), "positions", "rope")
+    short = dataclasses.replace(LESSON.config(None, steps), eval_every=100)
+    tune_len = fine_tune_steps(steps)
+    tune = TrainConfig.from_dict({**short.to_dict(), "seq_len": LONG, "batch_size": TUNE_BATCH,
+                                  "steps": tune_len, "eval_every": tune_len,
+                                  "warmup_steps": _tune_warmup(tune_len)})
+    return [Swept(SHORT_RUN, base, short, SHORT_GRID),
+            *(Swept(tune_name(way), base if way == "none" else
+                    apply_rope_scaling(base, FACTOR, way), tune, TUNE_GRID, start=SHORT_RUN)
+              for way in WAYS)]
+
+
+def recorded_lrs() -> tuple[dict[str, float], dict[str, str]]:
+    """({training: its lr from the recorded sweep}, {training: the sweep it kept, where it is
+    another lesson's}); a training missing from the record trains at the shared lr."""
+    found = lr_record.entry(LESSON.name) or {"variants": {}}
+    names = [t.name for t in trainings()]
+    swept = {n: v for n, v in found["variants"].items() if n in names}
+    return ({n: v["lr"] for n, v in swept.items()},
+            {n: v["same_as"] for n, v in swept.items() if "same_as" in v})
+
+
 def _train(graph, config: TrainConfig, run_dir: Path, say) -> None:
     from ...train.trainer import Trainer
+    from ...runs import RunFolder
+    folder = RunFolder(run_dir)
+    if folder.exists() and folder.config().lr != config.lr:
+        raise ValueError(f"{run_dir} holds a run trained at lr {folder.config().lr:g} (now "
+                         f"{config.lr:g}); use another --out, or delete it to start over")
     if is_finished(run_dir, config.steps):
         return
     end = Trainer(graph, config, run_dir=run_dir, overwrite=True).run()
@@ -90,29 +164,27 @@ def _evaluate(run_dir: Path, factor: float = 1.0, kind: str = "linear") -> lengt
 
 
 def run(out: Path, seeds: list[int], steps: int | None, say) -> Interpolation:
-    from ... import load_graph
-    tune_len = fine_tune_steps(steps)
+    plan = {t.name: t for t in trainings(steps)}
+    lrs, same_as = recorded_lrs()
     result = Interpolation(list(seeds), steps=steps or LESSON_TRAINING["steps"],
-                           tune_steps=tune_len)
-    base = apply_setting(load_graph("tiny-gpt"), "positions", "rope")
+                           tune_steps=fine_tune_steps(steps), lrs=lrs, same_as=same_as)
+    lr = lambda name: lrs.get(name, result.shared_lr)  # noqa: E731
     for seed in seeds:
-        short = out / "runs" / "short" / f"seed-{seed}"
-        config = dataclasses.replace(LESSON.config(seed, steps), eval_every=100)
-        say(f"seed {seed}: RoPE trained at {SHORT} tokens")
-        _train(base, config, short, say)
+        short = out / "runs" / SHORT_RUN / f"seed-{seed}"
+        config = dataclasses.replace(plan[SHORT_RUN].config, seed=seed, lr=lr(SHORT_RUN))
+        say(f"seed {seed}: RoPE trained at {SHORT} tokens, lr {config.lr:g}")
+        _train(plan[SHORT_RUN].graph, config, short, say)
         for way in WAYS:
             factor = 1.0 if way == "none" else float(FACTOR)
             kind = "linear" if way == "none" else way
             result.before.setdefault(way, []).append(_evaluate(short, factor, kind))
-            tuned = out / "runs" / f"tune-{way}" / f"seed-{seed}"
+            tuned = out / "runs" / tune_name(way) / f"seed-{seed}"
             graph = load_graph_file(short / "graph.json")
             if way != "none":
                 graph = apply_rope_scaling(graph, FACTOR, way)
-            tune = TrainConfig.from_dict({**config.to_dict(), "seq_len": LONG,
-                                          "batch_size": TUNE_BATCH, "steps": tune_len,
-                                          "eval_every": tune_len, "init_from": str(short),
-                                          "warmup_steps": _tune_warmup(tune_len)})
-            say(f"seed {seed}: fine-tune at {LONG} tokens, scaling {way}")
+            tune = dataclasses.replace(plan[tune_name(way)].config, seed=seed,
+                                       lr=lr(tune_name(way)), init_from=str(short))
+            say(f"seed {seed}: fine-tune at {LONG} tokens, scaling {way}, lr {tune.lr:g}")
             _train(graph, tune, tuned, say)
             result.after.setdefault(way, []).append(_evaluate(tuned))
         if not result.baselines:
@@ -123,19 +195,15 @@ def run(out: Path, seeds: list[int], steps: int | None, say) -> Interpolation:
 
 
 def schedule(seeds: int, steps: int | None) -> list:
-    """What ``run`` trains, one run at a time: the short RoPE model per seed, then its three
-    fine-tunes at LONG tokens (timed from scratch: a step costs the same either way)."""
-    from ... import load_graph
+    """What ``run`` trains, one run at a time, each at the lr it trains at: the short RoPE
+    model per seed, then its three fine-tunes at LONG tokens (each step timed as "tune":
+    from scratch or not, a step costs the same)."""
     from .cost import Training
 
-    base = apply_setting(load_graph("tiny-gpt"), "positions", "rope")
-    short = TrainConfig(**{**LESSON_TRAINING, **({"steps": steps} if steps else {})})
-    tune_len = fine_tune_steps(steps)
-    tune = TrainConfig(**{**LESSON_TRAINING, "seq_len": LONG, "batch_size": TUNE_BATCH,
-                          "steps": tune_len, "warmup_steps": _tune_warmup(tune_len)})
-    return [Training("short", lambda: base, short, seeds, parallel=False),
-            Training("tune", lambda: apply_rope_scaling(base, FACTOR, "linear"), tune,
-                     seeds * len(WAYS), parallel=False)]
+    lrs, _ = recorded_lrs()
+    return [Training(t.name if not t.start else "tune", lambda g=t.graph: g,
+                     dataclasses.replace(t.config, lr=lrs.get(t.name, t.config.lr)), seeds,
+                     parallel=False) for t in trainings(steps)]
 
 
 def _folder(path: Path):
@@ -260,4 +328,5 @@ PAPER = Paper(
 LESSON = register(Lesson(
     "interpolation", "Lesson: RoPE position interpolation, with its control", CLAIM,
     "project seed, section 3, Positional encodings: RoPE", "tiny-gpt", [], LESSON_TRAINING,
-    judge, eval_lengths=LENGTHS, run=run, schedule=schedule, papers=(PAPER,)))
+    judge, eval_lengths=LENGTHS, run=run, schedule=schedule, sweeps=trainings,
+    papers=(PAPER,)))

@@ -213,6 +213,9 @@ class Lesson:
     # what it trains besides one run per variant and seed (or all of it, for a lesson with
     # ``run``): schedule(seeds, steps) -> [cost.Training], for the time estimate
     schedule: Callable | None = None
+    # a lesson with ``run``: its trainings, each at its own lr from the recorded sweep
+    # (bench/sweep_lr.py): sweeps(steps) -> [lr_record.Swept]
+    sweeps: Callable | None = None
 
     def config(self, seed: int | None = None, steps: int | None = None) -> TrainConfig:
         """The lesson's training settings (``steps`` shortens or lengthens it; evaluation
@@ -256,6 +259,8 @@ def training_lines(comparison) -> list[str]:
     from .measures import order_sentence, still_learning_sentence
 
     lines = [f"Trained with {comparison.lr_text()}."]
+    if not callable(getattr(comparison, "token_budget", None)):
+        return lines    # a lesson's own result (``run``): its lrs only
     lines += [s for s in (comparison.token_budget(), still_learning_sentence(comparison),
                           order_sentence(comparison)) if s]
     return lines

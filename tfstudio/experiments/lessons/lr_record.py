@@ -5,7 +5,11 @@ lr; this module is the one place that reads or writes the record."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
+
+from ...graph import Graph
+from ...runs import TrainConfig
 
 RECORD_PATH = Path(__file__).with_name("lr_sweeps.json")
 # lessons with a variant that has no recorded sweep yet (it trains at LESSON_TRAINING's
@@ -100,6 +104,27 @@ def recorded_twin(graph, config, grid, seeds, path: Path = RECORD_PATH
     return None
 
 
+@dataclass(frozen=True)
+class Swept:
+    """One training of a lesson that trains itself (``Lesson.sweeps``), swept on its own
+    ``grid``; ``start`` names the earlier training it fine-tunes (the sweep trains that one at
+    its chosen lr, per seed, and starts each run from it)."""
+    name: str
+    graph: Graph
+    config: TrainConfig
+    grid: tuple[float, ...]
+    start: str = ""
+
+
+# a variant's own settings in the record, where they differ from its entry's header
+OWN_SETTINGS = ("steps", "batch_size", "seq_len", "grid")
+
+
+def settings_of(item: dict, variant: dict) -> dict:
+    """A recorded variant's steps, batch, length and grid: its own, else its entry's."""
+    return {k: variant.get(k, item.get(k)) for k in OWN_SETTINGS}
+
+
 def sweep_lesson(name: str, *, budget: float = 1, steps: int | None = None, grid=None,
                  seeds=None, only: list[str] | None = None, command: str = "",
                  progress=lambda line: None, path: Path = RECORD_PATH,
@@ -112,17 +137,20 @@ def sweep_lesson(name: str, *, budget: float = 1, steps: int | None = None, grid
 
     from .. import sweep as lr_sweep
     from ..variants import expand
-    from . import prepare
+    from . import LESSONS, prepare
 
-    run = prepare(name, budget=budget, steps=steps)
-    grid = tuple(grid or lr_sweep.DEFAULT_GRID)
     seeds = tuple(seeds or lr_sweep.DEFAULT_SEEDS)
-    header = {"command": command, "date": datetime.datetime.now(datetime.timezone.utc)
-              .strftime("%Y-%m-%d %H:%M UTC"), "grid": list(grid), "seeds": list(seeds),
-              "steps": run.config.steps, "batch_size": run.config.batch_size,
-              "seq_len": run.config.seq_len, "budget": budget,
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    header = {"command": command, "date": date, "seeds": list(seeds), "budget": budget,
               "chosen_on": "selection split (the text just before the validation split)",
               "reported_on": "validation split"}
+    if name in LESSONS and LESSONS[name].run is not None:
+        return _sweep_own(LESSONS[name], budget=budget, steps=steps, grid=grid, seeds=seeds,
+                          only=only, header=header, progress=progress, path=path, train=train)
+    run = prepare(name, budget=budget, steps=steps)
+    grid = tuple(grid or lr_sweep.DEFAULT_GRID)
+    header.update(grid=list(grid), steps=run.config.steps, batch_size=run.config.batch_size,
+                  seq_len=run.config.seq_len)
     sweeps = []
     for v in expand(run.base, run.varies):
         if only and v.name not in only:
@@ -141,6 +169,74 @@ def sweep_lesson(name: str, *, budget: float = 1, steps: int | None = None, grid
     return sweeps
 
 
+def _sweep_own(lesson, *, budget, steps, grid, seeds, only, header, progress, path,
+               train) -> list:
+    """``sweep_lesson`` of a lesson that trains itself: each of its ``sweeps`` trainings on
+    its own grid, the first one's settings in the header and a later one's own where they
+    differ. A training with no ``start`` takes a recorded twin's sweep (``recorded_twin``)
+    or is swept; the fine-tunes of one start are swept together from it, trained at the
+    lr just chosen for it (or recorded)."""
+    from .. import sweep as lr_sweep
+
+    if lesson.sweeps is None:
+        raise ValueError(f"lesson {lesson.name} trains itself and names no training to sweep")
+    if grid is not None:
+        raise ValueError(f"lesson {lesson.name} sweeps each of its trainings on its own grid; "
+                         "drop --grid")
+    if budget != 1:
+        steps = max(1, round((steps or lesson.training["steps"]) * budget))
+    trainings = lesson.sweeps(steps)
+    first = trainings[0]
+    header.update(grid=list(first.grid), steps=first.config.steps,
+                  batch_size=first.config.batch_size, seq_len=first.config.seq_len)
+
+    def own(t: Swept) -> dict:
+        mine = {"steps": t.config.steps, "batch_size": t.config.batch_size,
+                "seq_len": t.config.seq_len, "grid": list(t.grid)}
+        return {**{k: v for k, v in mine.items() if v != header[k]},
+                **({"starts_from": t.start} if t.start else {})}
+
+    by_name = {t.name: t for t in trainings}
+
+    def save(recorded: dict) -> None:
+        save_variant(lesson.name, budget, header, {**recorded, **own(by_name[recorded["name"]])},
+                     path)
+
+    wanted = [t for t in trainings if not only or t.name in only]
+    sweeps, chosen = [], {}
+    for t in wanted:
+        if t.start:
+            continue
+        twin = recorded_twin(t.graph, t.config, t.grid, seeds, path)
+        if twin is not None:
+            progress(f"{t.name}: the same model and training as {twin[0]}; its sweep is kept")
+            recorded = {**twin[1], "name": t.name, "same_as": twin[0]}
+            save(recorded)
+            sweeps.append(lr_sweep.VariantSweep.from_dict(recorded))
+        else:
+            sweeps += lr_sweep.sweep([(t.name, t.graph)], t.config, grid=t.grid, seeds=seeds,
+                                     progress=progress, train=train,
+                                     on_variant=lambda s: save(s.to_dict()))
+        chosen[t.name] = sweeps[-1].chosen_lr
+    for start in dict.fromkeys(t.start for t in wanted if t.start):
+        tunes = [t for t in wanted if t.start == start]
+        if any(t.config != tunes[0].config or t.grid != tunes[0].grid for t in tunes):
+            raise ValueError(f"lesson {lesson.name}: the fine-tunes of {start} differ in "
+                             "training or grid; sweep them apart (--only)")
+        begin = by_name[start]
+        if start not in chosen:
+            recorded = chosen_lrs(lesson.name, budget, path)[0]
+            if start not in recorded:
+                raise ValueError(f"lesson {lesson.name}: {start}, which the fine-tunes start "
+                                 "from, has no recorded sweep; sweep it first")
+            chosen[start] = recorded[start]
+        sweeps += lr_sweep.sweep_fine_tunes(
+            (begin.graph, begin.config, chosen[start]), [(t.name, t.graph) for t in tunes],
+            tunes[0].config, grid=tunes[0].grid, seeds=seeds, progress=progress, train=train,
+            on_variant=lambda s: save(s.to_dict()))
+    return sweeps
+
+
 def markdown(path: Path = RECORD_PATH) -> list[str]:
     """The record as markdown (docs/BENCHMARKS.md): per lesson its command, date, grid and
     seeds, then the table of selection losses per lr with the chosen lr."""
@@ -148,13 +244,28 @@ def markdown(path: Path = RECORD_PATH) -> list[str]:
 
     lines = []
     for name, item in sorted(load(path).items()):
-        sweeps = [VariantSweep.from_dict(v) for v in item["variants"].values()]
-        lines += [f"#### {name}: {len(sweeps)} variant(s), {item['steps']} steps, "
+        def group(v: dict) -> tuple:
+            own = settings_of(item, v)
+            return (own["steps"], own["batch_size"], own["seq_len"], tuple(own["grid"]),
+                    v.get("starts_from", ""))
+        groups: dict[tuple, list] = {group({}): []}   # variants by their settings, header's first
+        for v in item["variants"].values():
+            groups.setdefault(group(v), []).append(VariantSweep.from_dict(v))
+        groups = {k: v for k, v in groups.items() if v}
+        lines += [f"#### {name}: {len(item['variants'])} variant(s), {item['steps']} steps, "
                   f"seeds {', '.join(map(str, item['seeds']))}", "",
                   f"`{item['command']}` ({item['date']}); grid "
                   f"{', '.join(f'{x:g}' for x in item['grid'])}, widened past an edge that won. "
                   f"Selection loss (mean ± spread over seeds) on the {item['chosen_on']}; the "
-                  f"lessons report on the {item['reported_on']}.", "", *table(sweeps), ""]
+                  f"lessons report on the {item['reported_on']}.", ""]
+        for (steps, batch, length, grid, start), sweeps in groups.items():
+            if start:
+                lines += [f"Fine-tunes of {start}, each seed's runs starting from its model "
+                          f"trained at its chosen lr: {steps} step{'s' * (steps != 1)} of "
+                          f"{batch} x {length} "
+                          f"tokens, grid {', '.join(f'{x:g}' for x in grid)}, chosen at "
+                          f"{length} tokens.", ""]
+            lines += [*table(sweeps), ""]
     return lines
 
 
