@@ -352,6 +352,21 @@ def test_a_variant_already_swept_as_another_lessons_variant_takes_its_record(tmp
     assert len(calls) == trained + 16
 
 
+def test_a_variant_swept_apart_keeps_its_own_command_and_leaves_the_entrys(tmp_path):
+    record = tmp_path / "record.json"
+    lr_record.sweep_lesson("attention", steps=3, only=["attention=mha"], path=record,
+                           train=bowl(0.01), command="sweep attention")
+    lr_record.sweep_lesson("attention", steps=3, only=["attention=mqa"], path=record,
+                           train=bowl(0.01), command="sweep mqa apart")
+    item = lr_record.entry("attention", path=record)
+    assert item["command"] == "sweep attention"
+    assert item["variants"]["attention=mqa"]["command"] == "sweep mqa apart"
+    assert "command" not in item["variants"]["attention=mha"]
+    text = "\n".join(lr_record.markdown(record))
+    assert "`sweep attention`" in text and "attention=mqa was swept apart: `sweep mqa apart`" \
+        in text
+
+
 @pytest.mark.slow   # trains the fine-tunes' start, 3 steps on each of 2 seeds
 def test_interpolations_short_model_keeps_its_twins_sweep_and_each_fine_tune_is_swept_from_it(
         tmp_path):

@@ -46,12 +46,17 @@ def chosen_lrs(lesson: str, budget: float = 1, path: Path = RECORD_PATH
 
 
 def save_variant(lesson: str, budget: float, header: dict, sweep: dict,
-                 path: Path = RECORD_PATH) -> None:
+                 path: Path = RECORD_PATH, apart: bool = False) -> None:
     """Add (or replace) one variant's sweep under the lesson's key; ``header`` (command,
-    date, grid, seeds, steps) replaces the entry's. Written whole through a temporary file."""
+    date, grid, seeds, steps) replaces the entry's. A variant swept ``apart`` from an entry
+    already recorded (``--only``) keeps its own command and date and leaves the entry's.
+    Written whole through a temporary file."""
     record = load(path)
     item = record.setdefault(key(lesson, budget), {"variants": {}})
-    item.update(header)
+    if apart and item["variants"]:
+        sweep = {**sweep, "command": header["command"], "date": header["date"]}
+    else:
+        item.update(header)
     item["variants"][sweep["name"]] = sweep
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
@@ -159,13 +164,14 @@ def sweep_lesson(name: str, *, budget: float = 1, steps: int | None = None, grid
         if twin is not None:
             progress(f"{v.name}: the same model and training as {twin[0]}; its sweep is kept")
             recorded = {**twin[1], "name": v.name, "same_as": twin[0]}
-            save_variant(name, budget, header, recorded, path)
+            save_variant(name, budget, header, recorded, path, apart=bool(only))
             sweeps.append(lr_sweep.VariantSweep.from_dict(recorded))
             continue
         sweeps += lr_sweep.sweep([(v.name, v.graph)], run.config, grid=grid, seeds=seeds,
                                  progress=progress, train=train,
                                  on_variant=lambda s: save_variant(name, budget, header,
-                                                                   s.to_dict(), path))
+                                                                   s.to_dict(), path,
+                                                                   apart=bool(only)))
     return sweeps
 
 
@@ -266,6 +272,9 @@ def markdown(path: Path = RECORD_PATH) -> list[str]:
                           f"tokens, grid {', '.join(f'{x:g}' for x in grid)}, chosen at "
                           f"{length} tokens.", ""]
             lines += [*table(sweeps), ""]
+        lines += [f"{v['name']} was swept apart: `{v['command']}` ({v['date']})."
+                  for v in item["variants"].values() if "command" in v]
+        lines += [""] if lines[-1] != "" else []
     return lines
 
 
