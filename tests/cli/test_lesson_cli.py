@@ -42,8 +42,9 @@ def test_lesson_without_seeds_trains_the_lessons_own_seeds(monkeypatch):
     asked = {}
     monkeypatch.setattr(lesson_cli, "run_lesson",
                         lambda name, out, **kw: asked.update(kw) or 0)
-    assert main(["lesson", "history", "--steps", "2"]) == 0
+    assert main(["lesson", "activations", "--steps", "2"]) == 0
     assert asked["seeds"] is None
-    assert prepare("history", seeds=asked["seeds"]).seeds == list(LESSONS["history"].seeds)
-    assert len(LESSONS["history"].seeds) == 4          # chosen for power, not the default 3
-    assert main(["lesson", "history", "--seeds", "5,6"]) == 0 and asked["seeds"] == [5, 6]
+    assert prepare("activations", seeds=asked["seeds"]).seeds == \
+        list(LESSONS["activations"].seeds)
+    assert len(LESSONS["activations"].seeds) == 4      # chosen for power, not the default 3
+    assert main(["lesson", "activations", "--seeds", "5,6"]) == 0 and asked["seeds"] == [5, 6]

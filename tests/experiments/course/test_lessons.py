@@ -17,6 +17,7 @@ from tfstudio.experiments.results import Comparison, RunResult, VariantResult
 from tfstudio.experiments.runner import Plan
 from tfstudio.experiments.variants import VariantError, apply_setting, expand
 from tfstudio.graph.cost import estimate_cost
+from tfstudio.graph.placement import identify_placement
 from tfstudio.graph.validate import validate
 from tfstudio.runs import RunFolder
 from tfstudio.train.events import MetricsLog, RouterMetrics
@@ -173,7 +174,8 @@ def test_scale_verdict_flips_when_loss_grows_with_size_or_stays_flat():
 # ------------------------------------------------------------------------- history
 def history(**losses):
     base = {"window": 1.10, "rnn": 1.30, "lstm": 1.00, "transformer-2017": 0.90,
-            "gpt2": 0.80, "llama": 0.70, "moe": 0.60}
+            "transformer-2017-pre": 0.85, "transformer-2017-learned": 0.85, "gpt2": 0.80,
+            "llama": 0.70, "moe": 0.60}
     return comparison("history", "model", {**base, **losses})
 
 
@@ -189,6 +191,33 @@ def test_history_verdict_flips_where_a_step_does_not_pay():
     assert got == [FAILS, HOLDS, HOLDS, HOLDS, UNDECIDED, HOLDS]
 
 
+def test_history_controls_say_which_change_closes_the_2017_blocks_gap_to_the_lstm():
+    notes = LESSONS["history"].notes
+    gap = {"transformer-2017": 1.70, "lstm": 0.62}
+    # pre-norm closes the gap; learned positions change nothing
+    pre, learned = notes(history(**gap, **{"transformer-2017-pre": 0.62,
+                                           "transformer-2017-learned": 1.70}))
+    assert pre.startswith("the 2017 block with only its norm placement (post-norm to "
+                          "pre-norm) changed (transformer-2017-pre, a control, not counted): "
+                          "validation loss 0.620 ± 0.010 against the 2017 block's 1.700 ± "
+                          "0.010, lower")
+    assert pre.endswith("so this change closes the 2017 block's gap to the LSTM here.")
+    assert ", not separated by the test" in learned
+    assert learned.endswith("does not account for the 2017 block's gap to the LSTM here.")
+    # each closes part of it: both lower than the 2017 block, both still above the LSTM
+    pre, learned = notes(history(**gap, **{"transformer-2017-pre": 1.20,
+                                           "transformer-2017-learned": 1.00}))
+    assert pre.endswith("closes part of the 2017 block's gap to the LSTM here, not all of it.")
+    assert learned.endswith("not all of it.") and "its positions (sinusoidal to learned)" \
+        in learned
+
+
+def test_the_history_control_is_not_a_step_of_the_story():
+    c = history(**{"transformer-2017-pre": 0.1, "transformer-2017-learned": 0.1})  # the best
+    # models of all: no check moves
+    assert outcomes("history", c) == [HOLDS] * 6
+
+
 def test_history_variants_are_the_story_models():
     lesson = prepare("history")
     graphs = {v.settings[0][1]: v.graph for v in expand(lesson.base, lesson.varies)}
@@ -197,6 +226,18 @@ def test_history_variants_are_the_story_models():
     assert graphs["lstm"].node("rnn").param("cell") == "lstm"
     layer = graphs["transformer-2017"].node("layers").subgraph
     assert layer.node("ffn").param("activation") == "relu"
+    from tfstudio.graph.compare import model_signature
+    post, pre = (model_signature(graphs[k])["nodes"] for k in ("transformer-2017",
+                                                                "transformer-2017-pre"))
+    # the control changes the norm placement and nothing else (pre-norm's stream ends in a
+    # norm of its own, as GPT-2's does)
+    assert identify_placement(graphs["transformer-2017"].node("layers").subgraph) == "post"
+    assert identify_placement(graphs["transformer-2017-pre"].node("layers").subgraph) == "pre"
+    assert set(pre) - set(post) == {"final_norm"} and set(post) <= set(pre)
+    assert [k for k in post if post[k] != pre[k]] == ["layers"]
+    learned = model_signature(graphs["transformer-2017-learned"])["nodes"]
+    assert learned.keys() == post.keys() and [k for k in post if post[k] != learned[k]] == \
+        ["pos"]
     assert [n.type for n in graphs["moe"].node("layers").subgraph].count("moe") == 1
 
 

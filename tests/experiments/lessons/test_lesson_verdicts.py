@@ -432,7 +432,8 @@ def test_every_lesson_comparing_architectures_names_its_paper():
 
 CLAIMS = {   # each paper's checks are claims its lesson really makes
     "history": {"A neural LM over a window beats counting trigrams",
-                "The LSTM's gates beat a plain RNN"},
+                "The LSTM's gates beat a plain RNN",
+                "Attention (the 2017 Transformer) beats the LSTM"},
     "positions": {"Sinusoidal positions run past the training length but degrade",
                   "RoPE degrades gradually", "ALiBi is the most stable"},
     "attention": {"Sharing K/V heads costs some quality",

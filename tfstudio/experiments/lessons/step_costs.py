@@ -32,6 +32,8 @@ COSTS: dict[str, dict[str, float]] = {'activations': {'ffn_activation=geglu': 0.
              'model=moe': 0.04551,
              'model=rnn': 0.01755,
              'model=transformer-2017': 0.03802,
+             'model=transformer-2017-learned': 0.04171,
+             'model=transformer-2017-pre': 0.03846,
              'model=window': 0.01006},
  'interpolation': {'short': 0.02959, 'tune': 0.0398},
  'norm': {'norm=post': 0.05258, 'norm=post-in-residual': 0.07453, 'norm=pre': 0.05326},
