@@ -72,11 +72,11 @@ def check_shown(window, panel):
         return
     assert run.name in panel.view_caption("attention")
     # the look on screen is the shown run's look at the shown step, on the shown text
-    look = panel.state.snapshot
+    look = panel.shown.snapshot
     step = now.look_step()
     # a view drawn is the look shown, or out of date and redrawn when shown (hidden)
     for widget, key in ((panel.attention, "attention"), (panel.experts, "experts")):
-        assert widget.snapshot is None or widget.snapshot is look or key in panel.state.stale
+        assert widget.snapshot is None or widget.snapshot is look or key in panel.shown.stale
     if step is None:
         assert look is None
         if not run.live:  # attention's empty page names the shown run (never "Press Train")
