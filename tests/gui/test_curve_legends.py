@@ -2,6 +2,8 @@
 plot, line style names the layer in the per-layer plot."""
 from __future__ import annotations
 
+import pytest
+
 from tfstudio.gui.training.curves_view import CurvesView
 from tfstudio.gui.training.series import RunSeries
 
@@ -77,3 +79,52 @@ def test_past_five_layers_the_line_styles_repeat_thinner(qtbot):
     styles = [item.opts["pen"].style() for item in view.layer_plot.listDataItems()]
     assert widths[5] == widths[6] == widths[0] / 2 and len(set(widths[:5])) == 1
     assert styles[5:] == styles[:2]
+
+
+# a label's bounding rect reaches past its text: a rotated y title's by 2 px
+LABEL_SLACK_PX = 3
+
+
+def cut_titles(view: CurvesView) -> list[str]:
+    """Each plot's title and axis titles that reach past the view's visible width."""
+    width = view.scroll.viewport().width()
+    cut = []
+    for name, plot in view.plot_items().items():
+        labels = {"title": plot.titleLabel.item, "left": plot.getAxis("left").label,
+                  "bottom": plot.getAxis("bottom").label}
+        for where, label in labels.items():
+            if not label.isVisible() or not label.toPlainText().strip():
+                continue
+            box = view.plots.mapFromScene(label.mapRectToScene(label.boundingRect()))
+            rect = box.boundingRect()
+            if rect.left() < -LABEL_SLACK_PX or rect.right() > width + LABEL_SLACK_PX:
+                cut.append(f"{name} {where} {label.toPlainText()!r}: {rect.left()}..."
+                           f"{rect.right()} of {width}")
+    return cut
+
+
+@pytest.mark.parametrize("size, course", [((1366, 768), True), ((1920, 1080), True),
+                                          ((1366, 768), False)],
+                         ids=["1366x768-course", "1920x1080-course", "1366x768"])
+def test_every_plot_and_axis_title_of_the_curves_lies_inside_the_view(
+        open_training_window, qtbot, size, course):
+    """With Help > The course open at 1366x768 the plots needed 897 px in a 784 px view (two
+    runs' names side by side over the first column, six layers' over the other two): the
+    third column was cut, its axis title read "…since the run start"."""
+    from tfstudio.gui.training.curve_math import STEP, WALL
+    window = open_training_window(size)
+    window.training.show_panel()
+    if course:
+        window.show_lessons()
+    view = window.training.panel.curves
+    window.training.panel.tabs.setCurrentWidget(view)
+    for name in ("tiny-gpt · 04:28:00", "tiny-llama · 04:31:25"):
+        run = series(name, 2)
+        run.layer_grad_norms.update({key: [0.5] * 3 for key in ("embed", "pos", "final_norm")})
+        view.add_series(run)
+    assert len(view.layer_legend.items) == 5
+    for axis in (WALL, STEP):
+        view.reader.x_axis.setCurrentIndex(view.reader.x_axis.findData(axis))
+        qtbot.wait(20)
+        assert view.plots.width() <= view.scroll.viewport().width(), axis  # no sideways scroll
+        assert cut_titles(view) == [], axis

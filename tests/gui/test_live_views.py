@@ -114,10 +114,10 @@ def test_a_live_run_ends_with_its_newest_look_drawn(make_panel, qtbot, monkeypat
     monkeypatch.setattr(redraw_pacer, "PROBE_REDRAW_SHARE", 1e-6)
     run = short_run(panel, qtbot, steps=12, probe_every=2)
     last = run.latest_probe["step"]
-    assert last >= 10 and panel.snapshot["step"] == last == panel.viewed.steps[-1]
+    assert last >= 10 and panel.snapshot["step"] == last == panel.viewed.looks[-1]
     assert f"at step {last}" in panel.positions.source.text()
     assert panel.progress.value() == 12
-    assert len(panel.viewed.steps) >= 5  # the looks not drawn still reach the step slider
+    assert len(panel.viewed.looks) >= 5  # the looks not drawn still reach the step slider
 
 
 def test_only_a_learned_table_is_read_whole():

@@ -25,7 +25,6 @@ def test_a_run_of_a_graph_named_with_ten_thousand_characters_reads_as_one_line(
                        "2026-12-02 09:00:00", status="completed", steps=6)
     panel.runs.set_records([record], {record.path})
     panel.tabs.setCurrentWidget(panel.runs)
-    panel.state.started(Path(record.path), 6, record.label)
     panel.shown.start_run(Path(record.path), record.label, 6)  # the shown state names the run
     QApplication.processEvents()
 

@@ -109,7 +109,7 @@ def test_a_run_whose_config_went_missing_opens_and_says_run_setup_keeps_the_user
     line = next(m for m in messages if m.startswith(f"Opened {record.label}"))
     assert "config.json cannot be read, so Run setup keeps your settings" in line
     assert panel.setup.steps.value() == 777
-    assert panel.viewed.label == record.label and panel.error.isHidden()
+    assert panel.viewed.name == record.label and panel.error.isHidden()
 
 
 def test_adding_a_folder_whose_config_is_damaged_is_refused_with_the_file_named(

@@ -169,7 +169,7 @@ def test_explain_walks_new_weights_only_once_it_is_shown(open_training_window, q
     torch.manual_seed(0)
     model = compile_graph(fit_graph_to_tokenizer(load_preset("tiny-gpt"), tokenizer)).eval()
     panel.tabs.setCurrentWidget(panel.curves)
-    panel.snapshot = {"text": "abc>cba"}  # the look the weights' walk starts from
+    panel.shown.snapshot = {"text": "abc>cba"}  # the look the weights' walk starts from
     panel.weights_changed.emit(model, tokenizer)
     settle(qtbot)
     panel.background.wait()

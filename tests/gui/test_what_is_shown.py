@@ -95,7 +95,7 @@ def test_every_view_of_the_insides_names_the_step_of_the_one_slider(make_panel, 
     run = short_run(panel, qtbot, steps=6, every=2)
     record = record_of(panel, run)
     told = []  # views outside the package (Explain) follow the state through this signal
-    panel.shown_changed.connect(lambda: told.append(panel.state.caption()))
+    panel.shown_changed.connect(lambda: told.append(panel.view_caption("attention")))
     panel.open_run(record)
     panel.background.wait()  # its curves are read off the GUI thread
     steps = SnapshotStore(run.run_dir).steps()
@@ -153,15 +153,15 @@ def test_a_slider_moved_back_during_training_stays_there_and_says_so(make_panel,
     panel = make_panel()
     run = start_long_task_run(panel, eval_every=50, probe_every=2)
     panel.tabs.setCurrentWidget(panel.positions)
-    qtbot.waitUntil(lambda: len(panel.viewed.steps) >= 3 and panel.snapshot is not None
-                    and panel.snapshot["step"] > panel.viewed.steps[0], timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: len(panel.viewed.looks) >= 3 and panel.snapshot is not None
+                    and panel.snapshot["step"] > panel.viewed.looks[0], timeout=WAIT_MS)
     assert "following training" in panel.step_bar.caption.text()
     assert panel.step_bar.shown_step() == panel.snapshot["step"]  # the handle is on the look
     panel.step_bar.slider.setValue(0)
     assert not panel.step_bar.follow.isChecked()
-    first = panel.viewed.steps[0]
-    seen = len(panel.viewed.steps)
-    qtbot.waitUntil(lambda: len(panel.viewed.steps) >= seen + 2, timeout=WAIT_MS)
+    first = panel.viewed.looks[0]
+    seen = len(panel.viewed.looks)
+    qtbot.waitUntil(lambda: len(panel.viewed.looks) >= seen + 2, timeout=WAIT_MS)
     QApplication.processEvents()
     # training went on; the views stay on the step the user chose, and say so
     assert panel.snapshot["step"] == first and panel.step_bar.shown_step() == first
@@ -169,7 +169,7 @@ def test_a_slider_moved_back_during_training_stays_there_and_says_so(make_panel,
     assert f"step {first} of 5,000" in caption and "replay" in caption
     assert panel.positions.source.text().endswith(f"at step {first}")
     assert panel.step_bar.follow.isEnabled()  # a live run: there is something to follow
-    panel.step_bar.slider.setValue(len(panel.viewed.steps) - 1)  # the newest look: follows
+    panel.step_bar.slider.setValue(len(panel.viewed.looks) - 1)  # the newest look: follows
     assert panel.step_bar.follow.isChecked()
     panel.step_bar.follow.setChecked(True)  # back to the newest look
     assert panel.snapshot["step"] == run.latest_probe["step"] > first

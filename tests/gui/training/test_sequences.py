@@ -30,6 +30,9 @@ TABS = ("Curves", "Attention", "Positions", "Next token", "Experts", "Runs", "Co
         "Explain")
 # the tabs that read the step come up more often than the others (each tab still comes up)
 TABS_OFTEN = ("Attention", "Positions", "Next token", "Explain") + TABS
+# the tabs a user clicks through after opening a run, to see what it shows (Explain's walk,
+# dear to draw, comes up as a tab of its own)
+TOUR = ("Attention", "Positions", "Next token")
 # a run without looks comes up as often as the two with (the issue's cases open one after those)
 OPENED = ("bare", "looks", "bare", "variant")
 TEXTS = ("abc>cba", "the mill", "Eva visited the old mill by the river.", "zz>zz")
@@ -72,11 +75,11 @@ def check_shown(window, panel):
         return
     assert run.name in panel.view_caption("attention")
     # the look on screen is the shown run's look at the shown step, on the shown text
-    look = panel.state.snapshot
+    look = panel.shown.snapshot
     step = now.look_step()
     # a view drawn is the look shown, or out of date and redrawn when shown (hidden)
     for widget, key in ((panel.attention, "attention"), (panel.experts, "experts")):
-        assert widget.snapshot is None or widget.snapshot is look or key in panel.state.stale
+        assert widget.snapshot is None or widget.snapshot is look or key in panel.shown.stale
     if step is None:
         assert look is None
         if not run.live:  # attention's empty page names the shown run (never "Press Train")
@@ -137,15 +140,19 @@ def sequences(made_runs, qtbot, tmp_path, *, train: bool):
     window = panel = None
 
     class TrainWorkspace(RuleBasedStateMachine):
-        @initialize(tab=st.sampled_from(TABS_OFTEN))
-        def launch(self, tab):
-            """The app as launched, a past run with looks opened, and one tab shown: every
-            sequence starts where the issue's cases start."""
+        @initialize(tab=st.sampled_from(TABS_OFTEN), which=st.sampled_from(OPENED),
+                    then=st.sampled_from(TABS_OFTEN))
+        def launch(self, tab, which, then):
+            """The app as launched, a past run with looks opened and one tab shown, then
+            another run opened (``which``, as in :meth:`open_a_run`): every sequence starts
+            where the issue's cases start, one run shown after another."""
             nonlocal window, panel
             window = fresh_window(qtbot, tmp_path / f"app{next(counter)}")
             panel = window.training.panel
             self._add(made_runs["looks"])
             self.switch_tab(tab)
+            check_shown(window, panel)
+            self.open_a_run(which, then)
 
         def teardown(self):
             if window is not None:
@@ -165,13 +172,17 @@ def sequences(made_runs, qtbot, tmp_path, *, train: bool):
         @rule(which=st.sampled_from(OPENED), then=st.sampled_from(TABS_OFTEN))
         def open_a_run(self, which, then):
             """A past run with looks, one trained from the command line without any, or a
-            Compare variant (a run with looks opened under the variant's name); then a tab,
-            as a user looks at what the run shows (the views are checked after both)."""
+            Compare variant (a run with looks opened under the variant's name); then the tabs
+            of its insides one by one, as a user looks at what the run shows, and a tab (the
+            views are checked at each)."""
             if which == "variant":
                 self._add(made_runs["looks"], name="gelu seed 1")
             else:
                 self._add(made_runs[which])
             check_shown(window, panel)
+            for title in TOUR:
+                self.switch_tab(title)
+                check_shown(window, panel)
             self.switch_tab(then)
 
         @precondition(lambda self: panel.step_bar.slider.isEnabled()

@@ -5,13 +5,124 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
 from gui_runs import WAIT_MS, past_runs
 
+from tfstudio.gui.training.shown_state import DRAWN_VIEWS, ShownState
+
 torch.set_num_threads(1)
 
+
+# ---------------------------------------------------------------------- the model, without Qt
+def test_the_shown_state_imports_no_qt():
+    code = ("import sys; import tfstudio.gui.training.shown_state; "
+            "print(sorted(m for m in sys.modules if m.startswith('PySide6')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "[]"
+
+
+def test_buttons_follow_the_lifecycle_and_an_invalid_graph():
+    state = ShownState()
+    assert state.progress_text() == "no run yet" and state.refusal() is None
+    idle = state.buttons()
+    assert idle.train and not idle.pause and not idle.stop and idle.setup
+    state.blocked_reason = "layers/attn: 3 heads do not divide d_model 64"
+    assert not state.buttons().train
+    assert state.refusal() == "Cannot train: layers/attn: 3 heads do not divide d_model 64"
+    state.blocked_reason = None
+    state.start_run(Path("/runs/a"), "a", 100)
+    assert state.progress == (0, 100) and state.progress_text() == "%v / %m steps"
+    running = state.buttons()
+    assert not running.train and running.pause and running.pause_text == "Pause"
+    assert running.stop and not running.setup
+    assert state.refusal().startswith("A run is already going")
+    state.run_state = "paused"
+    assert state.buttons().pause_text == "Resume" and state.buttons().stop
+    state.run_state = "stopping"
+    assert not state.buttons().stop and not state.buttons().train
+    state.run_state = "finished"
+    assert state.buttons().train and state.refusal() is None
+
+
+def test_views_draw_a_look_once_and_only_when_shown():
+    state = ShownState()
+    state.start_run(Path("/runs/a"), "a", 50)
+    look = {"step": 10, "text": "abc", "grad_norm": {"embed": 1.0}}
+    state.look_arrived(10, "abc", follow=False)
+    state.look_arrived(10, "abc", follow=False)
+    assert state.now.run.looks == (10,)
+    state.show_look(look)
+    assert state.stale == set(DRAWN_VIEWS)
+    assert state.take_stale("attention") and not state.take_stale("attention")
+    assert state.take_stale("positions")
+    assert not state.take_stale("curves")  # not an inspection view
+    state.show_look({"step": 20, "text": "abc"})
+    assert state.take_stale("attention")  # a new look: out of date again
+
+
+def test_a_look_of_the_run_training_moves_every_view_and_says_whether_they_follow():
+    state = ShownState()
+    state.start_run(Path("/runs/a"), "tiny-gpt · 14:02:03", 400)
+    assert state.caption() == "tiny-gpt · 14:02:03 · no look inside yet (training, 400 steps)"
+    state.show_look({"step": 300, "text": "abc"})
+    assert state.now.run.looks == (300,) and state.now.shows("attention")[1:] == (300, "abc")
+    assert state.caption() == "tiny-gpt · 14:02:03 · step 300 of 400 · following training"
+    state.follow = False
+    assert state.caption().endswith("· replay (training goes on: tick Follow training)")
+    state.run_state = "finished"  # its end: nothing to follow
+    assert state.caption() == "tiny-gpt · 14:02:03 · step 300 of 400"
+
+
+def test_a_moment_with_no_look_of_its_run_has_none_on_screen():
+    state = ShownState()
+    state.open_run(Path("/runs/old"), "old", 12, looks=[5, 10], checkpoints=[12], done=12)
+    state.show_look({"step": 10, "text": "abc"})
+    assert state.snapshot is not None and state.shown_step == 10
+    state.slider_moved(7, "")  # no look kept at step 7: its empty state, not step 10's
+    assert state.snapshot is None and state.shown_step is None and not state.stale
+    assert state.caption() == "old · no look kept at step 7"
+
+
+def test_telemetry_after_a_custom_look_comes_from_the_last_training_look():
+    state = ShownState()
+    state.show_look({"step": 30, "grad_norm": {"embed": 2.0}, "activation_rms": {"embed": 1.0}})
+    state.show_look({"step": 30, "custom": True, "activation_rms": {"embed": 0.5}})
+    snapshot, note = state.telemetry("grad_norm")
+    assert snapshot["grad_norm"] == {"embed": 2.0} and "colours from step 30" in note
+    snapshot, note = state.telemetry("activation_rms")  # the custom look has it: its own
+    assert snapshot["activation_rms"] == {"embed": 0.5} and note == ""
+    assert state.telemetry("off") == (state.snapshot, "")
+    state.training_snapshot = None
+    assert state.telemetry("grad_norm") == (None, "No gradient norm in this look: nothing is "
+                                                   "coloured")
+
+
+def test_opening_a_past_run_keeps_nothing_of_the_previous_one():
+    state = ShownState()
+    state.start_run(Path("/runs/live"), "live", 400)
+    state.show_look({"step": 40, "grad_norm": {"embed": 1.0}})
+    state.open_run(Path("/runs/old"), "old", 12, looks=[5, 10], done=12)
+    assert state.now.run.path == Path("/runs/old") and not state.now.run.live
+    assert state.now.run.looks == (5, 10) and state.progress == (12, 12)
+    assert state.snapshot is None and state.training_snapshot is None and not state.stale
+    assert state.telemetry("grad_norm") == (None, "")
+
+
+def test_an_opened_run_of_one_step_or_of_unknown_length_is_complete():
+    state = ShownState()
+    state.open_run(Path("/runs/one"), "one", 1, looks=[1], done=1)
+    assert state.progress == (1, 1)
+    state.open_run(Path("/runs/unknown"), "unknown", 0, looks=[3], done=3)  # config lost
+    assert state.progress == (3, 3) and state.caption() == "unknown · step 3 of 3"
+
+
+# ---------------------------------------------------------------------- in the window
 
 def test_a_run_added_from_disk_is_named_by_its_folder_time_not_a_file_mtime(finished_run,
                                                                             tmp_path):

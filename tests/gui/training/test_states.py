@@ -129,7 +129,7 @@ def test_gradient_colouring_after_a_custom_probe_uses_the_last_training_look(mak
                          "activation_rms": {"embed": 1.0}})
     assert scene.node_items["embed"].telemetry[1] == "‖g‖ 2"  # still coloured, truthfully
     assert "colours from step 40" in panel.telemetry_note.text()
-    panel.training_snapshot = None
+    panel.shown.training_snapshot = None
     panel.refresh_telemetry()
     assert scene.node_items["embed"].telemetry == (None, "")
     assert panel.telemetry_note.text().startswith("No gradient norm in this look")

@@ -396,7 +396,7 @@ def test_telemetry_colours_nodes_from_the_latest_look(make_panel, qtbot):
 
     scene = Scene()
     panel = make_panel(scene_source=lambda: scene)
-    panel.snapshot = snapshot
+    panel.shown.snapshot = snapshot
     panel.telemetry.setCurrentIndex(panel.telemetry.findData("grad_norm"))
     assert scene.node_items["embed"].telemetry[1] == "‖g‖ 1"
     assert scene.node_items["tokens"].telemetry == (None, "")  # nothing measured: plain

@@ -338,10 +338,10 @@ def attach(window) -> TrainingAttachment:
 def _run_label(panel, run_dir=None) -> str:
     """The name Runs gives the run in ``run_dir`` (default: the run whose insides are
     viewed), else its folder's name; "" for none."""
-    viewed = panel.state.viewed
+    viewed = panel.viewed
     if run_dir is None:
-        return (viewed.label or viewed.path.name) if viewed is not None else ""
-    if viewed is not None and viewed.path == Path(run_dir) and viewed.label:
-        return viewed.label
+        return (viewed.name or viewed.path.name) if viewed is not None else ""
+    if viewed is not None and viewed.path == Path(run_dir) and viewed.name:
+        return viewed.name
     return next((r.label for r in panel.history.records() if Path(r.path) == Path(run_dir)),
                 Path(run_dir).name)

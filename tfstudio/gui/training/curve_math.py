@@ -17,7 +17,7 @@ import numpy as np
 
 STEP, WALL = "step", "wall"
 X_AXES = {STEP: "Step", WALL: "Wall time"}
-X_LABELS = {STEP: "step", WALL: "wall time since the run started (s)"}
+X_LABELS = {STEP: "step", WALL: "seconds since the start"}
 
 
 class EmaArray:

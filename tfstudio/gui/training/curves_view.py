@@ -17,7 +17,7 @@ from .curve_reading import CurveReader
 from .picture_export import ExportButton
 from .. import theme
 from .plots import (STEP_LINE, layer_style, layout_widget, legend_above, live_plot, pen,
-                    step_curve, styled_plot)
+                    set_columns, step_curve, styled_plot)
 from .series import RunSeries, write_csv
 
 
@@ -25,6 +25,7 @@ MIN_DATA_HEIGHT = 200  # px of every plot's data area (a shorter screen scrolls)
 SPEED_WINDOW = 20  # steps in the moving average of tokens / s (single steps are noisy)
 RAW_ALPHA = 60  # the raw curve behind a smoothed one: faint, as in TensorBoard
 EMPTY_HINT = "No run yet: press Train (or open a past run in Runs)"
+RUN_COLUMNS, LAYER_COLUMNS = 2, 6  # the most columns of the runs' and the layers' legends
 
 
 class GrowingArray:
@@ -111,7 +112,9 @@ class CurvesView(QWidget):
         self.scroll.setWidget(self.plots)
         self.scroll.setWidgetResizable(True)
         self.scroll.setFrameShape(QScrollArea.NoFrame)
-        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        # (sideways only when the plots, their legends stacked, are still wider than the view)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAsNeeded)
+        self._fitted_width: tuple | None = None  # (view width, legend entries) fitted last
         self._make_plots(self.plots.ci)
         self._layer_curves: dict[str, pg.PlotDataItem] = {}
         self._layers_series: RunSeries | None = None
@@ -155,10 +158,11 @@ class CurvesView(QWidget):
                                     "answer tokens right")
         self.lr_plot = styled_plot(live_plot(ci, 2, 1), "Learning rate")
         self.speed_plot = styled_plot(live_plot(ci, 2, 2),
-                                      f"Throughput (mean of {SPEED_WINDOW} steps)", "tokens / s")
+                                      "Throughput", f"tokens / s (mean of {SPEED_WINDOW} steps)")
         self.acc_plot.setYRange(0, 1)
-        self.legend = legend_above(ci, self.loss_plot, 0, 0, columns=2)
-        self.layer_legend = legend_above(ci, self.layer_plot, 0, 1, columns=6, colspan=2)
+        self.legend = legend_above(ci, self.loss_plot, 0, 0, columns=RUN_COLUMNS)
+        self.layer_legend = legend_above(ci, self.layer_plot, 0, 1, columns=LAYER_COLUMNS,
+                                         colspan=2)
         ci.layout.setRowStretchFactor(2, 1)
         for plot in (self.loss_plot, self.grad_plot, self.layer_plot):
             # the row below numbers and names the shared step axis (as matplotlib's sharex)
@@ -328,9 +332,40 @@ class CurvesView(QWidget):
         need = int(self.plots.ci.effectiveSizeHint(Qt.MinimumSize).height()) + 6
         if need != self.plots.minimumHeight():  # only when a legend grew: a relayout costs
             self.plots.setMinimumHeight(need)
+        self._fit_width()
         # a legend that grew (a run's longer name) widens its column now, before the plots
         # fit their ranges to their widths and draw: laid out after, it redrew them all again
         self.plots.ci.layout.activate()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit_width()
+
+    def _fit_width(self) -> None:
+        """The legends stack their entries onto more rows until the three columns of plots fit
+        the view's width (the course dock open at 1366x768 leaves the plots 784 px: two runs'
+        names side by side and six layers' pushed the third column out of view); plots still
+        wider than the view scroll sideways rather than being cut."""
+        width = self.scroll.viewport().width()
+        fitted = (width, len(self.legend.items), len(self.layer_legend.items))
+        if fitted == self._fitted_width:  # (a refresh that added no entry: nothing to do)
+            return
+        self._fitted_width = fitted
+
+        def need() -> int:
+            return int(self.plots.ci.effectiveSizeHint(Qt.MinimumSize).width()) + 1
+
+        columns = (self.legend.columnCount, self.layer_legend.columnCount)
+        set_columns(self.legend, RUN_COLUMNS)
+        set_columns(self.layer_legend, LAYER_COLUMNS)
+        for legend in (self.legend, self.layer_legend):
+            while need() > width and legend.columnCount > 1:
+                set_columns(legend, legend.columnCount - 1)
+        self.plots.setMinimumWidth(need() if need() > width else 0)
+        if columns != (self.legend.columnCount, self.layer_legend.columnCount):
+            # the plots laid out again at the view's size: a layout wider than the view keeps
+            # its width until the view itself is resized (pyqtgraph sets it only then)
+            self.plots.resizeEvent(None)
 
     def _refresh_hints(self) -> None:
         """Say why a plot is empty instead of showing bare axes."""
@@ -405,6 +440,9 @@ class CurvesView(QWidget):
         label = X_LABELS[self.reader.axis]
         for plot in (self.acc_plot, self.lr_plot, self.speed_plot):
             plot.setLabel("bottom", label, color=theme.current().muted_text)
+            # centred again for its new text (pyqtgraph centres a label only on a resize: the
+            # wall-time title stood where "step" was centred, past the third column's edge)
+            plot.getAxis("bottom").resizeEvent()
         self.refresh()
         if self.entries:
             self.loss_plot.enableAutoRange(x=True)  # the old axis's range means nothing now

@@ -30,7 +30,6 @@ class GenerationController:
             self.prompt_edited(panel.next_token.prompt.text())
             note = checkpoint_note(panel.host.checkpoint, panel.host.skipped)
             panel.runs.set_note(str(run_dir), note)
-            panel.state.weights_step = panel.host.step
             panel._show_caption()
             if panel.snapshot is None and panel.tabs.currentWidget() is panel.positions:
                 panel.shown_views.show_run_positions()  # the run's own tensors, now they are here
@@ -39,7 +38,6 @@ class GenerationController:
                           + (f"; {opened}" if opened else ""))
             panel.weights_changed.emit(panel.host.model, panel.host.tokenizer)
 
-        panel.state.weights_step = None
         panel.host.load(run_dir, ready, panel._job_failed, step=step)
 
     @staticmethod

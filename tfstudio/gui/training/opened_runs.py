@@ -10,7 +10,6 @@ from ...graph import ShowRunGraph, same_model
 from ...probes import SnapshotStore
 from ..text import short_name
 from .history import RunRecord, load_series
-from .run_state import ViewedRun
 from .shown_state import kept_checkpoints
 from .series import RunSeries
 
@@ -76,11 +75,8 @@ class OpenedRuns:
         run = panel.run
         if run is not None and run.active and Path(record.path) == run.run_dir:
             looks = SnapshotStore(run.run_dir).steps()
-            panel.state.viewed = ViewedRun(run.run_dir, live=True, steps=looks,
-                                           label=record.label, total=run.config.steps,
-                                           trained_length=run.config.seq_len)
-            panel.shown.start_run(run.run_dir, record.label, run.config.steps, run.graph,
-                                  run.config, looks)
+            panel.shown.back_to_training(run.run_dir, record.label, run.config.steps,
+                                         run.graph, run.config, looks)
             panel.curves.show_layers_of(run.series)
             panel.progress.setRange(0, run.config.steps)  # the bar is the live run's again
             panel.progress.setFormat("%v / %m steps")
@@ -113,18 +109,16 @@ class OpenedRuns:
             graph = None
         done = series.steps[-1] if series.steps else 0
         looks = SnapshotStore(record.path).steps()
-        panel.state.opened(Path(record.path), looks, done, series.total_steps, record.label,
-                           trained_length=config.seq_len if config is not None else 0)
         panel.experts.set_series(series)
         panel.step_bar.set_follow(False, quiet=True)
         panel.host.clear()
         panel.weights_changed.emit(None, None)
-        panel._show_figures()
-        self._show_opened_run(record, config, graph)
         # one transition: the run, its newest look (else its newest weights), its text;
         # the views with nothing of it show their empty state, the weights load
-        panel.shown.open_run(Path(record.path), record.label, panel.viewed.total, graph,
-                             config, looks, kept_checkpoints(record.path))
+        panel.shown.open_run(Path(record.path), record.label, series.total_steps, graph,
+                             config, looks, kept_checkpoints(record.path), done=done)
+        panel._show_figures()
+        self._show_opened_run(record, config, graph)
         if looks:
             panel.step_bar.set_steps(looks, looks[-1])
             panel.show_step(looks[-1])
@@ -164,7 +158,7 @@ class OpenedRuns:
         """Progress, setup (the run's ``config``, None: unreadable, previewed with the
         tokenizer it saved), probe text and canvas colours are the opened run's."""
         panel = self.panel
-        done, total = panel.state.progress
+        done, total = panel.shown.progress
         panel.progress.setRange(0, total)
         panel.progress.setValue(done)
         # the bar is as narrow as the controls column: the run's label shortened to fit it

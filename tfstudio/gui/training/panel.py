@@ -1,10 +1,10 @@
 """The training panel: run setup and controls on the left, the views on the right (curves,
 attention, positions, next token, experts, run history).
 
-The panel lays the workspace out and decides what the inspection views show, from one
-:class:`WorkspaceState` (run, step, text): the live run's newest look inside while it trains, a
-replayed look when the step bar moves, or a past run opened from the history. Its jobs live
-beside it: :class:`RunLifecycle` (Train, Pause, Stop), :class:`RedrawPacer` (how often views
+The panel lays the workspace out and draws what one Qt-free model, :class:`ShownState`,
+says is shown (run, step, text, the live run's lifecycle and the look on screen): the live
+run's newest look inside while it trains, a replayed look when the step bar moves, or a past
+run opened from the history. Its jobs live beside it: :class:`RunLifecycle` (Train, Pause, Stop), :class:`RedrawPacer` (how often views
 redraw), :class:`GenerationController` (the trained weights: next token, generation) and
 :class:`OpenedRuns` (past runs).
 """
@@ -40,11 +40,10 @@ from .probe_text import ProbeText
 from .redraw_pacer import RedrawPacer
 from .run_controller import TrainingRun
 from .run_lifecycle import RunLifecycle
-from .run_state import ViewedRun, WorkspaceState, latest_figures
 from .runs_view import RunsView
-from .series import RunSeries
+from .series import RunSeries, latest_figures
 from .setup_view import SetupView
-from .shown_state import ShownState
+from .shown_state import ShownRun, ShownState
 from .shown_views import ShownViews
 from .step_bar import StepBar
 from .strip import show_legend
@@ -58,8 +57,8 @@ class TrainingPanel(QWidget):
     # a run's weights loaded for reading (model, tokenizer), or (None, None) when they go: the
     # views that look inside a trained model (Explain) follow it, never a model in training
     weights_changed = Signal(object, object)
-    # what the views show changed (another run, step, text or follow): ``panel.state`` says
-    # what, and ``panel.state.caption()`` names it (for views outside this package: Explain)
+    # what the views show changed (another run, step, text or follow): ``panel.shown`` says
+    # what, and ``panel.view_caption(view)`` names it (for views outside this package: Explain)
     shown_changed = Signal()
 
     def __init__(self, graph_source: Callable[[], Graph], data_dir: str | Path,
@@ -82,8 +81,8 @@ class TrainingPanel(QWidget):
         self.background = Background(self)
         self.host = ModelHost(self.background)
         self.run: TrainingRun | None = None
-        self.state = WorkspaceState()  # the live run's lifecycle and the look on screen
-        # which run, step and text every view shows, and the captions that name them
+        # which run, step and text every view shows, the captions that name them, the live
+        # run's lifecycle and the look on screen: the one model the views render from
         self.shown = ShownState()
         self._error_box: QMessageBox | None = None
         self.series_by_path: dict[str, RunSeries] = {}
@@ -117,28 +116,18 @@ class TrainingPanel(QWidget):
         self._show_caption()
 
     @property
-    def viewed(self) -> ViewedRun | None:
-        return self.state.viewed
+    def viewed(self) -> ShownRun | None:
+        """The run the views show."""
+        return self.shown.now.run
 
     @property
     def snapshot(self) -> dict | None:
-        return self.state.snapshot
-
-    @snapshot.setter
-    def snapshot(self, snapshot: dict | None) -> None:
-        self.state.snapshot = snapshot
-
-    @property
-    def training_snapshot(self) -> dict | None:
-        return self.state.training_snapshot
-
-    @training_snapshot.setter
-    def training_snapshot(self, snapshot: dict | None) -> None:
-        self.state.training_snapshot = snapshot
+        """The look inside on screen."""
+        return self.shown.snapshot
 
     @property
     def blocked_reason(self) -> str | None:
-        return self.state.blocked_reason
+        return self.shown.blocked_reason
 
     def _build(self) -> None:
         self.controls = ControlsColumn(self.setup)
@@ -148,7 +137,7 @@ class TrainingPanel(QWidget):
         self.progress, self.progress_line, self.status, self.error = (
             c.progress, c.progress_line, c.status, c.error)
         self.telemetry, self.telemetry_note, self.blocked = c.telemetry, c.telemetry_note, c.blocked
-        self.progress.setFormat(self.state.progress_text())
+        self.progress.setFormat(self.shown.progress_text())
         self.blocked.linkActivated.connect(lambda _: self.problem_requested.emit())
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
@@ -238,7 +227,7 @@ class TrainingPanel(QWidget):
 
     def set_blocked(self, reason: str | None) -> None:
         """Train is disabled while the graph has an error; ``reason`` says which (None: fine)."""
-        self.state.blocked_reason = reason
+        self.shown.blocked_reason = reason
         if reason:
             self.blocked.setText(f"Cannot train: {html.escape(reason)} "
                                  "<a href='problem'>Show the problem</a>")
@@ -256,8 +245,8 @@ class TrainingPanel(QWidget):
         if viewed is None:
             self.curves.set_summary("")
         else:
-            self.curves.set_summary(f"{viewed.label} · {figures or 'no step logged yet'}",
-                                    f"{viewed.label}: the newest training loss, and the "
+            self.curves.set_summary(f"{viewed.name} · {figures or 'no step logged yet'}",
+                                    f"{viewed.name}: the newest training loss, and the "
                                     "validation loss and task accuracy of the newest "
                                     "evaluation (each with its step)")
         return figures
@@ -270,17 +259,12 @@ class TrainingPanel(QWidget):
     def view_caption(self, name: str) -> str:
         """What the view ``name`` shows, named by the shown state (live runs add whether the
         views follow training)."""
-        caption = self.shown.now.caption(name)
-        if self.viewed is not None and self.viewed.live and self.state.active \
-                and self.shown.now.look_step() is not None:
-            caption += (" · following training" if self.state.follow else
-                        " · replay (training goes on: tick Follow training)")
-        return caption
+        return self.shown.caption(name)
 
     def _show_caption(self) -> None:
         """The step bar names what the current view shows, and is there under every view
         that reads its step (the looks inside, and the views that run the weights)."""
-        self.step_bar.set_live(self.viewed is None or (self.viewed.live and self.state.active))
+        self.step_bar.set_live(self.viewed is None or self.shown.training_shown)
         view = self.tabs.currentWidget()
         caption = self.view_caption(self._step_views.get(view, "attention"))
         if caption != self.step_bar.caption.text():
@@ -292,19 +276,12 @@ class TrainingPanel(QWidget):
         """Show a look inside: the visible view redraws now, the others when they are shown
         (a hidden view's plots would cost the event loop for nothing); ``recolour=False``:
         the caller recolours the canvas (a live look does, in a task of its own)."""
-        self.state.show(snapshot)
+        self.shown.show_look(snapshot)
         if snapshot is None:
             return
-        text, step = str(snapshot.get("text") or ""), int(snapshot.get("step", 0))
-        if snapshot.get("custom"):
-            self.shown.looked(text)
-        elif self.viewed is not None and self.viewed.live:
-            self.shown.look_arrived(step, text)
-        else:
-            self.shown.slider_moved(step, text)
         self.probe_text.show_look(snapshot.get("text"))
         if self.viewed is not None:  # the handle stands on the step shown, whoever asked
-            self.step_bar.set_steps(self.viewed.steps, self.state.shown_step)
+            self.step_bar.set_steps(self.viewed.looks, self.shown.shown_step)
         self._show_caption()
         self._refresh_visible_view()
         if recolour:
@@ -313,7 +290,7 @@ class TrainingPanel(QWidget):
     def _refresh_visible_view(self) -> None:
         view = self.tabs.currentWidget()
         name = self._view_names.get(view, "")
-        if not self.state.take_stale(name):
+        if not self.shown.take_stale(name):
             return
         snapshot = self.snapshot
         where = "now, on your text" if snapshot.get("custom") else \
@@ -322,7 +299,7 @@ class TrainingPanel(QWidget):
             self.attention.show_snapshot(snapshot)
         elif view is self.positions:
             trained = self.viewed.trained_length if self.viewed is not None else 0
-            name = self.shown.now.run.name if self.shown.now.run is not None else ""
+            name = self.viewed.name if self.viewed is not None else ""
             self.positions.show_positions(snapshot.get("positions"),
                                           f"{name}: the model's own tensors {where}",
                                           trained or None)
@@ -348,7 +325,7 @@ class TrainingPanel(QWidget):
             self.message(str(exc))
 
     def _follow_toggled(self, on: bool) -> None:
-        self.state.follow = on
+        self.shown.follow = on
         self._show_caption()
         if on and self.viewed is not None and self.viewed.live and self.run is not None \
                 and self.run.latest_probe is not None:
@@ -363,7 +340,7 @@ class TrainingPanel(QWidget):
         training look, and the note says so."""
         mode = self.telemetry.currentData()
         scene = self.scene_source()
-        snapshot, extra = self.state.telemetry(mode)
+        snapshot, extra = self.shown.telemetry(mode)
         note = extra if snapshot is None and extra else legend_text(mode) + extra
         self.telemetry_note.setText(note)
         if scene is not None:
@@ -383,8 +360,8 @@ class TrainingPanel(QWidget):
             self.tabs.setCornerWidget(self.corners, Qt.TopRightCorner)  # lays the row out again
         self._refresh_visible_view()
         self._show_caption()
-        if widget is self.curves and self.state.curves_stale:
-            self.state.curves_stale = False
+        if widget is self.curves and self.shown.curves_stale:
+            self.shown.curves_stale = False
             self.curves.refresh()
         elif widget is self.experts:
             self.experts.redraw()

@@ -199,6 +199,14 @@ def legend_above(layout: pg.GraphicsLayout, plot: pg.PlotItem, row: int, col: in
     return item
 
 
+def set_columns(legend: pg.LegendItem, columns: int) -> None:
+    """``legend``'s entries in ``columns`` columns, its size hint (and its layout's) now."""
+    if legend.columnCount != columns:
+        legend.setColumnCount(columns)
+        legend.layout.invalidate()
+        legend.updateGeometry()
+
+
 class RowLegend(pg.LegendItem):
     """A legend as tall as a row of entries while it has none: the first entry (a run added, a
     live run's first layers) grew the row, which laid every plot below it out again and

@@ -10,7 +10,7 @@ from PySide6.QtCore import QObject, QTimer
 
 from .curves_view import SPEED_WINDOW
 from .plots import TimedLayoutWidget
-from .run_state import latest_figures
+from .series import latest_figures
 
 PLOT_REDRAW_MS = 250      # the plots redraw at most this often...
 REDRAW_SHARE = 0.015      # ...and less often on a machine where a redraw takes longer than
@@ -110,20 +110,19 @@ class RedrawPacer(QObject):
             self.plot_timer.setInterval(int(min(MAX_REDRAW_MS, max(PLOT_REDRAW_MS,
                                                                    cost_ms / REDRAW_SHARE))))
         else:
-            panel.state.curves_stale = True
+            panel.shown.curves_stale = True
         if panel.experts.isVisible():
             panel.experts.redraw()
 
     def on_probe(self, snapshot: dict) -> None:
         panel = self.panel
-        if panel.viewed is None or not panel.viewed.live:
+        if not self._shows_the_run():
             return
         step = int(snapshot.get("step", 0))
-        panel.state.probed(step)
         panel.shown.look_arrived(step, str(snapshot.get("text") or ""), follow=False)
         # the handle stays on the look drawn; it moves when the newest one is drawn (paced)
-        panel.step_bar.set_steps(panel.viewed.steps)
-        if not panel.state.follow:
+        panel.step_bar.set_steps(panel.viewed.looks)
+        if not panel.shown.follow:
             return
         self.pending = snapshot
         self._cost_s += self.plots_painting_s()
@@ -134,14 +133,18 @@ class RedrawPacer(QObject):
         elif not self.probe_timer.isActive():
             self.probe_timer.start(int(min(MAX_PROBE_WAIT_MS, wait_s * 1000)))
 
+    def _shows_the_run(self) -> bool:
+        """The views show the run this pacer follows (its last look may come after its end)."""
+        viewed, run = self.panel.viewed, self.panel.run
+        return viewed is not None and run is not None and viewed.path == run.run_dir
+
     def show_pending_probe(self) -> None:
         """Draw the newest live look (now, and paint it, to know what a redraw costs). The
         canvas is recoloured in the next task, and its bands painted in the next frame."""
         panel = self.panel
         snapshot, self.pending = self.pending, None
         self.probe_timer.stop()
-        if snapshot is None or panel.viewed is None or not panel.viewed.live \
-                or not panel.state.follow:
+        if snapshot is None or not self._shows_the_run() or not panel.shown.follow:
             return
         started = time.perf_counter()
         panel.show_snapshot(snapshot, recolour=False)

@@ -19,7 +19,7 @@ class RunLifecycle:
 
     def train(self) -> TrainingRun | None:
         panel = self.panel
-        refusal = panel.state.refusal()
+        refusal = panel.shown.refusal()
         if refusal:
             panel.message(refusal)
             return None
@@ -47,7 +47,6 @@ class RunLifecycle:
         panel.shown_paths.add(str(run_dir))
         panel.curves.add_series(run.series)
         panel.curves.show_layers_of(run.series)
-        panel.state.started(run_dir, config.steps, record.label, config.seq_len)
         panel.shown.start_run(run_dir, record.label, config.steps, graph, config)
         panel.experts.set_series(run.series)
         panel.host.clear()
@@ -103,8 +102,8 @@ class RunLifecycle:
 
     def update_buttons(self) -> None:
         panel = self.panel
-        panel.state.run_state = panel.run.state if panel.run is not None else "idle"
-        b = panel.state.buttons()
+        panel.shown.run_state = panel.run.state if panel.run is not None else "idle"
+        b = panel.shown.buttons()
         panel.train_button.setEnabled(b.train)
         panel.pause_button.setEnabled(b.pause)
         panel.pause_button.setText(b.pause_text)
@@ -144,7 +143,7 @@ class RunLifecycle:
         if panel.curves.isVisible():
             panel.curves.refresh()
         else:
-            panel.state.curves_stale = True
+            panel.shown.curves_stale = True
         if panel.experts.isVisible():
             panel.experts.redraw()
         if failed:

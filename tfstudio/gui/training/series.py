@@ -110,3 +110,21 @@ def write_csv(series: list[RunSeries], path: str | Path) -> Path:
         writer.writeheader()
         writer.writerows(rows)
     return path
+
+
+def latest_figures(series) -> str:
+    """The viewed run's newest numbers, each with the step it was measured at: "step 22 of
+    400 · loss 2.5056 · val 2.6120 at step 20 · acc 40% at step 20" (a ``RunSeries``). The
+    progress line and the curves header both show this one string."""
+    if not series.steps:
+        return ""
+    step = series.steps[-1]
+    parts = [f"step {step:,} of {series.total_steps:,}" if series.total_steps
+             else f"step {step:,}", f"loss {series.loss[-1]:.4f}"]
+    if series.val_loss:
+        at = series.val_steps[-1]
+        where = "" if at == step else f" at step {at:,}"
+        parts.append(f"val {series.val_loss[-1]:.4f}{where}")
+        if series.accuracy and series.accuracy[-1] is not None:
+            parts.append(f"acc {series.accuracy[-1]:.0%}{where}")
+    return " · ".join(parts)

@@ -9,7 +9,12 @@ Two kinds of view read the step: the looks inside (attention, positions, experts
 look kept at that step; the views that run the weights (next token, explain) load the
 checkpoint kept at that step, else the nearest one kept, and say which. A view with nothing
 for the shown run (no look kept, no weights saved) shows its empty state, never an older
-run's data. Plain listeners (callables) hear every transition. No PySide6 import here.
+run's data. Plain listeners (callables) hear every transition.
+
+The same model holds the live run's lifecycle (idle, running, paused…: the buttons and the
+progress bar), whether the views follow training, and the look inside on screen (with the
+newest look a training step took, whose gradient norms colour the canvas after a Look) and
+which views have not drawn it yet. No PySide6 import here, on purpose (a test checks).
 """
 from __future__ import annotations
 
@@ -18,11 +23,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ...probes import SnapshotStore
+
 CHECKPOINTS = "checkpoints"
+ACTIVE = ("running", "paused", "stopping")   # the live run's states while it holds the trainer
+TELEMETRY_TITLES = {"grad_norm": "gradient norm", "activation_rms": "activation RMS"}
 
 LOOK_VIEWS = ("attention", "positions", "experts")   # show the look kept at the step
 WEIGHT_VIEWS = ("next_token", "explain")             # run the weights kept at (or near) it
 STEP_VIEWS = LOOK_VIEWS + WEIGHT_VIEWS               # every view the step bar drives
+DRAWN_VIEWS = LOOK_VIEWS + ("next_token",)  # draw the look on screen (next token: a live one)
 
 
 @dataclass(frozen=True)
@@ -40,6 +50,16 @@ class ShownRun:
     @property
     def tokenizer(self) -> str:
         return self.config.tokenizer if self.config is not None else ""
+
+    @property
+    def trained_length(self) -> int:
+        """The sequence length it trained at (0: unknown)."""
+        return self.config.seq_len if self.config is not None else 0
+
+    @property
+    def store(self) -> SnapshotStore:
+        """Its kept looks inside, on disk."""
+        return SnapshotStore(self.path)
 
 
 @dataclass(frozen=True)
@@ -116,34 +136,99 @@ class Shown:
         return "no look inside kept, and no weights saved to read one with"
 
 
+@dataclass(frozen=True)
+class Buttons:
+    train: bool
+    pause: bool
+    pause_text: str
+    stop: bool
+    setup: bool
+
+
 @dataclass
 class ShownState:
-    """The transitions; ``now`` is the moment shown. Listeners hear ``(before, now)``."""
+    """The Train workspace's one model: ``now`` (the run, step and text every view shows) and
+    its transitions, the live run's lifecycle, and the look inside on screen. Listeners hear
+    ``(before, now)`` after each transition. (Not the trainer's lifecycle: train/trainer.py.)"""
     now: Shown = field(default_factory=Shown)
     listeners: list[Callable[[Shown, Shown], None]] = field(default_factory=list)
+    run_state: str = "idle"        # the live run's: idle | running | paused | ... | failed
+    blocked_reason: str | None = None        # why Train is disabled (an invalid graph)
+    progress: tuple[int, int] | None = None  # (done, total) steps of the shown run
+    follow: bool = True            # the live run's newest look replaces the one on screen
+    snapshot: dict | None = None   # the look inside on screen
+    training_snapshot: dict | None = None    # the newest look a training step took
+    stale: set[str] = field(default_factory=set)  # views that have not drawn ``snapshot``
+    curves_stale: bool = False     # new points while the curves were hidden
 
     def listen(self, listener: Callable[[Shown, Shown], None]) -> None:
         self.listeners.append(listener)
 
     def _become(self, now: Shown) -> Shown:
+        """``now`` is shown; a moment with no look for its run has none on screen, never an
+        older run's."""
         before, self.now = self.now, now
+        if now.look_step() is None:
+            self.snapshot, self.stale = None, set()
         for listener in list(self.listeners):
             listener(before, now)
         return now
 
+    def _clear_looks(self) -> None:
+        self.snapshot = self.training_snapshot = None
+        self.stale = set()
+
+    # ------------------------------------------------------------------ the live run
+    @property
+    def active(self) -> bool:
+        return self.run_state in ACTIVE
+
+    @property
+    def training_shown(self) -> bool:
+        """The views show the run that is training now."""
+        return self.now.run is not None and self.now.run.live and self.active
+
+    def refusal(self) -> str | None:
+        """Why Train cannot start now (None: it can)."""
+        if self.active:
+            return "A run is already going: stop it first, or wait for it to finish"
+        if self.blocked_reason:
+            return f"Cannot train: {self.blocked_reason}"
+        return None
+
+    def buttons(self) -> Buttons:
+        s = self.run_state
+        return Buttons(train=not self.active and not self.blocked_reason,
+                       pause=s in ("running", "paused"),
+                       pause_text="Resume" if s == "paused" else "Pause",
+                       stop=s in ("running", "paused"), setup=not self.active)
+
+    def progress_text(self) -> str:
+        return "no run yet" if self.progress is None else "%v / %m steps"
+
     # ------------------------------------------------------------------ transitions
-    def start_run(self, path: Path, name: str, total: int, graph=None, config=None,
-                  looks=()) -> Shown:
-        """Train: a new live run, nothing looked at yet; it reads the setup's probe text.
-        (Back to the run training after opening another: the ``looks`` it kept so far.)"""
+    def start_run(self, path: Path, name: str, total: int, graph=None, config=None) -> Shown:
+        """Train: a new live run, nothing looked at yet, followed; it reads the setup's probe
+        text."""
+        self.run_state, self.progress, self.follow = "running", (0, total), True
+        self._clear_looks()
+        run = ShownRun(Path(path), name, True, total, graph, config)
+        return self._become(Shown(run, None, config.probe_text if config else ""))
+
+    def back_to_training(self, path: Path, name: str, total: int, graph=None, config=None,
+                         looks=()) -> Shown:
+        """The run training opened again after another: the ``looks`` it kept so far."""
         run = ShownRun(Path(path), name, True, total, graph, config, tuple(sorted(looks)))
         return self._become(Shown(run, None, config.probe_text if config else ""))
 
     def open_run(self, path: Path, name: str, total: int, graph=None, config=None,
-                 looks=(), checkpoints=(), text: str = "") -> Shown:
-        """A past run (from Runs, or a Compare variant): its newest look (else its newest
-        weights) and the text that look read (else its own probe text). Nothing of the
-        previous run stays."""
+                 looks=(), checkpoints=(), text: str = "", done: int = 0) -> Shown:
+        """A past run (from Runs, or a Compare variant) of ``done`` logged steps: its newest
+        look (else its newest weights) and the text that look read (else its own probe
+        text). Nothing of the previous run stays."""
+        total = max(1, total or done)  # its config lost: what it logged is all of it
+        self.progress, self.follow = (done, total), False
+        self._clear_looks()
         looks, checkpoints = tuple(sorted(looks)), tuple(sorted(checkpoints))
         run = ShownRun(Path(path), name, False, total, graph, config, looks, checkpoints)
         step = looks[-1] if looks else (checkpoints[-1] if checkpoints else None)
@@ -186,6 +271,60 @@ class ShownState:
         if now.run is None or at is None:
             return now
         return self._become(replace(now, text=text, custom_at=at))
+
+    def show_look(self, look: dict | None) -> Shown:
+        """``look`` goes on screen, every view that draws it out of date until drawn; it moves
+        the views to its step and text: Look's reading of the user's text, the training run's
+        newest look, or the one kept at the slider's step."""
+        self.snapshot = look
+        if look is None:
+            return self.now
+        if not look.get("custom"):
+            self.training_snapshot = look
+        self.stale = set(DRAWN_VIEWS)
+        text, step, run = str(look.get("text") or ""), int(look.get("step", 0)), self.now.run
+        if look.get("custom"):
+            return self.looked(text)
+        if run is not None and step not in run.looks:
+            return self.look_arrived(step, text)
+        return self.slider_moved(step, text)
+
+    # ------------------------------------------------------------------ what is on screen
+    @property
+    def shown_step(self) -> int | None:
+        """The step whose weights made the look on screen (None: no look on screen)."""
+        return None if self.snapshot is None else int(self.snapshot.get("step", 0))
+
+    def caption(self, view: str = "attention") -> str:
+        """What ``view`` shows, named (:meth:`Shown.caption`); a look of the run training says
+        whether the views follow it."""
+        said = self.now.caption(view)
+        if self.training_shown and self.now.look_step() is not None:
+            said += (" · following training" if self.follow else
+                     " · replay (training goes on: tick Follow training)")
+        return said
+
+    def take_stale(self, view: str) -> bool:
+        """Whether ``view`` (now visible) must draw the look on screen; it counts as drawn
+        after."""
+        if view not in self.stale or self.snapshot is None:
+            return False
+        self.stale.discard(view)
+        return True
+
+    def telemetry(self, mode: str) -> tuple[dict | None, str]:
+        """(the look whose values colour the canvas, what the note adds). A look at the user's
+        own text after training ran no backward pass: gradient norms come from the last look a
+        training step took, and the note says so."""
+        snapshot = self.snapshot
+        if mode == "off" or snapshot is None or snapshot.get(mode):
+            return snapshot, ""
+        title = TELEMETRY_TITLES.get(mode, mode)
+        last = self.training_snapshot
+        if last is not None and last.get(mode):
+            return last, (f". Your text's look has no {title} (no training step): colours "
+                          f"from step {last.get('step', 0)}")
+        return None, f"No {title} in this look: nothing is coloured"
 
 
 def kept_checkpoints(run_dir: str | Path) -> dict[int, Path]:

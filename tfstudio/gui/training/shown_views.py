@@ -15,9 +15,7 @@ class ShownViews:
         shows its empty state (never an older run's look), and the weight views load the
         checkpoint kept at the step (or the nearest kept one)."""
         panel = self.panel
-        if now.look_step() is None:
-            panel.state.snapshot = None
-            panel.state.stale = set()
+        if now.look_step() is None:  # (the model has no look on screen for it either)
             reason = now.caption("attention")
             panel.attention.show_empty(reason)
             panel.experts.show_snapshot(None)
