@@ -15,7 +15,7 @@ import heapq
 import itertools
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping, NamedTuple
 
 from .block_types import ADD, NORM
 from .model import (GROUP_INPUT, GROUP_OUTPUT, Edge, Graph, GraphError, Node, graph_at,
@@ -317,14 +317,35 @@ def layered_positions(graph: Graph, sizes: Mapping[str, BlockSize], gap_x: float
     not three and one)."""
     if not graph.nodes:
         return {}
+    return _banded(graph, sizes, _grid(graph, chain, wrapped=wrap is not None), gap_x, gap_y,
+                   wrap, band_gap, balance)
+
+
+class _Grid(NamedTuple):
+    """Each block's column (``layer``) and row, and the spine: the layout before it is cut
+    into bands, the same at every wrap width."""
+    dag: nx.DiGraph
+    on_spine: set[str]
+    layer: dict[str, int]
+    row: dict[str, int]
+
+
+def _grid(graph: Graph, chain: bool, wrapped: bool) -> _Grid:
     dag = _acyclic(graph)
     on_spine = set(_longest_chain(dag) if chain else spine(graph, dag))
     # wrapped, a block off the spine stays in its own column rather than wait beside its
     # reader in a later band: a whole band of rows would otherwise hold it alone (tiny-t5's
     # target embedding sits under the source's, its wire runs down to the decoder)
-    layer = _layers(dag, on_spine, pull=wrap is None)
+    layer = _layers(dag, on_spine, pull=not wrapped)
     _loose_by_their_place(graph, dag, layer)
-    row = _rows(graph, dag, layer, on_spine)
+    return _Grid(dag, on_spine, layer, _rows(graph, dag, layer, on_spine))
+
+
+def _banded(graph: Graph, sizes: Mapping[str, BlockSize], grid: _Grid, gap_x: float,
+            gap_y: float, wrap: float | None, band_gap: float,
+            balance: bool) -> dict[str, Position]:
+    """``grid``'s columns cut into bands no wider than ``wrap``, placed (layered_positions)."""
+    dag, on_spine, layer, row = grid
     widths = [max(sizes[n].width for n in layer if layer[n] == k)
               for k in range(max(layer.values()) + 1)]
     # a layer wider than ``wrap`` (an open layer group) sets the picture's width anyway: the
@@ -369,13 +390,14 @@ def _best_wrap(graph: Graph, sizes: Mapping[str, BlockSize]) -> dict[str, Positi
     sublayers in line (``chain``), a row per band (a layer of four sublayers, a decoder),
     then rows and bands closer (an encoder over a decoder)."""
     best, best_scale = None, -1.0
+    grids: dict[bool, _Grid] = {}  # the columns and rows of each spine, cut into bands below
     for chain, gap_y, band_gap in WRAP_TRIES:
+        grid = grids[chain] = grids.get(chain) or _grid(graph, chain, wrapped=True)
         for wrap, balance in itertools.product(
                 (WRAP_WIDTH, WRAP_WIDTH * 1.25, WRAP_WIDTH * 1.5, WRAP_WIDTH * 2), (False, True)):
             # even bands where they show larger (a level that fits keeps its filled bands:
             # a block spliced in line stays on its row)
-            placed = layered_positions(graph, sizes, gap_y=gap_y, wrap=wrap, chain=chain,
-                                       band_gap=band_gap, balance=balance)
+            placed = _banded(graph, sizes, grid, GAP_X, gap_y, wrap, band_gap, balance)
             scale = _laptop_scale(*_placed_extent(placed, sizes))
             if scale > best_scale + 0.01:
                 best, best_scale = placed, scale
