@@ -957,7 +957,7 @@ def place_labels(wires: Mapping[Edge, list[Position]],
     blocks = list(blocks)
     taken: list[Rect] = []
     out: dict[Edge, tuple[float, bool, Rect]] = {}
-    samples = {e: _samples(points, 4.0) for e, points in wires.items()}
+    samples = {e: _sampled(points) for e, points in wires.items()}
     for e in sorted(wires, key=lambda e: wire_length(wires[e])):
         options = label_spots(wires[e], sizes[e])
         off_blocks = [o for o in options if not any(_intersect(o[2], b) for b in blocks)]
@@ -1014,19 +1014,17 @@ def label_spots(points: list[Position],
     return spots
 
 
-def _crossing_wires(edge: Edge, box: Rect,
-                    samples: Mapping[Edge, list[Position]]) -> list[Edge]:
+def _crossing_wires(edge: Edge, box: Rect, samples: Mapping[Edge, _Sampled]) -> list[Edge]:
     """The wires, other than ``edge`` and its forks (they carry its shape), that run through
     ``box`` (more than a unit inside it)."""
     inner = (box[0] + 1, box[1] + 1, box[2] - 2, box[3] - 2)
-    return [o for o, points in samples.items()
-            if (o.src, o.src_port) != (edge.src, edge.src_port)
-            and any(_inside(p, inner, 0.0) for p in points)]
+    return [o for o, sampled in samples.items()
+            if (o.src, o.src_port) != (edge.src, edge.src_port) and sampled.enters(inner)]
 
 
 def labels_on_wires(drawing: Drawing) -> list[tuple[Edge, Edge]]:
     """(labelled wire, other wire) for each shape label drawn over another wire's run."""
-    samples = {e: _samples(points, 4.0) for e, points in drawing.wires.items()}
+    samples = {e: _sampled(points) for e, points in drawing.wires.items()}
     return [(e, o) for e, box in drawing.labels.items()
             for o in _crossing_wires(e, box, samples)]
 
@@ -1128,14 +1126,32 @@ def wires_through_blocks(drawing: Drawing, pad: float = 6.0) -> list[tuple[Edge,
     (more than ``pad`` inside it; sampled every few units)."""
     hits = []
     for e, points in drawing.wires.items():
-        samples = _samples(points, 4.0)
+        sampled = _sampled(points)
         for nid, r in drawing.blocks.items():
             if nid in (e.src, e.dst):
                 continue
-            if any(_inside(p, (r[0] + pad, r[1] + pad, r[2] - 2 * pad, r[3] - 2 * pad), 0.0)
-                   for p in samples):
+            if sampled.enters((r[0] + pad, r[1] + pad, r[2] - 2 * pad, r[3] - 2 * pad)):
                 hits.append((e, nid))
     return hits
+
+
+class _Sampled(NamedTuple):
+    """A wire's points every few units and their bounds (x0, y0, x1, y1): a box the bounds
+    miss holds none of the points, so most wires are ruled out without reading them."""
+    points: list[Position]
+    bounds: tuple[float, float, float, float]
+
+    def enters(self, box: Rect) -> bool:
+        """Whether a point lies inside ``box`` (not on its edge)."""
+        x0, y0, x1, y1 = self.bounds
+        return (x1 > box[0] and x0 < box[0] + box[2] and y1 > box[1] and y0 < box[1] + box[3]
+                and any(_inside(p, box, 0.0) for p in self.points))
+
+
+def _sampled(points: list[Position], step: float = 4.0) -> _Sampled:
+    samples = _samples(points, step)
+    xs, ys = [p[0] for p in samples], [p[1] for p in samples]
+    return _Sampled(samples, (min(xs), min(ys), max(xs), max(ys)))
 
 
 def _samples(points: list[Position], step: float) -> list[Position]:
