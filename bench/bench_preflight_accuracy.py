@@ -3,8 +3,8 @@
 For each preset, batch, length and tokenizer (byte, char, bpe:N, and ``wide:50257``: byte ids
 under a 50,257-row embedding and LM head, GPT-2's width, since GPT-2's vocabulary files are not
 on this machine and the memory depends on the head's width, not on which ids are fed): a fresh
-process notes its resident memory when the
-pre-flight would run (interpreter and torch imported, nothing built: ``resident``), trains
+process (``python -m tfstudio.train.calibrate``) notes its resident memory when the pre-flight
+would run (interpreter and torch imported, nothing built: ``resident``), trains
 ``--steps`` steps, and reports its peak RSS (``VmHWM``). The estimate of that peak is
 tfstudio.runs.preflight.estimated_peak_rss: the resident memory, torch's working memory and
 the step's need (weights, gradients, AdamW state, activations with the logits' gradients and
@@ -27,6 +27,7 @@ from report import replace_section  # noqa: E402  (bench/ is on sys.path)
 
 TITLE = "## Memory pre-flight: estimate vs measured peak (CPU)"
 ROOT = Path(__file__).resolve().parent.parent
+# each case runs tfstudio.train.calibrate in a fresh process, so its peak is that case's alone
 CASES = ("tiny-gpt:8x64:byte", "tiny-gpt:64x256:byte", "tiny-gpt:256x256:byte",
          "tiny-gpt:1024x256:byte", "tiny-llama:64x256:byte", "tiny-llama:256x256:byte",
          "tiny-mixtral:64x256:byte", "tiny-alibi-gpt:128x256:byte", "tiny-lstm:64x256:byte",
@@ -35,47 +36,12 @@ CASES = ("tiny-gpt:8x64:byte", "tiny-gpt:64x256:byte", "tiny-gpt:256x256:byte",
          "tiny-gpt:32x256:wide:50257", "tiny-llama:16x256:wide:50257",
          "gpt2-small:2x256:wide:50257")
 
-CHILD = r"""
-import json, sys
-import psutil, torch
-from tfstudio.presets import load_preset
-from tfstudio.runs.config import TrainConfig
-from tfstudio.runs.preflight import estimated_peak_rss, training_need
-from tfstudio.train.pipeline import fit_graph_to_tokenizer
-from tfstudio.train.trainer import Trainer
-from tfstudio.data import build_tokenizer, load_corpus
-from tfstudio.data.simple_tokenizers import ByteTokenizer
-preset, batch, length, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-spec = sys.argv[5]
-config = TrainConfig(corpus="sample:small", tokenizer="byte", steps=steps, batch_size=batch,
-                     seq_len=length, warmup_steps=0, eval_every=0, device="cpu",
-                     precision="fp32", no_memory_check=True)
-corpus = load_corpus("sample:small")
-if spec.startswith("wide:"):  # byte ids under a head of this many rows
-    class Wide(ByteTokenizer):
-        ordinary_vocab_size = int(spec.split(":")[1])
-    tokenizer = Wide()
-else:
-    tokenizer = build_tokenizer(spec, corpus)
-resident = psutil.Process().memory_info().rss
-trainer = Trainer(load_preset(preset), config, tokenizer=tokenizer, corpus=corpus)
-end = trainer.run()
-need = training_need(fit_graph_to_tokenizer(load_preset(preset), trainer.tokenizer),
-                     batch=batch, seq_len=length, precision="fp32")
-print(json.dumps({"end": end.kind, "vocab": tokenizer.vocab_size, "resident": resident, "peak":
-                  # VmHWM, not ru_maxrss, which Linux carries over from the parent through exec
-                  next(int(line.split()[1]) * 1024 for line in open("/proc/self/status")
-                       if line.startswith("VmHWM:")),
-                  "need": need.total, "estimate": estimated_peak_rss(need, resident)}))
-"""
-
-
 def measure(case: str, steps: int) -> dict:
     preset, shape, tokenizer = case.split(":", 2)
     batch, length = shape.split("x")
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
-    done = subprocess.run([sys.executable, "-c", CHILD, preset, batch, length, str(steps),
-                           tokenizer],
+    done = subprocess.run([sys.executable, "-m", "tfstudio.train.calibrate", preset, batch, length,
+                           tokenizer, "--steps", str(steps)],
                           env=env, capture_output=True, text=True, timeout=1800)
     if done.returncode != 0:
         raise SystemExit(f"{case}: {done.stderr.strip().splitlines()[-1:]}")

@@ -262,3 +262,30 @@ def test_no_label_of_t5s_decoder_sits_over_another_wire():
     drawing = draw_level(decoder)
     assert labels_on_wires(drawing) == []
     assert labels_on_blocks(drawing) == [] and overlapping_labels(drawing) == []
+
+
+def test_the_checkers_find_a_wire_through_a_block_and_a_label_over_a_wire_whichever_way_it_runs():
+    """The checkers above on drawings made by hand: a wire across a block (from either side,
+    down, up, or ending inside it) is found, one beside it is not; a label over another wire's
+    run, across or along it, is found, one clear of it is not. (Each test above asserts they
+    find nothing, which a checker that never finds anything would pass too.)"""
+    wire, other = Edge("a", "out", "b", "in"), Edge("c", "out", "d", "in")
+    ends = {"a": (-300.0, 0.0, 20.0, 20.0), "b": (300.0, 0.0, 20.0, 20.0)}
+    block = {"x": (40.0, 40.0, 20.0, 20.0)}                      # x 40-60, y 40-60
+    across = {"left to right": [(0.0, 50.0), (100.0, 50.0)],
+              "right to left": [(100.0, 50.0), (0.0, 50.0)],
+              "down": [(50.0, 0.0), (50.0, 100.0)], "up": [(50.0, 100.0), (50.0, 0.0)],
+              "ending inside": [(0.0, 50.0), (50.0, 50.0)]}
+    for name, points in across.items():
+        assert wires_through_blocks(Drawing({**ends, **block}, {wire: points}, {})) == [
+            (wire, "x")], name
+    beside = Drawing({**ends, **block}, {wire: [(0.0, 30.0), (100.0, 30.0)]}, {})
+    assert wires_through_blocks(beside) == []
+
+    runs = {wire: [(0.0, 50.0), (100.0, 50.0)], other: [(50.0, 0.0), (50.0, 100.0)]}
+    over_the_leg = {wire: (44.0, 20.0, 12.0, 12.0)}                # x 44-56, y 20-32
+    over_the_run = {other: (20.0, 44.0, 12.0, 12.0)}               # x 20-32, y 44-56
+    clear = {wire: (70.0, 20.0, 12.0, 12.0)}
+    assert labels_on_wires(Drawing(ends, runs, over_the_leg)) == [(wire, other)]
+    assert labels_on_wires(Drawing(ends, runs, over_the_run)) == [(other, wire)]
+    assert labels_on_wires(Drawing(ends, runs, clear)) == []

@@ -475,47 +475,6 @@ def test_the_counted_activations_are_what_autograd_keeps(preset):
     assert 0.8 <= kept / counted <= 1.25, f"{preset}: kept {kept:,} B, counted {counted:,} B"
 
 
-CHILD = r"""
-import json, sys
-import psutil
-from tfstudio.presets import load_preset
-from tfstudio.runs.config import TrainConfig
-from tfstudio.runs.preflight import estimated_peak_rss, training_need
-from tfstudio.train.pipeline import fit_graph_to_tokenizer
-from tfstudio.train.trainer import Trainer
-from tfstudio.data import build_tokenizer, load_corpus
-from tfstudio.data.simple_tokenizers import ByteTokenizer
-preset, batch, length, spec = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-
-
-def peak_rss():
-    # VmHWM, not ru_maxrss: Linux carries ru_maxrss across fork and exec, so a child of a large
-    # test process would report the parent's size (a 1 GB pytest worker) as its own peak
-    for line in open("/proc/self/status"):
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) * 1024
-
-
-config = TrainConfig(corpus="sample:small", tokenizer="byte", steps=2, batch_size=batch,
-                     seq_len=length, warmup_steps=0, eval_every=0, device="cpu",
-                     precision="fp32", no_memory_check=True)
-corpus = load_corpus("sample:small")
-if spec.startswith("wide:"):  # byte ids under a head this many rows wide (GPT-2's: 50,257)
-    class Wide(ByteTokenizer):
-        ordinary_vocab_size = int(spec.split(":")[1])
-    tokenizer = Wide()
-else:
-    tokenizer = build_tokenizer(spec, corpus)
-resident = psutil.Process().memory_info().rss
-trainer = Trainer(load_preset(preset), config, tokenizer=tokenizer, corpus=corpus)
-assert trainer.run().kind == "Finished"
-need = training_need(fit_graph_to_tokenizer(load_preset(preset), trainer.tokenizer),
-                     batch=batch, seq_len=length, precision="fp32")
-print(json.dumps({"estimate": estimated_peak_rss(need, resident),
-                  "peak": peak_rss()}))
-"""
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("preset,batch,seq_len,tokenizer", [
     ("tiny-gpt", 8, 64, "byte"),           # the interpreter and torch are most of it
@@ -528,12 +487,13 @@ print(json.dumps({"estimate": estimated_peak_rss(need, resident),
 def test_the_estimated_peak_is_within_one_and_a_half_times_the_measured_peak_rss(
         preset, batch, seq_len, tokenizer):
     # each case is its own process: its high-water RSS is the peak of the process that trained
-    done = subprocess.run([sys.executable, "-c", CHILD, preset, str(batch), str(seq_len),
-                           tokenizer],
+    done = subprocess.run([sys.executable, "-m", "tfstudio.train.calibrate", preset, str(batch),
+                           str(seq_len), tokenizer, "--steps", "2"],
                           env=dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1"),
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     row = json.loads(done.stdout.strip().splitlines()[-1])
+    assert row["end"] == "Finished"
     ratio = row["estimate"] / row["peak"]
     print(f"{preset} {batch}x{seq_len}: estimate {row['estimate'] / 1e6:,.0f} MB, "
           f"peak {row['peak'] / 1e6:,.0f} MB, ratio {ratio:.2f}")

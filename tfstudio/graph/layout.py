@@ -15,7 +15,7 @@ import heapq
 import itertools
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping, NamedTuple
 
 from .block_types import ADD, NORM
 from .model import (GROUP_INPUT, GROUP_OUTPUT, Edge, Graph, GraphError, Node, graph_at,
@@ -317,14 +317,35 @@ def layered_positions(graph: Graph, sizes: Mapping[str, BlockSize], gap_x: float
     not three and one)."""
     if not graph.nodes:
         return {}
+    return _banded(graph, sizes, _grid(graph, chain, wrapped=wrap is not None), gap_x, gap_y,
+                   wrap, band_gap, balance)
+
+
+class _Grid(NamedTuple):
+    """Each block's column (``layer``) and row, and the spine: the layout before it is cut
+    into bands, the same at every wrap width."""
+    dag: nx.DiGraph
+    on_spine: set[str]
+    layer: dict[str, int]
+    row: dict[str, int]
+
+
+def _grid(graph: Graph, chain: bool, wrapped: bool) -> _Grid:
     dag = _acyclic(graph)
     on_spine = set(_longest_chain(dag) if chain else spine(graph, dag))
     # wrapped, a block off the spine stays in its own column rather than wait beside its
     # reader in a later band: a whole band of rows would otherwise hold it alone (tiny-t5's
     # target embedding sits under the source's, its wire runs down to the decoder)
-    layer = _layers(dag, on_spine, pull=wrap is None)
+    layer = _layers(dag, on_spine, pull=not wrapped)
     _loose_by_their_place(graph, dag, layer)
-    row = _rows(graph, dag, layer, on_spine)
+    return _Grid(dag, on_spine, layer, _rows(graph, dag, layer, on_spine))
+
+
+def _banded(graph: Graph, sizes: Mapping[str, BlockSize], grid: _Grid, gap_x: float,
+            gap_y: float, wrap: float | None, band_gap: float,
+            balance: bool) -> dict[str, Position]:
+    """``grid``'s columns cut into bands no wider than ``wrap``, placed (layered_positions)."""
+    dag, on_spine, layer, row = grid
     widths = [max(sizes[n].width for n in layer if layer[n] == k)
               for k in range(max(layer.values()) + 1)]
     # a layer wider than ``wrap`` (an open layer group) sets the picture's width anyway: the
@@ -369,13 +390,14 @@ def _best_wrap(graph: Graph, sizes: Mapping[str, BlockSize]) -> dict[str, Positi
     sublayers in line (``chain``), a row per band (a layer of four sublayers, a decoder),
     then rows and bands closer (an encoder over a decoder)."""
     best, best_scale = None, -1.0
+    grids: dict[bool, _Grid] = {}  # the columns and rows of each spine, cut into bands below
     for chain, gap_y, band_gap in WRAP_TRIES:
+        grid = grids[chain] = grids.get(chain) or _grid(graph, chain, wrapped=True)
         for wrap, balance in itertools.product(
                 (WRAP_WIDTH, WRAP_WIDTH * 1.25, WRAP_WIDTH * 1.5, WRAP_WIDTH * 2), (False, True)):
             # even bands where they show larger (a level that fits keeps its filled bands:
             # a block spliced in line stays on its row)
-            placed = layered_positions(graph, sizes, gap_y=gap_y, wrap=wrap, chain=chain,
-                                       band_gap=band_gap, balance=balance)
+            placed = _banded(graph, sizes, grid, GAP_X, gap_y, wrap, band_gap, balance)
             scale = _laptop_scale(*_placed_extent(placed, sizes))
             if scale > best_scale + 0.01:
                 best, best_scale = placed, scale
@@ -935,7 +957,7 @@ def place_labels(wires: Mapping[Edge, list[Position]],
     blocks = list(blocks)
     taken: list[Rect] = []
     out: dict[Edge, tuple[float, bool, Rect]] = {}
-    samples = {e: _samples(points, 4.0) for e, points in wires.items()}
+    samples = {e: _sampled(points) for e, points in wires.items()}
     for e in sorted(wires, key=lambda e: wire_length(wires[e])):
         options = label_spots(wires[e], sizes[e])
         off_blocks = [o for o in options if not any(_intersect(o[2], b) for b in blocks)]
@@ -992,19 +1014,17 @@ def label_spots(points: list[Position],
     return spots
 
 
-def _crossing_wires(edge: Edge, box: Rect,
-                    samples: Mapping[Edge, list[Position]]) -> list[Edge]:
+def _crossing_wires(edge: Edge, box: Rect, samples: Mapping[Edge, _Sampled]) -> list[Edge]:
     """The wires, other than ``edge`` and its forks (they carry its shape), that run through
     ``box`` (more than a unit inside it)."""
     inner = (box[0] + 1, box[1] + 1, box[2] - 2, box[3] - 2)
-    return [o for o, points in samples.items()
-            if (o.src, o.src_port) != (edge.src, edge.src_port)
-            and any(_inside(p, inner, 0.0) for p in points)]
+    return [o for o, sampled in samples.items()
+            if (o.src, o.src_port) != (edge.src, edge.src_port) and sampled.enters(inner)]
 
 
 def labels_on_wires(drawing: Drawing) -> list[tuple[Edge, Edge]]:
     """(labelled wire, other wire) for each shape label drawn over another wire's run."""
-    samples = {e: _samples(points, 4.0) for e, points in drawing.wires.items()}
+    samples = {e: _sampled(points) for e, points in drawing.wires.items()}
     return [(e, o) for e, box in drawing.labels.items()
             for o in _crossing_wires(e, box, samples)]
 
@@ -1106,14 +1126,32 @@ def wires_through_blocks(drawing: Drawing, pad: float = 6.0) -> list[tuple[Edge,
     (more than ``pad`` inside it; sampled every few units)."""
     hits = []
     for e, points in drawing.wires.items():
-        samples = _samples(points, 4.0)
+        sampled = _sampled(points)
         for nid, r in drawing.blocks.items():
             if nid in (e.src, e.dst):
                 continue
-            if any(_inside(p, (r[0] + pad, r[1] + pad, r[2] - 2 * pad, r[3] - 2 * pad), 0.0)
-                   for p in samples):
+            if sampled.enters((r[0] + pad, r[1] + pad, r[2] - 2 * pad, r[3] - 2 * pad)):
                 hits.append((e, nid))
     return hits
+
+
+class _Sampled(NamedTuple):
+    """A wire's points every few units and their bounds (x0, y0, x1, y1): a box the bounds
+    miss holds none of the points, so most wires are ruled out without reading them."""
+    points: list[Position]
+    bounds: tuple[float, float, float, float]
+
+    def enters(self, box: Rect) -> bool:
+        """Whether a point lies inside ``box`` (not on its edge)."""
+        x0, y0, x1, y1 = self.bounds
+        return (x1 > box[0] and x0 < box[0] + box[2] and y1 > box[1] and y0 < box[1] + box[3]
+                and any(_inside(p, box, 0.0) for p in self.points))
+
+
+def _sampled(points: list[Position], step: float = 4.0) -> _Sampled:
+    samples = _samples(points, step)
+    xs, ys = [p[0] for p in samples], [p[1] for p in samples]
+    return _Sampled(samples, (min(xs), min(ys), max(xs), max(ys)))
 
 
 def _samples(points: list[Position], step: float) -> list[Position]:
