@@ -241,6 +241,9 @@ def test_a_curve_still_falling_at_the_end_says_still_learning_and_a_flat_one_doe
     learning = still_learning_sentence(comparison({"a": falling, "b": flat}))
     assert learning.startswith("Still learning at step 400") and "k=a" in learning
     assert "k=b" not in learning
+    assert "so the order may change with more steps" in learning
+    alone = still_learning_sentence(comparison({"a": falling}))
+    assert "so its loss may fall further with more steps" in alone and "order" not in alone
     settled = still_learning_sentence(comparison({"a": flat, "b": flat}))
     assert settled.startswith("Not learning any more at step 400")
 

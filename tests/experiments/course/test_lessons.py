@@ -197,8 +197,8 @@ def test_history_controls_say_which_change_closes_the_2017_blocks_gap_to_the_lst
     # pre-norm closes the gap; learned positions change nothing
     pre, learned = notes(history(**gap, **{"transformer-2017-pre": 0.62,
                                            "transformer-2017-learned": 1.70}))
-    assert pre.startswith("the 2017 block with only its norm placement (post-norm to "
-                          "pre-norm) changed (transformer-2017-pre, a control, not counted): "
+    assert pre.startswith("the 2017 block with only its norm placement changed (post-norm "
+                          "to pre-norm; transformer-2017-pre, a control, not counted): "
                           "validation loss 0.620 ± 0.010 against the 2017 block's 1.700 ± "
                           "0.010, lower")
     assert pre.endswith("so this change closes the 2017 block's gap to the LSTM here.")
@@ -208,8 +208,8 @@ def test_history_controls_say_which_change_closes_the_2017_blocks_gap_to_the_lst
     pre, learned = notes(history(**gap, **{"transformer-2017-pre": 1.20,
                                            "transformer-2017-learned": 1.00}))
     assert pre.endswith("closes part of the 2017 block's gap to the LSTM here, not all of it.")
-    assert learned.endswith("not all of it.") and "its positions (sinusoidal to learned)" \
-        in learned
+    assert learned.endswith("not all of it.") and "its positions changed (sinusoidal to " \
+        "learned" in learned
 
 
 def test_the_history_control_is_not_a_step_of_the_story():

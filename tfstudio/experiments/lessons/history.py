@@ -96,8 +96,8 @@ def judge(c) -> list[Check]:
 # the controls, not steps of the story: the 2017 block with one thing changed, to measure
 # what its loss owes to each
 CONTROLLED = "transformer-2017"
-CONTROLS = {"transformer-2017-pre": "its norm placement (post-norm to pre-norm)",
-            "transformer-2017-learned": "its positions (sinusoidal to learned)"}
+CONTROLS = {"transformer-2017-pre": ("its norm placement", "post-norm to pre-norm"),
+            "transformer-2017-learned": ("its positions", "sinusoidal to learned")}
 WORDS = {HOLDS: "lower", FAILS: "higher", UNDECIDED: "not separated by the test"}
 
 
@@ -110,12 +110,13 @@ def notes(c) -> list[str]:
     block = final_loss(v[CONTROLLED])
     lstm = final_loss(v["lstm"]) if "lstm" in v else None
     lines = []
-    for name, change in CONTROLS.items():
+    for name, (what, change) in CONTROLS.items():
         if name not in v:
             continue
         control = final_loss(v[name])
         gain = lower(control, block)
-        line = (f"the 2017 block with only {change} changed ({name}, a control, not counted): "
+        line = (f"the 2017 block with only {what} changed ({change}; {name}, a control, not "
+                f"counted): "
                 f"validation loss {control.text()} against the 2017 block's {block.text()}, "
                 f"{WORDS[gain.outcome]} ({gain.text()})")
         if lstm is not None:

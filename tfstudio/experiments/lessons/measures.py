@@ -195,6 +195,7 @@ def still_learning_sentence(c: Comparison) -> str:
                 f"p < {ALPHA:g}).")
     named = "; ".join(f"{name} ({slope:+.3f} per 100 steps, p = {p:.2g})"
                       for name, slope, p, _ in falling)
+    then = "the order may change" if len(c.variants) > 1 else "its loss may fall further"
     return (f"Still learning at step {last}: the training loss of {named} still falls over "
-            f"the last quarter ({quarter}) beyond its noise, so the order may change with more "
-            f"steps (--budget 4x).")
+            f"the last quarter ({quarter}) beyond its noise, so {then} with more steps "
+            f"(--budget 4x).")
