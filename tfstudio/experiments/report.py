@@ -7,7 +7,7 @@ import html as html_lib
 from pathlib import Path
 
 from ..runs.disk import write_whole
-from .results import COST_DTYPE, Comparison, VariantResult, collect
+from .results import COST_DTYPE, Comparison, VariantResult, collect, seed_mean
 from .sweep import saved_table
 
 COLUMNS = ("variant", "seeds", "parameters", "FLOPs/token", f"KV bytes/token ({COST_DTYPE})",
@@ -233,8 +233,8 @@ def plot_data(c: Comparison) -> dict:
     baselines, validation loss against parameters, loss against position."""
     curves, points, positions, norms = {}, [], {}, {}
     for v in c.variants:
-        curves[v.name] = {"train": _mean_curve([r.train_curve for r in v.runs]),
-                          "val": _mean_curve([r.val_curve for r in v.runs])}
+        curves[v.name] = {"train": seed_mean([r.train_curve for r in v.runs]),
+                          "val": seed_mean([r.val_curve for r in v.runs])}
         if v.val_loss is not None:
             costs = [r.inference for r in v.runs if r.inference is not None]
             points.append({"name": v.name, "params": v.params, "loss": v.val_loss,
@@ -248,15 +248,6 @@ def plot_data(c: Comparison) -> dict:
     return {"curves": curves, "baselines": dict(c.baselines), "params": points,
             "positions": positions, "train_length": c.plan.config.seq_len,
             "bucket_ends": list(c.plan.eval_lengths), "grad_norms": norms}
-
-
-def _mean_curve(curves: list[list[tuple[int, float]]]) -> list[tuple[int, float]]:
-    """Average of the seeds' curves at the steps they all logged."""
-    if not curves:
-        return []
-    common = set.intersection(*[{s for s, _ in curve} for curve in curves])
-    by_step = [dict(curve) for curve in curves]
-    return [(s, sum(d[s] for d in by_step) / len(by_step)) for s in sorted(common)]
 
 
 def write_page(out: Path, draw, *, target_loss: float | None = None,

@@ -215,3 +215,12 @@ def collect(out: Path, *, target_loss: float | None = None, with_inference: bool
         finals = [v.val_loss for v in variants if v.val_loss is not None]
         target_loss = max(finals) if finals else None
     return Comparison(Path(out), plan, variants, baselines, target_loss, missing, counted)
+
+
+def seed_mean(curves: list[list[tuple[int, float]]]) -> list[tuple[int, float]]:
+    """Average of the seeds' curves at the steps they all logged."""
+    if not curves:
+        return []
+    common = set.intersection(*[{s for s, _ in curve} for curve in curves])
+    by_step = [dict(curve) for curve in curves]
+    return [(s, sum(d[s] for d in by_step) / len(by_step)) for s in sorted(common)]

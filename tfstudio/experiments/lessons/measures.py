@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from ..results import Comparison, RunResult, VariantResult
+from ..results import Comparison, RunResult, VariantResult, seed_mean
 from .lesson import Sample
 
 
@@ -108,21 +108,12 @@ def late_slope(curve: list[tuple[int, float]], share: float = LAST_SHARE
 def mean_curve(v: VariantResult) -> list[tuple[int, float]]:
     """The training-loss curve averaged over the seeds, step by step (steps every seed
     logged)."""
-    by_step: dict[int, list[float]] = {}
-    for r in v.runs:
-        for step, loss in r.train_curve:
-            by_step.setdefault(step, []).append(loss)
-    return [(s, sum(xs) / len(xs)) for s, xs in sorted(by_step.items())
-            if len(xs) == len(v.runs)]
+    return seed_mean([r.train_curve for r in v.runs])
 
 
 def mean_val_curve(v: VariantResult) -> dict[int, float]:
     """{step: validation loss averaged over the seeds} at the steps every seed evaluated."""
-    by_step: dict[int, list[float]] = {}
-    for r in v.runs:
-        for step, loss in r.val_curve:
-            by_step.setdefault(step, []).append(loss)
-    return {s: sum(xs) / len(xs) for s, xs in sorted(by_step.items()) if len(xs) == len(v.runs)}
+    return dict(seed_mean([r.val_curve for r in v.runs]))
 
 
 def order_settled(c: Comparison) -> tuple[int, int, tuple[str, str] | None] | None:
@@ -142,7 +133,7 @@ def order_settled(c: Comparison) -> tuple[int, int, tuple[str, str] | None] | No
     if settled == 0:
         return steps[0], steps[-1], None
     before, after = orders[settled - 1], orders[settled]
-    swapped = next((a, b) for a, b in ((x, y) for i, x in enumerate(after) for y in after[i:])
+    swapped = next((a, b) for a, b in ((x, y) for i, x in enumerate(after) for y in after[i + 1:])
                    if before.index(a) > before.index(b))
     return steps[settled], steps[-1], swapped
 
