@@ -219,8 +219,8 @@ def main() -> int:
         after = after_training_costs([x for x in args.lessons.split(",") if x])
         if args.write:
             note = (f"{time.strftime('%Y-%m-%d')} on {platform.machine()} "
-                    f"({os.cpu_count()} cores), one torch thread, median of "
-                    f"{args.steps or 12} steps")
+                    f"({os.cpu_count()} cores, 5-minute load average {os.getloadavg()[1]:.1f}), "
+                    f"one torch thread, median of {args.steps or 12} steps")
             print(f"wrote {write_costs(costs, note, overhead, in_process, after)}")
         return 0
     seeds = [int(s) for s in args.seeds.split(",")]

@@ -50,14 +50,16 @@ def test_course_runs_each_lesson_into_its_folder_and_links_the_pages(tmp_path):
 
 def test_a_lessons_time_is_said_against_its_estimate_and_the_load():
     from tfstudio.experiments.lessons.course import CourseEntry
-    near = CourseEntry("sampling", None, 0, 300.0, "", 598.0, 560.0, 0.5)
+    near = CourseEntry("sampling", None, 0, 300.0, "", 598.0, 560.0, load=0.5)
     assert near.time_text().startswith("300 s (598 s CPU; estimated 560 s CPU: 1.07x, within "
                                        "25%; load 0.5 on")
     assert "busy" not in near.time_text()
-    far = CourseEntry("sampling", None, 0, 300.0, "", 760.0, 560.0, (os.cpu_count() or 1) + 1)
+    far = CourseEntry("sampling", None, 0, 300.0, "", 760.0, 560.0, load=(os.cpu_count() or 1) + 1)
     assert "1.36x, outside 25%" in far.time_text() and "busy, more work than cores" in \
         far.time_text()
     assert "estimated" not in CourseEntry("x", None, 0, 1.0, "", 1.0).time_text()
+    again = CourseEntry("sampling", None, 0, 1.0, "", 0.5, 560.0, reused=True).time_text()
+    assert "no estimate is compared" in again and "0.00x" not in again
 
 
 def test_the_course_page_gives_each_lessons_estimate(tmp_path):
@@ -67,6 +69,11 @@ def test_the_course_page_gives_each_lessons_estimate(tmp_path):
     _, page, entries = run_course(tmp_path, run_one, estimate=lambda lesson: 1e6)
     assert all(e.estimate_cpu_s == 1e6 and e.load is not None for e in entries)
     assert page.read_text().count("estimated 1000000 s CPU") == len(ORDER)
+    (tmp_path / "history").mkdir()
+    (tmp_path / "history" / "compare.json").write_text("{}")   # a run of the course before
+    _, page, entries = run_course(tmp_path, run_one, estimate=lambda lesson: 1e6)
+    assert [e.reused for e in entries] == [e.name == "history" for e in entries]
+    assert page.read_text().count("estimated 1000000 s CPU") == len(ORDER) - 1
 
 
 def test_lesson_all_refuses_bad_seeds_in_one_line(capsys):

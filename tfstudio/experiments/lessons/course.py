@@ -95,13 +95,16 @@ class CourseEntry:
     verdict: str         # the lesson's verdict line, or why there is none
     cpu_seconds: float = 0.0   # user + system CPU of this process and its children
     estimate_cpu_s: float | None = None   # the lesson's own estimate (cost.estimate), CPU s
+    reused: bool = False       # its folder held runs before: the estimate is not compared
     load: float | None = None  # the machine's 5-minute load average as the lesson ended
 
     def time_text(self) -> str:
         """Its wall and CPU time against the estimate, and whether the machine was busy: "312 s
         (598 s CPU; estimated 560 s CPU: 1.07x, within 25%; load 1.6 on 2 cores)"."""
         parts = [f"{self.cpu_seconds:.0f} s CPU"]
-        if self.estimate_cpu_s:
+        if self.reused:
+            parts.append("its folder held earlier runs, so no estimate is compared")
+        elif self.estimate_cpu_s:
             ratio = self.cpu_seconds / self.estimate_cpu_s
             within = "within" if abs(ratio - 1) <= ESTIMATE_TOLERANCE else "outside"
             parts.append(f"estimated {self.estimate_cpu_s:.0f} s CPU: {ratio:.2f}x, {within} "
@@ -152,18 +155,21 @@ def run_course(out: Path, run_one: Callable[[str, Path], tuple[int, list[str]]],
     """Run every lesson in order with ``run_one(name, folder) -> (exit status, the sentences
     it printed)`` (each into ``out/NAME``; finished runs are reused), then write
     ``out/course.html``; ``estimate(lesson)`` gives its estimated CPU seconds (None: not
-    shown). Returns the worst exit status, the page and each lesson's entry."""
+    shown), compared only for a lesson whose folder was empty (one that reuses finished runs
+    trains less than its estimate counts). Returns the worst exit status, the page and each
+    lesson's entry."""
     entries = []
     for lesson in course():
         folder = Path(out) / lesson.name
         say(f"lesson {lesson.name} -> {folder}")
+        reused = folder.exists() and any(folder.iterdir())
         start, cpu = time.perf_counter(), cpu_seconds()
         status, sentences = run_one(lesson.name, folder)
         verdict = next((line for line in sentences if line.startswith("Verdict:")),
                        f"no verdict: the lesson ended with exit status {status}")
         entries.append(CourseEntry(lesson.name, folder, status, time.perf_counter() - start,
                                    verdict, cpu_seconds() - cpu, estimate(lesson),
-                                   os.getloadavg()[1]))
+                                   reused, os.getloadavg()[1]))
     page = write_course_page(Path(out), entries)
     return max((e.status for e in entries), default=0), page, entries
 
