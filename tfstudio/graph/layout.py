@@ -392,7 +392,9 @@ def _best_wrap(graph: Graph, sizes: Mapping[str, BlockSize]) -> dict[str, Positi
     best, best_scale = None, -1.0
     grids: dict[bool, _Grid] = {}  # the columns and rows of each spine, cut into bands below
     for chain, gap_y, band_gap in WRAP_TRIES:
-        grid = grids[chain] = grids.get(chain) or _grid(graph, chain, wrapped=True)
+        if chain not in grids:
+            grids[chain] = _grid(graph, chain, wrapped=True)
+        grid = grids[chain]
         for wrap, balance in itertools.product(
                 (WRAP_WIDTH, WRAP_WIDTH * 1.25, WRAP_WIDTH * 1.5, WRAP_WIDTH * 2), (False, True)):
             # even bands where they show larger (a level that fits keeps its filled bands:
