@@ -238,3 +238,33 @@ def test_an_encoder_over_a_decoder_takes_closer_rows_and_bands_to_fit_a_laptop()
     from tfstudio.graph.layout import untangled
     root = untangled(load_preset("tiny-transformer"))
     assert _extent(root, tidy_positions(root))[1] <= 870
+
+
+def test_moving_a_block_inside_a_group_tidies_the_level_above_where_its_frame_grew():
+    """The random-edit property test's case (hypothesis, seed not fixed): two norms added to
+    tiny-gpt's layer and one block moved inside it grew the layer's open frame over
+    final_norm and head below it, because only adding or removing blocks tidied the level
+    above."""
+    from tfstudio.graph import AddNode, MoveNodes, new_node
+    from tfstudio.graph.layout import clear_spot, untangled
+
+    doc = Document(untangled(load_preset("tiny-gpt")))
+    inside = ("layers",)
+
+    def add_norm():
+        layer = doc.graph(inside)
+        node = new_node(layer, "norm", (0.0, 0.0))
+        node.pos = clear_spot(layer, node, node.pos)
+        doc.execute(kept_tidy(AddNode(inside, node)))
+
+    def move(node_id, dx, dy):
+        layer = doc.graph(inside)
+        node = layer.node(node_id)
+        to = clear_spot(layer, node, (node.pos[0] + dx, node.pos[1] + dy))
+        doc.execute(kept_tidy(MoveNodes(inside, {node_id: to})))
+
+    add_norm()
+    move("norm_attn", 0, -179)
+    add_norm()
+    move("norm_attn", 32, 0)
+    assert overlapping_pairs(doc.graph(())) == []

@@ -467,8 +467,8 @@ def tidy_edit(doc: Document, path: Path) -> MoveNodes:
 
 def kept_tidy(edit: Edit) -> Edit:
     """``edit`` wrapped so that it leaves no blocks overlapping: a rewrite of a graph tidies
-    that graph where needed, and blocks added or removed inside a group tidy the levels above
-    it where the group's open frame, grown or shrunk, now overlaps its neighbours."""
+    that graph where needed, and blocks added, moved or removed inside a group tidy the levels
+    above it where the group's open frame, grown or shrunk, now overlaps its neighbours."""
     if isinstance(edit, ReplaceGraph):
         return KeepTidy(edit, edit.path)
     path = _nested_path(edit)
@@ -476,9 +476,9 @@ def kept_tidy(edit: Edit) -> Edit:
 
 
 def _nested_path(edit: Edit) -> Path:
-    """The group level where ``edit`` adds or removes blocks or wires (a wire changes how the
-    group's open frame lays its inside out, so its size); () at the top or for others."""
-    if isinstance(edit, (AddNode, RemoveNodes, Connect, Disconnect)):
+    """The group level where ``edit`` adds, moves or removes blocks or wires (each changes how
+    the group's open frame lays its inside out, so its size); () at the top or for others."""
+    if isinstance(edit, (AddNode, MoveNodes, RemoveNodes, Connect, Disconnect)):
         return tuple(edit.path)
     if isinstance(edit, Macro):
         return next((p for p in map(_nested_path, edit.commands) if p), ())
