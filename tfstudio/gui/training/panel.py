@@ -4,9 +4,9 @@ attention, positions, next token, experts, run history).
 The panel lays the workspace out and draws what one Qt-free model, :class:`ShownState`,
 says is shown (run, step, text, the live run's lifecycle and the look on screen): the live
 run's newest look inside while it trains, a replayed look when the step bar moves, or a past
-run opened from the history. Its jobs live beside it: :class:`RunLifecycle` (Train, Pause, Stop), :class:`RedrawPacer` (how often views
-redraw), :class:`GenerationController` (the trained weights: next token, generation) and
-:class:`OpenedRuns` (past runs).
+run opened from the history. Its jobs live beside it: :class:`RunLifecycle` (Train, Pause,
+Stop), :class:`RedrawPacer` (how often views redraw), :class:`GenerationController` (the
+trained weights: next token, generation) and :class:`OpenedRuns` (past runs).
 """
 from __future__ import annotations
 
