@@ -24,27 +24,31 @@ def _recurrent(cell: str):
 
 
 _TINY = dict(vocab=256, d_model=64, heads=4, max_len=256, context=64)
+
+
+def _block_2017(name: str, description: str, **change):
+    """Vaswani et al. 2017's block as a decoder of about the story's size (post-norm,
+    sinusoidal positions with the embeddings times sqrt(d), ReLU), with ``change`` made."""
+    block = dict(layers=2, d_ff=256, placement="post", pos_scheme="sinusoidal",
+                 activation="relu", scale_embed=True, **_TINY)
+    return partial(transformer_lm, name=name, description=description, **{**block, **change})
+
+
 # each step of the story as a graph of about the same size (64 wide)
 MODELS = {
     "window": ("Bengio 2003: a 4-token window", "tiny-window-lm"),
     "rnn": ("a plain RNN", partial(_recurrent, "rnn")),
     "lstm": ("an LSTM", "tiny-lstm"),
-    "transformer-2017": ("the 2017 Transformer's block (post-norm, sinusoidal, ReLU)", partial(
-        transformer_lm, name="transformer-2017", description="Vaswani et al. 2017's block as a "
-        "decoder: post-norm, sinusoidal positions (embeddings times sqrt(d)), ReLU.",
-        layers=2, d_ff=256, placement="post", pos_scheme="sinusoidal", activation="relu",
-        scale_embed=True, **_TINY)),
+    "transformer-2017": ("the 2017 Transformer's block (post-norm, sinusoidal, ReLU)", _block_2017(
+        "transformer-2017", "Vaswani et al. 2017's block as a decoder: post-norm, sinusoidal "
+        "positions (embeddings times sqrt(d)), ReLU.")),
     # two controls, not steps of the story (CONTROLS below): the 2017 block with one change
-    "transformer-2017-pre": ("the 2017 block with pre-norm (a control)", partial(
-        transformer_lm, name="transformer-2017-pre", description="Vaswani et al. 2017's block "
-        "as a decoder with pre-norm: sinusoidal positions (embeddings times sqrt(d)), ReLU.",
-        layers=2, d_ff=256, placement="pre", pos_scheme="sinusoidal", activation="relu",
-        scale_embed=True, **_TINY)),
-    "transformer-2017-learned": ("the 2017 block with learned positions (a control)", partial(
-        transformer_lm, name="transformer-2017-learned", description="Vaswani et al. 2017's "
-        "block as a decoder with learned positions: post-norm, embeddings times sqrt(d), ReLU.",
-        layers=2, d_ff=256, placement="post", pos_scheme="learned", activation="relu",
-        scale_embed=True, **_TINY)),
+    "transformer-2017-pre": ("the 2017 block with pre-norm (a control)", _block_2017(
+        "transformer-2017-pre", "Vaswani et al. 2017's block as a decoder with pre-norm: "
+        "sinusoidal positions (embeddings times sqrt(d)), ReLU.", placement="pre")),
+    "transformer-2017-learned": ("the 2017 block with learned positions (a control)", _block_2017(
+        "transformer-2017-learned", "Vaswani et al. 2017's block as a decoder with learned "
+        "positions: post-norm, embeddings times sqrt(d), ReLU.", pos_scheme="learned")),
     "gpt2": ("GPT-2's block (pre-norm, learned positions, GELU)", "tiny-gpt"),
     "llama": ("LLaMA's block (RMSNorm, RoPE, SwiGLU, GQA)", "tiny-llama"),
     "moe": ("LLaMA's block with 4 experts, top-2", "tiny-mixtral"),
@@ -116,20 +120,24 @@ def notes(c) -> list[str]:
         control = final_loss(v[name])
         gain = lower(control, block)
         line = (f"the 2017 block with only {what} changed ({change}; {name}, a control, not "
-                f"counted): "
-                f"validation loss {control.text()} against the 2017 block's {block.text()}, "
+                f"counted): validation loss {control.text()} against the 2017 block's "
+                f"{block.text()}, "
                 f"{WORDS[gain.outcome]} ({gain.text()})")
         if lstm is not None:
             against = lower(control, lstm)
             line += (f"; against the LSTM's {lstm.text()}, {WORDS[against.outcome]} "
-                     f"({against.text()}); so this change "
-                     + ("closes the 2017 block's gap to the LSTM here"
-                        if gain.outcome == HOLDS and against.outcome != FAILS else
-                        "closes part of the 2017 block's gap to the LSTM here, not all of it"
-                        if gain.outcome == HOLDS else
-                        "does not account for the 2017 block's gap to the LSTM here"))
+                     f"({against.text()}); so this change {_closes(gain, against)}")
         lines.append(line + ".")
     return lines
+
+
+def _closes(gain, against) -> str:
+    """What a control's two tests say of the 2017 block's gap to the LSTM."""
+    if gain.outcome != HOLDS:
+        return "does not account for the 2017 block's gap to the LSTM here"
+    if against.outcome == FAILS:
+        return "closes part of the 2017 block's gap to the LSTM here, not all of it"
+    return "closes the 2017 block's gap to the LSTM here"
 
 
 PAPERS = (
