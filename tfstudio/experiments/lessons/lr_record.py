@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ...graph import Graph
 from ...runs import TrainConfig
+from ...runs.disk import write_whole
 
 RECORD_PATH = Path(__file__).with_name("lr_sweeps.json")
 # lessons with a variant that has no recorded sweep yet (it trains at LESSON_TRAINING's
@@ -45,12 +46,17 @@ def chosen_lrs(lesson: str, budget: float = 1, path: Path = RECORD_PATH
     return {}, 0
 
 
+def _save(record: dict, path: Path) -> None:
+    """The record, written whole (the old file stays until the new one is complete)."""
+    write_whole(path, json.dumps(record, indent=1, sort_keys=True) + "\n")
+
+
 def save_variant(lesson: str, budget: float, header: dict, sweep: dict,
                  path: Path = RECORD_PATH, apart: bool = False) -> None:
     """Add (or replace) one variant's sweep under the lesson's key; ``header`` (command,
     date, grid, seeds, steps) replaces the entry's. A variant swept ``apart`` from an entry
     already recorded (``--only``) keeps its own command and date and leaves the entry's.
-    Written whole through a temporary file."""
+    Written whole."""
     record = load(path)
     item = record.setdefault(key(lesson, budget), {"variants": {}})
     if apart and item["variants"]:
@@ -58,9 +64,7 @@ def save_variant(lesson: str, budget: float, header: dict, sweep: dict,
     else:
         item.update(header)
     item["variants"][sweep["name"]] = sweep
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    _save(record, path)
 
 
 def rechoose(path: Path = RECORD_PATH) -> list[str]:
@@ -75,9 +79,7 @@ def rechoose(path: Path = RECORD_PATH) -> list[str]:
             if sweep["lr"] != chosen.chosen_lr:
                 changed.append(f"{name} {variant}: {sweep['lr']:g} -> {chosen.chosen_lr:g}")
             sweep.update(lr=chosen.chosen_lr, at_edge=chosen.at_edge())
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    _save(record, path)
     return changed
 
 
