@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -42,7 +43,8 @@ def test_the_chosen_lr_is_the_grids_lowest_mean_selection_loss():
     s = run_sweep(0.01)
     assert s.grid == [1e-3, 3e-3, 1e-2, 3e-2]          # an inner best: nothing widened
     assert s.chosen_lr == 0.01 and s.at_edge() == "" and lr_sweep.edge_is_settled(s)
-    assert all(len(p.losses) == 2 for p in s.points)   # every lr over both seeds
+    # every lr over both seeds, and the two lowest means (0.01, then 0.03) over two more
+    assert {p.lr: len(p.losses) for p in s.points} == {1e-3: 2, 3e-3: 2, 1e-2: 4, 3e-2: 4}
 
 
 def test_a_best_lr_at_the_edge_widens_the_grid_until_it_is_inside():
@@ -75,6 +77,95 @@ def test_a_smaller_lr_within_one_standard_error_of_the_best_is_chosen():
     exact = lr_sweep.VariantSweep("w", [lr_sweep.LrPoint(0.03, [0.680, 0.680]),
                                         lr_sweep.LrPoint(0.1, [0.679, 0.679])])
     assert exact.chosen_lr == 0.1
+
+
+def stalls_on(seed: int, lr: float, best: float = 0.03):
+    """A fake training that wins at ``best`` on every seed but stalls (loss 2.2, the attention
+    lesson's GQA at 0.03 on one seed in five) at ``lr`` on ``seed``."""
+    def train(graph, config, tokenizer=None, corpus=None):
+        if config.seed == seed and math.isclose(config.lr, lr):
+            return 2.2
+        return 0.62 + (math.log10(config.lr) - math.log10(best)) ** 2 / 10 + 0.001 * (
+            config.seed % 2)
+    return train
+
+
+def test_an_lr_that_stalls_on_a_confirming_seed_loses_the_choice_it_won_on_two_seeds():
+    calls = []
+
+    def train(graph, config, tokenizer=None, corpus=None):
+        calls.append((config.lr, config.seed))
+        return stalls_on(101, 0.03)(graph, config)
+    unconfirmed = lr_sweep.sweep_variant("gqa", None, TrainConfig(steps=5), confirm=(),
+                                         train=train)
+    assert unconfirmed.chosen_lr == 0.03 and not unconfirmed.confirmed
+    del calls[:]
+    s = lr_sweep.sweep_variant("gqa", None, TrainConfig(steps=5), train=train)
+    # the two lowest means on seeds 1, 2 (0.03, then 0.01) train again on seeds no lesson trains
+    assert sorted(calls[-4:]) == [(0.01, 101), (0.01, 102), (0.03, 101), (0.03, 102)]
+    assert s.confirmed and [p.lr for p in s.candidates] == [0.01, 0.03]
+    assert s.chosen_lr == 0.01 and s.best.lr == 0.01
+    # a stall at an lr the choice never considers changes nothing
+    quiet = lr_sweep.sweep_variant("gqa", None, TrainConfig(steps=5),
+                                   train=stalls_on(101, 1e-3))
+    assert quiet.chosen_lr == 0.03 and [p.lr for p in quiet.candidates] == [0.01, 0.03]
+
+
+def test_a_confirmed_front_runner_at_the_grids_edge_widens_the_grid_on_every_seed():
+    # 0.03, the grid's top, wins on seeds 1, 2, so the grid widens to 0.1; 0.03 then stalls on
+    # seed 101 and 0.1, now the top edge, takes the lead: the grid widens past it on all four
+    # seeds
+    def train(graph, config, tokenizer=None, corpus=None):
+        if config.seed == 101 and math.isclose(config.lr, 0.03):
+            return 2.2
+        return {1e-3: 1.5, 3e-3: 1.0, 1e-2: 0.8, 3e-2: 0.6, 0.1: 0.7, 0.3: 0.75,
+                1.0: 3.0}[round(config.lr, 6)] + 0.001 * config.seed
+    s = lr_sweep.sweep_variant("v", None, TrainConfig(steps=5), grid=(1e-3, 3e-3, 1e-2, 3e-2),
+                               train=train)
+    counts = {p.lr: len(p.losses) for p in s.points}
+    assert counts[0.1] == 4 and counts[0.3] == 4        # confirmed, then widened on 4 seeds
+    assert s.chosen_lr == 0.1 and s.at_edge() == "" and lr_sweep.edge_is_settled(s)
+
+
+def test_resuming_a_recorded_sweep_trains_only_its_confirmation(tmp_path):
+    record = tmp_path / "record.json"
+    calls = []
+
+    def train(graph, config, tokenizer=None, corpus=None):
+        calls.append((config.lr, config.seed))
+        return stalls_on(101, 0.01, best=0.006)(graph, config)   # an inner best
+    lr_record.sweep_lesson("attention", steps=3, only=["attention=gqa"], path=record,
+                           train=train, confirm=(), command="sweep")
+    assert len(calls) == 8 and lr_record.chosen_lrs("attention", path=record)[0] == {
+        "attention=gqa": 0.01}
+    # orthogonality's learned positions: a twin of attention=mha, recorded as the same sweep
+    lr_record.sweep_lesson("attention", steps=3, only=["attention=mha"], path=record,
+                           train=bowl(0.01), confirm=())
+    lr_record.sweep_lesson("orthogonality", steps=3, only=["positions=learned"],
+                           path=record, train=bowl(0.01), confirm=())
+    del calls[:]
+    with pytest.raises(ValueError, match="resuming keeps the record's grid and steps"):
+        lr_record.sweep_lesson("attention", steps=5, path=record, train=train, resume=True)
+    lr_record.sweep_lesson("attention", steps=3, only=["attention=gqa"], path=record,
+                           train=train, resume=True, command="confirm")
+    assert sorted(calls) == [(0.003, 101), (0.003, 102), (0.01, 101), (0.01, 102)]
+    item = lr_record.entry("attention", path=record)
+    assert item["variants"]["attention=gqa"]["lr"] == 0.003 and item["command"] == "sweep"
+    assert item["confirm_command"] == "confirm" and item["confirm_seeds"] == [101, 102]
+    text = "\n".join(lr_record.markdown(record))
+    assert "trained again on seeds 101, 102 (`confirm`" in text
+    assert "(4 seeds)**" in text
+    # the twin follows its source once the source is confirmed
+    lr_record.sweep_lesson("attention", steps=3, only=["attention=mha"], path=record,
+                           train=lambda g, c, t=None, k=None: stalls_on(102, 0.01,
+                                                                        best=0.01)(g, c),
+                           resume=True)
+    assert lr_record.refresh_twins(record) == ["orthogonality positions=learned"]
+    twin = lr_record.entry("orthogonality", path=record)["variants"]["positions=learned"]
+    source = lr_record.entry("attention", path=record)["variants"]["attention=mha"]
+    # (0.01 stalls on seed 102, so 0.03 is chosen)
+    assert twin["points"] == source["points"] and twin["lr"] == source["lr"] == 0.03
+    assert lr_record.refresh_twins(record) == []
 
 
 def test_the_table_bolds_the_chosen_lr_and_italicises_a_different_lowest_mean():
@@ -295,7 +386,6 @@ def test_the_lesson_says_where_its_lrs_come_from():
 
 
 def test_benchmarks_doc_shows_the_recorded_sweeps_as_recorded():
-    from pathlib import Path
     docs = Path(__file__).resolve().parents[2] / "docs" / "BENCHMARKS.md"
     section = lr_record.docs_section(docs.read_text(encoding="utf-8"))
     assert section == "\n".join(lr_record.markdown()).strip("\n"), \
@@ -338,7 +428,7 @@ def test_a_variant_already_swept_as_another_lessons_variant_takes_its_record(tmp
     lr_record.sweep_lesson("attention", steps=3, only=["attention=mha"], path=record,
                            train=train)
     trained = len(calls)
-    assert trained == 8                                   # 4 lrs x 2 seeds
+    assert trained == 12                        # 4 lrs x 2 seeds, then 2 lrs x 2 more
     # orthogonality's learned positions are tiny-gpt as it is: attention=mha's very model
     lr_record.sweep_lesson("orthogonality", steps=3, only=["positions=learned"], path=record,
                            train=train)
@@ -348,11 +438,38 @@ def test_a_variant_already_swept_as_another_lessons_variant_takes_its_record(tmp
     # a different model trains
     lr_record.sweep_lesson("orthogonality", steps=3, only=["positions=sinusoidal"],
                            path=record, train=train)
-    assert len(calls) == trained + 8
+    assert len(calls) == trained + 12
     # a different training (steps) does not take the record either
     lr_record.sweep_lesson("positions", steps=4, only=["positions=learned"], path=record,
                            train=train)
-    assert len(calls) == trained + 16
+    assert len(calls) == trained + 24
+
+
+def _record_variants(path: str, lesson: str, count: int, start_at: float) -> None:
+    import time
+    time.sleep(max(0.0, start_at - time.time()))        # both writers at once
+    for i in range(count):
+        lr_record.save_variant(lesson, 1, {"command": lesson, "date": "now"},
+                               {"name": f"v{i}", "lr": 0.01, "points": []}, Path(path))
+
+
+@pytest.mark.slow   # two processes started by spawn, then writing at the same moment
+def test_two_sweeps_recording_at_once_keep_each_others_variants(tmp_path):
+    import multiprocessing
+    record = tmp_path / "record.json"
+    context = multiprocessing.get_context("spawn")
+    import time
+    start_at = time.time() + 4                           # after both have started
+    writers = [context.Process(target=_record_variants,
+                               args=(str(record), lesson, 60, start_at))
+               for lesson in ("attention", "norm")]
+    for w in writers:
+        w.start()
+    for w in writers:
+        w.join(60)
+    assert [w.exitcode for w in writers] == [0, 0]
+    kept = lr_record.load(record)
+    assert {k: len(v["variants"]) for k, v in kept.items()} == {"attention": 60, "norm": 60}
 
 
 def test_a_variant_swept_apart_keeps_its_own_command_and_leaves_the_entrys(tmp_path):
@@ -386,9 +503,10 @@ def test_interpolations_short_model_keeps_its_twins_sweep_and_each_fine_tune_is_
         return bowl(0.01 if config.seq_len == 64 else 3e-4)(graph, config)
     # positions=rope is the interpolation lesson's short model, trained alike
     lr_record.sweep_lesson("positions", steps=3, only=["positions=rope"], path=record,
-                           train=train, grid=list(LESSONS["interpolation"].sweeps(3)[0].grid))
+                           train=train, grid=list(LESSONS["interpolation"].sweeps(3)[0].grid),
+                           confirm=())
     del calls[:]
-    lr_record.sweep_lesson("interpolation", steps=3, path=record, train=train)
+    lr_record.sweep_lesson("interpolation", steps=3, path=record, train=train, confirm=())
     item = lr_record.entry("interpolation", path=record)
     short = item["variants"]["short"]
     assert short["same_as"] == "positions positions=rope" and short["lr"] == 0.01
@@ -409,6 +527,14 @@ def test_interpolations_short_model_keeps_its_twins_sweep_and_each_fine_tune_is_
     table = "\n".join(lr_record.markdown(record))
     assert "Fine-tunes of short, each seed's runs starting from its model trained at its " \
            "chosen lr: 1 step of 4 x 256 tokens, grid 0.0001, 0.0003, 0.001, 0.003" in table
+    # resumed, each way trains only its two lowest means on the confirming seeds, each run
+    # from that seed's own start (trained once per seed)
+    del calls[:], starts[:]
+    lr_record.sweep_lesson("interpolation", path=record, train=train, resume=True)
+    assert len(calls) == len(WAYS) * 2 * 2 and {c.seed for c in calls} == {101, 102}
+    assert starts == [(c.seed, 0.01, 0.2) for c in calls]
+    assert all(len(lr_record.entry("interpolation", path=record)["variants"][f"tune-{w}"][
+        "points"][1]["losses"]) == 4 for w in WAYS)      # 3e-4, the best, on 4 seeds
 
 
 def test_a_grid_for_a_lesson_that_sweeps_its_own_grids_is_refused(tmp_path):

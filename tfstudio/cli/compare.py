@@ -43,8 +43,9 @@ def configure(parser) -> None:
                              "worst variant's final loss, which every variant reaches)")
     parser.add_argument("--tune-lr", action="store_true",
                         help="first sweep each variant's lr (4 log-spaced values, widened past "
-                             "an edge that wins, 2 seeds, chosen on text apart from the "
-                             "validation split; the smallest lr within one standard error of the lowest "
+                             "an edge that wins, 2 seeds, the two lowest means trained again on "
+                             "2 more; chosen on text apart from the validation split: of those "
+                             "two, the smallest lr within one standard error of the lower "
                              "mean loss), then train each variant at its own lr; "
                              "the sweep's table goes on the report (DIR/tuned_lrs.json)")
     parser.add_argument("--print-commands", action="store_true",

@@ -10,6 +10,11 @@ a lesson's 3-5 seeds one seed in four landed far above the rest (GPT-2 at 0.03: 
 lr lies at an edge of the grid, the grid is widened on that side (to the next value of the
 1, 3, 10 series: a half-decade at a time) and the new lrs trained, so a chosen lr is never an edge the grid did not look past.
 
+Two seeds cannot show an lr where one run in four stalls (the attention lesson's GQA at 0.03
+trained to 0.62 on both sweep seeds and stalled at 2.2 on a lesson seed). So the sweep then
+*confirms*: the two lrs with the lowest means train again on two more seeds that no lesson
+trains (CONFIRM_SEEDS), and the rule chooses among those two, now on four seeds each.
+
 Splits: the sweep trains on the first ``1 - 2 * val_fraction`` of the tokens and chooses on
 the next ``val_fraction``; the comparison reports on the last ``val_fraction`` (its validation
 split), which the sweep never scores on. So the choice and the reported loss come from
@@ -35,6 +40,8 @@ from ..runs import TrainConfig
 
 DEFAULT_GRID = (1e-3, 3e-3, 1e-2, 3e-2)
 DEFAULT_SEEDS = (1, 2)
+CONFIRM_SEEDS = (101, 102)   # the front-runners' extra seeds: apart from every lesson's 1-5
+FRONT_RUNNERS = 2            # how many of the lowest means the confirming seeds train
 MAX_WIDENINGS = 2            # per side: the grid stops growing after this many
 
 
@@ -80,16 +87,42 @@ class VariantSweep:
         return [p.lr for p in self.points]
 
     @property
+    def candidates(self) -> list[LrPoint]:
+        """The lrs the choice is made among: those trained on the most seeds (the confirmed
+        front-runners once the sweep has confirmed, every lr before)."""
+        most = max(len(p.losses) for p in self.points)
+        return [p for p in self.points if len(p.losses) == most]
+
+    @property
+    def confirmed(self) -> bool:
+        return len({len(p.losses) for p in self.points}) > 1
+
+    @property
     def best(self) -> LrPoint:
-        return min(self.points, key=lambda p: p.mean)
+        return min(self.candidates, key=lambda p: p.mean)
 
     @property
     def chosen(self) -> LrPoint:
-        """The smallest lr whose mean is within one standard error of the best mean (the best
-        itself when its seeds give no spread)."""
+        """The smallest candidate lr whose mean is within one standard error of the best mean
+        (the best itself when its seeds give no spread)."""
         best = self.best
         within = best.mean + (best.spread or 0.0) / math.sqrt(len(best.losses))
-        return min((p for p in self.points if p.mean <= within), key=lambda p: p.lr)
+        return min((p for p in self.candidates if p.mean <= within), key=lambda p: p.lr)
+
+    def front_runners(self) -> list[LrPoint]:
+        """The FRONT_RUNNERS lrs with the lowest means (finite ones only): those the sweep
+        confirms on more seeds."""
+        finite = [p for p in self.points if math.isfinite(p.mean)]
+        return sorted(finite, key=lambda p: p.mean)[:FRONT_RUNNERS]
+
+    def point_at(self, lr: float) -> LrPoint:
+        """The point of ``lr``, added (with no losses yet) if the sweep has none."""
+        for p in self.points:
+            if math.isclose(p.lr, lr, rel_tol=1e-9):
+                return p
+        self.points.append(LrPoint(lr, []))
+        self.points.sort(key=lambda p: p.lr)
+        return self.point_at(lr)
 
     @property
     def chosen_lr(self) -> float:
@@ -179,55 +212,73 @@ Progress = Callable[[str], None]
 
 
 def sweep_variant(name: str, graph: Graph, config: TrainConfig, *,
-                  grid=DEFAULT_GRID, seeds=DEFAULT_SEEDS, widen: bool = True,
-                  progress: Progress = lambda line: None, tokenizer=None, corpus=None,
-                  train: Callable | None = None) -> VariantSweep:
+                  grid=DEFAULT_GRID, seeds=DEFAULT_SEEDS, confirm=CONFIRM_SEEDS,
+                  widen: bool = True, progress: Progress = lambda line: None, tokenizer=None,
+                  corpus=None, train: Callable | None = None,
+                  recorded: VariantSweep | None = None) -> VariantSweep:
     """Train ``graph`` at each lr of ``grid`` and each seed; widen the grid past an edge that
-    wins (up to MAX_WIDENINGS half-decades a side)."""
+    wins (up to MAX_WIDENINGS half-decades a side); then train the front-runners on the
+    ``confirm`` seeds too. From a ``recorded`` sweep over ``seeds``, only what it lacks is
+    trained (the confirmation, when it has none)."""
     train = train or train_one
-    result = VariantSweep(name)
-    todo = sorted(grid)
-    while todo:
+    result = recorded or VariantSweep(name)
+    wanted = list(seeds)
+    todo = [] if recorded else sorted(grid)
+    if recorded and recorded.confirmed:
+        wanted += confirm
+    while True:
         for lr in todo:
-            losses = []
-            for seed in seeds:
+            point = result.point_at(lr)
+            for seed in wanted[len(point.losses):]:
                 start = time.perf_counter()
                 loss = train(graph, selection_config(config, lr, seed), tokenizer, corpus)
-                losses.append(loss)
+                point.losses.append(loss)
                 progress(f"{name}: lr {lr:.3g} seed {seed}: selection loss {loss:.4f} "
                          f"({time.perf_counter() - start:.0f}s)")
-            result.points.append(LrPoint(lr, losses))
-        result.points.sort(key=lambda p: p.lr)
         if not any(math.isfinite(p.mean) for p in result.points):
             tried = ", ".join(f"{p.lr:g}" for p in result.points)
             raise ValueError(f"{name}: no lr of the sweep ({tried}) finished training; check "
                              "that the variant trains at all (tfstudio train) before tuning "
                              "its lr")
-        todo = []
-        edge = result.at_edge()
-        if widen and edge and result.widened[edge] < MAX_WIDENINGS:
-            result.widened[edge] += 1
-            lr = next_lr(result.grid[0], up=False) if edge == "low" else \
-                next_lr(result.grid[-1], up=True)
-            progress(f"{name}: best lr {result.best.lr:.3g} is the grid's {edge} edge; "
-                     f"widening to {lr:.3g}")
-            todo = [lr]
-    return result
+        todo = _widening(result, progress) if widen else []
+        if not todo and confirm and len(wanted) == len(seeds):
+            wanted += confirm
+            todo = [p.lr for p in result.front_runners()]
+            progress(f"{name}: confirming lrs {', '.join(f'{lr:.3g}' for lr in todo)} on "
+                     f"seeds {', '.join(map(str, confirm))}")
+        if not todo:
+            return result
+
+
+def _widening(result: VariantSweep, progress: Progress) -> list[float]:
+    """[the next lr past the edge] when the best lr is an edge the grid may still widen past
+    (counted in ``result.widened``), else []."""
+    edge = result.at_edge()
+    if not edge or result.widened[edge] >= MAX_WIDENINGS:
+        return []
+    result.widened[edge] += 1
+    lr = next_lr(result.grid[0], up=False) if edge == "low" else \
+        next_lr(result.grid[-1], up=True)
+    progress(f"{result.name}: best lr {result.best.lr:.3g} is the grid's {edge} edge; "
+             f"widening to {lr:.3g}")
+    return [lr]
 
 
 def sweep(variants: list[tuple[str, Graph]], config: TrainConfig, *, grid=DEFAULT_GRID,
-          seeds=DEFAULT_SEEDS, progress: Progress = lambda line: None,
-          train: Callable | None = None,
+          seeds=DEFAULT_SEEDS, confirm=CONFIRM_SEEDS, progress: Progress = lambda line: None,
+          train: Callable | None = None, recorded: dict[str, VariantSweep] | None = None,
           on_variant: Callable[[VariantSweep], None] = lambda s: None) -> list[VariantSweep]:
     """Sweep every (name, graph) with the comparison's ``config`` (its steps, batch and
-    corpus); the corpus is read and the tokenizer built once. ``on_variant`` gets each
+    corpus); the corpus is read and the tokenizer built once. A variant in ``recorded``
+    trains only what its recorded sweep lacks (``sweep_variant``). ``on_variant`` gets each
     variant's sweep as it finishes (a long sweep saves as it goes)."""
     corpus, tokenizer = _text_of(config)
     results = []
     for name, graph in variants:
         results.append(sweep_variant(name, graph, config, grid=grid, seeds=seeds,
-                                     progress=progress, tokenizer=tokenizer, corpus=corpus,
-                                     train=train))
+                                     confirm=confirm, progress=progress, tokenizer=tokenizer,
+                                     corpus=corpus, train=train,
+                                     recorded=(recorded or {}).get(name)))
         on_variant(results[-1])
     return results
 
@@ -244,12 +295,18 @@ def _text_of(config: TrainConfig):
     return corpus, build_tokenizer(config.tokenizer, corpus)
 
 
-def starting_from(starts: dict[int, str], train: Callable | None = None) -> Callable:
-    """The sweep's training of a fine-tune: each seed's run starts from that seed's model in
-    ``starts`` (a run folder), otherwise trained as ``train`` (``train_one``) trains."""
+def starting_from(start: Callable[[int], str], train: Callable | None = None) -> Callable:
+    """The sweep's training of a fine-tune: each seed's run starts from that seed's model
+    (``start(seed)``: a run folder, trained once, the first time a seed asks), otherwise
+    trained as ``train`` (``train_one``) trains."""
+    starts: dict[int, str] = {}
+
     def fine_tune(graph, config, tokenizer=None, corpus=None):
-        start = dataclasses.replace(config, init_from=starts[config.seed])
-        return (train or train_one)(graph, start, tokenizer, corpus)
+        if config.seed not in starts:
+            starts[config.seed] = start(config.seed)
+        return (train or train_one)(graph, dataclasses.replace(config,
+                                                               init_from=starts[config.seed]),
+                                    tokenizer, corpus)
     return fine_tune
 
 
@@ -270,33 +327,38 @@ def train_start(graph: Graph, config: TrainConfig, lr: float, seed: int, run_dir
 
 def sweep_fine_tunes(start: tuple[Graph, TrainConfig, float], tunes: list[tuple[str, Graph]],
                      config: TrainConfig, *, grid=DEFAULT_GRID, seeds=DEFAULT_SEEDS,
-                     progress: Progress = lambda line: None, train: Callable | None = None,
+                     confirm=CONFIRM_SEEDS, progress: Progress = lambda line: None,
+                     train: Callable | None = None,
+                     recorded: dict[str, VariantSweep] | None = None,
                      on_variant: Callable[[VariantSweep], None] = lambda s: None
                      ) -> list[VariantSweep]:
     """Sweep fine-tunes (``tunes``, each trained with ``config``) of one model: ``start``
-    (its graph, config and chosen lr) is trained once per seed on the sweep's training split,
-    then every tune's run of that seed starts from it (``sweep``, ``starting_from``)."""
+    (its graph, config and chosen lr) is trained on the sweep's training split once for each
+    seed a tune's run needs, and every tune's run of that seed starts from it (``sweep``,
+    ``starting_from``)."""
     import tempfile
     from pathlib import Path
 
     corpus, tokenizer = _text_of(config)
     graph, start_config, lr = start
     with tempfile.TemporaryDirectory() as folder:
-        starts = {}
-        for seed in seeds:
+        def start_of(seed: int) -> str:
             began = time.perf_counter()
-            starts[seed] = train_start(graph, start_config, lr, seed, Path(folder) / str(seed),
-                                       tokenizer, corpus)
+            made = train_start(graph, start_config, lr, seed, Path(folder) / str(seed),
+                               tokenizer, corpus)
             progress(f"the start of the fine-tunes: lr {lr:g} seed {seed} trained "
                      f"({time.perf_counter() - began:.0f}s)")
-        return sweep(tunes, config, grid=grid, seeds=seeds, progress=progress,
-                     train=starting_from(starts, train), on_variant=on_variant)
+            return made
+        return sweep(tunes, config, grid=grid, seeds=seeds, confirm=confirm,
+                     progress=progress, train=starting_from(start_of, train),
+                     recorded=recorded, on_variant=on_variant)
 
 
 def table(sweeps: list[VariantSweep]) -> list[str]:
     """A markdown table: a row per variant, its selection loss (mean ± spread over seeds) at
-    each lr tried, the chosen lr in bold (the lowest mean in italics where the one-standard-
-    error rule chose a smaller lr)."""
+    each lr tried, the seeds' count beside an lr confirmed on more seeds, the chosen lr in
+    bold (the lowest mean in italics where the one-standard-error rule chose a smaller
+    lr)."""
     lrs = sorted({p.lr for s in sweeps for p in s.points})
     lines = ["| variant | " + " | ".join(f"{lr:.3g}" for lr in lrs) + " | chosen lr |",
              "|---" * (len(lrs) + 2) + "|"]
@@ -304,7 +366,9 @@ def table(sweeps: list[VariantSweep]) -> list[str]:
         cells = []
         for lr in lrs:
             point = next((p for p in s.points if math.isclose(p.lr, lr)), None)
-            text = "" if point is None else point.text()
+            text = "" if point is None else point.text() + \
+                (f" ({len(point.losses)} seeds)" if s.confirmed and any(point is c for c in s.candidates)
+                 else "")
             cells.append(f"**{text}**" if point is s.chosen else
                          f"*{text}*" if point is s.best else text)
         lines.append(f"| {s.name} | " + " | ".join(cells) + f" | {s.chosen_lr:.3g} |")
@@ -317,7 +381,7 @@ SWEEP_FILE = "tuned_lrs.json"
 
 
 def tune(out, variants: list[tuple[str, Graph]], config: TrainConfig, *, grid=DEFAULT_GRID,
-         seeds=DEFAULT_SEEDS, progress: Progress = lambda line: None,
+         seeds=DEFAULT_SEEDS, confirm=CONFIRM_SEEDS, progress: Progress = lambda line: None,
          train: Callable | None = None) -> dict[str, float]:
     """``compare --tune-lr``: sweep the comparison's variants, keep the sweep in
     OUT/tuned_lrs.json (reused when it holds every variant at these settings), and return each
@@ -328,14 +392,16 @@ def tune(out, variants: list[tuple[str, Graph]], config: TrainConfig, *, grid=DE
     path = Path(out) / SWEEP_FILE
     settings = {"steps": config.steps, "batch_size": config.batch_size,
                 "seq_len": config.seq_len, "corpus": config.corpus,
-                "tokenizer": config.tokenizer, "grid": sorted(grid), "seeds": list(seeds)}
+                "tokenizer": config.tokenizer, "grid": sorted(grid), "seeds": list(seeds),
+                "confirm_seeds": list(confirm)}
     if path.exists():
         kept = json.loads(path.read_text(encoding="utf-8"))
         names = {v["name"] for v in kept["variants"]}
         if kept["settings"] == settings and names >= {n for n, _ in variants}:
             progress(f"lr sweep: reusing {path}")
             return {v["name"]: VariantSweep.from_dict(v).chosen_lr for v in kept["variants"]}
-    sweeps = sweep(variants, config, grid=grid, seeds=seeds, progress=progress, train=train)
+    sweeps = sweep(variants, config, grid=grid, seeds=seeds, confirm=confirm,
+                   progress=progress, train=train)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"settings": settings,
                                 "variants": [s.to_dict() for s in sweeps]}, indent=1),

@@ -4,9 +4,16 @@ variant's selection loss per lr and the lr chosen. A lesson trains each variant 
 lr; this module is the one place that reads or writes the record."""
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:       # Windows: no advisory locks; run one sweep at a time there
+    fcntl = None
 
 from ...graph import Graph
 from ...runs import TrainConfig
@@ -51,20 +58,35 @@ def _save(record: dict, path: Path) -> None:
     write_whole(path, json.dumps(record, indent=1, sort_keys=True) + "\n")
 
 
+@contextlib.contextmanager
+def _editing(path: Path):
+    """The record, loaded, changed by the caller and written whole, with no other process in
+    between: two sweeps recording at once would each write back the record without the
+    other's variant. The lock is the record's folder (flock), so no lock file is left."""
+    folder = os.open(path.parent, os.O_RDONLY)
+    try:
+        if fcntl is not None:
+            fcntl.flock(folder, fcntl.LOCK_EX)
+        record = load(path)
+        yield record
+        _save(record, path)
+    finally:
+        os.close(folder)            # closing drops the lock
+
+
 def save_variant(lesson: str, budget: float, header: dict, sweep: dict,
                  path: Path = RECORD_PATH, apart: bool = False) -> None:
     """Add (or replace) one variant's sweep under the lesson's key; ``header`` (command,
     date, grid, seeds, steps) replaces the entry's. A variant swept ``apart`` from an entry
     already recorded (``--only``) keeps its own command and date and leaves the entry's.
     Written whole."""
-    record = load(path)
-    item = record.setdefault(key(lesson, budget), {"variants": {}})
-    if apart and item["variants"]:
-        sweep = {**sweep, "command": header["command"], "date": header["date"]}
-    else:
-        item.update(header)
-    item["variants"][sweep["name"]] = sweep
-    _save(record, path)
+    with _editing(path) as record:
+        item = record.setdefault(key(lesson, budget), {"variants": {}})
+        if apart and item["variants"]:
+            sweep = {**sweep, "command": header["command"], "date": header["date"]}
+        else:
+            item.update(header)
+        item["variants"][sweep["name"]] = sweep
 
 
 def rechoose(path: Path = RECORD_PATH) -> list[str]:
@@ -72,14 +94,15 @@ def rechoose(path: Path = RECORD_PATH) -> list[str]:
     trained) and write the record back; returns a line per lr that changed."""
     from ..sweep import VariantSweep
 
-    record, changed = load(path), []
-    for name, item in record.items():
-        for variant, sweep in item["variants"].items():
-            chosen = VariantSweep.from_dict(sweep)
-            if sweep["lr"] != chosen.chosen_lr:
-                changed.append(f"{name} {variant}: {sweep['lr']:g} -> {chosen.chosen_lr:g}")
-            sweep.update(lr=chosen.chosen_lr, at_edge=chosen.at_edge())
-    _save(record, path)
+    changed = []
+    with _editing(path) as record:
+        for name, item in record.items():
+            for variant, sweep in item["variants"].items():
+                chosen = VariantSweep.from_dict(sweep)
+                if sweep["lr"] != chosen.chosen_lr:
+                    changed.append(f"{name} {variant}: {sweep['lr']:g} -> "
+                                   f"{chosen.chosen_lr:g}")
+                sweep.update(lr=chosen.chosen_lr, at_edge=chosen.at_edge())
     return changed
 
 
@@ -88,19 +111,21 @@ SAME_TRAINING = ("corpus", "tokenizer", "steps", "batch_size", "seq_len", "warmu
                  "val_fraction", "min_lr_ratio", "lr_decay_steps", "grad_accum", "eval_batches")
 
 
-def recorded_twin(graph, config, grid, seeds, path: Path = RECORD_PATH
+def recorded_twin(graph, config, grid, seeds, path: Path = RECORD_PATH, confirm=None
                   ) -> tuple[str, dict] | None:
     """("lesson variant", its recorded sweep) of a variant already swept that is the same
     model with the same training, grid and seeds (a lesson's base is often another lesson's
     variant: the runs would repeat to the last digit), or None."""
     from ...graph.compare import same_model
+    from ..sweep import CONFIRM_SEEDS
     from ..variants import expand
     from . import LESSONS, prepare
 
+    confirm = list(CONFIRM_SEEDS if confirm is None else confirm)
     for name, item in load(path).items():
         lesson = LESSONS.get(name.split("@")[0])
         if lesson is None or lesson.run is not None or list(item["grid"]) != list(grid) or \
-                list(item["seeds"]) != list(seeds):
+                list(item["seeds"]) != list(seeds) or item.get("confirm_seeds", []) != confirm:
             continue
         run = prepare(lesson.name, steps=item["steps"])
         if any(getattr(run.config, f) != getattr(config, f) for f in SAME_TRAINING):
@@ -109,6 +134,30 @@ def recorded_twin(graph, config, grid, seeds, path: Path = RECORD_PATH
             if variant.name in item["variants"] and same_model(variant.graph, graph, True):
                 return f"{name} {variant.name}", item["variants"][variant.name]
     return None
+
+
+# what a twin takes from the sweep it is the same as (its name and own settings stay)
+TWIN_TAKES = ("points", "lr", "at_edge", "widened")
+
+
+def refresh_twins(path: Path = RECORD_PATH) -> list[str]:
+    """Copy into every recorded twin (``same_as``) its source's sweep as recorded now (after
+    the source was confirmed, say); returns "lesson variant" of each twin that changed."""
+    changed = []
+    with _editing(path) as record:
+        for name, item in record.items():
+            for variant in item["variants"].values():
+                if "same_as" not in variant:
+                    continue
+                source_key, source_name = variant["same_as"].split(" ", 1)
+                source = record[source_key]["variants"][source_name]
+                taken = {k: source[k] for k in TWIN_TAKES if k in source}
+                if any(variant.get(k) != v for k, v in taken.items()):
+                    variant.update(taken)
+                    changed.append(f"{name} {variant['name']}")
+                if "confirm_seeds" in record[source_key]:     # an entry of twins alone
+                    item.setdefault("confirm_seeds", record[source_key]["confirm_seeds"])
+    return changed
 
 
 @dataclass(frozen=True)
@@ -133,13 +182,15 @@ def settings_of(item: dict, variant: dict) -> dict:
 
 
 def sweep_lesson(name: str, *, budget: float = 1, steps: int | None = None, grid=None,
-                 seeds=None, only: list[str] | None = None, command: str = "",
-                 progress=lambda line: None, path: Path = RECORD_PATH,
-                 train=None) -> list:
+                 seeds=None, confirm=None, only: list[str] | None = None, command: str = "",
+                 progress=lambda line: None, path: Path = RECORD_PATH, train=None,
+                 resume: bool = False) -> list:
     """Sweep every variant of lesson ``name`` at its own steps (times ``budget``) and record
     each as it finishes; returns the sweeps. ``only`` limits it to the variants named. A
     variant that is the same model as one already recorded at the same training takes that
-    record (noted as ``same_as``) instead of training again."""
+    record (noted as ``same_as``) instead of training again. With ``resume``, each recorded
+    variant trains only what its record lacks (its confirmation on the ``confirm`` seeds),
+    on the record's own grid and seeds; twins are left for ``refresh_twins``."""
     import datetime
 
     from .. import sweep as lr_sweep
@@ -147,43 +198,68 @@ def sweep_lesson(name: str, *, budget: float = 1, steps: int | None = None, grid
     from . import LESSONS, prepare
 
     seeds = tuple(seeds or lr_sweep.DEFAULT_SEEDS)
+    confirm = tuple(lr_sweep.CONFIRM_SEEDS if confirm is None else confirm)
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     header = {"command": command, "date": date, "seeds": list(seeds), "budget": budget,
+              "confirm_seeds": list(confirm),
               "chosen_on": "selection split (the text just before the validation split)",
               "reported_on": "validation split"}
+    kept = {}
+    if resume:
+        item = entry(name, budget, path)
+        if item is None:
+            raise ValueError(f"{key(name, budget)}: no sweep recorded to resume; sweep it "
+                             "first")
+        if grid is not None or (steps is not None and steps != item["steps"]):
+            raise ValueError(f"{key(name, budget)}: resuming keeps the record's grid and "
+                             "steps; drop --grid and --steps")
+        seeds, steps = tuple(item["seeds"]), item["steps"]
+        grid = item["grid"] if LESSONS[name].run is None else None
+        header = {"confirm_seeds": list(confirm), "confirm_command": command,
+                  "confirm_date": date}
+        kept = {v: lr_sweep.VariantSweep.from_dict(d) for v, d in item["variants"].items()
+                if "same_as" not in d}
     if name in LESSONS and LESSONS[name].run is not None:
         return _sweep_own(LESSONS[name], budget=budget, steps=steps, grid=grid, seeds=seeds,
-                          only=only, header=header, progress=progress, path=path, train=train)
-    run = prepare(name, budget=budget, steps=steps)
+                          confirm=confirm, only=only, header=header, progress=progress,
+                          path=path, train=train, kept=kept)
+    # resuming trains at the record's own steps (already times its budget)
+    run = prepare(name, steps=steps) if resume else prepare(name, budget=budget, steps=steps)
     grid = tuple(grid or lr_sweep.DEFAULT_GRID)
-    header.update(grid=list(grid), steps=run.config.steps, batch_size=run.config.batch_size,
-                  seq_len=run.config.seq_len)
+    if not resume:
+        header.update(grid=list(grid), steps=run.config.steps,
+                      batch_size=run.config.batch_size, seq_len=run.config.seq_len)
+    apart = bool(only) and not resume      # a confirmation keeps the entry's command
     sweeps = []
     for v in expand(run.base, run.varies):
         if only and v.name not in only:
             continue
-        twin = recorded_twin(v.graph, run.config, grid, seeds, path)
+        twin = None if resume else recorded_twin(v.graph, run.config, grid, seeds, path,
+                                                 confirm)
+        if resume and v.name not in kept:
+            continue                                   # a twin: refresh_twins copies it
         if twin is not None:
             progress(f"{v.name}: the same model and training as {twin[0]}; its sweep is kept")
             recorded = {**twin[1], "name": v.name, "same_as": twin[0]}
-            save_variant(name, budget, header, recorded, path, apart=bool(only))
+            save_variant(name, budget, header, recorded, path, apart=apart)
             sweeps.append(lr_sweep.VariantSweep.from_dict(recorded))
             continue
         sweeps += lr_sweep.sweep([(v.name, v.graph)], run.config, grid=grid, seeds=seeds,
-                                 progress=progress, train=train,
+                                 confirm=confirm, progress=progress, train=train,
+                                 recorded=kept,
                                  on_variant=lambda s: save_variant(name, budget, header,
                                                                    s.to_dict(), path,
-                                                                   apart=bool(only)))
+                                                                   apart=apart))
     return sweeps
 
 
-def _sweep_own(lesson, *, budget, steps, grid, seeds, only, header, progress, path,
-               train) -> list:
+def _sweep_own(lesson, *, budget, steps, grid, seeds, confirm, only, header, progress, path,
+               train, kept) -> list:
     """``sweep_lesson`` of a lesson that trains itself: each of its ``sweeps`` trainings on
     its own grid, the first one's settings in the header and a later one's own where they
     differ. A training with no ``start`` takes a recorded twin's sweep (``recorded_twin``)
     or is swept; the fine-tunes of one start are swept together from it, trained at the
-    lr just chosen for it (or recorded)."""
+    lr just chosen for it (or recorded). ``kept``: recorded sweeps to resume, by name."""
     from .. import sweep as lr_sweep
 
     if lesson.sweeps is None:
@@ -191,17 +267,20 @@ def _sweep_own(lesson, *, budget, steps, grid, seeds, only, header, progress, pa
     if grid is not None:
         raise ValueError(f"lesson {lesson.name} sweeps each of its trainings on its own grid; "
                          "drop --grid")
-    if budget != 1:
+    if budget != 1 and not kept:
         steps = max(1, round((steps or lesson.training["steps"]) * budget))
     trainings = lesson.sweeps(steps)
     first = trainings[0]
-    header.update(grid=list(first.grid), steps=first.config.steps,
-                  batch_size=first.config.batch_size, seq_len=first.config.seq_len)
+    resume = "confirm_command" in header
+    if not resume:
+        header.update(grid=list(first.grid), steps=first.config.steps,
+                      batch_size=first.config.batch_size, seq_len=first.config.seq_len)
+    settings = header if not resume else entry(lesson.name, budget, path)
 
     def own(t: Swept) -> dict:
         mine = {"steps": t.config.steps, "batch_size": t.config.batch_size,
                 "seq_len": t.config.seq_len, "grid": list(t.grid)}
-        return {**{k: v for k, v in mine.items() if v != header[k]},
+        return {**{k: v for k, v in mine.items() if v != settings[k]},
                 **({"starts_from": t.start} if t.start else {})}
 
     by_name = {t.name: t for t in trainings}
@@ -213,9 +292,10 @@ def _sweep_own(lesson, *, budget, steps, grid, seeds, only, header, progress, pa
     wanted = [t for t in trainings if not only or t.name in only]
     sweeps, chosen = [], {}
     for t in wanted:
-        if t.start:
-            continue
-        twin = recorded_twin(t.graph, t.config, t.grid, seeds, path)
+        if t.start or (resume and t.name not in kept):
+            continue                     # a fine-tune, or (resuming) a twin
+        twin = None if resume else recorded_twin(t.graph, t.config, t.grid, seeds, path,
+                                                 confirm)
         if twin is not None:
             progress(f"{t.name}: the same model and training as {twin[0]}; its sweep is kept")
             recorded = {**twin[1], "name": t.name, "same_as": twin[0]}
@@ -223,8 +303,8 @@ def _sweep_own(lesson, *, budget, steps, grid, seeds, only, header, progress, pa
             sweeps.append(lr_sweep.VariantSweep.from_dict(recorded))
         else:
             sweeps += lr_sweep.sweep([(t.name, t.graph)], t.config, grid=t.grid, seeds=seeds,
-                                     progress=progress, train=train,
-                                     on_variant=lambda s: save(s.to_dict()))
+                                     confirm=confirm, progress=progress, train=train,
+                                     recorded=kept, on_variant=lambda s: save(s.to_dict()))
         chosen[t.name] = sweeps[-1].chosen_lr
     for start in dict.fromkeys(t.start for t in wanted if t.start):
         tunes = [t for t in wanted if t.start == start]
@@ -240,7 +320,8 @@ def _sweep_own(lesson, *, budget, steps, grid, seeds, only, header, progress, pa
             chosen[start] = recorded[start]
         sweeps += lr_sweep.sweep_fine_tunes(
             (begin.graph, begin.config, chosen[start]), [(t.name, t.graph) for t in tunes],
-            tunes[0].config, grid=tunes[0].grid, seeds=seeds, progress=progress, train=train,
+            tunes[0].config, grid=tunes[0].grid, seeds=seeds, confirm=confirm,
+            progress=progress, train=train, recorded=kept,
             on_variant=lambda s: save(s.to_dict()))
     return sweeps
 
@@ -265,7 +346,7 @@ def markdown(path: Path = RECORD_PATH) -> list[str]:
                   f"`{item['command']}` ({item['date']}); grid "
                   f"{', '.join(f'{x:g}' for x in item['grid'])}, widened past an edge that won. "
                   f"Selection loss (mean ± spread over seeds) on the {item['chosen_on']}; the "
-                  f"lessons report on the {item['reported_on']}.", ""]
+                  f"lessons report on the {item['reported_on']}.", *_confirmation(item), ""]
         for (steps, batch, length, grid, start), sweeps in groups.items():
             if start:
                 lines += [f"Fine-tunes of {start}, each seed's runs starting from its model "
@@ -280,6 +361,18 @@ def markdown(path: Path = RECORD_PATH) -> list[str]:
     return lines
 
 
+def _confirmation(item: dict) -> list[str]:
+    """The entry's line on its confirmation (none when it has no confirming seeds)."""
+    seeds = item.get("confirm_seeds")
+    if not seeds:
+        return []
+    how = f" (`{item['confirm_command']}`, {item['confirm_date']})" \
+        if "confirm_command" in item else ""
+    return [f"The two lowest means of each variant trained again on seeds "
+            f"{', '.join(map(str, seeds))}{how}; the rule chose among those two, on "
+            f"{len(item['seeds']) + len(seeds)} seeds each (marked)."]
+
+
 SECTION_HEAD = """## Lessons: each variant's own best lr (issue 38)
 
 Every lesson variant trains at the lr its sweep chose: `bench/sweep_lr.py` trains it at each lr
@@ -289,7 +382,9 @@ text before that). The chosen lr (bold) is the smallest whose mean loss lies wit
 standard error of the lowest mean (italic where it differs): the one-standard-error rule
 (Hastie, Tibshirani & Friedman, *Elements of Statistical Learning* 7.10), because a larger lr
 that wins inside its seeds' noise sits next to the divergence cliff. The grid is widened past
-an edge where the lowest mean lies. The lessons report
+an edge where the lowest mean lies. Two seeds cannot show an lr where one run in four stalls,
+so the two lowest means then train on two more seeds that no lesson trains, and the rule
+chooses among those two. The lessons report
 on the validation split, which the choice never saw. The record is
 `tfstudio/experiments/lessons/lr_sweeps.json`; this section is written from it."""
 DOCS_START, DOCS_END = "<!-- lr-sweeps: bench/sweep_lr.py --table --write -->", "<!-- /lr-sweeps -->"
