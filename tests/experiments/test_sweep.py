@@ -17,7 +17,8 @@ from tfstudio.experiments import sweep as lr_sweep
 from tfstudio.experiments.lessons import LESSONS, lr_record, prepare
 from tfstudio.experiments.lessons.budget import parse_budget
 from tfstudio.experiments.lessons.cost import trainings
-from tfstudio.experiments.lessons.measures import (late_slope, order_sentence, order_settled,
+from tfstudio.experiments.lessons.measures import (far_seeds, far_seeds_sentence, late_slope,
+                                                   order_sentence, order_settled,
                                                    still_learning_sentence)
 from tfstudio.experiments.results import Comparison, RunResult, VariantResult
 from tfstudio.experiments.runner import Plan
@@ -365,6 +366,32 @@ def test_the_order_settles_at_the_first_evaluation_after_its_last_change():
     same = validated({"a": [2.0] * 8, "b": [2.5] * 8})
     assert order_settled(same) == (50, 400, None)
     assert "the same at every evaluation from step 50 to 400" in order_sentence(same)
+
+
+def finals(losses: dict[str, list[float]]):
+    """A comparison whose variant NAME's seeds 1, 2, ... end at ``losses[NAME]``."""
+    c = comparison({n: flat for n in losses})
+    for v in c.variants:
+        v.runs = [RunResult(seed, "", 1, flat(seed), [(400, x)], {}, 1.0)
+                  for seed, x in enumerate(losses[v.name[2:]], 1)]
+    return c
+
+
+def test_a_run_stalled_among_healthy_seeds_is_named_and_seeds_that_merely_vary_are_not():
+    # the attention lesson's GQA at lr 0.03: seed 3 stalled at 2.215, its others 0.62-0.64
+    c = finals({"gqa": [0.628, 0.631, 2.215, 0.624, 0.640],
+                "mha": [0.640, 0.652, 0.628, 0.645, 0.636]})
+    assert far_seeds(c) == [("k=gqa", 3, 2.215, 0.631)]
+    text = far_seeds_sentence(c)
+    assert "k=gqa seed 3 ended at 2.215 against its seeds' median 0.631" in text
+    assert "rests partly on a run that trained unlike the others" in text
+    # scale's 32-wide model: seeds spread widely (0.83, 0.99, 1.37), none apart from the rest
+    assert far_seeds(finals({"w32": [0.836, 0.995, 1.37]})) == []
+    # seeds that agree to the third decimal: a 1% difference is not far
+    assert far_seeds(finals({"w": [0.680, 0.680, 0.687]})) == []
+    assert far_seeds_sentence(finals({"w": [0.680, 0.680, 0.687]})) == ""
+    # two seeds cannot single one out
+    assert far_seeds(finals({"a": [0.6, 2.2]})) == []
 
 
 def test_the_token_budget_is_computed_against_the_counted_training_split():

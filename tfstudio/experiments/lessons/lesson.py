@@ -252,17 +252,17 @@ class Lesson:
 
 def training_lines(comparison) -> list[str]:
     """How the runs were trained, where the comparison knows: each variant's lr, the token
-    budget against the counted baselines', the variants still learning at the end and the step
-    at which their order settled."""
+    budget against the counted baselines', the variants still learning at the end, the step
+    at which their order settled and any run far from its variant's other seeds."""
     if not callable(getattr(comparison, "lr_text", None)):
         return []
-    from .measures import order_sentence, still_learning_sentence
+    from .measures import far_seeds_sentence, order_sentence, still_learning_sentence
 
     lines = [f"Trained with {comparison.lr_text()}."]
     if not callable(getattr(comparison, "token_budget", None)):
         return lines    # a lesson's own result (``run``): its lrs only
     lines += [s for s in (comparison.token_budget(), still_learning_sentence(comparison),
-                          order_sentence(comparison)) if s]
+                          order_sentence(comparison), far_seeds_sentence(comparison)) if s]
     return lines
 
 

@@ -190,3 +190,44 @@ def still_learning_sentence(c: Comparison) -> str:
     return (f"Still learning at step {last}: the training loss of {named} still falls over "
             f"the last quarter ({quarter}) beyond its noise, so {then} with more steps "
             f"(--budget 4x).")
+
+
+# Iglewicz & Hoaglin (1993): a value is an outlier when its modified z-score,
+# 0.6745 |x - median| / MAD, exceeds 3.5; and only when it also lies FAR_SHARE from the median,
+# so seeds that agree to the third decimal (a MAD near 0) do not flag a 1% difference
+OUTLIER_Z = 3.5
+FAR_SHARE = 0.1
+
+
+def far_seeds(c: Comparison) -> list[tuple[str, int, float, float]]:
+    """(variant, seed, final validation loss, the median of its variant's seeds) of each run
+    far from its variant's other seeds (a stalled or diverged run among healthy ones), in
+    variants of 3 or more seeds."""
+    import statistics
+
+    far = []
+    for v in c.variants:
+        losses = {r.seed: r.final_val_loss for r in v.runs if r.final_val_loss is not None}
+        if len(losses) < 3:
+            continue
+        median = statistics.median(losses.values())
+        mad = statistics.median(abs(x - median) for x in losses.values())
+        for seed, loss in losses.items():
+            gap = abs(loss - median)
+            if gap >= FAR_SHARE * median and (mad == 0 or 0.6745 * gap / mad > OUTLIER_Z):
+                far.append((v.name, seed, loss, median))
+    return far
+
+
+def far_seeds_sentence(c: Comparison) -> str:
+    """"Far from its variant's other seeds: ..." naming each such run and that the tests count
+    it, or "" when there is none."""
+    far = far_seeds(c)
+    if not far:
+        return ""
+    named = "; ".join(f"{name} seed {seed} ended at {loss:.3f} against its seeds' median "
+                      f"{median:.3f}" for name, seed, loss, median in far)
+    return (f"Far from its variant's other seeds (modified z-score above {OUTLIER_Z:g}, "
+            f"Iglewicz & Hoaglin 1993): {named}. The tests count every seed, so a check on "
+            f"{'that variant' if len({f[0] for f in far}) == 1 else 'those variants'} rests "
+            "partly on a run that trained unlike the others at the same lr.")
