@@ -381,9 +381,13 @@ def test_a_run_stalled_among_healthy_seeds_is_named_and_seeds_that_merely_vary_a
     # the attention lesson's GQA at lr 0.03: seed 3 stalled at 2.215, its others 0.62-0.64
     c = finals({"gqa": [0.628, 0.631, 2.215, 0.624, 0.640],
                 "mha": [0.640, 0.652, 0.628, 0.645, 0.636]})
+    c.baselines = {}
     assert far_seeds(c) == [("k=gqa", 3, 2.215, 0.631)]
     text = far_seeds_sentence(c)
-    assert "k=gqa seed 3 ended at 2.215 against its seeds' median 0.631" in text
+    assert "k=gqa seed 3 ended at 2.215 against its seeds' median 0.631. " in text
+    c.baselines = {"unigram": 3.012, "bigram": 2.431, "trigram": 1.183}
+    assert "k=gqa seed 3 ended at 2.215 against its seeds' median 0.631, near the bigram " \
+           "counter's 2.431" in far_seeds_sentence(c)
     assert "rests partly on a run that trained unlike the others" in text
     # scale's 32-wide model: seeds spread widely (0.83, 0.99, 1.37), none apart from the rest
     assert far_seeds(finals({"w32": [0.836, 0.995, 1.37]})) == []

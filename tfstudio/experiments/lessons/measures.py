@@ -225,8 +225,12 @@ def far_seeds_sentence(c: Comparison) -> str:
     far = far_seeds(c)
     if not far:
         return ""
+    def plateau(loss: float) -> str:
+        # the counted baseline the run sat near: a model that stayed on that plateau
+        near = [(n, x) for n, x in (c.baselines or {}).items() if abs(loss - x) <= 0.1 * x]
+        return "" if not near else f", near the {near[0][0]} counter's {near[0][1]:.3f}"
     named = "; ".join(f"{name} seed {seed} ended at {loss:.3f} against its seeds' median "
-                      f"{median:.3f}" for name, seed, loss, median in far)
+                      f"{median:.3f}{plateau(loss)}" for name, seed, loss, median in far)
     return (f"Far from its variant's other seeds (modified z-score above {OUTLIER_Z:g}, "
             f"Iglewicz & Hoaglin 1993): {named}. The tests count every seed, so a check on "
             f"{'that variant' if len({f[0] for f in far}) == 1 else 'those variants'} rests "
