@@ -476,6 +476,20 @@ def test_a_variant_already_swept_as_another_lessons_variant_takes_its_record(tmp
     assert len(calls) == trained + 24
 
 
+def test_a_twin_of_a_twin_takes_the_source_sweep_whatever_the_record_order(tmp_path):
+    record = tmp_path / "record.json"
+    confirmed = {"lr": 0.01, "points": [{"lr": 0.01, "losses": [0.6, 0.6, 0.6, 0.6]}]}
+    stale = {"lr": 0.03, "points": [{"lr": 0.03, "losses": [0.5, 0.5]}]}
+    record.write_text(json.dumps({
+        "a": {"variants": {"x": {"name": "x", "same_as": "m y", **stale}}},   # before m
+        "m": {"variants": {"y": {"name": "y", "same_as": "z w", **stale}}},
+        "z": {"confirm_seeds": [101, 102], "variants": {"w": {"name": "w", **confirmed}}}}))
+    assert lr_record.refresh_twins(record) == ["a x", "m y"]
+    kept = lr_record.load(record)
+    assert kept["a"]["variants"]["x"]["lr"] == kept["m"]["variants"]["y"]["lr"] == 0.01
+    assert kept["a"]["confirm_seeds"] == [101, 102]
+
+
 def _record_variants(path: str, lesson: str, count: int, start_at: float) -> None:
     import time
     time.sleep(max(0.0, start_at - time.time()))        # both writers at once

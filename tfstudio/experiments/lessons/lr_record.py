@@ -145,18 +145,23 @@ def refresh_twins(path: Path = RECORD_PATH) -> list[str]:
     the source was confirmed, say); returns "lesson variant" of each twin that changed."""
     changed = []
     with _editing(path) as record:
+        def source_of(variant: dict) -> tuple[dict, dict]:
+            """(the entry, the sweep) a twin is the same as, through a twin of a twin."""
+            entry_key, name = variant["same_as"].split(" ", 1)
+            source = record[entry_key]["variants"][name]
+            return source_of(source) if "same_as" in source else (record[entry_key], source)
+
         for name, item in record.items():
             for variant in item["variants"].values():
                 if "same_as" not in variant:
                     continue
-                source_key, source_name = variant["same_as"].split(" ", 1)
-                source = record[source_key]["variants"][source_name]
+                source_entry, source = source_of(variant)
                 taken = {k: source[k] for k in TWIN_TAKES if k in source}
                 if any(variant.get(k) != v for k, v in taken.items()):
                     variant.update(taken)
                     changed.append(f"{name} {variant['name']}")
-                if "confirm_seeds" in record[source_key]:     # an entry of twins alone
-                    item.setdefault("confirm_seeds", record[source_key]["confirm_seeds"])
+                if "confirm_seeds" in source_entry:          # an entry of twins alone
+                    item.setdefault("confirm_seeds", source_entry["confirm_seeds"])
     return changed
 
 
