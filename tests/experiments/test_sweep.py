@@ -169,6 +169,39 @@ def test_resuming_a_recorded_sweep_trains_only_its_confirmation(tmp_path):
     assert lr_record.refresh_twins(record) == []
 
 
+def confirmed_sweep(faster: list[float]) -> lr_sweep.VariantSweep:
+    """The experts record's moe-active: 0.003 chosen on 4 seeds, ``faster`` at 0.01."""
+    return lr_sweep.VariantSweep("ffn_experts=moe-active", [
+        lr_sweep.LrPoint(0.001, [1.909, 1.935, 1.894, 1.883]),
+        lr_sweep.LrPoint(0.003, [1.195, 1.292, 1.175, 1.117]),
+        lr_sweep.LrPoint(0.01, faster), lr_sweep.LrPoint(0.03, [2.1, 2.09])])
+
+
+def test_a_faster_lr_that_some_seeds_ride_and_others_stall_at_is_named_from_the_record(
+        tmp_path):
+    unsteady = confirmed_sweep([0.610, 0.764, 1.589, 1.827])
+    assert unsteady.chosen_lr == 0.003 and unsteady.unsteady_above().lr == 0.01
+    # every seed slower at 0.01, or every seed faster (then 0.01 would be chosen): steady
+    assert confirmed_sweep([1.3, 1.5, 1.589, 1.827]).unsteady_above() is None
+    assert confirmed_sweep([0.61, 0.62, 0.63, 0.64]).chosen_lr == 0.01
+    # seeds a little above the chosen mean are noise, not a stall
+    assert confirmed_sweep([1.0, 1.25, 1.30, 1.40]).unsteady_above() is None
+    record = tmp_path / "record.json"
+    lr_record.save_variant("experts", 1, {"command": "c", "date": "d"}, unsteady.to_dict(),
+                           record)
+    text = lr_record.unsteady_sentence("experts", {"ffn_experts=moe-active": 0.003}, record)
+    assert "ffn_experts=moe-active trains at 0.003 (selection loss 1.195 ± 0.073) because " \
+           "at 0.01 its 4 sweep seeds ended at 0.610, 0.764, 1.589, 1.827: below 0.003's " \
+           "mean on 2, 20% or more above it on 2" in text
+    # a lesson trained at another lr than the record chose: the record says nothing of it
+    assert lr_record.unsteady_sentence("experts", {"ffn_experts=moe-active": 0.01},
+                                       record) == ""
+    lr_record.save_variant("experts", 1, {"command": "c", "date": "d"},
+                           confirmed_sweep([1.3, 1.5, 1.589, 1.827]).to_dict(), record)
+    assert lr_record.unsteady_sentence("experts", {"ffn_experts=moe-active": 0.003},
+                                       record) == ""
+
+
 def test_the_table_bolds_the_chosen_lr_and_italicises_a_different_lowest_mean():
     gpt2 = lr_sweep.VariantSweep("gpt2", [lr_sweep.LrPoint(0.01, [0.626, 0.626]),
                                           lr_sweep.LrPoint(0.03, [0.629, 0.611])])

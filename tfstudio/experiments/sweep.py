@@ -42,6 +42,7 @@ DEFAULT_GRID = (1e-3, 3e-3, 1e-2, 3e-2)
 DEFAULT_SEEDS = (1, 2)
 CONFIRM_SEEDS = (101, 102)   # the front-runners' extra seeds: apart from every lesson's 1-5
 FRONT_RUNNERS = 2            # how many of the lowest means the confirming seeds train
+STALL_SHARE = 0.2            # a sweep seed this far above the chosen lr's mean stalled there
 MAX_WIDENINGS = 2            # per side: the grid stops growing after this many
 
 
@@ -108,6 +109,19 @@ class VariantSweep:
         best = self.best
         within = best.mean + (best.spread or 0.0) / math.sqrt(len(best.losses))
         return min((p for p in self.candidates if p.mean <= within), key=lambda p: p.lr)
+
+    def unsteady_above(self) -> LrPoint | None:
+        """The next candidate lr above the chosen one when some of its seeds ended below the
+        chosen lr's mean and some stalled, STALL_SHARE or more above it (a faster lr that some
+        seeds ride and others stall at), else None."""
+        above = [p for p in self.candidates if p.lr > self.chosen.lr]
+        if not above:
+            return None
+        faster, mean = min(above, key=lambda p: p.lr), self.chosen.mean
+        if any(x < mean for x in faster.losses) and \
+                any(x >= (1 + STALL_SHARE) * mean for x in faster.losses):
+            return faster
+        return None
 
     def front_runners(self) -> list[LrPoint]:
         """The FRONT_RUNNERS lrs with the lowest means (finite ones only): those the sweep

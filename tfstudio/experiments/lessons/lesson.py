@@ -252,8 +252,9 @@ class Lesson:
 
 def training_lines(comparison) -> list[str]:
     """How the runs were trained, where the comparison knows: each variant's lr, the token
-    budget against the counted baselines', the variants still learning at the end, the step
-    at which their order settled and any run far from its variant's other seeds."""
+    variants whose sweep found the next lr up unsteady, the token budget against the counted
+    baselines', the variants still learning at the end, the step at which their order settled
+    and any run far from its variant's other seeds."""
     if not callable(getattr(comparison, "lr_text", None)):
         return []
     from .measures import far_seeds_sentence, order_sentence, still_learning_sentence
@@ -261,8 +262,12 @@ def training_lines(comparison) -> list[str]:
     lines = [f"Trained with {comparison.lr_text()}."]
     if not callable(getattr(comparison, "token_budget", None)):
         return lines    # a lesson's own result (``run``): its lrs only
-    lines += [s for s in (comparison.token_budget(), still_learning_sentence(comparison),
-                          order_sentence(comparison), far_seeds_sentence(comparison)) if s]
+    from .lr_record import unsteady_sentence
+    unsteady = unsteady_sentence(comparison.plan.lesson, comparison.lrs()) \
+        if comparison.plan.lesson else ""
+    lines += [s for s in (unsteady, comparison.token_budget(),
+                          still_learning_sentence(comparison), order_sentence(comparison),
+                          far_seeds_sentence(comparison)) if s]
     return lines
 
 

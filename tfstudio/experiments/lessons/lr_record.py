@@ -165,6 +165,44 @@ def refresh_twins(path: Path = RECORD_PATH) -> list[str]:
     return changed
 
 
+def recorded_sweep(lesson: str, variant: str, lr: float, path: Path = RECORD_PATH):
+    """The recorded sweep (a VariantSweep) that chose ``lr`` for ``variant`` of ``lesson``, at
+    whichever budget; None when none did."""
+    from ..sweep import VariantSweep
+
+    for name, item in load(path).items():
+        found = item["variants"].get(variant)
+        if name.split("@")[0] == lesson and found and found["lr"] == lr:
+            return VariantSweep.from_dict(found)
+    return None
+
+
+def unsteady_sentence(lesson: str, lrs: dict[str, float], path: Path = RECORD_PATH) -> str:
+    """"Unsteady one lr up: ..." naming each variant trained at ``lrs`` whose sweep found the
+    next lr up fast on some seeds and stalled on others (``VariantSweep.unsteady_above``),
+    or ""."""
+    from ..sweep import STALL_SHARE
+
+    named = []
+    for variant, lr in lrs.items():
+        sweep = recorded_sweep(lesson, variant, lr, path)
+        faster = sweep.unsteady_above() if sweep else None
+        if faster is None:
+            continue
+        mean = sweep.chosen.mean
+        below = sum(x < mean for x in faster.losses)
+        stalled = sum(x >= (1 + STALL_SHARE) * mean for x in faster.losses)
+        named.append(f"{variant} trains at {lr:g} (selection loss {sweep.chosen.text()}) "
+                     f"because at {faster.lr:g} its {len(faster.losses)} sweep seeds ended "
+                     f"at {', '.join(f'{x:.3f}' for x in faster.losses)}: below {lr:g}'s mean on "
+                     f"{below}, {STALL_SHARE:.0%} or more above it on {stalled}")
+    if not named:
+        return ""
+    return ("Unsteady one lr up (from the recorded sweep): " + "; ".join(named) +
+            ". A faster lr that some seeds ride and others stall at is the cliff the "
+            "one-standard-error rule keeps off; the lower lr may still be learning at the end.")
+
+
 @dataclass(frozen=True)
 class Swept:
     """One training of a lesson that trains itself (``Lesson.sweeps``), swept on its own
