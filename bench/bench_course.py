@@ -116,16 +116,43 @@ def after_training_cost(name: str) -> float:
         return (cpu_seconds() - start) / max(len(commands), 1)
 
 
+def own_after_training_cost(name: str) -> float:
+    """CPU seconds per training that lesson ``name``, which trains in its own process,
+    spends besides its trainings' steps and start-up (measuring its models, such as
+    interpolation's loss by position out to 512 tokens, and drawing its page): the CPU of a
+    1-seed, 3-step run of the lesson less the estimate of its trainings at those settings."""
+    import contextlib
+    import io
+
+    from tfstudio.cli.lesson import run_lesson
+    from tfstudio.experiments.lessons import LESSONS
+    from tfstudio.experiments.lessons.cost import estimate, trainings
+    from tfstudio.experiments.lessons.course import cpu_seconds
+
+    lesson = LESSONS[name]
+    with tempfile.TemporaryDirectory() as folder:
+        start = cpu_seconds()
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            run_lesson(name, Path(folder) / name, seeds=[1], steps=3)
+        spent = cpu_seconds() - start
+    trained = estimate(lesson, seeds=1, steps=3, after={}).cpu_s
+    runs = sum(t.runs for t in trainings(lesson, 1, 3))
+    return max(0.0, (spent - trained) / max(runs, 1))
+
+
 def after_training_costs(only: list[str] | None = None) -> dict[str, float]:
-    """``after_training_cost`` of every lesson that is one comparison of runs."""
+    """``after_training_cost`` of every lesson that is one comparison of runs, and
+    ``own_after_training_cost`` of every lesson that trains in its own process."""
     from tfstudio.experiments.lessons.course import course
 
     costs = {}
     for lesson in course():
-        if lesson.run is None and not (only and lesson.name not in only):
-            costs[lesson.name] = round(after_training_cost(lesson.name), 2)
-            print(f"{lesson.name:14s} after training {costs[lesson.name]:.2f} CPU s/run",
-                  flush=True)
+        if only and lesson.name not in only:
+            continue
+        measure = after_training_cost if lesson.run is None else own_after_training_cost
+        costs[lesson.name] = round(measure(lesson.name), 2)
+        print(f"{lesson.name:14s} after training {costs[lesson.name]:.2f} CPU s/run",
+              flush=True)
     return costs
 
 
@@ -165,8 +192,8 @@ def write_costs(costs: dict[str, dict[str, float]], note: str,
         "# the same for a training inside the lesson's own, already started process\n"
         "IN_PROCESS_OVERHEAD = "
         f"{round(module.IN_PROCESS_OVERHEAD if in_process is None else in_process, 2)!r}\n"
-        "# CPU seconds per run a comparison lesson spends after training (collecting and\n"
-        "# measuring its runs, drawing its page), one run after another in its own process\n"
+        "# CPU seconds per run a lesson spends after training (collecting and measuring its\n"
+        "# runs, drawing its page), one run after another in its own process\n"
         f"AFTER_TRAINING: dict[str, float] = "
         f"{pprint.pformat({**module.AFTER_TRAINING, **(after or {})}, width=96)}\n"
         f"COSTS: dict[str, dict[str, float]] = {pprint.pformat(merged, width=96)}\n",

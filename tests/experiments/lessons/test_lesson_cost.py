@@ -105,3 +105,15 @@ def test_what_a_lesson_does_after_training_counts_once_per_run_in_its_own_proces
     assert bare.cpu_s == pytest.approx(3 * steps * 0.05)
     assert found.cpu_s == pytest.approx(bare.cpu_s + 3 * 20.0)
     assert found.wall_s == pytest.approx(bare.wall_s + 3 * 20.0)   # one run after another
+
+
+def test_a_lesson_that_trains_itself_counts_its_measuring_once_per_training():
+    # interpolation measures each model's loss by position out to 512 tokens once trained
+    lesson = LESSONS["interpolation"]
+    costs = {"interpolation": {"short": 0.1, "tune": 0.2}}
+    bare = estimate(lesson, seeds=2, overhead=0, in_process=0, after={}, costs=costs)
+    found = estimate(lesson, seeds=2, overhead=0, in_process=0,
+                     after={"interpolation": 1.5}, costs=costs)
+    trained = 2 + 2 * 3                                # a short model and 3 fine-tunes a seed
+    assert found.cpu_s == pytest.approx(bare.cpu_s + trained * 1.5)
+    assert found.wall_s == pytest.approx(found.cpu_s)   # all in one process

@@ -103,10 +103,10 @@ def estimate(lesson, seeds: int | None = None, steps: int | None = None,
             continue
         run = t.config.steps * table[t.key] + (extra if t.parallel else inside)
         steps_total += t.steps
+        serial += t.runs * per_run_after
         if not t.parallel:
             serial += t.runs * run
             continue
         for _ in range(t.runs):   # the runner starts each run on the first core free
             workers[workers.index(min(workers))] += run
-        serial += t.runs * per_run_after
     return Estimate(sum(workers) + serial, max(workers) + serial, steps_total, tuple(missing))
