@@ -20,6 +20,21 @@ def no_fsync():
         yield
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_collection(session):
+    """No cyclic collection while the test files import and pytest rewrites their asserts (the
+    rewrite builds millions of short-lived AST nodes, each allocation counting towards the next
+    collection, and each full one rescans torch, Qt and every module imported so far); then
+    collect once and freeze what collection left, as after a test below."""
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+        gc.collect()
+        gc.freeze()
+
+
 _full_collections = 0  # the cyclic collector's full collections when the last test ended
 
 
