@@ -61,8 +61,8 @@ def pytest_runtest_protocol(item, nextitem):
     top-level widgets a test, and every later window cost more to build."""
     global _full_collections
     yield
+    delete_closed_widgets()  # after every test: left for a later one, they piled up in thousands
     if gc.get_stats()[2]["collections"] > _full_collections:
-        delete_closed_widgets()
         gc.collect()
         gc.freeze()
     _full_collections = gc.get_stats()[2]["collections"]
