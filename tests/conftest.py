@@ -39,10 +39,9 @@ _full_collections = 0  # the cyclic collector's full collections when the last t
 
 
 def delete_closed_widgets():
-    """Delete now the widgets qtbot closed: its deleteLater waits for an event loop, which a test
-    that does not start one never gives it, so the window lived on into the freeze below and its
-    pyqtgraph menus (parentless QMenus that die with their plot's Python objects) never died:
-    each GUI test left about 180 top-level widgets, and every later window cost more."""
+    """Delete now the widgets qtbot closed: its deleteLater waits for an event loop to turn, so
+    a window outlived its test, piling up until a later test waited (or, caught by the freeze
+    below, for good, its pyqtgraph menus with it: parentless QMenus)."""
     qt = sys.modules.get("PySide6.QtWidgets")
     if qt is not None and qt.QApplication.instance() is not None:
         from PySide6.QtCore import QEvent
