@@ -1,5 +1,6 @@
 import gc
 import os
+import sys
 
 import pytest
 
@@ -19,18 +20,47 @@ def no_fsync():
         yield
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_collection(session):
+    """No cyclic collection while the test files import and pytest rewrites their asserts (the
+    rewrite builds millions of short-lived AST nodes, each allocation counting towards the next
+    collection, and each full one rescans torch, Qt and every module imported so far); then
+    collect once and freeze what collection left, as after a test below."""
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+        gc.collect()
+        gc.freeze()
+
+
 _full_collections = 0  # the cyclic collector's full collections when the last test ended
 
 
+def delete_closed_widgets():
+    """Delete now the widgets qtbot closed: its deleteLater waits for an event loop to turn, so
+    a window outlived its test, piling up until a later test waited (or, caught by the freeze
+    below, for good, its pyqtgraph menus with it: parentless QMenus)."""
+    qt = sys.modules.get("PySide6.QtWidgets")
+    if qt is not None and qt.QApplication.instance() is not None:
+        from PySide6.QtCore import QEvent
+        qt.QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+
+
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_teardown(item):
+def pytest_runtest_protocol(item, nextitem):
     """After a test that collected all generations (a panel's shutdown does, on the GUI thread),
-    collect once more, now that qtbot has closed its widgets, and freeze what is left: it is
-    what the session keeps (modules, torch, Qt), and the next test's full collection then scans
-    only its own objects. Unfrozen, each full collection in a GUI test scanned every object the
-    process ever made (about 0.3 s at 700,000 objects), a quarter of tests/gui/training's time."""
+    collect once more, now that its widgets are deleted and pytest has let go of its fixtures,
+    and freeze what is left: it is what the session keeps (modules, torch, Qt), and the next
+    test's full collection then scans only its own objects. Unfrozen, each full collection in a
+    GUI test scanned every object the process ever made (about 0.3 s at 700,000 objects), a
+    quarter of tests/gui/training's time. Frozen any earlier (in teardown, while the test's
+    arguments still held its window), each GUI test's window was kept for good: about 180
+    top-level widgets a test, and every later window cost more to build."""
     global _full_collections
     yield
+    delete_closed_widgets()  # after every test: left for a later one, they piled up in thousands
     if gc.get_stats()[2]["collections"] > _full_collections:
         gc.collect()
         gc.freeze()

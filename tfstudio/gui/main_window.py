@@ -69,6 +69,10 @@ class MainWindow(FileMenu, EditMenu, HelpMenu, QMainWindow):
                  autosave_interval_ms: int = 30_000):
         super().__init__()
         self.session = session or EditorSession()
+        if self.session.parent() is None:
+            # deleted with the window: parentless, the session's signals would keep the lambdas
+            # they call (which refer to the window's views) and so the whole window alive
+            self.session.setParent(self)
         self.data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.settings = QSettings(str(self.data_dir / "settings.ini"), QSettings.IniFormat)

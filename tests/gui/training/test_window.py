@@ -169,6 +169,37 @@ def test_signal_emission_cannot_free_true(qapp):
         assert sys.getrefcount(True) > 2**39 and sys.getrefcount(False) > 2**39
 
 
+def test_a_deleted_window_takes_its_session_and_training_panel_with_it(qapp, tmp_path):
+    """A closed window, once deleted, leaves nothing alive: its session's signals call lambdas
+    that refer to the panel and the canvas, so a session outliving its window kept both (and
+    the panel's plot menus, top-level widgets) for as long as the app ran."""
+    import gc
+    import weakref
+
+    from PySide6.QtCore import QEvent
+    from PySide6.QtWidgets import QApplication
+
+    from tfstudio.gui.main_window import MainWindow
+    from tfstudio.gui.session import EditorSession
+    from tfstudio.gui.training.attach import attach
+    from tfstudio.presets import load_preset
+
+    w = MainWindow(EditorSession(load_preset("tiny-gpt")), data_dir=tmp_path)
+    attach(w)
+    panel = w.training.panel
+    refs = {"window": weakref.ref(w), "session": weakref.ref(w.session),
+            "panel": weakref.ref(panel)}
+    menus_before = len(QApplication.topLevelWidgets())
+    w.close()
+    panel.shutdown()
+    w.deleteLater()
+    del w, panel
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    gc.collect()
+    assert [name for name, ref in refs.items() if ref() is not None] == []
+    assert len(QApplication.topLevelWidgets()) < menus_before
+
+
 def test_a_hugging_face_folder_opens_as_a_run_with_its_graph_on_the_canvas(window, tmp_path):
     import transformers  # a test dependency
     config = transformers.LlamaConfig(vocab_size=300, hidden_size=32, num_hidden_layers=2,
