@@ -371,6 +371,14 @@ def test_a_curve_still_falling_at_the_end_says_still_learning_and_a_flat_one_doe
     assert "so its loss may fall further with more steps" in alone and "order" not in alone
     settled = still_learning_sentence(comparison({"a": flat, "b": flat}))
     assert settled.startswith("Not learning any more at step 400")
+    # more steps: four times what ran, in the words that run it
+    assert learning.endswith("with more steps (--steps 1600).")       # a comparison
+    at_lesson = comparison({"a": falling, "b": flat})
+    at_lesson.plan.lesson = "attention"                                  # its own 400 steps
+    assert still_learning_sentence(at_lesson).endswith("(--budget 4x).")
+    longer = comparison({"a": falling, "b": flat}, steps=1600)
+    longer.plan.lesson = "attention"
+    assert "(--budget 16x)" in still_learning_sentence(longer)
 
 
 def validated(curves: dict[str, list[float]]):

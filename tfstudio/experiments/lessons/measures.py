@@ -138,6 +138,18 @@ def order_settled(c: Comparison) -> tuple[int, int, tuple[str, str] | None] | No
     return steps[settled], steps[-1], swapped
 
 
+def more_steps(c: Comparison) -> str:
+    """How to train four times longer than ``c`` did: "--budget 4x" for a lesson at its own
+    steps, "--budget 16x" for one already at 4x, "--steps 1600" for a comparison of 400."""
+    from . import LESSONS
+
+    lesson = LESSONS.get(c.plan.lesson or "")
+    steps = c.plan.config.steps
+    if lesson is None or lesson.run is not None:
+        return f"--steps {4 * steps}"
+    return f"--budget {4 * steps / lesson.training['steps']:g}x"
+
+
 def order_sentence(c: Comparison) -> str:
     """When the variants' order settled: "The order by validation loss settled at step 150 of
     400 ..." or that it changed until the last evaluation (more steps may change it)."""
@@ -151,7 +163,7 @@ def order_sentence(c: Comparison) -> str:
     passed = f"{swap[0]} passed {swap[1]}"
     if step == last:
         return (f"The order by mean validation loss had not settled by step {last}: {passed} "
-                f"at the last evaluation, so more steps (--budget 4x) may change it.")
+                f"at the last evaluation, so more steps ({more_steps(c)}) may change it.")
     return (f"The order by mean validation loss settled at step {step} of {last} (the last "
             f"change: {passed}); every later evaluation ranks the variants the same.")
 
@@ -189,7 +201,7 @@ def still_learning_sentence(c: Comparison) -> str:
     then = "the order may change" if len(c.variants) > 1 else "its loss may fall further"
     return (f"Still learning at step {last}: the training loss of {named} still falls over "
             f"the last quarter ({quarter}) beyond its noise, so {then} with more steps "
-            f"(--budget 4x).")
+            f"({more_steps(c)}).")
 
 
 # Iglewicz & Hoaglin (1993): a value is an outlier when its modified z-score,
