@@ -1,17 +1,17 @@
 """CPU seconds per training step of every model the course trains, by lesson and training key
 (``cost.trainings``); written by ``python bench/bench_course.py --step-time --write``."""
-MEASURED = ('2026-12-06 on x86_64 (2 cores, shared: 5-minute load average 3.4 to 3.5), one torch '
-            'thread, median of 12 steps')
+MEASURED = "2026-12-06 on x86_64 (2 cores, shared: 5-minute load average 3.4 to 3.5), one torch thread, median of 12 steps; interpolation's after-training cost 2026-12-07 (load 3.0, own_after_training_cost)"
 # CPU seconds every run pays besides its steps (start-up, data, evaluation)
 RUN_OVERHEAD = 3.87
 # the same for a training inside the lesson's own, already started process
 IN_PROCESS_OVERHEAD = 0.1
-# CPU seconds per run a comparison lesson spends after training (collecting and
-# measuring its runs, drawing its page), one run after another in its own process
+# CPU seconds per run a lesson spends after training (collecting and measuring its
+# runs, drawing its page), one run after another in its own process
 AFTER_TRAINING: dict[str, float] = {'activations': 0.15,
  'attention': 2.26,
  'experts': 0.19,
  'history': 0.28,
+ 'interpolation': 1.2,
  'norm': 0.91,
  'orthogonality': 0.27,
  'positions': 0.3,
