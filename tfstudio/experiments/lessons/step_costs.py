@@ -1,6 +1,8 @@
 """CPU seconds per training step of every model the course trains, by lesson and training key
 (``cost.trainings``); written by ``python bench/bench_course.py --step-time --write``."""
-MEASURED = "2026-12-06 on x86_64 (2 cores, shared: 5-minute load average 3.4 to 3.5), one torch thread, median of 12 steps; interpolation's after-training cost 2026-12-07 (load 3.0, own_after_training_cost)"
+MEASURED = ("2026-12-06 on x86_64 (2 cores, shared: 5-minute load average 3.4 to 3.5), one torch "
+            "thread, median of 12 steps; interpolation's after-training cost 2026-12-07 (load "
+            "3.0, own_after_training_cost)")
 # CPU seconds every run pays besides its steps (start-up, data, evaluation)
 RUN_OVERHEAD = 3.87
 # the same for a training inside the lesson's own, already started process
