@@ -13,7 +13,9 @@ lr lies at an edge of the grid, the grid is widened on that side (to the next va
 Two seeds cannot show an lr where one run in four stalls (the attention lesson's GQA at 0.03
 trained to 0.62 on both sweep seeds and stalled at 2.2 on a lesson seed). So the sweep then
 *confirms*: the two lrs with the lowest means train again on two more seeds that no lesson
-trains (CONFIRM_SEEDS), and the rule chooses among those two, now on four seeds each.
+trains (CONFIRM_SEEDS), and the rule chooses among those two, now on four seeds each. That
+caught MQA at 0.03 (0.619, 0.612, then 0.771 on seed 102) and moved it to 0.01; a stall rarer
+than one in four can still pass four seeds (GQA's did), and the lesson page names such a run.
 
 Splits: the sweep trains on the first ``1 - 2 * val_fraction`` of the tokens and chooses on
 the next ``val_fraction``; the comparison reports on the last ``val_fraction`` (its validation
