@@ -225,7 +225,6 @@ def test_a_wire_into_a_frames_output_clears_a_dead_end_block_in_the_last_column(
     [("group", 0, 1), ("move", 0, 0.0, 154.0, 0)],   # the slow property run's case
     [("move", 0, 0.0, 154.0, 0), ("group", 0, 1)],   # the same two edits the other way round
 ], ids=["group then move", "move then group"])
-@pytest.mark.xfail(strict=True, reason="the frame grows into its neighbour's gap (fixed next)")
 def test_a_block_grouped_inside_the_layer_leaves_the_wire_to_its_neighbour_room_for_its_label(
         steps):
     """A block grouped inside tiny-gpt's layer widens the layer's open frame by 36 units, into

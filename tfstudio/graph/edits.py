@@ -429,7 +429,8 @@ class ShowRunGraph(ReplaceGraph):
 class KeepTidy(Edit):
     """An edit followed by a tidy layout of every level it left with overlapping blocks
     (a rewrite drops new norms onto the Adds, an open group's frame grows into its
-    neighbours). One undo step: the moves are undone with the edit."""
+    neighbours), or, above the edit, with a frame grown into a neighbour's gap. One undo
+    step: the moves are undone with the edit."""
 
     edit: Edit
     path: Path                 # the level the edit changes
@@ -442,6 +443,11 @@ class KeepTidy(Edit):
         self.changes_model = self.edit.changes_model
 
     def do(self, doc):
+        # the levels above, where only the open frame holding the edit changes size: a frame
+        # grown into a neighbour's gap (closer than a wire's label needs, not only a wire)
+        # tidies its level, one left crowded by hand before the edit does not
+        above = [p for p in layout.levels_near(doc.root, self.path) if len(p) < len(self.path)]
+        crowded = {p: layout.crowded_pairs(doc.graph(p)) for p in above}
         self.edit.do(doc)
         self._moves = []
         levels = layout.levels_near(doc.root, self.path)
@@ -449,7 +455,8 @@ class KeepTidy(Edit):
             levels = [p for p in levels if len(p) < len(self.path)]  # around them make room
         for path in levels:
             graph = doc.graph(path)
-            if layout.needs_tidy(graph):
+            if layout.needs_tidy(graph) or (
+                    path in crowded and layout.crowded_pairs(graph) - crowded[path]):
                 move = MoveNodes(path, layout.tidy_positions(graph), text="Tidy")
                 move.do(doc)
                 self._moves.append(move)

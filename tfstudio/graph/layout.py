@@ -481,16 +481,19 @@ def block_rects(graph: Graph) -> dict[str, tuple[float, float, float, float]]:
     return rects
 
 
-def _intersect(a, b, margin: float = 0.0) -> bool:
+def _intersect(a, b, margin: float = 0.0, margin_y: float | None = None) -> bool:
+    my = margin if margin_y is None else margin_y
     return (a[0] < b[0] + b[2] + margin and b[0] < a[0] + a[2] + margin
-            and a[1] < b[1] + b[3] + margin and b[1] < a[1] + a[3] + margin)
+            and a[1] < b[1] + b[3] + my and b[1] < a[1] + a[3] + my)
 
 
-def overlapping_pairs(graph: Graph, margin: float = 0.0) -> list[tuple[str, str]]:
-    """Pairs of blocks whose drawn rectangles intersect (closer than ``margin``)."""
+def overlapping_pairs(graph: Graph, margin: float = 0.0,
+                      margin_y: float | None = None) -> list[tuple[str, str]]:
+    """Pairs of blocks whose drawn rectangles intersect (closer than ``margin``; than
+    ``margin_y`` above or below each other where given)."""
     rects = list(block_rects(graph).items())
     return [(a, b) for i, (a, ra) in enumerate(rects) for b, rb in rects[i + 1:]
-            if _intersect(ra, rb, margin)]
+            if _intersect(ra, rb, margin, margin_y)]
 
 
 def tidy_positions(graph: Graph) -> dict[str, Position]:
@@ -647,6 +650,14 @@ def needs_tidy(graph: Graph) -> bool:
     (a group made from a block is wider than the block: it can end up a few units from its
     neighbour's input)."""
     return bool(overlapping_pairs(graph, WIRE_ROOM))
+
+
+def crowded_pairs(graph: Graph) -> set[tuple[str, str]]:
+    """Pairs of blocks side by side (their heights within WIRE_ROOM) closer than a layer's gap,
+    GAP_X: the room a wire between them needs for its shape label, which the tidy layout and
+    a block placed by the editor (``clear_spot``) leave (less a unit: positions are rounded
+    to 0.01, so a tidy gap of 80 comes out 79.996)."""
+    return set(overlapping_pairs(graph, GAP_X - 1.0, WIRE_ROOM))
 
 
 def levels_near(root: Graph, path: Iterable[str]) -> list[tuple[str, ...]]:
