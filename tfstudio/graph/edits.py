@@ -443,11 +443,9 @@ class KeepTidy(Edit):
         self.changes_model = self.edit.changes_model
 
     def do(self, doc):
-        # the levels above, where only the open frame holding the edit changes size: a frame
-        # grown into a neighbour's gap (closer than a wire's label needs, not only a wire)
-        # tidies its level, one left crowded by hand before the edit does not
-        above = [p for p in layout.levels_near(doc.root, self.path) if len(p) < len(self.path)]
-        crowded = {p: layout.crowded_pairs(doc.graph(p)) for p in above}
+        # at each level above, only the open frame holding the edit changes: where it was drawn
+        frames = {self.path[:k]: layout.block_rect(doc.graph(self.path[:k]), self.path[k])
+                  for k in range(len(self.path))}
         self.edit.do(doc)
         self._moves = []
         levels = layout.levels_near(doc.root, self.path)
@@ -455,8 +453,8 @@ class KeepTidy(Edit):
             levels = [p for p in levels if len(p) < len(self.path)]  # around them make room
         for path in levels:
             graph = doc.graph(path)
-            if layout.needs_tidy(graph) or (
-                    path in crowded and layout.crowded_pairs(graph) - crowded[path]):
+            if (layout.needs_tidy_around(graph, self.path[len(path)], frames[path])
+                    if path in frames else layout.needs_tidy(graph)):
                 move = MoveNodes(path, layout.tidy_positions(graph), text="Tidy")
                 move.do(doc)
                 self._moves.append(move)
