@@ -268,3 +268,34 @@ def test_moving_a_block_inside_a_group_tidies_the_level_above_where_its_frame_gr
     add_norm()
     move("norm_attn", 32, 0)
     assert overlapping_pairs(doc.graph(())) == []
+
+
+@pytest.mark.parametrize("final_norm_gap, head_by_pos, tidied", [
+    (80.0, False, True),    # the tidy gap: the frame grows into it (44 left), the level tidies
+    (200.0, False, False),  # moved out by hand: 164 left, the hand placement stays
+    (200.0, True, False),   # and Head put 40 from Positional encoding by hand: crowded before
+])
+def test_a_frame_grown_into_its_neighbours_gap_tidies_the_level_above(final_norm_gap, head_by_pos,
+                                                                      tidied):
+    """The first Norm grouped inside tiny-gpt's layer widens its open frame by 36 units. Where that
+    leaves Final norm closer than a layer's gap (80, room for the shape label of the wire
+    between them), the top level is tidied; where the frame does not crowd a neighbour the
+    top level keeps its places, however crowded the user left it."""
+    from tfstudio.graph import MoveNodes
+    from tfstudio.graph.layout import GAP_X, block_rects, untangled
+
+    doc = Document(untangled(load_preset("tiny-gpt")))
+    rect = block_rects(doc.root)
+    x = (rect["layers"][0] + rect["layers"][2] + final_norm_gap) / CANVAS_SCALE
+    moves = {"final_norm": (x, doc.root.nodes["final_norm"].pos[1])}
+    if head_by_pos:
+        moves["head"] = ((rect["pos"][0] + rect["pos"][2] + 40.0) / CANVAS_SCALE,
+                         doc.root.nodes["pos"].pos[1])
+    doc.execute(MoveNodes((), moves))
+    before = {n.id: n.pos for n in doc.root}
+    doc.execute(kept_tidy(group_edit(doc, ("layers",), ["norm_attn"])))
+    after = block_rects(doc.root)
+    gap = after["final_norm"][0] - after["layers"][0] - after["layers"][2]
+    assert after["layers"][2] == rect["layers"][2] + 36.0  # the frame grew
+    assert ({n.id: n.pos for n in doc.root} != before) is tidied
+    assert gap >= GAP_X - 1.0 if tidied else gap == pytest.approx(final_norm_gap - 36.0, abs=0.1)

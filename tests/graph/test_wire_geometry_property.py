@@ -221,6 +221,19 @@ def test_a_wire_into_a_frames_output_clears_a_dead_end_block_in_the_last_column(
             ("delete", 76, 3), ("delete", 197, 1), ("move", 389, -0.0, 0.0, 0)])
 
 
+@pytest.mark.parametrize("steps", [
+    [("group", 0, 1), ("move", 0, 0.0, 154.0, 0)],   # the slow property run's case
+    [("move", 0, 0.0, 154.0, 0), ("group", 0, 1)],   # the same two edits the other way round
+], ids=["group then move", "move then group"])
+def test_a_block_grouped_inside_the_layer_leaves_the_wire_to_its_neighbour_room_for_its_label(
+        steps):
+    """A block grouped inside tiny-gpt's layer widens the layer's open frame by 36 units, into
+    the layer's gap (80) before Final norm: 44 were left, more than a wire needs (28) but too
+    little for the wire's shape label once Token embedding, moved below, ran its wire up
+    between them; the label sat on both blocks. Whichever edit comes first."""
+    _check(steps)
+
+
 def test_crossing_wires_between_two_blocks_keep_their_labels_apart():
     """A group inside a group whose inputs cross into an Add: every spot above one wire is
     under the other's label, so the label goes below its wire."""

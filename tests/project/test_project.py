@@ -1,6 +1,9 @@
-"""The README's two set-up commands, CI running exactly the test one, and the README's lists
-and counts kept true to what they describe."""
+"""The README's two set-up commands, CI running exactly the test one (the same hypothesis
+examples every run), and the README's lists and counts kept true to what they describe."""
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,6 +25,20 @@ def test_ci_runs_the_readme_test_command():
     _, test = setup_commands()
     ci_lines = (ROOT / ".ci" / "run").read_text().splitlines()
     assert test in ci_lines
+
+
+def test_ci_replays_the_same_property_examples_every_run_and_other_runs_draw_new_ones():
+    """.ci/run sets CI before the test command, so hypothesis's "ci" profile replays one fixed
+    set of examples (a property test cannot fail CI at random); without CI, as a developer runs
+    the suite, each run draws new examples (derandomize is off)."""
+    _, test = setup_commands()
+    lines = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert "export CI=true" in lines[:lines.index(test)]
+    ask = [sys.executable, "-c", "from hypothesis import settings; print(settings().derandomize)"]
+    bare = {"PATH": os.environ.get("PATH", "")}  # no CI, nor any CI vendor's variables
+    for env, derandomized in ((bare, "False"), ({**bare, "CI": "true"}, "True")):
+        out = subprocess.run(ask, env=env, capture_output=True, text=True, check=True)
+        assert out.stdout.strip() == derandomized, env
 
 
 def test_readme_presets_are_the_built_in_ones():

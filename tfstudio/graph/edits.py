@@ -429,7 +429,8 @@ class ShowRunGraph(ReplaceGraph):
 class KeepTidy(Edit):
     """An edit followed by a tidy layout of every level it left with overlapping blocks
     (a rewrite drops new norms onto the Adds, an open group's frame grows into its
-    neighbours). One undo step: the moves are undone with the edit."""
+    neighbours), or, above the edit, with a frame grown into a neighbour's gap. One undo
+    step: the moves are undone with the edit."""
 
     edit: Edit
     path: Path                 # the level the edit changes
@@ -442,6 +443,9 @@ class KeepTidy(Edit):
         self.changes_model = self.edit.changes_model
 
     def do(self, doc):
+        # at each level above, only the open frame holding the edit changes: where it was drawn
+        frames = {self.path[:k]: layout.block_rect(doc.graph(self.path[:k]), self.path[k])
+                  for k in range(len(self.path))}
         self.edit.do(doc)
         self._moves = []
         levels = layout.levels_near(doc.root, self.path)
@@ -449,7 +453,8 @@ class KeepTidy(Edit):
             levels = [p for p in levels if len(p) < len(self.path)]  # around them make room
         for path in levels:
             graph = doc.graph(path)
-            if layout.needs_tidy(graph):
+            if (layout.needs_tidy_around(graph, self.path[len(path)], frames[path])
+                    if path in frames else layout.needs_tidy(graph)):
                 move = MoveNodes(path, layout.tidy_positions(graph), text="Tidy")
                 move.do(doc)
                 self._moves.append(move)

@@ -472,24 +472,31 @@ def _row_lines(sizes: Mapping[str, BlockSize], row: Mapping[str, int],
 
 
 # ----------------------------------------------------------------- what the editor asks
+def block_rect(graph: Graph, node_id: str) -> tuple[float, float, float, float]:
+    """A block's drawn rectangle (x, y, width, height) in canvas units."""
+    node, size = graph.node(node_id), block_size(graph, node_id)
+    return (node.pos[0] * CANVAS_SCALE, node.pos[1] * CANVAS_SCALE, size.width, size.height)
+
+
 def block_rects(graph: Graph) -> dict[str, tuple[float, float, float, float]]:
     """Each block's drawn rectangle (x, y, width, height) in canvas units."""
-    rects = {}
-    for n in graph.nodes.values():
-        size = block_size(graph, n.id)
-        rects[n.id] = (n.pos[0] * CANVAS_SCALE, n.pos[1] * CANVAS_SCALE, size.width, size.height)
-    return rects
+    return {nid: block_rect(graph, nid) for nid in graph.nodes}
 
 
-def _intersect(a, b, margin: float = 0.0) -> bool:
+def _intersect(a, b, margin: float = 0.0, margin_y: float | None = None) -> bool:
+    my = margin if margin_y is None else margin_y
     return (a[0] < b[0] + b[2] + margin and b[0] < a[0] + a[2] + margin
-            and a[1] < b[1] + b[3] + margin and b[1] < a[1] + a[3] + margin)
+            and a[1] < b[1] + b[3] + my and b[1] < a[1] + a[3] + my)
 
 
 def overlapping_pairs(graph: Graph, margin: float = 0.0) -> list[tuple[str, str]]:
     """Pairs of blocks whose drawn rectangles intersect (closer than ``margin``)."""
-    rects = list(block_rects(graph).items())
-    return [(a, b) for i, (a, ra) in enumerate(rects) for b, rb in rects[i + 1:]
+    return _overlapping(block_rects(graph), margin)
+
+
+def _overlapping(rects: Mapping[str, Rect], margin: float) -> list[tuple[str, str]]:
+    items = list(rects.items())
+    return [(a, b) for i, (a, ra) in enumerate(items) for b, rb in items[i + 1:]
             if _intersect(ra, rb, margin)]
 
 
@@ -647,6 +654,22 @@ def needs_tidy(graph: Graph) -> bool:
     (a group made from a block is wider than the block: it can end up a few units from its
     neighbour's input)."""
     return bool(overlapping_pairs(graph, WIRE_ROOM))
+
+
+def needs_tidy_around(graph: Graph, group_id: str, was: Rect) -> bool:
+    """Whether an edit inside ``group_id``, whose open frame was drawn at ``was``, left its
+    level needing a tidy: blocks overlap or sit closer than a wire needs (``needs_tidy``), or
+    the frame grew to sit side by side (heights within WIRE_ROOM) closer than a layer's gap
+    to a block it was not that close to. GAP_X is the room a wire between them needs for its
+    shape label, which the tidy layout and a block placed by the editor (``clear_spot``)
+    leave; less a unit, as positions are rounded to 0.01 (a tidy gap of 80 is 79.996). A
+    block the user left that close by hand does not count."""
+    rects = block_rects(graph)
+    if _overlapping(rects, WIRE_ROOM):
+        return True
+    now, gap = rects[group_id], GAP_X - 1.0
+    return any(_intersect(now, r, gap, WIRE_ROOM) and not _intersect(was, r, gap, WIRE_ROOM)
+               for nid, r in rects.items() if nid != group_id)
 
 
 def levels_near(root: Graph, path: Iterable[str]) -> list[tuple[str, ...]]:
