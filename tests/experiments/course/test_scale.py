@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from tfstudio.experiments.course.scale import fit_power_law, t975
+from tfstudio.experiments.course.scale import fit_power_law, fit_with_floor, t975
 
 
 def test_exact_power_law_gives_its_exponent_and_coefficient_with_no_width():
@@ -100,3 +100,32 @@ def test_the_bend_is_the_change_of_the_local_exponent_across_the_sizes():
     bent = fit_curvature(n, np.exp(-0.1 * x - 0.01 * x ** 2))
     assert bent.change == pytest.approx(0.02 * math.log(100))
     assert local_exponents([1e4, 1e5], [2.0, 2.0 * 10 ** -0.1]) == pytest.approx([0.1])
+
+
+def test_a_floor_is_recovered_from_a_saturating_curve_and_none_from_a_power_law():
+    rng = np.random.default_rng(0)
+    n = np.repeat([3.5e4, 7e4, 1.2e5, 2.5e5, 4.4e5], 3)       # the scale lesson's sizes
+    covered = []
+    for _ in range(50):
+        floored = 0.33 + 50 * n ** -0.5 * np.exp(rng.normal(0, 0.01, n.size))
+        fit = fit_with_floor(n, floored)
+        covered.append(fit.floor_interval[0] < 0.33 < fit.floor_interval[1])
+        assert fit.r_squared > fit_power_law(n, floored).r_squared
+    assert np.mean(covered) >= 0.85                            # a 95% interval, 50 draws
+    pure = fit_with_floor(n, 4.0 * n ** -0.1 * np.exp(rng.normal(0, 0.02, n.size)))
+    assert pure.floor_interval[0] <= 0 < pure.floor_interval[1]
+    exact = fit_with_floor(n, 0.3 + 20 * n ** -0.4)
+    assert exact.floor == pytest.approx(0.3, abs=1e-4)
+    assert exact.exponent == pytest.approx(0.4, abs=1e-3)
+    assert exact.predict(1e5) == pytest.approx(0.3 + 20 * 1e5 ** -0.4, rel=1e-4)
+
+
+def test_the_scale_pages_floor_sentence_flips_with_the_runs():
+    from tfstudio.experiments.lessons.scale import floor_sentence
+    n = [35_328, 71_424, 119_808, 253_440, 436_224]
+    # this stop's 4x run: the means level off at 0.34
+    levelled = floor_sentence(n, [0.397, 0.367, 0.347, 0.341, 0.336])
+    assert "The losses level off toward 0.33" in levelled and "floor 95% interval" in levelled
+    straight = floor_sentence(n, [4.0 * x ** -0.1 for x in n][:4] + [4.0 * 436_224 ** -0.1])
+    assert "these runs show no floor" in straight
+    assert floor_sentence(n[:2], [0.5, 0.4]).startswith("No fit with a floor: a floor needs")

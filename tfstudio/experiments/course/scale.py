@@ -127,3 +127,64 @@ def local_exponents(sizes: Sequence[float], mean_losses: Sequence[float]) -> lis
     """-dlog L / dlog N between each pair of neighbouring sizes (a power law's are equal)."""
     return [-(math.log(b) - math.log(a)) / (math.log(m) - math.log(n))
             for n, m, a, b in zip(sizes, sizes[1:], mean_losses, mean_losses[1:])]
+
+
+@dataclass(frozen=True)
+class FlooredLaw:
+    """L(N) = floor + coefficient * N^(-exponent): a power law that levels off at a floor (the
+    loss no size gets below at this budget; Hoffmann et al. 2022's E in their L(N, D)), fitted
+    to log L by least squares, with 95% intervals (Student's t, n - 3 degrees of freedom) and
+    R² on log L, so it compares with PowerLaw's."""
+    floor: float
+    floor_interval: tuple[float, float]
+    exponent: float
+    exponent_interval: tuple[float, float]
+    coefficient: float
+    r_squared: float
+    points: int
+
+    def predict(self, n: float) -> float:
+        return self.floor + self.coefficient * n ** (-self.exponent)
+
+    def text(self) -> str:
+        (flo, fhi), (elo, ehi) = self.floor_interval, self.exponent_interval
+        return (f"L = {self.floor:.3f} + {self.coefficient:.3g} N^-{self.exponent:.3f} (floor "
+                f"95% interval {flo:.3f} to {fhi:.3f}, exponent {elo:.2f} to {ehi:.2f}, R² "
+                f"{self.r_squared:.3f}, {self.points} runs)")
+
+
+def fit_with_floor(params: Sequence[float], losses: Sequence[float]) -> FlooredLaw:
+    """Fit L = E + A N^-alpha to (params[i], losses[i]) (scipy's curve_fit on log L, E >= 0).
+    Needs three sizes or more and at least four runs; ValueError when the fit does not
+    converge."""
+    from scipy import optimize
+
+    n = np.asarray(params, dtype=np.float64)
+    loss = np.asarray(losses, dtype=np.float64)
+    if len(np.unique(n)) < 3 or len(n) < 4:
+        raise ValueError("a floor needs at least three sizes and four runs")
+    if not (np.all(n > 0) and np.all(loss > 0) and np.all(np.isfinite(loss))):
+        raise ValueError("parameter counts and losses must be positive and finite to take logs")
+    scale = float(np.exp(np.log(n).mean()))     # N / scale near 1: A and alpha stay apart
+
+    def log_law(x, floor, coefficient, exponent):
+        return np.log(floor + coefficient * (x / scale) ** (-exponent))
+
+    start = fit_power_law(n, loss)
+    guess = (0.5 * float(loss.min()), start.predict(scale), max(start.exponent, 0.05))
+    try:
+        (floor, coefficient, exponent), cov = optimize.curve_fit(
+            log_law, n, np.log(loss), p0=guess, bounds=([0, 1e-12, 1e-3], [np.inf] * 3),
+            maxfev=20000)
+    except (RuntimeError, ValueError) as exc:
+        raise ValueError(f"the fit with a floor did not converge ({exc})") from None
+    df = len(n) - 3
+    se = np.sqrt(np.clip(np.diag(cov), 0, None)) if np.all(np.isfinite(cov)) else \
+        np.full(3, np.inf)
+    half = t975(df) * se if df >= 1 else np.full(3, np.inf)
+    residuals = np.log(loss) - log_law(n, floor, coefficient, exponent)
+    total = float(((np.log(loss) - np.log(loss).mean()) ** 2).sum())
+    r2 = 1.0 - float((residuals ** 2).sum()) / total if total > 0 else 1.0
+    return FlooredLaw(float(floor), (float(floor - half[0]), float(floor + half[0])),
+                      float(exponent), (float(exponent - half[2]), float(exponent + half[2])),
+                      float(coefficient * scale ** exponent), r2, len(n))

@@ -3,7 +3,8 @@ loss against parameters with a fitted power law, and what each width cost in tok
 from __future__ import annotations
 
 from ...graph import block_types as bt
-from ..course.scale import Curvature, PowerLaw, fit_curvature, fit_power_law, local_exponents
+from ..course.scale import (Curvature, PowerLaw, fit_curvature, fit_power_law, fit_with_floor,
+                            local_exponents)
 from . import register
 from .course import blocks, setting
 from .lesson import FAILS, HOLDS, UNDECIDED, Check, Lesson, Paper, Test, lower
@@ -29,14 +30,20 @@ def width(graph, value: str):
     return out
 
 
-def judge(c) -> list[Check]:
+def runs(c) -> tuple[list[str], list[int], list[float]]:
+    """(the widths trained, each run's parameter count, each run's final validation loss)."""
     v = variants(c, KEY)
     done = [w for w in WIDTHS if w in v and v[w].val_losses]
+    return (done, [v[w].params for w in done for _ in v[w].val_losses],
+            [loss for w in done for loss in v[w].val_losses])
+
+
+def judge(c) -> list[Check]:
+    v = variants(c, KEY)
+    done, params, losses = runs(c)
     if len(done) < 3:
         return [Check("At least three widths were trained", FAILS,
                       f"Only {', '.join(done) or 'none'} finished; a fit needs three.")]
-    params = [v[w].params for w in done for _ in v[w].val_losses]
-    losses = [loss for w in done for loss in v[w].val_losses]
     try:
         fit, bend = fit_power_law(params, losses), fit_curvature(params, losses)
     except ValueError as exc:
@@ -86,6 +93,30 @@ def power_law_check(fit: PowerLaw, bend: Curvature, sizes: list[int], means: lis
                  tests=(bend_test,), why="the exponent's interval includes zero")
 
 
+def floor_sentence(params: list[int], losses: list[float]) -> str:
+    """What a power law with a floor (L = E + A N^-alpha) says of these runs: the floor the
+    losses level off toward when its interval lies above zero (what bends a pure power law's
+    log-log line), else that these runs show none."""
+    try:
+        floored, pure = fit_with_floor(params, losses), fit_power_law(params, losses)
+    except ValueError as exc:
+        return f"No fit with a floor: {exc}."
+    text = (f"With a floor: {floored.text()}, against the pure power law's R² "
+            f"{pure.r_squared:.3f} on the same runs")
+    if floored.floor_interval[0] > 0:
+        return (f"{text}. The losses level off toward {floored.floor:.3f} nats at this "
+                "budget, which a pure power law (no floor term) cannot do: the floor is what "
+                "bends its log-log line (Hoffmann et al. 2022 fit L = E + A/N^alpha + B/D^beta; "
+                "E and the data term together are this floor).")
+    return (f"{text}. The floor's interval reaches zero, so these runs show no floor: any bend "
+            "is not a levelling off.")
+
+
+def notes(c) -> list[str]:
+    done, params, losses = runs(c)
+    return [floor_sentence(params, losses)] if len(done) >= 3 else []
+
+
 PAPER = Paper(
     "Kaplan et al. 2020, Scaling Laws for Neural Language Models",
     "test loss fell as a smooth power law in the non-embedding parameter count when neither "
@@ -97,4 +128,4 @@ PAPER = Paper(
 register(Lesson(
     "scale", "Lesson: loss against parameters", CLAIM,
     "project seed, GPT-1 to GPT-3 (scale)", "tiny-gpt",
-    [(KEY, list(WIDTHS))], LESSON_TRAINING, judge, papers=(PAPER,)))
+    [(KEY, list(WIDTHS))], LESSON_TRAINING, judge, papers=(PAPER,), notes=notes))
