@@ -117,6 +117,38 @@ def test_a_checkpoint_deleted_before_the_hold_is_retried_once_on_the_newest(save
     assert model is not None and step_of(folder.latest()) == 3
 
 
+def test_a_checkpoint_rotated_away_while_it_is_verified_is_not_called_damaged(tmp_path,
+                                                                              monkeypatch):
+    """A run saving every step prunes the checkpoint a reader is verifying: the reader takes
+    the next one and says nothing was damaged (it said "skipped a damaged checkpoint ...
+    state.json is missing; delete the damaged folder")."""
+    import shutil
+
+    import torch
+
+    from tfstudio.runs import checkpoint as checkpoint_module
+    model = torch.nn.Linear(2, 2)
+    folder = tmp_path / "checkpoints"
+    for step in (1, 2, 3):
+        save_checkpoint(folder, step, model, None, {}, keep_last=5)
+    real = checkpoint_module.checkpoint_problem
+
+    def rotated_while_read(path):
+        if path.name in ("step-00000003", "step-00000002"):    # LATEST's, then the next
+            shutil.rmtree(path)
+        return real(path)
+    monkeypatch.setattr(checkpoint_module, "checkpoint_problem", rotated_while_read)
+    choice = find_checkpoint(folder)
+    assert choice.path.name == "step-00000001" and choice.skipped == []
+    # a folder that stays, damaged, is still named
+    monkeypatch.setattr(checkpoint_module, "checkpoint_problem", real)
+    save_checkpoint(folder, 4, model, None, {}, keep_last=5)
+    (folder / "step-00000004" / "state.json").unlink()
+    damaged = find_checkpoint(folder)
+    assert damaged.path.name == "step-00000001" and len(damaged.skipped) == 1
+    assert "step-00000004" in damaged.skipped[0] and "missing" in damaged.skipped[0]
+
+
 def test_a_held_run_keeps_every_checkpoint_until_the_reader_ends(tmp_path):
     """While a reader holds the checkpoints, saves delete none; the next save after it
     ends prunes them back to keep_last."""

@@ -73,7 +73,7 @@ def _check_run(run: str, asked_device: str, device: str) -> None:
     if folder.exists():
         say_what_is_used(PROG, folder, asked_device, device)
         check_model_memory(folder.graph(), device=device, copies=2, what=f"evaluating {run}")
-        choice = folder.checkpoint()
-        if choice.path is not None:
-            folder.check_setup(choice.path)
+        if folder.checkpoint().path is not None:
+            # held from rotation: a run still training may delete it between choice and read
+            folder.read_newest(folder.check_setup)
             folder.tokenizer()  # its special ids are checked as it loads

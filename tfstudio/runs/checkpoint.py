@@ -302,7 +302,8 @@ def find_checkpoint(directory: Path) -> CheckpointChoice:
         problem = checkpoint_problem(named)
         if problem is None:
             return CheckpointChoice(named, skipped)
-        problem = f"{named / problem[0]} {problem[1]}" if problem[0] else f"{named} {problem[1]}"
+        problem = None if not named.exists() else (   # rotated away: see below
+            f"{named / problem[0]} {problem[1]}" if problem[0] else f"{named} {problem[1]}")
     if problem is not None:
         skipped.append(problem)
     for candidate in _checkpoint_folders(directory):
@@ -311,6 +312,8 @@ def find_checkpoint(directory: Path) -> CheckpointChoice:
         found = checkpoint_problem(candidate)
         if found is None:
             return CheckpointChoice(candidate, skipped)
+        if not candidate.exists():
+            continue   # rotated away by a run still training while it was read: not damaged
         skipped.append(f"{candidate / found[0]} {found[1]}" if found[0] else
                        f"{candidate} {found[1]}")
     return CheckpointChoice(None, skipped)

@@ -224,7 +224,7 @@ class RunFolder:
         if not self.exists():
             raise RunError(f"{self.path} is not a tfstudio run folder (no config.json/graph.json)")
         from ..compiler import compile_graph
-        self._with_newest(self.check_setup)  # under the hold: a live run may rotate it away
+        self.read_newest(self.check_setup)  # under the hold: a live run may rotate it away
         graph = self.graph()
         if memory_check:
             from .preflight import check_model_memory
@@ -237,12 +237,13 @@ class RunFolder:
         """Load the newest intact checkpoint into ``model``; its path. A run that trains
         meanwhile keeps its checkpoints while this reads (``held_from_rotation``); one that
         was deleted just before the hold is retried once on the newest then."""
-        return self._with_newest(lambda path: load_checkpoint(path, model, device=device))
+        return self.read_newest(lambda path: load_checkpoint(path, model, device=device))[0]
 
-    def _with_newest(self, read) -> Path:
-        """``read(path)`` of the newest intact checkpoint, kept from rotation while it reads
-        (``held_from_rotation``); a checkpoint deleted just before the hold is retried once on
-        the newest then. Its path."""
+    def read_newest(self, read):
+        """(path, ``read(path)``) of the newest intact checkpoint, kept from rotation while it
+        reads (``held_from_rotation``): anything that opens a checkpoint of a run that may be
+        training goes through here. A checkpoint deleted just before the hold is retried
+        once on the newest then."""
         retried = False
         while True:
             with held_from_rotation(self.checkpoints):
@@ -250,8 +251,7 @@ class RunFolder:
                 if choice.path is None:
                     raise RunError(self.no_checkpoint_message(choice))
                 try:
-                    read(choice.path)
-                    return choice.path
+                    return choice.path, read(choice.path)
                 except (CheckpointError, RunError, OSError):
                     if retried or choice.path.exists():
                         raise

@@ -22,10 +22,10 @@ from .start import RunRefused
 def load_weights_from(folder: RunFolder, model: torch.nn.Module, vocab_size: int) -> list[str]:
     """Copy ``folder``'s newest intact weights into ``model`` (whose tables have
     ``vocab_size`` rows); returns one note per table widened or narrowed."""
-    checkpoint = folder.checkpoint().path
-    if checkpoint is None:
+    if folder.checkpoint().path is None:
         raise RunRefused(f"--init-from {folder.path}: no checkpoint there to start from")
-    tensors = load_file(str(checkpoint / "model.safetensors"))
+    # held from rotation: the run started from may still be training
+    _, tensors = folder.read_newest(lambda path: load_file(str(path / "model.safetensors")))
     source_vocab = _vocab_of(folder.graph())
     target = model.state_dict()
     notes = []
