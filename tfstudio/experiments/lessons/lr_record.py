@@ -265,7 +265,7 @@ def sweep_lesson(name: str, *, budget: float = 1, steps: int | None = None, grid
     if name in LESSONS and LESSONS[name].run is not None:
         return _sweep_own(LESSONS[name], budget=budget, steps=steps, grid=grid, seeds=seeds,
                           confirm=confirm, only=only, header=header, progress=progress,
-                          path=path, train=train, kept=kept)
+                          path=path, train=train, resume=resume, kept=kept)
     # resuming trains at the record's own steps (already times its budget)
     run = prepare(name, steps=steps) if resume else prepare(name, budget=budget, steps=steps)
     grid = tuple(grid or lr_sweep.DEFAULT_GRID)
@@ -297,12 +297,13 @@ def sweep_lesson(name: str, *, budget: float = 1, steps: int | None = None, grid
 
 
 def _sweep_own(lesson, *, budget, steps, grid, seeds, confirm, only, header, progress, path,
-               train, kept) -> list:
+               train, resume, kept) -> list:
     """``sweep_lesson`` of a lesson that trains itself: each of its ``sweeps`` trainings on
     its own grid, the first one's settings in the header and a later one's own where they
     differ. A training with no ``start`` takes a recorded twin's sweep (``recorded_twin``)
     or is swept; the fine-tunes of one start are swept together from it, trained at the
-    lr just chosen for it (or recorded). ``kept``: recorded sweeps to resume, by name."""
+    lr just chosen for it (or recorded). Resuming, ``kept`` holds the recorded sweeps by
+    name and ``steps`` the record's own (already times its budget)."""
     from .. import sweep as lr_sweep
 
     if lesson.sweeps is None:
@@ -310,11 +311,10 @@ def _sweep_own(lesson, *, budget, steps, grid, seeds, confirm, only, header, pro
     if grid is not None:
         raise ValueError(f"lesson {lesson.name} sweeps each of its trainings on its own grid; "
                          "drop --grid")
-    if budget != 1 and not kept:
+    if budget != 1 and not resume:
         steps = max(1, round((steps or lesson.training["steps"]) * budget))
     trainings = lesson.sweeps(steps)
     first = trainings[0]
-    resume = "confirm_command" in header
     if not resume:
         header.update(grid=list(first.grid), steps=first.config.steps,
                       batch_size=first.config.batch_size, seq_len=first.config.seq_len)
