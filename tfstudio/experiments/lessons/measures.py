@@ -237,6 +237,7 @@ def far_seeds_sentence(c: Comparison) -> str:
     far = far_seeds(c)
     if not far:
         return ""
+
     def plateau(loss: float) -> str:
         # the counted baseline the run sat near: a model that stayed on that plateau
         near = [(n, x) for n, x in (c.baselines or {}).items() if abs(loss - x) <= 0.1 * x]
