@@ -68,10 +68,14 @@ def fit_power_law(params: Sequence[float], losses: Sequence[float]) -> PowerLaw:
     sxx = float(((x - x.mean()) ** 2).sum())
     se = math.sqrt(float((residuals ** 2).sum()) / df / sxx)
     half = t975(df) * se
-    total = float(((y - y.mean()) ** 2).sum())
-    r2 = 1.0 - float((residuals ** 2).sum()) / total if total > 0 else 1.0
     return PowerLaw(-float(slope), (-float(slope) - half, -float(slope) + half),
-                    math.exp(float(intercept)), r2, len(x))
+                    math.exp(float(intercept)), r_squared(y, residuals), len(x))
+
+
+def r_squared(y: np.ndarray, residuals: np.ndarray) -> float:
+    """The share of ``y``'s variance a fit explains (1 when ``y`` does not vary)."""
+    total = float(((y - y.mean()) ** 2).sum())
+    return 1.0 - float((residuals ** 2).sum()) / total if total > 0 else 1.0
 
 
 @dataclass(frozen=True)
@@ -182,9 +186,7 @@ def fit_with_floor(params: Sequence[float], losses: Sequence[float]) -> FlooredL
     se = np.sqrt(np.clip(np.diag(cov), 0, None)) if np.all(np.isfinite(cov)) else \
         np.full(3, np.inf)
     half = t975(df) * se if df >= 1 else np.full(3, np.inf)
-    residuals = np.log(loss) - log_law(n, floor, coefficient, exponent)
-    total = float(((np.log(loss) - np.log(loss).mean()) ** 2).sum())
-    r2 = 1.0 - float((residuals ** 2).sum()) / total if total > 0 else 1.0
+    r2 = r_squared(np.log(loss), np.log(loss) - log_law(n, floor, coefficient, exponent))
     return FlooredLaw(float(floor), (float(floor - half[0]), float(floor + half[0])),
                       float(exponent), (float(exponent - half[2]), float(exponent + half[2])),
                       float(coefficient * scale ** exponent), r2, len(n))
