@@ -165,12 +165,12 @@ def refresh_twins(path: Path = RECORD_PATH) -> list[str]:
     return changed
 
 
-def recorded_sweep(lesson: str, variant: str, lr: float, path: Path = RECORD_PATH):
-    """The recorded sweep (a VariantSweep) that chose ``lr`` for ``variant`` of ``lesson``, at
-    whichever budget; None when none did."""
+def recorded_sweep(record: dict, lesson: str, variant: str, lr: float):
+    """The sweep in ``record`` (a VariantSweep) that chose ``lr`` for ``variant`` of
+    ``lesson``, at whichever budget; None when none did."""
     from ..sweep import VariantSweep
 
-    for name, item in load(path).items():
+    for name, item in record.items():
         found = item["variants"].get(variant)
         if name.split("@")[0] == lesson and found and found["lr"] == lr:
             return VariantSweep.from_dict(found)
@@ -183,9 +183,9 @@ def unsteady_sentence(lesson: str, lrs: dict[str, float], path: Path = RECORD_PA
     or ""."""
     from ..sweep import STALL_SHARE
 
-    named = []
+    named, record = [], load(path)      # read once for every variant
     for variant, lr in lrs.items():
-        sweep = recorded_sweep(lesson, variant, lr, path)
+        sweep = recorded_sweep(record, lesson, variant, lr)
         faster = sweep.unsteady_above() if sweep else None
         if faster is None:
             continue
