@@ -103,6 +103,7 @@ def run_dirs(out: Path) -> dict[str, Path]:
                                                                 "attention-mqa")}
 
 
+@pytest.mark.slow
 def test_variants_train_on_the_same_data_and_seed(comparison):
     mha, mqa = (RunFolder(p) for p in run_dirs(comparison).values())
     assert mha.config() == mqa.config()

@@ -13,6 +13,7 @@ def corpus():
     return load_corpus("sample:small")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", ["byte", "char"])
 def test_special_ids_read_back_through_auto_tokenizer(tmp_path, corpus, spec):
     from tfstudio.export.hf_tokenizer import export_files

@@ -39,6 +39,7 @@ def perturbed(model, seed=0):
     return model.eval()
 
 
+@pytest.mark.slow
 def test_run_to_hugging_face_and_back(run_dir, tmp_path, capsys):
     import transformers  # a test dependency
     transformers.logging.set_verbosity_error()

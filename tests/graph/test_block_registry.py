@@ -127,6 +127,7 @@ def test_unregistering_forgets_the_block(scale_block):
     assert all(spec.type != "scale" for spec in all_specs())
 
 
+@pytest.mark.slow
 def test_the_standalone_export_copies_the_new_blocks_class_and_runs_without_tfstudio(
         scale_block, tmp_path):
     model = compile_graph(with_scale(0.5)).eval()

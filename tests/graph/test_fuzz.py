@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
@@ -15,6 +16,7 @@ from fuzz_graphs import CLEAN, mutated_documents, outcome  # noqa: E402
 
 @settings(max_examples=200, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@pytest.mark.slow
 @given(mutated_documents())
 def test_a_mutated_graph_file_loads_or_is_refused_cleanly(text):
     result = outcome(text)

@@ -164,6 +164,7 @@ SWITCHES = [("attention", k) for k in switches.ATTENTION_KINDS] + [
 
 @pytest.mark.parametrize("preset", ["tiny-gpt", "tiny-t5", "tiny-mixtral", "tiny-bert",
                                     "tiny-llama", "tiny-lstm"])
+@pytest.mark.slow
 def test_no_drawn_blocks_overlap_after_any_switch(laptop, preset):
     w = laptop(load_preset(preset))
     scene = w.scene
@@ -198,6 +199,7 @@ def test_post_and_sandwich_norms_do_not_land_on_the_adds(laptop):
         w.scene.set_path(())
 
 
+@pytest.mark.slow
 def test_group_ungroup_paste_and_tidy_leave_no_drawn_overlap(laptop, qtbot):
     w = laptop(load_preset("tiny-gpt"))
     scene = w.scene

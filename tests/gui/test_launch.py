@@ -33,6 +33,7 @@ def has_colour(image: QImage, colour: str, tolerance: int = 6) -> bool:
     return False
 
 
+@pytest.mark.slow
 def test_screenshot_of_the_llama_preset(tmp_path):
     out = tmp_path / "llama.png"
     result = run_tfstudio(["gui", "--screenshot", str(out), "--preset", "llama"], tmp_path)
@@ -45,6 +46,7 @@ def test_screenshot_of_the_llama_preset(tmp_path):
     assert has_colour(image, theme.LIGHT.canvas)
 
 
+@pytest.mark.slow
 def test_dark_screenshot_inside_a_group(tmp_path):
     out = tmp_path / "dark.png"
     result = run_tfstudio(["gui", "--screenshot", str(out), "--preset", "tiny-mixtral",
@@ -79,6 +81,7 @@ def test_a_malformed_file_on_the_command_line_fails_with_the_reason(tmp_path):
     assert "format_version 99 is not supported" in result.stderr
 
 
+@pytest.mark.slow
 def test_unknown_preset_or_group_is_refused_with_the_choices(tmp_path):
     result = run_tfstudio(["gui", "--preset", "gpt9", "--screenshot", str(tmp_path / "x.png")],
                           tmp_path)

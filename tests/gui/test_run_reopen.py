@@ -49,6 +49,7 @@ def d_ff(window) -> int:
     return window.session.root.node("layers").subgraph.node("ffn").param("d_ff")
 
 
+@pytest.mark.slow
 def test_reopening_a_run_puts_its_graph_on_the_canvas_and_undo_brings_the_users_back(
         window, qtbot, past_run, tmp_path):
     panel = window.training.panel

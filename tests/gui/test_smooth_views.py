@@ -9,6 +9,7 @@ from collections import Counter
 
 import numpy as np
 import pyqtgraph as pg
+import pytest
 import torch
 from gui_runs import WAIT_MS, short_run
 from PySide6.QtWidgets import QApplication
@@ -117,6 +118,7 @@ def test_the_step_bar_is_hidden_under_the_curves_from_the_start(make_panel, qtbo
     assert not panel.step_bar.isVisible()
 
 
+@pytest.mark.slow
 def test_curves_behind_another_tab_are_drawn_when_shown_after_a_run(make_panel, qtbot):
     panel = make_panel()
     panel.tabs.setCurrentWidget(panel.positions)
@@ -204,6 +206,7 @@ def write_logged_run(folder, steps: int) -> list[float]:
     return losses
 
 
+@pytest.mark.slow
 def test_a_long_runs_curves_are_read_off_the_gui_thread_and_shown_whole(make_panel, qtbot,
                                                                        tmp_path, monkeypatch):
     import threading
@@ -277,6 +280,7 @@ def test_the_progress_bar_shows_a_new_step_painted_with_the_next_frame(qtbot):
     assert painted[-1] == "42 / 300 steps"  # ...the new step with the next frame
 
 
+@pytest.mark.slow
 def test_a_runs_newest_look_is_drawn_in_a_task_after_its_last(make_panel, qtbot, monkeypatch):
     """The run's last task (its end: progress, history, buttons) no longer also draws the
     look the redraw budget held back: that comes in the next task."""
@@ -293,6 +297,7 @@ def test_a_runs_newest_look_is_drawn_in_a_task_after_its_last(make_panel, qtbot,
     assert panel.snapshot["step"] == last  # ...but right after it
 
 
+@pytest.mark.slow
 def test_a_look_inside_is_drawn_in_a_task_after_the_drain_that_brings_it(make_panel, qtbot):
     """The events a run reports are drained in one task; the look among them is drawn in the
     next (the first look of a run was drawn inside the drain, one long task)."""
@@ -339,6 +344,7 @@ def test_the_next_token_chart_keeps_its_axes_while_the_candidates_stay(qtbot, mo
     assert drawn == Counter({"left": 1}) and view.chart.viewRange()[1] == [0.0, 1.0]
 
 
+@pytest.mark.slow
 def test_a_live_look_recolours_the_canvas_in_the_task_after_its_view(open_training_window,
                                                                      qtbot, monkeypatch):
     """A look's view is drawn in one task, the canvas recoloured in the next: the two together
@@ -392,6 +398,7 @@ def test_a_views_plot_paints_count_in_the_looks_redraw_budget(make_panel, qtbot)
     assert pacer.plots_painting_s() == 0 and panel.curves.plots.take_painting_s() > 0
 
 
+@pytest.mark.slow
 def test_a_run_opened_while_another_is_read_is_the_one_shown(make_panel, qtbot, tmp_path):
     """Opening a long run, then (before its curves are read) one read before: the second
     stays shown when the first's curves arrive."""

@@ -158,6 +158,7 @@ print("scipy" in sys.modules)
 """
 
 
+@pytest.mark.slow
 def test_the_lessons_import_without_scipy_and_load_it_for_their_first_t_test():
     """scipy.stats costs 0.7 s of CPU, twice the lessons: every CLI start and every test
     collection that imports a lesson would pay it."""

@@ -188,6 +188,7 @@ def test_blocks_switched_off_in_explain_are_drawn_off_on_the_canvas(open_trainin
     assert ablate.text().startswith("Switch off in Explain")
 
 
+@pytest.mark.slow
 def test_the_canvas_ablation_switches_off_exactly_the_selected_blocks(open_training_window,
                                                                      qtbot):
     # tiny-t5's decoder: select its self- and cross-attention (not its feed-forward, not the

@@ -115,6 +115,7 @@ def test_the_command_line_emits_the_apps_stages_in_its_order(qtbot, capsys):
                 np.testing.assert_allclose(got[finite], want[finite], atol=1e-6)
 
 
+@pytest.mark.slow
 def test_a_new_walk_keeps_the_explained_stage_in_view(open_training_window, qtbot):
     """Changing a setting walks again and remakes every picture; the stage being explained
     stays framed and on screen (it scrolled to pictures not yet laid out, near the top)."""

@@ -3,6 +3,7 @@ shows a window of readable cells and every token is a scroll away."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QApplication
@@ -41,6 +42,7 @@ def wheel(widget, dy: int, modifiers=Qt.NoModifier) -> None:
     QApplication.sendEvent(widget, event)
 
 
+@pytest.mark.slow
 def test_a_100_token_probe_keeps_labels_readable_and_every_token_reachable(window, qtbot):
     heatmap = shown_heatmap(window, qtbot)
     assert heatmap.label_font_px() >= 9

@@ -4,8 +4,8 @@ switch tabs, undo on the canvas, train, stop. After every action each view's run
 text, and its caption, must be what the shown state (gui/training/shown_state.py) says, and
 the data drawn must be the run's own files: its kept look, its kept checkpoint, its config.
 
-The fast tier walks a few short sequences on runs made once; the slow tier 10 (training and
-stopping too), and TRAIN_SEQUENCES=300 walks 300 on demand (357 sequences tried in 22 minutes,
+Both are slow tests (7 s and 20 s of CPU): one walks a few short sequences on runs made once,
+the other 10 with training and stopping too; TRAIN_SEQUENCES=300 walks 300 on demand (357 sequences tried in 22 minutes,
 3.7 s each, at load 4.5 on 2 cores: past the suite's budget). Each sequence starts with one
 run shown after another, as the issue's cases do. Hypothesis shrinks a failing sequence to the
 shortest that fails (about 5 minutes: each step opens runs and loads weights).
@@ -242,6 +242,7 @@ def sequences(made_runs, qtbot, tmp_path, *, train: bool):
     return TrainWorkspace
 
 
+@pytest.mark.slow
 def test_a_few_sequences_of_user_actions_keep_every_view_on_the_shown_state(
         made_runs, qtbot, tmp_path):
     from hypothesis.stateful import run_state_machine_as_test

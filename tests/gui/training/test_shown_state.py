@@ -176,6 +176,7 @@ def tab(panel, title):
     raise AssertionError(title)
 
 
+@pytest.mark.slow
 def test_opening_a_run_without_looks_leaves_nothing_of_the_previous_runs_attention(
         window, made_runs, qtbot, tmp_path):
     """Attention drew the first run's step-4 map under the caption of a run with no looks
@@ -201,6 +202,7 @@ def test_opening_a_run_without_looks_leaves_nothing_of_the_previous_runs_attenti
     assert panel.step_bar.caption.text() == f"{record.label} · step 6 of 6 · your text, read now"
 
 
+@pytest.mark.slow
 def test_the_step_slider_drives_next_token_and_explain_and_its_bar_shows_on_them(
         window, made_runs, qtbot, tmp_path):
     """Next token and Explain stayed on "the weights of step 8 of 8" while Attention followed
@@ -253,6 +255,7 @@ def test_next_tokens_caption_follows_the_slider_between_steps_of_one_kept_checkp
     qtbot.waitUntil(lambda: panel.next_token.source.text().startswith(said), timeout=2000)
 
 
+@pytest.mark.slow
 def test_run_setup_shows_the_opened_runs_own_settings_and_preview(window, made_runs, qtbot,
                                                                   tmp_path):
     """Opening a run trained on sample:small / byte / 6 steps showed the form's defaults
@@ -272,6 +275,7 @@ def test_run_setup_shows_the_opened_runs_own_settings_and_preview(window, made_r
     assert "not in its vocabulary" not in s.preview_info.text()
 
 
+@pytest.mark.slow
 def test_positions_of_an_opened_run_are_its_own_tensors(window, made_runs, qtbot, tmp_path):
     """Positions said "The graph on the canvas, untrained" for an opened run with no look."""
     panel = window.training.panel

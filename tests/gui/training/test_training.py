@@ -181,6 +181,7 @@ def test_a_training_process_that_dies_is_shown_and_the_app_keeps_working(make_pa
     assert len(panel.curves.entries) == 2  # both runs overlaid
 
 
+@pytest.mark.slow
 def test_the_progress_line_keeps_two_lines_and_wraps_between_its_parts(make_panel, qtbot):
     """Twice a second it changes: a fixed height keeps the column from being laid out again
     each time, and no part (``ETA 3 s``) is split across lines."""
@@ -198,6 +199,7 @@ def test_the_progress_line_keeps_two_lines_and_wraps_between_its_parts(make_pane
     assert line.minimumHeight() == line.maximumHeight() == two_lines
 
 
+@pytest.mark.slow
 def test_a_setup_error_is_reported_not_raised(make_panel, qtbot):
     errors = []
     panel = make_panel(report_error=lambda text, title: errors.append(text))
@@ -208,6 +210,7 @@ def test_a_setup_error_is_reported_not_raised(make_panel, qtbot):
     assert "no corpus" in errors[0] and "/no/such/corpus.txt" in errors[0]
 
 
+@pytest.mark.slow
 def test_editing_the_graph_during_a_run_never_reaches_it(make_panel, qtbot):
     from tfstudio.graph.edits import MoveNodes, SetParam
 
@@ -309,6 +312,7 @@ def test_exports_of_curves_and_heatmaps(make_panel, qtbot, tmp_path):
         export_widget(panel.curves.plots, tmp_path / "curves.bmp")
 
 
+@pytest.mark.slow
 def test_tokenizer_preview_shows_tokens_with_their_ids(make_panel, qtbot):
     from tfstudio.data import build_tokenizer, load_corpus
 
@@ -339,6 +343,7 @@ def test_a_corpus_file_is_offered_by_name_with_its_path_and_every_precision_reac
         setup.precision.setCurrentText(precision)
         assert setup.config().precision == precision
 
+@pytest.mark.slow
 def test_the_setup_starts_a_masked_model_on_text_and_a_tiny_decoder_on_the_reverse_task(
         make_panel):
     from tfstudio.data import load_corpus
@@ -431,6 +436,7 @@ def test_positions_view_draws_each_scheme(qtbot):
     assert waveform_dims(64) == [0, 12, 24, 38, 50, 62]
 
 
+@pytest.mark.slow
 def test_a_run_started_in_the_app_keeps_a_checkpoint_every_fifth_of_it(make_panel, qtbot):
     """Explain's embedding map replays a run's checkpoints; a run trained in the app must
     leave some (a crash then loses at most a fifth of it, too)."""

@@ -200,6 +200,7 @@ def test_a_deleted_window_takes_its_session_and_training_panel_with_it(qapp, tmp
     assert len(QApplication.topLevelWidgets()) < menus_before
 
 
+@pytest.mark.slow
 def test_a_hugging_face_folder_opens_as_a_run_with_its_graph_on_the_canvas(window, tmp_path):
     import transformers  # a test dependency
     config = transformers.LlamaConfig(vocab_size=300, hidden_size=32, num_hidden_layers=2,
