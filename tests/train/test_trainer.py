@@ -181,6 +181,22 @@ def test_stopping_from_a_listener_ends_after_that_step_with_its_loss(tmp_path):
     assert not [e for e in events if isinstance(e, Probe)]       # probe_every 0: never
 
 
+def test_every_step_trains_in_train_mode_whatever_left_the_model_in_eval():
+    """The evaluation puts train mode back; a listener (or anything else) that leaves the model
+    in eval mode between steps does not make the next step train without dropout."""
+    modes = []
+
+    def listener(event):
+        if event.kind == "Started":
+            trainer.model.register_forward_hook(lambda m, i, o: modes.append(m.training))
+        elif isinstance(event, StepMetrics):
+            trainer.model.eval()
+    trainer = Trainer(tfstudio.load_graph("tiny-gpt"),
+                      TrainConfig(**{**TINY, "steps": 4, "eval_every": 0}), listeners=[listener])
+    assert trainer.run().reason == "completed"
+    assert modes == [True] * 4
+
+
 def test_a_run_stopped_before_its_first_step_has_no_loss():
     trainer, events = _trainer(steps=5)
     trainer.stop()
