@@ -1,5 +1,5 @@
 """Wires that never pass under a block: random edit sequences (add, drop on a wire (in line,
-as the canvas splices), wire, switch, group, delete, move; at the top level or inside a layer
+as the canvas splices), wire, switch, group, delete, move to a clear spot, drag by hand; at the top level or inside a layer
 group, which is what a drop into its open frame edits), made as the editor makes them, leave
 every level drawn with no wire through a block, no two blocks overlapping, no two shape labels
 overlapping, no label on a block and no two wires sharing a run: the top level, each group's
@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from tfstudio.graph import (AddNode, Connect, Document, Edge, GraphError, MoveNodes, RemoveNodes,
                             ReplaceGraph, group_edit, kept_tidy, new_node)
-from tfstudio.graph.edit_rules import splice_in_line_edit
-from tfstudio.graph.layout import (CANVAS_SCALE, LANE_GAP, NODE_WIDTH, _crosses, clear_spot,
-                                   Drawing, draw_frame, draw_level, label_spots,
+from tfstudio.graph.edit_rules import move_edit, splice_in_line_edit
+from tfstudio.graph.layout import (CANVAS_SCALE, LANE_GAP, NODE_WIDTH, _crosses, block_rect,
+                                   clear_spot, Drawing, draw_frame, draw_level, label_spots,
                                    labels_on_blocks, labels_on_wires, needs_tidy,
                                    overlapping_labels, overlapping_pairs, route_lanes,
                                    shared_runs, wire_route, wires_through_blocks)
@@ -43,7 +43,13 @@ edit = st.one_of(
     st.tuples(st.just("delete"), st.integers(0, 10_000), where),
     st.tuples(st.just("move"), st.integers(0, 10_000), st.floats(-400, 400),
               st.floats(-300, 300), where),
+    # a block dropped by hand near another (or near where it was): mostly on or beside it,
+    # so the canvas's snap leaves them 28-80 apart, closer than a move to a clear spot does
+    st.tuples(st.just("drag"), st.integers(0, 10_000), st.integers(0, 10_000),
+              st.floats(-250, 250), st.floats(-200, 200), where),
 )
+# the canvas's grid (gui/scene.py GRID): a drag drops the block's corner on it
+GRID = 20.0
 
 
 def _level(doc: Document, step) -> tuple[str, ...]:
@@ -101,6 +107,12 @@ def _apply(doc: Document, step) -> None:
         if not ids:
             return
         command = RemoveNodes(path, [ids[step[1] % len(ids)]])
+    elif kind == "drag":  # as the canvas commits a drag on release: clear by WIRE_ROOM only
+        if not ids:
+            return
+        node, near = (g.node(ids[k % len(ids)]) for k in step[1:3])
+        target = (near.pos[0] + step[3], near.pos[1] + step[4])
+        command = move_edit(g, path, {node.id: target}, grid=GRID).edit
     else:
         if not ids:
             return
@@ -232,6 +244,29 @@ def test_a_block_grouped_inside_the_layer_leaves_the_wire_to_its_neighbour_room_
     little for the wire's shape label once Token embedding, moved below, ran its wire up
     between them; the label sat on both blocks. Whichever edit comes first."""
     _check(steps)
+
+
+@pytest.mark.parametrize("step, neighbour", [
+    (("drag", 0, 0, 120.0, -100.0, 0), "pos"),      # Token embedding up, over Positional's corner
+    (("drag", 1, 1, -120.0, -100.0, 0), "embed"),   # Positional up, over Token embedding's
+    (("drag", 2, 2, 360.0, -100.0, 0), "pos"),      # the layer up, snapped above Positional
+], ids=["embedding", "positional", "layer"])
+def test_a_label_between_blocks_dragged_close_sits_beside_its_wire_off_both(step, neighbour):
+    """A block dropped by hand above its wired neighbour, 28-80 units over it (the canvas keeps
+    WIRE_ROOM clear, not a layer's gap): the wire between them turns back through that gap,
+    where a label over or under its run met one block or the other. The label sits beside
+    the wire's leg instead; the dragged block stays where it was dropped, nothing else moves."""
+    doc = Document(untangled(load_preset("tiny-gpt")))
+    before = {n.id: n.pos for n in doc.graph(())}
+    _apply(doc, step)
+    graph = doc.graph(())
+    dragged = [n.id for n in graph if n.type != "token_input"][step[1]]
+    assert [n.id for n in graph if n.pos != before[n.id]] == [dragged]
+    _, top, _, height = block_rect(graph, dragged)
+    assert 28 <= block_rect(graph, neighbour)[1] - (top + height) < 80
+    drawing = draw_level(graph)
+    assert labels_on_blocks(drawing) == [] and overlapping_labels(drawing) == []
+    _check([step])   # and every other check of the property
 
 
 def test_crossing_wires_between_two_blocks_keep_their_labels_apart():
