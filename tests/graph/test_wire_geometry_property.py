@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 from tfstudio.graph import (AddNode, Connect, Document, Edge, GraphError, MoveNodes, RemoveNodes,
                             ReplaceGraph, group_edit, kept_tidy, new_node)
 from tfstudio.graph.edit_rules import move_edit, splice_in_line_edit
-from tfstudio.graph.layout import (CANVAS_SCALE, LANE_GAP, NODE_WIDTH, _crosses, block_rect,
-                                   clear_spot, Drawing, draw_frame, draw_level, label_spots,
+from tfstudio.graph.layout import (CANVAS_SCALE, GAP_X, LANE_GAP, NODE_WIDTH, WIRE_ROOM,
+                                   _crosses, block_rect, clear_spot, Drawing, draw_frame,
+                                   draw_level, label_spots,
                                    labels_on_blocks, labels_on_wires, needs_tidy,
                                    overlapping_labels, overlapping_pairs, route_lanes,
                                    shared_runs, wire_route, wires_through_blocks)
@@ -32,6 +33,12 @@ SWITCHES = (("attention", "gqa"), ("attention", "mha"), ("ffn", "moe"), ("ffn", 
 
 # where an edit acts: 0 the top level, k > 0 inside the (k-1)-th group of the top level
 where = st.integers(0, 3)
+# a block dropped by hand beside a block it is wired to, closer than a layer's gap (the
+# canvas keeps WIRE_ROOM, 28, clear; the other moves keep GAP_X, 80): which neighbour, which
+# side of it, how far off it, how far along it
+drag = st.tuples(st.just("drag"), st.integers(0, 10_000), st.integers(0, 10_000),
+                 st.sampled_from(("right", "left", "above", "below")),
+                 st.floats(WIRE_ROOM, GAP_X), st.floats(-150, 150), where)
 edit = st.one_of(
     st.tuples(st.just("add"), st.sampled_from(BLOCKS), st.floats(-300, 1500),
               st.floats(-300, 600), where),
@@ -43,12 +50,9 @@ edit = st.one_of(
     st.tuples(st.just("delete"), st.integers(0, 10_000), where),
     st.tuples(st.just("move"), st.integers(0, 10_000), st.floats(-400, 400),
               st.floats(-300, 300), where),
-    # a block dropped by hand near another (or near where it was): mostly on or beside it,
-    # so the canvas's snap leaves them 28-80 apart, closer than a move to a clear spot does
-    st.tuples(st.just("drag"), st.integers(0, 10_000), st.integers(0, 10_000),
-              st.floats(-250, 250), st.floats(-200, 200), where),
+    drag,
 )
-# the canvas's grid (gui/scene.py GRID): a drag drops the block's corner on it
+# the canvas's grid (gui/scene.py GRID): a dragged block's corner is on it
 GRID = 20.0
 
 
@@ -107,11 +111,20 @@ def _apply(doc: Document, step) -> None:
         if not ids:
             return
         command = RemoveNodes(path, [ids[step[1] % len(ids)]])
-    elif kind == "drag":  # as the canvas commits a drag on release: clear by WIRE_ROOM only
+    elif kind == "drag":  # as the canvas commits a drag on release (graph.edit_rules.move_edit)
         if not ids:
             return
-        node, near = (g.node(ids[k % len(ids)]) for k in step[1:3])
-        target = (near.pos[0] + step[3], near.pos[1] + step[4])
+        node = g.node(ids[step[1] % len(ids)])
+        wired = [e.dst if e.src == node.id else e.src for e in g.edges
+                 if node.id in (e.src, e.dst) and e.src != e.dst]
+        if not wired:
+            return
+        (x, y, w, h), (_, _, own_w, own_h) = (block_rect(g, n) for n in (
+            wired[step[2] % len(wired)], node.id))
+        side, gap, along = step[3:6]
+        corner = {"right": (x + w + gap, y + along), "left": (x - gap - own_w, y + along),
+                  "above": (x + along, y - gap - own_h), "below": (x + along, y + h + gap)}[side]
+        target = tuple(round(v / GRID) * GRID / CANVAS_SCALE for v in corner)
         command = move_edit(g, path, {node.id: target}, grid=GRID).edit
     else:
         if not ids:
@@ -145,9 +158,14 @@ def _check(steps) -> None:
     doc = Document(untangled(load_preset("tiny-gpt")))
     for step in steps:
         _apply(doc, step)
-    levels = [()] + [p + (n.id,) for p, n in doc.root.walk() if n.subgraph is not None]
+    _check_drawn(doc.root)
+
+
+def _check_drawn(root) -> None:
+    """Every level of ``root`` drawn clean: the property's assertions."""
+    levels = [()] + [p + (n.id,) for p, n in root.walk() if n.subgraph is not None]
     for path in levels:
-        graph = graph_at(doc.root, path)
+        graph = graph_at(root, path)
         drawing = draw_level(graph)
         assert overlapping_pairs(graph) == [], path
         assert wires_through_blocks(drawing) == [], path
@@ -246,27 +264,54 @@ def test_a_block_grouped_inside_the_layer_leaves_the_wire_to_its_neighbour_room_
     _check(steps)
 
 
-@pytest.mark.parametrize("step, neighbour", [
-    (("drag", 0, 0, 120.0, -100.0, 0), "pos"),      # Token embedding up, over Positional's corner
-    (("drag", 1, 1, -120.0, -100.0, 0), "embed"),   # Positional up, over Token embedding's
-    (("drag", 2, 2, 360.0, -100.0, 0), "pos"),      # the layer up, snapped above Positional
+@pytest.mark.parametrize("block, corner, neighbour", [
+    ("embed", (426.0, -130.0), "pos"),      # Token embedding up, over Positional's corner
+    ("pos", (384.0, -130.0), "embed"),      # Positional up, over Token embedding's
+    ("layers", (460.0, -220.0), "pos"),     # the layer up, above Positional
 ], ids=["embedding", "positional", "layer"])
-def test_a_label_between_blocks_dragged_close_sits_beside_its_wire_off_both(step, neighbour):
-    """A block dropped by hand above its wired neighbour, 28-80 units over it (the canvas keeps
-    WIRE_ROOM clear, not a layer's gap): the wire between them turns back through that gap,
-    where a label over or under its run met one block or the other. The label sits beside
-    the wire's leg instead; the dragged block stays where it was dropped, nothing else moves."""
+def test_a_label_between_blocks_dragged_close_sits_beside_its_wire_off_both(
+        block, corner, neighbour):
+    """tiny-gpt's block dragged (grid off: dropped anywhere) above its wired neighbour, 31-32
+    units over it: the canvas keeps WIRE_ROOM (28) clear, not a layer's gap (80). The wire
+    between them turns back through that gap, where a label over or under its run (17 of
+    the 16 each side) met one block or the other. The label sits beside the wire's leg
+    instead; the block stays where it was dropped and nothing else moves."""
     doc = Document(untangled(load_preset("tiny-gpt")))
     before = {n.id: n.pos for n in doc.graph(())}
-    _apply(doc, step)
+    target = (corner[0] / CANVAS_SCALE, corner[1] / CANVAS_SCALE)
+    ruled = move_edit(doc.graph(()), (), {block: target})
+    doc.execute(kept_tidy(ruled.edit))
     graph = doc.graph(())
-    dragged = [n.id for n in graph if n.type != "token_input"][step[1]]
-    assert [n.id for n in graph if n.pos != before[n.id]] == [dragged]
-    _, top, _, height = block_rect(graph, dragged)
+    assert ruled.message == "" and graph.node(block).pos == pytest.approx(target, abs=0.01)
+    assert [n.id for n in graph if n.pos != before[n.id]] == [block]
+    _, top, _, height = block_rect(graph, block)
     assert 28 <= block_rect(graph, neighbour)[1] - (top + height) < 80
-    drawing = draw_level(graph)
-    assert labels_on_blocks(drawing) == [] and overlapping_labels(drawing) == []
-    _check([step])   # and every other check of the property
+    _check_drawn(doc.root)   # no label on a block, and every other check of the property
+
+
+def test_a_block_dropped_too_close_for_its_wires_label_moves_a_layers_gap_clear():
+    """Inside tiny-gpt's layer (its first norm grouped), the FFN dropped 30 units left of the
+    Add it feeds, level with it: the wire runs straight across the gap, narrower than its
+    label (48), so no spot on it is off both blocks. The drop moves left along its row as
+    little as gives the label room (not a whole layer's gap, which would send it 177 up),
+    and says why; dropped 90 units off, it stays where it was put."""
+    for gap, kept in ((30.0, False), (90.0, True)):
+        doc = Document(untangled(load_preset("tiny-gpt")))
+        doc.execute(kept_tidy(group_edit(doc, ("layers",), ["norm_attn"])))
+        graph = doc.graph(("layers",))
+        x, y, _, _ = block_rect(graph, "add_ffn")
+        target = ((x - gap - NODE_WIDTH) / CANVAS_SCALE, (y - 2.0) / CANVAS_SCALE)
+        ruled = move_edit(graph, ("layers",), {"ffn": target})
+        doc.execute(kept_tidy(ruled.edit))
+        fx, fy, fw, _ = block_rect(graph, "ffn")
+        if kept:
+            assert graph.node("ffn").pos == pytest.approx(target, abs=0.01), gap
+            assert ruled.message == "" and x - (fx + fw) == pytest.approx(gap, abs=0.02)
+        else:
+            assert "room for the wire's shape label" in ruled.message
+            assert fy == pytest.approx(target[1] * CANVAS_SCALE, abs=0.02)
+            assert 48 <= x - (fx + fw) < GAP_X
+        _check_drawn(doc.root)
 
 
 def test_crossing_wires_between_two_blocks_keep_their_labels_apart():

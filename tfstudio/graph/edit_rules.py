@@ -180,17 +180,45 @@ def move_edit(graph: Graph, path: Path, moved: dict[str, tuple[float, float]],
               text: str = "Move", grid: float | None = None) -> RuledEdit:
     """Move blocks of ``graph`` (the level at ``path``) to ``moved``'s positions, together,
     snapped clear of every other block when they would land on one: blocks never overlap
-    (``layout.nearest_room``; on ``grid``, canvas units, when the canvas snaps). The message
-    says when the drop point was not free."""
+    (``layout.nearest_room``; on ``grid``, canvas units, when the canvas snaps), and where
+    the nearest free spot leaves a wire's shape label nowhere off the blocks, the nearest
+    spot with room for it. The message says when the drop point was not kept."""
     piece = Graph(nodes={nid: replace(graph.node(nid), pos=tuple(pos))
                          for nid, pos in moved.items()})
     others = Graph(nodes={k: v for k, v in graph.nodes.items() if k not in moved},
                    meta=graph.meta)
-    dx, dy = layout.nearest_room(others, piece, (0.0, 0.0), grid=grid)
-    final = {nid: (round(x + dx, 2), round(y + dy, 2)) for nid, (x, y) in moved.items()}
-    message = "" if (dx, dy) == (0.0, 0.0) else (
-        "Moved to the nearest free spot: blocks never overlap")
+    # A wire's room (WIRE_ROOM) from the others keeps the drop where it can: each label then
+    # finds a spot off the blocks (beside its wire if it must). Where one cannot (a wire
+    # straight across a gap narrower than its label), the blocks go to the nearest spot
+    # clear by the least margin that gives every label room, in steps of 10 up to a layer's
+    # gap (GAP_X, as a new block keeps): nudging what the user dragged as little as that
+    # surprises less than a label on a block, or a tidy moving blocks nobody touched.
+    tried = []
+    for margin in (*range(int(layout.WIRE_ROOM), int(layout.GAP_X), 10), layout.GAP_X):
+        tried.append(layout.nearest_room(others, piece, (0.0, 0.0), margin=margin, grid=grid))
+        if not _labels_cut(graph, _shifted(moved, tried[-1])):
+            break
+    else:  # no margin gives the labels room: the nearest free spot, as ever
+        tried = tried[:1]
+    final = _shifted(moved, tried[-1])
+    message = ("" if tried[-1] == (0.0, 0.0)
+               else "Moved a little clear of the blocks beside it: room for the wire's shape label"
+               if len(tried) > 1 else "Moved to the nearest free spot: blocks never overlap")
     return RuledEdit(MoveNodes(path, final, text=text), message)
+
+
+def _shifted(moved: dict[str, tuple[float, float]],
+             offset: tuple[float, float]) -> dict[str, tuple[float, float]]:
+    return {nid: (round(x + offset[0], 2), round(y + offset[1], 2))
+            for nid, (x, y) in moved.items()}
+
+
+def _labels_cut(graph: Graph, moved: dict[str, tuple[float, float]]) -> bool:
+    """Whether ``graph`` with ``moved``'s blocks there draws a wire's shape label on a block."""
+    placed = Graph(nodes={nid: replace(node, pos=moved.get(nid, node.pos))
+                          for nid, node in graph.nodes.items()},
+                   edges=list(graph.edges), meta=graph.meta)
+    return bool(layout.labels_on_blocks(layout.draw_level(placed)))
 
 
 def splice_in_line_edit(graph: Graph, path: Path, node: Node, edge: Edge) -> RuledEdit | None:
