@@ -314,6 +314,16 @@ def test_a_block_dropped_too_close_for_its_wires_label_moves_a_layers_gap_clear(
         _check_drawn(doc.root)
 
 
+def test_a_wire_routed_after_a_level_curve_keeps_its_run_off_that_line():
+    """The drag property run's case: the layer's second norm dropped 51 left of the attention
+    (beside the stream's level curve from the inputs to the first Add, 620 long at y 183):
+    the wire from that norm on to the FFN, routed after the curve, ran back along it 1 unit
+    off, as the curve counted for no lane. A level curve is a lane now."""
+    _check([("drag", 3, 0, "left", 51.0, 53.0, 1)])
+    assert route_lanes(None, (0.0, 183.0), (620.0, 183.0)) == [(0, 183.0, 0.0, 620.0)]
+    assert route_lanes(None, (0.0, 183.0), (620.0, 240.0)) == []   # a bend: no straight run
+
+
 def test_crossing_wires_between_two_blocks_keep_their_labels_apart():
     """A group inside a group whose inputs cross into an Add: every spot above one wire is
     under the other's label, so the label goes below its wire."""

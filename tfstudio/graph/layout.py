@@ -766,10 +766,15 @@ def _on_busy_leg(x: float, y0: float, y1: float, legs: list[Lane]) -> bool:
     return any(abs(x - leg[1]) < LANE_GAP and leg[2] < high and leg[3] > low for leg in legs)
 
 
-def route_lanes(route: list[Position] | None) -> list[Lane]:
+def route_lanes(route: list[Position] | None, start: Position | None = None,
+                end: Position | None = None) -> list[Lane]:
     """The straight runs of a route from :func:`wire_route` (its stubs out of and into the
-    ports excepted): horizontal runs and vertical legs; none for a plain curve."""
+    ports excepted): horizontal runs and vertical legs. A plain curve (no route) has none,
+    unless its ``start`` and ``end`` are given at one height: the curve is then a level line,
+    and a later wire's run along it would hide it as another run would."""
     if not route:
+        if start is not None and end is not None and abs(start[1] - end[1]) < 0.5:
+            return [(0, start[1], min(start[0], end[0]), max(start[0], end[0]))]
         return []
     out: list[Lane] = []
     for (x0, y0), (x1, y1) in zip(route[1:-2], route[2:-1]):
@@ -963,7 +968,7 @@ def draw_level(graph: Graph, label_size: tuple[float, float] = (48.0, 14.0)) -> 
             continue
         others = [r for n, r in padded.items() if n not in (e.src, e.dst)]
         route = wire_route(start, end, others, ends=[padded[e.src], padded[e.dst]], lanes=lanes)
-        lanes.extend(route_lanes(route))
+        lanes.extend(route_lanes(route, start, end))
         wires[e] = route if route else bezier_points(start, end)
     placed = place_labels(wires, {e: label_size for e in wires}, blocks.values())
     labels = {e: box for e, (_, _, box) in placed.items()}

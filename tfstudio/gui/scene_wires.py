@@ -36,9 +36,9 @@ class WirePlacement:
         others = [self._obstacle(nid) for nid in self.node_items if nid not in (e.src, e.dst)]
         ends = [self._obstacle(e.src), self._obstacle(e.dst)]
         lanes = [lane for edge, runs in self._lanes.items() if edge != e for lane in runs]
-        route = wire_route((start.x(), start.y()), (end.x(), end.y()), others, ends=ends,
-                           lanes=lanes)
-        self._lanes[e] = route_lanes(route)  # later wires keep their runs (and labels) off
+        ends_at = (start.x(), start.y()), (end.x(), end.y())
+        route = wire_route(*ends_at, others, ends=ends, lanes=lanes)
+        self._lanes[e] = route_lanes(route, *ends_at)  # later wires keep their runs off
         wire.set_ends(start, end, route)
         if in_port is not None:
             in_port.connected = True
