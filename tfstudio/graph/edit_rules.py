@@ -193,10 +193,10 @@ def move_edit(graph: Graph, path: Path, moved: dict[str, tuple[float, float]],
     # clear by the least margin that gives every label room, in steps of 10 up to a layer's
     # gap (GAP_X, as a new block keeps): nudging what the user dragged as little as that
     # surprises less than a label on a block, or a tidy moving blocks nobody touched.
-    tried = []
+    tried, cut_before = [], _labels_cut(graph, {})   # a label already cut is not the drop's
     for margin in (*range(int(layout.WIRE_ROOM), int(layout.GAP_X), 10), layout.GAP_X):
         tried.append(layout.nearest_room(others, piece, (0.0, 0.0), margin=margin, grid=grid))
-        if not _labels_cut(graph, _shifted(moved, tried[-1])):
+        if not _labels_cut(graph, _shifted(moved, tried[-1])) - cut_before:
             break
     else:  # no margin gives the labels room: the nearest free spot, as ever
         tried = tried[:1]
@@ -213,12 +213,13 @@ def _shifted(moved: dict[str, tuple[float, float]],
             for nid, (x, y) in moved.items()}
 
 
-def _labels_cut(graph: Graph, moved: dict[str, tuple[float, float]]) -> bool:
-    """Whether ``graph`` with ``moved``'s blocks there draws a wire's shape label on a block."""
+def _labels_cut(graph: Graph, moved: dict[str, tuple[float, float]]) -> set[Edge]:
+    """The wires whose shape label ``graph``, with ``moved``'s blocks there, draws on a block
+    (the label as large as a laptop shows it, ``layout.LEGIBLE_LABEL``)."""
     placed = Graph(nodes={nid: replace(node, pos=moved.get(nid, node.pos))
                           for nid, node in graph.nodes.items()},
                    edges=list(graph.edges), meta=graph.meta)
-    return bool(layout.labels_on_blocks(layout.draw_level(placed)))
+    return {e for e, _ in layout.labels_on_blocks(layout.draw_level(placed, layout.LEGIBLE_LABEL))}
 
 
 def splice_in_line_edit(graph: Graph, path: Path, node: Node, edge: Edge) -> RuledEdit | None:

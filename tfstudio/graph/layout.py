@@ -52,6 +52,9 @@ WRAP_WIDTH = 1000.0
 # what a 1366x768 laptop's canvas shows at the legible zoom (70%), margins off (canvas units):
 # a wrapped layout is chosen to fit this box
 LAPTOP_BOX = (1000.0, 800.0)
+# a wire's shape label ("B×T×64") as a 1366x768 laptop shows it at that zoom (70%: its text
+# enlarged to 11 px, 55 x 15 units, where 100% draws 48 x 14): a drop by hand leaves it room
+LEGIBLE_LABEL = (56.0, 16.0)
 
 # a layer group drawn open: its inside as small read-only blocks in a frame, as compact as
 # their words allow (so tiny-t5's encoder and decoder are whole on a 1366x768 laptop at 70%)
