@@ -2,12 +2,11 @@
 as the canvas splices), wire, switch, group, delete, move to a clear spot, drag by hand
 beside a wired block (28-80 off it, as the canvas allows); at the top level or inside a
 layer group, which is what a drop into its open frame edits), made as the editor makes
-them, leave
-every level drawn with no wire through a block, no two blocks overlapping, no two shape labels
-overlapping, no label on a block and no two wires sharing a run: the top level, each group's
-inside as drawn when entered (graph.layout.draw_level) and each open frame's small blocks and
-wires as drawn at the level holding it (graph.layout.draw_frame, the routing the canvas uses;
-no labels inside a frame)."""
+them, leave every level drawn with no wire through a block, no two blocks overlapping, no
+two shape labels overlapping, no label on a block and no two wires sharing a run: the top
+level, each group's inside as drawn when entered (graph.layout.draw_level) and each open
+frame's small blocks and wires as drawn at the level holding it (graph.layout.draw_frame,
+the routing the canvas uses; no labels inside a frame)."""
 from __future__ import annotations
 
 import pytest
