@@ -315,6 +315,15 @@ def test_a_block_dropped_too_close_for_its_wires_label_moves_a_layers_gap_clear(
         _check_drawn(doc.root)
 
 
+def test_a_block_dropped_beside_the_block_it_feeds_leaves_room_for_the_label_between_them():
+    """The drag property run's case: the layer's second Add dropped 28 right of the FFN that
+    feeds it was put 40 off it, its label then on the wire's loop round the other wires;
+    a later drag elsewhere (attention, right of its norm) changed that loop and the label
+    landed on the Add. Blocks side by side keep a label's width between them at the drop."""
+    _check([("drag", 0, 1, "right", 28.0, 0.0, 1), ("drag", 77, 1, "right", 28.0, 0.0, 1),
+            ("drag", 1, 0, "right", 28.0, 11.0, 1)])
+
+
 def test_a_wire_routed_after_a_level_curve_keeps_its_run_off_that_line():
     """The drag property run's case: the layer's second norm dropped 51 left of the attention
     (beside the stream's level curve from the inputs to the first Add, 620 long at y 183):

@@ -193,7 +193,7 @@ def move_edit(graph: Graph, path: Path, moved: dict[str, tuple[float, float]],
     # clear by the least margin that gives every label room, in steps of 10 up to a layer's
     # gap (GAP_X, as a new block keeps): nudging what the user dragged as little as that
     # surprises less than a label on a block, or a tidy moving blocks nobody touched.
-    tried, cut_before = [], _labels_cut(graph, {})   # a label already cut is not the drop's
+    tried, cut_before = [], _labels_cut(graph, dict.fromkeys(moved))  # not the drop's doing
     for margin in (*range(int(layout.WIRE_ROOM), int(layout.GAP_X), 10), layout.GAP_X):
         tried.append(layout.nearest_room(others, piece, (0.0, 0.0), margin=margin, grid=grid))
         if not _labels_cut(graph, _shifted(moved, tried[-1])) - cut_before:
@@ -213,13 +213,25 @@ def _shifted(moved: dict[str, tuple[float, float]],
             for nid, (x, y) in moved.items()}
 
 
-def _labels_cut(graph: Graph, moved: dict[str, tuple[float, float]]) -> set[Edge]:
-    """The wires whose shape label ``graph``, with ``moved``'s blocks there, draws on a block
-    (the label as large as a laptop shows it, ``layout.LEGIBLE_LABEL``)."""
-    placed = Graph(nodes={nid: replace(node, pos=moved.get(nid, node.pos))
+def _labels_cut(graph: Graph, moved: dict[str, tuple[float, float] | None]) -> set[Edge]:
+    """The wires whose shape label ``graph``, with ``moved``'s blocks there (None: where they
+    are), draws on a block (the label as large as a laptop shows it, LEGIBLE_LABEL), and the
+    wires of those blocks to a block beside them (heights overlapping) with less than that
+    label's width and its 3-unit margins between them: its label then has a spot only while
+    the other wires leave its route a way round, which a later edit elsewhere can take."""
+    placed = Graph(nodes={nid: replace(node, pos=moved.get(nid) or node.pos)
                           for nid, node in graph.nodes.items()},
                    edges=list(graph.edges), meta=graph.meta)
-    return {e for e, _ in layout.labels_on_blocks(layout.draw_level(placed, layout.LEGIBLE_LABEL))}
+    label = layout.LEGIBLE_LABEL
+    cut = {e for e, _ in layout.labels_on_blocks(layout.draw_level(placed, label))}
+    rects = layout.block_rects(placed)
+    for e in graph.edges:
+        if (e.src in moved or e.dst in moved) and e.src in rects and e.dst in rects:
+            (ax, ay, aw, ah), (bx, by, bw, bh) = rects[e.src], rects[e.dst]
+            gap = max(bx - (ax + aw), ax - (bx + bw))
+            if ay < by + bh and by < ay + ah and 0 <= gap < label[0] + 6:
+                cut.add(e)
+    return cut
 
 
 def splice_in_line_edit(graph: Graph, path: Path, node: Node, edge: Edge) -> RuledEdit | None:
