@@ -290,7 +290,7 @@ def test_a_label_between_blocks_dragged_close_sits_beside_its_wire_off_both(
     _check_drawn(doc.root)   # no label on a block, and every other check of the property
 
 
-def test_a_block_dropped_too_close_for_its_wires_label_moves_a_layers_gap_clear():
+def test_a_block_dropped_too_close_for_its_wires_label_moves_the_least_that_gives_it_room():
     """Inside tiny-gpt's layer (its first norm grouped), the FFN dropped 30 units left of the
     Add it feeds, level with it: the wire runs straight across the gap, narrower than its
     label (48; 56 as a laptop shows it at 70%), so no spot on it is off both blocks. The drop
