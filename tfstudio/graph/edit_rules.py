@@ -13,7 +13,7 @@ chosen. Setting the K/V heads by hand is the user choosing a kind: it forgets th
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Iterable
 
 from . import block_types as bt
 from . import layout
@@ -193,10 +193,18 @@ def move_edit(graph: Graph, path: Path, moved: dict[str, tuple[float, float]],
     # clear by the least margin that gives every label room, in steps of 10 up to a layer's
     # gap (GAP_X, as a new block keeps): nudging what the user dragged as little as that
     # surprises less than a label on a block, or a tidy moving blocks nobody touched.
-    tried, cut_before = [], _labels_cut(graph, dict.fromkeys(moved))  # not the drop's doing
+    close_before = _too_close_beside(graph, moved)  # what was so before is not the drop's
+    tried, cut_before = [], None  # drawn only where a drop cuts a label: was it cut before?
     for margin in (*range(int(layout.WIRE_ROOM), int(layout.GAP_X), 10), layout.GAP_X):
         tried.append(layout.nearest_room(others, piece, (0.0, 0.0), margin=margin, grid=grid))
-        if not _labels_cut(graph, _shifted(moved, tried[-1])) - cut_before:
+        placed = _placed(graph, _shifted(moved, tried[-1]))
+        if _too_close_beside(placed, moved) - close_before:
+            continue  # known without drawing the level
+        cut = _labels_cut(placed)
+        if not cut:
+            break
+        cut_before = _labels_cut(graph) if cut_before is None else cut_before
+        if not cut - cut_before:
             break
     else:  # no margin gives the labels room: the nearest free spot, as ever
         tried = tried[:1]
@@ -213,25 +221,35 @@ def _shifted(moved: dict[str, tuple[float, float]],
             for nid, (x, y) in moved.items()}
 
 
-def _labels_cut(graph: Graph, moved: dict[str, tuple[float, float] | None]) -> set[Edge]:
-    """The wires whose shape label ``graph``, with ``moved``'s blocks there (None: where they
-    are), draws on a block (the label as large as a laptop shows it, LEGIBLE_LABEL), and the
-    wires of those blocks to a block beside them (heights overlapping) with less than that
-    label's width and its 3-unit margins between them: its label then has a spot only while
-    the other wires leave its route a way round, which a later edit elsewhere can take."""
-    placed = Graph(nodes={nid: replace(node, pos=moved.get(nid) or node.pos)
-                          for nid, node in graph.nodes.items()},
-                   edges=list(graph.edges), meta=graph.meta)
-    label = layout.LEGIBLE_LABEL
-    cut = {e for e, _ in layout.labels_on_blocks(layout.draw_level(placed, label))}
-    rects = layout.block_rects(placed)
+def _placed(graph: Graph, moved: dict[str, tuple[float, float]]) -> Graph:
+    """``graph`` with ``moved``'s blocks there (the others shared, not copied)."""
+    return Graph(nodes={nid: replace(node, pos=moved.get(nid, node.pos))
+                        for nid, node in graph.nodes.items()},
+                 edges=list(graph.edges), meta=graph.meta)
+
+
+def _labels_cut(graph: Graph) -> set[Edge]:
+    """The wires whose shape label ``graph`` draws on a block, the label as large as a
+    laptop shows it (``layout.LEGIBLE_LABEL``)."""
+    drawing = layout.draw_level(graph, layout.LEGIBLE_LABEL)
+    return {e for e, _ in layout.labels_on_blocks(drawing)}
+
+
+def _too_close_beside(graph: Graph, ids: Iterable[str]) -> set[Edge]:
+    """The wires of the blocks ``ids`` to a block beside them (heights overlapping) with
+    less than a legible label's width and its 3-unit margins between them: the label then
+    has a spot only while the other wires leave its route a way round, which a later edit
+    elsewhere can take away."""
+    ids, room = set(ids), layout.LEGIBLE_LABEL[0] + 6
+    rects = layout.block_rects(graph)
+    out = set()
     for e in graph.edges:
-        if (e.src in moved or e.dst in moved) and e.src in rects and e.dst in rects:
+        if (e.src in ids or e.dst in ids) and e.src in rects and e.dst in rects:
             (ax, ay, aw, ah), (bx, by, bw, bh) = rects[e.src], rects[e.dst]
             gap = max(bx - (ax + aw), ax - (bx + bw))
-            if ay < by + bh and by < ay + ah and 0 <= gap < label[0] + 6:
-                cut.add(e)
-    return cut
+            if ay < by + bh and by < ay + ah and 0 <= gap < room:
+                out.add(e)
+    return out
 
 
 def splice_in_line_edit(graph: Graph, path: Path, node: Node, edge: Edge) -> RuledEdit | None:
