@@ -1,11 +1,12 @@
 """Wires that never pass under a block: random edit sequences (add, drop on a wire (in line,
-as the canvas splices), wire, switch, group, delete, move; at the top level or inside a layer
-group, which is what a drop into its open frame edits), made as the editor makes them, leave
-every level drawn with no wire through a block, no two blocks overlapping, no two shape labels
-overlapping, no label on a block and no two wires sharing a run: the top level, each group's
-inside as drawn when entered (graph.layout.draw_level) and each open frame's small blocks and
-wires as drawn at the level holding it (graph.layout.draw_frame, the routing the canvas uses;
-no labels inside a frame)."""
+as the canvas splices), wire, switch, group, delete, move to a clear spot, drag by hand
+beside a wired block (28-80 off it, as the canvas allows); at the top level or inside a
+layer group, which is what a drop into its open frame edits), made as the editor makes
+them, leave every level drawn with no wire through a block, no two blocks overlapping, no
+two shape labels overlapping, no label on a block and no two wires sharing a run: the top
+level, each group's inside as drawn when entered (graph.layout.draw_level) and each open
+frame's small blocks and wires as drawn at the level holding it (graph.layout.draw_frame,
+the routing the canvas uses; no labels inside a frame)."""
 from __future__ import annotations
 
 import pytest
@@ -14,12 +15,13 @@ from hypothesis import strategies as st
 
 from tfstudio.graph import (AddNode, Connect, Document, Edge, GraphError, MoveNodes, RemoveNodes,
                             ReplaceGraph, group_edit, kept_tidy, new_node)
-from tfstudio.graph.edit_rules import splice_in_line_edit
-from tfstudio.graph.layout import (CANVAS_SCALE, LANE_GAP, NODE_WIDTH, _crosses, clear_spot,
-                                   Drawing, draw_frame, draw_level, label_spots,
-                                   labels_on_blocks, labels_on_wires, needs_tidy,
-                                   overlapping_labels, overlapping_pairs, route_lanes,
-                                   shared_runs, wire_route, wires_through_blocks)
+from tfstudio.graph.edit_rules import move_edit, splice_in_line_edit
+from tfstudio.graph.layout import (CANVAS_SCALE, GAP_X, LANE_GAP, LEGIBLE_LABEL, NODE_WIDTH,
+                                   WIRE_ROOM, _crosses, block_rect, clear_spot, Drawing,
+                                   draw_frame, draw_level, label_spots, labels_on_blocks,
+                                   labels_on_wires, needs_tidy, overlapping_labels,
+                                   overlapping_pairs, route_lanes, shared_runs, wire_route,
+                                   wires_through_blocks)
 from tfstudio.graph.model import graph_at
 from tfstudio.graph.layout import untangled
 from tfstudio.graph.schema import kind_accepts
@@ -32,6 +34,12 @@ SWITCHES = (("attention", "gqa"), ("attention", "mha"), ("ffn", "moe"), ("ffn", 
 
 # where an edit acts: 0 the top level, k > 0 inside the (k-1)-th group of the top level
 where = st.integers(0, 3)
+# a block dropped by hand beside a block it is wired to, closer than a layer's gap (the
+# canvas keeps WIRE_ROOM, 28, clear; the other moves keep GAP_X, 80): which neighbour, which
+# side of it, how far off it, how far along it
+drag = st.tuples(st.just("drag"), st.integers(0, 10_000), st.integers(0, 10_000),
+                 st.sampled_from(("right", "left", "above", "below")),
+                 st.floats(WIRE_ROOM, GAP_X), st.floats(-150, 150), where)
 edit = st.one_of(
     st.tuples(st.just("add"), st.sampled_from(BLOCKS), st.floats(-300, 1500),
               st.floats(-300, 600), where),
@@ -43,7 +51,10 @@ edit = st.one_of(
     st.tuples(st.just("delete"), st.integers(0, 10_000), where),
     st.tuples(st.just("move"), st.integers(0, 10_000), st.floats(-400, 400),
               st.floats(-300, 300), where),
+    drag,
 )
+# the canvas's grid (gui/scene.py GRID): a dragged block's corner is on it
+GRID = 20.0
 
 
 def _level(doc: Document, step) -> tuple[str, ...]:
@@ -101,6 +112,21 @@ def _apply(doc: Document, step) -> None:
         if not ids:
             return
         command = RemoveNodes(path, [ids[step[1] % len(ids)]])
+    elif kind == "drag":  # as the canvas commits a drag on release (graph.edit_rules.move_edit)
+        if not ids:
+            return
+        node = g.node(ids[step[1] % len(ids)])
+        wired = [e.dst if e.src == node.id else e.src for e in g.edges
+                 if node.id in (e.src, e.dst) and e.src != e.dst]
+        if not wired:
+            return
+        (x, y, w, h), (_, _, own_w, own_h) = (block_rect(g, n) for n in (
+            wired[step[2] % len(wired)], node.id))
+        side, gap, along = step[3:6]
+        corner = {"right": (x + w + gap, y + along), "left": (x - gap - own_w, y + along),
+                  "above": (x + along, y - gap - own_h), "below": (x + along, y + h + gap)}[side]
+        target = tuple(round(v / GRID) * GRID / CANVAS_SCALE for v in corner)
+        command = move_edit(g, path, {node.id: target}, grid=GRID).edit
     else:
         if not ids:
             return
@@ -133,9 +159,14 @@ def _check(steps) -> None:
     doc = Document(untangled(load_preset("tiny-gpt")))
     for step in steps:
         _apply(doc, step)
-    levels = [()] + [p + (n.id,) for p, n in doc.root.walk() if n.subgraph is not None]
+    _check_drawn(doc.root)
+
+
+def _check_drawn(root) -> None:
+    """Every level of ``root`` drawn clean: the property's assertions."""
+    levels = [()] + [p + (n.id,) for p, n in root.walk() if n.subgraph is not None]
     for path in levels:
-        graph = graph_at(doc.root, path)
+        graph = graph_at(root, path)
         drawing = draw_level(graph)
         assert overlapping_pairs(graph) == [], path
         assert wires_through_blocks(drawing) == [], path
@@ -232,6 +263,75 @@ def test_a_block_grouped_inside_the_layer_leaves_the_wire_to_its_neighbour_room_
     little for the wire's shape label once Token embedding, moved below, ran its wire up
     between them; the label sat on both blocks. Whichever edit comes first."""
     _check(steps)
+
+
+@pytest.mark.parametrize("block, corner, neighbour", [
+    ("embed", (426.0, -130.0), "pos"),      # Token embedding up, over Positional's corner
+    ("pos", (384.0, -130.0), "embed"),      # Positional up, over Token embedding's
+    ("layers", (460.0, -220.0), "pos"),     # the layer up, above Positional
+], ids=["embedding", "positional", "layer"])
+def test_a_label_between_blocks_dragged_close_sits_beside_its_wire_off_both(
+        block, corner, neighbour):
+    """tiny-gpt's block dragged (grid off: dropped anywhere) above its wired neighbour, 31-32
+    units over it: the canvas keeps WIRE_ROOM (28) clear, not a layer's gap (80). The wire
+    between them turns back through that gap, where a label over or under its run (17 of
+    the 16 each side) met one block or the other. The label sits beside the wire's leg
+    instead; the block stays where it was dropped and nothing else moves."""
+    doc = Document(untangled(load_preset("tiny-gpt")))
+    before = {n.id: n.pos for n in doc.graph(())}
+    target = (corner[0] / CANVAS_SCALE, corner[1] / CANVAS_SCALE)
+    ruled = move_edit(doc.graph(()), (), {block: target})
+    doc.execute(kept_tidy(ruled.edit))
+    graph = doc.graph(())
+    assert ruled.message == "" and graph.node(block).pos == pytest.approx(target, abs=0.01)
+    assert [n.id for n in graph if n.pos != before[n.id]] == [block]
+    _, top, _, height = block_rect(graph, block)
+    assert 28 <= block_rect(graph, neighbour)[1] - (top + height) < 80
+    _check_drawn(doc.root)   # no label on a block, and every other check of the property
+
+
+def test_a_block_dropped_too_close_for_its_wires_label_moves_the_least_that_gives_it_room():
+    """Inside tiny-gpt's layer (its first norm grouped), the FFN dropped 30 units left of the
+    Add it feeds, level with it: the wire runs straight across the gap, narrower than its
+    label (48; 56 as a laptop shows it at 70%), so no spot on it is off both blocks. The drop
+    moves left along its row as little as gives the label room (not a whole layer's gap,
+    which would send it 177 up), and says why; dropped 90 units off, it stays put."""
+    for gap, kept in ((30.0, False), (90.0, True)):
+        doc = Document(untangled(load_preset("tiny-gpt")))
+        doc.execute(kept_tidy(group_edit(doc, ("layers",), ["norm_attn"])))
+        graph = doc.graph(("layers",))
+        x, y, _, _ = block_rect(graph, "add_ffn")
+        target = ((x - gap - NODE_WIDTH) / CANVAS_SCALE, (y - 2.0) / CANVAS_SCALE)
+        ruled = move_edit(graph, ("layers",), {"ffn": target})
+        doc.execute(kept_tidy(ruled.edit))
+        fx, fy, fw, _ = block_rect(graph, "ffn")
+        if kept:
+            assert graph.node("ffn").pos == pytest.approx(target, abs=0.01), gap
+            assert ruled.message == "" and x - (fx + fw) == pytest.approx(gap, abs=0.02)
+        else:
+            assert "room for the wire's shape label" in ruled.message
+            assert fy == pytest.approx(target[1] * CANVAS_SCALE, abs=0.02)
+            assert LEGIBLE_LABEL[0] <= x - (fx + fw) < GAP_X   # room for it at 70% zoom
+        _check_drawn(doc.root)
+
+
+def test_a_block_dropped_beside_the_block_it_feeds_leaves_room_for_the_label_between_them():
+    """The drag property run's case: the layer's second Add dropped 28 right of the FFN that
+    feeds it was put 40 off it, its label then on the wire's loop round the other wires;
+    a later drag elsewhere (attention, right of its norm) changed that loop and the label
+    landed on the Add. Blocks side by side keep a label's width between them at the drop."""
+    _check([("drag", 0, 1, "right", 28.0, 0.0, 1), ("drag", 77, 1, "right", 28.0, 0.0, 1),
+            ("drag", 1, 0, "right", 28.0, 11.0, 1)])
+
+
+def test_a_wire_routed_after_a_level_curve_keeps_its_run_off_that_line():
+    """The drag property run's case: the layer's second norm dropped 51 left of the attention
+    (beside the stream's level curve from the inputs to the first Add, 620 long at y 183):
+    the wire from that norm on to the FFN, routed after the curve, ran back along it 1 unit
+    off, as the curve counted for no lane. A level curve is a lane now."""
+    _check([("drag", 3, 0, "left", 51.0, 53.0, 1)])
+    assert route_lanes(None, (0.0, 183.0), (620.0, 183.0)) == [(0, 183.0, 0.0, 620.0)]
+    assert route_lanes(None, (0.0, 183.0), (620.0, 240.0)) == []   # a bend: no straight run
 
 
 def test_crossing_wires_between_two_blocks_keep_their_labels_apart():

@@ -13,7 +13,7 @@ chosen. Setting the K/V heads by hand is the user choosing a kind: it forgets th
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Iterable
 
 from . import block_types as bt
 from . import layout
@@ -180,17 +180,76 @@ def move_edit(graph: Graph, path: Path, moved: dict[str, tuple[float, float]],
               text: str = "Move", grid: float | None = None) -> RuledEdit:
     """Move blocks of ``graph`` (the level at ``path``) to ``moved``'s positions, together,
     snapped clear of every other block when they would land on one: blocks never overlap
-    (``layout.nearest_room``; on ``grid``, canvas units, when the canvas snaps). The message
-    says when the drop point was not free."""
+    (``layout.nearest_room``; on ``grid``, canvas units, when the canvas snaps), and where
+    the nearest free spot leaves a wire's shape label nowhere off the blocks, the nearest
+    spot with room for it. The message says when the drop point was not kept."""
     piece = Graph(nodes={nid: replace(graph.node(nid), pos=tuple(pos))
                          for nid, pos in moved.items()})
     others = Graph(nodes={k: v for k, v in graph.nodes.items() if k not in moved},
                    meta=graph.meta)
-    dx, dy = layout.nearest_room(others, piece, (0.0, 0.0), grid=grid)
-    final = {nid: (round(x + dx, 2), round(y + dy, 2)) for nid, (x, y) in moved.items()}
-    message = "" if (dx, dy) == (0.0, 0.0) else (
-        "Moved to the nearest free spot: blocks never overlap")
+    # A wire's room (WIRE_ROOM) from the others keeps the drop where it can: each label then
+    # finds a spot off the blocks (beside its wire if it must). Where one cannot (a wire
+    # straight across a gap narrower than its label), the blocks go to the nearest spot
+    # clear by the least margin that gives every label room, in steps of 10 up to a layer's
+    # gap (GAP_X, as a new block keeps): nudging what the user dragged as little as that
+    # surprises less than a label on a block, or a tidy moving blocks nobody touched.
+    close_before = _too_close_beside(graph, moved)  # what was so before is not the drop's
+    tried, cut_before = [], None  # drawn only where a drop cuts a label: was it cut before?
+    for margin in (*range(int(layout.WIRE_ROOM), int(layout.GAP_X), 10), layout.GAP_X):
+        tried.append(layout.nearest_room(others, piece, (0.0, 0.0), margin=margin, grid=grid))
+        placed = _placed(graph, _shifted(moved, tried[-1]))
+        if _too_close_beside(placed, moved) - close_before:
+            continue  # known without drawing the level
+        cut = _labels_cut(placed)
+        if not cut:
+            break
+        cut_before = _labels_cut(graph) if cut_before is None else cut_before
+        if not cut - cut_before:
+            break
+    else:  # no margin gives the labels room: the nearest free spot, as ever
+        tried = tried[:1]
+    final = _shifted(moved, tried[-1])
+    message = ("" if tried[-1] == (0.0, 0.0)
+               else "Moved a little clear of the blocks beside it: room for the wire's shape label"
+               if len(tried) > 1 else "Moved to the nearest free spot: blocks never overlap")
     return RuledEdit(MoveNodes(path, final, text=text), message)
+
+
+def _shifted(moved: dict[str, tuple[float, float]],
+             offset: tuple[float, float]) -> dict[str, tuple[float, float]]:
+    return {nid: (round(x + offset[0], 2), round(y + offset[1], 2))
+            for nid, (x, y) in moved.items()}
+
+
+def _placed(graph: Graph, moved: dict[str, tuple[float, float]]) -> Graph:
+    """``graph`` with ``moved``'s blocks there (the others shared, not copied)."""
+    return Graph(nodes={nid: replace(node, pos=moved.get(nid, node.pos))
+                        for nid, node in graph.nodes.items()},
+                 edges=list(graph.edges), meta=graph.meta)
+
+
+def _labels_cut(graph: Graph) -> set[Edge]:
+    """The wires whose shape label ``graph`` draws on a block, the label as large as a
+    laptop shows it (``layout.LEGIBLE_LABEL``)."""
+    drawing = layout.draw_level(graph, layout.LEGIBLE_LABEL)
+    return {e for e, _ in layout.labels_on_blocks(drawing)}
+
+
+def _too_close_beside(graph: Graph, ids: Iterable[str]) -> set[Edge]:
+    """The wires of the blocks ``ids`` to a block beside them (heights overlapping) with
+    less than a legible label's width and its 3-unit margins between them: the label then
+    has a spot only while the other wires leave its route a way round, which a later edit
+    elsewhere can take away."""
+    ids, room = set(ids), layout.LEGIBLE_LABEL[0] + 6
+    rects = layout.block_rects(graph)
+    out = set()
+    for e in graph.edges:
+        if (e.src in ids or e.dst in ids) and e.src in rects and e.dst in rects:
+            (ax, ay, aw, ah), (bx, by, bw, bh) = rects[e.src], rects[e.dst]
+            gap = max(bx - (ax + aw), ax - (bx + bw))
+            if ay < by + bh and by < ay + ah and 0 <= gap < room:
+                out.add(e)
+    return out
 
 
 def splice_in_line_edit(graph: Graph, path: Path, node: Node, edge: Edge) -> RuledEdit | None:

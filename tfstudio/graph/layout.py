@@ -52,6 +52,9 @@ WRAP_WIDTH = 1000.0
 # what a 1366x768 laptop's canvas shows at the legible zoom (70%), margins off (canvas units):
 # a wrapped layout is chosen to fit this box
 LAPTOP_BOX = (1000.0, 800.0)
+# a wire's shape label ("B×T×64") as a 1366x768 laptop shows it at that zoom (70%: its text
+# enlarged to 11 px, 55 x 15 units, where 100% draws 48 x 14): a drop by hand leaves it room
+LEGIBLE_LABEL = (56.0, 16.0)
 
 # a layer group drawn open: its inside as small read-only blocks in a frame, as compact as
 # their words allow (so tiny-t5's encoder and decoder are whole on a 1366x768 laptop at 70%)
@@ -766,10 +769,15 @@ def _on_busy_leg(x: float, y0: float, y1: float, legs: list[Lane]) -> bool:
     return any(abs(x - leg[1]) < LANE_GAP and leg[2] < high and leg[3] > low for leg in legs)
 
 
-def route_lanes(route: list[Position] | None) -> list[Lane]:
+def route_lanes(route: list[Position] | None, start: Position | None = None,
+                end: Position | None = None) -> list[Lane]:
     """The straight runs of a route from :func:`wire_route` (its stubs out of and into the
-    ports excepted): horizontal runs and vertical legs; none for a plain curve."""
+    ports excepted): horizontal runs and vertical legs. A plain curve (no route) has none,
+    unless its ``start`` and ``end`` are given at one height: the curve is then a level line,
+    and a later wire's run along it would hide it as another run would."""
     if not route:
+        if start is not None and end is not None and abs(start[1] - end[1]) < 0.5:
+            return [(0, start[1], min(start[0], end[0]), max(start[0], end[0]))]
         return []
     out: list[Lane] = []
     for (x0, y0), (x1, y1) in zip(route[1:-2], route[2:-1]):
@@ -963,7 +971,7 @@ def draw_level(graph: Graph, label_size: tuple[float, float] = (48.0, 14.0)) -> 
             continue
         others = [r for n, r in padded.items() if n not in (e.src, e.dst)]
         route = wire_route(start, end, others, ends=[padded[e.src], padded[e.dst]], lanes=lanes)
-        lanes.extend(route_lanes(route))
+        lanes.extend(route_lanes(route, start, end))
         wires[e] = route if route else bezier_points(start, end)
     placed = place_labels(wires, {e: label_size for e in wires}, blocks.values())
     labels = {e: box for e, (_, _, box) in placed.items()}
@@ -972,28 +980,49 @@ def draw_level(graph: Graph, label_size: tuple[float, float] = (48.0, 14.0)) -> 
 
 def place_labels(wires: Mapping[Edge, list[Position]],
                  sizes: Mapping[Edge, tuple[float, float]],
-                 blocks: Iterable[Rect]) -> dict[Edge, tuple[float, bool, Rect]]:
-    """Where each wire's shape label goes: (how far along, below the wire?, its box). The
-    shortest wires first; each at the first of LABEL_PLACES clear of the labels placed
+                 blocks: Iterable[Rect]) -> dict[Edge, tuple[float, str, Rect]]:
+    """Where each wire's shape label goes: (how far along, which side of the wire, its box).
+    The shortest wires first; each at the first of LABEL_PLACES clear of the labels placed
     before it and of every block (a label under a block or a frame is cut), over the fewest
-    other wires (a label over a crossing wire reads as that wire's); failing that,
-    clear of the blocks; failing that, the middle. The canvas places its labels with this
-    (``gui/scene_wires.py``) and the property test checks its result (``draw_level``)."""
+    other wires (a label over a crossing wire reads as that wire's); failing that, beside
+    the wire (LABEL_BESIDE); failing that, clear of the blocks; failing that, the middle.
+    The canvas places its labels with this (``gui/scene_wires.py``) and the property test
+    checks its result (``draw_level``)."""
     blocks = list(blocks)
     taken: list[Rect] = []
-    out: dict[Edge, tuple[float, bool, Rect]] = {}
+    out: dict[Edge, tuple[float, str, Rect]] = {}
     samples = {e: _sampled(points) for e, points in wires.items()}
     for e in sorted(wires, key=lambda e: wire_length(wires[e])):
         options = label_spots(wires[e], sizes[e])
-        off_blocks = [o for o in options if not any(_intersect(o[2], b) for b in blocks)]
-        clear = [o for o in off_blocks if not any(_intersect(o[2], t) for t in taken)]
-        if clear:  # the first crossing the fewest other wires (none, where it can)
-            choice = min(clear, key=lambda o: len(_crossing_wires(e, o[2], samples)))
-        else:
+        beside = label_spots(wires[e], sizes[e], LABEL_BESIDE)
+        choice = None
+        for tier in (options, beside):
+            clear = [o for o in tier if not any(_intersect(o[2], b) for b in blocks + taken)]
+            if clear:  # the first crossing the fewest other wires (none, where it can)
+                choice = _fewest_crossings(e, clear, samples)
+                break
+        if choice is None:
+            off_blocks = [o for o in options + beside
+                          if not any(_intersect(o[2], b) for b in blocks)]
             choice = (off_blocks or options)[0]
         out[e] = choice
         taken.append(choice[2])
     return out
+
+
+def _fewest_crossings(edge: Edge, spots: list[tuple[float, str, Rect]],
+                      samples: Mapping[Edge, _Sampled]) -> tuple[float, str, Rect]:
+    """The first of ``spots`` over the fewest other wires: ``min`` by that count, stopping
+    at the first over none (most labels have one; counting the rest cost the drawing most
+    of its time)."""
+    best, fewest = spots[0], math.inf
+    for spot in spots:
+        crossing = len(_crossing_wires(edge, spot[2], samples))
+        if crossing < fewest:
+            best, fewest = spot, crossing
+            if not crossing:
+                break
+    return best
 
 
 def shared_runs(drawing: Drawing, near: float = 2.0,
@@ -1026,17 +1055,26 @@ def shared_runs(drawing: Drawing, near: float = 2.0,
     return pairs
 
 
-def label_spots(points: list[Position],
-                size: tuple[float, float]) -> list[tuple[float, bool, Rect]]:
+def label_spots(points: list[Position], size: tuple[float, float],
+                places: Iterable[tuple[float, str]] | None = None) -> list[tuple[float, str, Rect]]:
     """The places a label of ``size`` may take on a wire, in the order tried: (how far
-    along, below the wire?, its box); the middle, else along or back, above, then below."""
-    w, h = size
-    spots = []
-    for at, below in LABEL_PLACES:
-        mid = _along(points, at)
-        spots.append((at, below, (mid[0] - w / 2, mid[1] + 3 if below else mid[1] - h - 3,
-                                  w, h)))
-    return spots
+    along, which side, its box); of ``places`` (default LABEL_PLACES: the middle, else along
+    or back, above, then below)."""
+    return [(at, side, label_box(_along(points, at), size, side))
+            for at, side in (LABEL_PLACES if places is None else places)]
+
+
+def label_box(point: Position, size: tuple[float, float], side: str) -> Rect:
+    """A label's box of ``size`` on ``side`` of its wire's ``point``, 3 units off it: above or
+    below it centred, or left or right of it level with it (the canvas draws it there)."""
+    (x, y), (w, h) = point, size
+    if side == BELOW:
+        return (x - w / 2, y + 3, w, h)
+    if side == RIGHT:
+        return (x + 3, y - h / 2, w, h)
+    if side == LEFT:
+        return (x - w - 3, y - h / 2, w, h)
+    return (x - w / 2, y - h - 3, w, h)
 
 
 def _crossing_wires(edge: Edge, box: Rect, samples: Mapping[Edge, _Sampled]) -> list[Edge]:
@@ -1123,10 +1161,20 @@ def draw_frame(graph: Graph, group_id: str) -> Drawing:
 # shortest wires are labelled first: a long one has room further along (a wire passing down
 # between two close blocks would otherwise take the short wire's only spot)
 LABEL_SPOTS = (0.5, 0.35, 0.65, 0.2, 0.8, 0.1, 0.9)
-# (where along, below the wire?): above it first, then below (two short wires crossing
-# between the same blocks have every spot above taken by the other's label)
-LABEL_PLACES = (tuple((at, False) for at in LABEL_SPOTS)
-                + tuple((at, True) for at in LABEL_SPOTS))
+# which side of its wire a label sits on
+ABOVE, BELOW, LEFT, RIGHT = "above", "below", "left", "right"
+# (where along, which side): above it first, then below (two short wires crossing between
+# the same blocks have every spot above taken by the other's label)
+LABEL_PLACES = (tuple((at, ABOVE) for at in LABEL_SPOTS)
+                + tuple((at, BELOW) for at in LABEL_SPOTS))
+# tried only where none of LABEL_PLACES is clear: beside the wire, level with it. Blocks
+# dragged closer than a layer's gap (the canvas keeps WIRE_ROOM, 28) leave the run between
+# them too little room for a label over or under it (a 32-unit gap has 16 each side of the
+# run; a label takes 17), while the leg out of or into a port has an open side. The label
+# moves along its wire, not the blocks: the drop stays where the user put it, and a level
+# nobody dragged (every preset) keeps its labels where they were.
+LABEL_BESIDE = (tuple((at, RIGHT) for at in LABEL_SPOTS)
+                + tuple((at, LEFT) for at in LABEL_SPOTS))
 
 
 def wire_length(points: list[Position]) -> float:

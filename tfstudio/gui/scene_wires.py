@@ -4,7 +4,7 @@ label off the others' labels. A mixin of :class:`~tfstudio.gui.scene.GraphScene`
 from __future__ import annotations
 
 from ..graph import Edge
-from ..graph.layout import place_labels, route_lanes, wire_route
+from ..graph.layout import ABOVE, place_labels, route_lanes, wire_route
 from .node_item import HEADER_H, PORT_R
 from .wire_item import WireItem
 
@@ -36,9 +36,9 @@ class WirePlacement:
         others = [self._obstacle(nid) for nid in self.node_items if nid not in (e.src, e.dst)]
         ends = [self._obstacle(e.src), self._obstacle(e.dst)]
         lanes = [lane for edge, runs in self._lanes.items() if edge != e for lane in runs]
-        route = wire_route((start.x(), start.y()), (end.x(), end.y()), others, ends=ends,
-                           lanes=lanes)
-        self._lanes[e] = route_lanes(route)  # later wires keep their runs (and labels) off
+        ends_at = (start.x(), start.y()), (end.x(), end.y())
+        route = wire_route(*ends_at, others, ends=ends, lanes=lanes)
+        self._lanes[e] = route_lanes(route, *ends_at)  # later wires keep their runs off
         wire.set_ends(start, end, route)
         if in_port is not None:
             in_port.connected = True
@@ -79,12 +79,12 @@ class WirePlacement:
         labelled = {w.edge: w for w in self.wire_items.values() if w.label}
         sizes = {}
         for edge, wire in labelled.items():
-            box = wire.label_rect(0.5, False)
+            box = wire.label_rect(0.5, ABOVE)
             sizes[edge] = (box.width(), box.height())
         blocks = []
         for item in self.node_items.values():
             r = item.mapRectToScene(item.body_rect())
             blocks.append((r.x(), r.y(), r.width(), r.height()))
         placed = place_labels({e: w.points() for e, w in labelled.items()}, sizes, blocks)
-        for edge, (at, below, _) in placed.items():
-            labelled[edge].set_label_at(at, below)
+        for edge, (at, side, _) in placed.items():
+            labelled[edge].set_label_at(at, side)

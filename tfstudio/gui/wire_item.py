@@ -9,7 +9,7 @@ from PySide6.QtGui import QBrush, QFont, QFontMetricsF, QPainter, QPainterPath, 
 from PySide6.QtWidgets import QGraphicsItem
 
 from ..graph import Edge
-from ..graph.layout import bezier_points
+from ..graph.layout import ABOVE, bezier_points, label_box
 from . import theme
 from .node_item import routed_path, scaled_font, text_boost
 
@@ -37,7 +37,7 @@ class WireItem(QGraphicsItem):
         self.broken = False  # drawn dashed when a port it needs has gone (an Add lost an input)
         self.hot = False     # a block dragged over it would be spliced in: drawn highlighted
         self.label_at = 0.5  # how far along the wire its label sits (off other labels)
-        self.label_below = False  # ... and on which side
+        self.label_side = ABOVE  # ... and on which side (graph.layout.label_box)
         self._start = QPointF()
         self._end = QPointF()
         self._path = QPainterPath()
@@ -86,26 +86,26 @@ class WireItem(QGraphicsItem):
             self.setToolTip(f"{self.edge}\nshape: {text}" if text else str(self.edge))
         self.update()
 
-    def set_label_at(self, fraction: float, below: bool = False) -> None:
-        if (fraction, below) != (self.label_at, self.label_below):
+    def set_label_at(self, fraction: float, side: str = ABOVE) -> None:
+        if (fraction, side) != (self.label_at, self.label_side):
             self.prepareGeometryChange()
-            self.label_at, self.label_below = fraction, below
+            self.label_at, self.label_side = fraction, side
             self.update()
 
-    def label_rect(self, fraction: float | None = None, below: bool | None = None) -> QRectF:
-        """The label's box at 100% zoom, at ``fraction`` along the wire, above it or
-        ``below`` (default: where it is)."""
-        return self._label_rect(LABEL_FONT, fraction, below)
+    def label_rect(self, fraction: float | None = None, side: str | None = None) -> QRectF:
+        """The label's box at 100% zoom, at ``fraction`` along the wire, on ``side`` of it
+        (default: where it is)."""
+        return self._label_rect(LABEL_FONT, fraction, side)
 
     def _label_rect(self, font: QFont = LABEL_FONT, fraction: float | None = None,
-                    below: bool | None = None) -> QRectF:
+                    side: str | None = None) -> QRectF:
         if not self.label:
             return QRectF()
         fm = QFontMetricsF(font)
-        w, h = fm.horizontalAdvance(self.label) + 8, fm.height() + 2
+        size = (fm.horizontalAdvance(self.label) + 8, fm.height() + 2)
         mid = self._path.pointAtPercent(self.label_at if fraction is None else fraction)
-        under = self.label_below if below is None else below
-        return QRectF(mid.x() - w / 2, mid.y() + 3 if under else mid.y() - h - 3, w, h)
+        box = label_box((mid.x(), mid.y()), size, self.label_side if side is None else side)
+        return QRectF(*box)
 
     def _label_font(self, lod: float) -> QFont:
         """The label's font: enlarged when zoomed out, shrunk to fit between the two blocks
