@@ -299,11 +299,10 @@ def find_checkpoint(directory: Path) -> CheckpointChoice:
     skipped: list[str] = []
     named, problem = _read_latest(directory)
     if named is not None:
-        problem = checkpoint_problem(named)
-        if problem is None:
+        found = checkpoint_problem(named)
+        if found is None:
             return CheckpointChoice(named, skipped)
-        problem = None if not named.exists() else (   # rotated away: see below
-            f"{named / problem[0]} {problem[1]}" if problem[0] else f"{named} {problem[1]}")
+        problem = _damage(named, found)
     if problem is not None:
         skipped.append(problem)
     for candidate in _checkpoint_folders(directory):
@@ -312,11 +311,17 @@ def find_checkpoint(directory: Path) -> CheckpointChoice:
         found = checkpoint_problem(candidate)
         if found is None:
             return CheckpointChoice(candidate, skipped)
-        if not candidate.exists():
-            continue   # rotated away by a run still training while it was read: not damaged
-        skipped.append(f"{candidate / found[0]} {found[1]}" if found[0] else
-                       f"{candidate} {found[1]}")
+        if (line := _damage(candidate, found)) is not None:
+            skipped.append(line)
     return CheckpointChoice(None, skipped)
+
+
+def _damage(folder: Path, found: tuple[str, str]) -> str | None:
+    """The line naming what ``checkpoint_problem`` found wrong with ``folder``; None where the
+    folder is gone: rotated away by a run still training while it was read, not damaged."""
+    if not folder.exists():
+        return None
+    return f"{folder / found[0]} {found[1]}" if found[0] else f"{folder} {found[1]}"
 
 
 def latest_checkpoint(directory: Path) -> Path | None:
