@@ -132,11 +132,39 @@ def _mini_size(node: Node) -> BlockSize:
     return BlockSize(width, MINI_H, MINI_H / 2)
 
 
+# the frames laid out lately, by what their layout reads (``_inside_key``): every block's
+# size, wire and drawing asks for the frame of each open group again, and its layout is the
+# editor's costliest step
+_FRAMES: dict[tuple, Frame] = {}
+_FRAMES_KEPT = 256
+
+
+def _inside_key(inside: Graph) -> tuple:
+    """Everything of a group's inside that its frame is laid out from: each block's id, type,
+    parameters (its ports), position (a loose block's column) and nested inside, and the
+    wires in their order (a wire closing a cycle is the last one found)."""
+    return (tuple((nid, n.type, repr(n.params), n.pos,
+                   None if n.subgraph is None else _inside_key(n.subgraph))
+                  for nid, n in inside.nodes.items()), tuple(inside.edges))
+
+
 def group_frame(graph: Graph, group_id: str) -> Frame:
     """How an open group is drawn: its inside laid out small, framed, ports on the edges at
-    the height of the inside's stream."""
+    the height of the inside's stream. The same inside gives the same frame object (kept
+    from the last layout of it): read it, never change it."""
     group = graph.node(group_id)
     inside = group.subgraph if group.subgraph is not None else Graph()
+    key = (group.type, _inside_key(inside))
+    frame = _FRAMES.get(key)
+    if frame is None:
+        frame = _laid_out_frame(graph, group_id, inside)
+        if len(_FRAMES) >= _FRAMES_KEPT:
+            del _FRAMES[next(iter(_FRAMES))]  # the oldest
+        _FRAMES[key] = frame
+    return frame
+
+
+def _laid_out_frame(graph: Graph, group_id: str, inside: Graph) -> Frame:
     sizes = {nid: _mini_size(n) for nid, n in inside.nodes.items()}
     placed = layered_positions(inside, sizes, INNER_GAP_X, INNER_GAP_Y)
     if placed and _placed_extent(placed, sizes)[0] > FRAME_WRAP:
