@@ -1022,13 +1022,14 @@ def place_labels(wires: Mapping[Edge, list[Position]],
     samples = {e: _sampled(points) for e, points in wires.items()}
     for e in sorted(wires, key=lambda e: wire_length(wires[e])):
         options = label_spots(wires[e], sizes[e])
-        beside = label_spots(wires[e], sizes[e], LABEL_BESIDE)
-        choice = None
-        for tier in (options, beside):
-            clear = [o for o in tier if not any(_intersect(o[2], b) for b in blocks + taken)]
-            if clear:  # the first crossing the fewest other wires (none, where it can)
-                choice = _fewest_crossings(e, clear, samples)
-                break
+        obstacles = blocks + taken
+        clear = (o for o in options if not any(_intersect(o[2], b) for b in obstacles))
+        # the first crossing the fewest other wires (none, where it can)
+        choice = _fewest_crossings(e, clear, samples)
+        if choice is None:
+            beside = label_spots(wires[e], sizes[e], LABEL_BESIDE)
+            clear = (o for o in beside if not any(_intersect(o[2], b) for b in obstacles))
+            choice = _fewest_crossings(e, clear, samples)
         if choice is None:
             off_blocks = [o for o in options + beside
                           if not any(_intersect(o[2], b) for b in blocks)]
@@ -1038,12 +1039,12 @@ def place_labels(wires: Mapping[Edge, list[Position]],
     return out
 
 
-def _fewest_crossings(edge: Edge, spots: list[tuple[float, str, Rect]],
-                      samples: Mapping[Edge, _Sampled]) -> tuple[float, str, Rect]:
+def _fewest_crossings(edge: Edge, spots: Iterable[tuple[float, str, Rect]],
+                      samples: Mapping[Edge, _Sampled]) -> tuple[float, str, Rect] | None:
     """The first of ``spots`` over the fewest other wires: ``min`` by that count, stopping
     at the first over none (most labels have one; counting the rest cost the drawing most
-    of its time)."""
-    best, fewest = spots[0], math.inf
+    of its time); None without a spot."""
+    best, fewest = None, math.inf
     for spot in spots:
         crossing = len(_crossing_wires(edge, spot[2], samples))
         if crossing < fewest:
@@ -1088,7 +1089,8 @@ def label_spots(points: list[Position], size: tuple[float, float],
     """The places a label of ``size`` may take on a wire, in the order tried: (how far
     along, which side, its box); of ``places`` (default LABEL_PLACES: the middle, else along
     or back, above, then below)."""
-    return [(at, side, label_box(_along(points, at), size, side))
+    lengths = _lengths(points)
+    return [(at, side, label_box(_along(points, at, lengths), size, side))
             for at, side in (LABEL_PLACES if places is None else places)]
 
 
@@ -1210,9 +1212,16 @@ def wire_length(points: list[Position]) -> float:
                for a, b in zip(points, points[1:]))
 
 
-def _along(points: list[Position], fraction: float) -> Position:
-    """The point ``fraction`` of the length along a polyline."""
-    lengths = [((b[0] - a[0]) ** 2 + (b[1] - a[1]) ** 2) ** 0.5 for a, b in zip(points, points[1:])]
+def _lengths(points: list[Position]) -> list[float]:
+    """The length of each of a polyline's segments."""
+    return [((b[0] - a[0]) ** 2 + (b[1] - a[1]) ** 2) ** 0.5 for a, b in zip(points, points[1:])]
+
+
+def _along(points: list[Position], fraction: float,
+           lengths: list[float] | None = None) -> Position:
+    """The point ``fraction`` of the length along a polyline (``lengths``: its segments',
+    where the caller asks for several points)."""
+    lengths = _lengths(points) if lengths is None else lengths
     left = sum(lengths) * fraction
     for (a, b), length in zip(zip(points, points[1:]), lengths):
         if left <= length and length > 0:
@@ -1245,8 +1254,9 @@ class _Sampled(NamedTuple):
     def enters(self, box: Rect) -> bool:
         """Whether a point lies inside ``box`` (not on its edge)."""
         x0, y0, x1, y1 = self.bounds
-        return (x1 > box[0] and x0 < box[0] + box[2] and y1 > box[1] and y0 < box[1] + box[3]
-                and any(_inside(p, box, 0.0) for p in self.points))
+        left, top, right, bottom = box[0], box[1], box[0] + box[2], box[1] + box[3]
+        return (x1 > left and x0 < right and y1 > top and y0 < bottom
+                and any(left < x < right and top < y < bottom for x, y in self.points))
 
 
 def _sampled(points: list[Position], step: float = 4.0) -> _Sampled:
@@ -1258,10 +1268,9 @@ def _sampled(points: list[Position], step: float = 4.0) -> _Sampled:
 def _samples(points: list[Position], step: float) -> list[Position]:
     out = [points[0]]
     for a, b in zip(points, points[1:]):
-        length = ((b[0] - a[0]) ** 2 + (b[1] - a[1]) ** 2) ** 0.5
-        n = max(1, int(length / step))
-        out.extend((a[0] + (b[0] - a[0]) * i / n, a[1] + (b[1] - a[1]) * i / n)
-                   for i in range(1, n + 1))
+        (ax, ay), dx, dy = a, b[0] - a[0], b[1] - a[1]
+        n = max(1, int((dx ** 2 + dy ** 2) ** 0.5 / step))
+        out.extend((ax + dx * i / n, ay + dy * i / n) for i in range(1, n + 1))
     return out
 
 
