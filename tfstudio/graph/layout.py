@@ -1060,27 +1060,30 @@ def shared_runs(drawing: Drawing, near: float = 2.0,
     start by design) with a straight run on one line, closer than ``near``, along more than
     ``min_length``: the eye cannot tell which way either goes. The stubs out of and into the
     ports are left out, as ``route_lanes`` leaves them out: each lies on its port's row."""
-    runs = {}
-    for e, points in drawing.wires.items():
-        out = []
+    edges = list(drawing.wires)
+    runs = []  # (axis, at, from, to, which wire)
+    for i, points in enumerate(drawing.wires.values()):
         inner = points[1:-1]
         for (x0, y0), (x1, y1) in zip(inner, inner[1:]):
             if y0 == y1 and x0 != x1:
-                out.append((0, y0, min(x0, x1), max(x0, x1)))
+                runs.append((0, y0, min(x0, x1), max(x0, x1), i))
             elif x0 == x1 and y0 != y1:
-                out.append((1, x0, min(y0, y1), max(y0, y1)))
-        runs[e] = out
+                runs.append((1, x0, min(y0, y1), max(y0, y1), i))
+    # sorted by line, each run meets only the runs after it on a line closer than ``near``
+    runs.sort()
+    found = set()
+    for k, (axis, at, lo, hi, i) in enumerate(runs):
+        for other_axis, other_at, other_lo, other_hi, j in runs[k + 1:]:
+            if other_axis != axis or other_at - at >= near:
+                break
+            if i != j and min(hi, other_hi) - max(lo, other_lo) > min_length:
+                found.add((min(i, j), max(i, j)))
     pairs = []
-    edges = list(runs)
-    for i, a in enumerate(edges):
-        for b in edges[i + 1:]:
-            if (a.src, a.src_port) == (b.src, b.src_port) or (a.dst, a.dst_port) == (
-                    b.dst, b.dst_port):
-                continue
-            if any(ra[0] == rb[0] and abs(ra[1] - rb[1]) < near
-                   and min(ra[3], rb[3]) - max(ra[2], rb[2]) > min_length
-                   for ra in runs[a] for rb in runs[b]):
-                pairs.append((a, b))
+    for i, j in sorted(found):
+        a, b = edges[i], edges[j]
+        if (a.src, a.src_port) != (b.src, b.src_port) and (a.dst, a.dst_port) != (
+                b.dst, b.dst_port):
+            pairs.append((a, b))
     return pairs
 
 
