@@ -1262,10 +1262,24 @@ class _Sampled(NamedTuple):
                 and any(left < x < right and top < y < bottom for x, y in self.points))
 
 
+# the wires sampled lately, by their points: placing the labels and each check of a
+# drawing (wires through blocks, labels on wires) sample the same wires again
+_SAMPLED: dict[tuple, _Sampled] = {}
+_SAMPLED_KEPT = 4096
+
+
 def _sampled(points: list[Position], step: float = 4.0) -> _Sampled:
-    samples = _samples(points, step)
-    xs, ys = [p[0] for p in samples], [p[1] for p in samples]
-    return _Sampled(samples, (min(xs), min(ys), max(xs), max(ys)))
+    """``points`` every ``step`` units or closer (shared: read it, never change it)."""
+    key = (step, *points)
+    sampled = _SAMPLED.get(key)
+    if sampled is None:
+        samples = _samples(points, step)
+        xs, ys = [p[0] for p in samples], [p[1] for p in samples]
+        sampled = _Sampled(samples, (min(xs), min(ys), max(xs), max(ys)))
+        if len(_SAMPLED) >= _SAMPLED_KEPT:
+            del _SAMPLED[next(iter(_SAMPLED))]  # the oldest
+        _SAMPLED[key] = sampled
+    return sampled
 
 
 def _samples(points: list[Position], step: float) -> list[Position]:
