@@ -831,16 +831,31 @@ def _maze_route(start: Position, end: Position, blocks: list[Rect], clearance: f
                                                            r[1] + r[3] + clearance)),
                  *(lane[1] + s * LANE_GAP for lane in lanes if lane[0] == 0 for s in (-1, 1))})
     pad = clearance / 2
+    # each block's inside, ``pad`` in from its edges (as _crosses reads it), and the lanes
+    # of each axis: a step is checked against them once, from whichever end it is taken
+    insides = [(r[0] + pad, r[0] + r[2] - pad, r[1] + pad, r[1] + r[3] - pad) for r in blocks]
+    lanes_of = ([lane for lane in lanes if lane[0] == 0], [lane for lane in lanes if lane[0] == 1])
+    checked: dict[tuple[int, int, int, int], bool] = {}
 
     def along_a_lane(p: Position, q: Position) -> bool:
         axis = 0 if p[1] == q[1] else 1
         at, lo, hi = (p[1], min(p[0], q[0]), max(p[0], q[0])) if axis == 0 else (
             p[0], min(p[1], q[1]), max(p[1], q[1]))
-        return any(lane[0] == axis and abs(lane[1] - at) < LANE_GAP - 0.5
-                   and lane[2] < hi and lane[3] > lo for lane in lanes)
+        return any(abs(lane[1] - at) < LANE_GAP - 0.5 and lane[2] < hi and lane[3] > lo
+                   for lane in lanes_of[axis])
 
-    def clear(p: Position, q: Position) -> bool:
-        return not _crosses([p, p, q, q], blocks, pad) and not along_a_lane(p, q)
+    def through_a_block(p: Position, q: Position) -> bool:
+        x0, x1, y0, y1 = min(p[0], q[0]), max(p[0], q[0]), min(p[1], q[1]), max(p[1], q[1])
+        return any(x0 < right and x1 > left and y0 < bottom and y1 > top
+                   for left, right, top, bottom in insides)
+
+    def clear(i: int, j: int, ni: int, nj: int) -> bool:
+        key = (i, j, ni, nj) if (i, j) < (ni, nj) else (ni, nj, i, j)
+        known = checked.get(key)
+        if known is None:
+            p, q = (xs[i], ys[j]), (xs[ni], ys[nj])
+            known = checked[key] = not through_a_block(p, q) and not along_a_lane(p, q)
+        return known
 
     goal = (xs.index(b[0]), ys.index(b[1]))
     first = (xs.index(a[0]), ys.index(a[1]), 0)  # 0: moving horizontally, 1: vertically
@@ -864,9 +879,9 @@ def _maze_route(start: Position, end: Position, blocks: list[Rect], clearance: f
             ni, nj = i + di, j + dj
             if not (0 <= ni < len(xs) and 0 <= nj < len(ys)):
                 continue
-            p, q = (xs[i], ys[j]), (xs[ni], ys[nj])
-            if not clear(p, q):
+            if not clear(i, j, ni, nj):
                 continue
+            p, q = (xs[i], ys[j]), (xs[ni], ys[nj])
             step = abs(q[0] - p[0]) + abs(q[1] - p[1]) + (bend if nd != d else 0.0)
             nxt = (ni, nj, nd)
             if cost + step < best.get(nxt, 1e18):
