@@ -29,25 +29,32 @@ def _xdotool(*args: str) -> None:
     subprocess.run(["xdotool", *args], check=True, timeout=30)
 
 
-def _drag(start: tuple[int, int], end: tuple[int, int], steps: int = 10) -> None:
+def _drag(start: tuple[int, int], end: tuple[int, int], over_end, steps: int = 10) -> None:
     """Press at ``start``, move to ``end`` in steps (a drag starts after a few pixels),
-    release: the gesture a hand makes."""
+    release once the canvas has felt the block over ``end`` (``over_end()``; a hand that has
+    not seen it light up nudges the mouse): the gesture a hand makes."""
     _xdotool("mousemove", str(start[0]), str(start[1]))
-    time.sleep(0.3)
+    time.sleep(0.1)
     _xdotool("mousedown", "1")
-    time.sleep(0.3)
+    time.sleep(0.1)
     for k in range(1, steps + 1):
         x = start[0] + (end[0] - start[0]) * k // steps
         y = start[1] + (end[1] - start[1]) * k // steps
         _xdotool("mousemove", str(x), str(y))
-        time.sleep(0.1)
-    time.sleep(0.4)
+        time.sleep(0.03)
+    waited = time.time()
+    while not over_end() and time.time() < waited + 10:
+        time.sleep(0.05)
+        if time.time() > waited + 0.5:  # nudged off and back: the canvas feels a move
+            _xdotool("mousemove", str(end[0] + 1), str(end[1]))
+            _xdotool("mousemove", str(end[0]), str(end[1]))
     _xdotool("mouseup", "1")
 
 
 def _drive(report: Path, shots: Path) -> None:
     """The child: open the editor on the X display, make the drags, write ``report``."""
-    from PySide6.QtCore import QPoint
+    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtTest import QTest
     from PySide6.QtWidgets import QApplication
 
     app = QApplication([])
@@ -68,14 +75,41 @@ def _drive(report: Path, shots: Path) -> None:
             app.processEvents()
             time.sleep(0.01)
 
-    def act(gesture) -> None:
-        """Run ``gesture`` (xdotool) in a thread while this one serves Qt's events."""
+    def settle_until(done, seconds: float = 10.0) -> None:
+        """Serve Qt's events until ``done()`` (or ``seconds`` pass: the report then shows
+        what did not happen), then a moment more for what it sets off (a refit)."""
+        end = time.time() + seconds
+        while not done() and time.time() < end:
+            app.processEvents()
+            time.sleep(0.01)
+        settle(0.2)
+
+    def act(gesture, done) -> None:
+        """Run ``gesture`` (xdotool) in a thread while this one serves Qt's events, until
+        ``done()``."""
         worker = threading.Thread(target=gesture)
         worker.start()
         while worker.is_alive():
             app.processEvents()
             time.sleep(0.005)
-        settle(1.0)
+        settle_until(done)
+
+    class DragMoves(QObject):
+        """Where the canvas last felt a dragged block (screen pixels)."""
+        at = None
+
+        def eventFilter(self, watched, event) -> bool:
+            if event.type() == QEvent.DragMove:
+                p = watched.mapToGlobal(event.position().toPoint())
+                self.at = (p.x(), p.y())
+            return False
+
+    felt = DragMoves()
+    w.view.viewport().installEventFilter(felt)
+
+    def drag(start: tuple[int, int], end: tuple[int, int]) -> None:
+        felt.at = None
+        _drag(start, end, lambda: felt.at == end)
 
     def palette_point(block_type: str) -> tuple[int, int]:
         from PySide6.QtCore import Qt
@@ -97,9 +131,10 @@ def _drive(report: Path, shots: Path) -> None:
     def shot(name: str) -> None:
         w.grab().save(str(shots / name))
 
-    settle(1.5)
+    QTest.qWaitForWindowExposed(w, 10_000)
+    settle(0.3)
     w.view.fit_to_view()
-    settle(0.5)
+    settle(0.2)
     out: dict = {"window": [w.width(), w.height()]}
     shot("real-drag-0-open.png")
 
@@ -107,7 +142,9 @@ def _drive(report: Path, shots: Path) -> None:
     wire = w.scene.wire_items[Edge("embed", "y", "pos", "x")]
     target = canvas_point(wire.mapToScene(wire._path.pointAtPercent(0.5)))
     pos_before = rect("pos")
-    act(lambda: _drag(palette_point("dropout"), target))
+    start = palette_point("dropout")
+    act(lambda: drag(start, target),
+        lambda: any(n.type == "dropout" for n in w.session.root))
     shot("real-drag-1-splice.png")
     root = w.session.root
     drops = [n.id for n in root if n.type == "dropout"]
@@ -127,7 +164,9 @@ def _drive(report: Path, shots: Path) -> None:
     ffn = next(m for m in frame._minis if m.node.id == "ffn")
     target = canvas_point(frame.mapToScene(ffn.rect.center().x(), ffn.rect.bottom() + 12))
     inside_before = set(root.node("layers").subgraph.nodes)
-    act(lambda: _drag(palette_point("norm"), target))
+    start = palette_point("norm")
+    act(lambda: drag(start, target),
+        lambda: set(w.session.root.node("layers").subgraph.nodes) != inside_before)
     shot("real-drag-2-frame.png")
     inside = w.session.root.node("layers").subgraph
     added = [n for n in inside.nodes if n not in inside_before]
@@ -145,7 +184,8 @@ def _drive(report: Path, shots: Path) -> None:
     w.view.setFocus()
     w.activateWindow()
     settle(0.3)
-    act(lambda: _xdotool("key", "ctrl+z"))
+    act(lambda: _xdotool("key", "ctrl+z"),
+        lambda: set(w.session.root.node("layers").subgraph.nodes) == inside_before)
     out["undo"] = {"inside": sorted(w.session.root.node("layers").subgraph.nodes),
                    "before": sorted(inside_before)}
     shot("real-drag-3-undo.png")
@@ -157,12 +197,16 @@ def _drive(report: Path, shots: Path) -> None:
 def display(tmp_path):
     if not (shutil.which("Xvfb") and shutil.which("xdotool")):
         pytest.skip("needs Xvfb and xdotool (apt-get install xvfb xdotool)")
-    number = 90 + os.getpid() % 500
-    server = subprocess.Popen(["Xvfb", f":{number}", "-screen", "0", "1366x768x24",
+    # Xvfb picks a free display and writes its number once it takes clients
+    ready, told = os.pipe()
+    server = subprocess.Popen(["Xvfb", "-displayfd", str(told), "-screen", "0", "1366x768x24",
                                "-nolisten", "tcp"], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
-    time.sleep(1.0)
-    if server.poll() is not None:
+                              stderr=subprocess.DEVNULL, pass_fds=(told,))
+    os.close(told)
+    with os.fdopen(ready) as pipe:
+        number = pipe.readline().strip()  # "" when it exits without starting
+    if not number:
+        server.wait(timeout=10)
         pytest.skip("Xvfb did not start")
     yield f":{number}"
     server.terminate()

@@ -132,11 +132,39 @@ def _mini_size(node: Node) -> BlockSize:
     return BlockSize(width, MINI_H, MINI_H / 2)
 
 
+# the frames laid out lately, by what their layout reads (``_inside_key``): every block's
+# size, wire and drawing asks for the frame of each open group again, and its layout is the
+# editor's costliest step
+_FRAMES: dict[tuple, Frame] = {}
+_FRAMES_KEPT = 256
+
+
+def _inside_key(inside: Graph) -> tuple:
+    """Everything of a group's inside that its frame is laid out from: each block's id, type,
+    parameters (its ports), position (a loose block's column) and nested inside, and the
+    wires in their order (a wire closing a cycle is the last one found)."""
+    return (tuple((nid, n.type, repr(n.params), n.pos,
+                   None if n.subgraph is None else _inside_key(n.subgraph))
+                  for nid, n in inside.nodes.items()), tuple(inside.edges))
+
+
 def group_frame(graph: Graph, group_id: str) -> Frame:
     """How an open group is drawn: its inside laid out small, framed, ports on the edges at
-    the height of the inside's stream."""
+    the height of the inside's stream. The same inside gives the same frame object (kept
+    from the last layout of it): read it, never change it."""
     group = graph.node(group_id)
     inside = group.subgraph if group.subgraph is not None else Graph()
+    key = (group.type, _inside_key(inside))
+    frame = _FRAMES.get(key)
+    if frame is None:
+        frame = _laid_out_frame(graph, group_id, inside)
+        if len(_FRAMES) >= _FRAMES_KEPT:
+            del _FRAMES[next(iter(_FRAMES))]  # the oldest
+        _FRAMES[key] = frame
+    return frame
+
+
+def _laid_out_frame(graph: Graph, group_id: str, inside: Graph) -> Frame:
     sizes = {nid: _mini_size(n) for nid, n in inside.nodes.items()}
     placed = layered_positions(inside, sizes, INNER_GAP_X, INNER_GAP_Y)
     if placed and _placed_extent(placed, sizes)[0] > FRAME_WRAP:
@@ -803,16 +831,31 @@ def _maze_route(start: Position, end: Position, blocks: list[Rect], clearance: f
                                                            r[1] + r[3] + clearance)),
                  *(lane[1] + s * LANE_GAP for lane in lanes if lane[0] == 0 for s in (-1, 1))})
     pad = clearance / 2
+    # each block's inside, ``pad`` in from its edges (as _crosses reads it), and the lanes
+    # of each axis: a step is checked against them once, from whichever end it is taken
+    insides = [(r[0] + pad, r[0] + r[2] - pad, r[1] + pad, r[1] + r[3] - pad) for r in blocks]
+    lanes_of = ([lane for lane in lanes if lane[0] == 0], [lane for lane in lanes if lane[0] == 1])
+    checked: dict[tuple[int, int, int, int], bool] = {}
 
     def along_a_lane(p: Position, q: Position) -> bool:
         axis = 0 if p[1] == q[1] else 1
         at, lo, hi = (p[1], min(p[0], q[0]), max(p[0], q[0])) if axis == 0 else (
             p[0], min(p[1], q[1]), max(p[1], q[1]))
-        return any(lane[0] == axis and abs(lane[1] - at) < LANE_GAP - 0.5
-                   and lane[2] < hi and lane[3] > lo for lane in lanes)
+        return any(abs(lane[1] - at) < LANE_GAP - 0.5 and lane[2] < hi and lane[3] > lo
+                   for lane in lanes_of[axis])
 
-    def clear(p: Position, q: Position) -> bool:
-        return not _crosses([p, p, q, q], blocks, pad) and not along_a_lane(p, q)
+    def through_a_block(p: Position, q: Position) -> bool:
+        x0, x1, y0, y1 = min(p[0], q[0]), max(p[0], q[0]), min(p[1], q[1]), max(p[1], q[1])
+        return any(x0 < right and x1 > left and y0 < bottom and y1 > top
+                   for left, right, top, bottom in insides)
+
+    def clear(i: int, j: int, ni: int, nj: int) -> bool:
+        key = (i, j, ni, nj) if (i, j) < (ni, nj) else (ni, nj, i, j)
+        known = checked.get(key)
+        if known is None:
+            p, q = (xs[i], ys[j]), (xs[ni], ys[nj])
+            known = checked[key] = not through_a_block(p, q) and not along_a_lane(p, q)
+        return known
 
     goal = (xs.index(b[0]), ys.index(b[1]))
     first = (xs.index(a[0]), ys.index(a[1]), 0)  # 0: moving horizontally, 1: vertically
@@ -836,9 +879,9 @@ def _maze_route(start: Position, end: Position, blocks: list[Rect], clearance: f
             ni, nj = i + di, j + dj
             if not (0 <= ni < len(xs) and 0 <= nj < len(ys)):
                 continue
-            p, q = (xs[i], ys[j]), (xs[ni], ys[nj])
-            if not clear(p, q):
+            if not clear(i, j, ni, nj):
                 continue
+            p, q = (xs[i], ys[j]), (xs[ni], ys[nj])
             step = abs(q[0] - p[0]) + abs(q[1] - p[1]) + (bend if nd != d else 0.0)
             nxt = (ni, nj, nd)
             if cost + step < best.get(nxt, 1e18):
@@ -994,13 +1037,14 @@ def place_labels(wires: Mapping[Edge, list[Position]],
     samples = {e: _sampled(points) for e, points in wires.items()}
     for e in sorted(wires, key=lambda e: wire_length(wires[e])):
         options = label_spots(wires[e], sizes[e])
-        beside = label_spots(wires[e], sizes[e], LABEL_BESIDE)
-        choice = None
-        for tier in (options, beside):
-            clear = [o for o in tier if not any(_intersect(o[2], b) for b in blocks + taken)]
-            if clear:  # the first crossing the fewest other wires (none, where it can)
-                choice = _fewest_crossings(e, clear, samples)
-                break
+        obstacles = blocks + taken
+        clear = (o for o in options if not any(_intersect(o[2], b) for b in obstacles))
+        # the first crossing the fewest other wires (none, where it can)
+        choice = _fewest_crossings(e, clear, samples)
+        if choice is None:
+            beside = label_spots(wires[e], sizes[e], LABEL_BESIDE)
+            clear = (o for o in beside if not any(_intersect(o[2], b) for b in obstacles))
+            choice = _fewest_crossings(e, clear, samples)
         if choice is None:
             off_blocks = [o for o in options + beside
                           if not any(_intersect(o[2], b) for b in blocks)]
@@ -1010,12 +1054,12 @@ def place_labels(wires: Mapping[Edge, list[Position]],
     return out
 
 
-def _fewest_crossings(edge: Edge, spots: list[tuple[float, str, Rect]],
-                      samples: Mapping[Edge, _Sampled]) -> tuple[float, str, Rect]:
+def _fewest_crossings(edge: Edge, spots: Iterable[tuple[float, str, Rect]],
+                      samples: Mapping[Edge, _Sampled]) -> tuple[float, str, Rect] | None:
     """The first of ``spots`` over the fewest other wires: ``min`` by that count, stopping
     at the first over none (most labels have one; counting the rest cost the drawing most
-    of its time)."""
-    best, fewest = spots[0], math.inf
+    of its time); None without a spot."""
+    best, fewest = None, math.inf
     for spot in spots:
         crossing = len(_crossing_wires(edge, spot[2], samples))
         if crossing < fewest:
@@ -1031,27 +1075,30 @@ def shared_runs(drawing: Drawing, near: float = 2.0,
     start by design) with a straight run on one line, closer than ``near``, along more than
     ``min_length``: the eye cannot tell which way either goes. The stubs out of and into the
     ports are left out, as ``route_lanes`` leaves them out: each lies on its port's row."""
-    runs = {}
-    for e, points in drawing.wires.items():
-        out = []
+    edges = list(drawing.wires)
+    runs = []  # (axis, at, from, to, which wire)
+    for i, points in enumerate(drawing.wires.values()):
         inner = points[1:-1]
         for (x0, y0), (x1, y1) in zip(inner, inner[1:]):
             if y0 == y1 and x0 != x1:
-                out.append((0, y0, min(x0, x1), max(x0, x1)))
+                runs.append((0, y0, min(x0, x1), max(x0, x1), i))
             elif x0 == x1 and y0 != y1:
-                out.append((1, x0, min(y0, y1), max(y0, y1)))
-        runs[e] = out
+                runs.append((1, x0, min(y0, y1), max(y0, y1), i))
+    # sorted by line, each run meets only the runs after it on a line closer than ``near``
+    runs.sort()
+    found = set()
+    for k, (axis, at, lo, hi, i) in enumerate(runs):
+        for other_axis, other_at, other_lo, other_hi, j in runs[k + 1:]:
+            if other_axis != axis or other_at - at >= near:
+                break
+            if i != j and min(hi, other_hi) - max(lo, other_lo) > min_length:
+                found.add((min(i, j), max(i, j)))
     pairs = []
-    edges = list(runs)
-    for i, a in enumerate(edges):
-        for b in edges[i + 1:]:
-            if (a.src, a.src_port) == (b.src, b.src_port) or (a.dst, a.dst_port) == (
-                    b.dst, b.dst_port):
-                continue
-            if any(ra[0] == rb[0] and abs(ra[1] - rb[1]) < near
-                   and min(ra[3], rb[3]) - max(ra[2], rb[2]) > min_length
-                   for ra in runs[a] for rb in runs[b]):
-                pairs.append((a, b))
+    for i, j in sorted(found):
+        a, b = edges[i], edges[j]
+        if (a.src, a.src_port) != (b.src, b.src_port) and (a.dst, a.dst_port) != (
+                b.dst, b.dst_port):
+            pairs.append((a, b))
     return pairs
 
 
@@ -1060,7 +1107,8 @@ def label_spots(points: list[Position], size: tuple[float, float],
     """The places a label of ``size`` may take on a wire, in the order tried: (how far
     along, which side, its box); of ``places`` (default LABEL_PLACES: the middle, else along
     or back, above, then below)."""
-    return [(at, side, label_box(_along(points, at), size, side))
+    lengths = _lengths(points)
+    return [(at, side, label_box(_along(points, at, lengths), size, side))
             for at, side in (LABEL_PLACES if places is None else places)]
 
 
@@ -1182,9 +1230,16 @@ def wire_length(points: list[Position]) -> float:
                for a, b in zip(points, points[1:]))
 
 
-def _along(points: list[Position], fraction: float) -> Position:
-    """The point ``fraction`` of the length along a polyline."""
-    lengths = [((b[0] - a[0]) ** 2 + (b[1] - a[1]) ** 2) ** 0.5 for a, b in zip(points, points[1:])]
+def _lengths(points: list[Position]) -> list[float]:
+    """The length of each of a polyline's segments."""
+    return [((b[0] - a[0]) ** 2 + (b[1] - a[1]) ** 2) ** 0.5 for a, b in zip(points, points[1:])]
+
+
+def _along(points: list[Position], fraction: float,
+           lengths: list[float] | None = None) -> Position:
+    """The point ``fraction`` of the length along a polyline (``lengths``: its segments',
+    where the caller asks for several points)."""
+    lengths = _lengths(points) if lengths is None else lengths
     left = sum(lengths) * fraction
     for (a, b), length in zip(zip(points, points[1:]), lengths):
         if left <= length and length > 0:
@@ -1217,23 +1272,37 @@ class _Sampled(NamedTuple):
     def enters(self, box: Rect) -> bool:
         """Whether a point lies inside ``box`` (not on its edge)."""
         x0, y0, x1, y1 = self.bounds
-        return (x1 > box[0] and x0 < box[0] + box[2] and y1 > box[1] and y0 < box[1] + box[3]
-                and any(_inside(p, box, 0.0) for p in self.points))
+        left, top, right, bottom = box[0], box[1], box[0] + box[2], box[1] + box[3]
+        return (x1 > left and x0 < right and y1 > top and y0 < bottom
+                and any(left < x < right and top < y < bottom for x, y in self.points))
+
+
+# the wires sampled lately, by their points: placing the labels and each check of a
+# drawing (wires through blocks, labels on wires) sample the same wires again
+_SAMPLED: dict[tuple, _Sampled] = {}
+_SAMPLED_KEPT = 4096
 
 
 def _sampled(points: list[Position], step: float = 4.0) -> _Sampled:
-    samples = _samples(points, step)
-    xs, ys = [p[0] for p in samples], [p[1] for p in samples]
-    return _Sampled(samples, (min(xs), min(ys), max(xs), max(ys)))
+    """``points`` every ``step`` units or closer (shared: read it, never change it)."""
+    key = (step, *points)
+    sampled = _SAMPLED.get(key)
+    if sampled is None:
+        samples = _samples(points, step)
+        xs, ys = [p[0] for p in samples], [p[1] for p in samples]
+        sampled = _Sampled(samples, (min(xs), min(ys), max(xs), max(ys)))
+        if len(_SAMPLED) >= _SAMPLED_KEPT:
+            del _SAMPLED[next(iter(_SAMPLED))]  # the oldest
+        _SAMPLED[key] = sampled
+    return sampled
 
 
 def _samples(points: list[Position], step: float) -> list[Position]:
     out = [points[0]]
     for a, b in zip(points, points[1:]):
-        length = ((b[0] - a[0]) ** 2 + (b[1] - a[1]) ** 2) ** 0.5
-        n = max(1, int(length / step))
-        out.extend((a[0] + (b[0] - a[0]) * i / n, a[1] + (b[1] - a[1]) * i / n)
-                   for i in range(1, n + 1))
+        (ax, ay), dx, dy = a, b[0] - a[0], b[1] - a[1]
+        n = max(1, int((dx ** 2 + dy ** 2) ** 0.5 / step))
+        out.extend((ax + dx * i / n, ay + dy * i / n) for i in range(1, n + 1))
     return out
 
 
