@@ -21,7 +21,6 @@ import math
 import os
 import platform
 import statistics
-import time
 
 import torch
 import torch.nn.functional as F
@@ -31,7 +30,7 @@ from tfstudio.compiler import compile_graph
 from tfstudio.graph.templates import transformer_lm
 from tfstudio.presets import load_preset
 
-from report import DOC, replace_section  # noqa: E402  (bench/ is on sys.path)
+from report import DOC, replace_section, step_clock  # noqa: E402  (bench/ is on sys.path)
 SECTION = "## Compiler: generated model vs hand-written"
 
 
@@ -203,10 +202,9 @@ def bench(cfg: dict, reps: int, instances: int, seconds: float) -> dict[str, lis
     (the forwards of two copies of one hand-written tiny-gpt differed by 2% over 1,500 interleaved
     repetitions in one process), so one set measures its placement as much as its code.
 
-    With one torch thread the clock is that thread's CPU time: time the process waited while
-    other processes ran is not counted. Each set times at least ``reps`` steps of each model, more
+    Timed by :func:`report.step_clock`. Each set times at least ``reps`` steps of each model, more
     where they fit in ``seconds`` (a small model's ratio needs many steps to settle)."""
-    clock = time.thread_time if torch.get_num_threads() == 1 else time.perf_counter
+    clock, _ = step_clock()
     ids = targets = None
     medians = {"compiled": [], "hand": [], "control": []}
     orders = list(itertools.permutations(medians))  # every model goes first equally often
@@ -256,7 +254,7 @@ def verdict(ratios: dict[str, float], overall: float) -> str:
 
 def write_section(rows: list[str], reps: int, instances: int, seconds: float,
                   ratios: dict[str, float], overall: float) -> None:
-    clock = ("the thread's CPU time" if torch.get_num_threads() == 1 else "wall time")
+    _, clock = step_clock()
     body = "\n".join([
         "One training step (forward, cross-entropy, backward, AdamW) of a compiled graph against",
         "a hand-written nn.Module with the same weights and math (`bench/bench_compiler.py`).",

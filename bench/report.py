@@ -2,7 +2,11 @@
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Callable
 from pathlib import Path
+
+import torch
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "BENCHMARKS.md"
 
@@ -19,3 +23,13 @@ def replace_section(title: str, body: str) -> Path:
     DOC.parent.mkdir(parents=True, exist_ok=True)
     DOC.write_text(text)
     return DOC
+
+
+def step_clock() -> tuple[Callable[[], float], str]:
+    """The clock a bench times its steps with, and its name for the page. With one torch thread
+    it is the process's CPU time, so time spent waiting while other processes ran on a shared
+    machine is not counted as step time; with more threads, wall time (CPU time would add up
+    the threads' work)."""
+    if torch.get_num_threads() == 1:
+        return time.process_time, "the process's CPU time"
+    return time.perf_counter, "wall time"
