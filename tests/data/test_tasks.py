@@ -4,6 +4,7 @@ batches is tests/train/test_learning.py's.)"""
 import json
 import random
 import re
+import string
 
 import numpy as np
 import pytest
@@ -287,3 +288,16 @@ def test_task_examples_default_to_seed_0():
     task = parse_task("add")
     rng = random.Random(0)
     assert task.examples(5) == [task.example(rng) for _ in range(5)]
+
+
+def test_letter_tasks_draw_their_strings_as_recorded_runs_drew_them():
+    """A length from randint, then one ``choice`` per letter, from the sampler's seeded stream:
+    the draws every recorded run and lesson record was trained on (``random.choices`` would give
+    other strings from the same seed)."""
+    sampler = TaskSampler(parse_task("induction"), build_tokenizer("byte"), batch_size=4, seed=7)
+    rng = random.Random(f"{sampler.task.spec}|7|0")
+    expected = []
+    for _ in range(4):
+        s = "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(8, 16)))
+        expected.append((s, s))
+    assert [(e.source, e.target) for e in sampler.next_examples()] == expected

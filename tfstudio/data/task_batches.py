@@ -54,15 +54,17 @@ def task_lm_batch(examples: Sequence[TaskExample], tokenizer) -> TaskLMBatch:
     import torch
     encoded = [encode_example(e, tokenizer) for e in examples]
     width = max(len(ids) for ids, _, _ in encoded) - 1
-    inputs = torch.full((len(encoded), width), tokenizer.pad_id, dtype=torch.long)
-    targets = torch.full((len(encoded), width), IGNORE_INDEX, dtype=torch.long)
-    answer_mask = torch.zeros((len(encoded), width), dtype=torch.bool)
-    for row, (ids, start, end) in enumerate(encoded):
-        ids_t = torch.tensor(ids, dtype=torch.long)
-        inputs[row, :len(ids) - 1] = ids_t[:-1]
-        targets[row, :len(ids) - 1] = ids_t[1:]
-        answer_mask[row, start - 1:end - 1] = True  # target position p predicts token p + 1
-    return TaskLMBatch(inputs, targets, answer_mask)
+    inputs, targets, answer_mask = [], [], []
+    for ids, start, end in encoded:   # rows padded in Python, then one tensor each
+        pad = width - (len(ids) - 1)
+        inputs.append(ids[:-1] + [tokenizer.pad_id] * pad)
+        targets.append(ids[1:] + [IGNORE_INDEX] * pad)
+        answer = [False] * width
+        answer[start - 1:end - 1] = [True] * len(answer[start - 1:end - 1])  # p predicts p + 1
+        answer_mask.append(answer)
+    return TaskLMBatch(torch.tensor(inputs, dtype=torch.long),
+                       torch.tensor(targets, dtype=torch.long),
+                       torch.tensor(answer_mask, dtype=torch.bool))
 
 
 def seq2seq_batch(pairs: Sequence[tuple[Sequence[int], Sequence[int]]], tokenizer
@@ -75,16 +77,15 @@ def seq2seq_batch(pairs: Sequence[tuple[Sequence[int], Sequence[int]]], tokenize
     sources = [list(s) for s, _ in pairs]
     targets = [list(t) + [tokenizer.eot_id] for _, t in pairs]
     s_len, t_len = max(map(len, sources)), max(map(len, targets))
-    source = torch.full((len(pairs), s_len), tokenizer.pad_id, dtype=torch.long)
-    source_mask = torch.zeros((len(pairs), s_len), dtype=torch.bool)
-    decoder_input = torch.full((len(pairs), t_len), tokenizer.pad_id, dtype=torch.long)
-    labels = torch.full((len(pairs), t_len), IGNORE_INDEX, dtype=torch.long)
-    for row, (src, tgt) in enumerate(zip(sources, targets)):
-        source[row, :len(src)] = torch.tensor(src, dtype=torch.long)
-        source_mask[row, :len(src)] = True
-        decoder_input[row, :len(tgt)] = torch.tensor([tokenizer.bos_id] + tgt[:-1])
-        labels[row, :len(tgt)] = torch.tensor(tgt, dtype=torch.long)
-    return Seq2SeqBatch(source, source_mask, decoder_input, labels)
+    pad = tokenizer.pad_id
+    source = [src + [pad] * (s_len - len(src)) for src in sources]
+    source_mask = [[True] * len(src) + [False] * (s_len - len(src)) for src in sources]
+    decoder_input = [[tokenizer.bos_id] + tgt[:-1] + [pad] * (t_len - len(tgt)) for tgt in targets]
+    labels = [tgt + [IGNORE_INDEX] * (t_len - len(tgt)) for tgt in targets]
+    return Seq2SeqBatch(torch.tensor(source, dtype=torch.long),
+                        torch.tensor(source_mask, dtype=torch.bool),
+                        torch.tensor(decoder_input, dtype=torch.long),
+                        torch.tensor(labels, dtype=torch.long))
 
 
 def task_seq2seq_batch(examples: Sequence[TaskExample], tokenizer) -> Seq2SeqBatch:

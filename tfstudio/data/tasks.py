@@ -120,8 +120,8 @@ class _LettersTask(Task):
                             f"must not contain {sorted(bad)}")
 
     def _string(self, rng: random.Random) -> str:
-        n = rng.randint(self.min_len, self.max_len)
-        return "".join(rng.choice(self.letters) for _ in range(n))
+        n, choice, letters = rng.randint(self.min_len, self.max_len), rng.choice, self.letters
+        return "".join([choice(letters) for _ in range(n)])
 
     @property
     def alphabet(self) -> str:
