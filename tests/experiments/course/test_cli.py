@@ -89,9 +89,15 @@ def test_the_whole_course_runs_end_to_end_on_a_tiny_budget(tmp_path, capsys, mon
     lesson's lr sweep once read a helper that had been deleted as dead code.) The two
     measurements whose size --steps does not set run small too (the same code; at full size
     they were a third of this test): the sampling grid on one text of 12 tokens per prompt
-    and its repetition texts of 24, decode timed at contexts 16 and 64."""
+    and its repetition texts of 24, decode timed at contexts 16 and 64, and the loss by
+    position over 8 windows of the validation split, not 64 (a tenth of this test)."""
+    import functools
+
+    from tfstudio.experiments import lengths
     from tfstudio.experiments.lessons import attention, sampling
 
+    monkeypatch.setattr(lengths, "evaluate_run",
+                        functools.partial(lengths.evaluate_run, max_windows=8))
     monkeypatch.setattr(sampling, "SAMPLES", 1)
     monkeypatch.setattr(sampling, "NEW_TOKENS", 12)
     monkeypatch.setattr(sampling, "REPEAT_CHARS", 24)
