@@ -292,8 +292,10 @@ def known_share(found, vocabulary):
 @pytest.mark.slow
 def test_six_hundred_tokens_keep_their_quality(tmp_path):
     """The issue's check on a run trained at a short length (seq_len 32 of a 256-long learned
-    table): words over tokens 300-600 are corpus words about as often as over the first 60."""
-    config = TrainConfig(corpus="sample:small", steps=250, batch_size=16, seq_len=32,
+    table): words over tokens 300-600 are corpus words about as often as over the first 60.
+    150 steps: over seeds 1-10 and 1337 the first 60 tokens' share is 0.40-0.64 and the late
+    one 0.96-1.44 times it (250 steps: 0.47-0.55 and 0.96-1.50 over 1-4 and 1337)."""
+    config = TrainConfig(corpus="sample:small", steps=150, batch_size=16, seq_len=32,
                          eval_every=0, warmup_steps=20, lr=3e-3)
     Trainer(tfstudio.load_graph("tiny-gpt"), config, run_dir=tmp_path).run()
     folder = RunFolder(tmp_path)

@@ -14,6 +14,8 @@ model's validation loss.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 ORDERS = ("unigram", "bigram", "trigram")
@@ -28,6 +30,21 @@ def _keys(tokens: np.ndarray, order: int, vocab: int) -> np.ndarray:
     return key
 
 
+DENSE_KEYS = 1 << 22   # fewer possible n-grams than this are counted in one array (32 MB)
+
+
+def _counter(keys: np.ndarray, possible: int) -> tuple[Callable[[np.ndarray], np.ndarray],
+                                                      np.ndarray]:
+    """(how often each queried key occurs in ``keys``, the distinct keys in order), for keys
+    below ``possible``: one bincount where the keys are few (a character or byte vocabulary's
+    bigrams and trigrams), else np.unique's sort with a binary search per query."""
+    if possible <= DENSE_KEYS:
+        counts = np.bincount(keys, minlength=possible)
+        return lambda query: counts[query].astype(np.float64), np.flatnonzero(counts)
+    table, counts = np.unique(keys, return_counts=True)
+    return lambda query: _lookup(table, counts, query), table
+
+
 def _lookup(table: np.ndarray, counts: np.ndarray, query: np.ndarray) -> np.ndarray:
     """counts[i] where table[i] == query, else 0 (``table`` sorted, as np.unique gives)."""
     if len(table) == 0:
@@ -39,12 +56,11 @@ def _lookup(table: np.ndarray, counts: np.ndarray, query: np.ndarray) -> np.ndar
 def _witten_bell(train: np.ndarray, order: int, vocab: int, contexts: np.ndarray,
                  targets: np.ndarray, lower: np.ndarray) -> np.ndarray:
     """P(target | context) of order ``order`` interpolated with ``lower`` (the order below)."""
-    grams, gram_counts = np.unique(_keys(train, order, vocab), return_counts=True)
-    history, history_counts = np.unique(grams // vocab, return_counts=True)  # u(h)
-    seen, seen_counts = np.unique(_keys(train[:-1], order - 1, vocab), return_counts=True)
-    c_hw = _lookup(grams, gram_counts, contexts * vocab + targets)
-    c_h = _lookup(seen, seen_counts, contexts)
-    u_h = _lookup(history, history_counts, contexts)
+    histories = vocab ** (order - 1)
+    c_gram, grams = _counter(_keys(train, order, vocab), histories * vocab)
+    u, _ = _counter(grams // vocab, histories)  # distinct tokens seen after each history
+    c, _ = _counter(_keys(train[:-1], order - 1, vocab), histories)
+    c_hw, c_h, u_h = c_gram(contexts * vocab + targets), c(contexts), u(contexts)
     return np.where(c_h > 0, (c_hw + u_h * lower) / np.maximum(c_h + u_h, 1), lower)
 
 

@@ -86,12 +86,21 @@ def test_lesson_all_refuses_bad_seeds_in_one_line(capsys):
 def test_the_whole_course_runs_end_to_end_on_a_tiny_budget(tmp_path, capsys, monkeypatch):
     """Every lesson's own code (its training, its measurements after training, its page) on
     2 steps and one seed: a lesson that cannot run is found here, not by a student. (The norm
-    lesson's lr sweep once read a helper that had been deleted as dead code.) The two
+    lesson's lr sweep once read a helper that had been deleted as dead code.) The
     measurements whose size --steps does not set run small too (the same code; at full size
     they were a third of this test): the sampling grid on one text of 12 tokens per prompt
-    and its repetition texts of 24, decode timed at contexts 16 and 64."""
+    and its repetition texts of 24, decode timed at contexts 16 and 64, the loss by position
+    over 8 windows of the validation split, not 64 (a tenth of this test), and each run's
+    generation speed and cache bytes at 16 tokens, not at the length it trained at."""
+    import functools
+
+    from tfstudio.experiments import inference, lengths
     from tfstudio.experiments.lessons import attention, sampling
 
+    monkeypatch.setattr(lengths, "evaluate_run",
+                        functools.partial(lengths.evaluate_run, max_windows=8))
+    monkeypatch.setattr(inference, "measure_run",
+                        functools.partial(inference.measure_run, context_length=16))
     monkeypatch.setattr(sampling, "SAMPLES", 1)
     monkeypatch.setattr(sampling, "NEW_TOKENS", 12)
     monkeypatch.setattr(sampling, "REPEAT_CHARS", 24)
