@@ -161,15 +161,12 @@ _USER_ERRORS = {name for name, cls in vars(builtins).items()
 def run(args) -> int:
     from .. import load_graph
     from ..data import build_tokenizer, load_corpus
-    from ..train.distributed import from_environment
     from ..train.events import Failed, Finished
     from ..train.signals import StopOnSignals, exit_code
-    from ..train.trainer import Trainer
 
     if args.steps is None:  # not given: a new run's default, or the resumed run's own
         args.steps = _saved_steps(args.out) if args.resume else TrainConfig.steps
     config = config_from_args(args)
-    dist = from_environment()
     check_out_folder(args.out)
     if not args.resume:
         check_out_apart(args.out, _inputs(args))
@@ -181,17 +178,22 @@ def run(args) -> int:
         if args.rope_scaling != 1.0 or args.rope_scaling_type != "linear":
             from ..experiments.scaling import apply_rope_scaling
             graph = apply_rope_scaling(graph, args.rope_scaling, args.rope_scaling_type)
-        tokenizer = corpus = None
+        tokenizer = corpus = capped = None
         starts_from_run = bool(config.init_from) and (
             Path(config.init_from) / "tokenizer.json").exists()
         if not args.resume and not starts_from_run:
             corpus = load_corpus(config.corpus, errors=config.corpus_errors)
             tokenizer = build_tokenizer(config.tokenizer, corpus)
             capped = capped_vocabulary_note(config.tokenizer, tokenizer)
-            if capped and dist.is_main:
-                print(f"tfstudio train: note: {capped}", file=sys.stderr)
     except (ValueError, OSError) as exc:
         raise UsageError(user_message(exc)) from None
+    # torch comes in only now (~2 s of CPU): a graph, corpus or tokenizer refused above is
+    # told at once
+    from ..train.distributed import from_environment
+    from ..train.trainer import Trainer
+    dist = from_environment()
+    if capped and dist.is_main:
+        print(f"tfstudio train: note: {capped}", file=sys.stderr)
     listeners = [_WithNotes(TrainingProgress())] if dist.is_main else []
     trainer = Trainer(graph, config, run_dir=args.out, resume=args.resume, listeners=listeners,
                       dist=dist, tokenizer=tokenizer, corpus=corpus, overwrite=args.force)

@@ -36,8 +36,8 @@ DENSE_KEYS = 1 << 22   # fewer possible n-grams than this are counted in one arr
 def _counter(keys: np.ndarray, possible: int) -> tuple[Callable[[np.ndarray], np.ndarray],
                                                       np.ndarray]:
     """(how often each queried key occurs in ``keys``, the distinct keys in order), for keys
-    below ``possible``: one bincount where the keys are few (a character or byte vocabulary's
-    bigrams and trigrams), else np.unique's sort with a binary search per query."""
+    below ``possible``: one bincount where the keys are few (a character vocabulary's bigrams
+    and trigrams, a byte vocabulary's bigrams), else np.unique's sort and a binary search."""
     if possible <= DENSE_KEYS:
         counts = np.bincount(keys, minlength=possible)
         return lambda query: counts[query].astype(np.float64), np.flatnonzero(counts)
