@@ -134,13 +134,12 @@ def test_wires_keep_clear_of_other_blocks_ports(laptop, preset):
     for path in levels:
         scene.set_path(path)
         for edge, wire in scene.wire_items.items():
-            path_ = wire._path
+            along = [wire._path.pointAtPercent(k / 100) for k in range(101)]
             for nid, item in scene.node_items.items():
                 if nid in (edge.src, edge.dst):
                     continue
                 ports = list(item.inputs.values()) + list(item.outputs.values())
-                for k in range(101):
-                    p = path_.pointAtPercent(k / 100)
+                for p in along:
                     for port in ports:
                         d = p - port.scenePos()
                         assert d.x() ** 2 + d.y() ** 2 > (PORT_R + 1) ** 2, (

@@ -21,6 +21,7 @@ from .block_types import ADD, NORM
 from .model import (GROUP_INPUT, GROUP_OUTPUT, Edge, Graph, GraphError, Node, graph_at,
                     group_boundary, parse_port_list)
 from .placement import residual_structure
+from .schema import BlockSpec, UnknownBlockError, get_spec
 
 if TYPE_CHECKING:   # networkx loads on the first layout, not before the editor's first paint
     import networkx as nx
@@ -107,11 +108,37 @@ def closed_size(rows: int, is_group: bool) -> BlockSize:
     return BlockSize(GROUP_WIDTH if is_group else NODE_WIDTH, height, port_y(0))
 
 
-def _port_rows(graph: Graph, node_id: str) -> int:
+# a block's rows of ports by its type and parameters (all they depend on, while its spec is
+# the one registered): every block size asks again, and listing ports checks the parameters
+_PORT_ROWS: dict[tuple[str, str], tuple[BlockSpec, int]] = {}
+_PORT_ROWS_KEPT = 1024
+
+
+def _registered(block_type: str) -> BlockSpec | None:
     try:
-        return max(len(graph.input_ports(node_id)), len(graph.output_ports(node_id)))
+        return get_spec(block_type)
+    except UnknownBlockError:
+        return None
+
+
+def _port_rows(graph: Graph, node_id: str) -> int:
+    node = graph.nodes.get(node_id)
+    key = spec = None
+    if node is not None and not node.is_group:  # a group's ports are its inside's
+        key = (node.type, repr(node.params))
+        spec = _registered(node.type)
+        kept = _PORT_ROWS.get(key)
+        if kept is not None and spec is not None and kept[0] is spec:
+            return kept[1]
+    try:
+        rows = max(len(graph.input_ports(node_id)), len(graph.output_ports(node_id)))
     except GraphError:
-        return 1
+        rows = 1
+    if key is not None and spec is not None:
+        if len(_PORT_ROWS) >= _PORT_ROWS_KEPT:
+            del _PORT_ROWS[next(iter(_PORT_ROWS))]  # the oldest
+        _PORT_ROWS[key] = (spec, rows)
+    return rows
 
 
 def block_size(graph: Graph, node_id: str, open_groups: bool = True) -> BlockSize:
