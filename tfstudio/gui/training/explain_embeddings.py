@@ -105,8 +105,8 @@ class EmbeddingsPage(QWidget):
         self._replay_key: tuple | None = None  # (model, run, ids) the replay was asked for
         self._picked = ""                 # the picked token, whose neighbours the map names
         self.embedding_plots = layout_widget()
-        self.embedding_plot = styled_plot(menu_later_plot(self.embedding_plots), "Token embeddings",
-                                          "second principal component",
+        self.embedding_plot = styled_plot(menu_later_plot(self.embedding_plots),
+                                          "Token embeddings", "second principal component",
                                           "first principal component")
         self.embedding_points = None  # the scatter of the map shown (its data: the coordinates)
         self.embedding_note = muted()

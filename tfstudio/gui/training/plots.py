@@ -123,7 +123,8 @@ class LazyMenuViewBox(pg.ViewBox):
         return self.getMenu(event).actions() if self.menuEnabled() else []
 
 
-def menu_later_plot(layout: pg.GraphicsLayout, **where) -> pg.PlotItem:
+def menu_later_plot(layout: pg.GraphicsLayout | pg.GraphicsLayoutWidget,
+                    **where) -> pg.PlotItem:
     """``layout.addPlot(**where)``, its view box's menu built when first opened."""
     return layout.addPlot(viewBox=LazyMenuViewBox(), **where)
 
