@@ -203,3 +203,27 @@ def test_every_entry_of_the_export_menu_saves_its_file(qtbot, tmp_path, monkeypa
     assert (tmp_path / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert ET.parse(tmp_path / "curves.svg").getroot().tag.endswith("svg")
     assert (tmp_path / "curves.csv").read_text().splitlines()[0].startswith("run,step,loss")
+
+
+
+def test_a_plots_right_click_menu_is_built_when_first_opened_and_offers_pyqtgraphs_entries(
+        make_panel):
+    """Every plot of the Train workspace: no menu is built with the panel (pyqtgraph's cost 3
+    of a plot's 8 ms), and the menu the first right-click opens is pyqtgraph's own, entry for
+    entry, with the box's axes linkable to the other plots as in any view box."""
+    import pyqtgraph as pg
+    panel = make_panel()
+    boxes = [item for view in panel.findChildren(pg.GraphicsView)
+             for item in view.scene().items() if isinstance(item, pg.ViewBox)]
+    assert len(boxes) >= 10, len(boxes)
+    assert all(box.menu is None and box.menuEnabled() for box in boxes)
+    eager = pg.ViewBox(name="eager")  # pyqtgraph's own: the menu built with the box
+    want = [a.text() for a in eager.menu.actions()]
+    for box in boxes:
+        menu = box.getMenu(None)
+        assert menu is not None and [a.text() for a in menu.actions()] == want
+        assert box.getMenu(None) is menu  # built once
+        assert [a.text() for a in box.getContextMenus(None)] == want
+        # the "link axis" lists name the other boxes that have names, as pyqtgraph's do
+        links = menu.ctrl[0].linkCombo
+        assert "eager" in [links.itemText(i) for i in range(links.count())]

@@ -20,7 +20,8 @@ from .. import theme
 from .colours import series_colour
 from .compare_job import Shown
 from .curves_view import place_hint
-from .plots import layer_style, title_html, layout_widget, legend_above, live_plot, pen, styled_plot
+from .plots import (layer_style, layout_widget, legend_above, live_plot, menu_later_plot, pen,
+                    styled_plot, title_html)
 
 LOSS = "Loss during training"
 LOSS_HINT = ("Each variant's loss appears here while it trains, one line per seed: tick the "
@@ -57,7 +58,7 @@ class CompareResults(QWidget):
         # one plot at a time, the whole width each: the loss (live), or one of OTHER_PLOTS
         self.loss_plots, self.other_plots = layout_widget(), layout_widget()
         self.loss_plot = styled_plot(live_plot(self.loss_plots.ci, 1, 0), "Loss", "loss")
-        self.other_plot = styled_plot(self.other_plots.addPlot(row=1, col=0), "", "loss")
+        self.other_plot = styled_plot(menu_later_plot(self.other_plots, row=1, col=0), "", "loss")
         legend_above(self.loss_plots.ci, self.loss_plot, 0, 0, columns=2)
         legend_above(self.other_plots.ci, self.other_plot, 0, 0, columns=2)
         self.other_plot.getViewBox().setDefaultPadding(0.08)  # points off the frame

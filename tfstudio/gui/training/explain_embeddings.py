@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QVBoxLayout, QWidget
 
 from .colours import themed_colour
 from .labels import display_token, muted
-from .plots import layout_widget, styled_plot
+from .plots import layout_widget, menu_later_plot, styled_plot
 
 WHOLE_TABLE = 128     # vocabularies up to this size are mapped whole, larger ones by the text
 MAP_MARGIN = 0.08     # the replayed map's fixed axes leave this share of room around the points
@@ -105,8 +105,8 @@ class EmbeddingsPage(QWidget):
         self._replay_key: tuple | None = None  # (model, run, ids) the replay was asked for
         self._picked = ""                 # the picked token, whose neighbours the map names
         self.embedding_plots = layout_widget()
-        self.embedding_plot = styled_plot(self.embedding_plots.addPlot(), "Token embeddings",
-                                          "second principal component",
+        self.embedding_plot = styled_plot(menu_later_plot(self.embedding_plots),
+                                          "Token embeddings", "second principal component",
                                           "first principal component")
         self.embedding_points = None  # the scatter of the map shown (its data: the coordinates)
         self.embedding_note = muted()

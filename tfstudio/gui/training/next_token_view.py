@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 from .. import theme
 from .labels import display_token, muted
 from .picture_export import ExportButton
-from .plots import layout_widget, styled_plot
+from .plots import layout_widget, menu_later_plot, styled_plot
 
 CANDIDATES = 20
 
@@ -52,7 +52,7 @@ class NextTokenView(QWidget):
         self.top_p = QSlider(Qt.Horizontal)
         self.t_label, self.k_label, self.p_label = QLabel(), QLabel(), QLabel()
         self.plots = layout_widget()
-        self.chart = styled_plot(self.plots.ci.addPlot(), "Next-token candidates",
+        self.chart = styled_plot(menu_later_plot(self.plots.ci), "Next-token candidates",
                                  "probability", "")
         self.tempered_bars = pg.BarGraphItem(x=[], height=[], width=0.8)
         self.kept_bars = pg.BarGraphItem(x=[], height=[], width=0.8)

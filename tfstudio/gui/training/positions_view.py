@@ -29,7 +29,8 @@ from .colours import series_colour
 from .labels import muted, placeholder
 from .picture_export import ExportButton
 from .heatmap import Heatmap, HeatmapGrid
-from .plots import STEP_LINE, layout_widget, legend_above, pen, styled_plot, title_html
+from .plots import (STEP_LINE, layout_widget, legend_above, menu_later_plot, pen, styled_plot,
+                    title_html)
 
 WAVEFORMS = 6  # dimensions drawn as waveforms, from fast to slow
 
@@ -72,7 +73,7 @@ class _TablePage(QWidget):
     def __init__(self):
         super().__init__()
         self.plots = layout_widget()
-        self.wave_plot = styled_plot(self.plots.ci.addPlot(row=1, col=0),
+        self.wave_plot = styled_plot(menu_later_plot(self.plots.ci, row=1, col=0),
                                      "Waveforms per dimension", "value", "position")
         self.wave_legend = legend_above(self.plots.ci, self.wave_plot, 0, 0, columns=3)
         self.table = Heatmap(kind="diverging", square=False)
@@ -148,12 +149,12 @@ class _RopePage(QWidget):
     def __init__(self):
         super().__init__()
         self.plots = layout_widget()
-        self.freq_plot = styled_plot(self.plots.ci.addPlot(row=0, col=0),
+        self.freq_plot = styled_plot(menu_later_plot(self.plots.ci, row=0, col=0),
                                      "Rotation per position of each feature pair",
                                      "radians / position (log scale)", "pair k")
         self.freq_plot.setLogMode(y=True)
         self.freq_plot.getAxis("left").setStyle(maxTextLevel=1)  # decade labels, no crowding
-        self.score_plot = styled_plot(self.plots.ci.addPlot(row=0, col=1),
+        self.score_plot = styled_plot(menu_later_plot(self.plots.ci, row=0, col=1),
                                       "Score vs offset", "q_m · k_n / d (all-ones q, k)",
                                       "offset m − n")
         self.freq_curve = self.freq_plot.plot(pen=pen(series_colour(0), STEP_LINE), symbol="o",
