@@ -205,15 +205,14 @@ def bench(cfg: dict, reps: int, instances: int, seconds: float) -> dict[str, lis
     Timed by :func:`report.step_clock`. Each set times at least ``reps`` steps of each model, more
     where they fit in ``seconds`` (a small model's ratio needs many steps to settle)."""
     clock, _ = step_clock()
-    ids = targets = None
+    torch.manual_seed(0)
+    ids = torch.randint(0, cfg["vocab"], (cfg["B"], cfg["T"]))
+    targets = torch.randint(0, cfg["vocab"], (cfg["B"], cfg["T"]))
     medians = {"compiled": [], "hand": [], "control": []}
     orders = list(itertools.permutations(medians))  # every model goes first equally often
     for instance in range(instances):
         torch.manual_seed(instance)
         models = build(cfg, orders[instance % len(orders)])
-        if ids is None:
-            ids = torch.randint(0, cfg["vocab"], (cfg["B"], cfg["T"]))
-            targets = torch.randint(0, cfg["vocab"], (cfg["B"], cfg["T"]))
         with torch.no_grad():  # same weights, same math: the same logits
             assert torch.allclose(models["compiled"](ids), models["hand"](ids),
                                   atol=1e-5), "models disagree"
@@ -223,8 +222,9 @@ def bench(cfg: dict, reps: int, instances: int, seconds: float) -> dict[str, lis
                 fn()
         t0 = clock()
         steps["hand"]()
+        one_step = clock() - t0
         times = {name: [] for name in steps}
-        for r in range(max(reps, int(seconds / (3 * (clock() - t0))))):
+        for r in range(max(reps, int(seconds / (3 * one_step)))):
             for name in orders[r % len(orders)]:
                 t0 = clock()
                 steps[name]()
