@@ -1,20 +1,9 @@
 """The editor window's commands, layer target, title and counts line (gui/editor_state.py),
 checked on preset graphs and a plain Document without a QApplication."""
-import subprocess
-import sys
-
 from tfstudio.graph import Document, SetParam, SetTitle, ShowRunGraph, dumps
 from tfstudio.gui.editor_state import commands, counts_text, layer_target, window_title
 from tfstudio.gui.graph_report import report_on_graph
 from tfstudio.presets import load_preset
-
-
-def test_the_editor_state_imports_no_qt():
-    code = ("import sys; import tfstudio.gui.editor_state; "
-            "print(sorted(m for m in sys.modules if m.startswith('PySide6')))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.strip()
-    assert out == "[]"
 
 
 def test_undo_and_redo_are_enabled_and_named_by_the_step_they_take():

@@ -1,8 +1,5 @@
 """What the inspector's pages say (gui/inspector_lines.py), checked on preset graphs without a
 QApplication: each line is fed the data on both sides of where it changes its words."""
-import subprocess
-import sys
-
 from tfstudio.graph import kinds
 from tfstudio.gui.graph_report import report_on_graph
 from tfstudio.gui.inspector_lines import (breakable, kv_choices_text, layer_switch_rows,
@@ -10,14 +7,6 @@ from tfstudio.gui.inspector_lines import (breakable, kv_choices_text, layer_swit
                                           position_refusals)
 from tfstudio.gui.layer_switches import POSITION_SCHEMES
 from tfstudio.presets import load_preset
-
-
-def test_the_inspector_lines_import_no_qt():
-    code = ("import sys; import tfstudio.gui.inspector_lines; "
-            "print(sorted(m for m in sys.modules if m.startswith('PySide6')))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.strip()
-    assert out == "[]"
 
 
 def test_the_parameter_line_gives_the_count_why_none_or_when_it_comes():

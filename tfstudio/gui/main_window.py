@@ -293,19 +293,16 @@ class MainWindow(FileMenu, EditMenu, HelpMenu, QMainWindow):
         now = commands(self.session.document, self.scene.graph, self.scene.path,
                        self.scene.selected_node_ids(), bool(self.scene.selectedItems()),
                        QGuiApplication.clipboard().text())
-        a.undo.setEnabled(now.undo)
-        a.redo.setEnabled(now.redo)
         a.undo.setText(now.undo_text)
         a.redo.setText(now.redo_text)
         a.undo.setIconText("Undo")  # the toolbar keeps a steady width; the menu says what
         a.redo.setIconText("Redo")
-        for action in (a.cut, a.copy, a.duplicate, a.group):
-            action.setEnabled(now.on_blocks)
-        a.delete.setEnabled(now.delete)
-        a.ungroup.setEnabled(now.ungroup)
-        a.paste.setEnabled(now.paste)
-        a.up.setEnabled(now.up)
-        a.enter_group.setEnabled(now.enter_group)
+        for action, on in ((a.undo, now.undo), (a.redo, now.redo), (a.cut, now.on_blocks),
+                           (a.copy, now.on_blocks), (a.duplicate, now.on_blocks),
+                           (a.group, now.on_blocks), (a.delete, now.delete),
+                           (a.ungroup, now.ungroup), (a.paste, now.paste), (a.up, now.up),
+                           (a.enter_group, now.enter_group)):
+            action.setEnabled(on)
 
     # ------------------------------------------------------------------ navigation
     def go_up(self) -> None:
