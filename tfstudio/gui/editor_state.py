@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from ..graph import Document, Graph, ShowRunGraph
 from .clipboard import looks_like_graph
 from .param_count import model_count
+from .problem_lines import counts_words
 from .text import short_name
 
 Target = tuple[tuple[str, ...], str]  # (the path of the level holding it, the group's id)
@@ -68,6 +69,5 @@ def counts_text(report) -> str:
     """The status bar's line: the one count (gui.param_count; with errors, why there is none,
     as Costs says), then the errors and warnings."""
     parts = [text for text in (model_count(report),) if text]
-    e, w = report.errors, report.warnings
-    parts.append(f"{e} error{'s' * (e != 1)}, {w} warning{'s' * (w != 1)}")
+    parts.append(counts_words(report.errors, report.warnings))
     return "  ·  ".join(parts)
