@@ -78,6 +78,7 @@ def test_only_the_gui_imports_qt():
 # rules in the model, widgets as adapters): they must stay importable without Qt
 QT_FREE_GUI = ("tfstudio.gui.cost_lines", "tfstudio.gui.editor_state",
                "tfstudio.gui.inspector_lines", "tfstudio.gui.problem_lines",
+               "tfstudio.gui.file_lines",
                "tfstudio.gui.training.compare_job",
                "tfstudio.gui.training.curve_math", "tfstudio.gui.training.shown_state")
 
