@@ -4,7 +4,7 @@ from tfstudio.graph import kinds
 from tfstudio.gui.graph_report import report_on_graph
 from tfstudio.gui.inspector_lines import (breakable, kv_choices_text, layer_switch_rows,
                                           model_facts, origin_line, params_line,
-                                          position_refusals)
+                                          position_refusals, problem_lines)
 from tfstudio.gui.layer_switches import POSITION_SCHEMES
 from tfstudio.presets import load_preset
 
@@ -73,3 +73,15 @@ def test_the_model_facts_follow_the_scheme_errors_and_the_level():
     graph.node("layers").subgraph.node("attn").params["heads"] = 3
     assert any(f.startswith("Parameters now: <b>unavailable") for f in
                model_facts(graph, report_on_graph(graph), ()))
+
+
+def test_a_problem_deeper_than_the_level_shown_says_where_inside():
+    graph = load_preset("tiny-gpt")
+    assert problem_lines(report_on_graph(graph), (), "layers") == []
+    graph.node("layers").subgraph.node("attn").params["heads"] = 3  # 64 / 3 is not whole
+    report = report_on_graph(graph)
+    on_group = problem_lines(report, (), "layers")       # the group's page: from inside it
+    assert any("(inside, at layers/attn)" in line for line in on_group)
+    on_attn = problem_lines(report, ("layers",), "attn")  # the block's own page: no "inside"
+    assert on_attn and not any("inside, at" in line for line in on_attn)
+    assert on_attn[0].startswith("<span style='color:#d93a34'><b>Error</b>: d_model 64")

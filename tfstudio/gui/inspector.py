@@ -19,7 +19,8 @@ from . import layer_switches as switches
 from .elided_label import ElidedLabel
 from .icons import family_icon
 from .inspector_lines import (esc as _esc, kv_choices_text, layer_switch_rows,
-                              model_facts, origin_line, params_line, position_refusals)
+                              model_facts, origin_line, params_line, position_refusals,
+                              problem_lines)
 from .param_editors import ParamEditor, make_editor
 from .scene import GraphScene
 from .session import EditorSession
@@ -210,15 +211,8 @@ class Inspector(QScrollArea):
         self._diagnostics(layout, node.id)
 
     def _diagnostics(self, layout: QVBoxLayout, node_id: str) -> None:
-        report = self.session.report
-        mine = [d for d in report.diagnostics_at(self.path) if d.node_id == node_id]
-        mine += report.diagnostics_below(self.path, node_id)
-        for d in mine:
-            colour = "#d93a34" if d.severity == "error" else "#c98210"
-            where = "" if tuple(d.path) == self.path else f" (inside, at {_esc(d.where)})"
-            label = QLabel(f"<span style='color:{colour}'><b>{d.severity.capitalize()}</b>"
-                           f"{where}: {_esc(d.message)}</span><br><b>Fix:</b> "
-                           f"{_esc(d.hint)}")
+        for line in problem_lines(self.session.report, self.path, node_id):
+            label = QLabel(line)
             label.setWordWrap(True)
             label.setObjectName("diagnostic")
             layout.addWidget(label)

@@ -49,6 +49,20 @@ def params_line(report, path: tuple[str, ...], node) -> str | None:
     return "Parameters: counted once its input is wired (its width comes from what feeds it)"
 
 
+def problem_lines(report, path: tuple[str, ...], node_id: str) -> list[str]:
+    """The block's problems and those inside it (a group's), each with its fix; one deeper
+    than the level shown says where inside."""
+    mine = [d for d in report.diagnostics_at(path) if d.node_id == node_id]
+    mine += report.diagnostics_below(path, node_id)
+    lines = []
+    for d in mine:
+        colour = "#d93a34" if d.severity == "error" else "#c98210"
+        where = "" if tuple(d.path) == tuple(path) else f" (inside, at {esc(d.where)})"
+        lines.append(f"<span style='color:{colour}'><b>{d.severity.capitalize()}</b>"
+                     f"{where}: {esc(d.message)}</span><br><b>Fix:</b> {esc(d.hint)}")
+    return lines
+
+
 def kv_choices_text(heads: int) -> str:
     """What K/V head counts make ``heads`` heads MHA, GQA or MQA (a heads change keeps the
     kind; this says which counts each kind allows)."""
