@@ -104,13 +104,16 @@ class CostPanel(QWidget):
         self.unavailable = unavailable_reason(report)
         for name, text in model_lines(report).items():
             getattr(self, name).setText(text)
-        if not self.unavailable and report.cost is not None and not self._seq_len_touched:
+        counted = not self.unavailable and report.cost is not None
+        if counted and not self._seq_len_touched:
             ctx = context_length(self.session.root)
             if ctx:
                 self.seq_len.blockSignals(True)
                 self.seq_len.setValue(ctx)
                 self.seq_len.blockSignals(False)
         self._fill_table(block_rows(report))
+        if counted:
+            self.table.resizeColumnToContents(1)
         self.update_memory()
 
     def _fill_table(self, rows: list[BlockRow]) -> None:
@@ -125,8 +128,6 @@ class CostPanel(QWidget):
             share.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
             for col, item in enumerate((where, count, share)):
                 self.table.setItem(i, col, item)
-        if rows:
-            self.table.resizeColumnToContents(1)
 
     def update_memory(self) -> None:
         shown = memory_view(self.session.root, batch=self.batch.value(),
