@@ -1,6 +1,8 @@
 """The layers of docs/ARCHITECTURE.md: a package imports only from packages below it (checked on
 the source)."""
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -70,3 +72,21 @@ def test_only_the_gui_imports_qt():
             continue
         text = path.read_text()
         assert "PySide6" not in text and "pyqtgraph" not in text, path
+
+
+# gui modules that decide what a widget shows, so their tests need no QApplication (issue 41:
+# rules in the model, widgets as adapters): they must stay importable without Qt
+QT_FREE_GUI = ("tfstudio.gui.cost_lines", "tfstudio.gui.editor_state",
+               "tfstudio.gui.inspector_lines", "tfstudio.gui.problem_lines",
+               "tfstudio.gui.file_lines",
+               "tfstudio.gui.training.compare_job",
+               "tfstudio.gui.training.curve_math", "tfstudio.gui.training.shown_state")
+
+
+@pytest.mark.parametrize("module", QT_FREE_GUI)
+def test_the_gui_models_import_no_qt(module):
+    code = (f"import sys, {module}; "
+            "print(sorted(m for m in sys.modules if m.startswith(('PySide6', 'pyqtgraph'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "[]", f"{module} imports {out}"

@@ -41,6 +41,14 @@ def from_text(text: str) -> Graph:
     return loads(text, "clipboard")
 
 
+def offset_to(piece: Graph, at: tuple[float, float]) -> tuple[float, float]:
+    """The shift that puts ``piece``'s top-left block corner at ``at`` (graph units): a paste
+    lands where the cursor is."""
+    if not piece.nodes:
+        return 0.0, 0.0
+    return (at[0] - min(n.pos[0] for n in piece), at[1] - min(n.pos[1] for n in piece))
+
+
 def paste_command(target: Graph, piece: Graph, path: tuple[str, ...],
                   offset: tuple[float, float]) -> tuple[Macro, list[str]]:
     """One command adding ``piece`` to ``target`` shifted by ``offset``, with fresh ids where

@@ -6,11 +6,12 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QComboBox, QFormLayout, QGroupBox, QHeaderView, QLabel,
                                QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
-from ..graph.cost import training_memory
+from .cost_lines import (MEMORY_ROWS, BlockRow, block_rows, fits, memory_view, model_lines,
+                         share_texts, unavailable_reason)
 from .graph_report import GraphReport, context_length
 from .device_memory import DeviceMemory, training_device
 from .session import EditorSession
-from .text import bytes_label, count_label, flops_label
+from .text import count_label
 
 DTYPES = ("float32", "bfloat16", "float16")
 
@@ -35,8 +36,7 @@ class CostPanel(QWidget):
         self.batch = QSpinBox(minimum=1, maximum=65536, value=8, keyboardTracking=False)
         self.seq_len = QSpinBox(minimum=1, maximum=1 << 20, value=256, keyboardTracking=False)
         self.dtype = QComboBox()
-        self.memory_rows = {k: _value() for k in ("weights", "gradients", "optimizer",
-                                                  "activations", "total")}
+        self.memory_rows = {k: _value() for k in MEMORY_ROWS}
         self.fits = _value()
         self.table = QTableWidget(0, 3)
         self._seq_len_touched = False
@@ -101,96 +101,48 @@ class CostPanel(QWidget):
         self.update_memory()
 
     def show_report(self, report: GraphReport) -> None:
-        cost = report.cost
-        self.unavailable = ""
-        if report.errors:
-            self.unavailable = (f"Unavailable: the graph has {report.errors} error"
-                                f"{'s' * (report.errors != 1)} (see Problems); these numbers "
-                                "would describe a model that cannot be built.")
-            cost = None
-        if cost is None:
-            for label in (self.total, self.non_embedding, self.flops, self.kv):
-                label.setText("unavailable" if self.unavailable else "—")
-            self.table.setRowCount(0)
-            self.update_memory()
-            return
-        self.total.setText(f"{count_label(cost.total_params)}  ({cost.total_params:,})")
-        self.non_embedding.setText(count_label(cost.non_embedding_params))
-        self.flops.setText(f"{flops_label(cost.flops_per_token)} at {cost.context_length} "
-                           "tokens")
-        self.kv.setText(f"{bytes_label(cost.kv_cache_bytes_per_token)}  "
-                        f"(full context: {bytes_label(cost.kv_cache_bytes_per_token * cost.context_length)})")
-        if not self._seq_len_touched:
+        self.unavailable = unavailable_reason(report)
+        for name, text in model_lines(report).items():
+            getattr(self, name).setText(text)
+        counted = not self.unavailable and report.cost is not None
+        if counted and not self._seq_len_touched:
             ctx = context_length(self.session.root)
             if ctx:
                 self.seq_len.blockSignals(True)
                 self.seq_len.setValue(ctx)
                 self.seq_len.blockSignals(False)
-        self._fill_table(cost)
+        self._fill_table(block_rows(report))
+        if counted:
+            self.table.resizeColumnToContents(1)
         self.update_memory()
 
-    def _fill_table(self, cost) -> None:
-        rows = sorted(((path, nid, n) for (path, nid), n in cost.node_params.items() if n),
-                      key=lambda r: -r[2])
-        total = max(1, sum(n for path, nid, n in rows if not path))
+    def _fill_table(self, rows: list[BlockRow]) -> None:
         self.table.setRowCount(len(rows))
-        for i, (path, nid, n) in enumerate(rows):
-            where = QTableWidgetItem("/".join((*path, nid)))
-            where.setData(Qt.UserRole, (path, nid))
-            count = QTableWidgetItem(count_label(n))
+        for i, (row, share_text) in enumerate(zip(rows, share_texts(rows))):
+            where = QTableWidgetItem(row.where)
+            where.setData(Qt.UserRole, (row.path, row.node_id))
+            count = QTableWidgetItem(count_label(row.params))
             count.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
-            count.setToolTip(f"{n:,}")
-            share = QTableWidgetItem(f"{100 * n / total:.1f}%" if not path else "one copy")
+            count.setToolTip(f"{row.params:,}")
+            share = QTableWidgetItem(share_text)
             share.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
             for col, item in enumerate((where, count, share)):
                 self.table.setItem(i, col, item)
-        self.table.resizeColumnToContents(1)
 
     def update_memory(self) -> None:
-        if self.unavailable:  # no confident numbers, no "fits", for a graph that cannot build
-            for label in self.memory_rows.values():
-                label.setText("—")
-            self.fits.setText(self.unavailable)
-            self.fits.setProperty("role", "error")
-            self._restyle(self.fits)
-            self.estimate = None
-            return
-        try:
-            est = training_memory(self.session.root, batch=self.batch.value(),
-                                  seq_len=self.seq_len.value(), dtype=self.dtype.currentText())
-        except Exception as exc:  # an invalid graph has no estimate; say why instead
-            for label in self.memory_rows.values():
-                label.setText("—")
-            self.fits.setText(f"No estimate: {exc}")
-            self.fits.setProperty("role", "muted")
-            self._restyle(self.fits)
-            self.estimate = None
-            return
-        self.estimate = est
+        shown = memory_view(self.session.root, batch=self.batch.value(),
+                            seq_len=self.seq_len.value(), dtype=self.dtype.currentText(),
+                            device=self.device, unavailable=self.unavailable)
+        self.estimate = shown.estimate
         for name, label in self.memory_rows.items():
-            label.setText(bytes_label(getattr(est, name)))
-        if self.device is None:
-            self.fits.setText("This machine's memory is unknown.")
-            self.fits.setProperty("role", "muted")
-        elif est.total <= self.device.total:
-            self.fits.setText(f"✔ Fits on this machine: {self.device.name}, "
-                              f"{bytes_label(self.device.total)} "
-                              f"({100 * est.total / self.device.total:.0f}% used).")
-            self.fits.setProperty("role", "ok")
-        else:
-            self.fits.setText(f"✘ Does not fit: {self.device.name} has "
-                              f"{bytes_label(self.device.total)}, this needs "
-                              f"{est.total / self.device.total:.1f}×. Lower the batch or the "
-                              "length, or use bfloat16.")
-            self.fits.setProperty("role", "error")
+            label.setText(shown.rows[name])
+        self.fits.setText(shown.verdict)
+        self.fits.setProperty("role", shown.role)
         self._restyle(self.fits)
 
     @property
     def fits_on_device(self) -> bool | None:
-        est = self.estimate
-        if est is None or self.device is None:
-            return None
-        return est.total <= self.device.total
+        return fits(self.estimate, self.device)
 
     @staticmethod
     def _restyle(widget: QWidget) -> None:

@@ -49,10 +49,7 @@ class EditMenu:
             self.show_message(f"The clipboard holds no blocks to paste ({exc})")
             return []
         at = to_graph(self.view.cursor_scene_pos())
-        xs = [n.pos[0] for n in piece]
-        ys = [n.pos[1] for n in piece]
-        offset = (at[0] - min(xs), at[1] - min(ys)) if xs else (0.0, 0.0)
-        return self._paste_piece(piece, offset)
+        return self._paste_piece(piece, clipboard.offset_to(piece, at))
 
     def duplicate(self) -> list[str]:
         ids = self.scene.selected_node_ids()

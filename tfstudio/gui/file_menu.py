@@ -15,9 +15,9 @@ from ..graph import Graph, GraphFileError
 from .autosave import Recovery, pending_recovery
 from .dialogs import PresetGallery
 from .export import export_png, export_svg
+from .file_lines import recent_paths, save_failure, with_recent
 from .text import short_name
 
-MAX_RECENT = 8
 GRAPH_FILTER = "tfstudio graphs (*.json);;All files (*)"
 
 
@@ -113,28 +113,19 @@ class FileMenu:
         try:
             self.session.save(path)
         except OSError as exc:
-            from ..runs.disk import disk_line
-            kept = f"{path.name} is as it was" if path.exists() else "no file was written"
-            line = disk_line(exc, path.parent, f"while saving {path.name}", kept, "save again")
-            self.show_error(line or f"Could not save {path}: {exc.strerror or exc}. Choose "
-                            "another folder or file name.", "Save failed")
+            self.show_error(save_failure(exc, path), "Save failed")
             return False
         self._remember(path)
         self.show_message(f"Saved {path}")
         return True
 
     def _remember(self, path: Path) -> None:
-        path = Path(path).resolve()
-        self.settings.setValue("last_dir", str(path.parent))
-        recent = [p for p in self.recent_files() if Path(p) != path]
-        self.settings.setValue("recent", [str(path)] + recent[:MAX_RECENT - 1])
+        self.settings.setValue("last_dir", str(Path(path).resolve().parent))
+        self.settings.setValue("recent", with_recent(self.recent_files(), path))
         self._rebuild_recent_menu()
 
     def recent_files(self) -> list[str]:
-        value = self.settings.value("recent", [])
-        if isinstance(value, str):
-            value = [value]
-        return [str(v) for v in (value or [])]
+        return recent_paths(self.settings.value("recent", []))
 
     def _rebuild_recent_menu(self) -> None:
         self.recent_menu.clear()

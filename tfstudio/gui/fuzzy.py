@@ -16,6 +16,7 @@ from ..graph.schema import BlockSpec
 WHOLE_WORD = 200.0
 ALL_WORDS = 150.0
 WORD_START = 100.0
+CLOSE_MATCH = 40.0  # fuzzy_score's tier for a substring, a word start or initials
 
 
 def _words(text: str) -> set[str]:
@@ -73,6 +74,18 @@ def block_score(query: str, spec: BlockSpec, descriptions: bool = True) -> float
             and all(w in spec.description.lower() for w in words)):
         scores.append(1.0)
     return max(scores) if scores else None
+
+
+def palette_matches(query: str, specs: Iterable[BlockSpec]) -> dict[str, float]:
+    """The palette's blocks for ``query`` (titles, types, families, keywords; no
+    descriptions), by type with their score: the blocks that have it as a whole word when any
+    do, else close matches (a word's start, initials), else every letters-in-order match."""
+    scores = {spec.type: score for spec in specs
+              if (score := block_score(query, spec, descriptions=False)) is not None}
+    for tier in (WHOLE_WORD, CLOSE_MATCH):
+        if any(v >= tier for v in scores.values()):
+            return {k: v for k, v in scores.items() if v >= tier}
+    return scores
 
 
 def names_a_word(query: str, *texts: str) -> bool:

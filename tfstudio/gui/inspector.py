@@ -6,9 +6,6 @@ Every change is a command on the document; the canvas and the problems panel upd
 """
 from __future__ import annotations
 
-import html
-import re
-
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QFormLayout, QFrame, QGroupBox,
                                QHBoxLayout, QLabel, QLineEdit, QPushButton, QScrollArea,
@@ -17,34 +14,17 @@ from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QFormLayout, QFrame, QGr
 from ..graph import block_types as bt
 from ..graph import GraphChange, GraphError, GraphEvent, ReplaceGraph, SetTitle, get_spec
 from ..graph.edit_rules import set_param_edit
-from ..graph.switches import describe_model, gqa_choices, positional_schemes_for, set_norm_kind
+from ..graph.switches import describe_model, set_norm_kind
 from . import layer_switches as switches
 from .elided_label import ElidedLabel
 from .icons import family_icon
-from .param_count import block_count, model_count_exact, unavailable
+from .inspector_lines import (esc as _esc, kv_choices_text, layer_switch_rows,
+                              model_facts, origin_line, params_line, position_refusals,
+                              problem_lines)
 from .param_editors import ParamEditor, make_editor
 from .scene import GraphScene
 from .session import EditorSession
 from .text import count_label, short_name
-
-
-def _esc(text) -> str:
-    return html.escape(str(text), quote=False)
-
-
-def _breakable(text: str) -> str:
-    """``text`` with a line break allowed after the commas, colons and equals signs of a
-    long word, and every 16 letters of a longer run (a command line in a preset's
-    description widened the panel past the screen at 1366x768, cutting its lines)."""
-    def breaks(word: re.Match) -> str:
-        marked = re.sub(r"([,:=])", "\\1\u200b", word.group(0))
-        return re.sub(r"(\w{16})(?=\w)", "\\1\u200b", marked)  # an alphabet spelled out
-    return re.sub(r"\S{28,}", breaks, text)
-
-
-def graph_inputs(node) -> bool:
-    """Whether the block takes inputs at all (a token input does not)."""
-    return bool(get_spec(node.type).input_ports(node.resolved_params())) or node.is_group
 
 
 def _muted(text: str, wrap: bool = True) -> QLabel:
@@ -55,15 +35,6 @@ def _muted(text: str, wrap: bool = True) -> QLabel:
     label.setProperty("role", "muted")
     label.setTextInteractionFlags(Qt.TextSelectableByMouse)
     return label
-
-
-def kv_choices_text(heads: int) -> str:
-    """What K/V head counts make ``heads`` heads MHA, GQA or MQA (a heads change keeps the
-    kind; this says which counts each kind allows)."""
-    choices = gqa_choices(heads)
-    gqa = (f"GQA: {', '.join(map(str, choices))}" if choices
-           else f"GQA: none ({heads} heads cannot be split into groups)")
-    return f"K/V heads for {heads} heads: MHA {heads} · {gqa} · MQA 1"
 
 
 class Inspector(QScrollArea):
@@ -234,29 +205,14 @@ class Inspector(QScrollArea):
         while layout.count():
             layout.takeAt(0).widget().deleteLater()
         node = graph.node(self.node_id)
-        params = self.session.report.node_params(self.path, node.id)
-        shapes_known = bool(self.session.report.shapes.input_shapes(node.id, self.path))
-        errors = self.session.report.errors
-        if errors and params is not None:  # as the status bar and the block say
-            layout.addWidget(_muted(f"Parameters: unavailable: {_esc(unavailable(errors))}"))
-        elif params is not None and (params or shapes_known or not graph_inputs(node)):
-            layout.addWidget(_muted(f"Parameters: <b>{_esc(block_count(node, params))}</b> "
-                                    f"({params:,})"))
-        elif params is not None:
-            layout.addWidget(_muted("Parameters: counted once its input is wired (its width "
-                                    "comes from what feeds it)"))
+        line = params_line(self.session.report, self.path, node)
+        if line is not None:
+            layout.addWidget(_muted(line))
         self._diagnostics(layout, node.id)
 
     def _diagnostics(self, layout: QVBoxLayout, node_id: str) -> None:
-        report = self.session.report
-        mine = [d for d in report.diagnostics_at(self.path) if d.node_id == node_id]
-        mine += report.diagnostics_below(self.path, node_id)
-        for d in mine:
-            colour = "#d93a34" if d.severity == "error" else "#c98210"
-            where = "" if tuple(d.path) == self.path else f" (inside, at {_esc(d.where)})"
-            label = QLabel(f"<span style='color:{colour}'><b>{d.severity.capitalize()}</b>"
-                           f"{where}: {_esc(d.message)}</span><br><b>Fix:</b> "
-                           f"{_esc(d.hint)}")
+        for line in problem_lines(self.session.report, self.path, node_id):
+            label = QLabel(line)
             label.setWordWrap(True)
             label.setObjectName("diagnostic")
             layout.addWidget(label)
@@ -271,28 +227,12 @@ class Inspector(QScrollArea):
         box = QGroupBox("Layer switches")
         form = QVBoxLayout(box)
         form.setSpacing(4)
-        rows = [
-            ("attention", "Attention", switches.ATTENTION_KINDS, switches.attention_kind(layer),
-             "MHA: every head has its own K/V. GQA: groups of heads share K/V. MQA: all heads "
-             "share one K/V (smallest KV cache)."),
-            ("ffn", "Feed-forward", switches.FFN_KINDS, switches.ffn_kind(layer),
-             "A dense FFN, or a mixture of experts with a router."),
-            ("activation", "Activation", switches.ACTIVATIONS, switches.activation_kind(layer),
-             "ReLU, GELU, SiLU: act(x W1) W2. GLU, GEGLU, SwiGLU: gated, (act(x W) * x V) W2, "
-             "three matrices instead of two (SwiGLU: LLaMA, Qwen)."),
-            ("placement", "Norm placement", switches.PLACEMENTS, switches.placement(layer),
-             "Pre: x + F(Norm(x)) (GPT-2, LLaMA). Post: Norm(x + F(x)) (original Transformer, "
-             "BERT). In res: x + Norm(F(x)), post-norm inside the residual. Both (sandwich): "
-             "a norm before and after F, inside the residual."),
-        ]
-        for key, title, choices, current, tip in rows:
-            if current is None:  # this layer has no such part (no attention, no residuals)
-                continue
-            form.addWidget(QLabel(title))
-            form.addWidget(self._segmented(key, choices, current, tip,
-                                           lambda choice, k=key: self.switch_layer(
+        for row in layer_switch_rows(layer):
+            form.addWidget(QLabel(row.title))
+            form.addWidget(self._segmented(row.key, row.choices, row.current, row.tip,
+                                           lambda choice, k=row.key: self.switch_layer(
                                                node.id, k, choice)))
-            if key == "activation":
+            if row.key == "activation":
                 self.equal_params = QCheckBox("Keep parameters equal (gated: d_ff × 2/3)")
                 self.equal_params.setChecked(self._equal_params)
                 self.equal_params.setToolTip(
@@ -318,12 +258,10 @@ class Inspector(QScrollArea):
             "How the model knows token order: added absolute encodings (sinusoidal, learned) "
             "or inside attention (RoPE rotates q and k; ALiBi penalises distance).",
             self.switch_positions))
-        possible = positional_schemes_for(root)
-        for scheme, button in self.switch_buttons["position"].items():
-            if scheme not in possible:  # nothing inside attention to act on
-                button.setEnabled(False)
-                button.setToolTip(f"{button.text()} acts inside self-attention, and this "
-                                  "model has none")
+        for scheme, why in position_refusals(root).items():  # nothing inside attention
+            button = self.switch_buttons["position"][scheme]
+            button.setEnabled(False)
+            button.setToolTip(why)
         kind = switches.norm_kind(root)
         if kind is not None:
             form.addWidget(QLabel("Norm kind (every norm)"))
@@ -381,28 +319,10 @@ class Inspector(QScrollArea):
         self.description.setWordWrap(True)
         self.description.setTextFormat(Qt.RichText)
         layout.addWidget(self.description)
-        origin = short_name(meta.get("from") or meta.get("name") or "the file")
-        if edited and meta.get("description"):  # the words it came with no longer hold
-            layout.addWidget(_muted(f"<i>As loaded, before your edits (from "
-                                    f"{_esc(origin)}):</i> "
-                                    + _breakable(_esc(str(meta["description"])))))
-        elif meta.get("from"):
-            layout.addWidget(_muted(f"<i>From {_esc(short_name(meta['from']))}</i>"))
-        elif meta.get("description"):
-            layout.addWidget(_muted(_breakable(_esc(str(meta["description"])))))
-        scheme = switches.positional_scheme(root)
-        facts = [f"Positions now: <b>{_esc(str(scheme))}</b>"]
-        report = self.session.report
-        if model_count_exact(report):  # the one count; with errors, why there is none
-            facts.append(f"Parameters now: <b>{_esc(model_count_exact(report))}</b>")
-        if meta.get("family"):
-            facts.append(f"Family: <b>{_esc(str(meta['family']))}</b>")
-        if meta.get("context_length"):
-            facts.append(f"Context length: <b>{meta['context_length']}</b>")
-        if self.path:
-            facts.append("Editing inside: <b>" + _esc(" › ".join(self.path)) + "</b>")
-        if facts:
-            layout.addWidget(_muted("<br>".join(facts)))
+        origin = origin_line(meta, edited)  # once edited, the words it came with may not hold
+        if origin is not None:
+            layout.addWidget(_muted(origin))
+        layout.addWidget(_muted("<br>".join(model_facts(root, self.session.report, self.path))))
         self._model_switches(layout)
         layout.addWidget(_muted("Sinusoidal and learned encodings are added to the embeddings; "
                                 "RoPE and ALiBi act inside every attention block. Learned "
@@ -435,10 +355,8 @@ class Inspector(QScrollArea):
             self.session.message.emit(str(exc))
             self._rebuild_timer.start()
             return False
-        label = {"attention": "attention", "ffn": "feed-forward", "activation": "activation",
-                 "placement": "norm placement"}
-        return self.session.execute(ReplaceGraph(path + (group_id,), new_layer,
-                                                 text=f"Switch {label[key]} to {choice}"))
+        text = f"Switch {switches.SWITCH_TITLES[key]} to {choice}"
+        return self.session.execute(ReplaceGraph(path + (group_id,), new_layer, text=text))
 
     def switch_norm_kind(self, kind: str) -> bool:
         """Every norm of the model, at every depth, as LayerNorm or RMSNorm (one step)."""

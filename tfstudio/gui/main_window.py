@@ -11,16 +11,17 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (QApplication, QDockWidget, QLabel, QMainWindow, QMessageBox,
                                QScrollArea, QTabWidget, QToolBar, QVBoxLayout, QWidget)
 
-from ..graph import GraphError, ShowRunGraph
+from ..graph import GraphError
 from ..graph.edit_rules import fix_edit
 from ..graph.insert import fits_port
-from . import clipboard, theme
+from . import theme
 from .actions import create_actions
 from .autosave import Autosave
 from .breadcrumb import Breadcrumb
 from .cost_panel import CostPanel
 from .dialogs import CodeDialog
 from .edit_menu import EditMenu
+from .editor_state import Target, commands, counts_text, layer_target, window_title
 from .file_menu import FileMenu
 from .help_menu import HelpMenu
 from .inspector import Inspector
@@ -28,9 +29,7 @@ from .lessons_panel import LessonsPanel
 from .palette import Palette
 from .problems import ProblemsPanel
 from .scene import GraphScene
-from .param_count import model_count
 from .search_popup import SearchPopup
-from .text import short_name
 from .session import EditorSession
 from .view import GraphView
 
@@ -273,17 +272,11 @@ class MainWindow(FileMenu, EditMenu, HelpMenu, QMainWindow):
         return min(PROBLEMS_OPEN_H, room)
 
     def _show_counts(self, report) -> None:
-        # the one count (gui.param_count): with errors it says why there is none, as Costs
-        parts = [text for text in (model_count(report),) if text]
-        e, w = report.errors, report.warnings
-        parts.append(f"{e} error{'s' * (e != 1)}, {w} warning{'s' * (w != 1)}")
-        self.counts_label.setText("  ·  ".join(parts))
+        self.counts_label.setText(counts_text(report))
 
     def _refresh_title(self) -> None:
-        shown = self.session.document.last_edit
-        shown = getattr(shown, "edit", shown)  # the edit inside its tidy layout (KeepTidy)
-        run = f" — graph of run {shown.run}" if isinstance(shown, ShowRunGraph) else ""
-        self.setWindowTitle(f"{short_name(self.session.display_name)}[*]{run} — tfstudio")
+        self.setWindowTitle(window_title(self.session.display_name,
+                                         self.session.document.last_edit))
         self.setWindowModified(self.session.dirty)
 
     def _refresh_breadcrumb(self) -> None:
@@ -296,23 +289,20 @@ class MainWindow(FileMenu, EditMenu, HelpMenu, QMainWindow):
             self._refresh_breadcrumb()
 
     def _update_actions(self, *_) -> None:
-        a, doc = self.actions, self.session.document
-        a.undo.setEnabled(doc.can_undo)
-        a.redo.setEnabled(doc.can_redo)
-        a.undo.setText(f"&Undo {doc.undo_text}" if doc.can_undo else "&Undo")
-        a.redo.setText(f"&Redo {doc.redo_text}" if doc.can_redo else "&Redo")
+        a = self.actions
+        now = commands(self.session.document, self.scene.graph, self.scene.path,
+                       self.scene.selected_node_ids(), bool(self.scene.selectedItems()),
+                       QGuiApplication.clipboard().text())
+        a.undo.setText(now.undo_text)
+        a.redo.setText(now.redo_text)
         a.undo.setIconText("Undo")  # the toolbar keeps a steady width; the menu says what
         a.redo.setIconText("Redo")
-        selected = self.scene.selected_node_ids()
-        for action in (a.cut, a.copy, a.duplicate, a.group):
-            action.setEnabled(bool(selected))
-        a.delete.setEnabled(bool(self.scene.selectedItems()))
-        a.ungroup.setEnabled(any(self.scene.graph.node(n).is_group for n in selected
-                                 if n in self.scene.graph))
-        a.paste.setEnabled(clipboard.looks_like_graph(QGuiApplication.clipboard().text()))
-        a.up.setEnabled(bool(self.scene.path))
-        a.enter_group.setEnabled(len(selected) == 1 and selected[0] in self.scene.graph
-                                 and self.scene.graph.node(selected[0]).is_group)
+        for action, on in ((a.undo, now.undo), (a.redo, now.redo), (a.cut, now.on_blocks),
+                           (a.copy, now.on_blocks), (a.duplicate, now.on_blocks),
+                           (a.group, now.on_blocks), (a.delete, now.delete),
+                           (a.ungroup, now.ungroup), (a.paste, now.paste), (a.up, now.up),
+                           (a.enter_group, now.enter_group)):
+            action.setEnabled(on)
 
     # ------------------------------------------------------------------ navigation
     def go_up(self) -> None:
@@ -366,19 +356,10 @@ class MainWindow(FileMenu, EditMenu, HelpMenu, QMainWindow):
         self.scene.add_block(block_type, at)
         self.view.setFocus()
 
-    def layer_target(self) -> tuple[tuple[str, ...], str] | None:
-        """The layer group a layer switch from the search changes: the selected group, else
-        the group being edited inside, else the model's only layer group; None when none
-        (or several and none chosen)."""
-        graph = self.scene.graph
-        selected = [n for n in self.scene.selected_node_ids()
-                    if n in graph and graph.node(n).is_group]
-        if len(selected) == 1:
-            return self.scene.path, selected[0]
-        if self.scene.path:
-            return self.scene.path[:-1], self.scene.path[-1]
-        groups = [n.id for n in self.session.root if n.is_group]
-        return ((), groups[0]) if len(groups) == 1 else None
+    def layer_target(self) -> Target | None:
+        """The layer group a layer switch from the search changes (gui.editor_state)."""
+        return layer_target(self.session.root, self.scene.graph, self.scene.path,
+                            self.scene.selected_node_ids())
 
     def _layer_target_name(self) -> str | None:
         target = self.layer_target()

@@ -11,14 +11,13 @@ from PySide6.QtWidgets import QLineEdit, QTreeWidget, QTreeWidgetItem, QVBoxLayo
 
 from ..graph import families
 from . import layer_switches, theme
-from .fuzzy import WHOLE_WORD, block_score
+from .fuzzy import palette_matches
 from .icons import family_icon
 from .view import BLOCK_MIME
 
 TYPE_ROLE = Qt.UserRole + 1
 SPEC_ROLE = Qt.UserRole + 2
 SETTING_ROLE = Qt.UserRole + 3  # (switch key, value) on a setting's row
-CLOSE_MATCH = 40.0  # fuzzy_score's tier for a substring, a word start or initials
 
 
 class _BlockTree(QTreeWidget):
@@ -124,19 +123,10 @@ class Palette(QWidget):
         top.setExpanded(True)
 
     def filter(self, text: str) -> None:
-        """Show the settings the query names, and the blocks matching ``text``: the blocks
-        that have it as a whole word when any do, else close matches (a word's start,
-        initials), else every letters-in-order match."""
+        """Show the settings the query names, and the blocks matching ``text``
+        (fuzzy.palette_matches)."""
         self._show_settings(text)
-        scores = {}
-        for child in self.block_items():
-            score = block_score(text, child.data(0, SPEC_ROLE), descriptions=False)
-            if score is not None:
-                scores[child.data(0, TYPE_ROLE)] = score
-        for tier in (WHOLE_WORD, CLOSE_MATCH):
-            if any(v >= tier for v in scores.values()):
-                scores = {k: v for k, v in scores.items() if v >= tier}
-                break
+        scores = palette_matches(text, (c.data(0, SPEC_ROLE) for c in self.block_items()))
         self._scores = scores
         for i in range(self.tree.topLevelItemCount()):
             top = self.tree.topLevelItem(i)

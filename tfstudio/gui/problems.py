@@ -6,8 +6,6 @@ brief (where the canvas has no height to spare), the line names the first proble
 to its fix and to the whole list."""
 from __future__ import annotations
 
-import html
-
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QLabel, QPushButton, QSizePolicy, QTreeWidget, QTreeWidgetItem,
                                QVBoxLayout, QWidget)
@@ -15,9 +13,9 @@ from PySide6.QtWidgets import (QLabel, QPushButton, QSizePolicy, QTreeWidget, QT
 from ..graph.edit_rules import fix_text
 from .graph_report import GraphReport
 from .icons import severity_icon
+from .problem_lines import ordered, summary
 
 DIAG_ROLE = Qt.UserRole + 1
-BRIEF_CHARS = 80  # the first problem's words on the brief line, so its links stay in view
 
 
 class ProblemsPanel(QWidget):
@@ -33,8 +31,8 @@ class ProblemsPanel(QWidget):
         self.summary.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
         self.summary.linkActivated.connect(self._link)
         self.brief = False
-        self._counts = ""
-        self._empty, self._first = True, None
+        self._report = GraphReport()
+        self._first = None  # the first problem listed: the brief line's fix link applies it
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels(["Problem", "Fix", "Where", ""])
         self.tree.setRootIsDecorated(False)
@@ -51,8 +49,8 @@ class ProblemsPanel(QWidget):
 
     def show_report(self, report: GraphReport) -> None:
         self.tree.clear()
-        ordered = sorted(report.diagnostics, key=lambda d: (d.severity != "error", d.where))
-        for d in ordered:
+        rows = ordered(report)
+        for d in rows:
             item = QTreeWidgetItem([d.message, d.hint, d.where])
             item.setIcon(0, severity_icon(d.severity))
             item.setToolTip(0, f"{d.severity}: {d.message}")
@@ -69,11 +67,8 @@ class ProblemsPanel(QWidget):
                                     "analysis"])
             item.setIcon(0, severity_icon("warning"))
             self.tree.addTopLevelItem(item)
-        errors, warnings = report.errors, report.warnings
-        self._empty = not report.diagnostics and not report.failures
-        self._first = ordered[0] if ordered else None
-        self._counts = (f"{errors} error{'s' * (errors != 1)}, "
-                        f"{warnings} warning{'s' * (warnings != 1)}")
+        self._report = report
+        self._first = rows[0] if rows else None
         self._show_summary()
 
     def set_brief(self, brief: bool) -> None:
@@ -83,25 +78,10 @@ class ProblemsPanel(QWidget):
         self._show_summary()
 
     def _show_summary(self) -> None:
-        self.tree.setVisible(not self._empty and not self.brief)
-        self.summary.setToolTip("")
-        if self._empty:
-            self.summary.setText("No problems: this graph compiles.")
-        elif not self.brief:
-            self.summary.setText(f"{self._counts}. Click one to go to its block.")
-        else:
-            first = self._first
-            links = ["<a href='list'>List all</a>"]
-            text = self._counts + "."
-            if first is not None:
-                if first.fix is not None:
-                    links.insert(0, f"<a href='fix'>{html.escape(fix_text(first))}</a>")
-                message = first.message if len(first.message) <= BRIEF_CHARS else (
-                    first.message[:BRIEF_CHARS - 1].rstrip() + "…")
-                text = (f"{self._counts}: {html.escape(message)} "
-                        f"({html.escape(first.where)})")
-                self.summary.setToolTip(f"{first.severity}: {first.message}\n{first.hint}")
-            self.summary.setText(text + " — " + " · ".join(links))
+        self.tree.setVisible(self.has_problems and not self.brief)
+        line = summary(self._report, self.brief)
+        self.summary.setText(line.text)
+        self.summary.setToolTip(line.tooltip)
 
     def _link(self, href: str) -> None:
         if href == "fix" and self._first is not None and self._first.fix is not None:
@@ -111,7 +91,7 @@ class ProblemsPanel(QWidget):
 
     @property
     def has_problems(self) -> bool:
-        return not self._empty
+        return bool(self._report.diagnostics or self._report.failures)
 
     @property
     def collapsed(self) -> bool:

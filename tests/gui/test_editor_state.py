@@ -1,0 +1,75 @@
+"""The editor window's commands, layer target, title and counts line (gui/editor_state.py),
+checked on preset graphs and a plain Document without a QApplication."""
+from tfstudio.graph import Document, SetParam, SetTitle, ShowRunGraph, dumps
+from tfstudio.gui.editor_state import commands, counts_text, layer_target, window_title
+from tfstudio.gui.graph_report import report_on_graph
+from tfstudio.presets import load_preset
+
+
+def test_undo_and_redo_are_enabled_and_named_by_the_step_they_take():
+    doc = Document(load_preset("tiny-gpt"))
+    root = doc.graph(())
+    fresh = commands(doc, root, (), [], False, "")
+    assert not fresh.undo and not fresh.redo and fresh.undo_text == "&Undo"
+    assert doc.execute(SetTitle((), "head", "Output"))
+    edited = commands(doc, doc.graph(()), (), [], False, "")
+    assert edited.undo and not edited.redo
+    assert edited.undo_text == f"&Undo {doc.undo_text}" and doc.undo_text
+    doc.undo()
+    undone = commands(doc, doc.graph(()), (), [], False, "")
+    assert not undone.undo and undone.redo and undone.redo_text == f"&Redo {doc.redo_text}"
+
+
+def test_block_commands_follow_the_selection_and_the_level():
+    doc = Document(load_preset("tiny-gpt"))
+    root = doc.graph(())
+    none = commands(doc, root, (), [], False, "")
+    assert not (none.on_blocks or none.delete or none.ungroup or none.enter_group or none.up)
+    wire = commands(doc, root, (), [], True, "")  # a wire alone: delete, nothing else
+    assert wire.delete and not wire.on_blocks
+    block = commands(doc, root, (), ["embed"], True, "")
+    assert block.on_blocks and block.delete and not block.ungroup and not block.enter_group
+    group = commands(doc, root, (), ["layers"], True, "")
+    assert group.ungroup and group.enter_group
+    both = commands(doc, root, (), ["layers", "embed"], True, "")
+    assert both.ungroup and not both.enter_group  # enter needs one group alone
+    inside = commands(doc, doc.graph(("layers",)), ("layers",), [], False, "")
+    assert inside.up and not none.up
+
+
+def test_paste_is_enabled_only_by_graph_text_on_the_clipboard():
+    doc = Document(load_preset("tiny-gpt"))
+    root = doc.graph(())
+    assert commands(doc, root, (), [], False, dumps(root)).paste
+    assert not commands(doc, root, (), [], False, "hello").paste
+
+
+def test_the_layer_target_is_the_selected_group_the_open_one_or_the_only_one():
+    gpt = load_preset("tiny-gpt")
+    assert layer_target(gpt, gpt, (), []) == ((), "layers")  # the only layer group
+    assert layer_target(gpt, gpt.node("layers").subgraph, ("layers",), ["attn"]) == \
+        ((), "layers")                                       # edited inside
+    t5 = load_preset("tiny-t5")
+    assert layer_target(t5, t5, (), []) is None             # two groups, none chosen
+    assert layer_target(t5, t5, (), ["decoder"]) == ((), "decoder")
+    assert layer_target(t5, t5, (), ["encoder", "decoder"]) is None
+
+
+def test_the_title_names_the_run_whose_graph_is_shown():
+    doc = Document(load_preset("tiny-gpt"))
+    assert window_title("tiny-gpt.json", doc.last_edit) == \
+        "tiny-gpt.json[*] — tfstudio"
+    assert doc.execute(ShowRunGraph((), load_preset("tiny-gpt"), run="run-7"))
+    assert window_title("tiny-gpt", doc.last_edit) == \
+        "tiny-gpt[*] — graph of run run-7 — tfstudio"
+    assert doc.execute(SetParam(("layers",), "attn", "heads", 2))
+    assert "run-7" not in window_title("tiny-gpt", doc.last_edit)  # an edit since: own graph
+
+
+def test_the_counts_line_says_the_count_or_why_there_is_none():
+    graph = load_preset("tiny-gpt")
+    good = counts_text(report_on_graph(graph))
+    assert good == "132.9k trainable params  ·  0 errors, 0 warnings"
+    graph.node("layers").subgraph.node("attn").params["heads"] = 3  # 64 / 3 is not whole
+    bad = counts_text(report_on_graph(graph))
+    assert bad.startswith("params unavailable: ") and bad.endswith("2 errors, 0 warnings")

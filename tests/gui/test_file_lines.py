@@ -1,0 +1,39 @@
+"""What the File menu says and remembers (gui/file_lines.py), without a QApplication: the save
+failure's line flips with whether the file was there, and the recent list keeps a file once."""
+import errno
+
+from tfstudio.gui.file_lines import MAX_RECENT, recent_paths, save_failure, with_recent
+
+
+def test_a_refused_save_says_whether_the_file_there_is_kept(tmp_path):
+    target = tmp_path / "model.json"
+    full = OSError(errno.ENOSPC, "No space left on device")
+    assert save_failure(full, target) == (f"the disk of {tmp_path} is full while saving "
+                                          "model.json; no file was written; free space and "
+                                          "save again")
+    target.write_text("{}")
+    assert "; model.json is as it was; " in save_failure(full, target)
+
+
+def test_another_failure_names_the_file_and_what_to_choose(tmp_path):
+    target = tmp_path / "model.json"
+    line = save_failure(OSError(errno.ENOENT, "No such file or directory"), target)
+    assert line == (f"Could not save {target}: No such file or directory. Choose another "
+                    "folder or file name.")
+
+
+def test_the_recent_list_puts_a_file_first_once_and_keeps_at_most_eight(tmp_path):
+    files = [tmp_path / f"g{i}.json" for i in range(MAX_RECENT + 2)]
+    recent = []
+    for f in files:
+        recent = with_recent(recent, f)
+    assert recent == [str(f) for f in reversed(files)][:MAX_RECENT]
+    assert with_recent(recent, files[-3]) == [str(files[-3])] + \
+        [p for p in recent if p != str(files[-3])]  # reopened: moved first, not repeated
+    assert with_recent([], tmp_path / "sub" / ".." / "a.json") == [str(tmp_path / "a.json")]
+
+
+def test_settings_hold_recent_files_as_a_list_one_string_or_nothing():
+    assert recent_paths(None) == [] and recent_paths([]) == []
+    assert recent_paths("/a.json") == ["/a.json"]
+    assert recent_paths(["/a.json", "/b.json"]) == ["/a.json", "/b.json"]

@@ -1,0 +1,45 @@
+"""What the Problems panel says (gui/problem_lines.py), checked on reports without a
+QApplication: the line flips from "no problems" to the counts, and brief, to the first
+problem with its fix."""
+from tfstudio.graph.validate import Diagnostic
+from tfstudio.gui.graph_report import GraphReport, report_on_graph
+from tfstudio.gui.problem_lines import (BRIEF_CHARS, NO_PROBLEMS, counts_words, ordered,
+                                        summary)
+from tfstudio.presets import load_preset
+
+
+def _report(*diagnostics, failures=()):
+    return GraphReport(diagnostics=list(diagnostics), failures=list(failures))
+
+
+def test_a_graph_without_problems_says_it_compiles_and_one_with_says_how_many():
+    graph = load_preset("tiny-gpt")
+    assert summary(report_on_graph(graph), brief=False).text == NO_PROBLEMS
+    graph.node("layers").subgraph.node("attn").params["heads"] = 3  # 64 / 3 is not whole
+    broken = report_on_graph(graph)
+    assert summary(broken, brief=False).text == (
+        f"{broken.errors} errors, {broken.warnings} warnings. Click one to go to its block.")
+    assert summary(_report(failures=["cost model failed: x"]), brief=False).text.startswith(
+        "0 errors, 0 warnings.")  # an analysis that failed is a problem too
+
+
+def test_errors_are_listed_before_warnings_whatever_their_place():
+    warning = Diagnostic("warning", "w", "h", "a_block")
+    error = Diagnostic("error", "e", "h", "z_block")
+    assert ordered(_report(warning, error)) == [error, warning]
+
+
+def test_the_brief_line_names_the_first_problem_cut_to_fit_with_its_fix_and_the_list():
+    long = Diagnostic("error", "x" * (BRIEF_CHARS + 20), "use 4", "attn", ("layers",),
+                      fix=("heads", 4))
+    line = summary(_report(Diagnostic("warning", "w <b>", "h", "n"), long), brief=True)
+    assert line.text.startswith(f"1 error, 1 warning: {'x' * (BRIEF_CHARS - 1)}… (layers/attn)")
+    assert line.text.endswith("<a href='fix'>Set heads to 4</a> · <a href='list'>List all</a>")
+    assert line.tooltip == f"error: {long.message}\nuse 4"
+    short = summary(_report(Diagnostic("warning", "w <b>", "h", "n")), brief=True)
+    assert short.text == "0 errors, 1 warning: w &lt;b&gt; (n) — <a href='list'>List all</a>"
+
+
+def test_the_counts_say_one_or_many():
+    assert counts_words(1, 0) == "1 error, 0 warnings"
+    assert counts_words(2, 1) == "2 errors, 1 warning"

@@ -1,0 +1,73 @@
+"""What the editor window's commands and lines say for a document and a selection (no Qt):
+which Edit and View commands apply, the layer group a layer setting changes, the window
+title and the status bar's counts. gui/main_window.py asks these and only shows the answers."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..graph import Document, Graph, ShowRunGraph
+from .clipboard import looks_like_graph
+from .param_count import model_count
+from .problem_lines import counts_words
+from .text import short_name
+
+Target = tuple[tuple[str, ...], str]  # (the path of the level holding it, the group's id)
+
+
+@dataclass(frozen=True)
+class Commands:
+    """Which commands are enabled, and the Undo and Redo menu texts (naming the step)."""
+    undo: bool
+    redo: bool
+    undo_text: str
+    redo_text: str
+    on_blocks: bool   # cut, copy, duplicate, group: need a selected block
+    delete: bool      # a selected block or wire
+    ungroup: bool     # a selected layer group
+    paste: bool       # the clipboard holds a graph
+    up: bool          # inside a group
+    enter_group: bool  # exactly one layer group selected
+
+
+def commands(document: Document, graph: Graph, path: tuple[str, ...], selected: list[str],
+             anything_selected: bool, clipboard_text: str) -> Commands:
+    """The commands for ``graph`` (the level at ``path``) with blocks ``selected`` (ids; a
+    wire selected alone makes ``anything_selected`` true and ``selected`` empty)."""
+    groups = [n for n in selected if n in graph and graph.node(n).is_group]
+    return Commands(
+        undo=document.can_undo, redo=document.can_redo,
+        undo_text=f"&Undo {document.undo_text}" if document.can_undo else "&Undo",
+        redo_text=f"&Redo {document.redo_text}" if document.can_redo else "&Redo",
+        on_blocks=bool(selected), delete=anything_selected, ungroup=bool(groups),
+        paste=looks_like_graph(clipboard_text), up=bool(path),
+        enter_group=len(selected) == 1 and groups == selected)
+
+
+def layer_target(root: Graph, graph: Graph, path: tuple[str, ...],
+                 selected: list[str]) -> Target | None:
+    """The layer group a layer switch from the search changes: the selected group, else
+    the group being edited inside, else the model's only layer group; None when none
+    (or several and none chosen)."""
+    chosen = [n for n in selected if n in graph and graph.node(n).is_group]
+    if len(chosen) == 1:
+        return path, chosen[0]
+    if path:
+        return path[:-1], path[-1]
+    groups = [n.id for n in root if n.is_group]
+    return ((), groups[0]) if len(groups) == 1 else None
+
+
+def window_title(display_name: str, last_edit) -> str:
+    """The file's name (with Qt's [*] mark for unsaved changes) and, while the document shows
+    a run's graph, that run."""
+    shown = getattr(last_edit, "edit", last_edit)  # the edit inside its tidy layout (KeepTidy)
+    run = f" — graph of run {shown.run}" if isinstance(shown, ShowRunGraph) else ""
+    return f"{short_name(display_name)}[*]{run} — tfstudio"
+
+
+def counts_text(report) -> str:
+    """The status bar's line: the one count (gui.param_count; with errors, why there is none,
+    as Costs says), then the errors and warnings."""
+    parts = [text for text in (model_count(report),) if text]
+    parts.append(counts_words(report.errors, report.warnings))
+    return "  ·  ".join(parts)

@@ -1,0 +1,51 @@
+"""What the Problems panel says, from the report (no Qt): the order of its rows, its counts
+and its one summary line (nothing to list, the counts above the list, or, brief, the first
+problem with links to its fix and to the list). gui/problems.py shows these words."""
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+from ..graph.edit_rules import fix_text
+from .graph_report import GraphReport
+
+BRIEF_CHARS = 80  # the first problem's words on the brief line, so its links stay in view
+NO_PROBLEMS = "No problems: this graph compiles."
+
+
+def counts_words(errors: int, warnings: int) -> str:
+    """ "1 error, 2 warnings": the report's counts, as the status bar and the panel say."""
+    return f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}"
+
+
+def ordered(report: GraphReport) -> list:
+    """The diagnostics as the panel lists them: errors first, then by where they are."""
+    return sorted(report.diagnostics, key=lambda d: (d.severity != "error", d.where))
+
+
+@dataclass(frozen=True)
+class Summary:
+    text: str      # rich text; the brief line's links are <a href='fix'> and <a href='list'>
+    tooltip: str   # the first problem in full, on the brief line; else ""
+
+
+def summary(report: GraphReport, brief: bool) -> Summary:
+    """The panel's line: no problems, the counts over the list, or (``brief``) the counts and
+    the first problem cut to BRIEF_CHARS, with its fix and the whole list as links."""
+    if not report.diagnostics and not report.failures:
+        return Summary(NO_PROBLEMS, "")
+    counts = counts_words(report.errors, report.warnings)
+    if not brief:
+        return Summary(f"{counts}. Click one to go to its block.", "")
+    rows = ordered(report)
+    first = rows[0] if rows else None
+    links = ["<a href='list'>List all</a>"]
+    if first is None:  # only an analysis failure: nothing to name
+        return Summary(f"{counts}. — " + " · ".join(links), "")
+    if first.fix is not None:
+        links.insert(0, f"<a href='fix'>{html.escape(fix_text(first))}</a>")
+    message = first.message if len(first.message) <= BRIEF_CHARS else (
+        first.message[:BRIEF_CHARS - 1].rstrip() + "…")
+    text = f"{counts}: {html.escape(message)} ({html.escape(first.where)})"
+    return Summary(text + " — " + " · ".join(links),
+                   f"{first.severity}: {first.message}\n{first.hint}")
