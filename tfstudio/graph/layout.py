@@ -749,13 +749,21 @@ def bezier_points(start: Position, end: Position, samples: int = 32) -> list[Pos
     """Points along the canvas's wire curve (horizontal tangents at both ends)."""
     dx = max(abs(end[0] - start[0]) * 0.5, 50.0)
     c1, c2 = (start[0] + dx, start[1]), (end[0] - dx, end[1])
-    out = []
-    for i in range(samples + 1):
-        t = i / samples
-        a, b, c, d = (1 - t) ** 3, 3 * (1 - t) ** 2 * t, 3 * (1 - t) * t ** 2, t ** 3
-        out.append((a * start[0] + b * c1[0] + c * c2[0] + d * end[0],
-                    a * start[1] + b * c1[1] + c * c2[1] + d * end[1]))
-    return out
+    return [(a * start[0] + b * c1[0] + c * c2[0] + d * end[0],
+             a * start[1] + b * c1[1] + c * c2[1] + d * end[1])
+            for a, b, c, d in _bezier_weights(samples)]
+
+
+_BEZIER_WEIGHTS: dict[int, list[tuple[float, float, float, float]]] = {}
+
+
+def _bezier_weights(samples: int) -> list[tuple[float, float, float, float]]:
+    """Each sample's weights of the curve's four points (the same for every wire)."""
+    if samples not in _BEZIER_WEIGHTS:
+        _BEZIER_WEIGHTS[samples] = [
+            ((1 - t) ** 3, 3 * (1 - t) ** 2 * t, 3 * (1 - t) * t ** 2, t ** 3)
+            for t in (i / samples for i in range(samples + 1))]
+    return _BEZIER_WEIGHTS[samples]
 
 
 def _inside(p: Position, r: Rect, pad: float) -> bool:
