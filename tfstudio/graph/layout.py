@@ -108,6 +108,13 @@ def closed_size(rows: int, is_group: bool) -> BlockSize:
     return BlockSize(GROUP_WIDTH if is_group else NODE_WIDTH, height, port_y(0))
 
 
+def _keep(store: dict, key, value, most: int) -> None:
+    """``store[key] = value``, the oldest entry let go first when ``store`` holds ``most``."""
+    if len(store) >= most:
+        del store[next(iter(store))]
+    store[key] = value
+
+
 # a block's rows of ports by its type and parameters (all they depend on, while its spec is
 # the one registered): every block size asks again, and listing ports checks the parameters
 _PORT_ROWS: dict[tuple[str, str], tuple[BlockSpec, int]] = {}
@@ -135,9 +142,7 @@ def _port_rows(graph: Graph, node_id: str) -> int:
     except GraphError:
         rows = 1
     if key is not None and spec is not None:
-        if len(_PORT_ROWS) >= _PORT_ROWS_KEPT:
-            del _PORT_ROWS[next(iter(_PORT_ROWS))]  # the oldest
-        _PORT_ROWS[key] = (spec, rows)
+        _keep(_PORT_ROWS, key, (spec, rows), _PORT_ROWS_KEPT)
     return rows
 
 
@@ -185,9 +190,7 @@ def group_frame(graph: Graph, group_id: str) -> Frame:
     frame = _FRAMES.get(key)
     if frame is None:
         frame = _laid_out_frame(graph, group_id, inside)
-        if len(_FRAMES) >= _FRAMES_KEPT:
-            del _FRAMES[next(iter(_FRAMES))]  # the oldest
-        _FRAMES[key] = frame
+        _keep(_FRAMES, key, frame, _FRAMES_KEPT)
     return frame
 
 
@@ -1326,9 +1329,7 @@ def _sampled(points: list[Position], step: float = 4.0) -> _Sampled:
         samples = _samples(points, step)
         xs, ys = [p[0] for p in samples], [p[1] for p in samples]
         sampled = _Sampled(samples, (min(xs), min(ys), max(xs), max(ys)))
-        if len(_SAMPLED) >= _SAMPLED_KEPT:
-            del _SAMPLED[next(iter(_SAMPLED))]  # the oldest
-        _SAMPLED[key] = sampled
+        _keep(_SAMPLED, key, sampled, _SAMPLED_KEPT)
     return sampled
 
 
