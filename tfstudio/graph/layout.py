@@ -870,29 +870,37 @@ def _maze_route(start: Position, end: Position, blocks: list[Rect], clearance: f
                  *(lane[1] + s * LANE_GAP for lane in lanes if lane[0] == 0 for s in (-1, 1))})
     pad = clearance / 2
     # each block's inside, ``pad`` in from its edges (as _crosses reads it), and the lanes
-    # of each axis: a step is checked against them once, from whichever end it is taken
+    # of each axis; a step runs along one grid line, so what it can meet is found once per
+    # line (the blocks the line passes through, the lanes closer than LANE_GAP to it), and
+    # each step is checked once, from whichever end it is taken
     insides = [(r[0] + pad, r[0] + r[2] - pad, r[1] + pad, r[1] + r[3] - pad) for r in blocks]
     lanes_of = ([lane for lane in lanes if lane[0] == 0], [lane for lane in lanes if lane[0] == 1])
+    on_line: dict[tuple[int, int], tuple[list[tuple[float, float]], list[Lane]]] = {}
     checked: dict[tuple[int, int, int, int], bool] = {}
 
-    def along_a_lane(p: Position, q: Position) -> bool:
-        axis = 0 if p[1] == q[1] else 1
-        at, lo, hi = (p[1], min(p[0], q[0]), max(p[0], q[0])) if axis == 0 else (
-            p[0], min(p[1], q[1]), max(p[1], q[1]))
-        return any(abs(lane[1] - at) < LANE_GAP - 0.5 and lane[2] < hi and lane[3] > lo
-                   for lane in lanes_of[axis])
-
-    def through_a_block(p: Position, q: Position) -> bool:
-        x0, x1, y0, y1 = min(p[0], q[0]), max(p[0], q[0]), min(p[1], q[1]), max(p[1], q[1])
-        return any(x0 < right and x1 > left and y0 < bottom and y1 > top
-                   for left, right, top, bottom in insides)
+    def near(axis: int, k: int) -> tuple[list[tuple[float, float]], list[Lane]]:
+        """What a step along row ``k`` (axis 0) or column ``k`` (axis 1) can meet: the
+        spans of the blocks across it, and the lanes beside it."""
+        if (axis, k) not in on_line:
+            at = ys[k] if axis == 0 else xs[k]
+            spans = [(left, right) if axis == 0 else (top, bottom)
+                     for left, right, top, bottom in insides
+                     if (top < at < bottom if axis == 0 else left < at < right)]
+            beside = [lane for lane in lanes_of[axis] if abs(lane[1] - at) < LANE_GAP - 0.5]
+            on_line[axis, k] = spans, beside
+        return on_line[axis, k]
 
     def clear(i: int, j: int, ni: int, nj: int) -> bool:
         key = (i, j, ni, nj) if (i, j) < (ni, nj) else (ni, nj, i, j)
         known = checked.get(key)
         if known is None:
-            p, q = (xs[i], ys[j]), (xs[ni], ys[nj])
-            known = checked[key] = not through_a_block(p, q) and not along_a_lane(p, q)
+            if j == nj:  # along row j
+                (spans, beside), lo, hi = near(0, j), min(xs[i], xs[ni]), max(xs[i], xs[ni])
+            else:  # along column i
+                (spans, beside), lo, hi = near(1, i), min(ys[j], ys[nj]), max(ys[j], ys[nj])
+            known = checked[key] = (
+                not any(lo < end and hi > begin for begin, end in spans)
+                and not any(lane[2] < hi and lane[3] > lo for lane in beside))
         return known
 
     goal = (xs.index(b[0]), ys.index(b[1]))
