@@ -159,6 +159,47 @@ def test_a_block_added_inside_a_group_makes_its_frame_room_at_the_top():
     assert "dropout1" not in doc.graph(("layers",)).nodes
 
 
+def test_a_blocks_drawn_size_follows_its_parameters_its_registered_spec_and_its_inside():
+    """Sizes are kept between drawings by what they are computed from: each follows an Add's
+    n_inputs changed in place, a block type registered again with other ports, and a
+    group's inside edited (and put back: the size it had)."""
+    from dataclasses import replace
+
+    from tfstudio.blocks._common import x_in, y_out
+    from tfstudio.graph import RemoveNodes
+    from tfstudio.graph.block_types import ADD
+    from tfstudio.graph.layout import ROW_H, group_frame, untangled
+    from tfstudio.graph.schema import BlockSpec, register, unregister
+
+    g = Graph()
+    add = g.add_node(Node("add1", ADD, {"n_inputs": 2}))
+    two = block_size(g, "add1").height
+    add.params["n_inputs"] = 4
+    assert block_size(g, "add1").height == two + 2 * ROW_H
+    add.params["n_inputs"] = 2
+    assert block_size(g, "add1").height == two
+
+    toy = BlockSpec(type="toy_rows", family="residual", title="Toy", description="",
+                    inputs=(x_in(),), outputs=(y_out(),))
+    try:
+        register(toy)
+        g.add_node(Node("toy1", "toy_rows"))
+        one = block_size(g, "toy1").height
+        register(replace(toy, inputs=tuple(replace(x_in(), name=f"x{i}") for i in range(3))))
+        assert block_size(g, "toy1").height == one + 2 * ROW_H
+    finally:
+        unregister("toy_rows")
+
+    doc = Document(untangled(load_preset("tiny-gpt")))
+    before, frame = block_size(doc.root, "layers"), group_frame(doc.root, "layers")
+    doc.execute(RemoveNodes(("layers",), ["ffn"]))
+    assert "ffn" not in group_frame(doc.root, "layers").inner
+    assert block_size(doc.root, "layers") != before
+    doc.undo()
+    assert block_size(doc.root, "layers") == before
+    assert group_frame(doc.root, "layers").inner == frame.inner
+
+
 def test_the_top_level_wraps_into_bands_no_wider_than_the_wrap_width():
     from tfstudio.graph.layout import WRAP_WIDTH, tidy_positions, untangled
     root = untangled(load_preset("llama"))

@@ -108,6 +108,13 @@ def closed_size(rows: int, is_group: bool) -> BlockSize:
     return BlockSize(GROUP_WIDTH if is_group else NODE_WIDTH, height, port_y(0))
 
 
+def _keep(store: dict, key, value, most: int) -> None:
+    """``store[key] = value``, the oldest entry let go first when ``store`` holds ``most``."""
+    if len(store) >= most:
+        del store[next(iter(store))]
+    store[key] = value
+
+
 # a block's rows of ports by its type and parameters (all they depend on, while its spec is
 # the one registered): every block size asks again, and listing ports checks the parameters
 _PORT_ROWS: dict[tuple[str, str], tuple[BlockSpec, int]] = {}
@@ -135,9 +142,7 @@ def _port_rows(graph: Graph, node_id: str) -> int:
     except GraphError:
         rows = 1
     if key is not None and spec is not None:
-        if len(_PORT_ROWS) >= _PORT_ROWS_KEPT:
-            del _PORT_ROWS[next(iter(_PORT_ROWS))]  # the oldest
-        _PORT_ROWS[key] = (spec, rows)
+        _keep(_PORT_ROWS, key, (spec, rows), _PORT_ROWS_KEPT)
     return rows
 
 
@@ -185,9 +190,7 @@ def group_frame(graph: Graph, group_id: str) -> Frame:
     frame = _FRAMES.get(key)
     if frame is None:
         frame = _laid_out_frame(graph, group_id, inside)
-        if len(_FRAMES) >= _FRAMES_KEPT:
-            del _FRAMES[next(iter(_FRAMES))]  # the oldest
-        _FRAMES[key] = frame
+        _keep(_FRAMES, key, frame, _FRAMES_KEPT)
     return frame
 
 
@@ -749,13 +752,21 @@ def bezier_points(start: Position, end: Position, samples: int = 32) -> list[Pos
     """Points along the canvas's wire curve (horizontal tangents at both ends)."""
     dx = max(abs(end[0] - start[0]) * 0.5, 50.0)
     c1, c2 = (start[0] + dx, start[1]), (end[0] - dx, end[1])
-    out = []
-    for i in range(samples + 1):
-        t = i / samples
-        a, b, c, d = (1 - t) ** 3, 3 * (1 - t) ** 2 * t, 3 * (1 - t) * t ** 2, t ** 3
-        out.append((a * start[0] + b * c1[0] + c * c2[0] + d * end[0],
-                    a * start[1] + b * c1[1] + c * c2[1] + d * end[1]))
-    return out
+    return [(a * start[0] + b * c1[0] + c * c2[0] + d * end[0],
+             a * start[1] + b * c1[1] + c * c2[1] + d * end[1])
+            for a, b, c, d in _bezier_weights(samples)]
+
+
+_BEZIER_WEIGHTS: dict[int, list[tuple[float, float, float, float]]] = {}
+
+
+def _bezier_weights(samples: int) -> list[tuple[float, float, float, float]]:
+    """Each sample's weights of the curve's four points (the same for every wire)."""
+    if samples not in _BEZIER_WEIGHTS:
+        _BEZIER_WEIGHTS[samples] = [
+            ((1 - t) ** 3, 3 * (1 - t) ** 2 * t, 3 * (1 - t) * t ** 2, t ** 3)
+            for t in (i / samples for i in range(samples + 1))]
+    return _BEZIER_WEIGHTS[samples]
 
 
 def _inside(p: Position, r: Rect, pad: float) -> bool:
@@ -859,29 +870,37 @@ def _maze_route(start: Position, end: Position, blocks: list[Rect], clearance: f
                  *(lane[1] + s * LANE_GAP for lane in lanes if lane[0] == 0 for s in (-1, 1))})
     pad = clearance / 2
     # each block's inside, ``pad`` in from its edges (as _crosses reads it), and the lanes
-    # of each axis: a step is checked against them once, from whichever end it is taken
+    # of each axis; a step runs along one grid line, so what it can meet is found once per
+    # line (the blocks the line passes through, the lanes closer than LANE_GAP to it), and
+    # each step is checked once, from whichever end it is taken
     insides = [(r[0] + pad, r[0] + r[2] - pad, r[1] + pad, r[1] + r[3] - pad) for r in blocks]
     lanes_of = ([lane for lane in lanes if lane[0] == 0], [lane for lane in lanes if lane[0] == 1])
+    on_line: dict[tuple[int, int], tuple[list[tuple[float, float]], list[Lane]]] = {}
     checked: dict[tuple[int, int, int, int], bool] = {}
 
-    def along_a_lane(p: Position, q: Position) -> bool:
-        axis = 0 if p[1] == q[1] else 1
-        at, lo, hi = (p[1], min(p[0], q[0]), max(p[0], q[0])) if axis == 0 else (
-            p[0], min(p[1], q[1]), max(p[1], q[1]))
-        return any(abs(lane[1] - at) < LANE_GAP - 0.5 and lane[2] < hi and lane[3] > lo
-                   for lane in lanes_of[axis])
-
-    def through_a_block(p: Position, q: Position) -> bool:
-        x0, x1, y0, y1 = min(p[0], q[0]), max(p[0], q[0]), min(p[1], q[1]), max(p[1], q[1])
-        return any(x0 < right and x1 > left and y0 < bottom and y1 > top
-                   for left, right, top, bottom in insides)
+    def near(axis: int, k: int) -> tuple[list[tuple[float, float]], list[Lane]]:
+        """What a step along row ``k`` (axis 0) or column ``k`` (axis 1) can meet: the
+        spans of the blocks across it, and the lanes beside it."""
+        if (axis, k) not in on_line:
+            at = ys[k] if axis == 0 else xs[k]
+            spans = [(left, right) if axis == 0 else (top, bottom)
+                     for left, right, top, bottom in insides
+                     if (top < at < bottom if axis == 0 else left < at < right)]
+            beside = [lane for lane in lanes_of[axis] if abs(lane[1] - at) < LANE_GAP - 0.5]
+            on_line[axis, k] = spans, beside
+        return on_line[axis, k]
 
     def clear(i: int, j: int, ni: int, nj: int) -> bool:
         key = (i, j, ni, nj) if (i, j) < (ni, nj) else (ni, nj, i, j)
         known = checked.get(key)
         if known is None:
-            p, q = (xs[i], ys[j]), (xs[ni], ys[nj])
-            known = checked[key] = not through_a_block(p, q) and not along_a_lane(p, q)
+            if j == nj:  # along row j
+                (spans, beside), lo, hi = near(0, j), min(xs[i], xs[ni]), max(xs[i], xs[ni])
+            else:  # along column i
+                (spans, beside), lo, hi = near(1, i), min(ys[j], ys[nj]), max(ys[j], ys[nj])
+            known = checked[key] = (
+                not any(lo < end and hi > begin for begin, end in spans)
+                and not any(lane[2] < hi and lane[3] > lo for lane in beside))
         return known
 
     goal = (xs.index(b[0]), ys.index(b[1]))
@@ -1318,9 +1337,7 @@ def _sampled(points: list[Position], step: float = 4.0) -> _Sampled:
         samples = _samples(points, step)
         xs, ys = [p[0] for p in samples], [p[1] for p in samples]
         sampled = _Sampled(samples, (min(xs), min(ys), max(xs), max(ys)))
-        if len(_SAMPLED) >= _SAMPLED_KEPT:
-            del _SAMPLED[next(iter(_SAMPLED))]  # the oldest
-        _SAMPLED[key] = sampled
+        _keep(_SAMPLED, key, sampled, _SAMPLED_KEPT)
     return sampled
 
 
