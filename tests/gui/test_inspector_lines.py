@@ -4,8 +4,9 @@ from tfstudio.graph import kinds
 from tfstudio.gui.graph_report import report_on_graph
 from tfstudio.gui.inspector_lines import (breakable, kv_choices_text, layer_switch_rows,
                                           model_facts, origin_line, params_line,
-                                          position_refusals, problem_lines)
+                                          position_refusals, problem_lines, together_line)
 from tfstudio.gui.layer_switches import POSITION_SCHEMES
+from tfstudio.gui.text import count_label
 from tfstudio.presets import load_preset
 
 
@@ -85,3 +86,18 @@ def test_a_problem_deeper_than_the_level_shown_says_where_inside():
     on_attn = problem_lines(report, ("layers",), "attn")  # the block's own page: no "inside"
     assert on_attn and not any("inside, at" in line for line in on_attn)
     assert on_attn[0].startswith("<span style='color:#d93a34'><b>Error</b>: d_model 64")
+
+
+def test_blocks_selected_together_count_their_parameters_or_say_why_not():
+    """Several blocks' count adds theirs up; with errors it is unavailable, as one block's line
+    and the status bar say (it used to add up the counts of a graph that does not build)."""
+    graph = load_preset("tiny-gpt")
+    report = report_on_graph(graph)
+    both = report.node_params((), "embed") + report.node_params((), "final_norm")
+    assert together_line(report, (), ["embed", "final_norm"]) == (
+        f"Parameters together: <b>{count_label(both)}</b>")
+    graph.node("layers").subgraph.node("attn").params["heads"] = 3  # 64 / 3: errors
+    broken = report_on_graph(graph)
+    assert together_line(broken, (), ["embed", "final_norm"]) == (
+        f"Parameters together: unavailable: the graph has {broken.errors} errors "
+        "(see Problems)")

@@ -20,11 +20,11 @@ from .elided_label import ElidedLabel
 from .icons import family_icon
 from .inspector_lines import (esc as _esc, kv_choices_text, layer_switch_rows,
                               model_facts, origin_line, params_line, position_refusals,
-                              problem_lines)
+                              problem_lines, together_line)
 from .param_editors import ParamEditor, make_editor
 from .scene import GraphScene
 from .session import EditorSession
-from .text import count_label, short_name
+from .text import short_name
 
 
 def _muted(text: str, wrap: bool = True) -> QLabel:
@@ -297,8 +297,7 @@ class Inspector(QScrollArea):
         heading = QLabel(f"{len(ids)} blocks selected")
         heading.setProperty("role", "heading")
         layout.addWidget(heading)
-        total = sum(self.session.report.node_params(self.path, n) or 0 for n in ids)
-        layout.addWidget(_muted(f"Parameters together: <b>{count_label(total)}</b>"))
+        layout.addWidget(_muted(together_line(self.session.report, self.path, ids)))
         button = QPushButton("Group into a layer (Ctrl+G)")
         button.clicked.connect(self.group_requested.emit)
         layout.addWidget(button)

@@ -12,7 +12,7 @@ from ..graph import get_spec
 from ..graph.switches import gqa_choices, positional_schemes_for
 from . import layer_switches as switches
 from .param_count import block_count, model_count_exact, unavailable
-from .text import short_name
+from .text import count_label, short_name
 
 
 def esc(text) -> str:
@@ -47,6 +47,15 @@ def params_line(report, path: tuple[str, ...], node) -> str | None:
     if params or shapes_known or not graph_inputs(node):
         return f"Parameters: <b>{esc(block_count(node, params))}</b> ({params:,})"
     return "Parameters: counted once its input is wired (its width comes from what feeds it)"
+
+
+def together_line(report, path: tuple[str, ...], ids) -> str:
+    """The selected blocks' parameters added up; with errors, why there is no count (as one
+    block's line says: the counts of a graph that does not build are not its model's)."""
+    if report.errors:
+        return f"Parameters together: unavailable: {esc(unavailable(report.errors))}"
+    total = sum(report.node_params(path, node_id) or 0 for node_id in ids)
+    return f"Parameters together: <b>{count_label(total)}</b>"
 
 
 def problem_lines(report, path: tuple[str, ...], node_id: str) -> list[str]:
