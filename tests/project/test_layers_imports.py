@@ -80,6 +80,7 @@ QT_FREE_GUI = ("tfstudio.gui.cost_lines", "tfstudio.gui.editor_state",
                "tfstudio.gui.inspector_lines", "tfstudio.gui.problem_lines",
                "tfstudio.gui.file_lines",
                "tfstudio.gui.search_results", "tfstudio.gui.layer_switches",
+               "tfstudio.gui.wire_rules", "tfstudio.gui.drop_rules",
                "tfstudio.gui.training.compare_job",
                "tfstudio.gui.training.curve_math", "tfstudio.gui.training.shown_state")
 

@@ -32,6 +32,7 @@ from .scene import GraphScene
 from .search_popup import SearchPopup
 from .session import EditorSession
 from .view import GraphView
+from .wire_rules import loose_wire_prompt
 
 PROBLEMS_OPEN_H = 150  # the Problems dock's height when it has problems to list
 PROBLEMS_MIN_H = 84    # the least it opens to: its summary line, the table's header and a row
@@ -339,9 +340,8 @@ class MainWindow(FileMenu, EditMenu, HelpMenu, QMainWindow):
         self._search_at = loose.scene_pos
         self._loose_wire = loose
         global_pos = self.view.viewport().mapToGlobal(self.view.mapFromScene(loose.scene_pos))
-        side = "takes" if loose.from_output else "gives"
         self.search.popup(global_pos, lambda spec: fits_port(spec, loose.kind, loose.from_output),
-                          prompt=f"Add a block that {side} {loose.kind}: type to search")
+                          prompt=loose_wire_prompt(loose.kind, loose.from_output))
 
     def search_at_cursor(self) -> None:
         self.open_search(self.view.cursor_scene_pos())
