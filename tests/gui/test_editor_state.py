@@ -1,7 +1,8 @@
 """The editor window's commands, layer target, title and counts line (gui/editor_state.py),
 checked on preset graphs and a plain Document without a QApplication."""
 from tfstudio.graph import Document, SetParam, SetTitle, ShowRunGraph, dumps
-from tfstudio.gui.editor_state import commands, counts_text, crumbs, layer_target, window_title
+from tfstudio.gui.editor_state import (commands, copied_line, counts_text, crumbs, history_line,
+                                      layer_target, window_title)
 from tfstudio.gui.graph_report import report_on_graph
 from tfstudio.presets import load_preset
 
@@ -88,3 +89,18 @@ def test_the_breadcrumb_names_the_model_then_each_group_with_its_copies():
     assert len(name) <= 48 and "\n" not in name and "…" in name
     del gpt.meta["name"]
     assert crumbs(gpt, ())[0][0] == "model"
+
+
+def test_the_status_line_after_undo_and_redo_names_the_step_or_that_there_was_none():
+    doc = Document(load_preset("tiny-gpt"))
+    assert doc.execute(SetTitle((), "head", "Output"))
+    step = doc.undo_text
+    assert history_line(True, step, doc.undo()) == f"Undid: {step}"
+    assert history_line(True, doc.undo_text, doc.undo()) == "Nothing to undo"
+    assert history_line(False, doc.redo_text, doc.redo()) == f"Redid: {step}"
+    assert history_line(False, doc.redo_text, doc.redo()) == "Nothing to redo"
+
+
+def test_the_copied_line_counts_the_blocks():
+    assert copied_line(1) == "Copied 1 block"
+    assert copied_line(3) == "Copied 3 blocks"

@@ -12,7 +12,7 @@ from tfstudio.graph.switches import (activation_kind, attention_kind, ffn_kind, 
                                      placement, positional_scheme)
 from tfstudio.gui.editor_state import layer_target
 from tfstudio.gui.fuzzy import fuzzy_score, rank_blocks
-from tfstudio.gui.layer_switches import setting_edit
+from tfstudio.gui.layer_switches import NO_LAYER, setting_edit
 from tfstudio.gui.search_results import search_results
 from tfstudio.presets import load_preset
 
@@ -168,3 +168,15 @@ def test_a_setting_the_query_only_starts_comes_right_after_the_best_block():
     assert started[0].block_type == "feed_forward"
     assert started[1].setting == ("activation", "swiglu")
     assert search_results("swiglu", SPECS, layer)[0].setting == ("activation", "swiglu")
+
+
+def test_a_layer_setting_with_no_layer_to_set_is_refused_saying_so():
+    """Enter on "gqa" in a model of several layer groups, none chosen: no edit, a sentence;
+    the model's settings need no layer."""
+    t5 = load_preset("tiny-t5")
+    assert layer_target(t5, t5, (), []) is None
+    with pytest.raises(ValueError, match=NO_LAYER):
+        setting_edit(t5, "attention", "gqa", None)
+    doc = Document(t5)
+    doc.execute(setting_edit(doc.root, "position", "rope", None))
+    assert positional_scheme(doc.root) == "rope"

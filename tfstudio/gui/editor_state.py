@@ -80,6 +80,18 @@ def crumbs(root: Graph, path: tuple[str, ...]) -> list[tuple[str, tuple[str, ...
     return out
 
 
+def history_line(undid: bool, step: str, done: bool) -> str:
+    """The status bar after Undo (``undid``) or Redo: the step it took, or that there was
+    none."""
+    if not done:
+        return "Nothing to undo" if undid else "Nothing to redo"
+    return f"{'Undid' if undid else 'Redid'}: {step}"
+
+
+def copied_line(blocks: int) -> str:
+    return f"Copied {blocks} block{'s' * (blocks != 1)}"
+
+
 def counts_text(report) -> str:
     """The status bar's line: the one count (gui.param_count; with errors, why there is none,
     as Costs says), then the errors and warnings."""

@@ -347,17 +347,18 @@ class Inspector(QScrollArea):
         """Rewrite the inside of layer group ``group_id`` at ``path`` (default: the level
         shown) in one undoable step."""
         path = self.path if path is None else tuple(path)
-        return self._apply_setting(key, choice, (path, group_id))
+        return self.apply_setting(key, choice, (path, group_id))
 
     def switch_norm_kind(self, kind: str) -> bool:
         """Every norm of the model, at every depth, as LayerNorm or RMSNorm (one step)."""
-        return self._apply_setting("norm", kind)
+        return self.apply_setting("norm", kind)
 
     def switch_positions(self, scheme: str) -> bool:
-        return self._apply_setting("position", scheme)
+        return self.apply_setting("position", scheme)
 
-    def _apply_setting(self, key: str, value: str, layer=None) -> bool:
-        """Set a switch as layer_switches.setting_edit rules (a refusal is said, not raised)."""
+    def apply_setting(self, key: str, value: str, layer=None) -> bool:
+        """Set switch ``key`` on the layer group ``layer`` (its level's path, its id) or the
+        whole model, as layer_switches.setting_edit rules (a refusal is said, not raised)."""
         try:
             edit = switches.setting_edit(self.session.root, key, value, layer,
                                          self._equal_params)

@@ -99,17 +99,23 @@ def with_positional_scheme(root: Graph, scheme: str) -> Graph:
     return set_positional_scheme(root, scheme)
 
 
+NO_LAYER = "Select a layer group first: this setting belongs to a layer"
+
+
 def setting_edit(root: Graph, key: str, value: str,
                  layer: tuple[tuple[str, ...], str] | None = None,
                  equal_params: bool = True) -> ReplaceGraph:
     """The one undoable edit that sets switch ``key`` to ``value``: the whole model's
     positions or norms, or the inside of the layer group ``layer`` (the path of its level,
-    its id). Raises GraphError or ValueError when the graph cannot take the setting."""
+    its id). Raises GraphError or ValueError when the graph cannot take the setting (a
+    layer's setting with no ``layer`` to set says NO_LAYER)."""
     if key == "position":
         return ReplaceGraph((), set_positional_scheme(root, value),
                             text=f"Switch positions to {value}")
     if key == "norm":
         return ReplaceGraph((), set_norm_kind(root, value), text=f"Switch every norm to {value}")
+    if layer is None:
+        raise ValueError(NO_LAYER)
     path, group_id = layer
     group = graph_at(root, path).node(group_id)
     return ReplaceGraph(path + (group_id,), switch_layer(group.subgraph, key, value,
@@ -120,5 +126,5 @@ def setting_edit(root: Graph, key: str, value: str,
 __all__ = ["ATTENTION_KINDS", "FFN_KINDS", "ACTIVATIONS", "PLACEMENTS", "NORM_KINDS",
            "POSITION_SCHEMES", "LAYER_KEYS", "MODEL_KEYS", "switch_choices", "setting_words",
            "setting_text", "SettingHit", "matching_settings", "rewrite", "with_positional_scheme",
-           "setting_edit", "attention_kind", "ffn_kind",
+           "setting_edit", "NO_LAYER", "attention_kind", "ffn_kind",
            "activation_kind", "norm_kind", "placement", "positional_scheme"]

@@ -16,6 +16,7 @@ from ..graph import (Document, Edit, Graph, GraphError, GraphEvent, kept_tidy, l
 from ..graph.compare import model_signature
 from ..graph.layout import untangled
 from ..graph.switches import describe_model
+from .editor_state import history_line
 from .graph_report import GraphReport, report_on_graph
 
 
@@ -84,7 +85,7 @@ class EditorSession(QObject):
         text = self.document.undo_text
         done = self.document.undo()
         self._after_change()
-        self.message.emit(f"Undid: {text}" if done else "Nothing to undo")
+        self.message.emit(history_line(True, text, done))
         return done
 
     def redo(self) -> bool:
@@ -95,7 +96,7 @@ class EditorSession(QObject):
         text = self.document.redo_text
         done = self.document.redo()
         self._after_change()
-        self.message.emit(f"Redid: {text}" if done else "Nothing to redo")
+        self.message.emit(history_line(False, text, done))
         return done
 
     def _on_event(self, event: GraphEvent) -> None:
