@@ -1,7 +1,7 @@
 """Which open layer groups the canvas points at from its edges, without a window
 (gui/out_of_view.py): a group with under three quarters of it in view gets a pill on the
 edge towards it, whose words name it with its copies."""
-from tfstudio.gui.out_of_view import pill_text, pill_tip, side_out_of_view
+from tfstudio.gui.out_of_view import focus_rect, pill_text, pill_tip, side_out_of_view
 
 VIEW = (0.0, 0.0, 1000.0, 600.0)
 
@@ -30,3 +30,14 @@ def test_the_pill_names_the_group_with_its_copies_and_points_to_it():
     assert pill_text("decoder layer", 6, "below") == "▼ decoder layer ×6"
     assert pill_text("encoder layer", 1, "left") == "◀ encoder layer"
     assert pill_tip("decoder layer", 6).startswith("decoder layer ×6 is out of view: click")
+
+
+def test_too_big_to_fit_the_view_shows_the_topmost_open_group_first_from_its_left_edge():
+    everything = (-100.0, -50.0, 3000.0, 2000.0)
+    view = (0.0, 0.0, 1000.0, 600.0)
+    encoder = ((400.0, 0.0), (390.0, -5.0, 500.0, 700.0))
+    decoder = ((0.0, 900.0), (-10.0, 895.0, 500.0, 700.0))     # left of it, but lower
+    assert focus_rect([decoder, encoder], everything, view) == encoder[1]
+    wide = ((0.0, 0.0), (-10.0, -5.0, 2500.0, 700.0))          # wider than the view
+    assert focus_rect([wide], everything, view) == (-20.0, -5.0, 1000.0, 700.0)
+    assert focus_rect([], everything, view) == (-110.0, -50.0, 1000.0, 600.0)  # the start

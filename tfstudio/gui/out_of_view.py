@@ -1,6 +1,7 @@
-"""Which open layer groups the canvas points at from its edges, and the pill's words (no Qt):
-a group mostly out of view gets a pill on the edge towards it, naming it with its copies.
-gui/edge_markers.py measures the view and places the pills."""
+"""What the canvas shows of a level too big for it, decided without Qt: the part it shows
+first (the main layer), and the open layer groups it points at from its edges (a group
+mostly out of view gets a pill on the edge towards it, naming it with its copies).
+gui/view.py and gui/edge_markers.py measure the view, place the picture and the pills."""
 from __future__ import annotations
 
 from .text import with_copies
@@ -14,7 +15,7 @@ ARROWS = {"below": "▼", "above": "▲", "right": "▶", "left": "◀"}
 
 
 def _centre(r: Rect) -> tuple[float, float]:
-    return (r[0] + r[0] + r[2]) / 2, (r[1] + r[1] + r[3]) / 2
+    return r[0] + r[2] / 2, r[1] + r[3] / 2  # as QRectF.center()
 
 
 def side_out_of_view(rect: Rect, visible: Rect) -> str | None:
@@ -44,3 +45,18 @@ def pill_text(label: str, repeat: int, side: str) -> str:
 def pill_tip(label: str, repeat: int) -> str:
     return (f"{with_copies(label, repeat)} is out of view: click to show it (or drag with the "
             "middle button, or Space + drag, to pan)")
+
+
+def focus_rect(frames: list[tuple[tuple[float, float], Rect]], everything: Rect,
+               visible: Rect) -> Rect:
+    """What to show first when not everything fits: of the open groups (each its position
+    and drawn rectangle), the first along the stream (the topmost, then leftmost: tiny-t5's
+    decoder starts left of its encoder), its left edge in view when it is wider than the
+    view; else the start of the graph."""
+    if frames:
+        focus = min(frames, key=lambda frame: (frame[0][1], frame[0][0]))[1]
+    else:
+        focus = (everything[0], everything[1], visible[2], visible[3])
+    if focus[2] > visible[2] - 20:
+        focus = (focus[0] - 10, focus[1], visible[2], focus[3])
+    return focus
