@@ -1,12 +1,12 @@
-"""The words on the inspector's quick-switch buttons. What each switch reads and does lives in
-``tfstudio.graph.switches`` (and ``.placement``); this module only names the choices, in the
-order the buttons appear."""
+"""The words on the inspector's quick-switch buttons and the search's settings (no Qt). What
+each switch reads and does lives in ``tfstudio.graph.switches`` (and ``.placement``); this
+module names the choices, in the order the buttons appear, finds the settings a query names,
+and wraps a setting in the one undoable edit the inspector and the search both make."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..graph import Graph, ReplaceGraph
-from ..graph.model import graph_at
+from ..graph import Graph, ReplaceGraph, graph_at
 from ..graph import kinds
 from ..graph.switches import (activation_kind, attention_kind, ffn_kind, norm_kind, placement,
                               positional_scheme, set_norm_kind, set_positional_scheme,

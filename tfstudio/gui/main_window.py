@@ -36,7 +36,6 @@ from .view import GraphView
 from .wire_rules import loose_wire_prompt
 
 
-
 def default_data_dir() -> Path:
     """Where autosaves, settings and the error log live (TFSTUDIO_DATA_DIR overrides)."""
     override = os.environ.get("TFSTUDIO_DATA_DIR")
