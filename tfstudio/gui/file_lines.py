@@ -1,10 +1,13 @@
 """What the File menu says and remembers (no Qt): its questions (unsaved changes, a recovered
-autosave), the line for a save the disk refused, and the recent-files list after a file is
-opened, saved or found gone. gui/file_menu.py asks these."""
+autosave), the words a saved graph carries, the line for a save the disk refused, and the
+recent-files list after a file is opened, saved or found gone. gui/file_menu.py and
+gui/session.py ask these."""
 from __future__ import annotations
 
 from pathlib import Path
 
+from ..graph import Graph
+from ..graph.switches import describe_model
 from ..runs.disk import disk_line
 from .text import short_name
 
@@ -22,6 +25,20 @@ def recovery_question(file: Path | None) -> str:
     where = f" (from {file})" if file else ""
     return (f"tfstudio did not close normally last time. An autosave of your unsaved graph"
             f"{where} was found. Recover it?")
+
+
+def saved_meta(graph: Graph, name: str, edited: bool) -> dict:
+    """The words ``graph`` is saved with as ``name``: edited since it was opened, its name is
+    the file's, its description is read from the graph as it is now, and where it came from
+    is kept ("from": the preset or file it was first opened as); unedited, as they were."""
+    meta = dict(graph.meta)
+    if edited:
+        origin = meta.get("from") or meta.get("name")
+        if origin and origin != name:
+            meta["from"] = str(origin)
+        meta["name"] = name
+        meta["description"] = describe_model(graph)
+    return meta
 
 
 def save_failure(exc: OSError, path: Path) -> str:

@@ -15,8 +15,8 @@ from ..graph import (Document, Edit, Graph, GraphError, GraphEvent, kept_tidy, l
                      save_graph)
 from ..graph.compare import model_signature
 from ..graph.layout import untangled
-from ..graph.switches import describe_model
 from .editor_state import history_line
+from .file_lines import saved_meta
 from .graph_report import GraphReport, report_on_graph
 
 
@@ -155,13 +155,7 @@ class EditorSession(QObject):
         target = Path(path) if path is not None else self.file_path
         if target is None:
             raise GraphError("this graph has no file yet; use Save As")
-        if self.edited:  # its words follow its edits; where it came from is kept
-            meta = self.root.meta
-            origin = meta.get("from") or meta.get("name")
-            if origin and origin != target.stem:
-                meta["from"] = str(origin)
-            meta["name"] = target.stem
-            meta["description"] = describe_model(self.root)
+        self.root.meta.update(saved_meta(self.root, target.stem, self.edited))
         save_graph(self.root, target)
         self.file_path = target
         self.document.mark_clean()
