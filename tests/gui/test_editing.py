@@ -226,26 +226,3 @@ def test_every_edit_is_undoable_and_redo_restores_it(make_window):
     for _ in range(3):
         w.actions.redo.trigger()
     assert dumps(w.session.root) == after
-
-
-def test_an_added_block_starts_like_the_models_blocks_of_its_kind(make_window):
-    """A Norm added to LLaMA (every norm an RMSNorm without bias) is an RMSNorm without bias;
-    added to GPT (LayerNorms with bias) it is a LayerNorm; where the model's blocks disagree
-    (tiny-t5's encoder attends both ways, its decoder causally) the catalogue's default stays."""
-    from tfstudio.graph.edits import get_spec
-
-    def added(preset, block_type):
-        w = make_window(load_preset(preset))
-        nid = w.scene.add_block(block_type, QPointF(0, 4000))
-        return w.session.root.node(nid).typed_params()
-
-    llama, gpt = added("tiny-llama", "norm"), added("tiny-gpt", "norm")
-    assert (llama.kind, llama.bias) == ("rmsnorm", False)
-    assert (gpt.kind, gpt.bias) == ("layernorm", True)
-    t5 = [n.typed_params().causal for _, n in load_preset("tiny-t5").walk()
-          if n.type == "attention"]
-    assert set(t5) == {True, False}
-    assert added("tiny-t5", "attention").causal == get_spec("attention").param("causal").default
-    assert added("tiny-llama", "attention").heads == next(
-        n.typed_params().heads for _, n in load_preset("tiny-llama").walk()
-        if n.type == "attention")

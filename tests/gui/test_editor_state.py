@@ -1,7 +1,8 @@
 """The editor window's commands, layer target, title and counts line (gui/editor_state.py),
 checked on preset graphs and a plain Document without a QApplication."""
 from tfstudio.graph import Document, SetParam, SetTitle, ShowRunGraph, dumps
-from tfstudio.gui.editor_state import commands, counts_text, layer_target, window_title
+from tfstudio.gui.editor_state import (commands, copied_line, counts_text, crumbs, history_line,
+                                      layer_target, window_title)
 from tfstudio.gui.graph_report import report_on_graph
 from tfstudio.presets import load_preset
 
@@ -73,3 +74,33 @@ def test_the_counts_line_says_the_count_or_why_there_is_none():
     graph.node("layers").subgraph.node("attn").params["heads"] = 3  # 64 / 3 is not whole
     bad = counts_text(report_on_graph(graph))
     assert bad.startswith("params unavailable: ") and bad.endswith("2 errors, 0 warnings")
+
+
+def test_the_breadcrumb_names_the_model_then_each_group_with_its_copies():
+    gpt = load_preset("tiny-gpt")
+    assert crumbs(gpt, ()) == [("tiny-gpt", ())]
+    assert crumbs(gpt, ("layers",)) == [("tiny-gpt", ()), ("decoder layer ×2", ("layers",))]
+    gpt.node("layers").params["repeat"] = 1
+    assert crumbs(gpt, ("layers",))[1][0] == "decoder layer"      # one copy: its name alone
+    gpt.node("layers").title = "z" * 300                          # a user's long title
+    assert crumbs(gpt, ("layers",))[1][0] == "z" * 32 + "…" + "z" * 15   # 48 characters
+    gpt.meta["name"] = "x" * 5_000 + "\n" + "y" * 5_000
+    name = crumbs(gpt, ())[0][0]
+    assert len(name) <= 48 and "\n" not in name and "…" in name
+    del gpt.meta["name"]
+    assert crumbs(gpt, ())[0][0] == "model"
+
+
+def test_the_status_line_after_undo_and_redo_names_the_step_or_that_there_was_none():
+    doc = Document(load_preset("tiny-gpt"))
+    assert doc.execute(SetTitle((), "head", "Output"))
+    step = doc.undo_text
+    assert history_line(True, step, doc.undo()) == f"Undid: {step}"
+    assert history_line(True, doc.undo_text, doc.undo()) == "Nothing to undo"
+    assert history_line(False, doc.redo_text, doc.redo()) == f"Redid: {step}"
+    assert history_line(False, doc.redo_text, doc.redo()) == "Nothing to redo"
+
+
+def test_the_copied_line_counts_the_blocks():
+    assert copied_line(1) == "Copied 1 block"
+    assert copied_line(3) == "Copied 3 blocks"

@@ -2,7 +2,8 @@
 failure's line flips with whether the file was there, and the recent list keeps a file once."""
 import errno
 
-from tfstudio.gui.file_lines import MAX_RECENT, recent_paths, save_failure, with_recent
+from tfstudio.gui.file_lines import (MAX_RECENT, recent_paths, recovery_question, save_failure,
+                                     unsaved_question, with_recent, without_gone)
 
 
 def test_a_refused_save_says_whether_the_file_there_is_kept(tmp_path):
@@ -37,3 +38,20 @@ def test_settings_hold_recent_files_as_a_list_one_string_or_nothing():
     assert recent_paths(None) == [] and recent_paths([]) == []
     assert recent_paths("/a.json") == ["/a.json"]
     assert recent_paths(["/a.json", "/b.json"]) == ["/a.json", "/b.json"]
+
+
+def test_the_questions_name_the_file_and_where_recovered_work_came_from(tmp_path):
+    assert unsaved_question("model.json") == \
+        "Save the changes to model.json before closing it?"
+    long = unsaved_question("x" * 5_000 + "\n" + "y" * 5_000)    # a user's name: one line
+    assert "\n" not in long and len(long) < 100
+    came = recovery_question(tmp_path / "mine.json")
+    assert came.endswith(f"unsaved graph (from {tmp_path / 'mine.json'}) was found. Recover it?")
+    assert recovery_question(None).endswith("unsaved graph was found. Recover it?")
+
+
+def test_a_recent_file_gone_is_dropped_from_the_list_and_said(tmp_path):
+    kept, gone = str(tmp_path / "a.json"), str(tmp_path / "b.json")
+    recent, line = without_gone([gone, kept], gone)
+    assert recent == [kept]
+    assert line == f"{gone} no longer exists; it was removed from the recent files."

@@ -33,19 +33,6 @@ def test_help_menu_shows_the_course_in_the_story_order(make_window):
     assert any("course" in a.text() for a in help_menu.actions())
 
 
-def test_picking_a_lesson_shows_its_claim_and_what_it_varies(make_window):
-    window = make_window(load_preset("tiny-gpt"))
-    window.show_lessons()
-    panel = _pick(window, "activations")
-    text = panel.details.text()
-    assert LESSONS["activations"].claim.split(",")[0] in text
-    assert "ffn_activation = relu, gelu, swiglu, geglu" in text
-    assert "tfstudio lesson activations" in text
-    _pick(window, "sampling")
-    assert "ffn_activation" not in panel.details.text()   # nothing kept from the last pick
-    assert "then measures it" in panel.details.text()
-
-
 def test_put_on_the_canvas_opens_the_base_with_the_changed_blocks_selected(make_window):
     window = make_window(load_preset("tiny-lstm"))
     window.show_lessons()

@@ -3,36 +3,42 @@ the preset it came from is kept as "from tiny-gpt", and the parameter figure say
 partial (a graph with errors, whose Costs are unavailable)."""
 from __future__ import annotations
 
-from tfstudio.graph import Disconnect, Edge, ReplaceGraph, load_graph_file
+from tfstudio.graph import Disconnect, Document, Edge, ReplaceGraph
+from tfstudio.graph.compare import same_model
 from tfstudio.graph.switches import set_activation, set_attention_kind, set_positional_scheme
+from tfstudio.gui.file_lines import saved_meta
 from tfstudio.presets import load_preset
 
 
-def _edit_to_gqa_rope_swiglu(session) -> None:
-    layer = session.root.node("layers").subgraph
-    session.execute(ReplaceGraph(("layers",), set_activation(set_attention_kind(layer, "gqa"),
-                                                             "swiglu")))
-    session.execute(ReplaceGraph((), set_positional_scheme(session.root, "rope")))
+def _edit_to_gqa_rope_swiglu(doc) -> None:
+    """The edits, on an EditorSession or a plain Document."""
+    layer = doc.root.node("layers").subgraph
+    doc.execute(ReplaceGraph(("layers",), set_activation(set_attention_kind(layer, "gqa"),
+                                                         "swiglu")))
+    doc.execute(ReplaceGraph((), set_positional_scheme(doc.root, "rope")))
 
 
-def test_an_edited_preset_saves_with_its_own_description_and_where_it_came_from(
-        make_window, tmp_path):
-    w = make_window(load_preset("tiny-gpt"))
-    original = w.session.root.meta["description"]
-    _edit_to_gqa_rope_swiglu(w.session)
-    w.session.save(tmp_path / "my-model.json")
-    meta = load_graph_file(tmp_path / "my-model.json").meta
+def test_an_edited_preset_saves_with_its_own_description_and_where_it_came_from():
+    """file_lines.saved_meta, as the session saves with it (edited: the model differs from
+    the one opened); saved again under another name, it still came from the preset."""
+    doc = Document(load_preset("tiny-gpt"))
+    original = doc.root.meta["description"]
+    _edit_to_gqa_rope_swiglu(doc)
+    edited = not same_model(doc.root, load_preset("tiny-gpt"))
+    assert edited
+    meta = saved_meta(doc.root, "my-model", edited)
     assert meta["name"] == "my-model" and meta["from"] == "tiny-gpt"
     assert "GQA 4/2 (RoPE)" in meta["description"] and "SwiGLU FFN" in meta["description"]
     assert "learned" not in meta["description"] and meta["description"] != original
+    doc.root.meta.update(meta)
+    assert saved_meta(doc.root, "another", True)["from"] == "tiny-gpt"
 
 
-def test_an_unedited_graph_keeps_its_words(make_window, tmp_path):
-    w = make_window(load_preset("tiny-gpt"))
-    original = dict(w.session.root.meta)
-    w.session.save(tmp_path / "same.json")
-    meta = load_graph_file(tmp_path / "same.json").meta
-    assert meta["description"] == original["description"] and "from" not in meta
+def test_an_unedited_graph_keeps_its_words():
+    graph = load_preset("tiny-gpt")
+    assert same_model(graph, load_preset("tiny-gpt"))
+    meta = saved_meta(graph, "same", edited=False)
+    assert meta == graph.meta and "from" not in meta
 
 
 def test_the_model_page_describes_the_graph_as_it_is_now(make_window):

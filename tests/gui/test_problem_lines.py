@@ -3,8 +3,9 @@ QApplication: the line flips from "no problems" to the counts, and brief, to the
 problem with its fix."""
 from tfstudio.graph.validate import Diagnostic
 from tfstudio.gui.graph_report import GraphReport, report_on_graph
-from tfstudio.gui.problem_lines import (BRIEF_CHARS, NO_PROBLEMS, counts_words, ordered,
-                                        summary)
+from tfstudio.gui.problem_lines import (BRIEF_CHARS, NO_PROBLEMS, PROBLEMS_MIN_H,
+                                        PROBLEMS_OPEN_H, counts_words, fix_tip, open_height,
+                                        opens_brief, ordered, summary)
 from tfstudio.presets import load_preset
 
 
@@ -43,3 +44,20 @@ def test_the_brief_line_names_the_first_problem_cut_to_fit_with_its_fix_and_the_
 def test_the_counts_say_one_or_many():
     assert counts_words(1, 0) == "1 error, 0 warnings"
     assert counts_words(2, 1) == "2 errors, 1 warning"
+
+
+def test_the_panel_opens_as_far_as_the_fitted_picture_allows_else_one_line():
+    assert open_height(False, 30, 0) == PROBLEMS_OPEN_H            # a zoomed view: its height
+    assert open_height(True, 30, 500) == PROBLEMS_OPEN_H           # room to spare
+    short = open_height(True, 30, 90)                              # room for 120 px only
+    assert short == 120 and not opens_brief(short)
+    tight = open_height(True, 30, 40)
+    assert tight == 70 and opens_brief(tight) and tight < PROBLEMS_MIN_H
+
+
+def test_a_fix_buttons_tooltip_says_what_it_sets_where_in_one_step():
+    gpt = load_preset("tiny-gpt")
+    gpt.node("layers").subgraph.node("attn").params.update(heads=3, kv_heads=3)
+    (d,) = [d for d in report_on_graph(gpt).diagnostics if d.fix is not None]
+    assert fix_tip(d) == f"Set heads to 4 in {d.where} (one undo step)"
+    assert d.where and d.where in fix_tip(d)

@@ -61,7 +61,7 @@ def test_the_problems_panel_opens_only_as_far_as_the_fitted_picture_allows(make_
     of its usual 150 px, so the encoder-decoder stays whole (at 150 its top row and decoder
     were cut); on a window with room to spare it opens to its usual height."""
     from tfstudio.graph import SetParam
-    from tfstudio.gui.main_window import PROBLEMS_MIN_H, PROBLEMS_OPEN_H
+    from tfstudio.gui.problem_lines import PROBLEMS_MIN_H, PROBLEMS_OPEN_H
     for height, whole_and_short in ((830, True), (1000, False)):
         w = make_window(load_preset("tiny-t5"))
         w.resize(1366, height)
@@ -111,7 +111,7 @@ def test_with_no_height_to_spare_the_problems_panel_is_one_line_naming_the_probl
     import html
     from tfstudio.graph import SetParam
     from tfstudio.graph.edit_rules import fix_text
-    from tfstudio.gui.main_window import PROBLEMS_OPEN_H
+    from tfstudio.gui.problem_lines import PROBLEMS_OPEN_H
     w = make_window(load_preset("tiny-t5"))
     w.resize(1366, 768)
     qtbot.wait(20)

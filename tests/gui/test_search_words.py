@@ -7,11 +7,16 @@ import pytest
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtTest import QTest
 
-from tfstudio.graph import Graph, all_specs
+from tfstudio.graph import Document, Graph, all_specs, graph_at
 from tfstudio.graph.switches import (activation_kind, attention_kind, ffn_kind, norm_kind,
                                      placement, positional_scheme)
+from tfstudio.gui.editor_state import layer_target
 from tfstudio.gui.fuzzy import fuzzy_score, rank_blocks
+from tfstudio.gui.layer_switches import NO_LAYER, setting_edit
+from tfstudio.gui.search_results import search_results
 from tfstudio.presets import load_preset
+
+SPECS = [s for s in all_specs() if not s.internal]  # what the search offers
 
 FIRST = {
     "rope": "attention", "rotary": "attention", "alibi": "attention",
@@ -41,17 +46,26 @@ def test_whole_words_outrank_letters_scattered_in_order():
         "sliding window", "slid in gwindow")
 
 
-def test_a_setting_word_puts_the_setting_above_the_blocks(make_window):
-    w = make_window(load_preset("tiny-gpt"))
-    w.open_search(QPointF(-2000, -2000))
-    w.search.edit.setText("gqa")
-    texts = w.search.result_texts()
-    assert "Set decoder layer's attention to GQA" in texts[0]   # the setting first
-    assert w.search.result_types()[0] == "attention"             # then the block
-    w.search.edit.setText("rope")
-    assert "Set the model's positions to RoPE" in w.search.result_texts()[0]
-    w.search.edit.setText("attention")                       # no setting is named "attention"
-    assert not any(t.startswith("⚙") for t in w.search.result_texts())
+def _layer(root):
+    """The layer group a setting from the search changes with nothing selected at the top
+    level, and its name (as the editor window asks gui.editor_state)."""
+    target = layer_target(root, root, (), [])
+    return target, graph_at(root, target[0]).node(target[1]).label if target else None
+
+
+def _block_types(rows) -> list[str]:
+    return [r.block_type for r in rows if r.block_type]
+
+
+def test_a_setting_word_puts_the_setting_above_the_blocks():
+    _, layer = _layer(load_preset("tiny-gpt"))
+    rows = search_results("gqa", SPECS, layer)
+    assert "Set decoder layer's attention to GQA" in rows[0].text   # the setting first
+    assert rows[0].setting == ("attention", "gqa")
+    assert _block_types(rows)[0] == "attention"                     # then the block
+    assert "Set the model's positions to RoPE" in search_results("rope", SPECS, layer)[0].text
+    attention = search_results("attention", SPECS, layer)           # no setting is named
+    assert not any(r.text.startswith("⚙") or r.setting for r in attention)   # "attention"
 
 
 def _blocks(root) -> int:
@@ -70,16 +84,32 @@ ENTER_APPLIES = {
 
 
 @pytest.mark.parametrize("word", sorted(ENTER_APPLIES))
-def test_enter_on_a_setting_word_applies_the_setting_in_one_undo_step(make_window, word):
+def test_enter_on_a_setting_word_applies_the_setting_in_one_undo_step(word):
+    """Enter takes the top row: the setting's edit (layer_switches.setting_edit, as the
+    window applies it) sets it, adds no block and is undone in one step."""
+    doc = Document(load_preset("tiny-gpt"))
+    before = list(doc.root.nodes)
+    target, layer = _layer(doc.root)
+    top = search_results(word, SPECS, layer)[0]
+    assert top.setting is not None, (word, top.text)
+    doc.execute(setting_edit(doc.root, *top.setting, target))
+    assert ENTER_APPLIES[word](doc.root), word
+    assert set(doc.root.nodes) <= set(before)                    # no block was added
+    assert doc.undo() and not doc.undo()                         # one step
+    assert not ENTER_APPLIES[word](doc.root)
+
+
+def test_enter_in_the_search_popup_applies_the_setting_on_top(make_window):
+    """The popup shows search_results' rows and Enter applies the top one, on the layer
+    the window targets, in one undo step."""
     w = make_window(load_preset("tiny-gpt"))
-    before = list(w.session.root.nodes)
     w.open_search(QPointF(-2000, -2000))
-    QTest.keyClicks(w.search.edit, word)
+    QTest.keyClicks(w.search.edit, "gqa")
+    assert w.search.result_texts()[0] == "⚙ Set decoder layer's attention to GQA"
     QTest.keyClick(w.search.edit, Qt.Key_Return)
-    assert ENTER_APPLIES[word](w.session.root), word
-    assert set(w.session.root.nodes) <= set(before)              # no block was added
-    assert w.session.undo() and not w.session.undo()              # one step
-    assert not ENTER_APPLIES[word](w.session.root)
+    assert ENTER_APPLIES["gqa"](w.session.root)
+    assert w.session.undo() and not w.session.undo()
+    assert not ENTER_APPLIES["gqa"](w.session.root)
 
 
 def test_enter_on_a_block_word_adds_the_block(make_window):
@@ -92,15 +122,13 @@ def test_enter_on_a_block_word_adds_the_block(make_window):
 
 
 @pytest.mark.parametrize("word", ["rope", "moe", "norm", "gqa"])
-def test_results_that_spell_no_word_of_the_query_are_left_out(make_window, word):
-    w = make_window(load_preset("tiny-gpt"))
-    w.open_search(QPointF(-2000, -2000))
-    w.search.edit.setText(word)
-    for text in w.search.result_texts():
-        spec = next((s for s in all_specs() if s.title == text), None)
+def test_results_that_spell_no_word_of_the_query_are_left_out(word):
+    _, layer = _layer(load_preset("tiny-gpt"))
+    for row in search_results(word, SPECS, layer):
+        spec = row.spec
         words = (f"{spec.title} {spec.type} {spec.family} {spec.keywords} {spec.description}"
-                 if spec else text)
-        assert word in words.lower(), (word, text)
+                 if spec else row.text)
+        assert word in words.lower(), (word, row.text)
 
 
 def test_the_palette_field_finds_settings_and_enter_applies_an_exact_one(make_window):
@@ -115,9 +143,40 @@ def test_the_palette_field_finds_settings_and_enter_applies_an_exact_one(make_wi
     assert any(n.type == "dropout" for n in w.session.root.nodes.values())
 
 
-def test_layer_settings_need_a_layer_to_set(make_window):
-    w = make_window(Graph())
-    w.open_search(QPointF(0, 0))
-    w.search.edit.setText("gqa")
-    assert not any("attention to" in t for t in w.search.result_texts())
-    assert w.search.result_types()[0] == "attention"
+def test_layer_settings_need_a_layer_to_set():
+    target, layer = _layer(Graph())                     # nothing to set a layer setting on
+    assert target is None and layer is None
+    rows = search_results("gqa", SPECS, layer)
+    assert not any("attention to" in r.text for r in rows)
+    assert _block_types(rows)[0] == "attention"
+    assert any("attention to" in r.text for r in search_results("gqa", SPECS, "my layer"))
+
+
+def test_a_wire_let_go_in_empty_space_searches_blocks_not_settings():
+    """A loose wire wants a block to wire to it: the search for it offers no setting."""
+    _, layer = _layer(load_preset("tiny-gpt"))
+    loose = search_results("gqa", SPECS, layer, settings=False)
+    assert loose and all(r.setting is None and r.block_type for r in loose)
+    assert search_results("gqa", SPECS, layer)[0].setting        # the canvas's search does
+
+
+def test_a_setting_the_query_only_starts_comes_right_after_the_best_block():
+    """"swi" starts SwiGLU but names no setting whole: Enter still adds the block it best
+    finds, and the setting is the next row; typed whole, "swiglu" puts the setting on top."""
+    _, layer = _layer(load_preset("tiny-gpt"))
+    started = search_results("swi", SPECS, layer)
+    assert started[0].block_type == "feed_forward"
+    assert started[1].setting == ("activation", "swiglu")
+    assert search_results("swiglu", SPECS, layer)[0].setting == ("activation", "swiglu")
+
+
+def test_a_layer_setting_with_no_layer_to_set_is_refused_saying_so():
+    """Enter on "gqa" in a model of several layer groups, none chosen: no edit, a sentence;
+    the model's settings need no layer."""
+    t5 = load_preset("tiny-t5")
+    assert layer_target(t5, t5, (), []) is None
+    with pytest.raises(ValueError, match=NO_LAYER):
+        setting_edit(t5, "attention", "gqa", None)
+    doc = Document(t5)
+    doc.execute(setting_edit(doc.root, "position", "rope", None))
+    assert positional_scheme(doc.root) == "rope"

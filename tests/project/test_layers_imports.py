@@ -79,6 +79,11 @@ def test_only_the_gui_imports_qt():
 QT_FREE_GUI = ("tfstudio.gui.cost_lines", "tfstudio.gui.editor_state",
                "tfstudio.gui.inspector_lines", "tfstudio.gui.problem_lines",
                "tfstudio.gui.file_lines",
+               "tfstudio.gui.search_results", "tfstudio.gui.layer_switches",
+               "tfstudio.gui.wire_rules", "tfstudio.gui.drop_rules",
+               "tfstudio.gui.summaries", "tfstudio.gui.ablation_marks",
+               "tfstudio.gui.out_of_view", "tfstudio.gui.lesson_lines",
+               "tfstudio.gui.gallery_lines",
                "tfstudio.gui.training.compare_job",
                "tfstudio.gui.training.curve_math", "tfstudio.gui.training.shown_state")
 

@@ -12,6 +12,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPainterPath, 
 from ..graph import Node, get_spec
 from ..graph.layout import MINI_H
 from . import theme
+from .ablation_marks import badge_text, whole
 from .icons import paint_badge
 from .title_fit import fitted_title
 
@@ -69,7 +70,7 @@ class _Mini:
 
     def paint(self, painter: QPainter, t, boost: float, lod: float) -> None:
         painter.save()
-        if _whole(self.switched_off):
+        if whole(self.switched_off):
             painter.setOpacity(painter.opacity() * ABLATED_OPACITY)
         self._paint_block(painter, t, boost, lod)
         painter.restore()
@@ -131,11 +132,6 @@ def _draw_title(painter: QPainter, rect: QRectF, font: QFont, lines: list[str]) 
     painter.drawText(rect, Qt.AlignVCenter | Qt.AlignLeft, "\n".join(lines))
 
 
-def _whole(switched_off: list[str]) -> bool:
-    """A switch without ":head=" / ":expert=" turns the whole block off."""
-    return any(":" not in name for name in switched_off)
-
-
 def ablated_pen(t) -> QPen:
     """The dashed outline of a block switched off in Explain."""
     return QPen(t.color("warning"), 2.5, Qt.DashLine)
@@ -143,7 +139,7 @@ def ablated_pen(t) -> QPen:
 
 def paint_off_badge(painter: QPainter, t, top_centre: QPointF, switched_off: list[str]) -> None:
     """A pill on the block's top edge: "off" (the whole block) or "part off" (heads, experts)."""
-    text = "off" if _whole(switched_off) else "part off"
+    text = badge_text(switched_off)
     fm = QFontMetricsF(BADGE_FONT)
     w, h = fm.horizontalAdvance(text) + 14, 18.0
     rect = QRectF(top_centre.x() - w / 2, top_centre.y() - h / 2, w, h)

@@ -5,7 +5,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QWidget
 
 from ..graph import Graph
-from .text import short_name
+from .editor_state import crumbs
 
 
 class Breadcrumb(QWidget):
@@ -27,15 +27,7 @@ class Breadcrumb(QWidget):
                 item.widget().hide()
                 item.widget().deleteLater()
         self.buttons = []
-        crumbs = [(short_name(root.meta.get("name") or "model"), ())]
-        graph = root
-        for i, gid in enumerate(path):
-            node = graph.nodes.get(gid)
-            label = short_name(node.label if node is not None else gid)
-            repeat = node.typed_params().repeat if node is not None and node.is_group else 1
-            crumbs.append((f"{label} ×{repeat}" if repeat > 1 else label, path[:i + 1]))
-            graph = node.subgraph if node is not None and node.subgraph is not None else graph
-        for i, (label, target) in enumerate(crumbs):
+        for i, (label, target) in enumerate(crumbs(root, path)):
             if i:
                 sep = QLabel("›")
                 sep.setProperty("role", "muted")

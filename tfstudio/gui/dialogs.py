@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QHBoxLayout, QLabel, Q
 from ..graph import Graph
 from ..presets import DEFAULT_PRESET, load_preset, preset_names
 from .graph_report import report_on_graph
-from .text import count_label
+from .gallery_lines import gallery_order, preset_facts
 
 
 class PresetGallery(QDialog):
@@ -45,8 +45,7 @@ class PresetGallery(QDialog):
         layout.addWidget(self.list)
         layout.addLayout(right, 1)
         self._graphs: dict[str, Graph] = {}
-        # tiny presets first: they are the ones to start learning with
-        names = sorted(preset_names(), key=lambda n: (not n.startswith("tiny"), n))
+        names = gallery_order(preset_names())
         for name in names:
             self.list.addItem(QListWidgetItem(name))
         self.list.currentTextChanged.connect(self._show)
@@ -77,12 +76,7 @@ class PresetGallery(QDialog):
         graph = self._graph(name)
         self.title.setText(name)
         self.description.setText(str(graph.meta.get("description", "")))
-        cost = report_on_graph(graph).cost
-        facts = [f"Family: {graph.meta.get('family', '?')}",
-                 f"Context length: {graph.meta.get('context_length', '?')}"]
-        if cost is not None:
-            facts.insert(0, f"Parameters: {count_label(cost.total_params)}")
-        self.facts.setText("<br>".join(facts))
+        self.facts.setText("<br>".join(preset_facts(graph, report_on_graph(graph).cost)))
 
 
 class _CompileJob(QThread):

@@ -1,5 +1,6 @@
 """The pills at the canvas's edges that name the open layer groups out of view and bring one
-into view when clicked, placed off the blocks' titles."""
+into view when clicked (which, and their words: gui.out_of_view), placed off the blocks'
+titles."""
 from __future__ import annotations
 
 from PySide6.QtCore import QRectF, Qt
@@ -7,12 +8,9 @@ from PySide6.QtWidgets import QPushButton
 
 from . import theme
 from .node_item import NodeItem
+from .out_of_view import pill_text, pill_tip, side_out_of_view
 
-# an open layer group with less than this share of its area in view gets a pill at the edge
-# (a quarter out of view hides whole blocks: t5-small's decoder at 71% on a 1366x768 laptop)
-MARKED_BELOW = 0.75
 MARKER_MIN_VIEW_H = 150  # a canvas shrunk to a strip (the Train workspace) shows no pills
-ARROWS = {"below": "▼", "above": "▲", "right": "▶", "left": "◀"}
 
 
 class EdgeMarkers:
@@ -29,7 +27,7 @@ class EdgeMarkers:
         if self.view.viewport().height() >= MARKER_MIN_VIEW_H:
             for item in self.view.scene().items():
                 if isinstance(item, NodeItem) and item.node.is_group and item.frame is not None:
-                    side = _side_out_of_view(item.drawn_rect(), visible)
+                    side = side_out_of_view(item.drawn_rect().getRect(), visible.getRect())
                     if side is not None:
                         wanted.append((side, item))
         while len(self.pills) < len(wanted):
@@ -48,10 +46,8 @@ class EdgeMarkers:
         titles = self.title_rects() if wanted else []
         for marker, (side, item) in zip(self.pills, wanted):
             repeat = item.node.typed_params().repeat if item.node.is_group else 1
-            label = item.node.label + (f" ×{repeat}" if repeat and repeat > 1 else "")
-            marker.setText(f"{ARROWS[side]} {label}")
-            marker.setToolTip(f"{label} is out of view: click to show it (or drag with the "
-                              "middle button, or Space + drag, to pan)")
+            marker.setText(pill_text(item.node.label, repeat, side))
+            marker.setToolTip(pill_tip(item.node.label, repeat))
             marker.setStyleSheet(style)
             marker.setProperty("item", item)
             marker.adjustSize()
@@ -100,18 +96,3 @@ class EdgeMarkers:
                                                   mini.rect.width(), 24))
                 rects.append(self.view.mapFromScene(line).boundingRect())
         return [QRectF(r) for r in rects]
-
-
-def _side_out_of_view(rect: QRectF, visible: QRectF) -> str | None:
-    """The edge of ``visible`` towards ``rect`` when less than MARKED_BELOW of it is in view
-    (None: it is in view): the side its centre lies beyond, measured in view widths and
-    heights (a wide layer cut at the right but hanging below reads "below")."""
-    shown = rect.intersected(visible)
-    area = rect.width() * rect.height()
-    if area <= 0 or shown.width() * shown.height() >= MARKED_BELOW * area:
-        return None
-    dx = (rect.center().x() - visible.center().x()) / max(visible.width(), 1.0)
-    dy = (rect.center().y() - visible.center().y()) / max(visible.height(), 1.0)
-    if abs(dy) >= abs(dx):
-        return "below" if dy > 0 else "above"
-    return "right" if dx > 0 else "left"

@@ -9,6 +9,7 @@ from PySide6.QtGui import QGuiApplication
 
 from ..graph import Graph, GraphError, GraphFileError, group_edit, tidy_edit, ungroup_edit
 from . import clipboard
+from .editor_state import copied_line
 from .scene import SPREAD, to_graph
 
 
@@ -35,7 +36,7 @@ class EditMenu:
             return False
         # plain text (the graph JSON): PySide6 6.12 crashes at exit after setMimeData
         QGuiApplication.clipboard().setText(text)
-        self.show_message(f"Copied {len(ids)} block{'s' * (len(ids) != 1)}")
+        self.show_message(copied_line(len(ids)))
         return True
 
     def cut(self) -> None:

@@ -1,6 +1,7 @@
 """What the editor window's commands and lines say for a document and a selection (no Qt):
 which Edit and View commands apply, the layer group a layer setting changes, the window
-title and the status bar's counts. gui/main_window.py asks these and only shows the answers."""
+title, the breadcrumb and the status bar's counts. gui/main_window.py (and breadcrumb.py)
+asks these and only shows the answers."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -9,7 +10,7 @@ from ..graph import Document, Graph, ShowRunGraph
 from .clipboard import looks_like_graph
 from .param_count import model_count
 from .problem_lines import counts_words
-from .text import short_name
+from .text import short_name, with_copies
 
 Target = tuple[tuple[str, ...], str]  # (the path of the level holding it, the group's id)
 
@@ -63,6 +64,32 @@ def window_title(display_name: str, last_edit) -> str:
     shown = getattr(last_edit, "edit", last_edit)  # the edit inside its tidy layout (KeepTidy)
     run = f" — graph of run {shown.run}" if isinstance(shown, ShowRunGraph) else ""
     return f"{short_name(display_name)}[*]{run} — tfstudio"
+
+
+def crumbs(root: Graph, path: tuple[str, ...]) -> list[tuple[str, tuple[str, ...]]]:
+    """The breadcrumb: the model's name, then each group entered with its copies, each with
+    the path it goes back to (names shortened to one line)."""
+    out = [(short_name(root.meta.get("name") or "model"), ())]
+    graph = root
+    for i, gid in enumerate(path):
+        node = graph.nodes.get(gid)
+        label = short_name(node.label if node is not None else gid)
+        repeat = node.typed_params().repeat if node is not None and node.is_group else 1
+        out.append((with_copies(label, repeat), path[:i + 1]))
+        graph = node.subgraph if node is not None and node.subgraph is not None else graph
+    return out
+
+
+def history_line(undid: bool, step: str, done: bool) -> str:
+    """The status bar after Undo (``undid``) or Redo: the step it took, or that there was
+    none."""
+    if not done:
+        return "Nothing to undo" if undid else "Nothing to redo"
+    return f"{'Undid' if undid else 'Redid'}: {step}"
+
+
+def copied_line(blocks: int) -> str:
+    return f"Copied {blocks} block{'s' * (blocks != 1)}"
 
 
 def counts_text(report) -> str:

@@ -15,8 +15,8 @@ from ..graph import Graph, GraphFileError
 from .autosave import Recovery, pending_recovery
 from .dialogs import PresetGallery
 from .export import export_png, export_svg
-from .file_lines import recent_paths, save_failure, with_recent
-from .text import short_name
+from .file_lines import (recent_paths, recovery_question, save_failure, unsaved_question,
+                         with_recent, without_gone)
 
 GRAPH_FILTER = "tfstudio graphs (*.json);;All files (*)"
 
@@ -26,7 +26,7 @@ class FileMenu:
         """"save", "discard" or "cancel" (tests replace this with a stub)."""
         answer = QMessageBox.question(
             self, "Unsaved changes",
-            f"Save the changes to {short_name(self.session.display_name)} before closing it?",
+            unsaved_question(self.session.display_name),
             QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel, QMessageBox.Save)
         return {QMessageBox.Save: "save", QMessageBox.Discard: "discard"}.get(answer, "cancel")
 
@@ -44,12 +44,9 @@ class FileMenu:
         return path
 
     def ask_recover(self, recovery: Recovery) -> bool:
-        where = f" (from {recovery.file})" if recovery.file else ""
         answer = QMessageBox.question(
-            self, "Recover unsaved work?",
-            f"tfstudio did not close normally last time. An autosave of your unsaved graph"
-            f"{where} was found. Recover it?", QMessageBox.Yes | QMessageBox.No,
-            QMessageBox.Yes)
+            self, "Recover unsaved work?", recovery_question(recovery.file),
+            QMessageBox.Yes | QMessageBox.No, QMessageBox.Yes)
         return answer == QMessageBox.Yes
 
     def _last_dir(self) -> str:
@@ -139,9 +136,10 @@ class FileMenu:
 
     def _open_recent(self, path: str) -> None:
         if not Path(path).exists():
-            self.settings.setValue("recent", [p for p in self.recent_files() if p != path])
+            recent, line = without_gone(self.recent_files(), path)
+            self.settings.setValue("recent", recent)
             self._rebuild_recent_menu()
-            self.show_error(f"{path} no longer exists; it was removed from the recent files.")
+            self.show_error(line)
             return
         if self.maybe_save():
             self.open_file(path)

@@ -12,9 +12,9 @@ from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QFormLayout, QFrame, QGr
                                QVBoxLayout, QWidget)
 
 from ..graph import block_types as bt
-from ..graph import GraphChange, GraphError, GraphEvent, ReplaceGraph, SetTitle, get_spec
+from ..graph import GraphChange, GraphError, GraphEvent, SetTitle, get_spec
 from ..graph.edit_rules import set_param_edit
-from ..graph.switches import describe_model, set_norm_kind
+from ..graph.switches import describe_model
 from . import layer_switches as switches
 from .elided_label import ElidedLabel
 from .icons import family_icon
@@ -347,28 +347,23 @@ class Inspector(QScrollArea):
         """Rewrite the inside of layer group ``group_id`` at ``path`` (default: the level
         shown) in one undoable step."""
         path = self.path if path is None else tuple(path)
-        group = self.session.document.graph(path).node(group_id)
-        try:
-            new_layer = switches.rewrite(group.subgraph, key, choice, self._equal_params)
-        except (GraphError, ValueError) as exc:
-            self.session.message.emit(str(exc))
-            self._rebuild_timer.start()
-            return False
-        text = f"Switch {switches.SWITCH_TITLES[key]} to {choice}"
-        return self.session.execute(ReplaceGraph(path + (group_id,), new_layer, text=text))
+        return self.apply_setting(key, choice, (path, group_id))
 
     def switch_norm_kind(self, kind: str) -> bool:
         """Every norm of the model, at every depth, as LayerNorm or RMSNorm (one step)."""
-        new_root = set_norm_kind(self.session.root, kind)
-        return self.session.execute(ReplaceGraph((), new_root,
-                                                 text=f"Switch every norm to {kind}"))
+        return self.apply_setting("norm", kind)
 
     def switch_positions(self, scheme: str) -> bool:
+        return self.apply_setting("position", scheme)
+
+    def apply_setting(self, key: str, value: str, layer=None) -> bool:
+        """Set switch ``key`` on the layer group ``layer`` (its level's path, its id) or the
+        whole model, as layer_switches.setting_edit rules (a refusal is said, not raised)."""
         try:
-            new_root = switches.with_positional_scheme(self.session.root, scheme)
+            edit = switches.setting_edit(self.session.root, key, value, layer,
+                                         self._equal_params)
         except (GraphError, ValueError) as exc:
             self.session.message.emit(str(exc))
             self._rebuild_timer.start()
             return False
-        return self.session.execute(ReplaceGraph((), new_root,
-                                                 text=f"Switch positions to {scheme}"))
+        return self.session.execute(edit)

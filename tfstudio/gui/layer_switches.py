@@ -1,14 +1,16 @@
-"""The words on the inspector's quick-switch buttons. What each switch reads and does lives in
-``tfstudio.graph.switches`` (and ``.placement``); this module only names the choices, in the
-order the buttons appear."""
+"""The words on the inspector's quick-switch buttons and the search's settings (no Qt). What
+each switch reads and does lives in ``tfstudio.graph.switches`` (and ``.placement``); this
+module names the choices, in the order the buttons appear, finds the settings a query names,
+and wraps a setting in the one undoable edit the inspector and the search both make."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..graph import Graph
+from ..graph import Graph, ReplaceGraph, graph_at
 from ..graph import kinds
 from ..graph.switches import (activation_kind, attention_kind, ffn_kind, norm_kind, placement,
-                              positional_scheme, set_positional_scheme, switch_layer)
+                              positional_scheme, set_norm_kind, set_positional_scheme,
+                              switch_layer)
 from .fuzzy import WHOLE_WORD, WORD_START, fuzzy_score, names_a_word
 
 # value -> button label, in the order the buttons appear
@@ -97,7 +99,32 @@ def with_positional_scheme(root: Graph, scheme: str) -> Graph:
     return set_positional_scheme(root, scheme)
 
 
+NO_LAYER = "Select a layer group first: this setting belongs to a layer"
+
+
+def setting_edit(root: Graph, key: str, value: str,
+                 layer: tuple[tuple[str, ...], str] | None = None,
+                 equal_params: bool = True) -> ReplaceGraph:
+    """The one undoable edit that sets switch ``key`` to ``value``: the whole model's
+    positions or norms, or the inside of the layer group ``layer`` (the path of its level,
+    its id). Raises GraphError or ValueError when the graph cannot take the setting (a
+    layer's setting with no ``layer`` to set says NO_LAYER)."""
+    if key == "position":
+        return ReplaceGraph((), set_positional_scheme(root, value),
+                            text=f"Switch positions to {value}")
+    if key == "norm":
+        return ReplaceGraph((), set_norm_kind(root, value), text=f"Switch every norm to {value}")
+    if layer is None:
+        raise ValueError(NO_LAYER)
+    path, group_id = layer
+    group = graph_at(root, path).node(group_id)
+    return ReplaceGraph(path + (group_id,), switch_layer(group.subgraph, key, value,
+                                                         equal_params),
+                        text=f"Switch {SWITCH_TITLES[key]} to {value}")
+
+
 __all__ = ["ATTENTION_KINDS", "FFN_KINDS", "ACTIVATIONS", "PLACEMENTS", "NORM_KINDS",
            "POSITION_SCHEMES", "LAYER_KEYS", "MODEL_KEYS", "switch_choices", "setting_words",
-           "setting_text", "SettingHit", "matching_settings", "rewrite", "with_positional_scheme", "attention_kind", "ffn_kind",
+           "setting_text", "SettingHit", "matching_settings", "rewrite", "with_positional_scheme",
+           "setting_edit", "NO_LAYER", "attention_kind", "ffn_kind",
            "activation_kind", "norm_kind", "placement", "positional_scheme"]

@@ -4,15 +4,13 @@ selected; "Train it in Compare" trains it in the Compare view, through the same 
 framework as ``tfstudio lesson NAME`` (named in the panel), and shows its verdict there."""
 from __future__ import annotations
 
-import html
-
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QLabel, QListWidget, QListWidgetItem, QPushButton, QScrollArea,
                                QVBoxLayout, QWidget)
 
+from .lesson_lines import EMPTY_HINT, course_row, lesson_page, trains_in_compare
+
 NAME_ROLE = Qt.UserRole + 1
-EMPTY_HINT = ("Pick a lesson to read its claim. Each re-runs one idea of the story on your "
-              "machine and computes whether the claim holds.")
 
 
 class LessonsPanel(QWidget):
@@ -70,8 +68,7 @@ class LessonsPanel(QWidget):
         from ..experiments.lessons.course import course, minutes_text
 
         for i, lesson in enumerate(course(), 1):
-            title = lesson.title.removeprefix("Lesson: ")
-            item = QListWidgetItem(f"{i}. {lesson.name}: {title}")
+            item = QListWidgetItem(course_row(i, lesson))
             item.setData(NAME_ROLE, lesson.name)
             item.setToolTip(minutes_text(lesson))
             self.list.addItem(item)
@@ -86,20 +83,11 @@ class LessonsPanel(QWidget):
 
         lesson = LESSONS.get(name) if name else None
         self.open_button.setEnabled(lesson is not None)
-        # a lesson on a schedule of its own is no comparison of variants
-        self.train_button.setEnabled(lesson is not None and lesson.run is None)
+        self.train_button.setEnabled(lesson is not None and trains_in_compare(lesson))
         if lesson is None:
             self.details.setText(EMPTY_HINT)
             return
-        varies = "; ".join(f"{key} = {', '.join(values)}" for key, values in lesson.varies)
-        what = (f"Varies {varies}, {len(lesson.seeds)} seeds each." if varies else
-                f"Trains {lesson.base} ({len(lesson.seeds)} seeds), then measures it.")
-        self.details.setText(
-            f"<b>{html.escape(lesson.title)}</b><br>"
-            f"<i>{html.escape(lesson.source)}</i>"
-            f"<p>Claim: {html.escape(lesson.claim)}</p>"
-            f"<p>{html.escape(what)} Estimated time: {html.escape(minutes_text(lesson))}. Run it: "
-            f"<code>tfstudio lesson {html.escape(lesson.name)}</code>.</p>")
+        self.details.setText(lesson_page(lesson, minutes_text(lesson)))
 
     def open_current(self) -> None:
         from ..experiments.lessons.course import differing_nodes

@@ -27,14 +27,13 @@ from .help_menu import HelpMenu
 from .inspector import Inspector
 from .lessons_panel import LessonsPanel
 from .palette import Palette
+from .problem_lines import PROBLEMS_OPEN_H, open_height, opens_brief
 from .problems import ProblemsPanel
 from .scene import GraphScene
 from .search_popup import SearchPopup
 from .session import EditorSession
 from .view import GraphView
-
-PROBLEMS_OPEN_H = 150  # the Problems dock's height when it has problems to list
-PROBLEMS_MIN_H = 84    # the least it opens to: its summary line, the table's header and a row
+from .wire_rules import loose_wire_prompt
 
 
 def default_data_dir() -> Path:
@@ -244,8 +243,7 @@ class MainWindow(FileMenu, EditMenu, HelpMenu, QMainWindow):
         if not panel.has_problems:
             panel.set_brief(False)
         elif was is not False and not panel.brief:  # the first problem: list, or one line
-            room = self._problems_open_height()
-            panel.set_brief(room < PROBLEMS_MIN_H)
+            panel.set_brief(opens_brief(self._problems_open_height()))
         self._problems_collapsed = collapsed = panel.collapsed
         if collapsed:
             line = panel.summary.sizeHint().height() + 12
@@ -264,12 +262,10 @@ class MainWindow(FileMenu, EditMenu, HelpMenu, QMainWindow):
         self.resizeDocks([self.problems_dock], [PROBLEMS_OPEN_H], Qt.Vertical)
 
     def _problems_open_height(self) -> int:
-        """PROBLEMS_OPEN_H, or less where the fitted canvas would then cut its picture; under
-        PROBLEMS_MIN_H (a line and a problem's row) where even that would cut it."""
-        if not self.view.keeps_fit:
-            return PROBLEMS_OPEN_H
-        room = self.problems_dock.height() + self.view.spare_height()
-        return min(PROBLEMS_OPEN_H, room)
+        """problem_lines.open_height for this canvas and dock."""
+        fitted = self.view.keeps_fit
+        return open_height(fitted, self.problems_dock.height(),
+                           self.view.spare_height() if fitted else 0)
 
     def _show_counts(self, report) -> None:
         self.counts_label.setText(counts_text(report))
@@ -339,9 +335,8 @@ class MainWindow(FileMenu, EditMenu, HelpMenu, QMainWindow):
         self._search_at = loose.scene_pos
         self._loose_wire = loose
         global_pos = self.view.viewport().mapToGlobal(self.view.mapFromScene(loose.scene_pos))
-        side = "takes" if loose.from_output else "gives"
         self.search.popup(global_pos, lambda spec: fits_port(spec, loose.kind, loose.from_output),
-                          prompt=f"Add a block that {side} {loose.kind}: type to search")
+                          prompt=loose_wire_prompt(loose.kind, loose.from_output))
 
     def search_at_cursor(self) -> None:
         self.open_search(self.view.cursor_scene_pos())
@@ -383,16 +378,8 @@ class MainWindow(FileMenu, EditMenu, HelpMenu, QMainWindow):
 
     def apply_setting(self, key: str, value: str) -> bool:
         """Set switch ``key`` to ``value`` (a setting chosen in the search): on the layer
-        group of :meth:`layer_target`, or the whole model."""
-        if key == "position":
-            return self.inspector.switch_positions(value)
-        if key == "norm":
-            return self.inspector.switch_norm_kind(value)
-        target = self.layer_target()
-        if target is None:
-            self.show_message("Select a layer group first: this setting belongs to a layer")
-            return False
-        return self.inspector.switch_layer(target[1], key, value, path=target[0])
+        group of :meth:`layer_target` (none: refused, saying so), or the whole model."""
+        return self.inspector.apply_setting(key, value, self.layer_target())
 
     # ------------------------------------------------------------------ view settings
     def set_snap(self, on: bool) -> None:

@@ -10,8 +10,6 @@ badge (:meth:`NodeItem.set_ablated`). Nothing here edits the graph.
 """
 from __future__ import annotations
 
-import html
-
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QPainter, QPainterPath, QPainterPathStroker, QPen
 from PySide6.QtWidgets import QGraphicsItem
@@ -19,14 +17,15 @@ from PySide6.QtWidgets import QGraphicsItem
 from ..graph import GROUP_INPUT, GROUP_OUTPUT, Graph, Node, get_spec
 from ..graph.layout import (HEADER_H, NODE_WIDTH, Frame, closed_size,  # noqa: F401 (HEADER_H)
                             frame_wires, group_frame, port_y)
-from ..graph.model import group_boundary, kind_words, parse_port_list
+from ..graph.model import group_boundary, parse_port_list
 from ..graph.schema import PortSpec
 from . import theme
+from .ablation_marks import ablated_tip, whole
 from .block_drawing import (ABLATED_OPACITY, PAD, PORT_R, _Mini,  # noqa: F401 (others import)
-                            _whole, routed_path, scaled_font, text_boost)
+                            routed_path, scaled_font, text_boost)
 from .node_paint import NodePainting, TelemetryBand
 from .param_count import shown_count
-from .summaries import node_summary, node_tooltip
+from .summaries import node_summary, node_tooltip, port_tooltip
 from .title_fit import fitted_title, title_font_fitting  # noqa: F401 (tests import it here)
 
 
@@ -47,17 +46,8 @@ class PortItem(QGraphicsItem):
         self.set_shape(None)
 
     def set_shape(self, shape: str | None) -> None:
-        """The tooltip: the port's name, what it carries, its shape when known, and how to
-        wire it."""
-        side = "input" if self.is_input else "output"
-        lines = [f"<b>{html.escape(self.name)}</b> ({side}): {html.escape(kind_words(self.kind))}"]
-        if self.spec.description:
-            lines.append(html.escape(self.spec.description))
-        lines.append(f"shape: {html.escape(shape)}" if shape else "shape: known once wired")
-        lines.append("<i>Drag to " + ("an output" if self.is_input else "an input")
-                     + " to wire it" + ("; drag its wire away to move it" if self.is_input
-                                        else "") + ".</i>")
-        self.setToolTip("<qt>" + "<br>".join(lines) + "</qt>")
+        """The tooltip (summaries.port_tooltip): what the port carries, its shape when known."""
+        self.setToolTip(port_tooltip(self.spec, self.is_input, shape))
 
     @property
     def name(self) -> str:
@@ -165,7 +155,7 @@ class NodeItem(NodePainting, QGraphicsItem):
     @property
     def ablated(self) -> bool:
         """Switched off in Explain, wholly (every head and expert) in at least one copy."""
-        return _whole(self.switched_off)
+        return whole(self.switched_off)
 
     @property
     def inner_severity(self) -> str | None:
@@ -334,11 +324,7 @@ class NodeItem(NodePainting, QGraphicsItem):
                            None if self.errors else self.params)
         off = self.switched_off + [n for names in self.inner_switched_off.values() for n in names]
         if off:
-            tip = tip.removesuffix("</qt>") + (
-                "<p style='color:#c98210'><b>Switched off in Explain (ablated):</b> "
-                f"{html.escape(', '.join(off))}. Right-click the block, <i>Switch off in "
-                "Explain</i>, to switch it back on (or untick it in Explain's Ablation "
-                "tab).</p></qt>")
+            tip = tip.removesuffix("</qt>") + ablated_tip(off) + "</qt>"
         self.setToolTip(tip)
 
     def port(self, name: str, is_input: bool) -> PortItem | None:

@@ -1,6 +1,7 @@
-"""What the Problems panel says, from the report (no Qt): the order of its rows, its counts
-and its one summary line (nothing to list, the counts above the list, or, brief, the first
-problem with links to its fix and to the list). gui/problems.py shows these words."""
+"""What the Problems panel says, from the report (no Qt): the order of its rows, its counts,
+its Fix buttons' tooltips and its one summary line (nothing to list, the counts above the
+list, or, brief, the first problem with links to its fix and to the list); and how far it
+opens. gui/problems.py shows these words; gui/main_window.py sizes its dock."""
 from __future__ import annotations
 
 import html
@@ -9,6 +10,8 @@ from dataclasses import dataclass
 from ..graph.edit_rules import fix_text
 from .graph_report import GraphReport
 
+PROBLEMS_OPEN_H = 150  # the Problems dock's height when it has problems to list
+PROBLEMS_MIN_H = 84    # the least it opens to: its summary line, the table's header and a row
 BRIEF_CHARS = 80  # the first problem's words on the brief line, so its links stay in view
 NO_PROBLEMS = "No problems: this graph compiles."
 
@@ -16,6 +19,24 @@ NO_PROBLEMS = "No problems: this graph compiles."
 def counts_words(errors: int, warnings: int) -> str:
     """ "1 error, 2 warnings": the report's counts, as the status bar and the panel say."""
     return f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}"
+
+
+def open_height(fitted: bool, dock_height: int, spare: int) -> int:
+    """How tall the dock opens on the first problem: PROBLEMS_OPEN_H, or less where the
+    fitted canvas (``spare`` pixels of height to give up and stay whole) would then cut its
+    picture; a view the user zoomed or panned is not kept whole."""
+    return PROBLEMS_OPEN_H if not fitted else min(PROBLEMS_OPEN_H, dock_height + spare)
+
+
+def opens_brief(height: int) -> bool:
+    """Under PROBLEMS_MIN_H (a line and a problem's row) the panel stays one line naming
+    the first problem, until the user asks for the list."""
+    return height < PROBLEMS_MIN_H
+
+
+def fix_tip(diagnostic) -> str:
+    """The tooltip of a problem's Fix button: what it sets, where, in one undo step."""
+    return f"{fix_text(diagnostic)} in {diagnostic.where} (one undo step)"
 
 
 def ordered(report: GraphReport) -> list:

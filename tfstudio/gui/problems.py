@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (QLabel, QPushButton, QSizePolicy, QTreeWidget, QT
 from ..graph.edit_rules import fix_text
 from .graph_report import GraphReport
 from .icons import severity_icon
-from .problem_lines import ordered, summary
+from .problem_lines import fix_tip, ordered, summary
 
 DIAG_ROLE = Qt.UserRole + 1
 
@@ -59,7 +59,7 @@ class ProblemsPanel(QWidget):
             self.tree.addTopLevelItem(item)
             if d.fix is not None:  # one obvious fix: a button applies it (one undo step)
                 button = QPushButton(fix_text(d))
-                button.setToolTip(f"{fix_text(d)} in {d.where} (one undo step)")
+                button.setToolTip(fix_tip(d))
                 button.clicked.connect(lambda _=False, d=d: self.fix_requested.emit(d))
                 self.tree.setItemWidget(item, 3, button)
         for failure in report.failures:

@@ -6,7 +6,6 @@ wire is explained twice: in the status bar and in a note next to the port it was
 """
 from __future__ import annotations
 
-import re
 from typing import Callable, Iterable
 
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
@@ -17,6 +16,7 @@ from ..graph import (GROUP_INPUT, GROUP_OUTPUT, Disconnect, Edge, Edit, GraphCha
                      GraphError, GraphEvent, Macro, Node, RemoveNodes)
 from ..graph.edit_rules import move_edit
 from ..graph.layout import Lane
+from .ablation_marks import Marks, marks_at
 from .canvas_units import SPREAD, to_graph, to_scene  # noqa: F401 (others import them here)
 from .graph_report import GraphReport
 from .node_item import NodeItem
@@ -251,17 +251,11 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
         "group.N."); a block inside a group shows every copy's switches. Kept across
         rebuilds and moves between levels; empty restores every block."""
         self._switched_off = tuple(switched_off)
-        prefix = "".join(rf"{re.escape(group)}\.\d+\." for group in self._path)
-        own = re.compile(prefix + r"([^.:]+)(?::.*)?$")
-        inside = re.compile(prefix + r"([^.:]+)\.\d+\.([^.:]+)(?::.*)?$")
+        marks = marks_at(self._switched_off, self._path)
         for nid, item in self.node_items.items():
-            mine = [n for n in self._switched_off if (m := own.match(n)) and m[1] == nid]
-            inner: dict[str, list[str]] = {}
-            for name in self._switched_off:
-                if (m := inside.match(name)) and m[1] == nid:
-                    inner.setdefault(m[2], []).append(name)
-            if mine or inner or item.switched_off or item.inner_switched_off:
-                item.set_ablated(mine, inner)
+            mine = marks.get(nid, Marks())
+            if mine.own or mine.inner or item.switched_off or item.inner_switched_off:
+                item.set_ablated(mine.own, mine.inner)
 
     def show_note(self, text: str, scene_pos: QPointF, error: bool = True) -> None:
         """A short note beside the cursor that fades by itself (a refused wire says why)."""

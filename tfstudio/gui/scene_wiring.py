@@ -1,6 +1,7 @@
 """Drawing wires by hand: a drag from a port (an input that has a wire hands that wire
 over), ports that fit lit while dragging, a drop on a port connects (into an occupied input:
-said, and one undo step), a drop in empty space hands a loose wire to the search. A mixin of
+said, and one undo step), a drop in empty space hands a loose wire to the search; what fits
+and which edit each drop makes are gui.wire_rules'. A mixin of
 :class:`~tfstudio.gui.scene.GraphScene`."""
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QPointF, QRectF
 
-from ..graph import Connect, Disconnect, Edge, Edit, Macro
-from ..graph.schema import kind_accepts
+from ..graph import Disconnect, Edge
 from .node_item import NodeItem, PortItem
 from .wire_item import WireItem
+from .wire_rules import both_ends_line, fits, replaced_line, wiring
 
 PORT_PICK_RADIUS = 16.0
 
@@ -43,22 +44,15 @@ class WireDragging:
                       detached: Edge | None = None, near: QPointF | None = None) -> bool:
         """Wire ``src.src_port`` to ``dst.dst_port`` (what releasing a dragged wire does)."""
         edge = Edge(src, src_port, dst, dst_port)
-        if detached == edge:
+        ruled = wiring(self.graph, self._path, edge, detached)
+        if ruled is None:  # the picked-up wire put back where it was
             return True
         if near is None and dst in self.node_items:
             port = self.node_items[dst].inputs.get(dst_port)
             near = port.scenePos() if port else None
-        replaced = None
-        if detached is not None:
-            command: Edit = Macro([Disconnect(self._path, detached), Connect(self._path, edge)],
-                                     text="Reconnect")
-        else:
-            replaced = self.graph.edge_into(dst, dst_port) if dst in self.graph else None
-            command = Connect(self._path, edge, text="Replace a wire" if replaced else "Connect")
-        done = self.run(command, near)
-        if done and replaced is not None:
-            text = (f"Replaced the wire from {replaced.src} into {dst}'s input "
-                    f"'{dst_port}' (Undo puts it back)")
+        done = self.run(ruled.edit, near)
+        if done and ruled.replaced is not None:
+            text = replaced_line(ruled.replaced, edge)
             self.message.emit(text)
             if near is not None:
                 self.show_note(text, near, error=False)
@@ -82,16 +76,10 @@ class WireDragging:
         self._drag = _WireDrag(origin, temp, detached)
         for item in self.node_items.values():
             for p in list(item.inputs.values()) + list(item.outputs.values()):
-                p.highlight = "ok" if self._compatible(origin, p) else "no"
+                p.highlight = "ok" if fits(origin, p) else "no"
                 p.update()
         origin.highlight = None
         self.drag_wire(scene_pos if scene_pos is not None else port.scenePos())
-
-    def _compatible(self, origin: PortItem, other: PortItem) -> bool:
-        if other.is_input == origin.is_input or other.node_id == origin.node_id:
-            return False
-        out, inp = (other, origin) if origin.is_input else (origin, other)
-        return kind_accepts(inp.kind, out.kind)
 
     def drag_wire(self, scene_pos: QPointF) -> None:
         if self._drag is None:
@@ -121,9 +109,7 @@ class WireDragging:
                                                   origin.kind, not origin.is_input, scene_pos))
             return False
         if target.is_input == drag.origin.is_input:
-            both = "inputs" if target.is_input else "outputs"
-            text = (f"Both ends are {both}: a wire runs from an output (right side of a block) "
-                    "to an input (left side of another)")
+            text = both_ends_line(target.is_input)
             self.message.emit(text)
             self.show_note(text, target.scenePos())
             self._restore_detached(drag)

@@ -10,9 +10,8 @@ from PySide6.QtCore import QPoint, Qt, Signal
 from PySide6.QtWidgets import QFrame, QLabel, QLineEdit, QListWidget, QListWidgetItem, QVBoxLayout
 
 from ..graph import BlockSpec, all_specs
-from . import layer_switches
-from .fuzzy import rank_blocks
 from .icons import family_icon
+from .search_results import NO_MATCH, search_results
 
 SETTING_ROLE = Qt.UserRole + 2  # (switch key, value) on a result that sets a switch
 
@@ -62,35 +61,22 @@ class SearchPopup(QFrame):
         self.edit.setFocus()
 
     def update_results(self, text: str) -> None:
-        """Settings the query names exactly first ("rope": Set the model's positions to
-        RoPE, which Enter applies), then the blocks, the best block before looser settings."""
+        """The rows gui.search_results lists for ``text``, the first one current."""
         self.list.clear()
-        settings = layer_switches.matching_settings(text, self.layer_name()) \
-            if self._settings else []
-        exact = [h for h in settings if h.exact]
-        for hit in exact:
-            self.list.addItem(self._setting_item(hit))
-        for spec in rank_blocks(text, self._specs):
-            item = QListWidgetItem(family_icon(spec.family), spec.title)
-            item.setData(Qt.UserRole, spec.type)
-            item.setData(Qt.UserRole + 1, spec.description)
-            item.setToolTip(spec.description)
+        layer = self.layer_name() if self._settings else None
+        for row in search_results(text, self._specs, layer, self._settings):
+            item = QListWidgetItem(row.text)
+            if row.spec is not None:
+                item.setIcon(family_icon(row.spec.family))
+                item.setData(Qt.UserRole, row.spec.type)
+                item.setToolTip(row.hint)
+            item.setData(SETTING_ROLE, row.setting)
+            item.setData(Qt.UserRole + 1, row.hint)
             self.list.addItem(item)
-        after_block = min(len(exact) + 1, self.list.count())
-        for row, hit in enumerate(h for h in settings if not h.exact):
-            self.list.insertItem(after_block + row, self._setting_item(hit))
         if self.list.count():
             self.list.setCurrentRow(0)
         else:
-            self.hint.setText("No block matches; try a word like attention, norm or ffn.")
-
-    @staticmethod
-    def _setting_item(hit) -> QListWidgetItem:
-        item = QListWidgetItem("⚙ " + hit.text)
-        item.setData(SETTING_ROLE, (hit.key, hit.value))
-        item.setData(Qt.UserRole + 1, "Changes this setting (one undo step); Enter or a "
-                                      "double-click applies it.")
-        return item
+            self.hint.setText(NO_MATCH)
 
     def result_types(self) -> list[str]:
         """The block types among the results, in order."""

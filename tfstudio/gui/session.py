@@ -15,7 +15,8 @@ from ..graph import (Document, Edit, Graph, GraphError, GraphEvent, kept_tidy, l
                      save_graph)
 from ..graph.compare import model_signature
 from ..graph.layout import untangled
-from ..graph.switches import describe_model
+from .editor_state import history_line
+from .file_lines import saved_meta
 from .graph_report import GraphReport, report_on_graph
 
 
@@ -84,7 +85,7 @@ class EditorSession(QObject):
         text = self.document.undo_text
         done = self.document.undo()
         self._after_change()
-        self.message.emit(f"Undid: {text}" if done else "Nothing to undo")
+        self.message.emit(history_line(True, text, done))
         return done
 
     def redo(self) -> bool:
@@ -95,7 +96,7 @@ class EditorSession(QObject):
         text = self.document.redo_text
         done = self.document.redo()
         self._after_change()
-        self.message.emit(f"Redid: {text}" if done else "Nothing to redo")
+        self.message.emit(history_line(False, text, done))
         return done
 
     def _on_event(self, event: GraphEvent) -> None:
@@ -154,13 +155,7 @@ class EditorSession(QObject):
         target = Path(path) if path is not None else self.file_path
         if target is None:
             raise GraphError("this graph has no file yet; use Save As")
-        if self.edited:  # its words follow its edits; where it came from is kept
-            meta = self.root.meta
-            origin = meta.get("from") or meta.get("name")
-            if origin and origin != target.stem:
-                meta["from"] = str(origin)
-            meta["name"] = target.stem
-            meta["description"] = describe_model(self.root)
+        self.root.meta.update(saved_meta(self.root, target.stem, self.edited))
         save_graph(self.root, target)
         self.file_path = target
         self.document.mark_clean()

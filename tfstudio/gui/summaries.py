@@ -1,4 +1,4 @@
-"""The one-line summary a node shows under its ports, and its tooltip text (no Qt).
+"""The one-line summary a node shows under its ports, its tooltip and its ports' (no Qt).
 
 The summary names the few parameters that make a block what it is ("4 heads / 2 kv · causal ·
 rope"), so a whole architecture reads off the canvas without opening the inspector. Each block
@@ -9,6 +9,8 @@ from __future__ import annotations
 import html
 
 from ..graph import Graph, Node, get_spec
+from ..graph.model import kind_words
+from ..graph.schema import PortSpec
 from .text import count_label
 
 
@@ -32,3 +34,17 @@ def node_tooltip(node: Node, diagnostics=(), params: int | None = None) -> str:
         if getattr(d, "hint", ""):
             lines.append(f"<p><b>Fix:</b> {e(d.hint)}</p>")
     return "<qt>" + "".join(lines) + "</qt>"
+
+
+def port_tooltip(spec: PortSpec, is_input: bool, shape: str | None) -> str:
+    """Rich-text tooltip of a port: its name, what it carries, its shape when known (else
+    that it is known once wired), and how to wire it."""
+    e = html.escape
+    side = "input" if is_input else "output"
+    lines = [f"<b>{e(spec.name)}</b> ({side}): {e(kind_words(spec.kind))}"]
+    if spec.description:
+        lines.append(e(spec.description))
+    lines.append(f"shape: {e(shape)}" if shape else "shape: known once wired")
+    lines.append("<i>Drag to " + ("an output" if is_input else "an input") + " to wire it"
+                 + ("; drag its wire away to move it" if is_input else "") + ".</i>")
+    return "<qt>" + "<br>".join(lines) + "</qt>"

@@ -17,6 +17,11 @@ def short_name(name, limit: int = NAME_CHARS) -> str:
     return text[: keep - keep // 3] + "…" + text[len(text) - keep // 3:]
 
 
+def with_copies(label: str, repeat: int | None) -> str:
+    """A layer group's name with its copies: "decoder layer ×6" (one copy: the name alone)."""
+    return f"{label} ×{repeat}" if repeat and repeat > 1 else label
+
+
 def shape_label(shape: Iterable | None) -> str:
     """``("B", "T", 64)`` -> ``"B×T×64"``; an unknown shape -> ``"?"``."""
     if not shape:

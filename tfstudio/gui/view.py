@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QGraphicsView, QMenu, QPushButton
 from . import theme
 from .edge_markers import EdgeMarkers
 from .node_item import NodeItem
+from .out_of_view import focus_rect
 from .scene import GRID, GraphScene
 from .wire_item import WireItem
 
@@ -177,19 +178,11 @@ class GraphView(QGraphicsView):
         self.zoom_changed.emit(self.zoom)
 
     def _focus_rect(self, items: list[NodeItem], everything: QRectF) -> QRectF:
-        """What to show first when not everything fits: the first open group along the
-        stream (the main layer; an encoder before its decoder), its left edge in view when it
-        is wider than the view; else the start of the graph."""
-        frames = [i for i in items if i.frame is not None]
+        """out_of_view.focus_rect for this view's open groups (their drawn rectangles)."""
+        frames = [((i.x(), i.y()), i.drawn_rect().getRect()) for i in items
+                  if i.frame is not None]
         visible = self.mapToScene(self.viewport().rect()).boundingRect()
-        if frames:
-            # the topmost, then leftmost: tiny-t5's decoder starts left of its encoder
-            focus = min(frames, key=lambda i: (i.y(), i.x())).drawn_rect()
-        else:
-            focus = QRectF(everything.topLeft(), visible.size())
-        if focus.width() > visible.width() - 20:
-            focus = QRectF(focus.left() - 10, focus.top(), visible.width(), focus.height())
-        return focus
+        return QRectF(*focus_rect(frames, everything.getRect(), visible.getRect()))
 
     def show_item(self, item) -> None:
         """Bring a block into view at a legible zoom: whole when it fits, else from its

@@ -1,0 +1,93 @@
+"""Where a dropped block lands, without a window (gui/drop_rules.py): whether it splices into
+the wire under it, where it sits inside a group, what a new block and a new layer group
+start as, and the status bar's sentence naming where it went."""
+from tfstudio.graph import Edge, Node
+from tfstudio.graph.layout import NODE_WIDTH, block_rects, overlapping_pairs
+from tfstudio.gui.drop_rules import added_line, fill_new_group, new_block, splices, spot_inside
+from tfstudio.presets import load_preset
+
+
+def test_a_block_whose_ports_fit_the_wire_splices_and_one_that_does_not_goes_beside():
+    gpt = load_preset("tiny-gpt")
+    top = Edge("final_norm", "y", "head", "x")
+    assert splices(gpt, "dropout", top) and splices(gpt, "norm", top)
+    assert not splices(gpt, "token_input", top)       # gives ids, takes nothing
+    residual = Edge("add_attn", "y", "add_ffn", "in1")
+    assert splices(gpt.node("layers").subgraph, "dropout", residual)
+
+
+def _distance(a, b) -> float:
+    (ax, ay), (bx, by) = ((r[0] + r[2] / 2, r[1] + r[3] / 2) for r in (a, b))
+    return ((ax - bx) ** 2 + (ay - by) ** 2) ** 0.5
+
+
+def test_a_block_dropped_inside_a_group_sits_by_the_block_it_was_dropped_by():
+    inside = load_preset("tiny-gpt").node("layers").subgraph
+    for near in ("attn", "ffn"):
+        node = new_block(inside, inside, "dropout", (0.0, 0.0))
+        node.pos = spot_inside(inside, node, None, near)
+        inside.add_node(node)
+        rects = block_rects(inside)
+        assert _distance(rects[node.id], rects[near]) < 2 * NODE_WIDTH, near
+        assert not [p for p in overlapping_pairs(inside) if node.id in p], near
+        inside.remove_node(node.id)
+    # by the attention and by the feed-forward are different places
+    by = [spot_inside(inside, Node("d", "dropout"), None, near) for near in ("attn", "ffn")]
+    assert by[0] != by[1]
+
+
+def test_a_block_spliced_inside_a_group_sits_between_the_wires_ends():
+    inside = load_preset("tiny-gpt").node("layers").subgraph
+    wire = Edge("attn", "y", "add_attn", "in1")
+    spot = spot_inside(inside, Node("d", "dropout"), wire)
+    (ax, _), (bx, _) = inside.node("attn").pos, inside.node("add_attn").pos
+    aside = spot_inside(inside, Node("d", "dropout"), None)   # no wire, no block: under them
+    assert spot != aside and abs(spot[0] - (ax + bx) / 2) < abs(aside[0] - (ax + bx) / 2)
+
+
+def test_an_added_block_starts_like_the_models_blocks_of_its_kind():
+    """A Norm added to LLaMA (every norm an RMSNorm without bias) is an RMSNorm without bias;
+    added to GPT (LayerNorms with bias) it is a LayerNorm; where the model's blocks disagree
+    (tiny-t5's encoder attends both ways, its decoder causally) the catalogue's default stays."""
+    from tfstudio.graph.edits import get_spec
+
+    def added(preset, block_type):
+        root = load_preset(preset)
+        return new_block(root, root, block_type, (0.0, 4000.0)).typed_params()
+
+    llama, gpt = added("tiny-llama", "norm"), added("tiny-gpt", "norm")
+    assert (llama.kind, llama.bias) == ("rmsnorm", False)
+    assert (gpt.kind, gpt.bias) == ("layernorm", True)
+    t5 = [n.typed_params().causal for _, n in load_preset("tiny-t5").walk()
+          if n.type == "attention"]
+    assert set(t5) == {True, False}
+    assert added("tiny-t5", "attention").causal == get_spec("attention").param("causal").default
+    assert added("tiny-llama", "attention").heads == next(
+        n.typed_params().heads for _, n in load_preset("tiny-llama").walk()
+        if n.type == "attention")
+
+
+def test_a_new_layer_group_holds_one_standard_layer_and_a_block_nothing():
+    gpt = load_preset("tiny-gpt")                     # its layer group repeats twice
+    group = new_block(gpt, gpt, "group", (0.0, 3000.0))
+    assert "repeat" not in group.params               # not the model's groups' two copies
+    fill_new_group(group)
+    assert group.params["repeat"] == 1                # written out: one copy
+    assert {n.type for n in group.subgraph} >= {"attention", "feed_forward", "norm", "add"}
+    norm = new_block(gpt, gpt, "norm", (0.0, 3000.0))
+    fill_new_group(norm)
+    assert norm.subgraph is None
+
+
+def test_the_status_line_names_the_wire_the_group_its_copies_and_what_moved():
+    gpt = load_preset("tiny-gpt")
+    layers = gpt.node("layers")                       # decoder layer, 2 copies
+    assert added_line("Dropout") == "Added Dropout"
+    assert added_line("Dropout", Edge("embed", "y", "pos", "x")) == \
+        "Inserted Dropout into the wire from embed to pos"
+    assert added_line("Norm", group=layers) == \
+        f"Added Norm inside {layers.label} (all 2 copies share it)"
+    layers.params["repeat"] = 1
+    assert added_line("Norm", group=layers) == f"Added Norm inside {layers.label}"
+    assert added_line("Dropout", Edge("embed", "y", "pos", "x"), moved="pos moved along") \
+        .endswith("from embed to pos; pos moved along")

@@ -1,0 +1,30 @@
+"""A block's and a port's tooltips, without a window (gui/summaries.py): what the block is,
+its count and each problem with its fix; what a port carries, its shape or that it is known
+once wired, and which way to drag."""
+from tfstudio.graph import Disconnect, Document, Edge, validate
+from tfstudio.gui.summaries import node_tooltip, port_tooltip
+from tfstudio.presets import load_preset
+
+
+def test_a_ports_tooltip_names_it_what_it_carries_and_its_shape_once_wired():
+    gpt = load_preset("tiny-gpt")
+    out = port_tooltip(gpt.output_port("embed", "y"), False, "B×T×64")
+    assert "<b>y</b> (output)" in out and "stream of token vectors" in out
+    assert "shape: B×T×64" in out and "Drag to an input to wire it." in out
+    into = port_tooltip(gpt.input_port("head", "x"), True, None)
+    assert "<b>x</b> (input)" in into and "shape: known once wired" in into
+    assert "Drag to an output to wire it; drag its wire away to move it." in into
+
+
+def test_a_blocks_tooltip_lists_its_count_and_each_problem_with_its_fix():
+    doc = Document(load_preset("tiny-gpt"))
+    head = doc.root.node("head")
+    assert "parameters" not in node_tooltip(head)                 # no count while unknown
+    assert "8.3k parameters" in node_tooltip(head, params=8_256)
+    assert "Fix:" not in node_tooltip(head)
+    doc.execute(Disconnect((), Edge("final_norm", "y", "head", "x")))
+    problems = [d for d in validate(doc.root) if d.node_id == "head"]
+    assert problems
+    tip = node_tooltip(head, problems)
+    assert f"<b>{problems[0].severity.capitalize()}:</b>" in tip
+    assert f"<b>Fix:</b> {problems[0].hint}" in tip
