@@ -6,8 +6,9 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtTest import QTest
 
 from tfstudio.graph import Edge, Graph, dumps
+from tfstudio.gui.canvas_units import SPREAD
 from tfstudio.gui.fuzzy import fuzzy_score, rank_blocks
-from tfstudio.gui.scene import GRID, SPREAD
+from tfstudio.gui.scene import GRID
 from tfstudio.presets import load_preset
 
 

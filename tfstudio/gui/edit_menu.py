@@ -10,7 +10,7 @@ from PySide6.QtGui import QGuiApplication
 from ..graph import Graph, GraphError, GraphFileError, group_edit, tidy_edit, ungroup_edit
 from . import clipboard
 from .editor_state import copied_line
-from .scene import SPREAD, to_graph
+from .canvas_units import SPREAD, to_graph
 
 
 class EditMenu:

@@ -17,11 +17,11 @@ from ..graph import (GROUP_INPUT, GROUP_OUTPUT, Disconnect, Edge, Edit, GraphCha
 from ..graph.edit_rules import move_edit
 from ..graph.layout import Lane
 from .ablation_marks import Marks, marks_at
-from .canvas_units import SPREAD, to_graph, to_scene  # noqa: F401 (others import them here)
+from .canvas_units import to_graph, to_scene
 from .graph_report import GraphReport
 from .node_item import NodeItem
-from .scene_drop import BlockDropping, DropTarget  # noqa: F401 (others import it here)
-from .scene_wiring import LooseWire, WireDragging, _WireDrag  # noqa: F401 (others import it here)
+from .scene_drop import BlockDropping
+from .scene_wiring import WireDragging, _WireDrag
 from .scene_wires import WirePlacement
 from .session import EditorSession
 from .text import shape_label
