@@ -11,7 +11,8 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidg
 
 from ...graph import block_types as bt
 from .colours import series_colour
-from .labels import display_token, muted, placeholder
+from .labels import muted, placeholder
+from .token_text import display_token
 from .picture_export import ExportButton
 from .plots import STEP_LINE, layout_widget, legend_above, live_plot, pen, styled_plot
 from .series import RunSeries

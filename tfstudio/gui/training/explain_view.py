@@ -4,7 +4,7 @@ whole matrix on demand, :mod:`.explain_matrix`); the logit lens as a shaded tabl
 switches with the span the loss is scored on (:mod:`.explain_ablation`); and the embedding map
 (:mod:`.explain_embeddings`). While a run trains it shows the run's latest look inside
 (:meth:`ExplainView.show_snapshot`). A caption above it all names, in every state, the run and
-the step whose weights it shows (:func:`source_caption`).
+the step whose weights it shows (:func:`~.explain_lines.source_caption`).
 
 Self-contained: give it a model and its tokenizer (:meth:`ExplainView.set_model`; the model
 must not be training at the time, e.g. :class:`~.model_host.ModelHost`'s) and it computes with
@@ -37,16 +37,18 @@ from PySide6.QtWidgets import (
 
 from ...probes.snapshot import WALK_KEPT_EVERY
 from .colours import themed_colour
-from .explain_ablation import AblationPage, effect_text
+from .explain_ablation import AblationPage
 from .explain_embeddings import EmbeddingsPage
 from .explain_matrix import MAX_COLS_SHOWN, StepCard
+from .explain_lines import effect_text, source_caption
 from .explain_read import ablation_targets, compute_explanation, run_probe_text
 from .explain_stages import StagePicture
 from .explain_walk import WalkPage, block_node, follow_canvas
-from .labels import display_token, muted, placeholder
+from .labels import muted, placeholder
+from .token_text import display_token
 
 __all__ = ["ExplainView", "MAX_COLS_SHOWN", "block_node", "compute_explanation",
-           "follow_canvas", "lens_shade"]
+           "follow_canvas", "lens_shade", "source_caption"]
 
 NO_MODEL = ("Train or open a run, type a text and press Explain: every step from the token ids "
             "to the probabilities appears here. While a run trains, each look it takes inside "
@@ -57,17 +59,6 @@ LENS_HINT = ("Each layer's residual stream read through the final norm and the h
              "likeliest next token and its probability at each position, darker the surer "
              "(hover a cell for the top 5). Bold underlined: already the model's answer there; "
              "where it first appears shows where it is computed.")
-
-
-def source_caption(run: str, step: int | None, training: bool = False) -> str:
-    """Whose weights Explain shows: the run (as Runs names it) and the step they are of;
-    ``training``: a look a running training took, not weights loaded in the app."""
-    if training:
-        return f"{run or 'The run training'} · step {step:,}, its latest look while it trains"
-    if step is None:
-        return (f"{run} · weights of an unknown step" if run else
-                "Weights not from a run (fresh, or loaded by hand)")
-    return f"{run or 'Weights not from a run'} · the weights of step {step:,}"
 
 
 def _with_hint(hint: str, widget: QWidget) -> QWidget:

@@ -21,8 +21,9 @@ from PySide6.QtWidgets import QGridLayout, QScrollBar, QSizePolicy, QToolTip, QW
 
 from .colours import colour_ramp, themed_colour
 from .heatmap_paint import font as _font
-from .heatmap_paint import paint_colour_bar, paint_mask, scale_range
-from .labels import display_token
+from .heatmap_paint import paint_colour_bar, paint_mask
+from .heatmap_scale import scale_range
+from .token_text import display_token
 
 LABEL_FONT_PX = 12
 COLOUR_BAR_W = 64   # the colour scale right of the cells: a bar and its labels ("-1.2e-4")

@@ -26,7 +26,8 @@ from PySide6.QtWidgets import (
 )
 
 from .. import theme
-from .labels import display_token, muted
+from .labels import muted
+from .token_text import display_token
 from .picture_export import ExportButton
 from .plots import layout_widget, menu_later_plot, styled_plot
 

@@ -28,7 +28,8 @@ from ...runs.config import TrainConfig
 from .. import theme
 from .background import Background
 from .colours import series_colour
-from .labels import display_token, muted
+from .labels import muted
+from .token_text import display_token
 from .defaults import checkpoint_schedule, graph_params, suggested_config
 
 TOKENIZERS = [("byte", "Bytes (256 ids; any text)"),
