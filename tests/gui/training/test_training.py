@@ -373,18 +373,10 @@ def test_hovering_a_query_row_highlights_it(qtbot):
 
 
 def test_telemetry_colours_nodes_from_the_latest_look(make_panel, qtbot):
-    from tfstudio.gui.training.telemetry import node_colours
-
+    """The panel colours the canvas's blocks with what telemetry.shown_values computes (its
+    values, labels and scale: test_telemetry.py)."""
     snapshot = {"grad_norm": {"embed": 1.0, "layers.0": 3.0, "layers.1": 4.0, "head": 0.01},
                 "activation_rms": {"embed": 1.0, "layers.0.attn": 0.5, "layers.1.attn": 0.5}}
-    top = node_colours(snapshot, "grad_norm")
-    assert set(top) == {"embed", "layers", "head"}
-    assert top["layers"][1] == "‖g‖ 5"              # sqrt(3² + 4²): both copies together
-    assert top["head"][0].blue() > top["head"][0].red()      # smallest: the blue end
-    assert top["layers"][0].red() > top["layers"][0].blue()  # largest: the red end
-    inside = node_colours(snapshot, "activation_rms", ("layers",))
-    assert list(inside) == ["attn"] and inside["attn"][1] == "rms 0.5"
-    assert node_colours(snapshot, "off") == {}
 
     class Item:
         def __init__(self):
@@ -404,6 +396,8 @@ def test_telemetry_colours_nodes_from_the_latest_look(make_panel, qtbot):
     panel.shown.snapshot = snapshot
     panel.telemetry.setCurrentIndex(panel.telemetry.findData("grad_norm"))
     assert scene.node_items["embed"].telemetry[1] == "‖g‖ 1"
+    colour = scene.node_items["layers"].telemetry[0]      # the largest: the red end
+    assert colour.red() > colour.blue() and scene.node_items["layers"].telemetry[1] == "‖g‖ 5"
     assert scene.node_items["tokens"].telemetry == (None, "")  # nothing measured: plain
     panel.telemetry.setCurrentIndex(panel.telemetry.findData("off"))
     assert scene.node_items["layers"].telemetry == (None, "")
