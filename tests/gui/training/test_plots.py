@@ -9,7 +9,8 @@ from PySide6.QtCore import QRectF
 
 from tfstudio.gui.training.attention_view import AttentionView
 from tfstudio.gui.training.colours import colour_ramp
-from tfstudio.gui.training.curves_view import CurvesView, moving_average
+from tfstudio.gui.training.curve_math import moving_average
+from tfstudio.gui.training.curves_view import CurvesView
 from tfstudio.gui.training.heatmap import Heatmap
 from tfstudio.gui.training.positions_view import PositionsView
 from tfstudio.gui.training.series import RunSeries
