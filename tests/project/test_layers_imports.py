@@ -84,7 +84,8 @@ QT_FREE_GUI = ("tfstudio.gui.cost_lines", "tfstudio.gui.editor_state",
                "tfstudio.gui.training.heatmap_scale", "tfstudio.gui.training.token_text",
                "tfstudio.gui.training.explain_lines", "tfstudio.gui.training.explain_read",
                "tfstudio.gui.training.explain_state", "tfstudio.gui.training.telemetry",
-               "tfstudio.gui.training.curve_hints", "tfstudio.gui.training.series")
+               "tfstudio.gui.training.curve_hints", "tfstudio.gui.training.series",
+               "tfstudio.gui.training.attention_lines")
 
 
 @pytest.mark.parametrize("module", QT_FREE_GUI)

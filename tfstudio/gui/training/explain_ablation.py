@@ -21,8 +21,8 @@ from .labels import muted
 ABLATION_HINT = ("Tick a block, head or expert to switch it off (no retraining) and see the loss "
                  "and the next-token distribution change; the canvas draws the block off. "
                  "Right-click a block on the canvas does the same.")
-SPANS = ((f"the answer (after the last “{SEPARATOR}”)", "answer"), ("positions from … to …", "range"),
-         ("the whole text only", "none"))
+SPANS = ((f"the answer (after the last “{SEPARATOR}”)", "answer"),
+         ("positions from … to …", "range"), ("the whole text only", "none"))
 
 
 class AblationPage(QWidget):
