@@ -86,7 +86,8 @@ QT_FREE_GUI = ("tfstudio.gui.cost_lines", "tfstudio.gui.editor_state",
                "tfstudio.gui.training.explain_state", "tfstudio.gui.training.telemetry",
                "tfstudio.gui.training.curve_hints", "tfstudio.gui.training.series",
                "tfstudio.gui.training.attention_lines", "tfstudio.gui.training.positions_math",
-               "tfstudio.gui.training.experts_lines", "tfstudio.gui.training.setup_lines")
+               "tfstudio.gui.training.experts_lines", "tfstudio.gui.training.setup_lines",
+               "tfstudio.gui.training.heatmap_labels")
 
 
 @pytest.mark.parametrize("module", QT_FREE_GUI)

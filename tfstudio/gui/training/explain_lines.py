@@ -1,11 +1,13 @@
 """The sentences the Explain view writes, computed from its numbers, without Qt: the picked
 token's line under a stage (:func:`picked_text`, :func:`picked_line`), whose weights it shows
 (:func:`source_caption`), which tokens an ablation's loss is scored on (:func:`chosen_span`) and
-what switching blocks off changed (:func:`effect_text`), and how token vectors sit against
-position vectors (:func:`orthogonality_text`)."""
+what switching blocks off changed (:func:`effect_text`), how token vectors sit against
+position vectors (:func:`orthogonality_text`), and each cell of the logit lens
+(:func:`lens_cell`, shaded by :func:`lens_rgb`)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -119,3 +121,26 @@ def orthogonality_text(angles: dict | None) -> str:
                 "stream (RoPE, ALiBi or none), so there is no angle between them to measure.")
     return (f"Token vectors against the {angles['scheme']} position vectors (the loaded "
             f"weights, {angles['cosine'].shape[1]} positions): {alignment_words(angles)}.")
+
+
+class LensCell(NamedTuple):
+    text: str      # the likeliest token there and its probability
+    p: float       # that probability, which shades the cell
+    answer: bool   # already the model's answer at that position (its last layer's token)
+    tooltip: str   # the top tokens with their probabilities
+
+
+def lens_cell(lens, layer: int, position: int) -> LensCell:
+    """The logit lens's cell for ``layer`` at ``position`` (a ``probes.logit_lens`` result)."""
+    top, p = lens.top_tokens[layer][position], float(lens.top_probs[layer, position, 0])
+    answer = int(lens.top_ids[layer, position, 0]) == int(lens.top_ids[-1, position, 0])
+    tooltip = "\n".join(f"{display_token(t)}  {q:.3f}"
+                        for t, q in zip(top, lens.top_probs[layer, position]))
+    return LensCell(f"{display_token(top[0])} {p:.2f}", p, answer,
+                    tooltip + ("\n(the model's answer here)" if answer else ""))
+
+
+def lens_rgb(p: float) -> tuple[int, int, int]:
+    """A lens cell's background: white at probability 0, deep blue at 1."""
+    t = min(max(float(p), 0.0), 1.0)
+    return int(255 - 215 * t), int(255 - 175 * t), int(255 - 75 * t)

@@ -40,7 +40,7 @@ from .colours import themed_colour
 from .explain_ablation import AblationPage
 from .explain_embeddings import EmbeddingsPage
 from .explain_matrix import MAX_COLS_SHOWN, StepCard
-from .explain_lines import effect_text
+from .explain_lines import effect_text, lens_cell, lens_rgb
 from .explain_read import ablation_targets, compute_explanation, run_probe_text
 from .explain_state import NO_MODEL, ExplainState
 from .explain_stages import StagePicture
@@ -85,8 +85,7 @@ def _row(*widgets) -> QHBoxLayout:
 
 def lens_shade(p: float) -> QColor:
     """A lens cell's background: white at probability 0, deep blue at 1."""
-    t = min(max(float(p), 0.0), 1.0)
-    return QColor(int(255 - 215 * t), int(255 - 175 * t), int(255 - 75 * t))
+    return QColor(*lens_rgb(p))
 
 
 def fill_lens(table, lens) -> None:
@@ -98,24 +97,20 @@ def fill_lens(table, lens) -> None:
     table.setColumnCount(len(lens.tokens))
     table.setVerticalHeaderLabels(lens.layers)
     table.setHorizontalHeaderLabels([display_token(t) for t in lens.tokens])
-    answers = lens.top_ids[-1, :, 0]
     ink = themed_colour("node_text")
     for r in range(len(lens.layers)):
         for c in range(len(lens.tokens)):
-            top, p = lens.top_tokens[r][c], float(lens.top_probs[r, c, 0])
-            item = QTableWidgetItem(f"{display_token(top[0])} {p:.2f}")
+            cell = lens_cell(lens, r, c)
+            item = QTableWidgetItem(cell.text)
             item.setTextAlignment(Qt.AlignCenter)
-            item.setBackground(lens_shade(p))
-            item.setForeground(QColor("white") if p > 0.6 else ink)
-            answer = int(lens.top_ids[r, c, 0]) == int(answers[c])
-            if answer:
+            item.setBackground(lens_shade(cell.p))
+            item.setForeground(QColor("white") if cell.p > 0.6 else ink)
+            if cell.answer:
                 font = item.font()
                 font.setBold(True)
                 font.setUnderline(True)
                 item.setFont(font)
-            item.setToolTip("\n".join(f"{display_token(t)}  {q:.3f}" for t, q in
-                                      zip(top, lens.top_probs[r, c]))
-                            + ("\n(the model's answer here)" if answer else ""))
+            item.setToolTip(cell.tooltip)
             table.setItem(r, c, item)
 
 
