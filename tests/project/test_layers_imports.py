@@ -87,7 +87,7 @@ QT_FREE_GUI = ("tfstudio.gui.cost_lines", "tfstudio.gui.editor_state",
                "tfstudio.gui.training.curve_hints", "tfstudio.gui.training.series",
                "tfstudio.gui.training.attention_lines", "tfstudio.gui.training.positions_math",
                "tfstudio.gui.training.experts_lines", "tfstudio.gui.training.setup_lines",
-               "tfstudio.gui.training.heatmap_labels")
+               "tfstudio.gui.training.heatmap_labels", "tfstudio.gui.training.next_token_lines")
 
 
 @pytest.mark.parametrize("module", QT_FREE_GUI)

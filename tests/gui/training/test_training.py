@@ -137,18 +137,13 @@ def test_sampling_sliders_follow_the_formulas(qtbot):
     probs = _softmax(logits.astype(np.float64))[order]
     keep = int(np.searchsorted(np.cumsum(probs), 0.5) + 1)  # smallest set reaching p
     drawn = view.drawn_bars()
+    # the sliders' values and the summary say the same (their wording: test_next_token_lines)
+    assert (view.t_label.text(), view.k_label.text(), view.p_label.text()) == \
+        ("1.00", "off", "0.50")
+    assert view.summary.text().startswith(f"{keep} of 40 tokens can be drawn · entropy ")
     assert [t for t, _ in drawn] == [f"t{i}" for i in order[:keep]]
     np.testing.assert_allclose([p for _, p in drawn], probs[:keep] / probs[:keep].sum(),
                                rtol=1e-4)
-
-
-def test_a_special_tokens_bar_label_names_it_whole_when_it_fits():
-    from tfstudio.data.tokenizer import BOS, EOT, MASK, PAD
-    from tfstudio.gui.training.next_token_view import tick_label
-
-    assert [tick_label(t) for t in (MASK, PAD, BOS)] == ["⟨mask⟩", "⟨pad⟩", "⟨bos⟩"]
-    assert tick_label(EOT) == "⟨end⟩"          # endoftext: nine letters, cut to three
-    assert tick_label("hello") == "hel…" and tick_label("ab") == "ab"
 
 
 @pytest.mark.slow
