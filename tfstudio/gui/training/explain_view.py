@@ -238,12 +238,11 @@ class ExplainView(QWidget):
             self.state.weights_caption = caption
             self._show_state()
 
-    def _show_state(self, status: str | None = None) -> None:
-        """The caption and the status line the state gives (``status``: another line)."""
-        caption = self.state.caption()
+    def _show_state(self) -> None:
+        """The caption and the status line the state gives (hidden where they say nothing)."""
+        caption, status = self.state.caption(), self.state.status()
         self.caption.setText(caption)
         self.caption.setVisible(bool(caption))
-        status = self.state.status() if status is None else status
         if status:
             self.status.setText(status)
         self.status.setVisible(bool(status))
@@ -349,9 +348,9 @@ class ExplainView(QWidget):
             return
         text = self.text.text()
         model = self.model
+        # the picked token belongs to the text it was picked in: a new text starts at its last
         args = (model, self.tokenizer, text, self.state.position(text, self.token.currentData()),
-                self.head.value(),
-                self.layer.currentData(),
+                self.head.value(), self.layer.currentData(),
                 (self.temperature.value(), self.top_k.value(), self.top_p.value()),
                 self.ablations(), self.ablation.span_choice())
         def shown(result: dict) -> None:
