@@ -85,7 +85,14 @@ QT_FREE_GUI = ("tfstudio.gui.cost_lines", "tfstudio.gui.editor_state",
                "tfstudio.gui.out_of_view", "tfstudio.gui.lesson_lines",
                "tfstudio.gui.gallery_lines",
                "tfstudio.gui.training.compare_job",
-               "tfstudio.gui.training.curve_math", "tfstudio.gui.training.shown_state")
+               "tfstudio.gui.training.curve_math", "tfstudio.gui.training.shown_state",
+               "tfstudio.gui.training.heatmap_scale", "tfstudio.gui.training.token_text",
+               "tfstudio.gui.training.explain_lines", "tfstudio.gui.training.explain_read",
+               "tfstudio.gui.training.explain_state", "tfstudio.gui.training.telemetry",
+               "tfstudio.gui.training.curve_hints", "tfstudio.gui.training.series",
+               "tfstudio.gui.training.attention_lines", "tfstudio.gui.training.positions_math",
+               "tfstudio.gui.training.experts_lines", "tfstudio.gui.training.setup_lines",
+               "tfstudio.gui.training.heatmap_labels", "tfstudio.gui.training.next_token_lines")
 
 
 @pytest.mark.parametrize("module", QT_FREE_GUI)

@@ -72,7 +72,7 @@ def test_the_slider_draws_the_smoothed_loss_with_the_raw_curve_faint_behind(qtbo
     assert np.allclose(curves["grad"].yData, hand_ema(grads, 0.6))
 
 
-def test_the_readout_names_each_run_and_its_values_at_the_step(qtbot):
+def test_the_readout_names_each_run_and_its_values_at_the_step():
     first = run("tiny-gpt · 08:00:00", [4.0, 3.0, 2.0, 1.5])
     second = run("tiny-llama · 08:05:00", [5.0, 4.5, 4.0, 3.5])
     text = readout([first, second], 3.2, "step")

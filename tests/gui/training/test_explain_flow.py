@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 
 from tfstudio.compiler import compile_graph
 from tfstudio.data import build_tokenizer
-from tfstudio.gui.training.explain_ablation import chosen_span
+from tfstudio.gui.training.explain_lines import chosen_span
 from tfstudio.gui.training.explain_flow import flow_columns, section_of
 from tfstudio.gui.training.explain_view import ExplainView
 from tfstudio.presets import load_preset

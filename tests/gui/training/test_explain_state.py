@@ -1,5 +1,7 @@
 """Explain's state is always the state the user is in: any text walks with its own token
-picked, and a run change leaves nothing of the last run in any view."""
+picked, and a run change leaves nothing of the last run in any view. Each rule is checked on
+the Qt-free model (gui/training/explain_state.py) with the walks the view computes; the view's
+tests below check that it draws what the model holds."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,9 +11,13 @@ import torch
 from tfstudio import probes
 from tfstudio.compiler import compile_graph
 from tfstudio.data import build_tokenizer, load_corpus
-from tfstudio.gui.training.labels import display_token
+from tfstudio.gui.training.explain_lines import source_caption
+from tfstudio.gui.training.explain_read import compute_explanation
+from tfstudio.gui.training.explain_state import NO_MODEL, NO_TEXT, ExplainState
 from tfstudio.gui.training.explain_view import ExplainView
+from tfstudio.gui.training.labels import display_token
 from tfstudio.presets import load_preset
+from tfstudio.probes.snapshot import WALK_KEPT_EVERY
 from tfstudio.train.pipeline import fit_graph_to_tokenizer
 
 torch.set_num_threads(1)
@@ -120,8 +126,10 @@ def test_during_training_the_latest_look_shows_with_its_step(qtbot):
     view = ExplainView()
     qtbot.addWidget(view)
     view.set_model(None, None)             # what the panel does when a run starts
+    assert view.caption.isHidden()         # nothing shown: nothing to name
     snapshot = take_snapshot(model, tokenizer, "abc>cba", step=120)
-    view.show_snapshot(snapshot)
+    view.show_snapshot(snapshot, "tiny-gpt · 10:00:00")
+    assert view.caption.text() == view.state.caption() != "" and not view.caption.isHidden()
     pictures = [view.steps_column.itemAt(i).widget() for i in range(view.steps_column.count() - 1)]
     walk = probes.forward_walk(model, probes.probe_inputs(model, tokenizer, "abc>cba"))
     assert [p.name for p in pictures] == [s.name for s in walk.steps]
@@ -232,19 +240,98 @@ def test_after_opening_a_run_the_caption_names_that_run_and_its_step_and_flips_w
     assert labels[finished_run] not in explain.caption.text()
 
 
-def test_the_caption_says_whose_weights_in_each_state(qtbot):
-    from tfstudio.gui.training.explain_view import source_caption
+# ---------------------------------------------------------------------- the model, without Qt
+def walked(state: ExplainState, text: str, picked: int | None = None, head: int = 0) -> dict:
+    """What the view does on Explain: compute for ``text`` at the position the state gives,
+    and show the answer."""
+    result = compute_explanation(state.model, state.tokenizer, text,
+                                 state.position(text, picked), head, None, (1.0, 0, 1.0), [])
+    state.shown(result)
+    return result
+
+
+def test_a_new_text_walks_to_its_own_last_token_and_a_pick_stays_with_its_text():
     tokenizer = build_tokenizer("byte")
-    view = ExplainView()
-    qtbot.addWidget(view)
-    assert view.caption.isHidden()                          # nothing shown: nothing to name
+    state = ExplainState()
+    state.set_model(model_for("tiny-gpt", tokenizer), tokenizer)
+    assert walked(state, LONG)["walk"].position == 16
+    # the 17-token text's pick was refused in a 4-token one ("position 16 is outside...")
+    walk = walked(state, "abc>", picked=16)["walk"]
+    assert walk.position == 3 and walk.tokens["tokens"] == list("abc>")
+    assert walked(state, "abc>", picked=1)["walk"].position == 1  # the same text: kept
+    assert walked(state, LONG, picked=1)["walk"].position == 16   # a new text: its own last
+
+
+def test_a_failure_leaves_no_answer_of_the_last_text_and_says_why():
+    tokenizer = build_tokenizer("byte")
+    state = ExplainState()
+    state.set_model(model_for("tiny-gpt", tokenizer), tokenizer)
+    walked(state, LONG)
+    assert state.status() == "" and state.result is not None
+    with pytest.raises(ValueError) as raised:   # tiny-gpt has 4 heads
+        walked(state, LONG, head=9)
+    state.failed(raised.value)
+    assert state.result is None and state.walked_text is None
+    assert "head 9 does not exist" in state.error
+    assert state.status() == f"Cannot explain this: {raised.value}"
+    walked(state, LONG)                         # a good text again: no error left
+    assert state.error == "" and state.status() == ""
+
+
+def test_a_run_change_leaves_nothing_of_the_last_run_and_late_answers_are_dropped():
+    tokenizer = build_tokenizer("byte")
+    first, second = model_for("tiny-gpt", tokenizer), model_for("tiny-llama", tokenizer)
+    state = ExplainState()
+    assert state.status() == NO_MODEL and state.caption() == ""
+    state.set_model(first, tokenizer, "/runs/a", run="a", step=40)
+    walked(state, LONG)
+    assert state.accepts(first)
+    state.set_model(second, tokenizer)
+    assert not state.accepts(first)             # the first run's walk, arriving late: dropped
+    assert state.accepts(second)
+    assert state.result is None and state.walked_text is None and state.run_dir is None
+    assert state.status() == NO_TEXT and state.caption() == source_caption("", None)
+    assert state.position(LONG, 5) == -1         # no pick survives the change
+    state.set_model(None, None)                  # a run starts: its weights are not in yet
+    assert state.status() == NO_MODEL and state.caption() == ""
+
+
+def test_a_training_look_shows_only_until_weights_load_and_names_its_step_and_token():
+    state = ExplainState()
+    state.set_model(None, None)
+    assert state.takes_look()
+    state.show_look(120, " ", "tiny-gpt · 10:00:00")
+    assert state.caption() == "tiny-gpt · 10:00:00 · step 120, its latest look while it trains"
+    assert state.status().startswith("Training, step 120: ") and "last token ␣." in \
+        state.status()
+    state.show_look(130, "a", "tiny-gpt · 10:00:00")
+    assert state.status().startswith("Training, step 130: ") and "last token a." in \
+        state.status()
+    # a newer look without a walk: the one shown stays, and the line says so
+    assert state.training_status(look_without_walk=140).endswith(
+        f"The look at step 140 carries no walk (a run takes the walk every {WALK_KEPT_EVERY}th "
+        "look): this is still step 130's.")
+    tokenizer = build_tokenizer("byte")
+    state.set_model(model_for("tiny-gpt", tokenizer), tokenizer, run="tiny-gpt · 10:00:00",
+                    step=150)
+    assert not state.takes_look() and state.snapshot_step is None
+    assert state.caption() == "tiny-gpt · 10:00:00 · the weights of step 150"
+
+
+def test_the_caption_says_whose_weights_in_each_state():
+    tokenizer = build_tokenizer("byte")
+    state = ExplainState()
+    assert state.caption() == ""                            # nothing shown: nothing to name
     model = model_for("tiny-gpt", tokenizer)
-    view.set_model(model, tokenizer)
-    assert view.caption.text() == "Weights not from a run (fresh, or loaded by hand)"
-    view.set_model(model, tokenizer, run="tiny-gpt · 09:41:03", step=300)
-    assert view.caption.text() == "tiny-gpt · 09:41:03 · the weights of step 300"
-    view.set_model(None, None)                              # training starts: weights go
-    look = probes.take_snapshot(model, tokenizer, LONG, step=1200)
-    view.show_snapshot(look, "tiny-gpt · 10:00:00")
-    assert view.caption.text() == source_caption("tiny-gpt · 10:00:00", 1200, training=True)
-    assert view.caption.text().startswith("tiny-gpt · 10:00:00 · step 1,200")
+    state.set_model(model, tokenizer)
+    assert state.caption() == "Weights not from a run (fresh, or loaded by hand)"
+    state.set_model(model, tokenizer, run="tiny-gpt · 09:41:03", step=300)
+    assert state.caption() == "tiny-gpt · 09:41:03 · the weights of step 300"
+    # the Train workspace's own words for them win (the nearest checkpoint to a step asked for)
+    state.set_model(model, tokenizer, run="tiny-gpt · 09:41:03", step=300,
+                    caption="tiny-gpt · 09:41:03 · the weights of step 300 of 400")
+    assert state.caption() == "tiny-gpt · 09:41:03 · the weights of step 300 of 400"
+    state.set_model(None, None)                              # training starts: weights go
+    state.show_look(1200, "a", "tiny-gpt · 10:00:00")
+    assert state.caption() == source_caption("tiny-gpt · 10:00:00", 1200, training=True)
+    assert state.caption().startswith("tiny-gpt · 10:00:00 · step 1,200")

@@ -12,6 +12,7 @@ from tfstudio.compiler import compile_graph
 from tfstudio.data import build_tokenizer
 from tfstudio.gui.training.background import Background
 from tfstudio.gui.training.labels import display_token
+from tfstudio.gui.training.explain_lines import orthogonality_text
 from tfstudio.gui.training.explain_stages import StagePicture
 from tfstudio.gui.training.explain_view import MAX_COLS_SHOWN, ExplainView
 from tfstudio.presets import load_preset
@@ -125,6 +126,8 @@ def test_the_embeddings_tab_maps_the_texts_tokens_with_their_neighbours(qtbot):
     assert note.split("Nearest to d by cosine: ")[1].startswith(nearest)
     labels = [item for item in view.embedding_plot.items if hasattr(item, "textItem")]
     assert len(labels) == len(ids)
+    # under the map, the sentence its read-out gives (its wording: test_explain_orthogonality)
+    assert view.embeddings.orthogonality.text() == orthogonality_text(read_out["angles"])
 
 
 def strip_colours(qtbot, picked: list[float]) -> list[tuple[int, int, int]]:

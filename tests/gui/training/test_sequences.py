@@ -123,7 +123,7 @@ def check_shown(window, panel):
 def unknown_to(run, text):
     """The characters of ``text`` that ``run``'s own saved tokenizer reads as unknown."""
     from tfstudio.data import load_tokenizer
-    from tfstudio.gui.training.setup_view import unknown_characters
+    from tfstudio.gui.training.setup_lines import unknown_characters
     tokenizer = load_tokenizer(run.path)
     return unknown_characters(tokenizer, text, tokenizer.encode(text))
 

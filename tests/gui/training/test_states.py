@@ -2,15 +2,14 @@
 run, on an invalid graph, after a custom probe, after reopening a run, and during a run."""
 from __future__ import annotations
 
-import json
-
 import pytest
 import torch
 from gui_runs import WAIT_MS, short_run
 
 from tfstudio.graph.edits import SetParam
-from tfstudio.gui.training.curves_view import EMPTY_HINT
-from tfstudio.presets import PRESET_DIR, load_preset
+from tfstudio.gui.training.curve_hints import EMPTY_HINT
+from tfstudio.gui.training.experts_lines import before_training
+from tfstudio.presets import load_preset
 
 torch.set_num_threads(1)
 
@@ -36,25 +35,13 @@ def test_before_any_run_the_positions_tab_shows_the_canvas_graph_untrained(make_
     assert list(panel.positions.data) == ["learned"]  # tiny-gpt's learned position table
 
 
-def test_experts_tab_before_training_knows_whether_the_graph_has_experts(make_panel):
-    spec = json.loads((PRESET_DIR / "tiny-mixtral.json").read_text())
-
-    def count(nodes, times=1):  # the preset file's own MoE blocks, copies of groups included
-        n = 0
-        for node in nodes:
-            if node["type"] == "group":
-                n += count(node["subgraph"]["nodes"], times * node["params"].get("repeat", 1))
-            n += times * (node["type"] == "moe")
-        return n
-
-    expected = count(spec["nodes"])
-    assert expected >= 1
-    mixtral = make_panel(load_preset("tiny-mixtral"))
-    text = mixtral.experts.empty.text()
-    assert f"has {expected} mixture-of-experts block" in text and "Press Train" in text
-    assert "no mixture-of-experts" not in text
-    gpt = make_panel(load_preset("tiny-gpt"))
-    assert "no mixture-of-experts block" in gpt.experts.empty.text()
+def test_experts_tab_before_training_says_what_the_graph_holds(make_panel):
+    """The tab shows the hint experts_lines.before_training computes (its counting and
+    wording: test_experts_lines.py)."""
+    graph = load_preset("tiny-mixtral")
+    mixtral = make_panel(graph)
+    assert mixtral.experts.empty.text() == before_training(graph)
+    assert "mixture-of-experts block" in mixtral.experts.empty.text()
 
 
 # --------------------------------------------------------------------------- invalid graph

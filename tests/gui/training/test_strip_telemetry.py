@@ -129,24 +129,6 @@ def test_the_strip_cuts_no_line_of_the_layers_title(open_training_window, qtbot,
     assert not lines[0] < shown.top() < lines[1], (lines, shown)
 
 
-def test_a_closed_groups_copies_and_the_scale_come_from_the_values_by_hand():
-    from tfstudio.gui.training.strip import legend_lines
-    from tfstudio.gui.training.telemetry import shown_values
-
-    look = {"grad_norm": {"embed": 0.1, "layers.0": 3.0, "layers.1": 4.0,
-                          "layers.0.attn": 1.0, "layers.1.attn": 2.0}}
-    shown = shown_values(look, "grad_norm", (), open_groups=(), groups=("layers",))
-    assert shown.top == {"embed": 0.1, "layers": 5.0}  # sqrt(3² + 4²): both copies' norm
-    assert shown.copies == {"layers": [3.0, 4.0]} and (shown.lo, shown.hi) == (0.1, 5.0)
-    assert legend_lines(shown)[0] == "Gradient norm, log scale: ‖g‖ 0.1 … 5"  # no step known
-    look["step"] = 120
-    assert legend_lines(shown_values(look, "grad_norm"))[0].startswith("Gradient norm at step 120,")
-    assert legend_lines(shown)[-1] == "layers per copy: 0: 3 · 1: 4"
-    opened = shown_values(look, "grad_norm", (), open_groups=("layers",))
-    assert opened.inner == {"layers": {"attn": pytest.approx(5 ** 0.5)}}  # sqrt(1² + 2²)
-    assert shown_values(look, "off") is None
-
-
 def blocks_on_screen(window) -> list[QRectF]:
     """Every block the strip draws (its top-level blocks and those inside open frames), in
     the view's own pixels, as much of each as the canvas shows."""

@@ -137,18 +137,13 @@ def test_sampling_sliders_follow_the_formulas(qtbot):
     probs = _softmax(logits.astype(np.float64))[order]
     keep = int(np.searchsorted(np.cumsum(probs), 0.5) + 1)  # smallest set reaching p
     drawn = view.drawn_bars()
+    # the sliders' values and the summary say the same (their wording: test_next_token_lines)
+    assert (view.t_label.text(), view.k_label.text(), view.p_label.text()) == \
+        ("1.00", "off", "0.50")
+    assert view.summary.text().startswith(f"{keep} of 40 tokens can be drawn · entropy ")
     assert [t for t, _ in drawn] == [f"t{i}" for i in order[:keep]]
     np.testing.assert_allclose([p for _, p in drawn], probs[:keep] / probs[:keep].sum(),
                                rtol=1e-4)
-
-
-def test_a_special_tokens_bar_label_names_it_whole_when_it_fits():
-    from tfstudio.data.tokenizer import BOS, EOT, MASK, PAD
-    from tfstudio.gui.training.next_token_view import tick_label
-
-    assert [tick_label(t) for t in (MASK, PAD, BOS)] == ["⟨mask⟩", "⟨pad⟩", "⟨bos⟩"]
-    assert tick_label(EOT) == "⟨end⟩"          # endoftext: nine letters, cut to three
-    assert tick_label("hello") == "hel…" and tick_label("ab") == "ab"
 
 
 @pytest.mark.slow
@@ -373,18 +368,10 @@ def test_hovering_a_query_row_highlights_it(qtbot):
 
 
 def test_telemetry_colours_nodes_from_the_latest_look(make_panel, qtbot):
-    from tfstudio.gui.training.telemetry import node_colours
-
+    """The panel colours the canvas's blocks with what telemetry.shown_values computes (its
+    values, labels and scale: test_telemetry.py)."""
     snapshot = {"grad_norm": {"embed": 1.0, "layers.0": 3.0, "layers.1": 4.0, "head": 0.01},
                 "activation_rms": {"embed": 1.0, "layers.0.attn": 0.5, "layers.1.attn": 0.5}}
-    top = node_colours(snapshot, "grad_norm")
-    assert set(top) == {"embed", "layers", "head"}
-    assert top["layers"][1] == "‖g‖ 5"              # sqrt(3² + 4²): both copies together
-    assert top["head"][0].blue() > top["head"][0].red()      # smallest: the blue end
-    assert top["layers"][0].red() > top["layers"][0].blue()  # largest: the red end
-    inside = node_colours(snapshot, "activation_rms", ("layers",))
-    assert list(inside) == ["attn"] and inside["attn"][1] == "rms 0.5"
-    assert node_colours(snapshot, "off") == {}
 
     class Item:
         def __init__(self):
@@ -404,6 +391,8 @@ def test_telemetry_colours_nodes_from_the_latest_look(make_panel, qtbot):
     panel.shown.snapshot = snapshot
     panel.telemetry.setCurrentIndex(panel.telemetry.findData("grad_norm"))
     assert scene.node_items["embed"].telemetry[1] == "‖g‖ 1"
+    colour = scene.node_items["layers"].telemetry[0]      # the largest: the red end
+    assert colour.red() > colour.blue() and scene.node_items["layers"].telemetry[1] == "‖g‖ 5"
     assert scene.node_items["tokens"].telemetry == (None, "")  # nothing measured: plain
     panel.telemetry.setCurrentIndex(panel.telemetry.findData("off"))
     assert scene.node_items["layers"].telemetry == (None, "")
@@ -411,7 +400,8 @@ def test_telemetry_colours_nodes_from_the_latest_look(make_panel, qtbot):
 
 def test_positions_view_draws_each_scheme(qtbot):
     from tfstudio.compiler import compile_graph
-    from tfstudio.gui.training.positions_view import PositionsView, waveform_dims
+    from tfstudio.gui.training.positions_math import waveform_dims
+    from tfstudio.gui.training.positions_view import PositionsView
     from tfstudio.probes import position_data
 
     view = PositionsView()
@@ -433,7 +423,6 @@ def test_positions_view_draws_each_scheme(qtbot):
     view.show_positions({}, "tiny-lstm")
     assert view.stack.currentWidget() is view.empty
     assert "no position information" in view.empty.text()
-    assert waveform_dims(64) == [0, 12, 24, 38, 50, 62]
 
 
 @pytest.mark.slow

@@ -19,34 +19,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...graph import block_types as bt
+from .attention_lines import head_groups, head_title, info_line, kv_group, shared_kv
 from .labels import muted, placeholder
 from .picture_export import ExportButton
 from .heatmap import Heatmap, HeatmapGrid
 
 AVERAGE, GRID = "average", "grid"
-
-
-def head_groups(graph) -> dict[str, tuple[int, int]]:
-    """{attention key without copy indices ("layers.attn"): (heads, kv_heads)} of the graph."""
-    out: dict[str, tuple[int, int]] = {}
-
-    def walk(g, prefix: tuple[str, ...]) -> None:
-        for node in g:
-            if node.is_group:
-                walk(node.subgraph, prefix + (node.id,))
-            elif node.type in bt.ATTENTION_TYPES:
-                heads = int(node.typed_params().heads or 1)
-                kv = int(node.typed_params().kv_heads or heads)
-                out[".".join(prefix + (node.id,))] = (heads, kv)
-
-    walk(graph, ())
-    return out
-
-
-def kv_group(key: str, groups: dict[str, tuple[int, int]]) -> tuple[int, int] | None:
-    """(heads, kv_heads) of the snapshot's attention ``key`` ("layers.0.attn")."""
-    return groups.get(".".join(part for part in key.split(".") if not part.isdigit()))
 
 
 class AttentionView(QWidget):
@@ -132,11 +110,10 @@ class AttentionView(QWidget):
 
     def sharing(self) -> tuple[int, int] | None:
         """(heads, kv_heads) of the shown layer when its heads share K/V, else None."""
-        shape = kv_group(self.layer.currentText(), self.groups)
         entry = self._entry()
-        if shape is None or entry is None or shape[1] >= shape[0] or entry.get("cross"):
+        if entry is None:
             return None
-        return shape
+        return shared_kv(kv_group(self.layer.currentText(), self.groups), bool(entry.get("cross")))
 
     def set_head_roles(self, roles: dict | None, step: int | None = None) -> None:
         """Each head's previous-token and induction score, per block, measured on the weights
@@ -159,14 +136,7 @@ class AttentionView(QWidget):
     def head_title(self, h: int, scores: bool = True) -> str:
         """"head 2 · K/V 1 · prev 0.93 · ind 0.02" (the scores only on the look they describe;
         ``scores=False``: the short name the Heads box fits)."""
-        shared = self.sharing()
-        title = f"head {h}"
-        if shared is not None:
-            title += f" · K/V {h // (shared[0] // shared[1])}"
-        roles = self.shown_roles() if scores else None
-        if roles and h < len(roles.get("induction", ())):
-            title += f" · prev {roles['previous_token'][h]:.2f} · ind {roles['induction'][h]:.2f}"
-        return title
+        return head_title(h, self.sharing(), self.shown_roles() if scores else None)
 
     def _text_entered(self) -> None:
         self.probe_text_edited.emit(self.text.text())
@@ -269,23 +239,10 @@ class AttentionView(QWidget):
             self.heatmap.set_data(matrix, rows, cols, allowed, f"{layer} · {which}{scale}",
                                   value_range=self.colour_range())
             self.stack.setCurrentWidget(self.heatmap)
-        masked = "" if allowed.all() else " · hatched: masked (cannot look there)"
-        kind = "rows: decoder tokens, columns: source tokens" if entry.get("cross") \
-            else "rows: queries, columns: the keys they read"
-        shared = self.sharing()
-        if shared is not None:
-            heads, kv = shared
-            what = "MQA: all heads share one K/V head" if kv == 1 else \
-                f"GQA: {heads} query heads share {kv} K/V heads, {heads // kv} per group"
-            kind = f"{kind} · {what} (same K/V number: same keys)"
-        text = f"Rows sum to 1 · {kind}{masked} · hover a row; click a head in the grid"
-        if self.shown_roles() and choice == GRID:
-            text += (f" · prev / ind (weights of step {self.roles_step:,}): how much each head "
-                     "attends to the previous token / to the token after its last occurrence, "
-                     "on a repeated random sequence")
-        elif self.roles and self.roles_step is not None:
-            text += (f" · head scores (prev / ind) are measured on the weights of step "
-                     f"{self.roles_step:,}: shown at that step only")
+        text = info_line(cross=bool(entry.get("cross")), masked=not allowed.all(),
+                         shared=self.sharing(), grid=choice == GRID,
+                         roles_shown=bool(self.shown_roles()),
+                         roles_step=self.roles_step if self.roles else None)
         self.info.setText(text)
         self.info.setToolTip(text)
 

@@ -1,5 +1,6 @@
 """The numbers behind the curves' reading aids, without Qt: exponential smoothing as TensorBoard
-draws it, the x coordinate of each point (step or wall time), and the hover readout's text.
+draws it, the moving average of the throughput, the x coordinate of each point (step or wall
+time), and the hover readout's text.
 
 Smoothing is TensorBoard's: an exponential moving average with weight ``w`` (0: raw, 0.99:
 very smooth), debiased so the first points are not pulled towards zero::
@@ -18,7 +19,18 @@ import numpy as np
 STEP, WALL = "step", "wall"
 X_AXES = {STEP: "Step", WALL: "Wall time"}
 X_LABELS = {STEP: "step", WALL: "seconds since the start"}
+SPEED_WINDOW = 20  # steps in the moving average of tokens / s (single steps are noisy)
 
+
+
+def moving_average(values: np.ndarray, window: int = SPEED_WINDOW) -> np.ndarray:
+    """The mean of the last ``window`` values at each point (fewer at the start)."""
+    if values.size == 0:
+        return values
+    sums = np.cumsum(np.concatenate([[0.0], values]))
+    n = np.arange(1, values.size + 1)
+    lo = np.maximum(0, n - window)
+    return (sums[n] - sums[lo]) / (n - lo)
 
 class EmaArray:
     """The debiased EMA of a growing array, extended by only its new points (a redraw at step

@@ -12,7 +12,8 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QGraphicsItem, QHBoxLayout,
                                QScrollArea, QVBoxLayout, QWidget)
 
 from .colours import series_colour
-from .curve_math import STEP, WALL, X_LABELS, EmaArray, x_of
+from .curve_hints import EMPTY_HINT, plot_hint
+from .curve_math import SPEED_WINDOW, STEP, WALL, X_LABELS, EmaArray, moving_average, x_of
 from .curve_reading import CurveReader
 from .picture_export import ExportButton
 from .. import theme
@@ -22,9 +23,7 @@ from .series import RunSeries, write_csv
 
 
 MIN_DATA_HEIGHT = 200  # px of every plot's data area (a shorter screen scrolls)
-SPEED_WINDOW = 20  # steps in the moving average of tokens / s (single steps are noisy)
 RAW_ALPHA = 60  # the raw curve behind a smoothed one: faint, as in TensorBoard
-EMPTY_HINT = "No run yet: press Train (or open a past run in Runs)"
 RUN_COLUMNS, LAYER_COLUMNS = 2, 6  # the most columns of the runs' and the layers' legends
 
 
@@ -49,16 +48,6 @@ class GrowingArray:
             self._buffer[self.size:end] = np.asarray(new, dtype=float)
             self.size = end
         return self._buffer[:self.size]
-
-
-def moving_average(values: np.ndarray, window: int = SPEED_WINDOW) -> np.ndarray:
-    """The mean of the last ``window`` values at each point (fewer at the start)."""
-    if values.size == 0:
-        return values
-    sums = np.cumsum(np.concatenate([[0.0], values]))
-    n = np.arange(1, values.size + 1)
-    lo = np.maximum(0, n - window)
-    return (sums[n] - sums[lo]) / (n - lo)
 
 
 class _Entry:
@@ -370,17 +359,8 @@ class CurvesView(QWidget):
     def _refresh_hints(self) -> None:
         """Say why a plot is empty instead of showing bare axes."""
         shown = self.visible_series()
-        drawn = [s for s in shown if s.steps]
         for name, hint in self.hints.items():
-            text = ""
-            if not shown:
-                text = EMPTY_HINT
-            elif not drawn:
-                text = "Waiting for the first logged step…"
-            elif name == "acc" and not any(a is not None for s in shown for a in s.accuracy):
-                text = accuracy_hint(shown)
-            elif name == "layers" and not self._layer_curves:
-                text = "This run logged no per-layer gradient norms"
+            text = plot_hint(name, shown, bool(self._layer_curves))
             if hint.toPlainText() != text:  # a TextItem re-renders on every setText
                 hint.setText(text)
                 place_hint(hint, self.plot_items()[name].getViewBox())
@@ -479,10 +459,3 @@ def place_hint(hint: pg.TextItem, box: pg.ViewBox) -> None:
     wide in the Train workspace at 1366x768)."""
     hint.setTextWidth(max(60.0, box.width() - 24))
     hint.setPos(box.width() / 2, box.height() / 2)
-
-
-def accuracy_hint(shown: list[RunSeries]) -> str:
-    if all(s.is_task is False for s in shown):
-        return "No task accuracy: this corpus is text. Accuracy is measured on the " \
-               "synthetic tasks (task:reverse, task:copy, …), whose answers are known."
-    return "Accuracy appears at each validation (Eval every in the run setup)"

@@ -9,9 +9,10 @@ import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from ...graph import block_types as bt
 from .colours import series_colour
-from .labels import display_token, muted, placeholder
+from .experts_lines import NO_MOE, before_training
+from .labels import muted, placeholder
+from .token_text import display_token
 from .picture_export import ExportButton
 from .plots import STEP_LINE, layout_widget, legend_above, live_plot, pen, styled_plot
 from .series import RunSeries
@@ -29,24 +30,6 @@ def coloured_tokens_html(tokens: list[str], experts: list[int]) -> str:
                      f"color:#1d2230;'>{html.escape(display_token(token))}</span>")
     return "<span style='font-family:monospace;font-size:13pt;'>" + "&#8203;".join(spans) + \
         "</span>"
-
-
-NO_MOE = ("This graph has no mixture-of-experts block. Try the tiny-mixtral preset to see a "
-          "router at work.")
-MOE_BEFORE_TRAINING = ("This graph has {n} mixture-of-experts block{s}. Press Train: the share "
-                       "of tokens each expert receives, and the expert each probe token goes "
-                       "to, appear here as the router learns.")
-
-
-def moe_blocks(graph) -> int:
-    """How many MoE blocks the graph holds (inside groups too, one per group copy)."""
-    count = 0
-    for node in graph:
-        if node.is_group:
-            count += moe_blocks(node.subgraph) * max(1, int(node.typed_params().repeat or 1))
-        elif node.type == bt.MOE:
-            count += 1
-    return count
 
 
 class ExpertsView(QWidget):
@@ -91,8 +74,7 @@ class ExpertsView(QWidget):
 
     def set_graph(self, graph) -> None:
         """Before any run: say whether the graph on the canvas has experts to show."""
-        n = moe_blocks(graph)
-        self.empty.setText(MOE_BEFORE_TRAINING.format(n=n, s="s" * (n != 1)) if n else NO_MOE)
+        self.empty.setText(before_training(graph))
 
     def set_series(self, series: RunSeries | None) -> None:
         self.series = series

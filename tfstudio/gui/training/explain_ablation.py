@@ -15,60 +15,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...probes.ablation import answer_span
-from .explain_stages import probability
-from .labels import display_token, muted
+from .explain_lines import SEPARATOR
+from .labels import muted
 
 ABLATION_HINT = ("Tick a block, head or expert to switch it off (no retraining) and see the loss "
                  "and the next-token distribution change; the canvas draws the block off. "
                  "Right-click a block on the canvas does the same.")
-SEPARATOR = ">"   # the answer follows the last one (the tasks' and probe texts' separator)
-SPANS = (("the answer (after the last “>”)", "answer"), ("positions from … to …", "range"),
-         ("the whole text only", "none"))
-
-
-def span_label(tokens: list[str], span: tuple[int, int], what: str) -> str:
-    """'the answer tokens (positions 9-16: "hgfedcba")': which tokens a loss was scored on."""
-    shown = "".join(display_token(t) for t in tokens[span[0]:span[1]])
-    return f"{what} (positions {span[0]}-{span[1] - 1}: “{shown}”)"
-
-
-def chosen_span(kind: str, tokens: list[str], start: int, end: int
-                ) -> tuple[tuple[int, int] | None, str, str]:
-    """(span, its label, a note when the choice cannot be scored on this text)."""
-    if kind == "answer":
-        span = answer_span(tokens, SEPARATOR)
-        if span is None:
-            return None, "", (f"This text has no answer after a “{SEPARATOR}”: only the loss "
-                              "on the whole text is shown. Choose positions to score a span.")
-        return span, span_label(tokens, span, "the answer tokens"), ""
-    if kind == "range":
-        if not 1 <= start <= end < len(tokens):
-            return None, "", (f"Positions {start} to {end} are not a span of this text "
-                              f"(1 to {len(tokens) - 1}: position 0 has nothing to predict "
-                              "it from).")
-        return (start, end + 1), span_label(tokens, (start, end + 1), "your span"), ""
-    return None, "", ""
-
-
-def effect_text(effect, note: str = "") -> str:
-    """The report: what was switched off and each loss, labelled with its tokens."""
-    if effect is None:
-        return "Nothing is switched off." + (f"\n{note}" if note else "")
-
-    def top(tops) -> str:
-        return ", ".join(f"{display_token(t)} {probability(p)}" for t, p in tops)
-
-    lines = [f"Switched off: {', '.join(effect.targets)}.",
-             f"Loss on the whole text {effect.loss_before:.4f} → {effect.loss_after:.4f}."]
-    if effect.span is not None:
-        lines.append(f"Loss on {effect.span_label} {effect.span_loss_before:.4f} → "
-                     f"{effect.span_loss_after:.4f}.")
-    elif note:
-        lines.append(note)
-    lines += [f"KL at position {effect.position}: {effect.kl:.4f} nats.",
-              f"Before: {top(effect.top_before)}", f"After: {top(effect.top_after)}"]
-    return "\n".join(lines)
+SPANS = ((f"the answer (after the last “{SEPARATOR}”)", "answer"),
+         ("positions from … to …", "range"), ("the whole text only", "none"))
 
 
 class AblationPage(QWidget):

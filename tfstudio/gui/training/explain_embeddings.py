@@ -12,44 +12,12 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QVBoxLayout, QWidget
 
 from .colours import themed_colour
-from .labels import display_token, muted
+from .explain_lines import orthogonality_text
+from .labels import muted
+from .token_text import display_token
 from .plots import layout_widget, menu_later_plot, styled_plot
 
-WHOLE_TABLE = 128     # vocabularies up to this size are mapped whole, larger ones by the text
 MAP_MARGIN = 0.08     # the replayed map's fixed axes leave this share of room around the points
-
-
-def mapped_ids(model, tokenizer, text: str) -> list[int]:
-    """The tokens the embedding map shows: the whole table when it is small, else the text's."""
-    vocab = int(getattr(model, "vocab_size", 0) or 0)
-    return list(range(vocab)) if 0 < vocab <= WHOLE_TABLE else tokenizer.encode(text)
-
-
-def embedding_read_out(model, tokenizer, text: str) -> dict | None:
-    """The 2D map of the token embedding table (see :func:`mapped_ids`), with under "angles"
-    how the same tokens' vectors sit against the position vectors the model adds
-    (:func:`tfstudio.probes.position_angles`: None when it adds none); None for a model
-    without a table."""
-    from ... import probes
-
-    ids = mapped_ids(model, tokenizer, text)
-    try:
-        read_out = probes.embedding_map(model, ids, tokenizer)
-    except (ValueError, LookupError):  # fewer than 2 tokens, or no embedding table
-        return None
-    read_out["angles"] = probes.position_angles(model, ids)
-    return read_out
-
-
-def orthogonality_text(angles: dict | None) -> str:
-    """The Embeddings tab's sentence on token and position vectors, computed from ``angles``."""
-    from ...probes.embeddings import alignment_words
-
-    if angles is None:
-        return ("Token and position vectors: this model adds no position vectors to the "
-                "stream (RoPE, ALiBi or none), so there is no angle between them to measure.")
-    return (f"Token vectors against the {angles['scheme']} position vectors (the loaded "
-            f"weights, {angles['cosine'].shape[1]} positions): {alignment_words(angles)}.")
 
 
 def map_range(maps: list[dict]) -> tuple[tuple[float, float], tuple[float, float]]:

@@ -9,9 +9,9 @@ import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
-from .explain_stages import probability
+from .explain_lines import picked_line
 from .heatmap import Heatmap
-from .labels import display_token, muted
+from .labels import muted
 
 MAX_ROWS_SHOWN = 64   # a step's heatmap shows at most this many rows (positions)
 MAX_COLS_SHOWN = 256  # ... and columns (features, vocabulary entries)
@@ -76,23 +76,3 @@ def card_labels(step, shape: tuple[int, int], row_labels: list[str],
     return rows, [str(j) for j in range(n_cols)]
 
 
-def picked_line(value: np.ndarray, kind: str, row_labels: list[str], position: int | None,
-                token_names: Callable[[list[int]], list[str]] | None = None) -> str:
-    """The picked token's numbers at this step, as one line of text (the heatmap shows every
-    position; hover a cell for any other value); for probabilities, the likeliest tokens."""
-    if position is None or not 0 <= position < len(row_labels):
-        return ""
-    token = display_token(row_labels[position])
-    if kind == "sampling" and value.ndim == 1 and token_names is not None:
-        top = [int(i) for i in np.argsort(-value, kind="stable")[:5] if value[i] > 0]
-        return "likeliest next: " + " · ".join(
-            f"{display_token(name)} {probability(value[i])}"
-            for i, name in zip(top, token_names(top)))
-    if value.ndim == 1 and value.shape[0] == len(row_labels):
-        return f"at {token} (position {position}): {value[position]:.4g}"
-    if value.ndim < 2 or value.shape[0] != len(row_labels):
-        return ""
-    row = value[position].reshape(-1).astype(np.float64)
-    shown = ", ".join(f"{v:.3g}" for v in row[:8])
-    more = f", … ({row.size} values)" if row.size > 8 else ""
-    return f"at {token} (position {position}): {shown}{more}"

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .explain_ablation import chosen_span
-from .explain_embeddings import embedding_read_out
+from .explain_lines import chosen_span
 
 
 def compute_explanation(model, tokenizer, text: str, position: int, head: int,
@@ -13,7 +12,7 @@ def compute_explanation(model, tokenizer, text: str, position: int, head: int,
                         ablate: list[str], span: tuple[str, int, int] = ("answer", 1, 1)
                         ) -> dict:
     """Everything the view shows, as plain data (runs on the worker thread); ``span``: which
-    tokens an ablation is also scored on (:func:`~.explain_ablation.chosen_span`)."""
+    tokens an ablation is also scored on (:func:`~.explain_lines.chosen_span`)."""
     from ... import probes
 
     inputs = probes.probe_inputs(model, tokenizer, text)
@@ -27,6 +26,31 @@ def compute_explanation(model, tokenizer, text: str, position: int, head: int,
     return {"text": text, "walk": walk, "lens": lens, "ablation": effect, "span_note": note,
             "targets": ablation_targets(model),
             "embeddings": embedding_read_out(model, tokenizer, text)}
+
+
+WHOLE_TABLE = 128     # vocabularies up to this size are mapped whole, larger ones by the text
+
+
+def mapped_ids(model, tokenizer, text: str) -> list[int]:
+    """The tokens the embedding map shows: the whole table when it is small, else the text's."""
+    vocab = int(getattr(model, "vocab_size", 0) or 0)
+    return list(range(vocab)) if 0 < vocab <= WHOLE_TABLE else tokenizer.encode(text)
+
+
+def embedding_read_out(model, tokenizer, text: str) -> dict | None:
+    """The 2D map of the token embedding table (see :func:`mapped_ids`), with under "angles"
+    how the same tokens' vectors sit against the position vectors the model adds
+    (:func:`tfstudio.probes.position_angles`: None when it adds none); None for a model
+    without a table."""
+    from ... import probes
+
+    ids = mapped_ids(model, tokenizer, text)
+    try:
+        read_out = probes.embedding_map(model, ids, tokenizer)
+    except (ValueError, LookupError):  # fewer than 2 tokens, or no embedding table
+        return None
+    read_out["angles"] = probes.position_angles(model, ids)
+    return read_out
 
 
 def run_probe_text(run_dir: str | Path) -> str:

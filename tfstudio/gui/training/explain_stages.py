@@ -12,33 +12,13 @@ from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from .colours import themed_colour
-from .labels import display_token, muted
+from .explain_lines import picked_text
+from .labels import muted
+from .token_text import display_token
 
 STRIP_HEIGHT = 18
 BARS_HEIGHT = 64
-NUMBERS_SHOWN = 8   # the picked token's first values written out in the line under the formula
 
-
-def probability(p: float) -> str:
-    """0.412, or 3.1e-05 where three decimals would read as a flat 0.000."""
-    return f"{p:.3f}" if p >= 1e-3 or p == 0 else f"{p:.1e}"
-
-
-def picked_text(summary: dict, tokens: list[str], position: int, names: list[str]) -> str:
-    """The picked token's numbers at this step as one line (the picture shows them all; hover
-    for any value); for probabilities, the likeliest tokens."""
-    if summary["kind"] == "sampling" and "top_ids" in summary:
-        top = [(n, p) for n, p in zip(names, summary["top_values"]) if p > 0][:5]
-        return "likeliest next: " + " · ".join(f"{display_token(n)} {probability(p)}"
-                                               for n, p in top)
-    if "picked" not in summary or not 0 <= position < len(tokens):
-        return ""
-    token, row = display_token(tokens[position]), np.asarray(summary["picked"]).reshape(-1)
-    if len(summary["shape"]) == 1 and summary["shape"][0] == len(tokens):
-        return f"at {token} (position {position}): {row[0]:.4g}"
-    shown = ", ".join(f"{v:.3g}" for v in row[:NUMBERS_SHOWN].astype(np.float64))
-    more = f", … ({row.size} values)" if row.size > NUMBERS_SHOWN else ""
-    return f"at {token} (position {position}): {shown}{more}"
 
 
 def _diverging(value: float, scale: float) -> QColor:

@@ -4,7 +4,8 @@ whole matrix on demand, :mod:`.explain_matrix`); the logit lens as a shaded tabl
 switches with the span the loss is scored on (:mod:`.explain_ablation`); and the embedding map
 (:mod:`.explain_embeddings`). While a run trains it shows the run's latest look inside
 (:meth:`ExplainView.show_snapshot`). A caption above it all names, in every state, the run and
-the step whose weights it shows (:func:`source_caption`).
+the step whose weights it shows. What it shows, and every decision on it, is held in a Qt-free
+model (:class:`~.explain_state.ExplainState`); the view draws it.
 
 Self-contained: give it a model and its tokenizer (:meth:`ExplainView.set_model`; the model
 must not be training at the time, e.g. :class:`~.model_host.ModelHost`'s) and it computes with
@@ -35,39 +36,25 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...probes.snapshot import WALK_KEPT_EVERY
 from .colours import themed_colour
-from .explain_ablation import AblationPage, effect_text
+from .explain_ablation import AblationPage
 from .explain_embeddings import EmbeddingsPage
 from .explain_matrix import MAX_COLS_SHOWN, StepCard
+from .explain_lines import effect_text, lens_cell, lens_rgb
 from .explain_read import ablation_targets, compute_explanation, run_probe_text
+from .explain_state import NO_MODEL, ExplainState
 from .explain_stages import StagePicture
 from .explain_walk import WalkPage, block_node, follow_canvas
-from .labels import display_token, muted, placeholder
+from .labels import muted, placeholder
+from .token_text import display_token
 
 __all__ = ["ExplainView", "MAX_COLS_SHOWN", "block_node", "compute_explanation",
            "follow_canvas", "lens_shade"]
 
-NO_MODEL = ("Train or open a run, type a text and press Explain: every step from the token ids "
-            "to the probabilities appears here. While a run trains, each look it takes inside "
-            "the model shows here, with its step.")
-NO_TEXT = ("Type a text and press Explain (or Enter): every step from the token ids to the "
-           "probabilities appears here.")
 LENS_HINT = ("Each layer's residual stream read through the final norm and the head: the "
              "likeliest next token and its probability at each position, darker the surer "
              "(hover a cell for the top 5). Bold underlined: already the model's answer there; "
              "where it first appears shows where it is computed.")
-
-
-def source_caption(run: str, step: int | None, training: bool = False) -> str:
-    """Whose weights Explain shows: the run (as Runs names it) and the step they are of;
-    ``training``: a look a running training took, not weights loaded in the app."""
-    if training:
-        return f"{run or 'The run training'} · step {step:,}, its latest look while it trains"
-    if step is None:
-        return (f"{run} · weights of an unknown step" if run else
-                "Weights not from a run (fresh, or loaded by hand)")
-    return f"{run or 'Weights not from a run'} · the weights of step {step:,}"
 
 
 def _with_hint(hint: str, widget: QWidget) -> QWidget:
@@ -98,8 +85,7 @@ def _row(*widgets) -> QHBoxLayout:
 
 def lens_shade(p: float) -> QColor:
     """A lens cell's background: white at probability 0, deep blue at 1."""
-    t = min(max(float(p), 0.0), 1.0)
-    return QColor(int(255 - 215 * t), int(255 - 175 * t), int(255 - 75 * t))
+    return QColor(*lens_rgb(p))
 
 
 def fill_lens(table, lens) -> None:
@@ -111,24 +97,20 @@ def fill_lens(table, lens) -> None:
     table.setColumnCount(len(lens.tokens))
     table.setVerticalHeaderLabels(lens.layers)
     table.setHorizontalHeaderLabels([display_token(t) for t in lens.tokens])
-    answers = lens.top_ids[-1, :, 0]
     ink = themed_colour("node_text")
     for r in range(len(lens.layers)):
         for c in range(len(lens.tokens)):
-            top, p = lens.top_tokens[r][c], float(lens.top_probs[r, c, 0])
-            item = QTableWidgetItem(f"{display_token(top[0])} {p:.2f}")
+            cell = lens_cell(lens, r, c)
+            item = QTableWidgetItem(cell.text)
             item.setTextAlignment(Qt.AlignCenter)
-            item.setBackground(lens_shade(p))
-            item.setForeground(QColor("white") if p > 0.6 else ink)
-            answer = int(lens.top_ids[r, c, 0]) == int(answers[c])
-            if answer:
+            item.setBackground(lens_shade(cell.p))
+            item.setForeground(QColor("white") if cell.p > 0.6 else ink)
+            if cell.answer:
                 font = item.font()
                 font.setBold(True)
                 font.setUnderline(True)
                 item.setFont(font)
-            item.setToolTip("\n".join(f"{display_token(t)}  {q:.3f}" for t, q in
-                                      zip(top, lens.top_probs[r, c]))
-                            + ("\n(the model's answer here)" if answer else ""))
+            item.setToolTip(cell.tooltip)
             table.setItem(r, c, item)
 
 
@@ -139,17 +121,7 @@ class ExplainView(QWidget):
     def __init__(self, background=None, parent: QWidget | None = None):
         super().__init__(parent)
         self.background = background
-        self.model = None
-        self.tokenizer = None
-        self.run_dir: Path | None = None  # the run whose checkpoints the embedding map replays
-        self.result: dict | None = None
-        self.error = ""
-        self._walked_text: str | None = None  # the text the shown walk is of
-        self.snapshot_step: int | None = None  # the training step whose look is shown
-        self._shown_token = ""                 # ... and the token its walk ends at
-        self.run_name = ""                     # the run the weights (or the look) come from
-        self.weights_caption = ""              # the caption the Train workspace wrote for them
-        self.weights_step: int | None = None   # ... and the step of the weights
+        self.state = ExplainState()  # what is shown and every decision on it
         self.caption = QLabel()
         self.caption.setWordWrap(True)
         self.caption.setToolTip("The run and the step whose weights every Explain tab reads")
@@ -200,9 +172,15 @@ class ExplainView(QWidget):
         self.tabs.addTab(self.embeddings, "Embeddings")
         self.status = placeholder(NO_MODEL)
         self._lay_out()
-        self._show_caption()
+        self._show_state()
 
     # the parts whose values change, read where they live
+    model = property(lambda self: self.state.model)
+    tokenizer = property(lambda self: self.state.tokenizer)
+    run_dir = property(lambda self: self.state.run_dir)
+    result = property(lambda self: self.state.result)
+    error = property(lambda self: self.state.error)
+    snapshot_step = property(lambda self: self.state.snapshot_step)
     stage = property(lambda self: self.walk.stage)
     replay = property(lambda self: self.embeddings.replay)
     embedding_points = property(lambda self: self.embeddings.embedding_points)
@@ -233,10 +211,7 @@ class ExplainView(QWidget):
         step of the weights, for the caption (``caption``: the whole caption, as the Train
         workspace's shown state writes it)."""
         had_ablations = bool(self.ablations())
-        self.weights_caption = caption if model is not None else ""
-        self.model, self.tokenizer = model, tokenizer
-        self.run_dir = Path(run_dir) if run_dir is not None and model is not None else None
-        self.run_name, self.weights_step = (run, step) if model is not None else ("", None)
+        self.state.set_model(model, tokenizer, run_dir, run=run, step=step, caption=caption)
         # a run change leaves nothing of the last run: its text (another tokenizer may not
         # even have its tokens), its stages, its lens, its map
         self.text.clear()
@@ -254,41 +229,36 @@ class ExplainView(QWidget):
                 self.layer.addItem(f"layer {index}", index)
         if had_ablations:  # the old model's switches are gone: the canvas shows none off
             self.ablations_changed.emit([])
-        self.status.setText(NO_TEXT if model is not None else NO_MODEL)
-        self.status.show()
-        self._show_caption()
+        self._show_state()
 
     def set_weights_caption(self, caption: str) -> None:
         """The Train workspace's caption for the weights loaded (another step asked for
         may have the same nearest checkpoint: the weights stay, the caption says so)."""
-        if self.model is not None and caption != self.weights_caption:
-            self.weights_caption = caption
-            self._show_caption()
+        if self.model is not None and caption != self.state.weights_caption:
+            self.state.weights_caption = caption
+            self._show_state()
 
-    def _show_caption(self) -> None:
-        """The caption for the state the view is in: loaded weights, a training look, or
-        nothing yet (hidden)."""
-        if self.model is not None:
-            text = self.weights_caption or source_caption(self.run_name, self.weights_step)
-        elif self.snapshot_step is not None:
-            text = source_caption(self.run_name, self.snapshot_step, training=True)
-        else:
-            text = ""
-        self.caption.setText(text)
-        self.caption.setVisible(bool(text))
+    def _show_state(self) -> None:
+        """The caption and the status line the state gives (hidden where they say nothing)."""
+        caption, status = self.state.caption(), self.state.status()
+        self.caption.setText(caption)
+        self.caption.setVisible(bool(caption))
+        if status:
+            self.status.setText(status)
+        self.status.setVisible(bool(status))
 
     def show_snapshot(self, snapshot: dict, run: str = "") -> None:
         """While a run trains (its weights are not in the app yet): the walk of its latest look
         inside, a picture per step of the probe text's last token, and which step it is (of
         the run named ``run``)."""
         try:
-            walk = snapshot.get("walk") if self.model is None else None
+            if not self.state.takes_look():
+                return
+            walk = snapshot.get("walk")
             if not walk:   # a look whose file kept no walk: the one shown stays, named
-                if self.model is None and self.snapshot_step is not None:
-                    self.status.setText(self._training_status(self._shown_token) + (
-                        f" The look at step {int(snapshot.get('step', 0)):,} carries no walk "
-                        f"(a run takes the walk every {WALK_KEPT_EVERY}th look): this is "
-                        f"still step {self.snapshot_step:,}'s."))
+                if self.snapshot_step is not None:
+                    self.status.setText(self.state.training_status(
+                        look_without_walk=int(snapshot.get("step", 0))))
                 return
             self._clear_views()
             role = walk.get("stream_role", "tokens")
@@ -300,24 +270,15 @@ class ExplainView(QWidget):
                 return StagePicture(summaries[i], tokens, position)
             self.walk.show_stages(summaries, [picture(i) for i in range(len(summaries))],
                                   picture, 0)
-            self.snapshot_step, self._shown_token = step, tokens[position]
-            self.run_name = run
-            self._show_caption()
-            self.status.setText(self._training_status(self._shown_token))
-            self.status.show()
+            self.state.show_look(step, tokens[position], run)
+            self._show_state()
             self.tabs.setCurrentIndex(0)
         except Exception as exc:  # a slot must never take the app down
             self._failed(exc)
 
-    def _training_status(self, token: str) -> str:
-        return (f"Training, step {self.snapshot_step:,}: the run's latest look inside, the "
-                f"forward pass of its probe text at its last token {display_token(token)}. "
-                "Your own text, the logit lens and the embedding map come when the weights "
-                "load (when the run ends or stops).")
-
     def _clear_views(self) -> None:
         """Every view back to empty: nothing shown belongs to a state the user has left."""
-        self.result, self._walked_text, self.snapshot_step = None, None, None
+        self.state.clear()
         self.walk.clear()
         self.lens.clear()
         self.lens.setRowCount(0)
@@ -338,7 +299,7 @@ class ExplainView(QWidget):
         run_dir, model = self.run_dir, self.model
 
         def chosen(found: str) -> None:
-            if self.model is model and not self.text.text().strip():
+            if self.state.accepts(model) and not self.text.text().strip():
                 self.text.setText(found)
                 self.refresh()
 
@@ -386,20 +347,18 @@ class ExplainView(QWidget):
         if self.model is None or not self.text.text().strip():
             return
         text = self.text.text()
-        # the picked token belongs to the text it was picked in: a new text starts at its last
-        position = self.token.currentData() if text == self._walked_text else None
         model = self.model
-        args = (model, self.tokenizer, text,
-                -1 if position is None else int(position), self.head.value(),
-                self.layer.currentData(),
+        # the picked token belongs to the text it was picked in: a new text starts at its last
+        args = (model, self.tokenizer, text, self.state.position(text, self.token.currentData()),
+                self.head.value(), self.layer.currentData(),
                 (self.temperature.value(), self.top_k.value(), self.top_p.value()),
                 self.ablations(), self.ablation.span_choice())
         def shown(result: dict) -> None:
-            if self.model is model:   # not the answer for a run that has since changed
+            if self.state.accepts(model):   # not the answer for a run that has since changed
                 self._show(result)
 
         def failed(exc: Exception) -> None:
-            if self.model is model:
+            if self.state.accepts(model):
                 self._failed(exc)
 
         if self.background is None:
@@ -413,17 +372,14 @@ class ExplainView(QWidget):
 
     def _failed(self, exc: Exception) -> None:
         self._clear_views()   # no card of an earlier text stays under the message
-        self._show_caption()
-        self.error = str(exc)
-        self.status.setText(f"Cannot explain this: {exc}")
-        self.status.show()
+        self.state.failed(exc)
+        self._show_state()
 
     def _show(self, result: dict) -> None:
         try:
-            self.result, self.error = result, ""
+            self.state.shown(result)
             walk = result["walk"]
-            self._walked_text = result["text"]
-            self.status.hide()
+            self._show_state()
             self._fill_tokens(walk)
             self._fill_steps(walk)
             fill_lens(self.lens, result["lens"])

@@ -12,8 +12,6 @@ mouse wheel) to reach the rest, as a spreadsheet keeps its headers while its cel
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QFontMetricsF, QImage, QPainter, QPen
@@ -21,8 +19,10 @@ from PySide6.QtWidgets import QGridLayout, QScrollBar, QSizePolicy, QToolTip, QW
 
 from .colours import colour_ramp, themed_colour
 from .heatmap_paint import font as _font
-from .heatmap_paint import paint_colour_bar, paint_mask, scale_range
-from .labels import display_token
+from .heatmap_paint import paint_colour_bar, paint_mask
+from .heatmap_labels import label_stride, rows_to_label
+from .heatmap_scale import scale_range
+from .token_text import display_token
 
 LABEL_FONT_PX = 12
 COLOUR_BAR_W = 64   # the colour scale right of the cells: a bar and its labels ("-1.2e-4")
@@ -135,7 +135,7 @@ class Heatmap(QWidget):
             elif ch < READABLE_PX - 0.5:
                 line = QFontMetricsF(_font(READABLE_PX)).height()
                 for _ in range(2):  # the stride moves the label bands, and so the cells
-                    self._label_stride = max(1, math.ceil(line / min(cw, ch)))
+                    self._label_stride = label_stride(line, min(cw, ch))
                     area, cw, ch = self._layout_with(rect, READABLE_PX)
         return area, cw, ch
 
@@ -148,11 +148,8 @@ class Heatmap(QWidget):
 
     def _rows_to_label(self) -> list[int]:
         """labelled_rows for the layout already made (painting has just laid the map out)."""
-        k = self._label_stride
-        shown = [r for r in self.visible_rows() if r % k == 0]
-        if 0 <= self.hover_row < self.matrix.shape[0] and k > 1:  # the hovered row's own label
-            shown = sorted({r for r in shown if abs(r - self.hover_row) >= k} | {self.hover_row})
-        return shown
+        hover = self.hover_row if 0 <= self.hover_row < self.matrix.shape[0] else None
+        return rows_to_label(self.visible_rows(), self._label_stride, hover)
 
     @property
     def windowed(self) -> bool:

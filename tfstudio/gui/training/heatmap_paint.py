@@ -1,7 +1,6 @@
-"""The parts of a heatmap's picture that do not depend on its widget: the colour scale a
-matrix is drawn on (:func:`scale_range`), the colour bar that says what its ends mean, and the
-hatching of masked cells. Pure drawing on a ``QPainter``, so the screen, a PNG and an SVG get
-the same picture."""
+"""The parts of a heatmap's picture that do not depend on its widget: the colour bar that says
+what the ends of its scale mean (the numbers: :mod:`.heatmap_scale`), and the hatching of masked
+cells. Pure drawing on a ``QPainter``, so the screen, a PNG and an SVG get the same picture."""
 from __future__ import annotations
 
 import functools
@@ -11,25 +10,9 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QBrush, QFont, QImage, QPainter, QPen
 
 from .colours import colour_ramp, themed_colour
+from .heatmap_scale import bar_label, scale_range  # scale_range's old home: tests/gui import it
 
-
-def scale_range(values: np.ndarray, kind: str) -> tuple[float, float]:
-    """The values a colour scale spans, from the finite ``values`` it shows: "diverging" is
-    symmetric about 0 (±max |v|); "sequential" starts at 0, never at the data's minimum, so
-    a map of small weights looks light (it goes below 0 only for negative values); "negative"
-    (a quantity that is never positive, as an ALiBi bias) ends at 0 and is darkest at its most
-    negative value."""
-    values = np.asarray(values, dtype=np.float64)
-    values = values[np.isfinite(values)]
-    if kind == "diverging":
-        top = float(np.abs(values).max()) if values.size else 0.0
-        return (-top, top) if top > 0 else (-1.0, 1.0)
-    if kind == "negative":
-        low = float(values.min()) if values.size else 0.0
-        return (low, 0.0) if low < 0 else (-1.0, 0.0)
-    top = float(values.max()) if values.size else 0.0
-    low = min(0.0, float(values.min()) if values.size else 0.0)
-    return (low, top if top > low else low + 1.0)
+__all__ = ["font", "paint_colour_bar", "paint_mask", "scale_image", "scale_range"]
 
 
 @functools.cache
@@ -62,18 +45,6 @@ def paint_colour_bar(painter: QPainter, bar: QRectF, kind: str,
                                                           Qt.AlignBottom)):
         painter.drawText(QRectF(bar.right() + 3, y, label_w, 14), Qt.AlignLeft | align,
                          bar_label(value))
-
-
-def bar_label(value: float) -> str:
-    """A colour bar's end in two significant digits and at most seven characters: powers of
-    ten past three zeros, their exponent unpadded ("-1.2e-4", "3.8e2", "-0.19")."""
-    text = f"{value:.2g}"
-    if "e" not in text and len(text.lstrip("-")) > 6:  # 0.00012
-        text = f"{value:.1e}"
-    if "e" in text:
-        mantissa, exponent = text.split("e")
-        text = f"{mantissa}e{int(exponent)}"
-    return text
 
 
 def paint_mask(painter: QPainter, masked: np.ndarray, area: QRectF, cw: float,

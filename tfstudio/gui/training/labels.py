@@ -1,19 +1,13 @@
-"""Text as the training views show it: tokens with their whitespace made visible, muted notes
-and the centred hint an empty view shows."""
+"""Text as the training views show it: muted notes and the centred hint an empty view shows
+(tokens with their whitespace made visible: :mod:`.token_text`)."""
 from __future__ import annotations
 
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import QLabel
 
-_VISIBLE = {" ": "␣", "\n": "↵", "\t": "⇥", "\r": "␍"}
+from .token_text import display_token  # its old home: tests/gui import it here
 
-
-def display_token(text: str) -> str:
-    """A token as a label: whitespace made visible, nothing invisible left."""
-    if text == "":
-        return "∅"
-    return "".join(_VISIBLE.get(ch, ch if ch.isprintable() else f"\\x{ord(ch):02x}")
-                   for ch in text)
+__all__ = ["display_token", "muted", "placeholder"]
 
 
 def placeholder(text: str) -> QLabel:

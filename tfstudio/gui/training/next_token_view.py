@@ -26,7 +26,8 @@ from PySide6.QtWidgets import (
 )
 
 from .. import theme
-from .labels import display_token, muted
+from .labels import muted
+from .next_token_lines import chart_top, setting_labels, summary_line, tick_label
 from .picture_export import ExportButton
 from .plots import layout_widget, menu_later_plot, styled_plot
 
@@ -173,9 +174,9 @@ class NextTokenView(QWidget):
 
     def recompute(self) -> None:
         t, k, p = self.settings
-        self.t_label.setText(f"{t:.2f}" + (" (greedy)" if t == 0 else ""))
-        self.k_label.setText(f"{k}" if k else "off")
-        self.p_label.setText(f"{p:.2f}" if p < 1 else "off")
+        for label, text in zip((self.t_label, self.k_label, self.p_label),
+                               setting_labels(t, k, p)):
+            label.setText(text)
         if self.logits is None:
             self.state = None
             self._draw([])
@@ -189,10 +190,7 @@ class NextTokenView(QWidget):
         self.state = next_token_view(torch.from_numpy(self.logits), decode, t, k, p,
                                      n=min(CANDIDATES, len(self.logits)))
         self._draw(self.state.candidates)
-        self.summary.setText(
-            f"{self.state.kept} of {len(self.logits)} tokens can be drawn · entropy "
-            f"{self.state.entropy:.2f} nats · outlined: after temperature only · filled: what "
-            "sampling draws from · hatched: filtered out")
+        self.summary.setText(summary_line(self.state.kept, len(self.logits), self.state.entropy))
 
     def _draw(self, candidates) -> None:
         t = theme.current()
@@ -214,9 +212,7 @@ class NextTokenView(QWidget):
         if ticks != self._ticks:
             self._ticks = ticks
             self.chart.getAxis("bottom").setTicks([ticks])
-        top = max([0.05, *tempered, *final]) if candidates else 1.0
-        self.chart.setYRange(0, next((end for end in (0.1, 0.2, 0.5) if end >= top * 1.1), 1.0),
-                             padding=0)
+        self.chart.setYRange(0, chart_top([*tempered, *final]), padding=0)
         self.chart.setXRange(-0.6, max(len(candidates), 1) - 0.4, padding=0)
 
     def drawn_bars(self) -> list[tuple[str, float]]:
@@ -259,17 +255,6 @@ class NextTokenView(QWidget):
 
     def generated_text(self) -> str:
         return self.output.toPlainText()
-
-
-def tick_label(text: str, width: int = 4) -> str:
-    """A candidate as a label that fits under its bar: a special token as ⟨its name⟩, cut to
-    three letters past ``width`` (<|mask|> -> ⟨mask⟩, <|endoftext|> -> ⟨end⟩), anything else
-    longer than ``width`` cut with an ellipsis."""
-    if text.startswith("<|") and text.endswith("|>") and len(text) > 4:
-        name = text[2:-2]
-        return "⟨" + (name if len(name) <= width else name[:3]) + "⟩"
-    label = display_token(text)
-    return label if len(label) <= width else label[:width - 1] + "…"
 
 
 def _escape(text: str) -> str:

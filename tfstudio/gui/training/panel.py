@@ -46,8 +46,8 @@ from .setup_view import SetupView
 from .shown_state import ShownRun, ShownState
 from .shown_views import ShownViews
 from .step_bar import StepBar
-from .strip import show_legend
-from .telemetry import apply_to_scene, legend_text
+from .strip import apply_to_scene, show_legend
+from .telemetry import legend_text
 
 
 class TrainingPanel(QWidget):

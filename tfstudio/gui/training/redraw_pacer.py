@@ -8,9 +8,8 @@ import time
 
 from PySide6.QtCore import QObject, QTimer
 
-from .curves_view import SPEED_WINDOW
 from .plots import TimedLayoutWidget
-from .series import latest_figures
+from .series import progress_line
 
 PLOT_REDRAW_MS = 250      # the plots redraw at most this often...
 REDRAW_SHARE = 0.015      # ...and less often on a machine where a redraw takes longer than
@@ -72,25 +71,10 @@ class RedrawPacer(QObject):
         other = viewed is not None and viewed.path != panel.run.run_dir  # a past run is shown
         if not other:  # else the bar is the shown run's
             set_quietly(panel.progress, step)
-        eta = series.eta_s()
-        recent = series.tokens_per_s[-SPEED_WINDOW:]  # the curve's moving average, not one step
         # the same string as the curves header, set in the same call: one loss on screen
         panel._show_figures()
-        parts = latest_figures(series).split(" · ") + [
-            f"{sum(recent) / len(recent):,.0f} tokens/s"]
-        if panel.run.state == "paused":
-            parts.append("paused")  # no time left to count while nothing moves
-        elif eta is not None and panel.run.active:
-            parts.append(f"ETA {duration(eta)}")
-        # no-break spaces inside each part: a narrow column wraps between parts only
-        text = " · ".join(part.replace(" ", "\u00a0") for part in parts)
-        if other:  # the bar above and the views show another run: name the one this follows
-            run = panel.run
-            state = "training" if run.active else "failed" if run.state == "failed" else \
-                getattr(run.end_event, "reason", run.state)  # "stopped", "completed"
-            text = f"{series.name} ({state}):".replace(" ", "\u00a0") + " " + text
         line = panel.progress_line
-        line.setText(text)
+        line.setText(progress_line(series, panel.run, named=other))
         if line.isHidden():  # laid out once as it appears: the width its height depends on
             line.show()
             if line.parentWidget() is not None and line.parentWidget().layout() is not None:
@@ -177,14 +161,3 @@ def set_quietly(bar, value: int) -> None:
     bar.setUpdatesEnabled(False)
     bar.setValue(value)
     bar.setUpdatesEnabled(True)  # (asks for the paint)
-
-
-def duration(seconds: float) -> str:
-    seconds = round(seconds)
-    if seconds < 60:
-        return f"{seconds} s"
-    minutes, seconds = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes}:{seconds:02d}"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}:{minutes:02d}:{seconds:02d}"

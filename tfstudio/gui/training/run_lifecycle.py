@@ -8,8 +8,8 @@ import gc
 from ...graph import Edit, Graph
 from ...train.events import Failed
 from .history import RunRecord, folder_started
-from .redraw_pacer import duration
 from .run_controller import TrainingRun
+from .series import duration
 from .shown_state import kept_checkpoints
 
 

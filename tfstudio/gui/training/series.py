@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ...train.events import (EvalMetrics, Event, Failed, Finished, RouterMetrics, Started,
                              StepMetrics)
+from .curve_math import SPEED_WINDOW
 
 
 @dataclass
@@ -128,3 +129,36 @@ def latest_figures(series) -> str:
         if series.accuracy and series.accuracy[-1] is not None:
             parts.append(f"acc {series.accuracy[-1]:.0%}{where}")
     return " · ".join(parts)
+
+
+def progress_line(series, run, named: bool = False) -> str:
+    """The line under the progress bar: the run's newest figures (:func:`latest_figures`), its
+    speed (the throughput curve's moving average, not one step) and "paused" or the time left
+    while it trains. ``run`` (a ``TrainingRun``) says its state; ``named``: the views show
+    another run, so the line names the one it follows, and how it stands. No-break spaces
+    inside each part: a narrow column wraps between parts only."""
+    recent = series.tokens_per_s[-SPEED_WINDOW:]
+    parts = latest_figures(series).split(" · ") + [f"{sum(recent) / len(recent):,.0f} tokens/s"]
+    eta = series.eta_s()
+    if run.state == "paused":
+        parts.append("paused")  # no time left to count while nothing moves
+    elif eta is not None and run.active:
+        parts.append(f"ETA {duration(eta)}")
+    text = " · ".join(part.replace(" ", "\u00a0") for part in parts)
+    if named:
+        state = "training" if run.active else "failed" if run.state == "failed" else \
+            getattr(run.end_event, "reason", run.state)  # "stopped", "completed"
+        text = f"{series.name} ({state}):".replace(" ", "\u00a0") + " " + text
+    return text
+
+
+def duration(seconds: float) -> str:
+    """A time span as a clock reads it: "42 s", "3:05", "1:02:03"."""
+    seconds = round(seconds)
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}:{seconds:02d}"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{seconds:02d}"

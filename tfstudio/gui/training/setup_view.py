@@ -23,13 +23,14 @@ from PySide6.QtWidgets import (
 )
 
 from ...graph import Graph
-from ...probes.inputs import DEFAULT_MAX_TOKENS
 from ...runs.config import TrainConfig
 from .. import theme
 from .background import Background
 from .colours import series_colour
-from .labels import display_token, muted
+from .labels import muted
+from .token_text import display_token
 from .defaults import checkpoint_schedule, graph_params, suggested_config
+from .setup_lines import preview_line
 
 TOKENIZERS = [("byte", "Bytes (256 ids; any text)"),
               ("char", "Characters seen in the corpus"),
@@ -329,20 +330,7 @@ class SetupView(QWidget):
         all_ids = tokenizer.encode(text)
         ids = all_ids[:PREVIEW_TOKENS]
         self.preview.setText(token_preview_html(tokenizer.token_strings(ids), ids))
-        ratio = len(text) / max(1, len(all_ids))
-        info = (f"{tokenizer.name}: {tokenizer.vocab_size:,} ids · {len(all_ids)} tokens for "
-                f"{len(text)} characters ({ratio:.1f} per token)")
-        if len(all_ids) > DEFAULT_MAX_TOKENS:
-            info += f" · the looks inside read its first {DEFAULT_MAX_TOKENS}"
-        if not own:
-            info += " · the default probe text for this corpus"
-        unknown = unknown_characters(tokenizer, text, all_ids)
-        if unknown:
-            shown = "".join(sorted(set(unknown)))[:24]
-            info += (f" · <span style='color:#c2410c'>{len(unknown)} character"
-                     f"{'s' * (len(unknown) != 1)} not in its vocabulary ("
-                     f"{html.escape(shown)}) read as the unknown token \ufffd</span>")
-        self.preview_info.setText(info)
+        self.preview_info.setText(preview_line(tokenizer, text, all_ids, default=not own))
 
     def _example_text(self) -> str:
         """What the trainer reads when the probe text is left empty."""
@@ -353,15 +341,6 @@ class SetupView(QWidget):
         except (ValueError, OSError):
             return default_probe_text()
         return default_probe_text(corpus)
-
-
-def unknown_characters(tokenizer, text: str, ids: list[int]) -> str:
-    """The characters of ``text`` a character tokenizer maps to its unknown token."""
-    from ...data.tokenizer import UNK
-    unk = getattr(tokenizer, "specials", {}).get(UNK)
-    if unk is None or unk not in ids or len(ids) != len(text):
-        return ""
-    return "".join(ch for ch, i in zip(text, ids) if i == unk)
 
 
 def _int_box(low: int, high: int, value: int) -> QSpinBox:

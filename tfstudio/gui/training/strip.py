@@ -1,5 +1,6 @@
-"""The canvas as a strip above the Train workspace's views: telemetry drawn on what it shows,
-a legend on it, and a zoom that fits its blocks.
+"""The canvas as a strip above the Train workspace's views: telemetry drawn on what it shows
+(``apply_to_scene``; the values and words: :mod:`.telemetry`), a legend on it, and a zoom that
+fits its blocks.
 
 - The blocks inside an open group frame (the main layer, which is what the strip shows) get a
   band in their measured colour with the value in it (``InnerTelemetry``, a child item of the
@@ -20,7 +21,7 @@ from ...graph import GROUP_INPUT, GROUP_OUTPUT
 from .. import theme
 from ..node_item import scaled_font, text_boost
 from .colours import ramp_colour
-from .telemetry import MEANING, MODES, Shown
+from .telemetry import Shown, legend_lines, shown_values
 
 BAND_H = 18.0  # scene units: the coloured band along a small block's bottom, its value in it
 STRIP_MARGIN = 10.0  # scene units kept around the fitted blocks
@@ -73,6 +74,34 @@ class InnerTelemetry(QGraphicsItem):
                                  label)
 
 
+def apply_to_scene(scene, snapshot: dict | None, mode: str) -> Shown | None:
+    """Colour what the scene shows: its level's blocks, and the blocks inside each open
+    frame, on one scale (see :func:`~.telemetry.shown_values`); returns what was coloured
+    (None: nothing)."""
+    items = getattr(scene, "node_items", {})
+    open_groups = tuple(nid for nid, item in items.items()
+                        if getattr(item, "frame", None) is not None)
+    groups = tuple(nid for nid, item in items.items()
+                   if getattr(getattr(item, "node", None), "is_group", False))
+    shown = shown_values(snapshot, mode, tuple(getattr(scene, "path", ())), open_groups, groups)
+    for node_id, item in items.items():
+        setter = getattr(item, "set_telemetry", None)
+        if setter is None:
+            continue
+        value = shown.top.get(node_id) if shown is not None else None
+        if value is None:
+            setter(None, "")
+        else:
+            setter(*telemetry_band(shown, value))
+    apply_inner(scene, shown)
+    return shown
+
+
+def telemetry_band(shown: Shown, value: float) -> tuple[QColor, str]:
+    """A block's band: its value's colour on the blue-to-red scale, and its label."""
+    return ramp_colour(shown.scale_at(value), "diverging"), shown.label(value)
+
+
 def apply_inner(scene, shown: Shown | None) -> int:
     """Colour the blocks inside each open frame of ``scene``; returns how many were coloured."""
     coloured = 0
@@ -86,22 +115,9 @@ def apply_inner(scene, shown: Shown | None) -> int:
             continue
         if overlay is None:
             overlay = InnerTelemetry(item)
-        overlay.set_values({nid: (shown.colour(v), shown.label(v)) for nid, v in values.items()})
+        overlay.set_values({nid: telemetry_band(shown, v) for nid, v in values.items()})
         coloured += len(values)
     return coloured
-
-
-def legend_lines(shown: Shown | None) -> list[str]:
-    """The legend's words: the scale and what the number is, then each open group's copies."""
-    if shown is None:
-        return []
-    at = f" at step {shown.step:,}" if shown.step is not None else ""
-    lines = [f"{MODES[shown.mode]}{at}, log scale: {shown.label(shown.lo)} … {shown.hi:.3g}",
-             f"{MEANING[shown.mode]}; no unit"]
-    for group, values in shown.copies.items():
-        each = " · ".join(f"{i}: {v:.3g}" for i, v in enumerate(values))
-        lines.append(f"{group} per copy: {each}")
-    return lines
 
 
 class StripLegend(QWidget):

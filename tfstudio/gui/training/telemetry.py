@@ -1,19 +1,17 @@
-"""Telemetry on the graph: nodes coloured by the gradient norm or the activation RMS of the
-latest look inside the model (tfstudio.probes.telemetry), on a log scale from the smallest to
-the largest value shown, so a layer whose gradients vanish or explode stands out.
+"""Telemetry on the graph, without Qt: the values nodes are coloured by (the gradient norm or
+the activation RMS of the latest look inside the model, tfstudio.probes.telemetry), where each
+sits on a log scale from the smallest to the largest value shown, so a layer whose gradients
+vanish or explode stands out, and the words the canvas strip's legend says.
 
 What is shown is coloured: the blocks of the level on the canvas, and the blocks inside each
 open group frame (all its copies together), on one scale; a group also gets its per-copy values
-(``copy_values``), which the canvas strip's legend lists."""
+(``copy_values``), which the legend lists. :mod:`.strip` draws them on the canvas."""
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
 
-from PySide6.QtGui import QColor
-
 from ...probes.telemetry import node_values
-from .colours import ramp_colour
 
 MODES = {"off": "Off", "grad_norm": "Gradient norm", "activation_rms": "Activation RMS"}
 SHORT = {"grad_norm": "‖g‖", "activation_rms": "rms"}
@@ -36,11 +34,11 @@ class Shown:
     lo: float = 0.0
     hi: float = 0.0
 
-    def colour(self, value: float) -> QColor:
-        """``value`` on the log scale from ``lo`` (blue) to ``hi`` (red)."""
+    def scale_at(self, value: float) -> float:
+        """Where ``value`` sits on the log scale: 0 at ``lo`` (its blue end), 1 at ``hi`` (red);
+        the middle when every value is the same."""
         lo, hi = math.log10(self.lo), math.log10(self.hi)
-        at = (math.log10(value) - lo) / (hi - lo) if hi > lo else 0.5
-        return ramp_colour(at, "diverging")
+        return (math.log10(value) - lo) / (hi - lo) if hi > lo else 0.5
 
     def label(self, value: float) -> str:
         return f"{SHORT.get(self.mode, self.mode)} {value:.3g}"
@@ -93,48 +91,6 @@ def copy_values(values: dict[str, float], group_path: tuple[str, ...]) -> list[f
     return [found[k] for k in sorted(found)]
 
 
-def node_colours(snapshot: dict | None, mode: str, path: tuple[str, ...] = ()
-                 ) -> dict[str, tuple[QColor, str]]:
-    """{node id: (colour, label)} for the graph level ``path``; empty when off or no data."""
-    if mode == "off" or not snapshot:
-        return {}
-    values = node_values(dict(snapshot.get(mode) or {}), tuple(path),
-                         combine="norm" if mode == "grad_norm" else "rms")
-    positive = {k: v for k, v in values.items() if v > 0 and math.isfinite(v)}
-    if not positive:
-        return {}
-    lo, hi = math.log10(min(positive.values())), math.log10(max(positive.values()))
-    span = hi - lo or 1.0
-    short = "‖g‖" if mode == "grad_norm" else "rms"
-    return {node: (ramp_colour((math.log10(v) - lo) / span if hi > lo else 0.5, "diverging"),
-                   f"{short} {v:.3g}")
-            for node, v in positive.items()}
-
-
-def apply_to_scene(scene, snapshot: dict | None, mode: str) -> Shown | None:
-    """Colour what the scene shows: its level's blocks, and the blocks inside each open
-    frame, on one scale (see ``shown_values``); returns what was coloured (None: nothing)."""
-    from .strip import apply_inner  # the frames' insides are drawn by the strip's overlay
-
-    items = getattr(scene, "node_items", {})
-    open_groups = tuple(nid for nid, item in items.items()
-                        if getattr(item, "frame", None) is not None)
-    groups = tuple(nid for nid, item in items.items()
-                   if getattr(getattr(item, "node", None), "is_group", False))
-    shown = shown_values(snapshot, mode, tuple(getattr(scene, "path", ())), open_groups, groups)
-    for node_id, item in items.items():
-        setter = getattr(item, "set_telemetry", None)
-        if setter is None:
-            continue
-        value = shown.top.get(node_id) if shown is not None else None
-        if value is None:
-            setter(None, "")
-        else:
-            setter(shown.colour(value), shown.label(value))
-    apply_inner(scene, shown)
-    return shown
-
-
 def legend_text(mode: str) -> str:
     if mode == "off":
         return ""
@@ -142,3 +98,14 @@ def legend_text(mode: str) -> str:
             "a group shows all its copies together")
 
 
+def legend_lines(shown: Shown | None) -> list[str]:
+    """The legend's words: the scale and what the number is, then each open group's copies."""
+    if shown is None:
+        return []
+    at = f" at step {shown.step:,}" if shown.step is not None else ""
+    lines = [f"{MODES[shown.mode]}{at}, log scale: {shown.label(shown.lo)} … {shown.hi:.3g}",
+             f"{MEANING[shown.mode]}; no unit"]
+    for group, values in shown.copies.items():
+        each = " · ".join(f"{i}: {v:.3g}" for i, v in enumerate(values))
+        lines.append(f"{group} per copy: {each}")
+    return lines

@@ -1,0 +1,47 @@
+"""What the attention view writes, without Qt (gui/training/attention_lines.py): which heads
+share K/V in the graph, each head's title and the line under the map, each flipping with the
+graph and the look; the view that shows them: test_plots.py."""
+from __future__ import annotations
+
+from tfstudio.gui.training.attention_lines import (head_groups, head_title, info_line, kv_group,
+                                                   shared_kv)
+from tfstudio.presets import load_preset
+
+
+def test_query_heads_that_share_a_kv_head_are_named_by_their_group():
+    llama = head_groups(load_preset("tiny-llama"))             # 4 query heads, 2 K/V heads
+    assert kv_group("layers.0.attn", llama) == kv_group("layers.1.attn", llama) == (4, 2)
+    shared = shared_kv(kv_group("layers.1.attn", llama), cross=False)
+    assert [head_title(h, shared) for h in range(4)] == [
+        "head 0 · K/V 0", "head 1 · K/V 0", "head 2 · K/V 1", "head 3 · K/V 1"]
+    assert [head_title(h, (4, 1)) for h in range(4)] == [f"head {h} · K/V 0" for h in range(4)]
+    gpt = head_groups(load_preset("tiny-gpt"))                  # plain multi-head: none shared
+    assert shared_kv(kv_group("layers.0.attn", gpt), cross=False) is None
+    assert head_title(1, None) == "head 1"
+    assert shared_kv((4, 2), cross=True) is None                # cross-attention: not marked
+    assert shared_kv(kv_group("nowhere.0.attn", llama), cross=False) is None
+
+
+def test_a_heads_scores_are_in_its_title_only_when_given():
+    roles = {"previous_token": [0.931, 0.1], "induction": [0.02, 0.5]}
+    assert head_title(0, (4, 2), roles) == "head 0 · K/V 0 · prev 0.93 · ind 0.02"
+    assert head_title(1, None, roles) == "head 1 · prev 0.10 · ind 0.50"
+    assert head_title(2, None, roles) == "head 2"               # no score measured for it
+
+
+def test_the_line_under_the_map_says_what_rows_columns_sharing_and_scores_are():
+    plain = dict(cross=False, masked=True, shared=None, grid=False, roles_shown=False,
+                 roles_step=None)
+    assert info_line(**plain) == ("Rows sum to 1 · rows: queries, columns: the keys they read · "
+                                  "hatched: masked (cannot look there) · hover a row; click a "
+                                  "head in the grid")
+    assert "hatched" not in info_line(**dict(plain, masked=False))
+    assert "rows: decoder tokens, columns: source tokens" in info_line(**dict(plain, cross=True))
+    assert "GQA: 4 query heads share 2 K/V heads, 2 per group (same K/V number: same keys)" in \
+        info_line(**dict(plain, shared=(4, 2)))
+    assert "MQA: all heads share one K/V head" in info_line(**dict(plain, shared=(4, 1)))
+    assert "K/V" not in info_line(**plain)
+    scored = info_line(**dict(plain, grid=True, roles_shown=True, roles_step=1200))
+    assert "prev / ind (weights of step 1,200): how much each head attends" in scored
+    elsewhere = info_line(**dict(plain, grid=True, roles_shown=False, roles_step=1200))
+    assert elsewhere.endswith("measured on the weights of step 1,200: shown at that step only")

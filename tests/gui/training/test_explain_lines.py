@@ -1,0 +1,79 @@
+"""The sentences Explain writes, computed from its numbers without Qt
+(gui/training/explain_lines.py): whose weights the view reads, the picked token's line on a
+step's card, and each cell of the logit lens. Each flips with the data it is computed from; the widgets that show them:
+test_explain_state.py and test_explain_view.py."""
+from __future__ import annotations
+
+import numpy as np
+
+from types import SimpleNamespace
+
+from tfstudio.gui.training.explain_lines import lens_cell, lens_rgb, picked_line, source_caption
+
+
+def test_the_caption_names_the_run_and_the_step_of_the_weights_in_each_state():
+    assert source_caption("", None) == "Weights not from a run (fresh, or loaded by hand)"
+    assert source_caption("tiny-gpt · 09:41:03", None) == \
+        "tiny-gpt · 09:41:03 · weights of an unknown step"
+    assert source_caption("tiny-gpt · 09:41:03", 300) == \
+        "tiny-gpt · 09:41:03 · the weights of step 300"
+    assert source_caption("", 1200) == "Weights not from a run · the weights of step 1,200"
+    # a look a training run took: its latest, not weights loaded in the app
+    assert source_caption("tiny-gpt · 10:00:00", 1200, training=True) == \
+        "tiny-gpt · 10:00:00 · step 1,200, its latest look while it trains"
+    assert source_caption("", 40, training=True).startswith("The run training · step 40,")
+
+
+def test_a_probability_cards_line_names_the_likeliest_next_tokens_in_order():
+    def names(ids):
+        return ["tok" + str(i) for i in ids]
+
+    p = np.array([0.1, 0.6, 0.0, 0.3])
+    assert picked_line(p, "sampling", list("abcd"), 3, names) == \
+        "likeliest next: tok1 0.600 · tok3 0.300 · tok0 0.100"  # the 0 is not a candidate
+    p = np.array([0.5, 0.2, 0.00002, 0.29998])  # the order flips; a tiny one is not "0.000"
+    assert picked_line(p, "sampling", list("abcd"), 3, names) == \
+        "likeliest next: tok0 0.500 · tok3 0.300 · tok1 0.200 · tok2 2.0e-05"
+
+
+def test_a_steps_line_gives_the_picked_tokens_own_numbers():
+    value = np.arange(30, dtype=float).reshape(3, 10) / 4  # 3 positions, 10 features
+    assert picked_line(value, "vector", [" ", "b", "c"], 0) == \
+        "at ␣ (position 0): 0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 1.75, … (10 values)"
+    assert picked_line(value, "vector", [" ", "b", "c"], 2).startswith("at c (position 2): 5, ")
+    assert picked_line(value[:, :3], "vector", list("abc"), 1) == "at b (position 1): 2.5, 2.75, 3"
+    assert picked_line(value[:, 0], "vector", list("abc"), 1) == "at b (position 1): 2.5"
+    assert picked_line(value, "vector", list("abc"), None) == ""  # no token picked: no line
+
+
+def lens(last_layer_ids):
+    """A logit lens of 3 layers over 2 positions, each cell's 2 likeliest tokens; the last
+    layer's likeliest ids (the model's answers) are ``last_layer_ids``."""
+    ids = np.array([[[5, 6], [7, 8]], [[6, 5], [7, 8]], [list(last_layer_ids[:1]) + [9],
+                                                          list(last_layer_ids[1:]) + [9]]])
+    names = {5: " ", 6: "b", 7: "c", 8: "d", 9: "e"}
+    probs = np.array([[[0.30, 0.20], [0.50, 0.10]], [[0.60, 0.30], [0.70, 0.10]],
+                      [[0.90, 0.05], [0.95, 0.01]]])
+    return SimpleNamespace(layers=["embed", "layers.0", "layers.1"], tokens=["a", "b"],
+                           top_ids=ids, top_probs=probs,
+                           top_tokens=[[[names[int(i)] for i in cell] for cell in row]
+                                       for row in ids])
+
+
+def test_a_lens_cell_names_its_token_and_is_bold_where_it_is_already_the_answer():
+    answer_5 = lens([5, 7])
+    first = lens_cell(answer_5, 0, 0)
+    assert first.text == "␣ 0.30" and first.p == 0.30
+    assert first.answer and first.tooltip == "␣  0.300\nb  0.200\n(the model's answer here)"
+    assert not lens_cell(answer_5, 1, 0).answer          # layer 0 still says "b"
+    answer_6 = lens([6, 7])                              # the model's answer flips to "b"
+    assert not lens_cell(answer_6, 0, 0).answer and lens_cell(answer_6, 1, 0).answer
+    assert "answer" not in lens_cell(answer_6, 0, 0).tooltip
+    assert all(lens_cell(answer_6, 2, c).answer for c in range(2))  # the last layer: the answer
+
+
+def test_a_lens_cell_is_darker_the_surer_it_is():
+    assert lens_rgb(0) == (255, 255, 255) and lens_rgb(1) == (40, 80, 180)
+    assert sum(lens_rgb(0.9)) < sum(lens_rgb(0.2)) < sum(lens_rgb(0.0))
+    assert lens_rgb(-0.5) == lens_rgb(0) and lens_rgb(2) == lens_rgb(1)  # clamped
+

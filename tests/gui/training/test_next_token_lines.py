@@ -1,0 +1,29 @@
+"""What the next-token view writes, without Qt (gui/training/next_token_lines.py): its sliders'
+values, the line under the chart, the chart's top and each candidate's label; the view that shows
+them (and the probabilities its bars draw): test_training.py."""
+from __future__ import annotations
+
+from tfstudio.gui.training.next_token_lines import (chart_top, setting_labels, summary_line,
+                                                    tick_label)
+
+
+def test_the_sliders_say_greedy_and_off_where_a_setting_does_nothing():
+    assert setting_labels(0.7, 5, 0.9) == ("0.70", "5", "0.90")
+    assert setting_labels(0.0, 0, 1.0) == ("0.00 (greedy)", "off", "off")
+    assert setting_labels(1.0, 1, 0.99) == ("1.00", "1", "0.99")
+
+
+def test_the_summary_counts_what_sampling_can_draw_and_the_chart_top_moves_in_steps():
+    assert summary_line(3, 65, 0.912).startswith("3 of 65 tokens can be drawn · entropy 0.91 nats")
+    assert summary_line(65, 65, 4.17).startswith("65 of 65 tokens can be drawn · entropy 4.17")
+    assert [chart_top(h) for h in ([0.02], [0.09], [0.091, 0.01], [0.3], [0.46], [0.8])] == \
+        [0.1, 0.1, 0.2, 0.5, 1.0, 1.0]
+    assert chart_top([]) == 1.0                  # nothing drawn: the whole probability range
+
+
+def test_a_special_tokens_bar_label_names_it_whole_when_it_fits():
+    from tfstudio.data.tokenizer import BOS, EOT, MASK, PAD
+
+    assert [tick_label(t) for t in (MASK, PAD, BOS)] == ["⟨mask⟩", "⟨pad⟩", "⟨bos⟩"]
+    assert tick_label(EOT) == "⟨end⟩"          # endoftext: nine letters, cut to three
+    assert tick_label("hello") == "hel…" and tick_label("ab") == "ab"

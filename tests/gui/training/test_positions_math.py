@@ -1,0 +1,35 @@
+"""The numbers behind the positions view, without Qt (gui/training/positions_math.py): the
+dimensions drawn as waveforms, the round bound of their axis, and whether a look's tensors are
+those already drawn. The view that draws them: test_plots.py, test_training.py."""
+from __future__ import annotations
+
+import numpy as np
+
+from tfstudio.gui.training.positions_math import nice_bound, same_positions, waveform_dims
+
+
+def test_the_waveforms_are_even_dimensions_from_the_fastest_to_the_slowest():
+    assert waveform_dims(64) == [0, 12, 24, 38, 50, 62]
+    assert waveform_dims(16, count=3) == [0, 8, 14]
+    assert waveform_dims(8) == [0, 2, 4, 6]  # fewer sines than waveforms: every one
+
+
+def test_a_waveforms_axis_bound_is_the_next_1_2_or_5_times_a_power_of_ten():
+    assert [nice_bound(v) for v in (0.03, 0.05, 0.051, 0.7, 1.0, 1.2, 3.0, 7.5, 20.0)] == \
+        [0.05, 0.05, 0.1, 1.0, 1.0, 2.0, 5.0, 10.0, 20.0]
+
+
+def test_a_look_whose_position_tensors_equal_those_drawn_is_the_same():
+    table = np.arange(12.0).reshape(4, 3)
+    drawn = {"learned": {"table": table, "similarity": table @ table.T}}
+    assert same_positions(drawn, {"learned": {"table": table.copy(),
+                                              "similarity": table @ table.T}})
+    trained = table.copy()
+    trained[2, 1] += 1e-3                       # a learned table that moved: drawn again
+    assert not same_positions(drawn, {"learned": {"table": trained,
+                                                  "similarity": table @ table.T}})
+    assert not same_positions(drawn, {"learned": {"table": table}})          # a tensor less
+    assert not same_positions(drawn, {"rope": drawn["learned"]})             # another scheme
+    assert same_positions({"alibi": {"slopes": [0.5, 0.25]}}, {"alibi": {"slopes": [0.5, 0.25]}})
+    assert not same_positions({"alibi": {"slopes": [0.5, 0.25]}},
+                              {"alibi": {"slopes": [0.5, 0.125]}})

@@ -1,0 +1,49 @@
+"""The line under the run setup's tokenizer preview, without Qt (gui/training/setup_lines.py):
+computed from the tokenizer and the probe text, each part flipping with them. The setup that
+shows it, built on its worker: test_states.py."""
+from __future__ import annotations
+
+from tfstudio.data import build_tokenizer, load_corpus
+from tfstudio.data.tokenizer import UNK
+from tfstudio.gui.training.setup_lines import preview_line, unknown_characters
+from tfstudio.probes import default_probe_text
+
+
+def line(tokenizer, text: str, default: bool = False) -> str:
+    return preview_line(tokenizer, text, tokenizer.encode(text), default)
+
+
+def test_the_line_counts_tokens_and_characters_and_says_whose_text_it_is():
+    corpus = load_corpus("task:reverse")
+    char = build_tokenizer("char", corpus=corpus)
+    default = default_probe_text(corpus)                      # what the trainer reads
+    said = line(char, default, default=True)
+    assert said.startswith(f"{char.name}: {char.vocab_size:,} ids · {len(default)} tokens for "
+                           f"{len(default)} characters (1.0 per token)")
+    assert said.endswith(" · the default probe text for this corpus")
+    assert "default probe text" not in line(char, "abc>cba")  # the user's own text
+    words = build_tokenizer("word:2000", corpus=load_corpus("sample:small"))
+    assert "3 tokens for 11 characters (3.7 per token)" in line(words, "the cat sat")
+
+
+def test_a_long_text_says_the_looks_read_its_first_tokens():
+    char = build_tokenizer("char", corpus=load_corpus("task:reverse"))
+    assert "the looks inside read its first 64" in line(char, "abc" * 30)  # 90 tokens
+    assert "first 64" not in line(char, "abc" * 21)                        # 63 tokens
+
+
+def test_characters_the_tokenizer_does_not_know_are_each_named_once():
+    char = build_tokenizer("char", corpus=load_corpus("task:reverse"))
+    text = "abc XYZX"                      # capitals and a space: not in the task's alphabet
+    assert unknown_characters(char, text, char.encode(text)) == " XYZX"
+    assert "5 characters not in its vocabulary ( XYZ) read as the unknown token" in \
+        line(char, text)
+    assert "1 character not in its vocabulary (&lt;)" in line(char, "ab<")  # escaped, singular
+    assert "not in its vocabulary" not in line(char, "abc")
+    byte = build_tokenizer("byte")         # bytes know every character: nothing unknown
+    assert unknown_characters(byte, text, byte.encode(text)) == ""
+    # a word tokenizer's unknown token stands for a word, not a character: none is named
+    words = build_tokenizer("word:2000", corpus=load_corpus("sample:small"))
+    ids = words.encode("zqxv qqzx")
+    assert words.specials[UNK] in ids
+    assert unknown_characters(words, "zqxv qqzx", ids) == ""

@@ -1,0 +1,73 @@
+"""What the attention view writes, without Qt: which query heads share a K/V head in the
+graph (:func:`head_groups`, :func:`shared_kv`), each head's title (:func:`head_title`) and the
+line under the map (:func:`info_line`). :class:`~.attention_view.AttentionView` shows them."""
+from __future__ import annotations
+
+from ...graph import block_types as bt
+
+
+def head_groups(graph) -> dict[str, tuple[int, int]]:
+    """{attention key without copy indices ("layers.attn"): (heads, kv_heads)} of the graph."""
+    out: dict[str, tuple[int, int]] = {}
+
+    def walk(g, prefix: tuple[str, ...]) -> None:
+        for node in g:
+            if node.is_group:
+                walk(node.subgraph, prefix + (node.id,))
+            elif node.type in bt.ATTENTION_TYPES:
+                heads = int(node.typed_params().heads or 1)
+                kv = int(node.typed_params().kv_heads or heads)
+                out[".".join(prefix + (node.id,))] = (heads, kv)
+
+    walk(graph, ())
+    return out
+
+
+def kv_group(key: str, groups: dict[str, tuple[int, int]]) -> tuple[int, int] | None:
+    """(heads, kv_heads) of the snapshot's attention ``key`` ("layers.0.attn")."""
+    return groups.get(".".join(part for part in key.split(".") if not part.isdigit()))
+
+
+def shared_kv(shape: tuple[int, int] | None, cross: bool) -> tuple[int, int] | None:
+    """``shape`` (heads, kv_heads) when query heads share K/V heads (GQA, MQA); None for
+    plain multi-head attention, cross-attention, or a block the graph does not name."""
+    if shape is None or shape[1] >= shape[0] or cross:
+        return None
+    return shape
+
+
+def head_title(h: int, shared: tuple[int, int] | None,
+               roles: dict[str, list[float]] | None = None) -> str:
+    """"head 2 · K/V 1 · prev 0.93 · ind 0.02": its K/V head where ``shared`` (heads, kv_heads)
+    says query heads share them, and its scores where ``roles`` are given (only on the look
+    they were measured on)."""
+    title = f"head {h}"
+    if shared is not None:
+        title += f" · K/V {h // (shared[0] // shared[1])}"
+    if roles and h < len(roles.get("induction", ())):
+        title += f" · prev {roles['previous_token'][h]:.2f} · ind {roles['induction'][h]:.2f}"
+    return title
+
+
+def info_line(*, cross: bool, masked: bool, shared: tuple[int, int] | None, grid: bool,
+              roles_shown: bool, roles_step: int | None) -> str:
+    """The line under the map: what rows and columns are, how heads share K/V, whether cells
+    are masked, and what the head scores are (``roles_shown``: on this look's titles;
+    ``roles_step``: the step they were measured at, None when there are none)."""
+    kind = "rows: decoder tokens, columns: source tokens" if cross \
+        else "rows: queries, columns: the keys they read"
+    if shared is not None:
+        heads, kv = shared
+        what = "MQA: all heads share one K/V head" if kv == 1 else \
+            f"GQA: {heads} query heads share {kv} K/V heads, {heads // kv} per group"
+        kind = f"{kind} · {what} (same K/V number: same keys)"
+    hatched = " · hatched: masked (cannot look there)" if masked else ""
+    text = f"Rows sum to 1 · {kind}{hatched} · hover a row; click a head in the grid"
+    if roles_shown and grid:
+        text += (f" · prev / ind (weights of step {roles_step:,}): how much each head "
+                 "attends to the previous token / to the token after its last occurrence, "
+                 "on a repeated random sequence")
+    elif roles_step is not None:
+        text += (f" · head scores (prev / ind) are measured on the weights of step "
+                 f"{roles_step:,}: shown at that step only")
+    return text

@@ -1,0 +1,146 @@
+"""The sentences the Explain view writes, computed from its numbers, without Qt: the picked
+token's line under a stage (:func:`picked_text`, :func:`picked_line`), whose weights it shows
+(:func:`source_caption`), which tokens an ablation's loss is scored on (:func:`chosen_span`) and
+what switching blocks off changed (:func:`effect_text`), how token vectors sit against
+position vectors (:func:`orthogonality_text`), and each cell of the logit lens
+(:func:`lens_cell`, shaded by :func:`lens_rgb`)."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+import numpy as np
+
+from ...probes.ablation import answer_span
+from .token_text import display_token, probability
+
+NUMBERS_SHOWN = 8   # the picked token's first values written out in the line under the formula
+SEPARATOR = ">"   # the answer follows the last one (the tasks' and probe texts' separator)
+
+
+def picked_text(summary: dict, tokens: list[str], position: int, names: list[str]) -> str:
+    """The picked token's numbers at this step as one line (the picture shows them all; hover
+    for any value); for probabilities, the likeliest tokens."""
+    if summary["kind"] == "sampling" and "top_ids" in summary:
+        top = [(n, p) for n, p in zip(names, summary["top_values"]) if p > 0][:5]
+        return "likeliest next: " + " · ".join(f"{display_token(n)} {probability(p)}"
+                                               for n, p in top)
+    if "picked" not in summary or not 0 <= position < len(tokens):
+        return ""
+    token, row = display_token(tokens[position]), np.asarray(summary["picked"]).reshape(-1)
+    if len(summary["shape"]) == 1 and summary["shape"][0] == len(tokens):
+        return f"at {token} (position {position}): {row[0]:.4g}"
+    shown = ", ".join(f"{v:.3g}" for v in row[:NUMBERS_SHOWN].astype(np.float64))
+    more = f", … ({row.size} values)" if row.size > NUMBERS_SHOWN else ""
+    return f"at {token} (position {position}): {shown}{more}"
+
+
+def picked_line(value: np.ndarray, kind: str, row_labels: list[str], position: int | None,
+                token_names: Callable[[list[int]], list[str]] | None = None) -> str:
+    """The picked token's numbers at this step, as one line of text (the heatmap shows every
+    position; hover a cell for any other value); for probabilities, the likeliest tokens."""
+    if position is None or not 0 <= position < len(row_labels):
+        return ""
+    token = display_token(row_labels[position])
+    if kind == "sampling" and value.ndim == 1 and token_names is not None:
+        top = [int(i) for i in np.argsort(-value, kind="stable")[:5] if value[i] > 0]
+        return "likeliest next: " + " · ".join(
+            f"{display_token(name)} {probability(value[i])}"
+            for i, name in zip(top, token_names(top)))
+    if value.ndim == 1 and value.shape[0] == len(row_labels):
+        return f"at {token} (position {position}): {value[position]:.4g}"
+    if value.ndim < 2 or value.shape[0] != len(row_labels):
+        return ""
+    row = value[position].reshape(-1).astype(np.float64)
+    shown = ", ".join(f"{v:.3g}" for v in row[:NUMBERS_SHOWN])
+    more = f", … ({row.size} values)" if row.size > NUMBERS_SHOWN else ""
+    return f"at {token} (position {position}): {shown}{more}"
+
+
+def source_caption(run: str, step: int | None, training: bool = False) -> str:
+    """Whose weights Explain shows: the run (as Runs names it) and the step they are of;
+    ``training``: a look a running training took, not weights loaded in the app."""
+    if training:
+        return f"{run or 'The run training'} · step {step:,}, its latest look while it trains"
+    if step is None:
+        return (f"{run} · weights of an unknown step" if run else
+                "Weights not from a run (fresh, or loaded by hand)")
+    return f"{run or 'Weights not from a run'} · the weights of step {step:,}"
+
+
+def span_label(tokens: list[str], span: tuple[int, int], what: str) -> str:
+    """'the answer tokens (positions 9-16: "hgfedcba")': which tokens a loss was scored on."""
+    shown = "".join(display_token(t) for t in tokens[span[0]:span[1]])
+    return f"{what} (positions {span[0]}-{span[1] - 1}: “{shown}”)"
+
+
+def chosen_span(kind: str, tokens: list[str], start: int, end: int
+                ) -> tuple[tuple[int, int] | None, str, str]:
+    """(span, its label, a note when the choice cannot be scored on this text)."""
+    if kind == "answer":
+        span = answer_span(tokens, SEPARATOR)
+        if span is None:
+            return None, "", (f"This text has no answer after a “{SEPARATOR}”: only the loss "
+                              "on the whole text is shown. Choose positions to score a span.")
+        return span, span_label(tokens, span, "the answer tokens"), ""
+    if kind == "range":
+        if not 1 <= start <= end < len(tokens):
+            return None, "", (f"Positions {start} to {end} are not a span of this text "
+                              f"(1 to {len(tokens) - 1}: position 0 has nothing to predict "
+                              "it from).")
+        return (start, end + 1), span_label(tokens, (start, end + 1), "your span"), ""
+    return None, "", ""
+
+
+def effect_text(effect, note: str = "") -> str:
+    """The report: what was switched off and each loss, labelled with its tokens."""
+    if effect is None:
+        return "Nothing is switched off." + (f"\n{note}" if note else "")
+
+    def top(tops) -> str:
+        return ", ".join(f"{display_token(t)} {probability(p)}" for t, p in tops)
+
+    lines = [f"Switched off: {', '.join(effect.targets)}.",
+             f"Loss on the whole text {effect.loss_before:.4f} → {effect.loss_after:.4f}."]
+    if effect.span is not None:
+        lines.append(f"Loss on {effect.span_label} {effect.span_loss_before:.4f} → "
+                     f"{effect.span_loss_after:.4f}.")
+    elif note:
+        lines.append(note)
+    lines += [f"KL at position {effect.position}: {effect.kl:.4f} nats.",
+              f"Before: {top(effect.top_before)}", f"After: {top(effect.top_after)}"]
+    return "\n".join(lines)
+
+
+def orthogonality_text(angles: dict | None) -> str:
+    """The Embeddings tab's sentence on token and position vectors, computed from ``angles``."""
+    from ...probes.embeddings import alignment_words
+
+    if angles is None:
+        return ("Token and position vectors: this model adds no position vectors to the "
+                "stream (RoPE, ALiBi or none), so there is no angle between them to measure.")
+    return (f"Token vectors against the {angles['scheme']} position vectors (the loaded "
+            f"weights, {angles['cosine'].shape[1]} positions): {alignment_words(angles)}.")
+
+
+class LensCell(NamedTuple):
+    text: str      # the likeliest token there and its probability
+    p: float       # that probability, which shades the cell
+    answer: bool   # already the model's answer at that position (its last layer's token)
+    tooltip: str   # the top tokens with their probabilities
+
+
+def lens_cell(lens, layer: int, position: int) -> LensCell:
+    """The logit lens's cell for ``layer`` at ``position`` (a ``probes.logit_lens`` result)."""
+    top, p = lens.top_tokens[layer][position], float(lens.top_probs[layer, position, 0])
+    answer = int(lens.top_ids[layer, position, 0]) == int(lens.top_ids[-1, position, 0])
+    tooltip = "\n".join(f"{display_token(t)}  {q:.3f}"
+                        for t, q in zip(top, lens.top_probs[layer, position]))
+    return LensCell(f"{display_token(top[0])} {p:.2f}", p, answer,
+                    tooltip + ("\n(the model's answer here)" if answer else ""))
+
+
+def lens_rgb(p: float) -> tuple[int, int, int]:
+    """A lens cell's background: white at probability 0, deep blue at 1."""
+    t = min(max(float(p), 0.0), 1.0)
+    return int(255 - 215 * t), int(255 - 175 * t), int(255 - 75 * t)

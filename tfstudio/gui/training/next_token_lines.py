@@ -1,0 +1,39 @@
+"""What the next-token view writes, without Qt: its sliders' values (:func:`setting_labels`), the
+line under the chart (:func:`summary_line`), the chart's top (:func:`chart_top`) and each
+candidate's label under its bar (:func:`tick_label`)."""
+from __future__ import annotations
+
+from .token_text import display_token
+
+
+def setting_labels(temperature: float, top_k: int, top_p: float) -> tuple[str, str, str]:
+    """The values beside the sliders: a temperature of 0 is greedy; top-k 0 and top-p 1 are
+    off."""
+    return (f"{temperature:.2f}" + (" (greedy)" if temperature == 0 else ""),
+            f"{top_k}" if top_k else "off", f"{top_p:.2f}" if top_p < 1 else "off")
+
+
+def summary_line(kept: int, vocab: int, entropy: float) -> str:
+    """How many of the ``vocab`` tokens sampling can draw, how spread out, and the legend."""
+    return (f"{kept} of {vocab} tokens can be drawn · entropy {entropy:.2f} nats · outlined: "
+            "after temperature only · filled: what sampling draws from · hatched: filtered out")
+
+
+def chart_top(heights: list[float]) -> float:
+    """The chart's top: 0.1, 0.2, 0.5 or 1, the first with a tenth of room above the tallest
+    bar (each look's new bars move it only across those steps; no bars: 1)."""
+    if not heights:
+        return 1.0
+    top = max(0.05, *heights)
+    return next((end for end in (0.1, 0.2, 0.5) if end >= top * 1.1), 1.0)
+
+
+def tick_label(text: str, width: int = 4) -> str:
+    """A candidate as a label that fits under its bar: a special token as ⟨its name⟩, cut to
+    three letters past ``width`` (<|mask|> -> ⟨mask⟩, <|endoftext|> -> ⟨end⟩), anything else
+    longer than ``width`` cut with an ellipsis."""
+    if text.startswith("<|") and text.endswith("|>") and len(text) > 4:
+        name = text[2:-2]
+        return "⟨" + (name if len(name) <= width else name[:3]) + "⟩"
+    label = display_token(text)
+    return label if len(label) <= width else label[:width - 1] + "…"
