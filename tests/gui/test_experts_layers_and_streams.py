@@ -14,7 +14,7 @@ import torch
 from tfstudio.compiler import compile_graph
 from tfstudio.data import build_tokenizer
 from tfstudio.gui.training.experts_view import ExpertsView
-from tfstudio.gui.training.labels import display_token
+from tfstudio.gui.training.token_text import display_token
 from tfstudio.gui.training.series import RunSeries
 from tfstudio.presets import load_preset
 from tfstudio.probes.snapshot import take_snapshot

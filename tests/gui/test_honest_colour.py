@@ -9,7 +9,7 @@ import pytest
 
 from tfstudio.gui.training.attention_view import AttentionView
 from tfstudio.gui.training.colours import colour_ramp
-from tfstudio.gui.training.heatmap_paint import scale_range
+from tfstudio.gui.training.heatmap_scale import scale_range
 from tfstudio.gui.training.positions_view import PositionsView
 
 

@@ -45,7 +45,7 @@ def previewed(panel) -> str:
 
 def previewed_by(tokenizer):
     """``text`` -> what a preview of it cut by ``tokenizer`` shows (``previewed``)."""
-    from tfstudio.gui.training.labels import display_token
+    from tfstudio.gui.training.token_text import display_token
 
     return lambda text: "".join(display_token(t)
                                 for t in tokenizer.token_strings(tokenizer.encode(text)))

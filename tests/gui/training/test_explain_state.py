@@ -15,7 +15,7 @@ from tfstudio.gui.training.explain_lines import source_caption
 from tfstudio.gui.training.explain_read import compute_explanation
 from tfstudio.gui.training.explain_state import NO_MODEL, NO_TEXT, ExplainState
 from tfstudio.gui.training.explain_view import ExplainView
-from tfstudio.gui.training.labels import display_token
+from tfstudio.gui.training.token_text import display_token
 from tfstudio.presets import load_preset
 from tfstudio.probes.snapshot import WALK_KEPT_EVERY
 from tfstudio.train.pipeline import fit_graph_to_tokenizer

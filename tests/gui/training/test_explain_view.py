@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from tfstudio.compiler import compile_graph
 from tfstudio.data import build_tokenizer
 from tfstudio.gui.training.background import Background
-from tfstudio.gui.training.labels import display_token
+from tfstudio.gui.training.token_text import display_token
 from tfstudio.gui.training.explain_lines import orthogonality_text
 from tfstudio.gui.training.explain_stages import StagePicture
 from tfstudio.gui.training.explain_view import MAX_COLS_SHOWN, ExplainView

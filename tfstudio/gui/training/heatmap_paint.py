@@ -10,9 +10,7 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QBrush, QFont, QImage, QPainter, QPen
 
 from .colours import colour_ramp, themed_colour
-from .heatmap_scale import bar_label, scale_range  # scale_range's old home: tests/gui import it
-
-__all__ = ["font", "paint_colour_bar", "paint_mask", "scale_image", "scale_range"]
+from .heatmap_scale import bar_label
 
 
 @functools.cache

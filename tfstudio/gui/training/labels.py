@@ -5,10 +5,6 @@ from __future__ import annotations
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import QLabel
 
-from .token_text import display_token  # its old home: tests/gui import it here
-
-__all__ = ["display_token", "muted", "placeholder"]
-
 
 def placeholder(text: str) -> QLabel:
     label = QLabel(text)
