@@ -138,8 +138,9 @@ def test_checkpoint_survives_being_killed_mid_write(tmp_path):
                              env={**os.environ, "OMP_NUM_THREADS": "1"})
     try:
         # a save takes ~15 ms and is nearly all writing, so a kill a few tenths of a second in
-        # lands inside some save, at a point of it the test does not choose (checked: writing
-        # the checkpoint in place instead of renaming a finished folder fails here)
+        # lands inside some save, at a point of it the test does not choose (checked: a
+        # checkpoint written in place, LATEST naming it before it is whole and read without
+        # verifying, fails here)
         for delay in (0.2, 0.45, 0.7):
             forks.stdin.write("write\n")
             forks.stdin.flush()
