@@ -118,18 +118,25 @@ def test_checkpoint_survives_being_killed_mid_write(tmp_path):
         model = tfstudio.compile_graph(tfstudio.load_graph("tiny-gpt"))
         opt = torch.optim.AdamW(model.parameters())
         model(torch.zeros(1, 4, dtype=torch.long)).sum().backward(); opt.step()
+
+        def write_until_killed():
+            step = 0
+            while True:
+                step += 1
+                with torch.no_grad():
+                    for p in model.parameters():
+                        p.fill_(step)
+                save_checkpoint({str(tmp_path)!r}, step, model, opt, {{"marker": step}})
+                if step == 1:
+                    print(os.getpid(), flush=True)
+
         for _ in sys.stdin:
             writer = os.fork()
             if writer == 0:
-                step = 0
-                while True:
-                    step += 1
-                    with torch.no_grad():
-                        for p in model.parameters():
-                            p.fill_(step)
-                    save_checkpoint({str(tmp_path)!r}, step, model, opt, {{"marker": step}})
-                    if step == 1:
-                        print(os.getpid(), flush=True)
+                try:
+                    write_until_killed()
+                finally:
+                    os._exit(1)
             os.waitpid(writer, 0)
             print("reaped", flush=True)
     """)
@@ -155,7 +162,8 @@ def test_checkpoint_survives_being_killed_mid_write(tmp_path):
             assert all(bool((p == step).all()) for p in model.parameters())
     finally:
         forks.stdin.close()
-        assert forks.wait(timeout=60) == 0
+        forks.wait(timeout=60)
+    assert forks.returncode == 0
 
 
 def test_generation_with_cache_equals_recomputation(tmp_path):
