@@ -4,10 +4,15 @@ variant's final validation loss (so every variant reaches it), and running again
 import json
 import math
 import re
+import shutil
+from pathlib import Path
 
 import pytest
 
 from tfstudio.cli import main
+
+# both tests read one comparison: the group keeps them on one xdist worker, so it trains once
+pytestmark = pytest.mark.xdist_group("compare-report-defaults")
 
 TINY = ["--corpus", "sample", "--tokenizer", "char", "--steps", "4", "--seq-len", "16",
         "--batch-size", "4", "--lr", "3e-3", "--warmup-steps", "1"]
@@ -52,7 +57,8 @@ def test_default_target_is_the_worst_final_loss_and_every_variant_reaches_it(com
 
 
 @pytest.mark.slow
-def test_running_again_with_another_seed_keeps_the_earlier_seed(compared):
+def test_running_again_with_another_seed_keeps_the_earlier_seed(compared, tmp_path):
+    compared = Path(shutil.copytree(compared, tmp_path / "cmp"))  # the fixture's stays seed 1's
     assert main(["compare", "tiny-gpt", "--vary", "attention=mha,mqa", "--seeds", "2",
                  "--out", str(compared), *TINY]) == 0
     assert json.loads((compared / "compare.json").read_text())["seeds"] == [1, 2]

@@ -21,6 +21,10 @@ from safetensors.numpy import load_file
 
 from tfstudio.cli import COMMANDS, build_parser, main
 
+# the module's trained runs, comparison and lessons are module fixtures: the group keeps its
+# tests on one xdist worker, so each is trained once
+pytestmark = pytest.mark.xdist_group("flags-reach-their-effect")
+
 BASE = ["--tokenizer", "char", "--steps", "4", "--seq-len", "16", "--batch-size", "4",
         "--eval-every", "2", "--warmup-steps", "1", "--checkpoint-every", "2"]
 
@@ -687,14 +691,22 @@ def _compare_eval_lengths(ctx):
     assert json.loads((out / "compare.json").read_text())["eval_lengths"] == [64, 128]
 
 
+@pytest.fixture(scope="module")
+def target_compared(cli, work) -> tuple[Path, str]:
+    """A comparison trained and reported in one go with --target-loss 9.25: its folder and
+    that report (the --report and --target-loss checks both read it)."""
+    out = work / "compared-target"
+    ran = cli("compare", "tiny-gpt", "--vary", "attention=mqa", "--out", str(out),
+              "--tokenizer", "char", "--steps", "2", "--seq-len", "16", "--batch-size", "4",
+              "--warmup-steps", "1", "--target-loss", "9.25")
+    assert ran.code == 0, ran.err
+    return out, (out / "report.md").read_text()
+
+
 def _compare_target_loss(ctx):
     """Training and reporting in one go, and the report alone again: both use the target."""
-    out = ctx.work / f"compared-{ctx.tag}"
-    ran = ctx.cli("compare", "tiny-gpt", "--vary", "attention=mqa", "--out", str(out),
-                  "--tokenizer", "char", "--steps", "2", "--seq-len", "16", "--batch-size", "4",
-                  "--warmup-steps", "1", "--target-loss", "9.25")
-    assert ran.code == 0, ran.err
-    assert "validation loss of 9.250" in (out / "report.md").read_text()
+    out, report = ctx.target_compared
+    assert "validation loss of 9.250" in report
     again = ctx.cli("compare", "--report", str(out), "--target-loss", "8.5")
     assert again.code == 0, again.err
     assert "validation loss of 8.500" in (out / "report.md").read_text()
@@ -958,6 +970,10 @@ class Context:
     @property
     def lesson_runs(self) -> dict[str, tuple[Ran, Path]]:
         return self.request.getfixturevalue("lesson_runs")
+
+    @property
+    def target_compared(self) -> tuple[Path, str]:
+        return self.request.getfixturevalue("target_compared")
 
 
 # the checks that train a comparison or a lesson (several seconds each)

@@ -89,6 +89,10 @@ def test_vary_expands_every_combination_and_refuses_bad_keys():
 
 
 # ----------------------------------------------------------------------- a tiny comparison
+# the tests reading it are one xdist group, so it is trained once
+ON_THE_COMPARISON = pytest.mark.xdist_group("tiny-comparison")
+
+
 @pytest.fixture(scope="module")
 def comparison(tmp_path_factory):
     out = tmp_path_factory.mktemp("compare")
@@ -103,6 +107,7 @@ def run_dirs(out: Path) -> dict[str, Path]:
                                                                 "attention-mqa")}
 
 
+@ON_THE_COMPARISON
 @pytest.mark.slow
 def test_variants_train_on_the_same_data_and_seed(comparison):
     mha, mqa = (RunFolder(p) for p in run_dirs(comparison).values())
@@ -113,6 +118,7 @@ def test_variants_train_on_the_same_data_and_seed(comparison):
     assert param_diff(mha.graph(), mqa.graph()) == {(("layers",), "attn", "kv_heads"): (4, 1)}
 
 
+@ON_THE_COMPARISON
 def test_running_again_skips_finished_variants(comparison, capsys):
     before = {p: p.stat().st_mtime_ns for p in comparison.glob("runs/*/*/checkpoints/LATEST")}
     assert len(before) == 2
@@ -135,6 +141,7 @@ def report_rows(out: Path) -> dict[str, dict[str, str]]:
     return rows
 
 
+@ON_THE_COMPARISON
 def test_report_numbers_are_those_of_the_run_folders(comparison):
     rows = report_rows(comparison)
     assert set(rows) == {"attention=mha", "attention=mqa"}
@@ -163,6 +170,7 @@ def validation_split(run: Path) -> np.ndarray:
     return tokens, cut
 
 
+@ON_THE_COMPARISON
 def test_eval_loss_per_bucket_matches_a_direct_computation(comparison, capsys):
     run = run_dirs(comparison)["attention-mha"]
     assert main(["eval", str(run), "--lengths", "32,64"]) == 0
@@ -212,6 +220,7 @@ def witten_bell_bigram(train: list[int], val: list[int], vocab: int) -> tuple[fl
     return sum(uni) / len(uni), sum(bi) / len(bi)
 
 
+@ON_THE_COMPARISON
 def test_bigram_baseline_is_a_count_over_the_training_split(comparison):
     run = run_dirs(comparison)["attention-mha"]
     tokens, cut = validation_split(run)

@@ -107,38 +107,63 @@ def test_out_of_memory_says_what_to_reduce(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_checkpoint_survives_being_killed_mid_write(tmp_path):
-    """A child process writes checkpoints back to back and is SIGKILLed at random moments;
+    """A process writes checkpoints back to back and is SIGKILLed at random moments;
     whatever LATEST names must always load."""
+    # each writer is forked from one child that imported torch and took an optimizer step once
+    # (3 s of CPU a fresh process pays), prints its pid when its first checkpoint is complete,
+    # and is reaped by that child, which says so
     script = textwrap.dedent(f"""
-        import torch, tfstudio
+        import os, sys, torch, tfstudio
         from tfstudio.runs.checkpoint import save_checkpoint
         model = tfstudio.compile_graph(tfstudio.load_graph("tiny-gpt"))
         opt = torch.optim.AdamW(model.parameters())
         model(torch.zeros(1, 4, dtype=torch.long)).sum().backward(); opt.step()
-        step = 0
-        while True:
-            step += 1
-            with torch.no_grad():
-                for p in model.parameters():
-                    p.fill_(step)
-            save_checkpoint({str(tmp_path)!r}, step, model, opt, {{"marker": step}})
-            print(step, flush=True)
+
+        def write_until_killed():
+            step = 0
+            while True:
+                step += 1
+                with torch.no_grad():
+                    for p in model.parameters():
+                        p.fill_(step)
+                save_checkpoint({str(tmp_path)!r}, step, model, opt, {{"marker": step}})
+                if step == 1:
+                    print(os.getpid(), flush=True)
+
+        for _ in sys.stdin:
+            writer = os.fork()
+            if writer == 0:
+                try:
+                    write_until_killed()
+                finally:
+                    os._exit(1)
+            os.waitpid(writer, 0)
+            print("reaped", flush=True)
     """)
-    # a save takes ~15 ms and is nearly all writing, so a kill a few tenths of a second in
-    # lands inside some save, at a point of it the test does not choose (checked: writing the
-    # checkpoint in place instead of renaming a finished folder fails here)
-    for delay in (0.2, 0.45, 0.7):
-        proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
-                                env={**os.environ, "OMP_NUM_THREADS": "1"})
-        proc.stdout.readline()  # the first checkpoint is complete
-        time.sleep(delay)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        ckpt = latest_checkpoint(tmp_path)
-        model = tfstudio.compile_graph(tfstudio.load_graph("tiny-gpt"))
-        state = load_checkpoint(ckpt, model)
-        step = state["marker"]
-        assert all(bool((p == step).all()) for p in model.parameters())
+    forks = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True,
+                             env={**os.environ, "OMP_NUM_THREADS": "1"})
+    try:
+        # a save takes ~15 ms and is nearly all writing, so a kill a few tenths of a second in
+        # lands inside some save, at a point of it the test does not choose (checked: a
+        # checkpoint written in place, LATEST naming it before it is whole and read without
+        # verifying, fails here)
+        for delay in (0.2, 0.45, 0.7):
+            forks.stdin.write("write\n")
+            forks.stdin.flush()
+            writer = int(forks.stdout.readline())  # its first checkpoint is complete
+            time.sleep(delay)
+            os.kill(writer, signal.SIGKILL)
+            assert forks.stdout.readline() == "reaped\n"
+            ckpt = latest_checkpoint(tmp_path)
+            model = tfstudio.compile_graph(tfstudio.load_graph("tiny-gpt"))
+            state = load_checkpoint(ckpt, model)
+            step = state["marker"]
+            assert all(bool((p == step).all()) for p in model.parameters())
+    finally:
+        forks.stdin.close()
+        forks.wait(timeout=60)
+    assert forks.returncode == 0
 
 
 def test_generation_with_cache_equals_recomputation(tmp_path):
