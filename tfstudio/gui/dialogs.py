@@ -76,7 +76,7 @@ class PresetGallery(QDialog):
         graph = self._graph(name)
         self.title.setText(name)
         self.description.setText(str(graph.meta.get("description", "")))
-        self.facts.setText("<br>".join(preset_facts(graph, report_on_graph(graph).cost)))
+        self.facts.setText("<br>".join(preset_facts(graph, report_on_graph(graph))))
 
 
 class _CompileJob(QThread):
