@@ -7,7 +7,7 @@ import json
 from PySide6.QtGui import QImage
 
 from tfstudio.graph import SetParam, dumps, load_graph_file
-from tfstudio.gui.autosave import AUTOSAVE_NAME, pending_recovery
+from tfstudio.gui.recovery import AUTOSAVE_NAME, pending_recovery
 from tfstudio.presets import load_preset
 
 
