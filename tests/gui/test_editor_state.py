@@ -1,8 +1,10 @@
 """The editor window's commands, layer target, title and counts line (gui/editor_state.py),
 checked on preset graphs and a plain Document without a QApplication."""
-from tfstudio.graph import Document, SetParam, SetTitle, ShowRunGraph, dumps
-from tfstudio.gui.editor_state import (commands, copied_line, counts_text, crumbs, history_line,
-                                      layer_target, window_title)
+from tfstudio.graph import Document, RemoveNodes, SetParam, SetTitle, ShowRunGraph, dumps
+from tfstudio.gui.editor_state import (ENTER_REFUSAL, UNGROUP_REFUSAL, commands, copied_line,
+                                      counts_text, crumbs, deepest_path, group_to_enter,
+                                      group_to_ungroup, history_line, layer_target,
+                                      window_title)
 from tfstudio.gui.graph_report import report_on_graph
 from tfstudio.presets import load_preset
 
@@ -104,3 +106,34 @@ def test_the_status_line_after_undo_and_redo_names_the_step_or_that_there_was_no
 def test_the_copied_line_counts_the_blocks():
     assert copied_line(1) == "Copied 1 block"
     assert copied_line(3) == "Copied 3 blocks"
+
+
+def test_enter_group_opens_one_layer_group_selected_alone_and_nothing_else():
+    root = load_preset("tiny-gpt")
+    assert group_to_enter(root, ["layers"]) == "layers"
+    assert group_to_enter(root, ["layers", "head"]) is None      # with another block
+    assert group_to_enter(root, ["head"]) is None                # not a group
+    assert group_to_enter(root, []) is None
+    assert commands(Document(root), root, (), ["layers"], True, "").enter_group
+    assert not commands(Document(root), root, (), ["layers", "head"], True, "").enter_group
+    assert ENTER_REFUSAL == "Select one layer group to enter it"
+
+
+def test_ungroup_dissolves_the_one_group_among_the_selected_blocks():
+    root = load_preset("tiny-t5")
+    groups = [n.id for n in root if n.is_group]
+    assert len(groups) >= 2
+    assert group_to_ungroup(root, [groups[0], "head"]) == groups[0]    # other blocks may come
+    assert group_to_ungroup(root, groups[:2]) is None                  # two: which one?
+    assert group_to_ungroup(root, ["head"]) is None
+    assert UNGROUP_REFUSAL == "Select one group to ungroup"
+
+
+def test_the_canvas_falls_back_to_the_deepest_level_that_still_exists():
+    doc = Document(load_preset("tiny-gpt"))
+    assert deepest_path(doc, ("layers",)) == ("layers",)
+    assert deepest_path(doc, ("layers", "attn")) == ("layers",)      # attn holds no level
+    doc.execute(RemoveNodes((), ["layers"]))
+    assert deepest_path(doc, ("layers",)) == ()                       # the group is gone
+    doc.undo()
+    assert deepest_path(doc, ("layers",)) == ("layers",)

@@ -21,7 +21,8 @@ from .breadcrumb import Breadcrumb
 from .cost_panel import CostPanel
 from .dialogs import CodeDialog
 from .edit_menu import EditMenu
-from .editor_state import Target, commands, counts_text, layer_target, window_title
+from .editor_state import (ENTER_REFUSAL, Target, commands, counts_text, group_to_enter,
+                           layer_target, window_title)
 from .file_menu import FileMenu
 from .help_menu import HelpMenu
 from .inspector import Inspector
@@ -400,11 +401,11 @@ class MainWindow(FileMenu, EditMenu, HelpMenu, QMainWindow):
         return self.code_dialog
 
     def enter_selected_group(self) -> None:
-        selected = self.scene.selected_node_ids()
-        if len(selected) == 1 and self.scene.graph.node(selected[0]).is_group:
-            self.scene.enter_group(selected[0])
+        group = group_to_enter(self.scene.graph, self.scene.selected_node_ids())
+        if group is not None:
+            self.scene.enter_group(group)
         else:
-            self.show_message("Select one layer group to enter it")
+            self.show_message(ENTER_REFUSAL)
 
     def closeEvent(self, event) -> None:
         if not self.maybe_save():

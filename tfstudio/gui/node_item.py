@@ -25,6 +25,7 @@ from .block_drawing import (ABLATED_OPACITY, PAD, PORT_R, _Mini,  # noqa: F401 (
                             routed_path, scaled_font, text_boost)
 from .node_paint import NodePainting, TelemetryBand
 from .param_count import shown_count
+from .problem_marks import worst
 from .summaries import node_summary, node_tooltip, port_tooltip
 from .title_fit import fitted_title, title_font_fitting  # noqa: F401 (tests import it here)
 
@@ -148,9 +149,7 @@ class NodeItem(NodePainting, QGraphicsItem):
     @property
     def severity(self) -> str | None:
         """"error", "warning" or None: the worst diagnostic on this node."""
-        if any(d.severity == "error" for d in self.diagnostics):
-            return "error"
-        return "warning" if self.diagnostics else None
+        return worst(self.diagnostics)
 
     @property
     def ablated(self) -> bool:
@@ -159,9 +158,8 @@ class NodeItem(NodePainting, QGraphicsItem):
 
     @property
     def inner_severity(self) -> str | None:
-        if any(d.severity == "error" for d in self.inner_diagnostics):
-            return "error"
-        return "warning" if self.inner_diagnostics else None
+        """The worst diagnostic inside this group."""
+        return worst(self.inner_diagnostics)
 
     def refresh(self, graph: Graph) -> None:
         """Rebuild ports and text from the model node (after a parameter or title change)."""
