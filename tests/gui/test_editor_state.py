@@ -1,10 +1,10 @@
 """The editor window's commands, layer target, title and counts line (gui/editor_state.py),
 checked on preset graphs and a plain Document without a QApplication."""
 from tfstudio.graph import Document, RemoveNodes, SetParam, SetTitle, ShowRunGraph, dumps
-from tfstudio.gui.editor_state import (ENTER_REFUSAL, UNGROUP_REFUSAL, commands, copied_line,
-                                      counts_text, crumbs, deepest_path, group_to_enter,
-                                      group_to_ungroup, history_line, layer_target,
-                                      window_title)
+from tfstudio.gui.editor_state import (DEFAULT_SIZE, ENTER_REFUSAL, UNGROUP_REFUSAL, commands,
+                                      copied_line, counts_text, crumbs, deepest_path,
+                                      default_size, group_to_enter, group_to_ungroup,
+                                      history_line, layer_target, window_title)
 from tfstudio.gui.graph_report import report_on_graph
 from tfstudio.presets import load_preset
 
@@ -137,3 +137,10 @@ def test_the_canvas_falls_back_to_the_deepest_level_that_still_exists():
     assert deepest_path(doc, ("layers",)) == ()                       # the group is gone
     doc.undo()
     assert deepest_path(doc, ("layers",)) == ("layers",)
+
+
+def test_the_window_opens_at_its_size_or_the_whole_of_a_smaller_screen():
+    assert default_size((1920, 1050)) == DEFAULT_SIZE == (1500, 940)
+    assert default_size((1366, 738)) == (1366, 738)                  # a laptop: all of it
+    assert default_size((1280, 1000)) == (1280, 940)                 # each side on its own
+    assert default_size(None) == DEFAULT_SIZE                        # no screen known

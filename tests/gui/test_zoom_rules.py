@@ -4,7 +4,8 @@ block "show it" centres. The view applies them (test_interaction, test_refit, te
 import pytest
 
 from tfstudio.gui.zoom_rules import (LEGIBLE_ZOOM, MAX_ZOOM, MIN_ZOOM, clamped, fit_centre,
-                                     fit_zoom, shown_part, spare_height, stepped, wheel_steps)
+                                     fit_zoom, shown_part, spare_height, stepped, text_boost,
+                                     wheel_steps)
 
 
 def test_zooming_stays_between_the_smallest_and_the_largest_zoom():
@@ -46,3 +47,9 @@ def test_show_it_centres_a_block_that_fits_whole_and_a_big_one_from_its_top_left
     assert shown_part((100, 200, 180, 60), visible) == (90, 190, 200, 80)   # whole, with room
     x, y, w, h = shown_part((100, 200, 3000, 1200), visible)
     assert (x, y, w, h) == (90, 190, 800, 600)              # its top-left corner fills the view
+
+
+def test_text_grows_when_zoomed_out_below_eighty_percent_up_to_half_again():
+    assert text_boost(1.0) == 1.0 and text_boost(0.8) == 1.0         # near full size: as drawn
+    assert text_boost(0.64) == pytest.approx(1.25)                   # 0.8 / 0.64
+    assert text_boost(0.3) == 1.5 and text_boost(0.0) == 1.5         # never past 1.5

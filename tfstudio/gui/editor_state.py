@@ -44,6 +44,17 @@ def commands(document: Document, graph: Graph, path: tuple[str, ...], selected: 
         enter_group=group_to_enter(graph, selected) is not None)
 
 
+DEFAULT_SIZE = (1500, 940)
+
+
+def default_size(room: tuple[int, int] | None) -> tuple[int, int]:
+    """The window's size on opening: DEFAULT_SIZE, or less on a smaller screen (``room``: the
+    screen's available width and height; a 1366x768 laptop gets the whole of it)."""
+    if room is None:
+        return DEFAULT_SIZE
+    return min(DEFAULT_SIZE[0], room[0]), min(DEFAULT_SIZE[1], room[1])
+
+
 ENTER_REFUSAL = "Select one layer group to enter it"
 UNGROUP_REFUSAL = "Select one group to ungroup"
 GROUPED_LINE = ("Grouped: double-click the group to edit its inside; set its repeat count in "

@@ -21,8 +21,8 @@ from .breadcrumb import Breadcrumb
 from .cost_panel import CostPanel
 from .dialogs import CodeDialog
 from .edit_menu import EditMenu
-from .editor_state import (ENTER_REFUSAL, Target, commands, counts_text, group_to_enter,
-                           layer_target, window_title)
+from .editor_state import (ENTER_REFUSAL, Target, commands, counts_text, default_size,
+                           group_to_enter, layer_target, window_title)
 from .file_menu import FileMenu
 from .help_menu import HelpMenu
 from .inspector import Inspector
@@ -47,12 +47,10 @@ def default_data_dir() -> Path:
 
 
 def _default_size() -> tuple[int, int]:
-    """1500x940, or less on a smaller screen (a 1366x768 laptop gets the whole screen)."""
+    """editor_state.default_size for the primary screen."""
     screen = QGuiApplication.primaryScreen()
-    if screen is None:
-        return 1500, 940
-    room = screen.availableGeometry()
-    return min(1500, room.width()), min(940, room.height())
+    room = screen.availableGeometry() if screen is not None else None
+    return default_size((room.width(), room.height()) if room is not None else None)
 
 
 def _scrolling(widget: QWidget) -> QScrollArea:

@@ -22,12 +22,13 @@ from ..graph.schema import PortSpec
 from . import theme
 from .ablation_marks import ablated_tip, whole
 from .block_drawing import (ABLATED_OPACITY, PAD, PORT_R, _Mini,  # noqa: F401 (others import)
-                            routed_path, scaled_font, text_boost)
+                            routed_path, scaled_font)
 from .node_paint import NodePainting, TelemetryBand
 from .param_count import shown_count
 from .problem_marks import worst
 from .summaries import node_summary, node_tooltip, port_tooltip
 from .title_fit import fitted_title, title_font_fitting  # noqa: F401 (tests import it here)
+from .zoom_rules import text_boost  # noqa: F401 (gui/training/strip.py imports it here)
 
 
 class PortItem(QGraphicsItem):

@@ -11,7 +11,8 @@ from PySide6.QtWidgets import QGraphicsItem
 from ..graph import Edge
 from ..graph.layout import ABOVE, bezier_points, label_box
 from . import theme
-from .node_item import routed_path, scaled_font, text_boost
+from .node_item import routed_path, scaled_font
+from .zoom_rules import text_boost
 
 LABEL_FONT = QFont()
 LABEL_FONT.setPixelSize(10)

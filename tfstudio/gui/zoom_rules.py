@@ -29,6 +29,13 @@ def wheel_steps(angle_y: float) -> float:
     return angle_y / NOTCH
 
 
+def text_boost(lod: float) -> float:
+    """How much to enlarge text when zoomed out (``lod``: the zoom it is drawn at), so a fitted
+    overview stays readable (semantic zoom, as map applications do): 1 at 80% zoom and above,
+    at most 1.5."""
+    return min(1.5, max(1.0, 0.8 / max(lod, 1e-3)))
+
+
 def fit_zoom(fitted: float) -> float:
     """Fit-to-view's zoom for the zoom that shows everything (``fitted``): never magnified past
     100%, never shrunk below LEGIBLE_ZOOM."""
