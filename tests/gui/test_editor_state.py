@@ -4,7 +4,8 @@ from tfstudio.graph import Document, RemoveNodes, SetParam, SetTitle, ShowRunGra
 from tfstudio.gui.editor_state import (DEFAULT_SIZE, ENTER_REFUSAL, UNGROUP_REFUSAL, commands,
                                       copied_line, counts_text, crumbs, deepest_path,
                                       default_size, group_to_enter, group_to_ungroup,
-                                      history_line, layer_target, window_title)
+                                      history_line, inspected_blocks, layer_target,
+                                      shortcut_name, window_title)
 from tfstudio.gui.graph_report import report_on_graph
 from tfstudio.presets import load_preset
 
@@ -144,3 +145,21 @@ def test_the_window_opens_at_its_size_or_the_whole_of_a_smaller_screen():
     assert default_size((1366, 738)) == (1366, 738)                  # a laptop: all of it
     assert default_size((1280, 1000)) == (1280, 940)                 # each side on its own
     assert default_size(None) == DEFAULT_SIZE                        # no screen known
+
+
+def test_the_shortcut_list_names_a_command_by_its_steady_name_without_menu_marks():
+    assert shortcut_name("&Undo", own=True) == "Undo"
+    assert shortcut_name("Generated &PyTorch code…", own=True) == "Generated PyTorch code"
+    assert shortcut_name("Zoom &in", own=True) == "Zoom in"
+    tip = "Build workspace (Ctrl+1) — edit the graph."
+    assert shortcut_name(tip, own=False) == "Build workspace"        # a window action's tooltip
+    assert shortcut_name("Train — watch it learn.", own=False) == "Train"
+    assert shortcut_name(tip, own=True) == "Build workspace (Ctrl+1) — edit the graph"
+
+
+def test_the_inspector_shows_a_block_clicked_inside_a_frame_not_the_layer_holding_it():
+    assert inspected_blocks((), ["layers"], ("layers", "attn")) == (("layers",), ["attn"])
+    assert inspected_blocks((), ["layers"], None) == ((), ["layers"])         # the layer itself
+    assert inspected_blocks(("enc",), ["a", "b"], None) == (("enc",), ["a", "b"])
+    assert inspected_blocks(("enc",), ["layers"], ("layers", "ffn")) == (("enc", "layers"),
+                                                                        ["ffn"])

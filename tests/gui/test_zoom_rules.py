@@ -1,11 +1,11 @@
 """The canvas's zoom rules, without a window (gui/zoom_rules.py): the zoom's bounds, a wheel
 notch, what fit-to-view settles on and centres, the height it can spare, and the part of a
-block "show it" centres. The view applies them (test_interaction, test_refit, test_canvas)."""
+block "show it" centres, and how big text and wire labels are drawn. The view applies them (test_interaction, test_refit, test_canvas)."""
 import pytest
 
-from tfstudio.gui.zoom_rules import (LEGIBLE_ZOOM, MAX_ZOOM, MIN_ZOOM, clamped, fit_centre,
-                                     fit_zoom, shown_part, spare_height, stepped, text_boost,
-                                     wheel_steps)
+from tfstudio.gui.zoom_rules import (LEGIBLE_ZOOM, MAX_ZOOM, MIN_LABEL_PIXELS, MIN_ZOOM, clamped,
+                                     fit_centre, fit_zoom, shown_part, spare_height, stepped,
+                                     text_boost, wheel_steps, wire_label_pixels)
 
 
 def test_zooming_stays_between_the_smallest_and_the_largest_zoom():
@@ -53,3 +53,13 @@ def test_text_grows_when_zoomed_out_below_eighty_percent_up_to_half_again():
     assert text_boost(1.0) == 1.0 and text_boost(0.8) == 1.0         # near full size: as drawn
     assert text_boost(0.64) == pytest.approx(1.25)                   # 0.8 / 0.64
     assert text_boost(0.3) == 1.5 and text_boost(0.0) == 1.5         # never past 1.5
+
+
+def test_a_wire_label_shrinks_to_the_gap_between_its_blocks_but_stays_readable_on_screen():
+    assert wire_label_pixels(1.0, room=200, width=60) == 10          # room enough: as drawn
+    assert wire_label_pixels(1.0, room=64, width=60) == pytest.approx(10 * 50 / 60)  # to the gap
+    assert wire_label_pixels(1.0, room=44, width=60) == 8            # 5 would not read: 7.5 -> 8
+    assert wire_label_pixels(0.5, room=1000, width=90) == 15         # zoomed out: enlarged
+    # at 72% the floor is 7.5 / 0.72 = 10.4 scene pixels, in whole pixels 11 (10 drew 7.2)
+    assert wire_label_pixels(0.72, room=30, width=80) == 11
+    assert 11 * 0.72 >= MIN_LABEL_PIXELS > 10 * 0.72

@@ -44,6 +44,14 @@ def commands(document: Document, graph: Graph, path: tuple[str, ...], selected: 
         enter_group=group_to_enter(graph, selected) is not None)
 
 
+def shortcut_name(text: str, own: bool) -> str:
+    """A command's name in the Help menu's shortcut list: its steady name (an Edit or View
+    action's icon text, ``own``: "Undo", never "Undo Add Dropout"; another window action's
+    tooltip up to its " (" or " — "), without the menu's & and trailing "…" or "."."""
+    name = text if own else text.split(" (")[0].split(" — ")[0]
+    return name.replace("&", "").rstrip("…").rstrip(".")
+
+
 DEFAULT_SIZE = (1500, 940)
 
 
@@ -88,6 +96,16 @@ def deepest_path(document: Document, path: tuple[str, ...]) -> tuple[str, ...]:
         except GraphError:
             path = path[:-1]
     return ()
+
+
+def inspected_blocks(path: tuple[str, ...], selected: list[str],
+                     inner: tuple[str, str] | None) -> tuple[tuple[str, ...], list[str]]:
+    """What the inspector shows: (the level's path, the selected ids there); a block clicked
+    inside an open frame (``inner``: the group and the block) is shown at the group's inside."""
+    if inner is not None:
+        group, block = inner
+        return path + (group,), [block]
+    return path, selected
 
 
 def layer_target(root: Graph, graph: Graph, path: tuple[str, ...],

@@ -28,7 +28,7 @@ from .help_menu import HelpMenu
 from .inspector import Inspector
 from .lessons_panel import LessonsPanel
 from .palette import Palette
-from .problem_lines import PROBLEMS_OPEN_H, open_height, opens_brief
+from .problem_lines import PROBLEMS_OPEN_H, open_height, stays_brief
 from .problems import ProblemsPanel
 from .scene import GraphScene
 from .search_popup import SearchPopup
@@ -239,10 +239,8 @@ class MainWindow(FileMenu, EditMenu, HelpMenu, QMainWindow):
         encoder-decoder on a 1366x768 laptop) until the user asks for the list."""
         panel = self.problems
         was = getattr(self, "_problems_collapsed", None)
-        if not panel.has_problems:
-            panel.set_brief(False)
-        elif was is not False and not panel.brief:  # the first problem: list, or one line
-            panel.set_brief(opens_brief(self._problems_open_height()))
+        panel.set_brief(stays_brief(panel.has_problems, was, panel.brief,
+                                    self._problems_open_height))
         self._problems_collapsed = collapsed = panel.collapsed
         if collapsed:
             line = panel.summary.sizeHint().height() + 12

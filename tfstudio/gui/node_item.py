@@ -23,6 +23,7 @@ from . import theme
 from .ablation_marks import ablated_tip, whole
 from .block_drawing import (ABLATED_OPACITY, PAD, PORT_R, _Mini,  # noqa: F401 (others import)
                             routed_path, scaled_font)
+from .drop_rules import nearest_block
 from .node_paint import NodePainting, TelemetryBand
 from .param_count import shown_count
 from .problem_marks import worst
@@ -252,10 +253,8 @@ class NodeItem(NodePainting, QGraphicsItem):
 
     def mini_nearest(self, item_pos: QPointF) -> str | None:
         """The id of the small block of this open frame nearest ``item_pos`` (None: none)."""
-        def distance(mini) -> float:
-            d = mini.rect.center() - item_pos
-            return d.x() ** 2 + d.y() ** 2
-        return min(self._minis, key=distance).node.id if self._minis else None
+        centres = [(m.node.id, (m.rect.center().x(), m.rect.center().y())) for m in self._minis]
+        return nearest_block(centres, (item_pos.x(), item_pos.y()))
 
     def set_inner_selected(self, node_id: str | None) -> None:
         for mini in self._minis:

@@ -18,7 +18,7 @@ from ..graph.layout import Lane
 from .ablation_marks import Marks, marks_at
 from .canvas_units import to_graph, to_scene
 from .delete_rules import deletion
-from .editor_state import deepest_path
+from .editor_state import deepest_path, inspected_blocks
 from .graph_report import GraphReport
 from .node_item import NodeItem
 from .problem_marks import worst_by_inner_block
@@ -281,11 +281,8 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
 
     def inspected(self) -> tuple[tuple[str, ...], list[str]]:
         """What the inspector shows: (the level's path, the selected ids there); a block
-        clicked inside an open frame is shown at the group's inside."""
-        if self.inner_selected is not None:
-            group, inner = self.inner_selected
-            return self._path + (group,), [inner]
-        return self._path, self.selected_node_ids()
+        clicked inside an open frame is shown at the group's inside (editor_state.inspected_blocks)."""
+        return inspected_blocks(self._path, self.selected_node_ids(), self.inner_selected)
 
     def select_inner(self, group: str, inner: str) -> None:
         """Select block ``inner`` inside the open frame of ``group`` (one click on it): the

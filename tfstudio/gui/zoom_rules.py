@@ -4,6 +4,8 @@ settles on and centres, how much height the fitted picture can spare, and what p
 (x, y, w, h) tuples in scene units."""
 from __future__ import annotations
 
+import math
+
 Rect = tuple[float, float, float, float]
 
 MIN_ZOOM, MAX_ZOOM = 0.08, 3.0
@@ -34,6 +36,21 @@ def text_boost(lod: float) -> float:
     overview stays readable (semantic zoom, as map applications do): 1 at 80% zoom and above,
     at most 1.5."""
     return min(1.5, max(1.0, 0.8 / max(lod, 1e-3)))
+
+
+MIN_LABEL_PIXELS = 7.5  # a wire's shape label on screen: smaller than this nobody reads it
+
+
+def wire_label_pixels(lod: float, room: float, width: float) -> float:
+    """A wire label's size in scene pixels at zoom ``lod``: 10, enlarged when zoomed out
+    (text_boost), shrunk to fit the ``room`` between the two blocks (``width``: the label's
+    width at the enlarged size) but never below MIN_LABEL_PIXELS on screen, so a short wire
+    keeps its shape too."""
+    pixels = 10 * text_boost(lod)
+    if width > room - 14:
+        pixels *= max(room - 14, 1.0) / width
+    # (fonts come in whole pixels: the floor rounds up, or 10.4 px at 72% drew 7.2 on screen)
+    return max(pixels, math.ceil(MIN_LABEL_PIXELS / max(lod, 1e-3)))
 
 
 def fit_zoom(fitted: float) -> float:
