@@ -1,11 +1,13 @@
-"""The editor window's commands, layer target, title and counts line (gui/editor_state.py),
-checked on preset graphs and a plain Document without a QApplication."""
+"""The editor window's commands, layer target, title and counts line, what Enter group, Ungroup
+and --open-group take, the level the canvas falls back to, what the inspector shows, the
+window's first size and the shortcut list's names (gui/editor_state.py), checked on preset
+graphs and a plain Document without a QApplication."""
 from tfstudio.graph import Document, RemoveNodes, SetParam, SetTitle, ShowRunGraph, dumps
 from tfstudio.gui.editor_state import (DEFAULT_SIZE, ENTER_REFUSAL, UNGROUP_REFUSAL, commands,
                                       copied_line, counts_text, crumbs, deepest_path,
                                       default_size, group_to_enter, group_to_ungroup,
                                       history_line, inspected_blocks, layer_target,
-                                      shortcut_name, window_title)
+                                      open_group_refusal, shortcut_name, window_title)
 from tfstudio.gui.graph_report import report_on_graph
 from tfstudio.presets import load_preset
 
@@ -163,3 +165,14 @@ def test_the_inspector_shows_a_block_clicked_inside_a_frame_not_the_layer_holdin
     assert inspected_blocks(("enc",), ["a", "b"], None) == (("enc",), ["a", "b"])
     assert inspected_blocks(("enc",), ["layers"], ("layers", "ffn")) == (("enc", "layers"),
                                                                         ["ffn"])
+
+
+def test_open_group_opens_a_top_level_group_and_refuses_anything_else_naming_the_groups():
+    t5 = load_preset("tiny-t5")
+    assert open_group_refusal(t5, "decoder") is None
+    assert open_group_refusal(t5, "nope") == ("--open-group: no group 'nope' at the top level; "
+                                              "groups here: encoder, decoder")
+    assert open_group_refusal(t5, "head").startswith("--open-group: no group 'head'")  # a block
+    flat = load_preset("tiny-lstm")
+    assert not any(n.is_group for n in flat)
+    assert open_group_refusal(flat, "layers").endswith("groups here: none")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..graph import Document, Graph, GraphError, ShowRunGraph
+from ..graph import Document, Graph, GraphError, ShowRunGraph, graph_at
 from .clipboard import looks_like_graph
 from .param_count import model_count
 from .problem_lines import counts_words
@@ -50,6 +50,18 @@ def shortcut_name(text: str, own: bool) -> str:
     tooltip up to its " (" or " — "), without the menu's & and trailing "…" or "."."""
     name = text if own else text.split(" (")[0].split(" — ")[0]
     return name.replace("&", "").rstrip("…").rstrip(".")
+
+
+def open_group_refusal(root: Graph, group: str) -> str | None:
+    """Why ``--open-group`` cannot open ``group`` (not a group at the top level), naming the
+    groups there; None when it can."""
+    try:
+        graph_at(root, (group,))
+        return None
+    except GraphError:
+        groups = [n.id for n in root if n.is_group]
+        return (f"--open-group: no group '{group}' at the top level; "
+                f"groups here: {', '.join(groups) or 'none'}")
 
 
 DEFAULT_SIZE = (1500, 940)
