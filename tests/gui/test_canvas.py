@@ -11,8 +11,8 @@ from PySide6.QtTest import QTest
 from tfstudio.graph import Edge, Graph, Node
 from tfstudio.gui import layer_switches as switches
 from tfstudio.graph.layout import GROUP_WIDTH
-from tfstudio.gui.node_item import PORT_R, scaled_font, text_boost
-from tfstudio.gui.view import LEGIBLE_ZOOM
+from tfstudio.gui.node_item import PORT_R, scaled_font
+from tfstudio.gui.zoom_rules import LEGIBLE_ZOOM, text_boost
 from tfstudio.presets import load_preset
 
 LAPTOP = (1366, 768)

@@ -9,7 +9,7 @@ from PySide6.QtCore import QRectF
 from PySide6.QtWidgets import QApplication
 
 from tfstudio.graph.layout import WRAP_WIDTH, block_rects, untangled
-from tfstudio.gui.view import LEGIBLE_ZOOM
+from tfstudio.gui.zoom_rules import LEGIBLE_ZOOM
 from tfstudio.presets import load_preset, preset_names
 
 

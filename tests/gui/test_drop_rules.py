@@ -3,7 +3,8 @@ the wire under it, where it sits inside a group, what a new block and a new laye
 start as, and the status bar's sentence naming where it went."""
 from tfstudio.graph import Edge, Node
 from tfstudio.graph.layout import NODE_WIDTH, block_rects, overlapping_pairs
-from tfstudio.gui.drop_rules import added_line, fill_new_group, new_block, splices, spot_inside
+from tfstudio.gui.drop_rules import (added_line, fill_new_group, nearest_block, new_block, splices,
+                                     spot_inside)
 from tfstudio.presets import load_preset
 
 
@@ -91,3 +92,12 @@ def test_the_status_line_names_the_wire_the_group_its_copies_and_what_moved():
     assert added_line("Norm", group=layers) == f"Added Norm inside {layers.label}"
     assert added_line("Dropout", Edge("embed", "y", "pos", "x"), moved="pos moved along") \
         .endswith("from embed to pos; pos moved along")
+
+
+def test_a_drop_in_a_frame_is_by_the_small_block_nearest_where_it_was_let_go():
+    centres = [("norm_attn", (60.0, 40.0)), ("attn", (200.0, 40.0)), ("ffn", (200.0, 140.0))]
+    assert nearest_block(centres, (70.0, 50.0)) == "norm_attn"
+    assert nearest_block(centres, (190.0, 100.0)) == "ffn"               # 40 below vs 60 above
+    assert nearest_block(centres, (190.0, 80.0)) == "attn"
+    assert nearest_block(centres, (200.0, 90.0)) == "attn"               # equal: the first drawn
+    assert nearest_block([], (0.0, 0.0)) is None                         # an empty frame

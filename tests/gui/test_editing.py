@@ -227,3 +227,23 @@ def test_every_edit_is_undoable_and_redo_restores_it(make_window):
     for _ in range(3):
         w.actions.redo.trigger()
     assert dumps(w.session.root) == after
+
+
+def test_the_inspectors_name_field_renames_in_one_step_and_makes_none_for_the_same_name(
+        make_window):
+    from PySide6.QtWidgets import QLineEdit
+    w = make_window(load_preset("tiny-gpt"))
+    w.scene.select_nodes(["head"])
+    w.inspector.rebuild()
+    field = w.inspector.findChild(QLineEdit, "node_title")
+    field.setText("  Output head ")
+    field.editingFinished.emit()
+    assert w.session.root.node("head").label == "Output head"      # trimmed, as ruled
+    assert w.session.document.undo_text == "Rename block"
+    w.session.undo()
+    assert not w.session.document.can_undo                          # one step
+    w.inspector.rebuild()
+    field = w.inspector.findChild(QLineEdit, "node_title")
+    field.setText(w.session.root.node("head").label + " ")
+    field.editingFinished.emit()
+    assert not w.session.document.can_undo                          # same name: no step

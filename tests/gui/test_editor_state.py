@@ -1,8 +1,13 @@
-"""The editor window's commands, layer target, title and counts line (gui/editor_state.py),
-checked on preset graphs and a plain Document without a QApplication."""
-from tfstudio.graph import Document, SetParam, SetTitle, ShowRunGraph, dumps
-from tfstudio.gui.editor_state import (commands, copied_line, counts_text, crumbs, history_line,
-                                      layer_target, window_title)
+"""The editor window's commands, layer target, title and counts line, what Enter group, Ungroup
+and --open-group take, the level the canvas falls back to, what the inspector shows, the
+window's first size and the shortcut list's names (gui/editor_state.py), checked on preset
+graphs and a plain Document without a QApplication."""
+from tfstudio.graph import Document, RemoveNodes, SetParam, SetTitle, ShowRunGraph, dumps
+from tfstudio.gui.editor_state import (DEFAULT_SIZE, ENTER_REFUSAL, UNGROUP_REFUSAL, commands,
+                                      copied_line, counts_text, crumbs, deepest_path,
+                                      default_size, group_to_enter, group_to_ungroup,
+                                      history_line, inspected_blocks, layer_target,
+                                      open_group_refusal, shortcut_name, window_title)
 from tfstudio.gui.graph_report import report_on_graph
 from tfstudio.presets import load_preset
 
@@ -104,3 +109,70 @@ def test_the_status_line_after_undo_and_redo_names_the_step_or_that_there_was_no
 def test_the_copied_line_counts_the_blocks():
     assert copied_line(1) == "Copied 1 block"
     assert copied_line(3) == "Copied 3 blocks"
+
+
+def test_enter_group_opens_one_layer_group_selected_alone_and_nothing_else():
+    root = load_preset("tiny-gpt")
+    assert group_to_enter(root, ["layers"]) == "layers"
+    assert group_to_enter(root, ["layers", "head"]) is None      # with another block
+    assert group_to_enter(root, ["head"]) is None                # not a group
+    assert group_to_enter(root, []) is None
+    assert commands(Document(root), root, (), ["layers"], True, "").enter_group
+    assert not commands(Document(root), root, (), ["layers", "head"], True, "").enter_group
+    assert ENTER_REFUSAL == "Select one layer group to enter it"
+
+
+def test_ungroup_dissolves_the_one_group_among_the_selected_blocks():
+    root = load_preset("tiny-t5")
+    groups = [n.id for n in root if n.is_group]
+    assert len(groups) >= 2
+    assert group_to_ungroup(root, [groups[0], "head"]) == groups[0]    # other blocks may come
+    assert group_to_ungroup(root, groups[:2]) is None                  # two: which one?
+    assert group_to_ungroup(root, ["head"]) is None
+    assert UNGROUP_REFUSAL == "Select one group to ungroup"
+
+
+def test_the_canvas_falls_back_to_the_deepest_level_that_still_exists():
+    doc = Document(load_preset("tiny-gpt"))
+    assert deepest_path(doc, ("layers",)) == ("layers",)
+    assert deepest_path(doc, ("layers", "attn")) == ("layers",)      # attn holds no level
+    doc.execute(RemoveNodes((), ["layers"]))
+    assert deepest_path(doc, ("layers",)) == ()                       # the group is gone
+    doc.undo()
+    assert deepest_path(doc, ("layers",)) == ("layers",)
+
+
+def test_the_window_opens_at_its_size_or_the_whole_of_a_smaller_screen():
+    assert default_size((1920, 1050)) == DEFAULT_SIZE == (1500, 940)
+    assert default_size((1366, 738)) == (1366, 738)                  # a laptop: all of it
+    assert default_size((1280, 1000)) == (1280, 940)                 # each side on its own
+    assert default_size(None) == DEFAULT_SIZE                        # no screen known
+
+
+def test_the_shortcut_list_names_a_command_by_its_steady_name_without_menu_marks():
+    assert shortcut_name("&Undo", own=True) == "Undo"
+    assert shortcut_name("Generated &PyTorch code…", own=True) == "Generated PyTorch code"
+    assert shortcut_name("Zoom &in", own=True) == "Zoom in"
+    tip = "Build workspace (Ctrl+1) — edit the graph."
+    assert shortcut_name(tip, own=False) == "Build workspace"        # a window action's tooltip
+    assert shortcut_name("Train — watch it learn.", own=False) == "Train"
+    assert shortcut_name(tip, own=True) == "Build workspace (Ctrl+1) — edit the graph"
+
+
+def test_the_inspector_shows_a_block_clicked_inside_a_frame_not_the_layer_holding_it():
+    assert inspected_blocks((), ["layers"], ("layers", "attn")) == (("layers",), ["attn"])
+    assert inspected_blocks((), ["layers"], None) == ((), ["layers"])         # the layer itself
+    assert inspected_blocks(("enc",), ["a", "b"], None) == (("enc",), ["a", "b"])
+    assert inspected_blocks(("enc",), ["layers"], ("layers", "ffn")) == (("enc", "layers"),
+                                                                        ["ffn"])
+
+
+def test_open_group_opens_a_top_level_group_and_refuses_anything_else_naming_the_groups():
+    t5 = load_preset("tiny-t5")
+    assert open_group_refusal(t5, "decoder") is None
+    assert open_group_refusal(t5, "nope") == ("--open-group: no group 'nope' at the top level; "
+                                              "groups here: encoder, decoder")
+    assert open_group_refusal(t5, "head").startswith("--open-group: no group 'head'")  # a block
+    flat = load_preset("tiny-lstm")
+    assert not any(n.is_group for n in flat)
+    assert open_group_refusal(flat, "layers").endswith("groups here: none")

@@ -7,7 +7,8 @@ import json
 from PySide6.QtGui import QImage
 
 from tfstudio.graph import SetParam, dumps, load_graph_file
-from tfstudio.gui.autosave import AUTOSAVE_NAME, pending_recovery
+from tfstudio.gui.code_lines import code_status
+from tfstudio.gui.recovery import AUTOSAVE_NAME, pending_recovery
 from tfstudio.presets import load_preset
 
 
@@ -133,6 +134,7 @@ def test_generated_code_view_compiles_in_the_background(make_window, qtbot):
     assert dialog.error == ""
     assert "class " in dialog.source and "def forward" in dialog.source
     assert dialog.text.toPlainText() == dialog.source
+    assert dialog.status.text() == code_status(dialog.source, "")[0]  # the line, as ruled
     dialog.close()
 
 

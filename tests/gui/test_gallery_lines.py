@@ -1,7 +1,9 @@
 """What the presets gallery lists and says, without a window (gui/gallery_lines.py): the tiny
 presets first, and a preset's facts."""
 from tfstudio.gui.gallery_lines import gallery_order, preset_facts
-from tfstudio.gui.graph_report import report_on_graph
+from tfstudio.gui.graph_report import GraphReport, report_on_graph
+from tfstudio.gui.param_count import model_count
+from tfstudio.gui.text import count_label
 from tfstudio.presets import load_preset, preset_names
 
 
@@ -15,9 +17,22 @@ def test_the_tiny_presets_come_first_each_part_by_name():
 
 def test_a_presets_facts_give_its_count_family_and_context():
     bert = load_preset("tiny-bert")
-    facts = preset_facts(bert, report_on_graph(bert).cost)
+    report = report_on_graph(bert)
+    facts = preset_facts(bert, report)
     assert facts[0].startswith("Parameters: ") and "Family: encoder" in facts
     assert f"Context length: {bert.meta['context_length']}" in facts
-    assert preset_facts(bert, None) == facts[1:]               # no cost report: no count
+    assert preset_facts(bert, GraphReport()) == facts[1:]       # no cost report: no count
     del bert.meta["family"]
-    assert "Family: ?" in preset_facts(bert, None)
+    assert "Family: ?" in preset_facts(bert, GraphReport())
+
+
+def test_a_preset_with_errors_has_no_count_and_says_why_as_the_status_bar_does():
+    bert = load_preset("tiny-bert")
+    report = report_on_graph(bert)
+    assert preset_facts(bert, report)[0] == f"Parameters: {count_label(report.cost.total_params)}"
+    bert.node("layers").subgraph.node("attn").params["heads"] = 3   # 64 / 3: errors
+    broken = report_on_graph(bert)
+    assert broken.errors and broken.cost is not None                # a cost, but not the model's
+    why = f"the graph has {broken.errors} errors (see Problems)"
+    assert preset_facts(bert, broken)[0] == f"Parameters: unavailable: {why}"
+    assert model_count(broken) == f"params unavailable: {why}"      # the status bar, same words

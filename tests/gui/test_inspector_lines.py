@@ -1,10 +1,11 @@
 """What the inspector's pages say (gui/inspector_lines.py), checked on preset graphs without a
 QApplication: each line is fed the data on both sides of where it changes its words."""
-from tfstudio.graph import kinds
+from tfstudio.graph import SetTitle, kinds
 from tfstudio.gui.graph_report import report_on_graph
 from tfstudio.gui.inspector_lines import (breakable, kv_choices_text, layer_switch_rows,
                                           model_facts, origin_line, params_line,
-                                          position_refusals, problem_lines, together_line)
+                                          position_refusals, problem_lines, rename_edit,
+                                          together_line)
 from tfstudio.gui.layer_switches import POSITION_SCHEMES
 from tfstudio.gui.text import count_label
 from tfstudio.presets import load_preset
@@ -101,3 +102,13 @@ def test_blocks_selected_together_count_their_parameters_or_say_why_not():
     assert together_line(broken, (), ["embed", "final_norm"]) == (
         f"Parameters together: unavailable: the graph has {broken.errors} errors "
         "(see Problems)")
+
+
+def test_renaming_a_block_drops_the_spaces_around_it_and_makes_no_step_for_the_same_name():
+    graph = load_preset("tiny-gpt")
+    edit = rename_edit(graph, (), "head", "  Output head \n")
+    assert isinstance(edit, SetTitle) and edit.title == "Output head" and edit.node_id == "head"
+    shown = graph.node("head").label
+    assert rename_edit(graph, (), "head", f" {shown} ") is None     # the name already shown
+    inside = graph.node("layers").subgraph
+    assert rename_edit(inside, ("layers",), "attn", "Mixer").path == ("layers",)

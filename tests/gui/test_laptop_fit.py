@@ -14,7 +14,7 @@ from tfstudio.graph import Disconnect
 from tfstudio.graph.block_types import HEAD_TYPES
 from tfstudio.gui.node_item import NodeItem
 from tfstudio.gui.problems import DIAG_ROLE
-from tfstudio.gui.view import LEGIBLE_ZOOM
+from tfstudio.gui.zoom_rules import LEGIBLE_ZOOM
 from tfstudio.gui.wire_item import WireItem
 from tfstudio.presets import load_preset, preset_names
 

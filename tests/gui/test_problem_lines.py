@@ -3,9 +3,10 @@ QApplication: the line flips from "no problems" to the counts, and brief, to the
 problem with its fix."""
 from tfstudio.graph.validate import Diagnostic
 from tfstudio.gui.graph_report import GraphReport, report_on_graph
-from tfstudio.gui.problem_lines import (BRIEF_CHARS, NO_PROBLEMS, PROBLEMS_MIN_H,
-                                        PROBLEMS_OPEN_H, counts_words, fix_tip, open_height,
-                                        opens_brief, ordered, summary)
+from tfstudio.gui.problem_lines import (ANALYSIS_FAILED, BRIEF_CHARS, NO_PROBLEMS,
+                                        PROBLEMS_MIN_H, PROBLEMS_OPEN_H, counts_words, fix_tip,
+                                        has_problems, open_height, opens_brief, ordered,
+                                        row_words, stays_brief, summary)
 from tfstudio.presets import load_preset
 
 
@@ -61,3 +62,28 @@ def test_a_fix_buttons_tooltip_says_what_it_sets_where_in_one_step():
     (d,) = [d for d in report_on_graph(gpt).diagnostics if d.fix is not None]
     assert fix_tip(d) == f"Set heads to 4 in {d.where} (one undo step)"
     assert d.where and d.where in fix_tip(d)
+
+
+def test_the_panel_goes_to_one_line_on_the_first_problem_only_where_it_cannot_open():
+    roomy, cramped = (lambda: PROBLEMS_OPEN_H), (lambda: PROBLEMS_MIN_H - 1)
+    assert not stays_brief(True, True, False, roomy)            # the list opens
+    assert stays_brief(True, True, False, cramped)              # one line naming it
+    assert stays_brief(True, None, False, cramped)              # never shown yet: the same
+    assert not stays_brief(False, True, True, cramped)          # nothing to list: no brief line
+
+
+def test_the_panels_choice_holds_until_the_problems_are_gone():
+    def asked():
+        raise AssertionError("the height is asked only on the first problem")
+    assert stays_brief(True, True, True, asked)                 # still brief: the user's to open
+    assert not stays_brief(True, False, False, asked)           # the list was open: it stays
+
+
+def test_a_row_says_what_is_wrong_how_to_fix_it_and_where_and_a_failed_analysis_asks_a_report():
+    d = Diagnostic("error", "heads must divide d_model", "set heads to 4", "attn", ("layers",))
+    words, tip = row_words(d)
+    assert words == ["heads must divide d_model", "set heads to 4", d.where]
+    assert tip == "error: heads must divide d_model"
+    assert not has_problems(_report())
+    assert has_problems(_report(d)) and has_problems(_report(failures=["cost model failed"]))
+    assert ANALYSIS_FAILED[1] == "analysis" and "report" in ANALYSIS_FAILED[0]

@@ -11,6 +11,8 @@ from types import SimpleNamespace
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QWidget
 
+from .editor_state import shortcut_name
+
 K = QKeySequence.StandardKey
 
 
@@ -108,7 +110,7 @@ def shortcut_rows(actions: SimpleNamespace, window=None) -> list[tuple[str, str]
         keys = [k.toString(QKeySequence.NativeText) for k in action.shortcuts()]
         if not keys:
             continue
-        name = (action.iconText() if action in mine
-                else action.toolTip().split(" (")[0].split(" — ")[0])
-        rows.append((name.replace("&", "").rstrip("…").rstrip("."), ", ".join(keys)))
+        own = action in mine
+        rows.append((shortcut_name(action.iconText() if own else action.toolTip(), own),
+                     ", ".join(keys)))
     return rows

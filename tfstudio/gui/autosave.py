@@ -1,55 +1,18 @@
-"""Autosave and crash recovery.
-
-While the document has unsaved changes, a timer writes it to ``autosave.json`` in the app data
-directory. A clean exit deletes that file and stamps ``clean-exit``; so an autosave found at
-start that is newer than the last clean exit means the previous session died with unsaved
-work, and the editor offers it back.
+"""Autosave: while the document has unsaved changes, a timer writes it to ``autosave.json`` in
+the app data directory; a clean exit deletes that file and stamps ``clean-exit``. What the files
+hold and when the work is offered back is gui/recovery.py's rule.
 """
 from __future__ import annotations
 
-import json
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer
 
-from ..graph import Graph, GraphFileError, graph_from_dict, graph_to_dict
+from .recovery import AUTOSAVE_NAME, CLEAN_EXIT_NAME, autosave_text, clean_exit_text
 from .session import EditorSession
 
-AUTOSAVE_NAME = "autosave.json"
-CLEAN_EXIT_NAME = "clean-exit"
 DEFAULT_INTERVAL_MS = 30_000
-
-
-@dataclass
-class Recovery:
-    graph: Graph
-    saved_at: float
-    file: Path | None    # the file the work belonged to, if it had one
-
-
-def _stamp(path: Path) -> float:
-    try:
-        return float(path.read_text(encoding="utf-8").strip())
-    except (OSError, ValueError):
-        return 0.0
-
-
-def pending_recovery(directory: Path) -> Recovery | None:
-    """The autosave left by a session that did not exit cleanly, if there is one."""
-    path = Path(directory) / AUTOSAVE_NAME
-    if not path.exists():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        saved_at = float(data["saved_at"])
-        graph = graph_from_dict(data["graph"], str(path))
-    except (OSError, ValueError, KeyError, TypeError, GraphFileError):
-        return None  # unreadable: nothing we could offer
-    if saved_at <= _stamp(Path(directory) / CLEAN_EXIT_NAME):
-        return None
-    return Recovery(graph, saved_at, Path(data["file"]) if data.get("file") else None)
 
 
 class Autosave(QObject):
@@ -71,11 +34,9 @@ class Autosave(QObject):
         """Write the document if it has unsaved changes; True when a file was written."""
         if not self.session.dirty:
             return False
-        payload = {"saved_at": time.time(),
-                   "file": str(self.session.file_path) if self.session.file_path else None,
-                   "graph": graph_to_dict(self.session.root)}
         tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_text(json.dumps(payload), encoding="utf-8")
+        tmp.write_text(autosave_text(self.session.root, self.session.file_path, time.time()),
+                       encoding="utf-8")
         tmp.replace(self.path)
         return True
 
@@ -90,4 +51,4 @@ class Autosave(QObject):
         """Called when the window closes normally: no recovery next time."""
         self.timer.stop()
         self.discard()
-        (self.directory / CLEAN_EXIT_NAME).write_text(f"{time.time():.6f}", encoding="utf-8")
+        (self.directory / CLEAN_EXIT_NAME).write_text(clean_exit_text(time.time()), encoding="utf-8")

@@ -32,12 +32,6 @@ SMALL_FONT = _font(11)
 BADGE_FONT = _font(12, bold=True)
 
 
-def text_boost(lod: float) -> float:
-    """How much to enlarge text when zoomed out, so a fitted overview stays readable
-    (semantic zoom, as map applications do): 1 at 80% zoom and above, at most 1.5."""
-    return min(1.5, max(1.0, 0.8 / max(lod, 1e-3)))
-
-
 def scaled_font(pixels: float, bold: bool = False) -> QFont:
     return _cached_font(max(1, round(pixels)), bold)
 

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QHBoxLayout, QLabel, Q
 from ..graph import Graph
 from ..presets import DEFAULT_PRESET, load_preset, preset_names
 from .graph_report import report_on_graph
+from .code_lines import COMPILING, code_status
 from .gallery_lines import gallery_order, preset_facts
 
 
@@ -76,7 +77,7 @@ class PresetGallery(QDialog):
         graph = self._graph(name)
         self.title.setText(name)
         self.description.setText(str(graph.meta.get("description", "")))
-        self.facts.setText("<br>".join(preset_facts(graph, report_on_graph(graph).cost)))
+        self.facts.setText("<br>".join(preset_facts(graph, report_on_graph(graph))))
 
 
 class _CompileJob(QThread):
@@ -109,7 +110,7 @@ class CodeDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Generated PyTorch code")
         self.resize(860, 640)
-        self.status = QLabel("Compiling in the background (the first time imports torch)…")
+        self.status = QLabel(COMPILING)
         self.status.setProperty("role", "muted")
         self.text = QPlainTextEdit(readOnly=True)
         font = QFontDatabase.systemFont(QFontDatabase.FixedFont)
@@ -130,15 +131,11 @@ class CodeDialog(QDialog):
 
     def _done(self, source: str, error: str) -> None:
         self.source, self.error = source, error
-        if error:
-            self.status.setText("This graph does not compile yet; fix the problems listed in "
-                                "the problems panel.")
-            self.status.setProperty("role", "error")
-            self.text.setPlainText(error)
-        else:
-            self.status.setText(f"{source.count(chr(10)) + 1} lines, generated from the graph. "
-                                "Select it all and copy (Ctrl+A, Ctrl+C) to use it elsewhere.")
-            self.text.setPlainText(source)
+        line, role = code_status(source, error)
+        self.status.setText(line)
+        if role == "error":
+            self.status.setProperty("role", role)
+        self.text.setPlainText(error or source)
         self.status.style().unpolish(self.status)
         self.status.style().polish(self.status)
 

@@ -48,6 +48,16 @@ def splices(graph: Graph, block_type: str, edge: Edge) -> bool:
     return splice_edit(graph, (), Node("probe_block", block_type), edge) is not None
 
 
+def nearest_block(centres: list[tuple[str, tuple[float, float]]],
+                  point: tuple[float, float]) -> str | None:
+    """The id of the block whose centre (``centres``: id and centre, in drawing order) is
+    nearest ``point``, the first of equals; None without blocks (an empty frame)."""
+    def distance(entry) -> float:
+        (x, y) = entry[1]
+        return (x - point[0]) ** 2 + (y - point[1]) ** 2
+    return min(centres, key=distance)[0] if centres else None
+
+
 def spot_inside(graph: Graph, node: Node, edge: Edge | None,
                 near: str | None = None) -> tuple[float, float]:
     """Where a block added inside a group sits when the group is entered: between the ends

@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QPushButton
 
 from . import theme
 from .node_item import NodeItem
-from .out_of_view import pill_text, pill_tip, side_out_of_view
+from .out_of_view import pill_spot, pill_text, pill_tip, side_out_of_view
 
 MARKER_MIN_VIEW_H = 150  # a canvas shrunk to a strip (the Train workspace) shows no pills
 
@@ -56,31 +56,13 @@ class EdgeMarkers:
             marker.raise_()
 
     def _place(self, marker: QPushButton, side: str, placed: dict[str, float],
-                      titles: list | None = None) -> None:
-        """Along its edge, after the pills already there (from the middle of a horizontal
-        edge, from the top of a vertical one), slid along the edge off any block's title
-        (``titles``, in viewport pixels) when a free stretch of the edge has room."""
+               titles: list | None = None) -> None:
+        """Put ``marker`` where out_of_view.pill_spot says (``titles`` in viewport pixels)."""
         area = self.view.viewport().rect()
-        w, h, margin = marker.width(), marker.height(), 8
-        offset = placed.get(side, 0.0)
-        if side in ("below", "above"):
-            x = area.center().x() - w / 2 + offset
-            y = area.bottom() - h - margin if side == "below" else margin
-            steps = [(dx, 0) for k in range(0, area.width(), 16) for dx in (k, -k)]
-            placed[side] = offset + w + margin
-        else:
-            x = area.right() - w - margin if side == "right" else margin
-            y = area.top() + margin + 30 + offset
-            steps = [(0, dy) for k in range(0, area.height(), 16) for dy in (k, -k)]
-            placed[side] = offset + h + margin
-        for dx, dy in steps:
-            spot = QRectF(x + dx, y + dy, w, h)
-            if not area.contains(spot.toRect()):
-                continue
-            if not any(spot.intersects(t) for t in titles or []):
-                x, y = x + dx, y + dy
-                break
-        marker.move(int(x), int(y))
+        x, y, placed[side] = pill_spot(side, (marker.width(), marker.height()),
+                                       (area.width(), area.height()), placed.get(side, 0.0),
+                                       [t.getRect() for t in titles or []])
+        marker.move(x, y)
 
     def title_rects(self) -> list[QRectF]:
         """Where block titles are on screen: each block's header, each small block's title

@@ -9,7 +9,7 @@ from PySide6.QtGui import QGuiApplication
 
 from ..graph import Graph, GraphError, GraphFileError, group_edit, tidy_edit, ungroup_edit
 from . import clipboard
-from .editor_state import copied_line
+from .editor_state import GROUPED_LINE, UNGROUP_REFUSAL, copied_line, group_to_ungroup
 from .canvas_units import SPREAD, to_graph
 
 
@@ -81,17 +81,16 @@ class EditMenu:
             return None
         new = [n for n in self.scene.graph.nodes if n not in before]
         self.scene.select_nodes(new)
-        self.show_message("Grouped: double-click the group to edit its inside; set its repeat "
-                          "count in the inspector")
+        self.show_message(GROUPED_LINE)
         return new[0] if new else None
 
     def ungroup_selection(self) -> bool:
-        groups = [n for n in self.scene.selected_node_ids() if self.scene.graph.node(n).is_group]
-        if len(groups) != 1:
-            self.show_message("Select one group to ungroup")
+        group = group_to_ungroup(self.scene.graph, self.scene.selected_node_ids())
+        if group is None:
+            self.show_message(UNGROUP_REFUSAL)
             return False
         try:
-            command = ungroup_edit(self.session.document, self.scene.path, groups[0])
+            command = ungroup_edit(self.session.document, self.scene.path, group)
         except GraphError as exc:
             self.show_message(str(exc))
             return False

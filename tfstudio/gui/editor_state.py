@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..graph import Document, Graph, ShowRunGraph
+from ..graph import Document, Graph, GraphError, ShowRunGraph, graph_at
 from .clipboard import looks_like_graph
 from .param_count import model_count
 from .problem_lines import counts_words
@@ -34,14 +34,90 @@ def commands(document: Document, graph: Graph, path: tuple[str, ...], selected: 
              anything_selected: bool, clipboard_text: str) -> Commands:
     """The commands for ``graph`` (the level at ``path``) with blocks ``selected`` (ids; a
     wire selected alone makes ``anything_selected`` true and ``selected`` empty)."""
-    groups = [n for n in selected if n in graph and graph.node(n).is_group]
+    groups = _groups(graph, selected)
     return Commands(
         undo=document.can_undo, redo=document.can_redo,
         undo_text=f"&Undo {document.undo_text}" if document.can_undo else "&Undo",
         redo_text=f"&Redo {document.redo_text}" if document.can_redo else "&Redo",
         on_blocks=bool(selected), delete=anything_selected, ungroup=bool(groups),
         paste=looks_like_graph(clipboard_text), up=bool(path),
-        enter_group=len(selected) == 1 and groups == selected)
+        enter_group=group_to_enter(graph, selected) is not None)
+
+
+def shortcut_name(text: str, own: bool) -> str:
+    """A command's name in the Help menu's shortcut list: its steady name (an Edit or View
+    action's icon text, ``own``: "Undo", never "Undo Add Dropout"; another window action's
+    tooltip up to its " (" or " — "), without the menu's & and trailing "…" or "."."""
+    name = text if own else text.split(" (")[0].split(" — ")[0]
+    return name.replace("&", "").rstrip("…").rstrip(".")
+
+
+def open_group_refusal(root: Graph, group: str) -> str | None:
+    """Why ``--open-group`` cannot open ``group`` (not a group at the top level), naming the
+    groups there; None when it can."""
+    try:
+        graph_at(root, (group,))
+        return None
+    except GraphError:
+        groups = [n.id for n in root if n.is_group]
+        return (f"--open-group: no group '{group}' at the top level; "
+                f"groups here: {', '.join(groups) or 'none'}")
+
+
+DEFAULT_SIZE = (1500, 940)
+
+
+def default_size(room: tuple[int, int] | None) -> tuple[int, int]:
+    """The window's size on opening: DEFAULT_SIZE, or less on a smaller screen (``room``: the
+    screen's available width and height; a 1366x768 laptop gets the whole of it)."""
+    if room is None:
+        return DEFAULT_SIZE
+    return min(DEFAULT_SIZE[0], room[0]), min(DEFAULT_SIZE[1], room[1])
+
+
+ENTER_REFUSAL = "Select one layer group to enter it"
+UNGROUP_REFUSAL = "Select one group to ungroup"
+GROUPED_LINE = ("Grouped: double-click the group to edit its inside; set its repeat count in "
+                "the inspector")
+
+
+def _groups(graph: Graph, selected: list[str]) -> list[str]:
+    return [n for n in selected if n in graph and graph.node(n).is_group]
+
+
+def group_to_enter(graph: Graph, selected: list[str]) -> str | None:
+    """The group Enter group opens: the selection when it is one layer group alone (else
+    None: ENTER_REFUSAL)."""
+    return selected[0] if len(selected) == 1 and _groups(graph, selected) == selected else None
+
+
+def group_to_ungroup(graph: Graph, selected: list[str]) -> str | None:
+    """The group Ungroup dissolves: the one group among the selected blocks (none or several:
+    None, UNGROUP_REFUSAL)."""
+    groups = _groups(graph, selected)
+    return groups[0] if len(groups) == 1 else None
+
+
+def deepest_path(document: Document, path: tuple[str, ...]) -> tuple[str, ...]:
+    """The deepest level of ``path`` that still exists (an undo removed the group being
+    edited inside: the canvas goes back to the level holding it)."""
+    while path:
+        try:
+            document.graph(path)
+            return path
+        except GraphError:
+            path = path[:-1]
+    return ()
+
+
+def inspected_blocks(path: tuple[str, ...], selected: list[str],
+                     inner: tuple[str, str] | None) -> tuple[tuple[str, ...], list[str]]:
+    """What the inspector shows: (the level's path, the selected ids there); a block clicked
+    inside an open frame (``inner``: the group and the block) is shown at the group's inside."""
+    if inner is not None:
+        group, block = inner
+        return path + (group,), [block]
+    return path, selected
 
 
 def layer_target(root: Graph, graph: Graph, path: tuple[str, ...],

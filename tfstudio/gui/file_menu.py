@@ -12,7 +12,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from ..graph import Graph, GraphFileError
-from .autosave import Recovery, pending_recovery
+from .recovery import Recovery, pending_recovery
 from .dialogs import PresetGallery
 from .export import export_png, export_svg
 from .file_lines import (recent_paths, recovery_question, save_failure, unsaved_question,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ..graph import Graph
-from .text import count_label
+from .param_count import short_count
 
 
 def gallery_order(names: Iterable[str]) -> list[str]:
@@ -13,11 +13,13 @@ def gallery_order(names: Iterable[str]) -> list[str]:
     return sorted(names, key=lambda n: (not n.startswith("tiny"), n))
 
 
-def preset_facts(graph: Graph, cost) -> list[str]:
-    """A preset's facts: its parameter count (when ``cost``, its cost report, is known), its
-    family and its context length (a "?" for one the file does not give)."""
+def preset_facts(graph: Graph, report) -> list[str]:
+    """A preset's facts: its parameter count as ``report`` (its GraphReport) has it ("unavailable"
+    and why while it has errors, as the status bar says), its family and its context length (a
+    "?" for one the file does not give)."""
     facts = [f"Family: {graph.meta.get('family', '?')}",
              f"Context length: {graph.meta.get('context_length', '?')}"]
-    if cost is not None:
-        facts.insert(0, f"Parameters: {count_label(cost.total_params)}")
+    count = short_count(report)
+    if count:
+        facts.insert(0, f"Parameters: {count}")
     return facts

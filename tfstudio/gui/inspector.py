@@ -12,7 +12,7 @@ from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QFormLayout, QFrame, QGr
                                QVBoxLayout, QWidget)
 
 from ..graph import block_types as bt
-from ..graph import GraphChange, GraphError, GraphEvent, SetTitle, get_spec
+from ..graph import GraphChange, GraphError, GraphEvent, get_spec
 from ..graph.edit_rules import set_param_edit
 from ..graph.switches import describe_model
 from . import layer_switches as switches
@@ -20,7 +20,7 @@ from .elided_label import ElidedLabel
 from .icons import family_icon
 from .inspector_lines import (esc as _esc, kv_choices_text, layer_switch_rows,
                               model_facts, origin_line, params_line, position_refusals,
-                              problem_lines, together_line)
+                              problem_lines, rename_edit, together_line)
 from .param_editors import ParamEditor, make_editor
 from .scene import GraphScene
 from .session import EditorSession
@@ -337,10 +337,9 @@ class Inspector(QScrollArea):
     def _rename(self, text: str) -> None:
         if self.node_id is None:
             return
-        node = self.session.document.graph(self.path).node(self.node_id)
-        text = text.strip()
-        if text != node.label:
-            self.session.execute(SetTitle(self.path, self.node_id, text))
+        edit = rename_edit(self.session.document.graph(self.path), self.path, self.node_id, text)
+        if edit is not None:
+            self.session.execute(edit)
 
     def switch_layer(self, group_id: str, key: str, choice: str,
                      path: tuple[str, ...] | None = None) -> bool:

@@ -8,7 +8,7 @@ import html
 import re
 from dataclasses import dataclass
 
-from ..graph import get_spec
+from ..graph import SetTitle, get_spec
 from ..graph.switches import gqa_choices, positional_schemes_for
 from . import layer_switches as switches
 from .param_count import block_count, model_count_exact, unavailable
@@ -145,3 +145,10 @@ def model_facts(root, report, path: tuple[str, ...]) -> list[str]:
     if path:
         facts.append("Editing inside: <b>" + esc(" › ".join(path)) + "</b>")
     return facts
+
+
+def rename_edit(graph, path: tuple[str, ...], node_id: str, text: str) -> SetTitle | None:
+    """The edit the inspector's name field makes for ``text`` (spaces around it dropped); None
+    when that is the name already shown (no undo step for nothing)."""
+    text = text.strip()
+    return None if text == graph.node(node_id).label else SetTitle(path, node_id, text)

@@ -95,18 +95,16 @@ def _window(args, data_dir):
 
 def _open_what_was_asked(args, window) -> str | None:
     """Open the file and the group asked for; the reason when a screenshot cannot be made."""
-    from ..graph import GraphError
+    from .editor_state import open_group_refusal
 
     path = args.file or args.file_option
     if path and not window.open_file(path) and args.screenshot:
         return window.last_error  # a picture of an error dialog helps nobody: fail loudly
     if args.open_group:
-        try:
-            window.scene.set_path((args.open_group,))
-        except GraphError:
-            groups = [n.id for n in window.session.root if n.is_group]
-            return (f"--open-group: no group '{args.open_group}' at the top level; "
-                    f"groups here: {', '.join(groups) or 'none'}")
+        refusal = open_group_refusal(window.session.root, args.open_group)
+        if refusal is not None:
+            return refusal
+        window.scene.set_path((args.open_group,))
     return None
 
 

@@ -21,13 +21,14 @@ from .breadcrumb import Breadcrumb
 from .cost_panel import CostPanel
 from .dialogs import CodeDialog
 from .edit_menu import EditMenu
-from .editor_state import Target, commands, counts_text, layer_target, window_title
+from .editor_state import (ENTER_REFUSAL, Target, commands, counts_text, default_size,
+                           group_to_enter, layer_target, window_title)
 from .file_menu import FileMenu
 from .help_menu import HelpMenu
 from .inspector import Inspector
 from .lessons_panel import LessonsPanel
 from .palette import Palette
-from .problem_lines import PROBLEMS_OPEN_H, open_height, opens_brief
+from .problem_lines import PROBLEMS_OPEN_H, open_height, stays_brief
 from .problems import ProblemsPanel
 from .scene import GraphScene
 from .search_popup import SearchPopup
@@ -46,12 +47,10 @@ def default_data_dir() -> Path:
 
 
 def _default_size() -> tuple[int, int]:
-    """1500x940, or less on a smaller screen (a 1366x768 laptop gets the whole screen)."""
+    """editor_state.default_size for the primary screen."""
     screen = QGuiApplication.primaryScreen()
-    if screen is None:
-        return 1500, 940
-    room = screen.availableGeometry()
-    return min(1500, room.width()), min(940, room.height())
+    room = screen.availableGeometry() if screen is not None else None
+    return default_size((room.width(), room.height()) if room is not None else None)
 
 
 def _scrolling(widget: QWidget) -> QScrollArea:
@@ -240,10 +239,8 @@ class MainWindow(FileMenu, EditMenu, HelpMenu, QMainWindow):
         encoder-decoder on a 1366x768 laptop) until the user asks for the list."""
         panel = self.problems
         was = getattr(self, "_problems_collapsed", None)
-        if not panel.has_problems:
-            panel.set_brief(False)
-        elif was is not False and not panel.brief:  # the first problem: list, or one line
-            panel.set_brief(opens_brief(self._problems_open_height()))
+        panel.set_brief(stays_brief(panel.has_problems, was, panel.brief,
+                                    self._problems_open_height))
         self._problems_collapsed = collapsed = panel.collapsed
         if collapsed:
             line = panel.summary.sizeHint().height() + 12
@@ -400,11 +397,11 @@ class MainWindow(FileMenu, EditMenu, HelpMenu, QMainWindow):
         return self.code_dialog
 
     def enter_selected_group(self) -> None:
-        selected = self.scene.selected_node_ids()
-        if len(selected) == 1 and self.scene.graph.node(selected[0]).is_group:
-            self.scene.enter_group(selected[0])
+        group = group_to_enter(self.scene.graph, self.scene.selected_node_ids())
+        if group is not None:
+            self.scene.enter_group(group)
         else:
-            self.show_message("Select one layer group to enter it")
+            self.show_message(ENTER_REFUSAL)
 
     def closeEvent(self, event) -> None:
         if not self.maybe_save():

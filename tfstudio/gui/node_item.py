@@ -22,11 +22,14 @@ from ..graph.schema import PortSpec
 from . import theme
 from .ablation_marks import ablated_tip, whole
 from .block_drawing import (ABLATED_OPACITY, PAD, PORT_R, _Mini,  # noqa: F401 (others import)
-                            routed_path, scaled_font, text_boost)
+                            routed_path, scaled_font)
+from .drop_rules import nearest_block
 from .node_paint import NodePainting, TelemetryBand
 from .param_count import shown_count
+from .problem_marks import worst
 from .summaries import node_summary, node_tooltip, port_tooltip
 from .title_fit import fitted_title, title_font_fitting  # noqa: F401 (tests import it here)
+from .zoom_rules import text_boost  # noqa: F401 (gui/training/strip.py imports it here)
 
 
 class PortItem(QGraphicsItem):
@@ -148,9 +151,7 @@ class NodeItem(NodePainting, QGraphicsItem):
     @property
     def severity(self) -> str | None:
         """"error", "warning" or None: the worst diagnostic on this node."""
-        if any(d.severity == "error" for d in self.diagnostics):
-            return "error"
-        return "warning" if self.diagnostics else None
+        return worst(self.diagnostics)
 
     @property
     def ablated(self) -> bool:
@@ -159,9 +160,8 @@ class NodeItem(NodePainting, QGraphicsItem):
 
     @property
     def inner_severity(self) -> str | None:
-        if any(d.severity == "error" for d in self.inner_diagnostics):
-            return "error"
-        return "warning" if self.inner_diagnostics else None
+        """The worst diagnostic inside this group."""
+        return worst(self.inner_diagnostics)
 
     def refresh(self, graph: Graph) -> None:
         """Rebuild ports and text from the model node (after a parameter or title change)."""
@@ -253,10 +253,8 @@ class NodeItem(NodePainting, QGraphicsItem):
 
     def mini_nearest(self, item_pos: QPointF) -> str | None:
         """The id of the small block of this open frame nearest ``item_pos`` (None: none)."""
-        def distance(mini) -> float:
-            d = mini.rect.center() - item_pos
-            return d.x() ** 2 + d.y() ** 2
-        return min(self._minis, key=distance).node.id if self._minis else None
+        centres = [(m.node.id, (m.rect.center().x(), m.rect.center().y())) for m in self._minis]
+        return nearest_block(centres, (item_pos.x(), item_pos.y()))
 
     def set_inner_selected(self, node_id: str | None) -> None:
         for mini in self._minis:

@@ -12,9 +12,10 @@ from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 from ..graph.layout import HEADER_H, ROW_H, SUMMARY_H
 from . import theme
 from .block_drawing import (BADGE_FONT, PAD, PORT_R, SMALL_FONT, _draw_title, _paint_chevron,
-                            _readable_on, ablated_pen, paint_off_badge, scaled_font, text_boost)
+                            _readable_on, ablated_pen, paint_off_badge, scaled_font)
 from .icons import paint_badge, paint_family_icon
 from .title_fit import fitted_title
+from .zoom_rules import text_boost
 
 
 class NodePainting:

@@ -60,3 +60,50 @@ def focus_rect(frames: list[tuple[tuple[float, float], Rect]], everything: Rect,
     if focus[2] > visible[2] - 20:
         focus = (focus[0] - 10, focus[1], visible[2], focus[3])
     return focus
+
+
+PILL_MARGIN = 8   # a pill's distance from the canvas's edge and from the pill before it
+PILL_STEP = 16    # how far a pill slides along its edge at a time, off a block's title
+
+
+def pill_spot(side: str, size: tuple[int, int], view: tuple[int, int], offset: float,
+              titles: list[Rect]) -> tuple[int, int, float]:
+    """Where a pill of ``size`` goes in a canvas of ``view`` pixels, and the offset of the next
+    pill on that edge: along its edge after the pills already there (``offset``; from the
+    middle of a horizontal edge, from the top of a vertical one), slid along the edge off any
+    block's title (``titles``, in canvas pixels) when a free stretch of the edge has room."""
+    (w, h), (width, height) = size, view
+    if side in ("below", "above"):
+        x = (width - 1) // 2 - w / 2 + offset
+        y = height - 1 - h - PILL_MARGIN if side == "below" else PILL_MARGIN
+        steps = [(dx, 0) for k in range(0, width, PILL_STEP) for dx in (k, -k)]
+        after = offset + w + PILL_MARGIN
+    else:
+        x = width - 1 - w - PILL_MARGIN if side == "right" else PILL_MARGIN
+        y = PILL_MARGIN + 30 + offset
+        steps = [(0, dy) for k in range(0, height, PILL_STEP) for dy in (k, -k)]
+        after = offset + h + PILL_MARGIN
+    for dx, dy in steps:
+        spot = (x + dx, y + dy, w, h)
+        if _inside(spot, width, height) and not any(_overlap(spot, t) for t in titles):
+            x, y = x + dx, y + dy
+            break
+    return int(x), int(y), after
+
+
+def _round(v: float) -> int:
+    """Qt's qRound: halves away from zero."""
+    return int(v + 0.5) if v >= 0 else int(v - 0.5)
+
+
+def _inside(spot: Rect, width: int, height: int) -> bool:
+    """Whether ``spot``, on whole pixels as Qt rounds it, lies within the canvas."""
+    x, y, w, h = spot
+    nx, ny = _round(x), _round(y)
+    nw, nh = _round(w + (x - nx) / 2), _round(h + (y - ny) / 2)
+    return nx >= 0 and ny >= 0 and nx + nw <= width and ny + nh <= height
+
+
+def _overlap(a: Rect, b: Rect) -> bool:
+    return (a[0] < b[0] + b[2] and b[0] < a[0] + a[2]
+            and a[1] < b[1] + b[3] and b[1] < a[1] + a[3])

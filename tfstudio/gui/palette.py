@@ -13,6 +13,7 @@ from ..graph import families
 from . import layer_switches, theme
 from .fuzzy import palette_matches
 from .icons import family_icon
+from .search_results import palette_enter
 from .view import BLOCK_MIME
 
 TYPE_ROLE = Qt.UserRole + 1
@@ -143,14 +144,11 @@ class Palette(QWidget):
     def _activate_first(self) -> None:
         """Enter in the search field applies a setting the query names exactly ("rope"),
         else adds the best block."""
-        exact = [h for h in self._settings if h.exact]
-        if exact:
-            self.setting_chosen.emit(exact[0].key, exact[0].value)
-            return
-        visible = self.visible_types()
-        if visible:
-            scores = getattr(self, "_scores", {})
-            self.block_activated.emit(max(visible, key=lambda t: scores.get(t, 0.0)))
+        chosen = palette_enter(self._settings, self.visible_types(), getattr(self, "_scores", {}))
+        if isinstance(chosen, layer_switches.SettingHit):
+            self.setting_chosen.emit(chosen.key, chosen.value)
+        elif chosen is not None:
+            self.block_activated.emit(chosen)
 
     def _activated(self, item: QTreeWidgetItem, column: int) -> None:
         setting = item.data(0, SETTING_ROLE)

@@ -35,6 +35,17 @@ def model_count(report) -> str:
     return f"{count_label(report.cost.total_params)} {WHAT}"
 
 
+def short_count(report) -> str:
+    """A fact's figure, as the presets gallery gives it: "132.9k", or "unavailable: the graph has
+    1 error (see Problems)" (the status bar's rule: no count for a graph that does not build);
+    "" without a cost report."""
+    if report.errors:
+        return f"unavailable: {unavailable(report.errors)}"
+    if report.cost is None:
+        return ""
+    return count_label(report.cost.total_params)
+
+
 def model_count_exact(report) -> str:
     """The model page's figure: "132,864 trainable" or "unavailable: the graph has …"."""
     if report.errors:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
+from typing import Callable
 
 from ..graph.edit_rules import fix_text
 from .graph_report import GraphReport
@@ -34,6 +35,33 @@ def opens_brief(height: int) -> bool:
     return height < PROBLEMS_MIN_H
 
 
+def stays_brief(has_problems: bool, was_collapsed: bool | None, brief: bool,
+                open_height: Callable[[], int]) -> bool:
+    """Whether the panel is down to one line naming the first problem, after a report: never
+    with nothing to list; on the first problem (the panel was one line, or never shown), when
+    the dock would open under PROBLEMS_MIN_H (``open_height()``: how far it would open); and
+    once brief, until the user asks for the list."""
+    if not has_problems:
+        return False
+    if was_collapsed is not False and not brief:
+        return opens_brief(open_height())
+    return brief
+
+
+def has_problems(report: GraphReport) -> bool:
+    """Whether the panel has rows: a problem, or an analysis that failed."""
+    return bool(report.diagnostics or report.failures)
+
+
+ANALYSIS_FAILED = ("please report this; the graph may be unusual", "analysis")
+
+
+def row_words(diagnostic) -> tuple[list[str], str]:
+    """A problem's row (what is wrong, how to fix it, where) and its tooltip."""
+    d = diagnostic
+    return [d.message, d.hint, d.where], f"{d.severity}: {d.message}"
+
+
 def fix_tip(diagnostic) -> str:
     """The tooltip of a problem's Fix button: what it sets, where, in one undo step."""
     return f"{fix_text(diagnostic)} in {diagnostic.where} (one undo step)"
@@ -53,7 +81,7 @@ class Summary:
 def summary(report: GraphReport, brief: bool) -> Summary:
     """The panel's line: no problems, the counts over the list, or (``brief``) the counts and
     the first problem cut to BRIEF_CHARS, with its fix and the whole list as links."""
-    if not report.diagnostics and not report.failures:
+    if not has_problems(report):
         return Summary(NO_PROBLEMS, "")
     counts = counts_words(report.errors, report.warnings)
     if not brief:

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (QLabel, QPushButton, QSizePolicy, QTreeWidget, QT
 from ..graph.edit_rules import fix_text
 from .graph_report import GraphReport
 from .icons import severity_icon
-from .problem_lines import fix_tip, ordered, summary
+from .problem_lines import ANALYSIS_FAILED, fix_tip, has_problems, ordered, row_words, summary
 
 DIAG_ROLE = Qt.UserRole + 1
 
@@ -51,9 +51,10 @@ class ProblemsPanel(QWidget):
         self.tree.clear()
         rows = ordered(report)
         for d in rows:
-            item = QTreeWidgetItem([d.message, d.hint, d.where])
+            words, tip = row_words(d)
+            item = QTreeWidgetItem(words)
             item.setIcon(0, severity_icon(d.severity))
-            item.setToolTip(0, f"{d.severity}: {d.message}")
+            item.setToolTip(0, tip)
             item.setToolTip(1, d.hint)
             item.setData(0, DIAG_ROLE, d)
             self.tree.addTopLevelItem(item)
@@ -63,8 +64,7 @@ class ProblemsPanel(QWidget):
                 button.clicked.connect(lambda _=False, d=d: self.fix_requested.emit(d))
                 self.tree.setItemWidget(item, 3, button)
         for failure in report.failures:
-            item = QTreeWidgetItem([failure, "please report this; the graph may be unusual",
-                                    "analysis"])
+            item = QTreeWidgetItem([failure, *ANALYSIS_FAILED])
             item.setIcon(0, severity_icon("warning"))
             self.tree.addTopLevelItem(item)
         self._report = report
@@ -91,7 +91,7 @@ class ProblemsPanel(QWidget):
 
     @property
     def has_problems(self) -> bool:
-        return bool(self._report.diagnostics or self._report.failures)
+        return has_problems(self._report)
 
     @property
     def collapsed(self) -> bool:

@@ -12,14 +12,16 @@ from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
 
-from ..graph import (GROUP_INPUT, GROUP_OUTPUT, Disconnect, Edge, Edit, GraphChange,
-                     GraphError, GraphEvent, Macro, Node, RemoveNodes)
+from ..graph import Edge, Edit, GraphChange, GraphEvent, Node, RemoveNodes
 from ..graph.edit_rules import move_edit
 from ..graph.layout import Lane
 from .ablation_marks import Marks, marks_at
 from .canvas_units import to_graph, to_scene
+from .delete_rules import deletion
+from .editor_state import deepest_path, inspected_blocks
 from .graph_report import GraphReport
 from .node_item import NodeItem
+from .problem_marks import worst_by_inner_block
 from .scene_drop import BlockDropping
 from .scene_wiring import WireDragging, _WireDrag
 from .scene_wires import WirePlacement
@@ -28,21 +30,6 @@ from .text import shape_label
 from .wire_item import WireItem
 
 GRID = 20.0
-
-
-def _by_inner_block(diagnostics, prefix: tuple[str, ...]) -> dict[str, str]:
-    """The worst severity per block of a group's inside (``prefix``: the inside's path): a
-    problem deeper down counts for the group block that holds it."""
-    worst: dict[str, str] = {}
-    for d in diagnostics:
-        path = tuple(d.path or ())
-        if path == prefix:
-            key = d.node_id
-        else:
-            key = path[len(prefix)] if len(path) > len(prefix) else None
-        if key and worst.get(key) != "error":
-            worst[key] = "error" if d.severity == "error" else "warning"
-    return worst
 
 
 class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
@@ -104,16 +91,6 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
     def enter_group(self, node_id: str) -> None:
         self.set_path(self._path + (node_id,))
 
-    def _deepest_valid_path(self) -> tuple[str, ...]:
-        path = self._path
-        while path:
-            try:
-                self.session.document.graph(path)
-                return path
-            except GraphError:
-                path = path[:-1]
-        return ()
-
     # ------------------------------------------------------------------ building
     def rebuild(self) -> None:
         self.clear_inner()
@@ -171,8 +148,8 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
                 self._place_all_wires()  # an open frame may have grown into other wires
         elif ev.path == self._path[:len(ev.path)]:
             # an ancestor changed: our graph may have been swapped out or removed
-            if ev.kind is GraphChange.GRAPH_REPLACED or self._deepest_valid_path() != self._path:
-                path = self._deepest_valid_path()
+            path = deepest_path(self.session.document, self._path)
+            if ev.kind is GraphChange.GRAPH_REPLACED or path != self._path:
                 changed = path != self._path
                 self._path = path
                 self.rebuild()
@@ -231,7 +208,7 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
             mine = [d for d in here if d.node_id == nid]
             inner = report.diagnostics_below(self._path, nid) if item.node.is_group else []
             item.set_feedback(mine, inner, report.node_params(self._path, nid),
-                              _by_inner_block(inner, self._path + (nid,)), report.errors)
+                              worst_by_inner_block(inner, self._path + (nid,)), report.errors)
         for edge, wire in self.wire_items.items():
             shape = report.shapes.edge_shape(edge, self._path)
             wire.set_label(shape_label(shape) if shape else "")
@@ -292,21 +269,11 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
         if self.inner_selected is not None:  # the block clicked inside a frame, not the layer
             group, inner = self.inner_selected
             return self.run(RemoveNodes(self._path + (group,), [inner]))
-        ids = self.selected_node_ids()
-        boundary = [n for n in ids if self.graph.node(n).type in (GROUP_INPUT, GROUP_OUTPUT)]
-        if boundary:
-            self.message.emit("A group's inputs and outputs blocks cannot be deleted; ungroup the "
-                              "group (Ctrl+Shift+G) to dissolve it instead")
-            ids = [n for n in ids if n not in boundary]
-        wires = [w.edge for w in self.selectedItems()
-                 if isinstance(w, WireItem) and w.edge is not None
-                 and w.edge.src not in ids and w.edge.dst not in ids]
-        commands: list[Edit] = [Disconnect(self._path, e) for e in wires]
-        if ids:
-            commands.append(RemoveNodes(self._path, ids))
-        if not commands:
-            return False
-        return self.run(commands[0] if len(commands) == 1 else Macro(commands, text="Delete"))
+        wires = [w.edge for w in self.selectedItems() if isinstance(w, WireItem) and w.edge is not None]
+        command, line = deletion(self.graph, self._path, self.selected_node_ids(), wires)
+        if line:
+            self.message.emit(line)
+        return command is not None and self.run(command)
 
     # ------------------------------------------------------------------ selection
     def selected_node_ids(self) -> list[str]:
@@ -314,11 +281,8 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
 
     def inspected(self) -> tuple[tuple[str, ...], list[str]]:
         """What the inspector shows: (the level's path, the selected ids there); a block
-        clicked inside an open frame is shown at the group's inside."""
-        if self.inner_selected is not None:
-            group, inner = self.inner_selected
-            return self._path + (group,), [inner]
-        return self._path, self.selected_node_ids()
+        clicked inside an open frame is shown at the group's inside (editor_state.inspected_blocks)."""
+        return inspected_blocks(self._path, self.selected_node_ids(), self.inner_selected)
 
     def select_inner(self, group: str, inner: str) -> None:
         """Select block ``inner`` inside the open frame of ``group`` (one click on it): the

@@ -45,3 +45,14 @@ def search_results(query: str, specs: Iterable[BlockSpec], layer: str | None,
              for spec in rank_blocks(query, specs)]
     rows[after_block:after_block] = [_setting_row(hit) for hit in hits if not hit.exact]
     return rows
+
+
+def palette_enter(settings: list[SettingHit], shown: list[str],
+                  scores: dict[str, float]) -> SettingHit | str | None:
+    """What Enter in the palette's search field does: apply a setting the query names exactly
+    ("rope"), else add the best of the ``shown`` block types by their ``scores``
+    (fuzzy.palette_matches); None when nothing is shown."""
+    exact = [h for h in settings if h.exact]
+    if exact:
+        return exact[0]
+    return max(shown, key=lambda t: scores.get(t, 0.0)) if shown else None

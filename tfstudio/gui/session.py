@@ -18,6 +18,7 @@ from ..graph.layout import untangled
 from .editor_state import history_line
 from .file_lines import saved_meta
 from .graph_report import GraphReport, report_on_graph
+from .text import sentence
 
 
 class EditorSession(QObject):
@@ -66,7 +67,7 @@ class EditorSession(QObject):
         try:
             self.document.execute(kept_tidy(command))  # a rewrite leaves no blocks overlapping
         except (GraphError, ValueError, KeyError) as exc:
-            return _sentence(exc)
+            return sentence(exc)
         finally:
             self._after_change()
         return None
@@ -164,8 +165,3 @@ class EditorSession(QObject):
         self.state_changed.emit()
         return target
 
-
-def _sentence(exc: Exception) -> str:
-    text = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
-    text = str(text)
-    return text[:1].upper() + text[1:]

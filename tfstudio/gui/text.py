@@ -17,6 +17,13 @@ def short_name(name, limit: int = NAME_CHARS) -> str:
     return text[: keep - keep // 3] + "…" + text[len(text) - keep // 3:]
 
 
+def sentence(exc: BaseException) -> str:
+    """An exception's words as a sentence for the status bar: a KeyError's without the quotes
+    str() adds, the first letter a capital."""
+    text = str(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc)
+    return text[:1].upper() + text[1:]
+
+
 def with_copies(label: str, repeat: int | None) -> str:
     """A layer group's name with its copies: "decoder layer ×6" (one copy: the name alone)."""
     return f"{label} ×{repeat}" if repeat and repeat > 1 else label

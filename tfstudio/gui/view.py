@@ -19,12 +19,10 @@ from .node_item import NodeItem
 from .out_of_view import focus_rect
 from .scene import GRID, GraphScene
 from .wire_item import WireItem
+from .zoom_rules import (LEGIBLE_ZOOM, clamped, fit_centre, fit_zoom, shown_part, spare_height,
+                         stepped, wheel_steps)
 
 BLOCK_MIME = "application/x-tfstudio-block"
-MIN_ZOOM, MAX_ZOOM = 0.08, 3.0
-# fit-to-view stops here: below it titles and wire shapes are no longer legible, so a graph
-# that does not fit is shown from its main layer and the rest is a pan away
-LEGIBLE_ZOOM = 0.7
 
 
 class GraphView(QGraphicsView):
@@ -86,14 +84,14 @@ class GraphView(QGraphicsView):
     def set_zoom(self, factor: float) -> None:
         """Zoom to ``factor`` (1 = 100%) around the centre of the view (menu and keys)."""
         self.keeps_fit = self._fitting
-        factor = max(MIN_ZOOM, min(MAX_ZOOM, factor))
+        factor = clamped(factor)
         self.setTransformationAnchor(QGraphicsView.AnchorViewCenter)
         self.scale(factor / self.zoom, factor / self.zoom)
         self.setTransformationAnchor(QGraphicsView.AnchorUnderMouse)
         self.zoom_changed.emit(self.zoom)
 
     def zoom_by(self, steps: float) -> None:
-        self.set_zoom(self.zoom * (1.15 ** steps))
+        self.set_zoom(stepped(self.zoom, steps))
 
     def _refit(self) -> None:
         if self.keeps_fit and self.refit_allowed():
@@ -112,14 +110,14 @@ class GraphView(QGraphicsView):
 
     def wheelEvent(self, event: QWheelEvent) -> None:
         self.keeps_fit = False
-        steps = event.angleDelta().y() / 120.0
+        steps = wheel_steps(event.angleDelta().y())
         if steps:
-            self.zoom_at(self.zoom * (1.15 ** steps), event.position())
+            self.zoom_at(stepped(self.zoom, steps), event.position())
         event.accept()
 
     def zoom_at(self, factor: float, view_pos: QPointF) -> None:
         """Zoom to ``factor`` keeping the scene point under ``view_pos`` where it is."""
-        factor = max(MIN_ZOOM, min(MAX_ZOOM, factor))
+        factor = clamped(factor)
         before = self.mapToScene(view_pos.toPoint())
         self.setTransformationAnchor(QGraphicsView.NoAnchor)
         self.scale(factor / self.zoom, factor / self.zoom)
@@ -149,10 +147,8 @@ class GraphView(QGraphicsView):
 
     def spare_height(self) -> int:
         """Pixels of height the canvas can give up and still show the whole level at the
-        legible zoom (what a panel opening below it may take without cutting the picture);
-        a few pixels are kept for the fit's rounding."""
-        need = self._drawn().height() * LEGIBLE_ZOOM + 4
-        return max(0, int(self.viewport().height() - need))
+        legible zoom (zoom_rules.spare_height)."""
+        return spare_height(self._drawn().height(), self.viewport().height())
 
     def _fit(self) -> None:
         items = [i for i in self.scene().items() if isinstance(i, NodeItem)]
@@ -165,16 +161,16 @@ class GraphView(QGraphicsView):
         tight = QRectF(rect)
         rect.adjust(-40, -40, 40, 40)
         self.fitInView(rect, Qt.KeepAspectRatio)
-        if self.zoom > 1.0:
-            self.set_zoom(1.0)
-        if self.zoom >= LEGIBLE_ZOOM:
+        fitted = self.zoom
+        if fit_zoom(fitted) != fitted:
+            self.set_zoom(fit_zoom(fitted))
+        if fitted >= LEGIBLE_ZOOM:
             self.centerOn(rect.center())
         else:
-            self.set_zoom(LEGIBLE_ZOOM)
             shown = self.mapToScene(self.viewport().rect()).boundingRect()
-            fits = shown.width() >= tight.width() and shown.height() >= tight.height()
             # all of it once the margins go; else the main layer, the rest a pill's click away
-            self.centerOn(tight.center() if fits else self._focus_rect(items, rect).center())
+            self.centerOn(*fit_centre(tight.getRect(), shown.getRect(),
+                                      self._focus_rect(items, rect).getRect()))
         self.zoom_changed.emit(self.zoom)
 
     def _focus_rect(self, items: list[NodeItem], everything: QRectF) -> QRectF:
@@ -191,11 +187,8 @@ class GraphView(QGraphicsView):
             return
         if self.zoom < LEGIBLE_ZOOM:
             self.set_zoom(LEGIBLE_ZOOM)
-        rect = item.drawn_rect()
         visible = self.mapToScene(self.viewport().rect()).boundingRect()
-        width = min(rect.width() + 20, visible.width())
-        height = min(rect.height() + 20, visible.height())
-        self.centerOn(QRectF(rect.left() - 10, rect.top() - 10, width, height).center())
+        self.centerOn(QRectF(*shown_part(item.drawn_rect().getRect(), visible.getRect())).center())
         self._markers_timer.start()
 
     def scrollContentsBy(self, dx: int, dy: int) -> None:

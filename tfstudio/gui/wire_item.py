@@ -2,8 +2,6 @@
 with the tensor shape written on them ("B×T×64")."""
 from __future__ import annotations
 
-import math
-
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QFont, QFontMetricsF, QPainter, QPainterPath, QPainterPathStroker, QPen
 from PySide6.QtWidgets import QGraphicsItem
@@ -11,11 +9,11 @@ from PySide6.QtWidgets import QGraphicsItem
 from ..graph import Edge
 from ..graph.layout import ABOVE, bezier_points, label_box
 from . import theme
-from .node_item import routed_path, scaled_font, text_boost
+from .node_item import routed_path, scaled_font
+from .zoom_rules import text_boost, wire_label_pixels
 
 LABEL_FONT = QFont()
 LABEL_FONT.setPixelSize(10)
-MIN_LABEL_PIXELS = 7.5  # on screen: smaller than this nobody reads a shape
 
 
 def bezier(start: QPointF, end: QPointF) -> QPainterPath:
@@ -111,13 +109,9 @@ class WireItem(QGraphicsItem):
         """The label's font: enlarged when zoomed out, shrunk to fit between the two blocks
         (the label sits in the gap between them) but never below what can still be read, so
         a short wire keeps its shape too."""
-        pixels = 10 * text_boost(lod)
         room = max(abs(self._end.x() - self._start.x()), abs(self._end.y() - self._start.y()))
-        width = self._label_rect(scaled_font(pixels)).width()
-        if width > room - 14:
-            pixels *= max(room - 14, 1.0) / width
-        # (fonts come in whole pixels: the floor rounds up, or 10.4 px at 72% drew 7.2 on screen)
-        return scaled_font(max(pixels, math.ceil(MIN_LABEL_PIXELS / max(lod, 1e-3))))
+        width = self._label_rect(scaled_font(10 * text_boost(lod))).width()
+        return scaled_font(wire_label_pixels(lod, room, width))
 
     def boundingRect(self) -> QRectF:
         # room for the label at its largest (enlarged when zoomed out)
