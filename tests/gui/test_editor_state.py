@@ -130,6 +130,9 @@ def test_ungroup_dissolves_the_one_group_among_the_selected_blocks():
     assert group_to_ungroup(root, groups[:2]) is None                  # two: which one?
     assert group_to_ungroup(root, ["head"]) is None
     assert UNGROUP_REFUSAL == "Select one group to ungroup"
+    # the menu offers Ungroup exactly when it would dissolve one (two groups: disabled, not refused)
+    assert commands(Document(root), root, (), [groups[0], "head"], True, "").ungroup
+    assert not commands(Document(root), root, (), groups[:2], True, "").ungroup
 
 
 def test_the_canvas_falls_back_to_the_deepest_level_that_still_exists():

@@ -24,7 +24,7 @@ class Commands:
     redo_text: str
     on_blocks: bool   # cut, copy, duplicate, group: need a selected block
     delete: bool      # a selected block or wire
-    ungroup: bool     # a selected layer group
+    ungroup: bool     # one group among the selected blocks (what Ungroup dissolves)
     paste: bool       # the clipboard holds a graph
     up: bool          # inside a group
     enter_group: bool  # exactly one layer group selected
@@ -34,12 +34,12 @@ def commands(document: Document, graph: Graph, path: tuple[str, ...], selected: 
              anything_selected: bool, clipboard_text: str) -> Commands:
     """The commands for ``graph`` (the level at ``path``) with blocks ``selected`` (ids; a
     wire selected alone makes ``anything_selected`` true and ``selected`` empty)."""
-    groups = _groups(graph, selected)
     return Commands(
         undo=document.can_undo, redo=document.can_redo,
         undo_text=f"&Undo {document.undo_text}" if document.can_undo else "&Undo",
         redo_text=f"&Redo {document.redo_text}" if document.can_redo else "&Redo",
-        on_blocks=bool(selected), delete=anything_selected, ungroup=bool(groups),
+        on_blocks=bool(selected), delete=anything_selected,
+        ungroup=group_to_ungroup(graph, selected) is not None,
         paste=looks_like_graph(clipboard_text), up=bool(path),
         enter_group=group_to_enter(graph, selected) is not None)
 
