@@ -103,6 +103,20 @@ def test_telemetry_after_a_custom_look_comes_from_the_last_training_look():
                                                    "coloured")
 
 
+def test_a_text_set_for_the_training_run_holds_its_boxes_and_no_other_runs():
+    state = ShownState()
+    state.start_run(Path("/runs/live"), "live", 100)
+    state.ask(Path("/runs/live"), "the mill")
+    assert state.box_text("abc>cba") is None          # its next look reads "the mill"
+    state.open_run(Path("/runs/past"), "past", 6, looks=[6], text="Eva")
+    assert state.box_text("Eva") == "Eva"              # a past run's look names its own text
+    state.back_to_training(Path("/runs/live"), "live", 100)
+    assert state.box_text("abc>cba") is None
+    state.show_look({"step": 20, "text": "the mill"})  # read: nothing waits any more
+    assert state.box_text("abc>cba") == "abc>cba"
+    assert state.box_text("") is None and state.box_text("x", typing=True) is None
+
+
 def test_opening_a_past_run_keeps_nothing_of_the_previous_one():
     state = ShownState()
     state.start_run(Path("/runs/live"), "live", 400)

@@ -160,6 +160,8 @@ class ShownState:
     training_snapshot: dict | None = None    # the newest look a training step took
     stale: set[str] = field(default_factory=set)  # views that have not drawn ``snapshot``
     curves_stale: bool = False     # new points while the curves were hidden
+    # (the live run's folder, a text the user set for it that no look has read yet)
+    asked: tuple[Path, str] | None = None
 
     def listen(self, listener: Callable[[Shown, Shown], None]) -> None:
         self.listeners.append(listener)
@@ -212,6 +214,7 @@ class ShownState:
         text."""
         self.run_state, self.progress, self.follow = "running", (0, total), True
         self._clear_looks()
+        self.asked = None
         run = ShownRun(Path(path), name, True, total, graph, config)
         return self._become(Shown(run, None, config.probe_text if config else ""))
 
@@ -241,6 +244,7 @@ class ShownState:
         now = self.now
         if now.run is None:
             return now
+        self._read(now.run.path, text)
         run = replace(now.run, looks=tuple(sorted(set(now.run.looks) | {step})))
         if not follow:
             return self._become(replace(now, run=run))
@@ -283,11 +287,37 @@ class ShownState:
             self.training_snapshot = look
         self.stale = set(DRAWN_VIEWS)
         text, step, run = str(look.get("text") or ""), int(look.get("step", 0)), self.now.run
+        if run is not None:
+            self._read(run.path, text)
         if look.get("custom"):
             return self.looked(text)
         if run is not None and step not in run.looks:
             return self.look_arrived(step, text)
         return self.slider_moved(step, text)
+
+    # ------------------------------------------------------------------ the probe-text boxes
+    def ask(self, live_run: Path | None, text: str) -> None:
+        """The user set ``text``: for the run training in ``live_run`` (its next look reads
+        it), or, with None, for a look read now (nothing waits)."""
+        self.asked = (Path(live_run), text) if live_run is not None else None
+
+    def _read(self, path: Path, text: str) -> None:
+        if self.asked == (path, text):
+            self.asked = None
+
+    def box_text(self, look_text: str, typing: bool = False) -> str | None:
+        """What both probe-text boxes show once a look that read ``look_text`` is on screen
+        (None: leave them): that text, whether the look came while its run trained or just
+        after it ended (a run's default text too, as when the run is opened from Runs); never
+        while the user types in one, nor over a text the user set for this run that no look
+        has read yet (the next look reads it)."""
+        if not look_text or typing:
+            return None
+        run = self.now.run
+        if self.asked is not None and run is not None and self.asked[0] == run.path \
+                and self.asked[1] != look_text:
+            return None
+        return look_text
 
     # ------------------------------------------------------------------ what is on screen
     @property
