@@ -15,7 +15,6 @@ from gui_runs import WAIT_MS, short_run
 from PySide6.QtWidgets import QApplication
 
 from tfstudio.gui.training.curves_view import CurvesView
-from tfstudio.gui.training.plots import step_axis_end
 from tfstudio.gui.training.series import RunSeries
 from tfstudio.presets import load_preset
 
@@ -87,11 +86,6 @@ def test_each_axis_of_a_long_run_added_is_drawn_once(qtbot, monkeypatch):
     assert len(drawn) == 12 and set(drawn.values()) == {1}
     low, high = view.loss_plot.getViewBox().viewRange()[0]
     assert low < 0 < 20000 < high < 20000 * 1.1  # all of the run, a little padding around it
-
-
-def test_a_step_axis_ends_at_the_runs_last_step_whatever_the_pen_adds():
-    assert step_axis_end(20000 + 33.0, 20000) == 20000  # a pen's half width, in steps
-    assert step_axis_end(2500, 2000) == 2500  # a run resumed past its planned end
 
 
 def test_a_header_that_wraps_to_a_second_line_leaves_the_plots_where_they_are(qtbot):

@@ -93,6 +93,7 @@ QT_FREE_GUI = ("tfstudio.gui.cost_lines", "tfstudio.gui.editor_state",
                "tfstudio.gui.training.attention_lines", "tfstudio.gui.training.positions_math",
                "tfstudio.gui.training.experts_lines", "tfstudio.gui.training.setup_lines",
                "tfstudio.gui.training.heatmap_labels", "tfstudio.gui.training.next_token_lines")
+QT_FREE_GUI += ("tfstudio.gui.training.axis_range", "tfstudio.gui.training.probe_text")
 
 
 @pytest.mark.parametrize("module", QT_FREE_GUI)

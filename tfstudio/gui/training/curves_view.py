@@ -309,6 +309,11 @@ class CurvesView(QWidget):
             c["lr"].setData(x, entry.array("lr"))
             c["speed"].setData(x, moving_average(entry.array("tokens_per_s")))
         self._refresh_layers()
+        # while a run logs points the ranges hold still; once none does, each plot's is the one
+        # its data decides
+        growing = any(not s.end for s in self.visible_series())
+        for plot in self.plot_items().values():
+            plot.getViewBox().set_growing(growing)
         # a step axis runs from 0 to the run's last step; wall time has no known end
         self.loss_plot.getViewBox().final_step = max(
             (s.total_steps for s in self.visible_series()), default=0) if axis == STEP else 0
