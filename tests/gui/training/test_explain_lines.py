@@ -8,7 +8,8 @@ import numpy as np
 
 from types import SimpleNamespace
 
-from tfstudio.gui.training.explain_lines import lens_cell, lens_rgb, picked_line, source_caption
+from tfstudio.gui.training.explain_lines import (lens_cell, lens_rgb, picked_line, picked_text,
+                                                source_caption)
 
 
 def test_the_caption_names_the_run_and_the_step_of_the_weights_in_each_state():
@@ -77,3 +78,25 @@ def test_a_lens_cell_is_darker_the_surer_it_is():
     assert sum(lens_rgb(0.9)) < sum(lens_rgb(0.2)) < sum(lens_rgb(0.0))
     assert lens_rgb(-0.5) == lens_rgb(0) and lens_rgb(2) == lens_rgb(1)  # clamped
 
+
+
+def test_a_stages_summary_and_a_steps_tensor_write_the_same_line_for_the_same_numbers():
+    """The line under a stage (its summary) and under a step's heatmap (its whole tensor) are
+    one sentence from two shapes of the same numbers."""
+    tokens = ["a", " ", "c"]
+    value = np.arange(30, dtype=float).reshape(3, 10) / 4  # a row of 10 per token
+    stage = {"kind": "vector", "shape": [3, 10], "picked": value[1].tolist()}
+    line = "at ␣ (position 1): 2.5, 2.75, 3, 3.25, 3.5, 3.75, 4, 4.25, … (10 values)"
+    assert picked_text(stage, tokens, 1, []) == picked_line(value, "vector", tokens, 1) == line
+    per_token = np.array([0.123456, 7.0, 8.0])                        # one number per token
+    stage = {"kind": "scalar", "shape": [3], "picked": [0.123456]}
+    assert picked_text(stage, tokens, 0, []) == picked_line(per_token, "scalar", tokens, 0) \
+        == "at a (position 0): 0.1235"
+    probabilities = np.array([0.1, 0.6, 0.0, 0.3])
+    stage = {"kind": "sampling", "top_ids": [1, 3, 0, 2], "top_values": [0.6, 0.3, 0.1, 0.0]}
+    names = ["tok1", "tok3", "tok0", "tok2"]
+    assert picked_text(stage, tokens, 2, names) == picked_line(
+        probabilities, "sampling", tokens, 2, lambda ids: [f"tok{i}" for i in ids]) == \
+        "likeliest next: tok1 0.600 · tok3 0.300 · tok0 0.100"
+    assert picked_text({"kind": "vector", "shape": [3, 10], "picked": [1.0]}, tokens, 3, []) \
+        == picked_line(value, "vector", tokens, 3) == ""             # no token at position 3

@@ -15,46 +15,56 @@ from ...probes.ablation import answer_span
 from .token_text import display_token, probability
 
 NUMBERS_SHOWN = 8   # the picked token's first values written out in the line under the formula
+LIKELIEST_SHOWN = 5  # the likeliest next tokens that line names
 SEPARATOR = ">"   # the answer follows the last one (the tasks' and probe texts' separator)
 
 
 def picked_text(summary: dict, tokens: list[str], position: int, names: list[str]) -> str:
-    """The picked token's numbers at this step as one line (the picture shows them all; hover
-    for any value); for probabilities, the likeliest tokens."""
+    """The picked token's line from a stage's summary (the picture shows every value; hover
+    for any): its ``picked`` row, or the likeliest tokens (``names``, likeliest first)."""
     if summary["kind"] == "sampling" and "top_ids" in summary:
-        top = [(n, p) for n, p in zip(names, summary["top_values"]) if p > 0][:5]
-        return "likeliest next: " + " · ".join(f"{display_token(n)} {probability(p)}"
-                                               for n, p in top)
+        return likeliest_line(names, summary["top_values"])
     if "picked" not in summary or not 0 <= position < len(tokens):
         return ""
-    token, row = display_token(tokens[position]), np.asarray(summary["picked"]).reshape(-1)
-    if len(summary["shape"]) == 1 and summary["shape"][0] == len(tokens):
-        return f"at {token} (position {position}): {row[0]:.4g}"
-    shown = ", ".join(f"{v:.3g}" for v in row[:NUMBERS_SHOWN].astype(np.float64))
-    more = f", … ({row.size} values)" if row.size > NUMBERS_SHOWN else ""
-    return f"at {token} (position {position}): {shown}{more}"
+    one_each = len(summary["shape"]) == 1 and summary["shape"][0] == len(tokens)
+    return at_line(tokens[position], position, summary["picked"], one_each)
 
 
 def picked_line(value: np.ndarray, kind: str, row_labels: list[str], position: int | None,
                 token_names: Callable[[list[int]], list[str]] | None = None) -> str:
-    """The picked token's numbers at this step, as one line of text (the heatmap shows every
-    position; hover a cell for any other value); for probabilities, the likeliest tokens."""
+    """The picked token's line from a whole step's tensor (the heatmap shows every position;
+    hover a cell for any other value): its row, or the likeliest tokens."""
     if position is None or not 0 <= position < len(row_labels):
         return ""
-    token = display_token(row_labels[position])
     if kind == "sampling" and value.ndim == 1 and token_names is not None:
-        top = [int(i) for i in np.argsort(-value, kind="stable")[:5] if value[i] > 0]
-        return "likeliest next: " + " · ".join(
-            f"{display_token(name)} {probability(value[i])}"
-            for i, name in zip(top, token_names(top)))
+        top = [int(i) for i in np.argsort(-value, kind="stable")[:LIKELIEST_SHOWN]
+               if value[i] > 0]
+        return likeliest_line(token_names(top), value[top])
     if value.ndim == 1 and value.shape[0] == len(row_labels):
-        return f"at {token} (position {position}): {value[position]:.4g}"
+        return at_line(row_labels[position], position, value[position], one_each=True)
     if value.ndim < 2 or value.shape[0] != len(row_labels):
         return ""
-    row = value[position].reshape(-1).astype(np.float64)
-    shown = ", ".join(f"{v:.3g}" for v in row[:NUMBERS_SHOWN])
+    return at_line(row_labels[position], position, value[position], one_each=False)
+
+
+# the one formatter of both shapes' sentences
+def likeliest_line(names: list[str], probabilities) -> str:
+    """"likeliest next: a 0.62 · b 0.3": the first tokens (given likeliest first) that have
+    any probability."""
+    top = [(n, p) for n, p in zip(names, probabilities) if p > 0][:LIKELIEST_SHOWN]
+    return "likeliest next: " + " · ".join(f"{display_token(n)} {probability(p)}"
+                                           for n, p in top)
+
+
+def at_line(token: str, position: int, values, one_each: bool) -> str:
+    """"at b (position 1): 2.5, 2.75, …": the picked token's one value (``one_each``: a
+    number per token, 4 digits) or its row's first NUMBERS_SHOWN (3 digits)."""
+    row = np.asarray(values, dtype=np.float64).reshape(-1)
+    said = f"at {display_token(token)} (position {position}): "
+    if one_each:
+        return said + f"{row[0]:.4g}"
     more = f", … ({row.size} values)" if row.size > NUMBERS_SHOWN else ""
-    return f"at {token} (position {position}): {shown}{more}"
+    return said + ", ".join(f"{v:.3g}" for v in row[:NUMBERS_SHOWN]) + more
 
 
 def source_caption(run: str, step: int | None, training: bool = False) -> str:
