@@ -95,6 +95,7 @@ QT_FREE_GUI = ("tfstudio.gui.cost_lines", "tfstudio.gui.editor_state",
                "tfstudio.gui.training.heatmap_labels", "tfstudio.gui.training.next_token_lines")
 QT_FREE_GUI += ("tfstudio.gui.training.axis_range", "tfstudio.gui.training.probe_text")
 QT_FREE_GUI += ("tfstudio.gui.training.heatmap_window",)
+QT_FREE_GUI += ("tfstudio.gui.training.explain_colours",)
 
 
 @pytest.mark.parametrize("module", QT_FREE_GUI)

@@ -8,7 +8,7 @@ import numpy as np
 
 from types import SimpleNamespace
 
-from tfstudio.gui.training.explain_lines import (lens_cell, lens_rgb, picked_line, picked_text,
+from tfstudio.gui.training.explain_lines import (lens_cell, picked_line, picked_text,
                                                 source_caption)
 
 
@@ -71,13 +71,6 @@ def test_a_lens_cell_names_its_token_and_is_bold_where_it_is_already_the_answer(
     assert not lens_cell(answer_6, 0, 0).answer and lens_cell(answer_6, 1, 0).answer
     assert "answer" not in lens_cell(answer_6, 0, 0).tooltip
     assert all(lens_cell(answer_6, 2, c).answer for c in range(2))  # the last layer: the answer
-
-
-def test_a_lens_cell_is_darker_the_surer_it_is():
-    assert lens_rgb(0) == (255, 255, 255) and lens_rgb(1) == (40, 80, 180)
-    assert sum(lens_rgb(0.9)) < sum(lens_rgb(0.2)) < sum(lens_rgb(0.0))
-    assert lens_rgb(-0.5) == lens_rgb(0) and lens_rgb(2) == lens_rgb(1)  # clamped
-
 
 
 def test_a_stages_summary_and_a_steps_tensor_write_the_same_line_for_the_same_numbers():

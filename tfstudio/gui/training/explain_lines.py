@@ -3,7 +3,7 @@ token's line under a stage (:func:`picked_text`, :func:`picked_line`), whose wei
 (:func:`source_caption`), which tokens an ablation's loss is scored on (:func:`chosen_span`) and
 what switching blocks off changed (:func:`effect_text`), how token vectors sit against
 position vectors (:func:`orthogonality_text`), and each cell of the logit lens
-(:func:`lens_cell`, shaded by :func:`lens_rgb`)."""
+(:func:`lens_cell`; its shade: explain_colours.lens_rgb)."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -148,9 +148,3 @@ def lens_cell(lens, layer: int, position: int) -> LensCell:
                         for t, q in zip(top, lens.top_probs[layer, position]))
     return LensCell(f"{display_token(top[0])} {p:.2f}", p, answer,
                     tooltip + ("\n(the model's answer here)" if answer else ""))
-
-
-def lens_rgb(p: float) -> tuple[int, int, int]:
-    """A lens cell's background: white at probability 0, deep blue at 1."""
-    t = min(max(float(p), 0.0), 1.0)
-    return int(255 - 215 * t), int(255 - 175 * t), int(255 - 75 * t)
