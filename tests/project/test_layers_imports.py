@@ -96,6 +96,7 @@ QT_FREE_GUI = ("tfstudio.gui.cost_lines", "tfstudio.gui.editor_state",
 QT_FREE_GUI += ("tfstudio.gui.training.axis_range", "tfstudio.gui.training.probe_text")
 QT_FREE_GUI += ("tfstudio.gui.training.heatmap_window",)
 QT_FREE_GUI += ("tfstudio.gui.training.explain_colours",)
+QT_FREE_GUI += ("tfstudio.gui.training.run_lines",)
 
 
 @pytest.mark.parametrize("module", QT_FREE_GUI)

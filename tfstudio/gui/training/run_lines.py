@@ -1,0 +1,44 @@
+"""What the Train workspace says about a run's start and end, without Qt: the status line when
+it starts (and why its parameter count differs from the canvas's), and the status line and error
+when it ends. run_lifecycle.py shows them."""
+from __future__ import annotations
+
+from ...graph import Graph
+from ...train.events import Failed
+from .series import duration
+
+FAILURES = {"nan": "the loss stopped being a number", "oom": "out of memory",
+            "error": "an error"}   # a failure's reason, as the error says it
+
+
+def started_line(event, graph: Graph, tokenizer) -> str:
+    """"Training tiny-gpt: 1,234 parameters on cpu (fp32), next-token (the canvas counts …)"."""
+    return (f"Training {event.graph_name or 'the graph'}: {event.params:,} parameters "
+            f"on {event.device} ({event.precision}), {event.objective}"
+            f"{params_note(graph, event.params, tokenizer)}")
+
+
+def params_note(graph: Graph, params: int, tokenizer) -> str:
+    """Why the run's parameter count differs from the canvas's: the vocabulary is resized to
+    the tokenizer's (embedding and head rows), which the canvas cannot know."""
+    try:
+        from ...graph.cost import estimate_cost
+        canvas = estimate_cost(graph).total_params
+    except Exception:  # noqa: BLE001 - a note, never a failure
+        return ""
+    if canvas == params:
+        return ""
+    vocab = getattr(tokenizer, "vocab_size", None)
+    why = (f"the vocabulary is resized to the tokenizer's {vocab:,} tokens" if vocab
+           else "the vocabulary is resized to the tokenizer's")
+    return f" (the canvas counts {canvas:,}: {why})"
+
+
+def ended_lines(name: str, event) -> tuple[str, str | None]:
+    """(the status line, the error to show or None) for a run named ``name`` that ended."""
+    if isinstance(event, Failed):
+        what = FAILURES.get(event.reason, event.reason)
+        return (f"{name}: failed at step {event.step}; the curves so far are kept",
+                f"Training stopped at step {event.step}: {what}.\n{event.message}")
+    return (f"{name}: {event.reason} at step {event.step:,} in {duration(event.elapsed_s)}" +
+            (f"; final loss {event.final_loss:.4f}" if event.final_loss else ""), None)
