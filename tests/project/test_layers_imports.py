@@ -97,6 +97,7 @@ QT_FREE_GUI += ("tfstudio.gui.training.axis_range", "tfstudio.gui.training.probe
 QT_FREE_GUI += ("tfstudio.gui.training.heatmap_window",)
 QT_FREE_GUI += ("tfstudio.gui.training.explain_colours",)
 QT_FREE_GUI += ("tfstudio.gui.training.run_lines",)
+QT_FREE_GUI += ("tfstudio.gui.training.step_slider",)
 
 
 @pytest.mark.parametrize("module", QT_FREE_GUI)
