@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from tfstudio.gui.training.run_lines import ended_lines, params_note, started_line
+from tfstudio.gui.training.run_lines import (canvas_line, ended_lines, opened_line, params_note,
+                                           started_line)
 from tfstudio.presets import load_preset
 from tfstudio.train.events import Failed, Finished, Started
 
@@ -50,3 +51,18 @@ def test_a_finished_run_says_how_far_and_how_long_and_a_failed_one_why():
         "Training stopped at step 7: out of memory.")
     assert ended_lines("r", Failed(step=7, reason="disk", message="m"))[1].startswith(
         "Training stopped at step 7: disk.")   # a reason without words of its own: as it is
+
+
+def test_opening_a_run_says_what_it_holds_what_the_canvas_did_and_whether_setup_is_its_own():
+    label = "tiny-gpt · 04:33:47"
+    shows = canvas_line(label)
+    assert shows == f"the canvas shows the graph of {label} (Ctrl+Z brings yours back)"
+    assert opened_line(label, 1_200, 4, shows, config_read=True) == \
+        f"Opened {label}: 1,200 logged steps, 4 snapshots; {shows}"
+    assert opened_line(label, 6, 0, "", config_read=False) == (
+        f"Opened {label}: 6 logged steps, 0 snapshots; its config.json cannot be read, so Run "
+        "setup keeps your settings")
+    assert canvas_line(label, "a run is training") == \
+        "the canvas keeps your graph (a run is training)"
+    assert canvas_line(label, unreadable="graph.json: not JSON") == \
+        "the canvas keeps your graph: the run's graph cannot be read (graph.json: not JSON)"

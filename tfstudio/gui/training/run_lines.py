@@ -1,6 +1,6 @@
-"""What the Train workspace says about a run's start and end, without Qt: the status line when
-it starts (and why its parameter count differs from the canvas's), and the status line and error
-when it ends. run_lifecycle.py shows them."""
+"""What the Train workspace says about a run, without Qt: the status line when it starts (and
+why its parameter count differs from the canvas's), the status line and error when it ends
+(run_lifecycle.py shows them), and what opening a past run did (opened_runs.py)."""
 from __future__ import annotations
 
 from ...graph import Graph
@@ -42,3 +42,22 @@ def ended_lines(name: str, event) -> tuple[str, str | None]:
                 f"Training stopped at step {event.step}: {what}.\n{event.message}")
     return (f"{name}: {event.reason} at step {event.step:,} in {duration(event.elapsed_s)}" +
             (f"; final loss {event.final_loss:.4f}" if event.final_loss else ""), None)
+
+
+def opened_line(label: str, logged: int, looks: int, canvas: str, config_read: bool) -> str:
+    """"Opened tiny-gpt · 04:33:47: 1,200 logged steps, 4 snapshots; <what the canvas did>",
+    and, when its config.json cannot be read, that Run setup keeps the user's settings."""
+    return (f"Opened {label}: {logged:,} logged steps, {looks} snapshots"
+            + (f"; {canvas}" if canvas else "")
+            + ("" if config_read else
+               "; its config.json cannot be read, so Run setup keeps your settings"))
+
+
+def canvas_line(label: str, refusal: str | None = None, unreadable: str | None = None) -> str:
+    """What opening the run ``label`` did to the canvas: its graph shown (undoable), or kept
+    the user's, because the edit was refused or the run's graph cannot be read."""
+    if unreadable is not None:
+        return f"the canvas keeps your graph: the run's graph cannot be read ({unreadable})"
+    if refusal:
+        return f"the canvas keeps your graph ({refusal})"
+    return f"the canvas shows the graph of {label} (Ctrl+Z brings yours back)"
