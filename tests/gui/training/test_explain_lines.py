@@ -8,7 +8,8 @@ import numpy as np
 
 from types import SimpleNamespace
 
-from tfstudio.gui.training.explain_lines import (lens_cell, picked_line, picked_text,
+from tfstudio.gui.training.explain_lines import (embedding_note, lens_cell, picked_line,
+                                                picked_text, replay_hint, replay_index,
                                                 source_caption)
 
 
@@ -93,3 +94,27 @@ def test_a_stages_summary_and_a_steps_tensor_write_the_same_line_for_the_same_nu
         "likeliest next: tok1 0.600 · tok3 0.300 · tok0 0.100"
     assert picked_text({"kind": "vector", "shape": [3, 10], "picked": [1.0]}, tokens, 3, []) \
         == picked_line(value, "vector", tokens, 3) == ""             # no token at position 3
+
+
+def test_the_replay_hint_counts_the_kept_checkpoints_and_says_how_to_keep_more():
+    assert replay_hint([]) == "This run kept no checkpoint to replay."
+    one = replay_hint([1_200])
+    assert one.startswith("The run kept one checkpoint (step 1,200): train with ")
+    assert "--checkpoint-every N --keep-checkpoints K" in one
+    assert replay_hint([4, 8, 12]).startswith("3 checkpoints: drag the slider")
+
+
+def test_a_training_step_replays_the_newest_map_kept_at_or_before_it():
+    steps = [4, 8, 12]
+    assert [replay_index(steps, s) for s in (0, 4, 7, 8, 11, 12, 100)] == [0, 0, 0, 1, 1, 2, 2]
+
+
+def test_the_embeddings_note_says_what_the_pca_keeps_and_names_the_picked_tokens_nearest():
+    note = embedding_note(40, 1_200, (0.4123, 0.2))
+    assert note == ("PCA of 40 rows of the token embedding table at step 1,200: the axes keep "
+                    "41% and 20% of their variance. Tokens used alike during training end up "
+                    "close.")
+    assert "at the loaded weights:" in embedding_note(40, None, (0.4, 0.2))
+    picked = embedding_note(40, 8, (0.4, 0.2), " ", [("a", 0.912), ("\n", 0.5)])
+    assert picked.endswith(" Nearest to ␣ by cosine: a (0.91), ↵ (0.50) (␣ is the larger "
+                           "point; pick another Token above to follow it).")

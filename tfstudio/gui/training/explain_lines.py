@@ -148,3 +148,38 @@ def lens_cell(lens, layer: int, position: int) -> LensCell:
                         for t, q in zip(top, lens.top_probs[layer, position]))
     return LensCell(f"{display_token(top[0])} {p:.2f}", p, answer,
                     tooltip + ("\n(the model's answer here)" if answer else ""))
+
+
+def replay_hint(steps: list[int]) -> str:
+    """What the embeddings' replay offers, for a run that kept checkpoints at ``steps``."""
+    if not steps:
+        return "This run kept no checkpoint to replay."
+    if len(steps) == 1:
+        return (f"The run kept one checkpoint (step {steps[0]:,}): train with "
+                "`tfstudio train ... --checkpoint-every N --keep-checkpoints K` to "
+                "replay the map over training.")
+    return (f"{len(steps)} checkpoints: drag the slider to watch the embeddings "
+            "learn; the axes are the latest step's, each step's map rotated onto them.")
+
+
+def replay_index(steps: list[int], step: int) -> int:
+    """The replay's map for training step ``step``: the newest kept at or before it (the
+    first when none is)."""
+    earlier = [i for i, s in enumerate(steps) if s <= step]
+    return earlier[-1] if earlier else 0
+
+
+def embedding_note(rows: int, step: int | None, explained, picked: str = "",
+                   nearest: list[tuple[str, float]] | None = None) -> str:
+    """The sentence under the embeddings map: what the PCA shows and keeps, and, for a picked
+    token of its own, its nearest tokens by cosine."""
+    where = "the loaded weights" if step is None else f"step {step:,}"
+    note = (f"PCA of {rows} rows of the token embedding table at {where}: the axes "
+            f"keep {explained[0]:.0%} and {explained[1]:.0%} of their "
+            "variance. Tokens used alike during training end up close.")
+    if nearest is None:
+        return note
+    near = ", ".join(f"{display_token(name)} ({c:.2f})" for name, c in nearest)
+    shown = display_token(picked)
+    return note + (f" Nearest to {shown} by cosine: {near} ({shown} is the larger point; "
+                   "pick another Token above to follow it).")
