@@ -180,4 +180,5 @@ def test_an_ended_runs_gradient_norm_axis_is_the_one_its_data_decides(qtbot):
     qtbot.waitUntil(lambda: 0.0 < box.viewRange()[1][0] < 0.5)  # 0.5-4.5, padded
     series.end = "completed"
     view.refresh()
-    qtbot.waitUntil(lambda: -0.5 < box.viewRange()[1][0] < 0.0 < 4.5 < box.viewRange()[1][1])  # 0-4.5
+    # 0-4.5, padded
+    qtbot.waitUntil(lambda: -0.5 < box.viewRange()[1][0] < 0.0 < 4.5 < box.viewRange()[1][1])

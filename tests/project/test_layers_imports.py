@@ -98,6 +98,7 @@ QT_FREE_GUI += ("tfstudio.gui.training.heatmap_window",)
 QT_FREE_GUI += ("tfstudio.gui.training.explain_colours",)
 QT_FREE_GUI += ("tfstudio.gui.training.run_lines",)
 QT_FREE_GUI += ("tfstudio.gui.training.step_slider",)
+QT_FREE_GUI += ("tfstudio.gui.training.compare_lines",)
 
 
 @pytest.mark.parametrize("module", QT_FREE_GUI)
