@@ -278,9 +278,9 @@ def test_the_progress_bar_shows_a_new_step_painted_with_the_next_frame(qtbot):
 def test_a_runs_newest_look_is_drawn_in_a_task_after_its_last(make_panel, qtbot, monkeypatch):
     """The run's last task (its end: progress, history, buttons) no longer also draws the
     look the redraw budget held back: that comes in the next task."""
-    from tfstudio.gui.training import redraw_pacer
+    from tfstudio.gui.training import redraw_pace
 
-    monkeypatch.setattr(redraw_pacer, "PROBE_REDRAW_SHARE", 1e-6)  # looks wait past the end
+    monkeypatch.setattr(redraw_pace, "PROBE_REDRAW_SHARE", 1e-6)  # looks wait past the end
     panel = make_panel()
     panel.tabs.setCurrentWidget(panel.positions)
     at_end = []

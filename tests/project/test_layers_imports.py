@@ -99,6 +99,7 @@ QT_FREE_GUI += ("tfstudio.gui.training.explain_colours",)
 QT_FREE_GUI += ("tfstudio.gui.training.run_lines",)
 QT_FREE_GUI += ("tfstudio.gui.training.step_slider",)
 QT_FREE_GUI += ("tfstudio.gui.training.compare_lines",)
+QT_FREE_GUI += ("tfstudio.gui.training.redraw_pace",)
 
 
 @pytest.mark.parametrize("module", QT_FREE_GUI)
