@@ -145,6 +145,26 @@ class Buttons:
     setup: bool
 
 
+def buttons_for(run_state: str, blocked_reason: str | None) -> Buttons:
+    """What the panel's buttons and the Train menu offer in the live run's ``run_state``:
+    Train while nothing trains and the graph is valid, Pause (Resume when paused) and Stop
+    while a run holds the trainer and is not stopping, the setup while nothing trains."""
+    active = run_state in ACTIVE
+    return Buttons(train=not active and not blocked_reason,
+                   pause=run_state in ("running", "paused"),
+                   pause_text="Resume" if run_state == "paused" else "Pause",
+                   stop=run_state in ("running", "paused"), setup=not active)
+
+
+def blocked_reason_of(diagnostics, errors: int) -> str | None:
+    """Why the graph cannot be trained (its first error, and how many more), else None."""
+    first = next((d for d in diagnostics if d.severity == "error"), None)
+    if first is None:
+        return None
+    more = errors - 1
+    return f"{first.where}: {first.message}" + (f" (and {more} more)" if more else "")
+
+
 @dataclass
 class ShownState:
     """The Train workspace's one model: ``now`` (the run, step and text every view shows) and
@@ -199,11 +219,7 @@ class ShownState:
         return None
 
     def buttons(self) -> Buttons:
-        s = self.run_state
-        return Buttons(train=not self.active and not self.blocked_reason,
-                       pause=s in ("running", "paused"),
-                       pause_text="Resume" if s == "paused" else "Pause",
-                       stop=s in ("running", "paused"), setup=not self.active)
+        return buttons_for(self.run_state, self.blocked_reason)
 
     def progress_text(self) -> str:
         return "no run yet" if self.progress is None else "%v / %m steps"
