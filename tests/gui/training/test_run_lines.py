@@ -2,10 +2,11 @@
 the parameter count against the canvas's, and how the run ended."""
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
-from tfstudio.gui.training.run_lines import (canvas_line, ended_lines, opened_line, params_note,
-                                           started_line)
+from tfstudio.gui.training.run_lines import (canvas_line, checkpoint_note, ended_lines,
+                                           loaded_line, opened_line, params_note, started_line)
 from tfstudio.presets import load_preset
 from tfstudio.train.events import Failed, Finished, Started
 
@@ -66,3 +67,19 @@ def test_opening_a_run_says_what_it_holds_what_the_canvas_did_and_whether_setup_
         "the canvas keeps your graph (a run is training)"
     assert canvas_line(label, unreadable="graph.json: not JSON") == \
         "the canvas keeps your graph: the run's graph cannot be read (graph.json: not JSON)"
+
+
+def test_loading_weights_names_the_checkpoint_only_when_a_newer_one_was_skipped():
+    run = Path("/runs/tiny-gpt/checkpoints")
+    used = run / "step-00000040"
+    problem = f"{run}/step-00000060/model.safetensors is damaged"
+    note = checkpoint_note(used, [problem])
+    assert note == ("Loaded the weights of step-00000040, the newest intact checkpoint: skipped "
+                    "a newer one because step-00000060/model.safetensors is damaged (nothing "
+                    "was deleted)")
+    assert "skipped 2 newer ones because a; b" in checkpoint_note(used, ["a", "b"])
+    assert checkpoint_note(used, []) == "" and checkpoint_note(None, [problem]) == ""
+    assert loaded_line(note, 40) == note
+    assert loaded_line("", 1_200, "the canvas shows the graph of r (Ctrl+Z brings yours back)") \
+        == ("Loaded the weights of step 1,200: type a prompt, move the sliders, generate; the "
+            "canvas shows the graph of r (Ctrl+Z brings yours back)")

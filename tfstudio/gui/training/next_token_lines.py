@@ -1,6 +1,7 @@
 """What the next-token view writes, without Qt: its sliders' values (:func:`setting_labels`), the
 line under the chart (:func:`summary_line`), the chart's top (:func:`chart_top`) and each
-candidate's label under its bar (:func:`tick_label`)."""
+candidate's label under its bar (:func:`tick_label`), and the prompt it asks about for a task
+(:func:`answer_prompt`)."""
 from __future__ import annotations
 
 from .token_text import display_token
@@ -37,3 +38,11 @@ def tick_label(text: str, width: int = 4) -> str:
         return "⟨" + (name if len(name) <= width else name[:3]) + "⟩"
     label = display_token(text)
     return label if len(label) <= width else label[:width - 1] + "…"
+
+
+def answer_prompt(text: str, sep: str | None) -> str:
+    """For a synthetic task (its separator ``sep``), the probe text up to and with its first
+    separator ("abc>"): the next token is then the first answer token. Else the text."""
+    if not sep or sep not in text:
+        return text
+    return text[:text.index(sep) + len(sep)]

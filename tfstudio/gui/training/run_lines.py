@@ -1,7 +1,10 @@
 """What the Train workspace says about a run, without Qt: the status line when it starts (and
 why its parameter count differs from the canvas's), the status line and error when it ends
-(run_lifecycle.py shows them), and what opening a past run did (opened_runs.py)."""
+(run_lifecycle.py shows them), what opening a past run did (opened_runs.py) and which weights
+loaded (generation.py)."""
 from __future__ import annotations
+
+from pathlib import Path
 
 from ...graph import Graph
 from ...train.events import Failed
@@ -61,3 +64,22 @@ def canvas_line(label: str, refusal: str | None = None, unreadable: str | None =
     if refusal:
         return f"the canvas keeps your graph ({refusal})"
     return f"the canvas shows the graph of {label} (Ctrl+Z brings yours back)"
+
+
+def checkpoint_note(used: Path | None, skipped: list[str]) -> str:
+    """One line naming the checkpoint the weights came from and each newer one passed over as
+    damaged, with why ("": the newest one was used)."""
+    if used is None or not skipped:
+        return ""
+    root = str(used.parent) + "/"
+    why = "; ".join(problem.replace(root, "") for problem in skipped)
+    newer = "a newer one" if len(skipped) == 1 else f"{len(skipped)} newer ones"
+    return (f"Loaded the weights of {used.name}, the newest intact checkpoint: skipped {newer} "
+            f"because {why} (nothing was deleted)")
+
+
+def loaded_line(note: str, step: int, opened: str = "") -> str:
+    """The status line once a run's weights are loaded: which checkpoint (``note``, when a
+    newer one was skipped), else the step and what to do, and what opening did (``opened``)."""
+    return ((note or f"Loaded the weights of step {step:,}: type a prompt, move the sliders, "
+                     "generate") + (f"; {opened}" if opened else ""))
