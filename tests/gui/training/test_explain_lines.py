@@ -8,9 +8,10 @@ import numpy as np
 
 from types import SimpleNamespace
 
-from tfstudio.gui.training.explain_lines import (embedding_note, lens_cell, picked_line,
-                                                picked_text, replay_hint, replay_index,
-                                                source_caption)
+from tfstudio.gui.training.explain_lines import (embedding_note, layers_title, lens_cell,
+                                                picked_line, picked_text, replay_hint,
+                                                replay_index, source_caption, stage_line,
+                                                walk_buttons)
 
 
 def test_the_caption_names_the_run_and_the_step_of_the_weights_in_each_state():
@@ -118,3 +119,11 @@ def test_the_embeddings_note_says_what_the_pca_keeps_and_names_the_picked_tokens
     picked = embedding_note(40, 8, (0.4, 0.2), " ", [("a", 0.912), ("\n", 0.5)])
     assert picked.endswith(" Nearest to ␣ by cosine: a (0.91), ↵ (0.50) (␣ is the larger "
                            "point; pick another Token above to follow it).")
+
+
+def test_the_walk_names_its_stage_and_offers_previous_and_next_only_where_there_is_one():
+    assert stage_line(0, 12, "embed: token ids") == "Stage 1 of 12: embed: token ids"
+    assert [walk_buttons(s, 3) for s in range(3)] == [(False, True), (True, True), (True, False)]
+    assert walk_buttons(0, 1) == (False, False)     # one stage: nowhere to go
+    assert layers_title("layers.1.ffn: activation", 4) == (
+        "“activation” in each of the 4 layers, side by side (the one explained framed):")

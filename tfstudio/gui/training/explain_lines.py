@@ -183,3 +183,20 @@ def embedding_note(rows: int, step: int | None, explained, picked: str = "",
     shown = display_token(picked)
     return note + (f" Nearest to {shown} by cosine: {near} ({shown} is the larger point; "
                    "pick another Token above to follow it).")
+
+
+def stage_line(stage: int, stages: int, name: str) -> str:
+    """Where the walk through the forward pass stands: "Stage 3 of 12: layers.0.attn: scores"."""
+    return f"Stage {stage + 1} of {stages}: {name}"
+
+
+def walk_buttons(stage: int, stages: int) -> tuple[bool, bool]:
+    """(Previous, Next) enabled: none before the first stage or past the last."""
+    return stage > 0, stage < stages - 1
+
+
+def layers_title(name: str, layers: int) -> str:
+    """The row of one stage in every layer: "“scores” in each of the 4 layers, side by side…"
+    (``name``: the stage's, its block named before ": ")."""
+    step = name.split(": ", 1)[-1]
+    return f"“{step}” in each of the {layers} layers, side by side (the one explained framed):"
