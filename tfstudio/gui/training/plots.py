@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QGraphicsItem, QSizePolicy
 
 from .. import theme
 from .axis_range import STEADY_SLACK, shown_range, step_axis_end
+from .curve_math import layer_line
 
 
 def configure_pyqtgraph() -> None:
@@ -213,7 +214,10 @@ def pen(colour: QColor | str, width: float = 2.0, dashed: bool = False, alpha: i
                     style=style if style is not None else Qt.DashLine if dashed else Qt.SolidLine)
 
 
+LAYER_STYLES = (Qt.SolidLine, Qt.DashLine, Qt.DotLine, Qt.DashDotLine, Qt.DashDotDotLine)
+
+
 def layer_style(i: int):
-    """The line style of a run's ``i``-th layer: colour names the run, style the layer."""
-    styles = (Qt.SolidLine, Qt.DashLine, Qt.DotLine, Qt.DashDotLine, Qt.DashDotDotLine)
-    return styles[i % len(styles)]
+    """The line style of a run's ``i``-th layer (curve_math.layer_line): colour names the run,
+    style the layer."""
+    return LAYER_STYLES[layer_line(i, 1.0)[0]]
