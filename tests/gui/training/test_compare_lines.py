@@ -40,6 +40,8 @@ def test_the_verdicts_word_is_large_its_tally_after_it_and_the_checks_a_list():
                           "your own has no claim to judge")
     assert "Page" not in own and "<ul>" not in own
     assert "&lt;b&gt;" in verdict_html(shown(["Claim: <b> is escaped"]))
+    judged = verdict_html(shown(["Claim: c", "Verdict: fails (1 of 3 seeds)"]))  # no checks
+    assert "variant(s) compared" not in judged and "<ul>" not in judged
 
 
 def test_a_long_column_name_breaks_at_the_space_nearest_its_middle():

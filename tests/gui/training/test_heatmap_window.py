@@ -131,4 +131,5 @@ def test_the_caption_and_the_cell_under_the_mouse_count_from_the_first_row_shown
     assert cell_under(window, 50 + 7, 20 + 7, area, 14, 14) == (70, 0)  # the first cell shown
     assert cell_under(window, 50 + 14 * 3 + 1, 20 + 14 * 2 + 1, area, 14, 14) == (72, 3)
     assert cell_under(window, 10, 20 + 7, area, 14, 14) == (70, -2)  # over its row's label
+    assert cell_under(window, area[2] + 5, 20 + 7, area, 14, 14) == (70, -1)  # right of them
     assert cell_under(window, 50 + 7, 5, area, 14, 14) == (-1, 0)    # above the cells

@@ -11,6 +11,7 @@ def test_a_runs_label_is_its_graph_and_the_time_its_folder_was_stamped_with():
     assert folder_started("/runs/20261206-043347") == "2026-12-06 04:33:47"
     assert folder_started("/runs/my-run") == ""                  # named by hand: no time
     assert folder_started("/runs/20261206-0433-tiny-gpt") == ""  # not a whole stamp
+    assert folder_started("/runs/20261206-0433470") == ""       # a longer number: not a stamp
     stamped = RunRecord("/runs/20261206-043347-tiny-gpt", "tiny-gpt",
                         started=folder_started("/runs/20261206-043347-tiny-gpt"))
     assert stamped.label == "tiny-gpt · 04:33:47"

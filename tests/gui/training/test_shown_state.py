@@ -136,6 +136,7 @@ def test_a_text_set_for_the_training_run_holds_its_boxes_and_no_other_runs():
     state.start_run(Path("/runs/live"), "live", 100)
     state.ask(Path("/runs/live"), "the mill")
     assert state.box_text("abc>cba") is None          # its next look reads "the mill"
+    assert state.box_text("the mill") == "the mill"   # a look that read it names it
     state.open_run(Path("/runs/past"), "past", 6, looks=[6], text="Eva")
     assert state.box_text("Eva") == "Eva"              # a past run's look names its own text
     state.back_to_training(Path("/runs/live"), "live", 100)
