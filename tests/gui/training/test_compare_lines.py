@@ -20,12 +20,10 @@ def shown(summary: list[str], failures=(), page=Path("/c/report.html")) -> Shown
 
 def test_seeds_are_distinct_whole_numbers_and_a_mistake_says_how_to_write_them():
     assert seeds_of("1, 2,3,") == [1, 2, 3]
-    with pytest.raises(ValueError, match="whole numbers separated by commas.*got '1;2'"):
-        seeds_of("1;2")
-    with pytest.raises(ValueError, match="distinct seeds"):
-        seeds_of("1,1")
-    with pytest.raises(ValueError, match="distinct seeds"):
-        seeds_of(" ")
+    for text, why in (("1;2", "whole numbers separated by commas.*got '1;2'"),
+                      ("1,1", "distinct seeds"), (" ", "distinct seeds")):
+        with pytest.raises(ValueError, match=why):
+            seeds_of(text)
 
 
 def test_the_verdicts_word_is_large_its_tally_after_it_and_the_checks_a_list():
