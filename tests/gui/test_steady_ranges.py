@@ -163,7 +163,7 @@ def test_a_run_that_logs_nothing_new_is_copied_from_a_pixmap_not_stroked_again(q
 
 
 def test_an_ended_runs_gradient_norm_axis_is_the_one_its_data_decides(qtbot):
-    """The curves show the range axis_range.shown_range gives: held while the run grows,
+    """The curves show the range axis_range.SteadyRange gives: held while the run grows,
     refitted to the data when it ends (with no new point to draw)."""
     grad_norm = [0.5 + 3.4 * 0.85 ** i for i in range(30)]  # 3.9 settling to 0.51
     series = RunSeries("tiny-gpt")

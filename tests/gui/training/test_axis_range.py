@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tfstudio.gui.training.axis_range import (STEADY_FILL, STEADY_SLACK, shown_range,
+from tfstudio.gui.training.axis_range import (STEADY_FILL, STEADY_SLACK, SteadyRange,
                                               steady_range, step_axis_end)
 
 finite = st.floats(-1e6, 1e6, allow_nan=False)
@@ -73,23 +73,28 @@ def test_a_step_axis_ends_at_the_runs_last_step_whatever_the_pen_adds():
     assert step_axis_end(2500, 2000) == 2500  # a run resumed past its planned end
 
 
-def redrawn_at(points: list[int], growing_after: bool) -> tuple[float, float]:
+def redrawn_at(points: list[int], ended: bool) -> tuple[SteadyRange, tuple[float, float]]:
     """The gradient-norm axis after redraws with the first ``points`` of GRAD_NORM shown, the
-    last of them all 30; then one more of all 30, the run ``growing_after`` or ended."""
-    current = None
+    last of them all 30; then one more of all 30, the run still growing or ``ended``."""
+    axis = SteadyRange()
     for n in points:
         shown = GRAD_NORM[:n]
-        current = shown_range((min(shown), max(shown)), current, growing=True)
-    return shown_range((min(GRAD_NORM), max(GRAD_NORM)), current, growing=growing_after)
+        axis.show((min(shown), max(shown)))
+    if ended:
+        axis.ended()
+    return axis, axis.show((min(GRAD_NORM), max(GRAD_NORM)))
 
 
 def test_an_ended_runs_range_is_its_datas_whatever_redraws_came_on_the_way():
     """The finished run's gradient-norm axis showed 0.5-4.5 or 0-4.5, by when redraws came."""
     every_step, few = list(range(1, 31)), [1, 5, 30]
     # while the run grows, a held range stays where the redraws left it (steady, on purpose)
-    assert redrawn_at(every_step, growing_after=True) == (0.5, 4.5)
-    assert redrawn_at(few, growing_after=True) == (0.0, 4.5)
+    assert redrawn_at(every_step, ended=False)[1] == (0.5, 4.5)
+    assert redrawn_at(few, ended=False)[1] == (0.0, 4.5)
     # ended, both show the range the data decides: 0.48 - 5% of the span rounds down to 0
     fitted = steady_range((0.48, 3.9), None)
     assert fitted == (0.0, 4.5)
-    assert redrawn_at(every_step, growing_after=False) == redrawn_at(few, False) == fitted
+    axis, shown = redrawn_at(every_step, ended=True)
+    assert shown == redrawn_at(few, ended=True)[1] == fitted
+    # and it holds: a pen's width more or less in the reported extent moves nothing
+    assert axis.show((0.47, 3.91)) == axis.show((0.49, 3.89)) == fitted

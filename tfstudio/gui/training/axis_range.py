@@ -2,7 +2,8 @@
 ticks, labels and the grid they draw over the data) are cached and redrawn only when the range
 changes: an automatic range that followed every new point redrew all six axes of the curves at
 each refresh, which made a refresh cost 3-4x what its curves do. So while the data grows the
-range holds still and moves in steps; once it stops growing it is the range its data decides."""
+range holds still and moves in steps; once it stops growing it is the range its data decides
+(:class:`SteadyRange`)."""
 from __future__ import annotations
 
 import math
@@ -61,10 +62,21 @@ def _nice_unit(most: float) -> float:
     return max(u * power for u in (1, 2, 5) if u * power <= most * (1 + 1e-9))
 
 
-def shown_range(data: tuple[float, float], current: tuple[float, float] | None,
-                growing: bool) -> tuple[float, float]:
-    """The range an axis shows ``data`` in, ``current`` the one it shows now: held steady while
-    the data grows (``steady_range``); data that no longer grows (a run that ended, a past one)
-    in the range fitted to it alone. (Where a held range stood depended on when the redraws
-    came: a finished run's gradient norms ended on 0.5-4 or 0-4 by timing.)"""
-    return steady_range(data, current if growing else None)
+class SteadyRange:
+    """One axis's range as the data it shows grows, then stops: held steady while it grows
+    (``steady_range``); once it no longer grows (:meth:`ended`: a run that ended), the next
+    range is the one its data decides alone, whatever ranges the redraws on the way passed
+    through, and that one is held. (Where a held range stood depended on when the redraws came:
+    a finished run's gradient norms ended on 0.5-4.5 or 0-4.5 by timing.)"""
+
+    def __init__(self) -> None:
+        self.current: tuple[float, float] | None = None
+
+    def show(self, data: tuple[float, float]) -> tuple[float, float]:
+        """The range to show ``data`` (its min and max) in now."""
+        self.current = steady_range(data, self.current)
+        return self.current
+
+    def ended(self) -> None:
+        """The data stopped growing: its next range is fitted to it, not held from before."""
+        self.current = None

@@ -11,7 +11,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetricsF
 from PySide6.QtWidgets import QGraphicsItem, QSizePolicy
 
 from .. import theme
-from .axis_range import STEADY_SLACK, shown_range, step_axis_end
+from .axis_range import STEADY_SLACK, SteadyRange, step_axis_end
 from .curve_math import layer_line
 
 
@@ -75,14 +75,14 @@ def menu_later_plot(layout: pg.GraphicsLayout | pg.GraphicsLayoutWidget,
 
 class SteadyViewBox(LazyMenuViewBox):
     """A view box whose automatic range holds still while the data stays well inside it (see
-    ``axis_range.shown_range``); panning, zooming and the plot's "A" button work as in any
+    ``axis_range.SteadyRange``); panning, zooming and the plot's "A" button work as in any
     view box. With ``final_step`` set, x is a run's steps: from 0, to ``step_axis_end``."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self._steady: list[tuple[float, float] | None] = [None, None]
+        self._steady = [SteadyRange(), SteadyRange()]
         self.final_step = 0  # the step the plotted runs end at (0: not known)
-        self.growing = True  # a plotted run still logs points (False: its range is fitted anew)
+        self.growing = True  # a plotted run still logs points
 
     def set_growing(self, growing: bool) -> None:
         """The plotted data grows (a live run), or no more: then its range is the one its data
@@ -90,6 +90,8 @@ class SteadyViewBox(LazyMenuViewBox):
         if growing != self.growing:
             self.growing = growing
             if not growing:
+                for axis in self._steady:
+                    axis.ended()
                 self.updateAutoRange()
 
     def childrenBounds(self, frac=None, orthoRange=(None, None), items=None):
@@ -101,8 +103,7 @@ class SteadyViewBox(LazyMenuViewBox):
             if axis == 0 and self.final_step > 0 and extent[0] >= -STEADY_SLACK * extent[1]:
                 bounds[0] = [0.0, step_axis_end(extent[1], self.final_step)]
                 continue
-            self._steady[axis] = shown_range(tuple(extent), self._steady[axis], self.growing)
-            bounds[axis] = list(self._steady[axis])
+            bounds[axis] = list(self._steady[axis].show(tuple(extent)))
         return bounds
 
 
