@@ -106,12 +106,12 @@ def test_positions_equal_to_those_shown_are_not_drawn_again(qtbot, monkeypatch):
 
 
 def test_a_live_run_ends_with_its_newest_look_drawn(make_panel, qtbot, monkeypatch):
-    from tfstudio.gui.training import redraw_pacer
+    from tfstudio.gui.training import redraw_pace
 
     panel = make_panel()
     panel.tabs.setCurrentWidget(panel.positions)
     # every look after the first waits for the redraw budget, beyond the run's end
-    monkeypatch.setattr(redraw_pacer, "PROBE_REDRAW_SHARE", 1e-6)
+    monkeypatch.setattr(redraw_pace, "PROBE_REDRAW_SHARE", 1e-6)
     run = short_run(panel, qtbot, steps=12, probe_every=2)
     last = run.latest_probe["step"]
     assert last >= 10 and panel.snapshot["step"] == last == panel.viewed.looks[-1]

@@ -15,7 +15,6 @@ from gui_runs import WAIT_MS, short_run
 from PySide6.QtWidgets import QApplication
 
 from tfstudio.gui.training.curves_view import CurvesView
-from tfstudio.gui.training.plots import step_axis_end
 from tfstudio.gui.training.series import RunSeries
 from tfstudio.presets import load_preset
 
@@ -87,11 +86,6 @@ def test_each_axis_of_a_long_run_added_is_drawn_once(qtbot, monkeypatch):
     assert len(drawn) == 12 and set(drawn.values()) == {1}
     low, high = view.loss_plot.getViewBox().viewRange()[0]
     assert low < 0 < 20000 < high < 20000 * 1.1  # all of the run, a little padding around it
-
-
-def test_a_step_axis_ends_at_the_runs_last_step_whatever_the_pen_adds():
-    assert step_axis_end(20000 + 33.0, 20000) == 20000  # a pen's half width, in steps
-    assert step_axis_end(2500, 2000) == 2500  # a run resumed past its planned end
 
 
 def test_a_header_that_wraps_to_a_second_line_leaves_the_plots_where_they_are(qtbot):
@@ -284,9 +278,9 @@ def test_the_progress_bar_shows_a_new_step_painted_with_the_next_frame(qtbot):
 def test_a_runs_newest_look_is_drawn_in_a_task_after_its_last(make_panel, qtbot, monkeypatch):
     """The run's last task (its end: progress, history, buttons) no longer also draws the
     look the redraw budget held back: that comes in the next task."""
-    from tfstudio.gui.training import redraw_pacer
+    from tfstudio.gui.training import redraw_pace
 
-    monkeypatch.setattr(redraw_pacer, "PROBE_REDRAW_SHARE", 1e-6)  # looks wait past the end
+    monkeypatch.setattr(redraw_pace, "PROBE_REDRAW_SHARE", 1e-6)  # looks wait past the end
     panel = make_panel()
     panel.tabs.setCurrentWidget(panel.positions)
     at_end = []

@@ -96,6 +96,14 @@ QT_FREE_GUI = ("tfstudio.gui.cost_lines", "tfstudio.gui.editor_state",
                "tfstudio.gui.training.attention_lines", "tfstudio.gui.training.positions_math",
                "tfstudio.gui.training.experts_lines", "tfstudio.gui.training.setup_lines",
                "tfstudio.gui.training.heatmap_labels", "tfstudio.gui.training.next_token_lines")
+QT_FREE_GUI += ("tfstudio.gui.training.axis_range", "tfstudio.gui.training.probe_text")
+QT_FREE_GUI += ("tfstudio.gui.training.heatmap_window",)
+QT_FREE_GUI += ("tfstudio.gui.training.explain_colours",)
+QT_FREE_GUI += ("tfstudio.gui.training.run_lines",)
+QT_FREE_GUI += ("tfstudio.gui.training.step_slider",)
+QT_FREE_GUI += ("tfstudio.gui.training.compare_lines",)
+QT_FREE_GUI += ("tfstudio.gui.training.redraw_pace",)
+QT_FREE_GUI += ("tfstudio.gui.training.history",)
 
 
 @pytest.mark.parametrize("module", QT_FREE_GUI)

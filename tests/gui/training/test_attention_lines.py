@@ -3,7 +3,10 @@ share K/V in the graph, each head's title and the line under the map, each flipp
 graph and the look; the view that shows them: test_plots.py."""
 from __future__ import annotations
 
-from tfstudio.gui.training.attention_lines import (head_groups, head_title, info_line, kv_group,
+import numpy as np
+
+from tfstudio.gui.training.attention_lines import (AVERAGE, GRID, head_groups, head_matrix,
+                                                   head_title, info_line, kv_group, roles_for,
                                                    shared_kv)
 from tfstudio.presets import load_preset
 
@@ -45,3 +48,19 @@ def test_the_line_under_the_map_says_what_rows_columns_sharing_and_scores_are():
     assert "prev / ind (weights of step 1,200): how much each head attends" in scored
     elsewhere = info_line(**dict(plain, grid=True, roles_shown=False, roles_step=1200))
     assert elsewhere.endswith("measured on the weights of step 1,200: shown at that step only")
+
+
+def test_head_scores_show_only_on_the_look_whose_weights_they_were_measured_on():
+    roles = {"layers.0.attn": {"previous": [0.9, 0.1], "induction": [0.0, 0.8]}}
+    assert roles_for(roles, 40, 40, "layers.0.attn") == roles["layers.0.attn"]
+    assert roles_for(roles, 40, 10, "layers.0.attn") is None   # a replayed earlier look
+    assert roles_for(roles, None, 40, "layers.0.attn") is None  # not measured yet
+    assert roles_for(roles, 40, None, "layers.0.attn") is None  # no look on screen
+    assert roles_for(roles, 40, 40, "layers.1.attn") is None    # no scores for that layer
+
+
+def test_the_heads_box_picks_the_average_one_head_or_the_grid():
+    weights = np.array([[[1.0, 0.0], [0.5, 0.5]], [[0.0, 1.0], [0.25, 0.75]]])  # 2 heads
+    np.testing.assert_allclose(head_matrix(weights, AVERAGE), [[0.5, 0.5], [0.375, 0.625]])
+    np.testing.assert_allclose(head_matrix(weights, 1), weights[1])
+    assert head_matrix(weights, GRID) is None                   # the grid draws every head

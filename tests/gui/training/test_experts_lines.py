@@ -1,11 +1,16 @@
-"""What the experts view says before a run, without Qt (gui/training/experts_lines.py): the
-graph's own mixture-of-experts blocks, counted inside groups and their copies, or that it has
-none. The tab that shows it: test_states.py."""
+"""What the experts view says and shows, without Qt (gui/training/experts_lines.py): before a
+run, the graph's own mixture-of-experts blocks, counted inside groups and their copies, or that
+it has none (the tab that shows it: test_states.py); after, its layers, experts and first
+choices (the view: tests/gui/test_experts_layers_and_streams.py)."""
 from __future__ import annotations
 
 import json
 
-from tfstudio.gui.training.experts_lines import before_training
+import numpy as np
+
+from tfstudio.gui.training.experts_lines import (balanced_share, before_training, expert_count,
+                                                expert_layers, first_choices_line,
+                                                routed_tokens)
 from tfstudio.presets import PRESET_DIR, load_preset
 
 
@@ -26,3 +31,27 @@ def test_before_training_the_hint_knows_whether_the_graph_has_experts():
     assert f"has {expected} mixture-of-experts block" in text and "Press Train" in text
     assert "no mixture-of-experts" not in text
     assert "no mixture-of-experts block" in before_training(load_preset("tiny-gpt"))
+
+
+def test_the_layers_offered_are_the_looks_then_those_only_the_curves_logged():
+    assert expert_layers(["layers.0.moe", "layers.1.moe"], ["layers.1.moe", "layers.2.moe"]) \
+        == ["layers.0.moe", "layers.1.moe", "layers.2.moe"]
+    assert expert_layers([], ["layers.2.moe"]) == ["layers.2.moe"]   # a run opened, no look
+    assert expert_layers([], []) == []
+
+
+def test_a_layers_experts_and_their_balanced_share_come_from_its_logged_loads_else_its_look():
+    loads = np.array([[0.5, 1.0, 0.25, 0.25], [0.5, 0.5, 0.5, 0.5]])  # top-2 of 4 experts
+    assert expert_count(loads, {"experts": 8}) == 4
+    assert expert_count(np.zeros((0,)), {"experts": 8}) == 8          # no loads logged yet
+    assert expert_count(np.zeros((0,)), None) == 0
+    assert balanced_share(loads[-1], 4) == 0.5                       # 2 tokens' worth over 4
+    assert balanced_share([1.0], 0) == 0.0
+
+
+def test_the_first_choices_line_counts_every_expert_on_the_routed_stream():
+    assert routed_tokens({"tokens": ["a", "b"], "target": ["b", "c"]}) == ["b", "c"]
+    assert routed_tokens({"tokens": ["a", "b"]}) == ["a", "b"]
+    assert routed_tokens({"source": ["x"]}) == ["x"] and routed_tokens({}) == []
+    assert first_choices_line([1, 1, 3], 4, 40) == \
+        "First choices on this text: expert 0: 0, expert 1: 2, expert 2: 0, expert 3: 1 (step 40)"

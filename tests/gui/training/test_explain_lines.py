@@ -8,7 +8,10 @@ import numpy as np
 
 from types import SimpleNamespace
 
-from tfstudio.gui.training.explain_lines import lens_cell, lens_rgb, picked_line, source_caption
+from tfstudio.gui.training.explain_lines import (embedding_note, layers_title, lens_cell,
+                                                picked_line, picked_text, replay_hint,
+                                                replay_index, source_caption, stage_line,
+                                                walk_buttons)
 
 
 def test_the_caption_names_the_run_and_the_step_of_the_weights_in_each_state():
@@ -72,8 +75,55 @@ def test_a_lens_cell_names_its_token_and_is_bold_where_it_is_already_the_answer(
     assert all(lens_cell(answer_6, 2, c).answer for c in range(2))  # the last layer: the answer
 
 
-def test_a_lens_cell_is_darker_the_surer_it_is():
-    assert lens_rgb(0) == (255, 255, 255) and lens_rgb(1) == (40, 80, 180)
-    assert sum(lens_rgb(0.9)) < sum(lens_rgb(0.2)) < sum(lens_rgb(0.0))
-    assert lens_rgb(-0.5) == lens_rgb(0) and lens_rgb(2) == lens_rgb(1)  # clamped
+def test_a_stages_summary_and_a_steps_tensor_write_the_same_line_for_the_same_numbers():
+    """The line under a stage (its summary) and under a step's heatmap (its whole tensor) are
+    one sentence from two shapes of the same numbers."""
+    tokens = ["a", " ", "c"]
+    value = np.arange(30, dtype=float).reshape(3, 10) / 4  # a row of 10 per token
+    stage = {"kind": "vector", "shape": [3, 10], "picked": value[1].tolist()}
+    line = "at ␣ (position 1): 2.5, 2.75, 3, 3.25, 3.5, 3.75, 4, 4.25, … (10 values)"
+    assert picked_text(stage, tokens, 1, []) == picked_line(value, "vector", tokens, 1) == line
+    per_token = np.array([0.123456, 7.0, 8.0])                        # one number per token
+    stage = {"kind": "scalar", "shape": [3], "picked": [0.123456]}
+    assert picked_text(stage, tokens, 0, []) == picked_line(per_token, "scalar", tokens, 0) \
+        == "at a (position 0): 0.1235"
+    probabilities = np.array([0.1, 0.6, 0.0, 0.3])
+    stage = {"kind": "sampling", "top_ids": [1, 3, 0, 2], "top_values": [0.6, 0.3, 0.1, 0.0]}
+    names = ["tok1", "tok3", "tok0", "tok2"]
+    assert picked_text(stage, tokens, 2, names) == picked_line(
+        probabilities, "sampling", tokens, 2, lambda ids: [f"tok{i}" for i in ids]) == \
+        "likeliest next: tok1 0.600 · tok3 0.300 · tok0 0.100"
+    assert picked_text({"kind": "vector", "shape": [3, 10], "picked": [1.0]}, tokens, 3, []) \
+        == picked_line(value, "vector", tokens, 3) == ""             # no token at position 3
 
+
+def test_the_replay_hint_counts_the_kept_checkpoints_and_says_how_to_keep_more():
+    assert replay_hint([]) == "This run kept no checkpoint to replay."
+    one = replay_hint([1_200])
+    assert one.startswith("The run kept one checkpoint (step 1,200): train with ")
+    assert "--checkpoint-every N --keep-checkpoints K" in one
+    assert replay_hint([4, 8, 12]).startswith("3 checkpoints: drag the slider")
+
+
+def test_a_training_step_replays_the_newest_map_kept_at_or_before_it():
+    steps = [4, 8, 12]
+    assert [replay_index(steps, s) for s in (0, 4, 7, 8, 11, 12, 100)] == [0, 0, 0, 1, 1, 2, 2]
+
+
+def test_the_embeddings_note_says_what_the_pca_keeps_and_names_the_picked_tokens_nearest():
+    note = embedding_note(40, 1_200, (0.4123, 0.2))
+    assert note == ("PCA of 40 rows of the token embedding table at step 1,200: the axes keep "
+                    "41% and 20% of their variance. Tokens used alike during training end up "
+                    "close.")
+    assert "at the loaded weights:" in embedding_note(40, None, (0.4, 0.2))
+    picked = embedding_note(40, 8, (0.4, 0.2), " ", [("a", 0.912), ("\n", 0.5)])
+    assert picked.endswith(" Nearest to ␣ by cosine: a (0.91), ↵ (0.50) (␣ is the larger "
+                           "point; pick another Token above to follow it).")
+
+
+def test_the_walk_names_its_stage_and_offers_previous_and_next_only_where_there_is_one():
+    assert stage_line(0, 12, "embed: token ids") == "Stage 1 of 12: embed: token ids"
+    assert [walk_buttons(s, 3) for s in range(3)] == [(False, True), (True, True), (True, False)]
+    assert walk_buttons(0, 1) == (False, False)     # one stage: nowhere to go
+    assert layers_title("layers.1.ffn: activation", 4) == (
+        "“activation” in each of the 4 layers, side by side (the one explained framed):")

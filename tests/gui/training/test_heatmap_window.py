@@ -89,3 +89,47 @@ def test_a_short_text_shows_the_whole_map_without_scroll_bars(qtbot):
     heatmap.set_data(np.tril(np.ones((10, 10))), tokens, tokens)
     assert not heatmap.windowed and not heatmap.vbar.isVisible()
     assert list(heatmap.visible_rows()) == list(range(10)) and heatmap.label_font_px() >= 9
+
+
+# ---------------------------------------------------------------------- the window, without Qt
+def test_a_window_holds_as_many_cells_as_fit_and_stays_inside_the_map():
+    from tfstudio.gui.training.heatmap_window import fitted
+    window = fitted(0, 0, 30, 40, N_TOKENS, N_TOKENS)        # 30 rows and 40 columns fit
+    assert (window.rows, window.cols) == (range(0, 30), range(0, 40)) and window.windowed
+    last = fitted(10_000, 10_000, 30, 40, N_TOKENS, N_TOKENS)  # past the end: the last window
+    assert (last.rows, last.cols) == (range(70, 100), range(60, 100))
+    first = fitted(-5, -1, 30, 40, N_TOKENS, N_TOKENS)
+    assert (first.first_row, first.first_col) == (0, 0)
+    small = fitted(3, 3, 30, 40, 10, 10)                    # all of a short text fits
+    assert (small.rows, small.cols) == (range(10), range(10)) and not small.windowed
+    assert fitted(0, 0, 0, 0, N_TOKENS, N_TOKENS).n_rows == 1  # never less than one cell
+    # scrolled one row at a time, every token comes into view
+    seen = set()
+    for first in range(N_TOKENS):
+        seen.update(fitted(first, 0, 30, 40, N_TOKENS, N_TOKENS).rows)
+    assert seen == set(range(N_TOKENS))
+
+
+def test_the_wheel_moves_down_the_text_along_the_diagonal_of_a_token_map():
+    from tfstudio.gui.training.heatmap_window import WHEEL_ROWS, fitted, wheel_target
+    window = fitted(10, 20, 30, 40, N_TOKENS, N_TOKENS)
+    down = WHEEL_ROWS
+    assert wheel_target(window, 0, -120, False, True) == (10 + down, 20 + down)  # a token map
+    assert wheel_target(window, 0, -120, False, False) == (10 + down, None)      # keys ≠ queries
+    assert wheel_target(window, 0, 120, False, True) == (10 - down, 20 - down)   # up
+    assert wheel_target(window, 0, -120, True, True) == (None, 20 + down)        # Shift: columns
+    assert wheel_target(window, -120, 0, False, True) == (None, 20 + down)       # sideways
+    assert wheel_target(window, 0, -10, False, True) == (11, 21)  # a touchpad's nudge: one row
+    assert wheel_target(window, 0, 10, False, True) == (9, 19)
+
+
+def test_the_caption_and_the_cell_under_the_mouse_count_from_the_first_row_shown():
+    from tfstudio.gui.training.heatmap_window import cell_under, fitted
+    window = fitted(10_000, 0, 30, 40, N_TOKENS, N_TOKENS)
+    assert window.caption().startswith("rows 71–100 and columns 1–40 of 100×100 shown")
+    area = (50.0, 20.0, 50.0 + 40 * 14, 20.0 + 30 * 14)      # 14-px cells from (50, 20)
+    assert cell_under(window, 50 + 7, 20 + 7, area, 14, 14) == (70, 0)  # the first cell shown
+    assert cell_under(window, 50 + 14 * 3 + 1, 20 + 14 * 2 + 1, area, 14, 14) == (72, 3)
+    assert cell_under(window, 10, 20 + 7, area, 14, 14) == (70, -2)  # over its row's label
+    assert cell_under(window, area[2] + 5, 20 + 7, area, 14, 14) == (70, -1)  # right of them
+    assert cell_under(window, 50 + 7, 5, area, 14, 14) == (-1, 0)    # above the cells

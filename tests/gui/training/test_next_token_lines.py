@@ -3,8 +3,10 @@ values, the line under the chart, the chart's top and each candidate's label; th
 them (and the probabilities its bars draw): test_training.py."""
 from __future__ import annotations
 
-from tfstudio.gui.training.next_token_lines import (chart_top, setting_labels, summary_line,
-                                                    tick_label)
+from types import SimpleNamespace
+
+from tfstudio.gui.training.next_token_lines import (answer_prompt, bars, chart_top, drawable,
+                                                    setting_labels, summary_line, tick_label)
 
 
 def test_the_sliders_say_greedy_and_off_where_a_setting_does_nothing():
@@ -27,3 +29,24 @@ def test_a_special_tokens_bar_label_names_it_whole_when_it_fits():
     assert [tick_label(t) for t in (MASK, PAD, BOS)] == ["⟨mask⟩", "⟨pad⟩", "⟨bos⟩"]
     assert tick_label(EOT) == "⟨end⟩"          # endoftext: nine letters, cut to three
     assert tick_label("hello") == "hel…" and tick_label("ab") == "ab"
+
+
+def test_a_tasks_prompt_stops_after_its_separator_so_the_next_token_is_the_answers_first():
+    assert answer_prompt("abc>cba", ">") == "abc>"
+    assert answer_prompt("ab>c>d", ">") == "ab>"           # the first separator
+    assert answer_prompt("abc", ">") == "abc"              # none in it: the whole text
+    assert answer_prompt("Once upon a time", None) == "Once upon a time"  # a text corpus
+
+
+def test_a_filtered_candidate_is_hatched_at_its_tempered_height_and_cannot_be_drawn():
+    def candidate(text, tempered, final, filtered_by=""):
+        return SimpleNamespace(text=text, prob_tempered=tempered, prob_final=final,
+                               filtered_by=filtered_by)
+    candidates = [candidate("a", 0.5, 0.625), candidate("b", 0.3, 0.375),
+                  candidate("c", 0.2, 0.0, "top-k")]
+    drawn = bars(candidates)
+    assert [list(v) for v in drawn["outlined"]] == [[0, 1, 2], [0.5, 0.3, 0.2]]
+    assert [list(v) for v in drawn["filled"]] == [[0, 1], [0.625, 0.375]]
+    assert [list(v) for v in drawn["hatched"]] == [[2], [0.2]]
+    assert drawable(candidates) == [("a", 0.625), ("b", 0.375)]
+    assert [list(v) for v in bars([])["filled"]] == [[], []]     # no prediction: no bars

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tfstudio.gui.training.positions_math import nice_bound, same_positions, waveform_dims
+from tfstudio.gui.training.positions_math import (nice_bound, same_positions, scheme_choice,
+                                                  trained_rows, waveform_dims)
 
 
 def test_the_waveforms_are_even_dimensions_from_the_fastest_to_the_slowest():
@@ -33,3 +34,18 @@ def test_a_look_whose_position_tensors_equal_those_drawn_is_the_same():
     assert same_positions({"alibi": {"slopes": [0.5, 0.25]}}, {"alibi": {"slopes": [0.5, 0.25]}})
     assert not same_positions({"alibi": {"slopes": [0.5, 0.25]}},
                               {"alibi": {"slopes": [0.5, 0.125]}})
+
+
+def test_the_scheme_shown_stays_while_the_look_has_it_and_a_choice_needs_two():
+    assert scheme_choice(["learned", "rope"], "rope") == ("rope", True)
+    assert scheme_choice(["learned", "rope"], "alibi") == ("learned", True)  # gone: the first
+    assert scheme_choice(["rope"], "") == ("rope", False)                    # nothing to pick
+    assert scheme_choice([], "rope") == (None, False)
+
+
+def test_only_a_learned_tables_rows_past_the_runs_length_are_untrained():
+    assert trained_rows("learned", 64, 16) == 16       # rows 16-63 never reached a batch
+    assert trained_rows("learned", 64, 64) is None     # trained at its full length
+    assert trained_rows("learned", 64, None) is None   # an untrained graph: no run length
+    assert trained_rows("learned", 64, 0) is None
+    assert trained_rows("sinusoidal", 64, 16) is None  # fixed sin/cos: nothing to train

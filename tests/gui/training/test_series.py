@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from tfstudio.gui.training.series import RunSeries, duration, progress_line
+from tfstudio.gui.training.series import (RunSeries, duration, header_line, latest_figures,
+                                          progress_line)
 
 NBSP = "\u00a0"
 
@@ -56,3 +57,15 @@ def test_a_line_that_follows_a_run_the_views_do_not_show_names_it_and_its_state(
 def test_a_duration_reads_as_a_clock():
     assert [duration(s) for s in (0.4, 42, 59.6, 61, 3599, 3600, 3725)] == \
         ["0 s", "42 s", "1:00", "1:01", "59:59", "1:00:00", "1:02:05"]
+
+
+def test_the_curves_header_names_the_run_shown_and_its_newest_figures_each_with_its_step():
+    series = RunSeries("tiny-gpt", steps=[10, 22], loss=[2.9, 2.50561], total_steps=400,
+                       val_steps=[20], val_loss=[2.612], accuracy=[0.4])
+    assert header_line("tiny-gpt · 04:33:47", latest_figures(series)) == (
+        "tiny-gpt · 04:33:47 · step 22 of 400 · loss 2.5056 · val 2.6120 at step 20 · acc 40% "
+        "at step 20")
+    at_newest = RunSeries("tiny-gpt", steps=[10, 20], loss=[2.9, 2.5], val_steps=[20],
+                          val_loss=[2.612], accuracy=[0.4])  # evaluated at its newest step
+    assert latest_figures(at_newest) == "step 20 · loss 2.5000 · val 2.6120 · acc 40%"
+    assert header_line("r", latest_figures(RunSeries("r"))) == "r · no step logged yet"

@@ -8,12 +8,14 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
 from gui_runs import WAIT_MS, past_runs
 
-from tfstudio.gui.training.shown_state import DRAWN_VIEWS, ShownState
+from tfstudio.gui.training.shown_state import (DRAWN_VIEWS, ShownState, blocked_reason_of,
+                                               buttons_for)
 
 torch.set_num_threads(1)
 
@@ -48,6 +50,32 @@ def test_buttons_follow_the_lifecycle_and_an_invalid_graph():
     assert not state.buttons().stop and not state.buttons().train
     state.run_state = "finished"
     assert state.buttons().train and state.refusal() is None
+
+
+def test_the_buttons_offer_what_each_lifecycle_state_allows():
+    """One rule for the panel's buttons and the Train menu (attach.update_actions)."""
+    offered = {state: buttons_for(state, None) for state in
+               ("idle", "running", "paused", "stopping", "finished", "failed")}
+    assert [s for s, b in offered.items() if b.train] == ["idle", "finished", "failed"]
+    assert [s for s, b in offered.items() if b.pause] == ["running", "paused"]
+    assert [s for s, b in offered.items() if b.stop] == ["running", "paused"]
+    assert [s for s, b in offered.items() if not b.setup] == ["running", "paused", "stopping"]
+    assert offered["paused"].pause_text == "Resume" and offered["running"].pause_text == "Pause"
+    assert not buttons_for("idle", "3 heads do not divide d_model 64").train
+
+
+def test_train_is_blocked_by_the_graphs_first_error_and_says_how_many_more():
+    def said(severity, where, message):
+        return SimpleNamespace(severity=severity, where=where, message=message)
+    warning = said("warning", "layers/ffn", "wide")
+    error = said("error", "layers/attn", "3 heads do not divide d_model 64")
+    second = said("error", "head", "no vocabulary")
+    assert blocked_reason_of([warning], 0) is None          # a warning trains
+    assert blocked_reason_of([warning, error], 1) == \
+        "layers/attn: 3 heads do not divide d_model 64"
+    assert blocked_reason_of([error, second], 2) == \
+        "layers/attn: 3 heads do not divide d_model 64 (and 1 more)"
+    assert blocked_reason_of((), 0) is None
 
 
 def test_views_draw_a_look_once_and_only_when_shown():
@@ -101,6 +129,21 @@ def test_telemetry_after_a_custom_look_comes_from_the_last_training_look():
     state.training_snapshot = None
     assert state.telemetry("grad_norm") == (None, "No gradient norm in this look: nothing is "
                                                    "coloured")
+
+
+def test_a_text_set_for_the_training_run_holds_its_boxes_and_no_other_runs():
+    state = ShownState()
+    state.start_run(Path("/runs/live"), "live", 100)
+    state.ask(Path("/runs/live"), "the mill")
+    assert state.box_text("abc>cba") is None          # its next look reads "the mill"
+    assert state.box_text("the mill") == "the mill"   # a look that read it names it
+    state.open_run(Path("/runs/past"), "past", 6, looks=[6], text="Eva")
+    assert state.box_text("Eva") == "Eva"              # a past run's look names its own text
+    state.back_to_training(Path("/runs/live"), "live", 100)
+    assert state.box_text("abc>cba") is None
+    state.show_look({"step": 20, "text": "the mill"})  # read: nothing waits any more
+    assert state.box_text("abc>cba") == "abc>cba"
+    assert state.box_text("") is None and state.box_text("x", typing=True) is None
 
 
 def test_opening_a_past_run_keeps_nothing_of_the_previous_one():

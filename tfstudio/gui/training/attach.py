@@ -21,6 +21,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QToolBar
 
+from .shown_state import blocked_reason_of, buttons_for
 from .workspace import BUILD, MODES, TRAIN, Workspace
 
 
@@ -271,12 +272,8 @@ class TrainingAttachment:
     def blocked_reason(self) -> str | None:
         """Why the graph cannot be trained now (its first error), else None."""
         report = getattr(self.window.session, "report", None)
-        first = next((d for d in getattr(report, "diagnostics", ()) if d.severity == "error"),
-                     None)
-        if first is None:
-            return None
-        more = report.errors - 1
-        return f"{first.where}: {first.message}" + (f" (and {more} more)" if more else "")
+        return blocked_reason_of(getattr(report, "diagnostics", ()),
+                                 getattr(report, "errors", 0))
 
     def show_problem(self) -> None:
         """Back to the Build workspace, on the block with the first error."""
@@ -292,13 +289,13 @@ class TrainingAttachment:
         reason = self.blocked_reason()
         if self._panel is not None:
             self._panel.set_blocked(reason)
-        self.train_action.setEnabled(state not in ("running", "paused", "stopping")
-                                     and reason is None)
+        offered = buttons_for(state, reason)  # the panel's buttons' rule, for the menu
+        self.train_action.setEnabled(offered.train)
         self.train_action.setStatusTip(f"Cannot train: {reason}" if reason else
                                        "train the graph on the canvas with the run setup")
-        self.pause_action.setEnabled(state in ("running", "paused"))
-        self.pause_action.setText("&Resume" if state == "paused" else "&Pause")
-        self.stop_action.setEnabled(state in ("running", "paused"))
+        self.pause_action.setEnabled(offered.pause)
+        self.pause_action.setText("&" + offered.pause_text)
+        self.stop_action.setEnabled(offered.stop)
 
 
 def blocks_to_ablate(offered: list[str], path: tuple[str, ...], node_ids: list[str]) -> list[str]:

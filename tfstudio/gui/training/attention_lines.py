@@ -1,9 +1,15 @@
 """What the attention view writes, without Qt: which query heads share a K/V head in the
 graph (:func:`head_groups`, :func:`shared_kv`), each head's title (:func:`head_title`) and the
-line under the map (:func:`info_line`). :class:`~.attention_view.AttentionView` shows them."""
+line under the map (:func:`info_line`); and what it shows: the head scores that belong to the
+look on screen (:func:`roles_for`) and the map of the head picked (:func:`head_matrix`).
+:class:`~.attention_view.AttentionView` shows them."""
 from __future__ import annotations
 
+import numpy as np
+
 from ...graph import block_types as bt
+
+AVERAGE, GRID = "average", "grid"   # the Heads box's two choices besides a head
 
 
 def head_groups(graph) -> dict[str, tuple[int, int]]:
@@ -71,3 +77,21 @@ def info_line(*, cross: bool, masked: bool, shared: tuple[int, int] | None, grid
         text += (f" · head scores (prev / ind) are measured on the weights of step "
                  f"{roles_step:,}: shown at that step only")
     return text
+
+
+def roles_for(roles: dict, roles_step: int | None, look_step: int | None, layer: str
+              ) -> dict[str, list[float]] | None:
+    """The head scores of ``layer`` if they were measured on the weights of the look on
+    screen (scores of the final weights say nothing about a replayed early step)."""
+    if look_step is None or roles_step is None or look_step != roles_step:
+        return None
+    return roles.get(layer) or None
+
+
+def head_matrix(weights, choice) -> np.ndarray | None:
+    """The single map for the Heads box's ``choice``: the heads' average, one head, or None
+    for the grid of all heads."""
+    if choice == GRID:
+        return None
+    weights = np.asarray(weights)
+    return weights.mean(0) if choice == AVERAGE else weights[int(choice)]

@@ -19,12 +19,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .attention_lines import head_groups, head_title, info_line, kv_group, shared_kv
+from .attention_lines import (AVERAGE, GRID, head_groups, head_matrix, head_title, info_line,
+                              kv_group, roles_for, shared_kv)
 from .labels import muted, placeholder
 from .picture_export import ExportButton
 from .heatmap import Heatmap, HeatmapGrid
 
-AVERAGE, GRID = "average", "grid"
 
 
 class AttentionView(QWidget):
@@ -128,10 +128,8 @@ class AttentionView(QWidget):
     def shown_roles(self) -> dict[str, list[float]] | None:
         """The shown layer's head scores, if they belong to the look on screen (scores of the
         final weights say nothing about a replayed early step)."""
-        if self.snapshot is None or self.roles_step is None \
-                or int(self.snapshot.get("step", -1)) != self.roles_step:
-            return None
-        return self.roles.get(self.layer.currentText()) or None
+        look_step = int(self.snapshot.get("step", -1)) if self.snapshot is not None else None
+        return roles_for(self.roles, self.roles_step, look_step, self.layer.currentText())
 
     def head_title(self, h: int, scores: bool = True) -> str:
         """"head 2 · K/V 1 · prev 0.93 · ind 0.02" (the scores only on the look they describe;
@@ -200,11 +198,9 @@ class AttentionView(QWidget):
     def shown_matrix(self) -> tuple[np.ndarray, np.ndarray] | None:
         """The matrix in the single heatmap (a head or the average) and its allowed mask."""
         entry = self._entry()
-        choice = self.head.currentData()
-        if entry is None or choice == GRID:
+        matrix = head_matrix(entry["weights"], self.head.currentData()) if entry else None
+        if matrix is None:
             return None
-        weights = np.asarray(entry["weights"])
-        matrix = weights.mean(0) if choice == AVERAGE else weights[int(choice)]
         return matrix, np.asarray(entry["allowed"], dtype=bool)
 
     def colour_range(self) -> tuple[float, float] | None:

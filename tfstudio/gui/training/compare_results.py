@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeade
 from .. import theme
 from .colours import series_colour
 from .compare_job import Shown
+from .compare_lines import two_lines, verdict_html
 from .curves_view import place_hint
 from .plots import (layer_style, layout_widget, legend_above, live_plot, menu_later_plot, pen,
                     styled_plot, title_html)
@@ -186,30 +187,12 @@ class CompareResults(QWidget):
         return self.verdict.toPlainText()
 
     def _show_verdict(self, shown: Shown) -> None:
-        esc = html.escape
-        parts = [f"<h3>{esc(shown.title)}</h3>"]
-        lines = list(shown.summary)
-        if lines and lines[0].startswith("Claim"):
-            parts.append(f"<p><i>{esc(lines.pop(0))}</i></p>")
-        if lines and lines[0].startswith("Verdict:"):  # its word large, the tally after it
-            word, _, rest = lines.pop(0).partition(" (")
-            parts.append(f"<p><b style='font-size:large'>{esc(word)}</b>"
-                         f"{esc(' (' + rest if rest else '')}</p>")
-        if lines:
-            parts.append("<ul>" + "".join(f"<li>{esc(line)}</li>" for line in lines) + "</ul>")
-        if not shown.summary:
-            parts.append(f"<p>{len(shown.rows)} variant(s) compared; a comparison of your own "
-                         "has no claim to judge (a lesson has). The table below and the plots "
-                         "hold the numbers.</p>")
-        parts += [f"<p><b>Failed:</b> {esc(f)}</p>" for f in shown.failures]
-        if shown.page is not None:
-            parts.append(f"<p>Page: {esc(str(shown.page))}</p>")
-        self.verdict.setHtml("".join(parts))
+        self.verdict.setHtml(verdict_html(shown))
 
     def _show_table(self, shown: Shown) -> None:
         self.table.clear()
         self.table.setColumnCount(len(shown.header))
-        self.table.setHorizontalHeaderLabels([_two_lines(h) for h in shown.header])
+        self.table.setHorizontalHeaderLabels([two_lines(h) for h in shown.header])
         self.table.setRowCount(len(shown.rows))
         for r, row in enumerate(shown.rows):
             for c, text in enumerate(row):
@@ -321,13 +304,3 @@ class CompareResults(QWidget):
                         pen=pen(series_colour(v), 1.5, style=layer_style(k)),
                         name=f"{name}" if k == 0 else None)
         return True
-
-
-def _two_lines(header: str, longest: int = 12) -> str:
-    """A long column name on two lines, broken at the space nearest its middle, so the report's
-    ten columns fit the width of a laptop's Compare view."""
-    if len(header) <= longest or " " not in header:
-        return header
-    middle = len(header) / 2
-    cut = min((i for i, ch in enumerate(header) if ch == " "), key=lambda i: abs(i - middle))
-    return header[:cut] + "\n" + header[cut + 1:]

@@ -11,7 +11,6 @@ GUI thread drains what it reports, so the view never blocks.
 """
 from __future__ import annotations
 
-import html
 import queue
 import tempfile
 import time
@@ -27,6 +26,7 @@ from ...graph import Graph
 from ...runs import TrainConfig
 from ..text import short_name
 from .compare_job import ComparisonJob, RunEnd, Shown, stopped_text
+from .compare_lines import done_line, finished_runs, lesson_html, seeds_of, stopped_runs
 from .compare_results import CompareResults
 from .setup_view import TOKENIZERS
 
@@ -36,19 +36,6 @@ TICKED = ("attention", "norm", "positions", "ffn")
 OWN = "your own comparison"
 FIXED = ("fixed by the lesson: its claim was measured with it (tfstudio compare --vary "
          "chooses everything)")
-
-
-def _seeds(text: str) -> list[int]:
-    """"1,2,3" as seeds; ValueError naming the problem and the fix."""
-    try:
-        seeds = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise ValueError(f"seeds are whole numbers separated by commas, such as 1,2,3; got "
-                         f"'{text}'") from None
-    if not seeds or len(set(seeds)) != len(seeds):
-        raise ValueError(f"give distinct seeds such as 1,2,3 (two or more give a spread); "
-                         f"got '{text}'")
-    return seeds
 
 
 class CompareView(QWidget):
@@ -239,12 +226,9 @@ class CompareView(QWidget):
         self._fill_form(lesson.config())
         self.seeds.setText(",".join(map(str, lesson.seeds)))
         self.lengths.setText(",".join(map(str, lesson.eval_lengths)))
-        base = lesson.base + "".join(f" ({k}={v})" for k, v in lesson.base_edits)
         self.base_choice.setCurrentText(lesson.base)
-        varies = "; ".join(f"{key} = {', '.join(values)}" for key, values in lesson.varies)
-        esc = html.escape
-        self.claim.setText(f"<b>{esc(lesson.title)}</b><br>Base {esc(base)}, varying "
-                           f"{esc(varies)}.<br><i>Claim: {esc(lesson.claim)}</i>")
+        self.claim.setText(lesson_html(lesson.title, lesson.base, lesson.base_edits,
+                                       lesson.varies, lesson.claim))
 
     def run_lesson(self, name: str) -> bool:
         """Lesson ``name`` at its own settings (its steps and seeds), started at once."""
@@ -269,7 +253,7 @@ class CompareView(QWidget):
     def _plan(self) -> tuple:
         """(label, base, varies, seeds, config, eval lengths, lesson) from the form, as the
         command line builds them; ValueError naming what to fix."""
-        seeds = _seeds(self.seeds.text())
+        seeds = seeds_of(self.seeds.text())
         name = self.lesson.currentData()
         if name:
             from ...experiments.lessons import prepare
@@ -392,18 +376,14 @@ class CompareView(QWidget):
     def _show(self, shown: Shown) -> None:
         self.results.show(shown)
         self.export_button.setEnabled(True)
-        self.status.setText(f"Done: {len(shown.rows)} variant(s); page {shown.page}" +
-                            (f"; {len(shown.failures)} run(s) failed" if shown.failures else ""))
-        self.runs_ready.emit([(str(run_dir), f"{name} seed {seed}")
-                              for name, runs in shown.runs.items() for seed, run_dir in runs])
+        self.status.setText(done_line(shown))
+        self.runs_ready.emit(finished_runs(shown))
 
     def _show_stopped(self, ends: list[RunEnd]) -> None:
         """A stopped comparison: how each run ended, and the runs with steps to look at
         (finished or stopped) join Runs."""
         self.status.setText(stopped_text(ends))
-        self.runs_ready.emit([(str(e.run_dir), f"{e.variant} seed {e.seed}"
-                               + (f" (stopped at step {e.step})" if e.state == "stopped" else ""))
-                              for e in ends if e.state in ("completed", "stopped") and e.step])
+        self.runs_ready.emit(stopped_runs(ends))
 
     # ------------------------------------------------------------------ export
     def export(self) -> Path | None:

@@ -1,6 +1,7 @@
 """The numbers behind the curves' reading aids, without Qt: exponential smoothing as TensorBoard
 draws it, the moving average of the throughput, the x coordinate of each point (step or wall
-time), and the hover readout's text.
+time), the hover readout's text and where its box stands (:func:`readout_at`), and each
+layer's line in the per-layer plot (:func:`layer_line`).
 
 Smoothing is TensorBoard's: an exponential moving average with weight ``w`` (0: raw, 0.99:
 very smooth), debiased so the first points are not pulled towards zero::
@@ -20,6 +21,8 @@ STEP, WALL = "step", "wall"
 X_AXES = {STEP: "Step", WALL: "Wall time"}
 X_LABELS = {STEP: "step", WALL: "seconds since the start"}
 SPEED_WINDOW = 20  # steps in the moving average of tokens / s (single steps are noisy)
+READOUT_OFFSET = 16  # px from the pointer to the readout box, right and down (or left, up)
+LAYER_STYLES = 5     # line styles told apart; past them a layer's style repeats, thinner
 
 
 
@@ -146,3 +149,24 @@ def readout(shown: list, x: float, axis: str, smoothed: dict | None = None) -> s
     smoothed = smoothed or {}
     lines = (run_readout(s, x, axis, smoothed.get(s.name)) for s in shown)
     return "\n".join(line for line in lines if line)
+
+
+def readout_at(pointer: tuple[int, int], box: tuple[int, int], area: tuple[int, int]
+               ) -> tuple[int, int]:
+    """Where the readout box (``box``: width, height) stands beside the pointer, inside an
+    ``area`` of (right, bottom) from (0, 0): right of and below it, else on the side where it
+    fits, never past the top or left."""
+    (px, py), (w, h), (right, bottom) = pointer, box, area
+    x = px + READOUT_OFFSET
+    if x + w > right:
+        x = px - READOUT_OFFSET - w
+    y = py + READOUT_OFFSET
+    if y + h > bottom:
+        y = py - READOUT_OFFSET - h
+    return max(x, 0), max(y, 0)
+
+
+def layer_line(i: int, width: float) -> tuple[int, float]:
+    """(line style index, pen width) of a run's ``i``-th layer: the colour names the run, the
+    style the layer; past LAYER_STYLES layers the styles repeat at half the width."""
+    return i % LAYER_STYLES, width if i < LAYER_STYLES else width / 2

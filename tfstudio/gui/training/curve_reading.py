@@ -9,7 +9,7 @@ from PySide6.QtCore import QObject, QPoint, Qt, Signal
 from PySide6.QtWidgets import QComboBox, QFrame, QLabel, QSlider
 
 from .. import theme
-from .curve_math import STEP, X_AXES, readout
+from .curve_math import STEP, X_AXES, readout, readout_at
 
 SMOOTHING_STEPS = 100  # the slider's positions: weight = position / 100, at most 0.99
 READOUT_HINT = "Point at a plot to read every run's values at that step"
@@ -20,8 +20,6 @@ class HoverBox(QLabel):
     own cost the six plots the height a 1366x768 screen has): sized to its text, shown only
     while the pointer reads a plot, kept inside its parent."""
 
-    OFFSET = QPoint(16, 16)
-
     def setText(self, text: str) -> None:
         super().setText(text)
         self.adjustSize()
@@ -29,13 +27,8 @@ class HoverBox(QLabel):
     def follow(self, at: QPoint) -> None:
         """Stand beside ``at`` (parent coordinates), on the side where it fits."""
         area = self.parentWidget().rect()
-        x = at.x() + self.OFFSET.x()
-        if x + self.width() > area.right():
-            x = at.x() - self.OFFSET.x() - self.width()
-        y = at.y() + self.OFFSET.y()
-        if y + self.height() > area.bottom():
-            y = at.y() - self.OFFSET.y() - self.height()
-        self.move(max(x, 0), max(y, 0))
+        self.move(*readout_at((at.x(), at.y()), (self.width(), self.height()),
+                              (area.right(), area.bottom())))
         self.setVisible(self.text() != READOUT_HINT)
         self.raise_()
 

@@ -13,7 +13,8 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QGraphicsItem, QHBoxLayout,
 
 from .colours import series_colour
 from .curve_hints import EMPTY_HINT, plot_hint
-from .curve_math import SPEED_WINDOW, STEP, WALL, X_LABELS, EmaArray, moving_average, x_of
+from .curve_math import (SPEED_WINDOW, STEP, WALL, X_LABELS, EmaArray, layer_line, moving_average,
+                         x_of)
 from .curve_reading import CurveReader
 from .picture_export import ExportButton
 from .. import theme
@@ -309,6 +310,11 @@ class CurvesView(QWidget):
             c["lr"].setData(x, entry.array("lr"))
             c["speed"].setData(x, moving_average(entry.array("tokens_per_s")))
         self._refresh_layers()
+        # while a run logs points the ranges hold still; once none does, each plot's is the one
+        # its data decides
+        growing = any(not s.end for s in self.visible_series())
+        for plot in self.plot_items().values():
+            plot.getViewBox().set_growing(growing)
         # a step axis runs from 0 to the run's last step; wall time has no known end
         self.loss_plot.getViewBox().final_step = max(
             (s.total_steps for s in self.visible_series()), default=0) if axis == STEP else 0
@@ -394,8 +400,7 @@ class CurvesView(QWidget):
             if restyle:
                 # the run's colour (as in every other plot), one line style per layer; past
                 # five layers the styles repeat, thinner
-                curve.setPen(pen(colour, STEP_LINE if i < 5 else STEP_LINE / 2,
-                                 style=layer_style(i)))
+                curve.setPen(pen(colour, layer_line(i, STEP_LINE)[1], style=layer_style(i)))
             steps, values = self._layer_arrays(series, name, values)
             n = min(len(values), len(steps))
             x = steps if self.reader.axis == STEP else x_of(series, steps[:n], WALL)

@@ -1,5 +1,8 @@
-"""What the experts view says before a run, without Qt: whether the graph on the canvas has
-mixture-of-experts blocks to show, and how many (:func:`before_training`)."""
+"""What the experts view says and shows, without Qt: before a run, whether the graph on the
+canvas has mixture-of-experts blocks and how many (:func:`before_training`); after, the MoE
+layers it offers (:func:`expert_layers`), how many experts a layer has (:func:`expert_count`),
+the balanced share (:func:`balanced_share`), the tokens its routing read
+(:func:`routed_tokens`) and the line counting first choices (:func:`first_choices_line`)."""
 from __future__ import annotations
 
 from ...graph import block_types as bt
@@ -26,3 +29,38 @@ def before_training(graph) -> str:
     """The experts view's hint before any run: the graph's MoE blocks, or that it has none."""
     n = moe_blocks(graph)
     return MOE_BEFORE_TRAINING.format(n=n, s="s" * (n != 1)) if n else NO_MOE
+
+
+def expert_layers(look_layers, logged_layers) -> list[str]:
+    """The MoE layers offered: the look's (in its order), then any only the curves logged."""
+    names = list(look_layers)
+    names += [name for name in logged_layers if name not in names]
+    return names
+
+
+def expert_count(loads, routing: dict | None) -> int:
+    """A layer's experts: the columns of its logged loads, else its look's routing."""
+    if loads.ndim == 2 and loads.size:
+        return int(loads.shape[1])
+    return int(routing["experts"]) if routing else 0
+
+
+def balanced_share(last_loads, experts: int) -> float:
+    """Each expert's share of the tokens if the router were balanced: the k experts each
+    token goes to, spread evenly."""
+    return float(sum(last_loads)) / experts if experts else 0.0
+
+
+def routed_tokens(tokens: dict) -> list[str]:
+    """The stream the router's choices are of: the target tokens, else the input tokens,
+    else a look's first stream."""
+    first = next(iter(tokens.values()), []) if tokens else []
+    return list(tokens.get("target", tokens.get("tokens", first)))
+
+
+def first_choices_line(first: list[int], experts: int, step: int) -> str:
+    """"First choices on this text: expert 0: 5, expert 1: 3 (step 40)": every expert, the
+    ones no token chose too."""
+    counts = [first.count(e) for e in range(max(experts, max(first, default=-1) + 1))]
+    return ("First choices on this text: " + ", ".join(
+        f"expert {e}: {c}" for e, c in enumerate(counts)) + f" (step {step})")

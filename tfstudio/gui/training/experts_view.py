@@ -10,7 +10,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from .colours import series_colour
-from .experts_lines import NO_MOE, before_training
+from .experts_lines import (NO_MOE, balanced_share, before_training, expert_count, expert_layers,
+                           first_choices_line, routed_tokens)
 from .labels import muted, placeholder
 from .token_text import display_token
 from .picture_export import ExportButton
@@ -87,11 +88,8 @@ class ExpertsView(QWidget):
         self.redraw()
 
     def _layers(self) -> list[str]:
-        names = list((self.snapshot or {}).get("experts") or {})
-        for name in (self.series.expert_load if self.series else {}):
-            if name not in names:
-                names.append(name)
-        return names
+        return expert_layers((self.snapshot or {}).get("experts") or {},
+                             self.series.expert_load if self.series else {})
 
     def _fill_layers(self) -> None:
         names = self._layers()
@@ -120,8 +118,7 @@ class ExpertsView(QWidget):
         loads = np.asarray(self.series.expert_load.get(layer, []) if self.series else [],
                            dtype=float)
         routing = ((self.snapshot or {}).get("experts") or {}).get(layer)
-        experts = loads.shape[1] if loads.ndim == 2 and loads.size else \
-            int(routing["experts"]) if routing else 0
+        experts = expert_count(loads, routing)
         if loads.ndim == 2 and loads.size:
             steps = np.asarray(self.series.router_steps[:len(loads)], dtype=float)
             self.load_plot.getViewBox().final_step = self.series.total_steps
@@ -129,21 +126,16 @@ class ExpertsView(QWidget):
                 self._curves.append(self.load_plot.plot(steps, loads[:, e],
                                                         pen=pen(series_colour(e), STEP_LINE),
                                                         name=f"expert {e}"))
-            k = float(loads[-1].sum())
-            even = k / experts if experts else 0
+            even = balanced_share(loads[-1], experts)
             self._curves.append(self.load_plot.plot(steps[[0, -1]], [even, even],
                                                     pen=pen("#888888", 1, dashed=True),
                                                     name="balanced"))
         if routing:
-            tokens = (self.snapshot.get("tokens") or {})
-            stream = next(iter(tokens.values()), []) if tokens else []
-            stream = tokens.get("target", tokens.get("tokens", stream))
+            stream = routed_tokens(self.snapshot.get("tokens") or {})
             first = np.asarray(routing["assignments"])[:, 0].tolist()
-            self.tokens.setText(coloured_tokens_html(list(stream)[:len(first)], first))
-            counts = np.bincount(first, minlength=experts)
-            self.caption.setText("First choices on this text: " + ", ".join(
-                f"expert {e}: {c}" for e, c in enumerate(counts)) +
-                f" (step {self.snapshot.get('step', 0)})")
+            self.tokens.setText(coloured_tokens_html(stream[:len(first)], first))
+            self.caption.setText(first_choices_line(first, experts,
+                                                    self.snapshot.get("step", 0)))
         else:
             self.tokens.setText("")
             self.caption.setText("The coloured probe text appears with the first look inside "

@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QVBoxLayout, QWidget
 
 from .colours import themed_colour
-from .explain_lines import orthogonality_text
+from .explain_lines import embedding_note, orthogonality_text, replay_hint, replay_index
 from .labels import muted
 from .token_text import display_token
 from .plots import layout_widget, menu_later_plot, styled_plot
@@ -161,17 +161,7 @@ class EmbeddingsPage(QWidget):
 
     def _replay_ready(self, maps: list[dict]) -> None:
         try:
-            if not maps:
-                hint = "This run kept no checkpoint to replay."
-            elif len(maps) == 1:
-                hint = (f"The run kept one checkpoint (step {maps[0]['step']:,}): train with "
-                        "`tfstudio train ... --checkpoint-every N --keep-checkpoints K` to "
-                        "replay the map over training.")
-            else:
-                hint = (f"{len(maps)} checkpoints: drag the slider to watch the embeddings "
-                        "learn; the axes are the latest step's, each step's map rotated onto "
-                        "them.")
-            self._set_replay(maps, hint)
+            self._set_replay(maps, replay_hint([m.get("step") for m in maps]))
         except Exception as exc:  # a slot must never take the app down
             self.failed.emit(exc)
 
@@ -192,9 +182,7 @@ class EmbeddingsPage(QWidget):
 
     def show_embedding_step(self, step: int) -> None:
         """Move the replay to the newest kept checkpoint at or before training step ``step``."""
-        steps = [m.get("step", 0) for m in self.replay]
-        earlier = [i for i, s in enumerate(steps) if s <= step]
-        self.step_slider.setValue(earlier[-1] if earlier else 0)
+        self.step_slider.setValue(replay_index([m.get("step", 0) for m in self.replay], step))
 
     def _replay_step_chosen(self, index: int) -> None:
         try:
@@ -233,11 +221,8 @@ class EmbeddingsPage(QWidget):
         # room above the highest point for its label (drawn 1.2 lines over it)
         plot.setYRange(y0, y1 + (y1 - y0) * cell[1] * 1.5, padding=0)
         step = entry.get("step")
-        where = "the loaded weights" if step is None else f"step {step:,}"
         self.step_label.setText("now" if step is None else f"step {step:,}")
-        note = (f"PCA of {len(labels)} rows of the token embedding table at {where}: the axes "
-                f"keep {entry['explained'][0]:.0%} and {entry['explained'][1]:.0%} of their "
-                "variance. Tokens used alike during training end up close.")
+        nearest = None
         ids = [int(i) for i in entry["ids"]]
         picked = self._picked
         picked_ids = self.tokenizer.encode(picked) if self.tokenizer is not None and picked \
@@ -248,9 +233,7 @@ class EmbeddingsPage(QWidget):
                                             brush=pg.mkBrush(themed_colour("accent")),
                                             pen=pg.mkPen(ink, width=1)))
             names = dict(zip(ids, labels))
-            near = ", ".join(f"{display_token(names[int(i)])} ({c:.2f})" for i, c in
-                             zip(entry["neighbours"][row], entry["neighbour_cosines"][row]))
-            shown = display_token(picked)
-            note += (f" Nearest to {shown} by cosine: {near} ({shown} is the larger point; "
-                     "pick another Token above to follow it).")
-        self.embedding_note.setText(note)
+            nearest = [(names[int(i)], c) for i, c in
+                       zip(entry["neighbours"][row], entry["neighbour_cosines"][row])]
+        self.embedding_note.setText(embedding_note(len(labels), step, entry["explained"],
+                                                   picked, nearest))

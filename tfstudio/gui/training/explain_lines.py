@@ -3,7 +3,7 @@ token's line under a stage (:func:`picked_text`, :func:`picked_line`), whose wei
 (:func:`source_caption`), which tokens an ablation's loss is scored on (:func:`chosen_span`) and
 what switching blocks off changed (:func:`effect_text`), how token vectors sit against
 position vectors (:func:`orthogonality_text`), and each cell of the logit lens
-(:func:`lens_cell`, shaded by :func:`lens_rgb`)."""
+(:func:`lens_cell`; its shade: explain_colours.lens_rgb)."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -15,46 +15,56 @@ from ...probes.ablation import answer_span
 from .token_text import display_token, probability
 
 NUMBERS_SHOWN = 8   # the picked token's first values written out in the line under the formula
+LIKELIEST_SHOWN = 5  # the likeliest next tokens that line names
 SEPARATOR = ">"   # the answer follows the last one (the tasks' and probe texts' separator)
 
 
 def picked_text(summary: dict, tokens: list[str], position: int, names: list[str]) -> str:
-    """The picked token's numbers at this step as one line (the picture shows them all; hover
-    for any value); for probabilities, the likeliest tokens."""
+    """The picked token's line from a stage's summary (the picture shows every value; hover
+    for any): its ``picked`` row, or the likeliest tokens (``names``, likeliest first)."""
     if summary["kind"] == "sampling" and "top_ids" in summary:
-        top = [(n, p) for n, p in zip(names, summary["top_values"]) if p > 0][:5]
-        return "likeliest next: " + " · ".join(f"{display_token(n)} {probability(p)}"
-                                               for n, p in top)
+        return likeliest_line(names, summary["top_values"])
     if "picked" not in summary or not 0 <= position < len(tokens):
         return ""
-    token, row = display_token(tokens[position]), np.asarray(summary["picked"]).reshape(-1)
-    if len(summary["shape"]) == 1 and summary["shape"][0] == len(tokens):
-        return f"at {token} (position {position}): {row[0]:.4g}"
-    shown = ", ".join(f"{v:.3g}" for v in row[:NUMBERS_SHOWN].astype(np.float64))
-    more = f", … ({row.size} values)" if row.size > NUMBERS_SHOWN else ""
-    return f"at {token} (position {position}): {shown}{more}"
+    one_each = len(summary["shape"]) == 1 and summary["shape"][0] == len(tokens)
+    return at_line(tokens[position], position, summary["picked"], one_each)
 
 
 def picked_line(value: np.ndarray, kind: str, row_labels: list[str], position: int | None,
                 token_names: Callable[[list[int]], list[str]] | None = None) -> str:
-    """The picked token's numbers at this step, as one line of text (the heatmap shows every
-    position; hover a cell for any other value); for probabilities, the likeliest tokens."""
+    """The picked token's line from a whole step's tensor (the heatmap shows every position;
+    hover a cell for any other value): its row, or the likeliest tokens."""
     if position is None or not 0 <= position < len(row_labels):
         return ""
-    token = display_token(row_labels[position])
     if kind == "sampling" and value.ndim == 1 and token_names is not None:
-        top = [int(i) for i in np.argsort(-value, kind="stable")[:5] if value[i] > 0]
-        return "likeliest next: " + " · ".join(
-            f"{display_token(name)} {probability(value[i])}"
-            for i, name in zip(top, token_names(top)))
+        top = [int(i) for i in np.argsort(-value, kind="stable")[:LIKELIEST_SHOWN]
+               if value[i] > 0]
+        return likeliest_line(token_names(top), value[top])
     if value.ndim == 1 and value.shape[0] == len(row_labels):
-        return f"at {token} (position {position}): {value[position]:.4g}"
+        return at_line(row_labels[position], position, value[position], one_each=True)
     if value.ndim < 2 or value.shape[0] != len(row_labels):
         return ""
-    row = value[position].reshape(-1).astype(np.float64)
-    shown = ", ".join(f"{v:.3g}" for v in row[:NUMBERS_SHOWN])
+    return at_line(row_labels[position], position, value[position], one_each=False)
+
+
+# the one formatter of both shapes' sentences
+def likeliest_line(names: list[str], probabilities) -> str:
+    """"likeliest next: a 0.62 · b 0.3": the first tokens (given likeliest first) that have
+    any probability."""
+    top = [(n, p) for n, p in zip(names, probabilities) if p > 0][:LIKELIEST_SHOWN]
+    return "likeliest next: " + " · ".join(f"{display_token(n)} {probability(p)}"
+                                           for n, p in top)
+
+
+def at_line(token: str, position: int, values, one_each: bool) -> str:
+    """"at b (position 1): 2.5, 2.75, …": the picked token's one value (``one_each``: a
+    number per token, 4 digits) or its row's first NUMBERS_SHOWN (3 digits)."""
+    row = np.asarray(values, dtype=np.float64).reshape(-1)
+    said = f"at {display_token(token)} (position {position}): "
+    if one_each:
+        return said + f"{row[0]:.4g}"
     more = f", … ({row.size} values)" if row.size > NUMBERS_SHOWN else ""
-    return f"at {token} (position {position}): {shown}{more}"
+    return said + ", ".join(f"{v:.3g}" for v in row[:NUMBERS_SHOWN]) + more
 
 
 def source_caption(run: str, step: int | None, training: bool = False) -> str:
@@ -140,7 +150,53 @@ def lens_cell(lens, layer: int, position: int) -> LensCell:
                     tooltip + ("\n(the model's answer here)" if answer else ""))
 
 
-def lens_rgb(p: float) -> tuple[int, int, int]:
-    """A lens cell's background: white at probability 0, deep blue at 1."""
-    t = min(max(float(p), 0.0), 1.0)
-    return int(255 - 215 * t), int(255 - 175 * t), int(255 - 75 * t)
+def replay_hint(steps: list[int]) -> str:
+    """What the embeddings' replay offers, for a run that kept checkpoints at ``steps``."""
+    if not steps:
+        return "This run kept no checkpoint to replay."
+    if len(steps) == 1:
+        return (f"The run kept one checkpoint (step {steps[0]:,}): train with "
+                "`tfstudio train ... --checkpoint-every N --keep-checkpoints K` to "
+                "replay the map over training.")
+    return (f"{len(steps)} checkpoints: drag the slider to watch the embeddings "
+            "learn; the axes are the latest step's, each step's map rotated onto them.")
+
+
+def replay_index(steps: list[int], step: int) -> int:
+    """The replay's map for training step ``step``: the newest kept at or before it (the
+    first when none is)."""
+    earlier = [i for i, s in enumerate(steps) if s <= step]
+    return earlier[-1] if earlier else 0
+
+
+def embedding_note(rows: int, step: int | None, explained, picked: str = "",
+                   nearest: list[tuple[str, float]] | None = None) -> str:
+    """The sentence under the embeddings map: what the PCA shows and keeps, and, for a picked
+    token of its own, its nearest tokens by cosine."""
+    where = "the loaded weights" if step is None else f"step {step:,}"
+    note = (f"PCA of {rows} rows of the token embedding table at {where}: the axes "
+            f"keep {explained[0]:.0%} and {explained[1]:.0%} of their "
+            "variance. Tokens used alike during training end up close.")
+    if nearest is None:
+        return note
+    near = ", ".join(f"{display_token(name)} ({c:.2f})" for name, c in nearest)
+    shown = display_token(picked)
+    return note + (f" Nearest to {shown} by cosine: {near} ({shown} is the larger point; "
+                   "pick another Token above to follow it).")
+
+
+def stage_line(stage: int, stages: int, name: str) -> str:
+    """Where the walk through the forward pass stands: "Stage 3 of 12: layers.0.attn: scores"."""
+    return f"Stage {stage + 1} of {stages}: {name}"
+
+
+def walk_buttons(stage: int, stages: int) -> tuple[bool, bool]:
+    """(Previous, Next) enabled: none before the first stage or past the last."""
+    return stage > 0, stage < stages - 1
+
+
+def layers_title(name: str, layers: int) -> str:
+    """The row of one stage in every layer: "“scores” in each of the 4 layers, side by side…"
+    (``name``: the stage's, its block named before ": ")."""
+    step = name.split(": ", 1)[-1]
+    return f"“{step}” in each of the {layers} layers, side by side (the one explained framed):"

@@ -12,6 +12,7 @@ from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from .colours import themed_colour
+from .explain_colours import strip_rgb, strip_scale
 from .explain_lines import picked_text
 from .labels import muted
 from .token_text import display_token
@@ -21,22 +22,13 @@ BARS_HEIGHT = 64
 
 
 
-def _diverging(value: float, scale: float) -> QColor:
-    """Blue for negative, red for positive, white at zero."""
-    t = max(-1.0, min(1.0, value / scale)) if scale > 0 else 0.0
-    if t >= 0:
-        return QColor(255, int(255 * (1 - t)), int(255 * (1 - t)))
-    return QColor(int(255 * (1 + t)), int(255 * (1 + t)), 255)
-
-
 class Strip(QWidget):
     """One vector as a row of cells coloured by value (symmetric scale; masked cells grey)."""
 
     def __init__(self, values: np.ndarray, parent: QWidget | None = None):
         super().__init__(parent)
         self.values = np.asarray(values, dtype=np.float64).reshape(-1)
-        finite = self.values[np.isfinite(self.values)]
-        self.scale = float(np.abs(finite).max()) if finite.size else 0.0
+        self.scale = strip_scale(self.values)
         self.setFixedHeight(STRIP_HEIGHT)
         self.setMouseTracking(True)
         self.setMinimumWidth(60)
@@ -46,8 +38,8 @@ class Strip(QWidget):
         n = max(len(self.values), 1)
         width = self.width() / n
         for i, v in enumerate(self.values):
-            colour = _diverging(v, self.scale) if np.isfinite(v) else QColor(160, 160, 160)
-            painter.fillRect(QRectF(i * width, 0, width + 0.5, self.height()), colour)
+            painter.fillRect(QRectF(i * width, 0, width + 0.5, self.height()),
+                             QColor(*strip_rgb(v, self.scale)))
         painter.end()
 
     def mouseMoveEvent(self, event) -> None:  # noqa: N802

@@ -40,7 +40,8 @@ from .colours import themed_colour
 from .explain_ablation import AblationPage
 from .explain_embeddings import EmbeddingsPage
 from .explain_matrix import MAX_COLS_SHOWN, StepCard
-from .explain_lines import effect_text, lens_cell, lens_rgb
+from .explain_colours import lens_rgb
+from .explain_lines import effect_text, lens_cell
 from .explain_read import ablation_targets, compute_explanation, run_probe_text
 from .explain_state import NO_MODEL, ExplainState
 from .explain_stages import StagePicture

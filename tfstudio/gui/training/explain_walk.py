@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from .explain_flow import FlowDiagram, section_of
+from .explain_lines import layers_title, stage_line, walk_buttons
 from .explain_stages import StagePicture
 from .labels import muted
 
@@ -194,10 +195,10 @@ class WalkPage(QWidget):
             # lay out what this walk just made, so the scroll knows where it is
             QCoreApplication.sendPostedEvents(None, QEvent.LayoutRequest)
             self.scroll.ensureWidgetVisible(current, 0, 0)
-            self.stage_label.setText(f"Stage {self.stage + 1} of {len(pictures)}: "
-                                     f"{current.name}")
-            self.previous_button.setEnabled(self.stage > 0)
-            self.next_button.setEnabled(self.stage < len(pictures) - 1)
+            self.stage_label.setText(stage_line(self.stage, len(pictures), current.name))
+            previous, following = walk_buttons(self.stage, len(pictures))
+            self.previous_button.setEnabled(previous)
+            self.next_button.setEnabled(following)
             self.stage_changed.emit(current.block)
         except Exception as exc:  # a slot must never take the app down
             self.failed.emit(exc)
@@ -215,9 +216,7 @@ class WalkPage(QWidget):
         if len(same) < 2 or self._make_picture is None:
             self.layers_title.setText("")
             return
-        step = names[self.stage].split(": ", 1)[-1]
-        self.layers_title.setText(f"“{step}” in each of the {len(same)} layers, side by side "
-                                  "(the one explained framed):")
+        self.layers_title.setText(layers_title(names[self.stage], len(same)))
         # the row fills the view's width when it can, else scrolls
         spare = self.scroll.viewport().width() - 30 - 8 * len(same)   # margins, spacing
         width = max(LAYER_PICTURE_WIDTH, spare // len(same))

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .next_token_lines import answer_prompt
+from .run_lines import checkpoint_note, loaded_line
+
 
 class GenerationController:
     def __init__(self, panel):
@@ -33,9 +36,7 @@ class GenerationController:
             panel._show_caption()
             if panel.snapshot is None and panel.tabs.currentWidget() is panel.positions:
                 panel.shown_views.show_run_positions()  # the run's own tensors, now they are here
-            panel.message((note or f"Loaded the weights of step {panel.host.step:,}: type a "
-                                   "prompt, move the sliders, generate")
-                          + (f"; {opened}" if opened else ""))
+            panel.message(loaded_line(note, panel.host.step, opened))
             panel.weights_changed.emit(panel.host.model, panel.host.tokenizer)
 
         panel.host.load(run_dir, ready, panel._job_failed, step=step)
@@ -50,9 +51,7 @@ class GenerationController:
             task = load_corpus(RunFolder(run_dir).config().corpus).task
         except (OSError, ValueError):
             return text
-        if task is None or task.sep not in text:
-            return text
-        return text[:text.index(task.sep) + len(task.sep)]
+        return answer_prompt(text, task.sep if task is not None else None)
 
     def prompt_edited(self, prompt: str) -> None:
         panel = self.panel
@@ -134,15 +133,3 @@ class GenerationController:
             return None
         self._tokenizer_cache = (panel.viewed.path, tokenizer)
         return tokenizer
-
-
-def checkpoint_note(used: Path | None, skipped: list[str]) -> str:
-    """One line naming the checkpoint the weights came from and each newer one passed over as
-    damaged, with why ("": the newest one was used)."""
-    if used is None or not skipped:
-        return ""
-    root = str(used.parent) + "/"
-    why = "; ".join(problem.replace(root, "") for problem in skipped)
-    newer = "a newer one" if len(skipped) == 1 else f"{len(skipped)} newer ones"
-    return (f"Loaded the weights of {used.name}, the newest intact checkpoint: skipped {newer} "
-            f"because {why} (nothing was deleted)")

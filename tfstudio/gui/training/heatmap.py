@@ -22,6 +22,7 @@ from .heatmap_paint import font as _font
 from .heatmap_paint import paint_colour_bar, paint_mask
 from .heatmap_labels import label_stride, rows_to_label
 from .heatmap_scale import scale_range
+from .heatmap_window import cell_under, fitted, wheel_target, whole
 from .token_text import display_token
 
 LABEL_FONT_PX = 12
@@ -35,7 +36,6 @@ WINDOW_CELL_PX = 14  # ...it shows a window of cells this size instead, labels a
 WINDOW_LABEL_PX = 11
 SCROLLBAR_PX = 12
 CAPTION_H = 18     # below a window's horizontal scroll bar: which tokens it shows
-WHEEL_ROWS = 3     # rows (and, along the diagonal, columns) one wheel notch moves
 
 
 class Heatmap(QWidget):
@@ -66,9 +66,8 @@ class Heatmap(QWidget):
         self._labels_fit = True
         self._label_stride = 1  # every k-th row and column labelled (cells smaller than a label)
         self._title_h = 2.0
-        # the rows and columns shown: (first row, rows, first column, columns); all of them
-        # unless a scrollable map shows a window
-        self._window = (0, 0, 0, 0)
+        # the rows and columns shown: all of them unless a scrollable map shows a window
+        self._window = whole(0, 0)
         self.first_row = 0
         self.first_col = 0
         self.vbar = QScrollBar(Qt.Vertical, self)
@@ -154,16 +153,13 @@ class Heatmap(QWidget):
     @property
     def windowed(self) -> bool:
         """Whether only some of the rows or columns are shown (the rest are a scroll away)."""
-        r0, nr, c0, nc = self._window
-        return self.matrix.size > 0 and (nr < self.matrix.shape[0] or nc < self.matrix.shape[1])
+        return self._window.windowed
 
     def visible_rows(self) -> range:
-        r0, nr, _, _ = self._window
-        return range(r0, r0 + nr)
+        return self._window.rows
 
     def visible_cols(self) -> range:
-        _, _, c0, nc = self._window
-        return range(c0, c0 + nc)
+        return self._window.cols
 
     def _layout_with(self, rect: QRectF, px: int,
                      cell: float | None = None) -> tuple[QRectF, float, float]:
@@ -171,7 +167,7 @@ class Heatmap(QWidget):
         many rows and columns as fit (a window; the scroll bars take a strip beside it)."""
         total_rows, total_cols = self.matrix.shape if self.matrix.size else (1, 1)
         n_rows, n_cols = total_rows, total_cols
-        self._window = (0, total_rows, 0, total_cols)
+        self._window = whole(total_rows, total_cols)
         bar = SCROLLBAR_PX + 2 if cell is not None else 0       # right of the cells
         below = bar + CAPTION_H if cell is not None else 0      # under them
         self._title_h = self._title_height(rect.width())
@@ -206,11 +202,10 @@ class Heatmap(QWidget):
         top += col_band
         if cell is not None:  # the window: as many cells as fit, from the first one asked
             height = max(rect.bottom() - top - 2 - below, 1.0)
-            n_rows = max(1, min(total_rows, int(height // cell)))
-            n_cols = max(1, min(total_cols, int(width // cell)))
-            self.first_row = min(max(self.first_row, 0), total_rows - n_rows)
-            self.first_col = min(max(self.first_col, 0), total_cols - n_cols)
-            self._window = (self.first_row, n_rows, self.first_col, n_cols)
+            window = fitted(self.first_row, self.first_col, int(height // cell),
+                            int(width // cell), total_rows, total_cols)
+            self._window, n_rows, n_cols = window, window.n_rows, window.n_cols
+            self.first_row, self.first_col = window.first_row, window.first_col
         if self.square:  # centre the square cells in the width left over
             left += max(0.0, (width - cw * n_cols) / 2)
         return QRectF(left, top, cw * n_cols, ch * n_rows), cw, ch
@@ -234,14 +229,8 @@ class Heatmap(QWidget):
     def cell_at(self, pos: QPointF) -> tuple[int, int]:
         """(row, column) of the matrix under a widget position; -1 where outside the cells."""
         area, cw, ch = self._layout(QRectF(self.rect()))
-        r0, _, c0, _ = self._window
-        row = r0 + int((pos.y() - area.top()) // ch) if area.top() <= pos.y() < area.bottom() \
-            else -1
-        col = c0 + int((pos.x() - area.left()) // cw) if area.left() <= pos.x() < area.right() \
-            else -1
-        if row >= 0 and col < 0 and pos.x() < area.left():
-            col = -2  # over the row labels: the row still counts as hovered
-        return row, col
+        return cell_under(self._window, pos.x(), pos.y(),
+                          (area.left(), area.top(), area.right(), area.bottom()), cw, ch)
 
     def sizeHint(self) -> QSize:
         return QSize(360, 360)
@@ -267,11 +256,11 @@ class Heatmap(QWidget):
             return
         area, _, _ = self._layout(QRectF(self.rect()))
         windowed = self.scrollable and self.windowed
-        r0, nr, c0, nc = self._window
+        w = self._window
         for bar, first, shown, total, geometry in (
-                (self.vbar, r0, nr, self.matrix.shape[0] if self.matrix.size else 0,
+                (self.vbar, w.first_row, w.n_rows, w.total_rows,
                  (area.right() + 2, area.top(), SCROLLBAR_PX, area.height())),
-                (self.hbar, c0, nc, self.matrix.shape[1] if self.matrix.size else 0,
+                (self.hbar, w.first_col, w.n_cols, w.total_cols,
                  (area.left(), area.bottom() + 2, area.width(), SCROLLBAR_PX))):
             needed = windowed and shown < total
             bar.setVisible(needed)
@@ -296,16 +285,9 @@ class Heatmap(QWidget):
             event.ignore()
             return
         delta = event.angleDelta()
-        notches = -(delta.y() or delta.x()) / 120
-        steps = int(round(notches * WHEEL_ROWS)) or (1 if notches > 0 else -1)
-        sideways = bool(event.modifiers() & Qt.ShiftModifier) or (delta.x() and not delta.y())
-        along_diagonal = self.square and self.rows == self.cols
-        if sideways:
-            self.scroll_to(first_col=self.first_col + steps)
-        elif along_diagonal:
-            self.scroll_to(self.first_row + steps, self.first_col + steps)
-        else:
-            self.scroll_to(first_row=self.first_row + steps)
+        self.scroll_to(*wheel_target(self._window, delta.x(), delta.y(),
+                                     bool(event.modifiers() & Qt.ShiftModifier),
+                                     self.square and self.rows == self.cols))
         event.accept()
 
     # ------------------------------------------------------------------ painting
@@ -328,7 +310,7 @@ class Heatmap(QWidget):
         if self._image is None:
             return
         area, cw, ch = self._layout(rect)
-        r0, nr, c0, nc = self._window
+        r0, nr, c0, nc = self._window.extent
         painter.drawImage(area, self._image, QRectF(c0, r0, nc, nr))
         self._paint_mask(painter, area, cw, ch)
         painter.setPen(QPen(themed_colour("node_border"), 1))
@@ -354,14 +336,10 @@ class Heatmap(QWidget):
                          Qt.AlignLeft | Qt.AlignVCenter, self.window_caption())
 
     def window_caption(self) -> str:
-        r0, nr, c0, nc = self._window
-        n_rows, n_cols = self.matrix.shape
-        return (f"rows {r0 + 1}–{r0 + nr} and columns {c0 + 1}–{c0 + nc} of {n_rows}×{n_cols} "
-                "shown, at a readable size: scroll with the wheel (Shift: columns only) or "
-                "the bars")
+        return self._window.caption()
 
     def _paint_mask(self, painter: QPainter, area: QRectF, cw: float, ch: float) -> None:
-        r0, nr, c0, nc = self._window
+        r0, nr, c0, nc = self._window.extent
         paint_mask(painter, ~self.allowed[r0:r0 + nr, c0:c0 + nc], area, cw, ch)
 
     def _paint_scale(self, painter: QPainter, area: QRectF) -> None:
@@ -375,7 +353,7 @@ class Heatmap(QWidget):
         bold = _font(self.label_px, bold=True)
         text_colour = themed_colour("text")
         weights = None
-        r0, nr, c0, nc = self._window
+        r0, nr, c0, nc = self._window.extent
         if 0 <= self.hover_row < self.matrix.shape[0]:
             row = np.where(self.allowed[self.hover_row], self.matrix[self.hover_row], 0.0)
             top = row.max() if row.size and row.max() > 0 else 1.0

@@ -1,9 +1,15 @@
 """What the next-token view writes, without Qt: its sliders' values (:func:`setting_labels`), the
 line under the chart (:func:`summary_line`), the chart's top (:func:`chart_top`) and each
-candidate's label under its bar (:func:`tick_label`)."""
+candidate's label under its bar (:func:`tick_label`), the prompt it asks about for a task
+(:func:`answer_prompt`), and its bars: the outlined, filled and hatched ones (:func:`bars`) and
+what sampling can draw (:func:`drawable`)."""
 from __future__ import annotations
 
+import numpy as np
+
 from .token_text import display_token
+
+NO_PREDICTION = "No prediction yet: train a model or open a past run."
 
 
 def setting_labels(temperature: float, top_k: int, top_p: float) -> tuple[str, str, str]:
@@ -37,3 +43,29 @@ def tick_label(text: str, width: int = 4) -> str:
         return "⟨" + (name if len(name) <= width else name[:3]) + "⟩"
     label = display_token(text)
     return label if len(label) <= width else label[:width - 1] + "…"
+
+
+def answer_prompt(text: str, sep: str | None) -> str:
+    """For a synthetic task (its separator ``sep``), the probe text up to and with its first
+    separator ("abc>"): the next token is then the first answer token. Else the text."""
+    if not sep or sep not in text:
+        return text
+    return text[:text.index(sep) + len(sep)]
+
+
+def bars(candidates) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """{kind: (x, heights)} of the chart's bars, one slot per candidate: "outlined" each one's
+    probability after temperature only; "filled" what sampling draws from (its final
+    probability), for those no filter took out; "hatched" those a filter took out, at the
+    height temperature gave them."""
+    x = np.arange(len(candidates), dtype=float)
+    tempered = np.array([c.prob_tempered for c in candidates], dtype=float)
+    final = np.array([c.prob_final for c in candidates], dtype=float)
+    filtered = np.array([c.filtered_by != "" for c in candidates], dtype=bool)
+    return {"outlined": (x, tempered), "filled": (x[~filtered], final[~filtered]),
+            "hatched": (x[filtered], tempered[filtered])}
+
+
+def drawable(candidates) -> list[tuple[str, float]]:
+    """(token, probability) of the filled bars, left to right: what sampling can draw."""
+    return [(c.text, c.prob_final) for c in candidates if c.prob_final > 0]

@@ -27,7 +27,8 @@ from PySide6.QtWidgets import (
 
 from .. import theme
 from .labels import muted
-from .next_token_lines import chart_top, setting_labels, summary_line, tick_label
+from .next_token_lines import (NO_PREDICTION, bars, chart_top, drawable, setting_labels,
+                               summary_line, tick_label)
 from .picture_export import ExportButton
 from .plots import layout_widget, menu_later_plot, styled_plot
 
@@ -180,7 +181,7 @@ class NextTokenView(QWidget):
         if self.logits is None:
             self.state = None
             self._draw([])
-            self.summary.setText("No prediction yet: train a model or open a past run.")
+            self.summary.setText(NO_PREDICTION)
             return
         import torch
 
@@ -194,17 +195,16 @@ class NextTokenView(QWidget):
 
     def _draw(self, candidates) -> None:
         t = theme.current()
-        x = np.arange(len(candidates), dtype=float)
-        tempered = np.array([c.prob_tempered for c in candidates], dtype=float)
-        final = np.array([c.prob_final for c in candidates], dtype=float)
-        filtered = np.array([c.filtered_by != "" for c in candidates], dtype=bool)
+        drawn = bars(candidates)
         accent = QColor(t.accent)
+        (x, tempered), (kept_x, final) = drawn["outlined"], drawn["filled"]
         self.tempered_bars.setOpts(x=x, height=tempered, width=0.8, brush=QBrush(Qt.NoBrush),
                                    pen=pg.mkPen(t.muted_text, width=1))
-        self.kept_bars.setOpts(x=x[~filtered], height=final[~filtered], width=0.56,
+        self.kept_bars.setOpts(x=kept_x, height=final, width=0.56,
                                brush=pg.mkBrush(accent), pen=pg.mkPen(accent))
         grey = QColor(t.muted_text)
-        self.filtered_bars.setOpts(x=x[filtered], height=tempered[filtered], width=0.8,
+        hatched_x, hatched = drawn["hatched"]
+        self.filtered_bars.setOpts(x=hatched_x, height=hatched, width=0.8,
                                    brush=QBrush(grey, Qt.BDiagPattern), pen=pg.mkPen(grey))
         # each look inside redrew both axes (new ticks, a new top): the candidates' labels
         # are set when they change, and the top moves through 0.1, 0.2, 0.5 and 1
@@ -212,14 +212,13 @@ class NextTokenView(QWidget):
         if ticks != self._ticks:
             self._ticks = ticks
             self.chart.getAxis("bottom").setTicks([ticks])
-        self.chart.setYRange(0, chart_top([*tempered, *final]), padding=0)
+        self.chart.setYRange(0, chart_top([*tempered, *(c.prob_final for c in candidates)]),
+                             padding=0)
         self.chart.setXRange(-0.6, max(len(candidates), 1) - 0.4, padding=0)
 
     def drawn_bars(self) -> list[tuple[str, float]]:
         """(token, probability) of the filled bars, left to right: what sampling can draw."""
-        if self.state is None:
-            return []
-        return [(c.text, c.prob_final) for c in self.state.candidates if c.prob_final > 0]
+        return drawable(self.state.candidates) if self.state is not None else []
 
     # ------------------------------------------------------------------ generation
     def set_generation_available(self, available: bool, reason: str = "") -> None:

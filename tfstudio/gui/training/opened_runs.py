@@ -10,6 +10,7 @@ from ...graph import ShowRunGraph, same_model
 from ...probes import SnapshotStore
 from ..text import short_name
 from .history import RunRecord, load_series
+from .run_lines import canvas_line, opened_line
 from .shown_state import kept_checkpoints
 from .series import RunSeries
 
@@ -127,11 +128,8 @@ class OpenedRuns:
             panel._show_caption()
         if not folder.has_checkpoints():
             panel.next_token.set_generation_available(False, "This run saved no weights")
-        unread = "" if config is not None else (
-            "; its config.json cannot be read, so Run setup keeps your settings")
-        panel.message(f"Opened {record.label}: {len(series.steps):,} logged steps, "
-                      f"{len(looks)} snapshots" + (f"; {canvas}" if canvas else "")
-                      + unread)
+        panel.message(opened_line(record.label, len(series.steps), len(looks), canvas,
+                                  config_read=config is not None))
 
     def _show_run_graph(self, record: RunRecord) -> str:
         """The canvas shows the graph the run trained, as one undoable edit, unless it already
@@ -144,15 +142,13 @@ class OpenedRuns:
         try:
             graph = RunFolder(record.path).graph()
         except (OSError, ValueError) as exc:  # GraphFileError is a ValueError
-            return f"the canvas keeps your graph: the run's graph cannot be read ({exc})"
+            return canvas_line(record.label, unreadable=str(exc))
         # its vocabulary too: the canvas (and the status bar's parameter count) is the run's
         # own graph, whatever graph was on the canvas before
         if same_model(graph, panel.graph_source(), fitted=True):
             return ""
         refusal = panel._edit_graph(ShowRunGraph((), graph, run=record.label))
-        if refusal:
-            return f"the canvas keeps your graph ({refusal})"
-        return f"the canvas shows the graph of {record.label} (Ctrl+Z brings yours back)"
+        return canvas_line(record.label, refusal)
 
     def _show_opened_run(self, record: RunRecord, config, graph) -> None:
         """Progress, setup (the run's ``config``, None: unreadable, previewed with the

@@ -41,7 +41,7 @@ from .redraw_pacer import RedrawPacer
 from .run_controller import TrainingRun
 from .run_lifecycle import RunLifecycle
 from .runs_view import RunsView
-from .series import RunSeries, latest_figures
+from .series import RunSeries, header_line, latest_figures
 from .setup_view import SetupView
 from .shown_state import ShownRun, ShownState
 from .shown_views import ShownViews
@@ -245,7 +245,7 @@ class TrainingPanel(QWidget):
         if viewed is None:
             self.curves.set_summary("")
         else:
-            self.curves.set_summary(f"{viewed.name} · {figures or 'no step logged yet'}",
+            self.curves.set_summary(header_line(viewed.name, figures),
                                     f"{viewed.name}: the newest training loss, and the "
                                     "validation loss and task accuracy of the newest "
                                     "evaluation (each with its step)")

@@ -2,7 +2,6 @@
 view box whose automatic range moves in steps."""
 from __future__ import annotations
 
-import math
 import time
 
 import pyqtgraph as pg
@@ -12,6 +11,8 @@ from PySide6.QtGui import QColor, QFont, QFontMetricsF
 from PySide6.QtWidgets import QGraphicsItem, QSizePolicy
 
 from .. import theme
+from .axis_range import STEADY_SLACK, SteadyRange, step_axis_end
+from .curve_math import layer_line
 
 
 def configure_pyqtgraph() -> None:
@@ -47,63 +48,6 @@ def layout_widget() -> TimedLayoutWidget:
     return widget
 
 
-# A live plot's axes (their ticks, labels and the grid they draw over the data) are cached and
-# redrawn only when the range changes: an automatic range that followed every new point redrew
-# all six axes of the curves at each refresh, which made a refresh cost 3-4x what its curves do.
-STEADY_FILL = 0.5      # the range is refitted when the data fills less of it than this...
-STEADY_HEADROOM = 0.05  # ...or leaves it; a refit leaves this share of the data's span free
-STEADY_TICKS = 4       # and rounds outwards to one of about this many 1-2-5 units of the span
-# the bounds a view box reports reach a pen's half width past the data: within this share of the
-# span, a bound past the range (or below zero) counts as on it
-STEADY_SLACK = 0.01
-
-
-def steady_range(data: tuple[float, float], current: tuple[float, float] | None
-                 ) -> tuple[float, float]:
-    """The range to show ``data`` (its min and max) in: ``current`` while the data stays inside
-    it and fills at least STEADY_FILL of it, else a new one rounded outwards to 1-2-5 units."""
-    lo, hi = data
-    span = hi - lo
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        return data
-    if span <= 0:  # one value: from zero to twice it (pyqtgraph's +-0.5 read a rate of 1e-3 as 0)
-        return (min(0.0, 2 * lo), max(0.0, 2 * lo)) if lo != 0 else (-1.0, 1.0)
-    if current is not None:
-        a, b = current
-        slack = STEADY_SLACK * (b - a)
-        if a - slack <= lo and hi <= b + slack and span >= STEADY_FILL * (b - a):
-            return current
-    unit = _nice_unit(span * (1 + 2 * STEADY_HEADROOM) / STEADY_TICKS)
-    low = math.floor((lo - STEADY_HEADROOM * span) / unit) * unit
-    high = math.ceil((hi + STEADY_HEADROOM * span) / unit) * unit
-    if low < 0 <= lo + STEADY_SLACK * span:  # steps, rates and norms: never shown below zero
-        low = 0.0
-    return low, high
-
-
-def step_axis_end(last_step: float, final_step: int) -> float:
-    """Where a live run's step axis ends: the next 1, 2 or 5 times a power of ten past its last
-    step (with STEADY_HEADROOM), never past the step the run ends at. A run of 2,000 steps
-    shows 0-100 up to step 95, then 0-200, 0-500, 0-1,000, and all of itself from step 953:
-    a handful of moves, where a range that followed the data moved at every refresh."""
-    if last_step >= final_step:
-        # (a curve's reported end reaches a pen's width past its last step, a width that is
-        # more steps the more the axis shows: followed, it moved the axis again at the next
-        # paint, and redrew every plot's)
-        return float(final_step if last_step <= final_step * (1 + STEADY_SLACK)
-                     else max(last_step, 1.0))
-    want = max(last_step, 1.0) * (1 + STEADY_HEADROOM)
-    power = 10.0 ** math.floor(math.log10(want))
-    end = min(u * power for u in (1, 2, 5, 10) if u * power >= want * (1 - 1e-9))
-    return float(min(end, final_step))
-
-
-def _nice_unit(most: float) -> float:
-    """The largest 1, 2 or 5 times a power of ten that is at most ``most``."""
-    power = 10.0 ** math.floor(math.log10(most))
-    return max(u * power for u in (1, 2, 5) if u * power <= most * (1 + 1e-9))
-
-
 class LazyMenuViewBox(pg.ViewBox):
     """A view box whose right-click menu is built the first time it opens. pyqtgraph builds it
     with the box (two axis panels of widgets, 3 of a plot's 8 ms): the Train workspace's 14
@@ -131,13 +75,24 @@ def menu_later_plot(layout: pg.GraphicsLayout | pg.GraphicsLayoutWidget,
 
 class SteadyViewBox(LazyMenuViewBox):
     """A view box whose automatic range holds still while the data stays well inside it (see
-    ``steady_range``); panning, zooming and the plot's "A" button work as in any view box.
-    With ``final_step`` set, x is a run's steps: from 0, to ``step_axis_end``."""
+    ``axis_range.SteadyRange``); panning, zooming and the plot's "A" button work as in any
+    view box. With ``final_step`` set, x is a run's steps: from 0, to ``step_axis_end``."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self._steady: list[tuple[float, float] | None] = [None, None]
+        self._steady = [SteadyRange(), SteadyRange()]
         self.final_step = 0  # the step the plotted runs end at (0: not known)
+        self.growing = True  # a plotted run still logs points
+
+    def set_growing(self, growing: bool) -> None:
+        """The plotted data grows (a live run), or no more: then its range is the one its data
+        decides, whatever the redraws on the way left (refitted now, with no new point)."""
+        if growing != self.growing:
+            self.growing = growing
+            if not growing:
+                for axis in self._steady:
+                    axis.ended()
+                self.updateAutoRange()
 
     def childrenBounds(self, frac=None, orthoRange=(None, None), items=None):
         bounds = super().childrenBounds(frac=frac, orthoRange=orthoRange, items=items)
@@ -148,8 +103,7 @@ class SteadyViewBox(LazyMenuViewBox):
             if axis == 0 and self.final_step > 0 and extent[0] >= -STEADY_SLACK * extent[1]:
                 bounds[0] = [0.0, step_axis_end(extent[1], self.final_step)]
                 continue
-            self._steady[axis] = steady_range(tuple(extent), self._steady[axis])
-            bounds[axis] = list(self._steady[axis])
+            bounds[axis] = list(self._steady[axis].show(tuple(extent)))
         return bounds
 
 
@@ -261,7 +215,10 @@ def pen(colour: QColor | str, width: float = 2.0, dashed: bool = False, alpha: i
                     style=style if style is not None else Qt.DashLine if dashed else Qt.SolidLine)
 
 
+LAYER_STYLES = (Qt.SolidLine, Qt.DashLine, Qt.DotLine, Qt.DashDotLine, Qt.DashDotDotLine)
+
+
 def layer_style(i: int):
-    """The line style of a run's ``i``-th layer: colour names the run, style the layer."""
-    styles = (Qt.SolidLine, Qt.DashLine, Qt.DotLine, Qt.DashDotLine, Qt.DashDotDotLine)
-    return styles[i % len(styles)]
+    """The line style of a run's ``i``-th layer (curve_math.layer_line): colour names the run,
+    style the layer."""
+    return LAYER_STYLES[layer_line(i, 1.0)[0]]

@@ -1,12 +1,15 @@
 """The numbers behind the positions view, without Qt: which dimensions of a table are drawn as
 waveforms (:func:`waveform_dims`), the round bound its waveforms' axis keeps until a value
-passes it (:func:`nice_bound`), and whether a look's position tensors are those already drawn
-(:func:`same_positions`)."""
+passes it (:func:`nice_bound`), whether a look's position tensors are those already drawn
+(:func:`same_positions`), which scheme is shown and whether there is a choice
+(:func:`scheme_choice`), and which rows of a learned table were trained (:func:`trained_rows`)."""
 from __future__ import annotations
 
 import math
 
 import numpy as np
+
+from ...graph.kinds import LEARNED
 
 WAVEFORMS = 6  # dimensions drawn as waveforms, from fast to slow
 
@@ -41,3 +44,17 @@ def nice_bound(value: float) -> float:
     """The smallest of 1, 2, 5 x 10^k at or above ``value`` (a positive number)."""
     scale = 10.0 ** math.floor(math.log10(value))  # value / scale is in [1, 10)
     return next(step * scale for step in (1, 2, 5, 10) if step * scale >= value * (1 - 1e-12))
+
+
+def scheme_choice(schemes: list[str], current: str) -> tuple[str | None, bool]:
+    """(the scheme shown, whether the user is offered a choice): the one shown before while
+    the look still has it, else the first; a choice only when there is one to make."""
+    chosen = current if current in schemes else (schemes[0] if schemes else None)
+    return chosen, len(schemes) > 1
+
+
+def trained_rows(scheme: str, rows: int, trained: int | None) -> int | None:
+    """How many rows of a position table the run trained (None: all of them, or not known):
+    only a learned table's rows past the run's sequence length never reached a batch and keep
+    their random start."""
+    return trained if scheme == LEARNED and trained is not None and 0 < trained < rows else None

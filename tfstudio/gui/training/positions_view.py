@@ -22,14 +22,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...graph.kinds import ABSOLUTE_SCHEMES, LEARNED, SINUSOIDAL
+from ...graph.kinds import ABSOLUTE_SCHEMES, SINUSOIDAL
 from .colours import series_colour
 from .labels import muted, placeholder
 from .picture_export import ExportButton
 from .heatmap import Heatmap, HeatmapGrid
 from .plots import (STEP_LINE, layout_widget, legend_above, menu_later_plot, pen, styled_plot,
                     title_html)
-from .positions_math import nice_bound, same_positions, waveform_dims
+from .positions_math import nice_bound, same_positions, scheme_choice, trained_rows, waveform_dims
 
 class _TablePage(QWidget):
     """Sinusoidal or learned: waveforms, the table, the similarity matrix."""
@@ -70,7 +70,8 @@ class _TablePage(QWidget):
         the rows past it never reached a batch and keep their random start, so they are left
         out unless ``all_rows``, and then marked."""
         table = np.asarray(data["table"], dtype=float)
-        untrained = scheme == LEARNED and trained is not None and 0 < trained < len(table)
+        trained = trained_rows(scheme, len(table), trained)
+        untrained = trained is not None
         if untrained and not all_rows:
             table = table[:trained]
         positions = np.arange(table.shape[0])
@@ -221,10 +222,10 @@ class PositionsView(QWidget):
         self.scheme.clear()
         for scheme in self.data:
             self.scheme.addItem(scheme)
-        if current in self.data:
-            self.scheme.setCurrentText(current)
+        chosen, several = scheme_choice(list(self.data), current)
+        if chosen is not None:
+            self.scheme.setCurrentText(chosen)
         self.scheme.blockSignals(False)
-        several = len(self.data) > 1  # a choice only when there is one to make
         self.scheme.setVisible(several)
         self.scheme_label.setVisible(several)
         self.redraw()
@@ -252,8 +253,8 @@ class PositionsView(QWidget):
                                    "order instead).")
             return
         page = self.pages["table" if scheme in ABSOLUTE_SCHEMES else scheme]
-        rows = len(self.data[scheme].get("table", ())) if scheme == LEARNED else 0
-        self.all_rows.setVisible(self.trained is not None and 0 < self.trained < rows)
+        rows = len(self.data[scheme].get("table", ()))
+        self.all_rows.setVisible(trained_rows(scheme, rows, self.trained) is not None)
         if page is self.pages["table"]:
             page.display(scheme, self.data[scheme], self.trained, self.all_rows.isChecked())
         else:

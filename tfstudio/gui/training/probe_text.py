@@ -14,6 +14,7 @@ class ProbeText:
         self.show(text)
         if not text.strip():
             return
+        panel.shown.ask(panel.run.run_dir if panel.training else None, text)
         if panel.training:
             panel.run.set_probe_text(text)
             panel.message(f"The next look inside (every {panel.run.config.probe_every} steps) "
@@ -25,16 +26,13 @@ class ProbeText:
                           "loading: press Look again once they are in")
 
     def show_look(self, text: str | None) -> None:
-        """Both boxes name ``text``, the text of the look shown; not while the user types in
-        one, nor for a live look read before the text was changed (the next one reads it)."""
+        """Both boxes name what the shown state decides for a look that read ``text``
+        (:meth:`ShownState.box_text`)."""
         panel = self.panel
-        boxes = (panel.setup.probe_text, panel.attention.text)
-        if not text or any(box.hasFocus() for box in boxes):
-            return
-        if panel.training and panel.viewed is not None and panel.viewed.live \
-                and text != panel.run.config.probe_text:
-            return
-        self.show(text)
+        typing = any(box.hasFocus() for box in (panel.setup.probe_text, panel.attention.text))
+        shown = panel.shown.box_text(text or "", typing)
+        if shown is not None:
+            self.show(shown)
 
     def show(self, text: str) -> None:
         """Both boxes name ``text``; Run setup previews its tokens. (A text set here is sent to

@@ -1,7 +1,7 @@
 """How often the Train workspace redraws while a run trains. Every millisecond the GUI thread
 works is taken from the training process on a small machine, so the plots, the progress line
 and the live looks inside redraw on timers, each at most a share of the time its last redraw
-cost, never once per event."""
+cost, never once per event (the intervals: redraw_pace.py)."""
 from __future__ import annotations
 
 import time
@@ -9,16 +9,8 @@ import time
 from PySide6.QtCore import QObject, QTimer
 
 from .plots import TimedLayoutWidget
+from .redraw_pace import LABEL_INTERVAL_MS, PLOT_REDRAW_MS, plot_interval_ms, probe_wait_ms
 from .series import progress_line
-
-PLOT_REDRAW_MS = 250      # the plots redraw at most this often...
-REDRAW_SHARE = 0.015      # ...and less often on a machine where a redraw takes longer than
-MAX_REDRAW_MS = 2000      # this share of the time between two (never less than every 2 s)
-LABEL_INTERVAL_MS = 500   # the progress bar and the status line follow a run this often
-# a live look inside redraws its view at most this share of the time, from what its last
-# redraw cost (the newest look is drawn; the ones in between only reach the step slider)
-PROBE_REDRAW_SHARE = 0.02
-MAX_PROBE_WAIT_MS = 2000
 
 
 class RedrawPacer(QObject):
@@ -91,8 +83,7 @@ class RedrawPacer(QObject):
             panel.curves.refresh()
             # what the last redraw cost: this refresh, and the paints of the one before it
             cost_ms = (time.perf_counter() - started + panel.curves.plots.take_painting_s()) * 1000
-            self.plot_timer.setInterval(int(min(MAX_REDRAW_MS, max(PLOT_REDRAW_MS,
-                                                                   cost_ms / REDRAW_SHARE))))
+            self.plot_timer.setInterval(plot_interval_ms(cost_ms))
         else:
             panel.shown.curves_stale = True
         if panel.experts.isVisible():
@@ -110,12 +101,11 @@ class RedrawPacer(QObject):
             return
         self.pending = snapshot
         self._cost_s += self.plots_painting_s()
-        wait_s = self._drawn_at + self._cost_s / PROBE_REDRAW_SHARE \
-            - time.perf_counter()
-        if wait_s <= 0:
+        wait_ms = probe_wait_ms(self._drawn_at, self._cost_s, time.perf_counter())
+        if wait_ms == 0:
             self.probe_timer.start(0)  # a task of its own: not in the drain of the events
         elif not self.probe_timer.isActive():
-            self.probe_timer.start(int(min(MAX_PROBE_WAIT_MS, wait_s * 1000)))
+            self.probe_timer.start(wait_ms)
 
     def _shows_the_run(self) -> bool:
         """The views show the run this pacer follows (its last look may come after its end)."""

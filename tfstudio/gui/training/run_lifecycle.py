@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import gc
 
-from ...graph import Edit, Graph
+from ...graph import Edit
 from ...train.events import Failed
 from .history import RunRecord, folder_started
 from .run_controller import TrainingRun
-from .series import duration
+from .run_lines import ended_lines, started_line
 from .shown_state import kept_checkpoints
 
 
@@ -119,9 +119,7 @@ class RunLifecycle:
         panel.progress.setRange(0, event.total_steps)
         panel.history.update(panel.run.run_dir, params=event.params)
         tokenizer = panel.run.tokenizer or panel.generation.run_tokenizer()
-        panel.message(f"Training {event.graph_name or 'the graph'}: {event.params:,} parameters "
-                      f"on {event.device} ({event.precision}), {event.objective}"
-                      f"{params_note(panel.run.graph, event.params, tokenizer)}")
+        panel.message(started_line(event, panel.run.graph, tokenizer))
 
     def _on_ended(self, event) -> None:
         panel = self.panel
@@ -146,17 +144,10 @@ class RunLifecycle:
             panel.shown.curves_stale = True
         if panel.experts.isVisible():
             panel.experts.redraw()
-        if failed:
-            what = {"nan": "the loss stopped being a number", "oom": "out of memory",
-                    "error": "an error"}.get(event.reason, event.reason)
-            panel.show_error(f"Training stopped at step {event.step}: {what}.\n{event.message}",
-                             "Training failed")
-            panel.message(f"{run.series.name}: failed at step {event.step}; the curves so far "
-                          "are kept")
-        else:
-            panel.message(f"{run.series.name}: {event.reason} at step {event.step:,} in "
-                          f"{duration(event.elapsed_s)}" +
-                          (f"; final loss {event.final_loss:.4f}" if event.final_loss else ""))
+        said, error = ended_lines(run.series.name, event)
+        if error is not None:
+            panel.show_error(error, "Training failed")
+        panel.message(said)
         if panel.viewed is not None and panel.viewed.path == run.run_dir:
             # its weights kept: the weight views load them (the step the slider stands on)
             panel.shown.run_ended(kept_checkpoints(run.run_dir))
@@ -181,19 +172,3 @@ class RunLifecycle:
             return None
         return ("The graph is training: stop the run (or let it finish) before changing it. "
                 "The run trains the copy it started with; moving blocks is fine.")
-
-
-def params_note(graph: Graph, params: int, tokenizer) -> str:
-    """Why the run's parameter count differs from the canvas's: the vocabulary is resized to
-    the tokenizer's (embedding and head rows), which the canvas cannot know."""
-    try:
-        from ...graph.cost import estimate_cost
-        canvas = estimate_cost(graph).total_params
-    except Exception:  # noqa: BLE001 - a note, never a failure
-        return ""
-    if canvas == params:
-        return ""
-    vocab = getattr(tokenizer, "vocab_size", None)
-    why = (f"the vocabulary is resized to the tokenizer's {vocab:,} tokens" if vocab
-           else "the vocabulary is resized to the tokenizer's")
-    return f" (the canvas counts {canvas:,}: {why})"

@@ -131,6 +131,12 @@ def latest_figures(series) -> str:
     return " · ".join(parts)
 
 
+def header_line(name: str, figures: str) -> str:
+    """The curves header: the run the views show, by name, and its newest figures (the
+    run shown, not the last one added to the plots)."""
+    return f"{name} · {figures or 'no step logged yet'}"
+
+
 def progress_line(series, run, named: bool = False) -> str:
     """The line under the progress bar: the run's newest figures (:func:`latest_figures`), its
     speed (the throughput curve's moving average, not one step) and "paused" or the time left

@@ -145,6 +145,26 @@ class Buttons:
     setup: bool
 
 
+def buttons_for(run_state: str, blocked_reason: str | None) -> Buttons:
+    """What the panel's buttons and the Train menu offer in the live run's ``run_state``:
+    Train while nothing trains and the graph is valid, Pause (Resume when paused) and Stop
+    while a run holds the trainer and is not stopping, the setup while nothing trains."""
+    active = run_state in ACTIVE
+    return Buttons(train=not active and not blocked_reason,
+                   pause=run_state in ("running", "paused"),
+                   pause_text="Resume" if run_state == "paused" else "Pause",
+                   stop=run_state in ("running", "paused"), setup=not active)
+
+
+def blocked_reason_of(diagnostics, errors: int) -> str | None:
+    """Why the graph cannot be trained (its first error, and how many more), else None."""
+    first = next((d for d in diagnostics if d.severity == "error"), None)
+    if first is None:
+        return None
+    more = errors - 1
+    return f"{first.where}: {first.message}" + (f" (and {more} more)" if more else "")
+
+
 @dataclass
 class ShownState:
     """The Train workspace's one model: ``now`` (the run, step and text every view shows) and
@@ -160,6 +180,8 @@ class ShownState:
     training_snapshot: dict | None = None    # the newest look a training step took
     stale: set[str] = field(default_factory=set)  # views that have not drawn ``snapshot``
     curves_stale: bool = False     # new points while the curves were hidden
+    # (the live run's folder, a text the user set for it that no look has read yet)
+    asked: tuple[Path, str] | None = None
 
     def listen(self, listener: Callable[[Shown, Shown], None]) -> None:
         self.listeners.append(listener)
@@ -197,11 +219,7 @@ class ShownState:
         return None
 
     def buttons(self) -> Buttons:
-        s = self.run_state
-        return Buttons(train=not self.active and not self.blocked_reason,
-                       pause=s in ("running", "paused"),
-                       pause_text="Resume" if s == "paused" else "Pause",
-                       stop=s in ("running", "paused"), setup=not self.active)
+        return buttons_for(self.run_state, self.blocked_reason)
 
     def progress_text(self) -> str:
         return "no run yet" if self.progress is None else "%v / %m steps"
@@ -212,6 +230,7 @@ class ShownState:
         text."""
         self.run_state, self.progress, self.follow = "running", (0, total), True
         self._clear_looks()
+        self.asked = None
         run = ShownRun(Path(path), name, True, total, graph, config)
         return self._become(Shown(run, None, config.probe_text if config else ""))
 
@@ -241,6 +260,7 @@ class ShownState:
         now = self.now
         if now.run is None:
             return now
+        self._read(now.run.path, text)
         run = replace(now.run, looks=tuple(sorted(set(now.run.looks) | {step})))
         if not follow:
             return self._become(replace(now, run=run))
@@ -283,11 +303,37 @@ class ShownState:
             self.training_snapshot = look
         self.stale = set(DRAWN_VIEWS)
         text, step, run = str(look.get("text") or ""), int(look.get("step", 0)), self.now.run
+        if run is not None:
+            self._read(run.path, text)
         if look.get("custom"):
             return self.looked(text)
         if run is not None and step not in run.looks:
             return self.look_arrived(step, text)
         return self.slider_moved(step, text)
+
+    # ------------------------------------------------------------------ the probe-text boxes
+    def ask(self, live_run: Path | None, text: str) -> None:
+        """The user set ``text``: for the run training in ``live_run`` (its next look reads
+        it), or, with None, for a look read now (nothing waits)."""
+        self.asked = (Path(live_run), text) if live_run is not None else None
+
+    def _read(self, path: Path, text: str) -> None:
+        if self.asked == (path, text):
+            self.asked = None
+
+    def box_text(self, look_text: str, typing: bool = False) -> str | None:
+        """What both probe-text boxes show once a look that read ``look_text`` is on screen
+        (None: leave them): that text, whether the look came while its run trained or just
+        after it ended (a run's default text too, as when the run is opened from Runs); never
+        while the user types in one, nor over a text the user set for this run that no look
+        has read yet (the next look reads it)."""
+        if not look_text or typing:
+            return None
+        run = self.now.run
+        if self.asked is not None and run is not None and self.asked[0] == run.path \
+                and self.asked[1] != look_text:
+            return None
+        return look_text
 
     # ------------------------------------------------------------------ what is on screen
     @property

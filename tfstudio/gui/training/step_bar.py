@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QSlider, QWidget
 
 from ..elided_label import ElidedLabel
+from .step_slider import follow_tip, follows_after_move, handle_at, slider_moves, step_at
 
 
 class StepBar(QWidget):
@@ -31,7 +32,7 @@ class StepBar(QWidget):
         self.slider.valueChanged.connect(self._slider_moved)
         self.follow = QCheckBox("Follow training")
         self.follow.setChecked(True)
-        self.follow.setToolTip("Show each new look as training takes it")
+        self.follow.setToolTip(follow_tip(True))
         self.follow.toggled.connect(self.follow_toggled)
         row = QHBoxLayout(self)
         row.setContentsMargins(6, 2, 6, 2)
@@ -48,16 +49,16 @@ class StepBar(QWidget):
         """The steps that have a look inside; the handle goes to ``current`` when it is one."""
         self.steps = list(steps)
         self.slider.blockSignals(True)
-        self.slider.setEnabled(len(self.steps) > 1)
+        self.slider.setEnabled(slider_moves(self.steps))
         self.slider.setRange(0, max(0, len(self.steps) - 1))
-        if current is not None and current in self.steps:
-            self.slider.setValue(self.steps.index(current))
+        handle = handle_at(self.steps, current)
+        if handle is not None:
+            self.slider.setValue(handle)
         self.slider.blockSignals(False)
 
     def shown_step(self) -> int | None:
         """The step under the handle (None: no steps)."""
-        index = self.slider.value()
-        return self.steps[index] if 0 <= index < len(self.steps) else None
+        return step_at(self.steps, self.slider.value())
 
     def set_follow(self, on: bool, *, quiet: bool = False) -> None:
         if quiet:
@@ -73,13 +74,12 @@ class StepBar(QWidget):
             return
         self.live = live
         self.follow.setEnabled(live)
-        self.follow.setToolTip("Show each new look as training takes it" if live else
-                               "Nothing shown here is training: its looks are all there are")
+        self.follow.setToolTip(follow_tip(live))
         if not live:
             self.set_follow(False, quiet=True)
 
     def _slider_moved(self, index: int) -> None:
-        if 0 <= index < len(self.steps):
-            # back at the newest look of a live run: follow again; anywhere else: replay
-            self.set_follow(self.live and index == len(self.steps) - 1)
-            self.step_requested.emit(self.steps[index])
+        step = step_at(self.steps, index)
+        if step is not None:
+            self.set_follow(follows_after_move(self.steps, index, self.live))
+            self.step_requested.emit(step)
