@@ -75,7 +75,7 @@ def test_compare_view_says_why_it_cannot_run(qtbot, tmp_path):
     view.boxes[("attention", "mha")].setChecked(True)
     view.seeds.setText("1,1")
     assert not view.run()
-    assert view.status.text().startswith("Cannot run: give distinct seeds") and not view.busy()
+    assert view.status.text().startswith("Cannot run: Seeds needs distinct seeds") and not view.busy()
     view.seeds.setText("1,x")
     assert not view.run() and "whole numbers" in view.status.text()
 

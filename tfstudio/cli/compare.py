@@ -85,11 +85,12 @@ def _numbers(text: str, what: str) -> list[int]:
 def run(args) -> int:
     try:
         if args.lesson:
-            from .lesson import _seeds as lesson_seeds, run_lesson
+            from ..experiments.seeds import read_seeds
+            from .lesson import run_lesson
             _refuse_for_lesson(args)
             # read as `tfstudio lesson --seeds` reads them (distinct: a repeat measures nothing)
             return run_lesson(args.lesson, Path(args.out) if args.out else None, prog=PROG,
-                              seeds=lesson_seeds(args.seeds) if args.seeds else None,
+                              seeds=read_seeds(args.seeds) if args.seeds else None,
                               steps=args.steps, jobs=args.jobs, device=args.device,
                               precision=args.precision, print_only=args.print_commands)
         if args.report:

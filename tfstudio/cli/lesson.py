@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..experiments.seeds import read_seeds
 from . import values
 
 PROG = "tfstudio lesson"
@@ -37,23 +38,12 @@ def configure(parser) -> None:
     parser.add_argument("--out", type=values.path, help="folder for its runs and page (default lesson-NAME)")
 
 
-def _seeds(text: str) -> list[int]:
-    try:
-        seeds = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise ValueError(f"--seeds takes comma-separated whole numbers such as 1,2,3; got "
-                         f"'{text}'") from None
-    if not seeds or len(set(seeds)) != len(seeds):
-        raise ValueError(f"--seeds needs distinct seeds such as 1,2,3; got '{text}'")
-    return seeds
-
-
 def run(args) -> int:
     from ..experiments.lessons.budget import parse_budget
     try:
         # none given: each lesson's own seeds (a fixed default overrode the lessons whose
         # seeds were chosen for power, e.g. history's 4)
-        seeds = _seeds(args.seeds) if args.seeds else None
+        seeds = read_seeds(args.seeds) if args.seeds else None
         budget = parse_budget(args.budget)
     except ValueError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)

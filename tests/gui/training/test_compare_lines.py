@@ -1,14 +1,11 @@
-"""What the Compare view writes (gui/training/compare_lines.py, no Qt): the seeds it reads, a
-lesson's line, the verdict, the table's column names and the runs' names in Runs."""
+"""What the Compare view writes (gui/training/compare_lines.py, no Qt): a lesson's line, the verdict, the table's column names and the runs' names in Runs."""
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from tfstudio.gui.training.compare_job import RunEnd, Shown
 from tfstudio.gui.training.compare_lines import (done_line, finished_runs, lesson_html,
-                                                 seeds_of, stopped_runs, two_lines,
+                                                 stopped_runs, two_lines,
                                                  verdict_html)
 
 
@@ -16,14 +13,6 @@ def shown(summary: list[str], failures=(), page=Path("/c/report.html")) -> Shown
     return Shown(Path("/c"), "Lesson: norms", summary, ["variant", "val loss"],
                  [["pre", "1.2"], ["post", "1.5"]], {},
                  {"pre": [(1, Path("/c/pre-1")), (2, Path("/c/pre-2"))]}, page, list(failures))
-
-
-def test_seeds_are_distinct_whole_numbers_and_a_mistake_says_how_to_write_them():
-    assert seeds_of("1, 2,3,") == [1, 2, 3]
-    for text, why in (("1;2", "whole numbers separated by commas.*got '1;2'"),
-                      ("1,1", "distinct seeds"), (" ", "distinct seeds")):
-        with pytest.raises(ValueError, match=why):
-            seeds_of(text)
 
 
 def test_the_verdicts_word_is_large_its_tally_after_it_and_the_checks_a_list():

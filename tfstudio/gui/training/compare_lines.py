@@ -1,25 +1,12 @@
-"""What the Compare view writes, without Qt: the seeds it reads, a lesson's line above the form,
-the verdict (its word large, the checks under it), the table's two-line column names, the
-status line when the runs are done and the names the runs take in Runs. compare_view.py and
-compare_results.py show them."""
+"""What the Compare view writes, without Qt: a lesson's line above the form, the verdict (its
+word large, the checks under it), the table's two-line column names, the status line when the
+runs are done and the names the runs take in Runs. compare_view.py and compare_results.py show
+them."""
 from __future__ import annotations
 
 import html
 
 from .compare_job import RunEnd, Shown
-
-
-def seeds_of(text: str) -> list[int]:
-    """"1,2,3" as seeds; ValueError naming the problem and the fix."""
-    try:
-        read = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise ValueError(f"seeds are whole numbers separated by commas, such as 1,2,3; got "
-                         f"'{text}'") from None
-    if not read or len(set(read)) != len(read):
-        raise ValueError(f"give distinct seeds such as 1,2,3 (two or more give a spread); "
-                         f"got '{text}'")
-    return read
 
 
 def lesson_html(title: str, base: str, base_edits, varies, claim: str) -> str:

@@ -21,12 +21,13 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog
                                QGroupBox, QHBoxLayout, QLabel, QLineEdit, QProgressBar,
                                QPushButton, QSpinBox, QVBoxLayout, QWidget)
 
+from ...experiments.seeds import read_seeds
 from ...experiments.variants import SWITCHES, expand
 from ...graph import Graph
 from ...runs import TrainConfig
 from ..text import short_name
 from .compare_job import ComparisonJob, RunEnd, Shown, stopped_text
-from .compare_lines import done_line, finished_runs, lesson_html, seeds_of, stopped_runs
+from .compare_lines import done_line, finished_runs, lesson_html, stopped_runs
 from .compare_results import CompareResults
 from .setup_view import TOKENIZERS
 
@@ -253,7 +254,7 @@ class CompareView(QWidget):
     def _plan(self) -> tuple:
         """(label, base, varies, seeds, config, eval lengths, lesson) from the form, as the
         command line builds them; ValueError naming what to fix."""
-        seeds = seeds_of(self.seeds.text())
+        seeds = read_seeds(self.seeds.text(), "Seeds")
         name = self.lesson.currentData()
         if name:
             from ...experiments.lessons import prepare
