@@ -11,7 +11,7 @@ from PySide6.QtTest import QTest
 from tfstudio.graph import Edge, Graph, Node
 from tfstudio.gui import layer_switches as switches
 from tfstudio.graph.layout import GROUP_WIDTH
-from tfstudio.gui.node_item import PORT_R, scaled_font
+from tfstudio.gui.block_drawing import PORT_R, scaled_font
 from tfstudio.gui.zoom_rules import LEGIBLE_ZOOM, text_boost
 from tfstudio.presets import load_preset
 
@@ -271,7 +271,7 @@ def test_every_block_title_is_whole_on_the_canvas():
     longest, "Seq2seq decoder head", was drawn "Seq2seq decoder ..." at 70%."""
     from tfstudio.graph.layout import NODE_WIDTH
     from tfstudio.graph.schema import all_specs
-    from tfstudio.gui.node_item import PAD
+    from tfstudio.gui.block_drawing import PAD
 
     room = NODE_WIDTH - 2 * PAD - 20  # the family icon beside it
     smallest = QFontMetricsF(scaled_font(11, bold=True))

@@ -108,7 +108,7 @@ def test_port_tooltips_name_the_port_what_it_carries_and_its_shape(make_window):
 def test_every_block_title_fits_its_small_block_in_an_open_frame(make_window):
     """"Mixture of experts" was cut to "Mixture of expe…": the fitted size rounded up."""
     from PySide6.QtGui import QFontMetricsF
-    from tfstudio.gui.node_item import title_font_fitting
+    from tfstudio.gui.title_fit import title_font_fitting
     from tfstudio.graph import all_specs
     for boost in (1.0, 1.2):
         for spec in all_specs():

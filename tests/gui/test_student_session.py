@@ -13,7 +13,9 @@ from PySide6.QtWidgets import QApplication
 from tfstudio.graph import Edge
 from tfstudio.graph.switches import (activation_kind, attention_kind, norm_kind, placement,
                                      positional_scheme)
-from tfstudio.gui.node_item import HEADER_H, PAD, title_font_fitting
+from tfstudio.graph.layout import HEADER_H
+from tfstudio.gui.block_drawing import PAD
+from tfstudio.gui.title_fit import title_font_fitting
 from tfstudio.gui.palette import block_mime
 from tfstudio.presets import load_preset
 

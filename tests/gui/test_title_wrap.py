@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtGui import QFontMetricsF
 
-from tfstudio.gui.node_item import PAD
+from tfstudio.gui.block_drawing import PAD
 from tfstudio.gui.title_fit import fitted_title
 from tfstudio.presets import load_preset
 

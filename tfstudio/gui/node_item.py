@@ -15,21 +15,17 @@ from PySide6.QtGui import QBrush, QColor, QPainter, QPainterPath, QPainterPathSt
 from PySide6.QtWidgets import QGraphicsItem
 
 from ..graph import GROUP_INPUT, GROUP_OUTPUT, Graph, Node, get_spec
-from ..graph.layout import (HEADER_H, NODE_WIDTH, Frame, closed_size,  # noqa: F401 (HEADER_H)
-                            frame_wires, group_frame, port_y)
+from ..graph.layout import NODE_WIDTH, Frame, closed_size, frame_wires, group_frame, port_y
 from ..graph.model import group_boundary, parse_port_list
 from ..graph.schema import PortSpec
 from . import theme
 from .ablation_marks import ablated_tip, whole
-from .block_drawing import (ABLATED_OPACITY, PAD, PORT_R, _Mini,  # noqa: F401 (others import)
-                            routed_path, scaled_font)
+from .block_drawing import ABLATED_OPACITY, PAD, PORT_R, _Mini, routed_path
 from .drop_rules import nearest_block
 from .node_paint import NodePainting, TelemetryBand
 from .param_count import shown_count
 from .problem_marks import worst
 from .summaries import node_summary, node_tooltip, port_tooltip
-from .title_fit import fitted_title, title_font_fitting  # noqa: F401 (tests import it here)
-from .zoom_rules import text_boost  # noqa: F401 (gui/training/strip.py imports it here)
 
 
 class PortItem(QGraphicsItem):

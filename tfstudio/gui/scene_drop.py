@@ -15,7 +15,8 @@ from ..graph.layout import clear_spot
 from .canvas_units import to_graph
 from .drop_rules import (DropTarget, added_line, fill_new_group, new_block, splices,
                          spot_inside)
-from .node_item import HEADER_H, NodeItem
+from ..graph.layout import HEADER_H
+from .node_item import NodeItem
 from .scene_wiring import LooseWire
 from .wire_item import WireItem
 from .wire_rules import no_port_line

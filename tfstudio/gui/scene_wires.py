@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from ..graph import Edge
 from ..graph.layout import ABOVE, place_labels, route_lanes, wire_route
-from .node_item import HEADER_H, PORT_R
+from ..graph.layout import HEADER_H
+from .block_drawing import PORT_R
 from .wire_item import WireItem
 
 

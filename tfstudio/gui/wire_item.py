@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QGraphicsItem
 from ..graph import Edge
 from ..graph.layout import ABOVE, bezier_points, label_box
 from . import theme
-from .node_item import routed_path, scaled_font
+from .block_drawing import routed_path, scaled_font
 from .zoom_rules import text_boost, wire_label_pixels
 
 LABEL_FONT = QFont()

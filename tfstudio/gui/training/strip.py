@@ -19,7 +19,8 @@ from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
 from ...graph import GROUP_INPUT, GROUP_OUTPUT
 from .. import theme
-from ..node_item import scaled_font, text_boost
+from ..block_drawing import scaled_font
+from ..zoom_rules import text_boost
 from .colours import ramp_colour
 from .telemetry import Shown, legend_lines, shown_values
 
