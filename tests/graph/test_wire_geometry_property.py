@@ -406,3 +406,18 @@ def test_the_checkers_find_a_wire_through_a_block_and_a_label_over_a_wire_whiche
     assert labels_on_wires(Drawing(ends, runs, over_the_leg)) == [(wire, other)]
     assert labels_on_wires(Drawing(ends, runs, over_the_run)) == [(other, wire)]
     assert labels_on_wires(Drawing(ends, runs, clear)) == []
+
+
+def test_a_wire_with_no_room_for_a_lanes_gap_still_keeps_off_the_other_wires_run():
+    """A property run's case: three norms added and one dragged below the layer, then grouped.
+    Inside the layer, the wire from the new group into add_ffn must pass norm_ffn's wire's leg in
+    a narrow pass between blocks, where no way keeps LANE_GAP; it ran along that wire's run
+    (y=426) instead of beside it."""
+    steps = [("add", "norm", 0, 0, 1)] * 3 + [("drag", 192, 1, "below", 48.0, 41.0, 1),
+                                              ("group", 65, 1)]
+    doc = Document(_TINY_GPT.clone())
+    for step in steps:
+        _apply(doc, step)
+    drawing = draw_level(graph_at(doc.root, ("layers",)))
+    assert shared_runs(drawing) == []
+    _check(steps)

@@ -777,6 +777,7 @@ def _inside(p: Position, r: Rect, pad: float) -> bool:
 # ``at`` from x to x, axis 1 a vertical leg at x ``at`` from y to y
 Lane = tuple[int, float, float, float]
 LANE_GAP = 20.0   # between parallel runs: a shape label (about 14 high) fits between them
+BESIDE_GAP = 6.0  # the least: two runs the eye still tells apart (where LANE_GAP leaves no way)
 # how far out of its port a routed wire turns, nearest first (at the canvas's clearance of
 # 12; scaled with the clearance, so half inside a frame)
 LEADS = (24.0, 48.0, 72.0)
@@ -823,8 +824,10 @@ def wire_route(start: Position, end: Position, obstacles: Iterable[Rect],
                 continue
             return route
     # no single channel: find the way around (a block between the ends' rows, say), off the
-    # other wires' runs if it can be
+    # other wires' runs if it can be: LANE_GAP off, else at least beside them (a narrow pass
+    # between blocks may hold another wire's leg), else anyhow
     return (_maze_route(start, end, walls, clearance, leads[0], lanes)
+            or _maze_route(start, end, walls, clearance, leads[0], lanes, gap=BESIDE_GAP)
             or _maze_route(start, end, walls, clearance, leads[0]) or first)
 
 
@@ -855,23 +858,24 @@ def route_lanes(route: list[Position] | None, start: Position | None = None,
 
 
 def _maze_route(start: Position, end: Position, blocks: list[Rect], clearance: float,
-                lead: float, lanes: Iterable[Lane] = ()) -> list[Position] | None:
+                lead: float, lanes: Iterable[Lane] = (), gap: float = LANE_GAP
+                ) -> list[Position] | None:
     """The shortest orthogonal way from ``start`` to ``end`` around ``blocks`` (bends cost
-    extra), along lines ``clearance`` off the blocks' edges and LANE_GAP off other wires'
+    extra), along lines ``clearance`` off the blocks' edges and ``gap`` off other wires'
     runs (``lanes``, never run along, crossing them is fine): Dijkstra on the grid those
     lines make. None when there is none."""
     lanes = list(lanes)
     a, b = (start[0] + lead, start[1]), (end[0] - lead, end[1])
     xs = sorted({a[0], b[0], *(v for r in blocks for v in (r[0] - clearance,
                                                            r[0] + r[2] + clearance)),
-                 *(lane[1] + s * LANE_GAP for lane in lanes if lane[0] == 1 for s in (-1, 1))})
+                 *(lane[1] + s * gap for lane in lanes if lane[0] == 1 for s in (-1, 1))})
     ys = sorted({a[1], b[1], *(v for r in blocks for v in (r[1] - clearance,
                                                            r[1] + r[3] + clearance)),
-                 *(lane[1] + s * LANE_GAP for lane in lanes if lane[0] == 0 for s in (-1, 1))})
+                 *(lane[1] + s * gap for lane in lanes if lane[0] == 0 for s in (-1, 1))})
     pad = clearance / 2
     # each block's inside, ``pad`` in from its edges (as _crosses reads it), and the lanes
     # of each axis; a step runs along one grid line, so what it can meet is found once per
-    # line (the blocks the line passes through, the lanes closer than LANE_GAP to it), and
+    # line (the blocks the line passes through, the lanes closer than ``gap`` to it), and
     # each step is checked once, from whichever end it is taken
     insides = [(r[0] + pad, r[0] + r[2] - pad, r[1] + pad, r[1] + r[3] - pad) for r in blocks]
     lanes_of = ([lane for lane in lanes if lane[0] == 0], [lane for lane in lanes if lane[0] == 1])
@@ -886,7 +890,7 @@ def _maze_route(start: Position, end: Position, blocks: list[Rect], clearance: f
             spans = [(left, right) if axis == 0 else (top, bottom)
                      for left, right, top, bottom in insides
                      if (top < at < bottom if axis == 0 else left < at < right)]
-            beside = [lane for lane in lanes_of[axis] if abs(lane[1] - at) < LANE_GAP - 0.5]
+            beside = [lane for lane in lanes_of[axis] if abs(lane[1] - at) < gap - 0.5]
             on_line[axis, k] = spans, beside
         return on_line[axis, k]
 
