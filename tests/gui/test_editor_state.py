@@ -179,3 +179,18 @@ def test_open_group_opens_a_top_level_group_and_refuses_anything_else_naming_the
     flat = load_preset("tiny-lstm")
     assert not any(n.is_group for n in flat)
     assert open_group_refusal(flat, "layers").endswith("groups here: none")
+
+
+def test_a_chevron_closes_its_group_by_path_and_a_second_click_opens_it():
+    from tfstudio.gui.editor_state import group_is_open, toggled_group
+    closed = set()
+    assert group_is_open(closed, (), "layers")
+    closed = toggled_group(closed, (), "layers")
+    assert not group_is_open(closed, (), "layers")
+    assert group_is_open(closed, ("encoder",), "layers")   # the same id elsewhere stays open
+    assert group_is_open(closed, (), "decoder")
+    closed = toggled_group(closed, ("encoder",), "layers")
+    assert not group_is_open(closed, ("encoder",), "layers")
+    closed = toggled_group(closed, (), "layers")
+    assert group_is_open(closed, (), "layers") and not group_is_open(closed, ("encoder",), "layers")
+

@@ -174,3 +174,16 @@ def counts_text(report) -> str:
     parts = [text for text in (model_count(report),) if text]
     parts.append(counts_words(report.errors, report.warnings))
     return "  ·  ".join(parts)
+
+
+def group_is_open(closed: set[tuple[str, ...]], path: tuple[str, ...], group_id: str) -> bool:
+    """A group's frame is open unless the group, by its full path, was closed: the same id at
+    another level (a copy's inside, another group) is another group."""
+    return path + (group_id,) not in closed
+
+
+def toggled_group(closed: set[tuple[str, ...]], path: tuple[str, ...],
+                  group_id: str) -> set[tuple[str, ...]]:
+    """The closed groups after the chevron of ``group_id`` at ``path`` is clicked: closed if it
+    was open, open if it was closed, every other group as it was (a view setting, no edit)."""
+    return closed ^ {path + (group_id,)}

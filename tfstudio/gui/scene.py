@@ -18,7 +18,7 @@ from ..graph.layout import Lane
 from .ablation_marks import Marks, marks_at
 from .canvas_units import to_graph, to_scene
 from .delete_rules import deletion
-from .editor_state import deepest_path, inspected_blocks
+from .editor_state import deepest_path, group_is_open, inspected_blocks, toggled_group
 from .graph_report import GraphReport
 from .node_item import NodeItem
 from .problem_marks import worst_by_inner_block
@@ -113,7 +113,8 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
             self.node_items[nid].setSelected(True)
 
     def _add_node_item(self, node: Node) -> NodeItem:
-        item = NodeItem(node, self.graph, is_open=self._path + (node.id,) not in self.closed_groups)
+        item = NodeItem(node, self.graph,
+                        is_open=group_is_open(self.closed_groups, self._path, node.id))
         item.setPos(to_scene(node.pos))
         self.addItem(item)
         self.node_items[node.id] = item
@@ -126,9 +127,8 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
         item = self.node_items.get(node_id)
         if item is None or not item.node.is_group:
             return
-        key = self._path + (node_id,)
-        self.closed_groups.symmetric_difference_update({key})
-        item.set_open(key not in self.closed_groups, self.graph)
+        self.closed_groups = toggled_group(self.closed_groups, self._path, node_id)
+        item.set_open(group_is_open(self.closed_groups, self._path, node_id), self.graph)
         self._obstacles.pop(node_id, None)
         self.apply_report(self.session.report)
         self._place_all_wires()

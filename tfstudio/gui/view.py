@@ -14,6 +14,7 @@ from PySide6.QtGui import QKeyEvent, QMouseEvent, QPainter, QPen, QWheelEvent
 from PySide6.QtWidgets import QGraphicsView, QMenu, QPushButton
 
 from . import theme
+from .canvas_grid import grid_lines, shows_grid
 from .edge_markers import EdgeMarkers
 from .node_item import NodeItem
 from .out_of_view import focus_rect
@@ -216,22 +217,16 @@ class GraphView(QGraphicsView):
     def drawBackground(self, painter: QPainter, rect: QRectF) -> None:
         t = theme.current()
         painter.fillRect(rect, t.color("canvas"))
-        if self.zoom < 0.3:
+        if not shows_grid(self.zoom):
             return
-        left = int(rect.left() // GRID) * GRID
-        top = int(rect.top() // GRID) * GRID
         minor = QPen(t.color("grid_minor"), 0)
         major = QPen(t.color("grid_major"), 0)
-        x = left
-        while x < rect.right():
-            painter.setPen(major if round(x / GRID) % 5 == 0 else minor)
+        for x, is_major in grid_lines(rect.left(), rect.right(), GRID):
+            painter.setPen(major if is_major else minor)
             painter.drawLine(QPointF(x, rect.top()), QPointF(x, rect.bottom()))
-            x += GRID
-        y = top
-        while y < rect.bottom():
-            painter.setPen(major if round(y / GRID) % 5 == 0 else minor)
+        for y, is_major in grid_lines(rect.top(), rect.bottom(), GRID):
+            painter.setPen(major if is_major else minor)
             painter.drawLine(QPointF(rect.left(), y), QPointF(rect.right(), y))
-            y += GRID
 
     # ------------------------------------------------------------------ pan
     def mousePressEvent(self, event: QMouseEvent) -> None:
