@@ -194,3 +194,11 @@ def test_a_chevron_closes_its_group_by_path_and_a_second_click_opens_it():
     closed = toggled_group(closed, (), "layers")
     assert group_is_open(closed, (), "layers") and not group_is_open(closed, ("encoder",), "layers")
 
+
+
+def test_a_right_click_selects_nothing_on_the_canvas_only_an_unselected_block_or_keeps_all():
+    from tfstudio.gui.editor_state import context_selection
+    assert context_selection(True, None, False) == []              # the empty canvas
+    assert context_selection(False, "head", False) == ["head"]     # a block not selected
+    assert context_selection(False, "embed", True) is None         # one of the selection: kept
+    assert context_selection(False, None, False) is None           # a wire: kept

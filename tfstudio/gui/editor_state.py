@@ -187,3 +187,15 @@ def toggled_group(closed: set[tuple[str, ...]], path: tuple[str, ...],
     """The closed groups after the chevron of ``group_id`` at ``path`` is clicked: closed if it
     was open, open if it was closed, every other group as it was (a view setting, no edit)."""
     return closed ^ {path + (group_id,)}
+
+
+def context_selection(on_empty: bool, block: str | None,
+                      block_selected: bool) -> list[str] | None:
+    """What a right-click selects before its menu opens: nothing on the empty canvas (the menu
+    is about the level), only the block under it when that block was not selected, and the
+    selection as it is (None) on a selected block or another item, so the menu acts on all."""
+    if on_empty:
+        return []
+    if block is not None and not block_selected:
+        return [block]
+    return None

@@ -26,6 +26,7 @@ from .scene_drop import BlockDropping
 from .scene_wiring import WireDragging, _WireDrag
 from .scene_wires import WirePlacement
 from .session import EditorSession
+from .summaries import wire_label
 from .text import shape_label
 from .wire_item import WireItem
 
@@ -210,8 +211,7 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
             item.set_feedback(mine, inner, report.node_params(self._path, nid),
                               worst_by_inner_block(inner, self._path + (nid,)), report.errors)
         for edge, wire in self.wire_items.items():
-            shape = report.shapes.edge_shape(edge, self._path)
-            wire.set_label(shape_label(shape) if shape else "")
+            wire.set_label(wire_label(report.shapes, edge, self._path))
         for nid, item in self.node_items.items():
             ins = report.shapes.input_shapes(nid, self._path)
             outs = report.shapes.output_shapes(nid, self._path)

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QGraphicsView, QMenu, QPushButton
 from . import theme
 from .canvas_grid import grid_lines, shows_grid
 from .edge_markers import EdgeMarkers
+from .editor_state import context_selection
 from .node_item import NodeItem
 from .out_of_view import focus_rect
 from .scene import GRID, GraphScene
@@ -295,12 +296,14 @@ class GraphView(QGraphicsView):
         return self.mapToScene(local)
 
     def contextMenuEvent(self, event) -> None:
-        if self.itemAt(event.pos()) is None:
+        item = self.itemAt(event.pos())
+        block = item if isinstance(item, NodeItem) else None
+        chosen = context_selection(item is None, block.node.id if block else None,
+                                   bool(block and block.isSelected()))
+        if chosen == []:
             self.graph_scene().clearSelection()
-        elif isinstance(self.itemAt(event.pos()), NodeItem):
-            item = self.itemAt(event.pos())
-            if not item.isSelected():
-                self.graph_scene().select_nodes([item.node.id])
+        elif chosen:
+            self.graph_scene().select_nodes(chosen)
         if self.context_actions:
             self.context_menu_opening.emit()
             menu = QMenu(self)
