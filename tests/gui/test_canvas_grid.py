@@ -1,6 +1,6 @@
 """The canvas's grid (gui/canvas_grid.py), without a QApplication: when it shows, where its
 lines fall and which are major."""
-from tfstudio.gui.canvas_grid import MAJOR_EVERY, grid_lines, shows_grid
+from tfstudio.gui.canvas_grid import MAJOR_EVERY, grid_lines, on_grid, shows_grid, snaps
 
 
 def test_the_grid_shows_from_thirty_percent_and_not_below():
@@ -28,3 +28,16 @@ def test_a_line_a_little_short_of_a_multiple_of_five_steps_is_still_major():
     lines = grid_lines(0.0, 7.6, 0.3)
     assert lines[10][0] < 3.0 and lines[10][1]
     assert [round(at, 6) for at, major in lines if major] == [0.0, 1.5, 3.0, 4.5, 6.0, 7.5]
+
+
+def test_a_block_goes_on_the_grid_while_dragged_or_where_a_move_lands_not_from_a_file():
+    assert snaps(True, dragging=True)
+    assert snaps(True, dragging=False, force=True)      # where a Move command puts it
+    assert not snaps(True, dragging=False)              # read from a file: kept exact
+    assert not snaps(False, dragging=True, force=True)  # snapping off: never
+
+
+def test_a_point_goes_to_the_nearest_grid_point_either_way_and_below_zero():
+    assert on_grid(29.0, 31.0, 20.0) == (20.0, 40.0)
+    assert on_grid(-29.0, -31.0, 20.0) == (-20.0, -40.0)
+    assert on_grid(47.0, 53.0, 10.0) == (50.0, 50.0)

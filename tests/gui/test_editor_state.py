@@ -202,3 +202,13 @@ def test_a_right_click_selects_nothing_on_the_canvas_only_an_unselected_block_or
     assert context_selection(False, "head", False) == ["head"]     # a block not selected
     assert context_selection(False, "embed", True) is None         # one of the selection: kept
     assert context_selection(False, None, False) is None           # a wire: kept
+
+
+def test_a_click_on_a_small_block_selects_it_elsewhere_clears_and_a_modifier_leaves_it():
+    from tfstudio.gui.editor_state import inner_click
+    assert inner_click(False, "attn", None) == ("select", "attn")
+    assert inner_click(False, "ffn", "attn") == ("select", "ffn")
+    assert inner_click(False, None, "attn") == ("clear", None)     # the frame, not a block
+    assert inner_click(False, None, None) is None                   # nothing to clear
+    assert inner_click(True, "attn", None) is None                  # Shift/Ctrl: the selection's
+    assert inner_click(True, None, "attn") is None

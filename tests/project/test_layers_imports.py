@@ -105,7 +105,7 @@ QT_FREE_GUI += ("tfstudio.gui.training.compare_lines",)
 QT_FREE_GUI += ("tfstudio.gui.training.redraw_pace",)
 QT_FREE_GUI += ("tfstudio.gui.training.history",)
 QT_FREE_GUI += ("tfstudio.gui.canvas_grid", "tfstudio.gui.ink")
-QT_FREE_GUI += ("tfstudio.gui.palette_rows",)
+QT_FREE_GUI += ("tfstudio.gui.palette_rows", "tfstudio.gui.move_rules")
 
 
 @pytest.mark.parametrize("module", QT_FREE_GUI)

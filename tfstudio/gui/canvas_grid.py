@@ -19,3 +19,14 @@ def grid_lines(low: float, high: float, step: float) -> list[tuple[float, bool]]
         lines.append((at, round(at / step) % MAJOR_EVERY == 0))
         at += step
     return lines
+
+
+def snaps(snap_on: bool, dragging: bool, force: bool = False) -> bool:
+    """Whether a block's position goes on the grid: with snapping on, while the user drags it
+    or where a move lands (``force``); positions read from a file are kept exact."""
+    return snap_on and (dragging or force)
+
+
+def on_grid(x: float, y: float, step: float) -> tuple[float, float]:
+    """The grid point nearest (x, y)."""
+    return round(x / step) * step, round(y / step) * step

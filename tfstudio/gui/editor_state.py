@@ -199,3 +199,17 @@ def context_selection(on_empty: bool, block: str | None,
     if block is not None and not block_selected:
         return [block]
     return None
+
+
+def inner_click(modified: bool, inner: str | None,
+                inner_selected: str | None) -> tuple[str, str | None] | None:
+    """What a plain left click on a block does to the selection inside open frames: on a small
+    block, ("select", its id) (it looks editable, so one click edits it); elsewhere, with a
+    small block selected, ("clear", None); with Shift or Ctrl held, or nothing to clear, None."""
+    if modified:
+        return None
+    if inner is not None:
+        return ("select", inner)
+    if inner_selected is not None:
+        return ("clear", None)
+    return None

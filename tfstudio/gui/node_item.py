@@ -22,6 +22,7 @@ from . import theme
 from .ablation_marks import ablated_tip, whole
 from .block_drawing import ABLATED_OPACITY, PAD, PORT_R, _Mini, routed_path
 from .drop_rules import nearest_block
+from .editor_state import inner_click
 from .node_paint import NodePainting, TelemetryBand
 from .param_count import shown_count
 from .problem_marks import worst
@@ -265,12 +266,13 @@ class NodeItem(NodePainting, QGraphicsItem):
             return
         super().mousePressEvent(event)
         scene = self.scene()
-        if scene is None or event.button() != Qt.LeftButton or event.modifiers():
+        if scene is None or event.button() != Qt.LeftButton:
             return
-        inner = self.mini_at(event.pos())
-        if inner is not None:  # one click edits the block inside, as it looks editable
-            scene.select_inner(self.node.id, inner)
-        elif scene.inner_selected is not None:
+        chosen = inner_click(bool(event.modifiers()), self.mini_at(event.pos()),
+                             scene.inner_selected)
+        if chosen is not None and chosen[0] == "select":
+            scene.select_inner(self.node.id, chosen[1])
+        elif chosen is not None:
             scene.clear_inner()
 
     def count_text(self, short: bool = False) -> str:

@@ -17,9 +17,11 @@ from ..graph.edit_rules import move_edit
 from ..graph.layout import Lane
 from .ablation_marks import Marks, marks_at
 from .canvas_units import to_graph, to_scene
+from .canvas_grid import on_grid, snaps
 from .delete_rules import deletion
 from .editor_state import deepest_path, group_is_open, inspected_blocks, toggled_group
 from .graph_report import GraphReport
+from .move_rules import moved_blocks
 from .node_item import NodeItem
 from .problem_marks import worst_by_inner_block
 from .scene_drop import BlockDropping
@@ -317,9 +319,9 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
     # ------------------------------------------------------------------ moving
     def snapped(self, point: QPointF, force: bool = False) -> QPointF:
         """``point`` on the grid while the user drags (positions from files are kept exact)."""
-        if not self.snap_to_grid or not (force or self.mouseGrabberItem() is not None):
+        if not snaps(self.snap_to_grid, self.mouseGrabberItem() is not None, force):
             return point
-        return QPointF(round(point.x() / GRID) * GRID, round(point.y() / GRID) * GRID)
+        return QPointF(*on_grid(point.x(), point.y(), GRID))
 
     def node_item_moved(self, item: NodeItem) -> None:
         self._obstacles.pop(item.node.id, None)
@@ -328,10 +330,10 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
     def commit_moves(self) -> bool:
         """Turn dragged item positions into one Move command (called on mouse release)."""
         graph = self.graph
-        moved = {}
-        for nid, item in self.node_items.items():
-            if nid in graph and (item.pos() - to_scene(graph.node(nid).pos)).manhattanLength() > 0.5:
-                moved[nid] = to_graph(item.pos())
+        drawn = {nid: (item.pos().x(), item.pos().y()) for nid, item in self.node_items.items()}
+        placed = {nid: (at.x(), at.y()) for nid in drawn if nid in graph
+                  for at in (to_scene(graph.node(nid).pos),)}
+        moved = {nid: to_graph(self.node_items[nid].pos()) for nid in moved_blocks(drawn, placed)}
         if not moved:
             return False
         ruled = move_edit(graph, self._path, moved,  # clear of the others: never on top
