@@ -212,3 +212,10 @@ def test_a_click_on_a_small_block_selects_it_elsewhere_clears_and_a_modifier_lea
     assert inner_click(False, None, None) is None                   # nothing to clear
     assert inner_click(True, "attn", None) is None                  # Shift/Ctrl: the selection's
     assert inner_click(True, None, "attn") is None
+
+
+def test_a_double_click_enters_a_group_with_the_small_block_under_it_selected():
+    from tfstudio.gui.editor_state import double_click_enters
+    assert double_click_enters(True, "attn") == ("attn",)
+    assert double_click_enters(True, None) == ()            # on the header: entered, none
+    assert double_click_enters(False, None) is None          # a plain block is not entered

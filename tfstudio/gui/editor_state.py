@@ -213,3 +213,11 @@ def inner_click(modified: bool, inner: str | None,
     if inner_selected is not None:
         return ("clear", None)
     return None
+
+
+def double_click_enters(is_group: bool, inner: str | None) -> tuple[str, ...] | None:
+    """A double-click on a block: a group is entered, with the small block double-clicked (if
+    any) selected inside, as the ids to select; any other block is not entered (None)."""
+    if not is_group:
+        return None
+    return (inner,) if inner is not None else ()

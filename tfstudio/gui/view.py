@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from typing import Callable
 
-from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QMouseEvent, QPainter, QPen, QWheelEvent
 from PySide6.QtWidgets import QGraphicsView, QMenu, QPushButton
 
 from . import theme
+from .canvas_gestures import cursor_after_pan, landing_point, starts_pan
 from .canvas_grid import grid_lines, shows_grid
 from .edge_markers import EdgeMarkers
 from .editor_state import context_selection
@@ -25,6 +26,7 @@ from .zoom_rules import (LEGIBLE_ZOOM, clamped, fit_centre, fit_zoom, shown_part
                          stepped, wheel_steps)
 
 BLOCK_MIME = "application/x-tfstudio-block"
+_CURSORS = {"open_hand": Qt.OpenHandCursor, "arrow": Qt.ArrowCursor}
 
 
 class GraphView(QGraphicsView):
@@ -231,8 +233,8 @@ class GraphView(QGraphicsView):
 
     # ------------------------------------------------------------------ pan
     def mousePressEvent(self, event: QMouseEvent) -> None:
-        if event.button() == Qt.MiddleButton or (self._space_down
-                                                 and event.button() == Qt.LeftButton):
+        if starts_pan(event.button() == Qt.MiddleButton, event.button() == Qt.LeftButton,
+                      self._space_down):
             self._pan_from = event.position()
             self.keeps_fit = False  # the user chose what to look at
             self.viewport().setCursor(Qt.ClosedHandCursor)
@@ -253,7 +255,7 @@ class GraphView(QGraphicsView):
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
         if self._pan_from is not None and event.button() in (Qt.MiddleButton, Qt.LeftButton):
             self._pan_from = None
-            self.viewport().setCursor(Qt.OpenHandCursor if self._space_down else Qt.ArrowCursor)
+            self.viewport().setCursor(_CURSORS[cursor_after_pan(self._space_down)])
             event.accept()
             return
         super().mouseReleaseEvent(event)
@@ -291,9 +293,9 @@ class GraphView(QGraphicsView):
 
     def cursor_scene_pos(self) -> QPointF:
         local = self.viewport().mapFromGlobal(self.cursor().pos())
-        if not self.viewport().rect().contains(local):
-            local = self.viewport().rect().center()
-        return self.mapToScene(local)
+        size = self.viewport().rect().size()
+        return self.mapToScene(QPoint(*landing_point((local.x(), local.y()),
+                                                     (size.width(), size.height()))))
 
     def contextMenuEvent(self, event) -> None:
         item = self.itemAt(event.pos())
