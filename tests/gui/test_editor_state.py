@@ -219,3 +219,17 @@ def test_a_double_click_enters_a_group_with_the_small_block_under_it_selected():
     assert double_click_enters(True, "attn") == ("attn",)
     assert double_click_enters(True, None) == ()            # on the header: entered, none
     assert double_click_enters(False, None) is None          # a plain block is not entered
+
+
+def test_an_edit_reaches_the_canvas_at_its_level_through_a_group_or_from_above_only():
+    from tfstudio.gui.editor_state import event_reach
+    assert event_reach((), ()) == ("here", None)
+    assert event_reach(("layers",), ()) == ("inside", "layers")
+    assert event_reach(("layers", "moe"), ()) == ("inside", "layers")       # however deep
+    assert event_reach(("layers", "moe"), ("layers",)) == ("inside", "moe")
+    assert event_reach(("layers",), ("layers",)) == ("here", None)
+    assert event_reach((), ("layers", "moe")) == ("above", None)
+    assert event_reach(("layers",), ("layers", "moe")) == ("above", None)
+    assert event_reach(("decoder",), ("encoder",)) is None                 # another group
+    assert event_reach(("encoder", "attn"), ("encoder", "ffn")) is None
+    assert event_reach(("decoder", "attn"), ("encoder",)) is None          # deeper, elsewhere

@@ -221,3 +221,19 @@ def double_click_enters(is_group: bool, inner: str | None) -> tuple[str, ...] | 
     if not is_group:
         return None
     return (inner,) if inner is not None else ()
+
+
+def event_reach(event_path: tuple[str, ...],
+                shown: tuple[str, ...]) -> tuple[str, str | None] | None:
+    """How an edit at ``event_path`` reaches the canvas showing ``shown``: ("here", None) at
+    that level; ("inside", group id) inside one of its groups, however deep (that group's box
+    or frame is redrawn); ("above", None) at a level above it (the level shown may be swapped
+    or gone); None elsewhere (another group's inside: nothing shown changes)."""
+    depth = len(shown)
+    if event_path == shown:
+        return ("here", None)
+    if len(event_path) > depth and event_path[:depth] == shown:
+        return ("inside", event_path[depth])
+    if event_path == shown[:len(event_path)]:
+        return ("above", None)
+    return None

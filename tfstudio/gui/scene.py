@@ -19,7 +19,8 @@ from .ablation_marks import Marks, marks_at
 from .canvas_units import to_graph, to_scene
 from .canvas_grid import on_grid, snaps
 from .delete_rules import deletion
-from .editor_state import deepest_path, group_is_open, inspected_blocks, toggled_group
+from .editor_state import (deepest_path, event_reach, group_is_open, inspected_blocks,
+                           toggled_group)
 from .graph_report import GraphReport
 from .move_rules import moved_blocks
 from .node_item import NodeItem
@@ -139,17 +140,19 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
 
     # ------------------------------------------------------------------ document events
     def _on_event(self, ev: GraphEvent) -> None:
-        depth = len(self._path)
-        if ev.path == self._path:
+        reach = event_reach(ev.path, self._path)
+        if reach is None:
+            return
+        where, gid = reach
+        if where == "here":
             self._apply_event(ev)
-        elif len(ev.path) > depth and ev.path[:depth] == self._path:
+        elif where == "inside":
             # an edit inside one of our groups: its ports and summary may have changed
-            gid = ev.path[depth]
             if gid in self.node_items:
                 self.node_items[gid].refresh(self.graph)
                 self._obstacles.pop(gid, None)
                 self._place_all_wires()  # an open frame may have grown into other wires
-        elif ev.path == self._path[:len(ev.path)]:
+        else:
             # an ancestor changed: our graph may have been swapped out or removed
             path = deepest_path(self.session.document, self._path)
             if ev.kind is GraphChange.GRAPH_REPLACED or path != self._path:
