@@ -164,3 +164,30 @@ def test_the_shortcut_list_names_the_workspaces_and_stays_the_same_after_an_edit
     box = w.show_shortcuts()
     assert dict(shortcut_rows(w.actions, w)) == rows          # the list does not
     assert "Undo Change" not in box.text() and "Ctrl+1" in box.text()
+
+
+def test_a_right_click_selects_as_editor_state_context_selection_says(make_window):
+    """The adapter of context_selection: real context-menu events on the canvas (the menu
+    itself left out: no actions)."""
+    from PySide6.QtCore import QPoint, QPointF
+    from PySide6.QtGui import QContextMenuEvent
+    from PySide6.QtWidgets import QApplication
+
+    w = make_window(load_preset("tiny-gpt"))
+    view, scene = w.view, w.scene
+    view.context_actions = []
+
+    def right_click(at: QPoint) -> list[str]:
+        QApplication.sendEvent(view.viewport(), QContextMenuEvent(QContextMenuEvent.Mouse, at))
+        return sorted(scene.selected_node_ids())
+
+    def on(node_id: str) -> QPoint:
+        item = scene.node_items[node_id]
+        return view.mapFromScene(item.mapToScene(item.body_rect().center()))
+    scene.select_nodes(["embed", "pos"])
+    assert right_click(on("embed")) == ["embed", "pos"]       # a selected block: kept
+    assert right_click(on("head")) == ["head"]                # another block: only it
+    view.centerOn(scene.itemsBoundingRect().bottomRight())
+    empty = view.mapFromScene(scene.itemsBoundingRect().bottomRight() + QPointF(60, 60))
+    assert view.itemAt(empty) is None
+    assert right_click(empty) == []                           # the empty canvas: nothing

@@ -179,3 +179,57 @@ def test_open_group_opens_a_top_level_group_and_refuses_anything_else_naming_the
     flat = load_preset("tiny-lstm")
     assert not any(n.is_group for n in flat)
     assert open_group_refusal(flat, "layers").endswith("groups here: none")
+
+
+def test_a_chevron_closes_its_group_by_path_and_a_second_click_opens_it():
+    from tfstudio.gui.editor_state import group_is_open, toggled_group
+    closed = set()
+    assert group_is_open(closed, (), "layers")
+    closed = toggled_group(closed, (), "layers")
+    assert not group_is_open(closed, (), "layers")
+    assert group_is_open(closed, ("encoder",), "layers")   # the same id elsewhere stays open
+    assert group_is_open(closed, (), "decoder")
+    closed = toggled_group(closed, ("encoder",), "layers")
+    assert not group_is_open(closed, ("encoder",), "layers")
+    closed = toggled_group(closed, (), "layers")
+    assert group_is_open(closed, (), "layers") and not group_is_open(closed, ("encoder",), "layers")
+
+
+
+def test_a_right_click_selects_nothing_on_the_canvas_only_an_unselected_block_or_keeps_all():
+    from tfstudio.gui.editor_state import context_selection
+    assert context_selection(True, None, False) == []              # the empty canvas
+    assert context_selection(False, "head", False) == ["head"]     # a block not selected
+    assert context_selection(False, "embed", True) is None         # one of the selection: kept
+    assert context_selection(False, None, False) is None           # a wire: kept
+
+
+def test_a_click_on_a_small_block_selects_it_elsewhere_clears_and_a_modifier_leaves_it():
+    from tfstudio.gui.editor_state import inner_click
+    assert inner_click(False, "attn", None) == ("select", "attn")
+    assert inner_click(False, "ffn", "attn") == ("select", "ffn")
+    assert inner_click(False, None, "attn") == ("clear", None)     # the frame, not a block
+    assert inner_click(False, None, None) is None                   # nothing to clear
+    assert inner_click(True, "attn", None) is None                  # Shift/Ctrl: the selection's
+    assert inner_click(True, None, "attn") is None
+
+
+def test_a_double_click_enters_a_group_with_the_small_block_under_it_selected():
+    from tfstudio.gui.editor_state import double_click_enters
+    assert double_click_enters(True, "attn") == ("attn",)
+    assert double_click_enters(True, None) == ()            # on the header: entered, none
+    assert double_click_enters(False, None) is None          # a plain block is not entered
+
+
+def test_an_edit_reaches_the_canvas_at_its_level_through_a_group_or_from_above_only():
+    from tfstudio.gui.editor_state import event_reach
+    assert event_reach((), ()) == ("here", None)
+    assert event_reach(("layers",), ()) == ("inside", "layers")
+    assert event_reach(("layers", "moe"), ()) == ("inside", "layers")       # however deep
+    assert event_reach(("layers", "moe"), ("layers",)) == ("inside", "moe")
+    assert event_reach(("layers",), ("layers",)) == ("here", None)
+    assert event_reach((), ("layers", "moe")) == ("above", None)
+    assert event_reach(("layers",), ("layers", "moe")) == ("above", None)
+    assert event_reach(("decoder",), ("encoder",)) is None                 # another group
+    assert event_reach(("encoder", "attn"), ("encoder", "ffn")) is None
+    assert event_reach(("decoder", "attn"), ("encoder",)) is None          # deeper, elsewhere

@@ -51,16 +51,6 @@ def test_heads_that_do_not_divide_d_model_show_on_the_block_and_in_the_problems(
     assert w.problems.diagnostics() == []
 
 
-def test_shapes_are_written_on_every_wire(make_window):
-    w = make_window(load_preset("tiny-llama"))
-    labels = {e: wire.label for e, wire in w.scene.wire_items.items()}
-    assert labels[Edge("tokens", "ids", "embed", "ids")] == "B×T"
-    assert labels[Edge("embed", "y", "layers", "x")] == "B×T×64"
-    assert labels[Edge("final_norm", "y", "head", "x")] == "B×T×64"
-    w.scene.enter_group("layers")
-    assert all(wire.label == "B×T×64" for wire in w.scene.wire_items.values())
-
-
 def test_cost_panel_matches_the_published_gpt2_small_count(make_window):
     w = make_window(load_preset("gpt2-small"))
     cost = w.session.report.cost

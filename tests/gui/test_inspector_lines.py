@@ -112,3 +112,12 @@ def test_renaming_a_block_drops_the_spaces_around_it_and_makes_no_step_for_the_s
     assert rename_edit(graph, (), "head", f" {shown} ") is None     # the name already shown
     inside = graph.node("layers").subgraph
     assert rename_edit(inside, ("layers",), "attn", "Mixer").path == ("layers",)
+
+
+def test_the_inspector_shows_one_blocks_page_several_blocks_or_the_models():
+    from tfstudio.gui.inspector_lines import page_for
+    graph = load_preset("tiny-gpt")
+    assert page_for(["head"], graph) == "block"
+    assert page_for(["head", "embed"], graph) == "blocks"
+    assert page_for([], graph) == "model"
+    assert page_for(["gone"], graph) == "model"       # removed by the last edit: the model's

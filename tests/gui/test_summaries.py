@@ -28,3 +28,22 @@ def test_a_blocks_tooltip_lists_its_count_and_each_problem_with_its_fix():
     tip = node_tooltip(head, problems)
     assert f"<b>{problems[0].severity.capitalize()}:</b>" in tip
     assert f"<b>Fix:</b> {problems[0].hint}" in tip
+
+
+def test_shapes_are_written_on_every_wire_and_none_past_a_missing_wire():
+    """Moved from test_feedback (a window's wire items): the words each wire shows."""
+    from tfstudio.gui.graph_report import report_on_graph
+    from tfstudio.gui.summaries import wire_label
+    llama = load_preset("tiny-llama")
+    shapes = report_on_graph(llama).shapes
+    assert wire_label(shapes, Edge("tokens", "ids", "embed", "ids"), ()) == "B×T"
+    assert wire_label(shapes, Edge("embed", "y", "layers", "x"), ()) == "B×T×64"
+    assert wire_label(shapes, Edge("final_norm", "y", "head", "x"), ()) == "B×T×64"
+    inside = llama.node("layers").subgraph
+    assert inside.edges and all(wire_label(shapes, e, ("layers",)) == "B×T×64"
+                                for e in inside.edges)
+    doc = Document(load_preset("tiny-gpt"))
+    assert doc.execute(Disconnect((), Edge("embed", "y", "pos", "x")))
+    cut = report_on_graph(doc.graph(())).shapes
+    assert wire_label(cut, Edge("tokens", "ids", "embed", "ids"), ()) == "B×T"
+    assert wire_label(cut, Edge("pos", "y", "layers", "x"), ()) == ""   # nothing known past it

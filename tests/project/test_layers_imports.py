@@ -104,6 +104,9 @@ QT_FREE_GUI += ("tfstudio.gui.training.step_slider",)
 QT_FREE_GUI += ("tfstudio.gui.training.compare_lines",)
 QT_FREE_GUI += ("tfstudio.gui.training.redraw_pace",)
 QT_FREE_GUI += ("tfstudio.gui.training.history",)
+QT_FREE_GUI += ("tfstudio.gui.canvas_grid", "tfstudio.gui.ink")
+QT_FREE_GUI += ("tfstudio.gui.palette_rows", "tfstudio.gui.move_rules")
+QT_FREE_GUI += ("tfstudio.gui.canvas_gestures",)
 
 
 @pytest.mark.parametrize("module", QT_FREE_GUI)

@@ -14,6 +14,7 @@ from ..graph.layout import MINI_H
 from . import theme
 from .ablation_marks import badge_text, whole
 from .icons import paint_badge
+from .ink import readable_ink
 from .title_fit import fitted_title
 
 PORT_R = 6.0
@@ -42,9 +43,8 @@ def _cached_font(pixels: int, bold: bool) -> QFont:
 
 
 def _readable_on(colour: QColor) -> QColor:
-    """Black or white, whichever reads better on ``colour``."""
-    lum = 0.299 * colour.redF() + 0.587 * colour.greenF() + 0.114 * colour.blueF()
-    return QColor("#1d2230") if lum > 0.62 else QColor("white")
+    """Black or white, whichever reads better on ``colour`` (ink.readable_ink's rule)."""
+    return QColor(readable_ink(colour.redF(), colour.greenF(), colour.blueF()))
 
 
 class _Mini:

@@ -174,3 +174,66 @@ def counts_text(report) -> str:
     parts = [text for text in (model_count(report),) if text]
     parts.append(counts_words(report.errors, report.warnings))
     return "  ·  ".join(parts)
+
+
+def group_is_open(closed: set[tuple[str, ...]], path: tuple[str, ...], group_id: str) -> bool:
+    """A group's frame is open unless the group, by its full path, was closed: the same id at
+    another level (a copy's inside, another group) is another group."""
+    return path + (group_id,) not in closed
+
+
+def toggled_group(closed: set[tuple[str, ...]], path: tuple[str, ...],
+                  group_id: str) -> set[tuple[str, ...]]:
+    """The closed groups after the chevron of ``group_id`` at ``path`` is clicked: closed if it
+    was open, open if it was closed, every other group as it was (a view setting, no edit)."""
+    return closed ^ {path + (group_id,)}
+
+
+def context_selection(on_empty: bool, block: str | None,
+                      block_selected: bool) -> list[str] | None:
+    """What a right-click selects before its menu opens: nothing on the empty canvas (the menu
+    is about the level), only the block under it when that block was not selected, and the
+    selection as it is (None) on a selected block or another item, so the menu acts on all."""
+    if on_empty:
+        return []
+    if block is not None and not block_selected:
+        return [block]
+    return None
+
+
+def inner_click(modified: bool, inner: str | None,
+                inner_selected: str | None) -> tuple[str, str | None] | None:
+    """What a plain left click on a block does to the selection inside open frames: on a small
+    block, ("select", its id) (it looks editable, so one click edits it); elsewhere, with a
+    small block selected, ("clear", None); with Shift or Ctrl held, or nothing to clear, None."""
+    if modified:
+        return None
+    if inner is not None:
+        return ("select", inner)
+    if inner_selected is not None:
+        return ("clear", None)
+    return None
+
+
+def double_click_enters(is_group: bool, inner: str | None) -> tuple[str, ...] | None:
+    """A double-click on a block: a group is entered, with the small block double-clicked (if
+    any) selected inside, as the ids to select; any other block is not entered (None)."""
+    if not is_group:
+        return None
+    return (inner,) if inner is not None else ()
+
+
+def event_reach(event_path: tuple[str, ...],
+                shown: tuple[str, ...]) -> tuple[str, str | None] | None:
+    """How an edit at ``event_path`` reaches the canvas showing ``shown``: ("here", None) at
+    that level; ("inside", group id) inside one of its groups, however deep (that group's box
+    or frame is redrawn); ("above", None) at a level above it (the level shown may be swapped
+    or gone); None elsewhere (another group's inside: nothing shown changes)."""
+    depth = len(shown)
+    if event_path == shown:
+        return ("here", None)
+    if len(event_path) > depth and event_path[:depth] == shown:
+        return ("inside", event_path[depth])
+    if event_path == shown[:len(event_path)]:
+        return ("above", None)
+    return None

@@ -19,7 +19,7 @@ from . import layer_switches as switches
 from .elided_label import ElidedLabel
 from .icons import family_icon
 from .inspector_lines import (esc as _esc, kv_choices_text, layer_switch_rows,
-                              model_facts, origin_line, params_line, position_refusals,
+                              model_facts, origin_line, page_for, params_line, position_refusals,
                               problem_lines, rename_edit, together_line)
 from .param_editors import ParamEditor, make_editor
 from .scene import GraphScene
@@ -139,10 +139,11 @@ class Inspector(QScrollArea):
             banner = _muted(_esc(self.locked_reason))
             banner.setProperty("role", "error")
             layout.addWidget(banner)
-        if len(ids) == 1 and ids[0] in graph:
+        page = page_for(ids, graph)
+        if page == "block":
             self.node_id = ids[0]
             self._node_page(layout, graph.node(ids[0]))
-        elif len(ids) > 1:
+        elif page == "blocks":
             self.node_id = None
             self._multi_page(layout, ids)
         else:

@@ -152,3 +152,14 @@ def rename_edit(graph, path: tuple[str, ...], node_id: str, text: str) -> SetTit
     when that is the name already shown (no undo step for nothing)."""
     text = text.strip()
     return None if text == graph.node(node_id).label else SetTitle(path, node_id, text)
+
+
+def page_for(ids, graph) -> str:
+    """The inspector's page for the blocks inspected at a level: "block" for one the level
+    holds, "blocks" for several, else "model" (nothing selected, or a block an edit just
+    removed)."""
+    if len(ids) == 1 and ids[0] in graph:
+        return "block"
+    if len(ids) > 1:
+        return "blocks"
+    return "model"

@@ -22,6 +22,7 @@ from . import theme
 from .ablation_marks import ablated_tip, whole
 from .block_drawing import ABLATED_OPACITY, PAD, PORT_R, _Mini, routed_path
 from .drop_rules import nearest_block
+from .editor_state import double_click_enters, inner_click
 from .node_paint import NodePainting, TelemetryBand
 from .param_count import shown_count
 from .problem_marks import worst
@@ -265,12 +266,13 @@ class NodeItem(NodePainting, QGraphicsItem):
             return
         super().mousePressEvent(event)
         scene = self.scene()
-        if scene is None or event.button() != Qt.LeftButton or event.modifiers():
+        if scene is None or event.button() != Qt.LeftButton:
             return
-        inner = self.mini_at(event.pos())
-        if inner is not None:  # one click edits the block inside, as it looks editable
-            scene.select_inner(self.node.id, inner)
-        elif scene.inner_selected is not None:
+        chosen = inner_click(bool(event.modifiers()), self.mini_at(event.pos()),
+                             scene.inner_selected)
+        if chosen is not None and chosen[0] == "select":
+            scene.select_inner(self.node.id, chosen[1])
+        elif chosen is not None:
             scene.clear_inner()
 
     def count_text(self, short: bool = False) -> str:
@@ -357,11 +359,12 @@ class NodeItem(NodePainting, QGraphicsItem):
         return super().itemChange(change, value)
 
     def mouseDoubleClickEvent(self, event):
-        if self.node.is_group:
-            inner, scene = self.mini_at(event.pos()), self.scene()
+        inside = double_click_enters(self.node.is_group, self.mini_at(event.pos()))
+        if inside is not None:
+            scene = self.scene()
             scene.enter_group(self.node.id)
-            if inner is not None:  # inside, the block double-clicked is the one selected
-                scene.select_nodes([inner])
+            if inside:  # inside, the block double-clicked is the one selected
+                scene.select_nodes(list(inside))
             event.accept()
         else:
             super().mouseDoubleClickEvent(event)

@@ -10,15 +10,17 @@ from PySide6.QtCore import QMimeData, Qt, Signal
 from PySide6.QtWidgets import QLineEdit, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from ..graph import families
-from . import layer_switches, theme
+from . import layer_switches
 from .fuzzy import palette_matches
 from .icons import family_icon
+from .palette_rows import block_tooltip, family_order, family_title, shown_rows
 from .search_results import palette_enter
 from .view import BLOCK_MIME
 
 TYPE_ROLE = Qt.UserRole + 1
 SPEC_ROLE = Qt.UserRole + 2
 SETTING_ROLE = Qt.UserRole + 3  # (switch key, value) on a setting's row
+FAMILY_ROLE = Qt.UserRole + 4  # a family's header row: its family
 
 
 class _BlockTree(QTreeWidget):
@@ -72,10 +74,11 @@ class Palette(QWidget):
         self.tree.addTopLevelItem(self.settings_top)
         self.settings_top.setHidden(True)
         by_family = families()
-        order = [f for f in theme.FAMILY_ORDER if f in by_family] + sorted(
-            f for f in by_family if f not in theme.FAMILY_ORDER)
-        for family in order:
-            top = QTreeWidgetItem([theme.FAMILY_TITLES.get(family, family.title())])
+        self._by_family = {family: [spec.type for spec in specs]
+                           for family, specs in by_family.items()}
+        for family in family_order(by_family):
+            top = QTreeWidgetItem([family_title(family)])
+            top.setData(0, FAMILY_ROLE, family)
             top.setIcon(0, family_icon(family))
             top.setFlags(Qt.ItemIsEnabled)
             font = top.font(0)
@@ -86,8 +89,7 @@ class Palette(QWidget):
                 item = QTreeWidgetItem([spec.title])
                 item.setData(0, TYPE_ROLE, spec.type)
                 item.setIcon(0, family_icon(family))
-                item.setToolTip(0, f"<qt><b>{spec.title}</b><br>{spec.description}"
-                                   "<br><i>Drag onto the canvas, or double-click.</i></qt>")
+                item.setToolTip(0, block_tooltip(spec.title, spec.description))
                 item.setFlags(Qt.ItemIsEnabled | Qt.ItemIsSelectable | Qt.ItemIsDragEnabled)
                 item.setData(0, SPEC_ROLE, spec)
                 top.addChild(item)
@@ -129,17 +131,16 @@ class Palette(QWidget):
         self._show_settings(text)
         scores = palette_matches(text, (c.data(0, SPEC_ROLE) for c in self.block_items()))
         self._scores = scores
+        rows = shown_rows(scores, self._by_family)
         for i in range(self.tree.topLevelItemCount()):
             top = self.tree.topLevelItem(i)
             if top is self.settings_top:
                 continue
-            shown = 0
+            shown = rows.get(top.data(0, FAMILY_ROLE), ())
             for j in range(top.childCount()):
                 child = top.child(j)
-                match = child.data(0, TYPE_ROLE) in scores
-                child.setHidden(not match)
-                shown += match
-            top.setHidden(shown == 0)
+                child.setHidden(child.data(0, TYPE_ROLE) not in shown)
+            top.setHidden(not shown)
 
     def _activate_first(self) -> None:
         """Enter in the search field applies a setting the query names exactly ("rope"),

@@ -17,15 +17,19 @@ from ..graph.edit_rules import move_edit
 from ..graph.layout import Lane
 from .ablation_marks import Marks, marks_at
 from .canvas_units import to_graph, to_scene
+from .canvas_grid import on_grid, snaps
 from .delete_rules import deletion
-from .editor_state import deepest_path, inspected_blocks
+from .editor_state import (deepest_path, event_reach, group_is_open, inspected_blocks,
+                           toggled_group)
 from .graph_report import GraphReport
+from .move_rules import moved_blocks
 from .node_item import NodeItem
 from .problem_marks import worst_by_inner_block
 from .scene_drop import BlockDropping
 from .scene_wiring import WireDragging, _WireDrag
 from .scene_wires import WirePlacement
 from .session import EditorSession
+from .summaries import wire_label
 from .text import shape_label
 from .wire_item import WireItem
 
@@ -113,7 +117,8 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
             self.node_items[nid].setSelected(True)
 
     def _add_node_item(self, node: Node) -> NodeItem:
-        item = NodeItem(node, self.graph, is_open=self._path + (node.id,) not in self.closed_groups)
+        item = NodeItem(node, self.graph,
+                        is_open=group_is_open(self.closed_groups, self._path, node.id))
         item.setPos(to_scene(node.pos))
         self.addItem(item)
         self.node_items[node.id] = item
@@ -126,9 +131,8 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
         item = self.node_items.get(node_id)
         if item is None or not item.node.is_group:
             return
-        key = self._path + (node_id,)
-        self.closed_groups.symmetric_difference_update({key})
-        item.set_open(key not in self.closed_groups, self.graph)
+        self.closed_groups = toggled_group(self.closed_groups, self._path, node_id)
+        item.set_open(group_is_open(self.closed_groups, self._path, node_id), self.graph)
         self._obstacles.pop(node_id, None)
         self.apply_report(self.session.report)
         self._place_all_wires()
@@ -136,17 +140,19 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
 
     # ------------------------------------------------------------------ document events
     def _on_event(self, ev: GraphEvent) -> None:
-        depth = len(self._path)
-        if ev.path == self._path:
+        reach = event_reach(ev.path, self._path)
+        if reach is None:
+            return
+        where, gid = reach
+        if where == "here":
             self._apply_event(ev)
-        elif len(ev.path) > depth and ev.path[:depth] == self._path:
+        elif where == "inside":
             # an edit inside one of our groups: its ports and summary may have changed
-            gid = ev.path[depth]
             if gid in self.node_items:
                 self.node_items[gid].refresh(self.graph)
                 self._obstacles.pop(gid, None)
                 self._place_all_wires()  # an open frame may have grown into other wires
-        elif ev.path == self._path[:len(ev.path)]:
+        else:
             # an ancestor changed: our graph may have been swapped out or removed
             path = deepest_path(self.session.document, self._path)
             if ev.kind is GraphChange.GRAPH_REPLACED or path != self._path:
@@ -210,8 +216,7 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
             item.set_feedback(mine, inner, report.node_params(self._path, nid),
                               worst_by_inner_block(inner, self._path + (nid,)), report.errors)
         for edge, wire in self.wire_items.items():
-            shape = report.shapes.edge_shape(edge, self._path)
-            wire.set_label(shape_label(shape) if shape else "")
+            wire.set_label(wire_label(report.shapes, edge, self._path))
         for nid, item in self.node_items.items():
             ins = report.shapes.input_shapes(nid, self._path)
             outs = report.shapes.output_shapes(nid, self._path)
@@ -317,9 +322,9 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
     # ------------------------------------------------------------------ moving
     def snapped(self, point: QPointF, force: bool = False) -> QPointF:
         """``point`` on the grid while the user drags (positions from files are kept exact)."""
-        if not self.snap_to_grid or not (force or self.mouseGrabberItem() is not None):
+        if not snaps(self.snap_to_grid, self.mouseGrabberItem() is not None, force):
             return point
-        return QPointF(round(point.x() / GRID) * GRID, round(point.y() / GRID) * GRID)
+        return QPointF(*on_grid(point.x(), point.y(), GRID))
 
     def node_item_moved(self, item: NodeItem) -> None:
         self._obstacles.pop(item.node.id, None)
@@ -328,10 +333,10 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
     def commit_moves(self) -> bool:
         """Turn dragged item positions into one Move command (called on mouse release)."""
         graph = self.graph
-        moved = {}
-        for nid, item in self.node_items.items():
-            if nid in graph and (item.pos() - to_scene(graph.node(nid).pos)).manhattanLength() > 0.5:
-                moved[nid] = to_graph(item.pos())
+        drawn = {nid: (item.pos().x(), item.pos().y()) for nid, item in self.node_items.items()}
+        placed = {nid: (at.x(), at.y()) for nid in drawn if nid in graph
+                  for at in (to_scene(graph.node(nid).pos),)}
+        moved = {nid: to_graph(self.node_items[nid].pos()) for nid in moved_blocks(drawn, placed)}
         if not moved:
             return False
         ruled = move_edit(graph, self._path, moved,  # clear of the others: never on top

@@ -11,7 +11,7 @@ import html
 from ..graph import Graph, Node, get_spec
 from ..graph.model import kind_words
 from ..graph.schema import PortSpec
-from .text import count_label
+from .text import count_label, shape_label
 
 
 def node_summary(node: Node, graph: Graph | None = None) -> str:
@@ -48,3 +48,10 @@ def port_tooltip(spec: PortSpec, is_input: bool, shape: str | None) -> str:
     lines.append("<i>Drag to " + ("an output" if is_input else "an input") + " to wire it"
                  + ("; drag its wire away to move it" if is_input else "") + ".</i>")
     return "<qt>" + "<br>".join(lines) + "</qt>"
+
+
+def wire_label(shapes, edge, path: tuple[str, ...]) -> str:
+    """The words on a wire: the shape it carries ("B×T×64"), or none when the shapes are not
+    known there (the graph does not compile up to it)."""
+    shape = shapes.edge_shape(edge, path)
+    return shape_label(shape) if shape else ""

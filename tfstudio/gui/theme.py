@@ -38,23 +38,6 @@ FAMILY_COLOURS = {
     "recurrent": "#c0805a",
 }
 
-FAMILY_TITLES = {
-    "input": "Inputs",
-    "embedding": "Embeddings",
-    "position": "Positions",
-    "attention": "Attention",
-    "feedforward": "Feed-forward",
-    "norm": "Normalisation",
-    "residual": "Residual",
-    "output": "Output heads",
-    "structure": "Structure",
-    "recurrent": "Recurrent",
-}
-
-# The palette lists families in the order a model is read: input to output.
-FAMILY_ORDER = ("input", "embedding", "position", "attention", "feedforward", "norm",
-                "residual", "recurrent", "structure", "output")
-
 
 @dataclass(frozen=True)
 class Theme:

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from typing import Callable
 
-from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QMouseEvent, QPainter, QPen, QWheelEvent
 from PySide6.QtWidgets import QGraphicsView, QMenu, QPushButton
 
 from . import theme
+from .canvas_gestures import cursor_after_pan, landing_point, starts_pan
+from .canvas_grid import grid_lines, shows_grid
 from .edge_markers import EdgeMarkers
+from .editor_state import context_selection
 from .node_item import NodeItem
 from .out_of_view import focus_rect
 from .scene import GRID, GraphScene
@@ -23,6 +26,7 @@ from .zoom_rules import (LEGIBLE_ZOOM, clamped, fit_centre, fit_zoom, shown_part
                          stepped, wheel_steps)
 
 BLOCK_MIME = "application/x-tfstudio-block"
+_CURSORS = {"open_hand": Qt.OpenHandCursor, "arrow": Qt.ArrowCursor}
 
 
 class GraphView(QGraphicsView):
@@ -216,27 +220,21 @@ class GraphView(QGraphicsView):
     def drawBackground(self, painter: QPainter, rect: QRectF) -> None:
         t = theme.current()
         painter.fillRect(rect, t.color("canvas"))
-        if self.zoom < 0.3:
+        if not shows_grid(self.zoom):
             return
-        left = int(rect.left() // GRID) * GRID
-        top = int(rect.top() // GRID) * GRID
         minor = QPen(t.color("grid_minor"), 0)
         major = QPen(t.color("grid_major"), 0)
-        x = left
-        while x < rect.right():
-            painter.setPen(major if round(x / GRID) % 5 == 0 else minor)
+        for x, is_major in grid_lines(rect.left(), rect.right(), GRID):
+            painter.setPen(major if is_major else minor)
             painter.drawLine(QPointF(x, rect.top()), QPointF(x, rect.bottom()))
-            x += GRID
-        y = top
-        while y < rect.bottom():
-            painter.setPen(major if round(y / GRID) % 5 == 0 else minor)
+        for y, is_major in grid_lines(rect.top(), rect.bottom(), GRID):
+            painter.setPen(major if is_major else minor)
             painter.drawLine(QPointF(rect.left(), y), QPointF(rect.right(), y))
-            y += GRID
 
     # ------------------------------------------------------------------ pan
     def mousePressEvent(self, event: QMouseEvent) -> None:
-        if event.button() == Qt.MiddleButton or (self._space_down
-                                                 and event.button() == Qt.LeftButton):
+        if starts_pan(event.button() == Qt.MiddleButton, event.button() == Qt.LeftButton,
+                      self._space_down):
             self._pan_from = event.position()
             self.keeps_fit = False  # the user chose what to look at
             self.viewport().setCursor(Qt.ClosedHandCursor)
@@ -257,7 +255,7 @@ class GraphView(QGraphicsView):
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
         if self._pan_from is not None and event.button() in (Qt.MiddleButton, Qt.LeftButton):
             self._pan_from = None
-            self.viewport().setCursor(Qt.OpenHandCursor if self._space_down else Qt.ArrowCursor)
+            self.viewport().setCursor(_CURSORS[cursor_after_pan(self._space_down)])
             event.accept()
             return
         super().mouseReleaseEvent(event)
@@ -295,17 +293,19 @@ class GraphView(QGraphicsView):
 
     def cursor_scene_pos(self) -> QPointF:
         local = self.viewport().mapFromGlobal(self.cursor().pos())
-        if not self.viewport().rect().contains(local):
-            local = self.viewport().rect().center()
-        return self.mapToScene(local)
+        size = self.viewport().rect().size()
+        return self.mapToScene(QPoint(*landing_point((local.x(), local.y()),
+                                                     (size.width(), size.height()))))
 
     def contextMenuEvent(self, event) -> None:
-        if self.itemAt(event.pos()) is None:
+        item = self.itemAt(event.pos())
+        block = item if isinstance(item, NodeItem) else None
+        chosen = context_selection(item is None, block.node.id if block else None,
+                                   bool(block and block.isSelected()))
+        if chosen == []:
             self.graph_scene().clearSelection()
-        elif isinstance(self.itemAt(event.pos()), NodeItem):
-            item = self.itemAt(event.pos())
-            if not item.isSelected():
-                self.graph_scene().select_nodes([item.node.id])
+        elif chosen:
+            self.graph_scene().select_nodes(chosen)
         if self.context_actions:
             self.context_menu_opening.emit()
             menu = QMenu(self)
