@@ -178,7 +178,8 @@ def test_a_right_click_selects_as_editor_state_context_selection_says(make_windo
     view.context_actions = []
 
     def right_click(at: QPoint) -> list[str]:
-        QApplication.sendEvent(view.viewport(), QContextMenuEvent(QContextMenuEvent.Mouse, at))
+        QApplication.sendEvent(view.viewport(), QContextMenuEvent(
+            QContextMenuEvent.Mouse, at, view.viewport().mapToGlobal(at)))
         return sorted(scene.selected_node_ids())
 
     def on(node_id: str) -> QPoint:
