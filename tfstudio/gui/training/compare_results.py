@@ -140,6 +140,7 @@ class CompareResults(QWidget):
         self.loss_plot.setTitle(title_html("Loss of each run (training)"),
                                 color=theme.current().text)
         self.loss_plot.getViewBox().final_step = final_step
+        self.loss_plot.getViewBox().set_growing(True)  # held steady while the runs log steps
         self._curves, self._points = {}, {}
         self._colours = {name: i for i, name in enumerate(variants)}
         self._set_hint("loss", LOSS_HINT)
@@ -175,11 +176,17 @@ class CompareResults(QWidget):
             self._curves[key].setData(list(steps), list(losses))
 
     # ------------------------------------------------------------------ finished
+    def ended(self) -> None:
+        """No run logs a step any more (finished or stopped): the loss plot's range is the one
+        its data decides, whatever the redraws on the way left."""
+        self.loss_plot.getViewBox().set_growing(False)
+
     def show(self, shown: Shown) -> None:
         self.shown = shown
         self._show_verdict(shown)
         self._show_table(shown)
         self._draw_loss(shown.plots)
+        self.ended()
         self._draw_choice()
         self.tabs.setCurrentIndex(1)
 

@@ -121,7 +121,9 @@ class ExpertsView(QWidget):
         experts = expert_count(loads, routing)
         if loads.ndim == 2 and loads.size:
             steps = np.asarray(self.series.router_steps[:len(loads)], dtype=float)
-            self.load_plot.getViewBox().final_step = self.series.total_steps
+            box = self.load_plot.getViewBox()
+            box.final_step = self.series.total_steps
+            box.set_growing(not self.series.end)  # once the run ended: the range its data decides
             for e in range(experts):
                 self._curves.append(self.load_plot.plot(steps, loads[:, e],
                                                         pen=pen(series_colour(e), STEP_LINE),
