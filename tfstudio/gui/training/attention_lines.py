@@ -95,3 +95,29 @@ def head_matrix(weights, choice) -> np.ndarray | None:
         return None
     weights = np.asarray(weights)
     return weights.mean(0) if choice == AVERAGE else weights[int(choice)]
+
+
+def head_choices(heads: int) -> list:
+    """The Heads box's entries for a layer of ``heads`` heads, in order: the average, the grid,
+    then each head (none when the layer has no heads)."""
+    return [AVERAGE, GRID, *range(heads)] if heads else []
+
+
+def kept_choice(current, choices: list):
+    """The entry the Heads box shows after it is filled again (a new look, another layer): the
+    one it showed when that is still offered, else the first (the average)."""
+    return current if current in choices else (choices[0] if choices else None)
+
+
+def colour_range(contrast: bool) -> tuple[float, float] | None:
+    """A map's colour range: (0, 1), that of a probability, or None (each map from 0 to its own
+    largest weight) when the user asked for contrast per map."""
+    return None if contrast else (0.0, 1.0)
+
+
+def map_title(layer: str, choice, heads: int, contrast: bool) -> str:
+    """The single map's title: the layer, which map (the mean of the heads or one head) and,
+    with contrast per map, that its colours run to its own largest weight."""
+    which = f"mean of {heads} heads" if choice == AVERAGE else f"head {choice}"
+    scale = " · colours 0 to its largest weight" if contrast else ""
+    return f"{layer} · {which}{scale}"
