@@ -5,9 +5,6 @@ gradient norms). Every number comes from the experiments package (``compare_job.
 same the page ``report.html`` is written from; a plot with nothing to draw says why."""
 from __future__ import annotations
 
-import html
-import math
-
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
@@ -19,7 +16,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeade
 from .. import theme
 from .colours import series_colour
 from .compare_job import Shown
-from .compare_lines import two_lines, verdict_html
+from .compare_lines import (drawn_points, grad_norm_layers, intro_html, log_floored, steps_done,
+                            two_lines, verdict_html)
 from .curves_view import place_hint
 from .plots import (layer_style, layout_widget, legend_above, live_plot, menu_later_plot, pen,
                     styled_plot, title_html)
@@ -41,9 +39,6 @@ OTHER_PLOTS = {
     "Gradient norm per layer": (
         "step", "Each layer's gradient norm over training appears when the runs finish."),
 }
-VERDICT_HINT = ("The verdict appears here when the runs finish: a lesson's claim, whether it "
-                "holds on your runs (decided by the spread over seeds), and the numbers.")
-FLOOR = 1e-7  # gradient norms below it (0 included) are drawn at it on the log axis
 
 
 class CompareResults(QWidget):
@@ -146,8 +141,7 @@ class CompareResults(QWidget):
         self._set_hint("loss", LOSS_HINT)
         self.plot_choice.setCurrentText(LOSS)   # the run's loss, live
         self._draw_choice()
-        self.verdict.setHtml(f"<p>{html.escape(intro)}</p><p><i>{VERDICT_HINT}</i></p>"
-                             if intro else f"<p><i>{VERDICT_HINT}</i></p>")
+        self.verdict.setHtml(intro_html(intro))
         self.table.clear()
         self.table.setRowCount(0)
         self.table.setColumnCount(0)
@@ -167,7 +161,7 @@ class CompareResults(QWidget):
 
     def steps_done(self) -> int:
         """Steps trained so far over every run drawn (each run's last logged step)."""
-        return sum(points[-1][0] for points in self._points.values())
+        return steps_done(self._points)
 
     def redraw(self) -> None:
         """Put the steps added since the last redraw on the curves."""
@@ -280,8 +274,8 @@ class CompareResults(QWidget):
         return bool(data["positions"])
 
     def _points_at(self, data: dict, x: str) -> bool:
-        points = [p for p in data["params"] if p.get(x)]
-        if x == "kv_bytes" and len({p[x] for p in points}) < 2:
+        points = drawn_points(data["params"], x)
+        if points is None:
             return False
         for p in points:
             colour = series_colour(self._colours.get(p["name"], 0))
@@ -295,8 +289,7 @@ class CompareResults(QWidget):
         return bool(points)
 
     def _grad_norms(self, data: dict) -> bool:
-        layers = sorted({layer for series in data["grad_norms"].values() for layer in series
-                         if layer.startswith("layers.")})
+        layers = grad_norm_layers(data["grad_norms"])
         if not layers:
             return False
         self.other_plot.setLogMode(y=True)
@@ -306,8 +299,7 @@ class CompareResults(QWidget):
                 if series.get(layer):
                     steps, values = zip(*series[layer])
                     self.other_plot.plot(
-                        list(steps), [max(x, FLOOR) if math.isfinite(x) else FLOOR
-                                      for x in values],
+                        list(steps), log_floored(values),
                         pen=pen(series_colour(v), 1.5, style=layer_style(k)),
                         name=f"{name}" if k == 0 else None)
         return True
