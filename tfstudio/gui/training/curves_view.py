@@ -20,7 +20,7 @@ from .picture_export import ExportButton
 from .. import theme
 from .plots import (STEP_LINE, layer_style, layout_widget, legend_above, live_plot, pen,
                     set_columns, step_curve, styled_plot)
-from .series import RunSeries, write_csv
+from .series import RunSeries, still_logging, write_csv
 
 
 MIN_DATA_HEIGHT = 200  # px of every plot's data area (a shorter screen scrolls)
@@ -312,7 +312,7 @@ class CurvesView(QWidget):
         self._refresh_layers()
         # while a run logs points the ranges hold still; once none does, each plot's is the one
         # its data decides
-        growing = any(not s.end for s in self.visible_series())
+        growing = still_logging(self.visible_series())
         for plot in self.plot_items().values():
             plot.getViewBox().set_growing(growing)
         # a step axis runs from 0 to the run's last step; wall time has no known end

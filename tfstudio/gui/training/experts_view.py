@@ -16,7 +16,7 @@ from .labels import muted, placeholder
 from .token_text import display_token
 from .picture_export import ExportButton
 from .plots import STEP_LINE, layout_widget, legend_above, live_plot, pen, styled_plot
-from .series import RunSeries
+from .series import RunSeries, still_logging
 
 
 def coloured_tokens_html(tokens: list[str], experts: list[int]) -> str:
@@ -123,7 +123,7 @@ class ExpertsView(QWidget):
             steps = np.asarray(self.series.router_steps[:len(loads)], dtype=float)
             box = self.load_plot.getViewBox()
             box.final_step = self.series.total_steps
-            box.set_growing(not self.series.end)  # once the run ended: the range its data decides
+            box.set_growing(still_logging([self.series]))  # ended: the range its data decides
             for e in range(experts):
                 self._curves.append(self.load_plot.plot(steps, loads[:, e],
                                                         pen=pen(series_colour(e), STEP_LINE),

@@ -174,6 +174,12 @@ def blocked_html(reason: str | None) -> str:
     return f"Cannot train: {html.escape(reason)} <a href='problem'>Show the problem</a>"
 
 
+def is_training(path, run) -> bool:
+    """Whether the run folder ``path`` is the live ``run``'s while it holds the trainer (open:
+    back to following it; forget: refused)."""
+    return run is not None and run.active and Path(path) == run.run_dir
+
+
 def train_tips(reason: str | None) -> tuple[str, str]:
     """Train's tooltip on the panel's button and status tip in the Train menu: why it is off
     (``reason``), or what it does."""
