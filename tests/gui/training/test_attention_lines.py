@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tfstudio.gui.training.attention_lines import (AVERAGE, GRID, colour_range, head_choices,
+from tfstudio.gui.training.attention_lines import (AVERAGE, GRID, NO_ATTENTION, colour_range,
+                                                   empty_text, head_choices,
                                                    head_groups, head_matrix, head_title, info_line,
                                                    kept_choice, kv_group, map_title, roles_for,
                                                    shared_kv)
@@ -87,3 +88,9 @@ def test_maps_share_the_zero_to_one_scale_unless_contrast_is_asked_for_and_the_t
     assert map_title("encoder.0.attn", 1, 2, False) == "encoder.0.attn · head 1"
     assert map_title("dec.attn", 0, 4, True) == (
         "dec.attn · head 0 · colours 0 to its largest weight")
+
+
+def test_a_look_without_attention_says_the_graph_has_none_and_no_look_keeps_the_pages_reason():
+    assert empty_text(True) == NO_ATTENTION             # a recurrent model's look
+    assert "no attention block" in NO_ATTENTION
+    assert empty_text(False) is None                    # "no run yet", "no look of this run"

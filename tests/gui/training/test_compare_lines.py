@@ -4,9 +4,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from tfstudio.gui.training.compare_job import RunEnd, Shown
-from tfstudio.gui.training.compare_lines import (FLOOR, VERDICT_HINT, done_line, drawn_points,
-                                                 finished_runs, grad_norm_layers, intro_html,
-                                                 lesson_html, log_floored, steps_done,
+from tfstudio.gui.training.compare_lines import (FLOOR, NO_RUN_FINISHED, VERDICT_HINT, done_line,
+                                                 drawn_points, finished_runs, grad_norm_layers,
+                                                 intro_html, legend_name, lesson_html,
+                                                 log_floored, loss_hint, steps_done,
                                                  stopped_runs, two_lines, verdict_html)
 
 
@@ -88,3 +89,15 @@ def test_layers_gradient_norms_are_drawn_per_layer_with_nothing_below_the_floor(
     assert grad_norm_layers({"pre": {"embed": []}}) == []
     assert log_floored([0.5, 0.0, 1e-9, float("nan"), float("inf")]) == [
         0.5, FLOOR, FLOOR, FLOOR, FLOOR]
+
+
+def test_each_variant_is_in_the_live_legend_once_by_its_first_seed():
+    assert legend_name("pre", {}) == "pre"
+    drawn = {("pre", 1): None}
+    assert legend_name("pre", drawn) is None                # its second seed
+    assert legend_name("post", drawn) == "post"             # another variant's first
+
+
+def test_the_reports_loss_plot_says_so_when_no_run_finished():
+    assert loss_hint({}) == NO_RUN_FINISHED
+    assert loss_hint({"pre": {"train": [(1, 3.0)], "val": []}}) == ""

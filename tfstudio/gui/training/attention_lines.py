@@ -121,3 +121,14 @@ def map_title(layer: str, choice, heads: int, contrast: bool) -> str:
     which = f"mean of {heads} heads" if choice == AVERAGE else f"head {choice}"
     scale = " · colours 0 to its largest weight" if contrast else ""
     return f"{layer} · {which}{scale}"
+
+
+NO_ATTENTION = ("This graph has no attention block (a recurrent model reads its input in order "
+                "instead).")
+
+
+def empty_text(has_look: bool) -> str | None:
+    """The empty page's text when the layer shown has no attention entry: a look without any
+    means the graph has no attention block; with no look, None keeps the reason the page was
+    given (no run yet, no look of this run)."""
+    return NO_ATTENTION if has_look else None

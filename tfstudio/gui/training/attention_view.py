@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .attention_lines import (AVERAGE, GRID, colour_range, head_choices, head_groups,
+from .attention_lines import (AVERAGE, GRID, colour_range, empty_text, head_choices, head_groups,
                               head_matrix, head_title, info_line, kept_choice, kv_group,
                               map_title, roles_for, shared_kv)
 from .labels import muted, placeholder
@@ -216,9 +216,9 @@ class AttentionView(QWidget):
         entry = self._entry()
         if entry is None:
             self.stack.setCurrentWidget(self.empty)
-            if self.snapshot is not None:
-                self.empty.setText("This graph has no attention block (a recurrent model reads "
-                                   "its input in order instead).")
+            text = empty_text(self.snapshot is not None)
+            if text is not None:
+                self.empty.setText(text)
             self.info.setText("")
             return
         rows, cols = self.labels()

@@ -110,3 +110,17 @@ def grad_norm_layers(grad_norms: dict) -> list[str]:
 def log_floored(values) -> list[float]:
     """Values for a log axis: below FLOOR (0 included) and not finite drawn at FLOOR."""
     return [max(x, FLOOR) if math.isfinite(x) else FLOOR for x in values]
+
+
+NO_RUN_FINISHED = "No run finished."
+
+
+def legend_name(variant: str, drawn: dict) -> str | None:
+    """The legend entry of a new live loss curve: the variant's name for its first seed drawn,
+    none for its other seeds (one entry per variant, in its colour)."""
+    return None if any(v == variant for v, _ in drawn) else variant
+
+
+def loss_hint(curves: dict) -> str:
+    """The report's loss plot's hint: none over curves, else that no run finished."""
+    return "" if curves else NO_RUN_FINISHED

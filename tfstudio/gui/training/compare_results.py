@@ -16,8 +16,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeade
 from .. import theme
 from .colours import series_colour
 from .compare_job import Shown
-from .compare_lines import (drawn_points, grad_norm_layers, intro_html, log_floored, steps_done,
-                            two_lines, verdict_html)
+from .compare_lines import (drawn_points, grad_norm_layers, intro_html, legend_name, log_floored,
+                            loss_hint, steps_done, two_lines, verdict_html)
 from .curves_view import place_hint
 from .plots import (layer_style, layout_widget, legend_above, live_plot, menu_later_plot, pen,
                     styled_plot, title_html)
@@ -152,9 +152,8 @@ class CompareResults(QWidget):
         key = (variant, seed)
         if key not in self._curves:
             index = self._colours.setdefault(variant, len(self._colours))
-            first = not any(v == variant for v, _ in self._curves)
-            self._curves[key] = self.loss_plot.plot(
-                [], [], pen=pen(series_colour(index), 1.5), name=variant if first else None)
+            self._curves[key] = self.loss_plot.plot([], [], pen=pen(series_colour(index), 1.5),
+                                                    name=legend_name(variant, self._curves))
             self._points[key] = []
             self._set_hint("loss", "")
         self._points[key].append((step, loss))
@@ -241,7 +240,7 @@ class CompareResults(QWidget):
                 value, angle=0, pen=pen("#777777", 1.2, dashed=True),
                 label=f"{name} counts {value:.2f}",
                 labelOpts={"position": 0.85, "color": theme.current().muted_text}))
-        self._set_hint("loss", "" if data["curves"] else "No run finished.")
+        self._set_hint("loss", loss_hint(data["curves"]))
 
     def _draw_choice(self) -> None:
         name = self.plot_choice.currentText()

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidg
 
 from .colours import series_colour
 from .experts_lines import (NO_MOE, balanced_share, before_training, expert_count, expert_layers,
-                           first_choices_line, routed_tokens)
+                           look_caption, routed_tokens)
 from .labels import muted, placeholder
 from .token_text import display_token
 from .picture_export import ExportButton
@@ -136,9 +136,7 @@ class ExpertsView(QWidget):
             stream = routed_tokens(self.snapshot.get("tokens") or {})
             first = np.asarray(routing["assignments"])[:, 0].tolist()
             self.tokens.setText(coloured_tokens_html(stream[:len(first)], first))
-            self.caption.setText(first_choices_line(first, experts,
-                                                    self.snapshot.get("step", 0)))
+            self.caption.setText(look_caption(first, experts, self.snapshot.get("step", 0)))
         else:
             self.tokens.setText("")
-            self.caption.setText("The coloured probe text appears with the first look inside "
-                                 "the model.")
+            self.caption.setText(look_caption(None, experts, 0))
