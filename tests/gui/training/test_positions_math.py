@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from tfstudio.gui.training.positions_math import (nice_bound, same_positions, scheme_choice,
+from tfstudio.gui.training.positions_math import (NO_POSITIONS, drawn_already,
+                                                  nice_bound, nothing_to_draw_text,
+                                                  same_positions, scheme_choice,
                                                   similarity_title, table_title, trained_rows,
                                                   waveform_bound, waveform_dims, waveform_title)
 
@@ -72,3 +74,19 @@ def test_a_learned_tables_title_names_the_rows_shown_and_where_training_never_re
     assert table_title("sinusoidal", (64, 8), 64, None, True) == (   # every row is drawn
         "sinusoidal table: position (rows) x dimension (columns), 64 x 8")
     assert similarity_title(17) == "similarity p_i · p_j of positions i (row), j (column), 0–16"
+
+
+def test_a_look_is_drawn_again_only_when_its_tensors_or_the_trained_rows_differ():
+    table = {"learned": {"table": np.zeros((8, 4)), "similarity": np.eye(8)}}
+    same = {"learned": {"table": np.zeros((8, 4)), "similarity": np.eye(8)}}
+    moved = {"learned": {"table": np.ones((8, 4)), "similarity": np.eye(8)}}
+    assert drawn_already(table, same, 8, 8)
+    assert not drawn_already(table, moved, 8, 8)          # a learned table trained on
+    assert not drawn_already(table, same, None, 8)        # the run's rows are known now
+    assert not drawn_already({}, {}, None, None)          # an empty look clears the page
+
+
+def test_a_graph_without_positions_says_so_and_no_graph_keeps_the_pages_reason():
+    assert nothing_to_draw_text("tiny-rnn (untrained)") == NO_POSITIONS
+    assert "no position information" in NO_POSITIONS
+    assert nothing_to_draw_text("") is None

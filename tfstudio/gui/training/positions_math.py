@@ -88,3 +88,21 @@ def table_title(scheme: str, shape: tuple[int, int], table_rows: int, trained: i
 
 def similarity_title(positions: int) -> str:
     return f"similarity p_i · p_j of positions i (row), j (column), 0–{positions - 1}"
+
+
+NO_POSITIONS = ("This graph carries no position information: no positional encoding block and "
+                "no RoPE or ALiBi attention. Its attention sees the tokens as a set (a recurrent "
+                "model reads them in order instead).")
+
+
+def nothing_to_draw_text(source: str) -> str | None:
+    """The empty page's text when there is no scheme to draw: a graph was read (``source``
+    names it) and carries no position information; with none, None keeps the page's reason."""
+    return NO_POSITIONS if source else None
+
+
+def drawn_already(shown: dict, positions: dict, shown_trained: int | None,
+                  trained: int | None) -> bool:
+    """Whether a look's ``positions`` need no drawing: the tensors on screen, with the same
+    trained rows (an empty look is always drawn: it clears the page)."""
+    return bool(positions) and same_positions(shown, positions) and trained == shown_trained

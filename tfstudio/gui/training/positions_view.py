@@ -29,8 +29,9 @@ from .picture_export import ExportButton
 from .heatmap import Heatmap, HeatmapGrid
 from .plots import (STEP_LINE, layout_widget, legend_above, menu_later_plot, pen, styled_plot,
                     title_html)
-from .positions_math import (same_positions, scheme_choice, similarity_title, table_title,
-                             trained_rows, waveform_bound, waveform_dims, waveform_title)
+from .positions_math import (drawn_already, nothing_to_draw_text, scheme_choice,
+                             similarity_title, table_title, trained_rows, waveform_bound,
+                             waveform_dims, waveform_title)
 
 class _TablePage(QWidget):
     """Sinusoidal or learned: waveforms, the table, the similarity matrix."""
@@ -204,8 +205,7 @@ class PositionsView(QWidget):
         not drawn again: sinusoidal, RoPE and ALiBi do not change as a model trains (a learned
         table does)."""
         positions = positions or {}
-        unchanged = bool(positions) and same_positions(self.data, positions) \
-            and trained == self.trained
+        unchanged = drawn_already(self.data, positions, self.trained, trained)
         self.data = positions
         self.trained = trained
         self.source.setText(source)
@@ -240,11 +240,9 @@ class PositionsView(QWidget):
         if scheme not in self.data:
             self.all_rows.hide()
             self.stack.setCurrentWidget(self.empty)
-            if self.source.text():
-                self.empty.setText("This graph carries no position information: no positional "
-                                   "encoding block and no RoPE or ALiBi attention. Its attention "
-                                   "sees the tokens as a set (a recurrent model reads them in "
-                                   "order instead).")
+            text = nothing_to_draw_text(self.source.text())
+            if text is not None:
+                self.empty.setText(text)
             return
         page = self.pages["table" if scheme in ABSOLUTE_SCHEMES else scheme]
         rows = len(self.data[scheme].get("table", ()))
