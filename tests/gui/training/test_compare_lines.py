@@ -7,7 +7,8 @@ from tfstudio.gui.training.compare_job import RunEnd, Shown
 from tfstudio.gui.training.compare_lines import (FLOOR, NO_RUN_FINISHED, VERDICT_HINT, done_line,
                                                  drawn_points, finished_runs, grad_norm_layers,
                                                  intro_html, legend_name, lesson_html,
-                                                 log_floored, loss_hint, steps_done,
+                                                 log_floored, loss_hint, run_name,
+                                                 seed_entries, steps_done,
                                                  stopped_runs, two_lines, verdict_html)
 
 
@@ -101,3 +102,15 @@ def test_each_variant_is_in_the_live_legend_once_by_its_first_seed():
 def test_the_reports_loss_plot_says_so_when_no_run_finished():
     assert loss_hint({}) == NO_RUN_FINISHED
     assert loss_hint({"pre": {"train": [(1, 3.0)], "val": []}}) == ""
+
+
+def test_the_seed_box_offers_the_picked_variants_finished_runs_by_their_names_in_runs():
+    done = shown(["claim"])
+    done.runs = {"pre": [(1, Path("/c/pre-1")), (2, Path("/c/pre-2"))], "post": []}
+    assert seed_entries(done, "pre") == [("1", ("pre", 1, "/c/pre-1")),
+                                         ("2", ("pre", 2, "/c/pre-2"))]
+    assert seed_entries(done, "post") == []                 # none finished: Open is off
+    assert seed_entries(done, "sandwich") == []
+    assert seed_entries(None, "pre") == []                  # nothing compared yet
+    assert run_name("pre", 2) == "pre seed 2"
+    assert finished_runs(done) == [("/c/pre-1", "pre seed 1"), ("/c/pre-2", "pre seed 2")]

@@ -61,16 +61,28 @@ def done_line(shown: Shown) -> str:
             (f"; {len(shown.failures)} run(s) failed" if shown.failures else ""))
 
 
+def run_name(variant: str, seed: int) -> str:
+    """A comparison's run's name in Runs."""
+    return f"{variant} seed {seed}"
+
+
+def seed_entries(shown: Shown | None, variant: str) -> list[tuple[str, tuple[str, int, str]]]:
+    """The Seed box's entries for the ``variant`` picked in the table: (label, (variant, seed,
+    run folder)) of each run of it that finished; none (Open off) when nothing is shown."""
+    runs = (shown.runs.get(variant) or []) if shown is not None else []
+    return [(f"{seed}", (variant, seed, str(run_dir))) for seed, run_dir in runs]
+
+
 def finished_runs(shown: Shown) -> list[tuple[str, str]]:
     """(run folder, name in Runs) of every run of a finished comparison."""
-    return [(str(run_dir), f"{name} seed {seed}")
+    return [(str(run_dir), run_name(name, seed))
             for name, runs in shown.runs.items() for seed, run_dir in runs]
 
 
 def stopped_runs(ends: list[RunEnd]) -> list[tuple[str, str]]:
     """(run folder, name in Runs) of a stopped comparison's runs with steps to look at: the
     finished ones, and the stopped ones named with the step they stopped at."""
-    return [(str(e.run_dir), f"{e.variant} seed {e.seed}"
+    return [(str(e.run_dir), run_name(e.variant, e.seed)
              + (f" (stopped at step {e.step})" if e.state == "stopped" else ""))
             for e in ends if e.state in ("completed", "stopped") and e.step]
 

@@ -17,7 +17,8 @@ from .. import theme
 from .colours import series_colour
 from .compare_job import Shown
 from .compare_lines import (drawn_points, grad_norm_layers, intro_html, legend_name, log_floored,
-                            loss_hint, steps_done, two_lines, verdict_html)
+                            loss_hint, run_name, seed_entries, steps_done, two_lines,
+                            verdict_html)
 from .curves_view import place_hint
 from .plots import (layer_style, layout_widget, legend_above, live_plot, menu_later_plot, pen,
                     styled_plot, title_html)
@@ -209,15 +210,15 @@ class CompareResults(QWidget):
         self.seed.clear()
         if rows:
             name = self.table.item(rows[0].row(), 0).text()
-            for seed, run_dir in (self.shown.runs.get(name) or []):
-                self.seed.addItem(f"{seed}", (name, seed, str(run_dir)))
+            for label, data in seed_entries(self.shown, name):
+                self.seed.addItem(label, data)
         self.open_button.setEnabled(self.seed.count() > 0)
 
     def _open(self) -> None:
         data = self.seed.currentData()
         if data is not None:
             name, seed, run_dir = data
-            self.open_requested.emit(run_dir, f"{name} seed {seed}")
+            self.open_requested.emit(run_dir, run_name(name, seed))
 
     def _draw_loss(self, data: dict) -> None:
         """The report's loss plot: each variant's training loss averaged over its seeds (thin)
