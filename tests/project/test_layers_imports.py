@@ -104,6 +104,7 @@ QT_FREE_GUI += ("tfstudio.gui.training.step_slider",)
 QT_FREE_GUI += ("tfstudio.gui.training.compare_lines",)
 QT_FREE_GUI += ("tfstudio.gui.training.redraw_pace",)
 QT_FREE_GUI += ("tfstudio.gui.training.history",)
+QT_FREE_GUI += ("tfstudio.gui.training.kept_choice",)
 
 
 @pytest.mark.parametrize("module", QT_FREE_GUI)

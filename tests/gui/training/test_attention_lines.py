@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from tfstudio.gui.training.attention_lines import (AVERAGE, GRID, NO_ATTENTION, colour_range,
-                                                   empty_text, head_choices,
-                                                   head_groups, head_matrix, head_title, info_line,
-                                                   kept_choice, kv_group, map_title, roles_for,
-                                                   shared_kv)
+                                                   empty_text, head_choices, head_groups,
+                                                   head_matrix, head_title, info_line, kv_group,
+                                                   map_title, roles_for, shared_kv)
+from tfstudio.gui.training.kept_choice import kept_choice
 from tfstudio.presets import load_preset
 
 

@@ -103,12 +103,6 @@ def head_choices(heads: int) -> list:
     return [AVERAGE, GRID, *range(heads)] if heads else []
 
 
-def kept_choice(current, choices: list):
-    """The entry the Heads box shows after it is filled again (a new look, another layer): the
-    one it showed when that is still offered, else the first (the average)."""
-    return current if current in choices else (choices[0] if choices else None)
-
-
 def colour_range(contrast: bool) -> tuple[float, float] | None:
     """A map's colour range: (0, 1), that of a probability, or None (each map from 0 to its own
     largest weight) when the user asked for contrast per map."""

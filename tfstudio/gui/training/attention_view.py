@@ -20,8 +20,9 @@ from PySide6.QtWidgets import (
 )
 
 from .attention_lines import (AVERAGE, GRID, colour_range, empty_text, head_choices, head_groups,
-                              head_matrix, head_title, info_line, kept_choice, kv_group,
-                              map_title, roles_for, shared_kv)
+                              head_matrix, head_title, info_line, kv_group, map_title, roles_for,
+                              shared_kv)
+from .kept_choice import kept_choice
 from .labels import muted, placeholder
 from .picture_export import ExportButton
 from .heatmap import Heatmap, HeatmapGrid
@@ -156,8 +157,8 @@ class AttentionView(QWidget):
         self.layer.clear()
         for key in attention:
             self.layer.addItem(key)
-        if current in attention:
-            self.layer.setCurrentText(current)
+        if attention:
+            self.layer.setCurrentText(kept_choice(current, list(attention)))
         self.layer.blockSignals(False)
         self._fill_heads()  # (its probe-text box follows the look shown: ProbeText.show_look)
         self.redraw()

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidg
 from .colours import series_colour
 from .experts_lines import (NO_MOE, balanced_share, before_training, expert_count, expert_layers,
                            look_caption, routed_tokens)
+from .kept_choice import kept_choice
 from .labels import muted, placeholder
 from .token_text import display_token
 from .picture_export import ExportButton
@@ -99,8 +100,8 @@ class ExpertsView(QWidget):
         self.layer.blockSignals(True)
         self.layer.clear()
         self.layer.addItems(names)
-        if current in names:
-            self.layer.setCurrentText(current)
+        if names:
+            self.layer.setCurrentText(kept_choice(current, names))
         self.layer.blockSignals(False)
 
     def redraw(self) -> None:

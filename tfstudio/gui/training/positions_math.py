@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from ...graph.kinds import LEARNED, SINUSOIDAL
+from .kept_choice import kept_choice
 
 WAVEFORMS = 6  # dimensions drawn as waveforms, from fast to slow
 
@@ -50,8 +51,7 @@ def nice_bound(value: float) -> float:
 def scheme_choice(schemes: list[str], current: str) -> tuple[str | None, bool]:
     """(the scheme shown, whether the user is offered a choice): the one shown before while
     the look still has it, else the first; a choice only when there is one to make."""
-    chosen = current if current in schemes else (schemes[0] if schemes else None)
-    return chosen, len(schemes) > 1
+    return kept_choice(current, schemes), len(schemes) > 1
 
 
 def trained_rows(scheme: str, rows: int, trained: int | None) -> int | None:
