@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from tfstudio.gui.training.next_token_lines import (ENCODER_NO_GENERATION, answer_prompt, bars,
                                                     chart_top, drawable, generation_offer,
                                                     prompt_for_loaded_weights, setting_labels,
-                                                    summary_line, tick_label)
+                                                    summary_line, takes_prompt, tick_label)
 
 
 def test_the_sliders_say_greedy_and_off_where_a_setting_does_nothing():
@@ -66,3 +66,9 @@ def test_a_filtered_candidate_is_hatched_at_its_tempered_height_and_cannot_be_dr
     assert [list(v) for v in drawn["hatched"]] == [[2], [0.2]]
     assert drawable(candidates) == [("a", 0.625), ("b", 0.375)]
     assert [list(v) for v in bars([])["filled"]] == [[], []]     # no prediction: no bars
+
+
+def test_the_prompt_box_is_set_only_to_a_new_text_and_never_under_the_users_typing():
+    assert takes_prompt("abc>cba", "abc>", typing=False)
+    assert not takes_prompt("abc>cba", "abc>", typing=True)    # the user is in the box
+    assert not takes_prompt("abc>", "abc>", typing=False)      # the same text: left alone

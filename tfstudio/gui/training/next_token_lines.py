@@ -60,6 +60,12 @@ def prompt_for_loaded_weights(prompt: str, probe: str) -> str | None:
     return probe if not prompt or prompt == probe else None
 
 
+def takes_prompt(shown: str, text: str, typing: bool) -> bool:
+    """Whether the prompt box is set to ``text`` (a look's or loaded weights' prompt): only
+    when it shows something else and never while the user types in it."""
+    return shown != text and not typing
+
+
 ENCODER_NO_GENERATION = ("A masked-LM encoder predicts masked tokens; it does not write left to "
                          "right. The chart shows its guess for the last position.")
 
