@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 
+from tfstudio.gui.training.compare_job import Shown
+from tfstudio.gui.training.compare_results import CompareResults
 from tfstudio.gui.training.curves_view import CurvesView
+from tfstudio.gui.training.experts_view import ExpertsView
 from tfstudio.gui.training.plots import layout_widget
 from tfstudio.gui.training.series import RunSeries
 
@@ -182,3 +185,48 @@ def test_an_ended_runs_gradient_norm_axis_is_the_one_its_data_decides(qtbot):
     view.refresh()
     # 0-4.5, padded
     qtbot.waitUntil(lambda: -0.5 < box.viewRange()[1][0] < 0.0 < 4.5 < box.viewRange()[1][1])
+
+
+def test_a_finished_comparisons_loss_axis_is_the_one_its_data_decides(qtbot, tmp_path):
+    """The Compare results' loss plot: held while the runs log steps, refitted to the report's
+    curves when they are shown (the comparison ended), whatever the live redraws left."""
+    losses = [0.5 + 3.4 * 0.85 ** i for i in range(30)]  # 3.9 settling to 0.51
+    results = CompareResults()
+    qtbot.addWidget(results)
+    results.resize(900, 500)
+    QWidget.show(results)  # (its own show() shows a finished comparison)
+    results.tabs.setCurrentIndex(0)
+    results.reset(["a"], len(losses), "")
+    box = results.loss_plot.getViewBox()
+    for step, loss in enumerate(losses, 1):  # redrawn at every step
+        results.add_step("a", 0, step, loss)
+        results.redraw()
+        QApplication.processEvents()
+    qtbot.waitUntil(lambda: 0.0 < box.viewRange()[1][0] < 0.5)  # 0.5-4.5, padded
+    curve = list(enumerate(losses, 1))
+    results.show(Shown(tmp_path, "Comparison", [], ["variant"], [["a"]],
+                       {"curves": {"a": {"train": curve, "val": []}}, "baselines": {}},
+                       {"a": [(0, tmp_path)]}))
+    results.tabs.setCurrentIndex(0)
+    # 0-4.5, padded
+    qtbot.waitUntil(lambda: -0.5 < box.viewRange()[1][0] < 0.0 < 4.5 < box.viewRange()[1][1])
+
+
+def test_an_ended_runs_expert_load_step_axis_is_the_one_its_data_decides(qtbot):
+    """The Experts load plot of a run whose end step is not known (x by SteadyRange): held
+    while it grows, refitted to its steps when the run ends."""
+    series = RunSeries("tiny-moe")
+    view = ExpertsView()
+    qtbot.addWidget(view)
+    view.resize(900, 600)
+    view.show()
+    box = view.load_plot.getViewBox()
+    for step in range(1, 31):  # redrawn at every step: 0-30 held
+        series.router_steps.append(step)
+        series.expert_load.setdefault("ffn", []).append([0.6, 0.4])
+        view.set_series(series)
+        QApplication.processEvents()
+    qtbot.waitUntil(lambda: 30 < box.viewRange()[0][1] < 32)  # 0-30, padded
+    series.end = "stopped"
+    view.redraw()
+    qtbot.waitUntil(lambda: 35 < box.viewRange()[0][1] < 37)  # 0-35: 1-30 fitted alone

@@ -76,37 +76,60 @@ def test_only_the_gui_imports_qt():
 
 # gui modules that decide what a widget shows, so their tests need no QApplication (issue 41:
 # rules in the model, widgets as adapters): they must stay importable without Qt
-QT_FREE_GUI = ("tfstudio.gui.cost_lines", "tfstudio.gui.editor_state",
-               "tfstudio.gui.inspector_lines", "tfstudio.gui.problem_lines",
-               "tfstudio.gui.file_lines",
-               "tfstudio.gui.search_results", "tfstudio.gui.layer_switches",
-               "tfstudio.gui.wire_rules", "tfstudio.gui.drop_rules",
-               "tfstudio.gui.summaries", "tfstudio.gui.ablation_marks",
-               "tfstudio.gui.out_of_view", "tfstudio.gui.lesson_lines",
-               "tfstudio.gui.gallery_lines",
-               "tfstudio.gui.recovery", "tfstudio.gui.zoom_rules", "tfstudio.gui.title_lines",
-               "tfstudio.gui.problem_marks", "tfstudio.gui.delete_rules",
-               "tfstudio.gui.code_lines",
-               "tfstudio.gui.training.compare_job",
-               "tfstudio.gui.training.curve_math", "tfstudio.gui.training.shown_state",
-               "tfstudio.gui.training.heatmap_scale", "tfstudio.gui.training.token_text",
-               "tfstudio.gui.training.explain_lines", "tfstudio.gui.training.explain_read",
-               "tfstudio.gui.training.explain_state", "tfstudio.gui.training.telemetry",
-               "tfstudio.gui.training.curve_hints", "tfstudio.gui.training.series",
-               "tfstudio.gui.training.attention_lines", "tfstudio.gui.training.positions_math",
-               "tfstudio.gui.training.experts_lines", "tfstudio.gui.training.setup_lines",
-               "tfstudio.gui.training.heatmap_labels", "tfstudio.gui.training.next_token_lines")
-QT_FREE_GUI += ("tfstudio.gui.training.axis_range", "tfstudio.gui.training.probe_text")
-QT_FREE_GUI += ("tfstudio.gui.training.heatmap_window",)
-QT_FREE_GUI += ("tfstudio.gui.training.explain_colours",)
-QT_FREE_GUI += ("tfstudio.gui.training.run_lines",)
-QT_FREE_GUI += ("tfstudio.gui.training.step_slider",)
-QT_FREE_GUI += ("tfstudio.gui.training.compare_lines",)
-QT_FREE_GUI += ("tfstudio.gui.training.redraw_pace",)
-QT_FREE_GUI += ("tfstudio.gui.training.history",)
-QT_FREE_GUI += ("tfstudio.gui.canvas_grid", "tfstudio.gui.ink")
-QT_FREE_GUI += ("tfstudio.gui.palette_rows", "tfstudio.gui.move_rules")
-QT_FREE_GUI += ("tfstudio.gui.canvas_gestures",)
+QT_FREE_GUI = (
+    "tfstudio.gui.ablation_marks",
+    "tfstudio.gui.canvas_gestures",
+    "tfstudio.gui.canvas_grid",
+    "tfstudio.gui.code_lines",
+    "tfstudio.gui.cost_lines",
+    "tfstudio.gui.delete_rules",
+    "tfstudio.gui.drop_rules",
+    "tfstudio.gui.editor_state",
+    "tfstudio.gui.file_lines",
+    "tfstudio.gui.gallery_lines",
+    "tfstudio.gui.ink",
+    "tfstudio.gui.inspector_lines",
+    "tfstudio.gui.layer_switches",
+    "tfstudio.gui.lesson_lines",
+    "tfstudio.gui.move_rules",
+    "tfstudio.gui.out_of_view",
+    "tfstudio.gui.palette_rows",
+    "tfstudio.gui.problem_lines",
+    "tfstudio.gui.problem_marks",
+    "tfstudio.gui.recovery",
+    "tfstudio.gui.search_results",
+    "tfstudio.gui.summaries",
+    "tfstudio.gui.title_lines",
+    "tfstudio.gui.training.attention_lines",
+    "tfstudio.gui.training.axis_range",
+    "tfstudio.gui.training.compare_job",
+    "tfstudio.gui.training.compare_lines",
+    "tfstudio.gui.training.curve_hints",
+    "tfstudio.gui.training.curve_math",
+    "tfstudio.gui.training.experts_lines",
+    "tfstudio.gui.training.explain_colours",
+    "tfstudio.gui.training.explain_lines",
+    "tfstudio.gui.training.explain_read",
+    "tfstudio.gui.training.explain_state",
+    "tfstudio.gui.training.heatmap_labels",
+    "tfstudio.gui.training.heatmap_scale",
+    "tfstudio.gui.training.heatmap_window",
+    "tfstudio.gui.training.history",
+    "tfstudio.gui.training.kept_choice",
+    "tfstudio.gui.training.next_token_lines",
+    "tfstudio.gui.training.positions_math",
+    "tfstudio.gui.training.probe_text",
+    "tfstudio.gui.training.redraw_pace",
+    "tfstudio.gui.training.run_lines",
+    "tfstudio.gui.training.series",
+    "tfstudio.gui.training.setup_lines",
+    "tfstudio.gui.training.shown_state",
+    "tfstudio.gui.training.step_slider",
+    "tfstudio.gui.training.telemetry",
+    "tfstudio.gui.training.token_text",
+    "tfstudio.gui.wire_rules",
+    "tfstudio.gui.zoom_rules",
+)
 
 
 @pytest.mark.parametrize("module", QT_FREE_GUI)

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from tfstudio.gui.training.attention_lines import (AVERAGE, GRID, head_groups, head_matrix,
-                                                   head_title, info_line, kv_group, roles_for,
-                                                   shared_kv)
+from tfstudio.gui.training.attention_lines import (AVERAGE, GRID, NO_ATTENTION, colour_range,
+                                                   empty_text, head_choices, head_groups,
+                                                   head_matrix, head_title, info_line, kv_group,
+                                                   map_title, roles_for, shared_kv)
+from tfstudio.gui.training.kept_choice import kept_choice
 from tfstudio.presets import load_preset
 
 
@@ -64,3 +66,31 @@ def test_the_heads_box_picks_the_average_one_head_or_the_grid():
     np.testing.assert_allclose(head_matrix(weights, AVERAGE), [[0.5, 0.5], [0.375, 0.625]])
     np.testing.assert_allclose(head_matrix(weights, 1), weights[1])
     assert head_matrix(weights, GRID) is None                   # the grid draws every head
+
+
+def test_the_heads_box_offers_the_average_the_grid_then_each_head():
+    assert head_choices(3) == [AVERAGE, GRID, 0, 1, 2]
+    assert head_choices(0) == []                                # no heads: an empty box
+
+
+def test_a_picked_head_is_kept_while_the_layer_has_it_else_the_average_shows():
+    assert kept_choice(3, head_choices(4)) == 3                 # a new look of the same layer
+    assert kept_choice(GRID, head_choices(2)) == GRID
+    assert kept_choice(3, head_choices(2)) == AVERAGE           # a layer with fewer heads
+    assert kept_choice(None, head_choices(2)) == AVERAGE        # nothing picked yet
+    assert kept_choice(3, []) is None
+
+
+def test_maps_share_the_zero_to_one_scale_unless_contrast_is_asked_for_and_the_title_says_so():
+    assert colour_range(False) == (0.0, 1.0)
+    assert colour_range(True) is None                           # each map to its own maximum
+    assert map_title("encoder.0.attn", AVERAGE, 2, False) == "encoder.0.attn · mean of 2 heads"
+    assert map_title("encoder.0.attn", 1, 2, False) == "encoder.0.attn · head 1"
+    assert map_title("dec.attn", 0, 4, True) == (
+        "dec.attn · head 0 · colours 0 to its largest weight")
+
+
+def test_a_look_without_attention_says_the_graph_has_none_and_no_look_keeps_the_pages_reason():
+    assert empty_text(True) == NO_ATTENTION             # a recurrent model's look
+    assert "no attention block" in NO_ATTENTION
+    assert empty_text(False) is None                    # "no run yet", "no look of this run"

@@ -4,9 +4,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from tfstudio.gui.training.compare_job import RunEnd, Shown
-from tfstudio.gui.training.compare_lines import (done_line, finished_runs, lesson_html,
-                                                 stopped_runs, two_lines,
-                                                 verdict_html)
+from tfstudio.gui.training.compare_lines import (FLOOR, NO_RUN_FINISHED, VERDICT_HINT, done_line,
+                                                 drawn_points, finished_runs, grad_norm_layers,
+                                                 intro_html, legend_name, lesson_html,
+                                                 log_floored, loss_hint, run_name,
+                                                 seed_entries, steps_done,
+                                                 stopped_runs, two_lines, verdict_html)
 
 
 def shown(summary: list[str], failures=(), page=Path("/c/report.html")) -> Shown:
@@ -56,3 +59,58 @@ def test_a_lessons_line_names_its_base_with_its_edits_what_it_varies_and_its_cla
                        "pre-norm trains lower") == (
         "<b>Lesson: norms</b><br>Base tiny-gpt (layers=2), varying norm = pre, post; "
         "positions = rope.<br><i>Claim: pre-norm trains lower</i>")
+
+
+def test_before_the_verdict_the_page_holds_the_lessons_claim_escaped_then_the_hint():
+    assert intro_html("") == f"<p><i>{VERDICT_HINT}</i></p>"       # your own comparison
+    assert intro_html("Pre-norm trains <faster>") == (
+        f"<p>Pre-norm trains &lt;faster&gt;</p><p><i>{VERDICT_HINT}</i></p>")
+
+
+def test_the_progress_counts_each_runs_last_logged_step():
+    assert steps_done({}) == 0
+    assert steps_done({("pre", 1): [(1, 3.0), (5, 2.0)], ("post", 1): [(2, 3.1)]}) == 7
+
+
+def test_kv_cache_points_are_drawn_only_when_the_variants_caches_differ():
+    mha = {"name": "mha", "params": 1000, "kv_bytes": 4096, "loss": 2.0, "spread": 0.1}
+    gqa = {**mha, "name": "gqa", "kv_bytes": 1024}
+    same = {**mha, "name": "pre"}
+    unmeasured = {**mha, "name": "x", "params": 0}
+    assert drawn_points([mha, gqa], "kv_bytes") == [mha, gqa]
+    assert drawn_points([mha, same], "kv_bytes") is None            # one column says nothing
+    assert drawn_points([mha, same, unmeasured], "params") == [mha, same]
+    assert drawn_points([unmeasured], "params") == []
+
+
+def test_layers_gradient_norms_are_drawn_per_layer_with_nothing_below_the_floor():
+    norms = {"pre": {"layers.1": [(1, 0.5)], "embed": [(1, 2.0)]},
+             "post": {"layers.0": [(1, 0.4)]}}
+    assert grad_norm_layers(norms) == ["layers.0", "layers.1"]       # not the embedding
+    assert grad_norm_layers({"pre": {"embed": []}}) == []
+    assert log_floored([0.5, 0.0, 1e-9, float("nan"), float("inf")]) == [
+        0.5, FLOOR, FLOOR, FLOOR, FLOOR]
+
+
+def test_each_variant_is_in_the_live_legend_once_by_its_first_seed():
+    assert legend_name("pre", {}) == "pre"
+    drawn = {("pre", 1): None}
+    assert legend_name("pre", drawn) is None                # its second seed
+    assert legend_name("post", drawn) == "post"             # another variant's first
+
+
+def test_the_reports_loss_plot_says_so_when_no_run_finished():
+    assert loss_hint({}) == NO_RUN_FINISHED
+    assert loss_hint({"pre": {"train": [(1, 3.0)], "val": []}}) == ""
+
+
+def test_the_seed_box_offers_the_picked_variants_finished_runs_by_their_names_in_runs():
+    done = shown(["claim"])
+    done.runs = {"pre": [(1, Path("/c/pre-1")), (2, Path("/c/pre-2"))], "post": []}
+    assert seed_entries(done, "pre") == [("1", ("pre", 1, "/c/pre-1")),
+                                         ("2", ("pre", 2, "/c/pre-2"))]
+    assert seed_entries(done, "post") == []                 # none finished: Open is off
+    assert seed_entries(done, "sandwich") == []
+    assert seed_entries(None, "pre") == []                  # nothing compared yet
+    assert run_name("pre", 2) == "pre seed 2"
+    assert finished_runs(done) == [("/c/pre-1", "pre seed 1"), ("/c/pre-2", "pre seed 2")]

@@ -8,9 +8,9 @@ import json
 
 import numpy as np
 
-from tfstudio.gui.training.experts_lines import (balanced_share, before_training, expert_count,
-                                                expert_layers, first_choices_line,
-                                                routed_tokens)
+from tfstudio.gui.training.experts_lines import (NO_LOOK_YET, balanced_share, before_training,
+                                                expert_count, expert_layers, first_choices_line,
+                                                look_caption, routed_tokens)
 from tfstudio.presets import PRESET_DIR, load_preset
 
 
@@ -55,3 +55,10 @@ def test_the_first_choices_line_counts_every_expert_on_the_routed_stream():
     assert routed_tokens({"source": ["x"]}) == ["x"] and routed_tokens({}) == []
     assert first_choices_line([1, 1, 3], 4, 40) == \
         "First choices on this text: expert 0: 0, expert 1: 2, expert 2: 0, expert 3: 1 (step 40)"
+
+
+def test_the_caption_counts_first_choices_once_a_look_routed_the_text_and_says_when_before():
+    assert look_caption([0, 1, 1], 2, 7) == (
+        "First choices on this text: expert 0: 1, expert 1: 2 (step 7)")
+    assert look_caption(None, 2, 0) == NO_LOOK_YET
+    assert "first look inside the model" in NO_LOOK_YET

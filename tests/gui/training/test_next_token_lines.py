@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from tfstudio.gui.training.next_token_lines import (answer_prompt, bars, chart_top, drawable,
-                                                    setting_labels, summary_line, tick_label)
+from tfstudio.gui.training.next_token_lines import (ENCODER_NO_GENERATION, answer_prompt, bars,
+                                                    chart_top, drawable, generation_offer,
+                                                    prompt_for_loaded_weights, setting_labels,
+                                                    summary_line, takes_prompt, tick_label)
 
 
 def test_the_sliders_say_greedy_and_off_where_a_setting_does_nothing():
@@ -38,6 +40,20 @@ def test_a_tasks_prompt_stops_after_its_separator_so_the_next_token_is_the_answe
     assert answer_prompt("Once upon a time", None) == "Once upon a time"  # a text corpus
 
 
+def test_loaded_weights_replace_the_prompt_only_when_it_is_not_the_users_own():
+    assert prompt_for_loaded_weights("", "abc>cba") == "abc>cba"          # an empty box
+    assert prompt_for_loaded_weights("abc>cba", "abc>cba") == "abc>cba"   # the look's text
+    assert prompt_for_loaded_weights("Once", "abc>cba") is None           # the user's own
+    assert prompt_for_loaded_weights("abc>", "abc>cba") is None           # (a cut one too)
+
+
+def test_generate_is_offered_to_every_family_but_a_masked_lm_encoder_which_says_why():
+    assert generation_offer("decoder") == (True, "")
+    assert generation_offer("encoder-decoder") == (True, "")
+    assert generation_offer("encoder") == (False, ENCODER_NO_GENERATION)
+    assert "masked-LM encoder" in ENCODER_NO_GENERATION
+
+
 def test_a_filtered_candidate_is_hatched_at_its_tempered_height_and_cannot_be_drawn():
     def candidate(text, tempered, final, filtered_by=""):
         return SimpleNamespace(text=text, prob_tempered=tempered, prob_final=final,
@@ -50,3 +66,9 @@ def test_a_filtered_candidate_is_hatched_at_its_tempered_height_and_cannot_be_dr
     assert [list(v) for v in drawn["hatched"]] == [[2], [0.2]]
     assert drawable(candidates) == [("a", 0.625), ("b", 0.375)]
     assert [list(v) for v in bars([])["filled"]] == [[], []]     # no prediction: no bars
+
+
+def test_the_prompt_box_is_set_only_to_a_new_text_and_never_under_the_users_typing():
+    assert takes_prompt("abc>cba", "abc>", typing=False)
+    assert not takes_prompt("abc>cba", "abc>", typing=True)    # the user is in the box
+    assert not takes_prompt("abc>", "abc>", typing=False)      # the same text: left alone

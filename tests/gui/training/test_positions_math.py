@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from tfstudio.gui.training.positions_math import (nice_bound, same_positions, scheme_choice,
-                                                  trained_rows, waveform_dims)
+from tfstudio.gui.training.positions_math import (NO_POSITIONS, drawn_already,
+                                                  nice_bound, nothing_to_draw_text,
+                                                  same_positions, scheme_choice,
+                                                  similarity_title, table_title, trained_rows,
+                                                  waveform_bound, waveform_dims, waveform_title)
 
 
 def test_the_waveforms_are_even_dimensions_from_the_fastest_to_the_slowest():
@@ -49,3 +52,41 @@ def test_only_a_learned_tables_rows_past_the_runs_length_are_untrained():
     assert trained_rows("learned", 64, None) is None   # an untrained graph: no run length
     assert trained_rows("learned", 64, 0) is None
     assert trained_rows("sinusoidal", 64, 16) is None  # fixed sin/cos: nothing to train
+
+
+def test_the_waveforms_axis_is_round_and_one_when_there_is_nothing_to_fit():
+    assert waveform_bound(0.37) == 0.5
+    assert waveform_bound(2.0) == 2.0
+    assert waveform_bound(0.0) == 1.0                 # an all-zero table
+    assert waveform_bound(float("nan")) == 1.0        # a diverged one
+    assert waveform_bound(float("inf")) == 1.0
+
+
+def test_a_learned_tables_title_names_the_rows_shown_and_where_training_never_reached():
+    assert waveform_title("sinusoidal") == "Waveforms per dimension (fixed sin/cos)"
+    assert waveform_title("learned") == "Waveforms per dimension (learned, changes as it trains)"
+    assert table_title("learned", (17, 8), 256, 17, False) == (
+        "learned table: position (rows 0–16 of 256, the run's sequence length) x dimension "
+        "(columns), 17 x 8")
+    assert table_title("learned", (256, 8), 256, 17, True) == (
+        "learned table: position (rows; from 17, past the run's sequence length, never "
+        "trained) x dimension (columns), 256 x 8")
+    assert table_title("sinusoidal", (64, 8), 64, None, True) == (   # every row is drawn
+        "sinusoidal table: position (rows) x dimension (columns), 64 x 8")
+    assert similarity_title(17) == "similarity p_i · p_j of positions i (row), j (column), 0–16"
+
+
+def test_a_look_is_drawn_again_only_when_its_tensors_or_the_trained_rows_differ():
+    table = {"learned": {"table": np.zeros((8, 4)), "similarity": np.eye(8)}}
+    same = {"learned": {"table": np.zeros((8, 4)), "similarity": np.eye(8)}}
+    moved = {"learned": {"table": np.ones((8, 4)), "similarity": np.eye(8)}}
+    assert drawn_already(table, same, 8, 8)
+    assert not drawn_already(table, moved, 8, 8)          # a learned table trained on
+    assert not drawn_already(table, same, None, 8)        # the run's rows are known now
+    assert not drawn_already({}, {}, None, None)          # an empty look clears the page
+
+
+def test_a_graph_without_positions_says_so_and_no_graph_keeps_the_pages_reason():
+    assert nothing_to_draw_text("tiny-rnn (untrained)") == NO_POSITIONS
+    assert "no position information" in NO_POSITIONS
+    assert nothing_to_draw_text("") is None

@@ -6,7 +6,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from tfstudio.gui.training.series import (RunSeries, duration, header_line, latest_figures,
-                                          progress_line)
+                                          progress_line, still_logging)
 
 NBSP = "\u00a0"
 
@@ -69,3 +69,11 @@ def test_the_curves_header_names_the_run_shown_and_its_newest_figures_each_with_
                           val_loss=[2.612], accuracy=[0.4])  # evaluated at its newest step
     assert latest_figures(at_newest) == "step 20 · loss 2.5000 · val 2.6120 · acc 40%"
     assert header_line("r", latest_figures(RunSeries("r"))) == "r · no step logged yet"
+
+
+def test_plots_hold_their_range_while_any_run_drawn_still_logs_points():
+    live, done, stopped = RunSeries("a"), RunSeries("b"), RunSeries("c")
+    done.end, stopped.end = "completed", "stopped"
+    assert still_logging([live, done])              # one run still trains
+    assert not still_logging([done, stopped])       # every one ended: fit the data
+    assert not still_logging([])                    # nothing drawn grows

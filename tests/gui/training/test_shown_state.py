@@ -14,8 +14,9 @@ import pytest
 import torch
 from gui_runs import WAIT_MS, past_runs
 
-from tfstudio.gui.training.shown_state import (DRAWN_VIEWS, ShownState, blocked_reason_of,
-                                               buttons_for)
+from tfstudio.gui.training.shown_state import (DRAWN_VIEWS, ShownState, blocked_html,
+                                               blocked_reason_of, buttons_for, is_training,
+                                               train_tips)
 
 torch.set_num_threads(1)
 
@@ -76,6 +77,25 @@ def test_train_is_blocked_by_the_graphs_first_error_and_says_how_many_more():
     assert blocked_reason_of([error, second], 2) == \
         "layers/attn: 3 heads do not divide d_model 64 (and 1 more)"
     assert blocked_reason_of((), 0) is None
+
+
+def test_a_run_folder_is_the_training_runs_only_while_that_run_holds_the_trainer(tmp_path):
+    run = SimpleNamespace(active=True, run_dir=tmp_path / "run-1")
+    assert is_training(str(tmp_path / "run-1"), run)          # open: back to following it
+    assert not is_training(str(tmp_path / "run-2"), run)      # another run: opened
+    assert not is_training(str(tmp_path / "run-1"), SimpleNamespace(active=False,
+                                                                    run_dir=run.run_dir))
+    assert not is_training(str(tmp_path / "run-1"), None)    # nothing trains
+
+
+def test_the_blocked_line_and_trains_tips_say_why_only_while_the_graph_is_invalid():
+    reason = "head: d_model <64> is not 32"
+    assert blocked_html(reason) == ("Cannot train: head: d_model &lt;64&gt; is not 32 "
+                                    "<a href='problem'>Show the problem</a>")
+    assert train_tips(reason) == (reason, f"Cannot train: {reason}")
+    assert blocked_html(None) == "" and blocked_html("") == ""   # the line is hidden
+    assert train_tips(None) == ("Train the graph on the canvas with these settings",
+                                "train the graph on the canvas with the run setup")
 
 
 def test_views_draw_a_look_once_and_only_when_shown():

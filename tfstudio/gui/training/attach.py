@@ -21,7 +21,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QToolBar
 
-from .shown_state import blocked_reason_of, buttons_for
+from .shown_state import blocked_reason_of, buttons_for, train_tips
 from .workspace import BUILD, MODES, TRAIN, Workspace
 
 
@@ -291,8 +291,7 @@ class TrainingAttachment:
             self._panel.set_blocked(reason)
         offered = buttons_for(state, reason)  # the panel's buttons' rule, for the menu
         self.train_action.setEnabled(offered.train)
-        self.train_action.setStatusTip(f"Cannot train: {reason}" if reason else
-                                       "train the graph on the canvas with the run setup")
+        self.train_action.setStatusTip(train_tips(reason)[1])
         self.pause_action.setEnabled(offered.pause)
         self.pause_action.setText("&" + offered.pause_text)
         self.stop_action.setEnabled(offered.stop)

@@ -95,3 +95,34 @@ def head_matrix(weights, choice) -> np.ndarray | None:
         return None
     weights = np.asarray(weights)
     return weights.mean(0) if choice == AVERAGE else weights[int(choice)]
+
+
+def head_choices(heads: int) -> list:
+    """The Heads box's entries for a layer of ``heads`` heads, in order: the average, the grid,
+    then each head (none when the layer has no heads)."""
+    return [AVERAGE, GRID, *range(heads)] if heads else []
+
+
+def colour_range(contrast: bool) -> tuple[float, float] | None:
+    """A map's colour range: (0, 1), that of a probability, or None (each map from 0 to its own
+    largest weight) when the user asked for contrast per map."""
+    return None if contrast else (0.0, 1.0)
+
+
+def map_title(layer: str, choice, heads: int, contrast: bool) -> str:
+    """The single map's title: the layer, which map (the mean of the heads or one head) and,
+    with contrast per map, that its colours run to its own largest weight."""
+    which = f"mean of {heads} heads" if choice == AVERAGE else f"head {choice}"
+    scale = " · colours 0 to its largest weight" if contrast else ""
+    return f"{layer} · {which}{scale}"
+
+
+NO_ATTENTION = ("This graph has no attention block (a recurrent model reads its input in order "
+                "instead).")
+
+
+def empty_text(has_look: bool) -> str | None:
+    """The empty page's text when the layer shown has no attention entry: a look without any
+    means the graph has no attention block; with no look, None keeps the reason the page was
+    given (no run yet, no look of this run)."""
+    return NO_ATTENTION if has_look else None

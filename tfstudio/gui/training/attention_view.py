@@ -19,8 +19,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .attention_lines import (AVERAGE, GRID, head_groups, head_matrix, head_title, info_line,
-                              kv_group, roles_for, shared_kv)
+from .attention_lines import (AVERAGE, GRID, colour_range, empty_text, head_choices, head_groups,
+                              head_matrix, head_title, info_line, kv_group, map_title, roles_for,
+                              shared_kv)
+from .kept_choice import kept_choice
 from .labels import muted, placeholder
 from .picture_export import ExportButton
 from .heatmap import Heatmap, HeatmapGrid
@@ -155,8 +157,8 @@ class AttentionView(QWidget):
         self.layer.clear()
         for key in attention:
             self.layer.addItem(key)
-        if current in attention:
-            self.layer.setCurrentText(current)
+        if attention:
+            self.layer.setCurrentText(kept_choice(current, list(attention)))
         self.layer.blockSignals(False)
         self._fill_heads()  # (its probe-text box follows the look shown: ProbeText.show_look)
         self.redraw()
@@ -173,14 +175,18 @@ class AttentionView(QWidget):
         current = self.head.currentData()
         self.head.blockSignals(True)
         self.head.clear()
-        if heads:
-            self.head.addItem(f"Average of {heads}", AVERAGE)
-            self.head.addItem("All heads", GRID)
-            for h in range(heads):
-                self.head.addItem(self.head_title(h, scores=False).capitalize(), h)
-                self.head.setItemData(self.head.count() - 1, self.head_title(h), Qt.ToolTipRole)
-            index = self.head.findData(current)
-            self.head.setCurrentIndex(max(index, 0))
+        choices = head_choices(heads)
+        for choice in choices:
+            if choice == AVERAGE:
+                self.head.addItem(f"Average of {heads}", AVERAGE)
+            elif choice == GRID:
+                self.head.addItem("All heads", GRID)
+            else:
+                self.head.addItem(self.head_title(choice, scores=False).capitalize(), choice)
+                self.head.setItemData(self.head.count() - 1, self.head_title(choice),
+                                      Qt.ToolTipRole)
+        if choices:
+            self.head.setCurrentIndex(self.head.findData(kept_choice(current, choices)))
         self.head.blockSignals(False)
 
     def _entry(self) -> dict | None:
@@ -205,15 +211,15 @@ class AttentionView(QWidget):
 
     def colour_range(self) -> tuple[float, float] | None:
         """(0, 1), the range of a probability; None: each map from 0 to its own maximum."""
-        return None if self.contrast.isChecked() else (0.0, 1.0)
+        return colour_range(self.contrast.isChecked())
 
     def redraw(self) -> None:
         entry = self._entry()
         if entry is None:
             self.stack.setCurrentWidget(self.empty)
-            if self.snapshot is not None:
-                self.empty.setText("This graph has no attention block (a recurrent model reads "
-                                   "its input in order instead).")
+            text = empty_text(self.snapshot is not None)
+            if text is not None:
+                self.empty.setText(text)
             self.info.setText("")
             return
         rows, cols = self.labels()
@@ -230,9 +236,8 @@ class AttentionView(QWidget):
             self.stack.setCurrentWidget(self.grid)
         else:
             matrix, _ = self.shown_matrix()
-            which = f"mean of {weights.shape[0]} heads" if choice == AVERAGE else f"head {choice}"
-            scale = " · colours 0 to its largest weight" if self.contrast.isChecked() else ""
-            self.heatmap.set_data(matrix, rows, cols, allowed, f"{layer} · {which}{scale}",
+            title = map_title(layer, choice, weights.shape[0], self.contrast.isChecked())
+            self.heatmap.set_data(matrix, rows, cols, allowed, title,
                                   value_range=self.colour_range())
             self.stack.setCurrentWidget(self.heatmap)
         text = info_line(cross=bool(entry.get("cross")), masked=not allowed.all(),

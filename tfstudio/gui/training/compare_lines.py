@@ -1,10 +1,12 @@
 """What the Compare view writes, without Qt: a lesson's line above the form, the verdict (its
 word large, the checks under it), the table's two-line column names, the status line when the
-runs are done and the names the runs take in Runs. compare_view.py and compare_results.py show
-them."""
+runs are done and the names the runs take in Runs; and what the results' plots draw of the
+report's data (the points, the layers, the floor of a log axis). compare_view.py and
+compare_results.py show them."""
 from __future__ import annotations
 
 import html
+import math
 
 from .compare_job import RunEnd, Shown
 
@@ -59,15 +61,78 @@ def done_line(shown: Shown) -> str:
             (f"; {len(shown.failures)} run(s) failed" if shown.failures else ""))
 
 
+def run_name(variant: str, seed: int) -> str:
+    """A comparison's run's name in Runs."""
+    return f"{variant} seed {seed}"
+
+
+def seed_entries(shown: Shown | None, variant: str) -> list[tuple[str, tuple[str, int, str]]]:
+    """The Seed box's entries for the ``variant`` picked in the table: (label, (variant, seed,
+    run folder)) of each run of it that finished; none (Open off) when nothing is shown."""
+    runs = (shown.runs.get(variant) or []) if shown is not None else []
+    return [(f"{seed}", (variant, seed, str(run_dir))) for seed, run_dir in runs]
+
+
 def finished_runs(shown: Shown) -> list[tuple[str, str]]:
     """(run folder, name in Runs) of every run of a finished comparison."""
-    return [(str(run_dir), f"{name} seed {seed}")
+    return [(str(run_dir), run_name(name, seed))
             for name, runs in shown.runs.items() for seed, run_dir in runs]
 
 
 def stopped_runs(ends: list[RunEnd]) -> list[tuple[str, str]]:
     """(run folder, name in Runs) of a stopped comparison's runs with steps to look at: the
     finished ones, and the stopped ones named with the step they stopped at."""
-    return [(str(e.run_dir), f"{e.variant} seed {e.seed}"
+    return [(str(e.run_dir), run_name(e.variant, e.seed)
              + (f" (stopped at step {e.step})" if e.state == "stopped" else ""))
             for e in ends if e.state in ("completed", "stopped") and e.step]
+
+
+VERDICT_HINT = ("The verdict appears here when the runs finish: a lesson's claim, whether it "
+                "holds on your runs (decided by the spread over seeds), and the numbers.")
+FLOOR = 1e-7  # gradient norms below it (0 included) are drawn at it on the log axis
+
+
+def intro_html(intro: str) -> str:
+    """The verdict page before the runs finish: a lesson's claim (escaped), then the hint."""
+    hint = f"<p><i>{VERDICT_HINT}</i></p>"
+    return f"<p>{html.escape(intro)}</p>{hint}" if intro else hint
+
+
+def steps_done(points: dict) -> int:
+    """Steps trained so far over every run drawn: each run's last logged step, summed."""
+    return sum(run[-1][0] for run in points.values())
+
+
+def drawn_points(params: list[dict], x: str) -> list[dict] | None:
+    """The variants' points against ``x`` (those that measured it); None, no plot at all,
+    against KV-cache bytes unless the variants' caches differ in size (one column of points
+    says nothing)."""
+    points = [p for p in params if p.get(x)]
+    if x == "kv_bytes" and len({p[x] for p in points}) < 2:
+        return None
+    return points
+
+
+def grad_norm_layers(grad_norms: dict) -> list[str]:
+    """The layers whose gradient norms are drawn: every variant's "layers.*", sorted."""
+    return sorted({layer for series in grad_norms.values() for layer in series
+                   if layer.startswith("layers.")})
+
+
+def log_floored(values) -> list[float]:
+    """Values for a log axis: below FLOOR (0 included) and not finite drawn at FLOOR."""
+    return [max(x, FLOOR) if math.isfinite(x) else FLOOR for x in values]
+
+
+NO_RUN_FINISHED = "No run finished."
+
+
+def legend_name(variant: str, drawn: dict) -> str | None:
+    """The legend entry of a new live loss curve: the variant's name for its first seed drawn,
+    none for its other seeds (one entry per variant, in its colour)."""
+    return None if any(v == variant for v, _ in drawn) else variant
+
+
+def loss_hint(curves: dict) -> str:
+    """The report's loss plot's hint: none over curves, else that no run finished."""
+    return "" if curves else NO_RUN_FINISHED

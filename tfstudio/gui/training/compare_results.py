@@ -5,9 +5,6 @@ gradient norms). Every number comes from the experiments package (``compare_job.
 same the page ``report.html`` is written from; a plot with nothing to draw says why."""
 from __future__ import annotations
 
-import html
-import math
-
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
@@ -19,7 +16,9 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeade
 from .. import theme
 from .colours import series_colour
 from .compare_job import Shown
-from .compare_lines import two_lines, verdict_html
+from .compare_lines import (drawn_points, grad_norm_layers, intro_html, legend_name, log_floored,
+                            loss_hint, run_name, seed_entries, steps_done, two_lines,
+                            verdict_html)
 from .curves_view import place_hint
 from .plots import (layer_style, layout_widget, legend_above, live_plot, menu_later_plot, pen,
                     styled_plot, title_html)
@@ -41,9 +40,6 @@ OTHER_PLOTS = {
     "Gradient norm per layer": (
         "step", "Each layer's gradient norm over training appears when the runs finish."),
 }
-VERDICT_HINT = ("The verdict appears here when the runs finish: a lesson's claim, whether it "
-                "holds on your runs (decided by the spread over seeds), and the numbers.")
-FLOOR = 1e-7  # gradient norms below it (0 included) are drawn at it on the log axis
 
 
 class CompareResults(QWidget):
@@ -140,13 +136,13 @@ class CompareResults(QWidget):
         self.loss_plot.setTitle(title_html("Loss of each run (training)"),
                                 color=theme.current().text)
         self.loss_plot.getViewBox().final_step = final_step
+        self.loss_plot.getViewBox().set_growing(True)  # held steady while the runs log steps
         self._curves, self._points = {}, {}
         self._colours = {name: i for i, name in enumerate(variants)}
         self._set_hint("loss", LOSS_HINT)
         self.plot_choice.setCurrentText(LOSS)   # the run's loss, live
         self._draw_choice()
-        self.verdict.setHtml(f"<p>{html.escape(intro)}</p><p><i>{VERDICT_HINT}</i></p>"
-                             if intro else f"<p><i>{VERDICT_HINT}</i></p>")
+        self.verdict.setHtml(intro_html(intro))
         self.table.clear()
         self.table.setRowCount(0)
         self.table.setColumnCount(0)
@@ -157,16 +153,15 @@ class CompareResults(QWidget):
         key = (variant, seed)
         if key not in self._curves:
             index = self._colours.setdefault(variant, len(self._colours))
-            first = not any(v == variant for v, _ in self._curves)
-            self._curves[key] = self.loss_plot.plot(
-                [], [], pen=pen(series_colour(index), 1.5), name=variant if first else None)
+            self._curves[key] = self.loss_plot.plot([], [], pen=pen(series_colour(index), 1.5),
+                                                    name=legend_name(variant, self._curves))
             self._points[key] = []
             self._set_hint("loss", "")
         self._points[key].append((step, loss))
 
     def steps_done(self) -> int:
         """Steps trained so far over every run drawn (each run's last logged step)."""
-        return sum(points[-1][0] for points in self._points.values())
+        return steps_done(self._points)
 
     def redraw(self) -> None:
         """Put the steps added since the last redraw on the curves."""
@@ -175,11 +170,17 @@ class CompareResults(QWidget):
             self._curves[key].setData(list(steps), list(losses))
 
     # ------------------------------------------------------------------ finished
+    def ended(self) -> None:
+        """No run logs a step any more (finished or stopped): the loss plot's range is the one
+        its data decides, whatever the redraws on the way left."""
+        self.loss_plot.getViewBox().set_growing(False)
+
     def show(self, shown: Shown) -> None:
         self.shown = shown
         self._show_verdict(shown)
         self._show_table(shown)
         self._draw_loss(shown.plots)
+        self.ended()
         self._draw_choice()
         self.tabs.setCurrentIndex(1)
 
@@ -209,15 +210,15 @@ class CompareResults(QWidget):
         self.seed.clear()
         if rows:
             name = self.table.item(rows[0].row(), 0).text()
-            for seed, run_dir in (self.shown.runs.get(name) or []):
-                self.seed.addItem(f"{seed}", (name, seed, str(run_dir)))
+            for label, data in seed_entries(self.shown, name):
+                self.seed.addItem(label, data)
         self.open_button.setEnabled(self.seed.count() > 0)
 
     def _open(self) -> None:
         data = self.seed.currentData()
         if data is not None:
             name, seed, run_dir = data
-            self.open_requested.emit(run_dir, f"{name} seed {seed}")
+            self.open_requested.emit(run_dir, run_name(name, seed))
 
     def _draw_loss(self, data: dict) -> None:
         """The report's loss plot: each variant's training loss averaged over its seeds (thin)
@@ -240,7 +241,7 @@ class CompareResults(QWidget):
                 value, angle=0, pen=pen("#777777", 1.2, dashed=True),
                 label=f"{name} counts {value:.2f}",
                 labelOpts={"position": 0.85, "color": theme.current().muted_text}))
-        self._set_hint("loss", "" if data["curves"] else "No run finished.")
+        self._set_hint("loss", loss_hint(data["curves"]))
 
     def _draw_choice(self) -> None:
         name = self.plot_choice.currentText()
@@ -273,8 +274,8 @@ class CompareResults(QWidget):
         return bool(data["positions"])
 
     def _points_at(self, data: dict, x: str) -> bool:
-        points = [p for p in data["params"] if p.get(x)]
-        if x == "kv_bytes" and len({p[x] for p in points}) < 2:
+        points = drawn_points(data["params"], x)
+        if points is None:
             return False
         for p in points:
             colour = series_colour(self._colours.get(p["name"], 0))
@@ -288,8 +289,7 @@ class CompareResults(QWidget):
         return bool(points)
 
     def _grad_norms(self, data: dict) -> bool:
-        layers = sorted({layer for series in data["grad_norms"].values() for layer in series
-                         if layer.startswith("layers.")})
+        layers = grad_norm_layers(data["grad_norms"])
         if not layers:
             return False
         self.other_plot.setLogMode(y=True)
@@ -299,8 +299,7 @@ class CompareResults(QWidget):
                 if series.get(layer):
                     steps, values = zip(*series[layer])
                     self.other_plot.plot(
-                        list(steps), [max(x, FLOOR) if math.isfinite(x) else FLOOR
-                                      for x in values],
+                        list(steps), log_floored(values),
                         pen=pen(series_colour(v), 1.5, style=layer_style(k)),
                         name=f"{name}" if k == 0 else None)
         return True

@@ -364,6 +364,7 @@ class CompareView(QWidget):
                 self.status.setText(f"Compare failed: {payload}")
             elif kind == "done":
                 self.timer.stop()
+                self.results.ended()
                 self.run_button.setEnabled(True)
                 self.stop_button.setEnabled(False)
                 self.open_folder_button.setEnabled(True)

@@ -170,3 +170,22 @@ def layer_line(i: int, width: float) -> tuple[int, float]:
     """(line style index, pen width) of a run's ``i``-th layer: the colour names the run, the
     style the layer; past LAYER_STYLES layers the styles repeat at half the width."""
     return i % LAYER_STYLES, width if i < LAYER_STYLES else width / 2
+
+
+def accuracy_points(val_steps, accuracy) -> tuple[list[int], list[float]]:
+    """The accuracy curve's points: the evaluations that measured one (a text corpus's have
+    none, None)."""
+    kept = [(step, a) for step, a in zip(val_steps, accuracy) if a is not None]
+    return [step for step, _ in kept], [a for _, a in kept]
+
+
+def step_axis_final(total_steps, axis: str) -> int:
+    """The step the x axis ends at (``axis_range.step_axis_end``): the longest drawn run's
+    last step on a step axis; 0 (no known end) on wall time or with no run."""
+    return max(total_steps, default=0) if axis == STEP else 0
+
+
+def loss_axis(log: bool) -> tuple[str, int]:
+    """The loss axis's title and how many levels of tick labels it writes: on a log axis only
+    the decades (the minor ticks' labels, 2..9 of each decade, run into each other)."""
+    return ("cross-entropy (log scale)", 1) if log else ("cross-entropy", 2)

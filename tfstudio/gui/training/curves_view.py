@@ -13,14 +13,14 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QGraphicsItem, QHBoxLayout,
 
 from .colours import series_colour
 from .curve_hints import EMPTY_HINT, plot_hint
-from .curve_math import (SPEED_WINDOW, STEP, WALL, X_LABELS, EmaArray, layer_line, moving_average,
-                         x_of)
+from .curve_math import (SPEED_WINDOW, STEP, WALL, X_LABELS, EmaArray, accuracy_points,
+                         layer_line, loss_axis, moving_average, step_axis_final, x_of)
 from .curve_reading import CurveReader
 from .picture_export import ExportButton
 from .. import theme
 from .plots import (STEP_LINE, layer_style, layout_widget, legend_above, live_plot, pen,
                     set_columns, step_curve, styled_plot)
-from .series import RunSeries, write_csv
+from .series import RunSeries, still_logging, write_csv
 
 
 MIN_DATA_HEIGHT = 200  # px of every plot's data area (a shorter screen scrolls)
@@ -292,9 +292,8 @@ class CurvesView(QWidget):
                 entry.drawn_val = drawn_val
                 c["val"].setData(x_of(s, s.val_steps, axis),
                                  np.asarray(s.val_loss, dtype=float))
-                acc = [(st, a) for st, a in zip(s.val_steps, s.accuracy) if a is not None]
-                c["acc"].setData(x_of(s, [a[0] for a in acc], axis),
-                                 np.asarray([a[1] for a in acc], dtype=float))
+                acc_steps, acc = accuracy_points(s.val_steps, s.accuracy)
+                c["acc"].setData(x_of(s, acc_steps, axis), np.asarray(acc, dtype=float))
             if entry.drawn == drawn:
                 continue
             entry.drawn = drawn
@@ -312,12 +311,12 @@ class CurvesView(QWidget):
         self._refresh_layers()
         # while a run logs points the ranges hold still; once none does, each plot's is the one
         # its data decides
-        growing = any(not s.end for s in self.visible_series())
+        growing = still_logging(self.visible_series())
         for plot in self.plot_items().values():
             plot.getViewBox().set_growing(growing)
         # a step axis runs from 0 to the run's last step; wall time has no known end
-        self.loss_plot.getViewBox().final_step = max(
-            (s.total_steps for s in self.visible_series()), default=0) if axis == STEP else 0
+        self.loss_plot.getViewBox().final_step = step_axis_final(
+            [s.total_steps for s in self.visible_series()], axis)
         self._refresh_hints()
         self._fit_height()
 
@@ -441,9 +440,9 @@ class CurvesView(QWidget):
 
     def _set_log(self, on: bool) -> None:
         self.loss_plot.setLogMode(y=on)
-        # on a log axis the minor ticks' labels (2..9 of each decade) run into each other
-        self.loss_plot.getAxis("left").setStyle(maxTextLevel=1 if on else 2)
-        self.loss_plot.setLabel("left", "cross-entropy (log scale)" if on else "cross-entropy")
+        title, levels = loss_axis(on)
+        self.loss_plot.getAxis("left").setStyle(maxTextLevel=levels)
+        self.loss_plot.setLabel("left", title)
 
     # ------------------------------------------------------------------ export
     def export_csv(self, path: str) -> None:

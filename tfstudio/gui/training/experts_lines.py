@@ -64,3 +64,13 @@ def first_choices_line(first: list[int], experts: int, step: int) -> str:
     counts = [first.count(e) for e in range(max(experts, max(first, default=-1) + 1))]
     return ("First choices on this text: " + ", ".join(
         f"expert {e}: {c}" for e, c in enumerate(counts)) + f" (step {step})")
+
+
+NO_LOOK_YET = "The coloured probe text appears with the first look inside the model."
+
+
+def look_caption(first: list[int] | None, experts: int, step: int) -> str:
+    """The line under the coloured probe text: how the first choices fall (``first``, each
+    token's first-choice expert, from the look at ``step``), or, with no routing looked at
+    yet (None), when the colours come."""
+    return NO_LOOK_YET if first is None else first_choices_line(first, experts, step)

@@ -11,12 +11,13 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidg
 
 from .colours import series_colour
 from .experts_lines import (NO_MOE, balanced_share, before_training, expert_count, expert_layers,
-                           first_choices_line, routed_tokens)
+                           look_caption, routed_tokens)
+from .kept_choice import kept_choice
 from .labels import muted, placeholder
 from .token_text import display_token
 from .picture_export import ExportButton
 from .plots import STEP_LINE, layout_widget, legend_above, live_plot, pen, styled_plot
-from .series import RunSeries
+from .series import RunSeries, still_logging
 
 
 def coloured_tokens_html(tokens: list[str], experts: list[int]) -> str:
@@ -99,8 +100,8 @@ class ExpertsView(QWidget):
         self.layer.blockSignals(True)
         self.layer.clear()
         self.layer.addItems(names)
-        if current in names:
-            self.layer.setCurrentText(current)
+        if names:
+            self.layer.setCurrentText(kept_choice(current, names))
         self.layer.blockSignals(False)
 
     def redraw(self) -> None:
@@ -121,7 +122,9 @@ class ExpertsView(QWidget):
         experts = expert_count(loads, routing)
         if loads.ndim == 2 and loads.size:
             steps = np.asarray(self.series.router_steps[:len(loads)], dtype=float)
-            self.load_plot.getViewBox().final_step = self.series.total_steps
+            box = self.load_plot.getViewBox()
+            box.final_step = self.series.total_steps
+            box.set_growing(still_logging([self.series]))  # ended: the range its data decides
             for e in range(experts):
                 self._curves.append(self.load_plot.plot(steps, loads[:, e],
                                                         pen=pen(series_colour(e), STEP_LINE),
@@ -134,9 +137,7 @@ class ExpertsView(QWidget):
             stream = routed_tokens(self.snapshot.get("tokens") or {})
             first = np.asarray(routing["assignments"])[:, 0].tolist()
             self.tokens.setText(coloured_tokens_html(stream[:len(first)], first))
-            self.caption.setText(first_choices_line(first, experts,
-                                                    self.snapshot.get("step", 0)))
+            self.caption.setText(look_caption(first, experts, self.snapshot.get("step", 0)))
         else:
             self.tokens.setText("")
-            self.caption.setText("The coloured probe text appears with the first look inside "
-                                 "the model.")
+            self.caption.setText(look_caption(None, experts, 0))

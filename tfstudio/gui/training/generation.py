@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .next_token_lines import answer_prompt
+from .next_token_lines import answer_prompt, generation_offer, prompt_for_loaded_weights
 from .run_lines import checkpoint_note, loaded_line
 
 
@@ -20,15 +20,11 @@ class GenerationController:
         ones); ``opened`` is added to the line saying so."""
         panel = self.panel
         def ready():
-            if panel.host.model.family == "encoder":
-                panel.next_token.set_generation_available(
-                    False, "A masked-LM encoder predicts masked tokens; it does not write "
-                           "left to right. The chart shows its guess for the last position.")
-            else:
-                panel.next_token.set_generation_available(True)
-            prompt = panel.next_token.prompt.text()
-            probe = (panel.snapshot or {}).get("text", "")
-            if not prompt or prompt == probe:  # not the user's own: ask for the task's answer
+            panel.next_token.set_generation_available(
+                *generation_offer(panel.host.model.family))
+            probe = prompt_for_loaded_weights(panel.next_token.prompt.text(),
+                                              (panel.snapshot or {}).get("text", ""))
+            if probe is not None:  # not the user's own: ask for the task's answer
                 panel.next_token.set_prompt(self.task_prompt(run_dir, probe))
             self.prompt_edited(panel.next_token.prompt.text())
             note = checkpoint_note(panel.host.checkpoint, panel.host.skipped)

@@ -53,6 +53,29 @@ def answer_prompt(text: str, sep: str | None) -> str:
     return text[:text.index(sep) + len(sep)]
 
 
+def prompt_for_loaded_weights(prompt: str, probe: str) -> str | None:
+    """The prompt the box gets when weights load: None keeps ``prompt``, the user's own; an
+    empty box or one still holding the look's probe text gets the probe text back (to be cut
+    to the task's answer, ``answer_prompt``)."""
+    return probe if not prompt or prompt == probe else None
+
+
+def takes_prompt(shown: str, text: str, typing: bool) -> bool:
+    """Whether the prompt box is set to ``text`` (a look's or loaded weights' prompt): only
+    when it shows something else and never while the user types in it."""
+    return shown != text and not typing
+
+
+ENCODER_NO_GENERATION = ("A masked-LM encoder predicts masked tokens; it does not write left to "
+                         "right. The chart shows its guess for the last position.")
+
+
+def generation_offer(family: str) -> tuple[bool, str]:
+    """(whether Generate is offered, why not) for a model of ``family``: every family writes
+    left to right but a masked-LM encoder."""
+    return (False, ENCODER_NO_GENERATION) if family == "encoder" else (True, "")
+
+
 def bars(candidates) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """{kind: (x, heights)} of the chart's bars, one slot per candidate: "outlined" each one's
     probability after temperature only; "filled" what sampling draws from (its final

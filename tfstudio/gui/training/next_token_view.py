@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 from .. import theme
 from .labels import muted
 from .next_token_lines import (NO_PREDICTION, bars, chart_top, drawable, setting_labels,
-                               summary_line, tick_label)
+                               summary_line, takes_prompt, tick_label)
 from .picture_export import ExportButton
 from .plots import layout_widget, menu_later_plot, styled_plot
 
@@ -163,7 +163,7 @@ class NextTokenView(QWidget):
 
     # ------------------------------------------------------------------ data
     def set_prompt(self, text: str) -> None:
-        if self.prompt.text() != text and not self.prompt.hasFocus():
+        if takes_prompt(self.prompt.text(), text, self.prompt.hasFocus()):
             self.prompt.setText(text)
 
     def set_logits(self, logits: np.ndarray | None, decode, source: str = "") -> None:

@@ -11,7 +11,7 @@ from ...probes import SnapshotStore
 from ..text import short_name
 from .history import RunRecord, load_series
 from .run_lines import canvas_line, opened_line
-from .shown_state import kept_checkpoints
+from .shown_state import is_training, kept_checkpoints
 from .series import RunSeries
 
 PROGRESS_NAME_CHARS = 24  # "tiny-gpt · 09:41:03" whole; a longer name elided in its middle
@@ -74,7 +74,7 @@ class OpenedRuns:
         panel = self.panel
         self._opening = record.path  # the run asked for last: one read before it opens no more
         run = panel.run
-        if run is not None and run.active and Path(record.path) == run.run_dir:
+        if is_training(record.path, run):
             looks = SnapshotStore(run.run_dir).steps()
             panel.shown.back_to_training(run.run_dir, record.label, run.config.steps,
                                          run.graph, run.config, looks)
@@ -171,7 +171,7 @@ class OpenedRuns:
 
     def forget_run(self, record: RunRecord) -> None:
         panel = self.panel
-        if panel.run is not None and panel.run.active and Path(record.path) == panel.run.run_dir:
+        if is_training(record.path, panel.run):
             panel.message("This run is training; stop it before forgetting it")
             return
         panel.history.forget(record.path)

@@ -10,7 +10,6 @@ trained weights: next token, generation) and :class:`OpenedRuns` (past runs).
 """
 from __future__ import annotations
 
-import html
 from collections.abc import Callable
 from pathlib import Path
 
@@ -43,7 +42,7 @@ from .run_lifecycle import RunLifecycle
 from .runs_view import RunsView
 from .series import RunSeries, header_line, latest_figures
 from .setup_view import SetupView
-from .shown_state import ShownRun, ShownState
+from .shown_state import ShownRun, ShownState, blocked_html, train_tips
 from .shown_views import ShownViews
 from .step_bar import StepBar
 from .strip import apply_to_scene, show_legend
@@ -228,12 +227,11 @@ class TrainingPanel(QWidget):
     def set_blocked(self, reason: str | None) -> None:
         """Train is disabled while the graph has an error; ``reason`` says which (None: fine)."""
         self.shown.blocked_reason = reason
-        if reason:
-            self.blocked.setText(f"Cannot train: {html.escape(reason)} "
-                                 "<a href='problem'>Show the problem</a>")
-        self.blocked.setVisible(bool(reason))
-        self.train_button.setToolTip(reason or "Train the graph on the canvas with these "
-                                               "settings")
+        line = blocked_html(reason)
+        if line:
+            self.blocked.setText(line)
+        self.blocked.setVisible(bool(line))
+        self.train_button.setToolTip(train_tips(reason)[0])
         self.lifecycle.update_buttons()
 
     def _show_figures(self) -> str:

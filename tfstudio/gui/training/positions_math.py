@@ -2,14 +2,16 @@
 waveforms (:func:`waveform_dims`), the round bound its waveforms' axis keeps until a value
 passes it (:func:`nice_bound`), whether a look's position tensors are those already drawn
 (:func:`same_positions`), which scheme is shown and whether there is a choice
-(:func:`scheme_choice`), and which rows of a learned table were trained (:func:`trained_rows`)."""
+(:func:`scheme_choice`), which rows of a learned table were trained (:func:`trained_rows`), and
+the table page's titles (:func:`waveform_title`, :func:`table_title`, :func:`similarity_title`)."""
 from __future__ import annotations
 
 import math
 
 import numpy as np
 
-from ...graph.kinds import LEARNED
+from ...graph.kinds import LEARNED, SINUSOIDAL
+from .kept_choice import kept_choice
 
 WAVEFORMS = 6  # dimensions drawn as waveforms, from fast to slow
 
@@ -49,8 +51,7 @@ def nice_bound(value: float) -> float:
 def scheme_choice(schemes: list[str], current: str) -> tuple[str | None, bool]:
     """(the scheme shown, whether the user is offered a choice): the one shown before while
     the look still has it, else the first; a choice only when there is one to make."""
-    chosen = current if current in schemes else (schemes[0] if schemes else None)
-    return chosen, len(schemes) > 1
+    return kept_choice(current, schemes), len(schemes) > 1
 
 
 def trained_rows(scheme: str, rows: int, trained: int | None) -> int | None:
@@ -58,3 +59,50 @@ def trained_rows(scheme: str, rows: int, trained: int | None) -> int | None:
     only a learned table's rows past the run's sequence length never reached a batch and keep
     their random start."""
     return trained if scheme == LEARNED and trained is not None and 0 < trained < rows else None
+
+
+def waveform_bound(top: float) -> float:
+    """The waveforms' symmetric y bound for values up to ``top`` in size: a round one
+    (``nice_bound``), or 1 when there is no finite positive value to fit."""
+    return nice_bound(top) if math.isfinite(top) and top > 0 else 1.0
+
+
+def waveform_title(scheme: str) -> str:
+    """The waveforms' title: a sinusoidal table is fixed, a learned one changes as it trains."""
+    what = "fixed sin/cos" if scheme == SINUSOIDAL else "learned, changes as it trains"
+    return f"Waveforms per dimension ({what})"
+
+
+def table_title(scheme: str, shape: tuple[int, int], table_rows: int, trained: int | None,
+                all_rows: bool) -> str:
+    """The table's title for the ``shape`` drawn of a table of ``table_rows`` rows, ``trained``
+    of them trained (``trained_rows``; None: all): which rows it shows, and with ``all_rows``
+    from which row on they never trained."""
+    rows = "rows"
+    if trained is not None:
+        rows = (f"rows; from {trained}, past the run's sequence length, never trained"
+                if all_rows else f"rows 0–{trained - 1} of {table_rows}, the run's sequence "
+                                 "length")
+    return f"{scheme} table: position ({rows}) x dimension (columns), {shape[0]} x {shape[1]}"
+
+
+def similarity_title(positions: int) -> str:
+    return f"similarity p_i · p_j of positions i (row), j (column), 0–{positions - 1}"
+
+
+NO_POSITIONS = ("This graph carries no position information: no positional encoding block and "
+                "no RoPE or ALiBi attention. Its attention sees the tokens as a set (a recurrent "
+                "model reads them in order instead).")
+
+
+def nothing_to_draw_text(source: str) -> str | None:
+    """The empty page's text when there is no scheme to draw: a graph was read (``source``
+    names it) and carries no position information; with none, None keeps the page's reason."""
+    return NO_POSITIONS if source else None
+
+
+def drawn_already(shown: dict, positions: dict, shown_trained: int | None,
+                  trained: int | None) -> bool:
+    """Whether a look's ``positions`` need no drawing: the tensors on screen, with the same
+    trained rows (an empty look is always drawn: it clears the page)."""
+    return bool(positions) and same_positions(shown, positions) and trained == shown_trained

@@ -22,14 +22,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...graph.kinds import ABSOLUTE_SCHEMES, SINUSOIDAL
+from ...graph.kinds import ABSOLUTE_SCHEMES
 from .colours import series_colour
 from .labels import muted, placeholder
 from .picture_export import ExportButton
 from .heatmap import Heatmap, HeatmapGrid
 from .plots import (STEP_LINE, layout_widget, legend_above, menu_later_plot, pen, styled_plot,
                     title_html)
-from .positions_math import nice_bound, same_positions, scheme_choice, trained_rows, waveform_dims
+from .positions_math import (drawn_already, nothing_to_draw_text, scheme_choice,
+                             similarity_title, table_title, trained_rows, waveform_bound,
+                             waveform_dims, waveform_title)
 
 class _TablePage(QWidget):
     """Sinusoidal or learned: waveforms, the table, the similarity matrix."""
@@ -88,26 +90,19 @@ class _TablePage(QWidget):
             curve.setData(positions, table[:, dim])
         # a symmetric range at a round bound, changed only when the values pass it: the axis is
         # not laid out and painted again at every look at a learned table as it trains
-        top = float(np.abs(table[:, dims]).max()) if dims and table.size else 0.0
-        bound = nice_bound(top) if np.isfinite(top) and top > 0 else 1.0
+        bound = waveform_bound(float(np.abs(table[:, dims]).max()) if dims and table.size
+                               else 0.0)
         if bound != self._bound:
             self._bound = bound
             self.wave_plot.setYRange(-bound, bound, padding=0.02)
-        what = "fixed sin/cos" if scheme == SINUSOIDAL else "learned, changes as it trains"
-        title = title_html(f"Waveforms per dimension ({what})")
+        title = title_html(waveform_title(scheme))
         if self.wave_plot.titleLabel.text != title:  # a new title re-lays out the plot
             self.wave_plot.setTitle(title)
         self._mark_trained_end(trained if untrained and all_rows else None)
-        rows = "rows"
-        if untrained:
-            rows = (f"rows; from {trained}, past the run's sequence length, never trained"
-                    if all_rows else f"rows 0–{trained - 1} of {len(data['table'])}, the "
-                                     "run's sequence length")
-        self.table.set_data(table, title=f"{scheme} table: position ({rows}) x dimension "
-                                         f"(columns), {table.shape[0]} x {table.shape[1]}")
+        self.table.set_data(table, title=table_title(scheme, table.shape, len(data["table"]),
+                                                     trained, all_rows))
         similarity = np.asarray(data["similarity"], dtype=float)
-        self.similarity.set_data(similarity, title=f"similarity p_i · p_j of positions i (row), "
-                                                   f"j (column), 0–{len(similarity) - 1}")
+        self.similarity.set_data(similarity, title=similarity_title(len(similarity)))
 
 
 class _RopePage(QWidget):
@@ -210,8 +205,7 @@ class PositionsView(QWidget):
         not drawn again: sinusoidal, RoPE and ALiBi do not change as a model trains (a learned
         table does)."""
         positions = positions or {}
-        unchanged = bool(positions) and same_positions(self.data, positions) \
-            and trained == self.trained
+        unchanged = drawn_already(self.data, positions, self.trained, trained)
         self.data = positions
         self.trained = trained
         self.source.setText(source)
@@ -246,11 +240,9 @@ class PositionsView(QWidget):
         if scheme not in self.data:
             self.all_rows.hide()
             self.stack.setCurrentWidget(self.empty)
-            if self.source.text():
-                self.empty.setText("This graph carries no position information: no positional "
-                                   "encoding block and no RoPE or ALiBi attention. Its attention "
-                                   "sees the tokens as a set (a recurrent model reads them in "
-                                   "order instead).")
+            text = nothing_to_draw_text(self.source.text())
+            if text is not None:
+                self.empty.setText(text)
             return
         page = self.pages["table" if scheme in ABSOLUTE_SCHEMES else scheme]
         rows = len(self.data[scheme].get("table", ()))

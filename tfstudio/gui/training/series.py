@@ -168,3 +168,9 @@ def duration(seconds: float) -> str:
         return f"{minutes}:{seconds:02d}"
     hours, minutes = divmod(minutes, 60)
     return f"{hours}:{minutes:02d}:{seconds:02d}"
+
+
+def still_logging(series) -> bool:
+    """Whether any of the runs ``series`` draws still logs points (one has not ended): their
+    plots' ranges hold still while one does, and fit the data once none does."""
+    return any(not s.end for s in series)

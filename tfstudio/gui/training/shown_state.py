@@ -18,6 +18,7 @@ which views have not drawn it yet. No PySide6 import here, on purpose (a test ch
 """
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -163,6 +164,29 @@ def blocked_reason_of(diagnostics, errors: int) -> str | None:
         return None
     more = errors - 1
     return f"{first.where}: {first.message}" + (f" (and {more} more)" if more else "")
+
+
+def blocked_html(reason: str | None) -> str:
+    """The panel's line under Train for an invalid graph: the reason (as text, escaped) and a
+    link to the problem; empty (the line hidden) when the graph trains."""
+    if not reason:
+        return ""
+    return f"Cannot train: {html.escape(reason)} <a href='problem'>Show the problem</a>"
+
+
+def is_training(path, run) -> bool:
+    """Whether the run folder ``path`` is the live ``run``'s while it holds the trainer (open:
+    back to following it; forget: refused)."""
+    return run is not None and run.active and Path(path) == run.run_dir
+
+
+def train_tips(reason: str | None) -> tuple[str, str]:
+    """Train's tooltip on the panel's button and status tip in the Train menu: why it is off
+    (``reason``), or what it does."""
+    if reason:
+        return reason, f"Cannot train: {reason}"
+    return ("Train the graph on the canvas with these settings",
+            "train the graph on the canvas with the run setup")
 
 
 @dataclass
