@@ -4,7 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tfstudio.gui.training.compare_job import RunEnd, Shown
-from tfstudio.gui.training.compare_lines import (FLOOR, NO_RUN_FINISHED, VERDICT_HINT, done_line,
+from tfstudio.gui.report_plots import FLOOR
+from tfstudio.gui.training.compare_lines import (NO_RUN_FINISHED, VERDICT_HINT, done_line,
                                                  drawn_points, finished_runs, grad_norm_layers,
                                                  intro_html, legend_name, lesson_html,
                                                  log_floored, loss_hint, run_name,

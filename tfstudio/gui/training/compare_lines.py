@@ -8,6 +8,7 @@ from __future__ import annotations
 import html
 import math
 
+from ..report_plots import FLOOR  # the report's pictures and the view's plot share it
 from .compare_job import RunEnd, Shown
 
 
@@ -89,7 +90,6 @@ def stopped_runs(ends: list[RunEnd]) -> list[tuple[str, str]]:
 
 VERDICT_HINT = ("The verdict appears here when the runs finish: a lesson's claim, whether it "
                 "holds on your runs (decided by the spread over seeds), and the numbers.")
-FLOOR = 1e-7  # gradient norms below it (0 included) are drawn at it on the log axis
 
 
 def intro_html(intro: str) -> str:
