@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tfstudio.gui.training.compare_job import RunEnd, Shown
 from tfstudio.gui.report_plots import FLOOR
+from tfstudio.gui.training.compare_job import RunEnd, Shown
 from tfstudio.gui.training.compare_lines import (NO_RUN_FINISHED, VERDICT_HINT, done_line,
                                                  drawn_points, finished_runs, grad_norm_layers,
                                                  intro_html, legend_name, lesson_html,
