@@ -215,10 +215,12 @@ def pen(colour: QColor | str, width: float = 2.0, dashed: bool = False, alpha: i
                     style=style if style is not None else Qt.DashLine if dashed else Qt.SolidLine)
 
 
-LAYER_STYLES = (Qt.SolidLine, Qt.DashLine, Qt.DotLine, Qt.DashDotLine, Qt.DashDotDotLine)
+# Qt's pen style for each of curve_math.LAYER_STYLES (the count and the rule past it live there)
+PEN_STYLES = (Qt.SolidLine, Qt.DashLine, Qt.DotLine, Qt.DashDotLine, Qt.DashDotDotLine)
 
 
 def layer_style(i: int):
     """The line style of a run's ``i``-th layer (curve_math.layer_line): colour names the run,
     style the layer."""
-    return LAYER_STYLES[layer_line(i, 1.0)[0]]
+    style, _ = layer_line(i, 1.0)
+    return PEN_STYLES[style]
