@@ -157,14 +157,32 @@ def test_masked_lm_batches_used_in_training_mask_at_the_bert_rates():
 
 # ---------------------------------------------------------------- found by mutation testing
 
-def test_optimizer_uses_the_given_betas_and_the_fused_kernel_only_on_cuda():
+def test_optimizer_uses_the_given_betas_and_the_fused_kernel_on_cpu_and_cuda_only():
     model = nn.Linear(3, 2)
     cpu = make_optimizer(model, 0.01, 0.1, (0.8, 0.9), "cpu")
     assert [g["betas"] for g in cpu.param_groups] == [(0.8, 0.9)] * 2
     assert [g["lr"] for g in cpu.param_groups] == [0.01, 0.01]
-    assert not cpu.defaults.get("fused")
+    assert cpu.defaults.get("fused") is True
     cuda = make_optimizer(model, 0.01, 0.1, (0.8, 0.9), "cuda")  # built, not stepped
     assert cuda.defaults.get("fused") is True
+    assert not make_optimizer(model, 0.01, 0.1, (0.8, 0.9), "mps").defaults.get("fused")
+
+
+def test_the_fused_cpu_step_is_adamw_with_decay_on_matrices_only():
+    """One step of the fused kernel equals AdamW's update written out (bias-corrected moments,
+    decoupled decay on the weight matrix, none on the bias)."""
+    torch.manual_seed(0)
+    model = nn.Linear(3, 2)
+    before = [p.detach().clone() for p in model.parameters()]
+    grads = [torch.randn_like(p) for p in model.parameters()]
+    opt = make_optimizer(model, 0.01, 0.1, (0.8, 0.9), "cpu")
+    for p, g in zip(model.parameters(), grads):
+        p.grad = g.clone()
+    opt.step()
+    for (p, w, g, decay) in zip(model.parameters(), before, grads, (0.1, 0.0)):
+        m_hat, v_hat = (1 - 0.8) * g / (1 - 0.8), (1 - 0.9) * g * g / (1 - 0.9)
+        expected = w * (1 - 0.01 * decay) - 0.01 * m_hat / (v_hat.sqrt() + 1e-8)
+        torch.testing.assert_close(p.detach(), expected, rtol=0, atol=1e-7)
 
 
 def test_trainer_optimizer_uses_the_configured_betas():
