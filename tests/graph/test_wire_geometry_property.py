@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tfstudio.graph import (AddNode, Connect, Document, Edge, GraphError, MoveNodes, RemoveNodes,
+from tfstudio.graph import (AddNode, Document, Edge, GraphError, MoveNodes, RemoveNodes,
                             ReplaceGraph, group_edit, kept_tidy, new_node)
-from tfstudio.graph.edit_rules import move_edit, splice_in_line_edit
+from tfstudio.graph.edit_rules import connect_edit, move_edit, splice_in_line_edit
 from tfstudio.graph.layout import (CANVAS_SCALE, GAP_X, LANE_GAP, LEGIBLE_LABEL, NODE_WIDTH,
                                    WIRE_ROOM, _crosses, block_rect, clear_spot, Drawing,
                                    draw_frame, draw_level, label_spots, labels_on_blocks,
@@ -94,7 +94,8 @@ def _apply(doc: Document, step) -> None:
         (src, op), (dst, ip) = outs[step[1] % len(outs)], ins[step[2] % len(ins)]
         if not kind_accepts(ip.kind, op.kind):
             return
-        command = Connect(path, Edge(src, op.name, dst, ip.name))
+        # as the canvas wires (gui/wire_rules.wiring): room made for the label where needed
+        command = connect_edit(g, path, Edge(src, op.name, dst, ip.name)).edit
     elif kind == "switch":
         groups = [n for n in g if n.is_group and n.subgraph is not None]
         if not groups:
@@ -421,3 +422,31 @@ def test_a_wire_with_no_room_for_a_lanes_gap_still_keeps_off_the_other_wires_run
     drawing = draw_level(graph_at(doc.root, ("layers",)))
     assert shared_runs(drawing) == []
     _check(steps)
+
+
+def test_a_wire_between_blocks_closer_than_its_label_moves_the_block_it_enters_clear():
+    """A random draw: a Dropout spliced into a layer lands 30 units beside norm_ffn, then a
+    wire joins them. The wire alone leaves its 48-unit label on norm_ffn; the canvas's wiring
+    (connect_edit) moves the Dropout clear in the same undo step and says so."""
+    from tfstudio.graph import Connect
+    from tfstudio.graph.layout import LEGIBLE_LABEL
+    doc = Document(_TINY_GPT.clone())
+    for step in [("add", "norm", 0, 0, 1)] * 3 + [("drag", 192, 1, "below", 48.0, 41.0, 1),
+                 ("add", "norm", 0, 0, 1), ("splice", "dropout", 348, 1)]:
+        _apply(doc, step)
+    path, edge = ("layers",), Edge("norm_ffn", "y", "dropout1", "x")
+    plain = Document(doc.root.clone())
+    plain.execute(Connect(path, edge))
+    assert {e for e, _ in labels_on_blocks(draw_level(plain.graph(path), LEGIBLE_LABEL))} == {
+        edge}
+    before = {n.id: n.pos for n in doc.graph(path)}
+    ruled = connect_edit(doc.graph(path), path, edge)
+    doc.execute(kept_tidy(ruled.edit))
+    _check_drawn(doc.root)
+    assert ruled.message == ("Moved dropout1 a little clear of norm_ffn: room for the wire's "
+                             "shape label")
+    after = {n.id: n.pos for n in doc.graph(path)}
+    assert [i for i in before if after[i] != before[i]] == ["dropout1"]
+    doc.undo()   # one step takes back the wire and the move
+    assert edge not in doc.graph(path).edges
+    assert {n.id: n.pos for n in doc.graph(path)} == before

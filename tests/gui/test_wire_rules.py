@@ -1,9 +1,9 @@
 """Wiring by hand without a window (gui/wire_rules.py): which ports a dragged wire may end
 on, the one undo step a drop on a port makes (a new wire, one replacing the wire in an
 occupied input, a picked-up wire moved) and the sentences the canvas shows."""
-from tfstudio.graph import Disconnect, Document, Edge
+from tfstudio.graph import Connect, Disconnect, Document, Edge
 from tfstudio.gui.wire_rules import (both_ends_line, fits, loose_wire_prompt, no_port_line,
-                                     port, replaced_line, wiring)
+                                     port, replaced_line, Wiring, wiring)
 from tfstudio.presets import load_preset
 
 
@@ -58,3 +58,14 @@ def test_the_canvas_sentences_name_the_side_and_the_kind():
     assert loose_wire_prompt("ids", from_output=False) == \
         "Add a block that gives ids: type to search"
     assert no_port_line("Norm", "ids") == "Norm has no port that fits a wire carrying ids"
+
+
+def test_the_line_after_wiring_names_the_replaced_wire_and_a_block_moved_for_the_label():
+    edge = Edge("layers", "y", "final_norm", "x")
+    replaced = Edge("pos", "y", "final_norm", "x")
+    moved = "Moved final_norm a little clear of layers: room for the wire's shape label"
+    assert Wiring(Connect((), edge)).done_line(edge) == ""
+    assert Wiring(Connect((), edge), moved=moved).done_line(edge) == moved
+    assert Wiring(Connect((), edge), replaced).done_line(edge) == replaced_line(replaced, edge)
+    assert Wiring(Connect((), edge), replaced, moved).done_line(edge) == (
+        f"{replaced_line(replaced, edge)}; {moved}")

@@ -17,7 +17,8 @@ from typing import Any, Iterable
 
 from . import block_types as bt
 from . import layout
-from .edits import Document, Edit, Macro, MoveNodes, Path, SetParam
+from .edits import (Connect, Disconnect, Document, Edit, Macro, MoveNodes, Path, SetParam,
+                    connection_problem)
 from .insert import splice_edit
 from .model import Edge, Graph, GraphError, Node, graph_at
 from .switches import KV_GROUPS, attention_kind_of, gqa_choices, kv_heads_for
@@ -183,18 +184,33 @@ def move_edit(graph: Graph, path: Path, moved: dict[str, tuple[float, float]],
     (``layout.nearest_room``; on ``grid``, canvas units, when the canvas snaps), and where
     the nearest free spot leaves a wire's shape label nowhere off the blocks, the nearest
     spot with room for it. The message says when the drop point was not kept."""
-    piece = Graph(nodes={nid: replace(graph.node(nid), pos=tuple(pos))
-                         for nid, pos in moved.items()})
-    others = Graph(nodes={k: v for k, v in graph.nodes.items() if k not in moved},
-                   meta=graph.meta)
     # A wire's room (WIRE_ROOM) from the others keeps the drop where it can: each label then
     # finds a spot off the blocks (beside its wire if it must). Where one cannot (a wire
     # straight across a gap narrower than its label), the blocks go to the nearest spot
     # clear by the least margin that gives every label room, in steps of 10 up to a layer's
     # gap (GAP_X, as a new block keeps): nudging what the user dragged as little as that
-    # surprises less than a label on a block, or a tidy moving blocks nobody touched.
-    close_before = _too_close_beside(graph, moved)  # what was so before is not the drop's
-    tried, cut_before = [], None  # drawn only where a drop cuts a label: was it cut before?
+    # surprises less than a label on a block, or a tidy moving blocks nobody touched. What
+    # was so before is not the drop's.
+    tried = _room_for_labels(graph, moved, _too_close_beside(graph, moved), None, grid)
+    final = _shifted(moved, tried[-1])
+    message = ("" if tried[-1] == (0.0, 0.0)
+               else "Moved a little clear of the blocks beside it: room for the wire's shape label"
+               if len(tried) > 1 else "Moved to the nearest free spot: blocks never overlap")
+    return RuledEdit(MoveNodes(path, final, text=text), message)
+
+
+def _room_for_labels(graph: Graph, moved: dict[str, tuple[float, float]],
+                     close_before: set[Edge], cut_before: set[Edge] | None,
+                     grid: float | None) -> list[tuple[float, float]]:
+    """The offsets tried for ``moved``'s blocks in ``graph``, the one to take last: the
+    nearest spot a wire's room from the other blocks, else the nearest clear by the least
+    margin that leaves no wire's shape label newly on a block (``close_before``,
+    ``cut_before``: what was so before the gesture; None: ``graph`` as it is)."""
+    piece = Graph(nodes={nid: replace(graph.node(nid), pos=tuple(pos))
+                         for nid, pos in moved.items()})
+    others = Graph(nodes={k: v for k, v in graph.nodes.items() if k not in moved},
+                   meta=graph.meta)
+    tried = []
     for margin in (*range(int(layout.WIRE_ROOM), int(layout.GAP_X), 10), layout.GAP_X):
         tried.append(layout.nearest_room(others, piece, (0.0, 0.0), margin=margin, grid=grid))
         placed = _placed(graph, _shifted(moved, tried[-1]))
@@ -202,17 +218,43 @@ def move_edit(graph: Graph, path: Path, moved: dict[str, tuple[float, float]],
             continue  # known without drawing the level
         cut = _labels_cut(placed)
         if not cut:
-            break
+            return tried
         cut_before = _labels_cut(graph) if cut_before is None else cut_before
         if not cut - cut_before:
-            break
-    else:  # no margin gives the labels room: the nearest free spot, as ever
-        tried = tried[:1]
-    final = _shifted(moved, tried[-1])
-    message = ("" if tried[-1] == (0.0, 0.0)
-               else "Moved a little clear of the blocks beside it: room for the wire's shape label"
-               if len(tried) > 1 else "Moved to the nearest free spot: blocks never overlap")
-    return RuledEdit(MoveNodes(path, final, text=text), message)
+            return tried
+    return tried[:1]  # no margin gives the labels room: the nearest free spot, as ever
+
+
+def connect_edit(graph: Graph, path: Path, edge: Edge, text: str = "Connect",
+                 detached: Edge | None = None) -> RuledEdit:
+    """Wire ``edge`` at the level ``path`` (``graph``), first taking up the wire ``detached``
+    when one is moved (an occupied input's wire is replaced). Where the two blocks sit beside
+    each other closer than the wire's shape label is wide, the label would land on a block:
+    the block the wire enters then moves clear by the least margin that gives it room, as a
+    dragged block does, in the same undo step, and the message says so."""
+    connect = Connect(path, edge, text=text)
+    wire = connect if detached is None else Macro([Disconnect(path, detached), connect],
+                                                  text=text)
+    before = graph.clone()
+    if detached is not None and detached in before.edges:
+        before.remove_edge(detached)
+    if edge in before.edges or connection_problem(before, edge, replace=True):
+        return RuledEdit(wire)   # refused when done, with the reason
+    wired = before.clone()
+    if (replaced := wired.edge_into(edge.dst, edge.dst_port)) is not None:
+        wired.remove_edge(replaced)
+    wired.add_edge(edge)
+    if edge not in _too_close_beside(wired, [edge.dst]) or edge not in _labels_cut(wired):
+        return RuledEdit(wire)
+    moved = {edge.dst: tuple(graph.node(edge.dst).pos)}
+    offset = _room_for_labels(wired, moved, _too_close_beside(before, moved),
+                              _labels_cut(before), None)[-1]
+    if offset == (0.0, 0.0):
+        return RuledEdit(wire)
+    move = MoveNodes(path, _shifted(moved, offset), text=text)
+    return RuledEdit(Macro([wire, move], text=text),
+                     f"Moved {edge.dst} a little clear of {edge.src}: room for the wire's "
+                     "shape label")
 
 
 def _shifted(moved: dict[str, tuple[float, float]],

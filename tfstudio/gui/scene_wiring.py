@@ -12,7 +12,7 @@ from PySide6.QtCore import QPointF, QRectF
 from ..graph import Disconnect, Edge
 from .node_item import NodeItem, PortItem
 from .wire_item import WireItem
-from .wire_rules import both_ends_line, fits, replaced_line, wiring
+from .wire_rules import both_ends_line, fits, wiring
 
 PORT_PICK_RADIUS = 16.0
 
@@ -51,8 +51,7 @@ class WireDragging:
             port = self.node_items[dst].inputs.get(dst_port)
             near = port.scenePos() if port else None
         done = self.run(ruled.edit, near)
-        if done and ruled.replaced is not None:
-            text = replaced_line(ruled.replaced, edge)
+        if done and (text := ruled.done_line(edge)):
             self.message.emit(text)
             if near is not None:
                 self.show_note(text, near, error=False)

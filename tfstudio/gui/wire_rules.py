@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..graph import Connect, Disconnect, Edge, Edit, Graph, Macro
+from ..graph import Edge, Edit, Graph
+from ..graph.edit_rules import connect_edit
 from ..graph.schema import kind_accepts
 
 
@@ -45,23 +46,34 @@ def fits(origin: PortEnd, other: PortEnd) -> bool:
 
 @dataclass(frozen=True)
 class Wiring:
-    """The edit that makes ``edge``, and the wire it replaces in an occupied input."""
+    """The edit that makes ``edge``, the wire it replaces in an occupied input, and what the
+    edit says it did besides (``moved``: a block moved to give the wire's label room)."""
 
     edit: Edit
     replaced: Edge | None = None
+    moved: str = ""
+
+    def done_line(self, edge: Edge) -> str:
+        """What the canvas says once the wire is made ("" when it is only the wire)."""
+        lines = [replaced_line(self.replaced, edge)] if self.replaced is not None else []
+        return "; ".join([*lines, *([self.moved] if self.moved else [])])
 
 
 def wiring(graph: Graph, path: tuple[str, ...], edge: Edge,
            detached: Edge | None = None) -> Wiring | None:
     """The one undo step that wires ``edge`` at the level ``path`` (``graph``): moving the
     wire ``detached`` (picked up from its input) when one is, else a new wire, replacing the
-    one in the input; None when the picked-up wire is put back where it was."""
+    one in the input; None when the picked-up wire is put back where it was. Where the wire's
+    shape label would find no room between its blocks, the block it enters moves clear in the
+    same step (``graph.edit_rules.connect_edit``)."""
     if detached == edge:
         return None
     if detached is not None:
-        return Wiring(Macro([Disconnect(path, detached), Connect(path, edge)], text="Reconnect"))
+        ruled = connect_edit(graph, path, edge, "Reconnect", detached)
+        return Wiring(ruled.edit, moved=ruled.message)
     replaced = graph.edge_into(edge.dst, edge.dst_port) if edge.dst in graph else None
-    return Wiring(Connect(path, edge, text="Replace a wire" if replaced else "Connect"), replaced)
+    ruled = connect_edit(graph, path, edge, "Replace a wire" if replaced else "Connect")
+    return Wiring(ruled.edit, replaced, ruled.message)
 
 
 def replaced_line(replaced: Edge, edge: Edge) -> str:
