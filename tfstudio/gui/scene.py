@@ -29,8 +29,7 @@ from .scene_drop import BlockDropping
 from .scene_wiring import WireDragging, _WireDrag
 from .scene_wires import WirePlacement
 from .session import EditorSession
-from .summaries import wire_label
-from .text import shape_label
+from .summaries import port_shapes, wire_label
 from .wire_item import WireItem
 
 GRID = 20.0
@@ -218,12 +217,11 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
         for edge, wire in self.wire_items.items():
             wire.set_label(wire_label(report.shapes, edge, self._path))
         for nid, item in self.node_items.items():
-            ins = report.shapes.input_shapes(nid, self._path)
-            outs = report.shapes.output_shapes(nid, self._path)
+            shapes = port_shapes(report.shapes, self._path, nid, item.inputs, item.outputs)
             for name, port in item.inputs.items():
-                port.set_shape(shape_label(ins[name]) if ins.get(name) else None)
+                port.set_shape(shapes[(True, name)])
             for name, port in item.outputs.items():
-                port.set_shape(shape_label(outs[name]) if outs.get(name) else None)
+                port.set_shape(shapes[(False, name)])
         self._place_labels()
 
 
