@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel
 
-from tfstudio.graph.templates import layer_graph, transformer_lm
 from tfstudio.gui.cost_lines import memory_view
 from tfstudio.gui.text import bytes_label, count_label, flops_label, shape_label
 from tfstudio.presets import load_preset
@@ -94,17 +93,6 @@ def test_text_formats():
     assert bytes_label(1536) == "1.5 KiB"
     assert bytes_label(3 * 2**30) == "3.0 GiB"
     assert flops_label(2.5e9) == "2.5 GFLOP"
-
-
-def test_a_new_layer_group_from_the_palette_holds_a_standard_layer(make_window):
-    w = make_window(transformer_lm(name="t", description="", vocab=32, d_model=16, layers=1,
-                                   heads=2, d_ff=32))
-    from PySide6.QtCore import QPointF
-    gid = w.scene.add_block("group", QPointF(0, 3000))
-    inside = w.session.root.node(gid).subgraph
-    expected = layer_graph([("attention", {}), ("feed_forward", {})], "pre")
-    assert sorted(inside.edges) == sorted(expected.edges)
-    assert w.scene.selected_node_ids() == [gid]
 
 
 def test_the_status_bar_follows_every_edit_and_undo(make_window, qtbot):
