@@ -2,7 +2,7 @@
 where a paste lands, and what Paste accepts."""
 from tfstudio.graph import Document, Graph, kept_tidy
 from tfstudio.gui.clipboard import (fragment, from_text, looks_like_graph, offset_to, paste_command,
-                                   to_text)
+                                   pasted_piece, to_text)
 from tfstudio.presets import load_preset
 
 
@@ -45,3 +45,12 @@ def test_copy_paste_a_layer_group_keeps_its_inside_and_is_one_undo_step():
     assert doc.undo_text.startswith("Paste")
     doc.undo()
     assert new_id not in doc.root.nodes
+
+
+def test_paste_takes_a_copied_fragment_and_says_why_it_takes_anything_else():
+    piece, refusal = pasted_piece(to_text(load_preset("tiny-gpt"), ["embed", "pos"]))
+    assert set(piece.nodes) == {"embed", "pos"} and refusal == ""
+    piece, refusal = pasted_piece("embed and pos")
+    assert piece is None
+    assert refusal.startswith("The clipboard holds no blocks to paste (") and refusal.endswith(")")
+    assert pasted_piece("")[0] is None

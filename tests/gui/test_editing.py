@@ -53,6 +53,13 @@ def test_picking_up_a_wire_from_its_input_moves_or_removes_it(make_window):
     scene.begin_wire(wire_in, wire_in.scenePos())
     scene.finish_wire(QPointF(-5000, -5000))
     assert w.session.root.edge_into("final_norm", "x") is None
+    # Escape on the canvas lets go of a wire being drawn (canvas_gestures.key_action)
+    edges = list(w.session.root.edges)
+    out = scene.node_items["tokens"].outputs["ids"]
+    scene.begin_wire(out, out.scenePos())
+    assert scene.dragging_wire
+    QTest.keyClick(w.view, Qt.Key_Escape)
+    assert not scene.dragging_wire and w.session.root.edges == edges
 
 
 def test_copy_paste_of_a_chain_keeps_the_wires_between_copied_blocks(make_window):
