@@ -60,17 +60,6 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
         self._toast_timer = QTimer(self, singleShot=True, interval=4000)  # dies with the scene
         self._toast_timer.timeout.connect(self._drop_toast)
         self.setSceneRect(-40000, -40000, 80000, 80000)  # room to pan anywhere
-        # how an event at our own level redraws: one handler per kind of change
-        self._handlers: dict[GraphChange, Callable[[GraphEvent], None]] = {
-            GraphChange.GRAPH_REPLACED: self._on_graph_replaced,
-            GraphChange.NODE_ADDED: self._on_node_added,
-            GraphChange.NODE_REMOVED: self._on_node_removed,
-            GraphChange.EDGE_ADDED: self._on_edge_added,
-            GraphChange.EDGE_REMOVED: self._on_edge_removed,
-            GraphChange.PARAM_CHANGED: self._on_node_changed,
-            GraphChange.TITLE_CHANGED: self._on_node_changed,
-            GraphChange.NODE_MOVED: self._on_node_moved,
-        }
         session.document.subscribe(self._on_event)
         session.report_ready.connect(self.apply_report)
         self.rebuild()
@@ -162,7 +151,7 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
                     self.path_changed.emit(path)
 
     def _apply_event(self, ev: GraphEvent) -> None:
-        self._handlers[GraphChange(ev.kind)](ev)
+        self.REDRAWS[GraphChange(ev.kind)](self, ev)
 
     def _on_graph_replaced(self, ev: GraphEvent) -> None:
         self.rebuild()
@@ -204,6 +193,18 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
             target = to_scene(self.graph.node(ev.node_id).pos)
             if (item.pos() - target).manhattanLength() > 0.01:
                 item.setPos(target)
+
+    # how an event at our own level redraws: one handler per kind of change
+    REDRAWS: dict[GraphChange, Callable[["GraphScene", GraphEvent], None]] = {
+        GraphChange.GRAPH_REPLACED: _on_graph_replaced,
+        GraphChange.NODE_ADDED: _on_node_added,
+        GraphChange.NODE_REMOVED: _on_node_removed,
+        GraphChange.EDGE_ADDED: _on_edge_added,
+        GraphChange.EDGE_REMOVED: _on_edge_removed,
+        GraphChange.PARAM_CHANGED: _on_node_changed,
+        GraphChange.TITLE_CHANGED: _on_node_changed,
+        GraphChange.NODE_MOVED: _on_node_moved,
+    }
 
     # ------------------------------------------------------------------ feedback
     def apply_report(self, report: GraphReport) -> None:
