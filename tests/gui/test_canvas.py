@@ -12,6 +12,7 @@ from tfstudio.graph import Edge, Graph, Node
 from tfstudio.gui import layer_switches as switches
 from tfstudio.graph.layout import GROUP_WIDTH
 from tfstudio.gui.block_drawing import PORT_R, scaled_font
+from tfstudio.gui.summaries import port_tooltip
 from tfstudio.gui.zoom_rules import LEGIBLE_ZOOM, text_boost
 from tfstudio.presets import load_preset
 
@@ -123,6 +124,8 @@ def test_a_short_wire_still_shows_its_shape(laptop):
     assert wire.label.startswith("B×T")
     font = wire._label_font(w.view.zoom)
     assert font.pixelSize() * w.view.zoom >= 7.4  # drawn, and big enough to read
+    port = scene.node_items["head"].inputs["x"]  # its port says the shape too (summaries)
+    assert port.toolTip() == port_tooltip(port.spec, True, wire.label)
 
 
 @pytest.mark.parametrize("preset", ["t5-small", "tiny-t5", "tiny-gpt", "tiny-mixtral",

@@ -1,5 +1,6 @@
-"""The canvas's mouse and pointer rules (gui/canvas_gestures.py), without a QApplication."""
-from tfstudio.gui.canvas_gestures import cursor_after_pan, landing_point, starts_pan
+"""The canvas's mouse, key and pointer rules (gui/canvas_gestures.py), without a QApplication."""
+from tfstudio.gui.canvas_gestures import (chosen_goes, cursor_after_pan, key_action, landing_point,
+                                         starts_pan)
 
 
 def test_the_middle_button_pans_and_the_left_one_only_while_space_is_held():
@@ -22,3 +23,22 @@ def test_a_block_from_the_keyboard_lands_under_the_pointer_or_mid_canvas_when_it
     assert landing_point((800, 20), size) == (399, 299)        # one past: off, the centre
     assert landing_point((10, -1), size) == (399, 299)
     assert landing_point((-5, 700), (801, 601)) == (400, 300)
+
+
+def test_space_readies_a_pan_until_let_go_and_escape_lets_go_of_a_wire_being_drawn():
+    assert key_action("space", True, False, False) == "space_down"
+    assert key_action("space", False, False, False) == "space_up"
+    assert key_action("space", True, True, False) is None          # a held key repeating
+    assert key_action("space", False, True, True) is None
+    assert key_action("escape", True, False, True) == "cancel_wire"
+    assert key_action("escape", True, False, False) is None        # no wire in hand: Qt's
+    assert key_action("escape", False, False, True) is None        # on the press, not the release
+    assert key_action("delete", True, False, True) is None         # the window's shortcuts
+
+
+def test_a_block_chosen_in_the_search_goes_onto_its_wire_else_where_the_search_opened():
+    wire = object()  # the wire let go in empty space (scene_wiring.LooseWire)
+    assert chosen_goes(wire, (10.0, 20.0), (300.0, 400.0)) == ("wire", wire)
+    assert chosen_goes(None, (10.0, 20.0), (300.0, 400.0)) == ("at", (10.0, 20.0))
+    assert chosen_goes(None, None, (300.0, 400.0)) == ("at", (300.0, 400.0))   # the pointer
+    assert chosen_goes(None, (0.0, 0.0), (300.0, 400.0)) == ("at", (0.0, 0.0))  # the origin too

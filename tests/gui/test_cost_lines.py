@@ -3,7 +3,7 @@ QApplication: each verdict is fed the data on both sides of where it flips."""
 from tfstudio.graph.cost import training_memory
 from tfstudio.gui.cost_lines import (block_rows, fits, memory_view, model_lines, share_texts,
                                      unavailable_reason)
-from tfstudio.gui.device_memory import DeviceMemory
+from tfstudio.gui.device_memory import DeviceMemory, system_ram, training_device
 from tfstudio.gui.graph_report import report_on_graph
 from tfstudio.gui.text import bytes_label
 from tfstudio.presets import load_preset
@@ -70,3 +70,29 @@ def test_block_rows_run_largest_first_and_share_only_the_top_level():
     top = sum(r.params for r in rows if not r.path)
     assert shares["layers"] == f"{100 * report.cost.node_params[((), 'layers')] / top:.1f}%"
     assert shares["layers/attn"] == "one copy"
+
+
+def test_training_memory_follows_batch_and_dtype_and_says_whether_it_fits():
+    """What the Costs panel's memory box shows (memory_view for its batch, length, dtype and
+    this machine): moved from test_feedback, where a window's spin boxes were set."""
+    graph = load_preset("tiny-gpt")
+    device = training_device()
+    shown = memory_view(graph, batch=4, seq_len=64, dtype="float32", device=device)
+    est = shown.estimate
+    params = report_on_graph(graph).cost.total_params
+    # weights and gradients in fp32 (4 bytes each) plus AdamW's two fp32 moments (8 bytes)
+    assert est.weights == est.gradients == 4 * params
+    assert est.optimizer == 8 * params
+    assert est.total == est.weights + est.gradients + est.optimizer + est.activations
+    assert shown.rows["total"] == bytes_label(est.total)
+    activations_b4 = est.activations
+    shown = memory_view(graph, batch=8, seq_len=64, dtype="float32", device=device)
+    assert shown.estimate.activations == 2 * activations_b4  # linear in the batch
+    assert fits(shown.estimate, device) is True and "Fits" in shown.verdict
+    # a GPT-3 sized run does not fit in this machine's RAM, and the panel says so
+    ram = system_ram()
+    assert ram and device.total == ram
+    shown = memory_view(load_preset("gpt3-175b"), batch=8, seq_len=64, dtype="float32",
+                        device=device)
+    assert fits(shown.estimate, device) is False
+    assert "Does not fit" in shown.verdict

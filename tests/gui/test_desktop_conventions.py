@@ -92,19 +92,6 @@ def test_a_name_of_ten_thousand_characters_does_not_widen_the_window(make_window
     assert w.minimumSizeHint().width() <= 1366
 
 
-def test_port_tooltips_name_the_port_what_it_carries_and_its_shape(make_window):
-    w = make_window(load_preset("tiny-gpt"))
-    tip = w.scene.node_items["embed"].outputs["y"].toolTip()
-    assert "<b>y</b> (output)" in tip and "stream of token vectors" in tip
-    assert "shape: B×T×64" in tip
-    # an input that loses its wire loses its shape, and says so
-    w.session.execute(Disconnect((), Edge("final_norm", "y", "head", "x")))
-    w.session.refresh_report()
-    assert "shape: known once wired" in w.scene.node_items["head"].inputs["x"].toolTip()
-    frame = w.scene.node_items["layers"]
-    assert "shape: B×T×64" in frame.inputs["x"].toolTip()         # a frame's port too
-
-
 def test_every_block_title_fits_its_small_block_in_an_open_frame(make_window):
     """"Mixture of experts" was cut to "Mixture of expe…": the fitted size rounded up."""
     from PySide6.QtGui import QFontMetricsF

@@ -1,10 +1,12 @@
 """Where a dropped block lands, without a window (gui/drop_rules.py): whether it splices into
 the wire under it, where it sits inside a group, what a new block and a new layer group
 start as, and the status bar's sentence naming where it went."""
-from tfstudio.graph import Edge, Node
+from tfstudio.graph import AddNode, Document, Edge, Node, kept_tidy
 from tfstudio.graph.layout import NODE_WIDTH, block_rects, overlapping_pairs
-from tfstudio.gui.drop_rules import (added_line, fill_new_group, nearest_block, new_block, splices,
-                                     spot_inside)
+from tfstudio.graph.templates import layer_graph, transformer_lm
+from tfstudio.gui.canvas_units import SPREAD
+from tfstudio.gui.drop_rules import (DropTarget, added_line, block_addition, fill_new_group,
+                                     nearest_block, new_block, splices, spot_inside)
 from tfstudio.presets import load_preset
 
 
@@ -101,3 +103,50 @@ def test_a_drop_in_a_frame_is_by_the_small_block_nearest_where_it_was_let_go():
     assert nearest_block(centres, (190.0, 80.0)) == "attn"
     assert nearest_block(centres, (200.0, 90.0)) == "attn"               # equal: the first drawn
     assert nearest_block([], (0.0, 0.0)) is None                         # an empty frame
+
+
+def _added(root, target: DropTarget, block_type: str, corner=(0.0, 3000.0 / SPREAD), near=None):
+    """scene.add_block's edit run as the session runs it: the document and the addition."""
+    doc = Document(root)
+    added = block_addition(doc.root, target, block_type, corner, near)
+    doc.execute(kept_tidy(added.edit))
+    return doc, added
+
+
+def test_a_new_layer_group_from_the_palette_holds_a_standard_layer():
+    """Moved from test_feedback (scene.add_block("group") in a window): the palette's new
+    group, added as block_addition rules; the window selects it (test_drop_where_you_aim)."""
+    doc, added = _added(transformer_lm(name="t", description="", vocab=32, d_model=16,
+                                       layers=1, heads=2, d_ff=32), DropTarget(()), "group")
+    inside = doc.root.node(added.node.id).subgraph
+    expected = layer_graph([("attention", {}), ("feed_forward", {})], "pre")
+    assert sorted(inside.edges) == sorted(expected.edges)
+    assert added.line == f"Added {added.node.label}" and isinstance(added.edit, AddNode)
+
+
+def test_a_block_added_over_a_wire_that_fits_goes_into_it_and_one_that_does_not_beside():
+    top = Edge("final_norm", "y", "head", "x")
+    doc, added = _added(load_preset("tiny-gpt"), DropTarget((), top), "dropout")
+    assert top not in doc.root.edges
+    assert Edge("final_norm", "y", added.node.id, "x") in doc.root.edges
+    assert added.line.startswith("Inserted Dropout into the wire from final_norm to head")
+    doc, added = _added(load_preset("tiny-gpt"), DropTarget((), top), "token_input")
+    assert top in doc.root.edges and isinstance(added.edit, AddNode)   # not into it
+    assert added.line == f"Added {added.node.label}"
+    assert not [p for p in overlapping_pairs(doc.root) if added.node.id in p]
+
+
+def test_a_block_added_at_a_taken_spot_moves_clear_and_one_in_a_frame_goes_inside():
+    gpt = load_preset("tiny-gpt")
+    taken = gpt.node("embed").pos
+    doc, added = _added(gpt, DropTarget(()), "dropout", taken)
+    assert added.node.pos != taken                                      # moved clear
+    assert not [p for p in overlapping_pairs(doc.root) if added.node.id in p]
+    doc, added = _added(load_preset("tiny-gpt"), DropTarget(("layers",), None, "layers"),
+                        "dropout", taken, near="ffn")
+    inside = doc.root.node("layers").subgraph
+    assert added.node.id in inside and added.node.id not in doc.root.nodes
+    layers = doc.root.node("layers")
+    assert added.line == f"Added Dropout inside {layers.label} (all 2 copies share it)"
+    rects = block_rects(inside)
+    assert _distance(rects[added.node.id], rects["ffn"]) < 2 * NODE_WIDTH   # by the ffn

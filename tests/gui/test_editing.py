@@ -5,9 +5,11 @@ from __future__ import annotations
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtTest import QTest
 
-from tfstudio.graph import Edge, Graph, dumps
+from tfstudio.graph import Document, Edge, Graph, dumps, kept_tidy
+from tfstudio.graph.edit_rules import set_param_edit
 from tfstudio.gui.canvas_units import SPREAD
 from tfstudio.gui.fuzzy import fuzzy_score, rank_blocks
+from tfstudio.gui.layer_switches import setting_edit
 from tfstudio.gui.scene import GRID
 from tfstudio.presets import load_preset
 
@@ -51,28 +53,13 @@ def test_picking_up_a_wire_from_its_input_moves_or_removes_it(make_window):
     scene.begin_wire(wire_in, wire_in.scenePos())
     scene.finish_wire(QPointF(-5000, -5000))
     assert w.session.root.edge_into("final_norm", "x") is None
-
-
-def test_copy_paste_a_layer_group_keeps_its_inside_and_is_one_undo_step(make_window):
-    w = make_window(load_preset("tiny-gpt"))
-    original = w.session.root.node("layers")
-    w.scene.select_nodes(["layers"])
-    assert w.copy()
-    pasted = w.paste()
-    assert len(pasted) == 1
-    (new_id,) = pasted
-    root = w.session.root
-    new = root.node(new_id)
-    assert new_id != "layers" and new.is_group
-    assert new.param("repeat") == original.param("repeat") == 2
-    # every inner block and every inner wire came along
-    assert set(new.subgraph.nodes) == set(original.subgraph.nodes)
-    assert sorted(new.subgraph.edges) == sorted(original.subgraph.edges)
-    assert len(new.subgraph.edges) == 9
-    assert w.scene.selected_node_ids() == [new_id]
-    assert w.session.document.undo_text.startswith("Paste")
-    w.session.undo()
-    assert new_id not in w.session.root.nodes
+    # Escape on the canvas lets go of a wire being drawn (canvas_gestures.key_action)
+    edges = list(w.session.root.edges)
+    out = scene.node_items["tokens"].outputs["ids"]
+    scene.begin_wire(out, out.scenePos())
+    assert scene.dragging_wire
+    QTest.keyClick(w.view, Qt.Key_Escape)
+    assert not scene.dragging_wire and w.session.root.edges == edges
 
 
 def test_copy_paste_of_a_chain_keeps_the_wires_between_copied_blocks(make_window):
@@ -86,6 +73,8 @@ def test_copy_paste_of_a_chain_keeps_the_wires_between_copied_blocks(make_window
     assert Edge(ids["pos"], "y", ids["layers"], "x") in root.edges
     # wires from outside the selection are not copied: the pasted embedding has no input
     assert root.edge_into(ids["embed"], "ids") is None
+    assert sorted(w.scene.selected_node_ids()) == sorted(new)   # what was pasted is selected
+    assert w.session.document.undo_text.startswith("Paste")
 
 
 def test_duplicate_group_ungroup_and_delete(make_window):
@@ -145,6 +134,14 @@ def test_dragging_blocks_snaps_to_the_grid_and_is_one_move_command(make_window):
 
 def test_search_to_add_finds_blocks_by_fuzzy_names_and_adds_where_asked(make_window):
     w = make_window(Graph())
+    # Enter in the palette's field adds its best match mid-canvas (test_palette_rows: which)
+    w.palette.search.setText("rnn")
+    w.palette.search.returnPressed.emit()
+    (rnn,) = w.session.root.nodes
+    assert w.session.root.node(rnn).type == "rnn"
+    centre = w.view.mapToScene(w.view.viewport().rect().center())
+    assert w.scene.node_items[rnn].sceneBoundingRect().contains(centre)
+    w.session.undo()
     w.open_search(QPointF(100, 50))
     w.search.edit.setText("swiglu")       # an alias: the FFN block is what people mean
     assert w.search.result_types()[0] == "feed_forward"
@@ -168,22 +165,6 @@ def test_fuzzy_scores_prefer_runs_and_word_starts():
     assert fuzzy_score("ca", "cross attention") > fuzzy_score("ca", "scale")
     from tfstudio.graph import all_specs
     assert rank_blocks("", all_specs())[0] is all_specs()[0]  # empty query: catalogue order
-
-
-def test_palette_filter_shows_only_matches(make_window):
-    w = make_window(Graph())
-    w.palette.search.setText("head")
-    assert set(w.palette.visible_types()) == {"lm_head", "mlm_head", "seq2seq_head"}
-    w.palette.search.setText("")
-    from tfstudio.graph import families
-    assert len(w.palette.visible_types()) == sum(len(v) for v in families().values())
-    # Enter in the search field (or a double-click) drops the first match mid-canvas
-    w.palette.search.setText("rnn")
-    w.palette.search.returnPressed.emit()
-    (nid,) = w.session.root.nodes
-    assert w.session.root.node(nid).type == "rnn"
-    centre = w.view.mapToScene(w.view.viewport().rect().center())
-    assert w.scene.node_items[nid].sceneBoundingRect().contains(centre)
 
 
 def test_entering_a_group_and_the_breadcrumb_back(make_window, qtbot):
@@ -211,22 +192,22 @@ def test_undo_of_a_group_while_inside_it_returns_to_the_top(make_window):
     assert {"embed", "pos"} <= set(w.scene.node_items)
 
 
-def test_every_edit_is_undoable_and_redo_restores_it(make_window):
-    w = make_window(load_preset("tiny-gpt"))
-    start = dumps(w.session.root)
-    w.scene.select_nodes(["layers"])
-    w.inspector.rebuild()
-    w.inspector.editors["repeat"].widget.setValue(5)
-    w.inspector.switch_layer("layers", "attention", "mqa")
-    w.inspector.switch_positions("rope")
-    after = dumps(w.session.root)
-    assert w.session.root.node("layers").param("repeat") == 5
+def test_every_edit_is_undoable_and_redo_restores_it():
+    """The inspector's edits (a parameter: graph.edit_rules.set_param_edit; a layer's and the
+    model's switches: layer_switches.setting_edit), each one step of the document's history."""
+    doc = Document(load_preset("tiny-gpt"))
+    start = dumps(doc.root)
+    doc.execute(kept_tidy(set_param_edit(doc.root, (), "layers", "repeat", 5).edit))
+    doc.execute(kept_tidy(setting_edit(doc.root, "attention", "mqa", ((), "layers"))))
+    doc.execute(kept_tidy(setting_edit(doc.root, "position", "rope")))
+    after = dumps(doc.root)
+    assert doc.root.node("layers").param("repeat") == 5
     for _ in range(3):
-        w.actions.undo.trigger()
-    assert dumps(w.session.root) == start
+        doc.undo()
+    assert dumps(doc.root) == start
     for _ in range(3):
-        w.actions.redo.trigger()
-    assert dumps(w.session.root) == after
+        doc.redo()
+    assert dumps(doc.root) == after
 
 
 def test_the_inspectors_name_field_renames_in_one_step_and_makes_none_for_the_same_name(

@@ -3,7 +3,8 @@ failure's line flips with whether the file was there, and the recent list keeps 
 import errno
 
 from tfstudio.gui.file_lines import (MAX_RECENT, recent_paths, recovery_question, save_failure,
-                                     unsaved_question, with_recent, without_gone)
+                                     save_start, unsaved_question, with_recent, with_suffix,
+                                     without_gone)
 
 
 def test_a_refused_save_says_whether_the_file_there_is_kept(tmp_path):
@@ -55,3 +56,13 @@ def test_a_recent_file_gone_is_dropped_from_the_list_and_said(tmp_path):
     recent, line = without_gone([gone, kept], gone)
     assert recent == [kept]
     assert line == f"{gone} no longer exists; it was removed from the recent files."
+
+
+def test_a_save_dialog_starts_at_the_graphs_name_and_a_name_typed_bare_gets_the_suffix(tmp_path):
+    assert save_start(str(tmp_path), "tiny-gpt", ".json") == str(tmp_path / "tiny-gpt.json")
+    assert save_start(str(tmp_path), "my model.json", ".png") == str(tmp_path / "my model.png")
+    assert save_start(str(tmp_path), "v1.2.json", ".json") == str(tmp_path / "v1.2.json")
+    assert with_suffix("/d/my model", ".json") == "/d/my model.json"
+    assert with_suffix("/d/my model.json", ".json") == "/d/my model.json"
+    assert with_suffix("/d/canvas.svg", ".png") == "/d/canvas.svg"    # the name typed holds
+    assert with_suffix("", ".json") == ""                              # cancelled

@@ -1,5 +1,7 @@
 """What the presets gallery lists and says, without a window (gui/gallery_lines.py): the tiny
 presets first, and a preset's facts."""
+from pathlib import Path
+
 from tfstudio.gui.gallery_lines import gallery_order, preset_facts
 from tfstudio.gui.graph_report import GraphReport, report_on_graph
 from tfstudio.gui.param_count import model_count
@@ -36,3 +38,19 @@ def test_a_preset_with_errors_has_no_count_and_says_why_as_the_status_bar_does()
     why = f"the graph has {broken.errors} errors (see Problems)"
     assert preset_facts(bert, broken)[0] == f"Parameters: unavailable: {why}"
     assert model_count(broken) == f"params unavailable: {why}"      # the status bar, same words
+
+
+def test_presets_gallery_describes_each_preset():
+    """Moved from test_interaction (a PresetGallery's list and labels): what it lists and
+    says; test_interaction's new-from-preset test sees a gallery show it."""
+    names = gallery_order(preset_names())
+    assert names[0].startswith("tiny")          # the ones to learn with come first
+    # every preset file the project ships, once (the folder read here, not through the app)
+    shipped = Path(__file__).resolve().parents[2] / "resources" / "presets"
+    assert sorted(names) == sorted(p.stem for p in shipped.glob("*.json"))
+    assert len(names) >= 25
+    graph = load_preset("tiny-bert")
+    assert "masked-LM head" in str(graph.meta.get("description", ""))
+    facts = "<br>".join(preset_facts(graph, report_on_graph(graph)))
+    assert "Parameters:" in facts and "Family: encoder" in facts
+    assert graph.nodes_of_type("mlm_head")

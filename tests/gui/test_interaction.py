@@ -3,7 +3,6 @@ the presets gallery, and an exception in a slot that does not take the editor do
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QEvent, QPoint, QPointF, Qt, QTimer
@@ -14,7 +13,9 @@ from PySide6.QtWidgets import QApplication
 from tfstudio.graph import SetParam
 from tfstudio.gui.dialogs import PresetGallery
 from tfstudio.gui.errors import install_excepthook
-from tfstudio.presets import load_preset
+from tfstudio.gui.gallery_lines import gallery_order, preset_facts
+from tfstudio.gui.graph_report import report_on_graph
+from tfstudio.presets import load_preset, preset_names
 
 
 @pytest.fixture
@@ -99,26 +100,23 @@ def test_standard_shortcuts_undo_redo_and_delete(window, qtbot):
     assert window.actions.undo.text() == "&Undo Delete"
 
 
-def test_presets_gallery_describes_each_preset(qtbot):
-    gallery = PresetGallery()
-    qtbot.addWidget(gallery)
-    names = [gallery.list.item(i).text() for i in range(gallery.list.count())]
-    assert names[0].startswith("tiny")          # the ones to learn with come first
-    # every preset file the project ships, once (the folder read here, not through the app)
-    shipped = Path(__file__).resolve().parents[2] / "resources" / "presets"
-    assert sorted(names) == sorted(p.stem for p in shipped.glob("*.json"))
-    assert len(names) >= 25
-    gallery.select("tiny-bert")
-    assert gallery.title.text() == "tiny-bert"
-    assert "masked-LM head" in gallery.description.text()
-    assert "Parameters:" in gallery.facts.text() and "Family: encoder" in gallery.facts.text()
-    graph = gallery.graph()
-    assert graph.nodes_of_type("mlm_head")
-
-
 def test_new_from_preset_loads_the_choice(window, monkeypatch):
-    monkeypatch.setattr(PresetGallery, "exec", lambda self: (self.select("tiny-t5"), 1)[1])
+    shown = {}
+
+    def pick_tiny_t5(gallery) -> int:
+        """The gallery as the user sees it, tiny-t5 picked: its list, title and facts."""
+        gallery.select("tiny-t5")
+        shown.update(names=[gallery.list.item(i).text() for i in range(gallery.list.count())],
+                     title=gallery.title.text(), description=gallery.description.text(),
+                     facts=gallery.facts.text())
+        return 1
+    monkeypatch.setattr(PresetGallery, "exec", pick_tiny_t5)
     window.new_from_preset()
+    # it shows gallery_lines' order and a preset's facts (test_gallery_lines)
+    t5 = load_preset("tiny-t5")
+    assert shown == {"names": gallery_order(preset_names()), "title": "tiny-t5",
+                     "description": t5.meta["description"],
+                     "facts": "<br>".join(preset_facts(t5, report_on_graph(t5)))}
     assert window.session.root.meta["name"] == "tiny-t5"
     assert {"encoder", "decoder"} <= set(window.scene.node_items)
     assert not window.session.document.can_undo  # a new document starts a new history
@@ -145,8 +143,10 @@ def test_an_exception_in_a_slot_is_reported_and_the_editor_carries_on(window, qt
         sys.excepthook = previous
 
 
-def test_the_scene_redraws_every_kind_of_graph_change(make_window):
-    """Every typed change has a handler at the canvas's own level (none falls through)."""
+def test_the_scene_redraws_every_kind_of_graph_change():
+    """Every typed change has a handler at the canvas's own level (none falls through): the
+    scene's table, read without a window."""
     from tfstudio.graph import GraphChange
-    w = make_window(load_preset("tiny-gpt"))
-    assert set(w.scene._handlers) == set(GraphChange)
+    from tfstudio.gui.scene import GraphScene
+    assert set(GraphScene.REDRAWS) == set(GraphChange)
+    assert all(callable(handler) for handler in GraphScene.REDRAWS.values())

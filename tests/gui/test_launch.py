@@ -93,7 +93,9 @@ def test_unknown_preset_or_group_is_refused_with_the_choices(tmp_path):
     assert "no group 'nope'" in result.stderr and "groups here: layers" in result.stderr
 
 
-def test_none_refcount_guard(qapp):
+def test_none_refcount_guard():
+    """No QApplication: the guard runs when tfstudio.gui is imported, before there is one,
+    and measures with a bare QObject (qt_compat)."""
     from PySide6.QtCore import QObject
     applied = guard_none_refcount()  # importing tfstudio.gui already ran it once
     probe = QObject()

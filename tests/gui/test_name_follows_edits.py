@@ -5,8 +5,12 @@ from __future__ import annotations
 
 from tfstudio.graph import Disconnect, Document, Edge, ReplaceGraph
 from tfstudio.graph.compare import same_model
-from tfstudio.graph.switches import set_activation, set_attention_kind, set_positional_scheme
+from tfstudio.graph.switches import (describe_model, set_activation, set_attention_kind,
+                                     set_positional_scheme)
+from tfstudio.gui.cost_lines import unavailable_reason
+from tfstudio.gui.editor_state import counts_text
 from tfstudio.gui.file_lines import saved_meta
+from tfstudio.gui.graph_report import report_on_graph
 from tfstudio.presets import load_preset
 
 
@@ -41,30 +45,31 @@ def test_an_unedited_graph_keeps_its_words():
     assert meta == graph.meta and "from" not in meta
 
 
-def test_the_model_page_describes_the_graph_as_it_is_now(make_window):
-    w = make_window(load_preset("tiny-gpt"))
-    w.scene.clearSelection()
-    w.inspector.rebuild()
-    assert "MHA 4" in w.inspector.description.text()
-    _edit_to_gqa_rope_swiglu(w.session)
-    w.inspector.rebuild()
-    assert "GQA 4/2" in w.inspector.description.text()
-    assert "MHA 4" not in w.inspector.description.text()
+def test_the_model_page_describes_the_graph_as_it_is_now():
+    """The model page's description is graph.switches.describe_model of the graph as it is
+    (inspector._model_page shows it; the page itself is test_the_model_page_names_...)."""
+    doc = Document(load_preset("tiny-gpt"))
+    assert "MHA 4" in describe_model(doc.root)
+    _edit_to_gqa_rope_swiglu(doc)
+    assert "GQA 4/2" in describe_model(doc.root)
+    assert "MHA 4" not in describe_model(doc.root)
 
 
-def test_the_parameter_count_says_why_it_is_unavailable_while_there_are_errors(make_window):
-    w = make_window(load_preset("tiny-gpt"))
-    assert "unavailable" not in w.counts_label.text()
-    w.session.execute(Disconnect(("layers",), Edge("norm_attn", "y", "attn", "x")))
-    w.session.refresh_report()
-    errors = w.session.report.errors
+def test_the_parameter_count_says_why_it_is_unavailable_while_there_are_errors():
+    """The status bar's count (editor_state.counts_text) and the Costs panel's reason
+    (cost_lines.unavailable_reason) for the report of the graph as edited; the window shows
+    them in test_feedback's test_counts_say_unavailable_everywhere_at_once_under_an_error."""
+    doc = Document(load_preset("tiny-gpt"))
+    assert "unavailable" not in counts_text(report_on_graph(doc.root))
+    assert doc.execute(Disconnect(("layers",), Edge("norm_attn", "y", "attn", "x")))
+    report = report_on_graph(doc.root)
+    errors = report.errors
     assert errors >= 1
     assert (f"params unavailable: the graph has {errors} error{'s' * (errors != 1)} "
-            "(see Problems)") in w.counts_label.text()
-    assert w.costs.unavailable                      # and Costs says why it shows none
-    w.session.undo()
-    w.session.refresh_report()
-    assert "unavailable" not in w.counts_label.text()
+            "(see Problems)") in counts_text(report)
+    assert unavailable_reason(report)               # and Costs says why it shows none
+    doc.undo()
+    assert "unavailable" not in counts_text(report_on_graph(doc.root))
 
 
 def test_the_model_page_names_the_preset_an_edited_graph_came_from(make_window, tmp_path):

@@ -2,8 +2,10 @@
 story order under their titles, a block's tooltip, and what a query leaves shown."""
 from tfstudio.graph import families
 from tfstudio.gui.fuzzy import palette_matches
+from tfstudio.gui.layer_switches import matching_settings
 from tfstudio.gui.palette_rows import (FAMILY_ORDER, block_tooltip, family_order, family_title,
                                        shown_rows)
+from tfstudio.gui.search_results import palette_enter
 
 
 def _by_family():
@@ -38,3 +40,18 @@ def test_a_blocks_tooltip_names_it_says_what_it_does_and_how_to_add_it():
     tip = block_tooltip("Dropout", "Zeroes activations at random while training.")
     assert tip.startswith("<qt><b>Dropout</b><br>Zeroes activations")
     assert "Drag onto the canvas, or double-click." in tip
+
+
+def test_palette_filter_shows_only_matches():
+    """What palette.filter leaves shown and what Enter in its field adds (palette_enter of the
+    rows shown); test_search_words types into the real field and sees the block land."""
+    specs = [spec for specs in families().values() for spec in specs]
+
+    def visible(query: str) -> list[str]:
+        return [t for types in shown_rows(palette_matches(query, specs), _by_family()).values()
+                for t in types]
+    assert set(visible("head")) == {"lm_head", "mlm_head", "seq2seq_head"}
+    assert len(visible("")) == sum(len(v) for v in families().values())
+    # Enter in the search field (or a double-click) drops the first match
+    assert palette_enter(matching_settings("rnn", None), visible("rnn"),
+                         palette_matches("rnn", specs)) == "rnn"

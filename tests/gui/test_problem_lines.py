@@ -1,12 +1,15 @@
 """What the Problems panel says (gui/problem_lines.py), checked on reports without a
 QApplication: the line flips from "no problems" to the counts, and brief, to the first
 problem with its fix."""
+from dataclasses import replace
+
+from tfstudio.graph.edit_rules import fix_edit
 from tfstudio.graph.validate import Diagnostic
 from tfstudio.gui.graph_report import GraphReport, report_on_graph
 from tfstudio.gui.problem_lines import (ANALYSIS_FAILED, BRIEF_CHARS, NO_PROBLEMS,
                                         PROBLEMS_MIN_H, PROBLEMS_OPEN_H, counts_words, fix_tip,
-                                        has_problems, open_height, opens_brief, ordered,
-                                        row_words, stays_brief, summary)
+                                        has_problems, no_fix_line, open_height, opens_brief,
+                                        ordered, row_words, stays_brief, summary)
 from tfstudio.presets import load_preset
 
 
@@ -87,3 +90,14 @@ def test_a_row_says_what_is_wrong_how_to_fix_it_and_where_and_a_failed_analysis_
     assert not has_problems(_report())
     assert has_problems(_report(d)) and has_problems(_report(failures=["cost model failed"]))
     assert ANALYSIS_FAILED[1] == "analysis" and "report" in ANALYSIS_FAILED[0]
+
+
+def test_a_fix_button_whose_block_is_gone_says_no_single_fix_applies():
+    """main_window.apply_fix: graph.edit_rules.fix_edit's edit, or this line when it has none."""
+    gpt = load_preset("tiny-gpt")
+    gpt.node("layers").subgraph.node("attn").params.update(heads=3, kv_heads=3)
+    (d,) = [d for d in report_on_graph(gpt).diagnostics if d.fix is not None]
+    assert fix_edit(gpt, d) is not None
+    gone = replace(d, node_id="gone")
+    assert fix_edit(gpt, gone) is None
+    assert no_fix_line(gone) == f"No single fix applies to: {d.message}"

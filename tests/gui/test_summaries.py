@@ -2,7 +2,8 @@
 its count and each problem with its fix; what a port carries, its shape or that it is known
 once wired, and which way to drag."""
 from tfstudio.graph import Disconnect, Document, Edge, validate
-from tfstudio.gui.summaries import node_tooltip, port_tooltip
+from tfstudio.gui.graph_report import report_on_graph
+from tfstudio.gui.summaries import node_tooltip, port_shapes, port_tooltip
 from tfstudio.presets import load_preset
 
 
@@ -47,3 +48,24 @@ def test_shapes_are_written_on_every_wire_and_none_past_a_missing_wire():
     cut = report_on_graph(doc.graph(())).shapes
     assert wire_label(cut, Edge("tokens", "ids", "embed", "ids"), ()) == "B×T"
     assert wire_label(cut, Edge("pos", "y", "layers", "x"), ()) == ""   # nothing known past it
+
+
+def test_port_tooltips_name_the_port_what_it_carries_and_its_shape():
+    """What the canvas's ports say (scene.apply_report: port_shapes into port_tooltip): moved
+    from test_desktop_conventions, where a window showed them."""
+    doc = Document(load_preset("tiny-gpt"))
+
+    def tip(node_id: str, is_input: bool, name: str) -> str:
+        graph = doc.root
+        shapes = port_shapes(report_on_graph(graph).shapes, (), node_id,
+                             [p.name for p in graph.input_ports(node_id)],
+                             [p.name for p in graph.output_ports(node_id)])
+        spec = (graph.input_port if is_input else graph.output_port)(node_id, name)
+        return port_tooltip(spec, is_input, shapes[(is_input, name)])
+    tip_y = tip("embed", False, "y")
+    assert "<b>y</b> (output)" in tip_y and "stream of token vectors" in tip_y
+    assert "shape: B×T×64" in tip_y
+    # an input that loses its wire loses its shape, and says so
+    doc.execute(Disconnect((), Edge("final_norm", "y", "head", "x")))
+    assert "shape: known once wired" in tip("head", True, "x")
+    assert "shape: B×T×64" in tip("layers", True, "x")            # a frame's port too

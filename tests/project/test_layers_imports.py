@@ -78,8 +78,10 @@ def test_only_the_gui_imports_qt():
 # rules in the model, widgets as adapters): they must stay importable without Qt
 QT_FREE_GUI = (
     "tfstudio.gui.ablation_marks",
+    "tfstudio.gui.block_look",
     "tfstudio.gui.canvas_gestures",
     "tfstudio.gui.canvas_grid",
+    "tfstudio.gui.canvas_units",
     "tfstudio.gui.clipboard",
     "tfstudio.gui.code_lines",
     "tfstudio.gui.cost_lines",
@@ -87,6 +89,7 @@ QT_FREE_GUI = (
     "tfstudio.gui.device_memory",
     "tfstudio.gui.drop_rules",
     "tfstudio.gui.editor_state",
+    "tfstudio.gui.errors",
     "tfstudio.gui.file_lines",
     "tfstudio.gui.fuzzy",
     "tfstudio.gui.gallery_lines",

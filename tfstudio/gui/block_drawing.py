@@ -13,6 +13,7 @@ from ..graph import Node, get_spec
 from ..graph.layout import MINI_H
 from . import theme
 from .ablation_marks import badge_text, whole
+from .block_look import shows_words
 from .icons import paint_badge
 from .ink import readable_ink
 from .title_fit import fitted_title
@@ -103,7 +104,7 @@ class _Mini:
         painter.setPen(Qt.NoPen)
         painter.setBrush(colour)
         painter.drawPath(strip)
-        if lod <= 0.3:
+        if not shows_words(lod):
             return
         inner = self.rect.adjusted(12, 4, -6, -4)
         title_font, lines = self.title_lines(boost)

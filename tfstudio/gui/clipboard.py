@@ -5,8 +5,8 @@ from __future__ import annotations
 import copy
 import re
 
-from ..graph import (GROUP_INPUT, GROUP_OUTPUT, AddNode, Connect, Graph, GraphError, Macro, dumps,
-                     loads)
+from ..graph import (GROUP_INPUT, GROUP_OUTPUT, AddNode, Connect, Graph, GraphError,
+                     GraphFileError, Macro, dumps, loads)
 from ..graph.layout import room_for
 from ..graph.model import Edge
 
@@ -39,6 +39,15 @@ def looks_like_graph(text: str) -> bool:
 def from_text(text: str) -> Graph:
     """Parse clipboard text; anything that is not a graph fragment gives a GraphFileError."""
     return loads(text, "clipboard")
+
+
+def pasted_piece(text: str) -> tuple[Graph | None, str]:
+    """What Paste makes of the clipboard's ``text``: the fragment to paste and "", or None
+    and the line that says why there is nothing to paste."""
+    try:
+        return from_text(text), ""
+    except GraphFileError as exc:
+        return None, f"The clipboard holds no blocks to paste ({exc})"
 
 
 def offset_to(piece: Graph, at: tuple[float, float]) -> tuple[float, float]:

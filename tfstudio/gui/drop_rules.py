@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..graph import GROUP, Edge, Graph, Node, new_node
+from ..graph import GROUP, AddNode, Edge, Edit, Graph, Node, graph_at, new_node
 from ..graph import block_types as bt
+from ..graph.edit_rules import splice_in_line_edit
 from ..graph.edits import agreed_params
 from ..graph.insert import splice_edit
 from ..graph.kinds import PRE
@@ -86,3 +87,42 @@ def added_line(label: str, spliced: Edge | None = None, group: Node | None = Non
         line += f" inside {group.label}" + (f" (all {copies} copies share it)"
                                             if copies > 1 else "")
     return line + (f"; {moved}" if moved else "")
+
+
+@dataclass(frozen=True)
+class Addition:
+    """A block being added: the node, the one undoable edit that adds it (spliced into a
+    wire, or an AddNode), and the status bar's line once it is done."""
+
+    node: Node
+    edit: Edit
+    line: str
+
+
+def block_addition(root: Graph, target: DropTarget, block_type: str,
+                   corner: tuple[float, float], near: str | None = None) -> Addition:
+    """Adding a block of ``block_type`` over ``target`` with its top-left at ``corner``
+    (graph units): inside an open group it sits by the small block ``near`` the drop (or in
+    the wire it goes into), else clear of every block; a wire whose ports fit takes it in
+    line, else it is added beside; a new layer group holds a standard layer."""
+    graph = graph_at(root, target.path)
+    node = new_block(root, graph, block_type, corner)
+    if target.group is not None:  # the frame lays its inside out itself; entered, the
+        node.pos = spot_inside(graph, node, target.edge, near)  # block sits by where it went
+    elif target.edge is None:
+        node.pos = clear_spot(graph, node, node.pos)  # never on top of another block
+    fill_new_group(node)
+    edit: Edit | None = None
+    moved = ""
+    if target.edge is not None:  # on a wire, of this level or inside an open frame
+        ruled = splice_in_line_edit(graph, target.path, node, target.edge)
+        if ruled is not None:
+            edit, moved = ruled.edit, ruled.message
+        elif target.group is None:
+            node.pos = clear_spot(graph, node, node.pos)
+    spliced = target.edge if edit is not None else None
+    if edit is None:
+        edit = AddNode(target.path, node, text=f"Add {node.label}")
+    group = (graph_at(root, target.path[:-1]).node(target.group) if target.group is not None
+             else None)
+    return Addition(node, edit, added_line(node.label, spliced, group, moved))

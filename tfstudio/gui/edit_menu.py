@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from PySide6.QtGui import QGuiApplication
 
-from ..graph import Graph, GraphError, GraphFileError, group_edit, tidy_edit, ungroup_edit
+from ..graph import Graph, GraphError, group_edit, tidy_edit, ungroup_edit
 from . import clipboard
 from .editor_state import GROUPED_LINE, UNGROUP_REFUSAL, copied_line, group_to_ungroup
 from .canvas_units import SPREAD, to_graph
@@ -44,10 +44,9 @@ class EditMenu:
             self.scene.delete_selected()
 
     def paste(self) -> list[str]:
-        try:
-            piece = clipboard.from_text(QGuiApplication.clipboard().text())
-        except GraphFileError as exc:
-            self.show_message(f"The clipboard holds no blocks to paste ({exc})")
+        piece, refusal = clipboard.pasted_piece(QGuiApplication.clipboard().text())
+        if piece is None:
+            self.show_message(refusal)
             return []
         at = to_graph(self.view.cursor_scene_pos())
         return self._paste_piece(piece, clipboard.offset_to(piece, at))

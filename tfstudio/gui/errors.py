@@ -2,7 +2,8 @@
 
 PySide reports an exception raised in a slot through ``sys.excepthook`` and carries on; the
 hook installed here writes the traceback to the log (and the app data dir's ``errors.log``)
-and shows the message in the window's status bar and a non-blocking dialog.
+and shows the message in the window's status bar and a non-blocking dialog. What is logged and
+said needs no Qt; the dialog's widgets are imported only when there is a window to show it on.
 """
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ import logging
 import sys
 import traceback
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from PySide6.QtWidgets import QMessageBox, QWidget
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QWidget
 
 log = logging.getLogger("tfstudio.gui")
 
@@ -45,6 +47,8 @@ def report_exception(window: QWidget | None, exc_type, exc, tb, log_file: Path |
     if window is None:
         print(text, file=sys.stderr)
         return
+    from PySide6.QtWidgets import QMessageBox
+
     status = getattr(window, "statusBar", None)
     if callable(status):
         status().showMessage(f"Internal error (the editor carries on): {summary}", 15000)

@@ -1,7 +1,7 @@
 """What the File menu says and remembers (no Qt): its questions (unsaved changes, a recovered
-autosave), the words a saved graph carries, the line for a save the disk refused, and the
-recent-files list after a file is opened, saved or found gone. gui/file_menu.py and
-gui/session.py ask these."""
+autosave), the words a saved graph carries, the line for a save the disk refused, the
+recent-files list after a file is opened, saved or found gone, and where a Save dialog starts
+and the suffix its answer gets. gui/file_menu.py and gui/session.py ask these."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -25,6 +25,18 @@ def recovery_question(file: Path | None) -> str:
     where = f" (from {file})" if file else ""
     return (f"tfstudio did not close normally last time. An autosave of your unsaved graph"
             f"{where} was found. Recover it?")
+
+
+def save_start(folder: str, display_name: str, suffix: str) -> str:
+    """Where a Save dialog starts: in ``folder``, the graph's name with ``suffix`` in place of
+    the name's own ("model.json" exported as PNG starts at "model.png")."""
+    return str(Path(folder) / (display_name.rsplit(".", 1)[0] + suffix))
+
+
+def with_suffix(path: str, suffix: str) -> str:
+    """The file a Save dialog's answer names: ``suffix`` added to a name typed without one;
+    an answer with its own suffix, or none (cancelled: ""), as it is."""
+    return path + suffix if path and not Path(path).suffix else path
 
 
 def saved_meta(graph: Graph, name: str, edited: bool) -> dict:

@@ -15,8 +15,8 @@ from ..graph import Graph, GraphFileError
 from .recovery import Recovery, pending_recovery
 from .dialogs import PresetGallery
 from .export import export_png, export_svg
-from .file_lines import (recent_paths, recovery_question, save_failure, unsaved_question,
-                         with_recent, without_gone)
+from .file_lines import (recent_paths, recovery_question, save_failure, save_start,
+                         unsaved_question, with_recent, with_suffix, without_gone)
 
 GRAPH_FILTER = "tfstudio graphs (*.json);;All files (*)"
 
@@ -36,12 +36,9 @@ class FileMenu:
 
     def ask_save_path(self, caption: str = "Save graph as", file_filter: str = GRAPH_FILTER,
                       suffix: str = ".json") -> str:
-        start = str(Path(self._last_dir()) / (self.session.display_name.rsplit(".", 1)[0]
-                                              + suffix))
+        start = save_start(self._last_dir(), self.session.display_name, suffix)
         path, _ = QFileDialog.getSaveFileName(self, caption, start, file_filter)
-        if path and not Path(path).suffix:
-            path += suffix
-        return path
+        return with_suffix(path, suffix)
 
     def ask_recover(self, recovery: Recovery) -> bool:
         answer = QMessageBox.question(

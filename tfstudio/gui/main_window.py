@@ -18,6 +18,7 @@ from . import theme
 from .actions import create_actions
 from .autosave import Autosave
 from .breadcrumb import Breadcrumb
+from .canvas_gestures import chosen_goes
 from .cost_panel import CostPanel
 from .dialogs import CodeDialog
 from .edit_menu import EditMenu
@@ -28,7 +29,7 @@ from .help_menu import HelpMenu
 from .inspector import Inspector
 from .lessons_panel import LessonsPanel
 from .palette import Palette
-from .problem_lines import PROBLEMS_OPEN_H, open_height, stays_brief
+from .problem_lines import PROBLEMS_OPEN_H, no_fix_line, open_height, stays_brief
 from .problems import ProblemsPanel
 from .scene import GraphScene
 from .search_popup import SearchPopup
@@ -340,12 +341,11 @@ class MainWindow(FileMenu, EditMenu, HelpMenu, QMainWindow):
 
     def _search_chosen(self, block_type: str) -> None:
         loose, self._loose_wire = self._loose_wire, None
-        if loose is not None:
-            self.scene.add_connected(block_type, loose)
-            self.view.setFocus()
-            return
-        at = self._search_at if self._search_at is not None else self.view.cursor_scene_pos()
-        self.scene.add_block(block_type, at)
+        how, where = chosen_goes(loose, self._search_at, self.view.cursor_scene_pos())
+        if how == "wire":
+            self.scene.add_connected(block_type, where)
+        else:
+            self.scene.add_block(block_type, where)
         self.view.setFocus()
 
     def layer_target(self) -> Target | None:
@@ -366,7 +366,7 @@ class MainWindow(FileMenu, EditMenu, HelpMenu, QMainWindow):
         """A problem's Fix button: its one obvious fix as one undoable edit."""
         ruled = fix_edit(self.session.root, diagnostic)
         if ruled is None:
-            self.show_message(f"No single fix applies to: {diagnostic.message}")
+            self.show_message(no_fix_line(diagnostic))
             return False
         done = self.session.execute(ruled.edit)
         if done and ruled.message:

@@ -13,6 +13,8 @@ from ..graph.layout import HEADER_H, ROW_H, SUMMARY_H
 from . import theme
 from .block_drawing import (BADGE_FONT, PAD, PORT_R, SMALL_FONT, _draw_title, _paint_chevron,
                             _readable_on, ablated_pen, paint_off_badge, scaled_font)
+from .block_look import (badge_size, frame_lighter, frame_summary, shows_words,
+                         summary_on_one_line, title_icon_room)
 from .icons import paint_badge, paint_family_icon
 from .title_fit import fitted_title
 from .zoom_rules import text_boost
@@ -51,9 +53,8 @@ class NodePainting:
 
         ink = _readable_on(family)
         boost = text_boost(lod)
-        icon_w = 0.0 if boost > 1.1 else 20.0  # zoomed out, the title needs the room more
+        icon_w = title_icon_room(boost, self.node.is_group)
         if self.node.is_group:
-            icon_w = 20.0
             _paint_chevron(painter, self.chevron_rect(), ink, opened=False)
         elif icon_w:
             paint_family_icon(painter, self.spec.family, QRectF(PAD - 2, 7, 17, 17), ink)
@@ -66,7 +67,7 @@ class NodePainting:
         _draw_title(painter, title_rect, *fitted_title(self.node.label, 13 * min(boost, 1.25),
                                                        title_rect.width(), floor=11))
 
-        if lod > 0.3:  # below that even enlarged text is noise
+        if shows_words(lod):
             self._paint_ports_text(painter, t, boost)
             self._paint_summary(painter, t, boost)
 
@@ -87,7 +88,7 @@ class NodePainting:
             painter.drawRoundedRect(body.translated(4 * k, -4 * k), 10, 10)
         painter.setPen(QPen(family, 1.5))
         canvas = t.color("canvas")  # the frame a shade off the canvas, the blocks on it whiter
-        painter.setBrush(canvas.lighter(103) if canvas.lightness() > 128 else canvas.lighter(135))
+        painter.setBrush(canvas.lighter(frame_lighter(canvas.lightness())))
         painter.drawRoundedRect(body, 10, 10)
         header = QPainterPath()
         header.addRoundedRect(QRectF(0, 0, body.width(), HEADER_H + 10), 10, 10)
@@ -104,13 +105,12 @@ class NodePainting:
         painter.setPen(ink)
         _draw_title(painter, title_rect, *fitted_title(self.node.label, 13 * min(boost, 1.25),
                                                        title_rect.width(), floor=11))
-        if lod > 0.3:
+        if shows_words(lod):
             small = scaled_font(11 * boost)
             painter.setFont(small)
             painter.setPen(t.color("node_muted"))
             line = QRectF(PAD, HEADER_H + 2, body.width() - 2 * PAD, SUMMARY_H * min(boost, 1.3))
-            count = self.count_text()
-            text = self._summary + (f"  ·  {count}" if count else "")
+            text = frame_summary(self._summary, self.count_text())
             painter.drawText(line, Qt.AlignVCenter | Qt.AlignLeft,
                              QFontMetricsF(small).elidedText(text, Qt.ElideRight, line.width()))
         painter.setBrush(Qt.NoBrush)
@@ -124,7 +124,7 @@ class NodePainting:
                 painter.drawPath(path)
         for mini in self._minis:
             mini.paint(painter, t, boost, lod)
-        if lod > 0.3:
+        if shows_words(lod):
             self._paint_frame_port_names(painter, t, boost)
         self._paint_outline(painter, t, body)
         if self.drop_hint:
@@ -183,7 +183,7 @@ class NodePainting:
         top = HEADER_H + ROW_H * rows + 8
         lines = 3 if self.node.is_group else 2
         painter.setPen(t.color("node_muted"))
-        if boost > 1.2:  # zoomed out: one enlarged line, the count left for the tooltip
+        if summary_on_one_line(boost):  # zoomed out: the count is left for the tooltip
             font = scaled_font(11 * boost)
             painter.setFont(font)
             rect = QRectF(PAD, top, self.width - 2 * PAD, SUMMARY_H * lines)
@@ -218,11 +218,7 @@ class NodePainting:
         severity = self.severity or self.inner_severity
         if not severity:
             return
-        # keep the badge at least ~18 screen pixels wide however far the view zooms out
-        size = max(20.0, 18.0 / max(lod, 1e-3)) if lod < 1 else 20.0
-        size = min(size, 90.0)
-        if not self.severity:  # only inside the group: a smaller badge
-            size *= 0.8
+        size = badge_size(lod, own=bool(self.severity))
         colour = t.color("error" if severity == "error" else "warning")
         rect = QRectF(self.width - size * 0.6, -size * 0.4, size, size)
         paint_badge(painter, rect, severity, colour)
@@ -259,7 +255,7 @@ class TelemetryBand(QGraphicsItem):
         painter.setPen(Qt.NoPen)
         painter.setBrush(colour)
         painter.drawPath(band.intersected(strip))
-        if lod > 0.3 and label:
+        if shows_words(lod) and label:
             painter.setPen(t.color("node_text"))
             painter.setFont(SMALL_FONT)
             painter.drawText(QRectF(PAD, body.bottom() - 8 - SUMMARY_H, body.width() / 2,

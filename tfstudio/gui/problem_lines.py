@@ -62,6 +62,12 @@ def row_words(diagnostic) -> tuple[list[str], str]:
     return [d.message, d.hint, d.where], f"{d.severity}: {d.message}"
 
 
+def no_fix_line(diagnostic) -> str:
+    """What a Fix button says when the problem turns out to have no single fix (its block
+    gone, or no one obvious fix: graph.edit_rules.fix_edit gave none)."""
+    return f"No single fix applies to: {diagnostic.message}"
+
+
 def fix_tip(diagnostic) -> str:
     """The tooltip of a problem's Fix button: what it sets, where, in one undo step."""
     return f"{fix_text(diagnostic)} in {diagnostic.where} (one undo step)"

@@ -29,8 +29,7 @@ from .scene_drop import BlockDropping
 from .scene_wiring import WireDragging, _WireDrag
 from .scene_wires import WirePlacement
 from .session import EditorSession
-from .summaries import wire_label
-from .text import shape_label
+from .summaries import port_shapes, wire_label
 from .wire_item import WireItem
 
 GRID = 20.0
@@ -61,17 +60,6 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
         self._toast_timer = QTimer(self, singleShot=True, interval=4000)  # dies with the scene
         self._toast_timer.timeout.connect(self._drop_toast)
         self.setSceneRect(-40000, -40000, 80000, 80000)  # room to pan anywhere
-        # how an event at our own level redraws: one handler per kind of change
-        self._handlers: dict[GraphChange, Callable[[GraphEvent], None]] = {
-            GraphChange.GRAPH_REPLACED: self._on_graph_replaced,
-            GraphChange.NODE_ADDED: self._on_node_added,
-            GraphChange.NODE_REMOVED: self._on_node_removed,
-            GraphChange.EDGE_ADDED: self._on_edge_added,
-            GraphChange.EDGE_REMOVED: self._on_edge_removed,
-            GraphChange.PARAM_CHANGED: self._on_node_changed,
-            GraphChange.TITLE_CHANGED: self._on_node_changed,
-            GraphChange.NODE_MOVED: self._on_node_moved,
-        }
         session.document.subscribe(self._on_event)
         session.report_ready.connect(self.apply_report)
         self.rebuild()
@@ -163,7 +151,7 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
                     self.path_changed.emit(path)
 
     def _apply_event(self, ev: GraphEvent) -> None:
-        self._handlers[GraphChange(ev.kind)](ev)
+        self.REDRAWS[GraphChange(ev.kind)](self, ev)
 
     def _on_graph_replaced(self, ev: GraphEvent) -> None:
         self.rebuild()
@@ -206,6 +194,18 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
             if (item.pos() - target).manhattanLength() > 0.01:
                 item.setPos(target)
 
+    # how an event at our own level redraws: one handler per kind of change
+    REDRAWS: dict[GraphChange, Callable[["GraphScene", GraphEvent], None]] = {
+        GraphChange.GRAPH_REPLACED: _on_graph_replaced,
+        GraphChange.NODE_ADDED: _on_node_added,
+        GraphChange.NODE_REMOVED: _on_node_removed,
+        GraphChange.EDGE_ADDED: _on_edge_added,
+        GraphChange.EDGE_REMOVED: _on_edge_removed,
+        GraphChange.PARAM_CHANGED: _on_node_changed,
+        GraphChange.TITLE_CHANGED: _on_node_changed,
+        GraphChange.NODE_MOVED: _on_node_moved,
+    }
+
     # ------------------------------------------------------------------ feedback
     def apply_report(self, report: GraphReport) -> None:
         """Draw diagnostics on nodes, shapes on wires, parameter counts in node footers."""
@@ -218,12 +218,11 @@ class GraphScene(BlockDropping, WireDragging, WirePlacement, QGraphicsScene):
         for edge, wire in self.wire_items.items():
             wire.set_label(wire_label(report.shapes, edge, self._path))
         for nid, item in self.node_items.items():
-            ins = report.shapes.input_shapes(nid, self._path)
-            outs = report.shapes.output_shapes(nid, self._path)
+            shapes = port_shapes(report.shapes, self._path, nid, item.inputs, item.outputs)
             for name, port in item.inputs.items():
-                port.set_shape(shape_label(ins[name]) if ins.get(name) else None)
+                port.set_shape(shapes[(True, name)])
             for name, port in item.outputs.items():
-                port.set_shape(shape_label(outs[name]) if outs.get(name) else None)
+                port.set_shape(shapes[(False, name)])
         self._place_labels()
 
 

@@ -8,13 +8,10 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPointF
 
-from ..graph import AddNode, Edge, Edit
-from ..graph.edit_rules import splice_in_line_edit
+from ..graph import Edge
 from ..graph.insert import connect_new_edit
-from ..graph.layout import clear_spot
 from .canvas_units import to_graph
-from .drop_rules import (DropTarget, added_line, fill_new_group, new_block, splices,
-                         spot_inside)
+from .drop_rules import DropTarget, block_addition, new_block, splices
 from ..graph.layout import HEADER_H
 from .node_item import NodeItem
 from .scene_wiring import LooseWire
@@ -71,36 +68,21 @@ class BlockDropping:
         wire."""
         self.show_drop_target(None)
         target = self.drop_target(scene_pos, block_type if splice else None)
-        graph = self.session.document.graph(target.path)
         corner = self.snapped(scene_pos - QPointF(90, HEADER_H / 2), force=True)
-        node = new_block(self.session.document.graph(), graph, block_type, to_graph(corner))
-        if target.group is not None:  # the frame lays its inside out itself; entered, the
-            near = self.node_items[target.group].mini_nearest(  # block sits by where it went
-                self.node_items[target.group].mapFromScene(scene_pos))
-            node.pos = spot_inside(graph, node, target.edge, near)
-        elif target.edge is None:
-            node.pos = clear_spot(graph, node, node.pos)  # never on top of another block
-        fill_new_group(node)
-        command: Edit | None = None
-        moved = ""
-        if target.edge is not None:  # on a wire, of this level or inside an open frame
-            ruled = splice_in_line_edit(graph, target.path, node, target.edge)
-            if ruled is not None:
-                command, moved = ruled.edit, ruled.message
-            elif target.group is None:
-                node.pos = clear_spot(graph, node, node.pos)
-        spliced = command is not None
-        if command is None:
-            command = AddNode(target.path, node, text=f"Add {node.label}")
-        if not self.run(command, scene_pos):
+        near = None
+        if target.group is not None:  # the small block of the frame nearest the drop
+            frame = self.node_items[target.group]
+            near = frame.mini_nearest(frame.mapFromScene(scene_pos))
+        added = block_addition(self.session.document.graph(), target, block_type,
+                               to_graph(corner), near)
+        if not self.run(added.edit, scene_pos):
             return None
         if target.group is None:  # the new block is what the inspector shows next
-            self.select_nodes([node.id])
+            self.select_nodes([added.node.id])
         elif target.group in self.node_items:
-            self.select_inner(target.group, node.id)
-        group = self.graph.node(target.group) if target.group is not None else None
-        self.message.emit(added_line(node.label, target.edge if spliced else None, group, moved))
-        return node.id
+            self.select_inner(target.group, added.node.id)
+        self.message.emit(added.line)
+        return added.node.id
 
     def add_connected(self, block_type: str, loose: LooseWire) -> str | None:
         """Add a block where ``loose`` was let go, wired to its port (one undo step)."""

@@ -7,6 +7,7 @@ type writes its own (``BlockSpec.summary`` in its schema module).
 from __future__ import annotations
 
 import html
+from collections.abc import Iterable
 
 from ..graph import Graph, Node, get_spec
 from ..graph.model import kind_words
@@ -48,6 +49,18 @@ def port_tooltip(spec: PortSpec, is_input: bool, shape: str | None) -> str:
     lines.append("<i>Drag to " + ("an output" if is_input else "an input") + " to wire it"
                  + ("; drag its wire away to move it" if is_input else "") + ".</i>")
     return "<qt>" + "<br>".join(lines) + "</qt>"
+
+
+def port_shapes(shapes, path: tuple[str, ...], node_id: str, inputs: Iterable[str],
+                outputs: Iterable[str]) -> dict[tuple[bool, str], str | None]:
+    """What the ports named ``inputs`` and ``outputs`` of block ``node_id`` (at level ``path``)
+    say of their shape, keyed (is_input, port name): "B×T×64" where the shapes reach the port,
+    else None (its tooltip then says the shape is known once wired)."""
+    ins = shapes.input_shapes(node_id, path)
+    outs = shapes.output_shapes(node_id, path)
+    shown = {(True, name): ins.get(name) for name in inputs}
+    shown.update({(False, name): outs.get(name) for name in outputs})
+    return {key: shape_label(shape) if shape else None for key, shape in shown.items()}
 
 
 def wire_label(shapes, edge, path: tuple[str, ...]) -> str:

@@ -14,7 +14,7 @@ from PySide6.QtGui import QKeyEvent, QMouseEvent, QPainter, QPen, QWheelEvent
 from PySide6.QtWidgets import QGraphicsView, QMenu, QPushButton
 
 from . import theme
-from .canvas_gestures import cursor_after_pan, landing_point, starts_pan
+from .canvas_gestures import cursor_after_pan, key_action, landing_point, starts_pan
 from .canvas_grid import grid_lines, shows_grid
 from .edge_markers import EdgeMarkers
 from .editor_state import context_selection
@@ -27,6 +27,7 @@ from .zoom_rules import (LEGIBLE_ZOOM, clamped, fit_centre, fit_zoom, shown_part
 
 BLOCK_MIME = "application/x-tfstudio-block"
 _CURSORS = {"open_hand": Qt.OpenHandCursor, "arrow": Qt.ArrowCursor}
+_KEYS = {Qt.Key_Space: "space", Qt.Key_Escape: "escape"}  # the keys the canvas itself takes
 
 
 class GraphView(QGraphicsView):
@@ -268,23 +269,27 @@ class GraphView(QGraphicsView):
         super().mouseDoubleClickEvent(event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
-        if event.key() == Qt.Key_Space and not event.isAutoRepeat():
-            self._space_down = True
-            self.viewport().setCursor(Qt.OpenHandCursor)
-            event.accept()
-            return
-        if event.key() == Qt.Key_Escape and self.graph_scene().dragging_wire:
-            self.graph_scene()._cancel_drag()
-            return
-        super().keyPressEvent(event)
+        if not self._key(event, True):
+            super().keyPressEvent(event)
 
     def keyReleaseEvent(self, event: QKeyEvent) -> None:
-        if event.key() == Qt.Key_Space and not event.isAutoRepeat():
-            self._space_down = False
-            self.viewport().setCursor(Qt.ArrowCursor)
-            event.accept()
-            return
-        super().keyReleaseEvent(event)
+        if not self._key(event, False):
+            super().keyReleaseEvent(event)
+
+    def _key(self, event: QKeyEvent, pressed: bool) -> bool:
+        """Apply canvas_gestures.key_action to a key event; False leaves it to Qt."""
+        key = _KEYS.get(event.key(), "")
+        action = key_action(key, pressed, event.isAutoRepeat(),
+                            key == "escape" and self.graph_scene().dragging_wire)
+        if action == "cancel_wire":
+            self.graph_scene()._cancel_drag()
+            return True
+        if action is None:
+            return False
+        self._space_down = action == "space_down"
+        self.viewport().setCursor(_CURSORS[cursor_after_pan(self._space_down)])
+        event.accept()
+        return True
 
     def focusNextPrevChild(self, forward: bool) -> bool:
         # Tab on the canvas is search-to-add (as in Blender and ComfyUI), not focus traversal

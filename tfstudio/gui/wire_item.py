@@ -10,6 +10,7 @@ from ..graph import Edge
 from ..graph.layout import ABOVE, bezier_points, label_box
 from . import theme
 from .block_drawing import routed_path, scaled_font
+from .block_look import shows_words
 from .zoom_rules import text_boost, wire_label_pixels
 
 LABEL_FONT = QFont()
@@ -139,7 +140,7 @@ class WireItem(QGraphicsItem):
         painter.setBrush(Qt.NoBrush)
         painter.drawPath(self._path)
         lod = option.levelOfDetailFromTransform(painter.worldTransform())
-        if self.label and lod > 0.3:
+        if self.label and shows_words(lod):
             font = self._label_font(lod)
             rect = self._label_rect(font)
             painter.setPen(Qt.NoPen)
