@@ -60,8 +60,8 @@ class _Attention(Hooked):
         """softmax(q k^T / sqrt(hd) + mask) v, q [B,H,Tq,hd], k/v [B,KV,Tk,hd], mask None, bool
         or ALiBi's [H,Tq,Tk]: fused, unless one listens at a point only the explicit form passes."""
         p, groups = (self.dropout if self.training else 0.0), self.heads // self.kv_heads
-        fused = not any(point.fns for point in (self.hook_scores, self.hook_mask, self.hook_bias,
-                                                self.hook_masked, self.hook_weights))
+        fused = not (self.hook_scores.fns or self.hook_mask.fns or self.hook_bias.fns
+                     or self.hook_masked.fns or self.hook_weights.fns)
         if groups > 1 and not (fused and _SDPA_HAS_GQA):  # query head h reads K/V head h // groups
             k, v = k.repeat_interleave(groups, 1), v.repeat_interleave(groups, 1)
         if fused:
