@@ -235,15 +235,13 @@ def connect_edit(graph: Graph, path: Path, edge: Edge, text: str = "Connect",
     connect = Connect(path, edge, text=text)
     wire = connect if detached is None else Macro([Disconnect(path, detached), connect],
                                                   text=text)
-    before = graph.clone()
-    if detached is not None and detached in before.edges:
-        before.remove_edge(detached)
+    # the level before and after the wire, sharing its blocks (nothing here edits them)
+    before = Graph(nodes=graph.nodes, edges=[e for e in graph.edges if e != detached],
+                   meta=graph.meta)
     if edge in before.edges or connection_problem(before, edge, replace=True):
         return RuledEdit(wire)   # refused when done, with the reason
-    wired = before.clone()
-    if (replaced := wired.edge_into(edge.dst, edge.dst_port)) is not None:
-        wired.remove_edge(replaced)
-    wired.add_edge(edge)
+    wired = Graph(nodes=graph.nodes, meta=graph.meta, edges=[
+        *(e for e in before.edges if (e.dst, e.dst_port) != (edge.dst, edge.dst_port)), edge])
     if edge not in _too_close_beside(wired, [edge.dst]) or edge not in _labels_cut(wired):
         return RuledEdit(wire)
     moved = {edge.dst: tuple(graph.node(edge.dst).pos)}
