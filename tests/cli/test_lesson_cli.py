@@ -65,9 +65,10 @@ print(json.dumps([statuses, listed.getvalue(), helped.getvalue(), "torch" in sys
 """
 
 
-def test_listing_the_course_and_its_help_import_no_torch(capsys):
+def test_listing_the_course_and_its_help_import_no_torch(capsys, monkeypatch):
     """`tfstudio lesson` and `tfstudio lesson -h` answer in half a second, not two: torch
     (1.5 s) is imported by what trains and measures, never by the lessons' definitions."""
+    monkeypatch.setenv("COLUMNS", "100")  # argparse wraps the help alike here and there
     out = subprocess.run([sys.executable, "-c", LIST_AND_HELP], capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 0, out.stderr
