@@ -16,8 +16,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
-import torch
-import torch.nn.functional as F
 
 from ..graph import block_types as bt, kinds
 from ..compiler import compile_graph
@@ -94,19 +92,23 @@ def learned_limit(graph: Graph) -> int | None:
     return min(rows) if rows else None
 
 
-@torch.no_grad()
 def per_position_loss(model, tokens: np.ndarray, length: int, *, batch_size: int = 8,
                       max_windows: int = DEFAULT_WINDOWS) -> tuple[list[float], int]:
     """Mean next-token cross-entropy at each position 0..length-1 over evenly spread windows
     of ``tokens``; returns (losses, windows used)."""
+    # imported here: the stored results (LengthEval, load) are read where torch is not loaded
+    import torch
+    import torch.nn.functional as F
+
     device = next(model.parameters()).device
     total = torch.zeros(length, dtype=torch.float64)
     windows = 0
-    for x, y in eval_windows(tokens, length, batch_size, max(1, max_windows // batch_size)):
-        logits = model(x.to(device)).float()
-        loss = F.cross_entropy(logits.transpose(1, 2), y.to(device), reduction="none")
-        total += loss.sum(0).double().cpu()
-        windows += x.shape[0]
+    with torch.no_grad():
+        for x, y in eval_windows(tokens, length, batch_size, max(1, max_windows // batch_size)):
+            logits = model(x.to(device)).float()
+            loss = F.cross_entropy(logits.transpose(1, 2), y.to(device), reduction="none")
+            total += loss.sum(0).double().cpu()
+            windows += x.shape[0]
     return (total / max(1, windows)).tolist(), windows
 
 

@@ -7,14 +7,18 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..graph.cost import estimate_cost
 from ..runs import RunFolder
 from ..train.events import read_events
-from . import inference, lengths
+from . import lengths
 from .baselines import ngram_cross_entropies
 from .runner import Plan, RunSpec, is_finished, read_plan, run_specs, variant_lr
 from .splits import run_splits
+
+if TYPE_CHECKING:
+    from .inference import InferenceCost
 
 # the dtype the report's predicted KV bytes are counted in: the runs' own on a CPU
 COST_DTYPE = "float32"
@@ -30,7 +34,7 @@ class RunResult:
     layer_grad_norms: dict[str, list[tuple[int, float]]]
     tokens_per_s: float                         # median over the logged steps
     lengths: lengths.LengthEval | None = None
-    inference: inference.InferenceCost | None = None
+    inference: InferenceCost | None = None
     val_accuracy: list[tuple[int, float]] = field(default_factory=list)  # a task's answers
 
     @property
@@ -178,6 +182,8 @@ def measure(run: RunResult, eval_lengths: list[int], with_inference: bool = True
             lengths.save(stored.rebucket(warmup), path)
         run.lengths = stored
     if with_inference:
+        from . import inference  # measuring imports torch; reading results needs none
+
         path = inference.result_path(run.run_dir)
         if path.exists():
             run.inference = inference.load(path)

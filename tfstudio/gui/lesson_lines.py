@@ -1,6 +1,7 @@
 """What the Lessons dock says (no Qt): the course's rows, a picked lesson's page (its claim,
 what it varies, how long it takes, the command that runs it) and whether it can be trained
-in Compare. gui/lessons_panel.py shows these. The lessons import torch: callers hand them in."""
+in Compare. gui/lessons_panel.py shows these. Callers hand the lessons in (loading every
+lesson module takes ~0.25 s)."""
 from __future__ import annotations
 
 import html

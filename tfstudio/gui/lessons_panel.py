@@ -58,7 +58,7 @@ class LessonsPanel(QWidget):
             lambda: self.current_name() and self.train_requested.emit(self.current_name()))
 
     def showEvent(self, event) -> None:
-        self.fill()  # the lessons import torch: only once the panel is first shown
+        self.fill()  # every lesson module loads (~0.25 s): only once the panel is first shown
         super().showEvent(event)
 
     def fill(self) -> None:

@@ -9,7 +9,8 @@ layer and the compiler, which it uses to rebuild a run's tokenizer and model.
 import importlib
 
 # each name is imported from its module when first used, so a torch-free part (the memory
-# pre-flight that `tfstudio inspect` shares, the refused-write words) loads without torch
+# pre-flight that `tfstudio inspect` shares, the refused-write words, RunFolder and finding or
+# verifying checkpoints) loads without torch; checkpoint.py imports it to write or read tensors
 _HOMES = {"CheckpointChoice": "checkpoint", "CheckpointError": "checkpoint",
           "find_checkpoint": "checkpoint", "latest_checkpoint": "checkpoint",
           "load_checkpoint": "checkpoint", "save_checkpoint": "checkpoint",

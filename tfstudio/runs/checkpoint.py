@@ -29,11 +29,13 @@ import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
-from safetensors import SafetensorError
-from safetensors.torch import load_file, load_model, save_file, save_model
+if TYPE_CHECKING:
+    import torch
+
+# torch and safetensors are imported by the functions that write or read tensors, so finding
+# and verifying checkpoints (RunFolder) loads without torch (`tfstudio lesson` lists the course)
 
 LATEST = "LATEST"
 MANIFEST = "manifest.json"
@@ -59,6 +61,8 @@ def _fsync_dir(path: Path) -> None:
 
 
 def _optimizer_split(state: dict) -> tuple[dict[str, torch.Tensor], dict]:
+    import torch
+
     tensors, meta = {}, {}
     for idx, slots in state["state"].items():
         meta[str(idx)] = {}
@@ -81,6 +85,8 @@ def _optimizer_join(tensors: dict[str, torch.Tensor], meta: dict) -> dict:
 
 
 def rng_state() -> dict[str, Any]:
+    import torch
+
     state = {"torch": torch.get_rng_state().tolist()}
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         state["cuda"] = [s.tolist() for s in torch.cuda.get_rng_state_all()]
@@ -88,6 +94,8 @@ def rng_state() -> dict[str, Any]:
 
 
 def set_rng_state(state: dict[str, Any]) -> None:
+    import torch
+
     torch.set_rng_state(torch.tensor(state["torch"], dtype=torch.uint8))
     if "cuda" in state and torch.cuda.is_available():
         torch.cuda.set_rng_state_all([torch.tensor(s, dtype=torch.uint8) for s in state["cuda"]])
@@ -142,6 +150,8 @@ def _write_partial(partial: Path, step: int, model: torch.nn.Module,
                    optimizer: torch.optim.Optimizer | None, state: dict[str, Any],
                    weights: dict[str, torch.Tensor] | None, setup: dict[str, Path]) -> None:
     """Every file of a checkpoint, flushed to disk, into the temporary folder ``partial``."""
+    from safetensors.torch import save_file, save_model
+
     if weights is None:
         save_model(model, str(partial / "model.safetensors"))
     else:
@@ -518,6 +528,9 @@ def load_checkpoint(path: Path, model: torch.nn.Module,
                     optimizer: torch.optim.Optimizer | None = None,
                     device: str | torch.device = "cpu") -> dict[str, Any]:
     """Restore weights (and the optimizer if given) from ``path``; returns the JSON state."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file, load_model
+
     path = Path(path)
     if not (path / "model.safetensors").exists():
         raise CheckpointError(f"{path} is not a checkpoint (no model.safetensors)")

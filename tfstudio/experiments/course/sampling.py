@@ -24,12 +24,13 @@ import math
 import re
 import statistics
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
-from ...train.generation import context_window, fit_to_window, generate_ids
-from ...train.sampling import apply_filters
+# torch and the sampler are imported by the functions that run the model, so the settings
+# (Setting, DEFAULT_GRID) load without torch: `tfstudio lesson` lists the course without it
 
 WORD = re.compile(r"[a-z]+")
 
@@ -67,28 +68,32 @@ def known_share(text_words: Sequence[str], vocabulary: set[str]) -> float:
     return sum(w in vocabulary for w in text_words) / len(text_words) if text_words else 0.0
 
 
-@torch.no_grad()
 def token_logits(model, prompt_ids: list[int], new_ids: list[int],
                  window: int | None = None) -> torch.Tensor:
     """The model's logits [len(new_ids), V] for each new token, each read from at most
     ``window`` tokens before it (the generator's own limit), prompt included."""
+    import torch
+
     ids = list(prompt_ids) + list(new_ids)
     window = window or len(ids)
     start, rows = len(prompt_ids), []
     model.eval()
-    while start < len(ids):
-        # predict tokens start..end-1 from a context ending just before each of them
-        end = min(len(ids), start + max(1, window // 2))
-        first = max(0, end - 1 - window)
-        context = torch.tensor([ids[first:end - 1]], dtype=torch.long)
-        logits = model(context)[0]
-        rows.append(logits[start - 1 - first:end - 1 - first])
-        start = end
-    return torch.cat(rows).float() if rows else torch.zeros(0, model.vocab_size)
+    with torch.no_grad():
+        while start < len(ids):
+            # predict tokens start..end-1 from a context ending just before each of them
+            end = min(len(ids), start + max(1, window // 2))
+            first = max(0, end - 1 - window)
+            context = torch.tensor([ids[first:end - 1]], dtype=torch.long)
+            logits = model(context)[0]
+            rows.append(logits[start - 1 - first:end - 1 - first])
+            start = end
+        return torch.cat(rows).float() if rows else torch.zeros(0, model.vocab_size)
 
 
 def mean_log_prob(logits: torch.Tensor, new_ids: Sequence[int]) -> float:
     """Mean log p(token) of ``new_ids`` under ``logits`` [len, V] (natural log)."""
+    import torch
+
     if len(new_ids) == 0:
         return 0.0
     logp = torch.log_softmax(logits.float(), -1)
@@ -97,6 +102,10 @@ def mean_log_prob(logits: torch.Tensor, new_ids: Sequence[int]) -> float:
 
 def kept_counts(logits: torch.Tensor, temperature: float, top_k: int, top_p: float) -> list[int]:
     """How many tokens survive the filters at each step."""
+    import torch
+
+    from ...train.sampling import apply_filters
+
     if len(logits) == 0:
         return []
     filtered = apply_filters(logits, temperature, top_k, top_p)
@@ -181,6 +190,8 @@ def sample_table(model, tokenizer, vocabulary: set[str], *, prompts: Sequence[st
                  window: int | None = None) -> list[SamplingRow]:
     """Generate ``samples`` texts per prompt at every setting of ``grid`` and measure them.
     Each (prompt, sample) uses the same seed across settings, so rows differ by the setting."""
+    from ...train.generation import context_window, fit_to_window, generate_ids
+
     window = window or context_window(model)
     rows = []
     for setting in grid:

@@ -12,6 +12,7 @@ import time
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
+from ...runs.folder import RunError, RunFolder
 from ...train.events import read_events
 from ..text import short_name
 from .series import RunSeries
@@ -58,7 +59,7 @@ class RunHistory:
                 record = RunRecord(**{k: v for k, v in raw.items() if k in known})
             except TypeError:
                 continue  # an entry missing its path or architecture: skip it, keep the rest
-            if is_run_folder(record.path):
+            if RunFolder(record.path).exists():
                 out.append(record)
         return out
 
@@ -99,8 +100,6 @@ class RunHistory:
 
     def record_for_folder(self, path: str | Path) -> RunRecord:
         """A record describing an existing run folder (one the app did not start itself)."""
-        from ...runs.folder import RunError, RunFolder  # loads torch: only when one is added
-
         folder = RunFolder(path)
         if not folder.exists():
             raise ValueError(f"{path} is not a tfstudio run folder: it has no config.json and "
@@ -158,11 +157,6 @@ def corpus_name(spec: str) -> str:
 
 def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.")[:40]
-
-
-def is_run_folder(path: str | Path) -> bool:
-    """What ``RunFolder.exists`` checks, without loading torch (the editor starts without it)."""
-    return (Path(path) / "config.json").exists() and (Path(path) / "graph.json").exists()
 
 
 def load_series(record: RunRecord) -> RunSeries:
