@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 from tfstudio.gui.training.next_token_lines import (ENCODER_NO_GENERATION, answer_prompt, bars,
                                                     chart_top, drawable, generation_offer,
+                                                    live_source,
                                                     prompt_for_loaded_weights, setting_labels,
                                                     summary_line, takes_prompt, tick_label)
 
@@ -72,3 +73,8 @@ def test_the_prompt_box_is_set_only_to_a_new_text_and_never_under_the_users_typi
     assert takes_prompt("abc>cba", "abc>", typing=False)
     assert not takes_prompt("abc>cba", "abc>", typing=True)    # the user is in the box
     assert not takes_prompt("abc>", "abc>", typing=False)      # the same text: left alone
+
+
+def test_a_live_looks_chart_says_its_prompt_is_the_probe_text_and_when_it_was_read():
+    assert live_source("at step 40") == ("What comes after the probe text, at step 40 (during "
+                                         "training the prompt is the probe text; Enter sets it)")

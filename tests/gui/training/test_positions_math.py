@@ -7,6 +7,7 @@ import numpy as np
 
 from tfstudio.gui.training.positions_math import (NO_POSITIONS, drawn_already,
                                                   nice_bound, nothing_to_draw_text,
+                                                  own_tensors_line,
                                                   same_positions, scheme_choice,
                                                   similarity_title, table_title, trained_rows,
                                                   waveform_bound, waveform_dims, waveform_title)
@@ -90,3 +91,10 @@ def test_a_graph_without_positions_says_so_and_no_graph_keeps_the_pages_reason()
     assert nothing_to_draw_text("tiny-rnn (untrained)") == NO_POSITIONS
     assert "no position information" in NO_POSITIONS
     assert nothing_to_draw_text("") is None
+
+
+def test_a_looks_positions_are_named_as_the_runs_own_tensors_and_when_they_were_read():
+    assert own_tensors_line("tiny-gpt · 04:28:00", "at step 1,200") == \
+        "tiny-gpt · 04:28:00: the model's own tensors at step 1,200"
+    assert own_tensors_line("tiny-gpt · 04:28:00", "now, on your text").endswith(
+        ": the model's own tensors now, on your text")

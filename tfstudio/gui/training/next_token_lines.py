@@ -53,6 +53,12 @@ def answer_prompt(text: str, sep: str | None) -> str:
     return text[:text.index(sep) + len(sep)]
 
 
+def live_source(where: str) -> str:
+    """The line above a live look's chart: while a run trains the prompt is its probe text."""
+    return (f"What comes after the probe text, {where} (during training the prompt is the "
+            "probe text; Enter sets it)")
+
+
 def prompt_for_loaded_weights(prompt: str, probe: str) -> str | None:
     """The prompt the box gets when weights load: None keeps ``prompt``, the user's own; an
     empty box or one still holding the look's probe text gets the probe text back (to be cut

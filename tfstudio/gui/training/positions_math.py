@@ -90,6 +90,12 @@ def similarity_title(positions: int) -> str:
     return f"similarity p_i · p_j of positions i (row), j (column), 0–{positions - 1}"
 
 
+def own_tensors_line(run: str, where: str) -> str:
+    """The source line of a look's positions: the run's own tensors, and when they were
+    read (``shown_state.look_where``)."""
+    return f"{run}: the model's own tensors {where}"
+
+
 NO_POSITIONS = ("This graph carries no position information: no positional encoding block and "
                 "no RoPE or ALiBi attention. Its attention sees the tokens as a set (a recurrent "
                 "model reads them in order instead).")
