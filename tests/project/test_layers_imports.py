@@ -119,6 +119,7 @@ QT_FREE_GUI = (
     "tfstudio.gui.training.explain_lines",
     "tfstudio.gui.training.explain_read",
     "tfstudio.gui.training.explain_state",
+    "tfstudio.gui.training.export_formats",
     "tfstudio.gui.training.generation",
     "tfstudio.gui.training.heatmap_labels",
     "tfstudio.gui.training.heatmap_scale",
