@@ -1,7 +1,8 @@
 """The numbers behind the curves' reading aids, without Qt: exponential smoothing as TensorBoard
 draws it, the moving average of the throughput, the x coordinate of each point (step or wall
-time), the hover readout's text and where its box stands (:func:`readout_at`), and each
-layer's line in the per-layer plot (:func:`layer_line`).
+time), the hover readout's text and where its box stands (:func:`readout_at`), each
+layer's line in the per-layer plot (:func:`layer_line`), and how many columns the legends take
+so that the plots fit the view's width (:func:`legend_columns`).
 
 Smoothing is TensorBoard's: an exponential moving average with weight ``w`` (0: raw, 0.99:
 very smooth), debiased so the first points are not pulled towards zero::
@@ -170,6 +171,21 @@ def layer_line(i: int, width: float) -> tuple[int, float]:
     """(line style index, pen width) of a run's ``i``-th layer: the colour names the run, the
     style the layer; past LAYER_STYLES layers the styles repeat at half the width."""
     return i % LAYER_STYLES, width if i < LAYER_STYLES else width / 2
+
+
+def legend_columns(need, width: int, most: tuple[int, int]) -> tuple[int, int, int]:
+    """(the runs' legend's columns, the layers' legend's, the plots' least width): each legend
+    from its ``most`` columns, the runs' first, stacks its entries onto more rows until the
+    plots fit ``width``, as ``need(runs, layers)`` (their width with the legends in those
+    columns) says. Plots still wider than the view keep their width (0: they fit), to scroll
+    sideways rather than be cut."""
+    runs, layers = most
+    while need(runs, layers) > width and runs > 1:
+        runs -= 1
+    while need(runs, layers) > width and layers > 1:
+        layers -= 1
+    least = need(runs, layers)
+    return runs, layers, least if least > width else 0
 
 
 def accuracy_points(val_steps, accuracy) -> tuple[list[int], list[float]]:

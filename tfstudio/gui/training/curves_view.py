@@ -14,7 +14,8 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QGraphicsItem, QHBoxLayout,
 from .colours import series_colour
 from .curve_hints import EMPTY_HINT, plot_hint
 from .curve_math import (SPEED_WINDOW, STEP, WALL, X_LABELS, EmaArray, accuracy_points,
-                         layer_line, loss_axis, moving_average, step_axis_final, x_of)
+                         layer_line, legend_columns, loss_axis, moving_average,
+                         step_axis_final, x_of)
 from .curve_reading import CurveReader
 from .picture_export import ExportButton
 from .. import theme
@@ -346,16 +347,14 @@ class CurvesView(QWidget):
             return
         self._fitted_width = fitted
 
-        def need() -> int:
+        def need(runs: int, layers: int) -> int:
+            set_columns(self.legend, runs)
+            set_columns(self.layer_legend, layers)
             return int(self.plots.ci.effectiveSizeHint(Qt.MinimumSize).width()) + 1
 
         columns = (self.legend.columnCount, self.layer_legend.columnCount)
-        set_columns(self.legend, RUN_COLUMNS)
-        set_columns(self.layer_legend, LAYER_COLUMNS)
-        for legend in (self.legend, self.layer_legend):
-            while need() > width and legend.columnCount > 1:
-                set_columns(legend, legend.columnCount - 1)
-        self.plots.setMinimumWidth(need() if need() > width else 0)
+        *_, least = legend_columns(need, width, (RUN_COLUMNS, LAYER_COLUMNS))
+        self.plots.setMinimumWidth(least)
         if columns != (self.legend.columnCount, self.layer_legend.columnCount):
             # the plots laid out again at the view's size: a layout wider than the view keeps
             # its width until the view itself is resized (pyqtgraph sets it only then)
