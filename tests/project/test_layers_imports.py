@@ -139,6 +139,7 @@ QT_FREE_GUI = (
     "tfstudio.gui.training.shown_state",
     "tfstudio.gui.training.shown_views",
     "tfstudio.gui.training.step_slider",
+    "tfstudio.gui.training.strip_layout",
     "tfstudio.gui.training.telemetry",
     "tfstudio.gui.training.token_text",
     "tfstudio.gui.wire_rules",

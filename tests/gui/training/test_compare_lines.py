@@ -1,4 +1,5 @@
-"""What the Compare view writes (gui/training/compare_lines.py, no Qt): a lesson's line, the verdict, the table's column names and the runs' names in Runs; what its form asks."""
+"""What the Compare view writes (gui/training/compare_lines.py, no Qt): a lesson's line, the
+verdict, the table's column names and the runs' names in Runs; what its form asks."""
 from __future__ import annotations
 
 from pathlib import Path
