@@ -39,9 +39,10 @@ from PySide6.QtWidgets import (
 from .colours import themed_colour
 from .explain_ablation import AblationPage
 from .explain_embeddings import EmbeddingsPage
-from .explain_matrix import MAX_COLS_SHOWN, StepCard
+from .explain_matrix import StepCard
 from .explain_colours import lens_rgb
 from .explain_lines import effect_text, lens_cell
+from .explain_pictures import MAX_COLS_SHOWN
 from .explain_read import ablation_targets, compute_explanation, run_probe_text
 from .explain_state import NO_MODEL, ExplainState
 from .explain_stages import StagePicture
@@ -49,8 +50,7 @@ from .explain_walk import WalkPage, block_node, follow_canvas
 from .labels import muted, placeholder
 from .token_text import display_token
 
-__all__ = ["ExplainView", "MAX_COLS_SHOWN", "block_node", "compute_explanation",
-           "follow_canvas", "lens_shade"]
+__all__ = ["ExplainView", "block_node", "compute_explanation", "follow_canvas", "lens_shade"]
 
 LENS_HINT = ("Each layer's residual stream read through the final norm and the head: the "
              "likeliest next token and its probability at each position, darker the surer "
