@@ -8,7 +8,8 @@ import numpy as np
 from tfstudio.gui.training.explain_lines import picked_line
 from tfstudio.gui.training.explain_pictures import (MAX_COLS_SHOWN, MAX_ROWS_SHOWN, Picture,
                                                     card_kind, card_labels, card_matrix,
-                                                    shape_title, stage_names, stage_pictures)
+                                                    shape_title, stage_names, stage_pictures,
+                                                    stage_tokens, vocab_labels)
 from tfstudio.probes.walk import Step
 
 
@@ -101,3 +102,25 @@ def test_a_cards_scale_starts_at_zero_for_weights_ids_and_masks_and_is_cropped()
     big = card_matrix(np.zeros((100, 4, 100)))
     assert big.shape == (MAX_ROWS_SHOWN, MAX_COLS_SHOWN) and big.dtype == np.float64
     assert card_matrix(np.arange(3)).tolist() == [[0.0, 1.0, 2.0]]    # a vector: one row
+
+
+def test_an_encoder_decoders_source_blocks_are_labelled_with_the_source_and_pick_nothing():
+    tokens = {"source": list("abc"), "target": list("xy")}
+    assert stage_tokens("src_embed", tokens, "target", 1) == (list("abc"), -1)
+    assert stage_tokens("encoder.0.attn", tokens, "target", 1) == (list("abc"), -1)
+    assert stage_tokens("decoder.0.cross", tokens, "target", 1) == (list("xy"), 1)
+    only = {"tokens": list("abc")}          # a decoder alone: one stream, whatever the name
+    assert stage_tokens("encoder.0.attn", only, "tokens", 2) == (list("abc"), 2)
+
+
+def test_the_logits_columns_are_named_by_a_small_vocabulary_only():
+    def strings(ids):
+        return [f"t{i}" for i in ids]
+    assert vocab_labels(strings, 3) == ["t0", "t1", "t2"]
+    assert vocab_labels(strings, MAX_COLS_SHOWN) == strings(range(MAX_COLS_SHOWN))
+    assert vocab_labels(strings, MAX_COLS_SHOWN + 1) is None
+    assert vocab_labels(None, 3) is None
+
+    def broken(ids):
+        raise KeyError(ids[-1])
+    assert vocab_labels(broken, 3) is None  # a tokenizer that cannot name them: ids instead

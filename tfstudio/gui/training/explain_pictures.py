@@ -1,7 +1,8 @@
 """What each picture of Explain shows, without Qt: a walk stage's pictures of the picked token
 (:func:`stage_pictures`: labelled bars or a strip of cells, each with its caption), and a step
 card's heatmap of the whole tensor (:func:`card_matrix`, :func:`card_kind`,
-:func:`card_labels`). explain_stages.py and explain_matrix.py draw them."""
+:func:`card_labels`), with which tokens and vocabulary they are labelled (:func:`stage_tokens`,
+:func:`vocab_labels`). explain_stages.py and explain_matrix.py draw them."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -85,6 +86,28 @@ def top_picture(summary: dict, names: list[str]) -> Picture:
         return Picture(f"the {len(ids)} likeliest next tokens, and all others summed", "bars",
                        values + [float(summary["others"])], list(names) + ["others"])
     return Picture(f"the {len(ids)} largest logits", "bars", values, list(names))
+
+
+def stage_tokens(block: str, tokens: dict[str, list[str]], stream_role: str, position: int
+                 ) -> tuple[list[str], int]:
+    """(the tokens a step's pictures are labelled with, the picked one's position, -1: none
+    picked there): an encoder-decoder's source-side blocks read the source text, where the
+    picked token (of the target stream) is not."""
+    role = "source" if block.startswith(("src_", "encoder")) and "source" in tokens \
+        else stream_role
+    return tokens.get(role, []), position if role == stream_role else -1
+
+
+def vocab_labels(token_strings: Callable[[list[int]], list[str]] | None, size: int
+                 ) -> list[str] | None:
+    """The vocabulary's tokens naming the columns of the logits, for a vocabulary of at most
+    MAX_COLS_SHOWN (a larger one's columns cannot be read anyway); None: no names."""
+    if token_strings is None or size > MAX_COLS_SHOWN:
+        return None
+    try:
+        return token_strings(list(range(size)))
+    except (ValueError, KeyError, IndexError):
+        return None
 
 
 def card_matrix(value: np.ndarray) -> np.ndarray:
