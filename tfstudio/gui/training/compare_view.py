@@ -30,6 +30,7 @@ from .compare_job import ComparisonJob, RunEnd, Shown, stopped_text
 from .compare_lines import (done_line, eval_every, eval_lengths, finished_runs, lengths_field,
                             lesson_html, started_line, stopped_runs, varies_of)
 from .compare_results import CompareResults
+from .setup_lines import corpus_entry
 from .setup_view import TOKENIZERS
 
 DRAIN_INTERVAL_MS = 100
@@ -167,12 +168,11 @@ class CompareView(QWidget):
         return switches
 
     def _fill_form(self, config: TrainConfig) -> None:
-        index = self.corpus.findData(config.corpus)
-        if index < 0:
-            index = self.corpus.findData("sample:medium" if config.corpus == "sample" else "")
-        if index >= 0:
-            self.corpus.setCurrentIndex(index)
-        else:
+        spec, new = corpus_entry(config.corpus, [self.corpus.itemData(i)
+                                                 for i in range(self.corpus.count())])
+        if new is None:
+            self.corpus.setCurrentIndex(self.corpus.findData(spec))
+        else:   # a corpus of its own (a file, a folder): typed in
             self.corpus.setEditText(config.corpus)
         self.tokenizer.setCurrentText(config.tokenizer)
         self.steps.setValue(config.steps)
