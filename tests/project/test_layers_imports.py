@@ -117,6 +117,7 @@ QT_FREE_GUI = (
     "tfstudio.gui.training.experts_lines",
     "tfstudio.gui.training.explain_colours",
     "tfstudio.gui.training.explain_lines",
+    "tfstudio.gui.training.explain_links",
     "tfstudio.gui.training.explain_pictures",
     "tfstudio.gui.training.explain_read",
     "tfstudio.gui.training.explain_state",
