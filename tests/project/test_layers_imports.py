@@ -122,6 +122,7 @@ QT_FREE_GUI = (
     "tfstudio.gui.training.explain_read",
     "tfstudio.gui.training.explain_state",
     "tfstudio.gui.training.export_formats",
+    "tfstudio.gui.training.flow_layout",
     "tfstudio.gui.training.generation",
     "tfstudio.gui.training.heatmap_labels",
     "tfstudio.gui.training.heatmap_scale",

@@ -9,9 +9,39 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from tfstudio.data import build_tokenizer, load_corpus
-from tfstudio.gui.training.explain_links import (ABLATE, ABLATED, ablate_text, blocks_to_ablate,
-                                                 head_score_pool, run_label, toggled)
+from tfstudio.gui.training.explain_links import (ABLATE, ABLATED, ablate_text, block_node,
+                                                 blocks_to_ablate, head_score_pool, lit_node,
+                                                 run_label, stage_for_block, toggled)
 from tfstudio.gui.training.history import RunRecord
+
+
+def test_block_node_drops_copy_indices():
+    assert block_node("layers.1.attn") == (("layers",), "attn")
+    assert block_node("embed") == ((), "embed")
+    assert block_node("decoder.0.cross") == (("decoder",), "cross")
+
+
+def test_a_stage_lights_its_block_or_the_group_holding_it_on_the_canvas():
+    assert lit_node((), "layers.1.attn") == "layers"              # the level above: its group
+    assert lit_node(("layers",), "layers.1.attn") == "attn"
+    assert lit_node((), "embed") == "embed"
+    assert lit_node(("encoder",), "layers.1.attn") is None        # another group shown
+    assert lit_node((), "") is None                               # sampling: no block
+
+
+BLOCKS = ["embed", "embed", "layers.0.attn", "layers.0.attn", "layers.0.ffn",
+          "layers.1.attn", "layers.1.ffn", "final_norm", ""]
+
+
+def test_a_block_clicked_on_the_canvas_explains_its_first_stage_in_the_layer_shown():
+    assert stage_for_block(BLOCKS, 0, ("layers",), ["ffn"]) == 4        # the first copy
+    assert stage_for_block(BLOCKS, 5, ("layers",), ["ffn"]) == 6        # the layer shown
+    assert stage_for_block(BLOCKS, 2, ("layers",), ["attn"]) is None    # already shown
+    assert stage_for_block(BLOCKS, 0, (), ["layers"]) == 2              # a group: inside it
+    assert stage_for_block(BLOCKS, 0, (), ["final_norm"]) == 7
+    assert stage_for_block(BLOCKS, 0, (), ["tokens"]) is None           # nothing walked of it
+    assert stage_for_block(BLOCKS, 0, ("layers",), ["attn", "ffn"]) is None  # one block only
+    assert stage_for_block([], -1, (), ["embed"]) is None
 
 
 def test_canvas_blocks_name_their_explain_switches():

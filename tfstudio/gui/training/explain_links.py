@@ -1,16 +1,60 @@
-"""How Explain follows the rest of the window, without Qt: the switches that name the blocks
-selected on the canvas (:func:`blocks_to_ablate`), what the canvas's ablate action says and
-switches (:func:`ablate_text`, :func:`toggled`), the name of the run whose weights it reads
+"""How Explain follows the rest of the window, without Qt: the canvas block a stage lights
+(:func:`block_node`, :func:`lit_node`) and the stage a block clicked there explains
+(:func:`stage_for_block`), the switches that name the blocks selected on the canvas
+(:func:`blocks_to_ablate`), what the canvas's ablate action says and switches
+(:func:`ablate_text`, :func:`toggled`), the name of the run whose weights it reads
 (:func:`run_label`) and the tokens the attention grid's head scores are measured on
-(:func:`head_score_pool`). attach.py wires them."""
+(:func:`head_score_pool`). attach.py and explain_walk.py wire them."""
 from __future__ import annotations
 
 import re
 import string
 from pathlib import Path
 
+from .flow_layout import same_copy
+
 ABLATE = "Switch off in Explain (ablate)"
 ABLATED = "Switch on again in Explain"
+
+
+def block_node(block: str) -> tuple[tuple[str, ...], str]:
+    """"layers.0.attn" -> (("layers",), "attn"): the group path on the canvas and the node a
+    step's block is (copy indices dropped: every copy is the same node on the canvas)."""
+    parts = [p for p in block.split(".") if not p.isdigit()]
+    return tuple(parts[:-1]), parts[-1] if parts else ""
+
+
+def lit_node(here: tuple[str, ...], block: str) -> str | None:
+    """The node to select on a canvas showing the level ``here`` for a stage of ``block``:
+    the block itself, or the group holding it when the canvas shows a level above it; None
+    when the canvas shows another group, or for sampling (no block)."""
+    path, node = block_node(block)
+    if node and path[:len(here)] == here:
+        return path[len(here)] if len(path) > len(here) else node
+    return None
+
+
+def stage_for_block(blocks: list[str], current: int, path, node_ids: list[str]) -> int | None:
+    """The stage to explain when ``node_ids`` are selected on the canvas at ``path``, the
+    stages being of ``blocks`` and stage ``current`` shown: one block selected, its first
+    stage (in the layer of the one shown, when the block is repeated; a group: its first
+    stage inside it); None to stay (the block is the one shown, or nothing of it is walked)."""
+    if len(node_ids) != 1 or not blocks:
+        return None
+    wanted = (tuple(path), node_ids[0])
+    group = wanted[0] + (wanted[1],)   # the path inside it, should it be a group
+
+    def shows(block: str) -> bool:
+        where, node = block_node(block)
+        return bool(block) and ((where, node) == wanted or where[:len(group)] == group)
+    shown = blocks[current] if 0 <= current < len(blocks) else ""
+    if shows(shown):
+        return None
+    matches = [i for i, block in enumerate(blocks) if shows(block)]
+    if not matches:
+        return None
+    layer = [i for i in matches if same_copy(blocks[i], shown)]
+    return (layer or matches)[0]
 
 
 def blocks_to_ablate(offered: list[str], path: tuple[str, ...], node_ids: list[str]) -> list[str]:

@@ -46,11 +46,11 @@ from .explain_pictures import stage_tokens, vocab_labels
 from .explain_read import ablation_targets, compute_explanation, run_probe_text
 from .explain_state import NO_MODEL, ExplainState
 from .explain_stages import StagePicture
-from .explain_walk import WalkPage, block_node, follow_canvas
+from .explain_walk import WalkPage, follow_canvas
 from .labels import muted, placeholder
 from .token_text import display_token
 
-__all__ = ["ExplainView", "block_node", "compute_explanation", "follow_canvas", "lens_shade"]
+__all__ = ["ExplainView", "compute_explanation", "follow_canvas", "lens_shade"]
 
 LENS_HINT = ("Each layer's residual stream read through the final norm and the head: the "
              "likeliest next token and its probability at each position, darker the surer "
