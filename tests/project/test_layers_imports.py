@@ -135,6 +135,7 @@ QT_FREE_GUI = (
     "tfstudio.gui.training.positions_math",
     "tfstudio.gui.training.probe_text",
     "tfstudio.gui.training.redraw_pace",
+    "tfstudio.gui.training.run_events",
     "tfstudio.gui.training.run_lifecycle",
     "tfstudio.gui.training.run_lines",
     "tfstudio.gui.training.series",
