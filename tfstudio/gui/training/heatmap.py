@@ -20,16 +20,15 @@ from PySide6.QtWidgets import QGridLayout, QScrollBar, QSizePolicy, QToolTip, QW
 from .colours import colour_ramp, themed_colour
 from .heatmap_paint import font as _font
 from .heatmap_paint import paint_colour_bar, paint_mask
-from .heatmap_labels import label_stride, rows_to_label
-from .heatmap_scale import scale_range
-from .heatmap_window import cell_under, fitted, wheel_target, whole
+from .heatmap_labels import label_stride, labelled, rows_to_label
+from .heatmap_scale import on_scale, scale_range
+from .heatmap_window import cell_under, fitted, scroll_bars, wheel_target, whole
 from .token_text import display_token
 
 LABEL_FONT_PX = 12
 COLOUR_BAR_W = 64   # the colour scale right of the cells: a bar and its labels ("-1.2e-4")
 COLOUR_BAR_LABEL_W = COLOUR_BAR_W - 21  # what the 8-px gap, the 10-px bar and 3 px leave
 TITLE_FONT_PX = 12
-MAX_LABELLED = 96  # more rows or columns than this and labels would overlap: leave them out
 READABLE_PX = 9    # labels never get smaller than this: a small map labels every k-th token;
                    # a scrollable one...
 WINDOW_CELL_PX = 14  # ...it shows a window of cells this size instead, labels at WINDOW_LABEL_PX
@@ -103,9 +102,7 @@ class Heatmap(QWidget):
     def _build_image(self) -> QImage | None:
         if self.matrix.size == 0:
             return None
-        lo, hi = self.value_range
-        scaled = (self.matrix - lo) / (hi - lo if hi > lo else 1.0)
-        rgb = colour_ramp(scaled, self.kind)
+        rgb = colour_ramp(on_scale(self.matrix, self.value_range), self.kind)
         masked = themed_colour("window")
         rgb[~self.allowed] = (masked.red(), masked.green(), masked.blue())
         h, w = rgb.shape[:2]
@@ -115,9 +112,8 @@ class Heatmap(QWidget):
 
     # ------------------------------------------------------------------ geometry
     def _labelled(self) -> bool:
-        most = len(self.rows) + len(self.cols) if self.scrollable else MAX_LABELLED  # windowed
-        return (self.show_labels and self._labels_fit and 0 < len(self.rows) <= most
-                and 0 < len(self.cols) <= most)
+        return labelled(self.show_labels, self._labels_fit, len(self.rows), len(self.cols),
+                        self.scrollable)
 
     def _layout(self, rect: QRectF) -> tuple[QRectF, float, float]:
         """(cell area, cell width, cell height) inside ``rect``; sets ``_rotate_cols``,
@@ -255,22 +251,19 @@ class Heatmap(QWidget):
         if not self.scrollable:
             return
         area, _, _ = self._layout(QRectF(self.rect()))
-        windowed = self.scrollable and self.windowed
-        w = self._window
-        for bar, first, shown, total, geometry in (
-                (self.vbar, w.first_row, w.n_rows, w.total_rows,
-                 (area.right() + 2, area.top(), SCROLLBAR_PX, area.height())),
-                (self.hbar, w.first_col, w.n_cols, w.total_cols,
+        vertical, horizontal = scroll_bars(self._window, self.scrollable and self.windowed)
+        for bar, state, geometry in (
+                (self.vbar, vertical, (area.right() + 2, area.top(), SCROLLBAR_PX, area.height())),
+                (self.hbar, horizontal,
                  (area.left(), area.bottom() + 2, area.width(), SCROLLBAR_PX))):
-            needed = windowed and shown < total
-            bar.setVisible(needed)
-            if not needed:
+            bar.setVisible(state.needed)
+            if not state.needed:
                 continue
             bar.blockSignals(True)
-            bar.setRange(0, total - shown)
-            bar.setPageStep(shown)
+            bar.setRange(0, state.maximum)
+            bar.setPageStep(state.page)
             bar.setSingleStep(1)
-            bar.setValue(first)
+            bar.setValue(state.value)
             bar.blockSignals(False)
             bar.setGeometry(*(int(round(v)) for v in geometry))
 
