@@ -128,6 +128,7 @@ QT_FREE_GUI = (
     "tfstudio.gui.training.heatmap_scale",
     "tfstudio.gui.training.heatmap_window",
     "tfstudio.gui.training.history",
+    "tfstudio.gui.training.jobs",
     "tfstudio.gui.training.kept_choice",
     "tfstudio.gui.training.model_host",
     "tfstudio.gui.training.next_token_lines",
