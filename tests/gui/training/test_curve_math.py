@@ -4,7 +4,10 @@ that let the plots fit the view. (Smoothing and the
 readout's text: test_curve_reading.py.)"""
 from __future__ import annotations
 
-from tfstudio.gui.training.curve_math import (LAYER_STYLES, STEP, WALL, accuracy_points,
+import numpy as np
+
+from tfstudio.gui.training.curve_math import (LAYER_STYLES, STEP, WALL, GrowingArray,
+                                              accuracy_points,
                                               layer_line, legend_columns, loss_axis, readout_at,
                                               step_axis_final)
 
@@ -63,3 +66,14 @@ def test_the_legends_stack_onto_more_rows_until_the_plots_fit_the_view_runs_firs
 def test_plots_wider_than_the_view_with_one_column_each_keep_their_width_to_scroll():
     assert legend_columns(plots_width(900, 100), 784, (2, 6)) == (1, 1, 900)
     assert legend_columns(plots_width(300, 100), 700, (2, 6)) == (1, 1, 750)  # 3 x 250
+
+
+def test_a_growing_array_converts_only_the_new_points_and_starts_over_when_replaced():
+    growing, values = GrowingArray(), [1.0, 2.0]
+    assert growing.sync(values).tolist() == [1.0, 2.0]
+    values += [float(v) for v in range(3, 301)]       # past its first buffer of 256
+    assert growing.sync(values).tolist() == values
+    values[0] = 99.0                                     # an old point is never read again
+    assert growing.sync(values)[0] == 1.0
+    assert growing.sync([5.0]).tolist() == [5.0]        # a shorter list: a reloaded run
+    assert growing.sync([]).size == 0 and isinstance(growing.sync([]), np.ndarray)

@@ -1,8 +1,10 @@
-"""The numbers behind the curves' reading aids, without Qt: exponential smoothing as TensorBoard
-draws it, the moving average of the throughput, the x coordinate of each point (step or wall
-time), the hover readout's text and where its box stands (:func:`readout_at`), each
-layer's line in the per-layer plot (:func:`layer_line`), and how many columns the legends take
-so that the plots fit the view's width (:func:`legend_columns`).
+"""The numbers behind the curves and their reading aids, without Qt: the arrays a growing run's
+curves are drawn from (:class:`GrowingArray`, :class:`EmaArray`: only the new points
+converted), exponential smoothing as TensorBoard draws it, the moving average of the
+throughput, the x coordinate of each point (step or wall time), the hover readout's text and
+where its box stands (:func:`readout_at`), each layer's line in the per-layer plot
+(:func:`layer_line`), and how many columns the legends take so that the plots fit the view's
+width (:func:`legend_columns`).
 
 Smoothing is TensorBoard's: an exponential moving average with weight ``w`` (0: raw, 0.99:
 very smooth), debiased so the first points are not pulled towards zero::
@@ -35,6 +37,29 @@ def moving_average(values: np.ndarray, window: int = SPEED_WINDOW) -> np.ndarray
     n = np.arange(1, values.size + 1)
     lo = np.maximum(0, n - window)
     return (sums[n] - sums[lo]) / (n - lo)
+
+class GrowingArray:
+    """A float array that follows a growing list, copying only the new items: a redraw at
+    step 20,000 converts as little as one at step 20."""
+
+    def __init__(self):
+        self._buffer = np.empty(256)
+        self.size = 0
+
+    def sync(self, values: list) -> np.ndarray:
+        if len(values) < self.size:  # the list was replaced (a run reloaded): start over
+            self.size = 0
+        new = values[self.size:]
+        if new:
+            end = self.size + len(new)
+            if end > len(self._buffer):
+                grown = np.empty(max(end, 2 * len(self._buffer)))
+                grown[:self.size] = self._buffer[:self.size]
+                self._buffer = grown
+            self._buffer[self.size:end] = np.asarray(new, dtype=float)
+            self.size = end
+        return self._buffer[:self.size]
+
 
 class EmaArray:
     """The debiased EMA of a growing array, extended by only its new points (a redraw at step
