@@ -12,6 +12,24 @@ from .token_text import display_token
 NO_PREDICTION = "No prediction yet: train a model or open a past run."
 
 
+def from_sliders(temperature: int, top_k: int, top_p: int) -> tuple[float, int, float]:
+    """(temperature, top-k, top-p) from the sliders, which count temperature and top-p in
+    hundredths."""
+    return temperature / 100.0, top_k, top_p / 100.0
+
+
+def to_sliders(temperature: float | None, top_k: int | None, top_p: float | None
+               ) -> tuple[int | None, int | None, int | None]:
+    """The sliders' positions for these settings (None: that slider stays)."""
+    return (None if temperature is None else round(temperature * 100), top_k,
+            None if top_p is None else round(top_p * 100))
+
+
+def chart_x_range(candidates: int) -> tuple[float, float]:
+    """The chart's x range: each candidate's bar whole, one bar's room when there are none."""
+    return -0.6, max(candidates, 1) - 0.4
+
+
 def setting_labels(temperature: float, top_k: int, top_p: float) -> tuple[str, str, str]:
     """The values beside the sliders: a temperature of 0 is greedy; top-k 0 and top-p 1 are
     off."""
