@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tfstudio.gui.training.strip_layout import (BAR_W, GAP, STRIP_MARGIN, legend_box,
-                                                strip_zoom, title_cut)
+from tfstudio.gui.training.strip_layout import (BAR_W, GAP, MIN_VIEWS_HEIGHT, STRIP_HEIGHT,
+                                                STRIP_MARGIN, legend_box, strip_zoom, title_cut,
+                                                views_height)
 
 VIEW = (1200, 300)   # the strip's canvas, pixels
 FRAME = 1
@@ -45,3 +46,10 @@ def test_the_frames_title_lines_are_whole_or_out_of_view():
     assert not title_cut(frame_top=0.0, shown_top=-5.0, blocks_top=40.0)  # whole in view
     assert not title_cut(frame_top=0.0, shown_top=40.0, blocks_top=40.0)  # already out
     assert not title_cut(frame_top=0.0, shown_top=0.0, blocks_top=40.0)   # its top edge: whole
+
+
+def test_the_views_take_the_window_but_the_strip_which_grows_with_a_tall_window():
+    assert views_height(600, 70) == 600 - 70 - STRIP_HEIGHT          # 14% would be 84 px
+    assert views_height(768, 70) == 768 - 70 - 107                    # 14% of 768
+    assert views_height(1080, 70) == 1080 - 70 - 151
+    assert views_height(400, 70) == MIN_VIEWS_HEIGHT                  # never squashed

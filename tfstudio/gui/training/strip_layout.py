@@ -1,6 +1,7 @@
-"""Where the Train workspace's strip puts things, without Qt, from sizes as numbers: the
-telemetry legend's box beside the canvas (and the margin the canvas leaves it), and the zoom
-that fits the strip's blocks. strip.py measures the text and the view, and places them."""
+"""Where the Train workspace's strip puts things, without Qt, from sizes as numbers: how tall the
+strip is (:func:`views_height`: the views take the rest), the telemetry legend's box beside the
+canvas (and the margin the canvas leaves it), and the zoom that fits the strip's blocks.
+strip.py and workspace.py measure the text, the view and the window, and place them."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -9,6 +10,18 @@ BAR_W, BAR_H = 120, 10  # the legend's colour bar, pixels
 GAP = 4          # pixels between the canvas, the legend and the view's edge
 MAX_SHARE = 3    # the legend takes at most a third of the view's width; longer lines elide
 STRIP_MARGIN = 10.0  # scene units kept around the fitted blocks
+STRIP_HEIGHT = 98      # the canvas strip in Train mode (at least; STRIP_SHARE of a tall window)
+# of the window's height: more would cost the six curves their room on a 1366x768 screen
+STRIP_SHARE = 14
+MIN_VIEWS_HEIGHT = 300
+
+
+def views_height(window_height: int, chrome: int) -> int:
+    """The training views' height in a window ``window_height`` tall whose menus, tool bars
+    and status bar take ``chrome``: all but the strip, STRIP_HEIGHT or STRIP_SHARE percent of
+    the window, whichever is more; never under MIN_VIEWS_HEIGHT."""
+    strip = max(STRIP_HEIGHT, window_height * STRIP_SHARE // 100)
+    return max(MIN_VIEWS_HEIGHT, window_height - chrome - strip)
 
 
 @dataclass(frozen=True)
