@@ -114,6 +114,7 @@ QT_FREE_GUI = (
     "tfstudio.gui.training.curve_hints",
     "tfstudio.gui.training.curve_math",
     "tfstudio.gui.training.defaults",
+    "tfstudio.gui.training.embedding_map",
     "tfstudio.gui.training.experts_lines",
     "tfstudio.gui.training.explain_colours",
     "tfstudio.gui.training.explain_lines",
