@@ -131,6 +131,7 @@ QT_FREE_GUI = (
     "tfstudio.gui.training.history",
     "tfstudio.gui.training.jobs",
     "tfstudio.gui.training.kept_choice",
+    "tfstudio.gui.training.live_look",
     "tfstudio.gui.training.model_host",
     "tfstudio.gui.training.next_token_lines",
     "tfstudio.gui.training.opened_runs",

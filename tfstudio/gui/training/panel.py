@@ -31,6 +31,7 @@ from .curves_view import CurvesView
 from .experts_view import ExpertsView
 from .generation import GenerationController
 from .history import RunHistory, RunRecord
+from .live_look import newest_look
 from .model_host import ModelHost
 from .next_token_lines import live_source
 from .next_token_view import NextTokenView
@@ -312,9 +313,9 @@ class TrainingPanel(QWidget):
     def show_step(self, step: int) -> None:
         if self.viewed is None:
             return
-        if self.viewed.live and self.run is not None and self.run.latest_probe is not None \
-                and self.run.latest_probe.get("step") == step:
-            self.show_snapshot(self.run.latest_probe)
+        latest = newest_look(self.viewed, self.run, step)
+        if latest is not None:
+            self.show_snapshot(latest)
             return
         try:
             self.show_snapshot(self.viewed.store.load(step))
@@ -324,9 +325,9 @@ class TrainingPanel(QWidget):
     def _follow_toggled(self, on: bool) -> None:
         self.shown.follow = on
         self._show_caption()
-        if on and self.viewed is not None and self.viewed.live and self.run is not None \
-                and self.run.latest_probe is not None:
-            self.show_snapshot(self.run.latest_probe)
+        latest = newest_look(self.viewed, self.run) if on else None
+        if latest is not None:
+            self.show_snapshot(latest)
 
     def set_probe_text(self, text: str) -> None:
         self.probe_text.set(text)
