@@ -135,6 +135,7 @@ QT_FREE_GUI = (
     "tfstudio.gui.training.model_host",
     "tfstudio.gui.training.next_token_lines",
     "tfstudio.gui.training.opened_runs",
+    "tfstudio.gui.training.palette",
     "tfstudio.gui.training.positions_math",
     "tfstudio.gui.training.probe_text",
     "tfstudio.gui.training.redraw_pace",

@@ -10,7 +10,8 @@ from types import SimpleNamespace
 from tfstudio.data import build_tokenizer, load_corpus
 from tfstudio.data.tokenizer import UNK
 from tfstudio.gui.training.setup_lines import (building_line, corpus_entry, devices, has_gpu,
-                                              preview_line, unknown_characters)
+                                              preview_line, token_preview_html,
+                                              unknown_characters)
 from tfstudio.probes import default_probe_text
 
 
@@ -83,3 +84,13 @@ def test_the_devices_offered_are_those_a_loaded_torch_sees_and_torch_is_never_im
     assert devices() == ["auto", "cpu", "cuda", "cuda:0", "cuda:1"] and has_gpu(devices())
     monkeypatch.setitem(sys.modules, "torch", fake_torch(0, True))
     assert devices() == ["auto", "cpu", "mps"] and has_gpu(devices())
+
+
+def test_the_preview_tints_each_token_in_turn_and_writes_its_id_under_it_escaped():
+    preview = token_preview_html(["a", " ", "<b>"], [97, 32, 7], "#777777")
+    cells = preview.split("&#8203;")
+    assert len(cells) == 3
+    assert cells[0].startswith("<span style='background-color:rgba(78,121,167,0.28);'>")
+    assert "rgba(242,142,43,0.28)" in cells[1] and ">␣</span>" in cells[1]   # made visible
+    assert "&lt;b&gt;" in cells[2] and "<sub style='color:#777777;'>7</sub>" in cells[2]
+    assert token_preview_html([], [], "#777777") == ""

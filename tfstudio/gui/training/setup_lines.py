@@ -1,5 +1,6 @@
 """What the run setup says and offers, without Qt: the line under the probe text's preview
-(:func:`preview_line`): how the tokenizer cuts the text, how much of it the looks inside read,
+(:func:`preview_line`) and the preview itself (:func:`token_preview_html`): how the tokenizer
+cuts the text, how much of it the looks inside read,
 whose text it is, and which characters it does not know; the line while a tokenizer is built;
 which corpus entry a run's corpus picks (:func:`corpus_entry`); the devices it offers
 (:func:`devices`)."""
@@ -11,6 +12,8 @@ from pathlib import Path
 
 from ...probes.inputs import DEFAULT_MAX_TOKENS
 from .history import corpus_name
+from .palette import series_rgb
+from .token_text import display_token
 
 
 def preview_line(tokenizer, text: str, ids: list[int], default: bool) -> str:
@@ -73,3 +76,18 @@ def devices() -> list[str]:
 def has_gpu(offered: list[str]) -> bool:
     """Whether a device other than the CPU is offered (the suggested setup trains longer)."""
     return any(d not in ("cpu", "auto") for d in offered)
+
+
+def token_preview_html(strings: list[str], ids: list[int], muted: str) -> str:
+    """Each token on its own tinted background (the series colours in turn) with its id
+    underneath in the ``muted`` colour, as tokenizer demos do."""
+    cells = []
+    for i, (text, token_id) in enumerate(zip(strings, ids)):
+        red, green, blue = series_rgb(i)
+        cells.append(
+            f"<span style='background-color:rgba({red},{green},{blue},0.28);'>"
+            "<span style='font-family:monospace;font-size:12pt;'>"
+            f"{html.escape(display_token(text))}</span>"
+            f"<sub style='color:{muted};'>{token_id}"
+            "</sub></span>")
+    return "&#8203;".join(cells)

@@ -25,11 +25,10 @@ from ...graph import Graph
 from ...runs.config import TrainConfig
 from .. import theme
 from .background import Background
-from .colours import series_colour
 from .labels import muted
-from .token_text import display_token
 from .defaults import checkpoint_schedule, graph_params, suggested_config
-from .setup_lines import building_line, corpus_entry, devices, has_gpu, preview_line
+from .setup_lines import (building_line, corpus_entry, devices, has_gpu, preview_line,
+                          token_preview_html)
 
 TOKENIZERS = [("byte", "Bytes (256 ids; any text)"),
               ("char", "Characters seen in the corpus"),
@@ -55,19 +54,6 @@ def _choose_folder(parent) -> str:
 # tests replace these with functions that return a path without a dialog
 OPEN_FILE = [_choose_file]
 OPEN_FOLDER = [_choose_folder]
-
-
-def token_preview_html(strings: list[str], ids: list[int]) -> str:
-    """Each token on its own tinted background with its id underneath, as tokenizer demos do."""
-    cells = []
-    for i, (text, token_id) in enumerate(zip(strings, ids)):
-        colour = series_colour(i)
-        cells.append(
-            f"<span style='background-color:rgba({colour.red()},{colour.green()},{colour.blue()},0.28);'>"
-            f"<span style='font-family:monospace;font-size:12pt;'>{html.escape(display_token(text))}</span>"
-            f"<sub style='color:{theme.current().muted_text};'>{token_id}"
-            "</sub></span>")
-    return "&#8203;".join(cells)
 
 
 class SetupView(QWidget):
@@ -327,7 +313,8 @@ class SetupView(QWidget):
         text = own or self._example_text()
         all_ids = tokenizer.encode(text)
         ids = all_ids[:PREVIEW_TOKENS]
-        self.preview.setText(token_preview_html(tokenizer.token_strings(ids), ids))
+        self.preview.setText(token_preview_html(tokenizer.token_strings(ids), ids,
+                                                  theme.current().muted_text))
         self.preview_info.setText(preview_line(tokenizer, text, all_ids, default=not own))
 
     def _example_text(self) -> str:
