@@ -125,6 +125,7 @@ QT_FREE_GUI = (
     "tfstudio.gui.training.export_formats",
     "tfstudio.gui.training.flow_layout",
     "tfstudio.gui.training.generation",
+    "tfstudio.gui.training.heatmap_cells",
     "tfstudio.gui.training.heatmap_labels",
     "tfstudio.gui.training.heatmap_scale",
     "tfstudio.gui.training.heatmap_window",

@@ -18,6 +18,7 @@ from PySide6.QtGui import QFontMetricsF, QImage, QPainter, QPen
 from PySide6.QtWidgets import QGridLayout, QScrollBar, QSizePolicy, QToolTip, QWidget
 
 from .colours import colour_ramp, themed_colour
+from .heatmap_cells import cell_size, centred_left, rotate_labels
 from .heatmap_paint import font as _font
 from .heatmap_paint import paint_colour_bar, paint_mask
 from .heatmap_labels import label_stride, labelled, rows_to_label
@@ -182,16 +183,11 @@ class Heatmap(QWidget):
 
         def cells(band: float) -> tuple[float, float]:
             height = max(rect.bottom() - top - band - 2 - below, 1.0)
-            if cell is not None:
-                return cell, cell
-            if self.square:
-                side = max(min(width / n_cols, height / n_rows), 1.0)
-                return side, side
-            return max(width / n_cols, 1.0), max(height / n_rows, 1.0)
+            return cell_size(width, height, n_rows, n_cols, self.square, cell)
 
         cw, ch = cells(col_band)
         # labels too wide to sit side by side (every k-th one: k cells apart) are rotated
-        if self._labelled() and widest_col > cw * self._label_stride - 2:
+        if self._labelled() and rotate_labels(widest_col, cw, self._label_stride):
             self._rotate_cols = True
             col_band = widest_col + 8
             cw, ch = cells(col_band)
@@ -202,8 +198,7 @@ class Heatmap(QWidget):
                             int(width // cell), total_rows, total_cols)
             self._window, n_rows, n_cols = window, window.n_rows, window.n_cols
             self.first_row, self.first_col = window.first_row, window.first_col
-        if self.square:  # centre the square cells in the width left over
-            left += max(0.0, (width - cw * n_cols) / 2)
+        left = centred_left(left, width, cw, n_cols, self.square)
         return QRectF(left, top, cw * n_cols, ch * n_rows), cw, ch
 
     def _title_height(self, width: float) -> float:
