@@ -29,6 +29,8 @@ def test_a_drain_puts_the_metrics_in_the_series_and_keeps_every_look_in_order():
     quiet = take_events([CheckpointSaved(3, "/c"), Probe(3, {"step": 3})], series)
     assert not quiet.progressed and quiet.started is None and quiet.probes == [{"step": 3}]
     assert take_events([], series) == type(quiet)()                # nothing: nothing to signal
+    evaluated = take_events([EvalMetrics(4, val_loss=2.2, perplexity=9.0)], series)
+    assert evaluated.progressed and series.val_loss == [2.6, 2.2]   # a new point to draw
 
 
 def test_a_drain_ends_the_run_finished_or_failed():
