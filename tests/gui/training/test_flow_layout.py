@@ -16,22 +16,18 @@ from tfstudio.gui.training.flow_layout import (CELL, COLUMN, GAP, PER_LINE, SPIN
 from tfstudio.presets import load_preset
 from tfstudio.train.pipeline import fit_graph_to_tokenizer
 
-torch.set_num_threads(1)
 TEXT = "abcdefgh>hgfedcba"
 
 
 @pytest.fixture(scope="module")
-def tiny():
+def walk():
+    """The walk the Explain view computes for TEXT with tiny-gpt's weights (its last token,
+    head 0, every layer)."""
+    torch.set_num_threads(1)
     tokenizer = build_tokenizer("byte")
-    torch.manual_seed(0)
-    model = compile_graph(fit_graph_to_tokenizer(load_preset("tiny-gpt"), tokenizer)).eval()
-    return model, tokenizer
-
-
-def walked(tiny, text=TEXT):
-    """The walk the Explain view computes for ``text`` (its last token, head 0, every layer)."""
-    model, tokenizer = tiny
-    return compute_explanation(model, tokenizer, text, -1, 0, None, (1.0, 0, 1.0), [])["walk"]
+    graph = fit_graph_to_tokenizer(load_preset("tiny-gpt"), tokenizer)
+    model = compile_graph(graph).eval()
+    return compute_explanation(model, tokenizer, TEXT, -1, 0, None, (1.0, 0, 1.0), [])["walk"]
 
 
 def test_a_step_belongs_to_its_stretch_of_the_stream():
@@ -41,8 +37,7 @@ def test_a_step_belongs_to_its_stretch_of_the_stream():
     assert section_of("") == ("", "sampling")
 
 
-def test_the_flow_follows_the_forward_pass_in_order(tiny):
-    walk = walked(tiny)
+def test_the_flow_follows_the_forward_pass_in_order(walk):
     columns = flow_columns(walk.summaries())
     assert [c.title for c in columns] == ["embed · pos", "layer 0", "layer 1",
                                           "final_norm · head", "sampling"]
@@ -52,8 +47,8 @@ def test_the_flow_follows_the_forward_pass_in_order(tiny):
     assert order == list(range(len(walk.steps)))   # each stage once, in order
 
 
-def test_one_stage_is_found_in_every_copy_of_its_layer_and_none_outside_a_layer(tiny):
-    names = [s.name for s in walked(tiny).steps]
+def test_one_stage_is_found_in_every_copy_of_its_layer_and_none_outside_a_layer(walk):
+    names = [s.name for s in walk.steps]
     softmax = names.index("layers.1.attn: head 0: softmax")
     assert [names[i] for i in across_layers(names, softmax)] == \
         ["layers.0.attn: head 0: softmax", "layers.1.attn: head 0: softmax"]
