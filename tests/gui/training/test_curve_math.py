@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from tfstudio.gui.training.curve_math import (LAYER_STYLES, STEP, WALL, GrowingArray,
-                                              accuracy_points,
-                                              layer_line, legend_columns, loss_axis, readout_at,
-                                              step_axis_final)
+                                              accuracy_points, layer_line, legend_columns,
+                                              loss_axis, readout_at, smoothing_label,
+                                              smoothing_weight, step_axis_final)
 
 AREA = (1000, 500)   # the plots' right and bottom edges
 BOX = (200, 60)
@@ -77,3 +77,9 @@ def test_a_growing_array_converts_only_the_new_points_and_starts_over_when_repla
     assert growing.sync(values)[0] == 1.0
     assert growing.sync([5.0]).tolist() == [5.0]        # a shorter list: a reloaded run
     assert growing.sync([]).size == 0 and isinstance(growing.sync([]), np.ndarray)
+
+
+def test_the_smoothing_slider_reads_as_tensorboards_weight_from_raw_to_0_99():
+    assert smoothing_weight(0) == 0.0 and smoothing_weight(60) == 0.6
+    assert smoothing_weight(99) == 0.99
+    assert smoothing_label(smoothing_weight(60)) == "Smoothing 0.60"

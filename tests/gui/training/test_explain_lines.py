@@ -11,8 +11,8 @@ from types import SimpleNamespace
 from tfstudio.gui.training.explain_lines import (attention_choices, embedding_note,
                                                 layers_title, lens_cell, picked_line,
                                                 picked_text, replay_hint, replay_index,
-                                                source_caption, stage_line, token_choices,
-                                                walk_buttons)
+                                                rescored, source_caption, span_positions,
+                                                stage_line, token_choices, walk_buttons)
 
 
 def test_the_caption_names_the_run_and_the_step_of_the_weights_in_each_state():
@@ -150,3 +150,9 @@ def test_the_walk_names_its_stage_and_offers_previous_and_next_only_where_there_
     assert walk_buttons(0, 1) == (False, False)     # one stage: nowhere to go
     assert layers_title("layers.1.ffn: activation", 4) == (
         "“activation” in each of the 4 layers, side by side (the one explained framed):")
+
+
+def test_a_span_scores_positions_from_1_and_is_scored_again_only_with_a_block_off():
+    assert span_positions(17) == (1, 16)        # position 0 has nothing to predict it from
+    assert span_positions(2) == (1, 1) and span_positions(1) == span_positions(0) == (1, 1)
+    assert rescored(["layers.0.attn"]) and not rescored([])

@@ -26,7 +26,17 @@ X_LABELS = {STEP: "step", WALL: "seconds since the start"}
 SPEED_WINDOW = 20  # steps in the moving average of tokens / s (single steps are noisy)
 READOUT_OFFSET = 16  # px from the pointer to the readout box, right and down (or left, up)
 LAYER_STYLES = 5     # line styles told apart; past them a layer's style repeats, thinner
+SMOOTHING_STEPS = 100  # the smoothing slider's positions: weight = position / 100
 
+
+
+def smoothing_weight(position: int) -> float:
+    """The EMA weight at the smoothing slider's ``position`` (0: raw, 99: 0.99)."""
+    return position / SMOOTHING_STEPS
+
+
+def smoothing_label(weight: float) -> str:
+    return f"Smoothing {weight:.2f}"
 
 
 def moving_average(values: np.ndarray, window: int = SPEED_WINDOW) -> np.ndarray:

@@ -103,6 +103,18 @@ def chosen_span(kind: str, tokens: list[str], start: int, end: int
     return None, "", ""
 
 
+def span_positions(length: int) -> tuple[int, int]:
+    """The positions a span of a ``length``-token text can score: 1 to the last (position 0
+    has no context to predict it from)."""
+    return 1, max(1, length - 1)
+
+
+def rescored(ablations: list[str]) -> bool:
+    """Whether a new span is scored again: only with a block switched off (with every block
+    on, the span changes nothing)."""
+    return bool(ablations)
+
+
 def effect_text(effect, note: str = "") -> str:
     """The report: what was switched off and each loss, labelled with its tokens."""
     if effect is None:
