@@ -6,7 +6,7 @@ import pytest
 
 from tfstudio.gui.training.strip_layout import (BAR_W, GAP, MIN_VIEWS_HEIGHT, STRIP_HEIGHT,
                                                 STRIP_MARGIN, legend_box, strip_zoom, title_cut,
-                                                views_height)
+                                                topmost, views_height)
 
 VIEW = (1200, 300)   # the strip's canvas, pixels
 FRAME = 1
@@ -53,3 +53,9 @@ def test_the_views_take_the_window_but_the_strip_which_grows_with_a_tall_window(
     assert views_height(768, 70) == 768 - 70 - 107                    # 14% of 768
     assert views_height(1080, 70) == 1080 - 70 - 151
     assert views_height(400, 70) == MIN_VIEWS_HEIGHT                  # never squashed
+
+
+def test_the_strip_fits_the_topmost_then_leftmost_open_frame():
+    assert topmost([(300.0, 40.0), (20.0, 40.0), (500.0, 10.0)]) == 2
+    assert topmost([(300.0, 40.0), (20.0, 40.0)]) == 1      # level: the leftmost
+    assert topmost([]) is None

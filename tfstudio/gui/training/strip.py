@@ -22,7 +22,8 @@ from .. import theme
 from ..block_drawing import scaled_font
 from ..zoom_rules import text_boost
 from .colours import ramp_colour
-from .strip_layout import BAR_H, BAR_W, STRIP_MARGIN, legend_box, strip_zoom, title_cut
+from .strip_layout import (BAR_H, BAR_W, STRIP_MARGIN, legend_box, strip_zoom, title_cut,
+                           topmost)
 from .telemetry import Shown, legend_lines, shown_values
 
 BAND_H = 18.0  # scene units: the coloured band along a small block's bottom, its value in it
@@ -210,7 +211,8 @@ def main_frame(scene):
     """The first open frame (the topmost, then leftmost: the main layer), or None."""
     frames = [i for i in getattr(scene, "node_items", {}).values()
               if getattr(i, "frame", None) is not None]
-    return min(frames, key=lambda i: (i.y(), i.x())) if frames else None
+    first = topmost([(i.x(), i.y()) for i in frames])
+    return frames[first] if first is not None else None
 
 
 def strip_focus(scene) -> QRectF:

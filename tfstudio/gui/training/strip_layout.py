@@ -54,6 +54,14 @@ def strip_zoom(focus: tuple[float, float], port: tuple[float, float]) -> float:
                port[1] / (focus[1] + 2 * STRIP_MARGIN))
 
 
+def topmost(positions: list[tuple[float, float]]) -> int | None:
+    """Which of the open frames at ``positions`` (x, y) is the main layer the strip shows: the
+    topmost, then the leftmost (None: no open frame)."""
+    if not positions:
+        return None
+    return min(range(len(positions)), key=lambda i: (positions[i][1], positions[i][0]))
+
+
 def title_cut(frame_top: float, shown_top: float, blocks_top: float) -> bool:
     """Whether the view's top edge (``shown_top``) cuts the open frame's title lines, which
     run from ``frame_top`` to its blocks (``blocks_top``): then the blocks go to the top and
