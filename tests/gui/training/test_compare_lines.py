@@ -14,8 +14,8 @@ from tfstudio.gui.training.compare_lines import (NO_RUN_FINISHED, VERDICT_HINT, 
                                                  legend_name, lengths_field, lesson_html,
                                                  log_floored, loss_hint, run_name,
                                                  seed_entries, started_line, steps_done,
-                                                 stopped_runs, two_lines, varies_of,
-                                                 verdict_html)
+                                                 stopped_runs, table_cells, two_lines,
+                                                 varies_of, verdict_html)
 
 
 def shown(summary: list[str], failures=(), page=Path("/c/report.html")) -> Shown:
@@ -144,3 +144,9 @@ def test_a_comparison_evaluates_ten_times_and_says_how_many_runs_it_trains():
     assert [eval_every(steps) for steps in (400, 25, 9, 1)] == [40, 2, 1, 1]
     assert started_line(3, 2, Path("/c/20261207-1400-compare")) == \
         "Training 3 variant(s) x 2 seed(s) in /c/20261207-1400-compare"
+
+
+def test_each_cell_of_the_table_names_its_column_in_full_and_its_value():
+    assert table_cells(shown(["Verdict: holds"])) == [
+        [("pre", "variant: pre"), ("1.2", "val loss: 1.2")],
+        [("post", "variant: post"), ("1.5", "val loss: 1.5")]]

@@ -91,6 +91,13 @@ def started_line(variants: int, seeds: int, folder) -> str:
     return f"Training {variants} variant(s) x {seeds} seed(s) in {folder}"
 
 
+def table_cells(shown: Shown) -> list[list[tuple[str, str]]]:
+    """The report's table as (text, tooltip) cells: each cell's tooltip names its column in
+    full (the header wraps it on two lines) and says the value again."""
+    return [[(text, f"{shown.header[c]}: {text}") for c, text in enumerate(row)]
+            for row in shown.rows]
+
+
 def done_line(shown: Shown) -> str:
     return (f"Done: {len(shown.rows)} variant(s); page {shown.page}" +
             (f"; {len(shown.failures)} run(s) failed" if shown.failures else ""))
