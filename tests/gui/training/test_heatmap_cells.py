@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from tfstudio.gui.training.heatmap_cells import (cell_size, centred_left, masked_runs,
+import pytest
+
+from tfstudio.gui.training.heatmap_cells import (SHADE_ALPHA, cell_size, cell_tip, centred_left,
+                                                 grid_places, hover_shades, masked_runs,
                                                  rotate_labels)
 
 
@@ -35,3 +38,27 @@ def test_masked_cells_are_hatched_as_one_rectangle_per_run_in_a_row():
     window = np.array([[True, False, True, True], [False] * 4])
     assert masked_runs(window) == [(0, 0, 1), (0, 2, 4)]
     assert masked_runs(np.zeros((2, 2), bool)) == []
+
+
+def test_a_hovered_query_shades_each_key_by_how_much_it_reads_it_against_the_most():
+    weights = np.array([0.5, 0.25, 0.005, 0.245, 0.9])
+    allowed = np.array([True, True, True, True, False])       # the last key is masked
+    shades = hover_shades(weights, allowed)
+    assert shades[0] == SHADE_ALPHA and shades[1] == pytest.approx(SHADE_ALPHA / 2)
+    assert shades[2] is None and shades[4] is None            # barely read; masked
+    assert hover_shades(np.zeros(3), np.ones(3, bool)) == [None, None, None]
+
+
+def test_a_cells_tooltip_names_its_tokens_and_its_value_or_that_it_is_masked():
+    assert cell_tip(["a", "b"], ["a", "b"], 1, 0, 0.123456, True) == "b → a: 0.1235"
+    assert cell_tip(["a", "b"], ["a", "b"], 0, 1, 0.0, False) == "a → b: masked"
+    assert cell_tip([], [], 0, 1, 2.5e-7, True) == "2.5e-07"                # no labels
+
+
+def test_a_grid_is_square_ish_with_a_colour_bar_per_row_when_the_maps_share_a_scale():
+    assert grid_places(4, shared_scale=True) == [(0, 0, False), (0, 1, True), (1, 0, False),
+                                                 (1, 1, True)]
+    assert [bar for *_, bar in grid_places(5, shared_scale=True)] == \
+        [False, False, True, False, True]                      # 3 columns; the last map too
+    assert all(bar for *_, bar in grid_places(5, shared_scale=False))
+    assert grid_places(1, True) == [(0, 0, True)] and grid_places(0, True) == []

@@ -18,7 +18,8 @@ from PySide6.QtGui import QFontMetricsF, QImage, QPainter, QPen
 from PySide6.QtWidgets import QGridLayout, QScrollBar, QSizePolicy, QToolTip, QWidget
 
 from .colours import colour_ramp, themed_colour
-from .heatmap_cells import cell_size, centred_left, rotate_labels
+from .heatmap_cells import (cell_size, cell_tip, centred_left, grid_places, hover_shades,
+                            rotate_labels)
 from .heatmap_paint import font as _font
 from .heatmap_paint import paint_colour_bar, paint_mask
 from .heatmap_labels import label_stride, labelled, rows_to_label
@@ -340,12 +341,10 @@ class Heatmap(QWidget):
         font = _font(self.label_px)
         bold = _font(self.label_px, bold=True)
         text_colour = themed_colour("text")
-        weights = None
+        shades = None
         r0, nr, c0, nc = self._window.extent
         if 0 <= self.hover_row < self.matrix.shape[0]:
-            row = np.where(self.allowed[self.hover_row], self.matrix[self.hover_row], 0.0)
-            top = row.max() if row.size and row.max() > 0 else 1.0
-            weights = row / top
+            shades = hover_shades(self.matrix[self.hover_row], self.allowed[self.hover_row])
         labelled = self._rows_to_label()
         line = QFontMetricsF(bold).height()
         for r in labelled:
@@ -357,9 +356,9 @@ class Heatmap(QWidget):
         for c in self.visible_cols():
             label = self.cols[c] if c in labelled or self._label_stride == 1 else ""
             x = area.left() + (c - c0) * cw
-            if weights is not None and weights[c] > 0.02:  # shade what the hovered query reads
+            if shades is not None and shades[c] is not None:  # what the hovered query reads
                 shade = themed_colour("selection")
-                shade.setAlphaF(float(min(1.0, weights[c])) * 0.6)
+                shade.setAlphaF(shades[c])
                 band = area.top() - self._label_top(area)
                 painter.fillRect(QRectF(x, area.top() - band, cw, band - 2), shade)
             painter.setPen(text_colour)
@@ -375,12 +374,9 @@ class Heatmap(QWidget):
         row, col = self.cell_at(event.position())
         self._set_hover(row)
         if row >= 0 and col >= 0 and self.matrix.size:
-            value = self.matrix[row, col]
-            what = "masked" if not self.allowed[row, col] else f"{value:.4g}"
-            names = ""
-            if self.rows and self.cols:
-                names = f"{self.rows[row]} → {self.cols[col]}: "
-            QToolTip.showText(event.globalPosition().toPoint(), f"{names}{what}", self)
+            QToolTip.showText(event.globalPosition().toPoint(),
+                              cell_tip(self.rows, self.cols, row, col, self.matrix[row, col],
+                                       self.allowed[row, col]), self)
 
     def leaveEvent(self, event) -> None:
         self._set_hover(-1)
@@ -422,15 +418,13 @@ class HeatmapGrid(QWidget):
             self.maps.append(heatmap)
         for extra in self.maps[len(matrices):]:
             extra.hide()
-        columns = max(1, int(np.ceil(np.sqrt(len(matrices)))))
         if value_range is None and shared_range and matrices:
             value_range = scale_range(np.concatenate([m.ravel() for m in matrices]), self.kind)
+        places = grid_places(len(matrices), value_range is not None)
         for i, (matrix, title) in enumerate(zip(matrices, titles)):
             heatmap = self.maps[i]
-            # one colour bar per row when the maps share a range, else one per map
-            heatmap.show_scale = value_range is None or i % columns == columns - 1 \
-                or i == len(matrices) - 1
-            self._grid.addWidget(heatmap, i // columns, i % columns)
+            row, column, heatmap.show_scale = places[i]
+            self._grid.addWidget(heatmap, row, column)
             heatmap.set_data(matrix, rows, cols, allowed, title, value_range)
             heatmap.show()
 
