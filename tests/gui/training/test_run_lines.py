@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 from tfstudio.gui.training.history import RunRecord
 from tfstudio.gui.training.run_lines import (COLUMNS, canvas_line, checkpoint_note, ended_lines,
-                                           loaded_line, opened_line, params_note, runs_row,
-                                           started_line)
+                                           loaded_line, opened_line, params_note,
+                                           progress_format, runs_row, started_line)
 from tfstudio.presets import load_preset
 from tfstudio.train.events import Failed, Finished, Started
 
@@ -117,3 +117,10 @@ def test_a_run_shown_from_an_older_checkpoint_says_so_on_its_row():
     assert row.cells[COLUMNS.index("Status")] == "completed ⚠ older checkpoint used"
     assert row.tips == {"Folder": "/runs/a", "Status": note}
     assert runs_row(record, "").cells[COLUMNS.index("Status")] == "completed"
+
+
+def test_an_opened_runs_bar_names_it_shortened_to_the_controls_column():
+    assert progress_format("tiny-gpt · 09:41:03") == "%v / %m steps (tiny-gpt · 09:41:03)"
+    long = progress_format("attention-variants-mqa-seed-7 · 09:41:03")
+    assert long.startswith("%v / %m steps (") and "…" in long
+    assert len(long) == len("%v / %m steps ()") + 24

@@ -10,9 +10,11 @@ from pathlib import Path
 from ...graph import Graph
 from ...train.events import Failed
 from ..param_count import RUN_HEADER
+from ..text import short_name
 from .history import RunRecord, corpus_name
 from .series import duration
 
+PROGRESS_NAME_CHARS = 24  # "tiny-gpt · 09:41:03" whole; a longer name elided in its middle
 COLUMNS = ["Run", RUN_HEADER, "Corpus", "Steps", "Final loss", "Status", "Folder"]  # Runs list
 
 FAILURES = {"nan": "the loss stopped being a number", "oom": "out of memory",
@@ -108,3 +110,9 @@ def runs_row(record: RunRecord, note: str = "") -> RunsRow:
     tips = {"Folder": record.path} | ({"Status": note} if note else {})
     return RunsRow([record.label, params, corpus_name(record.corpus), str(record.steps), loss,
                     status, record.path], tips)
+
+
+def progress_format(label: str) -> str:
+    """The progress bar's text for an opened run: its steps and its name, shortened to fit the
+    controls column (Qt fills in %v and %m)."""
+    return f"%v / %m steps ({short_name(label, PROGRESS_NAME_CHARS)})"
