@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from tfstudio.gui.training.next_token_lines import (ENCODER_NO_GENERATION, answer_prompt, bars,
                                                     chart_top, chart_x_range, drawable,
                                                     from_sliders, generation_offer,
-                                                    live_source, to_sliders,
+                                                    live_source, prompt_html, to_sliders,
                                                     prompt_for_loaded_weights, setting_labels,
                                                     summary_line, takes_prompt, tick_label)
 
@@ -91,3 +91,8 @@ def test_the_sliders_count_temperature_and_top_p_in_hundredths():
 def test_the_chart_keeps_each_bar_whole_and_one_bars_room_when_empty():
     assert chart_x_range(12) == (-0.6, 11.6)
     assert chart_x_range(1) == chart_x_range(0) == (-0.6, 0.6)
+
+
+def test_the_prompt_heads_the_generated_text_muted_with_its_markup_and_lines_as_typed():
+    assert prompt_html("a<b> & c\nd", "#888888") == \
+        "<span style='color:#888888'>a&lt;b&gt; &amp; c<br>d</span>"

@@ -116,3 +116,11 @@ def bars(candidates) -> dict[str, tuple[np.ndarray, np.ndarray]]:
 def drawable(candidates) -> list[tuple[str, float]]:
     """(token, probability) of the filled bars, left to right: what sampling can draw."""
     return [(c.text, c.prob_final) for c in candidates if c.prob_final > 0]
+
+
+def prompt_html(prompt: str, muted: str) -> str:
+    """The prompt at the head of the generated text, in the ``muted`` colour, its markup and
+    line breaks kept as typed."""
+    escaped = (prompt.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+               .replace("\n", "<br>"))
+    return f"<span style='color:{muted}'>{escaped}</span>"

@@ -28,8 +28,8 @@ from PySide6.QtWidgets import (
 from .. import theme
 from .labels import muted
 from .next_token_lines import (NO_PREDICTION, bars, chart_top, chart_x_range, drawable,
-                               from_sliders, setting_labels, summary_line, takes_prompt,
-                               tick_label, to_sliders)
+                               from_sliders, prompt_html, setting_labels, summary_line,
+                               takes_prompt, tick_label, to_sliders)
 from .picture_export import ExportButton
 from .plots import layout_widget, menu_later_plot, styled_plot
 
@@ -227,8 +227,7 @@ class NextTokenView(QWidget):
 
     def generation_started(self, prompt: str) -> None:
         self.output.clear()
-        self.output.appendHtml(f"<span style='color:{theme.current().muted_text}'>"
-                               f"{_escape(prompt)}</span>")
+        self.output.appendHtml(prompt_html(prompt, theme.current().muted_text))
         cursor = self.output.textCursor()
         cursor.movePosition(QTextCursor.End)
         self._generated_from = cursor.position()
@@ -253,8 +252,3 @@ class NextTokenView(QWidget):
 
     def generated_text(self) -> str:
         return self.output.toPlainText()
-
-
-def _escape(text: str) -> str:
-    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace("\n", "<br>"))
