@@ -106,3 +106,47 @@ def test_the_buttons_show_the_runs_state_and_the_graphs_reason():
     assert (panel.train_button.enabled, panel.pause_button.enabled, panel.stop_button.enabled,
             panel.setup.enabled) == (False, False, False, True)
     assert panel.pause_button.text == "Pause"
+
+
+class Told:
+    """A panel part that records what it is told (``visible``: what isVisible says)."""
+
+    def __init__(self, visible: bool = False):
+        self.told, self.visible = [], visible
+
+    def isVisible(self):  # noqa: N802 (Qt's name)
+        return self.visible
+
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: self.told.append((name, *args, *kwargs.values()))
+
+
+def ended_panel(tmp_path, curves_shown: bool):
+    from tfstudio.gui.training.series import RunSeries
+    run = Run("finished")
+    run.run_dir, run.series = tmp_path / "run", RunSeries("tiny-gpt · 10:00:00")
+    run.series.loss, run.series.params = [3.0, 2.5], 1234
+    panel = panel_with(run)
+    for part in ("history", "opened_runs", "pacer", "run_ended"):
+        setattr(panel, part, Told())
+    panel.curves, panel.experts = Told(visible=curves_shown), Told()
+    panel._show_figures = panel._show_caption = lambda: None
+    panel.show_error = lambda text, title: panel.said.append(f"{title}: {text}")
+    return panel
+
+
+def test_an_ended_run_is_recorded_and_the_views_hidden_meanwhile_draw_when_shown(tmp_path):
+    from tfstudio.train.events import Failed, Finished
+    panel = ended_panel(tmp_path, curves_shown=False)
+    panel.viewed = None
+    RunLifecycle(panel)._on_ended(Finished(2, "stopped", 2.5))
+    assert panel.history.told == [("update", tmp_path / "run", "stopped", 2, 2.5, 1234)]
+    assert panel.curves.told == [] and panel.shown.curves_stale   # drawn when its tab shows
+    assert panel.said[-1] == "tiny-gpt · 10:00:00: stopped at step 2 in 0 s; final loss 2.5000"
+    failed = ended_panel(tmp_path, curves_shown=True)
+    failed.viewed = None
+    RunLifecycle(failed)._on_ended(Failed(1, "nan", "the loss stopped being a number"))
+    assert failed.history.told[0][2] == "failed" and failed.curves.told == [("refresh",)]
+    assert any(line.startswith("Training failed: ") for line in failed.said)
+    assert failed.run_ended.told == [("emit", Failed(1, "nan",
+                                                     "the loss stopped being a number"))]
