@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from tfstudio.gui.training.attention_lines import (AVERAGE, GRID, NO_ATTENTION, colour_range,
-                                                   empty_text, head_choices, head_groups,
-                                                   head_matrix, head_title, info_line, kv_group,
-                                                   map_title, roles_for, shared_kv)
+                                                   empty_text, head_choices, head_entries,
+                                                   head_groups, head_matrix, head_title,
+                                                   info_line, kv_group, map_title, map_tokens,
+                                                   roles_for, shared_kv)
 from tfstudio.gui.training.kept_choice import kept_choice
 from tfstudio.presets import load_preset
 
@@ -94,3 +95,28 @@ def test_a_look_without_attention_says_the_graph_has_none_and_no_look_keeps_the_
     assert empty_text(True) == NO_ATTENTION             # a recurrent model's look
     assert "no attention block" in NO_ATTENTION
     assert empty_text(False) is None                    # "no run yet", "no look of this run"
+
+
+def test_the_heads_box_names_each_head_without_its_scores_which_its_tooltip_gives():
+    llama = head_groups(load_preset("tiny-llama"))
+    shared = shared_kv(kv_group("layers.0.attn", llama), cross=False)
+    roles = {"previous_token": [0.9, 0.1], "induction": [0.2, 0.8]}
+
+    def title(h, scores):
+        return head_title(h, shared, roles if scores else None)
+    entries = head_entries(2, title)
+    assert [(label, choice) for label, choice, _ in entries] == [
+        ("Average of 2", AVERAGE), ("All heads", GRID),
+        (head_title(0, shared).capitalize(), 0), (head_title(1, shared).capitalize(), 1)]
+    assert [tip for *_, tip in entries] == [None, None, title(0, True), title(1, True)]
+    assert entries[2][0].startswith("H") and entries[2][2] != entries[2][0]
+    assert head_entries(0, title) == []
+
+
+def test_a_maps_rows_are_its_queries_tokens_and_its_columns_its_keys():
+    look = {"tokens": {"source": list("abc"), "target": list("xy")}}
+    cross = {"query_role": "target", "key_role": "source"}
+    assert map_tokens(look, cross) == (list("xy"), list("abc"))
+    assert map_tokens(look, {"query_role": "target", "key_role": "target"}) == \
+        (list("xy"), list("xy"))
+    assert map_tokens({}, cross) == ([], []) and map_tokens(look, None) == ([], [])

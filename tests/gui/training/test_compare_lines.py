@@ -1,16 +1,21 @@
-"""What the Compare view writes (gui/training/compare_lines.py, no Qt): a lesson's line, the verdict, the table's column names and the runs' names in Runs."""
+"""What the Compare view writes (gui/training/compare_lines.py, no Qt): a lesson's line, the
+verdict, the table's column names and the runs' names in Runs; what its form asks."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from tfstudio.gui.report_plots import FLOOR
 from tfstudio.gui.training.compare_job import RunEnd, Shown
+import pytest
+
 from tfstudio.gui.training.compare_lines import (NO_RUN_FINISHED, VERDICT_HINT, done_line,
-                                                 drawn_points, finished_runs, grad_norm_layers,
-                                                 intro_html, legend_name, lesson_html,
+                                                 drawn_points, eval_every, eval_lengths,
+                                                 finished_runs, grad_norm_layers, intro_html,
+                                                 legend_name, lengths_field, lesson_html,
                                                  log_floored, loss_hint, run_name,
-                                                 seed_entries, steps_done,
-                                                 stopped_runs, two_lines, verdict_html)
+                                                 seed_entries, started_line, steps_done,
+                                                 stopped_runs, table_cells, two_lines,
+                                                 varies_of, verdict_html)
 
 
 def shown(summary: list[str], failures=(), page=Path("/c/report.html")) -> Shown:
@@ -115,3 +120,33 @@ def test_the_seed_box_offers_the_picked_variants_finished_runs_by_their_names_in
     assert seed_entries(None, "pre") == []                  # nothing compared yet
     assert run_name("pre", 2) == "pre seed 2"
     assert finished_runs(done) == [("/c/pre-1", "pre seed 1"), ("/c/pre-2", "pre seed 2")]
+
+
+def test_the_ticked_values_cross_each_switch_once_with_its_values_in_order():
+    ticked = [("norm", "pre"), ("norm", "post"), ("attention", "gqa"), ("norm", "sandwich")]
+    assert varies_of(ticked) == [("norm", ["pre", "post", "sandwich"]), ("attention", ["gqa"])]
+    assert varies_of([]) == []                      # nothing ticked: Run asks for a value
+
+
+def test_eval_lengths_are_asked_of_a_text_corpus_of_your_own_only():
+    text_tip = "loss measured by position up to each length"
+    assert lengths_field("sample:small", None) == (True, text_tip)
+    assert lengths_field("sample:small", "norms") == (False, text_tip)   # the lesson's own
+    assert lengths_field("task:reverse", None) == \
+        (False, "a task is scored on its answers: no loss by position")
+    assert eval_lengths("64, 128,,256 ", True) == [64, 128, 256]
+    assert eval_lengths("64,128", False) == [] and eval_lengths("", True) == []
+    with pytest.raises(ValueError):
+        eval_lengths("64,long", True)
+
+
+def test_a_comparison_evaluates_ten_times_and_says_how_many_runs_it_trains():
+    assert [eval_every(steps) for steps in (400, 25, 9, 1)] == [40, 2, 1, 1]
+    assert started_line(3, 2, Path("/c/20261207-1400-compare")) == \
+        "Training 3 variant(s) x 2 seed(s) in /c/20261207-1400-compare"
+
+
+def test_each_cell_of_the_table_names_its_column_in_full_and_its_value():
+    assert table_cells(shown(["Verdict: holds"])) == [
+        [("pre", "variant: pre"), ("1.2", "val loss: 1.2")],
+        [("post", "variant: post"), ("1.5", "val loss: 1.5")]]

@@ -9,8 +9,9 @@ import json
 import numpy as np
 
 from tfstudio.gui.training.experts_lines import (NO_LOOK_YET, balanced_share, before_training,
-                                                expert_count, expert_layers, first_choices_line,
-                                                look_caption, routed_tokens)
+                                                 coloured_tokens_html, expert_count,
+                                                 expert_layers, first_choices, first_choices_line,
+                                                 look_caption, routed_tokens)
 from tfstudio.presets import PRESET_DIR, load_preset
 
 
@@ -62,3 +63,17 @@ def test_the_caption_counts_first_choices_once_a_look_routed_the_text_and_says_w
         "First choices on this text: expert 0: 1, expert 1: 2 (step 7)")
     assert look_caption(None, 2, 0) == NO_LOOK_YET
     assert "first look inside the model" in NO_LOOK_YET
+
+
+def test_each_probe_token_is_coloured_by_its_first_choice_expert_and_escaped():
+    routing = {"assignments": [[2, 0], [0, 1], [1, 2]]}          # top-2 routing of 3 tokens
+    first = first_choices(routing)
+    assert first == [2, 0, 1]
+    shown = coloured_tokens_html(["<", " ", "b"], first)
+    assert shown.startswith("<span style='font-family:monospace;font-size:13pt;'>")
+    spans = shown.split("&#8203;")
+    assert "title='expert 2'" in spans[0] and "rgba(225,87,89,0.6)" in spans[0]
+    assert ">&lt;</span>" in spans[0] and ">␣</span>" in spans[1]
+    assert "rgba(78,121,167,0.6)" in spans[1] and "title='expert 1'" in spans[2]
+    assert coloured_tokens_html([], []) == \
+        "<span style='font-family:monospace;font-size:13pt;'></span>"

@@ -1,7 +1,6 @@
-"""The walk drawn as the forward pass: stretches of the residual stream in the order computed, a box
-per block, a square per stage; a click on a square explains that stage; one stage shown in
-every layer side by side; the Ablation tab scores the loss on the span the user picks and names
-it."""
+"""The walk drawn as the forward pass: a click on a square explains that stage; one stage shown
+in every layer side by side; the Ablation tab scores the loss on the span the user picks and
+names it. (Its stretches, boxes and squares as plain data: test_flow_layout.py.)"""
 from __future__ import annotations
 
 import numpy as np
@@ -12,7 +11,6 @@ from PySide6.QtCore import Qt
 from tfstudio.compiler import compile_graph
 from tfstudio.data import build_tokenizer
 from tfstudio.gui.training.explain_lines import chosen_span
-from tfstudio.gui.training.explain_flow import flow_columns, section_of
 from tfstudio.gui.training.explain_view import ExplainView
 from tfstudio.presets import load_preset
 from tfstudio.probes import ablation_effect, probe_inputs
@@ -42,24 +40,6 @@ def explained(qtbot, tiny, text=TEXT) -> ExplainView:
     view.refresh()
     assert view.result is not None, view.error
     return view
-
-
-def test_a_step_belongs_to_its_stretch_of_the_stream():
-    assert section_of("layers.1.attn") == ("layers.1", "attn")
-    assert section_of("layers.1") == ("layers.1", "stream")
-    assert section_of("embed") == ("embed", "embed")
-    assert section_of("") == ("", "sampling")
-
-
-def test_the_flow_follows_the_forward_pass_in_order(qtbot, tiny):
-    view = explained(qtbot, tiny)
-    columns = flow_columns(view.result["walk"].summaries())
-    assert [c.title for c in columns] == ["embed · pos", "layer 0", "layer 1",
-                                          "final_norm · head", "sampling"]
-    assert [b.name for b in columns[1].blocks] == ["norm_attn", "attn", "norm_ffn", "ffn",
-                                                   "stream"]
-    order = [i for c in columns for b in c.blocks for i in b.stages]
-    assert order == list(range(len(view.result["walk"].steps)))   # each stage once, in order
 
 
 def test_clicking_a_square_explains_its_stage(qtbot, tiny):

@@ -8,10 +8,11 @@ import numpy as np
 
 from types import SimpleNamespace
 
-from tfstudio.gui.training.explain_lines import (embedding_note, layers_title, lens_cell,
-                                                picked_line, picked_text, replay_hint,
-                                                replay_index, source_caption, stage_line,
-                                                walk_buttons)
+from tfstudio.gui.training.explain_lines import (attention_choices, embedding_note,
+                                                layers_title, lens_cell, picked_line,
+                                                picked_text, replay_hint, replay_index,
+                                                rescored, source_caption, span_positions,
+                                                stage_line, token_choices, walk_buttons)
 
 
 def test_the_caption_names_the_run_and_the_step_of_the_weights_in_each_state():
@@ -75,6 +76,28 @@ def test_a_lens_cell_names_its_token_and_is_bold_where_it_is_already_the_answer(
     assert all(lens_cell(answer_6, 2, c).answer for c in range(2))  # the last layer: the answer
 
 
+def test_a_lens_cell_is_written_in_white_once_it_is_shaded_darker_than_0_6():
+    cells = lens([5, 7])
+    assert [lens_cell(cells, 1, c).white_text for c in range(2)] == [False, True]  # 0.6, 0.7
+    assert lens_cell(cells, 2, 0).white_text and not lens_cell(cells, 0, 1).white_text
+
+
+def test_the_token_picker_lists_each_position_with_its_token_made_visible():
+    assert token_choices(["a", " ", "\n"]) == [("0: a", 0), ("1: ␣", 1), ("2: ↵", 2)]
+    assert token_choices([]) == []
+
+
+def test_the_head_picker_stops_at_the_fewest_heads_and_the_layer_picker_lists_each_layer():
+    def attention(heads):
+        return SimpleNamespace(heads=heads)
+    modules = [(("layers", 1, "attn"), attention(4)), (("layers", 0, "attn"), attention(4)),
+               (("layers", 0, "cross"), attention(2))]
+    assert attention_choices(modules) == (1, [("every layer", None), ("layer 0", 0),
+                                              ("layer 1", 1)])
+    assert attention_choices([(("attn",), attention(1))]) == (0, [("every layer", None)])
+    assert attention_choices([]) == (0, [("every layer", None)])   # no attention at all
+
+
 def test_a_stages_summary_and_a_steps_tensor_write_the_same_line_for_the_same_numbers():
     """The line under a stage (its summary) and under a step's heatmap (its whole tensor) are
     one sentence from two shapes of the same numbers."""
@@ -127,3 +150,9 @@ def test_the_walk_names_its_stage_and_offers_previous_and_next_only_where_there_
     assert walk_buttons(0, 1) == (False, False)     # one stage: nowhere to go
     assert layers_title("layers.1.ffn: activation", 4) == (
         "“activation” in each of the 4 layers, side by side (the one explained framed):")
+
+
+def test_a_span_scores_positions_from_1_and_is_scored_again_only_with_a_block_off():
+    assert span_positions(17) == (1, 16)        # position 0 has nothing to predict it from
+    assert span_positions(2) == (1, 1) and span_positions(1) == span_positions(0) == (1, 1)
+    assert rescored(["layers.0.attn"]) and not rescored([])

@@ -8,7 +8,6 @@ from PySide6.QtCore import Qt
 
 from tfstudio.compiler import compile_graph
 from tfstudio.data import build_tokenizer
-from tfstudio.gui.training.explain_view import block_node
 from tfstudio.presets import load_preset
 from tfstudio.train.pipeline import fit_graph_to_tokenizer
 
@@ -20,12 +19,6 @@ def explain_of(window):
     panel = window.training.panel
     return next(panel.tabs.widget(i) for i in range(panel.tabs.count())
                 if panel.tabs.tabText(i) == "Explain")
-
-
-def test_block_node_drops_copy_indices():
-    assert block_node("layers.1.attn") == (("layers",), "attn")
-    assert block_node("embed") == ((), "embed")
-    assert block_node("decoder.0.cross") == (("decoder",), "cross")
 
 
 @pytest.mark.slow

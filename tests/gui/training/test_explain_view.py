@@ -1,6 +1,6 @@
 """The Explain view, driven as a user would (offscreen): type a text, pick a token, a layer and
 a head, switch a head off; the cards show the model's real numbers and a bad choice is shown,
-not raised."""
+not raised. (Which pictures a stage and a card show, without Qt: test_explain_pictures.py.)"""
 from __future__ import annotations
 
 import numpy as np
@@ -14,7 +14,8 @@ from tfstudio.gui.training.background import Background
 from tfstudio.gui.training.token_text import display_token
 from tfstudio.gui.training.explain_lines import orthogonality_text
 from tfstudio.gui.training.explain_stages import StagePicture
-from tfstudio.gui.training.explain_view import MAX_COLS_SHOWN, ExplainView
+from tfstudio.gui.training.explain_pictures import MAX_COLS_SHOWN
+from tfstudio.gui.training.explain_view import ExplainView
 from tfstudio.presets import load_preset
 from tfstudio.train.pipeline import fit_graph_to_tokenizer
 
@@ -153,27 +154,3 @@ def test_a_vectors_strip_shows_its_strongest_values_in_full_colour_and_zero_whit
         (160, 160, 160), (255, 191, 191), (191, 191, 255)]
     assert strip_colours(qtbot, [0.0, 0.0, 0.0, float("inf")]) == [  # no scale: white
         (255, 255, 255), (255, 255, 255), (255, 255, 255), (160, 160, 160)]
-
-
-def test_a_stages_largest_logits_are_labelled_with_their_tokens(qtbot):
-    summary = {"name": "head: logits", "block": "head", "kind": "logits", "shape": [3, 256],
-               "formula": "logits = x W", "top_ids": [104, 105], "top_values": [9.0, 7.5]}
-    picture = StagePicture(summary, list("abc"), 2, token_names=lambda ids: [chr(i) for i in ids])
-    qtbot.addWidget(picture)
-    (bars,) = picture.pictures
-    assert bars.labels == ["h", "i"] and list(bars.values) == [9.0, 7.5]
-
-
-def test_a_probability_card_names_the_likeliest_next_tokens_and_a_token_ids_row_its_ids(qtbot):
-    from tfstudio.gui.training.explain_matrix import StepCard
-    from tfstudio.probes.walk import Step
-    probabilities = Step("sampling: probabilities", "p = softmax(logits / T)",
-                         np.array([0.1, 0.6, 0.0, 0.3]), kind="sampling")
-    card = StepCard(probabilities, list("abcd"), position=3,
-                    token_names=lambda ids: ["tok" + str(i) for i in ids])
-    qtbot.addWidget(card)
-    assert card.picked.text() == "likeliest next: tok1 0.600 · tok3 0.300 · tok0 0.100"
-    ids = Step("embed: token ids", "ids", np.array([[5, 6, 7]]))
-    values = Step("embed: scale", "s", np.array([[0.5, 0.25, 1.0]]))
-    assert StepCard(ids, list("abc")).heatmap.rows == ["id"]
-    assert StepCard(values, list("abc")).heatmap.rows == ["value"]

@@ -3,7 +3,8 @@ k-th token, k cells at least a line apart, the hovered row always, its neighbour
 left out. A map laid out and painted with them: test_plots.py, test_heatmap_thinned_labels.py."""
 from __future__ import annotations
 
-from tfstudio.gui.training.heatmap_labels import label_stride, rows_to_label
+from tfstudio.gui.training.heatmap_labels import (MAX_LABELLED, label_stride, labelled,
+                                                  rows_to_label)
 
 
 def test_labels_are_a_line_apart_however_small_the_cells():
@@ -21,3 +22,13 @@ def test_every_kth_row_is_labelled_and_the_hovered_one_always():
     assert rows_to_label(range(44), 4, hover=5) == [0, 5] + list(range(12, 44, 4))
     assert rows_to_label(range(44), 4, hover=8) == list(range(0, 44, 4))  # already labelled
     assert rows_to_label(range(20, 30), 3) == [21, 24, 27]        # a window: the rows it shows
+
+
+def test_a_maps_tokens_are_written_up_to_96_each_way_and_any_number_in_a_window():
+    assert labelled(True, True, 17, 17, scrollable=False)
+    assert labelled(True, True, MAX_LABELLED, MAX_LABELLED, scrollable=False)
+    assert not labelled(True, True, MAX_LABELLED + 1, 17, scrollable=False)  # would overlap
+    assert labelled(True, True, 400, 400, scrollable=True)     # a window of readable cells
+    assert not labelled(False, True, 17, 17, scrollable=False)  # a map without labels
+    assert not labelled(True, False, 17, 17, scrollable=True)   # their layout did not fit
+    assert not labelled(True, True, 0, 17, scrollable=True)     # no tokens to write

@@ -133,3 +133,16 @@ def test_the_caption_and_the_cell_under_the_mouse_count_from_the_first_row_shown
     assert cell_under(window, 10, 20 + 7, area, 14, 14) == (70, -2)  # over its row's label
     assert cell_under(window, area[2] + 5, 20 + 7, area, 14, 14) == (70, -1)  # right of them
     assert cell_under(window, 50 + 7, 5, area, 14, 14) == (-1, 0)    # above the cells
+
+
+def test_a_scroll_bar_shows_only_along_hidden_cells_and_spans_the_whole_text():
+    from tfstudio.gui.training.heatmap_window import ScrollBar, fitted, scroll_bars
+    window = fitted(10, 20, 30, 40, N_TOKENS, N_TOKENS)
+    vertical, horizontal = scroll_bars(window, windowed=True)
+    assert vertical == ScrollBar(True, N_TOKENS - 30, 30, 10)   # maximum + page: all 100
+    assert horizontal == ScrollBar(True, N_TOKENS - 40, 40, 20)
+    rows_only = fitted(0, 0, 30, 200, N_TOKENS, N_TOKENS)       # every column fits
+    assert [bar.needed for bar in scroll_bars(rows_only, True)] == [True, False]
+    assert scroll_bars(window, windowed=False) == (ScrollBar(False), ScrollBar(False))
+    short = fitted(0, 0, 30, 40, 10, 10)
+    assert scroll_bars(short, short.windowed) == (ScrollBar(False), ScrollBar(False))

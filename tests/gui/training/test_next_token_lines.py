@@ -6,7 +6,9 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from tfstudio.gui.training.next_token_lines import (ENCODER_NO_GENERATION, answer_prompt, bars,
-                                                    chart_top, drawable, generation_offer,
+                                                    chart_top, chart_x_range, drawable,
+                                                    from_sliders, generation_offer,
+                                                    live_source, prompt_html, to_sliders,
                                                     prompt_for_loaded_weights, setting_labels,
                                                     summary_line, takes_prompt, tick_label)
 
@@ -72,3 +74,25 @@ def test_the_prompt_box_is_set_only_to_a_new_text_and_never_under_the_users_typi
     assert takes_prompt("abc>cba", "abc>", typing=False)
     assert not takes_prompt("abc>cba", "abc>", typing=True)    # the user is in the box
     assert not takes_prompt("abc>", "abc>", typing=False)      # the same text: left alone
+
+
+def test_a_live_looks_chart_says_its_prompt_is_the_probe_text_and_when_it_was_read():
+    assert live_source("at step 40") == ("What comes after the probe text, at step 40 (during "
+                                         "training the prompt is the probe text; Enter sets it)")
+
+
+def test_the_sliders_count_temperature_and_top_p_in_hundredths():
+    assert from_sliders(70, 5, 95) == (0.7, 5, 0.95)
+    assert to_sliders(0.7, 5, 0.95) == (70, 5, 95)
+    assert to_sliders(1.234, None, None) == (123, None, None)      # the others stay
+    assert from_sliders(*to_sliders(0.0, 0, 1.0)) == (0.0, 0, 1.0)
+
+
+def test_the_chart_keeps_each_bar_whole_and_one_bars_room_when_empty():
+    assert chart_x_range(12) == (-0.6, 11.6)
+    assert chart_x_range(1) == chart_x_range(0) == (-0.6, 0.6)
+
+
+def test_the_prompt_heads_the_generated_text_muted_with_its_markup_and_lines_as_typed():
+    assert prompt_html("a<b> & c\nd", "#888888") == \
+        "<span style='color:#888888'>a&lt;b&gt; &amp; c<br>d</span>"

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from tfstudio.gui.training.positions_math import (NO_POSITIONS, drawn_already,
-                                                  nice_bound, nothing_to_draw_text,
+from tfstudio.gui.training.positions_math import (NO_POSITIONS, alibi_titles, drawn_already,
+                                                  drawn_rows, nice_bound, nothing_to_draw_text,
+                                                  own_tensors_line, page_for, rope_title,
                                                   same_positions, scheme_choice,
                                                   similarity_title, table_title, trained_rows,
                                                   waveform_bound, waveform_dims, waveform_title)
@@ -90,3 +91,27 @@ def test_a_graph_without_positions_says_so_and_no_graph_keeps_the_pages_reason()
     assert nothing_to_draw_text("tiny-rnn (untrained)") == NO_POSITIONS
     assert "no position information" in NO_POSITIONS
     assert nothing_to_draw_text("") is None
+
+
+def test_a_looks_positions_are_named_as_the_runs_own_tensors_and_when_they_were_read():
+    assert own_tensors_line("tiny-gpt · 04:28:00", "at step 1,200") == \
+        "tiny-gpt · 04:28:00: the model's own tensors at step 1,200"
+    assert own_tensors_line("tiny-gpt · 04:28:00", "now, on your text").endswith(
+        ": the model's own tensors now, on your text")
+
+
+def test_a_learned_tables_untrained_rows_are_left_out_unless_asked_for_and_then_marked():
+    assert drawn_rows(64, 16, all_rows=False) == (16, None)
+    assert drawn_rows(64, 16, all_rows=True) == (64, 15.5)   # between rows 15 and 16
+    assert drawn_rows(64, None, all_rows=True) == (64, None)  # every row trained (or unknown)
+    assert drawn_rows(64, None, all_rows=False) == (64, None)
+
+
+def test_each_scheme_has_its_page_and_rope_and_alibi_their_titles():
+    assert [page_for(s) for s in ("learned", "sinusoidal", "rope", "alibi")] == \
+        ["table", "table", "rope", "alibi"]
+    assert rope_title(10000.0, 1.0) == ("score of positions m (row), n (column): depends on "
+                                        "m − n only (base 10000, scaling 1)")
+    assert rope_title(500000.0, 8.0).endswith("(base 500000, scaling 8)")
+    assert alibi_titles([0.5, 0.0078125, 1 / 3]) == \
+        ["head 0 · slope 0.5", "head 1 · slope 0.007812", "head 2 · slope 0.3333"]

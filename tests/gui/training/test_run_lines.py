@@ -1,12 +1,14 @@
 """What the Train workspace says when a run starts and ends (gui/training/run_lines.py, no Qt):
-the parameter count against the canvas's, and how the run ended."""
+the parameter count against the canvas's, and how the run ended; a run's row in the Runs list."""
 from __future__ import annotations
 
 from pathlib import Path
 from types import SimpleNamespace
 
-from tfstudio.gui.training.run_lines import (canvas_line, checkpoint_note, ended_lines,
-                                           loaded_line, opened_line, params_note, started_line)
+from tfstudio.gui.training.history import RunRecord
+from tfstudio.gui.training.run_lines import (COLUMNS, canvas_line, checkpoint_note, ended_lines,
+                                           loaded_line, opened_line, params_note,
+                                           progress_format, runs_row, started_line)
 from tfstudio.presets import load_preset
 from tfstudio.train.events import Failed, Finished, Started
 
@@ -83,3 +85,42 @@ def test_loading_weights_names_the_checkpoint_only_when_a_newer_one_was_skipped(
     assert loaded_line("", 1_200, "the canvas shows the graph of r (Ctrl+Z brings yours back)") \
         == ("Loaded the weights of step 1,200: type a prompt, move the sliders, generate; the "
             "canvas shows the graph of r (Ctrl+Z brings yours back)")
+
+
+def test_one_corpus_has_one_name_in_the_runs_list(tmp_path):
+    """The Corpus column showed "sample" (a run from the command line) and "sample:medium"
+    (one from the app) for the same stories."""
+    records = [RunRecord(path=str(tmp_path / name), architecture="tiny-gpt", corpus=corpus)
+               for name, corpus in (("a", "sample"), ("b", "sample:medium"),
+                                    ("c", "sample:small"), ("d", "task:reverse"))]
+    column = COLUMNS.index("Corpus")
+    assert [runs_row(record).cells[column] for record in records] == \
+        ["sample:medium", "sample:medium", "sample:small", "task:reverse"]
+
+
+def test_a_runs_row_leaves_unknown_figures_blank_and_names_its_whole_folder():
+    path = "/runs/" + "x" * 80 + "/tiny-gpt-0941"
+    row = runs_row(RunRecord(path, "tiny-gpt", "task:reverse", started="2026-11-29 09:41:03",
+                             params=0, status="running", steps=0))
+    assert row.cells == ["tiny-gpt · 09:41:03", "", "task:reverse", "0", "", "running", path]
+    assert row.tips == {"Folder": path}
+    done = runs_row(RunRecord(path, "tiny-gpt", params=132_864, status="completed", steps=400,
+                              final_loss=0.123456))
+    assert done.cells[1] == "132,864" and done.cells[4] == "0.1235"
+    assert len(done.cells) == len(COLUMNS) and done.cells[-1] == path
+
+
+def test_a_run_shown_from_an_older_checkpoint_says_so_on_its_row():
+    record = RunRecord("/runs/a", "tiny-gpt", status="completed", steps=20)
+    note = "the newest checkpoint is damaged: step 10 is shown"
+    row = runs_row(record, note)
+    assert row.cells[COLUMNS.index("Status")] == "completed ⚠ older checkpoint used"
+    assert row.tips == {"Folder": "/runs/a", "Status": note}
+    assert runs_row(record, "").cells[COLUMNS.index("Status")] == "completed"
+
+
+def test_an_opened_runs_bar_names_it_shortened_to_the_controls_column():
+    assert progress_format("tiny-gpt · 09:41:03") == "%v / %m steps (tiny-gpt · 09:41:03)"
+    long = progress_format("attention-variants-mqa-seed-7 · 09:41:03")
+    assert long.startswith("%v / %m steps (") and "…" in long
+    assert len(long) == len("%v / %m steps ()") + 24

@@ -16,7 +16,7 @@ from gui_runs import WAIT_MS, past_runs
 
 from tfstudio.gui.training.shown_state import (DRAWN_VIEWS, ShownState, blocked_html,
                                                blocked_reason_of, buttons_for, is_training,
-                                               train_tips)
+                                               look_where, train_tips)
 
 torch.set_num_threads(1)
 
@@ -149,6 +149,13 @@ def test_telemetry_after_a_custom_look_comes_from_the_last_training_look():
     state.training_snapshot = None
     assert state.telemetry("grad_norm") == (None, "No gradient norm in this look: nothing is "
                                                    "coloured")
+
+
+def test_a_look_is_placed_at_its_training_step_or_now_on_the_users_text():
+    assert look_where({"step": 1200, "grad_norm": {}}) == "at step 1,200"
+    assert look_where({"step": 1200, "custom": True}) == "now, on your text"
+    assert look_where({"step": 40, "custom": False}) == "at step 40"
+    assert look_where({}) == "at step 0"
 
 
 def test_a_text_set_for_the_training_run_holds_its_boxes_and_no_other_runs():

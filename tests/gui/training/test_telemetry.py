@@ -8,7 +8,8 @@ import math
 
 import pytest
 
-from tfstudio.gui.training.telemetry import legend_lines, shown_values
+from tfstudio.gui.training.shown_state import ShownState
+from tfstudio.gui.training.telemetry import legend_lines, legend_text, note_line, shown_values
 
 LOOK = {"grad_norm": {"embed": 1.0, "layers.0": 3.0, "layers.1": 4.0, "head": 0.01},
         "activation_rms": {"embed": 1.0, "layers.0.attn": 0.5, "layers.1.attn": 0.5}}
@@ -43,3 +44,24 @@ def test_a_closed_groups_copies_and_the_scale_come_from_the_values_by_hand():
     opened = shown_values(look, "grad_norm", (), open_groups=("layers",))
     assert opened.inner == {"layers": {"attn": pytest.approx(5 ** 0.5)}}  # sqrt(1² + 2²)
     assert shown_values(look, "off") is None
+
+
+def test_the_note_says_what_the_colours_mean_whose_look_they_are_or_why_there_are_none():
+    """After a look at the user's own text (no backward pass) gradient norms come from the last
+    training look, and the note says so; with no such look nothing is coloured, and the note
+    says only that. (The canvas and its note: test_states.py.)"""
+    state = ShownState()
+    state.show_look({"step": 40, "grad_norm": {"embed": 2.0, "layers.0": 1.0}})
+    state.show_look({"step": 40, "custom": True, "text": "hello",
+                     "activation_rms": {"embed": 1.0}})
+    snapshot, extra = state.telemetry("grad_norm")
+    note = note_line("grad_norm", snapshot is not None, extra)
+    assert note.startswith(legend_text("grad_norm")) and "colours from step 40" in note
+    snapshot, extra = state.telemetry("activation_rms")        # its own: nothing to add
+    assert note_line("activation_rms", snapshot is not None, extra) == \
+        legend_text("activation_rms")
+    state.training_snapshot = None
+    snapshot, extra = state.telemetry("grad_norm")
+    assert note_line("grad_norm", snapshot is not None, extra) == \
+        "No gradient norm in this look: nothing is coloured"
+    assert note_line("off", False, "") == ""

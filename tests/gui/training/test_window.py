@@ -99,17 +99,6 @@ def test_train_from_the_menu_edits_refused_while_training_telemetry_on_canvas(wi
     assert explain.ablations() == []
 
 
-def test_canvas_blocks_name_their_explain_switches():
-    from tfstudio.gui.training.attach import blocks_to_ablate
-    offered = ["layers.0.attn", "layers.0.attn:head=1", "layers.0.ffn", "layers.1.attn",
-               "layers.10.attn", "moe.2", "encoder.0.attn"]
-    assert blocks_to_ablate(offered, ("layers",), ["attn"]) == ["layers.0.attn",
-                                                               "layers.1.attn", "layers.10.attn"]
-    assert blocks_to_ablate(offered, ("layers",), ["ffn", "norm"]) == ["layers.0.ffn"]
-    assert blocks_to_ablate(offered, (), ["layers"]) == []  # a group is not one switch
-    assert blocks_to_ablate(offered, ("encoder",), ["attn"]) == ["encoder.0.attn"]
-
-
 def test_the_editor_still_starts_without_torch():
     code = ("import sys; import tfstudio.gui.training.attach, tfstudio.gui.launch; "
             "print('torch' in sys.modules, 'pyqtgraph' in sys.modules)")

@@ -12,15 +12,14 @@ its weights are saved.
 """
 from __future__ import annotations
 
-import re
-import string
-
 from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QToolBar
 
+from .explain_links import (ABLATE, ablate_text, blocks_to_ablate, head_score_pool, run_label,
+                            toggled)
 from .shown_state import blocked_reason_of, buttons_for, train_tips
 from .workspace import BUILD, MODES, TRAIN, Workspace
 
@@ -201,7 +200,7 @@ class TrainingAttachment:
         """Right-click a block on the canvas: switch it off (or on again) in Explain, every copy
         of it in a repeated layer, and show what that changes."""
         w = self.window
-        action = QAction("Switch off in Explain (ablate)", w)
+        action = QAction(ABLATE, w)
         action.setToolTip("see what the loaded run's output loses without this block (no "
                           "retraining); again to switch it back on")
 
@@ -215,16 +214,13 @@ class TrainingAttachment:
                 w.show_message("Explain switches off attention, feed-forward and expert blocks "
                                "of a loaded run: train or open a run, then right-click one")
                 return
-            explain.set_ablations(sorted(set(explain.ablations()) ^ set(chosen)))
+            explain.set_ablations(toggled(explain.ablations(), chosen))
             self.show_panel()
             panel.tabs.setCurrentWidget(explain)
             explain.tabs.setCurrentIndex(explain.tabs.indexOf(explain.ablation_page))
 
         def name_the_action(*_args) -> None:  # it says what it will do to the selection
-            chosen = picked()
-            off = bool(chosen) and set(chosen) <= set(explain.ablations())
-            action.setText("Switch on again in Explain" if off
-                           else "Switch off in Explain (ablate)")
+            action.setText(ablate_text(picked(), explain.ablations()))
         action.triggered.connect(ablate)
         explain.ablations_changed.connect(name_the_action)
         w.view.context_menu_opening.connect(name_the_action)
@@ -297,27 +293,15 @@ class TrainingAttachment:
         self.stop_action.setEnabled(offered.stop)
 
 
-def blocks_to_ablate(offered: list[str], path: tuple[str, ...], node_ids: list[str]) -> list[str]:
-    """The Explain switches naming these canvas blocks: ``attn`` inside group ``layers`` is
-    every copy, ``layers.0.attn``, ``layers.1.attn``, ..."""
-    prefix = "".join(rf"{re.escape(group)}\.\d+\." for group in path)
-    wanted = [re.compile(prefix + re.escape(node) + "$") for node in node_ids]
-    return [name for name in offered if any(p.match(name) for p in wanted)]
-
-
 def _show_head_roles(panel, model, tokenizer) -> None:
     """Score each head of the loaded weights (previous token, induction) for the attention
     grid, off the GUI thread; cleared while no weights are loaded."""
     panel.attention.set_head_roles({})
-    if model is None:
+    pool = head_score_pool(tokenizer) if model is not None else None
+    if pool is None:
         return
     from ...probes import head_scores
 
-    pool = [ids[0] for ch in string.ascii_letters
-            if len(ids := tokenizer.encode(ch)) == 1 and tokenizer.decode(ids) == ch]
-    pool = list(dict.fromkeys(pool))
-    if len(pool) < 4:  # too few distinct tokens for a random sequence to repeat
-        return
     step = panel.host.step  # the scores describe these weights, and the look of this step
     panel.background.submit(lambda: head_scores(model, pool, length=min(12, len(pool))),
                             lambda roles: panel.attention.set_head_roles(roles, step),
@@ -332,12 +316,4 @@ def attach(window) -> TrainingAttachment:
 
 
 def _run_label(panel, run_dir=None) -> str:
-    """The name Runs gives the run in ``run_dir`` (default: the run whose insides are
-    viewed), else its folder's name; "" for none."""
-    viewed = panel.viewed
-    if run_dir is None:
-        return (viewed.name or viewed.path.name) if viewed is not None else ""
-    if viewed is not None and viewed.path == Path(run_dir) and viewed.name:
-        return viewed.name
-    return next((r.label for r in panel.history.records() if Path(r.path) == Path(run_dir)),
-                Path(run_dir).name)
+    return run_label(panel.viewed, run_dir, panel.history.records)

@@ -103,6 +103,30 @@ def head_choices(heads: int) -> list:
     return [AVERAGE, GRID, *range(heads)] if heads else []
 
 
+def head_entries(heads: int, title) -> list[tuple[str, object, str | None]]:
+    """The Heads box's (label, choice, tooltip) for a layer of ``heads`` heads (``head_choices``
+    in order): "Average of 4", "All heads", then each head by ``title(head, scores)`` (its
+    scores in the tooltip only)."""
+    entries = []
+    for choice in head_choices(heads):
+        if choice == AVERAGE:
+            entries.append((f"Average of {heads}", AVERAGE, None))
+        elif choice == GRID:
+            entries.append(("All heads", GRID, None))
+        else:
+            entries.append((title(choice, False).capitalize(), choice, title(choice, True)))
+    return entries
+
+
+def map_tokens(look: dict | None, entry: dict | None) -> tuple[list[str], list[str]]:
+    """(the rows' tokens, the columns') of a layer's maps in ``look``: its queries' stream
+    down, its keys' across (an encoder-decoder's cross-attention: target down, source across)."""
+    if entry is None:
+        return [], []
+    tokens = (look or {}).get("tokens") or {}
+    return list(tokens.get(entry["query_role"], [])), list(tokens.get(entry["key_role"], []))
+
+
 def colour_range(contrast: bool) -> tuple[float, float] | None:
     """A map's colour range: (0, 1), that of a probability, or None (each map from 0 to its own
     largest weight) when the user asked for contrast per map."""

@@ -19,9 +19,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .attention_lines import (AVERAGE, GRID, colour_range, empty_text, head_choices, head_groups,
-                              head_matrix, head_title, info_line, kv_group, map_title, roles_for,
-                              shared_kv)
+from .attention_lines import (GRID, colour_range, empty_text, head_entries, head_groups,
+                              head_matrix, head_title, info_line, kv_group, map_title, map_tokens,
+                              roles_for, shared_kv)
 from .kept_choice import kept_choice
 from .labels import muted, placeholder
 from .picture_export import ExportButton
@@ -175,17 +175,13 @@ class AttentionView(QWidget):
         current = self.head.currentData()
         self.head.blockSignals(True)
         self.head.clear()
-        choices = head_choices(heads)
-        for choice in choices:
-            if choice == AVERAGE:
-                self.head.addItem(f"Average of {heads}", AVERAGE)
-            elif choice == GRID:
-                self.head.addItem("All heads", GRID)
-            else:
-                self.head.addItem(self.head_title(choice, scores=False).capitalize(), choice)
-                self.head.setItemData(self.head.count() - 1, self.head_title(choice),
-                                      Qt.ToolTipRole)
-        if choices:
+        entries = head_entries(heads, lambda h, scores: self.head_title(h, scores=scores))
+        for label, choice, tip in entries:
+            self.head.addItem(label, choice)
+            if tip is not None:
+                self.head.setItemData(self.head.count() - 1, tip, Qt.ToolTipRole)
+        if entries:
+            choices = [choice for _, choice, _ in entries]
             self.head.setCurrentIndex(self.head.findData(kept_choice(current, choices)))
         self.head.blockSignals(False)
 
@@ -194,12 +190,7 @@ class AttentionView(QWidget):
         return attention.get(self.layer.currentText())
 
     def labels(self) -> tuple[list[str], list[str]]:
-        entry = self._entry()
-        tokens = (self.snapshot or {}).get("tokens") or {}
-        if entry is None:
-            return [], []
-        return (list(tokens.get(entry["query_role"], [])),
-                list(tokens.get(entry["key_role"], [])))
+        return map_tokens(self.snapshot, self._entry())
 
     def shown_matrix(self) -> tuple[np.ndarray, np.ndarray] | None:
         """The matrix in the single heatmap (a head or the average) and its allowed mask."""

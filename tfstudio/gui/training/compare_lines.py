@@ -1,7 +1,8 @@
 """What the Compare view writes, without Qt: a lesson's line above the form, the verdict (its
 word large, the checks under it), the table's two-line column names, the status line when the
-runs are done and the names the runs take in Runs; and what the results' plots draw of the
-report's data (the points, the layers, the floor of a log axis). compare_view.py and
+runs start and when they are done and the names the runs take in Runs; what the form asks
+(the ticked values crossed, the eval lengths a corpus takes); and what the results' plots draw
+of the report's data (the points, the layers, the floor of a log axis). compare_view.py and
 compare_results.py show them."""
 from __future__ import annotations
 
@@ -55,6 +56,46 @@ def two_lines(header: str, longest: int = 12) -> str:
     middle = len(header) / 2
     cut = min((i for i, ch in enumerate(header) if ch == " "), key=lambda i: abs(i - middle))
     return header[:cut] + "\n" + header[cut + 1:]
+
+
+def varies_of(ticked) -> list[tuple[str, list[str]]]:
+    """The switches to cross from the ticked (switch, value) boxes, in the form's order: each
+    switch once, with its ticked values."""
+    chosen: dict[str, list[str]] = {}
+    for key, value in ticked:
+        chosen.setdefault(key, []).append(value)
+    return list(chosen.items())
+
+
+def lengths_field(corpus: str, lesson: str | None) -> tuple[bool, str]:
+    """(whether Eval lengths is editable, its tooltip): a task is scored on its answers and a
+    lesson brings its own lengths."""
+    task = corpus.startswith("task:")
+    return (not task and not lesson,
+            "a task is scored on its answers: no loss by position" if task
+            else "loss measured by position up to each length")
+
+
+def eval_lengths(text: str, enabled: bool) -> list[int]:
+    """The lengths typed in Eval lengths ("64, 128"), none while it is off (ValueError on a
+    word)."""
+    return [int(x) for x in text.split(",") if x.strip()] if enabled else []
+
+
+def eval_every(steps: int) -> int:
+    """A comparison of your own evaluates ten times a run."""
+    return max(1, steps // 10)
+
+
+def started_line(variants: int, seeds: int, folder) -> str:
+    return f"Training {variants} variant(s) x {seeds} seed(s) in {folder}"
+
+
+def table_cells(shown: Shown) -> list[list[tuple[str, str]]]:
+    """The report's table as (text, tooltip) cells: each cell's tooltip names its column in
+    full (the header wraps it on two lines) and says the value again."""
+    return [[(text, f"{shown.header[c]}: {text}") for c, text in enumerate(row)]
+            for row in shown.rows]
 
 
 def done_line(shown: Shown) -> str:

@@ -17,8 +17,8 @@ from .. import theme
 from .colours import series_colour
 from .compare_job import Shown
 from .compare_lines import (drawn_points, grad_norm_layers, intro_html, legend_name, log_floored,
-                            loss_hint, run_name, seed_entries, steps_done, two_lines,
-                            verdict_html)
+                            loss_hint, run_name, seed_entries, steps_done, table_cells,
+                            two_lines, verdict_html)
 from .curves_view import place_hint
 from .plots import (layer_style, layout_widget, legend_above, live_plot, menu_later_plot, pen,
                     styled_plot, title_html)
@@ -195,10 +195,10 @@ class CompareResults(QWidget):
         self.table.setColumnCount(len(shown.header))
         self.table.setHorizontalHeaderLabels([two_lines(h) for h in shown.header])
         self.table.setRowCount(len(shown.rows))
-        for r, row in enumerate(shown.rows):
-            for c, text in enumerate(row):
+        for r, row in enumerate(table_cells(shown)):
+            for c, (text, tip) in enumerate(row):
                 item = QTableWidgetItem(text)
-                item.setToolTip(f"{shown.header[c]}: {text}")
+                item.setToolTip(tip)
                 self.table.setItem(r, c, item)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeToContents)

@@ -27,8 +27,10 @@ from ...graph import Graph
 from ...runs import TrainConfig
 from ..text import short_name
 from .compare_job import ComparisonJob, RunEnd, Shown, stopped_text
-from .compare_lines import done_line, finished_runs, lesson_html, stopped_runs
+from .compare_lines import (done_line, eval_every, eval_lengths, finished_runs, lengths_field,
+                            lesson_html, started_line, stopped_runs, varies_of)
 from .compare_results import CompareResults
+from .setup_lines import corpus_entry
 from .setup_view import TOKENIZERS
 
 DRAIN_INTERVAL_MS = 100
@@ -166,12 +168,11 @@ class CompareView(QWidget):
         return switches
 
     def _fill_form(self, config: TrainConfig) -> None:
-        index = self.corpus.findData(config.corpus)
-        if index < 0:
-            index = self.corpus.findData("sample:medium" if config.corpus == "sample" else "")
-        if index >= 0:
-            self.corpus.setCurrentIndex(index)
-        else:
+        spec, new = corpus_entry(config.corpus, [self.corpus.itemData(i)
+                                                 for i in range(self.corpus.count())])
+        if new is None:
+            self.corpus.setCurrentIndex(self.corpus.findData(spec))
+        else:   # a corpus of its own (a file, a folder): typed in
             self.corpus.setEditText(config.corpus)
         self.tokenizer.setCurrentText(config.tokenizer)
         self.steps.setValue(config.steps)
@@ -184,10 +185,9 @@ class CompareView(QWidget):
         return self.corpus.currentText().strip() or "sample"
 
     def _lengths_for_corpus(self) -> None:
-        task = self._corpus_spec().startswith("task:")
-        self.lengths.setEnabled(not task and not self.lesson.currentData())
-        self.lengths.setToolTip("a task is scored on its answers: no loss by position"
-                                if task else "loss measured by position up to each length")
+        enabled, tip = lengths_field(self._corpus_spec(), self.lesson.currentData())
+        self.lengths.setEnabled(enabled)
+        self.lengths.setToolTip(tip)
 
     # ------------------------------------------------------------------ lessons
     def showEvent(self, event) -> None:
@@ -238,11 +238,7 @@ class CompareView(QWidget):
 
     # ------------------------------------------------------------------ running
     def varies(self) -> list[tuple[str, list[str]]]:
-        chosen = {}
-        for (key, value), box in self.boxes.items():
-            if box.isChecked():
-                chosen.setdefault(key, []).append(value)
-        return list(chosen.items())
+        return varies_of(pair for pair, box in self.boxes.items() if box.isChecked())
 
     def _base(self) -> tuple[str, Graph]:
         from ... import load_graph
@@ -264,12 +260,11 @@ class CompareView(QWidget):
         varies = self.varies()
         if not varies:
             raise ValueError("tick at least one value to compare, or pick a lesson")
-        lengths = [int(x) for x in self.lengths.text().split(",") if x.strip()] \
-            if self.lengths.isEnabled() else []
+        lengths = eval_lengths(self.lengths.text(), self.lengths.isEnabled())
         label, base = self._base()
         config = TrainConfig(corpus=self._corpus_spec(), tokenizer=self.tokenizer.currentText(),
                              steps=self.steps.value(), lr=self.lr.value(), seed=seeds[0],
-                             eval_every=max(1, self.steps.value() // 10))
+                             eval_every=eval_every(self.steps.value()))
         config.check()
         return label, base, varies, seeds, config, lengths, ""
 
@@ -296,7 +291,7 @@ class CompareView(QWidget):
         self.progress.setRange(0, len(names) * len(seeds) * config.steps)
         self.progress.setValue(0)
         self.progress.show()
-        self._started(f"Training {len(names)} variant(s) x {len(seeds)} seed(s) in {folder}")
+        self._started(started_line(len(names), len(seeds), folder))
         self.stop_button.setEnabled(True)
         return True
 

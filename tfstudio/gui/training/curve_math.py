@@ -1,7 +1,10 @@
-"""The numbers behind the curves' reading aids, without Qt: exponential smoothing as TensorBoard
-draws it, the moving average of the throughput, the x coordinate of each point (step or wall
-time), the hover readout's text and where its box stands (:func:`readout_at`), and each
-layer's line in the per-layer plot (:func:`layer_line`).
+"""The numbers behind the curves and their reading aids, without Qt: the arrays a growing run's
+curves are drawn from (:class:`GrowingArray`, :class:`EmaArray`: only the new points
+converted), exponential smoothing as TensorBoard draws it, the moving average of the
+throughput, the x coordinate of each point (step or wall time), the hover readout's text and
+where its box stands (:func:`readout_at`), each layer's line in the per-layer plot
+(:func:`layer_line`), and how many columns the legends take so that the plots fit the view's
+width (:func:`legend_columns`).
 
 Smoothing is TensorBoard's: an exponential moving average with weight ``w`` (0: raw, 0.99:
 very smooth), debiased so the first points are not pulled towards zero::
@@ -23,7 +26,17 @@ X_LABELS = {STEP: "step", WALL: "seconds since the start"}
 SPEED_WINDOW = 20  # steps in the moving average of tokens / s (single steps are noisy)
 READOUT_OFFSET = 16  # px from the pointer to the readout box, right and down (or left, up)
 LAYER_STYLES = 5     # line styles told apart; past them a layer's style repeats, thinner
+SMOOTHING_STEPS = 100  # the smoothing slider's positions: weight = position / 100
 
+
+
+def smoothing_weight(position: int) -> float:
+    """The EMA weight at the smoothing slider's ``position`` (0: raw, 99: 0.99)."""
+    return position / SMOOTHING_STEPS
+
+
+def smoothing_label(weight: float) -> str:
+    return f"Smoothing {weight:.2f}"
 
 
 def moving_average(values: np.ndarray, window: int = SPEED_WINDOW) -> np.ndarray:
@@ -34,6 +47,29 @@ def moving_average(values: np.ndarray, window: int = SPEED_WINDOW) -> np.ndarray
     n = np.arange(1, values.size + 1)
     lo = np.maximum(0, n - window)
     return (sums[n] - sums[lo]) / (n - lo)
+
+class GrowingArray:
+    """A float array that follows a growing list, copying only the new items: a redraw at
+    step 20,000 converts as little as one at step 20."""
+
+    def __init__(self):
+        self._buffer = np.empty(256)
+        self.size = 0
+
+    def sync(self, values: list) -> np.ndarray:
+        if len(values) < self.size:  # the list was replaced (a run reloaded): start over
+            self.size = 0
+        new = values[self.size:]
+        if new:
+            end = self.size + len(new)
+            if end > len(self._buffer):
+                grown = np.empty(max(end, 2 * len(self._buffer)))
+                grown[:self.size] = self._buffer[:self.size]
+                self._buffer = grown
+            self._buffer[self.size:end] = np.asarray(new, dtype=float)
+            self.size = end
+        return self._buffer[:self.size]
+
 
 class EmaArray:
     """The debiased EMA of a growing array, extended by only its new points (a redraw at step
@@ -170,6 +206,21 @@ def layer_line(i: int, width: float) -> tuple[int, float]:
     """(line style index, pen width) of a run's ``i``-th layer: the colour names the run, the
     style the layer; past LAYER_STYLES layers the styles repeat at half the width."""
     return i % LAYER_STYLES, width if i < LAYER_STYLES else width / 2
+
+
+def legend_columns(need, width: int, most: tuple[int, int]) -> tuple[int, int, int]:
+    """(the runs' legend's columns, the layers' legend's, the plots' least width): each legend
+    from its ``most`` columns, the runs' first, stacks its entries onto more rows until the
+    plots fit ``width``, as ``need(runs, layers)`` (their width with the legends in those
+    columns) says. Plots still wider than the view keep their width (0: they fit), to scroll
+    sideways rather than be cut."""
+    runs, layers = most
+    while need(runs, layers) > width and runs > 1:
+        runs -= 1
+    while need(runs, layers) > width and layers > 1:
+        layers -= 1
+    least = need(runs, layers)
+    return runs, layers, least if least > width else 0
 
 
 def accuracy_points(val_steps, accuracy) -> tuple[list[int], list[float]]:

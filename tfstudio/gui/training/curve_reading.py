@@ -9,9 +9,9 @@ from PySide6.QtCore import QObject, QPoint, Qt, Signal
 from PySide6.QtWidgets import QComboBox, QFrame, QLabel, QSlider
 
 from .. import theme
-from .curve_math import STEP, X_AXES, readout, readout_at
+from .curve_math import (SMOOTHING_STEPS, STEP, X_AXES, readout, readout_at, smoothing_label,
+                         smoothing_weight)
 
-SMOOTHING_STEPS = 100  # the slider's positions: weight = position / 100, at most 0.99
 READOUT_HINT = "Point at a plot to read every run's values at that step"
 
 
@@ -45,7 +45,7 @@ class CurveReader(QObject):
         self._plots, self._items = plots, plot_items
         self._shown, self._smoothed = shown, smoothed
         self.smoothing = QSlider(Qt.Horizontal)
-        self.smoothing.setRange(0, SMOOTHING_STEPS - 1)
+        self.smoothing.setRange(0, SMOOTHING_STEPS - 1)  # weights 0 to 0.99
         self.smoothing.setFixedWidth(64)
         self.smoothing.setToolTip(
             "Smoothing (exponential moving average, as TensorBoard): the loss and gradient "
@@ -80,14 +80,14 @@ class CurveReader(QObject):
 
     @property
     def weight(self) -> float:
-        return self.smoothing.value() / SMOOTHING_STEPS
+        return smoothing_weight(self.smoothing.value())
 
     @property
     def axis(self) -> str:
         return self.x_axis.currentData() or STEP
 
     def _smoothing_moved(self, _value: int) -> None:
-        self.smoothing_label.setText(f"Smoothing {self.weight:.2f}")
+        self.smoothing_label.setText(smoothing_label(self.weight))
         self.changed.emit()
         self._update_text()
 

@@ -13,8 +13,9 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QGraphicsItem, QHBoxLayout,
 
 from .colours import series_colour
 from .curve_hints import EMPTY_HINT, plot_hint
-from .curve_math import (SPEED_WINDOW, STEP, WALL, X_LABELS, EmaArray, accuracy_points,
-                         layer_line, loss_axis, moving_average, step_axis_final, x_of)
+from .curve_math import (SPEED_WINDOW, STEP, WALL, X_LABELS, EmaArray, GrowingArray,
+                         accuracy_points, layer_line, legend_columns, loss_axis, moving_average,
+                         step_axis_final, x_of)
 from .curve_reading import CurveReader
 from .picture_export import ExportButton
 from .. import theme
@@ -26,29 +27,6 @@ from .series import RunSeries, still_logging, write_csv
 MIN_DATA_HEIGHT = 200  # px of every plot's data area (a shorter screen scrolls)
 RAW_ALPHA = 60  # the raw curve behind a smoothed one: faint, as in TensorBoard
 RUN_COLUMNS, LAYER_COLUMNS = 2, 6  # the most columns of the runs' and the layers' legends
-
-
-class GrowingArray:
-    """A float array that follows a growing list, copying only the new items: a redraw at
-    step 20,000 converts as little as one at step 20."""
-
-    def __init__(self):
-        self._buffer = np.empty(256)
-        self.size = 0
-
-    def sync(self, values: list) -> np.ndarray:
-        if len(values) < self.size:  # the list was replaced (a run reloaded): start over
-            self.size = 0
-        new = values[self.size:]
-        if new:
-            end = self.size + len(new)
-            if end > len(self._buffer):
-                grown = np.empty(max(end, 2 * len(self._buffer)))
-                grown[:self.size] = self._buffer[:self.size]
-                self._buffer = grown
-            self._buffer[self.size:end] = np.asarray(new, dtype=float)
-            self.size = end
-        return self._buffer[:self.size]
 
 
 class _Entry:
@@ -346,16 +324,14 @@ class CurvesView(QWidget):
             return
         self._fitted_width = fitted
 
-        def need() -> int:
+        def need(runs: int, layers: int) -> int:
+            set_columns(self.legend, runs)
+            set_columns(self.layer_legend, layers)
             return int(self.plots.ci.effectiveSizeHint(Qt.MinimumSize).width()) + 1
 
         columns = (self.legend.columnCount, self.layer_legend.columnCount)
-        set_columns(self.legend, RUN_COLUMNS)
-        set_columns(self.layer_legend, LAYER_COLUMNS)
-        for legend in (self.legend, self.layer_legend):
-            while need() > width and legend.columnCount > 1:
-                set_columns(legend, legend.columnCount - 1)
-        self.plots.setMinimumWidth(need() if need() > width else 0)
+        *_, least = legend_columns(need, width, (RUN_COLUMNS, LAYER_COLUMNS))
+        self.plots.setMinimumWidth(least)
         if columns != (self.legend.columnCount, self.layer_legend.columnCount):
             # the plots laid out again at the view's size: a layout wider than the view keeps
             # its width until the view itself is resized (pyqtgraph sets it only then)

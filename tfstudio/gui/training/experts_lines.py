@@ -2,10 +2,17 @@
 canvas has mixture-of-experts blocks and how many (:func:`before_training`); after, the MoE
 layers it offers (:func:`expert_layers`), how many experts a layer has (:func:`expert_count`),
 the balanced share (:func:`balanced_share`), the tokens its routing read
-(:func:`routed_tokens`) and the line counting first choices (:func:`first_choices_line`)."""
+(:func:`routed_tokens`), each token's first choice (:func:`first_choices`) coloured by its
+expert (:func:`coloured_tokens_html`) and the line counting them (:func:`first_choices_line`)."""
 from __future__ import annotations
 
+import html
+
+import numpy as np
+
 from ...graph import block_types as bt
+from .palette import series_rgb
+from .token_text import display_token
 
 NO_MOE = ("This graph has no mixture-of-experts block. Try the tiny-mixtral preset to see a "
           "router at work.")
@@ -74,3 +81,21 @@ def look_caption(first: list[int] | None, experts: int, step: int) -> str:
     token's first-choice expert, from the look at ``step``), or, with no routing looked at
     yet (None), when the colours come."""
     return NO_LOOK_YET if first is None else first_choices_line(first, experts, step)
+
+
+def first_choices(routing: dict) -> list[int]:
+    """Each routed token's first-choice expert (a look's ``assignments``: [tokens, top-k])."""
+    return np.asarray(routing["assignments"])[:, 0].tolist()
+
+
+def coloured_tokens_html(tokens: list[str], experts: list[int]) -> str:
+    """Tokens as spans whose background is their expert's colour (dark text stays legible on
+    the Tableau palette's light and mid tones)."""
+    spans = []
+    for token, expert in zip(tokens, experts):
+        red, green, blue = series_rgb(int(expert))
+        spans.append(f"<span title='expert {expert}' style='background-color:"
+                     f"rgba({red},{green},{blue},0.6);"
+                     f"color:#1d2230;'>{html.escape(display_token(token))}</span>")
+    return "<span style='font-family:monospace;font-size:13pt;'>" + "&#8203;".join(spans) + \
+        "</span>"

@@ -3,35 +3,19 @@ training (a balanced router gives every expert top_k / experts), and the probe t
 the expert each token was sent to first."""
 from __future__ import annotations
 
-import html
-
 import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from .colours import series_colour
-from .experts_lines import (NO_MOE, balanced_share, before_training, expert_count, expert_layers,
-                           look_caption, routed_tokens)
+from .experts_lines import (NO_MOE, balanced_share, before_training, coloured_tokens_html,
+                            expert_count, expert_layers, first_choices, look_caption,
+                            routed_tokens)
 from .kept_choice import kept_choice
 from .labels import muted, placeholder
-from .token_text import display_token
 from .picture_export import ExportButton
 from .plots import STEP_LINE, layout_widget, legend_above, live_plot, pen, styled_plot
 from .series import RunSeries, still_logging
-
-
-def coloured_tokens_html(tokens: list[str], experts: list[int]) -> str:
-    """Tokens as spans whose background is their expert's colour (dark text stays legible on
-    the Tableau palette's light and mid tones)."""
-    spans = []
-    for token, expert in zip(tokens, experts):
-        colour = series_colour(int(expert))
-        colour.setAlpha(150)
-        spans.append(f"<span title='expert {expert}' style='background-color:"
-                     f"rgba({colour.red()},{colour.green()},{colour.blue()},0.6);"
-                     f"color:#1d2230;'>{html.escape(display_token(token))}</span>")
-    return "<span style='font-family:monospace;font-size:13pt;'>" + "&#8203;".join(spans) + \
-        "</span>"
 
 
 class ExpertsView(QWidget):
@@ -135,7 +119,7 @@ class ExpertsView(QWidget):
                                                     name="balanced"))
         if routing:
             stream = routed_tokens(self.snapshot.get("tokens") or {})
-            first = np.asarray(routing["assignments"])[:, 0].tolist()
+            first = first_choices(routing)
             self.tokens.setText(coloured_tokens_html(stream[:len(first)], first))
             self.caption.setText(look_caption(first, experts, self.snapshot.get("step", 0)))
         else:

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .explain_lines import SEPARATOR
+from .explain_lines import SEPARATOR, rescored, span_positions
 from .labels import muted
 
 ABLATION_HINT = ("Tick a block, head or expert to switch it off (no retraining) and see the loss "
@@ -62,10 +62,9 @@ class AblationPage(QWidget):
         self._span_edited(emit=False)
 
     def _span_edited(self, emit: bool = True) -> None:
-        ranged = self.span_kind.currentData() == "range"
         for box in (self.span_start, self.span_end):
-            box.setEnabled(ranged)
-        if emit and self.ablations():   # a span changes nothing with every block on
+            box.setEnabled(self.span_kind.currentData() == "range")
+        if emit and rescored(self.ablations()):
             self.changed.emit()
 
     def set_targets(self, targets: list[str]) -> None:
@@ -82,7 +81,7 @@ class AblationPage(QWidget):
         """The text has ``length`` tokens: positions 1..length-1 can be scored."""
         for box in (self.span_start, self.span_end):
             box.blockSignals(True)
-            box.setRange(1, max(1, length - 1))
+            box.setRange(*span_positions(length))
             box.blockSignals(False)
 
     def span_choice(self) -> tuple[str, int, int]:

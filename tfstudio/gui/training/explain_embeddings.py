@@ -7,47 +7,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QVBoxLayout, QWidget
 
 from .colours import themed_colour
+from .embedding_map import (FRESH_HINT, LABEL_ROOM, label_offsets, map_range, neighbours,
+                            replay_action, step_caption)
 from .explain_lines import embedding_note, orthogonality_text, replay_hint, replay_index
 from .labels import muted
 from .token_text import display_token
 from .plots import layout_widget, menu_later_plot, styled_plot
-
-MAP_MARGIN = 0.08     # the replayed map's fixed axes leave this share of room around the points
-
-
-def map_range(maps: list[dict]) -> tuple[tuple[float, float], tuple[float, float]]:
-    """((x0, x1), (y0, y1)) holding every map's points with a margin: fixed axes, so a replay
-    shows the points move rather than the axes rescale."""
-    points = np.concatenate([m["coords"] for m in maps])
-    low, high = points.min(axis=0), points.max(axis=0)
-    pad = np.maximum(high - low, 1e-6) * MAP_MARGIN
-    return ((low[0] - pad[0], high[0] + pad[0]), (low[1] - pad[1], high[1] + pad[1]))
-
-
-def label_offsets(coords: np.ndarray, labels: list[str], ranges,
-                  cell: tuple[float, float] = (0.0075, 0.04)) -> np.ndarray:
-    """[n, 2] data-space shifts that stack labels which would overlap (untrained tokens often
-    sit on one spot) upwards, one line apart, instead of printing them over each other.
-    ``cell``: a character's width and a line's height, as shares of the axes' spans."""
-    (x0, x1), (y0, y1) = ranges
-    span = np.array([max(x1 - x0, 1e-12), max(y1 - y0, 1e-12)])
-    char, line = cell
-    placed: list[tuple[float, float, float]] = []  # (x, y, half width), in axis shares
-    shifts = np.zeros_like(coords, dtype=np.float64)
-    for i, ((x, y), label) in enumerate(zip(coords / span, labels)):
-        half, lift = char * max(len(display_token(label)), 1) / 2, 0.0
-        while any(abs(x - px) < half + ph and abs(y + lift - py) < line
-                  for px, py, ph in placed):
-            lift += line
-        placed.append((x, y + lift, half))
-        shifts[i, 1] = lift * span[1]
-    return shifts
-
 
 def _replay_slider(chosen) -> QSlider:
     slider = QSlider(Qt.Horizontal)
@@ -121,14 +90,14 @@ class EmbeddingsPage(QWidget):
         self.orthogonality.setText(orthogonality_text(read_out.get("angles")))
         self._picked = picked
         key = (id(self.model), self.run_dir, tuple(int(i) for i in read_out["ids"]))
-        if self.run_dir is None:
-            self._set_replay([read_out], "Fresh weights: train or open a run to replay the "
-                                         "map over its training.")
-        elif key != self._replay_key:
+        action = replay_action(self.run_dir, key, self._replay_key, bool(self.replay))
+        if action == "fresh":
+            self._set_replay([read_out], FRESH_HINT)
+        elif action == "ask":
             self._replay_key = key
             self._draw_map(read_out, [read_out])  # the loaded weights now, the replay after
             self._request_replay(key)
-        elif self.replay:
+        elif action == "show":
             self._replay_step_chosen(self.step_slider.value())
         else:  # the replay is still loading
             self._draw_map(read_out, [read_out])
@@ -219,21 +188,16 @@ class EmbeddingsPage(QWidget):
         (x0, x1), (y0, y1) = ranges
         plot.setXRange(x0, x1, padding=0)
         # room above the highest point for its label (drawn 1.2 lines over it)
-        plot.setYRange(y0, y1 + (y1 - y0) * cell[1] * 1.5, padding=0)
+        plot.setYRange(y0, y1 + (y1 - y0) * cell[1] * LABEL_ROOM, padding=0)
         step = entry.get("step")
-        self.step_label.setText("now" if step is None else f"step {step:,}")
-        nearest = None
-        ids = [int(i) for i in entry["ids"]]
+        self.step_label.setText(step_caption(step))
         picked = self._picked
         picked_ids = self.tokenizer.encode(picked) if self.tokenizer is not None and picked \
             else []
-        if len(picked_ids) == 1 and picked_ids[0] in ids:
-            row = ids.index(picked_ids[0])
+        row, nearest = neighbours(entry, picked_ids)
+        if row is not None:
             plot.addItem(pg.ScatterPlotItem([coords[row, 0]], [coords[row, 1]], size=12,
                                             brush=pg.mkBrush(themed_colour("accent")),
                                             pen=pg.mkPen(ink, width=1)))
-            names = dict(zip(ids, labels))
-            nearest = [(names[int(i)], c) for i, c in
-                       zip(entry["neighbours"][row], entry["neighbour_cosines"][row])]
         self.embedding_note.setText(embedding_note(len(labels), step, entry["explained"],
                                                    picked, nearest))

@@ -2,8 +2,9 @@
 token's line under a stage (:func:`picked_text`, :func:`picked_line`), whose weights it shows
 (:func:`source_caption`), which tokens an ablation's loss is scored on (:func:`chosen_span`) and
 what switching blocks off changed (:func:`effect_text`), how token vectors sit against
-position vectors (:func:`orthogonality_text`), and each cell of the logit lens
-(:func:`lens_cell`; its shade: explain_colours.lens_rgb)."""
+position vectors (:func:`orthogonality_text`), each cell of the logit lens
+(:func:`lens_cell`; its shade: explain_colours.lens_rgb), and what the Token, Layer and Head
+pickers offer (:func:`token_choices`, :func:`attention_choices`)."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -102,6 +103,18 @@ def chosen_span(kind: str, tokens: list[str], start: int, end: int
     return None, "", ""
 
 
+def span_positions(length: int) -> tuple[int, int]:
+    """The positions a span of a ``length``-token text can score: 1 to the last (position 0
+    has no context to predict it from)."""
+    return 1, max(1, length - 1)
+
+
+def rescored(ablations: list[str]) -> bool:
+    """Whether a new span is scored again: only with a block switched off (with every block
+    on, the span changes nothing)."""
+    return bool(ablations)
+
+
 def effect_text(effect, note: str = "") -> str:
     """The report: what was switched off and each loss, labelled with its tokens."""
     if effect is None:
@@ -138,6 +151,12 @@ class LensCell(NamedTuple):
     p: float       # that probability, which shades the cell
     answer: bool   # already the model's answer at that position (its last layer's token)
     tooltip: str   # the top tokens with their probabilities
+
+    @property
+    def white_text(self) -> bool:
+        """Its text in white: on a cell shaded dark (surer than 0.6), the theme's ink would
+        not read."""
+        return self.p > 0.6
 
 
 def lens_cell(lens, layer: int, position: int) -> LensCell:
@@ -200,3 +219,17 @@ def layers_title(name: str, layers: int) -> str:
     (``name``: the stage's, its block named before ": ")."""
     step = name.split(": ", 1)[-1]
     return f"“{step}” in each of the {layers} layers, side by side (the one explained framed):"
+
+
+def token_choices(tokens: list[str]) -> list[tuple[str, int]]:
+    """The Token picker's entries: each position and its token, made visible ("3: ␣")."""
+    return [(f"{i}: {display_token(token)}", i) for i, token in enumerate(tokens)]
+
+
+def attention_choices(modules) -> tuple[int, list[tuple[str, int | None]]]:
+    """(the highest head every attention block has, the Layer picker's entries) of a model's
+    ``attention_modules()``: "every layer", then each layer index its blocks' keys hold."""
+    heads = [module.heads for _, module in modules]
+    layers = sorted({k for key, _ in modules for k in key if isinstance(k, int)})
+    return (max(0, min(heads) - 1) if heads else 0,
+            [("every layer", None)] + [(f"layer {index}", index) for index in layers])

@@ -1,7 +1,8 @@
 """The walk as small pictures of the picked token, one per step (see
 :meth:`tfstudio.probes.walk.Step.summary`): a vector as a strip of coloured cells, one number per
 position (or per key, for the picked token's row of attention) as labelled bars, a distribution
-over the vocabulary as its likeliest tokens with the rest summed. Values show on hover."""
+over the vocabulary as its likeliest tokens with the rest summed (which: :mod:`.explain_pictures`).
+Values show on hover."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -14,6 +15,7 @@ from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QVBoxLayout, QWidget
 from .colours import themed_colour
 from .explain_colours import strip_rgb, strip_scale
 from .explain_lines import picked_text
+from .explain_pictures import shape_title, stage_names, stage_pictures
 from .labels import muted
 from .token_text import display_token
 
@@ -109,8 +111,7 @@ class StagePicture(QFrame):
         self.current = False   # the stage being explained
         self._matrix = matrix
         self.setFrameShape(QFrame.StyledPanel)
-        shape = " x ".join(map(str, summary["shape"])) or "scalar"
-        title = QLabel(f"<b>{summary['name']}</b>  [{shape}]")
+        title = QLabel(shape_title(summary["name"], summary["shape"]))
         title.setTextFormat(Qt.RichText)
         title.setWordWrap(True)   # a narrow picture (the row across the layers) keeps it all
         column = QVBoxLayout(self)
@@ -119,42 +120,18 @@ class StagePicture(QFrame):
         column.addWidget(title)
         column.addWidget(muted(summary["formula"]))
         self.pictures: list[QWidget] = []
-        picked = display_token(tokens[position]) if 0 <= position < len(tokens) else ""
-        ids = [int(i) for i in summary.get("top_ids", ())]
-        names = (list(summary["top_tokens"]) if "top_tokens" in summary
-                 else token_names(ids) if token_names is not None and ids
-                 else [str(i) for i in ids])
+        names = stage_names(summary, token_names)
         self.picked = QLabel(picked_text(summary, tokens, position, names))
         self.picked.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.picked.setWordWrap(True)
         if self.picked.text():
             column.addWidget(self.picked)
-        one_per_position = summary["shape"] == [len(tokens)] and "per_position" in summary
-        if "top_ids" in summary:
-            self._top(column, summary, names)
-        elif one_per_position:   # a number per token (the ids): all of them, the picked lit
-            self._add(column, "one number per position",
-                      Bars(summary["per_position"], tokens, position))
-        elif "picked" in summary:
-            values = np.asarray(summary["picked"])
-            if len(values) == len(tokens) and len(summary["shape"]) == 2 \
-                    and summary["shape"][0] == summary["shape"][1]:
-                what = "its row: how much it looks at each token" if "softmax" in self.name \
-                    else "its row, one number per key"
-                self._add(column, f"{picked} (position {position}), {what}",
-                          Bars(values, tokens, position))
-            elif len(summary["shape"]) <= 1 and len(values) == len(tokens):
-                self._add(column, "one number per position",
-                          Bars(values, tokens, position))
-            else:
-                self._add(column, f"{picked} (position {position}): its {len(values)} "
-                          "values", Strip(values))
-        square = len(summary["shape"]) == 2 and summary["shape"][0] == summary["shape"][1]
-        if "per_position" in summary and len(summary["per_position"]) == len(tokens) \
-                and len(summary["shape"]) >= 2 and "top_ids" not in summary \
-                and not square:   # a row of attention has no "size" worth a picture
-            self._add(column, "the size (L2 norm) of every position's vector",
-                      Bars(summary["per_position"], tokens, position))
+        for picture in stage_pictures(summary, tokens, position, names):
+            column.addWidget(muted(picture.caption))
+            drawn = Bars(picture.values, picture.labels, picture.highlight) \
+                if picture.kind == "bars" else Strip(picture.values)
+            column.addWidget(drawn)
+            self.pictures.append(drawn)
         if matrix is not None:
             self.matrix_button = QPushButton("Show the whole matrix")
             self.matrix_button.setCheckable(True)
@@ -192,19 +169,3 @@ class StagePicture(QFrame):
             painter.setPen(pen)
             painter.drawRect(self.rect().adjusted(1, 1, -2, -2))
             painter.end()
-
-    def _add(self, column, caption: str, picture: QWidget) -> None:
-        column.addWidget(muted(caption))
-        column.addWidget(picture)
-        self.pictures.append(picture)
-
-    def _top(self, column, summary: dict, names: list[str]) -> None:
-        ids = [int(i) for i in summary["top_ids"]]
-        values = list(np.asarray(summary["top_values"], dtype=np.float64))
-        probabilities = summary["kind"] == "sampling"
-        if probabilities:
-            names, values = names + ["others"], values + [float(summary["others"])]
-            caption = f"the {len(ids)} likeliest next tokens, and all others summed"
-        else:
-            caption = f"the {len(ids)} largest logits"
-        self._add(column, caption, Bars(values, names, None))

@@ -39,18 +39,18 @@ from PySide6.QtWidgets import (
 from .colours import themed_colour
 from .explain_ablation import AblationPage
 from .explain_embeddings import EmbeddingsPage
-from .explain_matrix import MAX_COLS_SHOWN, StepCard
+from .explain_matrix import StepCard
 from .explain_colours import lens_rgb
-from .explain_lines import effect_text, lens_cell
+from .explain_lines import attention_choices, effect_text, lens_cell, token_choices
+from .explain_pictures import stage_tokens, vocab_labels
 from .explain_read import ablation_targets, compute_explanation, run_probe_text
 from .explain_state import NO_MODEL, ExplainState
 from .explain_stages import StagePicture
-from .explain_walk import WalkPage, block_node, follow_canvas
+from .explain_walk import WalkPage, follow_canvas
 from .labels import muted, placeholder
 from .token_text import display_token
 
-__all__ = ["ExplainView", "MAX_COLS_SHOWN", "block_node", "compute_explanation",
-           "follow_canvas", "lens_shade"]
+__all__ = ["ExplainView", "compute_explanation", "follow_canvas", "lens_shade"]
 
 LENS_HINT = ("Each layer's residual stream read through the final norm and the head: the "
              "likeliest next token and its probability at each position, darker the surer "
@@ -105,7 +105,7 @@ def fill_lens(table, lens) -> None:
             item = QTableWidgetItem(cell.text)
             item.setTextAlignment(Qt.AlignCenter)
             item.setBackground(lens_shade(cell.p))
-            item.setForeground(QColor("white") if cell.p > 0.6 else ink)
+            item.setForeground(QColor("white") if cell.white_text else ink)
             if cell.answer:
                 font = item.font()
                 font.setBold(True)
@@ -220,14 +220,11 @@ class ExplainView(QWidget):
         self.embeddings.set_source(model, tokenizer, self.run_dir)
         self.ablation.set_targets(ablation_targets(model) if model is not None else [])
         if model is not None:
-            heads = [m.heads for _, m in model.attention_modules()]
-            self.head.setRange(0, max(0, min(heads) - 1) if heads else 0)
-            layers = sorted({k for key, _ in model.attention_modules() for k in key
-                             if isinstance(k, int)})
+            top_head, layers = attention_choices(model.attention_modules())
+            self.head.setRange(0, top_head)
             self.layer.clear()
-            self.layer.addItem("every layer", None)
-            for index in layers:
-                self.layer.addItem(f"layer {index}", index)
+            for label, index in layers:
+                self.layer.addItem(label, index)
         if had_ablations:  # the old model's switches are gone: the canvas shows none off
             self.ablations_changed.emit([])
         self._show_state()
@@ -395,23 +392,20 @@ class ExplainView(QWidget):
         tokens = walk.tokens[walk.stream_role]
         self.token.blockSignals(True)
         self.token.clear()
-        for i, tok in enumerate(tokens):
-            self.token.addItem(f"{i}: {display_token(tok)}", i)
+        for label, i in token_choices(tokens):
+            self.token.addItem(label, i)
         self.token.setCurrentIndex(walk.position)
         self.token.blockSignals(False)
 
     def _fill_steps(self, walk) -> None:
         tokens = {role: list(t) for role, t in walk.tokens.items()}
-        vocab = self._vocab_labels(np.asarray(walk.logits).shape[-1])
         names = self.tokenizer.token_strings if self.tokenizer is not None else None
+        vocab = vocab_labels(names, np.asarray(walk.logits).shape[-1])
         summaries = walk.summaries()
 
         def picture(i: int) -> StagePicture:
             step = walk.steps[i]
-            role = "source" if step.block.startswith(("src_", "encoder")) and \
-                "source" in tokens else walk.stream_role
-            labels = tokens.get(role, [])
-            position = walk.position if role == walk.stream_role else -1
+            labels, position = stage_tokens(step.block, tokens, walk.stream_role, walk.position)
 
             def matrix() -> StepCard:
                 return StepCard(step, labels, vocab_labels=vocab, token_names=names,
@@ -420,13 +414,3 @@ class ExplainView(QWidget):
         self.ablation.set_length(len(tokens.get(walk.stream_role, [])))
         self.walk.show_stages(summaries, [picture(i) for i in range(len(summaries))], picture,
                               self.walk.stage)
-
-    def _vocab_labels(self, size: int) -> list[str] | None:
-        """The vocabulary's tokens, to name the columns of the logits (small vocabularies:
-        a large one's columns cannot be read anyway)."""
-        if self.tokenizer is None or size > MAX_COLS_SHOWN:
-            return None
-        try:
-            return self.tokenizer.token_strings(list(range(size)))
-        except (ValueError, KeyError, IndexError):
-            return None

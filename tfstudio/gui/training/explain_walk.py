@@ -15,7 +15,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .explain_flow import FlowDiagram, section_of
+from .explain_flow import FlowDiagram
+from .explain_links import lit_node, stage_for_block
+from .flow_layout import across_layers
 from .explain_lines import layers_title, stage_line, walk_buttons
 from .explain_stages import StagePicture
 from .labels import muted
@@ -27,20 +29,12 @@ WALK_HINT = ("The forward pass of the picked Token, drawn left to right along th
 LAYER_PICTURE_WIDTH = 220   # the narrowest a layer's picture gets in the row across the layers
 
 
-def block_node(block: str) -> tuple[tuple[str, ...], str]:
-    """"layers.0.attn" -> (("layers",), "attn"): the group path on the canvas and the node a
-    step's block is (copy indices dropped: every copy is the same node on the canvas)."""
-    parts = [p for p in block.split(".") if not p.isdigit()]
-    return tuple(parts[:-1]), parts[-1] if parts else ""
-
-
 def light_block(scene, block: str) -> None:
     """Select ``block`` ("layers.0.attn") on the canvas, or the group holding it when the
     canvas shows a level above it."""
-    path, node = block_node(block)
-    here = tuple(scene.path)
-    if node and path[:len(here)] == here:
-        scene.select_nodes([path[len(here)] if len(path) > len(here) else node])
+    node = lit_node(tuple(scene.path), block)
+    if node is not None:
+        scene.select_nodes([node])
 
 
 def follow_canvas(explain, scene) -> None:
@@ -59,25 +53,6 @@ def follow_canvas(explain, scene) -> None:
             pass
     explain.stage_changed.connect(lit)
     scene.selectionChanged.connect(picked)
-
-
-def same_copy(block: str, other: str) -> bool:
-    """Whether two blocks sit in the same copy of their groups ("layers.1.attn", "layers.1.ffn")."""
-    copies = [p for p in block.split(".") if p.isdigit()]
-    return bool(copies) and copies == [p for p in other.split(".") if p.isdigit()]
-
-
-def across_layers(names: list[str], index: int) -> list[int]:
-    """The stages that are stage ``index`` in each copy of its group, in order ("layers.0.attn:
-    head 0: softmax", "layers.1.attn: head 0: softmax", ...); [] for a stage outside a group."""
-    section, _ = section_of(names[index].split(": ", 1)[0])
-    group, _, copy = section.rpartition(".")
-    if not copy.isdigit():
-        return []
-    rest = names[index][len(section):]
-    return [i for i, name in enumerate(names)
-            if name.startswith(group + ".") and name.endswith(rest)
-            and name[len(group) + 1:len(name) - len(rest)].isdigit()]
 
 
 class WalkPage(QWidget):
@@ -231,18 +206,6 @@ class WalkPage(QWidget):
         """Jump to the first stage of the block clicked on the canvas (in the layer of the
         stage shown, when the block is repeated); stays if that block is already shown."""
         pictures = self.pictures()
-        if len(node_ids) != 1 or not pictures:
-            return
-        wanted = (tuple(path), node_ids[0])
-        group = wanted[0] + (wanted[1],)   # the path inside it, should it be a group
-
-        def shows(block: str) -> bool:
-            where, node = block_node(block)
-            return bool(block) and ((where, node) == wanted or where[:len(group)] == group)
-        current = pictures[self.stage].block if 0 <= self.stage < len(pictures) else ""
-        if shows(current):
-            return
-        matches = [i for i, p in enumerate(pictures) if shows(p.block)]
-        if matches:
-            layer = [i for i in matches if same_copy(pictures[i].block, current)]
-            self.set_stage((layer or matches)[0])
+        index = stage_for_block([p.block for p in pictures], self.stage, path, node_ids)
+        if index is not None:
+            self.set_stage(index)

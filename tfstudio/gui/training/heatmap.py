@@ -18,18 +18,19 @@ from PySide6.QtGui import QFontMetricsF, QImage, QPainter, QPen
 from PySide6.QtWidgets import QGridLayout, QScrollBar, QSizePolicy, QToolTip, QWidget
 
 from .colours import colour_ramp, themed_colour
+from .heatmap_cells import (cell_size, cell_tip, centred_left, grid_places, hover_shades,
+                            rotate_labels)
 from .heatmap_paint import font as _font
 from .heatmap_paint import paint_colour_bar, paint_mask
-from .heatmap_labels import label_stride, rows_to_label
-from .heatmap_scale import scale_range
-from .heatmap_window import cell_under, fitted, wheel_target, whole
+from .heatmap_labels import label_stride, labelled, rows_to_label
+from .heatmap_scale import on_scale, scale_range
+from .heatmap_window import cell_under, fitted, scroll_bars, wheel_target, whole
 from .token_text import display_token
 
 LABEL_FONT_PX = 12
 COLOUR_BAR_W = 64   # the colour scale right of the cells: a bar and its labels ("-1.2e-4")
 COLOUR_BAR_LABEL_W = COLOUR_BAR_W - 21  # what the 8-px gap, the 10-px bar and 3 px leave
 TITLE_FONT_PX = 12
-MAX_LABELLED = 96  # more rows or columns than this and labels would overlap: leave them out
 READABLE_PX = 9    # labels never get smaller than this: a small map labels every k-th token;
                    # a scrollable one...
 WINDOW_CELL_PX = 14  # ...it shows a window of cells this size instead, labels at WINDOW_LABEL_PX
@@ -103,9 +104,7 @@ class Heatmap(QWidget):
     def _build_image(self) -> QImage | None:
         if self.matrix.size == 0:
             return None
-        lo, hi = self.value_range
-        scaled = (self.matrix - lo) / (hi - lo if hi > lo else 1.0)
-        rgb = colour_ramp(scaled, self.kind)
+        rgb = colour_ramp(on_scale(self.matrix, self.value_range), self.kind)
         masked = themed_colour("window")
         rgb[~self.allowed] = (masked.red(), masked.green(), masked.blue())
         h, w = rgb.shape[:2]
@@ -115,9 +114,8 @@ class Heatmap(QWidget):
 
     # ------------------------------------------------------------------ geometry
     def _labelled(self) -> bool:
-        most = len(self.rows) + len(self.cols) if self.scrollable else MAX_LABELLED  # windowed
-        return (self.show_labels and self._labels_fit and 0 < len(self.rows) <= most
-                and 0 < len(self.cols) <= most)
+        return labelled(self.show_labels, self._labels_fit, len(self.rows), len(self.cols),
+                        self.scrollable)
 
     def _layout(self, rect: QRectF) -> tuple[QRectF, float, float]:
         """(cell area, cell width, cell height) inside ``rect``; sets ``_rotate_cols``,
@@ -186,16 +184,11 @@ class Heatmap(QWidget):
 
         def cells(band: float) -> tuple[float, float]:
             height = max(rect.bottom() - top - band - 2 - below, 1.0)
-            if cell is not None:
-                return cell, cell
-            if self.square:
-                side = max(min(width / n_cols, height / n_rows), 1.0)
-                return side, side
-            return max(width / n_cols, 1.0), max(height / n_rows, 1.0)
+            return cell_size(width, height, n_rows, n_cols, self.square, cell)
 
         cw, ch = cells(col_band)
         # labels too wide to sit side by side (every k-th one: k cells apart) are rotated
-        if self._labelled() and widest_col > cw * self._label_stride - 2:
+        if self._labelled() and rotate_labels(widest_col, cw, self._label_stride):
             self._rotate_cols = True
             col_band = widest_col + 8
             cw, ch = cells(col_band)
@@ -206,8 +199,7 @@ class Heatmap(QWidget):
                             int(width // cell), total_rows, total_cols)
             self._window, n_rows, n_cols = window, window.n_rows, window.n_cols
             self.first_row, self.first_col = window.first_row, window.first_col
-        if self.square:  # centre the square cells in the width left over
-            left += max(0.0, (width - cw * n_cols) / 2)
+        left = centred_left(left, width, cw, n_cols, self.square)
         return QRectF(left, top, cw * n_cols, ch * n_rows), cw, ch
 
     def _title_height(self, width: float) -> float:
@@ -255,22 +247,19 @@ class Heatmap(QWidget):
         if not self.scrollable:
             return
         area, _, _ = self._layout(QRectF(self.rect()))
-        windowed = self.scrollable and self.windowed
-        w = self._window
-        for bar, first, shown, total, geometry in (
-                (self.vbar, w.first_row, w.n_rows, w.total_rows,
-                 (area.right() + 2, area.top(), SCROLLBAR_PX, area.height())),
-                (self.hbar, w.first_col, w.n_cols, w.total_cols,
+        vertical, horizontal = scroll_bars(self._window, self.scrollable and self.windowed)
+        for bar, state, geometry in (
+                (self.vbar, vertical, (area.right() + 2, area.top(), SCROLLBAR_PX, area.height())),
+                (self.hbar, horizontal,
                  (area.left(), area.bottom() + 2, area.width(), SCROLLBAR_PX))):
-            needed = windowed and shown < total
-            bar.setVisible(needed)
-            if not needed:
+            bar.setVisible(state.needed)
+            if not state.needed:
                 continue
             bar.blockSignals(True)
-            bar.setRange(0, total - shown)
-            bar.setPageStep(shown)
+            bar.setRange(0, state.maximum)
+            bar.setPageStep(state.page)
             bar.setSingleStep(1)
-            bar.setValue(first)
+            bar.setValue(state.value)
             bar.blockSignals(False)
             bar.setGeometry(*(int(round(v)) for v in geometry))
 
@@ -352,12 +341,10 @@ class Heatmap(QWidget):
         font = _font(self.label_px)
         bold = _font(self.label_px, bold=True)
         text_colour = themed_colour("text")
-        weights = None
+        shades = None
         r0, nr, c0, nc = self._window.extent
         if 0 <= self.hover_row < self.matrix.shape[0]:
-            row = np.where(self.allowed[self.hover_row], self.matrix[self.hover_row], 0.0)
-            top = row.max() if row.size and row.max() > 0 else 1.0
-            weights = row / top
+            shades = hover_shades(self.matrix[self.hover_row], self.allowed[self.hover_row])
         labelled = self._rows_to_label()
         line = QFontMetricsF(bold).height()
         for r in labelled:
@@ -369,9 +356,9 @@ class Heatmap(QWidget):
         for c in self.visible_cols():
             label = self.cols[c] if c in labelled or self._label_stride == 1 else ""
             x = area.left() + (c - c0) * cw
-            if weights is not None and weights[c] > 0.02:  # shade what the hovered query reads
+            if shades is not None and shades[c] is not None:  # what the hovered query reads
                 shade = themed_colour("selection")
-                shade.setAlphaF(float(min(1.0, weights[c])) * 0.6)
+                shade.setAlphaF(shades[c])
                 band = area.top() - self._label_top(area)
                 painter.fillRect(QRectF(x, area.top() - band, cw, band - 2), shade)
             painter.setPen(text_colour)
@@ -387,12 +374,9 @@ class Heatmap(QWidget):
         row, col = self.cell_at(event.position())
         self._set_hover(row)
         if row >= 0 and col >= 0 and self.matrix.size:
-            value = self.matrix[row, col]
-            what = "masked" if not self.allowed[row, col] else f"{value:.4g}"
-            names = ""
-            if self.rows and self.cols:
-                names = f"{self.rows[row]} → {self.cols[col]}: "
-            QToolTip.showText(event.globalPosition().toPoint(), f"{names}{what}", self)
+            QToolTip.showText(event.globalPosition().toPoint(),
+                              cell_tip(self.rows, self.cols, row, col, self.matrix[row, col],
+                                       self.allowed[row, col]), self)
 
     def leaveEvent(self, event) -> None:
         self._set_hover(-1)
@@ -434,15 +418,13 @@ class HeatmapGrid(QWidget):
             self.maps.append(heatmap)
         for extra in self.maps[len(matrices):]:
             extra.hide()
-        columns = max(1, int(np.ceil(np.sqrt(len(matrices)))))
         if value_range is None and shared_range and matrices:
             value_range = scale_range(np.concatenate([m.ravel() for m in matrices]), self.kind)
+        places = grid_places(len(matrices), value_range is not None)
         for i, (matrix, title) in enumerate(zip(matrices, titles)):
             heatmap = self.maps[i]
-            # one colour bar per row when the maps share a range, else one per map
-            heatmap.show_scale = value_range is None or i % columns == columns - 1 \
-                or i == len(matrices) - 1
-            self._grid.addWidget(heatmap, i // columns, i % columns)
+            row, column, heatmap.show_scale = places[i]
+            self._grid.addWidget(heatmap, row, column)
             heatmap.set_data(matrix, rows, cols, allowed, title, value_range)
             heatmap.show()
 

@@ -10,6 +10,7 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QBrush, QFont, QImage, QPainter, QPen
 
 from .colours import colour_ramp, themed_colour
+from .heatmap_cells import masked_runs
 from .heatmap_scale import bar_label
 
 
@@ -53,15 +54,6 @@ def paint_mask(painter: QPainter, masked: np.ndarray, area: QRectF, cw: float,
         return
     painter.setPen(Qt.NoPen)
     painter.setBrush(QBrush(themed_colour("node_border"), Qt.BDiagPattern))
-    for r in range(masked.shape[0]):
-        row = masked[r]
-        c = 0
-        while c < len(row):
-            if row[c]:
-                start = c
-                while c < len(row) and row[c]:
-                    c += 1
-                painter.drawRect(QRectF(area.left() + start * cw, area.top() + r * ch,
-                                        (c - start) * cw, ch))
-            else:
-                c += 1
+    for r, start, stop in masked_runs(masked):
+        painter.drawRect(QRectF(area.left() + start * cw, area.top() + r * ch,
+                                (stop - start) * cw, ch))

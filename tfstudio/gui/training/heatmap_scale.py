@@ -1,6 +1,6 @@
 """The numbers a heatmap's colour scale stands for, without Qt: the range its colours span
-(:func:`scale_range`) and the text at each end of its colour bar (:func:`bar_label`).
-:mod:`.heatmap_paint` draws them."""
+(:func:`scale_range`), where each value sits on it (:func:`on_scale`) and the text at each end
+of its colour bar (:func:`bar_label`). :mod:`.heatmap_paint` draws them."""
 from __future__ import annotations
 
 import numpy as np
@@ -23,6 +23,13 @@ def scale_range(values: np.ndarray, kind: str) -> tuple[float, float]:
     top = float(values.max()) if values.size else 0.0
     low = min(0.0, float(values.min()) if values.size else 0.0)
     return (low, top if top > low else low + 1.0)
+
+
+def on_scale(values: np.ndarray, value_range: tuple[float, float]) -> np.ndarray:
+    """Where ``values`` sit on the colour scale spanning ``value_range``: 0 at its low end, 1
+    at its high end (a flat range: the values less its low end)."""
+    lo, hi = value_range
+    return (values - lo) / (hi - lo if hi > lo else 1.0)
 
 
 def bar_label(value: float) -> str:

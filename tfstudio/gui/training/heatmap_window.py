@@ -88,3 +88,22 @@ def cell_under(window: Window, x: float, y: float, area: tuple[float, float, flo
     if row >= 0 and col < 0 and x < left:
         col = -2
     return row, col
+
+
+@dataclass(frozen=True)
+class ScrollBar:
+    """A window's scroll bar: shown only while cells are hidden along it."""
+    needed: bool
+    maximum: int = 0       # the first row (or column) of the last window
+    page: int = 0          # rows (or columns) shown
+    value: int = 0         # the first shown
+
+
+def scroll_bars(window: Window, windowed: bool) -> tuple[ScrollBar, ScrollBar]:
+    """(the vertical bar, the horizontal one) beside a ``windowed`` map's ``window``."""
+    def bar(first: int, shown: int, total: int) -> ScrollBar:
+        if not (windowed and shown < total):
+            return ScrollBar(False)
+        return ScrollBar(True, total - shown, shown, first)
+    return (bar(window.first_row, window.n_rows, window.total_rows),
+            bar(window.first_col, window.n_cols, window.total_cols))

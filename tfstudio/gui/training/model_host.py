@@ -6,10 +6,12 @@ races the GUI thread; what comes back are plain numbers and strings."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .background import Background
+if TYPE_CHECKING:  # (its worker runs on Qt: a model host itself needs none)
+    from .background import Background
 
 
 class ModelHost:

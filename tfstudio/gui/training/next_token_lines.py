@@ -12,6 +12,24 @@ from .token_text import display_token
 NO_PREDICTION = "No prediction yet: train a model or open a past run."
 
 
+def from_sliders(temperature: int, top_k: int, top_p: int) -> tuple[float, int, float]:
+    """(temperature, top-k, top-p) from the sliders, which count temperature and top-p in
+    hundredths."""
+    return temperature / 100.0, top_k, top_p / 100.0
+
+
+def to_sliders(temperature: float | None, top_k: int | None, top_p: float | None
+               ) -> tuple[int | None, int | None, int | None]:
+    """The sliders' positions for these settings (None: that slider stays)."""
+    return (None if temperature is None else round(temperature * 100), top_k,
+            None if top_p is None else round(top_p * 100))
+
+
+def chart_x_range(candidates: int) -> tuple[float, float]:
+    """The chart's x range: each candidate's bar whole, one bar's room when there are none."""
+    return -0.6, max(candidates, 1) - 0.4
+
+
 def setting_labels(temperature: float, top_k: int, top_p: float) -> tuple[str, str, str]:
     """The values beside the sliders: a temperature of 0 is greedy; top-k 0 and top-p 1 are
     off."""
@@ -53,6 +71,12 @@ def answer_prompt(text: str, sep: str | None) -> str:
     return text[:text.index(sep) + len(sep)]
 
 
+def live_source(where: str) -> str:
+    """The line above a live look's chart: while a run trains the prompt is its probe text."""
+    return (f"What comes after the probe text, {where} (during training the prompt is the "
+            "probe text; Enter sets it)")
+
+
 def prompt_for_loaded_weights(prompt: str, probe: str) -> str | None:
     """The prompt the box gets when weights load: None keeps ``prompt``, the user's own; an
     empty box or one still holding the look's probe text gets the probe text back (to be cut
@@ -92,3 +116,11 @@ def bars(candidates) -> dict[str, tuple[np.ndarray, np.ndarray]]:
 def drawable(candidates) -> list[tuple[str, float]]:
     """(token, probability) of the filled bars, left to right: what sampling can draw."""
     return [(c.text, c.prob_final) for c in candidates if c.prob_final > 0]
+
+
+def prompt_html(prompt: str, muted: str) -> str:
+    """The prompt at the head of the generated text, in the ``muted`` colour, its markup and
+    line breaks kept as typed."""
+    escaped = (prompt.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+               .replace("\n", "<br>"))
+    return f"<span style='color:{muted}'>{escaped}</span>"

@@ -27,8 +27,9 @@ from PySide6.QtWidgets import (
 
 from .. import theme
 from .labels import muted
-from .next_token_lines import (NO_PREDICTION, bars, chart_top, drawable, setting_labels,
-                               summary_line, takes_prompt, tick_label)
+from .next_token_lines import (NO_PREDICTION, bars, chart_top, chart_x_range, drawable,
+                               from_sliders, prompt_html, setting_labels, summary_line,
+                               takes_prompt, tick_label, to_sliders)
 from .picture_export import ExportButton
 from .plots import layout_widget, menu_later_plot, styled_plot
 
@@ -150,16 +151,14 @@ class NextTokenView(QWidget):
     # ------------------------------------------------------------------ settings
     @property
     def settings(self) -> tuple[float, int, float]:
-        return (self.temperature.value() / 100.0, self.top_k.value(), self.top_p.value() / 100.0)
+        return from_sliders(self.temperature.value(), self.top_k.value(), self.top_p.value())
 
     def set_settings(self, temperature: float | None = None, top_k: int | None = None,
                      top_p: float | None = None) -> None:
-        if temperature is not None:
-            self.temperature.setValue(round(temperature * 100))
-        if top_k is not None:
-            self.top_k.setValue(top_k)
-        if top_p is not None:
-            self.top_p.setValue(round(top_p * 100))
+        for slider, value in zip((self.temperature, self.top_k, self.top_p),
+                                 to_sliders(temperature, top_k, top_p)):
+            if value is not None:
+                slider.setValue(value)
 
     # ------------------------------------------------------------------ data
     def set_prompt(self, text: str) -> None:
@@ -214,7 +213,7 @@ class NextTokenView(QWidget):
             self.chart.getAxis("bottom").setTicks([ticks])
         self.chart.setYRange(0, chart_top([*tempered, *(c.prob_final for c in candidates)]),
                              padding=0)
-        self.chart.setXRange(-0.6, max(len(candidates), 1) - 0.4, padding=0)
+        self.chart.setXRange(*chart_x_range(len(candidates)), padding=0)
 
     def drawn_bars(self) -> list[tuple[str, float]]:
         """(token, probability) of the filled bars, left to right: what sampling can draw."""
@@ -228,8 +227,7 @@ class NextTokenView(QWidget):
 
     def generation_started(self, prompt: str) -> None:
         self.output.clear()
-        self.output.appendHtml(f"<span style='color:{theme.current().muted_text}'>"
-                               f"{_escape(prompt)}</span>")
+        self.output.appendHtml(prompt_html(prompt, theme.current().muted_text))
         cursor = self.output.textCursor()
         cursor.movePosition(QTextCursor.End)
         self._generated_from = cursor.position()
@@ -254,8 +252,3 @@ class NextTokenView(QWidget):
 
     def generated_text(self) -> str:
         return self.output.toPlainText()
-
-
-def _escape(text: str) -> str:
-    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace("\n", "<br>"))

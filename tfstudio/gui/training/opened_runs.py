@@ -8,13 +8,10 @@ from pathlib import Path
 
 from ...graph import ShowRunGraph, same_model
 from ...probes import SnapshotStore
-from ..text import short_name
 from .history import RunRecord, load_series
-from .run_lines import canvas_line, opened_line
+from .run_lines import canvas_line, opened_line, progress_format
 from .shown_state import is_training, kept_checkpoints
 from .series import RunSeries
-
-PROGRESS_NAME_CHARS = 24  # "tiny-gpt · 09:41:03" whole; a longer name elided in its middle
 
 
 class OpenedRuns:
@@ -157,9 +154,7 @@ class OpenedRuns:
         done, total = panel.shown.progress
         panel.progress.setRange(0, total)
         panel.progress.setValue(done)
-        # the bar is as narrow as the controls column: the run's label shortened to fit it
-        name = short_name(record.label, PROGRESS_NAME_CHARS)
-        panel.progress.setFormat(f"%v / %m steps ({name})")
+        panel.progress.setFormat(progress_format(record.label))
         panel.progress_line.hide()
         if panel.run is not None and panel.run.active:
             panel.pacer.show_progress()  # the run training goes on below, by name

@@ -31,9 +31,12 @@ from .curves_view import CurvesView
 from .experts_view import ExpertsView
 from .generation import GenerationController
 from .history import RunHistory, RunRecord
+from .live_look import newest_look
 from .model_host import ModelHost
+from .next_token_lines import live_source
 from .next_token_view import NextTokenView
 from .opened_runs import OpenedRuns
+from .positions_math import own_tensors_line
 from .positions_view import PositionsView
 from .probe_text import ProbeText
 from .redraw_pacer import RedrawPacer
@@ -42,11 +45,11 @@ from .run_lifecycle import RunLifecycle
 from .runs_view import RunsView
 from .series import RunSeries, header_line, latest_figures
 from .setup_view import SetupView
-from .shown_state import ShownRun, ShownState, blocked_html, train_tips
+from .shown_state import ShownRun, ShownState, blocked_html, look_where, train_tips
 from .shown_views import ShownViews
 from .step_bar import StepBar
 from .strip import apply_to_scene, show_legend
-from .telemetry import legend_text
+from .telemetry import note_line
 
 
 class TrainingPanel(QWidget):
@@ -291,31 +294,28 @@ class TrainingPanel(QWidget):
         if not self.shown.take_stale(name):
             return
         snapshot = self.snapshot
-        where = "now, on your text" if snapshot.get("custom") else \
-            f"at step {snapshot.get('step', 0):,}"
+        where = look_where(snapshot)
         if view is self.attention:
             self.attention.show_snapshot(snapshot)
         elif view is self.positions:
             trained = self.viewed.trained_length if self.viewed is not None else 0
             name = self.viewed.name if self.viewed is not None else ""
             self.positions.show_positions(snapshot.get("positions"),
-                                          f"{name}: the model's own tensors {where}",
-                                          trained or None)
+                                          own_tensors_line(name, where), trained or None)
         elif view is self.experts:
             self.experts.show_snapshot(snapshot)
         elif view is self.next_token and not self.host.ready and self.run is not None:
             self.next_token.set_prompt(snapshot.get("text", ""))
             decode = self.generation.decoder()
             self.next_token.set_logits(snapshot.get("next_token_logits"), decode,
-                                       f"What comes after the probe text, {where} (during "
-                                       "training the prompt is the probe text; Enter sets it)")
+                                       live_source(where))
 
     def show_step(self, step: int) -> None:
         if self.viewed is None:
             return
-        if self.viewed.live and self.run is not None and self.run.latest_probe is not None \
-                and self.run.latest_probe.get("step") == step:
-            self.show_snapshot(self.run.latest_probe)
+        latest = newest_look(self.viewed, self.run, step)
+        if latest is not None:
+            self.show_snapshot(latest)
             return
         try:
             self.show_snapshot(self.viewed.store.load(step))
@@ -325,9 +325,9 @@ class TrainingPanel(QWidget):
     def _follow_toggled(self, on: bool) -> None:
         self.shown.follow = on
         self._show_caption()
-        if on and self.viewed is not None and self.viewed.live and self.run is not None \
-                and self.run.latest_probe is not None:
-            self.show_snapshot(self.run.latest_probe)
+        latest = newest_look(self.viewed, self.run) if on else None
+        if latest is not None:
+            self.show_snapshot(latest)
 
     def set_probe_text(self, text: str) -> None:
         self.probe_text.set(text)
@@ -339,8 +339,7 @@ class TrainingPanel(QWidget):
         mode = self.telemetry.currentData()
         scene = self.scene_source()
         snapshot, extra = self.shown.telemetry(mode)
-        note = extra if snapshot is None and extra else legend_text(mode) + extra
-        self.telemetry_note.setText(note)
+        self.telemetry_note.setText(note_line(mode, snapshot is not None, extra))
         if scene is not None:
             shown = apply_to_scene(scene, snapshot, mode)
             show_legend(scene, shown)

@@ -1,5 +1,6 @@
 """Saving what a view shows: PNG (its pixels), SVG (its drawing) or CSV (its data), from the
-"Export" button each view carries."""
+"Export" button each view carries (what it offers and which format a name asks for:
+:mod:`.export_formats`)."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -12,13 +13,13 @@ from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QFileDialog, QGraphicsView, QMenu, QToolButton, QWidget
 
 from ..export import uncached
+from .export_formats import FILTERS, export_tip, picture_format, with_suffix
 
 
 def export_widget(widget: QWidget, path: str | Path) -> Path:
     """Save what ``widget`` shows as a PNG (its pixels) or an SVG (its drawing)."""
     path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix == ".svg":
+    if picture_format(path) == "svg":
         generator = QSvgGenerator()
         generator.setFileName(str(path))
         generator.setSize(widget.size())
@@ -36,13 +37,10 @@ def export_widget(widget: QWidget, path: str | Path) -> Path:
                     widget.render(painter, QPoint())
         finally:
             painter.end()
-    elif suffix == ".png":
+    else:
         image = widget.grab()
         if not image.save(str(path), "PNG"):
             raise OSError(f"could not write {path}; check the folder exists and is writable")
-    else:
-        raise ValueError(f"cannot export as {suffix or 'a file without an extension'}; "
-                         "use .png or .svg")
     if not path.exists():
         raise OSError(f"could not write {path}; check the folder exists and is writable")
     return path
@@ -51,9 +49,7 @@ def export_widget(widget: QWidget, path: str | Path) -> Path:
 def ask_save_path(parent: QWidget, caption: str, file_filter: str, suffix: str) -> str:
     """A save dialog (tests replace :data:`SAVE_DIALOG`)."""
     path, _ = QFileDialog.getSaveFileName(parent, caption, "", file_filter)
-    if path and not Path(path).suffix:
-        path += suffix
-    return path
+    return with_suffix(path, suffix)
 
 
 SAVE_DIALOG: list[Callable[[QWidget, str, str, str], str]] = [ask_save_path]
@@ -67,7 +63,7 @@ class ExportButton(QToolButton):
         super().__init__(parent)
         self.target, self.name, self.csv = target, name, csv
         self.setText("Export")
-        self.setToolTip(f"Save the {name} as a picture" + (" or its data as CSV" if csv else ""))
+        self.setToolTip(export_tip(name, csv is not None))
         self.setPopupMode(QToolButton.InstantPopup)
         menu = QMenu(self)
         menu.addAction("Save as PNG…", lambda: self._save("png"))
@@ -78,9 +74,7 @@ class ExportButton(QToolButton):
         self.last_path: Path | None = None
 
     def _save(self, fmt: str) -> None:
-        labels = {"png": "PNG image (*.png)", "svg": "SVG drawing (*.svg)",
-                  "csv": "CSV table (*.csv)"}
-        path = SAVE_DIALOG[0](self, f"Save the {self.name}", labels[fmt], f".{fmt}")
+        path = SAVE_DIALOG[0](self, f"Save the {self.name}", FILTERS[fmt], f".{fmt}")
         if not path:
             return
         try:

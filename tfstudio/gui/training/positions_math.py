@@ -2,15 +2,17 @@
 waveforms (:func:`waveform_dims`), the round bound its waveforms' axis keeps until a value
 passes it (:func:`nice_bound`), whether a look's position tensors are those already drawn
 (:func:`same_positions`), which scheme is shown and whether there is a choice
-(:func:`scheme_choice`), which rows of a learned table were trained (:func:`trained_rows`), and
-the table page's titles (:func:`waveform_title`, :func:`table_title`, :func:`similarity_title`)."""
+(:func:`scheme_choice`), which page draws it (:func:`page_for`), which rows of a learned table
+were trained and drawn (:func:`trained_rows`, :func:`drawn_rows`), and the pages' titles
+(:func:`waveform_title`, :func:`table_title`, :func:`similarity_title`, :func:`rope_title`,
+:func:`alibi_titles`)."""
 from __future__ import annotations
 
 import math
 
 import numpy as np
 
-from ...graph.kinds import LEARNED, SINUSOIDAL
+from ...graph.kinds import ABSOLUTE_SCHEMES, LEARNED, SINUSOIDAL
 from .kept_choice import kept_choice
 
 WAVEFORMS = 6  # dimensions drawn as waveforms, from fast to slow
@@ -61,6 +63,31 @@ def trained_rows(scheme: str, rows: int, trained: int | None) -> int | None:
     return trained if scheme == LEARNED and trained is not None and 0 < trained < rows else None
 
 
+def drawn_rows(table_rows: int, trained: int | None, all_rows: bool
+               ) -> tuple[int, float | None]:
+    """(the rows of a table drawn, where the waveforms mark the end of the trained ones; None:
+    no mark): a learned table's untrained rows (``trained_rows``) are left out, unless
+    ``all_rows`` asks for them, and then marked between the last trained row and the next."""
+    if trained is None:
+        return table_rows, None
+    return (table_rows, trained - 0.5) if all_rows else (trained, None)
+
+
+def page_for(scheme: str) -> str:
+    """The page that draws ``scheme``: a table (sinusoidal, learned), RoPE's or ALiBi's."""
+    return "table" if scheme in ABSOLUTE_SCHEMES else scheme
+
+
+def rope_title(base: float, scaling: float) -> str:
+    return (f"score of positions m (row), n (column): depends on m − n only (base {base:g}, "
+            f"scaling {scaling:g})")
+
+
+def alibi_titles(slopes) -> list[str]:
+    """Each ALiBi head's map title: its slope."""
+    return [f"head {h} · slope {s:.4g}" for h, s in enumerate(slopes)]
+
+
 def waveform_bound(top: float) -> float:
     """The waveforms' symmetric y bound for values up to ``top`` in size: a round one
     (``nice_bound``), or 1 when there is no finite positive value to fit."""
@@ -88,6 +115,12 @@ def table_title(scheme: str, shape: tuple[int, int], table_rows: int, trained: i
 
 def similarity_title(positions: int) -> str:
     return f"similarity p_i · p_j of positions i (row), j (column), 0–{positions - 1}"
+
+
+def own_tensors_line(run: str, where: str) -> str:
+    """The source line of a look's positions: the run's own tensors, and when they were
+    read (``shown_state.look_where``)."""
+    return f"{run}: the model's own tensors {where}"
 
 
 NO_POSITIONS = ("This graph carries no position information: no positional encoding block and "

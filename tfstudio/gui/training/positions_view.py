@@ -22,16 +22,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...graph.kinds import ABSOLUTE_SCHEMES
 from .colours import series_colour
 from .labels import muted, placeholder
 from .picture_export import ExportButton
 from .heatmap import Heatmap, HeatmapGrid
 from .plots import (STEP_LINE, layout_widget, legend_above, menu_later_plot, pen, styled_plot,
                     title_html)
-from .positions_math import (drawn_already, nothing_to_draw_text, scheme_choice,
-                             similarity_title, table_title, trained_rows, waveform_bound,
-                             waveform_dims, waveform_title)
+from .positions_math import (alibi_titles, drawn_already, drawn_rows, nothing_to_draw_text,
+                             page_for, rope_title, scheme_choice, similarity_title, table_title,
+                             trained_rows, waveform_bound, waveform_dims, waveform_title)
 
 class _TablePage(QWidget):
     """Sinusoidal or learned: waveforms, the table, the similarity matrix."""
@@ -61,10 +60,10 @@ class _TablePage(QWidget):
         self.trained_end.hide()
         self.wave_plot.addItem(self.trained_end, ignoreBounds=True)
 
-    def _mark_trained_end(self, trained: int | None) -> None:
-        self.trained_end.setVisible(trained is not None)
-        if trained is not None:
-            self.trained_end.setValue(trained - 0.5)
+    def _mark_trained_end(self, at: float | None) -> None:
+        self.trained_end.setVisible(at is not None)
+        if at is not None:
+            self.trained_end.setValue(at)
 
     def display(self, scheme: str, data: dict, trained: int | None = None,
                 all_rows: bool = False) -> None:
@@ -73,9 +72,8 @@ class _TablePage(QWidget):
         out unless ``all_rows``, and then marked."""
         table = np.asarray(data["table"], dtype=float)
         trained = trained_rows(scheme, len(table), trained)
-        untrained = trained is not None
-        if untrained and not all_rows:
-            table = table[:trained]
+        rows, trained_end = drawn_rows(len(table), trained, all_rows)
+        table = table[:rows]
         positions = np.arange(table.shape[0])
         dims = waveform_dims(table.shape[1])
         if len(self._curves) != len(dims) or self._dims != dims:  # a new table: new curves
@@ -98,7 +96,7 @@ class _TablePage(QWidget):
         title = title_html(waveform_title(scheme))
         if self.wave_plot.titleLabel.text != title:  # a new title re-lays out the plot
             self.wave_plot.setTitle(title)
-        self._mark_trained_end(trained if untrained and all_rows else None)
+        self._mark_trained_end(trained_end)
         self.table.set_data(table, title=table_title(scheme, table.shape, len(data["table"]),
                                                      trained, all_rows))
         similarity = np.asarray(data["similarity"], dtype=float)
@@ -134,9 +132,7 @@ class _RopePage(QWidget):
         self.score_curve.setData(np.asarray(data["offsets"], dtype=float),
                                  np.asarray(data["scores"], dtype=float))
         self.similarity.set_data(np.asarray(data["similarity"], dtype=float),
-                                 title=f"score of positions m (row), n (column): depends on "
-                                       f"m − n only (base {data['base']:g}, "
-                                       f"scaling {data['scaling']:g})")
+                                 title=rope_title(data["base"], data["scaling"]))
 
 
 class _AlibiPage(QWidget):
@@ -152,8 +148,7 @@ class _AlibiPage(QWidget):
     def display(self, scheme: str, data: dict) -> None:
         bias = np.asarray(data["bias"], dtype=float)
         slopes = np.asarray(data["slopes"], dtype=float)
-        titles = [f"head {h} · slope {s:.4g}" for h, s in enumerate(slopes)]
-        self.grid.set_data(list(bias), titles, shared_range=True)
+        self.grid.set_data(list(bias), alibi_titles(slopes), shared_range=True)
         self.caption.setText("Each head adds −slope × distance to its attention scores: a "
                              "steep head looks close by, a gentle one far. Never positive: "
                              "white is 0 (no penalty), dark the most negative bias of all "
@@ -244,7 +239,7 @@ class PositionsView(QWidget):
             if text is not None:
                 self.empty.setText(text)
             return
-        page = self.pages["table" if scheme in ABSOLUTE_SCHEMES else scheme]
+        page = self.pages[page_for(scheme)]
         rows = len(self.data[scheme].get("table", ()))
         self.all_rows.setVisible(trained_rows(scheme, rows, self.trained) is not None)
         if page is self.pages["table"]:

@@ -8,6 +8,7 @@ import time
 
 from PySide6.QtCore import QObject, QTimer
 
+from .live_look import line_height, shows_run
 from .plots import TimedLayoutWidget
 from .redraw_pace import LABEL_INTERVAL_MS, PLOT_REDRAW_MS, plot_interval_ms, probe_wait_ms
 from .series import progress_line
@@ -59,8 +60,7 @@ class RedrawPacer(QObject):
         if not series.steps:
             return
         step = series.steps[-1]
-        viewed = panel.viewed
-        other = viewed is not None and viewed.path != panel.run.run_dir  # a past run is shown
+        other = panel.viewed is not None and not shows_run(panel.viewed, panel.run)  # a past run
         if not other:  # else the bar is the shown run's
             set_quietly(panel.progress, step)
         # the same string as the curves header, set in the same call: one loss on screen
@@ -73,8 +73,8 @@ class RedrawPacer(QObject):
                 line.parentWidget().layout().activate()
         # as tall as its text at the column's width, fixed between changes in its line count:
         # a height set at each update (twice a second) would lay the column out again each time
-        spacing = line.fontMetrics().lineSpacing()
-        line.setFixedHeight(max(2, round(line.heightForWidth(line.width()) / spacing)) * spacing)
+        line.setFixedHeight(line_height(line.heightForWidth(line.width()),
+                                        line.fontMetrics().lineSpacing()))
 
     def _redraw_plots(self) -> None:
         panel = self.panel
@@ -109,8 +109,7 @@ class RedrawPacer(QObject):
 
     def _shows_the_run(self) -> bool:
         """The views show the run this pacer follows (its last look may come after its end)."""
-        viewed, run = self.panel.viewed, self.panel.run
-        return viewed is not None and run is not None and viewed.path == run.run_dir
+        return shows_run(self.panel.viewed, self.panel.run)
 
     def show_pending_probe(self) -> None:
         """Draw the newest live look (now, and paint it, to know what a redraw costs). The

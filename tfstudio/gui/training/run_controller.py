@@ -19,9 +19,10 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from ...graph import Graph
 from ...runs.config import TrainConfig
 from ...train.child import TrainingProcess
-from ...train.events import (EvalMetrics, Failed, Finished, Probe, RouterMetrics, Started,
-                             StepMetrics)
+from ...train.events import Failed
+from .run_events import after_command, ended_state, take_events
 from .series import RunSeries
+from .shown_state import ACTIVE
 
 DRAIN_INTERVAL_MS = 100  # the progress shows twice a second, the plots at most 4 times
 # cores the child's torch threads leave to the event loop (see TrainingProcess): on two cores,
@@ -69,19 +70,19 @@ class TrainingRun(QObject):
         self.timer.start()
 
     def pause(self) -> None:
-        if self.state == "running":
-            self._send("pause")
-            self._set_state("paused")
+        self._command("pause")
 
     def resume(self) -> None:
-        if self.state == "paused":
-            self._send("resume")
-            self._set_state("running")
+        self._command("resume")
 
     def stop(self) -> None:
-        if self.state in ("running", "paused"):
-            self._send("stop")
-            self._set_state("stopping")
+        self._command("stop")
+
+    def _command(self, command: str) -> None:
+        state = after_command(self.state, command)
+        if state is not None:
+            self._send(command)
+            self._set_state(state)
 
     @property
     def process_id(self) -> int | None:
@@ -90,7 +91,7 @@ class TrainingRun(QObject):
 
     @property
     def active(self) -> bool:
-        return self.state in ("running", "paused", "stopping")
+        return self.state in ACTIVE
 
     def set_probe_text(self, text: str) -> None:
         """The next probe (and every later one) looks at ``text``."""
@@ -136,31 +137,22 @@ class TrainingRun(QObject):
     def drain(self) -> None:
         """Move what the trainer reported into the series; signal progress once and each look
         inside in turn (the panel draws the newest within its budget)."""
-        progressed, probes, started, end = False, [], None, None
+        events = []
         while True:
             try:
-                event = self._events.get_nowait()
+                events.append(self._events.get_nowait())
             except queue.Empty:
                 break
-            if isinstance(event, Probe):
-                probes.append(event.data)  # each reaches the step slider; the views draw less
-                continue
-            self.series.add(event)
-            if isinstance(event, Started):
-                started = event
-            elif isinstance(event, (Finished, Failed)):
-                end = event
-            elif isinstance(event, (StepMetrics, EvalMetrics, RouterMetrics)):
-                progressed = True
-        if started is not None:
-            self.started.emit(started)
-        if progressed:
+        drained = take_events(events, self.series)
+        if drained.started is not None:
+            self.started.emit(drained.started)
+        if drained.progressed:
             self.progressed.emit()
-        for probe in probes:
+        for probe in drained.probes:
             self.latest_probe = probe
             self.probed.emit(probe)
-        if end is not None:
+        if drained.end is not None:
             self.timer.stop()
-            self.end_event = end
-            self._set_state("failed" if isinstance(end, Failed) else "finished")
-            self.ended.emit(end)
+            self.end_event = drained.end
+            self._set_state(ended_state(drained.end))
+            self.ended.emit(drained.end)

@@ -4,13 +4,16 @@ views. One run at a time; the panel asks here whether the graph may be edited no
 from __future__ import annotations
 
 import gc
+from typing import TYPE_CHECKING
 
 from ...graph import Edit
 from ...train.events import Failed
 from .history import RunRecord, folder_started
-from .run_controller import TrainingRun
 from .run_lines import ended_lines, started_line
 from .shown_state import kept_checkpoints
+
+if TYPE_CHECKING:
+    from .run_controller import TrainingRun
 
 
 class RunLifecycle:
@@ -33,6 +36,7 @@ class RunLifecycle:
         run_dir = panel.history.new_run_dir(name)
         record = RunRecord(str(run_dir), name, config.corpus, config.tokenizer,
                            folder_started(run_dir), status="running")
+        from .run_controller import TrainingRun  # (Qt: the rules here need none)
         run = TrainingRun(graph, config, run_dir, name=record.label,
                           tokenizer=panel.setup.built_tokenizer(), parent=panel)
         run.started.connect(self._on_started)

@@ -1,14 +1,21 @@
 """What the Train workspace says about a run, without Qt: the status line when it starts (and
 why its parameter count differs from the canvas's), the status line and error when it ends
-(run_lifecycle.py shows them), what opening a past run did (opened_runs.py) and which weights
-loaded (generation.py)."""
+(run_lifecycle.py shows them), what opening a past run did (opened_runs.py), which weights
+loaded (generation.py) and its row in the Runs list (runs_view.py)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from ...graph import Graph
 from ...train.events import Failed
+from ..param_count import RUN_HEADER
+from ..text import short_name
+from .history import RunRecord, corpus_name
 from .series import duration
+
+PROGRESS_NAME_CHARS = 24  # "tiny-gpt · 09:41:03" whole; a longer name elided in its middle
+COLUMNS = ["Run", RUN_HEADER, "Corpus", "Steps", "Final loss", "Status", "Folder"]  # Runs list
 
 FAILURES = {"nan": "the loss stopped being a number", "oom": "out of memory",
             "error": "an error"}   # a failure's reason, as the error says it
@@ -83,3 +90,29 @@ def loaded_line(note: str, step: int, opened: str = "") -> str:
     newer one was skipped), else the step and what to do, and what opening did (``opened``)."""
     return ((note or f"Loaded the weights of step {step:,}: type a prompt, move the sliders, "
                      "generate") + (f"; {opened}" if opened else ""))
+
+
+@dataclass(frozen=True)
+class RunsRow:
+    """A run's row in the Runs list: its cells (in ``COLUMNS`` order) and their tooltips."""
+    cells: list[str]
+    tips: dict[str, str]        # column name -> tooltip
+
+
+def runs_row(record: RunRecord, note: str = "") -> RunsRow:
+    """``record``'s row: its name, parameters and final loss (blank when unknown), one name per
+    corpus, and its whole folder path as the Folder cell's tooltip (the last column is cut at
+    the panel's edge). ``note``: which checkpoint its weights came from when a newer one was
+    damaged, marked in Status and said in full in its tooltip."""
+    loss = f"{record.final_loss:.4f}" if record.final_loss is not None else ""
+    params = f"{record.params:,}" if record.params else ""
+    status = f"{record.status} ⚠ older checkpoint used" if note else record.status
+    tips = {"Folder": record.path} | ({"Status": note} if note else {})
+    return RunsRow([record.label, params, corpus_name(record.corpus), str(record.steps), loss,
+                    status, record.path], tips)
+
+
+def progress_format(label: str) -> str:
+    """The progress bar's text for an opened run: its steps and its name, shortened to fit the
+    controls column (Qt fills in %v and %m)."""
+    return f"%v / %m steps ({short_name(label, PROGRESS_NAME_CHARS)})"

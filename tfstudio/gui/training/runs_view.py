@@ -15,10 +15,9 @@ from PySide6.QtWidgets import (
 )
 
 from ..param_count import RUN_HEADER, RUN_HEADER_TIP
+from .history import RunRecord
 from .labels import muted
-from .history import RunRecord, corpus_name
-
-COLUMNS = ["Run", RUN_HEADER, "Corpus", "Steps", "Final loss", "Status", "Folder"]
+from .run_lines import COLUMNS, runs_row
 
 
 def _choose_run_folder(parent) -> str:
@@ -77,19 +76,13 @@ class RunsView(QWidget):
         self.records = list(records)
         self.tree.clear()
         for record in self.records:
-            loss = f"{record.final_loss:.4f}" if record.final_loss is not None else ""
-            params = f"{record.params:,}" if record.params else ""
-            note = self.notes.get(record.path, "")
-            status = f"{record.status} ⚠ older checkpoint used" if note else record.status
-            item = QTreeWidgetItem([record.label, params, corpus_name(record.corpus),
-                                    str(record.steps), loss,
-                                    status, record.path])
-            if note:
-                item.setToolTip(COLUMNS.index("Status"), note)
+            row = runs_row(record, self.notes.get(record.path, ""))
+            item = QTreeWidgetItem(row.cells)
+            for column, tip in row.tips.items():
+                item.setToolTip(COLUMNS.index(column), tip)
             item.setData(0, Qt.UserRole, record.path)
             item.setFlags(item.flags() | Qt.ItemIsUserCheckable)
             item.setCheckState(0, Qt.Checked if record.path in shown else Qt.Unchecked)
-            item.setToolTip(len(COLUMNS) - 1, record.path)
             self.tree.addTopLevelItem(item)
             if record.path == current_path:
                 self.tree.setCurrentItem(item)

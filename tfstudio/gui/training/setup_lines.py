@@ -1,11 +1,19 @@
-"""What the run setup says about its tokenizer, without Qt: the line under the probe text's
-preview (:func:`preview_line`): how the tokenizer cuts the text, how much of it the looks inside
-read, whose text it is, and which characters it does not know."""
+"""What the run setup says and offers, without Qt: the line under the probe text's preview
+(:func:`preview_line`) and the preview itself (:func:`token_preview_html`): how the tokenizer
+cuts the text, how much of it the looks inside read,
+whose text it is, and which characters it does not know; the line while a tokenizer is built;
+which corpus entry a run's corpus picks (:func:`corpus_entry`); the devices it offers
+(:func:`devices`)."""
 from __future__ import annotations
 
 import html
+import sys
+from pathlib import Path
 
 from ...probes.inputs import DEFAULT_MAX_TOKENS
+from .history import corpus_name
+from .palette import series_rgb
+from .token_text import display_token
 
 
 def preview_line(tokenizer, text: str, ids: list[int], default: bool) -> str:
@@ -34,3 +42,52 @@ def unknown_characters(tokenizer, text: str, ids: list[int]) -> str:
     if unk is None or unk not in ids or len(ids) != len(text):
         return ""
     return "".join(ch for ch, i in zip(text, ids) if i == unk)
+
+
+def building_line(spec: str, corpus: str) -> str:
+    return f"Building the {spec} tokenizer on {corpus}…"
+
+
+def corpus_entry(spec: str, offered: list[str]) -> tuple[str, str | None]:
+    """(the corpus entry to pick for ``spec``, the label of an entry to add for it first; None:
+    it is ``offered``): one entry per corpus ("sample" is the medium stories, listed as
+    ``history.corpus_name`` says), and a file or folder of the user's own under its name."""
+    if spec in offered:
+        return spec, None
+    if spec.startswith("sample") and corpus_name(spec) in offered:
+        return corpus_name(spec), None
+    return spec, Path(spec).name or spec
+
+
+def devices() -> list[str]:
+    """auto and cpu always; cuda / mps when torch is loaded and sees them (never imports torch:
+    the editor starts without it)."""
+    offered = ["auto", "cpu"]
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        if torch.cuda.is_available():
+            offered += ["cuda"] + [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+        mps = getattr(torch.backends, "mps", None)
+        if mps is not None and mps.is_available():
+            offered.append("mps")
+    return offered
+
+
+def has_gpu(offered: list[str]) -> bool:
+    """Whether a device other than the CPU is offered (the suggested setup trains longer)."""
+    return any(d not in ("cpu", "auto") for d in offered)
+
+
+def token_preview_html(strings: list[str], ids: list[int], muted: str) -> str:
+    """Each token on its own tinted background (the series colours in turn) with its id
+    underneath in the ``muted`` colour, as tokenizer demos do."""
+    cells = []
+    for i, (text, token_id) in enumerate(zip(strings, ids)):
+        red, green, blue = series_rgb(i)
+        cells.append(
+            f"<span style='background-color:rgba({red},{green},{blue},0.28);'>"
+            "<span style='font-family:monospace;font-size:12pt;'>"
+            f"{html.escape(display_token(text))}</span>"
+            f"<sub style='color:{muted};'>{token_id}"
+            "</sub></span>")
+    return "&#8203;".join(cells)

@@ -4,7 +4,6 @@ device (see defaults.py)."""
 from __future__ import annotations
 
 import html
-from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
@@ -26,11 +25,10 @@ from ...graph import Graph
 from ...runs.config import TrainConfig
 from .. import theme
 from .background import Background
-from .colours import series_colour
 from .labels import muted
-from .token_text import display_token
 from .defaults import checkpoint_schedule, graph_params, suggested_config
-from .setup_lines import preview_line
+from .setup_lines import (building_line, corpus_entry, devices, has_gpu, preview_line,
+                          token_preview_html)
 
 TOKENIZERS = [("byte", "Bytes (256 ids; any text)"),
               ("char", "Characters seen in the corpus"),
@@ -56,19 +54,6 @@ def _choose_folder(parent) -> str:
 # tests replace these with functions that return a path without a dialog
 OPEN_FILE = [_choose_file]
 OPEN_FOLDER = [_choose_folder]
-
-
-def token_preview_html(strings: list[str], ids: list[int]) -> str:
-    """Each token on its own tinted background with its id underneath, as tokenizer demos do."""
-    cells = []
-    for i, (text, token_id) in enumerate(zip(strings, ids)):
-        colour = series_colour(i)
-        cells.append(
-            f"<span style='background-color:rgba({colour.red()},{colour.green()},{colour.blue()},0.28);'>"
-            f"<span style='font-family:monospace;font-size:12pt;'>{html.escape(display_token(text))}</span>"
-            f"<sub style='color:{theme.current().muted_text};'>{token_id}"
-            "</sub></span>")
-    return "&#8203;".join(cells)
 
 
 class SetupView(QWidget):
@@ -147,7 +132,7 @@ class SetupView(QWidget):
         self.lr.setDecimals(6)
         self.lr.setRange(1e-6, 10.0)
         self.lr.setSingleStep(1e-4)
-        for device in _devices():
+        for device in devices():
             self.device.addItem(device)
         self.precision.addItems(["auto", "fp32", "bf16", "fp16"])
         self.compile.setToolTip("Compile the model first: faster steps on a GPU after a "
@@ -198,8 +183,7 @@ class SetupView(QWidget):
             self.run_config = None
 
     def _fill_defaults(self) -> None:
-        cfg = suggested_config(self.graph, gpu=any(d != "cpu" and d != "auto"
-                                                   for d in _devices()))
+        cfg = suggested_config(self.graph, gpu=has_gpu(devices()))
         self.select_corpus(cfg.corpus)
         self.tokenizer.setCurrentText(cfg.tokenizer)
         self.steps.setValue(cfg.steps)
@@ -214,12 +198,12 @@ class SetupView(QWidget):
         self.compile.setChecked(cfg.compile)
 
     def select_corpus(self, spec: str) -> None:
+        spec, label = corpus_entry(spec, [self.corpus.itemData(i)
+                                          for i in range(self.corpus.count())])
         index = self.corpus.findData(spec)
-        if index < 0 and spec.startswith("sample"):
-            index = self.corpus.findData("sample:medium" if spec == "sample" else spec)
-        if index < 0:
+        if label is not None:
             index = self.corpus.count()
-            self.corpus.addItem(Path(spec).name or spec, spec)
+            self.corpus.addItem(label, spec)
             self.corpus.setItemData(index, spec, Qt.ToolTipRole)
         self.corpus.setCurrentIndex(index)
         self._last_corpus = index
@@ -302,7 +286,7 @@ class SetupView(QWidget):
         if key in self._tokenizers:
             self._show_preview(self._tokenizers[key])
             return
-        self.preview_info.setText(f"Building the {spec} tokenizer on {corpus}…")
+        self.preview_info.setText(building_line(spec, corpus))
 
         def build():
             from ...data import build_tokenizer, load_corpus
@@ -329,7 +313,8 @@ class SetupView(QWidget):
         text = own or self._example_text()
         all_ids = tokenizer.encode(text)
         ids = all_ids[:PREVIEW_TOKENS]
-        self.preview.setText(token_preview_html(tokenizer.token_strings(ids), ids))
+        self.preview.setText(token_preview_html(tokenizer.token_strings(ids), ids,
+                                                  theme.current().muted_text))
         self.preview_info.setText(preview_line(tokenizer, text, all_ids, default=not own))
 
     def _example_text(self) -> str:
@@ -349,18 +334,3 @@ def _int_box(low: int, high: int, value: int) -> QSpinBox:
     box.setValue(value)
     box.setGroupSeparatorShown(True)
     return box
-
-
-def _devices() -> list[str]:
-    """auto and cpu always; cuda / mps when torch is loaded and sees them (never imports torch:
-    the editor starts without it)."""
-    import sys
-    devices = ["auto", "cpu"]
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        if torch.cuda.is_available():
-            devices += ["cuda"] + [f"cuda:{i}" for i in range(torch.cuda.device_count())]
-        mps = getattr(torch.backends, "mps", None)
-        if mps is not None and mps.is_available():
-            devices.append("mps")
-    return devices

@@ -180,6 +180,12 @@ def is_training(path, run) -> bool:
     return run is not None and run.active and Path(path) == run.run_dir
 
 
+def look_where(look: dict) -> str:
+    """Where a look inside was taken, as its views' lines say: Look's reading of the user's
+    text now, or the training step."""
+    return "now, on your text" if look.get("custom") else f"at step {look.get('step', 0):,}"
+
+
 def train_tips(reason: str | None) -> tuple[str, str]:
     """Train's tooltip on the panel's button and status tip in the Train menu: why it is off
     (``reason``), or what it does."""

@@ -22,10 +22,11 @@ from .. import theme
 from ..block_drawing import scaled_font
 from ..zoom_rules import text_boost
 from .colours import ramp_colour
+from .strip_layout import (BAR_H, BAR_W, STRIP_MARGIN, legend_box, strip_zoom, title_cut,
+                           topmost)
 from .telemetry import Shown, legend_lines, shown_values
 
 BAND_H = 18.0  # scene units: the coloured band along a small block's bottom, its value in it
-STRIP_MARGIN = 10.0  # scene units kept around the fitted blocks
 
 
 def inner_rects(frame_item) -> dict[str, QRectF]:
@@ -124,11 +125,7 @@ def apply_inner(scene, shown: Shown | None) -> int:
 class StripLegend(QWidget):
     """The telemetry legend beside the canvas: a blue-to-red bar between the smallest and
     largest value shown, and the lines of ``legend_lines``. Hidden, and its margin given back
-    to the canvas, when nothing is coloured."""
-
-    BAR_W, BAR_H = 120, 10
-    GAP = 4          # pixels between the canvas, the legend and the view's edge
-    MAX_SHARE = 3    # at most a third of the view's width; longer lines are elided
+    to the canvas, when nothing is coloured (its box: ``strip_layout.legend_box``)."""
 
     def __init__(self, view: QWidget):
         super().__init__(view)
@@ -155,22 +152,14 @@ class StripLegend(QWidget):
 
     def _place(self) -> None:
         view = self.parentWidget()
-        if not self.lines:
-            self._width = 0
-            _set_right_margin(view, 0)
-            return
         fm = QFontMetricsF(self._font())
-        width = int(max([self.BAR_W] + [fm.horizontalAdvance(s) for s in self.lines]) + 24)
-        # not narrower at the next look's shorter numbers: each change of width resized the
-        # canvas, which refitted and repainted every block
-        self._width = width = max(self._width, width)
-        width = min(width, max(self.BAR_W + 16, view.width() // self.MAX_SHARE))
-        height = int(self.BAR_H + 8 + fm.lineSpacing() * len(self.lines) + 8)
-        frame = view.frameWidth()
-        _set_right_margin(view, width + 2 * self.GAP)  # the canvas ends left of it
-        self.setGeometry(view.width() - frame - self.GAP - width, frame + self.GAP, width,
-                         min(height, view.height() - 2 * (frame + self.GAP)))
-        self.raise_()
+        box = legend_box([fm.horizontalAdvance(s) for s in self.lines], fm.lineSpacing(),
+                         self._width, (view.width(), view.height()), view.frameWidth())
+        self._width = box.kept
+        _set_right_margin(view, box.margin)  # the canvas ends left of it
+        if box.rect is not None:
+            self.setGeometry(*box.rect)
+            self.raise_()
 
     def paintEvent(self, _event) -> None:
         t = theme.current()
@@ -181,7 +170,7 @@ class StripLegend(QWidget):
         painter.setPen(QPen(QColor(t.color("node_border")), 1))
         painter.setBrush(panel)
         painter.drawRoundedRect(QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5), 5, 5)
-        bar = QRectF(8, 6, self.BAR_W, self.BAR_H)
+        bar = QRectF(8, 6, BAR_W, BAR_H)
         gradient = QLinearGradient(bar.topLeft(), bar.topRight())
         for at in (0.0, 0.25, 0.5, 0.75, 1.0):
             gradient.setColorAt(at, ramp_colour(at, "diverging"))
@@ -222,7 +211,8 @@ def main_frame(scene):
     """The first open frame (the topmost, then leftmost: the main layer), or None."""
     frames = [i for i in getattr(scene, "node_items", {}).values()
               if getattr(i, "frame", None) is not None]
-    return min(frames, key=lambda i: (i.y(), i.x())) if frames else None
+    first = topmost([(i.x(), i.y()) for i in frames])
+    return frames[first] if first is not None else None
 
 
 def strip_focus(scene) -> QRectF:
@@ -248,16 +238,15 @@ def fit_strip_view(view) -> float:
     rect = strip_focus(view.scene())
     if rect.isEmpty():
         return view.zoom
-    rect = rect.adjusted(-STRIP_MARGIN, -STRIP_MARGIN, STRIP_MARGIN, STRIP_MARGIN)
     port = view.viewport().rect()
-    factor = min(1.0, port.width() / rect.width(), port.height() / rect.height())
-    view.set_zoom(factor)
+    view.set_zoom(strip_zoom((rect.width(), rect.height()), (port.width(), port.height())))
+    blocks_top = rect.top()
+    rect = rect.adjusted(-STRIP_MARGIN, -STRIP_MARGIN, STRIP_MARGIN, STRIP_MARGIN)
     view.centerOn(rect.center())
     frame = main_frame(view.scene())
     if frame is not None:  # the frame's title lines above its blocks: whole, or not at all
-        blocks_top = rect.top() + STRIP_MARGIN
         shown = view.mapToScene(view.viewport().rect()).boundingRect()
-        if frame.scenePos().y() < shown.top() < blocks_top:  # the top margin cuts them
+        if title_cut(frame.scenePos().y(), shown.top(), blocks_top):  # the top margin cuts them
             view.centerOn(rect.center().x(), blocks_top + shown.height() / 2)
     return view.zoom
 

@@ -98,6 +98,13 @@ def legend_text(mode: str) -> str:
             "a group shows all its copies together")
 
 
+def note_line(mode: str, coloured: bool, extra: str) -> str:
+    """The line under the telemetry picker: what the colours mean, and ``extra``
+    (``ShownState.telemetry``'s: whose look they come from); with nothing ``coloured``,
+    ``extra`` alone says why."""
+    return extra if not coloured and extra else legend_text(mode) + extra
+
+
 def legend_lines(shown: Shown | None) -> list[str]:
     """The legend's words: the scale and what the number is, then each open group's copies."""
     if shown is None:

@@ -13,12 +13,10 @@ from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QToolBar, QWidget
 
 from .strip import StripFitter
+from .strip_layout import views_height
 
 BUILD, TRAIN = "build", "train"
 MODES = (BUILD, TRAIN)
-STRIP_HEIGHT = 98      # the canvas strip in Train mode (at least; STRIP_SHARE of a tall window)
-# of the window's height: more would cost the six curves their room on a 1366x768 screen
-STRIP_SHARE = 14
 SETTINGS_KEY = "workspace/{mode}"
 
 
@@ -114,9 +112,7 @@ class Workspace(QObject):
         chrome = sum(bar.sizeHint().height() for bar in (w.menuBar(), w.statusBar()))
         chrome += sum(t.sizeHint().height() for t in w.findChildren(QToolBar)
                       if t.isVisible() and w.toolBarArea(t) == Qt.TopToolBarArea)
-        strip = max(STRIP_HEIGHT, w.height() * STRIP_SHARE // 100)
-        w.resizeDocks([self.training_dock], [max(300, w.height() - chrome - strip)],
-                      Qt.Vertical)
+        w.resizeDocks([self.training_dock], [views_height(w.height(), chrome)], Qt.Vertical)
         if self._fitter is not None:
             QTimer.singleShot(0, self._fitter.fit)  # once the docks have their new sizes
 
