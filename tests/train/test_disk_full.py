@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
+import safetensors.torch
 from safetensors import SafetensorError
 
-import tfstudio.runs.checkpoint as checkpoint_module
 from tfstudio.presets import load_preset
 from tfstudio.runs.checkpoint import find_checkpoint
 from tfstudio.runs.disk import disk_refusal
@@ -32,8 +32,9 @@ def tiny_config(**changes) -> TrainConfig:
 
 
 def full_disk_after(monkeypatch, saves: int, error: Exception) -> None:
-    """The model file of every checkpoint after the first ``saves`` meets ``error``."""
-    real = checkpoint_module.save_model
+    """The model file of every checkpoint after the first ``saves`` meets ``error`` (the
+    checkpoint writer imports safetensors' save_model when it writes: replaced at its home)."""
+    real = safetensors.torch.save_model
     count = [0]
 
     def save_model(model, filename, *args, **kwargs):
@@ -43,7 +44,7 @@ def full_disk_after(monkeypatch, saves: int, error: Exception) -> None:
                 f.write(b"\0" * 1000)  # the disk took part of it before it filled
             raise error
         return real(model, filename, *args, **kwargs)
-    monkeypatch.setattr(checkpoint_module, "save_model", save_model)
+    monkeypatch.setattr(safetensors.torch, "save_model", save_model)
 
 
 ENOSPC = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
