@@ -107,6 +107,7 @@ QT_FREE_GUI = (
     "tfstudio.gui.recovery",
     "tfstudio.gui.report_plots",
     "tfstudio.gui.search_results",
+    "tfstudio.gui.session_model",
     "tfstudio.gui.summaries",
     "tfstudio.gui.text",
     "tfstudio.gui.title_lines",

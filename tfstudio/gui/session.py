@@ -1,24 +1,17 @@
-"""The open document: its graph, undo history, file name, and the graph report kept up to date.
-
-Every widget edits through :meth:`EditorSession.execute`, which turns a refused edit into a
-message instead of an exception, and every change schedules one new report (coalesced, so a
-paste of twenty nodes re-validates once, right after the paste).
+"""The open document for the widgets: :class:`session_model.Session`, its rules and state,
+with its listeners re-emitted as Qt signals and its deferred work (the coalesced report, so a
+paste of twenty nodes re-validates once, right after the paste) run on zero-interval timers.
 """
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from ..graph import (Document, Edit, Graph, GraphError, GraphEvent, kept_tidy, load_graph_file,
-                     save_graph)
-from ..graph.compare import model_signature
-from ..graph.layout import untangled
-from .editor_state import history_line
-from .file_lines import saved_meta
-from .graph_report import GraphReport, report_on_graph
-from .text import sentence
+from ..graph import Document, Edit, Graph
+from .graph_report import GraphReport
+from .session_model import Session
 
 
 class EditorSession(QObject):
@@ -29,139 +22,71 @@ class EditorSession(QObject):
 
     def __init__(self, graph: Graph | None = None, parent: QObject | None = None):
         super().__init__(parent)
-        self.document = Document(untangled(graph) if graph is not None else Graph())
-        self._loaded = model_signature(self.document.root)  # to tell an edited graph
-        self.file_path: Path | None = None
-        self.report = GraphReport()
-        self._report_timer = QTimer(self, singleShot=True, interval=0)
-        self._report_timer.timeout.connect(self.refresh_report)
-        # for edits made on the document directly (not through execute/undo/redo)
-        self._after_timer = QTimer(self, singleShot=True, interval=0)
-        self._after_timer.timeout.connect(self._after_change)
-        self._was_dirty = False
-        self._recovered = False  # a recovered autosave counts as unsaved until saved
-        # asked before every edit, undo and redo (the command, None for undo/redo): a reason
-        # refuses it; the training panel refuses edits while a run trains (gui.training)
-        self.edit_guard: Callable[[Edit | None], str | None] | None = None
-        self.document.subscribe(self._on_event)
-        self.refresh_report()
+        self.model = Session(graph, later=self._timer)
+        self.model.report_ready.connect(self.report_ready.emit)
+        self.model.message.connect(self.message.emit)
+        self.model.state_changed.connect(self.state_changed.emit)
+        self.model.history_changed.connect(self.history_changed.emit)
 
-    # ------------------------------------------------------------------ editing
+    def _timer(self, work: Callable[[], Any]) -> QTimer:
+        timer = QTimer(self, singleShot=True, interval=0)
+        timer.timeout.connect(work)
+        return timer
+
+    # ------------------------------------------------------------------ the model's state
+    @property
+    def document(self) -> Document:
+        return self.model.document
+
     @property
     def root(self) -> Graph:
-        return self.document.root
+        return self.model.root
 
-    def execute(self, command: Edit) -> bool:
-        """Run an edit; a refused one (bad wire, bad value) becomes a message, not a crash.
-        Either way the status bar is told, so it never keeps a sentence about an earlier state
-        (a caller with more to say, "Added Norm", says it after)."""
-        refusal = self.try_execute(command)
-        self.message.emit(refusal or command.text)
-        return refusal is None
+    @property
+    def report(self) -> GraphReport:
+        return self.model.report
 
-    def try_execute(self, command: Edit) -> str | None:
-        """Run an edit; None when done, else why it was refused (nothing changed then)."""
-        refusal = self._guard(command)
-        if refusal:
-            return refusal
-        try:
-            self.document.execute(kept_tidy(command))  # a rewrite leaves no blocks overlapping
-        except (GraphError, ValueError, KeyError) as exc:
-            return sentence(exc)
-        finally:
-            self._after_change()
-        return None
+    @property
+    def file_path(self) -> Path | None:
+        return self.model.file_path
 
-    def set_edit_guard(self, guard: Callable[[Edit | None], str | None] | None) -> None:
-        self.edit_guard = guard
-
-    def _guard(self, command: Edit | None) -> str | None:
-        return self.edit_guard(command) if self.edit_guard is not None else None
-
-    def undo(self) -> bool:
-        refusal = self._guard(None)
-        if refusal:
-            self.message.emit(refusal)
-            return False
-        text = self.document.undo_text
-        done = self.document.undo()
-        self._after_change()
-        self.message.emit(history_line(True, text, done))
-        return done
-
-    def redo(self) -> bool:
-        refusal = self._guard(None)
-        if refusal:
-            self.message.emit(refusal)
-            return False
-        text = self.document.redo_text
-        done = self.document.redo()
-        self._after_change()
-        self.message.emit(history_line(False, text, done))
-        return done
-
-    def _on_event(self, event: GraphEvent) -> None:
-        # the document emits while a command runs, before its history moves: look again after
-        self._report_timer.start()
-        self._after_timer.start()
-
-    def _after_change(self) -> None:
-        self._after_timer.stop()
-        self.history_changed.emit()
-        if self.dirty != self._was_dirty:
-            self._was_dirty = self.dirty
-            self.state_changed.emit()
-
-    def refresh_report(self) -> GraphReport:
-        """Re-validate now (widgets call this through the timer; tests may call it directly)."""
-        self._report_timer.stop()
-        self.report = report_on_graph(self.document.root)
-        self.report_ready.emit(self.report)
-        return self.report
-
-    # ------------------------------------------------------------------ files
     @property
     def dirty(self) -> bool:
-        return self.document.dirty or self._recovered
+        return self.model.dirty
 
     @property
     def edited(self) -> bool:
-        """Whether the model differs from the one opened (layout and labels aside)."""
-        return model_signature(self.root) != self._loaded
+        return self.model.edited
 
     @property
     def display_name(self) -> str:
-        if self.file_path is not None:
-            return self.file_path.name
-        return str(self.root.meta.get("name") or "untitled")
+        return self.model.display_name
+
+    # ------------------------------------------------------------------ its rules
+    def execute(self, command: Edit) -> bool:
+        return self.model.execute(command)
+
+    def try_execute(self, command: Edit) -> str | None:
+        return self.model.try_execute(command)
+
+    def set_edit_guard(self, guard: Callable[[Edit | None], str | None] | None) -> None:
+        self.model.set_edit_guard(guard)
+
+    def undo(self) -> bool:
+        return self.model.undo()
+
+    def redo(self) -> bool:
+        return self.model.redo()
+
+    def refresh_report(self) -> GraphReport:
+        """Re-validate now (the timer does this; tests may call it directly)."""
+        return self.model.refresh_report()
 
     def replace(self, graph: Graph, file_path: Path | None = None, dirty: bool = False) -> None:
-        """Start over on ``graph`` (new, open, recover): history cleared. ``dirty`` marks a
-        graph that exists in no file yet (a recovered autosave)."""
-        self.file_path = Path(file_path) if file_path else None
-        self._recovered = dirty
-        self.document.reset(untangled(graph))  # blocks that would overlap are laid out
-        self._loaded = model_signature(self.document.root)
-        self._was_dirty = self.dirty
-        self.history_changed.emit()
-        self.state_changed.emit()
-        self.refresh_report()
+        self.model.replace(graph, file_path, dirty)
 
     def open(self, path: str | Path) -> None:
-        """Load a graph file; raises GraphFileError (with the reason) when it cannot."""
-        graph = load_graph_file(path)
-        self.replace(graph, Path(path))
+        self.model.open(path)
 
     def save(self, path: str | Path | None = None) -> Path:
-        target = Path(path) if path is not None else self.file_path
-        if target is None:
-            raise GraphError("this graph has no file yet; use Save As")
-        self.root.meta.update(saved_meta(self.root, target.stem, self.edited))
-        save_graph(self.root, target)
-        self.file_path = target
-        self.document.mark_clean()
-        self._recovered = False
-        self._was_dirty = False
-        self.state_changed.emit()
-        return target
-
+        return self.model.save(path)
