@@ -9,9 +9,14 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from ..graph import Document, Edit, Graph
+from ..graph import Edit, Graph
 from .graph_report import GraphReport
 from .session_model import Session
+
+
+def _of_model(name: str, doc: str) -> property:
+    """The model's attribute ``name``, read-only through the adapter."""
+    return property(lambda self: getattr(self.model, name), doc=doc)
 
 
 class EditorSession(QObject):
@@ -34,33 +39,13 @@ class EditorSession(QObject):
         return timer
 
     # ------------------------------------------------------------------ the model's state
-    @property
-    def document(self) -> Document:
-        return self.model.document
-
-    @property
-    def root(self) -> Graph:
-        return self.model.root
-
-    @property
-    def report(self) -> GraphReport:
-        return self.model.report
-
-    @property
-    def file_path(self) -> Path | None:
-        return self.model.file_path
-
-    @property
-    def dirty(self) -> bool:
-        return self.model.dirty
-
-    @property
-    def edited(self) -> bool:
-        return self.model.edited
-
-    @property
-    def display_name(self) -> str:
-        return self.model.display_name
+    document = _of_model("document", "the graph and its undo history (Document)")
+    root = _of_model("root", "the top-level Graph")
+    report = _of_model("report", "the latest GraphReport")
+    file_path = _of_model("file_path", "the file the graph was opened from or saved to, if any")
+    dirty = _of_model("dirty", "whether there are unsaved changes")
+    edited = _of_model("edited", "whether the model differs from the one opened")
+    display_name = _of_model("display_name", "the file's name, else the graph's, else untitled")
 
     # ------------------------------------------------------------------ its rules
     def execute(self, command: Edit) -> bool:
