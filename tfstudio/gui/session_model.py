@@ -88,7 +88,8 @@ class Session:
         self.refresh_report()
 
     def flush(self) -> None:
-        """Do the deferred work now, the report first (as the timers would)."""
+        """Do the deferred work now, the report first, as the timers would (only work made
+        by the default :class:`Pending`: an adapter's timers run their own)."""
         for later in (self._report_later, self._after_later):
             if isinstance(later, Pending):
                 later.flush()
