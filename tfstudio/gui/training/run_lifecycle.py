@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from ...graph import Edit
 from ...train.events import Failed
 from .history import RunRecord, folder_started
+from .live_look import shows_run
 from .run_lines import ended_lines, started_line
 from .shown_state import kept_checkpoints
 
@@ -152,7 +153,7 @@ class RunLifecycle:
         if error is not None:
             panel.show_error(error, "Training failed")
         panel.message(said)
-        if panel.viewed is not None and panel.viewed.path == run.run_dir:
+        if shows_run(panel.viewed, run):
             # its weights kept: the weight views load them (the step the slider stands on)
             panel.shown.run_ended(kept_checkpoints(run.run_dir))
             panel._show_caption()
