@@ -179,8 +179,7 @@ def grad_norms(path: Path, norms: dict[str, dict[str, list]]) -> Path:
     fig = _Figure("Gradient norm per layer (log scale)", "step", "gradient norm")
     fig.plot.setLogMode(y=True)
     fig.plot.getAxis("left").setWidth(70)  # room for 10^-6 beside the label
-    layers = sorted({layer for series in norms.values() for layer in series
-                     if layer.startswith("layers.")}, key=_layer_order)
+    layers = grad_norm_layers(norms)
     for v, (name, series) in enumerate(norms.items()):
         for layer, points in series.items():
             if not points or layer not in layers:
@@ -191,6 +190,23 @@ def grad_norms(path: Path, norms: dict[str, dict[str, list]]) -> Path:
                      pen=_pen(COLOURS[layers.index(layer) % len(COLOURS)], 2,
                               dashed=LINE_STYLES[v % len(LINE_STYLES)]))
     return fig.export(path)
+
+
+def drawn_points(params: list[dict], x: str) -> list[dict] | None:
+    """The variants' points against ``x`` (those that measured it); None, no plot at all,
+    against KV-cache bytes unless the variants' caches differ in size (one column of points
+    says nothing)."""
+    points = [p for p in params if p.get(x)]
+    if x == "kv_bytes" and len({p[x] for p in points}) < 2:
+        return None
+    return points
+
+
+def grad_norm_layers(grad_norms: dict) -> list[str]:
+    """The layers whose gradient norms are drawn: every variant's "layers.*", in layer order
+    (layers.2 before layers.10), which gives each its colour."""
+    return sorted({layer for series in grad_norms.values() for layer in series
+                   if layer.startswith("layers.")}, key=_layer_order)
 
 
 def _layer_order(name: str):
@@ -232,8 +248,8 @@ def draw_report(out: Path, data: dict, *, positions: bool = True,
     if data["params"]:
         loss_vs_params(plots / "loss_vs_params.png", data["params"])
         pictures["Validation loss against parameters"] = "plots/loss_vs_params.png"
-    kv = [p for p in data["params"] if p.get("kv_bytes")]
-    if len({p["kv_bytes"] for p in kv}) > 1:  # only where the variants' caches differ
+    kv = drawn_points(data["params"], "kv_bytes")
+    if kv is not None:
         loss_vs_params(plots / "loss_vs_kv.png", kv, "kv_bytes",
                        ("Validation loss against the KV cache",
                         f"KV-cache bytes at context ({kv[0].get('kv_dtype') or 'dtype n/a'})"))

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tfstudio.gui.report_plots import FLOOR
+from tfstudio.gui.report_plots import FLOOR, drawn_points, grad_norm_layers
 from tfstudio.gui.training.compare_job import RunEnd, Shown
 import pytest
 
 from tfstudio.gui.training.compare_lines import (NO_RUN_FINISHED, VERDICT_HINT, done_line,
-                                                 drawn_points, eval_every, eval_lengths,
-                                                 finished_runs, grad_norm_layers, intro_html,
+                                                 eval_every, eval_lengths,
+                                                 finished_runs, intro_html,
                                                  legend_name, lengths_field, lesson_html,
                                                  log_floored, loss_hint, run_name,
                                                  seed_entries, started_line, steps_done,
@@ -94,6 +94,9 @@ def test_layers_gradient_norms_are_drawn_per_layer_with_nothing_below_the_floor(
              "post": {"layers.0": [(1, 0.4)]}}
     assert grad_norm_layers(norms) == ["layers.0", "layers.1"]       # not the embedding
     assert grad_norm_layers({"pre": {"embed": []}}) == []
+    # in layer order, as the report's picture colours them: layers.2 before layers.10
+    assert grad_norm_layers({"pre": {f"layers.{i}": [] for i in (10, 2, 1)}}) == [
+        "layers.1", "layers.2", "layers.10"]
     assert log_floored([0.5, 0.0, 1e-9, float("nan"), float("inf")]) == [
         0.5, FLOOR, FLOOR, FLOOR, FLOOR]
 

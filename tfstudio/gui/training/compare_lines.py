@@ -2,8 +2,8 @@
 word large, the checks under it), the table's two-line column names, the status line when the
 runs start and when they are done and the names the runs take in Runs; what the form asks
 (the ticked values crossed, the eval lengths a corpus takes); and what the results' plots draw
-of the report's data (the points, the layers, the floor of a log axis). compare_view.py and
-compare_results.py show them."""
+of the report's data (the floor of a log axis; which points and layers: report_plots, the report's
+pictures' rule). compare_view.py and compare_results.py show them."""
 from __future__ import annotations
 
 import html
@@ -142,22 +142,6 @@ def intro_html(intro: str) -> str:
 def steps_done(points: dict) -> int:
     """Steps trained so far over every run drawn: each run's last logged step, summed."""
     return sum(run[-1][0] for run in points.values())
-
-
-def drawn_points(params: list[dict], x: str) -> list[dict] | None:
-    """The variants' points against ``x`` (those that measured it); None, no plot at all,
-    against KV-cache bytes unless the variants' caches differ in size (one column of points
-    says nothing)."""
-    points = [p for p in params if p.get(x)]
-    if x == "kv_bytes" and len({p[x] for p in points}) < 2:
-        return None
-    return points
-
-
-def grad_norm_layers(grad_norms: dict) -> list[str]:
-    """The layers whose gradient norms are drawn: every variant's "layers.*", sorted."""
-    return sorted({layer for series in grad_norms.values() for layer in series
-                   if layer.startswith("layers.")})
 
 
 def log_floored(values) -> list[float]:

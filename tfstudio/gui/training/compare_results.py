@@ -14,11 +14,11 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeade
                                QTableWidgetItem, QTabWidget, QTextBrowser, QVBoxLayout, QWidget)
 
 from .. import theme
+from ..report_plots import drawn_points, grad_norm_layers
 from .colours import series_colour
 from .compare_job import Shown
-from .compare_lines import (drawn_points, grad_norm_layers, intro_html, legend_name, log_floored,
-                            loss_hint, run_name, seed_entries, steps_done, table_cells,
-                            two_lines, verdict_html)
+from .compare_lines import (intro_html, legend_name, log_floored, loss_hint, run_name,
+                            seed_entries, steps_done, table_cells, two_lines, verdict_html)
 from .curves_view import place_hint
 from .plots import (layer_style, layout_widget, legend_above, live_plot, menu_later_plot, pen,
                     styled_plot, title_html)
