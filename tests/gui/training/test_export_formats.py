@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tfstudio.gui.training.export_formats import (FILTERS, export_tip, picture_format,
-                                                  with_suffix)
+from tfstudio.gui.file_lines import with_suffix   # the File menu's rule, which Export shares
+from tfstudio.gui.training.export_formats import FILTERS, export_tip, picture_format
 
 
 def test_a_picture_is_a_png_or_an_svg_by_its_extension_in_any_case():

@@ -1,6 +1,7 @@
 """What a view's Export button offers and writes, without Qt: the formats with their dialog
-filters, which picture a file name asks for (or why none), the extension a bare name gets,
-and the button's tooltip. picture_export.py saves the pictures."""
+filters, which picture a file name asks for (or why none), and the button's tooltip (the
+extension a bare name gets: file_lines.with_suffix, as the File menu's). picture_export.py
+saves the pictures."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,12 +18,6 @@ def picture_format(path: str | Path) -> str:
         return suffix[1:]
     raise ValueError(f"cannot export as {suffix or 'a file without an extension'}; "
                      "use .png or .svg")
-
-
-def with_suffix(path: str, suffix: str) -> str:
-    """The save dialog's answer with the format's ``suffix`` when the name has none ("":
-    cancelled, kept)."""
-    return path + suffix if path and not Path(path).suffix else path
 
 
 def export_tip(name: str, csv: bool) -> str:

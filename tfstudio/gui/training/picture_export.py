@@ -13,7 +13,8 @@ from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QFileDialog, QGraphicsView, QMenu, QToolButton, QWidget
 
 from ..export import uncached
-from .export_formats import FILTERS, export_tip, picture_format, with_suffix
+from ..file_lines import with_suffix
+from .export_formats import FILTERS, export_tip, picture_format
 
 
 def export_widget(widget: QWidget, path: str | Path) -> Path:
