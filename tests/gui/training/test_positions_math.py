@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from tfstudio.gui.training.axis_range import nice_bound   # the waveforms' bound rounds by it
 from tfstudio.gui.training.positions_math import (NO_POSITIONS, alibi_titles, drawn_already,
-                                                  drawn_rows, nice_bound, nothing_to_draw_text,
+                                                  drawn_rows, nothing_to_draw_text,
                                                   own_tensors_line, page_for, rope_title,
                                                   same_positions, scheme_choice,
                                                   similarity_title, table_title, trained_rows,

@@ -50,10 +50,15 @@ def step_axis_end(last_step: float, final_step: int) -> float:
         # paint, and redrew every plot's)
         return float(final_step if last_step <= final_step * (1 + STEADY_SLACK)
                      else max(last_step, 1.0))
-    want = max(last_step, 1.0) * (1 + STEADY_HEADROOM)
-    power = 10.0 ** math.floor(math.log10(want))
-    end = min(u * power for u in (1, 2, 5, 10) if u * power >= want * (1 - 1e-9))
+    end = nice_bound(max(last_step, 1.0) * (1 + STEADY_HEADROOM), slack=1e-9)
     return float(min(end, final_step))
+
+
+def nice_bound(value: float, slack: float = 1e-12) -> float:
+    """The smallest of 1, 2, 5 x 10^k at or above ``value`` (a positive number), a bound
+    within ``slack`` (relative) of it counting as at it."""
+    scale = 10.0 ** math.floor(math.log10(value))  # value / scale is in [1, 10)
+    return next(step * scale for step in (1, 2, 5, 10) if step * scale >= value * (1 - slack))
 
 
 def _nice_unit(most: float) -> float:

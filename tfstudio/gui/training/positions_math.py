@@ -1,6 +1,6 @@
 """The numbers behind the positions view, without Qt: which dimensions of a table are drawn as
 waveforms (:func:`waveform_dims`), the round bound its waveforms' axis keeps until a value
-passes it (:func:`nice_bound`), whether a look's position tensors are those already drawn
+passes it (:func:`waveform_bound`, rounded by ``axis_range.nice_bound``), whether a look's position tensors are those already drawn
 (:func:`same_positions`), which scheme is shown and whether there is a choice
 (:func:`scheme_choice`), which page draws it (:func:`page_for`), which rows of a learned table
 were trained and drawn (:func:`trained_rows`, :func:`drawn_rows`), and the pages' titles
@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from ...graph.kinds import ABSOLUTE_SCHEMES, LEARNED, SINUSOIDAL
+from .axis_range import nice_bound
 from .kept_choice import kept_choice
 
 WAVEFORMS = 6  # dimensions drawn as waveforms, from fast to slow
@@ -42,12 +43,6 @@ def same_positions(a: dict, b: dict) -> bool:
             elif value != other[key]:
                 return False
     return True
-
-
-def nice_bound(value: float) -> float:
-    """The smallest of 1, 2, 5 x 10^k at or above ``value`` (a positive number)."""
-    scale = 10.0 ** math.floor(math.log10(value))  # value / scale is in [1, 10)
-    return next(step * scale for step in (1, 2, 5, 10) if step * scale >= value * (1 - 1e-12))
 
 
 def scheme_choice(schemes: list[str], current: str) -> tuple[str | None, bool]:
@@ -90,7 +85,7 @@ def alibi_titles(slopes) -> list[str]:
 
 def waveform_bound(top: float) -> float:
     """The waveforms' symmetric y bound for values up to ``top`` in size: a round one
-    (``nice_bound``), or 1 when there is no finite positive value to fit."""
+    (``axis_range.nice_bound``), or 1 when there is no finite positive value to fit."""
     return nice_bound(top) if math.isfinite(top) and top > 0 else 1.0
 
 
