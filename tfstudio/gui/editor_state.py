@@ -125,7 +125,7 @@ def layer_target(root: Graph, graph: Graph, path: tuple[str, ...],
     """The layer group a layer switch from the search changes: the selected group, else
     the group being edited inside, else the model's only layer group; None when none
     (or several and none chosen)."""
-    chosen = [n for n in selected if n in graph and graph.node(n).is_group]
+    chosen = _groups(graph, selected)
     if len(chosen) == 1:
         return path, chosen[0]
     if path:
