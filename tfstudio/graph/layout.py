@@ -544,7 +544,9 @@ def block_rects(graph: Graph) -> dict[str, tuple[float, float, float, float]]:
     return {nid: block_rect(graph, nid) for nid in graph.nodes}
 
 
-def _intersect(a, b, margin: float = 0.0, margin_y: float | None = None) -> bool:
+def rects_meet(a, b, margin: float = 0.0, margin_y: float | None = None) -> bool:
+    """Whether rectangles ``a`` and ``b`` (x, y, width, height) overlap, or come closer than
+    ``margin`` across (``margin_y`` up and down; default the same)."""
     my = margin if margin_y is None else margin_y
     return (a[0] < b[0] + b[2] + margin and b[0] < a[0] + a[2] + margin
             and a[1] < b[1] + b[3] + my and b[1] < a[1] + a[3] + my)
@@ -558,7 +560,7 @@ def overlapping_pairs(graph: Graph, margin: float = 0.0) -> list[tuple[str, str]
 def _overlapping(rects: Mapping[str, Rect], margin: float) -> list[tuple[str, str]]:
     items = list(rects.items())
     return [(a, b) for i, (a, ra) in enumerate(items) for b, rb in items[i + 1:]
-            if _intersect(ra, rb, margin)]
+            if rects_meet(ra, rb, margin)]
 
 
 def tidy_positions(graph: Graph) -> dict[str, Position]:
@@ -585,7 +587,7 @@ def room_for(graph: Graph, piece: Graph, offset: Position) -> Position:
     for _ in range(1000):
         moved = [(x + dx * CANVAS_SCALE, y + dy * CANVAS_SCALE, w, h)
                  for x, y, w, h in own.values()]
-        if not any(_intersect(m, r, WIRE_ROOM) for m in moved for r in rects):
+        if not any(rects_meet(m, r, WIRE_ROOM) for m in moved for r in rects):
             return (dx, dy)
         dy += step
     return (dx, dy)
@@ -606,7 +608,7 @@ def nearest_room(graph: Graph, piece: Graph, offset: Position,
 
     def free(dx: float, dy: float) -> bool:
         moved = [(x + dx * CANVAS_SCALE, y + dy * CANVAS_SCALE, w, h) for x, y, w, h in own]
-        return not any(_intersect(m, r, margin) for m in moved for r in rects)
+        return not any(rects_meet(m, r, margin) for m in moved for r in rects)
 
     dx, dy = offset
     if free(dx, dy):
@@ -729,7 +731,7 @@ def needs_tidy_around(graph: Graph, group_id: str, was: Rect) -> bool:
     if _overlapping(rects, WIRE_ROOM):
         return True
     now, gap = rects[group_id], GAP_X - 1.0
-    return any(_intersect(now, r, gap, WIRE_ROOM) and not _intersect(was, r, gap, WIRE_ROOM)
+    return any(rects_meet(now, r, gap, WIRE_ROOM) and not rects_meet(was, r, gap, WIRE_ROOM)
                for nid, r in rects.items() if nid != group_id)
 
 
@@ -1088,16 +1090,16 @@ def place_labels(wires: Mapping[Edge, list[Position]],
     for e in sorted(wires, key=lambda e: wire_length(wires[e])):
         options = label_spots(wires[e], sizes[e])
         obstacles = blocks + taken
-        clear = (o for o in options if not any(_intersect(o[2], b) for b in obstacles))
+        clear = (o for o in options if not any(rects_meet(o[2], b) for b in obstacles))
         # the first crossing the fewest other wires (none, where it can)
         choice = _fewest_crossings(e, clear, samples)
         if choice is None:
             beside = label_spots(wires[e], sizes[e], LABEL_BESIDE)
-            clear = (o for o in beside if not any(_intersect(o[2], b) for b in obstacles))
+            clear = (o for o in beside if not any(rects_meet(o[2], b) for b in obstacles))
             choice = _fewest_crossings(e, clear, samples)
         if choice is None:
             off_blocks = [o for o in options + beside
-                          if not any(_intersect(o[2], b) for b in blocks)]
+                          if not any(rects_meet(o[2], b) for b in blocks)]
             choice = (off_blocks or options)[0]
         out[e] = choice
         taken.append(choice[2])
@@ -1193,7 +1195,7 @@ def labels_on_wires(drawing: Drawing) -> list[tuple[Edge, Edge]]:
 def labels_on_blocks(drawing: Drawing) -> list[tuple[Edge, str]]:
     """(wire, block) for each shape label drawn over a block (cut by it, or hiding it)."""
     return [(e, nid) for e, box in drawing.labels.items()
-            for nid, r in drawing.blocks.items() if _intersect(box, r)]
+            for nid, r in drawing.blocks.items() if rects_meet(box, r)]
 
 
 FrameWire = tuple[Edge, Position, Position, "list[Position] | None"]
@@ -1357,4 +1359,4 @@ def _samples(points: list[Position], step: float) -> list[Position]:
 def overlapping_labels(drawing: Drawing) -> list[tuple[Edge, Edge]]:
     items = list(drawing.labels.items())
     return [(a, b) for i, (a, ra) in enumerate(items) for b, rb in items[i + 1:]
-            if _intersect(ra, rb)]
+            if rects_meet(ra, rb)]

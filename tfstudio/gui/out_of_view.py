@@ -4,6 +4,7 @@ mostly out of view gets a pill on the edge towards it, naming it with its copies
 gui/view.py and gui/edge_markers.py measure the view, place the picture and the pills."""
 from __future__ import annotations
 
+from ..graph.layout import rects_meet
 from .text import with_copies
 
 Rect = tuple[float, float, float, float]  # x, y, width, height (scene units)
@@ -85,7 +86,7 @@ def pill_spot(side: str, size: tuple[int, int], view: tuple[int, int], offset: f
         after = offset + h + PILL_MARGIN
     for dx, dy in steps:
         spot = (x + dx, y + dy, w, h)
-        if _inside(spot, width, height) and not any(_overlap(spot, t) for t in titles):
+        if _inside(spot, width, height) and not any(rects_meet(spot, t) for t in titles):
             x, y = x + dx, y + dy
             break
     return int(x), int(y), after
@@ -102,8 +103,3 @@ def _inside(spot: Rect, width: int, height: int) -> bool:
     nx, ny = _round(x), _round(y)
     nw, nh = _round(w + (x - nx) / 2), _round(h + (y - ny) / 2)
     return nx >= 0 and ny >= 0 and nx + nw <= width and ny + nh <= height
-
-
-def _overlap(a: Rect, b: Rect) -> bool:
-    return (a[0] < b[0] + b[2] and b[0] < a[0] + a[2]
-            and a[1] < b[1] + b[3] and b[1] < a[1] + a[3])
