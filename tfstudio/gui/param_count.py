@@ -10,6 +10,8 @@ cost panel's second figure. While the graph has errors the count is unavailable,
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from .text import count_label
 
 WHAT = "trainable params"
@@ -28,31 +30,29 @@ def unavailable(errors: int) -> str:
 def model_count(report) -> str:
     """The status bar's words for a ``GraphReport``: "132.9k trainable params", or
     "params unavailable: the graph has 1 error (see Problems)"; "" without a cost report."""
-    if report.errors:
-        return f"params unavailable: {unavailable(report.errors)}"
-    if report.cost is None:
-        return ""
-    return f"{count_label(report.cost.total_params)} {WHAT}"
+    return _worded(report, lambda n: f"{count_label(n)} {WHAT}", "params ")
 
 
 def short_count(report) -> str:
     """A fact's figure, as the presets gallery gives it: "132.9k", or "unavailable: the graph has
     1 error (see Problems)" (the status bar's rule: no count for a graph that does not build);
     "" without a cost report."""
-    if report.errors:
-        return f"unavailable: {unavailable(report.errors)}"
-    if report.cost is None:
-        return ""
-    return count_label(report.cost.total_params)
+    return _worded(report, count_label)
 
 
 def model_count_exact(report) -> str:
     """The model page's figure: "132,864 trainable" or "unavailable: the graph has …"."""
+    return _worded(report, lambda n: f"{n:,} trainable")
+
+
+def _worded(report, figure: Callable[[int], str], before: str = "") -> str:
+    """The one rule the three share: no count while the graph has errors (saying why, after
+    ``before``), none without a cost report, else ``figure`` of the count."""
     if report.errors:
-        return f"unavailable: {unavailable(report.errors)}"
+        return f"{before}unavailable: {unavailable(report.errors)}"
     if report.cost is None:
         return ""
-    return f"{report.cost.total_params:,} trainable"
+    return figure(report.cost.total_params)
 
 
 def group_count(total: int, repeat: int, short: bool = False) -> str:
