@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from ..experiments.seeds import read_numbers
 from ..runs import CheckpointError, RunError
 from ..runs.config import TrainConfig
 from . import values
@@ -71,15 +72,6 @@ def configure(parser) -> None:
 def fail(message: str, prog: str = PROG) -> int:
     print(f"{prog}: {message}", file=sys.stderr)
     return 2
-
-
-def _numbers(text: str, what: str) -> list[int]:
-    try:
-        values = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise ValueError(f"--{what} takes comma-separated whole numbers such as 1,2,3; "
-                         f"got '{text}'") from None
-    return values
 
 
 def run(args) -> int:
@@ -152,10 +144,10 @@ def _plan_from_args(args):
         raise ValueError("say where the runs go with --out DIR")
     if args.jobs < 1:
         raise ValueError(f"--jobs must be at least 1; got {args.jobs}")
-    seeds = _numbers(args.seeds or str(TrainConfig.seed), "seeds")
+    seeds = read_numbers(args.seeds or str(TrainConfig.seed), "--seeds")
     if not seeds:
         raise ValueError("--seeds needs at least one seed, e.g. --seeds 1,2,3")
-    lengths = _numbers(args.eval_lengths, "eval-lengths")
+    lengths = read_numbers(args.eval_lengths, "--eval-lengths")
     given = {name: getattr(args, name) for name in TRAINING_FLAGS
              if getattr(args, name) is not None}
     config = TrainConfig(**given, seed=seeds[0])
