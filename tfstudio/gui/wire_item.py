@@ -11,7 +11,7 @@ from ..graph.layout import ABOVE, bezier_points, label_box
 from . import theme
 from .block_drawing import routed_path, scaled_font
 from .block_look import shows_words
-from .zoom_rules import text_boost, wire_label_pixels
+from .zoom_rules import small_text_pixels, wire_label_pixels
 
 LABEL_FONT = QFont()
 LABEL_FONT.setPixelSize(10)
@@ -111,13 +111,13 @@ class WireItem(QGraphicsItem):
         (the label sits in the gap between them) but never below what can still be read, so
         a short wire keeps its shape too."""
         room = max(abs(self._end.x() - self._start.x()), abs(self._end.y() - self._start.y()))
-        width = self._label_rect(scaled_font(10 * text_boost(lod))).width()
+        width = self._label_rect(scaled_font(small_text_pixels(lod))).width()
         return scaled_font(wire_label_pixels(lod, room, width))
 
     def boundingRect(self) -> QRectF:
-        # room for the label at its largest (enlarged when zoomed out)
+        # room for the label at its largest (zoomed all the way out)
         return self._path.boundingRect().adjusted(-6, -6, 6, 6).united(
-            self._label_rect(scaled_font(10 * 1.5)))
+            self._label_rect(scaled_font(small_text_pixels(0.0))))
 
     def shape(self) -> QPainterPath:
         stroker = QPainterPathStroker()

@@ -38,15 +38,23 @@ def text_boost(lod: float) -> float:
     return min(1.5, max(1.0, 0.8 / max(lod, 1e-3)))
 
 
+SMALL_TEXT = 10  # a wire's shape label and a block's band, in scene pixels at 80% zoom and up
+
+
+def small_text_pixels(lod: float) -> float:
+    """The canvas's small text (wire labels, blocks' bands) in scene pixels at zoom ``lod``:
+    SMALL_TEXT, enlarged when zoomed out (text_boost)."""
+    return SMALL_TEXT * text_boost(lod)
+
+
 MIN_LABEL_PIXELS = 7.5  # a wire's shape label on screen: smaller than this nobody reads it
 
 
 def wire_label_pixels(lod: float, room: float, width: float) -> float:
-    """A wire label's size in scene pixels at zoom ``lod``: 10, enlarged when zoomed out
-    (text_boost), shrunk to fit the ``room`` between the two blocks (``width``: the label's
-    width at the enlarged size) but never below MIN_LABEL_PIXELS on screen, so a short wire
-    keeps its shape too."""
-    pixels = 10 * text_boost(lod)
+    """A wire label's size in scene pixels at zoom ``lod``: small_text_pixels, shrunk to fit
+    the ``room`` between the two blocks (``width``: the label's width at that size) but never
+    below MIN_LABEL_PIXELS on screen, so a short wire keeps its shape too."""
+    pixels = small_text_pixels(lod)
     if width > room - 14:
         pixels *= max(room - 14, 1.0) / width
     # (fonts come in whole pixels: the floor rounds up, or 10.4 px at 72% drew 7.2 on screen)

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 from ...graph import GROUP_INPUT, GROUP_OUTPUT
 from .. import theme
 from ..block_drawing import scaled_font
-from ..zoom_rules import text_boost
+from ..zoom_rules import small_text_pixels
 from .colours import ramp_colour
 from .strip_layout import (BAR_H, BAR_W, STRIP_MARGIN, legend_box, strip_zoom, title_cut,
                            topmost)
@@ -60,7 +60,7 @@ class InnerTelemetry(QGraphicsItem):
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
         lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
-        font = scaled_font(10 * text_boost(lod))
+        font = scaled_font(small_text_pixels(lod))
         painter.setFont(font)
         for nid, rect in inner_rects(self.parentItem()).items():
             if nid not in self.values:
