@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QToolBar
 
 from .explain_links import (ABLATE, ablate_text, blocks_to_ablate, head_score_pool, run_label,
                             toggled)
-from .shown_state import blocked_reason_of, buttons_for, train_tips
+from .shown_state import blocked_reason_of, buttons_for, first_error, train_tips
 from .workspace import BUILD, MODES, TRAIN, Workspace
 
 
@@ -274,7 +274,7 @@ class TrainingAttachment:
     def show_problem(self) -> None:
         """Back to the Build workspace, on the block with the first error."""
         report = self.window.session.report
-        first = next((d for d in report.diagnostics if d.severity == "error"), None)
+        first = first_error(report.diagnostics)
         self.workspace.set_mode(BUILD)
         if first is not None and hasattr(self.window, "go_to_node"):
             self.window.go_to_node(tuple(first.path or ()), first.node_id)

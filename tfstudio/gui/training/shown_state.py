@@ -157,9 +157,14 @@ def buttons_for(run_state: str, blocked_reason: str | None) -> Buttons:
                    stop=run_state in ("running", "paused"), setup=not active)
 
 
+def first_error(diagnostics):
+    """The first diagnostic that is an error (what keeps the graph from training), or None."""
+    return next((d for d in diagnostics if d.severity == "error"), None)
+
+
 def blocked_reason_of(diagnostics, errors: int) -> str | None:
     """Why the graph cannot be trained (its first error, and how many more), else None."""
-    first = next((d for d in diagnostics if d.severity == "error"), None)
+    first = first_error(diagnostics)
     if first is None:
         return None
     more = errors - 1
