@@ -15,17 +15,10 @@ AVERAGE, GRID = "average", "grid"   # the Heads box's two choices besides a head
 def head_groups(graph) -> dict[str, tuple[int, int]]:
     """{attention key without copy indices ("layers.attn"): (heads, kv_heads)} of the graph."""
     out: dict[str, tuple[int, int]] = {}
-
-    def walk(g, prefix: tuple[str, ...]) -> None:
-        for node in g:
-            if node.is_group:
-                walk(node.subgraph, prefix + (node.id,))
-            elif node.type in bt.ATTENTION_TYPES:
-                heads = int(node.typed_params().heads or 1)
-                kv = int(node.typed_params().kv_heads or heads)
-                out[".".join(prefix + (node.id,))] = (heads, kv)
-
-    walk(graph, ())
+    for path, node in graph.walk():
+        if node.type in bt.ATTENTION_TYPES:
+            heads = int(node.typed_params().heads or 1)
+            out[".".join(path + (node.id,))] = (heads, int(node.typed_params().kv_heads or heads))
     return out
 
 
