@@ -35,6 +35,14 @@ def pytest_collection(session):
         gc.freeze()
 
 
+def pytest_collection_modifyitems(items):
+    """The slow tests first, each file's in its own order. xdist hands out single tests in
+    collection order, so a long one collected late (torch.compile's, 24 s on a fresh machine)
+    kept one worker busy for 20 s after the other had run out; first, the thousands of short
+    tests fill in around the long ones."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 _full_collections = 0  # the cyclic collector's full collections when the last test ended
 
 
