@@ -36,11 +36,13 @@ def pytest_collection(session):
 
 
 def pytest_collection_modifyitems(items):
-    """The slow tests first, each file's in its own order. xdist hands out single tests in
+    """The files with slow tests first, each whole and in its own order (a file's fixtures are
+    then made once per worker, not again for its fast tests). xdist hands out tests in
     collection order, so a long one collected late (torch.compile's, 24 s on a fresh machine)
     kept one worker busy for 20 s after the other had run out; first, the thousands of short
     tests fill in around the long ones."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_files)
 
 
 _full_collections = 0  # the cyclic collector's full collections when the last test ended
