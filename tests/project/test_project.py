@@ -4,7 +4,10 @@ import os
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,6 +43,28 @@ def test_ci_replays_the_same_property_examples_every_run_and_other_runs_draw_new
         out = subprocess.run(ask, env=env, capture_output=True, text=True, check=True)
         assert out.stdout.strip() == derandomized, env
 
+
+
+@pytest.mark.slow  # a pytest with two workers of its own: about 4 CPU-s
+def test_the_tests_of_one_xdist_group_run_on_one_worker(tmp_path):
+    """A group's tests share a fixture that trains (the positions lesson's takes 40 CPU-s).
+    pytest 9.2 with pytest-xdist 3.8 drops the groups without a word (pytest-xdist #1386), and
+    every worker then trained it again: pyproject.toml keeps pytest below 9.2 until xdist mends it."""
+    (tmp_path / "test_grouped.py").write_text(textwrap.dedent("""
+        import os
+        import pytest
+        pytestmark = pytest.mark.xdist_group("one")
+
+        @pytest.mark.parametrize("i", range(4))
+        def test_on_a_worker(i):
+            with open(os.path.join(os.path.dirname(__file__), f"ran-{i}"), "w") as f:
+                f.write(os.environ["PYTEST_XDIST_WORKER"])
+        """))
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "loadgroup",
+                           "-p", "no:cacheprovider", "test_grouped.py"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert len({(tmp_path / f"ran-{i}").read_text() for i in range(4)}) == 1
 
 def test_readme_presets_are_the_built_in_ones():
     from tfstudio.presets import preset_names
