@@ -44,7 +44,6 @@ def test_ci_replays_the_same_property_examples_every_run_and_other_runs_draw_new
         assert out.stdout.strip() == derandomized, env
 
 
-
 @pytest.mark.slow  # a pytest with two workers of its own: about 4 CPU-s
 def test_the_tests_of_one_xdist_group_run_on_one_worker(tmp_path):
     """A group's tests share a fixture that trains (the positions lesson's takes 40 CPU-s).
@@ -65,6 +64,7 @@ def test_the_tests_of_one_xdist_group_run_on_one_worker(tmp_path):
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert len({(tmp_path / f"ran-{i}").read_text() for i in range(4)}) == 1
+
 
 def test_readme_presets_are_the_built_in_ones():
     from tfstudio.presets import preset_names
