@@ -30,3 +30,23 @@ def test_a_refused_input_is_told_before_torch_is_imported(tmp_path, broken, said
     assert done.returncode == 2 and line.startswith("tfstudio train: ") and said in line.lower()
     assert done.stdout.strip() == "False"
     assert not (tmp_path / "run").exists()
+
+
+def test_a_run_imports_what_training_needs_frozen_before_it_builds_its_trainer(tmp_path,
+                                                                               monkeypatch):
+    """The imports of a run (torch, torch._dynamo, the trainer) are made without the cyclic
+    collector, once every refusal has passed (tfstudio/train/preload.py)."""
+    from tfstudio.cli import main
+    from tfstudio.train import preload, trainer
+
+    frozen, built = [], []
+    monkeypatch.setattr(preload, "import_frozen", lambda modules: frozen.append(tuple(modules)))
+    init = trainer.Trainer.__init__
+
+    def record(self, *args, **kwargs):
+        built.append(len(frozen))
+        init(self, *args, **kwargs)
+    monkeypatch.setattr(trainer.Trainer, "__init__", record)
+    assert main(["train", "tiny-gpt", "--out", str(tmp_path / "run"), "--steps", "1",
+                 "--batch-size", "2", "--seq-len", "16", "--eval-every", "0"]) == 0
+    assert frozen == [preload.TRAINING] and built == [1]

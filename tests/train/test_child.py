@@ -119,13 +119,3 @@ def test_a_child_whose_parent_is_killed_stops_and_saves_its_weights(tmp_path):
     assert lines[-1]["kind"] == "Finished" and lines[-1]["reason"] == "stopped"
     assert 3 <= lines[-1]["step"] < 100000
     assert (run_dir / "checkpoints" / "LATEST").exists()
-
-
-def test_every_module_the_fork_server_preloads_imports():
-    """The fork server skips a preload name that fails to import without a word, and every
-    run would then pay for that import again: each name must import."""
-    import importlib
-
-    from tfstudio.train.child import PRELOAD
-    for name in PRELOAD:
-        importlib.import_module(name)

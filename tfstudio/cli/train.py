@@ -189,6 +189,8 @@ def run(args) -> int:
         raise UsageError(user_message(exc)) from None
     # torch comes in only now (~2 s of CPU): a graph, corpus or tokenizer refused above is
     # told at once
+    from ..train.preload import TRAINING, import_frozen
+    import_frozen(TRAINING)
     from ..train.distributed import from_environment
     from ..train.trainer import Trainer
     dist = from_environment()

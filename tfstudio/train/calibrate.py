@@ -22,8 +22,7 @@ from tfstudio.data.simple_tokenizers import ByteTokenizer
 from tfstudio.presets import load_preset
 from tfstudio.runs.config import TrainConfig
 from tfstudio.runs.preflight import estimated_peak_rss, training_need
-from tfstudio.train.pipeline import fit_graph_to_tokenizer
-from tfstudio.train.trainer import Trainer
+from tfstudio.train.preload import TRAINING, import_frozen
 
 
 def wide_byte_tokenizer(rows: int) -> ByteTokenizer:
@@ -41,6 +40,10 @@ def peak_rss() -> int:
 
 
 def measure(preset: str, batch: int, length: int, tokenizer_spec: str, steps: int) -> dict:
+    import_frozen(TRAINING)  # as `tfstudio train` imports them
+    from tfstudio.train.pipeline import fit_graph_to_tokenizer
+    from tfstudio.train.trainer import Trainer
+
     corpus = load_corpus("sample:small")
     if tokenizer_spec.startswith("wide:"):
         tokenizer = wide_byte_tokenizer(int(tokenizer_spec.split(":")[1]))

@@ -4,7 +4,8 @@ The app trains here rather than on a thread of its own process: the trainer's Py
 kernels and the event loop's Python then never queue for one interpreter lock. (Measured once
 on two cores: a thread holding the lock 6% of the time slowed a tiny-gpt run by 5-15%, one
 holding it 12% by 20-40%.) Children fork from a server that imported all a run imports
-(PRELOAD) once, so only the first run of a session waits for those imports. The child obeys
+(``preload.TRAINING``) once, so only the first run of a session waits for those imports (left
+out, each run paid ~4.5 s of imports before its first step, on 2 cores). The child obeys
 pause, resume, stop and settings sent down a second pipe, and stops (saving its weights) if
 the parent goes away or on SIGINT, SIGTERM or SIGHUP. Its torch threads leave ``leave_cores``
 cores to the parent's event loop.
@@ -27,18 +28,14 @@ from pathlib import Path
 from ..graph import Graph
 from ..runs.config import TrainConfig
 from .events import Event, Failed, Finished, StepMetrics
+from .preload import TRAINING
 from .signals import StopOnSignals
 
 # commands the parent may send; "set" carries (TrainConfig field, value)
 COMMANDS = ("pause", "resume", "stop", "set")
 SETTABLE = ("probe_text", "probe_every")  # the trainer reads these again at every look inside
 BATCH_S = 0.05  # events travel in batches gathered this long: the app drains ten times a second
-# what every run imports, imported once by the fork server: the trainer imports the compiler,
-# the pipeline and the probes lazily, and AdamW's constructor imports torch._dynamo (3 s);
-# left out, each run paid ~4.5 s of imports before its first step (measured on 2 cores)
-PRELOAD = ("tfstudio.train.trainer", "tfstudio.train.pipeline", "tfstudio.compiler", "tfstudio.nn",
-           "tfstudio.probes", "tfstudio.graph.cost", "tfstudio.data.simple_tokenizers",
-           "torch._dynamo")
+
 
 
 def _context():
@@ -47,7 +44,7 @@ def _context():
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(list(PRELOAD))
+    context.set_forkserver_preload(list(TRAINING))
     return context
 
 
