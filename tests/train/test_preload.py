@@ -10,11 +10,25 @@ import pytest
 from tfstudio.train import preload
 
 
-def test_every_module_the_fork_server_preloads_imports():
-    """The fork server skips a preload name that fails to import without a word, and every
-    run would then pay for that import again: each name must import."""
+def test_every_module_of_a_run_imports():
     for name in preload.TRAINING:
         importlib.import_module(name)
+
+
+def test_the_fork_server_preloads_every_module_of_a_run_frozen():
+    """The fork server skips a preload name that fails to import without a word, and every
+    run would then pay for its imports again: in a process of its own (freezing is for good),
+    the server's preload brings in each module of a run, frozen."""
+    from tfstudio.train.child import PRELOAD
+    script = textwrap.dedent(f"""
+        import gc, importlib, sys
+        for name in {PRELOAD!r}:
+            importlib.import_module(name)
+        print(sorted(set({preload.TRAINING!r}) - set(sys.modules)), gc.get_freeze_count() > 0)
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["[]", "True"]
 
 
 @pytest.mark.parametrize("collector_on", [True, False])

@@ -4,7 +4,7 @@ The app trains here rather than on a thread of its own process: the trainer's Py
 kernels and the event loop's Python then never queue for one interpreter lock. (Measured once
 on two cores: a thread holding the lock 6% of the time slowed a tiny-gpt run by 5-15%, one
 holding it 12% by 20-40%.) Children fork from a server that imported all a run imports
-(``preload.TRAINING``) once, so only the first run of a session waits for those imports (left
+(``fork_server.py``) once, so only the first run of a session waits for those imports (left
 out, each run paid ~4.5 s of imports before its first step, on 2 cores). The child obeys
 pause, resume, stop and settings sent down a second pipe, and stops (saving its weights) if
 the parent goes away or on SIGINT, SIGTERM or SIGHUP. Its torch threads leave ``leave_cores``
@@ -28,14 +28,14 @@ from pathlib import Path
 from ..graph import Graph
 from ..runs.config import TrainConfig
 from .events import Event, Failed, Finished, StepMetrics
-from .preload import TRAINING
 from .signals import StopOnSignals
 
 # commands the parent may send; "set" carries (TrainConfig field, value)
 COMMANDS = ("pause", "resume", "stop", "set")
 SETTABLE = ("probe_text", "probe_every")  # the trainer reads these again at every look inside
+# what the fork server imports: every run's imports, frozen
+PRELOAD = ("tfstudio.train.fork_server",)
 BATCH_S = 0.05  # events travel in batches gathered this long: the app drains ten times a second
-
 
 
 def _context():
@@ -44,7 +44,7 @@ def _context():
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(list(TRAINING))
+    context.set_forkserver_preload(list(PRELOAD))
     return context
 
 

@@ -4,7 +4,7 @@ torch, ``torch._dynamo`` (AdamW's constructor imports it) and sympy leave about 
 the collector tracks. Imported with the collector on, every 700 allocations start a collection,
 and each full one scans everything imported so far; afterwards, each full collection of the run
 scans them all again. Imported here, then frozen (``gc.freeze``: the collector leaves them be),
-a one-step ``tfstudio train`` takes 1.9 CPU-s instead of 2.95 (``bench/bench_cli_startup.py``,
+a one-step ``tfstudio train`` takes 1.96 CPU-s instead of 3.02 (``bench/bench_run_startup.py``,
 2 cores). Only a process of its own freezes: what exists when it freezes is never collected,
 which suits a command's modules, graph and corpus, not a long-lived app's windows.
 """
