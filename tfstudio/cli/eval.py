@@ -34,6 +34,8 @@ def run(args) -> int:
         print(f"{PROG}: --lengths takes comma-separated whole numbers such as 64,128,256; got "
               f"'{args.lengths}'", file=sys.stderr)
         return 2
+    from ..train.preload import READING, import_frozen
+    import_frozen(READING)  # torch comes in here
     try:
         device = str(check_device(args.device))
         _check_run(args.run, args.device, device)

@@ -103,6 +103,7 @@ def load_subject(args) -> Subject:
     from ..graph import GraphFileError
     from ..runs import CheckpointError, RunError, RunFolder
     from ..runs.preflight import MemoryRefusal
+    from ..train.preload import READING, import_frozen
 
     path = Path(args.run)
     try:
@@ -111,6 +112,7 @@ def load_subject(args) -> Subject:
             if not folder.exists():
                 raise UserError(f"{path} is not a run folder (no graph.json/config.json); "
                                 "pass a folder written by `tfstudio train`, or a preset name")
+            import_frozen(READING)  # torch comes in here
             model = folder.load_model("cpu")
             say_what_is_used(PROG, folder)
             check_finite_outputs(model, path)
@@ -122,6 +124,8 @@ def load_subject(args) -> Subject:
 
 
 def _fresh(args) -> Subject:
+    from ..train.preload import READING, import_frozen
+    import_frozen(READING)  # torch comes in here
     import torch
 
     from ..compiler import compile_graph

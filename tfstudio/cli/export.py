@@ -30,6 +30,8 @@ def run(args) -> int:
 
     if Path(args.source).is_dir():
         check_out_apart(args.out, {"the run export reads": args.source})
+    from ..train.preload import READING, import_frozen
+    import_frozen(READING)  # torch comes in here
     export = _exporter(args.format)
     _print_checkpoint_notes(args.source)
     try:

@@ -48,6 +48,8 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
+    from ..train.preload import READING, import_frozen
+    import_frozen(READING)  # torch comes in here
     from ..train.generation import fit_to_window, stream_text
 
     device = check_device(args.device)

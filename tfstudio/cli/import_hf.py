@@ -32,6 +32,8 @@ def configure(parser) -> None:
 def run(args) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # belt and braces: nothing here downloads
     from ..export.errors import InteropError
+    from ..train.preload import READING, import_frozen
+    import_frozen(READING)  # torch comes in here
     from ..export.hf_import import import_hf
 
     out = args.out or f"{Path(args.folder).resolve().name}-tfstudio"
