@@ -4,7 +4,7 @@ For each preset, batch, length and tokenizer (byte, char, bpe:N, and ``wide:5025
 under a 50,257-row embedding and LM head, GPT-2's width, since GPT-2's vocabulary files are not
 on this machine and the memory depends on the head's width, not on which ids are fed): a fresh
 process (``python -m tfstudio.train.calibrate``) notes its resident memory when the pre-flight
-would run (interpreter and torch imported, nothing built: ``resident``), trains
+would run (a run's imports made, nothing built: ``resident``), trains
 ``--steps`` steps, and reports its peak RSS (``VmHWM``). The estimate of that peak is
 tfstudio.runs.preflight.estimated_peak_rss: the resident memory, torch's working memory and
 the step's need (weights, gradients, AdamW state, activations with the logits' gradients and
@@ -24,6 +24,8 @@ import sys
 from pathlib import Path
 
 from report import replace_section  # noqa: E402  (bench/ is on sys.path)
+
+from tfstudio.runs.preflight import CPU_RUNTIME
 
 TITLE = "## Memory pre-flight: estimate vs measured peak (CPU)"
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,11 +59,12 @@ def table(rows: list[dict], steps: int) -> str:
              f"{platform.python_version()}, fp32, one torch thread, corpus sample:small; the "
              "run's tokenizer and the vocabulary (the LM head's rows) it gives are in the "
              "first columns (wide:50257: byte ids under GPT-2's 50,257-row head, whose files "
-             "are not on this machine). Resident: RSS when the pre-flight would run (interpreter and torch "
-             "imported, nothing built); the step's need: weights, gradients, AdamW state, "
-             "activations with the logits' gradients and a fifth for the allocator; estimate = "
-             "resident + 100 MB of torch working memory + the need; peak: the process's "
-             "high-water RSS (`VmHWM`) after "
+             "are not on this machine). Resident: RSS when the pre-flight would run (a run's "
+             "imports made, train/preload.py; nothing built); the step's need: weights, "
+             "gradients, AdamW state, activations with the logits' gradients and a fifth for "
+             "the allocator; estimate = "
+             f"resident + {CPU_RUNTIME // 10**6} MB of torch working memory + the need; peak: "
+             "the process's high-water RSS (`VmHWM`) after "
              "the steps. Held within 1.5x by tests/runs/test_preflight.py.", "",
              "| run | vocabulary | resident (MB) | need (MB) | estimate (MB) | peak RSS (MB) "
              "| estimate / peak |",

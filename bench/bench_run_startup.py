@@ -5,11 +5,12 @@ Fresh processes, interleaved so a load spike hits all alike, compared in the sam
   torch      - ``python -c "import torch, torch._dynamo"``: what any run must import (CPU)
   cli before - ``tfstudio train tiny-gpt --steps 1``, its imports as each is first needed (CPU)
   cli now    - the same command as it is (CPU)
+  read before, read now - ``tfstudio generate`` of 8 tokens from that run, likewise (CPU)
   app before - the app's first run of a session: wall time from ``TrainingProcess.start`` to
                its first step, its fork server importing ``preload.TRAINING`` as plain imports
   app now    - the same with the fork server's preload as it is (``train/fork_server.py``)
-CPU is user + sys of the process (``os.wait4``); the app's rows are wall time, which the user
-waits, and include the fork server's start.
+CPU is user + sys of the process (``getrusage`` of the children); the app's rows are wall
+time, which the user waits, and include the fork server's start.
 
     python bench/bench_run_startup.py [--runs 7] [--no-write]
 """
@@ -17,18 +18,20 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from report import replace_section  # noqa: E402  (bench/ is on sys.path)
+from report import replace_section  # bench/ is on sys.path
 
 SECTION = "## Starting a run: imports frozen"
 ENV = dict(os.environ, OMP_NUM_THREADS="1")
 TRAIN = ["train", "tiny-gpt", "--steps", "1", "--batch-size", "2", "--seq-len", "16",
          "--eval-every", "0", "--force"]
+GENERATE = ["generate", "--prompt", "Once", "--max-new-tokens", "8"]
 CLI_BEFORE = ("import sys\nfrom tfstudio.train import preload\n"
               "preload.import_frozen = lambda modules: None  # imported as each is first needed\n"
               "from tfstudio.cli import main\nsys.exit(main(sys.argv[1:]))")
@@ -56,12 +59,12 @@ if __name__ == "__main__":
 
 def cpu_seconds(cmd: list[str]) -> float:
     """The user + sys CPU of one fresh process running ``cmd``."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV)
-    _, status, usage = os.wait4(proc.pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr.read().decode()}")
-    proc.stderr.close()
-    return usage.ru_utime + usage.ru_stime
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{done.stderr.decode()}")
+    return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
 def first_step_seconds(when: str) -> float:
@@ -70,13 +73,14 @@ def first_step_seconds(when: str) -> float:
     return float(done.stdout.split()[-1])
 
 
-
 def measure(runs: int) -> dict[str, list[float]]:
     out = str(Path(tempfile.mkdtemp(prefix="tfstudio-bench-")) / "run")
     probes = {
         "torch": lambda: cpu_seconds([sys.executable, "-c", "import torch, torch._dynamo"]),
         "cli before": lambda: cpu_seconds([sys.executable, "-c", CLI_BEFORE, *TRAIN, "--out", out]),
         "cli now": lambda: cpu_seconds([sys.executable, "-m", "tfstudio", *TRAIN, "--out", out]),
+        "read before": lambda: cpu_seconds([sys.executable, "-c", CLI_BEFORE, *GENERATE, out]),
+        "read now": lambda: cpu_seconds([sys.executable, "-m", "tfstudio", *GENERATE, out]),
         "app before": lambda: first_step_seconds("before"),
         "app now": lambda: first_step_seconds("now"),
     }
@@ -94,6 +98,9 @@ def report(times: dict[str, list[float]], runs: int) -> str:
             ("cli before", "`tfstudio train tiny-gpt --steps 1`, each import where first needed, "
                            "collector on (before)", "CPU"),
             ("cli now", "`tfstudio train tiny-gpt --steps 1` (imports frozen)", "CPU"),
+            ("read before", "`tfstudio generate RUN --max-new-tokens 8`, torch imported "
+                            "with the collector on (before)", "CPU"),
+            ("read now", "`tfstudio generate RUN --max-new-tokens 8` (torch frozen)", "CPU"),
             ("app before", "the app's first run, start to first step; fork server's imports "
                            "plain (before)", "wall"),
             ("app now", "the app's first run, start to first step (fork server's imports "
@@ -106,6 +113,8 @@ def report(times: dict[str, list[float]], runs: int) -> str:
               for name, words, measure in rows]
     lines += ["", f"- command line: now / before {median['cli now'] / median['cli before']:.2f} "
                   f"({median['cli before'] - median['cli now']:.2f} CPU-s less a run)",
+              f"- reading a run: now / before {median['read now'] / median['read before']:.2f} "
+              f"({median['read before'] - median['read now']:.2f} CPU-s less)",
               f"- app: now / before {median['app now'] / median['app before']:.2f} "
               f"({median['app before'] - median['app now']:.2f} s sooner to the first step)"]
     return "\n".join(lines)

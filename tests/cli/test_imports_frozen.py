@@ -1,6 +1,6 @@
-"""Each command that trains or reads a run imports torch once, with the cyclic collector off,
-then freezes it (tfstudio/train/preload.py): at the point torch comes in, after the refusals
-that need no torch."""
+"""Each command that reads a run asks once for its imports made frozen (tfstudio/train/
+preload.py: the real import is tested in a process of its own there), at the point torch
+comes in, after the refusals that need no torch."""
 import pytest
 
 from tfstudio.cli import main
@@ -33,13 +33,13 @@ def frozen(monkeypatch):
     ["explain", "tiny-gpt", "--text", "Once"],
     ["export", "{run}", "--out", "{tmp}/hf"],
 ])
-def test_a_command_that_reads_a_run_imports_torch_frozen_once(run, tmp_path, frozen, command):
+def test_a_command_that_reads_a_run_asks_once_for_torch_frozen(run, tmp_path, frozen, command):
     argv = [a.format(run=run, tmp=tmp_path) for a in command]
     assert main(argv) == 0
     assert frozen == [preload.READING]
 
 
-def test_import_hf_imports_torch_frozen_once(run, tmp_path, frozen):
+def test_import_hf_asks_once_for_torch_frozen(run, tmp_path, frozen):
     assert main(["export", str(run), "--out", str(tmp_path / "hf")]) == 0
     frozen.clear()
     assert main(["import-hf", str(tmp_path / "hf"), "--out", str(tmp_path / "back")]) == 0
@@ -47,8 +47,10 @@ def test_import_hf_imports_torch_frozen_once(run, tmp_path, frozen):
 
 
 @pytest.mark.parametrize("command", [["explain", "{tmp}", "--text", "Once"],
-                                     ["eval", "{run}", "--lengths", "8,x"]])
-def test_a_refusal_before_the_model_comes_imports_nothing(run, tmp_path, frozen, command):
-    """A folder that is no run, a length that is no number: one line, before torch."""
+                                     ["eval", "{run}", "--lengths", "8,x"],
+                                     ["export", "{run}", "--out", "{run}/hf"]])
+def test_a_refusal_before_the_model_comes_asks_for_no_imports(run, tmp_path, frozen, command):
+    """A folder that is no run, a length that is no number, an --out inside the run it reads:
+    one line, before torch."""
     assert main([a.format(run=run, tmp=tmp_path) for a in command]) == 2
     assert frozen == []

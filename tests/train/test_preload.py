@@ -1,6 +1,5 @@
 """What a training process imports, imported without the cyclic collector and then frozen."""
 import gc
-import importlib
 import subprocess
 import sys
 import textwrap
@@ -8,11 +7,6 @@ import textwrap
 import pytest
 
 from tfstudio.train import preload
-
-
-def test_every_module_of_a_run_imports():
-    for name in preload.TRAINING:
-        importlib.import_module(name)
 
 
 def test_the_fork_server_preloads_every_module_of_a_run_frozen():
@@ -55,3 +49,17 @@ def test_a_failed_import_turns_the_collector_back_on():
     with pytest.raises(ModuleNotFoundError):
         preload.import_frozen(["tfstudio.no_such_module"])
     assert gc.isenabled()
+
+
+def test_a_process_that_holds_the_modules_already_is_left_unfrozen():
+    """A command called in process, where its modules are imported (a test worker), must not
+    freeze what that process holds."""
+    script = textwrap.dedent("""
+        import gc, json
+        from tfstudio.train.preload import import_frozen
+        import_frozen(["json"])
+        print(gc.get_freeze_count())
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["0"]

@@ -27,12 +27,13 @@ NO_CHECK_HINT = "or pass --no-memory-check to try anyway"
 #   next to both (4 vocab-wide tensors at its start, where the cost model counts 2);
 # - the allocator's slack and the backward's other transients: about a fifth of the
 #   activations (from 0.04 to 0.35 across the presets measured);
-# - torch's own working memory, about 100 MB on a CPU between the check and the first step
-#   (kernels set up, the data, the build's imports): a fixed amount, left to MARGIN's tenth
-#   rather than added to the need (which would refuse small runs on small machines).
+# - torch's own working memory, about 25 MB on a CPU between the check and the first step
+#   (kernels set up, the data; a run's imports, 80 MB of it, come before the check:
+#   train/preload.py): a fixed amount, left to MARGIN's tenth rather than added to the need
+#   (which would refuse small runs on small machines).
 HEAD_GRADIENT_COPIES = 2
 ACTIVATION_SLACK = 0.2
-CPU_RUNTIME = 100 * 10**6
+CPU_RUNTIME = 25 * 10**6
 # a job is refused above this share of the memory available: the rest is the estimate's margin
 # (workspace, allocator slack) and the other programs' (a job admitted at 100% ran out)
 MARGIN = 0.9

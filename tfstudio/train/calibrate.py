@@ -3,12 +3,13 @@ RSS is the peak of the training it did (the bench and the calibration test both 
 
     python -m tfstudio.train.calibrate PRESET BATCH LENGTH TOKENIZER [--steps N]
 
-It notes its resident memory where the pre-flight would run (interpreter and torch imported,
-nothing built), trains ``--steps`` steps on sample:small on the CPU in fp32, and prints one JSON
-line: how the run ended, the vocabulary, that resident memory, the step's need, the pre-flight's
-estimate of the peak and the measured peak (``VmHWM``). TOKENIZER is a tokenizer spec, or
-``wide:N``: byte ids under an N-row embedding and LM head (GPT-2's width is 50,257), since the
-memory depends on the head's width, not on which ids are fed.
+It notes its resident memory where the pre-flight would run (a run's imports made, frozen, as
+``tfstudio train`` makes them: ``train/preload.py``; nothing built), trains ``--steps`` steps on
+sample:small on the CPU in fp32, and prints one JSON line: how the run ended, the vocabulary,
+that resident memory, the step's need, the pre-flight's estimate of the peak and the measured
+peak (``VmHWM``). TOKENIZER is a tokenizer spec, or ``wide:N``: byte ids under an N-row
+embedding and LM head (GPT-2's width is 50,257), since the memory depends on the head's width,
+not on which ids are fed.
 """
 from __future__ import annotations
 
