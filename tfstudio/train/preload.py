@@ -1,4 +1,5 @@
-"""What a training process imports, imported in one go without the cyclic garbage collector.
+"""What a command that trains or reads a run imports, imported in one go without the cyclic
+garbage collector.
 
 torch, ``torch._dynamo`` (AdamW's constructor imports it) and sympy leave about 460,000 objects
 the collector tracks. Imported with the collector on, every 700 allocations start a collection,
