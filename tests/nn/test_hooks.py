@@ -68,6 +68,39 @@ def test_nested_contexts_feed_a_layer_copys_points_once_each():
     assert not model.layers[0]._forward_hooks and not model.layers[0]._forward_pre_hooks
 
 
+def test_a_block_passes_its_points_only_while_a_function_is_attached_to_one():
+    model = compile_graph(load_preset("tiny-gpt")).eval()
+    attn = model.layers[0].attn
+    passed = []   # torch's own hook on the point: it sees every time the forward passes it
+    attn.hook_q.register_forward_hook(lambda *_: passed.append("q"))
+    attn.hook_k.register_forward_hook(lambda *_: passed.append("k"))
+    blocks = [m for m in model.modules() if isinstance(m, Hooked)]
+    with torch.no_grad():
+        model(*inputs(model))
+        assert passed == [] and not any(m.hooked for m in blocks)   # nothing listens: skipped
+        with attached(model, lambda *_: None, names={"layers.0.attn.hook_q"}):
+            assert [m.hooked for m in blocks if m.hooked] == [1] and attn.hooked == 1
+            model(*inputs(model))
+        assert passed == ["q", "k"]   # the block passed all its points, once, while one listened
+        model(*inputs(model))
+    assert passed == ["q", "k"] and not any(m.hooked for m in blocks)
+
+
+def test_nested_contexts_with_one_function_each_take_off_only_their_own():
+    model = compile_graph(load_preset("tiny-gpt")).eval()
+    seen, attn = [], model.layers[0].attn
+
+    def fn(name, _point, _x):
+        seen.append(name)
+    with torch.no_grad(), attached(model, fn, names={"layers.0.attn.hook_q"}):
+        with attached(model, fn, names={"layers.0.attn.hook_q"}):
+            assert attn.hooked == 2
+            model(*inputs(model))
+        assert attn.hooked == 1 and len(attn.hook_q.fns) == 1
+        model(*inputs(model))   # the outer context still listens
+    assert seen == ["layers.0.attn.hook_q"] * 3 and attn.hooked == 0 and not attn.hook_q.fns
+
+
 def test_the_attention_maths_has_one_home():
     """The fused kernel and the explicit softmax live in one method of nn/attention.py: no
     other module of the package computes attention (hooks.py only holds the points)."""

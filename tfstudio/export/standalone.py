@@ -15,7 +15,6 @@ def load_model(weights=None, device="cpu"):
     """The model with the weights in model.safetensors (read with safetensors), in eval mode."""
     import os
     from safetensors.torch import load_model as load_weights
-
     model = build_model()
     path = weights or os.path.join(os.path.dirname(os.path.abspath(__file__)), "model.safetensors")
     load_weights(model, str(path), device=device)  # tied weights are stored once

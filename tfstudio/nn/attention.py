@@ -23,6 +23,7 @@ from torch import nn
 from .hooks import Hooked, HookLabel
 from .positions import alibi_slopes, rope_angles, rotate_pairs
 
+PATTERN = ("scores", "mask", "bias", "masked", "weights")   # points only the explicit form passes
 # enable_gqa arrived in torch 2.5; older versions repeat K/V instead
 _SDPA_HAS_GQA = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 5)
 
@@ -60,8 +61,7 @@ class _Attention(Hooked):
         """softmax(q k^T / sqrt(hd) + mask) v, q [B,H,Tq,hd], k/v [B,KV,Tk,hd], mask None, bool
         or ALiBi's [H,Tq,Tk]: fused, unless one listens at a point only the explicit form passes."""
         p, groups = (self.dropout if self.training else 0.0), self.heads // self.kv_heads
-        fused = not (self.hook_scores.fns or self.hook_mask.fns or self.hook_bias.fns
-                     or self.hook_masked.fns or self.hook_weights.fns)
+        fused = not (self.hooked and any(getattr(self, "hook_" + n).fns for n in PATTERN))
         if groups > 1 and not (fused and _SDPA_HAS_GQA):  # query head h reads K/V head h // groups
             k, v = k.repeat_interleave(groups, 1), v.repeat_interleave(groups, 1)
         if fused:
@@ -133,10 +133,9 @@ class SelfAttention(_Attention):
         B, T, _ = x.shape
         H, KV, hd = self.heads, self.kv_heads, self.head_dim
         q, k, v = self.qkv(x).split((H * hd, KV * hd, KV * hd), dim=-1)
-        q = q.view(B, T, H, hd).transpose(1, 2)
-        k = k.view(B, T, KV, hd).transpose(1, 2)
-        v = v.view(B, T, KV, hd).transpose(1, 2)
-        q, k, v = self.hook_q(q), self.hook_k(k), self.hook_v(v)
+        q, k, v = (t.view(B, T, -1, hd).transpose(1, 2) for t in (q, k, v))   # [B, heads, T, hd]
+        if self.hooked:   # 0: nothing listens, so no point is passed
+            q, k, v = self.hook_q(q), self.hook_k(k), self.hook_v(v)
         start = 0
         if cache is not None:
             if not self.causal:
@@ -145,13 +144,14 @@ class SelfAttention(_Attention):
             start = cache.offset
         if self.position == "rope":
             q, k = self._rope(q, k, start)
-            q, k = self.hook_q_rotated(q), self.hook_k_rotated(k)
+            if self.hooked:
+                q, k = self.hook_q_rotated(q), self.hook_k_rotated(k)
         if cache is not None:
             k, v = self._extend_cache(cache.state(self), k, v)
         mask, is_causal = self._mask(T, k.shape[2], start, q)
-        y = self.hook_mixed(self._attend(q, k, v, mask, is_causal))
-        y = self.out(y.transpose(1, 2).reshape(B, T, H * hd))
-        return self.hook_out(y)
+        y = self._attend(q, k, v, mask, is_causal)
+        y = self.out((self.hook_mixed(y) if self.hooked else y).transpose(1, 2).reshape(B, T, -1))
+        return self.hook_out(y) if self.hooked else y
 
     def _rope(self, q, k, start: int):
         """q, k turned by RoPE at positions start.. (ONNX export: a real form; no complex there)"""
@@ -253,10 +253,11 @@ class CrossAttention(_Attention):
             v = v.reshape(B, S, KV, hd).transpose(1, 2)
             if state is not None:
                 state["k"], state["v"] = k, v
-        q, k, v = self.hook_q(q), self.hook_k(k), self.hook_v(v)
-        y = self.hook_mixed(self._attend(q, k, v, None, False))
-        y = self.out(y.transpose(1, 2).reshape(B, T, H * hd))
-        return self.hook_out(y)
+        if self.hooked:   # 0: nothing listens, so no point is passed
+            q, k, v = self.hook_q(q), self.hook_k(k), self.hook_v(v)
+        y = self._attend(q, k, v, None, False)
+        y = self.out((self.hook_mixed(y) if self.hooked else y).transpose(1, 2).reshape(B, T, -1))
+        return self.hook_out(y) if self.hooked else y
 
     def extra_repr(self) -> str:
         return f"heads={self.heads}, kv_heads={self.kv_heads}, head_dim={self.head_dim}"

@@ -30,10 +30,11 @@ class TokenEmbedding(Hooked, nn.Embedding):
         except IndexError:
             raise ValueError(f"a token id is outside the vocabulary (0..{self.num_embeddings - 1})"
                              "; make the embedding's vocab_size match the tokenizer") from None
-        if self.scale:
-            y = y * math.sqrt(self.embedding_dim)
-        self.hook_ids(ids)
-        return self.hook_out(y)
+        y = y * math.sqrt(self.embedding_dim) if self.scale else y
+        if self.hooked:   # 0: nothing listens, no point is passed
+            self.hook_ids(ids)
+            y = self.hook_out(y)
+        return y
 
     def extra_repr(self) -> str:
         return super().extra_repr() + (", scale=sqrt(d)" if self.scale else "")
@@ -78,7 +79,7 @@ class PositionalEncoding(Hooked):
             p = sinusoidal_table(positions, self.d_model).to(x.dtype)
         else:
             return F.dropout(x, self.dropout, self.training) if self.dropout > 0 else x
-        x = self.hook_out(x + self.hook_positions(p[None]))
+        x = self.hook_out(x + self.hook_positions(p[None])) if self.hooked else x + p
         return F.dropout(x, self.dropout, self.training) if self.dropout > 0 else x
 
     def extra_repr(self) -> str:

@@ -46,14 +46,15 @@ class FeedForward(Hooked):
         return [self.down]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = self.up(x)
+        h, hooked = self.up(x), self.hooked   # hooked 0: nothing listens, no point is passed
         if self.gated:
             gate, up = h.split(self.d_ff, dim=-1)
-            up = self.hook_pre(up)
-            h = self.hook_gate(GATES[self.activation](gate)) * up
+            gate = GATES[self.activation](gate)
+            h = self.hook_pre(up) * self.hook_gate(gate) if hooked else up * gate
         else:
-            h = ACTIVATIONS[self.activation](self.hook_pre(h))
-        y = self.hook_out(self.down(self.hook_act(h)))
+            h = ACTIVATIONS[self.activation](self.hook_pre(h) if hooked else h)
+        y = self.down(self.hook_act(h) if hooked else h)
+        y = self.hook_out(y) if hooked else y
         return F.dropout(y, self.dropout, self.training) if self.dropout > 0 else y
 
     def extra_repr(self) -> str:
@@ -138,7 +139,7 @@ class MixtureOfExperts(Hooked):
             out = out + self.shared(flat)
         self._keep_statistics(probs, top_i)
         out = out.view(B, T, D)
-        return self.hook_out(out)
+        return self.hook_out(out) if self.hooked else out
 
     def route(self, logits: torch.Tensor):
         """(probabilities [N, E], chosen experts [N, k] best first, their weights [N, k])."""

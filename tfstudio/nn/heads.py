@@ -28,7 +28,8 @@ class LMHead(Hooked):
                                     + (" (tied to the embedding)" if self.tied else ""))}
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.hook_logits(self.proj(x))
+        logits = self.proj(x)
+        return self.hook_logits(logits) if self.hooked else logits
 
 
 class MLMHead(LMHead):
@@ -48,5 +49,7 @@ class MLMHead(LMHead):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.dense is not None:
-            x = self.hook_transform(self.norm(F.gelu(self.dense(x))))
-        return self.hook_logits(self.proj(x))
+            x = self.norm(F.gelu(self.dense(x)))
+            x = self.hook_transform(x) if self.hooked else x
+        logits = self.proj(x)
+        return self.hook_logits(logits) if self.hooked else logits

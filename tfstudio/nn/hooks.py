@@ -2,14 +2,14 @@
 
 As TransformerLens's ``HookPoint``: each block (a :class:`Hooked` module) declares its points in
 ``__init__`` (``self._declare("q", "k", ...)`` makes the submodules ``hook_q``, ``hook_k``, ...)
-and its one forward passes each tensor through its point. An empty point is a loop over an empty
-list (it skips ``nn.Module``'s call machinery), so a model nobody looks at runs as fast as one
-without points. :func:`attached` adds functions to the points, and takes them off again; it
-never replaces a method. Attention computes its scores and weights explicitly only while a
-function listens at a point of its pattern (scores, mask, bias, masked, weights); otherwise it
-takes the fused kernel, with the same mask (:mod:`.attention`). A block keeps each point in its
-``__dict__`` as well as among its submodules, so reading ``self.hook_q`` skips
-``nn.Module.__getattr__`` (about 0.5 us a point instead of 3 on a loaded 2-core machine).
+and its one forward passes each tensor through its point. A block counts the functions attached
+to its points (``hooked``); while that is 0 its forward skips them with one check, so a model
+nobody looks at runs its bare maths (passing every point on every call cost a tiny-gpt training
+step 1.1% on 2 cores: docs/BENCHMARKS.md). :func:`attached` adds functions to the points and
+counts them, and takes them off again; it never replaces a method. Attention computes its scores
+and weights explicitly only while a function listens at a point of its pattern (scores, mask,
+bias, masked, weights); otherwise it takes the fused kernel, with the same mask
+(:mod:`.attention`).
 
 What a point shows (a label, a formula, and ``per``: which leading axis after the batch is a
 head, "head" for query heads, "kv_head" for key/value heads) is the block's ``_hook_labels()``
@@ -41,15 +41,15 @@ class HookPoint(nn.Module):
             x = x if (out := fn(self, x)) is None else out
         return x
 
-    __call__ = forward   # no forward hooks of torch's own here: an empty point costs a loop
-
 
 class Hooked(nn.Module):
-    """A block with hook points ``hook_<name>``, declared in its ``__init__``."""
+    """A block with hook points ``hook_<name>``, declared in its ``__init__``; ``hooked``: how
+    many functions are attached to them (at 0 its forward passes none of them)."""
 
     def _declare(self, *names: str) -> None:
-        for name in names:   # in __dict__ too: read without nn.Module's slow __getattr__
-            self._modules["hook_" + name] = self.__dict__["hook_" + name] = HookPoint()
+        self.hooked = 0
+        for name in names:
+            setattr(self, "hook_" + name, HookPoint())
 
 
 @dataclass
@@ -65,16 +65,24 @@ class HookLabel:
 def hook_points(model: nn.Module) -> dict[str, HookLabel]:
     """Every hook point ``model`` offers, by dotted name ("layers.0.attn.hook_scores"),
     labelled from its block's table."""
-    points = {}
+    points, tables = {}, {}
+    for name, owner, point in _owned_points(model):
+        if id(owner) not in tables:
+            tables[id(owner)] = owner._hook_labels() if hasattr(owner, "_hook_labels") else {}
+        child = name.rsplit(".", 1)[-1]
+        about = tables[id(owner)].get(child.removeprefix("hook_")) or HookLabel(child)
+        point.label, point.formula = about.label, about.formula
+        point.per, point.formulas = about.per, about.formulas
+        points[name] = point
+    return points
+
+
+def _owned_points(model: nn.Module):
+    """(dotted name, the block it belongs to, point) for every hook point of ``model``."""
     for owner_name, owner in model.named_modules():
-        labels = owner._hook_labels() if hasattr(owner, "_hook_labels") else {}
         for child, point in owner.named_children():
             if isinstance(point, HookPoint):
-                about = labels.get(child.removeprefix("hook_")) or HookLabel(child)
-                point.label, point.formula = about.label, about.formula
-                point.per, point.formulas = about.per, about.formulas
-                points[f"{owner_name}.{child}" if owner_name else child] = point
-    return points
+                yield (f"{owner_name}.{child}" if owner_name else child), owner, point
 
 
 class attached:
@@ -85,13 +93,18 @@ class attached:
     def __init__(self, model: nn.Module, fn, names=None):
         self.model, self.fn, self.names = model, fn, names
         self.points: dict[str, HookLabel] = {}
+        self.added: list = []    # (block, point, the function added to it)
         self.layers: list = []   # the layer copies whose points this context feeds
 
     def __enter__(self) -> dict[str, HookLabel]:
         self.points = hook_points(self.model)
-        for name, point in self.points.items():
+        for name, owner, point in _owned_points(self.model):
             if self.names is None or name in self.names:
-                point.fns.append(_named(self.fn, name))
+                call = _named(self.fn, name)
+                point.fns.append(call)
+                if isinstance(owner, Hooked):   # its forward now passes its points
+                    owner.hooked += 1
+                self.added.append((owner, point, call))
         self.layers = [m for m in self.model.modules() if getattr(m, "hooked_from_outside", 0)]
         for layer in self.layers:   # fed once, however many contexts are open on it
             if id(layer) not in _FEEDING:
@@ -108,9 +121,11 @@ class attached:
                 del _FEEDING[id(layer)]
                 feeding[1].remove()
                 feeding[2].remove()
-        for point in self.points.values():
-            point.fns = [f for f in point.fns if getattr(f, "attached_by", None) is not self.fn]
-        self.points, self.layers = {}, []
+        for owner, point, call in self.added:
+            point.fns.remove(call)
+            if isinstance(owner, Hooked):
+                owner.hooked -= 1
+        self.points, self.added, self.layers = {}, [], []
 
 
 # id(layer copy) -> [open contexts feeding its points, its pre-hook handle, its hook handle]
@@ -120,7 +135,6 @@ _FEEDING: dict[int, list] = {}
 def _named(fn, name: str):
     def call(point, x):
         return fn(name, point, x)
-    call.attached_by = fn
     return call
 
 

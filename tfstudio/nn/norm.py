@@ -30,12 +30,10 @@ class Norm(Hooked):
                                  else "x / sqrt(mean(x^2) + eps) * g")}
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = self.hook_in(x)
-        if self.kind == "layernorm":
-            y = F.layer_norm(x, (self.d_model,), self.weight, self.bias, self.eps)
-        else:
-            y = F.rms_norm(x, (self.d_model,), self.weight, self.eps)
-        return self.hook_out(y)
+        x = self.hook_in(x) if self.hooked else x   # hooked 0: nothing listens, no point passed
+        y = (F.layer_norm(x, (self.d_model,), self.weight, self.bias, self.eps)
+             if self.kind == "layernorm" else F.rms_norm(x, (self.d_model,), self.weight, self.eps))
+        return self.hook_out(y) if self.hooked else y
 
     def reset_parameters(self) -> None:
         nn.init.ones_(self.weight)

@@ -34,8 +34,8 @@ class Recurrent(Hooked):
 
     def forward(self, x: torch.Tensor, cache=None) -> torch.Tensor:
         state = cache.state(self) if cache is not None else None
-        x = self.hook_in(x)
+        x = self.hook_in(x) if self.hooked else x
         y, final = self.rnn(x, state.get("h") if state is not None else None)
         if state is not None:
             state["h"] = final
-        return self.hook_out(y)
+        return self.hook_out(y) if self.hooked else y

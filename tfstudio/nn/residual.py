@@ -20,7 +20,7 @@ class Add(Hooked):
         out = streams[0]
         for s in streams[1:]:
             out = out + s
-        return self.hook_out(out)
+        return self.hook_out(out) if self.hooked else out
 
 
 class Dropout(nn.Module):

@@ -55,10 +55,10 @@ class FixedWindow(Hooked):
         # windows[b, t] = stream[b, t : t + n], oldest first, flattened to n * D: one shifted
         # slice per slot (Tensor.unfold has no ONNX export at a dynamic length)
         windows = torch.cat([stream[:, i:i + length] for i in range(self.window)], dim=-1)
-        y = self.proj(self.hook_windows(windows))
+        y = self.proj(self.hook_windows(windows) if self.hooked else windows)
         act = WINDOW_ACTIVATIONS[self.activation]
         y = act(y) if act is not None else y
-        return self.hook_out(y)
+        return self.hook_out(y) if self.hooked else y
 
     def extra_repr(self) -> str:
         return f"window={self.window}, padding={self.padding}, activation={self.activation}"
