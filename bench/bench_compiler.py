@@ -3,12 +3,14 @@
 Both models hold the same weights and do the same math: GPT-2 style pre-norm blocks (fused QKV,
 ``F.scaled_dot_product_attention(is_causal=True)``, GELU MLP, tied head), and a LLaMA-style
 decoder (RMSNorm, RoPE on (even, odd) pairs as Meta's reference writes it, GQA 8/2, SwiGLU,
-untied head). Each repetition times one step of each (forward, cross-entropy, backward, AdamW),
-alternating which goes first, on several fresh sets of the models (where tensors land in memory
-moves a step by a few percent); the ratio compiled / hand-written, the median over the sets, is
-written into the compiler section of docs/BENCHMARKS.md (targets: <= 1.01 a row, <= 1.05
-overall), next to an A/A control (a second copy of the hand-written model) that shows the noise
-left.
+untied head). The GPT-2 style model is written flat (one module per layer, holding its Linear
+and LayerNorm modules); one more row runs tiny-gpt against nanoGPT's model.py as Karpathy writes
+it, with attention and MLP modules inside each Block. Each repetition times one step of each
+(forward, cross-entropy, backward, AdamW), alternating which goes first, on several fresh sets
+of the models (where tensors land in memory moves a step by a few percent); the ratio compiled /
+hand-written, the median over the sets, is written into the compiler section of
+docs/BENCHMARKS.md (targets: <= 1.01 a row, <= 1.05 overall), next to an A/A control (a second
+copy of the hand-written model) that shows the noise left.
 
     python bench/bench_compiler.py [--reps 15] [--instances 6] [--seconds 2] [--threads N]
         [--only SUBSTRING] [--no-write]
@@ -72,6 +74,77 @@ class HandGPT(nn.Module):
                  "norm_ffn.": "ln2.", "ffn.up.": "fc.", "ffn.down.": "fc2.", "layers.": "blocks."}
         # the head is tied to the embedding: it has no weights of its own here
         self.load_state_dict(renamed(state, names, skip="head."))
+
+
+class NanoAttention(nn.Module):
+    """nanoGPT's CausalSelfAttention, as its model.py writes it (dropout 0)."""
+
+    def __init__(self, d, heads):
+        super().__init__()
+        self.c_attn, self.c_proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.attn_dropout, self.resid_dropout = nn.Dropout(0.0), nn.Dropout(0.0)
+        self.n_head, self.n_embd, self.dropout = heads, d, 0.0
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=self.dropout
+                                           if self.training else 0, is_causal=True)
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        return self.resid_dropout(self.c_proj(y))
+
+
+class NanoMLP(nn.Module):
+    def __init__(self, d, d_ff):
+        super().__init__()
+        self.c_fc, self.gelu, self.c_proj = nn.Linear(d, d_ff), nn.GELU(), nn.Linear(d_ff, d)
+        self.dropout = nn.Dropout(0.0)
+
+    def forward(self, x):
+        return self.dropout(self.c_proj(self.gelu(self.c_fc(x))))
+
+
+class NanoBlock(nn.Module):
+    def __init__(self, d, heads, d_ff):
+        super().__init__()
+        self.ln_1, self.attn = nn.LayerNorm(d), NanoAttention(d, heads)
+        self.ln_2, self.mlp = nn.LayerNorm(d), NanoMLP(d, d_ff)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.mlp(self.ln_2(x))
+
+
+class NanoGPT(nn.Module):
+    """nanoGPT's GPT (Karpathy's model.py) with its module per block: attention and MLP modules
+    inside each Block, dropout modules at p=0, positions looked up from an arange, tied head."""
+
+    def __init__(self, vocab, d, layers, heads, d_ff, max_len):
+        super().__init__()
+        self.transformer = nn.ModuleDict(dict(
+            wte=nn.Embedding(vocab, d), wpe=nn.Embedding(max_len, d), drop=nn.Dropout(0.0),
+            h=nn.ModuleList(NanoBlock(d, heads, d_ff) for _ in range(layers)),
+            ln_f=nn.LayerNorm(d)))
+        self.lm_head = nn.Linear(d, vocab, bias=False)
+        self.transformer.wte.weight = self.lm_head.weight
+
+    def forward(self, idx):
+        pos = torch.arange(0, idx.shape[1], dtype=torch.long, device=idx.device)
+        x = self.transformer.drop(self.transformer.wte(idx) + self.transformer.wpe(pos))
+        for block in self.transformer.h:
+            x = block(x)
+        return self.lm_head(self.transformer.ln_f(x))
+
+    def load_compiled(self, state: dict) -> None:
+        names = {"embed.": "transformer.wte.", "pos.table.": "transformer.wpe.",
+                 "final_norm.": "transformer.ln_f.", "norm_attn.": "ln_1.",
+                 "attn.qkv.": "attn.c_attn.", "attn.out.": "attn.c_proj.", "norm_ffn.": "ln_2.",
+                 "ffn.up.": "mlp.c_fc.", "ffn.down.": "mlp.c_proj.", "layers.": "transformer.h.",
+                 "head.proj.": "lm_head."}
+        self.load_state_dict(renamed(state, names))
 
 
 def renamed(state: dict, names: dict[str, str], skip: str | None = None) -> dict:
@@ -156,6 +229,9 @@ CONFIGS = {
     "tiny-gpt (d=64, 2 layers, vocab 256, T=64, batch 8)":
         dict(graph=lambda: load_preset("tiny-gpt"), vocab=256, d=64, layers=2, heads=4,
              d_ff=256, max_len=256, act=F.gelu, T=64, B=8),
+    "tiny-gpt against nanoGPT's model.py (a module per block, as the field writes it)":
+        dict(graph=lambda: load_preset("tiny-gpt"), T=64, B=8, vocab=256,
+             hand=lambda: NanoGPT(256, 64, 2, 4, 256, 256)),
     "GPT-2 shape, narrow (d=128, 4 layers, vocab 50257, T=128, batch 8)":
         dict(graph=lambda: transformer_lm(
             name="gpt2-narrow", description="", vocab=50257, d_model=128, layers=4, heads=4,
