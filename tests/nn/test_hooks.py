@@ -86,6 +86,12 @@ def test_a_block_passes_its_points_only_while_a_function_is_attached_to_one():
     assert passed == ["q", "k"] and not any(m.hooked for m in blocks)
 
 
+def test_a_function_comes_onto_a_point_only_through_attached():
+    point = compile_graph(load_preset("tiny-gpt")).layers[0].attn.hook_q
+    with pytest.raises(AttributeError):   # a tuple: appended by hand, the block would not count it
+        point.fns.append(lambda *_: None)
+
+
 def test_nested_contexts_with_one_function_each_take_off_only_their_own():
     model = compile_graph(load_preset("tiny-gpt")).eval()
     seen, attn = [], model.layers[0].attn

@@ -34,7 +34,7 @@ class HookPoint(nn.Module):
 
     def __init__(self):
         super().__init__()
-        self.fns = []
+        self.fns = ()   # a tuple: functions come on through attached, which counts them
 
     def forward(self, x):
         for fn in self.fns:
@@ -101,7 +101,7 @@ class attached:
         for name, owner, point in _owned_points(self.model):
             if self.names is None or name in self.names:
                 call = _named(self.fn, name)
-                point.fns.append(call)
+                point.fns += (call,)
                 if isinstance(owner, Hooked):   # its forward now passes its points
                     owner.hooked += 1
                 self.added.append((owner, point, call))
@@ -122,7 +122,7 @@ class attached:
                 feeding[1].remove()
                 feeding[2].remove()
         for owner, point, call in self.added:
-            point.fns.remove(call)
+            point.fns = tuple(f for f in point.fns if f is not call)
             if isinstance(owner, Hooked):
                 owner.hooked -= 1
         self.points, self.added, self.layers = {}, [], []
