@@ -92,6 +92,32 @@ def test_a_function_comes_onto_a_point_only_through_attached():
         point.fns.append(lambda *_: None)
 
 
+def test_a_node_named_like_a_layers_own_attribute_leaves_its_count_alone(tmp_path):
+    from tfstudio.graph.serialize import load_graph_file
+
+    preset = Path(tfstudio.__file__).parent.parent / "resources" / "presets" / "tiny-gpt.json"
+    renamed = tmp_path / "g.json"   # the attention node's id is "hooked", the layer's counter
+    renamed.write_text(preset.read_text().replace('"attn"', '"hooked"'))
+    model = compile_graph(load_graph_file(renamed)).eval()
+    seen = []
+    with torch.no_grad(), attached(model, lambda name, _p, _x: seen.append(name)):
+        model(*inputs(model))
+    assert any(".hook_weights" in name for name in seen)
+    assert not any(m.hooked for m in model.modules() if isinstance(m, Hooked))
+
+
+def test_attaching_that_fails_partway_leaves_nothing_attached():
+    model = compile_graph(load_preset("tiny-gpt")).eval()
+    broken = model.layers[1].ffn
+    broken.hooked = None   # bad luck at one block, after the blocks before it took theirs
+    with pytest.raises(TypeError):
+        with attached(model, lambda *_: None):
+            pass
+    broken.hooked = 0
+    assert not any(p.fns for p in hook_points(model).values())
+    assert not any(m.hooked for m in model.modules() if isinstance(m, Hooked))
+
+
 def test_nested_contexts_with_one_function_each_take_off_only_their_own():
     model = compile_graph(load_preset("tiny-gpt")).eval()
     seen, attn = [], model.layers[0].attn

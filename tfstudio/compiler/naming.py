@@ -10,7 +10,9 @@ import re
 _FIXED = {"self", "cache", "layer", "torch", "nn", "F", "math", "super", "range",
           "BLOCKS", "family", "input_roles", "head_type", "vocab_size", "supports_cache",
           "graph", "source", "blocks", "attention_modules", "aux_loss", "new_cache",
-          "reset_parameters"}
+          "reset_parameters",
+          # a layer copy's own (GraphLayer): its hook points, their count, how they are fed
+          "hooked", "hook_in", "hook_out", "hooked_from_outside", "_declare", "_hook_labels"}
 _MODULE_ATTRS = {"add_module", "apply", "bfloat16", "buffers", "children", "compile", "cpu",
                  "cuda", "double", "dump_patches", "eval", "extra_repr", "float", "forward",
                  "get_buffer", "get_extra_state", "get_parameter", "get_submodule", "half",

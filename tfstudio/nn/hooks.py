@@ -98,13 +98,17 @@ class attached:
 
     def __enter__(self) -> dict[str, HookLabel]:
         self.points = hook_points(self.model)
-        for name, owner, point in _owned_points(self.model):
-            if self.names is None or name in self.names:
-                call = _named(self.fn, name)
-                point.fns += (call,)
-                if isinstance(owner, Hooked):   # its forward now passes its points
-                    owner.hooked += 1
-                self.added.append((owner, point, call))
+        try:
+            for name, owner, point in _owned_points(self.model):
+                if self.names is None or name in self.names:
+                    if isinstance(owner, Hooked):   # its forward now passes its points
+                        owner.hooked = getattr(owner, "hooked", 0) + 1   # 0: made without _declare
+                    call = _named(self.fn, name)
+                    point.fns += (call,)
+                    self.added.append((owner, point, call))
+        except BaseException:   # none left attached, no count left raised
+            self.__exit__()
+            raise
         self.layers = [m for m in self.model.modules() if getattr(m, "hooked_from_outside", 0)]
         for layer in self.layers:   # fed once, however many contexts are open on it
             if id(layer) not in _FEEDING:
