@@ -65,23 +65,21 @@ class HookLabel:
 def hook_points(model: nn.Module) -> dict[str, HookLabel]:
     """Every hook point ``model`` offers, by dotted name ("layers.0.attn.hook_scores"),
     labelled from its block's table."""
-    points, tables = {}, {}
-    for name, owner, point in _owned_points(model):
-        if id(owner) not in tables:
-            tables[id(owner)] = owner._hook_labels() if hasattr(owner, "_hook_labels") else {}
-        child = name.rsplit(".", 1)[-1]
-        about = tables[id(owner)].get(child.removeprefix("hook_")) or HookLabel(child)
-        point.label, point.formula = about.label, about.formula
-        point.per, point.formulas = about.per, about.formulas
-        points[name] = point
-    return points
+    return {name: point for name, _owner, point in _labelled_points(model)}
 
 
-def _owned_points(model: nn.Module):
-    """(dotted name, the block it belongs to, point) for every hook point of ``model``."""
+def _labelled_points(model: nn.Module):
+    """(dotted name, the block it belongs to, point) for every hook point of ``model``, each
+    point labelled from its block's table on the way."""
     for owner_name, owner in model.named_modules():
+        labels = None
         for child, point in owner.named_children():
             if isinstance(point, HookPoint):
+                if labels is None:
+                    labels = owner._hook_labels() if hasattr(owner, "_hook_labels") else {}
+                about = labels.get(child.removeprefix("hook_")) or HookLabel(child)
+                point.label, point.formula = about.label, about.formula
+                point.per, point.formulas = about.per, about.formulas
                 yield (f"{owner_name}.{child}" if owner_name else child), owner, point
 
 
@@ -97,9 +95,9 @@ class attached:
         self.layers: list = []   # the layer copies whose points this context feeds
 
     def __enter__(self) -> dict[str, HookLabel]:
-        self.points = hook_points(self.model)
         try:
-            for name, owner, point in _owned_points(self.model):
+            for name, owner, point in _labelled_points(self.model):
+                self.points[name] = point
                 if self.names is None or name in self.names:
                     if isinstance(owner, Hooked):   # its forward now passes its points
                         owner.hooked = getattr(owner, "hooked", 0) + 1   # 0: made without _declare
